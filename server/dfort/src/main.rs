@@ -1,0 +1,166 @@
+//! `dfort`: the command-line tool (and, later, the language server).
+
+mod bench;
+
+use clap::{Args, Parser, Subcommand};
+use dfort_ide::{LoadOptions, Workspace};
+use dfort_syntax::FixedOptions;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "dfort", version, about = "Differentiable Fortran: analyses and derivatives of Fortran code")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone, Copy)]
+struct FormArgs {
+    /// Treat every file as fixed form (default: by extension, .f .for .f77 .F are fixed).
+    #[arg(long, conflicts_with = "free")]
+    fixed: bool,
+    /// Treat every file as free form.
+    #[arg(long)]
+    free: bool,
+    /// Fixed-form line length: 72 (default, like compilers), 132, or none.
+    #[arg(long, default_value = "72", value_parser = parse_line_length)]
+    fixed_line_length: LineLength,
+}
+
+#[derive(Clone, Copy)]
+struct LineLength(Option<usize>);
+
+fn parse_line_length(s: &str) -> Result<LineLength, String> {
+    if s.eq_ignore_ascii_case("none") {
+        return Ok(LineLength(None));
+    }
+    match s.parse::<usize>() {
+        Ok(n) if n >= 7 => Ok(LineLength(Some(n))),
+        _ => Err(format!("expected a column number of at least 7, or `none`; got `{s}`")),
+    }
+}
+
+impl FormArgs {
+    fn options(&self) -> LoadOptions {
+        LoadOptions {
+            fixed: FixedOptions {
+                line_length: self.fixed_line_length.0,
+            },
+            force_fixed: self.fixed,
+            force_free: self.free,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and lower files; print diagnostics as `file:line:col: severity: message`.
+    /// Exits 1 when there are errors.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        form: FormArgs,
+    },
+    /// Print the IR (symbols, statements, CFG, calls) of a file's units.
+    Ir {
+        file: PathBuf,
+        /// Only this unit.
+        #[arg(long)]
+        unit: Option<String>,
+        /// Other files to resolve modules and calls against.
+        #[arg(long = "with")]
+        with: Vec<PathBuf>,
+        #[command(flatten)]
+        form: FormArgs,
+    },
+    /// Measure parse+lower throughput on a generated workspace of mixed
+    /// free- and fixed-form files.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check { files, form } => check(&files, form.options()),
+        Command::Ir {
+            file,
+            unit,
+            with,
+            form,
+        } => ir(file, unit, with, form.options()),
+        Command::Bench(args) => bench::run(args),
+    }
+}
+
+fn report_load_errors(errors: &[dfort_ide::LoadError]) {
+    for e in errors {
+        eprintln!("error: {e}");
+    }
+}
+
+fn check(files: &[PathBuf], opts: LoadOptions) -> ExitCode {
+    let (ws, errors) = Workspace::load(files, opts);
+    report_load_errors(&errors);
+    print!("{}", ws.render_diagnostics());
+    let n_err = ws.error_count() + errors.len();
+    let n_warn = ws
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == dfort_syntax::Severity::Warning)
+        .count();
+    eprintln!(
+        "{} file(s), {} unit(s): {} error(s), {} warning(s)",
+        ws.files.len(),
+        ws.program.units.len(),
+        n_err,
+        n_warn
+    );
+    if n_err > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn ir(file: PathBuf, unit: Option<String>, with: Vec<PathBuf>, opts: LoadOptions) -> ExitCode {
+    let mut paths = vec![file];
+    paths.extend(with);
+    let (ws, errors) = Workspace::load(&paths, opts);
+    if !errors.is_empty() {
+        report_load_errors(&errors);
+        return ExitCode::from(1);
+    }
+    eprint!("{}", ws.render_diagnostics());
+    let Some(f) = ws.files.first() else {
+        return ExitCode::from(1);
+    };
+    let out = match unit {
+        Some(name) => {
+            let name = name.to_ascii_lowercase();
+            let found: Vec<_> = ws
+                .program
+                .units
+                .iter()
+                .filter(|u| u.span.file == f.id && u.name == name)
+                .collect();
+            if found.is_empty() {
+                eprintln!("error: no unit named `{name}` in {}", f.path.display());
+                return ExitCode::from(1);
+            }
+            found
+                .iter()
+                .map(|u| dfort_ir::dump::unit(&ws.program, u, &f.lines))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        None => dfort_ir::dump::file(&ws.program, f.id, &f.lines),
+    };
+    print!("{out}");
+    if ws.error_count() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,277 @@
+//! The call graph over all units of all files: one site per CALL statement
+//! and per user-function reference, with the binding of each actual
+//! argument to the callee's formal, and the strongly connected components
+//! (recursion) in bottom-up order (callees before callers), which is the
+//! order interprocedural analyses summarise units in.
+
+use crate::ir::*;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Callee {
+    Unit(UnitId),
+    /// No source: a library routine, an intrinsic subroutine or a dummy
+    /// procedure. The name is in [`CallSite::name`].
+    External,
+}
+
+/// What an actual argument is, as far as aliasing with the formal goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Actual {
+    /// A whole variable: the formal is an alias of it.
+    Var(SymbolId),
+    /// An element or section of an array variable: the formal aliases part
+    /// of it.
+    Part(SymbolId),
+    /// Any other expression: passed by value (a temporary).
+    Value,
+}
+
+#[derive(Clone, Debug)]
+pub struct Binding {
+    /// Position among the actual arguments.
+    pub arg_index: usize,
+    /// The callee's dummy argument, when the callee is known.
+    pub formal: Option<SymbolId>,
+    pub actual: Actual,
+}
+
+#[derive(Clone, Debug)]
+pub struct CallSite {
+    pub caller: UnitId,
+    pub stmt: StmtId,
+    pub span: Span,
+    /// Lower-case name as written.
+    pub name: String,
+    pub callee: Callee,
+    /// A function reference inside an expression (not a CALL).
+    pub function: bool,
+    pub bindings: Vec<Binding>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CallGraph {
+    pub sites: Vec<CallSite>,
+    /// Site indices per calling unit.
+    pub calls_from: Vec<Vec<usize>>,
+    /// Site indices per called unit.
+    pub calls_to: Vec<Vec<usize>>,
+    /// Strongly connected components, callees before callers.
+    pub sccs: Vec<Vec<UnitId>>,
+    /// Per unit: whether it can call itself (directly or through others).
+    pub recursive: Vec<bool>,
+}
+
+impl CallGraph {
+    pub fn build(units: &[Unit]) -> CallGraph {
+        let mut g = CallGraph {
+            calls_from: vec![Vec::new(); units.len()],
+            calls_to: vec![Vec::new(); units.len()],
+            recursive: vec![false; units.len()],
+            ..CallGraph::default()
+        };
+        for u in units {
+            for st in &u.stmts {
+                if let StmtKind::Call { name, target, args } = &st.kind {
+                    g.add_site(units, u, st, name, target, args, false);
+                }
+                let mut found = Vec::new();
+                for e in stmt_exprs(&st.kind) {
+                    e.walk(&mut |x| {
+                        if let ExprKind::FunctionCall { name, target, args } = &x.kind {
+                            found.push((name.clone(), target.clone(), args.clone(), x.span));
+                        }
+                    });
+                }
+                for (name, target, args, span) in found {
+                    if matches!(target, CallTarget::StatementFunction(_)) {
+                        continue;
+                    }
+                    let fake = Stmt {
+                        id: st.id,
+                        label: None,
+                        span,
+                        kind: StmtKind::Continue,
+                    };
+                    g.add_site(units, u, &fake, &name, &target, &args, true);
+                }
+            }
+        }
+        g.compute_sccs(units.len());
+        g
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_site(
+        &mut self,
+        units: &[Unit],
+        caller: &Unit,
+        st: &Stmt,
+        name: &str,
+        target: &CallTarget,
+        args: &[Arg],
+        function: bool,
+    ) {
+        let callee = match target {
+            CallTarget::Unit(id) => Callee::Unit(*id),
+            _ => Callee::External,
+        };
+        let callee_unit = match callee {
+            Callee::Unit(id) => units.get(id.0 as usize),
+            Callee::External => None,
+        };
+        let bindings = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let formal = callee_unit.and_then(|cu| match &a.keyword {
+                    Some(k) => cu.args.iter().copied().find(|s| cu.symbol(*s).name == *k),
+                    None => cu.args.get(i).copied(),
+                });
+                let actual = match &a.value.kind {
+                    ExprKind::Var(s) => {
+                        if caller.symbol(*s).attrs.parameter {
+                            Actual::Value
+                        } else {
+                            Actual::Var(*s)
+                        }
+                    }
+                    ExprKind::ArrayRef { array, .. } => Actual::Part(*array),
+                    _ => Actual::Value,
+                };
+                Binding {
+                    arg_index: i,
+                    formal,
+                    actual,
+                }
+            })
+            .collect();
+        let idx = self.sites.len();
+        self.sites.push(CallSite {
+            caller: caller.id,
+            stmt: st.id,
+            span: st.span,
+            name: name.to_string(),
+            callee: callee.clone(),
+            function,
+            bindings,
+        });
+        self.calls_from[caller.id.0 as usize].push(idx);
+        if let Callee::Unit(id) = callee {
+            if let Some(v) = self.calls_to.get_mut(id.0 as usize) {
+                v.push(idx);
+            }
+        }
+    }
+
+    /// Tarjan's algorithm, iterative (no recursion depth limit on user
+    /// input). Emits components callees-first.
+    fn compute_sccs(&mut self, n: usize) {
+        let succ: Vec<Vec<usize>> = (0..n)
+            .map(|u| {
+                let mut s: Vec<usize> = self.calls_from[u]
+                    .iter()
+                    .filter_map(|&i| match self.sites[i].callee {
+                        Callee::Unit(id) => Some(id.0 as usize),
+                        Callee::External => None,
+                    })
+                    .collect();
+                s.sort_unstable();
+                s.dedup();
+                s
+            })
+            .collect();
+        let mut index = vec![usize::MAX; n];
+        let mut low = vec![0usize; n];
+        let mut on_stack = vec![false; n];
+        let mut stack = Vec::new();
+        let mut next = 0usize;
+        for root in 0..n {
+            if index[root] != usize::MAX {
+                continue;
+            }
+            let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+            index[root] = next;
+            low[root] = next;
+            next += 1;
+            stack.push(root);
+            on_stack[root] = true;
+            while let Some(&mut (v, ref mut i)) = work.last_mut() {
+                if *i < succ[v].len() {
+                    let w = succ[v][*i];
+                    *i += 1;
+                    if index[w] == usize::MAX {
+                        index[w] = next;
+                        low[w] = next;
+                        next += 1;
+                        stack.push(w);
+                        on_stack[w] = true;
+                        work.push((w, 0));
+                    } else if on_stack[w] {
+                        low[v] = low[v].min(index[w]);
+                    }
+                } else {
+                    work.pop();
+                    if let Some(&(parent, _)) = work.last() {
+                        low[parent] = low[parent].min(low[v]);
+                    }
+                    if low[v] == index[v] {
+                        let mut comp = Vec::new();
+                        while let Some(w) = stack.pop() {
+                            on_stack[w] = false;
+                            comp.push(UnitId(w as u32));
+                            if w == v {
+                                break;
+                            }
+                        }
+                        comp.sort();
+                        let rec = comp.len() > 1 || succ[v].contains(&v);
+                        for c in &comp {
+                            self.recursive[c.0 as usize] = rec;
+                        }
+                        self.sccs.push(comp);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The expressions a statement holds directly.
+pub fn stmt_exprs(k: &StmtKind) -> Vec<&Expr> {
+    match k {
+        StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
+        StmtKind::Call { args, .. } => args.iter().map(|a| &a.value).collect(),
+        StmtKind::If { arms, .. } => arms.iter().map(|a| &a.cond).collect(),
+        StmtKind::Do { control, .. } => match control {
+            DoControl::Counted {
+                start, end, step, ..
+            } => {
+                let mut v = vec![start, end];
+                v.extend(step.as_ref());
+                v
+            }
+            DoControl::While(c) => vec![c],
+            DoControl::Forever => vec![],
+        },
+        StmtKind::SelectCase { selector, cases } => {
+            let mut v = vec![selector];
+            for c in cases {
+                for val in &c.values {
+                    match val {
+                        CaseValue::Value(e) => v.push(e),
+                        CaseValue::Range(a, b) => {
+                            v.extend(a.as_ref());
+                            v.extend(b.as_ref());
+                        }
+                    }
+                }
+            }
+            v
+        }
+        StmtKind::ComputedGoto { index, .. } => vec![index],
+        StmtKind::ArithmeticIf { expr, .. } => vec![expr],
+        StmtKind::Io { reads, writes, .. } => reads.iter().chain(writes.iter()).collect(),
+        StmtKind::Allocate { objects, .. } => objects.iter().collect(),
+        _ => vec![],
+    }
+}

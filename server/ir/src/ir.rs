@@ -1,0 +1,788 @@
+//! The IR every later stage reads: program units with symbol tables,
+//! statements (an arena per unit, nested blocks by id), expressions that
+//! tell array references, intrinsic calls and user function calls apart, a
+//! CFG per unit ([`crate::cfg`]) and a call graph ([`crate::callgraph`]).
+//! Every node keeps the range of the original source it came from.
+
+use crate::cfg::Cfg;
+use dfort_syntax::TextRange;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnitId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SymbolId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StmtId(pub u32);
+
+/// A range of a file's original text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub file: FileId,
+    pub range: TextRange,
+}
+
+impl Default for FileId {
+    fn default() -> Self {
+        FileId(0)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub id: FileId,
+    pub path: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnitKind {
+    Program,
+    Subroutine,
+    Function,
+    Module,
+    BlockData,
+}
+
+impl UnitKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitKind::Program => "program",
+            UnitKind::Subroutine => "subroutine",
+            UnitKind::Function => "function",
+            UnitKind::Module => "module",
+            UnitKind::BlockData => "block data",
+        }
+    }
+}
+
+/// A program unit: main program, external or module or internal
+/// subroutine/function, module, block data.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    pub id: UnitId,
+    /// Lower case.
+    pub name: String,
+    pub kind: UnitKind,
+    pub span: Span,
+    pub name_span: Span,
+    /// The host: the module of a module procedure, the procedure of an
+    /// internal procedure.
+    pub parent: Option<UnitId>,
+    pub children: Vec<UnitId>,
+    pub recursive: bool,
+    /// Dummy arguments in order (`*` alternate returns are rejected).
+    pub args: Vec<SymbolId>,
+    /// The result variable of a function.
+    pub result: Option<SymbolId>,
+    pub symbols: Vec<Symbol>,
+    pub implicit: ImplicitRules,
+    pub uses: Vec<UseDecl>,
+    pub commons: Vec<CommonBlock>,
+    pub equivalences: Vec<Vec<SymbolId>>,
+    pub stmt_functions: Vec<StmtFunction>,
+    /// Statement arena; `body` and nested blocks refer to it by id.
+    pub stmts: Vec<Stmt>,
+    pub body: Vec<StmtId>,
+    pub cfg: Cfg,
+    pub directives: Vec<Directive>,
+}
+
+impl Unit {
+    pub fn symbol(&self, id: SymbolId) -> &Symbol {
+        &self.symbols[id.0 as usize]
+    }
+    pub fn stmt(&self, id: StmtId) -> &Stmt {
+        &self.stmts[id.0 as usize]
+    }
+    pub fn lookup(&self, name: &str) -> Option<SymbolId> {
+        self.symbols
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| SymbolId(i as u32))
+    }
+    pub fn is_procedure(&self) -> bool {
+        matches!(self.kind, UnitKind::Subroutine | UnitKind::Function)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BaseType {
+    Integer,
+    Real,
+    Complex,
+    Logical,
+    Character,
+    /// `type(name)` / `class(name)`; the name is in [`Type::derived`].
+    Derived,
+    /// Not typed (a procedure name, or an error already reported).
+    None,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Type {
+    pub base: BaseType,
+    /// Kind in bytes when known (`real(8)`, `real*8`, `double precision`,
+    /// `real(dp)` with `dp` a named constant).
+    pub kind: Option<u32>,
+    /// The kind selector as written, when it was not a literal.
+    pub kind_text: Option<String>,
+    /// Character length as written (`*10`, `len=*`).
+    pub len: Option<String>,
+    /// Derived type name, lower case.
+    pub derived: Option<String>,
+}
+
+impl Type {
+    pub fn new(base: BaseType, kind: Option<u32>) -> Type {
+        Type {
+            base,
+            kind,
+            kind_text: None,
+            len: None,
+            derived: None,
+        }
+    }
+    pub fn none() -> Type {
+        Type::new(BaseType::None, None)
+    }
+    pub fn is_real_or_complex(&self) -> bool {
+        matches!(self.base, BaseType::Real | BaseType::Complex)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intent {
+    In,
+    Out,
+    InOut,
+}
+
+impl Intent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Intent::In => "in",
+            Intent::Out => "out",
+            Intent::InOut => "inout",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DimKind {
+    /// `a(n)`, `a(0:n)`
+    Explicit,
+    /// `a(:)`, `a(0:)`
+    AssumedShape,
+    /// `a(*)`, `a(n, *)` (last dimension)
+    AssumedSize,
+    /// `allocatable`/`pointer` `a(:)`
+    Deferred,
+}
+
+#[derive(Clone, Debug)]
+pub struct Dim {
+    pub kind: DimKind,
+    pub lower: Option<Expr>,
+    pub upper: Option<Expr>,
+}
+
+/// Where a variable lives; analyses treat COMMON and module variables as
+/// globals that flow through calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// The n-th dummy argument (0-based).
+    Dummy(u32),
+    Local,
+    /// The result variable of a function.
+    Result,
+    /// Member `index` of COMMON block `block` (blank common: empty name).
+    Common { block: String, index: u32 },
+    /// Declared in another unit and visible here by host or use association.
+    Imported {
+        from: UnitId,
+        symbol: SymbolId,
+        via: Association,
+    },
+    /// Declared in a module this unit uses that dfort was not given.
+    UnknownModule { module: String },
+    /// A procedure name (external, intrinsic, statement function, dummy
+    /// procedure) rather than a variable.
+    Procedure,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Association {
+    Host,
+    Use,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Typing {
+    Declared,
+    /// Typed by the implicit rules (first letter).
+    Implicit,
+    /// Type comes from where it is imported from.
+    Imported,
+    /// No type could be given (reported).
+    Unknown,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attrs {
+    pub parameter: bool,
+    pub save: bool,
+    pub external: bool,
+    pub intrinsic: bool,
+    pub allocatable: bool,
+    pub pointer: bool,
+    pub target: bool,
+    pub optional: bool,
+    /// Initialised by a DATA statement or an initialiser (implies SAVE).
+    pub initialized: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Symbol {
+    /// Lower case.
+    pub name: String,
+    pub ty: Type,
+    pub typing: Typing,
+    pub dims: Vec<Dim>,
+    pub intent: Option<Intent>,
+    pub attrs: Attrs,
+    /// PARAMETER value or initialiser.
+    pub init: Option<Expr>,
+    pub storage: Storage,
+    /// Where it is declared (first declaration), or first used when it is
+    /// not declared.
+    pub span: Span,
+    pub declared: bool,
+}
+
+impl Symbol {
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+    pub fn is_global(&self) -> bool {
+        matches!(
+            self.storage,
+            Storage::Common { .. } | Storage::Imported { .. } | Storage::UnknownModule { .. }
+        )
+    }
+}
+
+/// Implicit typing rules: `None` after `implicit none`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImplicitRules {
+    pub none: bool,
+    pub letters: Vec<Option<Type>>,
+}
+
+impl Default for ImplicitRules {
+    /// Fortran's default: I–N integer, others real.
+    fn default() -> Self {
+        let letters = (b'a'..=b'z')
+            .map(|c| {
+                if (b'i'..=b'n').contains(&c) {
+                    Some(Type::new(BaseType::Integer, Some(4)))
+                } else {
+                    Some(Type::new(BaseType::Real, Some(4)))
+                }
+            })
+            .collect();
+        ImplicitRules {
+            none: false,
+            letters,
+        }
+    }
+}
+
+impl ImplicitRules {
+    pub fn type_of(&self, name: &str) -> Option<Type> {
+        let c = name.bytes().next()?.to_ascii_lowercase();
+        if !c.is_ascii_lowercase() {
+            return None;
+        }
+        self.letters.get((c - b'a') as usize).cloned().flatten()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct UseDecl {
+    /// Lower case module name.
+    pub module: String,
+    /// `only:` list as (local, remote) names; `None` = everything.
+    pub only: Option<Vec<(String, String)>>,
+    /// Renames outside an only list: (local, remote).
+    pub renames: Vec<(String, String)>,
+    pub span: Span,
+    /// Resolved module unit, when dfort was given its source.
+    pub target: Option<UnitId>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CommonBlock {
+    /// Lower case; empty for blank COMMON.
+    pub name: String,
+    pub members: Vec<SymbolId>,
+    pub span: Span,
+}
+
+/// `f(x, y) = expr` in the specification part.
+#[derive(Clone, Debug)]
+pub struct StmtFunction {
+    pub name: SymbolId,
+    pub params: Vec<String>,
+    pub body: Expr,
+    pub span: Span,
+}
+
+/// A `!$ad ...` directive comment inside a unit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Directive {
+    /// e.g. `independent`, `dependent`.
+    pub name: String,
+    /// Lower-case arguments inside the parentheses.
+    pub args: Vec<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub id: StmtId,
+    pub label: Option<u32>,
+    pub span: Span,
+    pub kind: StmtKind,
+}
+
+#[derive(Clone, Debug)]
+pub struct Arg {
+    /// Keyword (`x=...`), lower case.
+    pub keyword: Option<String>,
+    pub value: Expr,
+}
+
+#[derive(Clone, Debug)]
+pub struct IfArm {
+    pub cond: Expr,
+    pub body: Vec<StmtId>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum DoControl {
+    Counted {
+        var: SymbolId,
+        start: Expr,
+        end: Expr,
+        step: Option<Expr>,
+    },
+    While(Expr),
+    /// `do` with no control (left by `exit`).
+    Forever,
+}
+
+#[derive(Clone, Debug)]
+pub enum CaseValue {
+    Value(Expr),
+    /// `lo:hi`, either side optional.
+    Range(Option<Expr>, Option<Expr>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Empty for `case default`.
+    pub values: Vec<CaseValue>,
+    pub default: bool,
+    pub body: Vec<StmtId>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoKind {
+    Read,
+    Write,
+    Print,
+    Open,
+    Close,
+    Other,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    /// `lhs = rhs`: lhs is a `Var`, `ArrayRef` (element or section; a whole
+    /// array is a `Var` of an array symbol) or `Component`.
+    Assign { lhs: Expr, rhs: Expr },
+    Call {
+        name: String,
+        target: CallTarget,
+        args: Vec<Arg>,
+    },
+    /// `if/else if/else` (and a one-line logical IF: one arm, `one_line`).
+    If {
+        arms: Vec<IfArm>,
+        else_body: Option<Vec<StmtId>>,
+        one_line: bool,
+    },
+    Do {
+        /// Construct name (`outer: do`).
+        name: Option<String>,
+        control: DoControl,
+        body: Vec<StmtId>,
+        /// Label of a `do 10 ...` loop's terminal statement.
+        end_label: Option<u32>,
+    },
+    SelectCase {
+        selector: Expr,
+        cases: Vec<Case>,
+    },
+    Goto {
+        target: u32,
+    },
+    ComputedGoto {
+        targets: Vec<u32>,
+        index: Expr,
+    },
+    ArithmeticIf {
+        expr: Expr,
+        negative: u32,
+        zero: u32,
+        positive: u32,
+    },
+    Exit {
+        construct: Option<String>,
+    },
+    Cycle {
+        construct: Option<String>,
+    },
+    Return,
+    Stop,
+    Continue,
+    /// READ/WRITE/PRINT/OPEN/CLOSE/...: `reads` are the expressions it
+    /// evaluates, `writes` the variables it defines (READ items).
+    Io {
+        kind: IoKind,
+        reads: Vec<Expr>,
+        writes: Vec<Expr>,
+    },
+    Allocate {
+        objects: Vec<Expr>,
+        deallocate: bool,
+    },
+    /// Something dfort does not support (a diagnostic names it).
+    Unsupported { construct: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallTarget {
+    /// A unit dfort has the source of.
+    Unit(UnitId),
+    /// A statement function of the calling unit (index in `stmt_functions`).
+    StatementFunction(u32),
+    /// A procedure with no source (library, or a dummy procedure).
+    External,
+    /// Not resolved yet (before linking).
+    Unresolved,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Concat,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    Eqv,
+    Neqv,
+}
+
+impl BinaryOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Pow => "**",
+            BinaryOp::Concat => "//",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "/=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::And => ".and.",
+            BinaryOp::Or => ".or.",
+            BinaryOp::Eqv => ".eqv.",
+            BinaryOp::Neqv => ".neqv.",
+        }
+    }
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+    pub fn is_logical(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::And | BinaryOp::Or | BinaryOp::Eqv | BinaryOp::Neqv
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Subscript {
+    Index(Expr),
+    /// `lo:hi:stride`, each optional.
+    Range {
+        lo: Option<Expr>,
+        hi: Option<Expr>,
+        stride: Option<Expr>,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Int(i64),
+    /// The value, and the kind in bytes implied by the literal (`1d0` → 8,
+    /// `1.0_8` → 8, `1.0` → 4).
+    Real { value: f64, text: String, kind: u32 },
+    Logical(bool),
+    Str(String),
+    Complex(Box<Expr>, Box<Expr>),
+    Var(SymbolId),
+    /// An array element or section: `a(i, 1:n)`.
+    ArrayRef { array: SymbolId, subs: Vec<Subscript> },
+    Intrinsic { name: String, args: Vec<Arg> },
+    /// A user, external or statement function.
+    FunctionCall {
+        name: String,
+        target: CallTarget,
+        args: Vec<Arg>,
+    },
+    /// `name(args)` before linking decides whether it is an array or a
+    /// function (arrays from modules are only known then).
+    Apply { name: String, args: Vec<Arg> },
+    Unary { op: UnaryOp, operand: Box<Expr> },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    ArrayCtor(Vec<Expr>),
+    /// `base%name` or `base%name(subs)`.
+    Component {
+        base: Box<Expr>,
+        name: String,
+        subs: Vec<Subscript>,
+    },
+    /// `lo:hi:stride` as an actual argument or in an array constructor.
+    Range {
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+        stride: Option<Box<Expr>>,
+    },
+    /// Not understood (a diagnostic was given).
+    Error,
+}
+
+impl Expr {
+    /// Calls `f` on this expression and every sub-expression, pre-order.
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
+        f(self);
+        match &self.kind {
+            ExprKind::Complex(a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            ExprKind::ArrayRef { subs, .. } => walk_subs(subs, f),
+            ExprKind::Intrinsic { args, .. }
+            | ExprKind::FunctionCall { args, .. }
+            | ExprKind::Apply { args, .. } => {
+                for a in args {
+                    a.value.walk(f);
+                }
+            }
+            ExprKind::Unary { operand, .. } => operand.walk(f),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                lhs.walk(f);
+                rhs.walk(f);
+            }
+            ExprKind::ArrayCtor(items) => {
+                for e in items {
+                    e.walk(f);
+                }
+            }
+            ExprKind::Component { base, subs, .. } => {
+                base.walk(f);
+                walk_subs(subs, f);
+            }
+            ExprKind::Range { lo, hi, stride } => {
+                for e in [lo, hi, stride].into_iter().flatten() {
+                    e.walk(f);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Mutable pre-order walk.
+    pub fn walk_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
+        f(self);
+        match &mut self.kind {
+            ExprKind::Complex(a, b) => {
+                a.walk_mut(f);
+                b.walk_mut(f);
+            }
+            ExprKind::ArrayRef { subs, .. } => {
+                for s in subs {
+                    match s {
+                        Subscript::Index(e) => e.walk_mut(f),
+                        Subscript::Range { lo, hi, stride } => {
+                            for e in [lo, hi, stride].into_iter().flatten() {
+                                e.walk_mut(f);
+                            }
+                        }
+                    }
+                }
+            }
+            ExprKind::Intrinsic { args, .. }
+            | ExprKind::FunctionCall { args, .. }
+            | ExprKind::Apply { args, .. } => {
+                for a in args {
+                    a.value.walk_mut(f);
+                }
+            }
+            ExprKind::Unary { operand, .. } => operand.walk_mut(f),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                lhs.walk_mut(f);
+                rhs.walk_mut(f);
+            }
+            ExprKind::ArrayCtor(items) => {
+                for e in items {
+                    e.walk_mut(f);
+                }
+            }
+            ExprKind::Component { base, subs, .. } => {
+                base.walk_mut(f);
+                for s in subs {
+                    match s {
+                        Subscript::Index(e) => e.walk_mut(f),
+                        Subscript::Range { lo, hi, stride } => {
+                            for e in [lo, hi, stride].into_iter().flatten() {
+                                e.walk_mut(f);
+                            }
+                        }
+                    }
+                }
+            }
+            ExprKind::Range { lo, hi, stride } => {
+                for e in [lo, hi, stride].into_iter().flatten() {
+                    e.walk_mut(f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn walk_subs<'a>(subs: &'a [Subscript], f: &mut impl FnMut(&'a Expr)) {
+    for s in subs {
+        match s {
+            Subscript::Index(e) => e.walk(f),
+            Subscript::Range { lo, hi, stride } => {
+                for e in [lo, hi, stride].into_iter().flatten() {
+                    e.walk(f);
+                }
+            }
+        }
+    }
+}
+
+impl StmtKind {
+    /// The expressions a statement holds directly (not those of nested
+    /// statements), in source order.
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
+            StmtKind::Call { args, .. } => args.iter_mut().map(|a| &mut a.value).collect(),
+            StmtKind::If { arms, .. } => arms.iter_mut().map(|a| &mut a.cond).collect(),
+            StmtKind::Do { control, .. } => match control {
+                DoControl::Counted {
+                    start, end, step, ..
+                } => {
+                    let mut v = vec![start, end];
+                    v.extend(step.as_mut());
+                    v
+                }
+                DoControl::While(c) => vec![c],
+                DoControl::Forever => vec![],
+            },
+            StmtKind::SelectCase { selector, cases } => {
+                let mut v = vec![selector];
+                for c in cases {
+                    for val in &mut c.values {
+                        match val {
+                            CaseValue::Value(e) => v.push(e),
+                            CaseValue::Range(a, b) => {
+                                v.extend(a.as_mut());
+                                v.extend(b.as_mut());
+                            }
+                        }
+                    }
+                }
+                v
+            }
+            StmtKind::ComputedGoto { index, .. } => vec![index],
+            StmtKind::ArithmeticIf { expr, .. } => vec![expr],
+            StmtKind::Io { reads, writes, .. } => reads.iter_mut().chain(writes.iter_mut()).collect(),
+            StmtKind::Allocate { objects, .. } => objects.iter_mut().collect(),
+            _ => vec![],
+        }
+    }
+}
+
+/// The lowered program: all units of all files, the call graph, and the
+/// diagnostics of lowering and linking (syntax diagnostics stay with the
+/// parsed files).
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub files: Vec<SourceFile>,
+    pub units: Vec<Unit>,
+    pub call_graph: crate::callgraph::CallGraph,
+}
+
+impl Program {
+    pub fn unit(&self, id: UnitId) -> &Unit {
+        &self.units[id.0 as usize]
+    }
+    /// Units with this (lower-case) name.
+    pub fn units_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Unit> + 'a {
+        self.units.iter().filter(move |u| u.name == name)
+    }
+}

@@ -1,0 +1,13 @@
+//! dfort's IR: lowering of syntax trees to program units with symbol
+//! tables, statements, a CFG per unit and a call graph over all files
+//! (pipeline: syntax → **ir** → analysis → codegen).
+
+pub mod callgraph;
+pub mod cfg;
+pub mod dump;
+pub mod intrinsics;
+pub mod ir;
+pub mod link;
+pub mod lower;
+
+pub use ir::*;

@@ -1,0 +1,595 @@
+//! Linking (phase 2 of lowering): puts the units of all files into one
+//! [`Program`], resolves USE statements to modules, gives every symbol that
+//! was not declared in its unit its meaning (host or use association,
+//! implicit typing, or an `undeclared` error under IMPLICIT NONE), decides
+//! whether each `name(args)` is an array reference, an intrinsic, a user
+//! function or an external one, binds CALLs to units, and builds the call
+//! graph.
+
+use crate::callgraph::CallGraph;
+use crate::intrinsics::is_intrinsic_function;
+use crate::ir::*;
+use crate::lower::decl::const_int_in;
+use crate::lower::expr::subscript;
+use crate::lower::LoweredFile;
+use dfort_syntax::Diagnostic;
+use std::collections::HashMap;
+
+/// Intrinsic modules: their names are known without source.
+const INTRINSIC_MODULES: &[&str] = &[
+    "iso_fortran_env",
+    "iso_c_binding",
+    "ieee_arithmetic",
+    "ieee_exceptions",
+    "ieee_features",
+    "omp_lib",
+    "mpi",
+];
+
+pub fn link(
+    files: Vec<SourceFile>,
+    lowered: Vec<LoweredFile>,
+) -> (Program, Vec<(FileId, Diagnostic)>) {
+    let mut diags: Vec<(FileId, Diagnostic)> = Vec::new();
+    let mut units: Vec<Unit> = Vec::new();
+    for lf in lowered {
+        let base = units.len() as u32;
+        for d in lf.diagnostics {
+            diags.push((lf.file, d));
+        }
+        for mut u in lf.units {
+            u.id = UnitId(u.id.0 + base);
+            u.parent = u.parent.map(|p| UnitId(p.0 + base));
+            for c in &mut u.children {
+                c.0 += base;
+            }
+            units.push(u);
+        }
+    }
+    let index = NameIndex::new(&units);
+    // USE → module units.
+    for u in &mut units {
+        for us in &mut u.uses {
+            us.target = index.modules.get(&us.module).copied();
+            if us.target.is_none() && !INTRINSIC_MODULES.contains(&us.module.as_str()) {
+                diags.push((
+                    us.span.file,
+                    Diagnostic::warning(
+                        "unknown-module",
+                        us.span.range,
+                        format!(
+                            "module `{}` is not among the files given to dfort; names from it are not checked",
+                            us.module
+                        ),
+                    ),
+                ));
+            }
+        }
+    }
+    // Symbols, in unit order (hosts and modules come before their users
+    // within a file; module variables are declared, so order across files
+    // does not matter for their types).
+    for i in 0..units.len() {
+        let updates = resolve_symbols(&units, &index, i, &mut diags);
+        let u = &mut units[i];
+        for (id, sym) in updates {
+            u.symbols[id.0 as usize] = sym;
+        }
+    }
+    // Names applied to arguments, and CALL targets.
+    for i in 0..units.len() {
+        let plan = resolve_references(&units, &index, i);
+        apply_references(&mut units[i], plan);
+    }
+    let call_graph = CallGraph::build(&units);
+    for site in &call_graph.sites {
+        if let crate::callgraph::Callee::Unit(id) = site.callee {
+            let callee = &units[id.0 as usize];
+            let n = site.bindings.len();
+            if n > callee.args.len() {
+                diags.push((
+                    site.span.file,
+                    Diagnostic::warning(
+                        "argument-count",
+                        site.span.range,
+                        format!(
+                            "`{}` is given {} arguments but takes {}",
+                            callee.name,
+                            n,
+                            callee.args.len()
+                        ),
+                    ),
+                ));
+            }
+        }
+    }
+    (
+        Program {
+            files,
+            units,
+            call_graph,
+        },
+        diags,
+    )
+}
+
+struct NameIndex {
+    modules: HashMap<String, UnitId>,
+    /// External (top-level) subroutines and functions by name.
+    globals: HashMap<String, UnitId>,
+}
+
+impl NameIndex {
+    fn new(units: &[Unit]) -> NameIndex {
+        let mut modules = HashMap::new();
+        let mut globals = HashMap::new();
+        for u in units {
+            if u.parent.is_none() {
+                match u.kind {
+                    UnitKind::Module => {
+                        modules.entry(u.name.clone()).or_insert(u.id);
+                    }
+                    UnitKind::Subroutine | UnitKind::Function => {
+                        globals.entry(u.name.clone()).or_insert(u.id);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        NameIndex { modules, globals }
+    }
+}
+
+/// Where a name visible in unit `u` but not declared there comes from.
+fn find_visible(
+    units: &[Unit],
+    u: &Unit,
+    name: &str,
+    depth: u32,
+) -> Option<(UnitId, SymbolId, Association)> {
+    if depth > 32 {
+        return None;
+    }
+    if let Some((m, s)) = find_through_uses(units, u, name, depth) {
+        return Some((m, s, Association::Use));
+    }
+    let host = units.get(u.parent?.0 as usize)?;
+    if let Some(id) = host.lookup(name) {
+        let s = host.symbol(id);
+        if s.declared && !matches!(s.storage, Storage::Procedure) {
+            return Some(match &s.storage {
+                Storage::Imported { from, symbol, via } => (*from, *symbol, *via),
+                _ => (host.id, id, Association::Host),
+            });
+        }
+    }
+    find_visible(units, host, name, depth + 1).map(|(m, s, via)| {
+        (
+            m,
+            s,
+            if via == Association::Use {
+                Association::Use
+            } else {
+                Association::Host
+            },
+        )
+    })
+}
+
+/// The remote name `local` refers to through a USE, if that USE makes it
+/// visible.
+fn remote_name<'a>(us: &'a UseDecl, local: &'a str) -> Option<&'a str> {
+    if let Some(only) = &us.only {
+        return only
+            .iter()
+            .find(|(l, _)| l == local)
+            .map(|(_, r)| r.as_str());
+    }
+    if let Some((_, r)) = us.renames.iter().find(|(l, _)| l == local) {
+        return Some(r);
+    }
+    if us.renames.iter().any(|(_, r)| r == local) {
+        return None;
+    }
+    Some(local)
+}
+
+fn find_through_uses(units: &[Unit], u: &Unit, name: &str, depth: u32) -> Option<(UnitId, SymbolId)> {
+    if depth > 32 {
+        return None;
+    }
+    for us in &u.uses {
+        let Some(m) = us.target else { continue };
+        let Some(remote) = remote_name(us, name) else {
+            continue;
+        };
+        let module = units.get(m.0 as usize)?;
+        if let Some(id) = module.lookup(remote) {
+            let s = module.symbol(id);
+            if s.declared && !matches!(s.storage, Storage::Procedure) {
+                return Some(match &s.storage {
+                    Storage::Imported { from, symbol, .. } => (*from, *symbol),
+                    _ => (m, id),
+                });
+            }
+        }
+        if let Some(found) = find_through_uses(units, module, remote, depth + 1) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+fn uses_unknown_module(units: &[Unit], u: &Unit, depth: u32) -> Option<String> {
+    if depth > 32 {
+        return None;
+    }
+    for us in &u.uses {
+        match us.target {
+            None if !INTRINSIC_MODULES.contains(&us.module.as_str()) => {
+                return Some(us.module.clone())
+            }
+            Some(m) => {
+                if let Some(x) = units
+                    .get(m.0 as usize)
+                    .and_then(|mu| uses_unknown_module(units, mu, depth + 1))
+                {
+                    return Some(x);
+                }
+            }
+            None => {}
+        }
+    }
+    let parent = units.get(u.parent?.0 as usize)?;
+    uses_unknown_module(units, parent, depth + 1)
+}
+
+/// The implicit rules in force in `u` (inherited from the host when the
+/// unit has no IMPLICIT statement of its own).
+fn effective_implicit<'a>(units: &'a [Unit], u: &'a Unit) -> &'a ImplicitRules {
+    let mut cur = u;
+    for _ in 0..32 {
+        if cur.implicit != ImplicitRules::default() {
+            return &cur.implicit;
+        }
+        match cur.parent.and_then(|p| units.get(p.0 as usize)) {
+            Some(p) => cur = p,
+            None => break,
+        }
+    }
+    &cur.implicit
+}
+
+fn resolve_symbols(
+    units: &[Unit],
+    _index: &NameIndex,
+    i: usize,
+    diags: &mut Vec<(FileId, Diagnostic)>,
+) -> Vec<(SymbolId, Symbol)> {
+    let u = &units[i];
+    let rules = effective_implicit(units, u);
+    let unknown_module = uses_unknown_module(units, u, 0);
+    let mut out = Vec::new();
+    for (k, s) in u.symbols.iter().enumerate() {
+        let id = SymbolId(k as u32);
+        let mut s2 = s.clone();
+        let mut changed = false;
+        if !s.declared && s.storage == Storage::Local {
+            if let Some((from, sym, via)) = find_visible(units, u, &s.name, 0) {
+                let origin = units[from.0 as usize].symbol(sym);
+                s2.ty = origin.ty.clone();
+                s2.dims = origin.dims.clone();
+                s2.attrs = origin.attrs.clone();
+                s2.init = origin.init.clone();
+                s2.typing = Typing::Imported;
+                s2.storage = Storage::Imported {
+                    from,
+                    symbol: sym,
+                    via,
+                };
+                out.push((id, s2));
+                continue;
+            }
+        }
+        if s2.ty.base == BaseType::None && s2.storage != Storage::Procedure {
+            if let (false, Some(m)) = (s.declared, &unknown_module) {
+                if s.storage == Storage::Local {
+                    s2.storage = Storage::UnknownModule { module: m.clone() };
+                    out.push((id, s2));
+                    continue;
+                }
+            }
+            match rules.type_of(&s.name) {
+                Some(t) => {
+                    s2.ty = t;
+                    s2.typing = Typing::Implicit;
+                }
+                None if unknown_module.is_some() => {
+                    s2.typing = Typing::Unknown;
+                }
+                None => {
+                    diags.push((
+                        s.span.file,
+                        Diagnostic::error(
+                            "undeclared",
+                            s.span.range,
+                            format!(
+                                "`{}` has no type: it is not declared and IMPLICIT NONE is in effect",
+                                s.name
+                            ),
+                        ),
+                    ));
+                    s2.typing = Typing::Unknown;
+                }
+            }
+            changed = true;
+        }
+        // Kinds named by constants declared elsewhere (`real(dp)` with `dp`
+        // from a module).
+        if s2.ty.kind.is_none() {
+            if let Some(kt) = s2.ty.kind_text.clone() {
+                if let Some(k) = kind_from_name(units, u, &kt) {
+                    s2.ty.kind = Some(k);
+                    changed = true;
+                }
+            }
+        }
+        if changed {
+            out.push((id, s2));
+        }
+    }
+    out
+}
+
+fn kind_from_name(units: &[Unit], u: &Unit, name: &str) -> Option<u32> {
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let (owner, sym) = match u.lookup(name) {
+        Some(id) if u.symbol(id).declared => (u, id),
+        _ => {
+            let (m, s, _) = find_visible(units, u, name, 0)?;
+            (units.get(m.0 as usize)?, s)
+        }
+    };
+    let s = owner.symbol(sym);
+    let v = const_int_in(owner, s.init.as_ref()?, 0)?;
+    u32::try_from(v).ok().filter(|v| *v > 0)
+}
+
+/// How one applied or called name resolves in a unit.
+#[derive(Clone, Debug)]
+enum Resolved {
+    /// An array visible here; `Some` when a symbol must be added to the
+    /// unit for it (imported).
+    Array(SymbolId),
+    ImportedArray(Symbol),
+    Intrinsic,
+    Procedure(CallTarget),
+}
+
+struct ReferencePlan {
+    names: HashMap<String, Resolved>,
+}
+
+fn resolve_procedure(units: &[Unit], index: &NameIndex, u: &Unit, name: &str) -> Option<UnitId> {
+    // Contained procedures of this unit and of its hosts (siblings).
+    let mut cur = Some(u);
+    let mut depth = 0;
+    while let Some(c) = cur {
+        if depth > 32 {
+            break;
+        }
+        for ch in &c.children {
+            if units.get(ch.0 as usize).is_some_and(|x| x.name == name && x.is_procedure()) {
+                return Some(*ch);
+            }
+        }
+        if let Some(found) = through_uses_procedure(units, c, name, 0) {
+            return Some(found);
+        }
+        if c.parent.is_none() && c.name == name && c.is_procedure() {
+            return Some(c.id);
+        }
+        cur = c.parent.and_then(|p| units.get(p.0 as usize));
+        depth += 1;
+    }
+    index.globals.get(name).copied()
+}
+
+fn through_uses_procedure(units: &[Unit], u: &Unit, name: &str, depth: u32) -> Option<UnitId> {
+    if depth > 32 {
+        return None;
+    }
+    for us in &u.uses {
+        let Some(m) = us.target else { continue };
+        let Some(remote) = remote_name(us, name) else {
+            continue;
+        };
+        let module = units.get(m.0 as usize)?;
+        for ch in &module.children {
+            if units.get(ch.0 as usize).is_some_and(|x| x.name == remote) {
+                return Some(*ch);
+            }
+        }
+        if let Some(f) = through_uses_procedure(units, module, remote, depth + 1) {
+            return Some(f);
+        }
+    }
+    None
+}
+
+fn resolve_references(units: &[Unit], index: &NameIndex, i: usize) -> ReferencePlan {
+    let u = &units[i];
+    let mut wanted: Vec<(String, bool)> = Vec::new();
+    let note = |e: &Expr, wanted: &mut Vec<(String, bool)>| match &e.kind {
+        ExprKind::Apply { name, .. } => wanted.push((name.clone(), true)),
+        ExprKind::FunctionCall {
+            name,
+            target: CallTarget::Unresolved,
+            ..
+        } => wanted.push((name.clone(), false)),
+        _ => {}
+    };
+    for st in &u.stmts {
+        if let StmtKind::Call { name, .. } = &st.kind {
+            wanted.push((name.clone(), false));
+        }
+        for e in crate::callgraph::stmt_exprs(&st.kind) {
+            e.walk(&mut |x| note(x, &mut wanted));
+        }
+    }
+    for sf in &u.stmt_functions {
+        sf.body.walk(&mut |x| note(x, &mut wanted));
+    }
+    let mut names = HashMap::new();
+    for (name, may_be_array) in wanted {
+        if names.contains_key(&name) {
+            continue;
+        }
+        let local = u.lookup(&name).map(|id| (id, u.symbol(id)));
+        let r = if let Some((id, s)) = local.filter(|(_, s)| may_be_array && !s.dims.is_empty()) {
+            let _ = s;
+            Resolved::Array(id)
+        } else if let (true, None, Some((from, sym, via))) = (
+            may_be_array,
+            local.filter(|(_, s)| s.declared),
+            find_visible(units, u, &name, 0),
+        ) {
+            let origin = units[from.0 as usize].symbol(sym);
+            if !origin.dims.is_empty() {
+                let mut s = origin.clone();
+                s.typing = Typing::Imported;
+                s.storage = Storage::Imported {
+                    from,
+                    symbol: sym,
+                    via,
+                };
+                s.declared = false;
+                Resolved::ImportedArray(s)
+            } else {
+                proc_or_intrinsic(units, index, u, &name, local.map(|x| x.1))
+            }
+        } else {
+            proc_or_intrinsic(units, index, u, &name, local.map(|x| x.1))
+        };
+        names.insert(name, r);
+    }
+    ReferencePlan { names }
+}
+
+fn proc_or_intrinsic(
+    units: &[Unit],
+    index: &NameIndex,
+    u: &Unit,
+    name: &str,
+    local: Option<&Symbol>,
+) -> Resolved {
+    if let Some(s) = local {
+        if matches!(s.storage, Storage::Dummy(_)) {
+            return Resolved::Procedure(CallTarget::External);
+        }
+        if s.attrs.intrinsic {
+            return Resolved::Intrinsic;
+        }
+    }
+    if let Some(id) = resolve_procedure(units, index, u, name) {
+        return Resolved::Procedure(CallTarget::Unit(id));
+    }
+    let external = local.is_some_and(|s| s.attrs.external);
+    if !external && is_intrinsic_function(name) {
+        return Resolved::Intrinsic;
+    }
+    Resolved::Procedure(CallTarget::External)
+}
+
+fn apply_references(u: &mut Unit, plan: ReferencePlan) {
+    // Imported arrays get a symbol in this unit.
+    let mut ids: HashMap<String, SymbolId> = HashMap::new();
+    for (name, r) in &plan.names {
+        match r {
+            Resolved::Array(id) => {
+                ids.insert(name.clone(), *id);
+            }
+            Resolved::ImportedArray(sym) => {
+                let id = match u.lookup(name) {
+                    Some(id) => {
+                        u.symbols[id.0 as usize] = sym.clone();
+                        id
+                    }
+                    None => {
+                        u.symbols.push(sym.clone());
+                        SymbolId(u.symbols.len() as u32 - 1)
+                    }
+                };
+                ids.insert(name.clone(), id);
+            }
+            Resolved::Procedure(_) | Resolved::Intrinsic => {
+                // A symbol created for the name (an EXTERNAL declaration or a
+                // typed function name) is a procedure, not a variable.
+                if let Some(id) = u.lookup(name) {
+                    let s = &mut u.symbols[id.0 as usize];
+                    if s.storage == Storage::Local {
+                        s.storage = Storage::Procedure;
+                    }
+                }
+            }
+        }
+    }
+    let fix = |e: &mut Expr| {
+        let new_kind = match &mut e.kind {
+            ExprKind::Apply { name, args } => {
+                let args = std::mem::take(args);
+                let name = std::mem::take(name);
+                Some(match plan.names.get(&name) {
+                    Some(Resolved::Array(_)) | Some(Resolved::ImportedArray(_)) => {
+                        match ids.get(&name) {
+                            Some(id) => ExprKind::ArrayRef {
+                                array: *id,
+                                subs: args.into_iter().map(|a| subscript(a.value)).collect(),
+                            },
+                            None => ExprKind::Error,
+                        }
+                    }
+                    Some(Resolved::Intrinsic) => ExprKind::Intrinsic { name, args },
+                    Some(Resolved::Procedure(t)) => ExprKind::FunctionCall {
+                        name,
+                        target: t.clone(),
+                        args,
+                    },
+                    None => ExprKind::FunctionCall {
+                        name,
+                        target: CallTarget::External,
+                        args,
+                    },
+                })
+            }
+            ExprKind::FunctionCall { name, target, .. } if *target == CallTarget::Unresolved => {
+                *target = match plan.names.get(name.as_str()) {
+                    Some(Resolved::Procedure(t)) => t.clone(),
+                    _ => CallTarget::External,
+                };
+                None
+            }
+            _ => None,
+        };
+        if let Some(k) = new_kind {
+            e.kind = k;
+        }
+    };
+    let mut fix = fix;
+    for st in &mut u.stmts {
+        if let StmtKind::Call { name, target, .. } = &mut st.kind {
+            *target = match plan.names.get(name.as_str()) {
+                Some(Resolved::Procedure(t)) => t.clone(),
+                _ => CallTarget::External,
+            };
+        }
+        for e in st.kind.exprs_mut() {
+            e.walk_mut(&mut fix);
+        }
+    }
+    for sf in &mut u.stmt_functions {
+        sf.body.walk_mut(&mut fix);
+    }
+}

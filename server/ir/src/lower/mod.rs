@@ -1,0 +1,461 @@
+//! Lowering of one parsed file's syntax trees to IR units (phase 1 of two;
+//! [`crate::link`] resolves names across units and files afterwards).
+//!
+//! Contract: never panics on any tree (ERROR and MISSING nodes are skipped:
+//! the parser already reported them); every construct it does not support
+//! yields an `unsupported` diagnostic naming it and an
+//! `StmtKind::Unsupported` statement, so later stages can refuse to
+//! differentiate it instead of ignoring it silently.
+
+pub(crate) mod decl;
+pub(crate) mod expr;
+mod stmt;
+
+use crate::cfg::Cfg;
+use crate::ir::*;
+use dfort_syntax::tree_sitter::{Node, Query, QueryCursor, StreamingIterator};
+use dfort_syntax::{Diagnostic, ParsedFile, TextRange};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// Units of one file, in source order (hosts before the procedures they
+/// contain). `UnitId`s and `parent` refer to positions in this vector
+/// until [`crate::link`] renumbers them.
+pub struct LoweredFile {
+    pub file: FileId,
+    pub units: Vec<Unit>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Lowers every program unit of `file`.
+pub fn lower_file(parsed: &ParsedFile, file: FileId) -> LoweredFile {
+    let mut cx = FileLowerer {
+        parsed,
+        text: parsed.parse_text(),
+        file,
+        units: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    for chunk in &parsed.chunks {
+        let root = chunk.tree.root_node();
+        let first = cx.units.len();
+        let mut cursor = root.walk();
+        for child in root.named_children(&mut cursor) {
+            cx.top_level(child);
+        }
+        cx.attach_directives(root, first);
+    }
+    LoweredFile {
+        file,
+        units: cx.units,
+        diagnostics: cx.diagnostics,
+    }
+}
+
+pub(crate) struct FileLowerer<'a> {
+    parsed: &'a ParsedFile,
+    text: &'a str,
+    file: FileId,
+    units: Vec<Unit>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+const DIRECTIVES_QUERY: &str = include_str!("../../../../grammar-queries/directives.scm");
+
+fn directives_query() -> Option<&'static Query> {
+    static Q: OnceLock<Option<Query>> = OnceLock::new();
+    Q.get_or_init(|| Query::new(&tree_sitter_fortran_language(), DIRECTIVES_QUERY).ok())
+        .as_ref()
+}
+
+pub(crate) fn tree_sitter_fortran_language() -> dfort_syntax::tree_sitter::Language {
+    dfort_syntax::language()
+}
+
+impl<'a> FileLowerer<'a> {
+    pub(crate) fn text(&self, n: Node) -> &'a str {
+        self.text.get(n.start_byte()..n.end_byte()).unwrap_or("")
+    }
+    pub(crate) fn span(&self, n: Node) -> Span {
+        Span {
+            file: self.file,
+            range: self.parsed.node_range(n),
+        }
+    }
+    /// Span of a node without its trailing newline (statement nodes include it).
+    pub(crate) fn stmt_span(&self, n: Node) -> Span {
+        let t = self.text(n);
+        let trimmed = t.trim_end_matches(['\n', '\r', ' ', '\t']).len();
+        Span {
+            file: self.file,
+            range: self
+                .parsed
+                .to_original(n.start_byte(), n.start_byte() + trimmed),
+        }
+    }
+    pub(crate) fn error(&mut self, code: &'static str, span: Span, msg: impl Into<String>) {
+        self.diagnostics.push(Diagnostic::error(code, span.range, msg));
+    }
+    pub(crate) fn warning(&mut self, code: &'static str, span: Span, msg: impl Into<String>) {
+        self.diagnostics
+            .push(Diagnostic::warning(code, span.range, msg));
+    }
+
+    fn top_level(&mut self, n: Node<'a>) {
+        match n.kind() {
+            "program" | "subroutine" | "function" | "module" | "block_data" => {
+                self.unit(n, None);
+            }
+            "comment" | "ERROR" => {}
+            "submodule" => {
+                let s = self.stmt_span(n);
+                self.error("unsupported", s, "dfort does not support submodules");
+            }
+            "interface" => {}
+            other => {
+                if !n.is_missing() {
+                    let s = self.stmt_span(n);
+                    self.error(
+                        "unsupported",
+                        s,
+                        format!(
+                            "dfort does not support `{}` outside a program unit",
+                            other.replace('_', " ")
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Lowers a unit node and the procedures it contains; returns its index.
+    fn unit(&mut self, n: Node<'a>, parent: Option<usize>) -> usize {
+        let kind = match n.kind() {
+            "program" => UnitKind::Program,
+            "subroutine" => UnitKind::Subroutine,
+            "function" => UnitKind::Function,
+            "module" => UnitKind::Module,
+            _ => UnitKind::BlockData,
+        };
+        let index = self.units.len();
+        let (unit, contained) = {
+            let mut ul = UnitLowerer::new(self, kind, n, parent, index);
+            let contained = ul.lower_body(n);
+            (ul.finish(), contained)
+        };
+        self.units.push(unit);
+        if let Some(p) = parent {
+            self.units[p].children.push(UnitId(index as u32));
+        }
+        for c in contained {
+            self.unit(c, Some(index));
+        }
+        index
+    }
+
+    /// Attaches each `!$ad` directive comment to the innermost unit (of
+    /// those lowered from this chunk, from `first` on) that contains it.
+    fn attach_directives(&mut self, root: Node<'a>, first: usize) {
+        let Some(query) = directives_query() else {
+            return;
+        };
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(query, root, self.text.as_bytes());
+        let mut found = Vec::new();
+        while let Some(m) = matches.next() {
+            for cap in m.captures {
+                let t = self.text(cap.node);
+                if let Some(d) = parse_directive(t) {
+                    found.push((self.span(cap.node), d));
+                }
+            }
+        }
+        for (span, (name, args)) in found {
+            let owner = (first..self.units.len())
+                .filter(|&i| {
+                    let r = self.units[i].span.range;
+                    r.start <= span.range.start && span.range.end <= r.end
+                })
+                .min_by_key(|&i| self.units[i].span.range.len());
+            match owner {
+                Some(i) => self.units[i].directives.push(Directive { name, args, span }),
+                None => self.warning(
+                    "directive-outside-unit",
+                    span,
+                    "`!$ad` directive outside any program unit is ignored",
+                ),
+            }
+        }
+    }
+}
+
+/// `!$ad independent(x, prm)` → ("independent", ["x", "prm"]).
+pub(crate) fn parse_directive(comment: &str) -> Option<(String, Vec<String>)> {
+    let t = comment.trim_start();
+    let rest = t.strip_prefix('!')?;
+    let lower = rest.to_ascii_lowercase();
+    let body = lower.strip_prefix("$ad")?;
+    if !body.starts_with([' ', '\t']) {
+        return None;
+    }
+    let body = body.trim();
+    let (name, args) = match body.find('(') {
+        Some(p) => {
+            let inner = body[p + 1..].trim_end();
+            let inner = inner.strip_suffix(')').unwrap_or(inner);
+            (body[..p].trim(), inner)
+        }
+        None => match body.find([' ', '\t']) {
+            Some(p) => (&body[..p], &body[p..]),
+            None => (body, ""),
+        },
+    };
+    let args = args
+        .split([',', ' ', '\t'])
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(String::from)
+        .collect();
+    Some((name.to_string(), args))
+}
+
+/// State while lowering one unit.
+pub(crate) struct UnitLowerer<'f, 'a> {
+    pub(crate) fx: &'f mut FileLowerer<'a>,
+    pub(crate) unit: Unit,
+    pub(crate) names: HashMap<String, SymbolId>,
+    /// Defined labels → statement (first definition).
+    pub(crate) labels: HashMap<u32, StmtId>,
+    /// Labels defined by FORMAT statements (valid only as format refs).
+    pub(crate) format_labels: Vec<u32>,
+    pub(crate) label_refs: Vec<(u32, Span)>,
+    pub(crate) seen_executable: bool,
+}
+
+impl<'f, 'a> UnitLowerer<'f, 'a> {
+    fn new(
+        fx: &'f mut FileLowerer<'a>,
+        kind: UnitKind,
+        n: Node,
+        parent: Option<usize>,
+        index: usize,
+    ) -> Self {
+        let span = fx.stmt_span(n);
+        let unit = Unit {
+            id: UnitId(index as u32),
+            name: String::new(),
+            kind,
+            span,
+            name_span: span,
+            parent: parent.map(|p| UnitId(p as u32)),
+            children: Vec::new(),
+            recursive: false,
+            args: Vec::new(),
+            result: None,
+            symbols: Vec::new(),
+            implicit: ImplicitRules::default(),
+            uses: Vec::new(),
+            commons: Vec::new(),
+            equivalences: Vec::new(),
+            stmt_functions: Vec::new(),
+            stmts: Vec::new(),
+            body: Vec::new(),
+            cfg: Cfg::default(),
+            directives: Vec::new(),
+        };
+        UnitLowerer {
+            fx,
+            unit,
+            names: HashMap::new(),
+            labels: HashMap::new(),
+            format_labels: Vec::new(),
+            label_refs: Vec::new(),
+            seen_executable: false,
+        }
+    }
+
+    pub(crate) fn text(&self, n: Node) -> &'a str {
+        self.fx.text(n)
+    }
+    pub(crate) fn span(&self, n: Node) -> Span {
+        self.fx.span(n)
+    }
+    pub(crate) fn stmt_span(&self, n: Node) -> Span {
+        self.fx.stmt_span(n)
+    }
+    pub(crate) fn lname(&self, n: Node) -> String {
+        self.text(n).trim().to_ascii_lowercase()
+    }
+
+    /// The symbol for `name`, created (undeclared) on first sight.
+    pub(crate) fn symbol(&mut self, name: &str, span: Span) -> SymbolId {
+        if let Some(&id) = self.names.get(name) {
+            return id;
+        }
+        let id = SymbolId(self.unit.symbols.len() as u32);
+        self.unit.symbols.push(Symbol {
+            name: name.to_string(),
+            ty: Type::none(),
+            typing: Typing::Unknown,
+            dims: Vec::new(),
+            intent: None,
+            attrs: Attrs::default(),
+            init: None,
+            storage: Storage::Local,
+            span,
+            declared: false,
+        });
+        self.names.insert(name.to_string(), id);
+        id
+    }
+
+    pub(crate) fn sym_mut(&mut self, id: SymbolId) -> &mut Symbol {
+        &mut self.unit.symbols[id.0 as usize]
+    }
+
+    pub(crate) fn push_stmt(&mut self, label: Option<u32>, span: Span, kind: StmtKind) -> StmtId {
+        let id = StmtId(self.unit.stmts.len() as u32);
+        self.unit.stmts.push(Stmt {
+            id,
+            label,
+            span,
+            kind,
+        });
+        if let Some(l) = label {
+            self.define_label(l, id, span);
+        }
+        id
+    }
+
+    pub(crate) fn define_label(&mut self, label: u32, id: StmtId, span: Span) {
+        if self.labels.contains_key(&label) || self.format_labels.contains(&label) {
+            self.fx.error(
+                "duplicate-label",
+                span,
+                format!("label {label} is already defined in this unit"),
+            );
+        } else {
+            self.labels.insert(label, id);
+        }
+    }
+
+    pub(crate) fn unsupported(&mut self, label: Option<u32>, n: Node, what: &str) -> StmtId {
+        let span = self.stmt_span(n);
+        self.fx.error(
+            "unsupported",
+            span,
+            format!("dfort does not support {what}"),
+        );
+        self.push_stmt(
+            label,
+            span,
+            StmtKind::Unsupported {
+                construct: what.to_string(),
+            },
+        )
+    }
+
+    /// Header, specification and execution part; returns the contained
+    /// procedure nodes (lowered afterwards as children).
+    fn lower_body(&mut self, n: Node<'a>) -> Vec<Node<'a>> {
+        let mut contained = Vec::new();
+        let mut items: Vec<Node<'a>> = Vec::new();
+        let mut cursor = n.walk();
+        let children: Vec<Node<'a>> = n.named_children(&mut cursor).collect();
+        let mut header_seen = false;
+        for c in children {
+            match c.kind() {
+                "subroutine_statement" | "function_statement" | "program_statement"
+                | "module_statement" | "block_data_statement" => {
+                    self.header(c);
+                    header_seen = true;
+                }
+                "internal_procedures" => {
+                    let mut cc = c.walk();
+                    for p in c.named_children(&mut cc) {
+                        if matches!(p.kind(), "subroutine" | "function") {
+                            contained.push(p);
+                        }
+                    }
+                }
+                "end_subroutine_statement" | "end_function_statement"
+                | "end_program_statement" | "end_module_statement"
+                | "end_block_data_statement" => {}
+                _ => items.push(c),
+            }
+        }
+        if !header_seen {
+            // A main program without a PROGRAM statement (Fortran 77).
+            self.unit.name = "main".to_string();
+            if let Some(f) = items.first() {
+                self.unit.name_span = self.stmt_span(*f);
+            }
+        }
+        let body = self.block(&items);
+        self.unit.body = body;
+        contained
+    }
+
+    fn finish(mut self) -> Unit {
+        for (label, span) in std::mem::take(&mut self.label_refs) {
+            if !self.labels.contains_key(&label) && !self.format_labels.contains(&label) {
+                self.fx.error(
+                    "undefined-label",
+                    span,
+                    format!("label {label} is not defined in this unit"),
+                );
+            }
+        }
+        self.unit.cfg = Cfg::build(&self.unit);
+        self.unit
+    }
+}
+
+/// A label's numeric value (`"0010"` → 10).
+pub(crate) fn label_value(text: &str) -> Option<u32> {
+    let t = text.trim();
+    if t.is_empty() || t.len() > 5 || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    t.parse().ok()
+}
+
+pub(crate) fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
+    let mut c = n.walk();
+    n.named_children(&mut c).collect()
+}
+
+pub(crate) fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
+    let mut c = n.walk();
+    n.children(&mut c).collect()
+}
+
+pub(crate) fn range_of(a: Span, b: Span) -> Span {
+    Span {
+        file: a.file,
+        range: TextRange::new(a.range.start, b.range.end.max(a.range.start)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_directive;
+
+    #[test]
+    fn directives() {
+        assert_eq!(
+            parse_directive("!$ad independent(x, prm)"),
+            Some(("independent".into(), vec!["x".into(), "prm".into()]))
+        );
+        assert_eq!(
+            parse_directive("!$AD DEPENDENT(F)"),
+            Some(("dependent".into(), vec!["f".into()]))
+        );
+        assert_eq!(parse_directive("! $ad x"), None);
+        assert_eq!(parse_directive("!$adx"), None);
+        assert_eq!(
+            parse_directive("!$ad nocheckpoint"),
+            Some(("nocheckpoint".into(), vec![]))
+        );
+    }
+}

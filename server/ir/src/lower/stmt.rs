@@ -1,0 +1,597 @@
+//! Lowering of executable statements into the unit's statement arena,
+//! keeping the structure of IF, DO, SELECT CASE (labelled DO loops
+//! included: the grammar nests them, the terminal statement joins the body).
+
+use super::decl::parse_label;
+use super::{children, named_children, range_of, UnitLowerer};
+use crate::ir::*;
+use dfort_syntax::tree_sitter::Node;
+
+impl<'f, 'a> UnitLowerer<'f, 'a> {
+    /// Lowers a sequence of sibling nodes (statements, labels, comments,
+    /// declarations) into statement ids.
+    pub(crate) fn block(&mut self, nodes: &[Node<'a>]) -> Vec<StmtId> {
+        let mut out = Vec::new();
+        let mut label: Option<u32> = None;
+        for &n in nodes {
+            match n.kind() {
+                "statement_label" => {
+                    label = parse_label(self.text(n));
+                    continue;
+                }
+                "comment" => continue,
+                "ERROR" => {
+                    label = None;
+                    continue;
+                }
+                "format_statement" => {
+                    if let Some(l) = label.take() {
+                        if self.labels.contains_key(&l) || self.format_labels.contains(&l) {
+                            let sp = self.stmt_span(n);
+                            self.fx.error(
+                                "duplicate-label",
+                                sp,
+                                format!("label {l} is already defined in this unit"),
+                            );
+                        } else {
+                            self.format_labels.push(l);
+                        }
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            if n.is_missing() {
+                continue;
+            }
+            if !self.seen_executable && self.statement_function(n) {
+                label = None;
+                continue;
+            }
+            if self.specification(n) {
+                if self.seen_executable && n.kind() != "interface" {
+                    // Declarations after executable statements are accepted
+                    // by the grammar; the compiler rejects them, we only note it.
+                }
+                label = None;
+                continue;
+            }
+            self.seen_executable = true;
+            if let Some(id) = self.statement(n, label.take()) {
+                out.push(id);
+            }
+        }
+        out
+    }
+
+    /// `f(x, y) = expr` before the first executable statement, where `f` is
+    /// not an array: a statement function definition.
+    fn statement_function(&mut self, n: Node<'a>) -> bool {
+        if n.kind() != "assignment_statement" {
+            return false;
+        }
+        let Some(left) = n.child_by_field_name("left") else {
+            return false;
+        };
+        if left.kind() != "call_expression" {
+            return false;
+        }
+        let kids = named_children(left);
+        let Some(name_node) = kids.first().copied().filter(|k| k.kind() == "identifier") else {
+            return false;
+        };
+        let name = self.lname(name_node);
+        if let Some(&id) = self.names.get(&name) {
+            let s = &self.unit.symbols[id.0 as usize];
+            if !s.dims.is_empty() || s.ty.base == BaseType::Character {
+                return false;
+            }
+        }
+        let params: Vec<String> = kids
+            .get(1)
+            .map(|list| {
+                named_children(*list)
+                    .into_iter()
+                    .map(|p| self.lname(p))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if params
+            .iter()
+            .any(|p| !p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            return false;
+        }
+        let span = self.stmt_span(n);
+        let nspan = self.span(name_node);
+        let id = self.symbol(&name, nspan);
+        self.sym_mut(id).storage = Storage::Procedure;
+        // Dummy names of a statement function are local to it; they are
+        // lowered as symbols of the unit (they share the unit's implicit
+        // typing), which is what Fortran 77 prescribes for their types.
+        let body = match n.child_by_field_name("right") {
+            Some(r) => self.expr(r),
+            None => Expr {
+                kind: ExprKind::Error,
+                span,
+            },
+        };
+        self.unit.stmt_functions.push(StmtFunction {
+            name: id,
+            params,
+            body,
+            span,
+        });
+        true
+    }
+
+    fn label_ref(&mut self, n: Node<'a>) -> Option<u32> {
+        let l = parse_label(self.text(n))?;
+        let sp = self.span(n);
+        self.label_refs.push((l, sp));
+        Some(l)
+    }
+
+    pub(crate) fn statement(&mut self, n: Node<'a>, label: Option<u32>) -> Option<StmtId> {
+        let span = self.stmt_span(n);
+        let kind = match n.kind() {
+            "assignment_statement" => {
+                let lhs = match n.child_by_field_name("left") {
+                    Some(l) => self.expr(l),
+                    None => return None,
+                };
+                let rhs = match n.child_by_field_name("right") {
+                    Some(r) => self.expr(r),
+                    None => return None,
+                };
+                StmtKind::Assign { lhs, rhs }
+            }
+            "subroutine_call" => {
+                let name = n
+                    .child_by_field_name("subroutine")
+                    .map(|s| self.lname(s))
+                    .unwrap_or_default();
+                let list = named_children(n)
+                    .into_iter()
+                    .find(|c| c.kind() == "argument_list");
+                if let Some(list) = list {
+                    let alt = named_children(list)
+                        .iter()
+                        .any(|c| matches!(c.kind(), "assumed_size" | "ERROR"));
+                    if alt {
+                        return Some(self.unsupported(
+                            label,
+                            n,
+                            "alternate returns (`*label` actual arguments)",
+                        ));
+                    }
+                }
+                let args = self.args(list);
+                StmtKind::Call {
+                    name,
+                    target: CallTarget::Unresolved,
+                    args,
+                }
+            }
+            "if_statement" => return Some(self.if_statement(n, label)),
+            "do_loop" => return Some(self.do_loop(n, label)),
+            "select_case_statement" => return Some(self.select_case(n, label)),
+            "keyword_statement" => return self.keyword_statement(n, label),
+            "arithmetic_if_statement" => {
+                let kids = named_children(n);
+                let expr = match kids.first() {
+                    Some(e) => self.expr(*e),
+                    None => return None,
+                };
+                let labels: Vec<u32> = kids
+                    .iter()
+                    .filter(|k| k.kind() == "statement_label_reference")
+                    .filter_map(|k| self.label_ref(*k))
+                    .collect();
+                let [negative, zero, positive] = labels[..] else {
+                    return Some(self.unsupported(label, n, "this arithmetic IF form"));
+                };
+                StmtKind::ArithmeticIf {
+                    expr,
+                    negative,
+                    zero,
+                    positive,
+                }
+            }
+            "stop_statement" => StmtKind::Stop,
+            "print_statement" | "write_statement" | "read_statement" => self.io(n),
+            "open_statement" | "close_statement" | "inquire_statement"
+            | "file_position_statement" => StmtKind::Io {
+                kind: if n.kind() == "open_statement" {
+                    IoKind::Open
+                } else if n.kind() == "close_statement" {
+                    IoKind::Close
+                } else {
+                    IoKind::Other
+                },
+                reads: Vec::new(),
+                writes: Vec::new(),
+            },
+            "allocate_statement" | "deallocate_statement" => {
+                let mut objects = Vec::new();
+                for c in named_children(n) {
+                    match c.kind() {
+                        "sized_allocation" => {
+                            let kids = named_children(c);
+                            if let Some(id) = kids.first() {
+                                let e = self.expr(*id);
+                                objects.push(e);
+                            }
+                        }
+                        "identifier" | "derived_type_member_expression" | "call_expression" => {
+                            let e = self.expr(c);
+                            objects.push(e);
+                        }
+                        _ => {}
+                    }
+                }
+                StmtKind::Allocate {
+                    objects,
+                    deallocate: n.kind() == "deallocate_statement",
+                }
+            }
+            "entry_statement" => return Some(self.unsupported(label, n, "ENTRY statements")),
+            "assign_statement" => {
+                return Some(self.unsupported(label, n, "ASSIGN statements (assigned GO TO)"))
+            }
+            "where_statement" => return Some(self.unsupported(label, n, "WHERE")),
+            "forall_statement" => return Some(self.unsupported(label, n, "FORALL")),
+            "include_statement" => return Some(self.unsupported(label, n, "INCLUDE")),
+            "pointer_association_statement" | "nullify_statement" => {
+                return Some(self.unsupported(label, n, "pointer assignment"))
+            }
+            "block_construct" => return Some(self.unsupported(label, n, "BLOCK constructs")),
+            "associate_statement" => return Some(self.unsupported(label, n, "ASSOCIATE")),
+            "select_type_statement" => return Some(self.unsupported(label, n, "SELECT TYPE")),
+            "select_rank_statement" => return Some(self.unsupported(label, n, "SELECT RANK")),
+            k if k.starts_with("coarray") => return Some(self.unsupported(label, n, "coarrays")),
+            k if k.starts_with("end_") => return None,
+            "internal_procedures" | "contains_statement" => return None,
+            other => {
+                let what = format!("`{}`", other.replace('_', " "));
+                return Some(self.unsupported(label, n, &what));
+            }
+        };
+        Some(self.push_stmt(label, span, kind))
+    }
+
+    fn io(&mut self, n: Node<'a>) -> StmtKind {
+        let kind = match n.kind() {
+            "print_statement" => IoKind::Print,
+            "write_statement" => IoKind::Write,
+            _ => IoKind::Read,
+        };
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        for c in named_children(n) {
+            match c.kind() {
+                "input_item_list" => {
+                    for item in named_children(c) {
+                        let e = self.expr(item);
+                        writes.push(e);
+                    }
+                }
+                "output_item_list" => {
+                    for item in named_children(c) {
+                        let e = self.expr(item);
+                        reads.push(e);
+                    }
+                }
+                _ => {}
+            }
+        }
+        StmtKind::Io {
+            kind,
+            reads,
+            writes,
+        }
+    }
+
+    fn if_statement(&mut self, n: Node<'a>, label: Option<u32>) -> StmtId {
+        let span = self.stmt_span(n);
+        // Reserve the id first so the IF precedes its body in the arena.
+        let id = self.push_stmt(label, span, StmtKind::Continue);
+        let kids = children(n);
+        let one_line = !kids.iter().any(|k| k.kind() == "end_if_statement");
+        let mut arms = Vec::new();
+        let mut else_body = None;
+        let mut cond: Option<Expr> = None;
+        let mut body_nodes: Vec<Node<'a>> = Vec::new();
+        let mut arm_span = span;
+        for k in kids {
+            match k.kind() {
+                "parenthesized_expression" if cond.is_none() => {
+                    cond = Some(self.expr(k));
+                    arm_span = self.stmt_span(n);
+                }
+                "elseif_clause" | "else_clause" => {
+                    if let Some(c) = cond.take() {
+                        let body = self.block(&body_nodes);
+                        arms.push(IfArm {
+                            cond: c,
+                            body,
+                            span: arm_span,
+                        });
+                    }
+                    body_nodes.clear();
+                    if k.kind() == "elseif_clause" {
+                        let ck = named_children(k);
+                        let c = ck
+                            .iter()
+                            .find(|c| c.kind() == "parenthesized_expression")
+                            .map(|c| self.expr(*c))
+                            .unwrap_or(Expr {
+                                kind: ExprKind::Error,
+                                span: self.span(k),
+                            });
+                        let rest: Vec<Node<'a>> = ck
+                            .into_iter()
+                            .filter(|c| c.kind() != "parenthesized_expression")
+                            .collect();
+                        let body = self.block(&rest);
+                        arms.push(IfArm {
+                            cond: c,
+                            body,
+                            span: self.stmt_span(k),
+                        });
+                    } else {
+                        let ek = named_children(k);
+                        else_body = Some(self.block(&ek));
+                    }
+                }
+                "end_if_statement" => {}
+                _ if k.is_named() => body_nodes.push(k),
+                _ => {}
+            }
+        }
+        if let Some(c) = cond.take() {
+            let body = self.block(&body_nodes);
+            arms.insert(
+                0,
+                IfArm {
+                    cond: c,
+                    body,
+                    span: arm_span,
+                },
+            );
+        }
+        self.unit.stmts[id.0 as usize].kind = StmtKind::If {
+            arms,
+            else_body,
+            one_line,
+        };
+        id
+    }
+
+    fn do_loop(&mut self, n: Node<'a>, label: Option<u32>) -> StmtId {
+        let span = self.stmt_span(n);
+        let id = self.push_stmt(label, span, StmtKind::Continue);
+        let mut name = None;
+        let mut control = DoControl::Forever;
+        let mut end_label = None;
+        let mut body_nodes: Vec<Node<'a>> = Vec::new();
+        let mut terminal: Vec<Node<'a>> = Vec::new();
+        for k in named_children(n) {
+            match k.kind() {
+                "block_label_start_expression" => {
+                    let t = self.text(k);
+                    name = Some(t.trim().trim_end_matches(':').trim().to_ascii_lowercase());
+                }
+                "do_statement" => {
+                    if let Some(l) = k.child_by_field_name("do_label") {
+                        end_label = parse_label(self.text(l));
+                    }
+                    for c in named_children(k) {
+                        match c.kind() {
+                            "loop_control_expression" => {
+                                let parts = named_children(c);
+                                let mut it = parts.into_iter().filter(|p| p.kind() != "comment");
+                                let var = it.next();
+                                let start = it.next();
+                                let end = it.next();
+                                let step = it.next();
+                                if let (Some(v), Some(s), Some(e)) = (var, start, end) {
+                                    let vname = self.lname(v);
+                                    let vspan = self.span(v);
+                                    let var = self.symbol(&vname, vspan);
+                                    let start = self.expr(s);
+                                    let end = self.expr(e);
+                                    let step = step.map(|s| self.expr(s));
+                                    control = DoControl::Counted {
+                                        var,
+                                        start,
+                                        end,
+                                        step,
+                                    };
+                                }
+                            }
+                            "while_statement" => {
+                                let cond = named_children(c)
+                                    .into_iter()
+                                    .find(|x| x.kind() == "parenthesized_expression")
+                                    .map(|x| self.expr(x))
+                                    .unwrap_or(Expr {
+                                        kind: ExprKind::Error,
+                                        span: self.span(c),
+                                    });
+                                control = DoControl::While(cond);
+                            }
+                            "concurrent_statement" => {
+                                self.unit.stmts[id.0 as usize].kind = StmtKind::Unsupported {
+                                    construct: "DO CONCURRENT".into(),
+                                };
+                                self.fx.error(
+                                    "unsupported",
+                                    span,
+                                    "dfort does not support DO CONCURRENT",
+                                );
+                                return id;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                "end_do_label_loop_statement" => {
+                    // Holds the labelled terminal statement (unless it is a
+                    // shared terminal owned by an enclosing loop).
+                    for c in named_children(k) {
+                        if c.kind() == "statement_label" || c.kind() == "do_label_virtual" {
+                            continue;
+                        }
+                        terminal.push(c);
+                    }
+                }
+                "end_do_loop_statement" => {}
+                _ => body_nodes.push(k),
+            }
+        }
+        if let Some(l) = end_label {
+            let sp = span;
+            self.label_refs.push((l, sp));
+        }
+        let mut body = self.block(&body_nodes);
+        if !terminal.is_empty() {
+            let before = self.unit.stmts.len();
+            let mut term = self.block(&terminal);
+            // The terminal statement carries the loop's label.
+            if let (Some(l), Some(first)) = (end_label, term.first()) {
+                let st = &mut self.unit.stmts[first.0 as usize];
+                if st.label.is_none() && first.0 as usize >= before {
+                    st.label = Some(l);
+                    let sp = st.span;
+                    self.define_label(l, *first, sp);
+                }
+            }
+            body.append(&mut term);
+        }
+        let full = range_of(span, span);
+        self.unit.stmts[id.0 as usize].span = full;
+        self.unit.stmts[id.0 as usize].kind = StmtKind::Do {
+            name,
+            control,
+            body,
+            end_label,
+        };
+        id
+    }
+
+    fn select_case(&mut self, n: Node<'a>, label: Option<u32>) -> StmtId {
+        let span = self.stmt_span(n);
+        let id = self.push_stmt(label, span, StmtKind::Continue);
+        let mut selector = Expr {
+            kind: ExprKind::Error,
+            span,
+        };
+        let mut cases = Vec::new();
+        for k in named_children(n) {
+            match k.kind() {
+                "selector" => {
+                    if let Some(e) = named_children(k).into_iter().next() {
+                        selector = self.expr(e);
+                    }
+                }
+                "case_statement" => {
+                    let mut values = Vec::new();
+                    let mut default = false;
+                    let mut body_nodes = Vec::new();
+                    for c in named_children(k) {
+                        match c.kind() {
+                            "default" => default = true,
+                            "case_value_range_list" => {
+                                for v in named_children(c) {
+                                    if v.kind() == "extent_specifier" {
+                                        let e = self.expr(v);
+                                        if let ExprKind::Range { lo, hi, .. } = e.kind {
+                                            values.push(CaseValue::Range(
+                                                lo.map(|b| *b),
+                                                hi.map(|b| *b),
+                                            ));
+                                        }
+                                    } else if v.kind() != "comment" {
+                                        let e = self.expr(v);
+                                        values.push(CaseValue::Value(e));
+                                    }
+                                }
+                            }
+                            _ => body_nodes.push(c),
+                        }
+                    }
+                    let body = self.block(&body_nodes);
+                    cases.push(Case {
+                        values,
+                        default,
+                        body,
+                        span: self.stmt_span(k),
+                    });
+                }
+                _ => {}
+            }
+        }
+        self.unit.stmts[id.0 as usize].kind = StmtKind::SelectCase { selector, cases };
+        id
+    }
+
+    fn keyword_statement(&mut self, n: Node<'a>, label: Option<u32>) -> Option<StmtId> {
+        let span = self.stmt_span(n);
+        let kids = children(n);
+        let first = kids
+            .first()
+            .map(|k| self.text(*k).to_ascii_lowercase())
+            .unwrap_or_default();
+        let named: Vec<Node<'a>> = kids.iter().copied().filter(|k| k.is_named()).collect();
+        let kind = match first.as_str() {
+            "go" | "goto" => {
+                let has_paren = kids.iter().any(|k| !k.is_named() && self.text(*k) == "(");
+                let targets: Vec<u32> = named
+                    .iter()
+                    .filter(|k| k.kind() == "statement_label_reference")
+                    .filter_map(|k| self.label_ref(*k))
+                    .collect();
+                if has_paren {
+                    let index = named
+                        .iter()
+                        .rev()
+                        .find(|k| k.kind() != "statement_label_reference")
+                        .map(|k| self.expr(*k));
+                    match index {
+                        Some(index) => StmtKind::ComputedGoto { targets, index },
+                        None => return Some(self.unsupported(label, n, "this GO TO form")),
+                    }
+                } else if let [target] = targets[..] {
+                    StmtKind::Goto { target }
+                } else {
+                    return Some(self.unsupported(label, n, "assigned GO TO"));
+                }
+            }
+            "continue" => StmtKind::Continue,
+            "return" => {
+                if !named.is_empty() {
+                    return Some(self.unsupported(label, n, "alternate returns (`return n`)"));
+                }
+                StmtKind::Return
+            }
+            "exit" | "cycle" => {
+                let construct = named
+                    .iter()
+                    .find(|k| k.kind() == "identifier")
+                    .map(|k| self.lname(*k));
+                if first == "exit" {
+                    StmtKind::Exit { construct }
+                } else {
+                    StmtKind::Cycle { construct }
+                }
+            }
+            "stop" => StmtKind::Stop,
+            other => {
+                let what = format!("the `{other}` statement");
+                return Some(self.unsupported(label, n, &what));
+            }
+        };
+        Some(self.push_stmt(label, span, kind))
+    }
+}

@@ -1,0 +1,20 @@
+//! dfort's syntax layer: Fortran text to tree-sitter trees, one per
+//! top-level program unit, with fixed-form normalisation and an offset map
+//! back to the original text. See `design.md` (pipeline: text → syntax).
+
+pub mod chunks;
+pub mod diagnostic;
+pub mod fixed_form;
+pub mod line_index;
+pub mod parse;
+pub mod source_form;
+
+pub use diagnostic::{Diagnostic, Severity, TextRange};
+pub use parse::{FortranParser, ParsedChunk, ParsedFile};
+pub use source_form::{FixedOptions, SourceForm};
+pub use tree_sitter;
+
+/// The Fortran grammar.
+pub fn language() -> tree_sitter::Language {
+    tree_sitter_fortran::LANGUAGE.into()
+}
