@@ -8,6 +8,8 @@ use std::fmt::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+use dfort_syntax::FortranParser;
+use rayon::prelude::*;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -190,6 +192,23 @@ pub fn run(args: BenchArgs) -> ExitCode {
     // Warm up (page in the grammar tables, start the thread pool).
     let _ = time_runs(&sources[..1], 1);
     let threads = rayon::current_num_threads();
+    let parse_ms = median(
+        (0..args.runs.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                let n: usize = sources
+                    .par_iter()
+                    .map_init(FortranParser::new, |p, (path, text)| {
+                        let form = LoadOptions::default().form_for(path);
+                        p.parse(path.clone(), text.clone(), form).chunks.len()
+                    })
+                    .sum();
+                std::hint::black_box(n);
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect(),
+    );
+    println!("parse only, {threads} threads: {parse_ms:.0} ms");
     let (ms_all, units, errors) = time_runs(&sources, args.runs);
     let peak_all = peak_rss_mb();
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build();

@@ -2,13 +2,13 @@
 //! attributes, array bounds, PARAMETER, IMPLICIT, COMMON, EQUIVALENCE,
 //! DATA, USE, EXTERNAL/INTRINSIC, interface blocks.
 
-use super::{children, label_value, named_children, UnitLowerer};
+use super::{children, field, fields, label_value, named_children, UnitLowerer};
 use crate::ir::*;
 use dfort_syntax::tree_sitter::Node;
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
     pub(crate) fn header(&mut self, n: Node<'a>) {
-        if let Some(name) = n.child_by_field_name("name") {
+        if let Some(name) = field(n, "name") {
             self.unit.name = self.lname(name);
             self.unit.name_span = self.span(name);
         }
@@ -18,7 +18,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 self.unit.recursive = true;
             }
         }
-        if let Some(params) = n.child_by_field_name("parameters") {
+        if let Some(params) = field(n, "parameters") {
             for (i, p) in named_children(params).into_iter().enumerate() {
                 if p.kind() != "identifier" {
                     let s = self.span(p);
@@ -48,7 +48,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             let id = self.symbol(&rname, rspan);
             self.sym_mut(id).storage = Storage::Result;
             self.unit.result = Some(id);
-            if let Some(tn) = n.child_by_field_name("type") {
+            if let Some(tn) = field(n, "type") {
                 let ty = self.lower_type(tn);
                 let s = self.sym_mut(id);
                 s.ty = ty;
@@ -160,7 +160,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         for c in named_children(n) {
             if matches!(c.kind(), "subroutine" | "function") {
                 let header = named_children(c).into_iter().next();
-                if let Some(name) = header.and_then(|h| h.child_by_field_name("name")) {
+                if let Some(name) = header.and_then(|h| field(h, "name")) {
                     let nm = self.lname(name);
                     let sp = self.span(name);
                     let id = self.symbol(&nm, sp);
@@ -336,30 +336,23 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     }
 
     fn variable_declaration(&mut self, n: Node<'a>) {
-        let ty = n
-            .child_by_field_name("type")
+        let ty = field(n, "type")
             .map(|t| self.lower_type(t))
             .unwrap_or_else(Type::none);
         let mut attrs = Attrs::default();
         let mut intent = None;
         let mut dims_attr: Option<Node<'a>> = None;
-        let mut cursor = n.walk();
-        let attr_nodes: Vec<Node<'a>> = n
-            .children_by_field_name("attribute", &mut cursor)
-            .collect();
+        let attr_nodes: Vec<Node<'a>> = fields(n, "attribute");
         for q in attr_nodes {
             self.qualifier(q, &mut attrs, &mut intent, &mut dims_attr);
         }
         let deferred = attrs.allocatable || attrs.pointer;
         let dims_from_attr = dims_attr.map(|d| self.dims(d, deferred));
-        let mut cursor = n.walk();
-        let decls: Vec<Node<'a>> = n
-            .children_by_field_name("declarator", &mut cursor)
-            .collect();
+        let decls: Vec<Node<'a>> = fields(n, "declarator");
         for d in decls {
             let (target, init) = match d.kind() {
                 "init_declarator" | "pointer_init_declarator" => {
-                    (d.child_by_field_name("left"), d.child_by_field_name("right"))
+                    (field(d, "left"), field(d, "right"))
                 }
                 _ => (Some(d), None),
             };
@@ -562,8 +555,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     /// `character*10`, `character(len=*)`, `type(point)`.
     pub(crate) fn lower_type(&mut self, tn: Node<'a>) -> Type {
         if matches!(tn.kind(), "derived_type") {
-            let name = tn
-                .child_by_field_name("name")
+            let name = field(tn, "name")
                 .map(|n| self.lname(n))
                 .unwrap_or_default();
             let mut t = Type::new(BaseType::Derived, None);
@@ -591,16 +583,15 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             _ => (BaseType::None, None),
         };
         let mut ty = Type::new(base, default_kind);
-        if let Some(k) = tn.child_by_field_name("kind") {
+        if let Some(k) = field(tn, "kind") {
             let star = children(k).iter().any(|c| !c.is_named() && self.text(*c) == "*");
             let kids = named_children(k);
             for (i, c) in kids.iter().enumerate() {
                 let (key, value) = if c.kind() == "keyword_argument" {
-                    let key = c
-                        .child_by_field_name("name")
+                    let key = field(*c, "name")
                         .map(|n| self.lname(n))
                         .unwrap_or_default();
-                    (key, c.child_by_field_name("value"))
+                    (key, field(*c, "value"))
                 } else if base == BaseType::Character {
                     // character(10) / character*10: the length;
                     // character(10, 1): length then kind.

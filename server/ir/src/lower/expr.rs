@@ -4,7 +4,7 @@
 //! redeclare; otherwise it stays `Apply` until linking looks at modules,
 //! hosts and the other units.
 
-use super::{named_children, children, UnitLowerer};
+use super::{named_children, children, UnitLowerer, field};
 use crate::intrinsics::is_intrinsic_function;
 use crate::ir::*;
 use dfort_syntax::tree_sitter::Node;
@@ -55,14 +55,12 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             }
             "math_expression" | "relational_expression" | "concatenation_expression"
             | "logical_expression" => {
-                let op_text = n
-                    .child_by_field_name("operator")
+                let op_text = field(n, "operator")
                     .map(|o| self.text(o).to_ascii_lowercase())
                     .unwrap_or_default();
-                let left = n.child_by_field_name("left");
-                let right = n
-                    .child_by_field_name("right")
-                    .or_else(|| n.child_by_field_name("argument"));
+                let left = field(n, "left");
+                let right = field(n, "right")
+                    .or_else(|| field(n, "argument"));
                 if left.is_none() && op_text == ".not." {
                     let operand = self.boxed(right, span);
                     return ExprKind::Unary {
@@ -83,8 +81,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 ExprKind::Binary { op, lhs, rhs }
             }
             "unary_expression" => {
-                let op_text = n
-                    .child_by_field_name("operator")
+                let op_text = field(n, "operator")
                     .map(|o| self.text(o).to_ascii_lowercase())
                     .unwrap_or_default();
                 let op = match op_text.as_str() {
@@ -92,7 +89,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     "+" => UnaryOp::Plus,
                     _ => UnaryOp::Not,
                 };
-                let operand = self.boxed(n.child_by_field_name("argument"), span);
+                let operand = self.boxed(field(n, "argument"), span);
                 ExprKind::Unary { op, operand }
             }
             "call_expression" => self.call_expression(n, span),
@@ -140,7 +137,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             },
             "keyword_argument" => {
                 // Only valid inside argument lists; lowered by `args`.
-                match n.child_by_field_name("value") {
+                match field(n, "value") {
                     Some(v) => self.expr(v).kind,
                     None => ExprKind::Error,
                 }
@@ -239,8 +236,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             match c.kind() {
                 "comment" => {}
                 "keyword_argument" => {
-                    let keyword = c.child_by_field_name("name").map(|k| self.lname(k));
-                    let value = match c.child_by_field_name("value") {
+                    let keyword = field(c, "name").map(|k| self.lname(k));
+                    let value = match field(c, "value") {
                         Some(v) => self.expr(v),
                         None => Expr {
                             kind: ExprKind::Error,

@@ -43,7 +43,14 @@ pub fn lower_file(parsed: &ParsedFile, file: FileId) -> LoweredFile {
         for child in root.named_children(&mut cursor) {
             cx.top_level(child);
         }
-        cx.attach_directives(root, first);
+        let range = chunk.span.range;
+        let chunk_text = cx
+            .text
+            .get(range.start as usize..range.end as usize)
+            .unwrap_or("");
+        if has_directive_marker(chunk_text) {
+            cx.attach_directives(root, first);
+        }
     }
     LoweredFile {
         file,
@@ -187,6 +194,13 @@ impl<'a> FileLowerer<'a> {
             }
         }
     }
+}
+
+/// Cheap pre-check before running the directives query over a chunk.
+fn has_directive_marker(text: &str) -> bool {
+    text.as_bytes()
+        .windows(3)
+        .any(|w| w[0] == b'$' && w[1].eq_ignore_ascii_case(&b'a') && w[2].eq_ignore_ascii_case(&b'd'))
 }
 
 /// `!$ad independent(x, prm)` → ("independent", ["x", "prm"]).
@@ -418,6 +432,41 @@ pub(crate) fn label_value(text: &str) -> Option<u32> {
         return None;
     }
     t.parse().ok()
+}
+
+/// Field ids by name, looked up once (tree-sitter's name lookup compares
+/// strings against every field of the grammar on each call).
+fn field_id(name: &'static str) -> Option<std::num::NonZeroU16> {
+    static IDS: OnceLock<HashMap<&'static str, std::num::NonZeroU16>> = OnceLock::new();
+    IDS.get_or_init(|| {
+        let lang = dfort_syntax::language();
+        [
+            "left", "right", "name", "parameters", "type", "kind", "attribute", "declarator",
+            "operator", "argument", "subroutine", "value", "do_label", "allocation",
+        ]
+        .into_iter()
+        .filter_map(|f| Some((f, lang.field_id_for_name(f)?)))
+        .collect()
+    })
+    .get(name)
+    .copied()
+}
+
+/// The child in field `name`.
+pub(crate) fn field<'t>(n: Node<'t>, name: &'static str) -> Option<Node<'t>> {
+    match field_id(name) {
+        Some(id) => n.child_by_field_id(id.get()),
+        None => n.child_by_field_name(name),
+    }
+}
+
+/// All children in field `name`.
+pub(crate) fn fields<'t>(n: Node<'t>, name: &'static str) -> Vec<Node<'t>> {
+    let mut c = n.walk();
+    match field_id(name) {
+        Some(id) => n.children_by_field_id(id, &mut c).collect(),
+        None => n.children_by_field_name(name, &mut c).collect(),
+    }
 }
 
 pub(crate) fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {

@@ -3,7 +3,7 @@
 //! included: the grammar nests them, the terminal statement joins the body).
 
 use super::decl::parse_label;
-use super::{children, named_children, range_of, UnitLowerer};
+use super::{children, named_children, range_of, UnitLowerer, field};
 use crate::ir::*;
 use dfort_syntax::tree_sitter::Node;
 
@@ -70,7 +70,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         if n.kind() != "assignment_statement" {
             return false;
         }
-        let Some(left) = n.child_by_field_name("left") else {
+        let Some(left) = field(n, "left") else {
             return false;
         };
         if left.kind() != "call_expression" {
@@ -109,7 +109,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         // Dummy names of a statement function are local to it; they are
         // lowered as symbols of the unit (they share the unit's implicit
         // typing), which is what Fortran 77 prescribes for their types.
-        let body = match n.child_by_field_name("right") {
+        let body = match field(n, "right") {
             Some(r) => self.expr(r),
             None => Expr {
                 kind: ExprKind::Error,
@@ -136,19 +136,18 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let span = self.stmt_span(n);
         let kind = match n.kind() {
             "assignment_statement" => {
-                let lhs = match n.child_by_field_name("left") {
+                let lhs = match field(n, "left") {
                     Some(l) => self.expr(l),
                     None => return None,
                 };
-                let rhs = match n.child_by_field_name("right") {
+                let rhs = match field(n, "right") {
                     Some(r) => self.expr(r),
                     None => return None,
                 };
                 StmtKind::Assign { lhs, rhs }
             }
             "subroutine_call" => {
-                let name = n
-                    .child_by_field_name("subroutine")
+                let name = field(n, "subroutine")
                     .map(|s| self.lname(s))
                     .unwrap_or_default();
                 let list = named_children(n)
@@ -383,7 +382,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     name = Some(t.trim().trim_end_matches(':').trim().to_ascii_lowercase());
                 }
                 "do_statement" => {
-                    if let Some(l) = k.child_by_field_name("do_label") {
+                    if let Some(l) = field(k, "do_label") {
                         end_label = parse_label(self.text(l));
                     }
                     for c in named_children(k) {
