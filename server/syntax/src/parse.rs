@@ -147,20 +147,6 @@ fn point_at(text: &str, end: usize, span: &ChunkSpan) -> Point {
     }
 }
 
-/// Opening statements of constructs whose `end` may be missing, with the
-/// construct name used in messages.
-const CONSTRUCT_OPENERS: &[(&str, &str)] = &[
-    ("if_statement", "if"),
-    ("do_loop", "do"),
-    ("do_statement", "do"),
-    ("select_case_statement", "select case"),
-    ("where_statement", "where"),
-    ("subroutine", "subroutine"),
-    ("function", "function"),
-    ("module", "module"),
-    ("program", "program"),
-];
-
 type SyntaxError = (usize, usize, &'static str, String);
 
 fn collect_syntax_errors(root: Node, text: &str, out: &mut Vec<SyntaxError>) {
@@ -175,14 +161,7 @@ fn collect_syntax_errors(root: Node, text: &str, out: &mut Vec<SyntaxError>) {
             continue;
         }
         if node.is_missing() {
-            let what = node.kind();
-            let at = node.start_byte();
-            out.push((
-                at,
-                at,
-                "syntax-error",
-                format!("syntax error: missing `{}`", what.replace('_', " ")),
-            ));
+            out.push(describe_missing(node, text));
             continue;
         }
         if node.is_error() {
@@ -198,67 +177,216 @@ fn collect_syntax_errors(root: Node, text: &str, out: &mut Vec<SyntaxError>) {
     out[start_len..].sort_by_key(|e| e.0);
 }
 
-/// Turns an ERROR node into a message: an unclosed construct when the
-/// error holds an opening statement with no end, else the unexpected text.
-fn describe_error(node: Node, text: &str) -> SyntaxError {
-    // An ERROR node whose first child opens a block construct and that runs
-    // to the end of the unit is an unclosed construct.
-    if let Some(first) = first_meaningful_child(node) {
-        let opener = opening_construct(first, text);
-        if let Some(name) = opener {
-            let line_end = text[first.start_byte()..]
-                .find('\n')
-                .map_or(text.len(), |i| first.start_byte() + i);
+fn node_text<'t>(n: Node, text: &'t str) -> &'t str {
+    text.get(n.start_byte()..n.end_byte()).unwrap_or("")
+}
+
+fn line_end(text: &str, at: usize) -> usize {
+    text[at.min(text.len())..]
+        .find('\n')
+        .map_or(text.len(), |i| at + i)
+}
+
+fn kids(n: Node) -> Vec<Node> {
+    let mut c = n.walk();
+    n.children(&mut c).collect()
+}
+
+const UNIT_KINDS: &[&str] = &["subroutine", "function", "program", "module"];
+
+/// A MISSING token. When the unit's own `end` is missing, an inner
+/// construct whose `end` statement is a bare `END` took it: that construct
+/// is the one left open.
+fn describe_missing(node: Node, text: &str) -> SyntaxError {
+    let at = node.start_byte();
+    let parent = node.parent();
+    let unit = parent
+        .filter(|p| p.kind().starts_with("end_"))
+        .and_then(|p| p.parent())
+        .filter(|g| UNIT_KINDS.contains(&g.kind()));
+    if let Some(unit) = unit {
+        if let Some((opener, name)) = construct_closed_by_bare_end(unit, text) {
             return (
-                first.start_byte(),
-                line_end,
+                opener.start_byte(),
+                line_end(text, opener.start_byte()),
                 "unclosed-construct",
-                format!("`{name}` construct is never closed (missing `end {name}`)"),
+                format!(
+                    "`{name}` construct is never closed: the `END` meant for the {} closes it instead",
+                    unit.kind()
+                ),
             );
         }
+        return (
+            unit.start_byte(),
+            line_end(text, unit.start_byte()),
+            "unclosed-construct",
+            format!("`{}` is never closed (missing `end {}`)", unit.kind(), unit.kind()),
+        );
     }
-    let start = node.start_byte();
-    let snippet: String = text[start..node.end_byte().min(text.len())]
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim()
-        .chars()
-        .take(40)
-        .collect();
-    let first_line_end = text[start..]
-        .find('\n')
-        .map_or(node.end_byte(), |i| (start + i).min(node.end_byte()));
+    (
+        at,
+        at,
+        "syntax-error",
+        format!("syntax error: missing `{}`", node.kind().replace('_', " ")),
+    )
+}
+
+fn construct_closed_by_bare_end<'t>(unit: Node<'t>, text: &str) -> Option<(Node<'t>, &'static str)> {
+    let mut stack = vec![unit];
+    let mut found = None;
+    while let Some(n) = stack.pop() {
+        for c in kids(n) {
+            let name = match c.kind() {
+                "do_loop" => Some(("end_do_loop_statement", "do")),
+                "if_statement" => Some(("end_if_statement", "if")),
+                "select_case_statement" => Some(("end_select_statement", "select case")),
+                _ => None,
+            };
+            if let Some((end_kind, name)) = name {
+                let bare = kids(c).iter().any(|e| {
+                    e.kind() == end_kind && node_text(*e, text).trim().eq_ignore_ascii_case("end")
+                });
+                if bare && found.is_none() {
+                    found = Some((c, name));
+                }
+            }
+            if c.child_count() > 0 && !UNIT_KINDS.contains(&c.kind()) {
+                stack.push(c);
+            }
+        }
+    }
+    found
+}
+
+/// Node kinds that are whole statements or constructs: an ERROR node
+/// holding only these plus loose tokens lost track of one construct.
+fn is_statement_like(kind: &str) -> bool {
+    kind.ends_with("_statement")
+        || kind.ends_with("_declaration")
+        || kind.ends_with("_modification")
+        || matches!(
+            kind,
+            "do_loop"
+                | "comment"
+                | "statement_label"
+                | "subroutine"
+                | "function"
+                | "module"
+                | "program"
+                | "internal_procedures"
+                | "derived_type_definition"
+                | "interface"
+                | "subroutine_call"
+        )
+}
+
+/// Turns an ERROR node into a message, looking inside it for the real
+/// cause: an IF or DO construct that never gets its END (unclosed), an
+/// assigned GO TO (unsupported), or the first line of loose tokens that do
+/// not form a statement.
+fn describe_error(node: Node, text: &str) -> SyntaxError {
+    let children = kids(node);
+    // A construct whose END IF / END DO is a bare `END` that was meant for
+    // the unit.
+    if let Some((opener, name)) = construct_closed_by_bare_end(node, text) {
+        return unclosed(opener, name, text);
+    }
+    // An IF ... THEN with no END IF.
+    for c in &children {
+        if c.kind() == "if_statement" {
+            let ks = kids(*c);
+            let has_then = ks
+                .iter()
+                .any(|k| !k.is_named() && node_text(*k, text).eq_ignore_ascii_case("then"));
+            let has_end = ks.iter().any(|k| k.kind() == "end_if_statement");
+            if has_then && !has_end {
+                return unclosed(*c, "if", text);
+            }
+        }
+    }
+    // A DO statement left loose, with no loose END DO after it.
+    if let Some(d) = children.iter().find(|c| c.kind() == "do_statement") {
+        let tokens: Vec<String> = children
+            .iter()
+            .filter(|c| !c.is_named() && c.start_byte() > d.start_byte())
+            .map(|c| node_text(*c, text).to_ascii_lowercase())
+            .collect();
+        let end_do = tokens.iter().any(|t| t == "enddo")
+            || tokens.windows(2).any(|w| w[0] == "end" && w[1] == "do");
+        if !end_do {
+            return unclosed(*d, "do", text);
+        }
+    }
+    let start = first_loose(node).unwrap_or(node.start_byte());
+    let end = line_end(text, start).min(node.end_byte().max(start));
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[line_start..line_end(text, start)];
+    if let Some(col) = assigned_goto(line) {
+        return (
+            line_start + col,
+            line_end(text, start),
+            "unsupported",
+            "dfort does not support assigned GO TO (`go to` a variable)".to_string(),
+        );
+    }
+    let snippet: String = text[start..end].trim().chars().take(40).collect();
     let msg = if snippet.is_empty() {
         "syntax error".to_string()
     } else {
         format!("syntax error: unexpected `{snippet}`")
     };
-    (start, first_line_end.max(start), "syntax-error", msg)
+    (start, end, "syntax-error", msg)
 }
 
-fn first_meaningful_child(node: Node) -> Option<Node> {
-    let mut cursor = node.walk();
-    let found = node
-        .children(&mut cursor)
-        .find(|c| c.kind() != "comment" && c.kind() != "statement_label");
-    found
+fn unclosed(opener: Node, name: &str, text: &str) -> SyntaxError {
+    (
+        opener.start_byte(),
+        line_end(text, opener.start_byte()),
+        "unclosed-construct",
+        format!("`{name}` construct is never closed (missing `end {name}`)"),
+    )
 }
 
-fn opening_construct(node: Node, text: &str) -> Option<&'static str> {
-    for (kind, name) in CONSTRUCT_OPENERS {
-        if node.kind() == *kind {
-            return Some(name);
+/// Start of the first piece of an ERROR node that is not a whole statement
+/// (descending into nested ERROR nodes).
+fn first_loose(node: Node) -> Option<usize> {
+    for c in kids(node) {
+        if c.is_error() {
+            return first_loose(c).or(Some(c.start_byte()));
+        }
+        if !c.is_named() || !is_statement_like(c.kind()) {
+            return Some(c.start_byte());
+        }
+        if c.has_error() {
+            if let Some(x) = first_error_inside(c) {
+                return Some(x);
+            }
         }
     }
-    // Keyword tokens directly inside the ERROR node: `if ( ... ) then` or `do`.
-    let word = text
-        .get(node.start_byte()..node.end_byte())?
-        .trim()
-        .to_ascii_lowercase();
-    match word.as_str() {
-        "do" => Some("do"),
-        "if" => Some("if"),
-        _ => None,
+    None
+}
+
+fn first_error_inside(n: Node) -> Option<usize> {
+    for c in kids(n) {
+        if c.is_error() || c.is_missing() {
+            return first_loose(c).or(Some(c.start_byte()));
+        }
+        if c.has_error() {
+            return first_error_inside(c);
+        }
     }
+    None
+}
+
+/// Column of `go to <name>` (an assigned GO TO) in a statement line.
+fn assigned_goto(line: &str) -> Option<usize> {
+    let code = crate::chunks::code_part(line);
+    let lower = code.to_ascii_lowercase();
+    let trimmed = lower.trim_start_matches(|c: char| c.is_whitespace() || c.is_ascii_digit());
+    let col = lower.len() - trimmed.len();
+    let rest = trimmed.strip_prefix("go")?.trim_start().strip_prefix("to")?.trim();
+    let rest = rest.split(',').next()?.trim();
+    let first = rest.chars().next()?;
+    (first.is_ascii_alphabetic() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ' || c == '(' || c == ')'))
+        .then_some(col)
 }

@@ -8,7 +8,9 @@ use dfort_syntax::tree_sitter::Node;
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
     pub(crate) fn header(&mut self, n: Node<'a>) {
-        if let Some(name) = field(n, "name") {
+        let name_node = field(n, "name")
+            .or_else(|| named_children(n).into_iter().find(|c| c.kind() == "name"));
+        if let Some(name) = name_node {
             self.unit.name = self.lname(name);
             self.unit.name_span = self.span(name);
         }

@@ -181,7 +181,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     }
 
     fn number(&mut self, n: Node<'a>) -> ExprKind {
-        let full = self.text(n).trim().to_ascii_lowercase();
+        let full = super::token_text(self.text(n));
         // A kind suffix: 1.0_8, 1.0_dp, 2_8.
         let (digits, suffix) = match full.find('_') {
             Some(p) => (&full[..p], Some(&full[p + 1..])),
@@ -224,7 +224,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let value = digits.replace(['d', 'q'], "e").parse::<f64>().unwrap_or(f64::NAN);
         ExprKind::Real {
             value,
-            text: self.text(n).trim().to_string(),
+            text: full.clone(),
             kind,
         }
     }

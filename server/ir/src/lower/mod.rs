@@ -243,6 +243,8 @@ pub(crate) struct UnitLowerer<'f, 'a> {
     /// Labels defined by FORMAT statements (valid only as format refs).
     pub(crate) format_labels: Vec<u32>,
     pub(crate) label_refs: Vec<(u32, Span)>,
+    /// Where the label of the statement being lowered is written.
+    pub(crate) label_span: Option<Span>,
     pub(crate) seen_executable: bool,
 }
 
@@ -284,6 +286,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             labels: HashMap::new(),
             format_labels: Vec::new(),
             label_refs: Vec::new(),
+            label_span: None,
             seen_executable: false,
         }
     }
@@ -297,8 +300,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     pub(crate) fn stmt_span(&self, n: Node) -> Span {
         self.fx.stmt_span(n)
     }
+    /// A name or other single token, lower case, joined across
+    /// continuation lines (`&` and the blanks around the line break).
     pub(crate) fn lname(&self, n: Node) -> String {
-        self.text(n).trim().to_ascii_lowercase()
+        token_text(self.text(n))
     }
 
     /// The symbol for `name`, created (undeclared) on first sight.
@@ -342,6 +347,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     }
 
     pub(crate) fn define_label(&mut self, label: u32, id: StmtId, span: Span) {
+        let span = self.label_span.take().unwrap_or(span);
         if self.labels.contains_key(&label) || self.format_labels.contains(&label) {
             self.fx.error(
                 "duplicate-label",
@@ -422,6 +428,19 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
         self.unit.cfg = Cfg::build(&self.unit);
         self.unit
+    }
+}
+
+/// A token's text with continuation marks and blanks removed, lower case.
+pub(crate) fn token_text(t: &str) -> String {
+    let t = t.trim();
+    if t.contains(['&', '\n']) {
+        t.chars()
+            .filter(|c| !c.is_whitespace() && *c != '&')
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    } else {
+        t.to_ascii_lowercase()
     }
 }
 

@@ -17,6 +17,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             match n.kind() {
                 "statement_label" => {
                     label = parse_label(self.text(n));
+                    self.label_span = Some(self.span(n));
                     continue;
                 }
                 "comment" => continue,
@@ -57,9 +58,13 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 continue;
             }
             self.seen_executable = true;
+            if label.is_none() {
+                self.label_span = None;
+            }
             if let Some(id) = self.statement(n, label.take()) {
                 out.push(id);
             }
+            self.label_span = None;
         }
         out
     }
