@@ -4,12 +4,12 @@
 
 use clap::Args;
 use dfort_ide::{LoadOptions, Workspace};
+use dfort_syntax::FortranParser;
+use rayon::prelude::*;
 use std::fmt::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use dfort_syntax::FortranParser;
-use rayon::prelude::*;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -93,7 +93,7 @@ fn fixed_file(k: usize, lines: usize) -> String {
     while s.lines().count() < lines.saturating_sub(30) {
         let _ = write!(
             s,
-"C     Generated legacy kernel {k}.{p}
+            "C     Generated legacy kernel {k}.{p}
       SUBROUTINE OLD{k}X{p}(N, X, F, W)
       INTEGER N, I, J
       DOUBLE PRECISION X(N), F(N), W, H, T
@@ -127,9 +127,15 @@ pub fn generate(total_lines: usize, file_lines: usize) -> Vec<(PathBuf, String)>
     (0..files)
         .map(|k| {
             if k % 2 == 0 {
-                (PathBuf::from(format!("gen{k}.f90")), free_file(k, file_lines))
+                (
+                    PathBuf::from(format!("gen{k}.f90")),
+                    free_file(k, file_lines),
+                )
             } else {
-                (PathBuf::from(format!("gen{k}.f")), fixed_file(k, file_lines))
+                (
+                    PathBuf::from(format!("gen{k}.f")),
+                    fixed_file(k, file_lines),
+                )
             }
         })
         .collect()
@@ -180,7 +186,10 @@ pub fn run(args: BenchArgs) -> ExitCode {
     }
     let lines: usize = sources.iter().map(|(_, t)| t.lines().count()).sum();
     let bytes: usize = sources.iter().map(|(_, t)| t.len()).sum();
-    let fixed = sources.iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "f")).count();
+    let fixed = sources
+        .iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "f"))
+        .count();
     println!(
         "workspace: {} files ({} free form, {} fixed form), {} lines, {:.1} MB",
         sources.len(),
@@ -212,7 +221,9 @@ pub fn run(args: BenchArgs) -> ExitCode {
     let (ms_all, units, errors) = time_runs(&sources, args.runs);
     let peak_all = peak_rss_mb();
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build();
-    let ms_one = one.ok().map(|pool| pool.install(|| time_runs(&sources, args.runs.min(3)).0));
+    let ms_one = one
+        .ok()
+        .map(|pool| pool.install(|| time_runs(&sources, args.runs.min(3)).0));
     println!(
         "parse+lower+link, {threads} threads: {ms_all:.0} ms (median of {}), {:.0} klines/s, {:.1} MB/s; {units} units, {errors} errors",
         args.runs,

@@ -9,7 +9,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "dfort", version, about = "Differentiable Fortran: analyses and derivatives of Fortran code")]
+#[command(
+    name = "dfort",
+    version,
+    about = "Differentiable Fortran: analyses and derivatives of Fortran code"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -37,7 +41,9 @@ fn parse_line_length(s: &str) -> Result<LineLength, String> {
     }
     match s.parse::<usize>() {
         Ok(n) if n >= 7 => Ok(LineLength(Some(n))),
-        _ => Err(format!("expected a column number of at least 7, or `none`; got `{s}`")),
+        _ => Err(format!(
+            "expected a column number of at least 7, or `none`; got `{s}`"
+        )),
     }
 }
 

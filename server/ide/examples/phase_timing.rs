@@ -17,7 +17,10 @@ fn main() {
         let parsed = fp.parse(p.clone(), text.clone(), form);
         tp += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let reps: usize = std::env::var("LOWER_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+        let reps: usize = std::env::var("LOWER_REPS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
         let mut l = lower_file(&parsed, dfort_ir::FileId(i as u32));
         for _ in 1..reps {
             l = lower_file(&parsed, dfort_ir::FileId(i as u32));
@@ -31,5 +34,12 @@ fn main() {
     let t = Instant::now();
     let (prog, _) = dfort_ir::link::link(Vec::new(), lowered);
     let tk = t.elapsed().as_secs_f64();
-    println!("parse {:.0} ms, lower {:.0} ms, drop trees {:.0} ms, link {:.0} ms ({} units)", tp * 1e3, tl * 1e3, td * 1e3, tk * 1e3, prog.units.len());
+    println!(
+        "parse {:.0} ms, lower {:.0} ms, drop trees {:.0} ms, link {:.0} ms ({} units)",
+        tp * 1e3,
+        tl * 1e3,
+        td * 1e3,
+        tk * 1e3,
+        prog.units.len()
+    );
 }

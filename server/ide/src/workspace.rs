@@ -33,8 +33,13 @@ impl LoadOptions {
 /// A file that could not be loaded.
 #[derive(Debug)]
 pub enum LoadError {
-    Io { path: PathBuf, error: std::io::Error },
-    NotUtf8 { path: PathBuf },
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    NotUtf8 {
+        path: PathBuf,
+    },
 }
 
 impl std::fmt::Display for LoadError {
@@ -156,7 +161,12 @@ impl Workspace {
             .collect();
         refine(&mut diagnostics);
         diagnostics.sort_by(|a, b| {
-            (a.file, a.range.start, a.severity, a.code).cmp(&(b.file, b.range.start, b.severity, b.code))
+            (a.file, a.range.start, a.severity, a.code).cmp(&(
+                b.file,
+                b.range.start,
+                b.severity,
+                b.code,
+            ))
         });
         diagnostics.dedup();
         Workspace {

@@ -20,12 +20,9 @@ fn prec(op: BinaryOp) -> u8 {
         BinaryOp::Eqv | BinaryOp::Neqv => 1,
         BinaryOp::Or => 2,
         BinaryOp::And => 3,
-        BinaryOp::Eq
-        | BinaryOp::Ne
-        | BinaryOp::Lt
-        | BinaryOp::Le
-        | BinaryOp::Gt
-        | BinaryOp::Ge => 5,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            5
+        }
         BinaryOp::Concat => 6,
         BinaryOp::Add | BinaryOp::Sub => 7,
         BinaryOp::Mul | BinaryOp::Div => 8,
@@ -306,7 +303,13 @@ pub fn unit(program: &Program, u: &Unit, lines: &LineIndex) -> String {
         if let Some(only) = &us.only {
             let items: Vec<String> = only
                 .iter()
-                .map(|(l, r)| if l == r { l.clone() } else { format!("{l} => {r}") })
+                .map(|(l, r)| {
+                    if l == r {
+                        l.clone()
+                    } else {
+                        format!("{l} => {r}")
+                    }
+                })
                 .collect();
             let _ = write!(s, ", only: {}", items.join(", "));
         }
@@ -319,7 +322,11 @@ pub fn unit(program: &Program, u: &Unit, lines: &LineIndex) -> String {
         let _ = writeln!(o, "{s}");
     }
     for c in &u.commons {
-        let names: Vec<&str> = c.members.iter().map(|m| u.symbol(*m).name.as_str()).collect();
+        let names: Vec<&str> = c
+            .members
+            .iter()
+            .map(|m| u.symbol(*m).name.as_str())
+            .collect();
         let _ = writeln!(o, "  common /{}/: {}", c.name, names.join(", "));
     }
     for e in &u.equivalences {
@@ -442,7 +449,11 @@ fn stmt(program: &Program, u: &Unit, id: StmtId, depth: usize, lines: &LineIndex
             let _ = writeln!(o, "{head}{} = {}", expr(u, lhs), expr(u, rhs));
             refs(program, u, &[lhs, rhs], &ind, o);
         }
-        StmtKind::Call { name, target: t, args } => {
+        StmtKind::Call {
+            name,
+            target: t,
+            args,
+        } => {
             let mut a = String::new();
             write_args(u, args, &mut a);
             let _ = writeln!(o, "{head}call {name}({a})  -> {}", target(program, t, u));
@@ -534,13 +545,31 @@ fn stmt(program: &Program, u: &Unit, id: StmtId, depth: usize, lines: &LineIndex
             zero,
             positive,
         } => {
-            let _ = writeln!(o, "{head}if ({}) {negative}, {zero}, {positive}", expr(u, e));
+            let _ = writeln!(
+                o,
+                "{head}if ({}) {negative}, {zero}, {positive}",
+                expr(u, e)
+            );
         }
         StmtKind::Exit { construct } => {
-            let _ = writeln!(o, "{head}exit{}", construct.as_ref().map(|c| format!(" {c}")).unwrap_or_default());
+            let _ = writeln!(
+                o,
+                "{head}exit{}",
+                construct
+                    .as_ref()
+                    .map(|c| format!(" {c}"))
+                    .unwrap_or_default()
+            );
         }
         StmtKind::Cycle { construct } => {
-            let _ = writeln!(o, "{head}cycle{}", construct.as_ref().map(|c| format!(" {c}")).unwrap_or_default());
+            let _ = writeln!(
+                o,
+                "{head}cycle{}",
+                construct
+                    .as_ref()
+                    .map(|c| format!(" {c}"))
+                    .unwrap_or_default()
+            );
         }
         StmtKind::Return => {
             let _ = writeln!(o, "{head}return");
@@ -559,14 +588,23 @@ fn stmt(program: &Program, u: &Unit, id: StmtId, depth: usize, lines: &LineIndex
             let k = format!("{kind:?}").to_ascii_lowercase();
             let r: Vec<String> = reads.iter().map(|e| expr(u, e)).collect();
             let w: Vec<String> = writes.iter().map(|e| expr(u, e)).collect();
-            let _ = writeln!(o, "{head}{k} reads [{}] writes [{}]", r.join(", "), w.join(", "));
+            let _ = writeln!(
+                o,
+                "{head}{k} reads [{}] writes [{}]",
+                r.join(", "),
+                w.join(", ")
+            );
         }
         StmtKind::Allocate {
             objects,
             deallocate,
         } => {
             let v: Vec<String> = objects.iter().map(|e| expr(u, e)).collect();
-            let kw = if *deallocate { "deallocate" } else { "allocate" };
+            let kw = if *deallocate {
+                "deallocate"
+            } else {
+                "allocate"
+            };
             let _ = writeln!(o, "{head}{kw} {}", v.join(", "));
         }
         StmtKind::Unsupported { construct } => {
@@ -580,9 +618,9 @@ fn refs(program: &Program, u: &Unit, exprs: &[&Expr], ind: &str, o: &mut String)
     let mut notes = Vec::new();
     for e in exprs {
         e.walk(&mut |x| match &x.kind {
-            ExprKind::FunctionCall { name, target: t, .. } => {
-                notes.push(format!("{name} -> {}", target(program, t, u)))
-            }
+            ExprKind::FunctionCall {
+                name, target: t, ..
+            } => notes.push(format!("{name} -> {}", target(program, t, u))),
             ExprKind::Apply { name, .. } => notes.push(format!("{name} -> unresolved")),
             _ => {}
         });
@@ -598,7 +636,11 @@ fn cfg(u: &Unit, o: &mut String) {
         o,
         "  cfg: {} nodes, {}",
         c.nodes.len(),
-        if c.structured { "structured" } else { "unstructured" }
+        if c.structured {
+            "structured"
+        } else {
+            "unstructured"
+        }
     );
     for j in &c.jumps {
         let _ = writeln!(o, "    jump: s{} {}", j.stmt.0, j.reason);

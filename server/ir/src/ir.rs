@@ -8,7 +8,7 @@ use crate::cfg::Cfg;
 use dfort_syntax::TextRange;
 use std::path::PathBuf;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct UnitId(pub u32);
@@ -22,12 +22,6 @@ pub struct StmtId(pub u32);
 pub struct Span {
     pub file: FileId,
     pub range: TextRange,
-}
-
-impl Default for FileId {
-    fn default() -> Self {
-        FileId(0)
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -198,7 +192,10 @@ pub enum Storage {
     /// The result variable of a function.
     Result,
     /// Member `index` of COMMON block `block` (blank common: empty name).
-    Common { block: String, index: u32 },
+    Common {
+        block: String,
+        index: u32,
+    },
     /// Declared in another unit and visible here by host or use association.
     Imported {
         from: UnitId,
@@ -206,7 +203,9 @@ pub enum Storage {
         via: Association,
     },
     /// Declared in a module this unit uses that dfort was not given.
-    UnknownModule { module: String },
+    UnknownModule {
+        module: String,
+    },
     /// A procedure name (external, intrinsic, statement function, dummy
     /// procedure) rather than a variable.
     Procedure,
@@ -414,7 +413,10 @@ pub enum IoKind {
 pub enum StmtKind {
     /// `lhs = rhs`: lhs is a `Var`, `ArrayRef` (element or section; a whole
     /// array is a `Var` of an array symbol) or `Component`.
-    Assign { lhs: Expr, rhs: Expr },
+    Assign {
+        lhs: Expr,
+        rhs: Expr,
+    },
     Call {
         name: String,
         target: CallTarget,
@@ -472,7 +474,9 @@ pub enum StmtKind {
         deallocate: bool,
     },
     /// Something dfort does not support (a diagnostic names it).
-    Unsupported { construct: String },
+    Unsupported {
+        construct: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -571,14 +575,24 @@ pub enum ExprKind {
     Int(i64),
     /// The value, and the kind in bytes implied by the literal (`1d0` → 8,
     /// `1.0_8` → 8, `1.0` → 4).
-    Real { value: f64, text: String, kind: u32 },
+    Real {
+        value: f64,
+        text: String,
+        kind: u32,
+    },
     Logical(bool),
     Str(String),
     Complex(Box<Expr>, Box<Expr>),
     Var(SymbolId),
     /// An array element or section: `a(i, 1:n)`.
-    ArrayRef { array: SymbolId, subs: Vec<Subscript> },
-    Intrinsic { name: String, args: Vec<Arg> },
+    ArrayRef {
+        array: SymbolId,
+        subs: Vec<Subscript>,
+    },
+    Intrinsic {
+        name: String,
+        args: Vec<Arg>,
+    },
     /// A user, external or statement function.
     FunctionCall {
         name: String,
@@ -587,8 +601,14 @@ pub enum ExprKind {
     },
     /// `name(args)` before linking decides whether it is an array or a
     /// function (arrays from modules are only known then).
-    Apply { name: String, args: Vec<Arg> },
-    Unary { op: UnaryOp, operand: Box<Expr> },
+    Apply {
+        name: String,
+        args: Vec<Arg>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
     Binary {
         op: BinaryOp,
         lhs: Box<Expr>,
@@ -760,7 +780,9 @@ impl StmtKind {
             }
             StmtKind::ComputedGoto { index, .. } => vec![index],
             StmtKind::ArithmeticIf { expr, .. } => vec![expr],
-            StmtKind::Io { reads, writes, .. } => reads.iter_mut().chain(writes.iter_mut()).collect(),
+            StmtKind::Io { reads, writes, .. } => {
+                reads.iter_mut().chain(writes.iter_mut()).collect()
+            }
             StmtKind::Allocate { objects, .. } => objects.iter_mut().collect(),
             _ => vec![],
         }

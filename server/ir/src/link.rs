@@ -194,7 +194,12 @@ fn remote_name<'a>(us: &'a UseDecl, local: &'a str) -> Option<&'a str> {
     Some(local)
 }
 
-fn find_through_uses(units: &[Unit], u: &Unit, name: &str, depth: u32) -> Option<(UnitId, SymbolId)> {
+fn find_through_uses(
+    units: &[Unit],
+    u: &Unit,
+    name: &str,
+    depth: u32,
+) -> Option<(UnitId, SymbolId)> {
     if depth > 32 {
         return None;
     }
@@ -360,10 +365,11 @@ fn kind_from_name(units: &[Unit], u: &Unit, name: &str) -> Option<u32> {
 /// How one applied or called name resolves in a unit.
 #[derive(Clone, Debug)]
 enum Resolved {
-    /// An array visible here; `Some` when a symbol must be added to the
-    /// unit for it (imported).
+    /// An array declared in the unit.
     Array(SymbolId),
-    ImportedArray(Symbol),
+    /// An array visible by host or use association: a symbol is added to
+    /// the unit for it.
+    ImportedArray(Box<Symbol>),
     Intrinsic,
     Procedure(CallTarget),
 }
@@ -381,7 +387,10 @@ fn resolve_procedure(units: &[Unit], index: &NameIndex, u: &Unit, name: &str) ->
             break;
         }
         for ch in &c.children {
-            if units.get(ch.0 as usize).is_some_and(|x| x.name == name && x.is_procedure()) {
+            if units
+                .get(ch.0 as usize)
+                .is_some_and(|x| x.name == name && x.is_procedure())
+            {
                 return Some(*ch);
             }
         }
@@ -466,7 +475,7 @@ fn resolve_references(units: &[Unit], index: &NameIndex, i: usize) -> ReferenceP
                     via,
                 };
                 s.declared = false;
-                Resolved::ImportedArray(s)
+                Resolved::ImportedArray(Box::new(s))
             } else {
                 proc_or_intrinsic(units, index, u, &name, local.map(|x| x.1))
             }
@@ -514,11 +523,11 @@ fn apply_references(u: &mut Unit, plan: ReferencePlan) {
             Resolved::ImportedArray(sym) => {
                 let id = match u.lookup(name) {
                     Some(id) => {
-                        u.symbols[id.0 as usize] = sym.clone();
+                        u.symbols[id.0 as usize] = (**sym).clone();
                         id
                     }
                     None => {
-                        u.symbols.push(sym.clone());
+                        u.symbols.push((**sym).clone());
                         SymbolId(u.symbols.len() as u32 - 1)
                     }
                 };

@@ -14,7 +14,9 @@ fn main() {
     for (p, text) in &files {
         let form = dfort_syntax::source_form::form_for_path(p, Default::default());
         let src = match form {
-            SourceForm::Fixed(o) => dfort_syntax::fixed_form::normalize_fixed(text, o.line_length).text,
+            SourceForm::Fixed(o) => {
+                dfort_syntax::fixed_form::normalize_fixed(text, o.line_length).text
+            }
             SourceForm::Free => text.clone(),
         };
         let _ = ts.parse(&src, None);
@@ -32,7 +34,9 @@ fn main() {
     for (p, text) in &files {
         let form = dfort_syntax::source_form::form_for_path(p, Default::default());
         let src = match form {
-            SourceForm::Fixed(o) => dfort_syntax::fixed_form::normalize_fixed(text, o.line_length).text,
+            SourceForm::Fixed(o) => {
+                dfort_syntax::fixed_form::normalize_fixed(text, o.line_length).text
+            }
             SourceForm::Free => text.clone(),
         };
         for c in dfort_syntax::chunks::split_units(&src) {
@@ -41,7 +45,10 @@ fn main() {
             n += 1;
         }
     }
-    println!("per unit substrings ({n}): {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+    println!(
+        "per unit substrings ({n}): {:.0} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
 }
 
 #[allow(dead_code)]

@@ -9,7 +9,13 @@ fn walk(n: Node, src: &str, depth: usize, field: Option<&str>) {
     } else {
         String::new()
     };
-    let mark = if n.is_missing() { "MISSING " } else if n.is_named() { "" } else { "'" };
+    let mark = if n.is_missing() {
+        "MISSING "
+    } else if n.is_named() {
+        ""
+    } else {
+        "'"
+    };
     println!(
         "{}{}{}{} [{}:{}]{}",
         "  ".repeat(depth),

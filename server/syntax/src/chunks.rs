@@ -109,11 +109,7 @@ pub fn split_units(text: &str) -> Vec<ChunkSpan> {
                     close_here = depth == 0;
                 }
             }
-            LineKind::Statement => {
-                if depth == 0 && !implicit_main {
-                    implicit_main = true;
-                }
-            }
+            LineKind::Statement if depth == 0 && !implicit_main => implicit_main = true,
             _ => {}
         }
         offset = line_end;
@@ -134,7 +130,13 @@ pub fn split_units(text: &str) -> Vec<ChunkSpan> {
                 last.last_line = last_line.saturating_sub(1);
             }
         } else {
-            push_chunk(&mut chunks, chunk_start, bytes.len(), chunk_first_line, last_line);
+            push_chunk(
+                &mut chunks,
+                chunk_start,
+                bytes.len(),
+                chunk_first_line,
+                last_line,
+            );
         }
     }
     chunks
@@ -303,18 +305,18 @@ fn classify(line: &str) -> LineKind {
         }
         "endinterface" => return LineKind::InterfaceEnd,
         "contains" if w.len() == 1 => return LineKind::Contains,
-        "interface" | "abstract" => {
-            if first == "interface" || word(1) == "interface" {
-                return LineKind::InterfaceStart;
-            }
+        "interface" | "abstract" if first == "interface" || word(1) == "interface" => {
+            return LineKind::InterfaceStart;
         }
-        "program" | "submodule" | "blockdata" => {
-            if word(1).chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        "program" | "submodule" | "blockdata"
+            if word(1)
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
                 || first == "submodule"
-                || first == "blockdata"
-            {
-                return LineKind::UnitStart;
-            }
+                || first == "blockdata" =>
+        {
+            return LineKind::UnitStart;
         }
         "block" if word(1) == "data" => return LineKind::UnitStart,
         "module" => {

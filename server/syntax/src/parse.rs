@@ -220,7 +220,11 @@ fn describe_missing(node: Node, text: &str) -> SyntaxError {
             unit.start_byte(),
             line_end(text, unit.start_byte()),
             "unclosed-construct",
-            format!("`{}` is never closed (missing `end {}`)", unit.kind(), unit.kind()),
+            format!(
+                "`{}` is never closed (missing `end {}`)",
+                unit.kind(),
+                unit.kind()
+            ),
         );
     }
     (
@@ -231,7 +235,10 @@ fn describe_missing(node: Node, text: &str) -> SyntaxError {
     )
 }
 
-fn construct_closed_by_bare_end<'t>(unit: Node<'t>, text: &str) -> Option<(Node<'t>, &'static str)> {
+fn construct_closed_by_bare_end<'t>(
+    unit: Node<'t>,
+    text: &str,
+) -> Option<(Node<'t>, &'static str)> {
     let mut stack = vec![unit];
     let mut found = None;
     while let Some(n) = stack.pop() {
@@ -384,9 +391,16 @@ fn assigned_goto(line: &str) -> Option<usize> {
     let lower = code.to_ascii_lowercase();
     let trimmed = lower.trim_start_matches(|c: char| c.is_whitespace() || c.is_ascii_digit());
     let col = lower.len() - trimmed.len();
-    let rest = trimmed.strip_prefix("go")?.trim_start().strip_prefix("to")?.trim();
+    let rest = trimmed
+        .strip_prefix("go")?
+        .trim_start()
+        .strip_prefix("to")?
+        .trim();
     let rest = rest.split(',').next()?.trim();
     let first = rest.chars().next()?;
-    (first.is_ascii_alphabetic() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ' || c == '(' || c == ')'))
-        .then_some(col)
+    (first.is_ascii_alphabetic()
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ' || c == '(' || c == ')'))
+    .then_some(col)
 }

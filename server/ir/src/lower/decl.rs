@@ -8,8 +8,8 @@ use dfort_syntax::tree_sitter::Node;
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
     pub(crate) fn header(&mut self, n: Node<'a>) {
-        let name_node = field(n, "name")
-            .or_else(|| named_children(n).into_iter().find(|c| c.kind() == "name"));
+        let name_node =
+            field(n, "name").or_else(|| named_children(n).into_iter().find(|c| c.kind() == "name"));
         if let Some(name) = name_node {
             self.unit.name = self.lname(name);
             self.unit.name_span = self.span(name);
@@ -132,8 +132,13 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 }
             }
             "interface" => self.interface_block(n),
-            "derived_type_definition" | "import_statement" | "private_statement"
-            | "public_statement" | "namelist_statement" | "enum" | "format_statement"
+            "derived_type_definition"
+            | "import_statement"
+            | "private_statement"
+            | "public_statement"
+            | "namelist_statement"
+            | "enum"
+            | "format_statement"
             | "procedure_statement" => {
                 if n.kind() == "format_statement" {
                     // A FORMAT's label is defined by the preceding label node;
@@ -150,7 +155,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             .into_iter()
             .find(|c| c.kind() == "interface_statement")
         {
-            if let Some(name) = named_children(stmt).into_iter().find(|c| c.kind() == "name") {
+            if let Some(name) = named_children(stmt)
+                .into_iter()
+                .find(|c| c.kind() == "name")
+            {
                 let nm = self.lname(name);
                 let sp = self.span(name);
                 let id = self.symbol(&nm, sp);
@@ -250,7 +258,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     if let Some(ty) = &current {
                         self.unit.implicit.none = false;
                         for c in lo..=hi.max(lo) {
-                            if let Some(slot) = self.unit.implicit.letters.get_mut((c - b'a') as usize)
+                            if let Some(slot) =
+                                self.unit.implicit.letters.get_mut((c - b'a') as usize)
                             {
                                 *slot = Some(ty.clone());
                             }
@@ -366,7 +375,9 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     (
                         kids.iter().copied().find(|k| k.kind() == "identifier"),
                         kids.iter().copied().find(|k| k.kind() == "size"),
-                        kids.iter().copied().find(|k| k.kind() == "character_length"),
+                        kids.iter()
+                            .copied()
+                            .find(|k| k.kind() == "character_length"),
                     )
                 }
                 other => {
@@ -374,7 +385,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     self.fx.error(
                         "unsupported",
                         sp,
-                        format!("dfort does not support `{}` declarators", other.replace('_', " ")),
+                        format!(
+                            "dfort does not support `{}` declarators",
+                            other.replace('_', " ")
+                        ),
                     );
                     (None, None, None)
                 }
@@ -557,9 +571,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     /// `character*10`, `character(len=*)`, `type(point)`.
     pub(crate) fn lower_type(&mut self, tn: Node<'a>) -> Type {
         if matches!(tn.kind(), "derived_type") {
-            let name = field(tn, "name")
-                .map(|n| self.lname(n))
-                .unwrap_or_default();
+            let name = field(tn, "name").map(|n| self.lname(n)).unwrap_or_default();
             let mut t = Type::new(BaseType::Derived, None);
             t.derived = Some(name);
             return t;
@@ -586,13 +598,13 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         };
         let mut ty = Type::new(base, default_kind);
         if let Some(k) = field(tn, "kind") {
-            let star = children(k).iter().any(|c| !c.is_named() && self.text(*c) == "*");
+            let star = children(k)
+                .iter()
+                .any(|c| !c.is_named() && self.text(*c) == "*");
             let kids = named_children(k);
             for (i, c) in kids.iter().enumerate() {
                 let (key, value) = if c.kind() == "keyword_argument" {
-                    let key = field(*c, "name")
-                        .map(|n| self.lname(n))
-                        .unwrap_or_default();
+                    let key = field(*c, "name").map(|n| self.lname(n)).unwrap_or_default();
                     (key, field(*c, "value"))
                 } else if base == BaseType::Character {
                     // character(10) / character*10: the length;
@@ -668,7 +680,9 @@ pub(crate) fn const_int_in(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
             let first = args.first().map(|a| &a.value);
             match name.as_str() {
                 "selected_real_kind" => {
-                    let p = first.and_then(|f| const_int_in(unit, f, depth + 1)).unwrap_or(6);
+                    let p = first
+                        .and_then(|f| const_int_in(unit, f, depth + 1))
+                        .unwrap_or(6);
                     Some(if p <= 6 {
                         4
                     } else if p <= 15 {
@@ -678,7 +692,9 @@ pub(crate) fn const_int_in(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
                     })
                 }
                 "selected_int_kind" => {
-                    let r = first.and_then(|f| const_int_in(unit, f, depth + 1)).unwrap_or(9);
+                    let r = first
+                        .and_then(|f| const_int_in(unit, f, depth + 1))
+                        .unwrap_or(9);
                     Some(if r <= 2 {
                         1
                     } else if r <= 4 {

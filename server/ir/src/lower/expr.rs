@@ -4,7 +4,7 @@
 //! redeclare; otherwise it stays `Apply` until linking looks at modules,
 //! hosts and the other units.
 
-use super::{named_children, children, UnitLowerer, field};
+use super::{children, field, named_children, UnitLowerer};
 use crate::intrinsics::is_intrinsic_function;
 use crate::ir::*;
 use dfort_syntax::tree_sitter::Node;
@@ -48,19 +48,23 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 ExprKind::Complex(re, im)
             }
             "parenthesized_expression" => {
-                match named_children(n).into_iter().find(|c| c.kind() != "comment") {
+                match named_children(n)
+                    .into_iter()
+                    .find(|c| c.kind() != "comment")
+                {
                     Some(inner) => self.expr(inner).kind,
                     None => ExprKind::Error,
                 }
             }
-            "math_expression" | "relational_expression" | "concatenation_expression"
+            "math_expression"
+            | "relational_expression"
+            | "concatenation_expression"
             | "logical_expression" => {
                 let op_text = field(n, "operator")
                     .map(|o| self.text(o).to_ascii_lowercase())
                     .unwrap_or_default();
                 let left = field(n, "left");
-                let right = field(n, "right")
-                    .or_else(|| field(n, "argument"));
+                let right = field(n, "right").or_else(|| field(n, "argument"));
                 if left.is_none() && op_text == ".not." {
                     let operand = self.boxed(right, span);
                     return ExprKind::Unary {
@@ -221,7 +225,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         } else {
             4
         });
-        let value = digits.replace(['d', 'q'], "e").parse::<f64>().unwrap_or(f64::NAN);
+        let value = digits
+            .replace(['d', 'q'], "e")
+            .parse::<f64>()
+            .unwrap_or(f64::NAN);
         ExprKind::Real {
             value,
             text: full.clone(),
@@ -280,7 +287,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     self.fx.error(
                         "unsupported",
                         span,
-                        format!("dfort does not support the reference `{}`", self.text(n).trim()),
+                        format!(
+                            "dfort does not support the reference `{}`",
+                            self.text(n).trim()
+                        ),
                     );
                     ExprKind::Error
                 }
@@ -290,19 +300,18 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let args = self.args(list);
         if let Some(&id) = self.names.get(&name) {
             let sym = &self.unit.symbols[id.0 as usize];
-            if let Some(i) = self
-                .unit
-                .stmt_functions
-                .iter()
-                .position(|sf| sf.name == id)
-            {
+            if let Some(i) = self.unit.stmt_functions.iter().position(|sf| sf.name == id) {
                 return ExprKind::FunctionCall {
                     name,
                     target: CallTarget::StatementFunction(i as u32),
                     args,
                 };
             }
-            if !sym.dims.is_empty() || (sym.ty.base == BaseType::Character && sym.storage != Storage::Procedure && sym.storage != Storage::Result) {
+            if !sym.dims.is_empty()
+                || (sym.ty.base == BaseType::Character
+                    && sym.storage != Storage::Procedure
+                    && sym.storage != Storage::Result)
+            {
                 let subs = args.into_iter().map(|a| subscript(a.value)).collect();
                 return ExprKind::ArrayRef { array: id, subs };
             }

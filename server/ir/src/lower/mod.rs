@@ -101,7 +101,8 @@ impl<'a> FileLowerer<'a> {
         }
     }
     pub(crate) fn error(&mut self, code: &'static str, span: Span, msg: impl Into<String>) {
-        self.diagnostics.push(Diagnostic::error(code, span.range, msg));
+        self.diagnostics
+            .push(Diagnostic::error(code, span.range, msg));
     }
     pub(crate) fn warning(&mut self, code: &'static str, span: Span, msg: impl Into<String>) {
         self.diagnostics
@@ -185,7 +186,9 @@ impl<'a> FileLowerer<'a> {
                 })
                 .min_by_key(|&i| self.units[i].span.range.len());
             match owner {
-                Some(i) => self.units[i].directives.push(Directive { name, args, span }),
+                Some(i) => self.units[i]
+                    .directives
+                    .push(Directive { name, args, span }),
                 None => self.warning(
                     "directive-outside-unit",
                     span,
@@ -198,9 +201,9 @@ impl<'a> FileLowerer<'a> {
 
 /// Cheap pre-check before running the directives query over a chunk.
 fn has_directive_marker(text: &str) -> bool {
-    text.as_bytes()
-        .windows(3)
-        .any(|w| w[0] == b'$' && w[1].eq_ignore_ascii_case(&b'a') && w[2].eq_ignore_ascii_case(&b'd'))
+    text.as_bytes().windows(3).any(|w| {
+        w[0] == b'$' && w[1].eq_ignore_ascii_case(&b'a') && w[2].eq_ignore_ascii_case(&b'd')
+    })
 }
 
 /// `!$ad independent(x, prm)` → ("independent", ["x", "prm"]).
@@ -385,8 +388,11 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let mut header_seen = false;
         for c in children {
             match c.kind() {
-                "subroutine_statement" | "function_statement" | "program_statement"
-                | "module_statement" | "block_data_statement" => {
+                "subroutine_statement"
+                | "function_statement"
+                | "program_statement"
+                | "module_statement"
+                | "block_data_statement" => {
                     self.header(c);
                     header_seen = true;
                 }
@@ -398,8 +404,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                         }
                     }
                 }
-                "end_subroutine_statement" | "end_function_statement"
-                | "end_program_statement" | "end_module_statement"
+                "end_subroutine_statement"
+                | "end_function_statement"
+                | "end_program_statement"
+                | "end_module_statement"
                 | "end_block_data_statement" => {}
                 _ => items.push(c),
             }
@@ -460,8 +468,20 @@ fn field_id(name: &'static str) -> Option<std::num::NonZeroU16> {
     IDS.get_or_init(|| {
         let lang = dfort_syntax::language();
         [
-            "left", "right", "name", "parameters", "type", "kind", "attribute", "declarator",
-            "operator", "argument", "subroutine", "value", "do_label", "allocation",
+            "left",
+            "right",
+            "name",
+            "parameters",
+            "type",
+            "kind",
+            "attribute",
+            "declarator",
+            "operator",
+            "argument",
+            "subroutine",
+            "value",
+            "do_label",
+            "allocation",
         ]
         .into_iter()
         .filter_map(|f| Some((f, lang.field_id_for_name(f)?)))

@@ -3,7 +3,7 @@
 //! included: the grammar nests them, the terminal statement joins the body).
 
 use super::decl::parse_label;
-use super::{children, named_children, range_of, UnitLowerer, field};
+use super::{children, field, named_children, range_of, UnitLowerer};
 use crate::ir::*;
 use dfort_syntax::tree_sitter::Node;
 
@@ -204,7 +204,9 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             }
             "stop_statement" => StmtKind::Stop,
             "print_statement" | "write_statement" | "read_statement" => self.io(n),
-            "open_statement" | "close_statement" | "inquire_statement"
+            "open_statement"
+            | "close_statement"
+            | "inquire_statement"
             | "file_position_statement" => StmtKind::Io {
                 kind: if n.kind() == "open_statement" {
                     IoKind::Open
@@ -471,7 +473,13 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     self.define_label(l, *first, sp);
                 }
             }
-            body.append(&mut term);
+            // With shared termination (`do 10 i / do 10 j / 10 stmt`) the
+            // grammar gives the terminal statement to the outermost loop,
+            // but it executes in the innermost one.
+            match end_label {
+                Some(l) => self.append_to_innermost(&mut body, l, term),
+                None => body.append(&mut term),
+            }
         }
         let full = range_of(span, span);
         self.unit.stmts[id.0 as usize].span = full;
@@ -482,6 +490,28 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             end_label,
         };
         id
+    }
+
+    fn append_to_innermost(&mut self, body: &mut Vec<StmtId>, label: u32, mut term: Vec<StmtId>) {
+        if let Some(&last) = body.last() {
+            if let StmtKind::Do {
+                end_label: Some(l),
+                body: inner,
+                ..
+            } = &mut self.unit.stmts[last.0 as usize].kind
+            {
+                if *l == label {
+                    let mut inner = std::mem::take(inner);
+                    self.append_to_innermost(&mut inner, label, term);
+                    if let StmtKind::Do { body: b, .. } = &mut self.unit.stmts[last.0 as usize].kind
+                    {
+                        *b = inner;
+                    }
+                    return;
+                }
+            }
+        }
+        body.append(&mut term);
     }
 
     fn select_case(&mut self, n: Node<'a>, label: Option<u32>) -> StmtId {

@@ -1,0 +1,73 @@
+//! The pipeline direction of design.md: a crate depends only on crates to
+//! its left (syntax → ir → ide → dfort), and only the binary crate may name
+//! the protocol and runtime crates (tower-lsp, lsp-types, tokio,
+//! serde_json).
+
+mod support;
+
+use support::root;
+
+const PIPELINE: &[(&str, &str)] = &[
+    ("dfort-syntax", "server/syntax"),
+    ("dfort-ir", "server/ir"),
+    ("dfort-ide", "server/ide"),
+    ("dfort", "server/dfort"),
+];
+const BINARY_ONLY: &[&str] = &[
+    "tower-lsp",
+    "tower-lsp-server",
+    "lsp-types",
+    "tokio",
+    "serde_json",
+];
+
+/// Dependency names in the `[dependencies]` and `[dev-dependencies]`
+/// sections of a manifest.
+fn dependencies(manifest: &str) -> Vec<String> {
+    let mut deps = Vec::new();
+    let mut in_deps = false;
+    for line in manifest.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_deps = t.ends_with("dependencies]");
+            continue;
+        }
+        if in_deps && !t.is_empty() && !t.starts_with('#') {
+            if let Some((name, _)) = t.split_once('=') {
+                let name = name.trim().trim_matches('"');
+                let name = name.split('.').next().unwrap_or(name);
+                deps.push(name.to_string());
+            }
+        }
+    }
+    deps
+}
+
+#[test]
+fn crates_depend_only_leftwards_and_protocol_crates_only_in_the_binary() {
+    let workspace = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    for (i, (name, dir)) in PIPELINE.iter().enumerate() {
+        assert!(workspace.contains(dir), "{dir} missing from the workspace");
+        let manifest = std::fs::read_to_string(root().join(dir).join("Cargo.toml")).unwrap();
+        let deps = dependencies(&manifest);
+        for d in &deps {
+            if let Some(j) = PIPELINE.iter().position(|(n, _)| n == d) {
+                assert!(j < i, "{name} depends on {d}, which is not to its left");
+            }
+            if *name != "dfort" {
+                assert!(
+                    !BINARY_ONLY.contains(&d.as_str()),
+                    "{name} depends on {d}; only the dfort binary may"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_parser_finds_dependencies() {
+    // Guard against the check above passing because it reads nothing.
+    let ir = std::fs::read_to_string(root().join("server/ir/Cargo.toml")).unwrap();
+    assert!(dependencies(&ir).contains(&"dfort-syntax".to_string()));
+    assert!(dependencies("[dependencies]\ntokio = \"1\"\n").contains(&"tokio".to_string()));
+}

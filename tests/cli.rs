@@ -1,0 +1,112 @@
+//! The `dfort` binary: `check` output format and exit codes, `ir`, and
+//! errors naming files that cannot be read.
+
+mod support;
+
+use std::process::Command;
+use support::*;
+
+fn dfort(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run dfort");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn check_clean_files_exits_zero_and_prints_nothing() {
+    let (code, out, err) = dfort(&[
+        "check",
+        "tests/fixtures/papers/p000_bratu.f",
+        "tests/fixtures/free/tridiag.f90",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("0 error(s)"), "{err}");
+}
+
+#[test]
+fn check_reports_file_line_col_and_exits_one_on_errors() {
+    let (code, out, _) = dfort(&["check", "tests/fixtures/diagnostics/undefined_label_bad.f"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("tests/fixtures/diagnostics/undefined_label_bad.f:8:35: error: label 99"),
+        "{out}"
+    );
+}
+
+#[test]
+fn warnings_alone_exit_zero() {
+    let (code, out, _) = dfort(&["check", "tests/fixtures/diagnostics/seqnum_bad.f"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(":8:73: warning:"), "{out}");
+}
+
+#[test]
+fn fixed_line_length_option_accepts_132_and_none() {
+    for len in ["132", "none"] {
+        let (code, out, err) = dfort(&[
+            "check",
+            "--fixed-line-length",
+            len,
+            "tests/fixtures/papers/bratu_73col.f",
+        ]);
+        assert_eq!(code, 0, "{len}: {out}{err}");
+    }
+    let (code, _, err) = dfort(&["check", "--fixed-line-length", "abc", "x.f"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("abc"), "{err}");
+}
+
+#[test]
+fn missing_and_non_utf8_files_are_named() {
+    let (code, _, err) = dfort(&["check", "no/such/file.f90"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no/such/file.f90"), "{err}");
+    let dir = std::env::temp_dir().join(format!("dfort-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("latin1.f90");
+    std::fs::write(&bad, b"subroutine s\n! caf\xe9\nend\n").unwrap();
+    let (code, _, err) = dfort(&["check", bad.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("latin1.f90") && err.contains("UTF-8"), "{err}");
+    let (code, _, err) = dfort(&["ir", bad.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("latin1.f90"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn ir_dumps_one_unit_or_says_it_is_missing() {
+    let (code, out, err) = dfort(&[
+        "ir",
+        "tests/fixtures/free/recursion.f90",
+        "--unit",
+        "REFINE",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("subroutine refine in quad_mod"), "{out}");
+    assert!(out.contains("cfg:"), "{out}");
+    assert!(!out.contains("function integrand"), "{out}");
+    let (code, _, err) = dfort(&["ir", "tests/fixtures/free/recursion.f90", "--unit", "nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("nope"), "{err}");
+}
+
+#[test]
+fn ir_resolves_against_other_files_with_with() {
+    let (code, out, err) = dfort(&[
+        "ir",
+        "tests/fixtures/free/multi_use.f90",
+        "--with",
+        "tests/fixtures/free/multi_mod.f90",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("box_area -> shapes_mod.rect_area"), "{out}");
+}

@@ -1,0 +1,471 @@
+//! The front end on the fixtures: every transcribed paper example and every
+//! construct fixture lowers without error, and the IR says what the source
+//! says (kinds, implicit typing, COMMON, use association, labelled DO
+//! nesting, statement functions, directives, CFG structure, call graph).
+
+mod support;
+
+use dfort_ir::callgraph::{Actual, Callee};
+use dfort_ir::cfg::NodeKind;
+use dfort_ir::*;
+use support::*;
+
+/// Files that need a companion to resolve (loaded together).
+const PAIRS: &[(&str, &str)] = &[("free/multi_use.f90", "free/multi_mod.f90")];
+/// Fixtures that are meant to give diagnostics (tested in diagnostics.rs).
+const EXPECTED_TO_FAIL: &[&str] = &["papers/bratu_73col.f"];
+
+#[test]
+fn every_paper_and_construct_fixture_lowers_without_diagnostics() {
+    let mut count = 0;
+    let mut units = 0;
+    for dir in ["papers", "free", "fixed"] {
+        for path in fortran_files(&fixtures().join(dir)) {
+            let rel = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+            if EXPECTED_TO_FAIL.contains(&rel.as_str()) {
+                continue;
+            }
+            let mut paths = vec![path.clone()];
+            if let Some((_, other)) = PAIRS.iter().find(|(a, _)| *a == rel) {
+                paths.push(fixtures().join(other));
+            }
+            let ws = load(&paths);
+            assert!(
+                ws.diagnostics.is_empty(),
+                "{rel} gave diagnostics:\n{}",
+                ws.render_diagnostics()
+            );
+            let mine: Vec<_> = ws
+                .program
+                .units
+                .iter()
+                .filter(|u| u.span.file == FileId(0))
+                .collect();
+            assert!(!mine.is_empty(), "{rel}: no program unit");
+            units += mine.len();
+            count += 1;
+        }
+    }
+    assert!(count >= 60, "only {count} fixtures");
+    println!("{count} fixtures, {units} units lowered without diagnostics");
+}
+
+#[test]
+fn bratu_in_fixed_form_with_continuation_lines() {
+    let ws = fixture("papers/p000_bratu.f");
+    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    let u = &ws.program.units[0];
+    assert_eq!(u.kind, UnitKind::Subroutine);
+    let args: Vec<&str> = u.args.iter().map(|a| u.symbol(*a).name.as_str()).collect();
+    assert_eq!(args.len(), 5);
+    let x = symbol(u, "x");
+    assert_eq!(
+        (x.ty.base, x.ty.kind, x.rank()),
+        (BaseType::Real, Some(8), 1)
+    );
+    assert!(matches!(x.storage, Storage::Dummy(_)));
+    // The statement continued with `*` in column 6 is one assignment whose
+    // right-hand side holds the part from the continuation line.
+    let text = &ws.files[0].text;
+    let continued = u
+        .stmts
+        .iter()
+        .filter(|s| matches!(s.kind, StmtKind::Assign { .. }))
+        .filter(|s| text[s.span.range.start as usize..s.span.range.end as usize].contains('\n'))
+        .count();
+    assert!(continued >= 1, "no assignment spans a continuation line");
+    // One counted DO loop over i.
+    let loops = u
+        .stmts
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.kind,
+                StmtKind::Do {
+                    control: DoControl::Counted { .. },
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(loops, 1);
+    assert!(u.cfg.structured);
+}
+
+#[test]
+fn directives_are_attached_to_their_unit() {
+    let ws = fixture("papers/p000_bratu_ad.f");
+    let u = unit(&ws, "bratuad");
+    let d: Vec<(String, Vec<String>)> = u
+        .directives
+        .iter()
+        .map(|d| (d.name.clone(), d.args.clone()))
+        .collect();
+    assert_eq!(
+        d,
+        vec![
+            (
+                "independent".to_string(),
+                vec!["x".to_string(), "prm".to_string()]
+            ),
+            ("dependent".to_string(), vec!["f".to_string()]),
+        ]
+    );
+}
+
+#[test]
+fn kinds_from_every_spelling() {
+    let ws = fixture("free/multi_mod.f90");
+    let m = unit(&ws, "shapes_mod");
+    assert_eq!(m.kind, UnitKind::Module);
+    assert_eq!(
+        symbol(m, "pi").ty.kind,
+        Some(8),
+        "real(rk) with rk = kind(1.0d0)"
+    );
+    let ws = fixture("free/common_equiv.f90");
+    // IMPLICIT DOUBLE PRECISION (A-H,O-Z): h.. is real(8), i..n integer.
+    for u in &ws.program.units {
+        for s in &u.symbols {
+            if s.typing == Typing::Implicit {
+                let c = s.name.as_bytes()[0];
+                let expect = if (b'i'..=b'n').contains(&c) {
+                    (BaseType::Integer, Some(4))
+                } else {
+                    (BaseType::Real, Some(8))
+                };
+                assert_eq!((s.ty.base, s.ty.kind), expect, "{} in {}", s.name, u.name);
+            }
+        }
+    }
+    let wavg = unit(&ws, "wavg");
+    let work = symbol(wavg, "work");
+    assert_eq!(
+        (work.ty.base, work.ty.kind, work.rank()),
+        (BaseType::Real, Some(8), 1),
+        "real*8"
+    );
+    assert!(wavg
+        .symbols
+        .iter()
+        .any(|s| matches!(s.storage, Storage::Common { .. })));
+}
+
+#[test]
+fn default_implicit_typing_in_fortran_77() {
+    let ws = fixture("fixed/upwind_f77.f");
+    let mut implicit = 0;
+    for u in &ws.program.units {
+        for s in u.symbols.iter().filter(|s| s.typing == Typing::Implicit) {
+            let c = s.name.as_bytes()[0];
+            let base = if (b'i'..=b'n').contains(&c) {
+                BaseType::Integer
+            } else {
+                BaseType::Real
+            };
+            assert_eq!(s.ty.base, base, "{}", s.name);
+            implicit += 1;
+        }
+    }
+    assert!(implicit > 0, "upwind_f77.f should rely on implicit typing");
+}
+
+#[test]
+fn use_association_across_files_with_only_and_rename() {
+    let ws = load(&[
+        fixtures().join("free/multi_use.f90"),
+        fixtures().join("free/multi_mod.f90"),
+    ]);
+    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    let u = unit(&ws, "total_area");
+    let m = unit(&ws, "shapes_mod");
+    assert_eq!(u.uses[0].target, Some(m.id));
+    let nshapes = symbol(u, "nshapes");
+    assert!(matches!(
+        nshapes.storage,
+        Storage::Imported { from, via: Association::Use, .. } if from == m.id
+    ));
+    // `box_area` is `rect_area` renamed; `circle_area` is a module function.
+    let mut targets = Vec::new();
+    for s in &u.stmts {
+        for e in dfort_ir::callgraph::stmt_exprs(&s.kind) {
+            e.walk(&mut |x| {
+                if let ExprKind::FunctionCall { name, target, .. } = &x.kind {
+                    targets.push((name.clone(), target.clone()));
+                }
+            });
+        }
+    }
+    let rect = unit(&ws, "rect_area").id;
+    let circ = unit(&ws, "circle_area").id;
+    assert!(
+        targets.contains(&("box_area".into(), CallTarget::Unit(rect))),
+        "{targets:?}"
+    );
+    assert!(
+        targets.contains(&("circle_area".into(), CallTarget::Unit(circ))),
+        "{targets:?}"
+    );
+    // The CALL binds actuals to the callee's formals.
+    let grow = unit(&ws, "grow");
+    let site = ws
+        .program
+        .call_graph
+        .sites
+        .iter()
+        .find(|s| s.callee == Callee::Unit(grow.id))
+        .expect("call grow");
+    assert_eq!(site.bindings[0].formal, Some(grow.args[0]));
+    assert_eq!(site.bindings[0].actual, Actual::Var(u.lookup("c").unwrap()));
+    assert_eq!(site.bindings[1].actual, Actual::Value);
+}
+
+#[test]
+fn recursion_is_found_in_the_call_graph() {
+    let ws = fixture("free/recursion.f90");
+    let g = &ws.program.call_graph;
+    let aq = unit(&ws, "adapt_quad").id;
+    let refine = unit(&ws, "refine").id;
+    let integrand = unit(&ws, "integrand").id;
+    assert!(g.recursive[aq.0 as usize] && g.recursive[refine.0 as usize]);
+    assert!(!g.recursive[integrand.0 as usize]);
+    // Bottom-up order: integrand's component comes before adapt_quad's.
+    let pos = |id: UnitId| g.sccs.iter().position(|c| c.contains(&id)).unwrap();
+    assert!(pos(integrand) < pos(aq));
+    assert_eq!(pos(aq), pos(refine));
+    // Module variable read in a module procedure: host association.
+    let f = unit(&ws, "integrand");
+    assert!(matches!(
+        symbol(f, "prm_a").storage,
+        Storage::Imported {
+            via: Association::Host,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn labelled_do_loops_nest_and_own_their_terminal_statement() {
+    let ws = fixture("free/legacy_in_free.f90");
+    let u = ws
+        .program
+        .units
+        .iter()
+        .find(|u| {
+            u.stmts.iter().any(|s| {
+                matches!(
+                    &s.kind,
+                    StmtKind::Do {
+                        end_label: Some(100),
+                        ..
+                    }
+                )
+            })
+        })
+        .expect("unit with do 100");
+    let outer = u
+        .stmts
+        .iter()
+        .find(|s| {
+            matches!(
+                &s.kind,
+                StmtKind::Do {
+                    end_label: Some(100),
+                    ..
+                }
+            )
+        })
+        .unwrap();
+    let StmtKind::Do { body, .. } = &outer.kind else {
+        unreachable!()
+    };
+    // do 100 j / do 100 i / ... / 100 continue: the inner loop is the outer
+    // body's only statement, and the shared CONTINUE ends the inner body.
+    assert_eq!(body.len(), 1);
+    let inner = u.stmt(body[0]);
+    let StmtKind::Do {
+        end_label: Some(100),
+        body: inner_body,
+        ..
+    } = &inner.kind
+    else {
+        panic!("inner loop expected")
+    };
+    let last = u.stmt(*inner_body.last().unwrap());
+    assert_eq!(last.label, Some(100));
+    assert!(matches!(last.kind, StmtKind::Continue));
+    // A labelled DO ending on an assignment owns that assignment.
+    let d300 = u
+        .stmts
+        .iter()
+        .find(|s| {
+            matches!(
+                &s.kind,
+                StmtKind::Do {
+                    end_label: Some(300),
+                    ..
+                }
+            )
+        })
+        .unwrap();
+    let StmtKind::Do { body, .. } = &d300.kind else {
+        unreachable!()
+    };
+    assert!(matches!(u.stmt(body[0]).kind, StmtKind::Assign { .. }));
+    assert_eq!(u.stmt(body[0]).label, Some(300));
+}
+
+#[test]
+fn gotos_make_the_cfg_unstructured_and_still_represent_it() {
+    let ws = fixture("free/legacy_in_free.f90");
+    let u = ws
+        .program
+        .units
+        .iter()
+        .find(|u| {
+            u.stmts
+                .iter()
+                .any(|s| matches!(s.kind, StmtKind::ArithmeticIf { .. }))
+        })
+        .expect("unit with arithmetic if");
+    assert!(!u.cfg.structured);
+    let reasons: Vec<&str> = u.cfg.jumps.iter().map(|j| j.reason.as_str()).collect();
+    assert!(
+        reasons.iter().any(|r| r.starts_with("arithmetic if")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.iter().any(|r| r.starts_with("computed go to")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.iter().any(|r| r.starts_with("go to")),
+        "{reasons:?}"
+    );
+    // Each jump target has a node with a predecessor.
+    for n in &u.cfg.nodes {
+        for (s, _) in &n.succs {
+            assert!(!u.cfg.node(*s).preds.is_empty());
+        }
+    }
+}
+
+#[test]
+fn structured_paper_example_has_definition_1_node_kinds() {
+    // Paper 001's example: a loop around a branch.
+    let ws = fixture("papers/p001_sec2_orig.f90");
+    let u = &ws.program.units[0];
+    assert!(u.cfg.structured, "{:?}", u.cfg.jumps);
+    let count = |k: NodeKind| u.cfg.nodes.iter().filter(|n| n.kind == k).count();
+    assert_eq!(count(NodeKind::Entry), 1);
+    assert_eq!(count(NodeKind::Exit), 1);
+    assert_eq!(count(NodeKind::Loop), count(NodeKind::EndLoop));
+    assert_eq!(count(NodeKind::Branch), count(NodeKind::EndBranch));
+    assert!(count(NodeKind::Loop) >= 1 && count(NodeKind::Branch) >= 1);
+    for n in &u.cfg.nodes {
+        match n.kind {
+            NodeKind::Loop => assert_eq!((n.preds.len(), n.succs.len()), (2, 2)),
+            NodeKind::EndLoop | NodeKind::BasicBlock => {
+                assert_eq!((n.preds.len(), n.succs.len()), (1, 1))
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn statement_functions_and_function_references_are_told_apart_from_arrays() {
+    let ws = fixture("free/statement_fn.f90");
+    let u = ws
+        .program
+        .units
+        .iter()
+        .find(|u| !u.stmt_functions.is_empty())
+        .expect("a unit with statement functions");
+    let mut sf_calls = 0;
+    let mut array_refs = 0;
+    for s in &u.stmts {
+        for e in dfort_ir::callgraph::stmt_exprs(&s.kind) {
+            e.walk(&mut |x| match &x.kind {
+                ExprKind::FunctionCall {
+                    target: CallTarget::StatementFunction(_),
+                    ..
+                } => sf_calls += 1,
+                ExprKind::ArrayRef { .. } => array_refs += 1,
+                ExprKind::Apply { .. } => panic!("unresolved reference left after linking"),
+                _ => {}
+            });
+        }
+    }
+    assert!(sf_calls > 0);
+    assert!(array_refs > 0);
+    // Intrinsics are not user calls.
+    let ws = fixture("free/reductions.f90");
+    let mut intrinsics = Vec::new();
+    for u in &ws.program.units {
+        for s in &u.stmts {
+            for e in dfort_ir::callgraph::stmt_exprs(&s.kind) {
+                e.walk(&mut |x| {
+                    if let ExprKind::Intrinsic { name, .. } = &x.kind {
+                        intrinsics.push(name.clone());
+                    }
+                });
+            }
+        }
+    }
+    for n in ["sum", "dot_product", "matmul"] {
+        assert!(
+            intrinsics.iter().any(|i| i == n),
+            "{n} not seen as intrinsic: {intrinsics:?}"
+        );
+    }
+}
+
+#[test]
+fn common_blocks_record_members_in_order() {
+    let ws = fixture("fixed/jacobi_common.f");
+    let u = &ws.program.units[0];
+    let fields = u
+        .commons
+        .iter()
+        .find(|c| c.name == "fields")
+        .expect("/fields/");
+    let names: Vec<&str> = fields
+        .members
+        .iter()
+        .map(|m| u.symbol(*m).name.as_str())
+        .collect();
+    assert_eq!(names, vec!["u", "f"]);
+    assert!(u.commons.iter().any(|c| c.name.is_empty()), "blank COMMON");
+    assert!(!u.equivalences.is_empty());
+}
+
+#[test]
+fn every_ir_node_keeps_a_source_range_inside_its_file() {
+    for dir in ["papers", "free", "fixed"] {
+        for path in fortran_files(&fixtures().join(dir)) {
+            let ws = load_one(&path);
+            let len = ws.files[0].text.len() as u32;
+            for u in &ws.program.units {
+                assert!(u.span.range.end <= len && !u.span.range.is_empty());
+                for s in &u.stmts {
+                    assert!(s.span.range.end <= len, "{}", path.display());
+                    assert!(u.span.range.start <= s.span.range.start);
+                    for e in dfort_ir::callgraph::stmt_exprs(&s.kind) {
+                        e.walk(&mut |x| {
+                            assert!(x.span.range.end <= len);
+                            assert!(
+                                !x.span.range.is_empty(),
+                                "{}: empty expr span",
+                                path.display()
+                            );
+                        });
+                    }
+                }
+                for sym in &u.symbols {
+                    assert!(sym.span.range.end <= len);
+                }
+            }
+        }
+    }
+}

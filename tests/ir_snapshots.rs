@@ -1,0 +1,17 @@
+//! Snapshot tests of `dfort ir` dumps for every fixture. Regenerate with
+//! `INSTA_UPDATE=always cargo test --test ir_snapshots` (or `cargo insta
+//! review`) and review the diff.
+
+mod support;
+
+use support::*;
+
+#[test]
+fn ir_dumps() {
+    insta::glob!("fixtures/{papers,free,fixed}/*.{f,f90}", |path| {
+        let ws = load_one(path);
+        let f = &ws.files[0];
+        let dump = dfort_ir::dump::file(&ws.program, f.id, &f.lines);
+        insta::assert_snapshot!(dump);
+    });
+}
