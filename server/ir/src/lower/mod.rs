@@ -527,7 +527,15 @@ pub(crate) fn range_of(a: Span, b: Span) -> Span {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_directive;
+    use super::{directives_query, has_directive_marker, parse_directive};
+
+    #[test]
+    fn the_directives_query_compiles_against_the_grammar() {
+        let q = directives_query().expect("grammar-queries/directives.scm compiles");
+        assert_eq!(q.capture_names(), &["directive"]);
+        assert!(has_directive_marker("x\n!$AD independent(x)"));
+        assert!(!has_directive_marker("x = 1 ! $ a d"));
+    }
 
     #[test]
     fn directives() {
