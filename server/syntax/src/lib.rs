@@ -5,6 +5,7 @@
 pub mod chunks;
 pub mod diagnostic;
 pub mod fixed_form;
+pub mod flat;
 pub mod line_index;
 pub mod parse;
 pub mod source_form;

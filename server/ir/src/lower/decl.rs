@@ -4,10 +4,10 @@
 
 use super::{children, field, fields, label_value, named_children, UnitLowerer};
 use crate::ir::*;
-use dfort_syntax::tree_sitter::Node;
+use dfort_syntax::flat::FNode;
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
-    pub(crate) fn header(&mut self, n: Node<'a>) {
+    pub(crate) fn header(&mut self, n: FNode<'a>) {
         let name_node =
             field(n, "name").or_else(|| named_children(n).into_iter().find(|c| c.kind() == "name"));
         if let Some(name) = name_node {
@@ -61,7 +61,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     }
 
     /// Handles a specification-part node; false when `n` is not one.
-    pub(crate) fn specification(&mut self, n: Node<'a>) -> bool {
+    pub(crate) fn specification(&mut self, n: FNode<'a>) -> bool {
         match n.kind() {
             "variable_declaration" => self.variable_declaration(n),
             "variable_modification" => self.variable_modification(n),
@@ -150,7 +150,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         true
     }
 
-    fn interface_block(&mut self, n: Node<'a>) {
+    fn interface_block(&mut self, n: FNode<'a>) {
         if let Some(stmt) = named_children(n)
             .into_iter()
             .find(|c| c.kind() == "interface_statement")
@@ -183,7 +183,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
     }
 
-    fn use_statement(&mut self, n: Node<'a>) {
+    fn use_statement(&mut self, n: FNode<'a>) {
         let mut decl = UseDecl {
             module: String::new(),
             only: None,
@@ -226,14 +226,14 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         self.unit.uses.push(decl);
     }
 
-    fn alias(&self, n: Node<'a>) -> Option<(String, String)> {
+    fn alias(&self, n: FNode<'a>) -> Option<(String, String)> {
         let kids = named_children(n);
         let local = kids.iter().find(|k| k.kind() == "local_name")?;
         let remote = kids.iter().rev().find(|k| k.kind() != "local_name")?;
         Some((self.lname(*local), self.lname(*remote)))
     }
 
-    fn implicit_statement(&mut self, n: Node<'a>) {
+    fn implicit_statement(&mut self, n: FNode<'a>) {
         let kids = named_children(n);
         if kids.iter().any(|k| k.kind() == "none") {
             self.unit.implicit.none = true;
@@ -271,7 +271,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
     }
 
-    fn common_statement(&mut self, n: Node<'a>) {
+    fn common_statement(&mut self, n: FNode<'a>) {
         let mut block_name = String::new();
         let mut members: Vec<SymbolId> = Vec::new();
         let span = self.stmt_span(n);
@@ -326,7 +326,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
 
     /// A declarator inside COMMON or DIMENSION-like statements: creates the
     /// symbol and records bounds given there.
-    fn declarator_symbol(&mut self, d: Node<'a>) -> Option<SymbolId> {
+    fn declarator_symbol(&mut self, d: FNode<'a>) -> Option<SymbolId> {
         let (name_node, size) = match d.kind() {
             "identifier" => (d, None),
             "sized_declarator" => {
@@ -346,20 +346,20 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         Some(id)
     }
 
-    fn variable_declaration(&mut self, n: Node<'a>) {
+    fn variable_declaration(&mut self, n: FNode<'a>) {
         let ty = field(n, "type")
             .map(|t| self.lower_type(t))
             .unwrap_or_else(Type::none);
         let mut attrs = Attrs::default();
         let mut intent = None;
-        let mut dims_attr: Option<Node<'a>> = None;
-        let attr_nodes: Vec<Node<'a>> = fields(n, "attribute");
+        let mut dims_attr: Option<FNode<'a>> = None;
+        let attr_nodes: Vec<FNode<'a>> = fields(n, "attribute");
         for q in attr_nodes {
             self.qualifier(q, &mut attrs, &mut intent, &mut dims_attr);
         }
         let deferred = attrs.allocatable || attrs.pointer;
         let dims_from_attr = dims_attr.map(|d| self.dims(d, deferred));
-        let decls: Vec<Node<'a>> = fields(n, "declarator");
+        let decls: Vec<FNode<'a>> = fields(n, "declarator");
         for d in decls {
             let (target, init) = match d.kind() {
                 "init_declarator" | "pointer_init_declarator" => {
@@ -434,7 +434,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
     }
 
-    fn variable_modification(&mut self, n: Node<'a>) {
+    fn variable_modification(&mut self, n: FNode<'a>) {
         let mut attrs = Attrs::default();
         let mut intent = None;
         let mut dims_attr = None;
@@ -472,10 +472,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
 
     fn qualifier(
         &mut self,
-        q: Node<'a>,
+        q: FNode<'a>,
         attrs: &mut Attrs,
         intent: &mut Option<Intent>,
-        dims: &mut Option<Node<'a>>,
+        dims: &mut Option<FNode<'a>>,
     ) {
         let t = self.text(q).to_ascii_lowercase();
         let word: String = t
@@ -512,7 +512,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     }
 
     /// Array bounds from a `size` / `argument_list` node.
-    pub(crate) fn dims(&mut self, size: Node<'a>, deferred: bool) -> Vec<Dim> {
+    pub(crate) fn dims(&mut self, size: FNode<'a>, deferred: bool) -> Vec<Dim> {
         let mut out = Vec::new();
         for d in named_children(size) {
             match d.kind() {
@@ -569,7 +569,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
 
     /// `real(8)`, `double precision`, `real*8`, `real(kind=dp)`,
     /// `character*10`, `character(len=*)`, `type(point)`.
-    pub(crate) fn lower_type(&mut self, tn: Node<'a>) -> Type {
+    pub(crate) fn lower_type(&mut self, tn: FNode<'a>) -> Type {
         if matches!(tn.kind(), "derived_type") {
             let name = field(tn, "name").map(|n| self.lname(n)).unwrap_or_default();
             let mut t = Type::new(BaseType::Derived, None);
@@ -742,7 +742,7 @@ fn merge_attrs(into: &mut Attrs, from: &Attrs) {
 }
 
 /// The variable named by an EQUIVALENCE/DATA object (`a`, `a(1)`, `a(1:2)`).
-fn base_identifier(n: Node) -> Option<Node> {
+fn base_identifier(n: FNode) -> Option<FNode> {
     match n.kind() {
         "identifier" => Some(n),
         "call_expression" => named_children(n)
@@ -754,7 +754,7 @@ fn base_identifier(n: Node) -> Option<Node> {
 }
 
 /// Variables initialised by a DATA object (including implied-DO lists).
-fn data_objects(n: Node) -> Vec<Node> {
+fn data_objects(n: FNode) -> Vec<FNode> {
     match n.kind() {
         "identifier" | "call_expression" => base_identifier(n).into_iter().collect(),
         "implied_do_loop_expression" => named_children(n)

@@ -7,16 +7,16 @@
 use super::{children, field, named_children, UnitLowerer};
 use crate::intrinsics::is_intrinsic_function;
 use crate::ir::*;
-use dfort_syntax::tree_sitter::Node;
+use dfort_syntax::flat::FNode;
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
-    pub(crate) fn expr(&mut self, n: Node<'a>) -> Expr {
+    pub(crate) fn expr(&mut self, n: FNode<'a>) -> Expr {
         let span = self.span(n);
         let kind = self.expr_kind(n, span);
         Expr { kind, span }
     }
 
-    fn boxed(&mut self, n: Option<Node<'a>>, span: Span) -> Box<Expr> {
+    fn boxed(&mut self, n: Option<FNode<'a>>, span: Span) -> Box<Expr> {
         Box::new(match n {
             Some(n) => self.expr(n),
             None => Expr {
@@ -26,7 +26,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         })
     }
 
-    fn expr_kind(&mut self, n: Node<'a>, span: Span) -> ExprKind {
+    fn expr_kind(&mut self, n: FNode<'a>, span: Span) -> ExprKind {
         match n.kind() {
             "identifier" => {
                 let name = self.lname(n);
@@ -164,7 +164,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
     }
 
-    fn range_expr(&mut self, n: Node<'a>, _span: Span) -> ExprKind {
+    fn range_expr(&mut self, n: FNode<'a>, _span: Span) -> ExprKind {
         let mut parts: [Option<Box<Expr>>; 3] = [None, None, None];
         let mut slot = 0;
         for c in children(n) {
@@ -184,7 +184,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         ExprKind::Range { lo, hi, stride }
     }
 
-    fn number(&mut self, n: Node<'a>) -> ExprKind {
+    fn number(&mut self, n: FNode<'a>) -> ExprKind {
         let full = super::token_text(self.text(n));
         // A kind suffix: 1.0_8, 1.0_dp, 2_8.
         let (digits, suffix) = match full.find('_') {
@@ -236,7 +236,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
     }
 
-    pub(crate) fn args(&mut self, list: Option<Node<'a>>) -> Vec<Arg> {
+    pub(crate) fn args(&mut self, list: Option<FNode<'a>>) -> Vec<Arg> {
         let Some(list) = list else { return Vec::new() };
         let mut out = Vec::new();
         for c in named_children(list) {
@@ -265,7 +265,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         out
     }
 
-    fn call_expression(&mut self, n: Node<'a>, span: Span) -> ExprKind {
+    fn call_expression(&mut self, n: FNode<'a>, span: Span) -> ExprKind {
         let kids = named_children(n);
         let Some(callee) = kids.first().copied() else {
             return ExprKind::Error;

@@ -13,6 +13,7 @@ mod stmt;
 
 use crate::cfg::Cfg;
 use crate::ir::*;
+use dfort_syntax::flat::{field_id as flat_field_id, FNode, FlatTree};
 use dfort_syntax::tree_sitter::{Node, Query, QueryCursor, StreamingIterator};
 use dfort_syntax::{Diagnostic, ParsedFile, TextRange};
 use std::collections::HashMap;
@@ -29,6 +30,7 @@ pub struct LoweredFile {
 
 /// Lowers every program unit of `file`.
 pub fn lower_file(parsed: &ParsedFile, file: FileId) -> LoweredFile {
+    let flats: Vec<FlatTree> = parsed.chunks.iter().map(|c| FlatTree::new(&c.tree)).collect();
     let mut cx = FileLowerer {
         parsed,
         text: parsed.parse_text(),
@@ -36,11 +38,10 @@ pub fn lower_file(parsed: &ParsedFile, file: FileId) -> LoweredFile {
         units: Vec::new(),
         diagnostics: Vec::new(),
     };
-    for chunk in &parsed.chunks {
+    for (chunk, flat) in parsed.chunks.iter().zip(&flats) {
         let root = chunk.tree.root_node();
         let first = cx.units.len();
-        let mut cursor = root.walk();
-        for child in root.named_children(&mut cursor) {
+        for child in flat.root().named_children() {
             cx.top_level(child);
         }
         let range = chunk.span.range;
@@ -80,17 +81,23 @@ pub(crate) fn tree_sitter_fortran_language() -> dfort_syntax::tree_sitter::Langu
 }
 
 impl<'a> FileLowerer<'a> {
-    pub(crate) fn text(&self, n: Node) -> &'a str {
+    pub(crate) fn text(&self, n: FNode) -> &'a str {
         self.text.get(n.start_byte()..n.end_byte()).unwrap_or("")
     }
-    pub(crate) fn span(&self, n: Node) -> Span {
+    pub(crate) fn span(&self, n: FNode) -> Span {
+        Span {
+            file: self.file,
+            range: self.parsed.to_original(n.start_byte(), n.end_byte()),
+        }
+    }
+    fn node_span(&self, n: Node) -> Span {
         Span {
             file: self.file,
             range: self.parsed.node_range(n),
         }
     }
     /// Span of a node without its trailing newline (statement nodes include it).
-    pub(crate) fn stmt_span(&self, n: Node) -> Span {
+    pub(crate) fn stmt_span(&self, n: FNode) -> Span {
         let t = self.text(n);
         let trimmed = t.trim_end_matches(['\n', '\r', ' ', '\t']).len();
         Span {
@@ -109,7 +116,7 @@ impl<'a> FileLowerer<'a> {
             .push(Diagnostic::warning(code, span.range, msg));
     }
 
-    fn top_level(&mut self, n: Node<'a>) {
+    fn top_level(&mut self, n: FNode<'a>) {
         match n.kind() {
             "program" | "subroutine" | "function" | "module" | "block_data" => {
                 self.unit(n, None);
@@ -137,7 +144,7 @@ impl<'a> FileLowerer<'a> {
     }
 
     /// Lowers a unit node and the procedures it contains; returns its index.
-    fn unit(&mut self, n: Node<'a>, parent: Option<usize>) -> usize {
+    fn unit(&mut self, n: FNode<'a>, parent: Option<usize>) -> usize {
         let kind = match n.kind() {
             "program" => UnitKind::Program,
             "subroutine" => UnitKind::Subroutine,
@@ -172,9 +179,12 @@ impl<'a> FileLowerer<'a> {
         let mut found = Vec::new();
         while let Some(m) = matches.next() {
             for cap in m.captures {
-                let t = self.text(cap.node);
+                let t = self
+                    .text
+                    .get(cap.node.start_byte()..cap.node.end_byte())
+                    .unwrap_or("");
                 if let Some(d) = parse_directive(t) {
-                    found.push((self.span(cap.node), d));
+                    found.push((self.node_span(cap.node), d));
                 }
             }
         }
@@ -255,7 +265,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     fn new(
         fx: &'f mut FileLowerer<'a>,
         kind: UnitKind,
-        n: Node,
+        n: FNode,
         parent: Option<usize>,
         index: usize,
     ) -> Self {
@@ -294,18 +304,18 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
     }
 
-    pub(crate) fn text(&self, n: Node) -> &'a str {
+    pub(crate) fn text(&self, n: FNode) -> &'a str {
         self.fx.text(n)
     }
-    pub(crate) fn span(&self, n: Node) -> Span {
+    pub(crate) fn span(&self, n: FNode) -> Span {
         self.fx.span(n)
     }
-    pub(crate) fn stmt_span(&self, n: Node) -> Span {
+    pub(crate) fn stmt_span(&self, n: FNode) -> Span {
         self.fx.stmt_span(n)
     }
     /// A name or other single token, lower case, joined across
     /// continuation lines (`&` and the blanks around the line break).
-    pub(crate) fn lname(&self, n: Node) -> String {
+    pub(crate) fn lname(&self, n: FNode) -> String {
         token_text(self.text(n))
     }
 
@@ -362,7 +372,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
     }
 
-    pub(crate) fn unsupported(&mut self, label: Option<u32>, n: Node, what: &str) -> StmtId {
+    pub(crate) fn unsupported(&mut self, label: Option<u32>, n: FNode, what: &str) -> StmtId {
         let span = self.stmt_span(n);
         self.fx.error(
             "unsupported",
@@ -380,11 +390,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
 
     /// Header, specification and execution part; returns the contained
     /// procedure nodes (lowered afterwards as children).
-    fn lower_body(&mut self, n: Node<'a>) -> Vec<Node<'a>> {
+    fn lower_body(&mut self, n: FNode<'a>) -> Vec<FNode<'a>> {
         let mut contained = Vec::new();
-        let mut items: Vec<Node<'a>> = Vec::new();
-        let mut cursor = n.walk();
-        let children: Vec<Node<'a>> = n.named_children(&mut cursor).collect();
+        let mut items: Vec<FNode<'a>> = Vec::new();
+        let children: Vec<FNode<'a>> = n.named_children().collect();
         let mut header_seen = false;
         for c in children {
             match c.kind() {
@@ -397,8 +406,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     header_seen = true;
                 }
                 "internal_procedures" => {
-                    let mut cc = c.walk();
-                    for p in c.named_children(&mut cc) {
+                    for p in c.named_children() {
                         if matches!(p.kind(), "subroutine" | "function") {
                             contained.push(p);
                         }
@@ -461,61 +469,39 @@ pub(crate) fn label_value(text: &str) -> Option<u32> {
     t.parse().ok()
 }
 
-/// Field ids by name, looked up once (tree-sitter's name lookup compares
-/// strings against every field of the grammar on each call).
-fn field_id(name: &'static str) -> Option<std::num::NonZeroU16> {
-    static IDS: OnceLock<HashMap<&'static str, std::num::NonZeroU16>> = OnceLock::new();
+/// Field ids by name, looked up once.
+fn field_id(name: &'static str) -> u16 {
+    static IDS: OnceLock<HashMap<&'static str, u16>> = OnceLock::new();
     IDS.get_or_init(|| {
-        let lang = dfort_syntax::language();
         [
-            "left",
-            "right",
-            "name",
-            "parameters",
-            "type",
-            "kind",
-            "attribute",
-            "declarator",
-            "operator",
-            "argument",
-            "subroutine",
-            "value",
-            "do_label",
-            "allocation",
+            "left", "right", "name", "parameters", "type", "kind", "attribute", "declarator",
+            "operator", "argument", "subroutine", "value", "do_label", "allocation",
         ]
         .into_iter()
-        .filter_map(|f| Some((f, lang.field_id_for_name(f)?)))
+        .map(|f| (f, flat_field_id(f)))
         .collect()
     })
     .get(name)
     .copied()
+    .unwrap_or_else(|| flat_field_id(name))
 }
 
 /// The child in field `name`.
-pub(crate) fn field<'t>(n: Node<'t>, name: &'static str) -> Option<Node<'t>> {
-    match field_id(name) {
-        Some(id) => n.child_by_field_id(id.get()),
-        None => n.child_by_field_name(name),
-    }
+pub(crate) fn field<'t>(n: FNode<'t>, name: &'static str) -> Option<FNode<'t>> {
+    n.child_by_field_id(field_id(name))
 }
 
 /// All children in field `name`.
-pub(crate) fn fields<'t>(n: Node<'t>, name: &'static str) -> Vec<Node<'t>> {
-    let mut c = n.walk();
-    match field_id(name) {
-        Some(id) => n.children_by_field_id(id, &mut c).collect(),
-        None => n.children_by_field_name(name, &mut c).collect(),
-    }
+pub(crate) fn fields<'t>(n: FNode<'t>, name: &'static str) -> Vec<FNode<'t>> {
+    n.children_by_field_id(field_id(name)).collect()
 }
 
-pub(crate) fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
-    let mut c = n.walk();
-    n.named_children(&mut c).collect()
+pub(crate) fn named_children<'t>(n: FNode<'t>) -> Vec<FNode<'t>> {
+    n.named_children().collect()
 }
 
-pub(crate) fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
-    let mut c = n.walk();
-    n.children(&mut c).collect()
+pub(crate) fn children<'t>(n: FNode<'t>) -> Vec<FNode<'t>> {
+    n.children().collect()
 }
 
 pub(crate) fn range_of(a: Span, b: Span) -> Span {

@@ -5,12 +5,12 @@
 use super::decl::parse_label;
 use super::{children, field, named_children, range_of, UnitLowerer};
 use crate::ir::*;
-use dfort_syntax::tree_sitter::Node;
+use dfort_syntax::flat::FNode;
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
     /// Lowers a sequence of sibling nodes (statements, labels, comments,
     /// declarations) into statement ids.
-    pub(crate) fn block(&mut self, nodes: &[Node<'a>]) -> Vec<StmtId> {
+    pub(crate) fn block(&mut self, nodes: &[FNode<'a>]) -> Vec<StmtId> {
         let mut out = Vec::new();
         let mut label: Option<u32> = None;
         for &n in nodes {
@@ -71,7 +71,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
 
     /// `f(x, y) = expr` before the first executable statement, where `f` is
     /// not an array: a statement function definition.
-    fn statement_function(&mut self, n: Node<'a>) -> bool {
+    fn statement_function(&mut self, n: FNode<'a>) -> bool {
         if n.kind() != "assignment_statement" {
             return false;
         }
@@ -130,14 +130,14 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         true
     }
 
-    fn label_ref(&mut self, n: Node<'a>) -> Option<u32> {
+    fn label_ref(&mut self, n: FNode<'a>) -> Option<u32> {
         let l = parse_label(self.text(n))?;
         let sp = self.span(n);
         self.label_refs.push((l, sp));
         Some(l)
     }
 
-    pub(crate) fn statement(&mut self, n: Node<'a>, label: Option<u32>) -> Option<StmtId> {
+    pub(crate) fn statement(&mut self, n: FNode<'a>, label: Option<u32>) -> Option<StmtId> {
         let span = self.stmt_span(n);
         let kind = match n.kind() {
             "assignment_statement" => {
@@ -266,7 +266,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         Some(self.push_stmt(label, span, kind))
     }
 
-    fn io(&mut self, n: Node<'a>) -> StmtKind {
+    fn io(&mut self, n: FNode<'a>) -> StmtKind {
         let kind = match n.kind() {
             "print_statement" => IoKind::Print,
             "write_statement" => IoKind::Write,
@@ -298,7 +298,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
     }
 
-    fn if_statement(&mut self, n: Node<'a>, label: Option<u32>) -> StmtId {
+    fn if_statement(&mut self, n: FNode<'a>, label: Option<u32>) -> StmtId {
         let span = self.stmt_span(n);
         // Reserve the id first so the IF precedes its body in the arena.
         let id = self.push_stmt(label, span, StmtKind::Continue);
@@ -307,7 +307,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let mut arms = Vec::new();
         let mut else_body = None;
         let mut cond: Option<Expr> = None;
-        let mut body_nodes: Vec<Node<'a>> = Vec::new();
+        let mut body_nodes: Vec<FNode<'a>> = Vec::new();
         let mut arm_span = span;
         for k in kids {
             match k.kind() {
@@ -335,7 +335,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                                 kind: ExprKind::Error,
                                 span: self.span(k),
                             });
-                        let rest: Vec<Node<'a>> = ck
+                        let rest: Vec<FNode<'a>> = ck
                             .into_iter()
                             .filter(|c| c.kind() != "parenthesized_expression")
                             .collect();
@@ -374,14 +374,14 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         id
     }
 
-    fn do_loop(&mut self, n: Node<'a>, label: Option<u32>) -> StmtId {
+    fn do_loop(&mut self, n: FNode<'a>, label: Option<u32>) -> StmtId {
         let span = self.stmt_span(n);
         let id = self.push_stmt(label, span, StmtKind::Continue);
         let mut name = None;
         let mut control = DoControl::Forever;
         let mut end_label = None;
-        let mut body_nodes: Vec<Node<'a>> = Vec::new();
-        let mut terminal: Vec<Node<'a>> = Vec::new();
+        let mut body_nodes: Vec<FNode<'a>> = Vec::new();
+        let mut terminal: Vec<FNode<'a>> = Vec::new();
         for k in named_children(n) {
             match k.kind() {
                 "block_label_start_expression" => {
@@ -514,7 +514,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         body.append(&mut term);
     }
 
-    fn select_case(&mut self, n: Node<'a>, label: Option<u32>) -> StmtId {
+    fn select_case(&mut self, n: FNode<'a>, label: Option<u32>) -> StmtId {
         let span = self.stmt_span(n);
         let id = self.push_stmt(label, span, StmtKind::Continue);
         let mut selector = Expr {
@@ -570,14 +570,14 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         id
     }
 
-    fn keyword_statement(&mut self, n: Node<'a>, label: Option<u32>) -> Option<StmtId> {
+    fn keyword_statement(&mut self, n: FNode<'a>, label: Option<u32>) -> Option<StmtId> {
         let span = self.stmt_span(n);
         let kids = children(n);
         let first = kids
             .first()
             .map(|k| self.text(*k).to_ascii_lowercase())
             .unwrap_or_default();
-        let named: Vec<Node<'a>> = kids.iter().copied().filter(|k| k.is_named()).collect();
+        let named: Vec<FNode<'a>> = kids.iter().copied().filter(|k| k.is_named()).collect();
         let kind = match first.as_str() {
             "go" | "goto" => {
                 let has_paren = kids.iter().any(|k| !k.is_named() && self.text(*k) == "(");
