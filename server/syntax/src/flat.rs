@@ -33,8 +33,8 @@ pub struct FlatTree {
 }
 
 struct Names {
-    kinds: Vec<&'static str>,
-    fields: Vec<&'static str>,
+    kinds: Vec<String>,
+    fields: Vec<String>,
 }
 
 fn names() -> &'static Names {
@@ -42,10 +42,10 @@ fn names() -> &'static Names {
     N.get_or_init(|| {
         let lang: Language = crate::language();
         let kinds = (0..lang.node_kind_count() as u16)
-            .map(|id| lang.node_kind_for_id(id).unwrap_or(""))
+            .map(|id| lang.node_kind_for_id(id).unwrap_or("").to_string())
             .collect();
         let fields = (0..=lang.field_count() as u16)
-            .map(|id| lang.field_name_for_id(id).unwrap_or(""))
+            .map(|id| lang.field_name_for_id(id).unwrap_or("").to_string())
             .collect();
         Names { kinds, fields }
     })
@@ -171,7 +171,7 @@ impl<'t> FNode<'t> {
         if k == u16::MAX {
             return "ERROR";
         }
-        names().kinds.get(k as usize).copied().unwrap_or("")
+        names().kinds.get(k as usize).map_or("", String::as_str)
     }
     pub fn is_named(&self) -> bool {
         self.rec().flags & NAMED != 0
@@ -200,7 +200,7 @@ impl<'t> FNode<'t> {
     /// The field this node fills in its parent, if any.
     pub fn field_name(&self) -> Option<&'static str> {
         let f = self.rec().field;
-        (f != 0).then(|| names().fields.get(f as usize).copied().unwrap_or(""))
+        (f != 0).then(|| names().fields.get(f as usize).map_or("", String::as_str))
     }
     pub fn children(&self) -> Children<'t> {
         Children {
