@@ -9,7 +9,7 @@ fn main() {
         .filter_map(|p| Some((p.clone().into(), std::fs::read_to_string(&p).ok()?)))
         .collect();
     let mut fp = FortranParser::new();
-    let (mut tp, mut tl, mut td) = (0.0, 0.0, 0.0);
+    let (mut tp, mut tl, mut td, mut tf) = (0.0, 0.0, 0.0, 0.0);
     let mut lowered = Vec::new();
     for (i, (p, text)) in files.iter().enumerate() {
         let form = dfort_syntax::source_form::form_for_path(p, Default::default());
@@ -27,6 +27,11 @@ fn main() {
         }
         tl += t.elapsed().as_secs_f64();
         let t = Instant::now();
+        for c in &parsed.chunks {
+            std::hint::black_box(dfort_syntax::flat::FlatTree::new(&c.tree).len());
+        }
+        tf += t.elapsed().as_secs_f64();
+        let t = Instant::now();
         drop(parsed);
         td += t.elapsed().as_secs_f64();
         lowered.push(l);
@@ -35,9 +40,10 @@ fn main() {
     let (prog, _) = dfort_ir::link::link(Vec::new(), lowered);
     let tk = t.elapsed().as_secs_f64();
     println!(
-        "parse {:.0} ms, lower {:.0} ms, drop trees {:.0} ms, link {:.0} ms ({} units)",
+        "parse {:.0} ms, lower {:.0} ms, flatten alone {:.0} ms, drop trees {:.0} ms, link {:.0} ms ({} units)",
         tp * 1e3,
         tl * 1e3,
+        tf * 1e3,
         td * 1e3,
         tk * 1e3,
         prog.units.len()

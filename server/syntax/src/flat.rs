@@ -152,7 +152,13 @@ pub struct FNode<'t> {
 
 impl std::fmt::Debug for FNode<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} [{}..{}]", self.kind(), self.start_byte(), self.end_byte())
+        write!(
+            f,
+            "{} [{}..{}]",
+            self.kind(),
+            self.start_byte(),
+            self.end_byte()
+        )
     }
 }
 
@@ -262,7 +268,10 @@ mod tests {
         let flat = FlatTree::new(&tree);
         fn compare(a: Node, b: FNode) {
             assert_eq!(a.kind(), b.kind());
-            assert_eq!((a.start_byte(), a.end_byte()), (b.start_byte(), b.end_byte()));
+            assert_eq!(
+                (a.start_byte(), a.end_byte()),
+                (b.start_byte(), b.end_byte())
+            );
             assert_eq!(a.is_named(), b.is_named());
             assert_eq!(a.is_error(), b.is_error());
             assert_eq!(a.has_error(), b.has_error());

@@ -30,7 +30,11 @@ pub struct LoweredFile {
 
 /// Lowers every program unit of `file`.
 pub fn lower_file(parsed: &ParsedFile, file: FileId) -> LoweredFile {
-    let flats: Vec<FlatTree> = parsed.chunks.iter().map(|c| FlatTree::new(&c.tree)).collect();
+    let flats: Vec<FlatTree> = parsed
+        .chunks
+        .iter()
+        .map(|c| FlatTree::new(&c.tree))
+        .collect();
     let mut cx = FileLowerer {
         parsed,
         text: parsed.parse_text(),
@@ -474,8 +478,20 @@ fn field_id(name: &'static str) -> u16 {
     static IDS: OnceLock<HashMap<&'static str, u16>> = OnceLock::new();
     IDS.get_or_init(|| {
         [
-            "left", "right", "name", "parameters", "type", "kind", "attribute", "declarator",
-            "operator", "argument", "subroutine", "value", "do_label", "allocation",
+            "left",
+            "right",
+            "name",
+            "parameters",
+            "type",
+            "kind",
+            "attribute",
+            "declarator",
+            "operator",
+            "argument",
+            "subroutine",
+            "value",
+            "do_label",
+            "allocation",
         ]
         .into_iter()
         .map(|f| (f, flat_field_id(f)))
