@@ -115,19 +115,11 @@ fn broken_fixed_form_continuation_points_at_the_original_column() {
     // text has a different layout, yet the error must land on the
     // original line 9, column 24.
     let ws = fixture("diagnostics/continuation_bad.f");
-    let d = ws
-        .diagnostics
-        .iter()
-        .find(|d| d.code == "syntax-error")
-        .expect("a syntax error");
+    let d = first_with_code(&ws, "syntax-error");
     assert_eq!((d.line, d.col), (9, 24), "{}", ws.render_diagnostics());
     // Same through TAB-form continuation.
     let ws = fixture("diagnostics/tab_continuation_bad.f");
-    let d = ws
-        .diagnostics
-        .iter()
-        .find(|d| d.code == "syntax-error")
-        .expect("a syntax error");
+    let d = first_with_code(&ws, "syntax-error");
     assert_eq!((d.line, d.col), (10, 15), "{}", ws.render_diagnostics());
 }
 
@@ -147,17 +139,9 @@ fn an_unclosed_if_damages_only_its_own_unit() {
 #[test]
 fn the_73_column_bratu_line_is_reported_as_truncated() {
     let ws = fixture("papers/bratu_73col.f");
-    let warn = ws
-        .diagnostics
-        .iter()
-        .find(|d| d.code == "fixed-line-length")
-        .expect("a column-72 warning");
+    let warn = first_with_code(&ws, "fixed-line-length");
     assert_eq!(warn.col, 73);
-    let err = ws
-        .diagnostics
-        .iter()
-        .find(|d| d.code == "syntax-error")
-        .expect("a syntax error");
+    let err = first_with_code(&ws, "syntax-error");
     assert_eq!(err.line, warn.line);
     assert!(err.message.contains("truncated"), "{}", err.message);
     // With a 132-column limit the same file is clean.

@@ -187,15 +187,11 @@ fn use_association_across_files_with_only_and_rename() {
     ));
     // `box_area` is `rect_area` renamed; `circle_area` is a module function.
     let mut targets = Vec::new();
-    for s in &u.stmts {
-        for e in dfort_ir::callgraph::stmt_exprs(&s.kind) {
-            e.walk(&mut |x| {
-                if let ExprKind::FunctionCall { name, target, .. } = &x.kind {
-                    targets.push((name.clone(), target.clone()));
-                }
-            });
+    each_expr(u, |x| {
+        if let ExprKind::FunctionCall { name, target, .. } = &x.kind {
+            targets.push((name.clone(), target.clone()));
         }
-    }
+    });
     let rect = unit(&ws, "rect_area").id;
     let circ = unit(&ws, "circle_area").id;
     assert!(
@@ -247,22 +243,15 @@ fn recursion_is_found_in_the_call_graph() {
 #[test]
 fn labelled_do_loops_nest_and_own_their_terminal_statement() {
     let ws = fixture("free/legacy_in_free.f90");
-    let u = ws
-        .program
-        .units
-        .iter()
-        .find(|u| {
-            u.stmts.iter().any(|s| {
-                matches!(
-                    &s.kind,
-                    StmtKind::Do {
-                        end_label: Some(100),
-                        ..
-                    }
-                )
-            })
-        })
-        .expect("unit with do 100");
+    let u = unit_with(&ws, |k| {
+        matches!(
+            k,
+            StmtKind::Do {
+                end_label: Some(100),
+                ..
+            }
+        )
+    });
     let outer = u
         .stmts
         .iter()
@@ -318,16 +307,7 @@ fn labelled_do_loops_nest_and_own_their_terminal_statement() {
 #[test]
 fn gotos_make_the_cfg_unstructured_and_still_represent_it() {
     let ws = fixture("free/legacy_in_free.f90");
-    let u = ws
-        .program
-        .units
-        .iter()
-        .find(|u| {
-            u.stmts
-                .iter()
-                .any(|s| matches!(s.kind, StmtKind::ArithmeticIf { .. }))
-        })
-        .expect("unit with arithmetic if");
+    let u = unit_with(&ws, |k| matches!(k, StmtKind::ArithmeticIf { .. }));
     assert!(!u.cfg.structured);
     let reasons: Vec<&str> = u.cfg.jumps.iter().map(|j| j.reason.as_str()).collect();
     assert!(
@@ -384,34 +364,26 @@ fn statement_functions_and_function_references_are_told_apart_from_arrays() {
         .expect("a unit with statement functions");
     let mut sf_calls = 0;
     let mut array_refs = 0;
-    for s in &u.stmts {
-        for e in dfort_ir::callgraph::stmt_exprs(&s.kind) {
-            e.walk(&mut |x| match &x.kind {
-                ExprKind::FunctionCall {
-                    target: CallTarget::StatementFunction(_),
-                    ..
-                } => sf_calls += 1,
-                ExprKind::ArrayRef { .. } => array_refs += 1,
-                ExprKind::Apply { .. } => panic!("unresolved reference left after linking"),
-                _ => {}
-            });
-        }
-    }
+    each_expr(u, |x| match &x.kind {
+        ExprKind::FunctionCall {
+            target: CallTarget::StatementFunction(_),
+            ..
+        } => sf_calls += 1,
+        ExprKind::ArrayRef { .. } => array_refs += 1,
+        ExprKind::Apply { .. } => panic!("unresolved reference left after linking"),
+        _ => {}
+    });
     assert!(sf_calls > 0);
     assert!(array_refs > 0);
     // Intrinsics are not user calls.
     let ws = fixture("free/reductions.f90");
     let mut intrinsics = Vec::new();
     for u in &ws.program.units {
-        for s in &u.stmts {
-            for e in dfort_ir::callgraph::stmt_exprs(&s.kind) {
-                e.walk(&mut |x| {
-                    if let ExprKind::Intrinsic { name, .. } = &x.kind {
-                        intrinsics.push(name.clone());
-                    }
-                });
+        each_expr(u, |x| {
+            if let ExprKind::Intrinsic { name, .. } = &x.kind {
+                intrinsics.push(name.clone());
             }
-        }
+        });
     }
     for n in ["sum", "dot_product", "matmul"] {
         assert!(
@@ -451,17 +423,15 @@ fn every_ir_node_keeps_a_source_range_inside_its_file() {
                 for s in &u.stmts {
                     assert!(s.span.range.end <= len, "{}", path.display());
                     assert!(u.span.range.start <= s.span.range.start);
-                    for e in dfort_ir::callgraph::stmt_exprs(&s.kind) {
-                        e.walk(&mut |x| {
-                            assert!(x.span.range.end <= len);
-                            assert!(
-                                !x.span.range.is_empty(),
-                                "{}: empty expr span",
-                                path.display()
-                            );
-                        });
-                    }
                 }
+                each_expr(u, |x| {
+                    assert!(x.span.range.end <= len);
+                    assert!(
+                        !x.span.range.is_empty(),
+                        "{}: empty expr span",
+                        path.display()
+                    );
+                });
                 for sym in &u.symbols {
                     assert!(sym.span.range.end <= len);
                 }

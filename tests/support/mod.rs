@@ -52,3 +52,29 @@ pub fn symbol<'a>(u: &'a dfort_ir::Unit, name: &str) -> &'a dfort_ir::Symbol {
         .unwrap_or_else(|| panic!("no symbol `{name}` in `{}`", u.name));
     u.symbol(id)
 }
+
+/// The first unit with a statement matching `pred`.
+pub fn unit_with(ws: &Workspace, pred: impl Fn(&dfort_ir::StmtKind) -> bool) -> &dfort_ir::Unit {
+    ws.program
+        .units
+        .iter()
+        .find(|u| u.stmts.iter().any(|s| pred(&s.kind)))
+        .expect("a unit with such a statement")
+}
+
+/// Calls `f` on every expression (and sub-expression) of a unit's statements.
+pub fn each_expr<'a>(u: &'a dfort_ir::Unit, mut f: impl FnMut(&'a dfort_ir::Expr)) {
+    for s in &u.stmts {
+        for e in s.kind.exprs() {
+            e.walk(&mut f);
+        }
+    }
+}
+
+/// The first diagnostic with this code.
+pub fn first_with_code<'a>(ws: &'a Workspace, code: &str) -> &'a dfort_ide::FileDiagnostic {
+    ws.diagnostics
+        .iter()
+        .find(|d| d.code == code)
+        .unwrap_or_else(|| panic!("no `{code}` diagnostic in:\n{}", ws.render_diagnostics()))
+}

@@ -75,7 +75,7 @@ impl CallGraph {
                     g.add_site(units, u, st, name, target, args, false);
                 }
                 let mut found = Vec::new();
-                for e in stmt_exprs(&st.kind) {
+                for e in st.kind.exprs() {
                     e.walk(&mut |x| {
                         if let ExprKind::FunctionCall { name, target, args } = &x.kind {
                             found.push((name.clone(), target.clone(), args.clone(), x.span));
@@ -233,45 +233,5 @@ impl CallGraph {
                 }
             }
         }
-    }
-}
-
-/// The expressions a statement holds directly.
-pub fn stmt_exprs(k: &StmtKind) -> Vec<&Expr> {
-    match k {
-        StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
-        StmtKind::Call { args, .. } => args.iter().map(|a| &a.value).collect(),
-        StmtKind::If { arms, .. } => arms.iter().map(|a| &a.cond).collect(),
-        StmtKind::Do { control, .. } => match control {
-            DoControl::Counted {
-                start, end, step, ..
-            } => {
-                let mut v = vec![start, end];
-                v.extend(step.as_ref());
-                v
-            }
-            DoControl::While(c) => vec![c],
-            DoControl::Forever => vec![],
-        },
-        StmtKind::SelectCase { selector, cases } => {
-            let mut v = vec![selector];
-            for c in cases {
-                for val in &c.values {
-                    match val {
-                        CaseValue::Value(e) => v.push(e),
-                        CaseValue::Range(a, b) => {
-                            v.extend(a.as_ref());
-                            v.extend(b.as_ref());
-                        }
-                    }
-                }
-            }
-            v
-        }
-        StmtKind::ComputedGoto { index, .. } => vec![index],
-        StmtKind::ArithmeticIf { expr, .. } => vec![expr],
-        StmtKind::Io { reads, writes, .. } => reads.iter().chain(writes.iter()).collect(),
-        StmtKind::Allocate { objects, .. } => objects.iter().collect(),
-        _ => vec![],
     }
 }

@@ -744,20 +744,21 @@ fn walk_subs<'a>(subs: &'a [Subscript], f: &mut impl FnMut(&'a Expr)) {
     }
 }
 
-impl StmtKind {
-    /// The expressions a statement holds directly (not those of nested
-    /// statements), in source order.
-    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
-        match self {
+/// The expressions a statement holds directly (not those of nested
+/// statements), in source order: one body for the shared and the mutable
+/// accessor (`$iter` is `iter`/`iter_mut`, `$opt` is `as_ref`/`as_mut`).
+macro_rules! direct_exprs {
+    ($kind:expr, $iter:ident, $opt:ident $(, $m:tt)?) => {
+        match $kind {
             StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
-            StmtKind::Call { args, .. } => args.iter_mut().map(|a| &mut a.value).collect(),
-            StmtKind::If { arms, .. } => arms.iter_mut().map(|a| &mut a.cond).collect(),
+            StmtKind::Call { args, .. } => args.$iter().map(|a| &$($m)? a.value).collect(),
+            StmtKind::If { arms, .. } => arms.$iter().map(|a| &$($m)? a.cond).collect(),
             StmtKind::Do { control, .. } => match control {
                 DoControl::Counted {
                     start, end, step, ..
                 } => {
                     let mut v = vec![start, end];
-                    v.extend(step.as_mut());
+                    v.extend(step.$opt());
                     v
                 }
                 DoControl::While(c) => vec![c],
@@ -766,12 +767,12 @@ impl StmtKind {
             StmtKind::SelectCase { selector, cases } => {
                 let mut v = vec![selector];
                 for c in cases {
-                    for val in &mut c.values {
+                    for val in &$($m)? c.values {
                         match val {
                             CaseValue::Value(e) => v.push(e),
                             CaseValue::Range(a, b) => {
-                                v.extend(a.as_mut());
-                                v.extend(b.as_mut());
+                                v.extend(a.$opt());
+                                v.extend(b.$opt());
                             }
                         }
                     }
@@ -780,12 +781,23 @@ impl StmtKind {
             }
             StmtKind::ComputedGoto { index, .. } => vec![index],
             StmtKind::ArithmeticIf { expr, .. } => vec![expr],
-            StmtKind::Io { reads, writes, .. } => {
-                reads.iter_mut().chain(writes.iter_mut()).collect()
-            }
-            StmtKind::Allocate { objects, .. } => objects.iter_mut().collect(),
+            StmtKind::Io { reads, writes, .. } => reads.$iter().chain(writes.$iter()).collect(),
+            StmtKind::Allocate { objects, .. } => objects.$iter().collect(),
             _ => vec![],
         }
+    };
+}
+
+impl StmtKind {
+    /// The expressions a statement holds directly (not those of nested
+    /// statements), in source order.
+    pub fn exprs(&self) -> Vec<&Expr> {
+        direct_exprs!(self, iter, as_ref)
+    }
+
+    /// Mutable twin of [`StmtKind::exprs`].
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        direct_exprs!(self, iter_mut, as_mut, mut)
     }
 }
 

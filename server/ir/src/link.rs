@@ -444,7 +444,7 @@ fn resolve_references(units: &[Unit], index: &NameIndex, i: usize) -> ReferenceP
         if let StmtKind::Call { name, .. } = &st.kind {
             wanted.push((name.clone(), false));
         }
-        for e in crate::callgraph::stmt_exprs(&st.kind) {
+        for e in st.kind.exprs() {
             e.walk(&mut |x| note(x, &mut wanted));
         }
     }
