@@ -120,9 +120,7 @@ impl FortranParser {
             end_point: point_at(text, end, span),
         };
         self.parser.set_included_ranges(&[range]).ok()?;
-        let tree = self.parser.parse(text, None);
-        self.parser.reset();
-        tree
+        self.parser.parse(text, None)
     }
 }
 
