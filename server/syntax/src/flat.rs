@@ -12,8 +12,8 @@ use tree_sitter::{Language, Node, Tree};
 const NONE: u32 = u32::MAX;
 const NAMED: u8 = 1;
 const MISSING: u8 = 2;
-const ERROR: u8 = 4;
-const HAS_ERROR: u8 = 8;
+/// tree-sitter's symbol id for ERROR nodes.
+const ERROR_KIND: u16 = u16::MAX;
 
 #[derive(Clone, Copy, Debug)]
 struct Record {
@@ -34,6 +34,7 @@ pub struct FlatTree {
 
 struct Names {
     kinds: Vec<String>,
+    named: Vec<bool>,
     fields: Vec<String>,
 }
 
@@ -44,10 +45,17 @@ fn names() -> &'static Names {
         let kinds = (0..lang.node_kind_count() as u16)
             .map(|id| lang.node_kind_for_id(id).unwrap_or("").to_string())
             .collect();
+        let named = (0..lang.node_kind_count() as u16)
+            .map(|id| lang.node_kind_is_named(id))
+            .collect();
         let fields = (0..=lang.field_count() as u16)
             .map(|id| lang.field_name_for_id(id).unwrap_or("").to_string())
             .collect();
-        Names { kinds, fields }
+        Names {
+            kinds,
+            named,
+            fields,
+        }
     })
 }
 
@@ -66,34 +74,34 @@ impl FlatTree {
     }
 
     pub fn from_node(root: Node) -> FlatTree {
+        let names = names();
         let mut nodes: Vec<Record> = Vec::with_capacity(root.descendant_count());
         let mut cursor = root.walk();
         // Index of the last child appended under each open ancestor.
         let mut last_child: Vec<u32> = Vec::new();
         let mut parents: Vec<u32> = Vec::new();
         loop {
+            // Few calls into tree-sitter per node: this walk is the
+            // dominant cost of lowering.
             let n = cursor.node();
             let idx = nodes.len() as u32;
+            let kind = n.kind_id();
+            let (start, end) = (n.start_byte() as u32, n.end_byte() as u32);
             let mut flags = 0;
-            if n.is_named() {
+            if kind == ERROR_KIND || names.named.get(kind as usize).copied().unwrap_or(false) {
                 flags |= NAMED;
             }
-            if n.is_missing() {
+            // Only zero-width nodes can be MISSING.
+            if start == end && n.is_missing() {
                 flags |= MISSING;
-            }
-            if n.is_error() {
-                flags |= ERROR;
-            }
-            if n.has_error() {
-                flags |= HAS_ERROR;
             }
             let parent = parents.last().copied().unwrap_or(NONE);
             nodes.push(Record {
-                kind: n.kind_id(),
+                kind,
                 field: cursor.field_id().map_or(0, |f| f.get()),
                 flags,
-                start: n.start_byte() as u32,
-                end: n.end_byte() as u32,
+                start,
+                end,
                 parent,
                 first_child: NONE,
                 next_sibling: NONE,
@@ -174,7 +182,7 @@ impl<'t> FNode<'t> {
     }
     pub fn kind(&self) -> &'static str {
         let k = self.rec().kind;
-        if k == u16::MAX {
+        if k == ERROR_KIND {
             return "ERROR";
         }
         names().kinds.get(k as usize).map_or("", String::as_str)
@@ -186,10 +194,7 @@ impl<'t> FNode<'t> {
         self.rec().flags & MISSING != 0
     }
     pub fn is_error(&self) -> bool {
-        self.rec().flags & ERROR != 0
-    }
-    pub fn has_error(&self) -> bool {
-        self.rec().flags & HAS_ERROR != 0
+        self.rec().kind == ERROR_KIND
     }
     pub fn start_byte(&self) -> usize {
         self.rec().start as usize
@@ -274,7 +279,7 @@ mod tests {
             );
             assert_eq!(a.is_named(), b.is_named());
             assert_eq!(a.is_error(), b.is_error());
-            assert_eq!(a.has_error(), b.has_error());
+            assert_eq!(a.is_missing(), b.is_missing());
             let mut c = a.walk();
             let ak: Vec<Node> = a.children(&mut c).collect();
             let bk: Vec<FNode> = b.children().collect();
