@@ -13,6 +13,7 @@ use crate::lower::decl::const_int_in;
 use crate::lower::expr::subscript;
 use crate::lower::LoweredFile;
 use dfort_syntax::Diagnostic;
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Intrinsic modules: their names are known without source.
@@ -66,21 +67,30 @@ pub fn link(
             }
         }
     }
-    // Symbols, in unit order (hosts and modules come before their users
-    // within a file; module variables are declared, so order across files
-    // does not matter for their types).
-    for i in 0..units.len() {
-        let updates = resolve_symbols(&units, &index, i, &mut diags);
-        let u = &mut units[i];
-        for (id, sym) in updates {
-            u.symbols[id.0 as usize] = sym;
+    // Symbols: modules first (their users copy types from them), then
+    // every other unit; within each round units are resolved in parallel.
+    for modules in [true, false] {
+        let updates: Vec<(usize, SymbolUpdates)> = (0..units.len())
+            .into_par_iter()
+            .filter(|&i| (units[i].kind == UnitKind::Module) == modules)
+            .map(|i| (i, resolve_symbols(&units, i)))
+            .collect();
+        for (i, (changes, d)) in updates {
+            diags.extend(d);
+            for (id, sym) in changes {
+                units[i].symbols[id.0 as usize] = sym;
+            }
         }
     }
     // Names applied to arguments, and CALL targets.
-    for i in 0..units.len() {
-        let plan = resolve_references(&units, &index, i);
-        apply_references(&mut units[i], plan);
-    }
+    let plans: Vec<ReferencePlan> = (0..units.len())
+        .into_par_iter()
+        .map(|i| resolve_references(&units, &index, i))
+        .collect();
+    units
+        .par_iter_mut()
+        .zip(plans)
+        .for_each(|(u, plan)| apply_references(u, plan));
     let call_graph = CallGraph::build(&units);
     for site in &call_graph.sites {
         if let crate::callgraph::Callee::Unit(id) = site.callee {
@@ -265,12 +275,11 @@ fn effective_implicit<'a>(units: &'a [Unit], u: &'a Unit) -> &'a ImplicitRules {
     &cur.implicit
 }
 
-fn resolve_symbols(
-    units: &[Unit],
-    _index: &NameIndex,
-    i: usize,
-    diags: &mut Vec<(FileId, Diagnostic)>,
-) -> Vec<(SymbolId, Symbol)> {
+/// New versions of a unit's symbols, and the diagnostics found.
+type SymbolUpdates = (Vec<(SymbolId, Symbol)>, Vec<(FileId, Diagnostic)>);
+
+fn resolve_symbols(units: &[Unit], i: usize) -> SymbolUpdates {
+    let mut diags = Vec::new();
     let u = &units[i];
     let rules = effective_implicit(units, u);
     let unknown_module = uses_unknown_module(units, u, 0);
@@ -343,7 +352,7 @@ fn resolve_symbols(
             out.push((id, s2));
         }
     }
-    out
+    (out, diags)
 }
 
 fn kind_from_name(units: &[Unit], u: &Unit, name: &str) -> Option<u32> {

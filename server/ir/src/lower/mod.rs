@@ -473,33 +473,31 @@ pub(crate) fn label_value(text: &str) -> Option<u32> {
     t.parse().ok()
 }
 
-/// Field ids by name, looked up once.
+/// The grammar fields the lowering reads; their ids are looked up once.
+const FIELDS: [&str; 14] = [
+    "left",
+    "right",
+    "name",
+    "parameters",
+    "type",
+    "kind",
+    "attribute",
+    "declarator",
+    "operator",
+    "argument",
+    "subroutine",
+    "value",
+    "do_label",
+    "allocation",
+];
+
 fn field_id(name: &'static str) -> u16 {
-    static IDS: OnceLock<HashMap<&'static str, u16>> = OnceLock::new();
-    IDS.get_or_init(|| {
-        [
-            "left",
-            "right",
-            "name",
-            "parameters",
-            "type",
-            "kind",
-            "attribute",
-            "declarator",
-            "operator",
-            "argument",
-            "subroutine",
-            "value",
-            "do_label",
-            "allocation",
-        ]
-        .into_iter()
-        .map(|f| (f, flat_field_id(f)))
-        .collect()
-    })
-    .get(name)
-    .copied()
-    .unwrap_or_else(|| flat_field_id(name))
+    static IDS: OnceLock<[u16; FIELDS.len()]> = OnceLock::new();
+    let ids = IDS.get_or_init(|| FIELDS.map(flat_field_id));
+    match FIELDS.iter().position(|f| *f == name) {
+        Some(i) => ids[i],
+        None => flat_field_id(name),
+    }
 }
 
 /// The child in field `name`.
