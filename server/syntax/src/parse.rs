@@ -322,7 +322,26 @@ fn describe_error(node: Node, text: &str) -> SyntaxError {
             return unclosed(*d, "do", text);
         }
     }
-    let start = first_loose(node).unwrap_or(node.start_byte());
+    let loose = first_loose(node);
+    // Nothing but whole statements after a unit header: the unit's END is
+    // missing (typical of code being typed).
+    if let (None, Some(first)) = (loose, children.first()) {
+        const HEADERS: &[(&str, &str)] = &[
+            ("subroutine_statement", "subroutine"),
+            ("function_statement", "function"),
+            ("program_statement", "program"),
+            ("module_statement", "module"),
+        ];
+        if let Some((_, unit)) = HEADERS.iter().find(|(k, _)| *k == first.kind()) {
+            return (
+                first.start_byte(),
+                line_end(text, first.start_byte()),
+                "unclosed-construct",
+                format!("`{unit}` is never closed (missing `end {unit}`)"),
+            );
+        }
+    }
+    let start = loose.unwrap_or(node.start_byte());
     let end = line_end(text, start).min(node.end_byte().max(start));
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[line_start..line_end(text, start)];
