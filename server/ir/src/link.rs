@@ -466,8 +466,7 @@ fn resolve_references(units: &[Unit], index: &NameIndex, i: usize) -> ReferenceP
             continue;
         }
         let local = u.lookup(&name).map(|id| (id, u.symbol(id)));
-        let r = if let Some((id, s)) = local.filter(|(_, s)| may_be_array && !s.dims.is_empty()) {
-            let _ = s;
+        let r = if let Some((id, _)) = local.filter(|(_, s)| may_be_array && !s.dims.is_empty()) {
             Resolved::Array(id)
         } else if let (true, None, Some((from, sym, via))) = (
             may_be_array,

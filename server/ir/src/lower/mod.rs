@@ -15,7 +15,7 @@ use crate::cfg::Cfg;
 use crate::ir::*;
 use dfort_syntax::flat::{field_id as flat_field_id, FNode, FlatTree};
 use dfort_syntax::tree_sitter::{Node, Query, QueryCursor, StreamingIterator};
-use dfort_syntax::{Diagnostic, ParsedFile, TextRange};
+use dfort_syntax::{Diagnostic, ParsedFile};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -516,13 +516,6 @@ pub(crate) fn named_children<'t>(n: FNode<'t>) -> Vec<FNode<'t>> {
 
 pub(crate) fn children<'t>(n: FNode<'t>) -> Vec<FNode<'t>> {
     n.children().collect()
-}
-
-pub(crate) fn range_of(a: Span, b: Span) -> Span {
-    Span {
-        file: a.file,
-        range: TextRange::new(a.range.start, b.range.end.max(a.range.start)),
-    }
 }
 
 #[cfg(test)]

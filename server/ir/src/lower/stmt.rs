@@ -3,7 +3,7 @@
 //! included: the grammar nests them, the terminal statement joins the body).
 
 use super::decl::parse_label;
-use super::{children, field, named_children, range_of, UnitLowerer};
+use super::{children, field, named_children, UnitLowerer};
 use crate::ir::*;
 use dfort_syntax::flat::FNode;
 
@@ -50,10 +50,6 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 continue;
             }
             if self.specification(n) {
-                if self.seen_executable && n.kind() != "interface" {
-                    // Declarations after executable statements are accepted
-                    // by the grammar; the compiler rejects them, we only note it.
-                }
                 label = None;
                 continue;
             }
@@ -481,8 +477,6 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 None => body.append(&mut term),
             }
         }
-        let full = range_of(span, span);
-        self.unit.stmts[id.0 as usize].span = full;
         self.unit.stmts[id.0 as usize].kind = StmtKind::Do {
             name,
             control,
