@@ -1,5 +1,6 @@
 //! `dfort`: the command-line tool (and, later, the language server).
 
+mod analyze;
 mod bench;
 
 use clap::{Args, Parser, Subcommand};
@@ -20,7 +21,7 @@ struct Cli {
 }
 
 #[derive(Args, Clone, Copy)]
-struct FormArgs {
+pub(crate) struct FormArgs {
     /// Treat every file as fixed form (default: by extension, .f .for .f77 .F are fixed).
     #[arg(long, conflicts_with = "free")]
     fixed: bool,
@@ -48,7 +49,7 @@ fn parse_line_length(s: &str) -> Result<LineLength, String> {
 }
 
 impl FormArgs {
-    fn options(&self) -> LoadOptions {
+    pub(crate) fn options(&self) -> LoadOptions {
         LoadOptions {
             fixed: FixedOptions {
                 line_length: self.fixed_line_length.0,
@@ -81,6 +82,8 @@ enum Command {
         #[command(flatten)]
         form: FormArgs,
     },
+    /// Activity and TBR analysis per unit (intraprocedural for now).
+    Analyze(analyze::AnalyzeArgs),
     /// Measure parse+lower throughput on a generated workspace of mixed
     /// free- and fixed-form files.
     Bench(bench::BenchArgs),
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
             form,
         } => ir(file, unit, with, form.options()),
         Command::Bench(args) => bench::run(args),
+        Command::Analyze(args) => analyze::run(args),
     }
 }
 

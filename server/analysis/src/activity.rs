@@ -1,0 +1,230 @@
+//! Activity analysis (paper 000 §4.2): *varied* variables (depending on an
+//! independent) propagated forward from the unit's entry, *useful*
+//! variables (a dependent depends on them) propagated backward from its
+//! exit, both with the general equations of Fig. 4 solved by
+//! [`crate::engine`]. A variable is *active* at a point when it is both.
+//!
+//! Contract: only differentiable variables (real or complex) are ever
+//! varied or useful. Within a statement the transfer is the instruction
+//! rule of §4.2: `OutVary = InVary × Dep(I)`, `InUseful = Dep(I) ×
+//! OutUseful`, with Dep(I) from the DP rules of §4.1 ([`crate::dp`]).
+//! Partial writes (array elements, sections) keep the old dependencies
+//! (the coarse array rule of §3). Calls are handled conservatively inside
+//! the unit: every actual the callee may modify depends on every
+//! differentiable actual (interprocedural summaries refine this later).
+
+use crate::bitset::BitSet;
+use crate::dp::{differentiable, dp, dp_of, writes};
+use crate::engine::{solve, Direction};
+use dfort_ir::cfg::{Cfg, NodeKind};
+use dfort_ir::*;
+
+/// Varied and useful sets just before and just after each statement,
+/// indexed by `StmtId`.
+#[derive(Clone, Debug, Default)]
+pub struct Activity {
+    pub varied_before: Vec<BitSet>,
+    pub varied_after: Vec<BitSet>,
+    pub useful_before: Vec<BitSet>,
+    pub useful_after: Vec<BitSet>,
+}
+
+impl Activity {
+    /// Whether the value `st` assigns to `s` is active (varied and useful
+    /// just after the statement).
+    pub fn active_after(&self, st: StmtId, s: SymbolId) -> bool {
+        let i = st.0 as usize;
+        self.varied_after
+            .get(i)
+            .is_some_and(|v| v.contains(s.0 as usize))
+            && self
+                .useful_after
+                .get(i)
+                .is_some_and(|u| u.contains(s.0 as usize))
+    }
+    /// Whether `s` is active just before `st`.
+    pub fn active_before(&self, st: StmtId, s: SymbolId) -> bool {
+        let i = st.0 as usize;
+        self.varied_before
+            .get(i)
+            .is_some_and(|v| v.contains(s.0 as usize))
+            && self
+                .useful_before
+                .get(i)
+                .is_some_and(|u| u.contains(s.0 as usize))
+    }
+}
+
+/// The statements whose effect a CFG node applies, in order. LOOP and
+/// BRANCH nodes test their construct's header (no write that matters to
+/// activity); ENDLOOP/ENDBRANCH only name the construct they close.
+pub fn node_stmts(cfg: &Cfg, node: dfort_ir::cfg::NodeId) -> &[StmtId] {
+    let n = cfg.node(node);
+    match n.kind {
+        NodeKind::BasicBlock => &n.stmts,
+        _ => &[],
+    }
+}
+
+fn varied_transfer(program: &Program, unit: &Unit, st: &Stmt, before: &BitSet) -> BitSet {
+    let mut after = before.clone();
+    match &st.kind {
+        StmtKind::Assign { lhs, rhs } => {
+            if let Some((t, whole)) = dfort_ir_target(lhs) {
+                let ti = t.0 as usize;
+                if differentiable(unit, t) && dp_of(unit, rhs).intersects(before) {
+                    after.insert(ti);
+                } else if whole {
+                    after.remove(ti);
+                }
+            }
+        }
+        StmtKind::Call { args, .. } => {
+            let mut inputs = BitSet::new(unit.symbols.len());
+            for a in args {
+                dp(unit, &a.value, &mut inputs);
+            }
+            if inputs.intersects(before) {
+                for (s, _) in writes(program, unit, st) {
+                    if differentiable(unit, s) {
+                        after.insert(s.0 as usize);
+                    }
+                }
+            }
+        }
+        StmtKind::Io {
+            kind: IoKind::Read, ..
+        } => {
+            for (s, whole) in writes(program, unit, st) {
+                if whole {
+                    after.remove(s.0 as usize);
+                }
+            }
+        }
+        _ => {}
+    }
+    after
+}
+
+fn useful_transfer(program: &Program, unit: &Unit, st: &Stmt, after: &BitSet) -> BitSet {
+    let mut before = after.clone();
+    match &st.kind {
+        StmtKind::Assign { lhs, rhs } => {
+            if let Some((t, whole)) = dfort_ir_target(lhs) {
+                let ti = t.0 as usize;
+                let was_useful = after.contains(ti);
+                if whole {
+                    before.remove(ti);
+                }
+                if was_useful && differentiable(unit, t) {
+                    dp(unit, rhs, &mut before);
+                }
+            }
+        }
+        StmtKind::Call { args, .. } => {
+            let written = writes(program, unit, st);
+            if written.iter().any(|(s, _)| after.contains(s.0 as usize)) {
+                for a in args {
+                    dp(unit, &a.value, &mut before);
+                }
+            }
+        }
+        StmtKind::Io {
+            kind: IoKind::Read, ..
+        } => {
+            for (s, whole) in writes(program, unit, st) {
+                if whole {
+                    before.remove(s.0 as usize);
+                }
+            }
+        }
+        _ => {}
+    }
+    before
+}
+
+fn dfort_ir_target(e: &Expr) -> Option<(SymbolId, bool)> {
+    crate::dp::target(e)
+}
+
+/// Runs activity analysis on one unit given its independent and dependent
+/// variables (symbol indices).
+pub fn analyze(
+    program: &Program,
+    unit: &Unit,
+    independents: &BitSet,
+    dependents: &BitSet,
+) -> Activity {
+    let cfg = &unit.cfg;
+    let n = unit.stmts.len();
+    let mut act = Activity {
+        varied_before: vec![BitSet::default(); n],
+        varied_after: vec![BitSet::default(); n],
+        useful_before: vec![BitSet::default(); n],
+        useful_after: vec![BitSet::default(); n],
+    };
+    let varied = solve(cfg, Direction::Forward, independents, |node, input| {
+        let mut s = input.clone();
+        for id in node_stmts(cfg, node) {
+            s = varied_transfer(program, unit, unit.stmt(*id), &s);
+        }
+        s
+    });
+    let useful = solve(cfg, Direction::Backward, dependents, |node, output| {
+        let mut s = output.clone();
+        for id in node_stmts(cfg, node).iter().rev() {
+            s = useful_transfer(program, unit, unit.stmt(*id), &s);
+        }
+        s
+    });
+    // Per-statement sets, replayed inside each node.
+    for (i, node) in cfg.nodes.iter().enumerate() {
+        match node.kind {
+            NodeKind::BasicBlock => {
+                let mut s = varied.before[i].clone();
+                for id in &node.stmts {
+                    act.varied_before[id.0 as usize] = s.clone();
+                    s = varied_transfer(program, unit, unit.stmt(*id), &s);
+                    act.varied_after[id.0 as usize] = s.clone();
+                }
+                let mut s = useful.after[i].clone();
+                for id in node.stmts.iter().rev() {
+                    act.useful_after[id.0 as usize] = s.clone();
+                    s = useful_transfer(program, unit, unit.stmt(*id), &s);
+                    act.useful_before[id.0 as usize] = s.clone();
+                }
+            }
+            NodeKind::Loop | NodeKind::Branch => {
+                for id in &node.stmts {
+                    let k = id.0 as usize;
+                    act.varied_before[k] = varied.before[i].clone();
+                    act.varied_after[k] = varied.after[i].clone();
+                    act.useful_before[k] = useful.before[i].clone();
+                    act.useful_after[k] = useful.after[i].clone();
+                }
+            }
+            _ => {}
+        }
+    }
+    act
+}
+
+/// Variables active somewhere in the unit: active just before or just
+/// after some statement, or varied at entry and useful there (for units
+/// whose independents are read without being written).
+pub fn active_anywhere(unit: &Unit, act: &Activity) -> BitSet {
+    let mut out = BitSet::new(unit.symbols.len());
+    for i in 0..unit.stmts.len() {
+        for (v, u) in [
+            (&act.varied_before[i], &act.useful_before[i]),
+            (&act.varied_after[i], &act.useful_after[i]),
+        ] {
+            for s in v.iter() {
+                if u.contains(s) {
+                    out.insert(s);
+                }
+            }
+        }
+    }
+    out
+}

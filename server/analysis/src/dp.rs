@@ -1,0 +1,201 @@
+//! Differentiable positions and variable occurrences of expressions
+//! (paper 000 §4.1, the DP table; §5.1, VARS), and what each statement
+//! writes. Variables are symbol indices of their unit.
+//!
+//! DP excludes everything no derivative flows through: integer, logical
+//! and character values, comparison and logical results, array indices,
+//! and intrinsics with integer results (`int`, `nint`, `floor`, `size`...).
+
+use crate::bitset::BitSet;
+use dfort_ir::intrinsics::has_non_differentiable_result;
+use dfort_ir::*;
+
+/// Whether a symbol can carry a derivative: a real or complex variable
+/// (not a named constant, not a procedure).
+pub fn differentiable(unit: &Unit, s: SymbolId) -> bool {
+    let sym = unit.symbol(s);
+    sym.ty.is_real_or_complex() && !sym.attrs.parameter && sym.storage != Storage::Procedure
+}
+
+/// A variable symbol (any type) whose value a statement can read or write.
+fn is_variable(unit: &Unit, s: SymbolId) -> bool {
+    let sym = unit.symbol(s);
+    !sym.attrs.parameter && sym.storage != Storage::Procedure
+}
+
+/// DP(e): the differentiable variables in differentiable positions of `e`.
+pub fn dp(unit: &Unit, e: &Expr, out: &mut BitSet) {
+    match &e.kind {
+        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } if differentiable(unit, *s) => {
+            out.insert(s.0 as usize);
+        }
+        ExprKind::Component { base, .. } => dp(unit, base, out),
+        ExprKind::Unary { op, operand } if *op != UnaryOp::Not => dp(unit, operand, out),
+        ExprKind::Binary { op, lhs, rhs }
+            if !op.is_comparison() && !op.is_logical() && *op != BinaryOp::Concat =>
+        {
+            dp(unit, lhs, out);
+            dp(unit, rhs, out);
+        }
+        ExprKind::Intrinsic { name, args } if !has_non_differentiable_result(name) => {
+            for a in args {
+                dp(unit, &a.value, out);
+            }
+        }
+        ExprKind::FunctionCall { args, .. } | ExprKind::Apply { args, .. } => {
+            for a in args {
+                dp(unit, &a.value, out);
+            }
+        }
+        ExprKind::Complex(a, b) => {
+            dp(unit, a, out);
+            dp(unit, b, out);
+        }
+        ExprKind::ArrayCtor(items) => {
+            for i in items {
+                dp(unit, i, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+pub fn dp_of(unit: &Unit, e: &Expr) -> BitSet {
+    let mut s = BitSet::new(unit.symbols.len());
+    dp(unit, e, &mut s);
+    s
+}
+
+/// VARS(e): every variable occurring in `e`, indices included.
+pub fn vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
+    e.walk(&mut |x| match &x.kind {
+        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } if is_variable(unit, *s) => {
+            out.insert(s.0 as usize);
+        }
+        _ => {}
+    });
+}
+
+/// The variables in the subscripts of an array reference (or component).
+pub fn index_vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
+    let subs = match &e.kind {
+        ExprKind::ArrayRef { subs, .. } => subs,
+        ExprKind::Component { base, subs, .. } => {
+            index_vars(unit, base, out);
+            subs
+        }
+        _ => return,
+    };
+    for s in subs {
+        match s {
+            Subscript::Index(i) => vars(unit, i, out),
+            Subscript::Range { lo, hi, stride } => {
+                for x in [lo, hi, stride].into_iter().flatten() {
+                    vars(unit, x, out);
+                }
+            }
+        }
+    }
+}
+
+/// The variable an assignment target writes, and whether the write covers
+/// all of it (a scalar or a whole array) or only part (an element, a
+/// section, a component) — partial writes do not kill (paper 000 §5.1).
+pub fn target(e: &Expr) -> Option<(SymbolId, bool)> {
+    match &e.kind {
+        ExprKind::Var(s) => Some((*s, true)),
+        ExprKind::ArrayRef { array, .. } => Some((*array, false)),
+        ExprKind::Component { base, .. } => target(base).map(|(s, _)| (s, false)),
+        _ => None,
+    }
+}
+
+/// What a statement writes, as (variable, whole) pairs, conservatively:
+/// assignment targets, READ items, and the actual arguments of a call that
+/// the callee may modify (all but `intent(in)` formals).
+pub fn writes(program: &Program, unit: &Unit, st: &Stmt) -> Vec<(SymbolId, bool)> {
+    match &st.kind {
+        StmtKind::Assign { lhs, .. } => target(lhs).into_iter().collect(),
+        StmtKind::Io {
+            kind: IoKind::Read,
+            writes,
+            ..
+        } => writes.iter().filter_map(target).collect(),
+        StmtKind::Call {
+            target: t, args, ..
+        } => {
+            let callee = match t {
+                CallTarget::Unit(id) => program.units.get(id.0 as usize),
+                _ => None,
+            };
+            args.iter()
+                .enumerate()
+                .filter(|(i, a)| {
+                    let formal = callee.and_then(|c| match &a.keyword {
+                        Some(k) => c.args.iter().find(|f| c.symbol(**f).name == *k).copied(),
+                        None => c.args.get(*i).copied(),
+                    });
+                    let intent = formal.and_then(|f| callee.map(|c| c.symbol(f).intent));
+                    intent.flatten() != Some(Intent::In)
+                })
+                .filter_map(|(_, a)| target(&a.value))
+                .filter(|(s, _)| is_variable(unit, *s))
+                // A callee may write any part of an actual: never a kill.
+                .map(|(s, _)| (s, false))
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The subscripts of an array element whose indices are all integer
+/// constants (literals or named constants), e.g. `y(3)` → `[3]`.
+pub fn constant_element(unit: &Unit, e: &Expr) -> Option<Vec<i64>> {
+    let ExprKind::ArrayRef { subs, .. } = &e.kind else {
+        return None;
+    };
+    subs.iter()
+        .map(|s| match s {
+            Subscript::Index(i) => constant_int(unit, i, 0),
+            Subscript::Range { .. } => None,
+        })
+        .collect()
+}
+
+fn constant_int(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
+    if depth > 8 {
+        return None;
+    }
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+        } => constant_int(unit, operand, depth + 1).map(|v| -v),
+        ExprKind::Var(s) => {
+            let sym = unit.symbol(*s);
+            if sym.attrs.parameter {
+                constant_int(unit, sym.init.as_ref()?, depth + 1)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether every reference to array `a` in `e` is a constant element
+/// different from `elem` (so writing `a(elem)` cannot overwrite a value
+/// `e` reads) — the cheap improvement over the whole-array rule.
+pub fn disjoint_constant_elements(unit: &Unit, e: &Expr, a: SymbolId, elem: &[i64]) -> bool {
+    let mut disjoint = true;
+    e.walk(&mut |x| match &x.kind {
+        ExprKind::ArrayRef { array, .. } if *array == a => match constant_element(unit, x) {
+            Some(c) if c.as_slice() != elem => {}
+            _ => disjoint = false,
+        },
+        ExprKind::Var(s) if *s == a => disjoint = false,
+        _ => {}
+    });
+    disjoint
+}

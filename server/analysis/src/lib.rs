@@ -1,0 +1,12 @@
+//! dfort's analyses (pipeline: syntax → ir → **analysis** → codegen):
+//! activity and TBR for reverse-mode AD, on one shared dataflow engine
+//! (paper 000, Hascoët, Naumann, Pascual). Each analysis is a module with
+//! its contract at the top. Analyses do no I/O and never panic on user
+//! input.
+
+pub mod activity;
+pub mod bitset;
+pub mod dp;
+pub mod engine;
+pub mod roles;
+pub mod tbr;

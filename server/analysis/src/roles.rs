@@ -1,0 +1,106 @@
+//! Which variables of a unit are independents and dependents: given
+//! explicitly (command line or `dfort.toml`), by `!$ad independent(...)` /
+//! `!$ad dependent(...)` directives in the unit, or by default from the
+//! dummy arguments' intents: real `intent(in)`/`intent(inout)` dummies
+//! are independents, real `intent(out)`/`intent(inout)` dummies and a
+//! real function result are dependents; a real dummy without intent
+//! (Fortran 77) counts as `inout`.
+
+use crate::bitset::BitSet;
+use crate::dp::differentiable;
+use dfort_ir::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoleSource {
+    Explicit,
+    Directives,
+    Intents,
+}
+
+impl RoleSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoleSource::Explicit => "command line",
+            RoleSource::Directives => "!$ad directives",
+            RoleSource::Intents => "dummy-argument intents (default)",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Roles {
+    pub independents: BitSet,
+    pub dependents: BitSet,
+    pub source: RoleSource,
+    /// Names given that are not variables of the unit.
+    pub unknown: Vec<String>,
+}
+
+/// Explicit names win, then directives, then intents.
+pub fn roles(unit: &Unit, explicit: Option<(&[String], &[String])>) -> Roles {
+    let n = unit.symbols.len();
+    let mut r = Roles {
+        independents: BitSet::new(n),
+        dependents: BitSet::new(n),
+        source: RoleSource::Intents,
+        unknown: Vec::new(),
+    };
+    let named = |r: &mut Roles, ind: &[String], dep: &[String]| {
+        for (list, dependent) in [(ind, false), (dep, true)] {
+            for name in list {
+                let name = name.trim().to_ascii_lowercase();
+                match unit.lookup(&name) {
+                    Some(s) if differentiable(unit, s) => {
+                        let set = if dependent {
+                            &mut r.dependents
+                        } else {
+                            &mut r.independents
+                        };
+                        set.insert(s.0 as usize);
+                    }
+                    _ => r.unknown.push(name),
+                }
+            }
+        }
+    };
+    if let Some((ind, dep)) = explicit {
+        r.source = RoleSource::Explicit;
+        named(&mut r, ind, dep);
+        return r;
+    }
+    let ind: Vec<String> = unit
+        .directives
+        .iter()
+        .filter(|d| d.name == "independent")
+        .flat_map(|d| d.args.clone())
+        .collect();
+    let dep: Vec<String> = unit
+        .directives
+        .iter()
+        .filter(|d| d.name == "dependent")
+        .flat_map(|d| d.args.clone())
+        .collect();
+    if !ind.is_empty() || !dep.is_empty() {
+        r.source = RoleSource::Directives;
+        named(&mut r, &ind, &dep);
+        return r;
+    }
+    for a in &unit.args {
+        if !differentiable(unit, *a) {
+            continue;
+        }
+        let intent = unit.symbol(*a).intent;
+        if intent != Some(Intent::Out) {
+            r.independents.insert(a.0 as usize);
+        }
+        if intent != Some(Intent::In) {
+            r.dependents.insert(a.0 as usize);
+        }
+    }
+    if let Some(res) = unit.result {
+        if differentiable(unit, res) {
+            r.dependents.insert(res.0 as usize);
+        }
+    }
+    r
+}

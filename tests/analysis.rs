@@ -1,0 +1,138 @@
+//! Activity and TBR on the papers' worked examples, checked against
+//! markers in the fixtures:
+//! - `! dfort-tbr: v` at the end of a statement line: the statement records
+//!   `v` (and nothing else is recorded in that unit unless marked);
+//! - `! dfort-tbr: UNIT: none`: UNIT records nothing;
+//! - `! dfort-active: UNIT: a, b`: the variables active anywhere in UNIT.
+
+mod support;
+
+use dfort_analysis::{activity, roles::roles, tbr};
+use std::collections::BTreeSet;
+use support::*;
+
+struct Marks {
+    records: BTreeSet<(String, u32, String)>,
+    no_records: Vec<String>,
+    active: Vec<(String, Vec<String>)>,
+}
+
+fn marks(ws: &dfort_ide::Workspace) -> Marks {
+    let f = &ws.files[0];
+    let mut m = Marks {
+        records: BTreeSet::new(),
+        no_records: Vec::new(),
+        active: Vec::new(),
+    };
+    for (i, line) in f.text.lines().enumerate() {
+        let line_no = i as u32 + 1;
+        for (key, rest) in [("dfort-tbr:", true), ("dfort-active:", false)] {
+            let Some(pos) = line.find(key) else { continue };
+            let body = line[pos + key.len()..].trim();
+            let code = line[..pos].trim_end_matches(['!', ' ']).trim();
+            let standalone = code.is_empty() || code.eq_ignore_ascii_case("c");
+            if rest && !standalone {
+                // Inline: the unit holding this line records these.
+                let offset = f.lines.line_start(i as u32).unwrap();
+                let unit = ws
+                    .program
+                    .units
+                    .iter()
+                    .filter(|u| u.span.range.start <= offset && offset < u.span.range.end)
+                    .min_by_key(|u| u.span.range.len())
+                    .expect("marker inside a unit");
+                for v in body.split(',') {
+                    m.records
+                        .insert((unit.name.clone(), line_no, v.trim().to_string()));
+                }
+                continue;
+            }
+            let (unit, list) = body.split_once(':').expect("UNIT: list");
+            let unit = unit.trim().to_ascii_lowercase();
+            if rest {
+                assert_eq!(list.trim(), "none");
+                m.no_records.push(unit);
+            } else {
+                let mut names: Vec<String> =
+                    list.split(',').map(|s| s.trim().to_string()).collect();
+                names.sort();
+                m.active.push((unit, names));
+            }
+        }
+    }
+    m
+}
+
+fn check(rel: &str) -> usize {
+    let ws = fixture(rel);
+    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    let m = marks(&ws);
+    let mut got = BTreeSet::new();
+    let mut checked = 0;
+    let units: BTreeSet<String> = m
+        .records
+        .iter()
+        .map(|r| r.0.clone())
+        .chain(m.no_records.iter().cloned())
+        .chain(m.active.iter().map(|a| a.0.clone()))
+        .collect();
+    assert!(!units.is_empty(), "{rel} has no markers");
+    for name in &units {
+        let u = unit(&ws, name);
+        let r = roles(u, None);
+        let act = activity::analyze(&ws.program, u, &r.independents, &r.dependents);
+        let t = tbr::analyze(&ws.program, u, &act, false);
+        for rec in &t.records {
+            let line = ws.files[0]
+                .lines
+                .line_col(u.stmt(rec.stmt).span.range.start)
+                .line
+                + 1;
+            got.insert((u.name.clone(), line, u.symbol(rec.variable).name.clone()));
+        }
+        if let Some((_, expect)) = m.active.iter().find(|a| &a.0 == name) {
+            let mut active: Vec<String> = activity::active_anywhere(u, &act)
+                .iter()
+                .map(|i| u.symbols[i].name.clone())
+                .collect();
+            active.sort();
+            assert_eq!(&active, expect, "{rel}: active set of {name}");
+            checked += 1;
+        }
+    }
+    assert_eq!(
+        got, m.records,
+        "{rel}: recorded values (unit, line, variable)"
+    );
+    checked + m.records.len() + m.no_records.len()
+}
+
+#[test]
+fn figure_1_of_paper_000_records_x_i_and_j_but_never_a() {
+    // x before x(i)=… and x(j)=…, i before i=i+1, j before j=j-1.
+    assert_eq!(check("papers/p000_fig1.f90"), 5);
+}
+
+#[test]
+fn bratu_records_nothing_and_its_active_set_is_f_prm_x() {
+    check("papers/p000_bratu.f");
+    check("papers/p000_bratu_ad.f");
+}
+
+#[test]
+fn the_control_flow_reversal_example_of_paper_001_records_nothing() {
+    check("papers/p001_sec2_orig.f90");
+}
+
+#[test]
+fn store_all_lists_every_overwritten_active_value() {
+    // Without TBR (ADIFOR/Odyssée style) Bratu records its F updates.
+    let ws = fixture("papers/p000_bratu_ad.f");
+    let u = unit(&ws, "bratuad");
+    let r = roles(u, None);
+    let act = activity::analyze(&ws.program, u, &r.independents, &r.dependents);
+    let with = tbr::analyze(&ws.program, u, &act, false).records.len();
+    let without = tbr::analyze(&ws.program, u, &act, true).records.len();
+    assert_eq!(with, 0);
+    assert!(without >= 5, "store-all recorded only {without}");
+}
