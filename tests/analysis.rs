@@ -136,3 +136,62 @@ fn store_all_lists_every_overwritten_active_value() {
     assert_eq!(with, 0);
     assert!(without >= 5, "store-all recorded only {without}");
 }
+
+mod dep {
+    use super::support::*;
+    use dfort_analysis::dep::{summarize_all, Iface, Summary};
+
+    fn formal(ws: &dfort_ide::Workspace, unit_name: &str, var: &str) -> Iface {
+        let u = unit(ws, unit_name);
+        let k = u
+            .args
+            .iter()
+            .position(|a| u.symbol(*a).name == var)
+            .unwrap_or_else(|| panic!("{var} is not a dummy of {unit_name}"));
+        Iface::Formal(k as u32)
+    }
+
+    fn summary<'a>(
+        ws: &dfort_ide::Workspace,
+        sums: &'a [Option<Summary>],
+        name: &str,
+    ) -> &'a Summary {
+        sums[unit(ws, name).id.0 as usize]
+            .as_ref()
+            .unwrap_or_else(|| panic!("no summary for {name}"))
+    }
+
+    fn depends(
+        ws: &dfort_ide::Workspace,
+        sums: &[Option<Summary>],
+        u: &str,
+        after: &str,
+        before: &str,
+    ) -> bool {
+        summary(ws, sums, u).depends(&formal(ws, u, after), &formal(ws, u, before))
+    }
+
+    #[test]
+    fn dep_summaries_follow_calls_commons_modules_and_recursion() {
+        let ws = fixture("interproc/callee_activity.f90");
+        assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+        let sums = summarize_all(&ws.program);
+        // Instruction level: b = 2a.
+        assert!(depends(&ws, &sums, "scale", "b", "a"));
+        assert!(!depends(&ws, &sums, "scale", "b", "b"), "b is overwritten");
+        assert!(depends(&ws, &sums, "scale", "a", "a"), "a is unchanged");
+        // Through a callee, with name translation.
+        assert!(depends(&ws, &sums, "driver", "y", "x"));
+        assert!(!depends(&ws, &sums, "driver", "x", "y"));
+        // COMMON written in a callee.
+        let fill = summary(&ws, &sums, "fill");
+        assert!(fill.iface.iter().any(|i| matches!(i, Iface::Global(_))));
+        assert!(depends(&ws, &sums, "use_common", "y", "x"));
+        // Module variable written in a module procedure.
+        assert!(depends(&ws, &sums, "use_module", "z", "u"));
+        // Recursive pair: q depends on p in both.
+        assert!(depends(&ws, &sums, "ping", "q", "p"));
+        assert!(depends(&ws, &sums, "pong", "q", "p"));
+        assert!(!depends(&ws, &sums, "pong", "p", "q"));
+    }
+}

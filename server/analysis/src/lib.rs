@@ -6,6 +6,7 @@
 
 pub mod activity;
 pub mod bitset;
+pub mod dep;
 pub mod dp;
 pub mod engine;
 pub mod roles;

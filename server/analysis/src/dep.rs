@@ -1,0 +1,419 @@
+//! Differentiable dependency analysis, Dep (paper 000 §4.1): for each
+//! unit, which of its interface variables (real dummy arguments and the
+//! globals it or its callees touch: COMMON members, module and host
+//! variables) depend differentiably, at exit, on which interface variables
+//! at entry. Computed bottom-up over the call graph (callees first), with
+//! a fixpoint inside recursive components; at a call the callee's summary
+//! is translated from formal to actual names.
+//!
+//! Contract: a relation `after ≺ before` is a flattened n×n bit matrix
+//! over the unit's variable slots (its symbols, then globals known only
+//! through callees), solved on the CFG by [`crate::engine`] from the
+//! identity at entry (Fig. 2's general equations; the loop fixpoint of
+//! Fig. 3 falls out of the iteration). Rows follow the DP rules of
+//! [`crate::dp`]; a partial write (array element) keeps the old row, the
+//! coarse whole-array rule. Calls to procedures without source make every
+//! actual they may modify depend on every differentiable actual.
+
+use crate::bitset::BitSet;
+use crate::dp::{differentiable, dp, target, writes};
+use crate::engine::{solve, Direction};
+use dfort_ir::callgraph::Callee;
+use dfort_ir::cfg::NodeKind;
+use dfort_ir::*;
+use std::collections::HashMap;
+
+/// A variable shared between units.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GlobalKey {
+    /// Member `index` of a COMMON block.
+    Common { block: String, index: u32 },
+    /// A variable declared in a module or a host procedure.
+    Shared { unit: UnitId, symbol: SymbolId },
+}
+
+/// The global a symbol of `unit` stands for, if any.
+pub fn global_key(_program: &Program, unit: &Unit, s: SymbolId) -> Option<GlobalKey> {
+    match &unit.symbol(s).storage {
+        Storage::Common { block, index } => Some(GlobalKey::Common {
+            block: block.clone(),
+            index: *index,
+        }),
+        Storage::Imported { from, symbol, .. } => Some(GlobalKey::Shared {
+            unit: *from,
+            symbol: *symbol,
+        }),
+        // A module's variables, and a host procedure's variables that its
+        // internal procedures see by host association.
+        Storage::Local | Storage::Dummy(_) | Storage::Result
+            if unit.kind == UnitKind::Module || !unit.children.is_empty() =>
+        {
+            Some(GlobalKey::Shared {
+                unit: unit.id,
+                symbol: s,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// An interface variable of a unit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Iface {
+    /// The n-th dummy argument (0-based).
+    Formal(u32),
+    Global(GlobalKey),
+}
+
+/// Dep of a unit over its interface: `dep[o]` holds the interface
+/// variables (indices into `iface`) that `iface[o]` depends on at exit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub iface: Vec<Iface>,
+    pub dep: Vec<BitSet>,
+}
+
+impl Summary {
+    fn index(&self, i: &Iface) -> Option<usize> {
+        self.iface.iter().position(|x| x == i)
+    }
+    /// Whether interface variable `after` depends on `before` (names as
+    /// formal positions or globals).
+    pub fn depends(&self, after: &Iface, before: &Iface) -> bool {
+        match (self.index(after), self.index(before)) {
+            (Some(a), Some(b)) => self.dep[a].contains(b),
+            _ => false,
+        }
+    }
+}
+
+/// The variable slots of a unit: its symbols, then globals only its
+/// callees touch.
+#[derive(Clone, Debug, Default)]
+pub struct Space {
+    pub size: usize,
+    /// Slot of each global the unit or its callees touch.
+    pub globals: HashMap<GlobalKey, usize>,
+}
+
+impl Space {
+    pub fn new(program: &Program, unit: &Unit, callee_globals: &[GlobalKey]) -> Space {
+        let mut size = unit.symbols.len();
+        let mut globals = HashMap::new();
+        for (i, _) in unit.symbols.iter().enumerate() {
+            let s = SymbolId(i as u32);
+            if let Some(k) = global_key(program, unit, s) {
+                if differentiable(unit, s) {
+                    globals.insert(k, i);
+                }
+            }
+        }
+        for k in callee_globals {
+            if !globals.contains_key(k) {
+                globals.insert(k.clone(), size);
+                size += 1;
+            }
+        }
+        Space { size, globals }
+    }
+}
+
+/// A dependency relation over `n` slots as rows of bit sets.
+struct Matrix {
+    n: usize,
+    bits: BitSet,
+}
+
+impl Matrix {
+    fn row(&self, v: usize) -> BitSet {
+        (0..self.n)
+            .filter(|b| self.bits.contains(v * self.n + b))
+            .collect()
+    }
+    fn set_row(&mut self, v: usize, row: &BitSet) {
+        for b in 0..self.n {
+            self.bits.remove(v * self.n + b);
+        }
+        for b in row.iter() {
+            self.bits.insert(v * self.n + b);
+        }
+    }
+}
+
+/// The rows of the values a set of slots hold before a statement.
+fn rows_of(m: &Matrix, slots: &BitSet) -> BitSet {
+    let mut r = BitSet::default();
+    for s in slots.iter() {
+        r.union_with(&m.row(s));
+    }
+    r
+}
+
+struct Ctx<'a> {
+    program: &'a Program,
+    unit: &'a Unit,
+    space: &'a Space,
+    summaries: &'a [Option<Summary>],
+}
+
+impl Ctx<'_> {
+    fn transfer(&self, st: &Stmt, m: &mut Matrix) {
+        let unit = self.unit;
+        match &st.kind {
+            StmtKind::Assign { lhs, rhs } => {
+                let Some((t, whole)) = target(lhs) else {
+                    return;
+                };
+                let ti = t.0 as usize;
+                let mut row = if whole { BitSet::default() } else { m.row(ti) };
+                if differentiable(unit, t) {
+                    let mut inputs = BitSet::default();
+                    dp(unit, rhs, &mut inputs);
+                    row.union_with(&rows_of(m, &inputs));
+                }
+                m.set_row(ti, &row);
+            }
+            StmtKind::Io {
+                kind: IoKind::Read, ..
+            } => {
+                for (s, whole) in writes(self.program, unit, st) {
+                    if whole {
+                        m.set_row(s.0 as usize, &BitSet::default());
+                    }
+                }
+            }
+            StmtKind::Call {
+                args, target: t, ..
+            } => match t {
+                CallTarget::Unit(c) => self.call(st, *c, args, m),
+                _ => self.opaque_call(st, args, m),
+            },
+            _ => {}
+        }
+    }
+
+    fn opaque_call(&self, st: &Stmt, args: &[Arg], m: &mut Matrix) {
+        let mut inputs = BitSet::default();
+        for a in args {
+            dp(self.unit, &a.value, &mut inputs);
+        }
+        let incoming = rows_of(m, &inputs);
+        for (s, _) in writes(self.program, self.unit, st) {
+            if differentiable(self.unit, s) {
+                let mut row = m.row(s.0 as usize);
+                row.union_with(&incoming);
+                m.set_row(s.0 as usize, &row);
+            }
+        }
+    }
+
+    /// Translates the callee's summary to this unit's slots.
+    fn call(&self, st: &Stmt, callee: UnitId, args: &[Arg], m: &mut Matrix) {
+        let Some(Some(sum)) = self.summaries.get(callee.0 as usize) else {
+            self.opaque_call(st, args, m);
+            return;
+        };
+        let cu = self.program.unit(callee);
+        // Slot inputs and output target of each interface variable.
+        let mut input_rows: Vec<BitSet> = Vec::with_capacity(sum.iface.len());
+        let mut outputs: Vec<Option<usize>> = Vec::with_capacity(sum.iface.len());
+        for i in &sum.iface {
+            match i {
+                Iface::Formal(k) => {
+                    let actual = args.iter().enumerate().find(|(pos, a)| match &a.keyword {
+                        Some(kw) => cu
+                            .args
+                            .get(*k as usize)
+                            .is_some_and(|f| cu.symbol(*f).name == *kw),
+                        None => *pos == *k as usize,
+                    });
+                    match actual {
+                        Some((_, a)) => {
+                            let mut inputs = BitSet::default();
+                            dp(self.unit, &a.value, &mut inputs);
+                            input_rows.push(rows_of(m, &inputs));
+                            outputs.push(
+                                target(&a.value)
+                                    .filter(|(s, _)| differentiable(self.unit, *s))
+                                    .map(|(s, _)| s.0 as usize),
+                            );
+                        }
+                        None => {
+                            input_rows.push(BitSet::default());
+                            outputs.push(None);
+                        }
+                    }
+                }
+                Iface::Global(k) => match self.space.globals.get(k) {
+                    Some(&slot) => {
+                        input_rows.push(m.row(slot));
+                        outputs.push(Some(slot));
+                    }
+                    None => {
+                        input_rows.push(BitSet::default());
+                        outputs.push(None);
+                    }
+                },
+            }
+        }
+        let mut new_rows: Vec<(usize, BitSet)> = Vec::new();
+        for (o, out) in outputs.iter().enumerate() {
+            let Some(slot) = out else { continue };
+            let mut row = BitSet::default();
+            for i in sum.dep[o].iter() {
+                row.union_with(&input_rows[i]);
+            }
+            // An actual that is part of an array keeps its other elements.
+            if !sum.dep[o].contains(o) || is_part(args, &sum.iface[o]) {
+                row.union_with(&m.row(*slot));
+            }
+            new_rows.push((*slot, row));
+        }
+        // Aliased actuals: merge rows written to the same slot.
+        let mut merged: HashMap<usize, BitSet> = HashMap::new();
+        for (slot, row) in new_rows {
+            merged.entry(slot).or_default().union_with(&row);
+        }
+        for (slot, row) in merged {
+            m.set_row(slot, &row);
+        }
+    }
+}
+
+fn is_part(args: &[Arg], i: &Iface) -> bool {
+    match i {
+        Iface::Formal(k) => args
+            .get(*k as usize)
+            .and_then(|a| target(&a.value))
+            .is_some_and(|(_, whole)| !whole),
+        Iface::Global(_) => false,
+    }
+}
+
+/// Dep of one unit, given the summaries of its callees (None where not
+/// computed yet or without source).
+pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -> Summary {
+    let callee_globals: Vec<GlobalKey> = program
+        .call_graph
+        .calls_from
+        .get(unit.id.0 as usize)
+        .into_iter()
+        .flatten()
+        .filter_map(|&i| match program.call_graph.sites[i].callee {
+            Callee::Unit(c) => summaries.get(c.0 as usize)?.as_ref(),
+            Callee::External => None,
+        })
+        .flat_map(|s| {
+            s.iface.iter().filter_map(|i| match i {
+                Iface::Global(k) => Some(k.clone()),
+                _ => None,
+            })
+        })
+        .collect();
+    let space = Space::new(program, unit, &callee_globals);
+    let n = space.size;
+    let ctx = Ctx {
+        program,
+        unit,
+        space: &space,
+        summaries,
+    };
+    let mut identity = BitSet::new(n * n);
+    for v in 0..n {
+        identity.insert(v * n + v);
+    }
+    let cfg = &unit.cfg;
+    let sol = solve(cfg, Direction::Forward, &identity, |node, input| {
+        let nd = cfg.node(node);
+        let mut m = Matrix {
+            n,
+            bits: input.clone(),
+        };
+        if nd.kind == NodeKind::BasicBlock {
+            for id in &nd.stmts {
+                ctx.transfer(unit.stmt(*id), &mut m);
+            }
+        }
+        m.bits
+    });
+    let at_exit = Matrix {
+        n,
+        bits: sol
+            .after
+            .get(cfg.exit.0 as usize)
+            .cloned()
+            .unwrap_or_default(),
+    };
+    // Interface: real formals, then globals (own and callees'), sorted for
+    // stable output.
+    let mut iface: Vec<(Iface, usize)> = unit
+        .args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| differentiable(unit, **a))
+        .map(|(k, a)| (Iface::Formal(k as u32), a.0 as usize))
+        .collect();
+    let mut globals: Vec<(&GlobalKey, &usize)> = space.globals.iter().collect();
+    globals.sort();
+    iface.extend(
+        globals
+            .into_iter()
+            .map(|(k, s)| (Iface::Global(k.clone()), *s)),
+    );
+    let dep = iface
+        .iter()
+        .map(|(_, slot)| {
+            let row = at_exit.row(*slot);
+            iface
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, s))| row.contains(*s))
+                .map(|(j, _)| j)
+                .collect()
+        })
+        .collect();
+    Summary {
+        iface: iface.into_iter().map(|(i, _)| i).collect(),
+        dep,
+    }
+}
+
+/// Dep summaries of every procedure, callees before callers, iterating
+/// to a fixpoint inside recursive components (summaries only grow).
+pub fn summarize_all(program: &Program) -> Vec<Option<Summary>> {
+    let mut sums: Vec<Option<Summary>> = vec![None; program.units.len()];
+    for scc in &program.call_graph.sccs {
+        let procs: Vec<UnitId> = scc
+            .iter()
+            .copied()
+            .filter(|u| program.unit(*u).is_procedure())
+            .collect();
+        let recursive = procs
+            .iter()
+            .any(|u| program.call_graph.recursive[u.0 as usize]);
+        if recursive {
+            // Start from "depends on nothing" and grow.
+            for u in &procs {
+                let s = summarize(program, program.unit(*u), &[]);
+                sums[u.0 as usize] = Some(Summary {
+                    dep: vec![BitSet::default(); s.iface.len()],
+                    iface: s.iface,
+                });
+            }
+        }
+        for round in 0.. {
+            let mut changed = false;
+            for u in &procs {
+                let s = summarize(program, program.unit(*u), &sums);
+                if sums[u.0 as usize].as_ref() != Some(&s) {
+                    sums[u.0 as usize] = Some(s);
+                    changed = true;
+                }
+            }
+            if !recursive || !changed || round > 64 {
+                break;
+            }
+        }
+    }
+    sums
+}
