@@ -7,6 +7,7 @@
 
 mod support;
 
+use dfort_analysis::interproc::analyze_program;
 use dfort_analysis::{activity, roles::roles, tbr};
 use std::collections::BTreeSet;
 use support::*;
@@ -63,6 +64,13 @@ fn marks(ws: &dfort_ide::Workspace) -> Marks {
     m
 }
 
+/// Activity of `u` analysed as the root, with its own roles.
+fn root_activity(ws: &dfort_ide::Workspace, u: &dfort_ir::Unit) -> activity::Activity {
+    let r = roles(u, None);
+    let pa = analyze_program(&ws.program, &[(u.id, r.independents, r.dependents)]);
+    pa.activity[u.id.0 as usize].clone().expect("root analysed")
+}
+
 fn check(rel: &str) -> usize {
     let ws = fixture(rel);
     assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
@@ -79,8 +87,7 @@ fn check(rel: &str) -> usize {
     assert!(!units.is_empty(), "{rel} has no markers");
     for name in &units {
         let u = unit(&ws, name);
-        let r = roles(u, None);
-        let act = activity::analyze(&ws.program, u, &r.independents, &r.dependents);
+        let act = root_activity(&ws, u);
         let t = tbr::analyze(&ws.program, u, &act, false);
         for rec in &t.records {
             let line = ws.files[0]
@@ -129,8 +136,7 @@ fn store_all_lists_every_overwritten_active_value() {
     // Without TBR (ADIFOR/Odyssée style) Bratu records its F updates.
     let ws = fixture("papers/p000_bratu_ad.f");
     let u = unit(&ws, "bratuad");
-    let r = roles(u, None);
-    let act = activity::analyze(&ws.program, u, &r.independents, &r.dependents);
+    let act = root_activity(&ws, u);
     let with = tbr::analyze(&ws.program, u, &act, false).records.len();
     let without = tbr::analyze(&ws.program, u, &act, true).records.len();
     assert_eq!(with, 0);
@@ -193,5 +199,83 @@ mod dep {
         assert!(depends(&ws, &sums, "ping", "q", "p"));
         assert!(depends(&ws, &sums, "pong", "q", "p"));
         assert!(!depends(&ws, &sums, "pong", "p", "q"));
+    }
+}
+
+mod interprocedural {
+    use super::support::*;
+    use dfort_analysis::activity::active_anywhere;
+    use dfort_analysis::interproc::analyze_program;
+    use dfort_analysis::roles::roles;
+
+    /// Active variables of each unit reached from `root` (own symbols).
+    fn active_from(root: &str) -> Vec<(String, Vec<String>)> {
+        let ws = fixture("interproc/callee_activity.f90");
+        let r = unit(&ws, root);
+        let rl = roles(r, None);
+        let pa = analyze_program(&ws.program, &[(r.id, rl.independents, rl.dependents)]);
+        let mut out = Vec::new();
+        for u in &ws.program.units {
+            if let Some(act) = &pa.activity[u.id.0 as usize] {
+                let mut names: Vec<String> = active_anywhere(u, act)
+                    .iter()
+                    .filter_map(|i| u.symbols.get(i).map(|s| s.name.clone()))
+                    .collect();
+                names.sort();
+                out.push((u.name.clone(), names));
+            }
+        }
+        out
+    }
+
+    fn v(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_variable_active_only_through_a_callee_and_two_calling_contexts() {
+        // t is active only because scale(x, t) makes it depend on x; the
+        // second call scale(c, c) is inactive and c stays inactive in
+        // driver although scale itself is active (union of contexts).
+        assert_eq!(
+            active_from("driver"),
+            vec![
+                ("driver".to_string(), v(&["t", "x", "y"])),
+                ("scale".to_string(), v(&["a", "b"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn common_block_state_modified_in_a_callee() {
+        assert_eq!(
+            active_from("use_common"),
+            vec![
+                ("use_common".to_string(), v(&["w", "x", "y"])),
+                ("fill".to_string(), v(&["v", "w2"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn module_variables_flow_through_calls() {
+        assert_eq!(
+            active_from("use_module"),
+            vec![
+                ("set_offset".to_string(), v(&["offset", "u"])),
+                ("use_module".to_string(), v(&["offset", "u", "z"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_recursive_pair_reaches_a_fixpoint() {
+        assert_eq!(
+            active_from("ping"),
+            vec![
+                ("ping".to_string(), v(&["p", "q"])),
+                ("pong".to_string(), v(&["p", "q", "r"])),
+            ]
+        );
     }
 }

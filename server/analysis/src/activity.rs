@@ -9,11 +9,13 @@
 //! rule of §4.2: `OutVary = InVary × Dep(I)`, `InUseful = Dep(I) ×
 //! OutUseful`, with Dep(I) from the DP rules of §4.1 ([`crate::dp`]).
 //! Partial writes (array elements, sections) keep the old dependencies
-//! (the coarse array rule of §3). Calls are handled conservatively inside
-//! the unit: every actual the callee may modify depends on every
-//! differentiable actual (interprocedural summaries refine this later).
+//! (the coarse array rule of §3). At a call the callee's Dep summary
+//! ([`crate::dep`]) is applied (§4.2: `OutVary(I) = InVary(I) × Dep(S)`);
+//! for a procedure without source, every actual it may modify depends on
+//! every differentiable actual.
 
 use crate::bitset::BitSet;
+use crate::dep::{bind_call, space_of, Space, Summary};
 use crate::dp::{differentiable, dp, dp_of, writes};
 use crate::engine::{solve, Direction};
 use dfort_ir::cfg::{Cfg, NodeKind};
@@ -66,11 +68,54 @@ pub fn node_stmts(cfg: &Cfg, node: dfort_ir::cfg::NodeId) -> &[StmtId] {
     }
 }
 
-fn varied_transfer(program: &Program, unit: &Unit, st: &Stmt, before: &BitSet) -> BitSet {
+/// What a unit's analysis needs to apply callee summaries.
+pub struct Calls<'a> {
+    pub summaries: &'a [Option<Summary>],
+    pub space: Space,
+}
+
+impl Calls<'_> {
+    fn summary(&self, st: &Stmt) -> Option<(UnitId, &Summary)> {
+        match &st.kind {
+            StmtKind::Call {
+                target: CallTarget::Unit(c),
+                ..
+            } => Some((*c, self.summaries.get(c.0 as usize)?.as_ref()?)),
+            _ => None,
+        }
+    }
+}
+
+fn varied_transfer(
+    program: &Program,
+    unit: &Unit,
+    calls: &Calls,
+    st: &Stmt,
+    before: &BitSet,
+) -> BitSet {
     let mut after = before.clone();
+    if let (Some((c, sum)), StmtKind::Call { args, .. }) = (calls.summary(st), &st.kind) {
+        let binds = bind_call(program, unit, &calls.space, sum, c, args);
+        let mut written = BitSet::default();
+        let mut varied = BitSet::default();
+        for (o, b) in binds.iter().enumerate() {
+            let Some(slot) = b.output else { continue };
+            written.insert(slot);
+            if b.keeps_old && before.contains(slot)
+                || sum.dep[o]
+                    .iter()
+                    .any(|i| binds[i].inputs.intersects(before))
+            {
+                varied.insert(slot);
+            }
+        }
+        after.subtract(&written);
+        after.union_with(&varied);
+        return after;
+    }
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
-            if let Some((t, whole)) = dfort_ir_target(lhs) {
+            if let Some((t, whole)) = crate::dp::target(lhs) {
                 let ti = t.0 as usize;
                 if differentiable(unit, t) && dp_of(unit, rhs).intersects(before) {
                     after.insert(ti);
@@ -106,11 +151,40 @@ fn varied_transfer(program: &Program, unit: &Unit, st: &Stmt, before: &BitSet) -
     after
 }
 
-fn useful_transfer(program: &Program, unit: &Unit, st: &Stmt, after: &BitSet) -> BitSet {
+fn useful_transfer(
+    program: &Program,
+    unit: &Unit,
+    calls: &Calls,
+    st: &Stmt,
+    after: &BitSet,
+) -> BitSet {
     let mut before = after.clone();
+    if let (Some((c, sum)), StmtKind::Call { args, .. }) = (calls.summary(st), &st.kind) {
+        let binds = bind_call(program, unit, &calls.space, sum, c, args);
+        let mut needed = BitSet::default();
+        for (o, b) in binds.iter().enumerate() {
+            let Some(slot) = b.output else { continue };
+            if !after.contains(slot) {
+                continue;
+            }
+            if b.keeps_old {
+                needed.insert(slot);
+            }
+            for i in sum.dep[o].iter() {
+                needed.union_with(&binds[i].inputs);
+            }
+        }
+        for b in &binds {
+            if let (Some(slot), false) = (b.output, b.keeps_old) {
+                before.remove(slot);
+            }
+        }
+        before.union_with(&needed);
+        return before;
+    }
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
-            if let Some((t, whole)) = dfort_ir_target(lhs) {
+            if let Some((t, whole)) = crate::dp::target(lhs) {
                 let ti = t.0 as usize;
                 let was_useful = after.contains(ti);
                 if whole {
@@ -143,18 +217,20 @@ fn useful_transfer(program: &Program, unit: &Unit, st: &Stmt, after: &BitSet) ->
     before
 }
 
-fn dfort_ir_target(e: &Expr) -> Option<(SymbolId, bool)> {
-    crate::dp::target(e)
-}
-
 /// Runs activity analysis on one unit given its independent and dependent
-/// variables (symbol indices).
+/// variables (slots: symbol indices, then globals known through callees)
+/// and the Dep summaries of its callees.
 pub fn analyze(
     program: &Program,
     unit: &Unit,
+    summaries: &[Option<Summary>],
     independents: &BitSet,
     dependents: &BitSet,
 ) -> Activity {
+    let calls = &Calls {
+        summaries,
+        space: space_of(program, unit, summaries),
+    };
     let cfg = &unit.cfg;
     let n = unit.stmts.len();
     let mut act = Activity {
@@ -166,14 +242,14 @@ pub fn analyze(
     let varied = solve(cfg, Direction::Forward, independents, |node, input| {
         let mut s = input.clone();
         for id in node_stmts(cfg, node) {
-            s = varied_transfer(program, unit, unit.stmt(*id), &s);
+            s = varied_transfer(program, unit, calls, unit.stmt(*id), &s);
         }
         s
     });
     let useful = solve(cfg, Direction::Backward, dependents, |node, output| {
         let mut s = output.clone();
         for id in node_stmts(cfg, node).iter().rev() {
-            s = useful_transfer(program, unit, unit.stmt(*id), &s);
+            s = useful_transfer(program, unit, calls, unit.stmt(*id), &s);
         }
         s
     });
@@ -184,13 +260,13 @@ pub fn analyze(
                 let mut s = varied.before[i].clone();
                 for id in &node.stmts {
                     act.varied_before[id.0 as usize] = s.clone();
-                    s = varied_transfer(program, unit, unit.stmt(*id), &s);
+                    s = varied_transfer(program, unit, calls, unit.stmt(*id), &s);
                     act.varied_after[id.0 as usize] = s.clone();
                 }
                 let mut s = useful.after[i].clone();
                 for id in node.stmts.iter().rev() {
                     act.useful_after[id.0 as usize] = s.clone();
-                    s = useful_transfer(program, unit, unit.stmt(*id), &s);
+                    s = useful_transfer(program, unit, calls, unit.stmt(*id), &s);
                     act.useful_before[id.0 as usize] = s.clone();
                 }
             }

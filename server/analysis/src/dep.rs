@@ -213,11 +213,59 @@ impl Ctx<'_> {
             self.opaque_call(st, args, m);
             return;
         };
-        let cu = self.program.unit(callee);
-        // Slot inputs and output target of each interface variable.
-        let mut input_rows: Vec<BitSet> = Vec::with_capacity(sum.iface.len());
-        let mut outputs: Vec<Option<usize>> = Vec::with_capacity(sum.iface.len());
-        for i in &sum.iface {
+        let binds = bind_call(self.program, self.unit, self.space, sum, callee, args);
+        let mut merged: HashMap<usize, BitSet> = HashMap::new();
+        for (o, b) in binds.iter().enumerate() {
+            let Some(slot) = b.output else { continue };
+            let row = merged.entry(slot).or_default();
+            for i in sum.dep[o].iter() {
+                row.union_with(&rows_of(m, &binds[i].inputs));
+            }
+            if b.keeps_old {
+                row.union_with(&m.row(slot));
+            }
+        }
+        for (slot, row) in merged {
+            m.set_row(slot, &row);
+        }
+    }
+}
+
+/// How one interface variable of a callee maps to the caller's slots at
+/// a call site.
+#[derive(Clone, Debug, Default)]
+pub struct CallBinding {
+    /// Caller slots whose values flow in (DP of the actual, or the global).
+    pub inputs: BitSet,
+    /// The caller slot the callee writes back to, if any (a variable actual
+    /// or a global); expressions passed by value have none.
+    pub output: Option<usize>,
+    /// Whether the old value survives the call (the callee does not
+    /// overwrite it completely, or the actual is only part of an array).
+    pub keeps_old: bool,
+}
+
+/// Binds each interface variable of `sum` (the callee's Dep summary) to
+/// the caller's slots, for the call `callee(args)` in `unit`.
+pub fn bind_call(
+    program: &Program,
+    unit: &Unit,
+    space: &Space,
+    sum: &Summary,
+    callee: UnitId,
+    args: &[Arg],
+) -> Vec<CallBinding> {
+    let cu = program.unit(callee);
+    sum.iface
+        .iter()
+        .map(|i| {
+            // A callee that keeps a value has o ≺ o in its summary, so the
+            // old value flows through `dep`; only an array element or
+            // section passed as actual keeps the rest of the array.
+            let mut b = CallBinding {
+                keeps_old: is_part(args, i),
+                ..CallBinding::default()
+            };
             match i {
                 Iface::Formal(k) => {
                     let actual = args.iter().enumerate().find(|(pos, a)| match &a.keyword {
@@ -227,57 +275,23 @@ impl Ctx<'_> {
                             .is_some_and(|f| cu.symbol(*f).name == *kw),
                         None => *pos == *k as usize,
                     });
-                    match actual {
-                        Some((_, a)) => {
-                            let mut inputs = BitSet::default();
-                            dp(self.unit, &a.value, &mut inputs);
-                            input_rows.push(rows_of(m, &inputs));
-                            outputs.push(
-                                target(&a.value)
-                                    .filter(|(s, _)| differentiable(self.unit, *s))
-                                    .map(|(s, _)| s.0 as usize),
-                            );
-                        }
-                        None => {
-                            input_rows.push(BitSet::default());
-                            outputs.push(None);
-                        }
+                    if let Some((_, a)) = actual {
+                        dp(unit, &a.value, &mut b.inputs);
+                        b.output = target(&a.value)
+                            .filter(|(s, _)| differentiable(unit, *s))
+                            .map(|(s, _)| s.0 as usize);
                     }
                 }
-                Iface::Global(k) => match self.space.globals.get(k) {
-                    Some(&slot) => {
-                        input_rows.push(m.row(slot));
-                        outputs.push(Some(slot));
+                Iface::Global(k) => {
+                    if let Some(&slot) = space.globals.get(k) {
+                        b.inputs.insert(slot);
+                        b.output = Some(slot);
                     }
-                    None => {
-                        input_rows.push(BitSet::default());
-                        outputs.push(None);
-                    }
-                },
+                }
             }
-        }
-        let mut new_rows: Vec<(usize, BitSet)> = Vec::new();
-        for (o, out) in outputs.iter().enumerate() {
-            let Some(slot) = out else { continue };
-            let mut row = BitSet::default();
-            for i in sum.dep[o].iter() {
-                row.union_with(&input_rows[i]);
-            }
-            // An actual that is part of an array keeps its other elements.
-            if !sum.dep[o].contains(o) || is_part(args, &sum.iface[o]) {
-                row.union_with(&m.row(*slot));
-            }
-            new_rows.push((*slot, row));
-        }
-        // Aliased actuals: merge rows written to the same slot.
-        let mut merged: HashMap<usize, BitSet> = HashMap::new();
-        for (slot, row) in new_rows {
-            merged.entry(slot).or_default().union_with(&row);
-        }
-        for (slot, row) in merged {
-            m.set_row(slot, &row);
-        }
-    }
+            b
+        })
+        .collect()
 }
 
 fn is_part(args: &[Arg], i: &Iface) -> bool {
@@ -290,9 +304,8 @@ fn is_part(args: &[Arg], i: &Iface) -> bool {
     }
 }
 
-/// Dep of one unit, given the summaries of its callees (None where not
-/// computed yet or without source).
-pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -> Summary {
+/// The slots of `unit` given its callees' summaries.
+pub fn space_of(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -> Space {
     let callee_globals: Vec<GlobalKey> = program
         .call_graph
         .calls_from
@@ -310,7 +323,13 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) 
             })
         })
         .collect();
-    let space = Space::new(program, unit, &callee_globals);
+    Space::new(program, unit, &callee_globals)
+}
+
+/// Dep of one unit, given the summaries of its callees (None where not
+/// computed yet or without source).
+pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -> Summary {
+    let space = space_of(program, unit, summaries);
     let n = space.size;
     let ctx = Ctx {
         program,

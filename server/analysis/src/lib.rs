@@ -9,5 +9,6 @@ pub mod bitset;
 pub mod dep;
 pub mod dp;
 pub mod engine;
+pub mod interproc;
 pub mod roles;
 pub mod tbr;

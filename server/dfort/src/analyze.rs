@@ -3,10 +3,11 @@
 
 use clap::Args;
 use dfort_analysis::bitset::BitSet;
+use dfort_analysis::interproc::analyze_program;
 use dfort_analysis::roles::{roles, Roles};
 use dfort_analysis::{activity, tbr};
 use dfort_ide::Workspace;
-use dfort_ir::{Program, Unit};
+use dfort_ir::Unit;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,11 +37,17 @@ pub struct AnalyzeArgs {
 
 struct UnitResult<'a> {
     unit: &'a Unit,
-    roles: Roles,
+    /// Varied at entry and useful at exit (the roles of a root, the union
+    /// of calling contexts otherwise).
+    independents: BitSet,
+    dependents: BitSet,
+    source: &'static str,
     active: BitSet,
     records: Vec<tbr::Record>,
 }
 
+/// Names of the unit's own symbols in `set` (globals known only through
+/// callees have no name here).
 fn names(unit: &Unit, set: &BitSet) -> Vec<String> {
     let mut v: Vec<String> = set
         .iter()
@@ -48,22 +55,6 @@ fn names(unit: &Unit, set: &BitSet) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-fn analyze_unit<'a>(program: &'a Program, unit: &'a Unit, args: &AnalyzeArgs) -> UnitResult<'a> {
-    let explicit = (args.root.as_deref().map(str::to_ascii_lowercase).as_deref()
-        == Some(unit.name.as_str())
-        && (!args.independent.is_empty() || !args.dependent.is_empty()))
-    .then_some((args.independent.as_slice(), args.dependent.as_slice()));
-    let roles = roles(unit, explicit);
-    let act = activity::analyze(program, unit, &roles.independents, &roles.dependents);
-    let t = tbr::analyze(program, unit, &act, args.no_tbr);
-    UnitResult {
-        unit,
-        active: activity::active_anywhere(unit, &act),
-        records: t.records,
-        roles,
-    }
 }
 
 pub fn run(args: AnalyzeArgs) -> ExitCode {
@@ -76,32 +67,63 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         eprintln!("error: not analysing code that has errors");
         return ExitCode::from(1);
     }
+    let program = &ws.program;
     let root = args.root.as_deref().map(str::to_ascii_lowercase);
-    let units: Vec<&Unit> = ws
-        .program
+    // Roots: the named unit, or every procedure nobody calls.
+    let roots: Vec<&Unit> = program
         .units
         .iter()
         .filter(|u| u.is_procedure())
-        .filter(|u| root.as_deref().is_none_or(|r| u.name == r))
+        .filter(|u| match &root {
+            Some(r) => u.name == *r,
+            None => program.call_graph.calls_to[u.id.0 as usize].is_empty(),
+        })
         .collect();
-    if let (Some(r), true) = (&root, units.is_empty()) {
+    if let (Some(r), true) = (&root, roots.is_empty()) {
         eprintln!("error: no subroutine or function named `{r}`");
         return ExitCode::from(1);
     }
-    let results: Vec<UnitResult> = units
-        .iter()
-        .map(|u| analyze_unit(&ws.program, u, &args))
-        .collect();
-    for r in &results {
-        if !r.roles.unknown.is_empty() {
+    let mut root_roles: Vec<(dfort_ir::UnitId, Roles)> = Vec::new();
+    for u in &roots {
+        let explicit = (root.is_some()
+            && (!args.independent.is_empty() || !args.dependent.is_empty()))
+        .then_some((args.independent.as_slice(), args.dependent.as_slice()));
+        let r = roles(u, explicit);
+        if !r.unknown.is_empty() {
             eprintln!(
                 "error: {} has no real variable named {}",
-                r.unit.name,
-                r.roles.unknown.join(", ")
+                u.name,
+                r.unknown.join(", ")
             );
             return ExitCode::from(1);
         }
+        root_roles.push((u.id, r));
     }
+    let seeds: Vec<_> = root_roles
+        .iter()
+        .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
+        .collect();
+    let pa = analyze_program(program, &seeds);
+    let results: Vec<UnitResult> = program
+        .units
+        .iter()
+        .filter_map(|u| {
+            let act = pa.activity[u.id.0 as usize].as_ref()?;
+            let (ind, dep) = pa.contexts[u.id.0 as usize].clone()?;
+            let source = root_roles
+                .iter()
+                .find(|(id, _)| *id == u.id)
+                .map_or("calling contexts", |(_, r)| r.source.as_str());
+            Some(UnitResult {
+                unit: u,
+                independents: ind,
+                dependents: dep,
+                source,
+                active: activity::active_anywhere(u, act),
+                records: tbr::analyze(program, u, act, args.no_tbr).records,
+            })
+        })
+        .collect();
     let line_of = |unit: &Unit, stmt: dfort_ir::StmtId| {
         let st = unit.stmt(stmt);
         ws.file(st.span.file)
@@ -114,9 +136,9 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             .map(|r| {
                 json!({
                     "name": r.unit.name,
-                    "independents": names(r.unit, &r.roles.independents),
-                    "dependents": names(r.unit, &r.roles.dependents),
-                    "roles_from": r.roles.source.as_str(),
+                    "independents": names(r.unit, &r.independents),
+                    "dependents": names(r.unit, &r.dependents),
+                    "roles_from": r.source,
                     "active": names(r.unit, &r.active),
                     "tbr": r.records.iter().map(|rec| json!({
                         "line": line_of(r.unit, rec.stmt),
@@ -133,9 +155,9 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             println!("{} {}", r.unit.kind.as_str(), r.unit.name);
             println!(
                 "  independents: {} ; dependents: {}  (from {})",
-                names(r.unit, &r.roles.independents).join(", "),
-                names(r.unit, &r.roles.dependents).join(", "),
-                r.roles.source.as_str()
+                names(r.unit, &r.independents).join(", "),
+                names(r.unit, &r.dependents).join(", "),
+                r.source
             );
             println!("  active: {}", names(r.unit, &r.active).join(", "));
             if r.records.is_empty() {
