@@ -17,10 +17,13 @@
 
 use crate::activity::Activity;
 use crate::bitset::BitSet;
+use crate::dep::{bind_call, space_of, Iface, Space, Summary};
 use crate::dp::{
     constant_element, disjoint_constant_elements, dp_of, index_vars, target, vars, writes,
 };
 use crate::engine::{solve, Direction};
+use crate::interproc::ProgramActivity;
+use dfort_ir::callgraph::Callee;
 use dfort_ir::cfg::NodeKind;
 use dfort_ir::*;
 
@@ -168,7 +171,13 @@ impl Rules<'_> {
 
 /// Req and Kill of one statement, and the variables its own adjoint needs
 /// from the right-hand side (recorded when the statement overwrites them).
-fn req_kill(program: &Program, unit: &Unit, act: &Activity, st: &Stmt) -> (BitSet, BitSet, BitSet) {
+fn req_kill(
+    program: &Program,
+    unit: &Unit,
+    act: &Activity,
+    callees: Option<&Callees>,
+    st: &Stmt,
+) -> (BitSet, BitSet, BitSet) {
     let n = unit.symbols.len();
     let mut req = BitSet::new(n);
     let mut kill = BitSet::new(n);
@@ -201,6 +210,17 @@ fn req_kill(program: &Program, unit: &Unit, act: &Activity, st: &Stmt) -> (BitSe
                 }
             }
         }
+        StmtKind::Call {
+            args,
+            target: CallTarget::Unit(c),
+            ..
+        } if callees.is_some_and(|cs| cs.has(*c)) => {
+            // The callee's Req and Kill, in this unit's names (§5.1: "the
+            // Req and Kill sets of a call to S are Req(S) and Kill(S)").
+            if let Some(cs) = callees {
+                cs.translate(unit, *c, args, &mut req, &mut kill);
+            }
+        }
         StmtKind::Call { args, .. } => {
             // Without the callee's summary: an active call needs the values
             // of all its actuals.
@@ -226,14 +246,27 @@ fn req_kill(program: &Program, unit: &Unit, act: &Activity, st: &Stmt) -> (BitSe
     (req, kill, own)
 }
 
-/// Runs TBR on one unit, given its activity.
+/// Runs TBR on one unit alone, given its activity (calls conservative).
 pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) -> Tbr {
+    analyze_with(program, unit, act, store_all, None, &BitSet::default())
+}
+
+/// Runs TBR on one unit with its callees' summaries and its calling
+/// context `in_req_entry` (values required before the unit runs).
+pub fn analyze_with(
+    program: &Program,
+    unit: &Unit,
+    act: &Activity,
+    store_all: bool,
+    callees: Option<&Callees>,
+    in_req_entry: &BitSet,
+) -> Tbr {
     let n = unit.stmts.len();
     let cfg = &unit.cfg;
     let summaries: Vec<(BitSet, BitSet, BitSet)> = unit
         .stmts
         .iter()
-        .map(|st| req_kill(program, unit, act, st))
+        .map(|st| req_kill(program, unit, act, callees, st))
         .collect();
     let loop_kill = |node: &dfort_ir::cfg::Node| -> Option<usize> {
         let id = *node.stmts.first()?;
@@ -245,31 +278,26 @@ pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) 
             _ => None,
         }
     };
-    let sol = solve(
-        cfg,
-        Direction::Forward,
-        &BitSet::default(),
-        |node, input| {
-            let nd = cfg.node(node);
-            let mut s = input.clone();
-            match nd.kind {
-                NodeKind::BasicBlock => {
-                    for id in &nd.stmts {
-                        let (req, kill, _) = &summaries[id.0 as usize];
-                        s.subtract(kill);
-                        s.union_with(req);
-                    }
+    let sol = solve(cfg, Direction::Forward, in_req_entry, |node, input| {
+        let nd = cfg.node(node);
+        let mut s = input.clone();
+        match nd.kind {
+            NodeKind::BasicBlock => {
+                for id in &nd.stmts {
+                    let (req, kill, _) = &summaries[id.0 as usize];
+                    s.subtract(kill);
+                    s.union_with(req);
                 }
-                NodeKind::Loop => {
-                    if let Some(v) = loop_kill(nd) {
-                        s.remove(v);
-                    }
-                }
-                _ => {}
             }
-            s
-        },
-    );
+            NodeKind::Loop => {
+                if let Some(v) = loop_kill(nd) {
+                    s.remove(v);
+                }
+            }
+            _ => {}
+        }
+        s
+    });
     let mut tbr = Tbr {
         req: summaries.iter().map(|(r, _, _)| r.clone()).collect(),
         in_req: vec![BitSet::default(); n],
@@ -284,7 +312,17 @@ pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) 
             let st = unit.stmt(*id);
             tbr.in_req[id.0 as usize] = s.clone();
             let (req, kill, own) = &summaries[id.0 as usize];
-            for (v, _) in writes(program, unit, st) {
+            // A callee analysed with its calling context records its own
+            // overwrites (§5.2); only calls without source record here.
+            let recorded_inside = matches!(
+                &st.kind,
+                StmtKind::Call { target: CallTarget::Unit(c), .. }
+                    if callees.is_some_and(|cs| cs.has(*c))
+            );
+            for (v, _) in writes(program, unit, st)
+                .into_iter()
+                .filter(|_| !recorded_inside)
+            {
                 let vi = v.0 as usize;
                 let needed = if store_all {
                     act.varied_before[id.0 as usize].contains(vi) || act.active_after(*id, v)
@@ -305,4 +343,254 @@ pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) 
     tbr.records.sort_by_key(|r| (r.stmt, r.variable));
     tbr.records.dedup();
     tbr
+}
+
+/// Bottom-up TBR summary of a unit (§5.1): over the unit's interface (as
+/// in its Dep summary), the variables whose value at entry the unit's
+/// adjoint requires, and those the unit certainly overwrites completely.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TbrSummary {
+    pub req: BitSet,
+    pub kill: BitSet,
+}
+
+/// The summaries a unit's TBR analysis applies at its calls.
+pub struct Callees<'a> {
+    pub program: &'a Program,
+    pub dep: &'a [Option<Summary>],
+    pub tbr: &'a [Option<TbrSummary>],
+    pub space: Space,
+}
+
+impl Callees<'_> {
+    fn has(&self, c: UnitId) -> bool {
+        matches!(
+            (self.dep.get(c.0 as usize), self.tbr.get(c.0 as usize)),
+            (Some(Some(_)), Some(Some(_)))
+        )
+    }
+
+    /// Req(I) and Kill(I) of `call c(args)` from the callee's summaries.
+    fn translate(&self, unit: &Unit, c: UnitId, args: &[Arg], req: &mut BitSet, kill: &mut BitSet) {
+        let (Some(Some(dep)), Some(Some(t))) =
+            (self.dep.get(c.0 as usize), self.tbr.get(c.0 as usize))
+        else {
+            return;
+        };
+        let binds = bind_call(self.program, unit, &self.space, dep, c, args);
+        let callee = self.program.unit(c);
+        for (i, (iface, b)) in dep.iface.iter().zip(&binds).enumerate() {
+            if t.req.contains(i) {
+                match iface {
+                    // The value of the actual expression: all its variables.
+                    Iface::Formal(k) => {
+                        if let Some(a) = actual(callee, args, *k) {
+                            vars(unit, &a.value, req);
+                        }
+                    }
+                    Iface::Global(_) => {
+                        req.union_with(&b.inputs);
+                    }
+                }
+            }
+            if t.kill.contains(i) && !b.keeps_old {
+                if let Some(o) = b.output {
+                    kill.insert(o);
+                }
+            }
+        }
+    }
+}
+
+fn actual<'a>(callee: &Unit, args: &'a [Arg], k: u32) -> Option<&'a Arg> {
+    args.iter().enumerate().find_map(|(pos, a)| {
+        let matches = match &a.keyword {
+            Some(kw) => callee
+                .args
+                .get(k as usize)
+                .is_some_and(|f| callee.symbol(*f).name == *kw),
+            None => pos == k as usize,
+        };
+        matches.then_some(a)
+    })
+}
+
+/// The slot of interface variable `i` in `unit` (whose slots are `space`).
+fn slot(unit: &Unit, space: &Space, i: &Iface) -> Option<usize> {
+    match i {
+        Iface::Formal(k) => unit.args.get(*k as usize).map(|s| s.0 as usize),
+        Iface::Global(key) => space.globals.get(key).copied(),
+    }
+}
+
+/// Req(S) and Kill(S): forward from entry, Req grows by what a statement
+/// requires of values not yet (certainly) overwritten; "not killed" grows
+/// by union over paths, so Kill is what every path overwrites.
+pub fn summarize(unit: &Unit, act: &Activity, callees: &Callees, dep: &Summary) -> TbrSummary {
+    let program = callees.program;
+    let n = callees.space.size;
+    let per_stmt: Vec<(BitSet, BitSet, BitSet)> = unit
+        .stmts
+        .iter()
+        .map(|st| req_kill(program, unit, act, Some(callees), st))
+        .collect();
+    // Bits [0, n): required entry values; [n, 2n): not certainly killed.
+    let mut boundary = BitSet::new(2 * n);
+    for v in 0..n {
+        boundary.insert(n + v);
+    }
+    let cfg = &unit.cfg;
+    let sol = solve(cfg, Direction::Forward, &boundary, |node, input| {
+        let nd = cfg.node(node);
+        let mut s = input.clone();
+        let mut apply = |req: &BitSet, kill: &BitSet| {
+            for r in req.iter() {
+                if s.contains(n + r) {
+                    s.insert(r);
+                }
+            }
+            for k in kill.iter() {
+                s.remove(n + k);
+            }
+        };
+        match nd.kind {
+            NodeKind::BasicBlock => {
+                for id in &nd.stmts {
+                    let (req, kill, _) = &per_stmt[id.0 as usize];
+                    apply(req, kill);
+                }
+            }
+            NodeKind::Loop => {
+                if let Some(StmtKind::Do {
+                    control: DoControl::Counted { var, .. },
+                    ..
+                }) = nd.stmts.first().map(|id| &unit.stmt(*id).kind)
+                {
+                    let kill: BitSet = [var.0 as usize].into_iter().collect();
+                    apply(&BitSet::default(), &kill);
+                }
+            }
+            _ => {}
+        }
+        s
+    });
+    let at_exit = sol
+        .after
+        .get(cfg.exit.0 as usize)
+        .cloned()
+        .unwrap_or_default();
+    let mut out = TbrSummary::default();
+    for (i, iface) in dep.iface.iter().enumerate() {
+        let Some(sl) = slot(unit, &callees.space, iface) else {
+            continue;
+        };
+        if at_exit.contains(sl) {
+            out.req.insert(i);
+        }
+        if !at_exit.contains(n + sl) {
+            out.kill.insert(i);
+        }
+    }
+    out
+}
+
+/// TBR over the whole program: summaries bottom-up (fixpoint inside
+/// recursive components), then `InReq` top-down: each call adds the
+/// values required after it, in the callee's names, to the callee's
+/// context (§5.2, `InReq(S) = InReq(S) ∪ InReq(I)`), so the callee
+/// records what it overwrites of them.
+pub fn analyze_program(
+    program: &Program,
+    pa: &ProgramActivity,
+    store_all: bool,
+) -> Vec<Option<Tbr>> {
+    let n = program.units.len();
+    let spaces: Vec<Space> = program
+        .units
+        .iter()
+        .map(|u| space_of(program, u, &pa.summaries))
+        .collect();
+    let mut sums: Vec<Option<TbrSummary>> = vec![None; n];
+    for scc in &program.call_graph.sccs {
+        for _round in 0..64 {
+            let mut changed = false;
+            for &u in scc {
+                let (Some(act), Some(dep)) =
+                    (&pa.activity[u.0 as usize], &pa.summaries[u.0 as usize])
+                else {
+                    continue;
+                };
+                let unit = program.unit(u);
+                let callees = Callees {
+                    program,
+                    dep: &pa.summaries,
+                    tbr: &sums,
+                    space: spaces[u.0 as usize].clone(),
+                };
+                let s = summarize(unit, act, &callees, dep);
+                if sums[u.0 as usize].as_ref() != Some(&s) {
+                    sums[u.0 as usize] = Some(s);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    let mut contexts: Vec<BitSet> = vec![BitSet::default(); n];
+    let mut results: Vec<Option<Tbr>> = vec![None; n];
+    for scc in program.call_graph.sccs.iter().rev() {
+        for _round in 0..64 {
+            let mut changed = false;
+            for &u in scc {
+                let Some(act) = &pa.activity[u.0 as usize] else {
+                    continue;
+                };
+                let unit = program.unit(u);
+                let callees = Callees {
+                    program,
+                    dep: &pa.summaries,
+                    tbr: &sums,
+                    space: spaces[u.0 as usize].clone(),
+                };
+                let t = analyze_with(
+                    program,
+                    unit,
+                    act,
+                    store_all,
+                    Some(&callees),
+                    &contexts[u.0 as usize],
+                );
+                for &site in &program.call_graph.calls_from[u.0 as usize] {
+                    let site = &program.call_graph.sites[site];
+                    let (Callee::Unit(c), false) = (&site.callee, site.function) else {
+                        continue;
+                    };
+                    let (Some(dep), StmtKind::Call { args, .. }) =
+                        (&pa.summaries[c.0 as usize], &unit.stmt(site.stmt).kind)
+                    else {
+                        continue;
+                    };
+                    let in_req = &t.in_req[site.stmt.0 as usize];
+                    let binds = bind_call(program, unit, &spaces[u.0 as usize], dep, *c, args);
+                    let callee = program.unit(*c);
+                    let mut ctx = BitSet::default();
+                    for (iface, b) in dep.iface.iter().zip(&binds) {
+                        if b.output.is_some_and(|o| in_req.contains(o)) {
+                            if let Some(sl) = slot(callee, &spaces[c.0 as usize], iface) {
+                                ctx.insert(sl);
+                            }
+                        }
+                    }
+                    changed |= contexts[c.0 as usize].union_with(&ctx) && scc.contains(c);
+                }
+                results[u.0 as usize] = Some(t);
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    results
 }

@@ -104,6 +104,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
         .collect();
     let pa = analyze_program(program, &seeds);
+    let tbrs = tbr::analyze_program(program, &pa, args.no_tbr);
     let results: Vec<UnitResult> = program
         .units
         .iter()
@@ -120,7 +121,10 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 dependents: dep,
                 source,
                 active: activity::active_anywhere(u, act),
-                records: tbr::analyze(program, u, act, args.no_tbr).records,
+                records: tbrs[u.id.0 as usize]
+                    .as_ref()
+                    .map(|t| t.records.clone())
+                    .unwrap_or_default(),
             })
         })
         .collect();
