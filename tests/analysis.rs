@@ -298,3 +298,36 @@ mod interprocedural {
         );
     }
 }
+
+#[test]
+fn adjoint_liveness_drops_bratus_f_updates_but_keeps_h() {
+    // The adjoint of Bratu needs x, prm, h and the indices, never F: every
+    // assignment to F is dead in the forward sweep, h = 2/(dim+1) is not.
+    let ws = fixture("papers/p000_bratu.f");
+    let u = unit(&ws, "bratu");
+    let r = roles(u, None);
+    let pa = analyze_program(&ws.program, &[(u.id, r.independents, r.dependents)]);
+    let tbrs = tbr::analyze_program(&ws.program, &pa, false);
+    let t = tbrs[u.id.0 as usize].as_ref().unwrap();
+    let live = dfort_analysis::liveness::analyze(&ws.program, u, t, &Default::default());
+    let f = u.lookup("f").unwrap();
+    let assigns_to = |s: &dfort_ir::Stmt, v| match &s.kind {
+        dfort_ir::StmtKind::Assign { lhs, .. } => {
+            dfort_analysis::dp::target(lhs).map(|t| t.0) == Some(v)
+        }
+        _ => false,
+    };
+    let f_assignments: Vec<_> = u
+        .stmts
+        .iter()
+        .filter(|s| assigns_to(s, f))
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(live.dead, f_assignments);
+    assert_eq!(live.dead.len(), 8);
+    let h = u.lookup("h").unwrap();
+    assert!(u
+        .stmts
+        .iter()
+        .any(|s| assigns_to(s, h) && !live.dead.contains(&s.id)));
+}

@@ -10,5 +10,6 @@ pub mod dep;
 pub mod dp;
 pub mod engine;
 pub mod interproc;
+pub mod liveness;
 pub mod roles;
 pub mod tbr;

@@ -5,7 +5,7 @@ use clap::Args;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::interproc::analyze_program;
 use dfort_analysis::roles::{roles, Roles};
-use dfort_analysis::{activity, tbr};
+use dfort_analysis::{activity, liveness, tbr};
 use dfort_ide::Workspace;
 use dfort_ir::Unit;
 use serde_json::json;
@@ -44,6 +44,8 @@ struct UnitResult<'a> {
     source: &'static str,
     active: BitSet,
     records: Vec<tbr::Record>,
+    /// Statements the joint-mode forward sweep can drop.
+    dead: Vec<dfort_ir::StmtId>,
 }
 
 /// Names of the unit's own symbols in `set` (globals known only through
@@ -125,6 +127,20 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                     .as_ref()
                     .map(|t| t.records.clone())
                     .unwrap_or_default(),
+                dead: tbrs[u.id.0 as usize]
+                    .as_ref()
+                    .map(|t| {
+                        // A root's primal results are not needed by its
+                        // adjoint; a callee's are needed by its caller.
+                        let is_root = root_roles.iter().any(|(id, _)| *id == u.id);
+                        let exit: BitSet = if is_root {
+                            BitSet::default()
+                        } else {
+                            (0..u.symbols.len()).collect()
+                        };
+                        liveness::analyze(program, u, t, &exit).dead
+                    })
+                    .unwrap_or_default(),
             })
         })
         .collect();
@@ -148,6 +164,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                         "line": line_of(r.unit, rec.stmt),
                         "variable": r.unit.symbol(rec.variable).name,
                     })).collect::<Vec<_>>(),
+                    "forward_sweep_drops": r.dead.iter().map(|s| line_of(r.unit, *s)).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -172,6 +189,17 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                     "  line {}: record {} before it is overwritten",
                     line_of(r.unit, rec.stmt),
                     r.unit.symbol(rec.variable).name
+                );
+            }
+            if !r.dead.is_empty() {
+                let lines: Vec<String> = r
+                    .dead
+                    .iter()
+                    .map(|s| line_of(r.unit, *s).to_string())
+                    .collect();
+                println!(
+                    "  the adjoint's forward sweep does not need lines {}",
+                    lines.join(", ")
                 );
             }
         }
