@@ -151,6 +151,11 @@ fn tbr_across_calls_records_in_the_caller_and_in_the_callee() {
 }
 
 #[test]
+fn loop_bounds_are_required_by_the_reversed_loop() {
+    assert_eq!(check("analysis/loop_bounds.f90"), 1);
+}
+
+#[test]
 fn store_all_lists_every_overwritten_active_value() {
     // Without TBR (ADIFOR/Odyssée style) Bratu records its F updates.
     let ws = fixture("papers/p000_bratu_ad.f");

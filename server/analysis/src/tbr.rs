@@ -11,7 +11,8 @@
 //! [`crate::engine`]); a statement that overwrites a variable in its
 //! `InReq`, or one its own adjoint needs, records that variable. The
 //! index of a counted DO loop is restored by the reversed loop (paper
-//! 001), so the DO header kills it without recording it.
+//! 001), so the DO header kills it without recording it, and requires the
+//! loop bounds the reversed loop replays.
 //! With `store_all` (`--no-tbr`), every overwrite of an active variable
 //! is recorded instead, as ADIFOR and Odyssée did.
 
@@ -241,6 +242,27 @@ fn req_kill(
                 }
             }
         }
+        // The reversed loop (paper 001) replays the index from the bounds,
+        // so their values are required and the index is killed, not
+        // recorded.
+        StmtKind::Do {
+            control:
+                DoControl::Counted {
+                    var,
+                    start,
+                    end,
+                    step,
+                },
+            ..
+        } => {
+            kill.insert(var.0 as usize);
+            for e in [Some(start), Some(end), step.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                vars(unit, e, &mut req);
+            }
+        }
         _ => {}
     }
     (req, kill, own)
@@ -268,30 +290,17 @@ pub fn analyze_with(
         .iter()
         .map(|st| req_kill(program, unit, act, callees, st))
         .collect();
-    let loop_kill = |node: &dfort_ir::cfg::Node| -> Option<usize> {
-        let id = *node.stmts.first()?;
-        match &unit.stmt(id).kind {
-            StmtKind::Do {
-                control: DoControl::Counted { var, .. },
-                ..
-            } => Some(var.0 as usize),
-            _ => None,
-        }
-    };
     let sol = solve(cfg, Direction::Forward, in_req_entry, |node, input| {
         let nd = cfg.node(node);
         let mut s = input.clone();
         match nd.kind {
-            NodeKind::BasicBlock => {
+            // A LOOP node applies its DO statement: kill the index,
+            // require the bounds.
+            NodeKind::BasicBlock | NodeKind::Loop => {
                 for id in &nd.stmts {
                     let (req, kill, _) = &summaries[id.0 as usize];
                     s.subtract(kill);
                     s.union_with(req);
-                }
-            }
-            NodeKind::Loop => {
-                if let Some(v) = loop_kill(nd) {
-                    s.remove(v);
                 }
             }
             _ => {}
@@ -453,24 +462,11 @@ pub fn summarize(unit: &Unit, act: &Activity, callees: &Callees, dep: &Summary) 
                 s.remove(n + k);
             }
         };
-        match nd.kind {
-            NodeKind::BasicBlock => {
-                for id in &nd.stmts {
-                    let (req, kill, _) = &per_stmt[id.0 as usize];
-                    apply(req, kill);
-                }
+        if matches!(nd.kind, NodeKind::BasicBlock | NodeKind::Loop) {
+            for id in &nd.stmts {
+                let (req, kill, _) = &per_stmt[id.0 as usize];
+                apply(req, kill);
             }
-            NodeKind::Loop => {
-                if let Some(StmtKind::Do {
-                    control: DoControl::Counted { var, .. },
-                    ..
-                }) = nd.stmts.first().map(|id| &unit.stmt(*id).kind)
-                {
-                    let kill: BitSet = [var.0 as usize].into_iter().collect();
-                    apply(&BitSet::default(), &kill);
-                }
-            }
-            _ => {}
         }
         s
     });
