@@ -110,3 +110,63 @@ fn ir_resolves_against_other_files_with_with() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("box_area -> shapes_mod.rect_area"), "{out}");
 }
+
+#[test]
+fn analyze_prints_json_with_active_sets_and_records() {
+    let (code, out, err) = dfort(&[
+        "analyze",
+        "tests/fixtures/papers/p000_fig1.f90",
+        "--root",
+        "tbr_fig1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let unit = &doc["units"][0];
+    assert_eq!(unit["name"], "tbr_fig1");
+    assert_eq!(unit["active"], serde_json::json!(["x"]));
+    let tbr: Vec<(u64, String)> = unit["tbr"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["line"].as_u64().unwrap(),
+                r["variable"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tbr,
+        vec![
+            (15, "x".into()),
+            (17, "x".into()),
+            (19, "i".into()),
+            (20, "j".into())
+        ]
+    );
+}
+
+#[test]
+fn analyze_reads_roots_from_dfort_toml_and_names_a_bad_one() {
+    let dir = std::env::temp_dir().join(format!("dfort-toml-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("bratu.f");
+    std::fs::copy(fixtures().join("papers/p000_bratu.f"), &src).unwrap();
+    std::fs::write(
+        dir.join("dfort.toml"),
+        "[[root]]\nname = \"bratu\"\nindependent = [\"x\"]\ndependent = [\"f\"]\n",
+    )
+    .unwrap();
+    let (code, out, err) = dfort(&["analyze", src.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["units"][0]["independents"], serde_json::json!(["x"]));
+    assert_eq!(doc["units"][0]["active"], serde_json::json!(["f", "x"]));
+    std::fs::write(dir.join("dfort.toml"), "[[root]]\nnam = 1\n").unwrap();
+    let (code, _, err) = dfort(&["analyze", src.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("dfort.toml"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -20,7 +20,7 @@ pub enum RoleSource {
 impl RoleSource {
     pub fn as_str(self) -> &'static str {
         match self {
-            RoleSource::Explicit => "command line",
+            RoleSource::Explicit => "command line or dfort.toml",
             RoleSource::Directives => "!$ad directives",
             RoleSource::Intents => "dummy-argument intents (default)",
         }

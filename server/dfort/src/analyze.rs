@@ -70,26 +70,60 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     let program = &ws.program;
-    let root = args.root.as_deref().map(str::to_ascii_lowercase);
-    // Roots: the named unit, or every procedure nobody calls.
-    let roots: Vec<&Unit> = program
-        .units
-        .iter()
-        .filter(|u| u.is_procedure())
-        .filter(|u| match &root {
-            Some(r) => u.name == *r,
-            None => program.call_graph.calls_to[u.id.0 as usize].is_empty(),
-        })
-        .collect();
-    if let (Some(r), true) = (&root, roots.is_empty()) {
-        eprintln!("error: no subroutine or function named `{r}`");
-        return ExitCode::from(1);
-    }
+    let config = match crate::config::load(&args.files) {
+        Ok(c) => c.map(|(_, c)| c).unwrap_or_default(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    // Roots and their explicit lists: --root, else dfort.toml, else every
+    // procedure nobody calls (with directives or intents).
+    let wanted: Vec<(String, Option<(Vec<String>, Vec<String>)>)> = match &args.root {
+        Some(r) => vec![(
+            r.to_ascii_lowercase(),
+            (!args.independent.is_empty() || !args.dependent.is_empty())
+                .then(|| (args.independent.clone(), args.dependent.clone())),
+        )],
+        None => config
+            .root
+            .iter()
+            .map(|r| {
+                (
+                    r.name.to_ascii_lowercase(),
+                    Some((r.independent.clone(), r.dependent.clone())),
+                )
+            })
+            .collect(),
+    };
+    let roots: Vec<(&Unit, Option<&(Vec<String>, Vec<String>)>)> = if wanted.is_empty() {
+        program
+            .units
+            .iter()
+            .filter(|u| u.is_procedure())
+            .filter(|u| program.call_graph.calls_to[u.id.0 as usize].is_empty())
+            .map(|u| (u, None))
+            .collect()
+    } else {
+        let mut v = Vec::new();
+        for (name, lists) in &wanted {
+            match program
+                .units
+                .iter()
+                .find(|u| u.is_procedure() && u.name == *name)
+            {
+                Some(u) => v.push((u, lists.as_ref())),
+                None => {
+                    eprintln!("error: no subroutine or function named `{name}`");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+        v
+    };
     let mut root_roles: Vec<(dfort_ir::UnitId, Roles)> = Vec::new();
-    for u in &roots {
-        let explicit = (root.is_some()
-            && (!args.independent.is_empty() || !args.dependent.is_empty()))
-        .then_some((args.independent.as_slice(), args.dependent.as_slice()));
+    for (u, lists) in &roots {
+        let explicit = lists.map(|(i, d)| (i.as_slice(), d.as_slice()));
         let r = roles(u, explicit);
         if !r.unknown.is_empty() {
             eprintln!(
@@ -101,6 +135,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         }
         root_roles.push((u.id, r));
     }
+    let root_roles = root_roles;
     let seeds: Vec<_> = root_roles
         .iter()
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))

@@ -2,6 +2,7 @@
 
 mod analyze;
 mod bench;
+mod config;
 
 use clap::{Args, Parser, Subcommand};
 use dfort_ide::{LoadOptions, Workspace};
