@@ -170,3 +170,35 @@ fn analyze_reads_roots_from_dfort_toml_and_names_a_bad_one() {
     assert!(err.contains("dfort.toml"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn analyze_explains_why_a_variable_is_active() {
+    let (code, out, err) = dfort(&[
+        "analyze",
+        "tests/fixtures/interproc/callee_activity.f90",
+        "--root",
+        "driver",
+        "--explain",
+        "t",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("t is active. Why:"), "{out}");
+    assert!(
+        out.contains("line 22: t is set from varied arguments by this call"),
+        "{out}"
+    );
+    assert!(
+        out.contains("line 24: y depends on t through this statement"),
+        "{out}"
+    );
+    assert!(out.contains("y is a dependent"), "{out}");
+    let (_, out, _) = dfort(&[
+        "analyze",
+        "tests/fixtures/interproc/callee_activity.f90",
+        "--root",
+        "driver",
+        "--explain",
+        "c",
+    ]);
+    assert!(out.contains("c is not active"), "{out}");
+}

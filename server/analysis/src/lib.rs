@@ -9,6 +9,7 @@ pub mod bitset;
 pub mod dep;
 pub mod dp;
 pub mod engine;
+pub mod explain;
 pub mod interproc;
 pub mod liveness;
 pub mod roles;

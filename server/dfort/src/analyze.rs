@@ -31,9 +31,15 @@ pub struct AnalyzeArgs {
     /// Record every overwritten active value (no TBR), for comparison.
     #[arg(long)]
     no_tbr: bool,
+    /// Explain why this variable is (or is not) active, in each unit that has it.
+    #[arg(long, value_name = "VAR")]
+    explain: Option<String>,
     #[command(flatten)]
     form: crate::FormArgs,
 }
+
+/// Independent and dependent names given for a root.
+type Lists = (Vec<String>, Vec<String>);
 
 struct UnitResult<'a> {
     unit: &'a Unit,
@@ -46,6 +52,7 @@ struct UnitResult<'a> {
     records: Vec<tbr::Record>,
     /// Statements the joint-mode forward sweep can drop.
     dead: Vec<dfort_ir::StmtId>,
+    activity: activity::Activity,
 }
 
 /// Names of the unit's own symbols in `set` (globals known only through
@@ -79,7 +86,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     };
     // Roots and their explicit lists: --root, else dfort.toml, else every
     // procedure nobody calls (with directives or intents).
-    let wanted: Vec<(String, Option<(Vec<String>, Vec<String>)>)> = match &args.root {
+    let wanted: Vec<(String, Option<Lists>)> = match &args.root {
         Some(r) => vec![(
             r.to_ascii_lowercase(),
             (!args.independent.is_empty() || !args.dependent.is_empty())
@@ -96,7 +103,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             })
             .collect(),
     };
-    let roots: Vec<(&Unit, Option<&(Vec<String>, Vec<String>)>)> = if wanted.is_empty() {
+    let roots: Vec<(&Unit, Option<&Lists>)> = if wanted.is_empty() {
         program
             .units
             .iter()
@@ -153,6 +160,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 .find(|(id, _)| *id == u.id)
                 .map_or("calling contexts", |(_, r)| r.source.as_str());
             Some(UnitResult {
+                activity: act.clone(),
                 unit: u,
                 independents: ind,
                 dependents: dep,
@@ -226,6 +234,10 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                     r.unit.symbol(rec.variable).name
                 );
             }
+            print_statements(r, &line_of);
+            if let Some(var) = &args.explain {
+                explain(r, &var.to_ascii_lowercase(), &line_of);
+            }
             if !r.dead.is_empty() {
                 let lines: Vec<String> = r
                     .dead
@@ -240,4 +252,86 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Each assignment with whether its target is active after it and what
+/// the forward sweep records before it.
+fn print_statements(r: &UnitResult, line_of: &dyn Fn(&Unit, dfort_ir::StmtId) -> u32) {
+    use dfort_ir::dump::expr;
+    println!("  statements:");
+    for st in &r.unit.stmts {
+        let dfort_ir::StmtKind::Assign { lhs, rhs } = &st.kind else {
+            continue;
+        };
+        let active =
+            dfort_analysis::dp::target(lhs).is_some_and(|(t, _)| r.activity.active_after(st.id, t));
+        let pushes: Vec<&str> = r
+            .records
+            .iter()
+            .filter(|rec| rec.stmt == st.id)
+            .map(|rec| r.unit.symbol(rec.variable).name.as_str())
+            .collect();
+        println!(
+            "    line {:>4}: {} = {}   [{}{}]",
+            line_of(r.unit, st.id),
+            expr(r.unit, lhs),
+            expr(r.unit, rhs),
+            if active { "active" } else { "passive" },
+            if pushes.is_empty() {
+                String::new()
+            } else {
+                format!(", records {}", pushes.join(", "))
+            }
+        );
+    }
+}
+
+/// The why-chain of `--explain VAR`.
+fn explain(r: &UnitResult, var: &str, line_of: &dyn Fn(&Unit, dfort_ir::StmtId) -> u32) {
+    use dfort_analysis::explain::{useful_chain, varied_chain};
+    let Some(v) = r.unit.lookup(var) else {
+        return;
+    };
+    let is_active = r.active.contains(v.0 as usize);
+    println!(
+        "  {var} is {}active. Why:",
+        if is_active { "" } else { "not " }
+    );
+    let show = |title: &str, steps: Vec<dfort_analysis::explain::Step>| {
+        println!("    {title}:");
+        for s in steps {
+            match s.stmt {
+                Some(id) => println!("      line {}: {}", line_of(r.unit, id), s.text),
+                None => println!("      {}", s.text),
+            }
+        }
+    };
+    let varied = r
+        .activity
+        .varied_after
+        .iter()
+        .any(|s| s.contains(v.0 as usize))
+        || r.independents.contains(v.0 as usize);
+    if varied {
+        show(
+            "varied",
+            varied_chain(r.unit, &r.activity, &r.independents, v),
+        );
+    } else {
+        println!("    not varied: it never depends on an independent");
+    }
+    let useful = r
+        .activity
+        .useful_before
+        .iter()
+        .any(|s| s.contains(v.0 as usize))
+        || r.dependents.contains(v.0 as usize);
+    if useful {
+        show(
+            "useful",
+            useful_chain(r.unit, &r.activity, &r.dependents, v),
+        );
+    } else {
+        println!("    not useful: no dependent depends on it");
+    }
 }

@@ -1,0 +1,139 @@
+//! "Why is this variable active?" — a chain of statements, for people
+//! (CLI `--explain`, editor hovers): how the variable came to depend on an
+//! independent (varied) and how a dependent came to depend on it (useful),
+//! following the activity sets of [`crate::activity`].
+//!
+//! Contract: plain text steps, at most `MAX_STEPS` per direction, never
+//! looping (a variable is explained once per direction).
+
+use crate::activity::Activity;
+use crate::bitset::BitSet;
+use crate::dp::{dp_of, target};
+use dfort_ir::*;
+
+const MAX_STEPS: usize = 8;
+
+/// One step: the statement and a sentence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub stmt: Option<StmtId>,
+    pub text: String,
+}
+
+/// Why `v` is varied (depends on an independent), back to an independent.
+pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: SymbolId) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut seen = BitSet::default();
+    let mut cur = v;
+    while steps.len() < MAX_STEPS && seen.insert(cur.0 as usize) {
+        let name = &unit.symbol(cur).name;
+        if independents.contains(cur.0 as usize) {
+            steps.push(Step {
+                stmt: None,
+                text: format!("{name} is an independent"),
+            });
+            break;
+        }
+        // The first assignment to cur that reads a varied variable.
+        let found = unit.stmts.iter().find_map(|st| {
+            let StmtKind::Assign { lhs, rhs } = &st.kind else {
+                return None;
+            };
+            let (t, _) = target(lhs)?;
+            if t != cur || !act.varied_after[st.id.0 as usize].contains(cur.0 as usize) {
+                return None;
+            }
+            let from = dp_of(unit, rhs);
+            let before = &act.varied_before[st.id.0 as usize];
+            // Prefer another variable over the target itself (x = x + y).
+            let w = from
+                .iter()
+                .find(|w| before.contains(*w) && *w != cur.0 as usize)
+                .or_else(|| from.iter().find(|w| before.contains(*w)))?;
+            Some((st.id, SymbolId(w as u32)))
+        });
+        match found {
+            Some((s, w)) => {
+                steps.push(Step {
+                    stmt: Some(s),
+                    text: format!(
+                        "{name} depends on {} through this statement",
+                        unit.symbol(w).name
+                    ),
+                });
+                cur = w;
+            }
+            None => {
+                // A call that makes cur varied, else the calling context.
+                let call = unit.stmts.iter().find(|st| {
+                    let i = st.id.0 as usize;
+                    matches!(st.kind, StmtKind::Call { .. })
+                        && act.varied_after[i].contains(cur.0 as usize)
+                        && !act.varied_before[i].contains(cur.0 as usize)
+                });
+                steps.push(match call {
+                    Some(st) => Step {
+                        stmt: Some(st.id),
+                        text: format!("{name} is set from varied arguments by this call"),
+                    },
+                    None => Step {
+                        stmt: None,
+                        text: format!("{name} is varied in this unit's calling context"),
+                    },
+                });
+                break;
+            }
+        }
+    }
+    steps
+}
+
+/// Why `v` is useful (a dependent depends on it), forward to a dependent.
+pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolId) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut seen = BitSet::default();
+    let mut cur = v;
+    while steps.len() < MAX_STEPS && seen.insert(cur.0 as usize) {
+        let name = &unit.symbol(cur).name;
+        // An assignment reading cur whose target is useful after it.
+        let found = unit.stmts.iter().find_map(|st| {
+            let StmtKind::Assign { lhs, rhs } = &st.kind else {
+                return None;
+            };
+            let (t, _) = target(lhs)?;
+            let useful = act.useful_after[st.id.0 as usize].contains(t.0 as usize);
+            (useful && t != cur && dp_of(unit, rhs).contains(cur.0 as usize)).then_some((st.id, t))
+        });
+        match found {
+            Some((s, t)) => {
+                steps.push(Step {
+                    stmt: Some(s),
+                    text: format!(
+                        "{} depends on {name} through this statement",
+                        unit.symbol(t).name
+                    ),
+                });
+                cur = t;
+                if dependents.contains(t.0 as usize) {
+                    steps.push(Step {
+                        stmt: None,
+                        text: format!("{} is a dependent", unit.symbol(t).name),
+                    });
+                    break;
+                }
+            }
+            None => {
+                steps.push(Step {
+                    stmt: None,
+                    text: if dependents.contains(cur.0 as usize) {
+                        format!("{name} is a dependent")
+                    } else {
+                        format!("{name} is useful through a call or its calling context")
+                    },
+                });
+                break;
+            }
+        }
+    }
+    steps
+}
