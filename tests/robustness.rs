@@ -22,6 +22,51 @@ fn check(text: String, ext: &str) {
         assert!(u.span.range.end <= len);
         let _ = dfort_ir::dump::unit(&ws.program, u, &ws.files[0].lines);
     }
+    analyze_all(&ws.program);
+}
+
+/// Every analysis from every procedure nobody calls: must not panic on
+/// any IR, however broken the source was.
+fn analyze_all(program: &dfort_ir::Program) {
+    use dfort_analysis::{interproc, liveness, roles, tbr};
+    let roots: Vec<_> = program
+        .units
+        .iter()
+        .filter(|u| u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty())
+        .map(|u| {
+            let r = roles::roles(u, None);
+            (u.id, r.independents, r.dependents)
+        })
+        .collect();
+    let pa = interproc::analyze_program(program, &roots);
+    for store_all in [false, true] {
+        let tbrs = tbr::analyze_program(program, &pa, store_all);
+        for (u, t) in program.units.iter().zip(&tbrs) {
+            if let Some(t) = t {
+                let _ = liveness::analyze(program, u, t, &Default::default());
+            }
+        }
+    }
+}
+
+#[test]
+fn every_fixture_analyses_without_panicking() {
+    let mut n = 0;
+    for dir in [
+        "papers",
+        "free",
+        "fixed",
+        "diagnostics",
+        "interproc",
+        "analysis",
+    ] {
+        for p in fortran_files(&fixtures().join(dir)) {
+            let ws = load_one(&p);
+            analyze_all(&ws.program);
+            n += 1;
+        }
+    }
+    assert!(n > 100);
 }
 
 fn corpus() -> Vec<String> {

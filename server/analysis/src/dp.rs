@@ -10,11 +10,14 @@ use crate::bitset::BitSet;
 use dfort_ir::intrinsics::has_non_differentiable_result;
 use dfort_ir::*;
 
-/// Whether a symbol can carry a derivative: a real or complex variable
-/// (not a named constant, not a procedure).
+/// Whether a symbol can carry a derivative: a real or complex variable,
+/// or a derived-type variable (which may hold real components; treated as
+/// one whole, like an array) — not a named constant, not a procedure.
 pub fn differentiable(unit: &Unit, s: SymbolId) -> bool {
     let sym = unit.symbol(s);
-    sym.ty.is_real_or_complex() && !sym.attrs.parameter && sym.storage != Storage::Procedure
+    (sym.ty.is_real_or_complex() || sym.ty.base == BaseType::Derived)
+        && !sym.attrs.parameter
+        && sym.storage != Storage::Procedure
 }
 
 /// A variable symbol (any type) whose value a statement can read or write.

@@ -109,7 +109,9 @@ pub fn analyze_program(program: &Program, roots: &[(UnitId, BitSet, BitSet)]) ->
                             }
                             if inputs.intersects(&act.varied_before[i]) {
                                 for a in &callee.args {
-                                    in_vary.insert(a.0 as usize);
+                                    if crate::dp::differentiable(callee, *a) {
+                                        in_vary.insert(a.0 as usize);
+                                    }
                                 }
                             }
                             if let (true, Some(r)) = (useful_target, callee.result) {
