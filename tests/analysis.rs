@@ -336,3 +336,44 @@ fn adjoint_liveness_drops_bratus_f_updates_but_keeps_h() {
         .iter()
         .any(|s| assigns_to(s, h) && !live.dead.contains(&s.id)));
 }
+
+mod incremental {
+    use super::support::*;
+    use dfort_analysis::dep::{resummarize, summarize_all};
+    use dfort_ide::{LoadOptions, Workspace};
+    use std::path::PathBuf;
+
+    fn workspace(text: &str) -> Workspace {
+        Workspace::from_sources(
+            vec![(PathBuf::from("inc.f90"), text.to_string())],
+            LoadOptions::default(),
+        )
+    }
+
+    const SRC: &str =
+        "subroutine top(x, y)\n  real(8) :: x, y, t\n  call mid(x, t)\n  y = t\nend\n\
+subroutine mid(a, b)\n  real(8) :: a, b\n  call leaf(a, b)\nend\n\
+subroutine leaf(p, q)\n  real(8) :: p, q\n  q = 2.0d0*p\nend\n\
+subroutine other(u)\n  real(8) :: u\n  u = u + 1\nend\n";
+
+    #[test]
+    fn only_callers_that_see_a_changed_summary_are_recomputed() {
+        let ws = workspace(SRC);
+        let old = summarize_all(&ws.program);
+        let leaf = unit(&ws, "leaf").id;
+        // Same dependencies (q still depends on p only): only leaf.
+        let edited = workspace(&SRC.replace("q = 2.0d0*p", "q = 3.0d0*p"));
+        let (sums, redone) = resummarize(&edited.program, &old, &[leaf]);
+        assert_eq!(redone, vec![leaf]);
+        assert_eq!(sums, summarize_all(&edited.program));
+        // q now also depends on q: leaf, then mid, then top — not other.
+        let edited = workspace(&SRC.replace("q = 2.0d0*p", "q = q*p"));
+        let (sums, redone) = resummarize(&edited.program, &old, &[leaf]);
+        let names: Vec<&str> = redone
+            .iter()
+            .map(|u| edited.program.unit(*u).name.as_str())
+            .collect();
+        assert_eq!(names, vec!["leaf", "mid", "top"]);
+        assert_eq!(sums, summarize_all(&edited.program));
+    }
+}

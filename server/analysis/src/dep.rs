@@ -436,3 +436,75 @@ pub fn summarize_all(program: &Program) -> Vec<Option<Summary>> {
     }
     sums
 }
+
+/// Incremental Dep: after the units in `changed` were edited (same unit
+/// and symbol numbering as when `old` was computed), recomputes their
+/// summaries and, callees first, those of callers that see a changed
+/// summary — and nothing else. Returns the summaries and the units
+/// recomputed.
+pub fn resummarize(
+    program: &Program,
+    old: &[Option<Summary>],
+    changed: &[UnitId],
+) -> (Vec<Option<Summary>>, Vec<UnitId>) {
+    let mut sums = old.to_vec();
+    sums.resize(program.units.len(), None);
+    let mut dirty = vec![false; program.units.len()];
+    for u in changed {
+        if let Some(d) = dirty.get_mut(u.0 as usize) {
+            *d = true;
+        }
+    }
+    let mut recomputed = Vec::new();
+    for scc in &program.call_graph.sccs {
+        if !scc.iter().any(|u| dirty[u.0 as usize]) {
+            continue;
+        }
+        let procs: Vec<UnitId> = scc
+            .iter()
+            .copied()
+            .filter(|u| program.unit(*u).is_procedure())
+            .collect();
+        let before: Vec<Option<Summary>> =
+            procs.iter().map(|u| sums[u.0 as usize].clone()).collect();
+        let recursive = procs
+            .iter()
+            .any(|u| program.call_graph.recursive[u.0 as usize]);
+        if recursive {
+            for u in &procs {
+                let s = summarize(program, program.unit(*u), &[]);
+                sums[u.0 as usize] = Some(Summary {
+                    dep: vec![BitSet::default(); s.iface.len()],
+                    iface: s.iface,
+                });
+            }
+        }
+        for round in 0.. {
+            let mut grew = false;
+            for u in &procs {
+                let s = summarize(program, program.unit(*u), &sums);
+                if sums[u.0 as usize].as_ref() != Some(&s) {
+                    sums[u.0 as usize] = Some(s);
+                    grew = true;
+                }
+            }
+            if !recursive || !grew || round > 64 {
+                break;
+            }
+        }
+        recomputed.extend(procs.iter().copied());
+        let changed_here = procs
+            .iter()
+            .zip(&before)
+            .any(|(u, b)| sums[u.0 as usize] != *b);
+        if changed_here {
+            for u in &procs {
+                for &site in &program.call_graph.calls_to[u.0 as usize] {
+                    let caller = program.call_graph.sites[site].caller;
+                    dirty[caller.0 as usize] = true;
+                }
+            }
+        }
+    }
+    (sums, recomputed)
+}

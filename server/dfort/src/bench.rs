@@ -296,6 +296,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
         analysis_ms.0,
         analysis_ms.1
     );
+    incremental(&ws, &sources, args.runs);
     drop(ws);
     if let Some(mb) = peak_all {
         println!("peak memory (VmHWM) after the {threads}-thread runs: {mb:.0} MB");
@@ -331,4 +332,59 @@ fn analyze_everything(program: &dfort_ir::Program) -> usize {
         }
     }
     n
+}
+
+/// Re-analysis after editing one subroutine (`helper0`, which the
+/// `step0_*` routines call): Dep summaries recomputed for it and for the
+/// callers that see a changed summary, then activity of those units with
+/// their calling contexts. The front end still re-links the whole
+/// program (not timed here).
+fn incremental(ws: &Workspace, sources: &[(PathBuf, String)], runs: usize) {
+    use dfort_analysis::{activity, dep, interproc, roles};
+    let program = &ws.program;
+    let roots: Vec<_> = program
+        .units
+        .iter()
+        .filter(|u| u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty())
+        .map(|u| {
+            let r = roles::roles(u, None);
+            (u.id, r.independents, r.dependents)
+        })
+        .collect();
+    let pa = interproc::analyze_program(program, &roots);
+    let original = "f = f + sum(y) + dot_product(y, y)";
+    for (what, replacement) in [
+        (
+            "summary unchanged",
+            "f = f + 2.0_dp*sum(y) + dot_product(y, y)",
+        ),
+        ("summary changed", "f = sum(y) + dot_product(y, y)"),
+    ] {
+        let mut edited = sources.to_vec();
+        if let Some((_, t)) = edited.first_mut() {
+            *t = t.replacen(original, replacement, 1);
+        }
+        let new = Workspace::from_sources(edited, LoadOptions::default());
+        let Some(helper) = new.program.units.iter().find(|u| u.name == "helper0") else {
+            return;
+        };
+        let mut times = Vec::new();
+        let mut redone = 0;
+        for _ in 0..runs.max(1) {
+            let t = Instant::now();
+            let (sums, units) = dep::resummarize(&new.program, &pa.summaries, &[helper.id]);
+            for u in &units {
+                if let Some((ind, dep)) = &pa.contexts[u.0 as usize] {
+                    let unit = new.program.unit(*u);
+                    std::hint::black_box(activity::analyze(&new.program, unit, &sums, ind, dep));
+                }
+            }
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            redone = units.len();
+        }
+        let (min, med) = min_median(times);
+        println!(
+            "re-analysis after editing one subroutine ({what}): {redone} unit(s) recomputed, min {min:.2} ms, median {med:.2} ms"
+        );
+    }
 }
