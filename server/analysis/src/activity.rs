@@ -86,7 +86,7 @@ impl Calls<'_> {
     }
 }
 
-fn varied_transfer(
+pub(crate) fn varied_transfer(
     program: &Program,
     unit: &Unit,
     calls: &Calls,

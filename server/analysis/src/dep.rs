@@ -6,17 +6,18 @@
 //! a fixpoint inside recursive components; at a call the callee's summary
 //! is translated from formal to actual names.
 //!
-//! Contract: a relation `after ≺ before` is a flattened n×n bit matrix
-//! over the unit's variable slots (its symbols, then globals known only
-//! through callees), solved on the CFG by [`crate::engine`] from the
-//! identity at entry (Fig. 2's general equations; the loop fixpoint of
-//! Fig. 3 falls out of the iteration). Rows follow the DP rules of
-//! [`crate::dp`]; a partial write (array element) keeps the old row, the
-//! coarse whole-array rule. Calls to procedures without source make every
-//! actual they may modify depend on every differentiable actual.
+//! Contract: the variables of a unit are slots (its symbols, then globals
+//! known only through callees). Dep is computed one interface input at a
+//! time: the forward propagation `S × Dep(I)` of §4.2 from that input
+//! alone, solved on the CFG by [`crate::engine`] (Fig. 2's general
+//! equations; the loop fixpoint of Fig. 3 falls out of the iteration),
+//! with the DP rules of [`crate::dp`]; a partial write (array element)
+//! keeps the old dependencies, the coarse whole-array rule. Calls to
+//! procedures without source make every actual they may modify depend on
+//! every differentiable actual.
 
 use crate::bitset::BitSet;
-use crate::dp::{differentiable, dp, target, writes};
+use crate::dp::{differentiable, dp, target};
 use crate::engine::{solve, Direction};
 use dfort_ir::callgraph::Callee;
 use dfort_ir::cfg::NodeKind;
@@ -118,119 +119,6 @@ impl Space {
     }
 }
 
-/// A dependency relation over `n` slots as rows of bit sets.
-struct Matrix {
-    n: usize,
-    bits: BitSet,
-}
-
-impl Matrix {
-    fn row(&self, v: usize) -> BitSet {
-        (0..self.n)
-            .filter(|b| self.bits.contains(v * self.n + b))
-            .collect()
-    }
-    fn set_row(&mut self, v: usize, row: &BitSet) {
-        for b in 0..self.n {
-            self.bits.remove(v * self.n + b);
-        }
-        for b in row.iter() {
-            self.bits.insert(v * self.n + b);
-        }
-    }
-}
-
-/// The rows of the values a set of slots hold before a statement.
-fn rows_of(m: &Matrix, slots: &BitSet) -> BitSet {
-    let mut r = BitSet::default();
-    for s in slots.iter() {
-        r.union_with(&m.row(s));
-    }
-    r
-}
-
-struct Ctx<'a> {
-    program: &'a Program,
-    unit: &'a Unit,
-    space: &'a Space,
-    summaries: &'a [Option<Summary>],
-}
-
-impl Ctx<'_> {
-    fn transfer(&self, st: &Stmt, m: &mut Matrix) {
-        let unit = self.unit;
-        match &st.kind {
-            StmtKind::Assign { lhs, rhs } => {
-                let Some((t, whole)) = target(lhs) else {
-                    return;
-                };
-                let ti = t.0 as usize;
-                let mut row = if whole { BitSet::default() } else { m.row(ti) };
-                if differentiable(unit, t) {
-                    let mut inputs = BitSet::default();
-                    dp(unit, rhs, &mut inputs);
-                    row.union_with(&rows_of(m, &inputs));
-                }
-                m.set_row(ti, &row);
-            }
-            StmtKind::Io {
-                kind: IoKind::Read, ..
-            } => {
-                for (s, whole) in writes(self.program, unit, st) {
-                    if whole {
-                        m.set_row(s.0 as usize, &BitSet::default());
-                    }
-                }
-            }
-            StmtKind::Call {
-                args, target: t, ..
-            } => match t {
-                CallTarget::Unit(c) => self.call(st, *c, args, m),
-                _ => self.opaque_call(st, args, m),
-            },
-            _ => {}
-        }
-    }
-
-    fn opaque_call(&self, st: &Stmt, args: &[Arg], m: &mut Matrix) {
-        let mut inputs = BitSet::default();
-        for a in args {
-            dp(self.unit, &a.value, &mut inputs);
-        }
-        let incoming = rows_of(m, &inputs);
-        for (s, _) in writes(self.program, self.unit, st) {
-            if differentiable(self.unit, s) {
-                let mut row = m.row(s.0 as usize);
-                row.union_with(&incoming);
-                m.set_row(s.0 as usize, &row);
-            }
-        }
-    }
-
-    /// Translates the callee's summary to this unit's slots.
-    fn call(&self, st: &Stmt, callee: UnitId, args: &[Arg], m: &mut Matrix) {
-        let Some(Some(sum)) = self.summaries.get(callee.0 as usize) else {
-            self.opaque_call(st, args, m);
-            return;
-        };
-        let binds = bind_call(self.program, self.unit, self.space, sum, callee, args);
-        let mut merged: HashMap<usize, BitSet> = HashMap::new();
-        for (o, b) in binds.iter().enumerate() {
-            let Some(slot) = b.output else { continue };
-            let row = merged.entry(slot).or_default();
-            for i in sum.dep[o].iter() {
-                row.union_with(&rows_of(m, &binds[i].inputs));
-            }
-            if b.keeps_old {
-                row.union_with(&m.row(slot));
-            }
-        }
-        for (slot, row) in merged {
-            m.set_row(slot, &row);
-        }
-    }
-}
-
 /// How one interface variable of a callee maps to the caller's slots at
 /// a call site.
 #[derive(Clone, Debug, Default)]
@@ -327,42 +215,12 @@ pub fn space_of(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -
 }
 
 /// Dep of one unit, given the summaries of its callees (None where not
-/// computed yet or without source).
+/// computed yet or without source). Column by column: for each interface
+/// input, the varied propagation of [`crate::activity`] from that input
+/// alone gives the interface outputs that depend on it — memory linear in
+/// the number of variables, where a full matrix would be quadratic.
 pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -> Summary {
     let space = space_of(program, unit, summaries);
-    let n = space.size;
-    let ctx = Ctx {
-        program,
-        unit,
-        space: &space,
-        summaries,
-    };
-    let mut identity = BitSet::new(n * n);
-    for v in 0..n {
-        identity.insert(v * n + v);
-    }
-    let cfg = &unit.cfg;
-    let sol = solve(cfg, Direction::Forward, &identity, |node, input| {
-        let nd = cfg.node(node);
-        let mut m = Matrix {
-            n,
-            bits: input.clone(),
-        };
-        if nd.kind == NodeKind::BasicBlock {
-            for id in &nd.stmts {
-                ctx.transfer(unit.stmt(*id), &mut m);
-            }
-        }
-        m.bits
-    });
-    let at_exit = Matrix {
-        n,
-        bits: sol
-            .after
-            .get(cfg.exit.0 as usize)
-            .cloned()
-            .unwrap_or_default(),
-    };
     // Interface: real formals, then globals (own and callees'), sorted for
     // stable output.
     let mut iface: Vec<(Iface, usize)> = unit
@@ -379,18 +237,35 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) 
             .into_iter()
             .map(|(k, s)| (Iface::Global(k.clone()), *s)),
     );
-    let dep = iface
-        .iter()
-        .map(|(_, slot)| {
-            let row = at_exit.row(*slot);
-            iface
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, s))| row.contains(*s))
-                .map(|(j, _)| j)
-                .collect()
-        })
-        .collect();
+    let calls = crate::activity::Calls {
+        summaries,
+        space: space.clone(),
+    };
+    let cfg = &unit.cfg;
+    let mut dep = vec![BitSet::default(); iface.len()];
+    for (i, (_, slot)) in iface.iter().enumerate() {
+        let start: BitSet = [*slot].into_iter().collect();
+        let sol = solve(cfg, Direction::Forward, &start, |node, input| {
+            let nd = cfg.node(node);
+            let mut s = input.clone();
+            if nd.kind == NodeKind::BasicBlock {
+                for id in &nd.stmts {
+                    s = crate::activity::varied_transfer(program, unit, &calls, unit.stmt(*id), &s);
+                }
+            }
+            s
+        });
+        let at_exit = sol
+            .after
+            .get(cfg.exit.0 as usize)
+            .cloned()
+            .unwrap_or_default();
+        for (o, (_, out_slot)) in iface.iter().enumerate() {
+            if at_exit.contains(*out_slot) {
+                dep[o].insert(i);
+            }
+        }
+    }
     Summary {
         iface: iface.into_iter().map(|(i, _)| i).collect(),
         dep,
