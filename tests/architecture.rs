@@ -1,5 +1,5 @@
 //! The pipeline direction of design.md: a crate depends only on crates to
-//! its left (syntax → ir → analysis → ide → dfort), and only the binary crate may name
+//! its left (syntax → ir → analysis → codegen → ide → dfort), and only the binary crate may name
 //! the protocol and runtime crates (tower-lsp, lsp-types, tokio,
 //! serde_json).
 
@@ -11,6 +11,7 @@ const PIPELINE: &[(&str, &str)] = &[
     ("dfort-syntax", "server/syntax"),
     ("dfort-ir", "server/ir"),
     ("dfort-analysis", "server/analysis"),
+    ("dfort-codegen", "server/codegen"),
     ("dfort-ide", "server/ide"),
     ("dfort", "server/dfort"),
 ];

@@ -22,7 +22,14 @@ fn fixtures_compile_with_gfortran() {
     let out = std::env::temp_dir().join(format!("dfort-fc-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
     let mut files = Vec::new();
-    for dir in ["papers", "free", "fixed", "interproc", "analysis"] {
+    for dir in [
+        "papers",
+        "free",
+        "fixed",
+        "interproc",
+        "analysis",
+        "kernels",
+    ] {
         files.extend(fortran_files(&fixtures().join(dir)));
     }
     files.extend(

@@ -3,6 +3,7 @@
 mod analyze;
 mod bench;
 mod config;
+mod tangent;
 
 use clap::{Args, Parser, Subcommand};
 use dfort_ide::{LoadOptions, Workspace};
@@ -85,6 +86,8 @@ enum Command {
     },
     /// Activity and TBR analysis per unit (intraprocedural for now).
     Analyze(analyze::AnalyzeArgs),
+    /// Write the tangent (forward mode) `R_d` of a subroutine into `<stem>_d.f90`.
+    Tangent(tangent::TangentArgs),
     /// Measure parse+lower throughput on a generated workspace of mixed
     /// free- and fixed-form files.
     Bench(bench::BenchArgs),
@@ -126,6 +129,7 @@ fn main() -> ExitCode {
         } => ir(file, unit, with, form.options()),
         Command::Bench(args) => bench::run(args),
         Command::Analyze(args) => analyze::run(args),
+        Command::Tangent(args) => tangent::run(args),
     }
 }
 

@@ -203,7 +203,7 @@ pub fn type_name(t: &Type) -> String {
     }
 }
 
-fn dims(unit: &Unit, s: &Symbol) -> String {
+pub fn dims(unit: &Unit, s: &Symbol) -> String {
     if s.dims.is_empty() {
         return String::new();
     }

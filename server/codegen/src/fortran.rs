@@ -1,0 +1,149 @@
+//! Writing Fortran: free-form lines (split with `&` past 100 columns),
+//! indentation, and declarations rebuilt from the symbol table.
+
+use dfort_ir::dump::{dims, type_name};
+use dfort_ir::*;
+
+/// Accumulates free-form source lines.
+#[derive(Default)]
+pub struct Writer {
+    out: String,
+    indent: usize,
+}
+
+const WIDTH: usize = 100;
+
+impl Writer {
+    pub fn line(&mut self, text: &str) {
+        let pad = "  ".repeat(self.indent);
+        let mut rest = text.trim_end().to_string();
+        let mut first = true;
+        // Comments are never continued.
+        while !rest.starts_with('!') && pad.len() + rest.len() > WIDTH {
+            // Split at the last space or comma before the width, outside
+            // quotes.
+            let limit = WIDTH.saturating_sub(pad.len() + 4).max(20);
+            let cut = split_point(&rest, limit);
+            let Some(cut) = cut else { break };
+            let (head, tail) = rest.split_at(cut);
+            self.out.push_str(&pad);
+            if !first {
+                self.out.push_str("    ");
+            }
+            self.out.push_str(head.trim_end());
+            self.out.push_str(" &\n");
+            rest = format!("& {}", tail.trim_start());
+            first = false;
+        }
+        self.out.push_str(&pad);
+        if !first {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(&rest);
+        self.out.push('\n');
+    }
+    pub fn blank(&mut self) {
+        self.out.push('\n');
+    }
+    pub fn indent(&mut self) {
+        self.indent += 1;
+    }
+    pub fn dedent(&mut self) {
+        self.indent = self.indent.saturating_sub(1);
+    }
+    pub fn finish(self) -> String {
+        self.out
+    }
+}
+
+fn split_point(s: &str, limit: usize) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut best = None;
+    for (i, c) in s.char_indices() {
+        if i > limit {
+            break;
+        }
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                ' ' | ',' => best = Some(i + 1),
+                _ => {}
+            },
+        }
+    }
+    best.filter(|b| *b > 0 && *b < s.len())
+}
+
+/// `real(8), intent(in) :: x(0:n)` for a symbol, under `name`.
+pub fn declaration(unit: &Unit, s: &Symbol, name: &str, with_intent: bool) -> Option<String> {
+    if s.ty.base == BaseType::None {
+        return None;
+    }
+    let mut parts = vec![type_name(&s.ty)];
+    if s.attrs.parameter {
+        parts.push("parameter".into());
+    }
+    if with_intent {
+        if let Some(i) = s.intent {
+            parts.push(format!("intent({})", i.as_str()));
+        }
+    }
+    if s.attrs.allocatable {
+        parts.push("allocatable".into());
+    }
+    if s.attrs.pointer {
+        parts.push("pointer".into());
+    }
+    if s.attrs.target {
+        parts.push("target".into());
+    }
+    if s.attrs.optional {
+        parts.push("optional".into());
+    }
+    if s.attrs.save
+        && !s.attrs.parameter
+        && !matches!(s.storage, Storage::Dummy(_) | Storage::Common { .. })
+    {
+        parts.push("save".into());
+    }
+    if s.storage == Storage::Procedure {
+        parts.push("external".into());
+    }
+    let mut d = format!("{} :: {}{}", parts.join(", "), name, dims(unit, s));
+    if s.attrs.parameter {
+        if let Some(init) = &s.init {
+            d.push_str(&format!(" = {}", dfort_ir::dump::expr(unit, init)));
+        }
+    }
+    Some(d)
+}
+
+/// `use m, only: a, b => c` lines of a unit.
+pub fn uses(unit: &Unit) -> Vec<String> {
+    unit.uses
+        .iter()
+        .map(|u| {
+            let mut s = format!("use {}", u.module);
+            if let Some(only) = &u.only {
+                let items: Vec<String> = only
+                    .iter()
+                    .map(|(l, r)| {
+                        if l == r {
+                            l.clone()
+                        } else {
+                            format!("{l} => {r}")
+                        }
+                    })
+                    .collect();
+                s.push_str(&format!(", only: {}", items.join(", ")));
+            } else {
+                for (l, r) in &u.renames {
+                    s.push_str(&format!(", {l} => {r}"));
+                }
+            }
+            s
+        })
+        .collect()
+}

@@ -1,0 +1,611 @@
+//! Tangent (forward-mode) code: for a root subroutine `r`, writes `r_d`
+//! with Tapenade's convention (every formal with a derivative is followed
+//! by it, `xd`), computing `ẏ = J ẋ` alongside the original statements.
+//!
+//! Contract: each assignment to a variable that has a derivative is
+//! preceded by the assignment of its derivative, computed from the
+//! original values (so `x = x*y` works); control flow, labels and
+//! passive statements are copied. Anything without a derivative rule —
+//! an active call, an active user-function reference, an intrinsic with
+//! no rule, derived-type components, statement functions, READ — is
+//! refused with its location: no code is produced then.
+
+use crate::fortran::{declaration, uses, Writer};
+use crate::Refusal;
+use dfort_analysis::activity::active_anywhere;
+use dfort_analysis::bitset::BitSet;
+use dfort_analysis::dp::{differentiable, dp_of, target};
+use dfort_analysis::interproc::analyze_program;
+use dfort_ir::dump::expr as print;
+use dfort_ir::*;
+use std::collections::HashMap;
+
+struct Gen<'a> {
+    unit: &'a Unit,
+    /// Derivative name of each symbol that has one.
+    dname: HashMap<SymbolId, String>,
+    refusals: Vec<Refusal>,
+    w: Writer,
+}
+
+fn p(s: String) -> String {
+    format!("({s})")
+}
+
+impl Gen<'_> {
+    fn refuse(&mut self, span: Span, message: impl Into<String>) {
+        self.refusals.push(Refusal {
+            span,
+            message: message.into(),
+        });
+    }
+
+    fn e(&self, e: &Expr) -> String {
+        p(print(self.unit, e))
+    }
+
+    /// The derivative of a variable reference (`xd`, `xd(i)`), if it has one.
+    fn dref(&self, e: &Expr) -> Option<String> {
+        match &e.kind {
+            ExprKind::Var(s) => self.dname.get(s).cloned(),
+            ExprKind::ArrayRef { array, .. } => {
+                let d = self.dname.get(array)?;
+                let printed = print(self.unit, e);
+                let name_len = self.unit.symbol(*array).name.len();
+                Some(format!("{d}{}", &printed[name_len.min(printed.len())..]))
+            }
+            _ => None,
+        }
+    }
+
+    /// ẋ of an expression; `None` when it is zero.
+    fn tan(&mut self, e: &Expr) -> Option<String> {
+        match &e.kind {
+            ExprKind::Var(_) | ExprKind::ArrayRef { .. } => self.dref(e),
+            ExprKind::Int(_) | ExprKind::Real { .. } | ExprKind::Logical(_) | ExprKind::Str(_) => {
+                None
+            }
+            ExprKind::Unary { op, operand } => match op {
+                UnaryOp::Neg => self.tan(operand).map(|d| format!("-{}", p(d))),
+                UnaryOp::Plus => self.tan(operand),
+                UnaryOp::Not => None,
+            },
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (da, db) = (self.tan(lhs), self.tan(rhs));
+                let (a, b) = (self.e(lhs), self.e(rhs));
+                match op {
+                    BinaryOp::Add => sum(da, db),
+                    BinaryOp::Sub => match (da, db) {
+                        (Some(x), Some(y)) => Some(format!("{x} - {}", p(y))),
+                        (Some(x), None) => Some(x),
+                        (None, Some(y)) => Some(format!("-{}", p(y))),
+                        (None, None) => None,
+                    },
+                    BinaryOp::Mul => sum(
+                        da.map(|d| format!("{} * {b}", p(d))),
+                        db.map(|d| format!("{a} * {}", p(d))),
+                    ),
+                    BinaryOp::Div => sum(
+                        da.map(|d| format!("{} / {b}", p(d))),
+                        db.map(|d| format!("-({a} * {} / {b}**2)", p(d))),
+                    ),
+                    BinaryOp::Pow => sum(
+                        da.map(|d| format!("{b} * {a}**({b} - 1) * {}", p(d))),
+                        db.map(|d| format!("{a}**{b} * log({a}) * {}", p(d))),
+                    ),
+                    _ => None,
+                }
+            }
+            ExprKind::Intrinsic { name, args } => self.intrinsic(e, name, args),
+            ExprKind::FunctionCall { name, args, .. } => {
+                if args.iter().any(|a| self.has_derivative_inside(&a.value)) {
+                    self.refuse(
+                        e.span,
+                        format!("the tangent generator does not handle the active function reference `{name}` yet"),
+                    );
+                }
+                None
+            }
+            ExprKind::ArrayCtor(items) => {
+                let ds: Vec<Option<String>> = items.iter().map(|i| self.tan(i)).collect();
+                if ds.iter().all(Option::is_none) {
+                    return None;
+                }
+                let parts: Vec<String> = ds
+                    .into_iter()
+                    .map(|d| d.unwrap_or_else(|| "0.0d0".into()))
+                    .collect();
+                Some(format!("[{}]", parts.join(", ")))
+            }
+            _ => {
+                if self.has_derivative_inside(e) {
+                    self.refuse(
+                        e.span,
+                        "the tangent generator does not handle this active expression yet",
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    fn has_derivative_inside(&self, e: &Expr) -> bool {
+        dp_of(self.unit, e)
+            .iter()
+            .any(|i| self.dname.contains_key(&SymbolId(i as u32)))
+    }
+
+    fn intrinsic(&mut self, e: &Expr, name: &str, args: &[Arg]) -> Option<String> {
+        let ds: Vec<Option<String>> = args.iter().map(|a| self.tan(&a.value)).collect();
+        if ds.iter().all(Option::is_none) {
+            return None;
+        }
+        let a = args.first().map(|x| self.e(&x.value)).unwrap_or_default();
+        let da = ds.first().cloned().flatten().map(p);
+        let two = |g: &mut Self, f: &dyn Fn(&str, &str, String, String) -> Option<String>| {
+            if args.len() != 2 {
+                return None;
+            }
+            let b = g.e(&args[1].value);
+            let d0 = ds[0].clone().map(p).unwrap_or_else(|| "0.0d0".into());
+            let d1 = ds[1].clone().map(p).unwrap_or_else(|| "0.0d0".into());
+            f(&a, &b, d0, d1)
+        };
+        let r = match name {
+            "sin" | "dsin" => da.map(|d| format!("cos({a}) * {d}")),
+            "cos" | "dcos" => da.map(|d| format!("-(sin({a}) * {d})")),
+            "tan" | "dtan" => da.map(|d| format!("{d} / cos({a})**2")),
+            "exp" | "dexp" => da.map(|d| format!("exp({a}) * {d}")),
+            "log" | "dlog" | "alog" => da.map(|d| format!("{d} / {a}")),
+            "log10" | "dlog10" | "alog10" => da.map(|d| format!("{d} / ({a} * log(10.0d0))")),
+            "sqrt" | "dsqrt" => da.map(|d| format!("{d} / (2.0d0 * sqrt({a}))")),
+            "asin" | "dasin" => da.map(|d| format!("{d} / sqrt(1.0d0 - {a}**2)")),
+            "acos" | "dacos" => da.map(|d| format!("-({d} / sqrt(1.0d0 - {a}**2))")),
+            "atan" | "datan" if args.len() == 1 => da.map(|d| format!("{d} / (1.0d0 + {a}**2)")),
+            "sinh" | "dsinh" => da.map(|d| format!("cosh({a}) * {d}")),
+            "cosh" | "dcosh" => da.map(|d| format!("sinh({a}) * {d}")),
+            "tanh" | "dtanh" => da.map(|d| format!("{d} * (1.0d0 - tanh({a})**2)")),
+            "abs" | "dabs" => da.map(|d| format!("merge({d}, -{d}, {a} >= 0)")),
+            "dble" | "real" | "float" | "sngl" | "dfloat" => da.map(|d| {
+                let rest: Vec<String> = args[1..]
+                    .iter()
+                    .map(|x| print(self.unit, &x.value))
+                    .collect();
+                if rest.is_empty() {
+                    format!("{name}({d})")
+                } else {
+                    format!("{name}({d}, {})", rest.join(", "))
+                }
+            }),
+            "sum" => da.map(|d| {
+                let rest: Vec<String> = args[1..]
+                    .iter()
+                    .map(|x| print(self.unit, &x.value))
+                    .collect();
+                if rest.is_empty() {
+                    format!("sum({d})")
+                } else {
+                    format!("sum({d}, {})", rest.join(", "))
+                }
+            }),
+            "transpose" => da.map(|d| format!("transpose({d})")),
+            "max" | "dmax1" | "amax1" => two(self, &|a, b, d0, d1| {
+                Some(format!("merge({d0}, {d1}, {a} >= {b})"))
+            }),
+            "min" | "dmin1" | "amin1" => two(self, &|a, b, d0, d1| {
+                Some(format!("merge({d0}, {d1}, {a} <= {b})"))
+            }),
+            "atan2" | "datan2" => two(self, &|y, x, dy, dx| {
+                Some(format!("({x} * {dy} - {y} * {dx}) / ({x}**2 + {y}**2)"))
+            }),
+            "sign" | "dsign" => two(self, &|a, b, d0, _| {
+                Some(format!("merge({d0}, -{d0}, ({a} >= 0) .eqv. ({b} >= 0))"))
+            }),
+            "mod" | "dmod" | "amod" => two(self, &|a, b, d0, d1| {
+                Some(format!("{d0} - aint({a} / {b}) * {d1}"))
+            }),
+            "dot_product" => two(self, &|a, b, d0, d1| {
+                Some(format!("dot_product({d0}, {b}) + dot_product({a}, {d1})"))
+            }),
+            "matmul" => two(self, &|a, b, d0, d1| {
+                Some(format!("matmul({d0}, {b}) + matmul({a}, {d1})"))
+            }),
+            _ => {
+                self.refuse(
+                    e.span,
+                    format!("no derivative rule for the intrinsic `{name}` with active arguments"),
+                );
+                None
+            }
+        };
+        if r.is_none()
+            && ds.iter().any(Option::is_some)
+            && matches!(
+                name,
+                "max"
+                    | "min"
+                    | "dmax1"
+                    | "dmin1"
+                    | "amax1"
+                    | "amin1"
+                    | "atan2"
+                    | "datan2"
+                    | "sign"
+                    | "dsign"
+                    | "mod"
+                    | "dmod"
+                    | "amod"
+                    | "dot_product"
+                    | "matmul"
+            )
+        {
+            self.refuse(
+                e.span,
+                format!(
+                    "`{name}` with {} arguments has no derivative rule here",
+                    args.len()
+                ),
+            );
+        }
+        r
+    }
+
+    fn label(st: &Stmt) -> String {
+        st.label.map(|l| format!("{l} ")).unwrap_or_default()
+    }
+
+    fn block(&mut self, ids: &[StmtId]) {
+        for id in ids {
+            self.stmt(*id);
+        }
+    }
+
+    fn stmt(&mut self, id: StmtId) {
+        let unit = self.unit;
+        let st = unit.stmt(id);
+        let mut label = Self::label(st);
+        match &st.kind {
+            StmtKind::Assign { lhs, rhs } => {
+                if let Some((t, _)) = target(lhs) {
+                    if self.dname.contains_key(&t) {
+                        if matches!(lhs.kind, ExprKind::Component { .. }) {
+                            self.refuse(
+                                st.span,
+                                "derived-type components are not differentiated yet",
+                            );
+                        }
+                        let d = self.tan(rhs).unwrap_or_else(|| "0.0d0".into());
+                        if let Some(dl) = self.dref(lhs) {
+                            self.w.line(&format!("{label}{dl} = {d}"));
+                            label.clear();
+                        }
+                    }
+                }
+                self.w.line(&format!(
+                    "{label}{} = {}",
+                    print(unit, lhs),
+                    print(unit, rhs)
+                ));
+            }
+            StmtKind::Call { name, args, .. } => {
+                let active = args.iter().any(|a| {
+                    self.has_derivative_inside(&a.value)
+                        || target(&a.value).is_some_and(|(s, _)| self.dname.contains_key(&s))
+                });
+                if active {
+                    self.refuse(
+                        st.span,
+                        format!("the tangent generator does not handle active calls (`call {name}`) yet"),
+                    );
+                }
+                let a: Vec<String> = args
+                    .iter()
+                    .map(|x| match &x.keyword {
+                        Some(k) => format!("{k}={}", print(unit, &x.value)),
+                        None => print(unit, &x.value),
+                    })
+                    .collect();
+                self.w
+                    .line(&format!("{label}call {name}({})", a.join(", ")));
+            }
+            StmtKind::If {
+                arms, else_body, ..
+            } => {
+                for (i, arm) in arms.iter().enumerate() {
+                    let kw = if i == 0 {
+                        format!("{label}if")
+                    } else {
+                        "else if".into()
+                    };
+                    self.w
+                        .line(&format!("{kw} ({}) then", print(unit, &arm.cond)));
+                    self.w.indent();
+                    self.block(&arm.body);
+                    self.w.dedent();
+                }
+                if let Some(b) = else_body {
+                    self.w.line("else");
+                    self.w.indent();
+                    self.block(b);
+                    self.w.dedent();
+                }
+                self.w.line("end if");
+            }
+            StmtKind::Do {
+                name,
+                control,
+                body,
+                ..
+            } => {
+                let n = name.as_ref().map(|n| format!("{n}: ")).unwrap_or_default();
+                let head = match control {
+                    DoControl::Counted {
+                        var,
+                        start,
+                        end,
+                        step,
+                    } => {
+                        let mut s = format!(
+                            "do {} = {}, {}",
+                            unit.symbol(*var).name,
+                            print(unit, start),
+                            print(unit, end)
+                        );
+                        if let Some(st) = step {
+                            s.push_str(&format!(", {}", print(unit, st)));
+                        }
+                        s
+                    }
+                    DoControl::While(c) => format!("do while ({})", print(unit, c)),
+                    DoControl::Forever => "do".into(),
+                };
+                self.w.line(&format!("{label}{n}{head}"));
+                self.w.indent();
+                self.block(body);
+                self.w.dedent();
+                let tail = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
+                self.w.line(&format!("end do{tail}"));
+            }
+            StmtKind::SelectCase { selector, cases } => {
+                self.w
+                    .line(&format!("{label}select case ({})", print(unit, selector)));
+                for c in cases {
+                    if c.default {
+                        self.w.line("case default");
+                    } else {
+                        let vals: Vec<String> = c
+                            .values
+                            .iter()
+                            .map(|v| match v {
+                                CaseValue::Value(e) => print(unit, e),
+                                CaseValue::Range(a, b) => format!(
+                                    "{}:{}",
+                                    a.as_ref().map(|e| print(unit, e)).unwrap_or_default(),
+                                    b.as_ref().map(|e| print(unit, e)).unwrap_or_default()
+                                ),
+                            })
+                            .collect();
+                        self.w.line(&format!("case ({})", vals.join(", ")));
+                    }
+                    self.w.indent();
+                    self.block(&c.body);
+                    self.w.dedent();
+                }
+                self.w.line("end select");
+            }
+            StmtKind::Goto { target } => self.w.line(&format!("{label}go to {target}")),
+            StmtKind::ComputedGoto { targets, index } => {
+                let t: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+                self.w.line(&format!(
+                    "{label}go to ({}) {}",
+                    t.join(", "),
+                    print(unit, index)
+                ));
+            }
+            StmtKind::ArithmeticIf {
+                expr,
+                negative,
+                zero,
+                positive,
+            } => self.w.line(&format!(
+                "{label}if ({}) {negative}, {zero}, {positive}",
+                print(unit, expr)
+            )),
+            StmtKind::Exit { construct } => self.w.line(&format!(
+                "{label}exit{}",
+                construct
+                    .as_ref()
+                    .map(|c| format!(" {c}"))
+                    .unwrap_or_default()
+            )),
+            StmtKind::Cycle { construct } => self.w.line(&format!(
+                "{label}cycle{}",
+                construct
+                    .as_ref()
+                    .map(|c| format!(" {c}"))
+                    .unwrap_or_default()
+            )),
+            StmtKind::Return => self.w.line(&format!("{label}return")),
+            StmtKind::Stop => self.w.line(&format!("{label}stop")),
+            StmtKind::Continue => self.w.line(&format!("{label}continue")),
+            StmtKind::Io { kind, .. } => {
+                if *kind == IoKind::Read {
+                    self.refuse(st.span, "READ statements are not differentiated yet");
+                }
+                // Output has no effect on derivatives; keep a labelled
+                // placeholder so jumps still land.
+                self.w.line(&format!(
+                    "{label}continue ! I/O statement of the original omitted"
+                ));
+            }
+            StmtKind::Allocate { .. } => {
+                self.refuse(st.span, "ALLOCATE is not differentiated yet");
+            }
+            StmtKind::Unsupported { construct } => {
+                self.refuse(st.span, format!("{construct} cannot be differentiated"));
+            }
+        }
+    }
+}
+
+fn sum(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(format!("{x} + {y}")),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// The tangent of subroutine `root` as a free-form source file, or the
+/// reasons it cannot be produced.
+pub fn tangent(
+    program: &Program,
+    root: UnitId,
+    independents: &BitSet,
+    dependents: &BitSet,
+    header: &str,
+) -> Result<String, Vec<Refusal>> {
+    let unit = program.unit(root);
+    if unit.kind != UnitKind::Subroutine {
+        return Err(vec![Refusal {
+            span: unit.name_span,
+            message: format!(
+                "`{}` is not a subroutine; only subroutines can be the root of a tangent yet",
+                unit.name
+            ),
+        }]);
+    }
+    if !unit.stmt_functions.is_empty() {
+        return Err(vec![Refusal {
+            span: unit.stmt_functions[0].span,
+            message: "statement functions are not differentiated yet".into(),
+        }]);
+    }
+    let dname = derivative_names(program, root, independents, dependents);
+    let mut g = Gen {
+        unit,
+        dname,
+        refusals: Vec::new(),
+        w: Writer::default(),
+    };
+    emit(&mut g, header);
+    if g.refusals.is_empty() {
+        Ok(g.w.finish())
+    } else {
+        Err(g.refusals)
+    }
+}
+
+/// The variables of `root` that get a derivative in its tangent (active
+/// somewhere, or independent, or dependent), with their derivative names.
+pub fn derivative_names(
+    program: &Program,
+    root: UnitId,
+    independents: &BitSet,
+    dependents: &BitSet,
+) -> HashMap<SymbolId, String> {
+    let unit = program.unit(root);
+    let pa = analyze_program(program, &[(root, independents.clone(), dependents.clone())]);
+    let mut with_d = pa.activity[root.0 as usize]
+        .as_ref()
+        .map(|act| active_anywhere(unit, act))
+        .unwrap_or_default();
+    with_d.union_with(independents);
+    with_d.union_with(dependents);
+    let mut dname = HashMap::new();
+    let mut taken: Vec<String> = unit.symbols.iter().map(|s| s.name.clone()).collect();
+    for i in with_d.iter() {
+        let Some(sym) = unit.symbols.get(i) else {
+            continue;
+        };
+        if !differentiable(unit, SymbolId(i as u32)) || sym.ty.base == BaseType::Derived {
+            continue;
+        }
+        let mut name = format!("{}d", sym.name);
+        while taken.contains(&name) {
+            name.push('0');
+        }
+        taken.push(name.clone());
+        dname.insert(SymbolId(i as u32), name);
+    }
+    dname
+}
+
+fn emit(g: &mut Gen, header: &str) {
+    let unit = g.unit;
+    for line in header.lines() {
+        g.w.line(&format!("! {line}"));
+    }
+    let mut args = Vec::new();
+    for a in &unit.args {
+        args.push(unit.symbol(*a).name.clone());
+        if let Some(d) = g.dname.get(a) {
+            args.push(d.clone());
+        }
+    }
+    g.w.line(&format!("subroutine {}_d({})", unit.name, args.join(", ")));
+    g.w.indent();
+    for u in uses(unit) {
+        g.w.line(&u);
+    }
+    g.w.line("implicit none");
+    // Named constants first, then integer scalars (they size arrays), then
+    // the rest; each derivative right after its variable.
+    let mut order: Vec<SymbolId> = (0..unit.symbols.len() as u32).map(SymbolId).collect();
+    order.sort_by_key(|s| {
+        let sym = unit.symbol(*s);
+        let class = if sym.attrs.parameter {
+            0
+        } else if sym.ty.base == BaseType::Integer && sym.dims.is_empty() {
+            1
+        } else {
+            2
+        };
+        (class, s.0)
+    });
+    for s in order {
+        let sym = unit.symbol(s);
+        if matches!(
+            sym.storage,
+            Storage::Imported { .. } | Storage::UnknownModule { .. }
+        ) {
+            continue;
+        }
+        if sym.storage == Storage::Procedure
+            && !unit.stmts.iter().any(|st| uses_function(st, &sym.name))
+        {
+            continue;
+        }
+        if let Some(d) = declaration(unit, sym, &sym.name, true) {
+            g.w.line(&d);
+        }
+        if let Some(dn) = g.dname.get(&s).cloned() {
+            if let Some(d) = declaration(unit, sym, &dn, true) {
+                g.w.line(&d);
+            }
+        }
+    }
+    for c in &unit.commons {
+        let names: Vec<&str> = c
+            .members
+            .iter()
+            .map(|m| unit.symbol(*m).name.as_str())
+            .collect();
+        g.w.line(&format!("common /{}/ {}", c.name, names.join(", ")));
+    }
+    g.block(&unit.body);
+    g.w.dedent();
+    g.w.line(&format!("end subroutine {}_d", unit.name));
+}
+
+fn uses_function(st: &Stmt, name: &str) -> bool {
+    st.kind.exprs().iter().any(|e| {
+        let mut found = false;
+        e.walk(&mut |x| {
+            if let ExprKind::FunctionCall { name: n, .. } = &x.kind {
+                found |= n == name;
+            }
+        });
+        found
+    })
+}
