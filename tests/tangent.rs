@@ -1,7 +1,9 @@
-//! Tangents are checked numerically: each kernel's `R_d` is generated,
-//! compiled with gfortran beside the original and a generated driver, and
-//! its directional derivative ⟨J ẋ, w⟩ compared with central finite
-//! differences of the original. gfortran is required (CI installs it).
+//! Derivatives are checked numerically: each kernel's tangent `R_d` and
+//! adjoint `R_b` are generated, compiled with gfortran beside the original
+//! and a generated driver, and compared with central finite differences
+//! of the original: the tangent by ⟨J ẋ, w⟩, the adjoint by the
+//! dot-product test ⟨J ẋ, w⟩ = ⟨ẋ, Jᵀ w⟩. gfortran is required (CI
+//! installs it).
 
 mod support;
 
@@ -106,7 +108,8 @@ fn names(list: &[&str]) -> Vec<String> {
 
 /// Writes the driver: FD of the original vs the tangent, printing the
 /// relative error.
-fn driver(k: &Kernel, with_d: &[bool]) -> String {
+fn driver(k: &Kernel, with_d: &[bool], adjoint: bool) -> String {
+    let sfx = if adjoint { "b" } else { "d" };
     let mut s = String::new();
     let w = &mut s;
     let _ = writeln!(
@@ -182,13 +185,25 @@ fn driver(k: &Kernel, with_d: &[bool]) -> String {
         targs.push(name.to_string());
         if *has_d {
             targs.push(format!("{name}_t"));
-            let _ = writeln!(w, "  {name}_t = {name}_d");
+            if !adjoint {
+                let _ = writeln!(w, "  {name}_t = {name}_d");
+            } else if k.dependent.contains(name) {
+                let _ = writeln!(w, "  {name}_t = {name}_w");
+            } else {
+                let _ = writeln!(w, "  {name}_t = 0d0");
+            }
         }
     }
-    let _ = writeln!(w, "  call {}_d({})", k.root, targs.join(", "));
+    let _ = writeln!(w, "  call {}_{sfx}({})", k.root, targs.join(", "));
     let _ = writeln!(w, "  rhs = 0d0");
-    for d in k.dependent {
-        let _ = writeln!(w, "  rhs = rhs + sum({d}_t*{d}_w)");
+    if adjoint {
+        for x in k.independent {
+            let _ = writeln!(w, "  rhs = rhs + sum({x}_d*{x}_t)");
+        }
+    } else {
+        for d in k.dependent {
+            let _ = writeln!(w, "  rhs = rhs + sum({d}_t*{d}_w)");
+        }
     }
     let _ = writeln!(
         w,
@@ -210,34 +225,55 @@ fn gfortran(dir: &Path, args: &[&str]) {
     );
 }
 
-fn check(k: &Kernel) -> f64 {
+fn check(k: &Kernel, adjoint: bool) -> f64 {
     let src = fixtures().join(k.file);
     let ws = load_one(&src);
     let u = unit(&ws, k.root);
     let r = roles(u, Some((&names(k.independent), &names(k.dependent))));
-    let text =
-        dfort_codegen::tangent::tangent(&ws.program, u.id, &r.independents, &r.dependents, "test")
-            .unwrap_or_else(|e| panic!("{}: refused: {e:?}", k.file));
-    let dn =
-        dfort_codegen::tangent::derivative_names(&ws.program, u.id, &r.independents, &r.dependents);
+    let (ind, dep) = (&r.independents, &r.dependents);
+    let text = if adjoint {
+        dfort_codegen::adjoint::adjoint(&ws.program, u.id, ind, dep, false, "test")
+    } else {
+        dfort_codegen::tangent::tangent(&ws.program, u.id, ind, dep, "test")
+    }
+    .unwrap_or_else(|e| panic!("{}: refused: {e:?}", k.file));
+    let dn = dfort_codegen::tangent::derivative_names(&ws.program, u.id, ind, dep);
     let with_d: Vec<bool> = k
         .args
         .iter()
         .map(|(n, _)| u.lookup(n).is_some_and(|s| dn.contains_key(&s)))
         .collect();
-    let dir = std::env::temp_dir().join(format!("dfort-tan-{}-{}", k.root, std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "dfort-deriv-{}-{}-{}",
+        k.root,
+        adjoint,
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let orig = dir.join(src.file_name().unwrap());
     std::fs::copy(&src, &orig).unwrap();
-    std::fs::write(dir.join("tangent_d.f90"), &text).unwrap();
-    std::fs::write(dir.join("driver.f90"), driver(k, &with_d)).unwrap();
+    std::fs::write(dir.join("deriv.f90"), &text).unwrap();
+    std::fs::write(dir.join("dfort_stack.f90"), dfort_codegen::adjoint::RUNTIME).unwrap();
+    std::fs::write(dir.join("driver.f90"), driver(k, &with_d, adjoint)).unwrap();
     let o = orig.file_name().unwrap().to_str().unwrap().to_string();
     gfortran(&dir, &["-O2", "-c", &o, "-o", "orig.o"]);
     gfortran(
         &dir,
-        &["-O2", "-Wall", "-c", "tangent_d.f90", "-o", "tan.o"],
+        &["-O2", "-Wall", "-c", "dfort_stack.f90", "-o", "stack.o"],
     );
-    gfortran(&dir, &["-O2", "driver.f90", "orig.o", "tan.o", "-o", "run"]);
+    gfortran(&dir, &["-O2", "-Wall", "-c", "deriv.f90", "-o", "deriv.o"]);
+    gfortran(
+        &dir,
+        &[
+            "-O2",
+            "driver.f90",
+            "orig.o",
+            "deriv.o",
+            "stack.o",
+            "-o",
+            "run",
+        ],
+    );
     let out = Command::new(dir.join("run")).output().expect("driver runs");
     let line = String::from_utf8_lossy(&out.stdout).to_string();
     let err: f64 = line
@@ -256,11 +292,25 @@ fn tangents_match_finite_differences() {
     }
     let mut report = Vec::new();
     for k in KERNELS {
-        let err = check(k);
+        let err = check(k, false);
         report.push(format!("{} {err:.2e}", k.root));
         assert!(err <= 1e-8, "{}: relative error {err:e}", k.file);
     }
     println!("tangent checks: {}", report.join(", "));
+}
+
+#[test]
+fn adjoints_pass_the_dot_product_test() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let mut report = Vec::new();
+    for k in KERNELS {
+        let err = check(k, true);
+        report.push(format!("{} {err:.2e}", k.root));
+        assert!(err <= 1e-8, "{}: relative error {err:e}", k.file);
+    }
+    println!("adjoint checks: {}", report.join(", "));
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! derivative Fortran from the IR and the analyses. For now the tangent
 //! (forward) mode; the adjoint comes with control-flow reversal.
 
+pub mod adjoint;
 pub mod fortran;
+pub mod partials;
 pub mod tangent;
 
 /// A construct the generator refuses to differentiate, with where it is.

@@ -1,5 +1,6 @@
 //! `dfort`: the command-line tool (and, later, the language server).
 
+mod adjoint;
 mod analyze;
 mod bench;
 mod config;
@@ -86,6 +87,9 @@ enum Command {
     },
     /// Activity and TBR analysis per unit (intraprocedural for now).
     Analyze(analyze::AnalyzeArgs),
+    /// Write the adjoint (reverse mode) `R_b` of a subroutine into `<stem>_b.f90`,
+    /// with the runtime module `dfort_stack.f90`.
+    Adjoint(adjoint::AdjointArgs),
     /// Write the tangent (forward mode) `R_d` of a subroutine into `<stem>_d.f90`.
     Tangent(tangent::TangentArgs),
     /// Measure parse+lower throughput on a generated workspace of mixed
@@ -130,6 +134,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Tangent(args) => tangent::run(args),
+        Command::Adjoint(args) => adjoint::run(args),
     }
 }
 

@@ -1,0 +1,185 @@
+! dfort_stack: the tape of dfort's adjoints. Values pushed in the forward
+! sweep are popped, last in first out, in the reverse sweep. Storage grows
+! as needed (no fixed limit). dfort_stack_stats reports the bytes pushed so
+! far and the peak size of the tape.
+module dfort_stack
+  implicit none
+  private
+  public :: dfort_push, dfort_pop, dfort_stack_stats, dfort_stack_reset
+
+  integer(8), allocatable, save :: tape(:)
+  integer(8), save :: top = 0
+  integer(8), save :: pushed_bytes = 0
+  integer(8), save :: peak_words = 0
+
+  interface dfort_push
+    module procedure push_r8, push_r4, push_i4, push_i8, push_l, push_r8a, push_r4a, push_i4a
+  end interface
+  interface dfort_pop
+    module procedure pop_r8, pop_r4, pop_i4, pop_i8, pop_l, pop_r8a, pop_r4a, pop_i4a
+  end interface
+
+contains
+
+  subroutine reserve(n)
+    integer(8), intent(in) :: n
+    integer(8), allocatable :: bigger(:)
+    integer(8) :: cap
+    if (.not. allocated(tape)) allocate(tape(max(1024_8, n)))
+    if (top + n > size(tape, kind=8)) then
+      cap = max(2_8*size(tape, kind=8), top + n)
+      allocate(bigger(cap))
+      bigger(1:top) = tape(1:top)
+      call move_alloc(bigger, tape)
+    end if
+  end subroutine reserve
+
+  subroutine note(nbytes, nwords)
+    integer(8), intent(in) :: nbytes, nwords
+    pushed_bytes = pushed_bytes + nbytes
+    top = top + nwords
+    peak_words = max(peak_words, top)
+  end subroutine note
+
+  subroutine push_r8(v)
+    real(8), intent(in) :: v
+    call reserve(1_8)
+    tape(top + 1) = transfer(v, 0_8)
+    call note(8_8, 1_8)
+  end subroutine push_r8
+
+  subroutine pop_r8(v)
+    real(8), intent(out) :: v
+    v = transfer(tape(top), v)
+    top = top - 1
+  end subroutine pop_r8
+
+  subroutine push_r4(v)
+    real(4), intent(in) :: v
+    call reserve(1_8)
+    tape(top + 1) = int(transfer(v, 0_4), 8)
+    call note(4_8, 1_8)
+  end subroutine push_r4
+
+  subroutine pop_r4(v)
+    real(4), intent(out) :: v
+    v = transfer(int(tape(top), 4), v)
+    top = top - 1
+  end subroutine pop_r4
+
+  subroutine push_i4(v)
+    integer(4), intent(in) :: v
+    call reserve(1_8)
+    tape(top + 1) = int(v, 8)
+    call note(4_8, 1_8)
+  end subroutine push_i4
+
+  subroutine pop_i4(v)
+    integer(4), intent(out) :: v
+    v = int(tape(top), 4)
+    top = top - 1
+  end subroutine pop_i4
+
+  subroutine push_i8(v)
+    integer(8), intent(in) :: v
+    call reserve(1_8)
+    tape(top + 1) = v
+    call note(8_8, 1_8)
+  end subroutine push_i8
+
+  subroutine pop_i8(v)
+    integer(8), intent(out) :: v
+    v = tape(top)
+    top = top - 1
+  end subroutine pop_i8
+
+  subroutine push_l(v)
+    logical, intent(in) :: v
+    call reserve(1_8)
+    tape(top + 1) = merge(1_8, 0_8, v)
+    call note(4_8, 1_8)
+  end subroutine push_l
+
+  subroutine pop_l(v)
+    logical, intent(out) :: v
+    v = tape(top) /= 0
+    top = top - 1
+  end subroutine pop_l
+
+  subroutine push_r8a(v)
+    real(8), intent(in) :: v(:)
+    integer(8) :: n, i
+    n = size(v, kind=8)
+    call reserve(n)
+    do i = 1, n
+      tape(top + i) = transfer(v(i), 0_8)
+    end do
+    call note(8_8*n, n)
+  end subroutine push_r8a
+
+  subroutine pop_r8a(v)
+    real(8), intent(out) :: v(:)
+    integer(8) :: n, i
+    n = size(v, kind=8)
+    do i = 1, n
+      v(i) = transfer(tape(top - n + i), v(i))
+    end do
+    top = top - n
+  end subroutine pop_r8a
+
+  subroutine push_r4a(v)
+    real(4), intent(in) :: v(:)
+    integer(8) :: n, i
+    n = size(v, kind=8)
+    call reserve(n)
+    do i = 1, n
+      tape(top + i) = int(transfer(v(i), 0_4), 8)
+    end do
+    call note(4_8*n, n)
+  end subroutine push_r4a
+
+  subroutine pop_r4a(v)
+    real(4), intent(out) :: v(:)
+    integer(8) :: n, i
+    n = size(v, kind=8)
+    do i = 1, n
+      v(i) = transfer(int(tape(top - n + i), 4), v(i))
+    end do
+    top = top - n
+  end subroutine pop_r4a
+
+  subroutine push_i4a(v)
+    integer(4), intent(in) :: v(:)
+    integer(8) :: n, i
+    n = size(v, kind=8)
+    call reserve(n)
+    do i = 1, n
+      tape(top + i) = int(v(i), 8)
+    end do
+    call note(4_8*n, n)
+  end subroutine push_i4a
+
+  subroutine pop_i4a(v)
+    integer(4), intent(out) :: v(:)
+    integer(8) :: n, i
+    n = size(v, kind=8)
+    do i = 1, n
+      v(i) = int(tape(top - n + i), 4)
+    end do
+    top = top - n
+  end subroutine pop_i4a
+
+  !> Bytes pushed since the start (or the last reset), and the peak tape
+  !> size in bytes (8 bytes a slot).
+  subroutine dfort_stack_stats(bytes, peak)
+    integer(8), intent(out) :: bytes, peak
+    bytes = pushed_bytes
+    peak = 8_8*peak_words
+  end subroutine dfort_stack_stats
+
+  subroutine dfort_stack_reset()
+    top = 0
+    pushed_bytes = 0
+    peak_words = 0
+  end subroutine dfort_stack_reset
+end module dfort_stack

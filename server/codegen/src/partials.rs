@@ -1,0 +1,91 @@
+//! Local partial derivatives of operators and scalar intrinsics: for an
+//! expression `φ(a, b, …)`, the list of its children with `∂φ/∂child`
+//! written in Fortran over the children's values. The tangent combines
+//! them as `Σ ∂φ/∂cᵢ · ċᵢ`, the adjoint as `c̄ᵢ += ∂φ/∂cᵢ · φ̄`.
+
+use dfort_ir::dump::expr as print;
+use dfort_ir::*;
+
+fn p(s: String) -> String {
+    format!("({s})")
+}
+
+/// `None` when there is no rule (the caller refuses the expression).
+pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>> {
+    let v = |x: &Expr| p(print(unit, x));
+    Some(match &e.kind {
+        ExprKind::Unary { op, operand } => match op {
+            UnaryOp::Neg => vec![(&**operand, "-1.0d0".into())],
+            UnaryOp::Plus => vec![(&**operand, "1.0d0".into())],
+            UnaryOp::Not => vec![],
+        },
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (v(lhs), v(rhs));
+            match op {
+                BinaryOp::Add => vec![(&**lhs, "1.0d0".into()), (&**rhs, "1.0d0".into())],
+                BinaryOp::Sub => vec![(&**lhs, "1.0d0".into()), (&**rhs, "-1.0d0".into())],
+                BinaryOp::Mul => vec![(&**lhs, b), (&**rhs, a)],
+                BinaryOp::Div => vec![
+                    (&**lhs, format!("1.0d0 / {b}")),
+                    (&**rhs, format!("-({a} / {b}**2)")),
+                ],
+                BinaryOp::Pow => vec![
+                    (&**lhs, format!("{b} * {a}**({b} - 1)")),
+                    (&**rhs, format!("{a}**{b} * log({a})")),
+                ],
+                _ => vec![],
+            }
+        }
+        ExprKind::Intrinsic { name, args } => {
+            let arg = |i: usize| args.get(i).map(|a| &a.value);
+            let a0 = arg(0)?;
+            let a = v(a0);
+            let one = |d: String| vec![(a0, d)];
+            match name.as_str() {
+                "sin" | "dsin" => one(format!("cos({a})")),
+                "cos" | "dcos" => one(format!("-sin({a})")),
+                "tan" | "dtan" => one(format!("1.0d0 / cos({a})**2")),
+                "exp" | "dexp" => one(format!("exp({a})")),
+                "log" | "dlog" | "alog" => one(format!("1.0d0 / {a}")),
+                "log10" | "dlog10" | "alog10" => one(format!("1.0d0 / ({a} * log(10.0d0))")),
+                "sqrt" | "dsqrt" => one(format!("1.0d0 / (2.0d0 * sqrt({a}))")),
+                "asin" | "dasin" => one(format!("1.0d0 / sqrt(1.0d0 - {a}**2)")),
+                "acos" | "dacos" => one(format!("-1.0d0 / sqrt(1.0d0 - {a}**2)")),
+                "atan" | "datan" if args.len() == 1 => one(format!("1.0d0 / (1.0d0 + {a}**2)")),
+                "sinh" | "dsinh" => one(format!("cosh({a})")),
+                "cosh" | "dcosh" => one(format!("sinh({a})")),
+                "tanh" | "dtanh" => one(format!("1.0d0 - tanh({a})**2")),
+                "abs" | "dabs" => one(format!("merge(1.0d0, -1.0d0, {a} >= 0)")),
+                "dble" | "real" | "float" | "sngl" | "dfloat" => one("1.0d0".into()),
+                "max" | "dmax1" | "amax1" | "min" | "dmin1" | "amin1" if args.len() == 2 => {
+                    let b1 = arg(1)?;
+                    let b = v(b1);
+                    let cmp = if name.contains("max") { ">=" } else { "<=" };
+                    vec![
+                        (a0, format!("merge(1.0d0, 0.0d0, {a} {cmp} {b})")),
+                        (b1, format!("merge(0.0d0, 1.0d0, {a} {cmp} {b})")),
+                    ]
+                }
+                "sign" | "dsign" if args.len() == 2 => {
+                    let b = v(arg(1)?);
+                    one(format!("merge(1.0d0, -1.0d0, ({a} >= 0) .eqv. ({b} >= 0))"))
+                }
+                "mod" | "dmod" | "amod" if args.len() == 2 => {
+                    let b1 = arg(1)?;
+                    let b = v(b1);
+                    vec![(a0, "1.0d0".into()), (b1, format!("-aint({a} / {b})"))]
+                }
+                "atan2" | "datan2" if args.len() == 2 => {
+                    let x1 = arg(1)?;
+                    let x = v(x1);
+                    vec![
+                        (a0, format!("{x} / ({x}**2 + {a}**2)")),
+                        (x1, format!("-({a} / ({x}**2 + {a}**2))")),
+                    ]
+                }
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
