@@ -11,6 +11,7 @@
 //! refused with its location: no code is produced then.
 
 use crate::fortran::{declaration, uses, Writer};
+use crate::partials::partials;
 use crate::Refusal;
 use dfort_analysis::activity::active_anywhere;
 use dfort_analysis::bitset::BitSet;
@@ -19,6 +20,9 @@ use dfort_analysis::interproc::analyze_program;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 use std::collections::HashMap;
+
+/// Intrinsics whose derivative is itself an array expression.
+const ARRAY_INTRINSICS: &[&str] = &["sum", "transpose", "dot_product", "matmul"];
 
 struct Gen<'a> {
     unit: &'a Unit,
@@ -65,38 +69,32 @@ impl Gen<'_> {
             ExprKind::Int(_) | ExprKind::Real { .. } | ExprKind::Logical(_) | ExprKind::Str(_) => {
                 None
             }
-            ExprKind::Unary { op, operand } => match op {
-                UnaryOp::Neg => self.tan(operand).map(|d| format!("-{}", p(d))),
-                UnaryOp::Plus => self.tan(operand),
-                UnaryOp::Not => None,
-            },
-            ExprKind::Binary { op, lhs, rhs } => {
-                let (da, db) = (self.tan(lhs), self.tan(rhs));
-                let (a, b) = (self.e(lhs), self.e(rhs));
-                match op {
-                    BinaryOp::Add => sum(da, db),
-                    BinaryOp::Sub => match (da, db) {
-                        (Some(x), Some(y)) => Some(format!("{x} - {}", p(y))),
-                        (Some(x), None) => Some(x),
-                        (None, Some(y)) => Some(format!("-{}", p(y))),
-                        (None, None) => None,
-                    },
-                    BinaryOp::Mul => sum(
-                        da.map(|d| format!("{} * {b}", p(d))),
-                        db.map(|d| format!("{a} * {}", p(d))),
-                    ),
-                    BinaryOp::Div => sum(
-                        da.map(|d| format!("{} / {b}", p(d))),
-                        db.map(|d| format!("-({a} * {} / {b}**2)", p(d))),
-                    ),
-                    BinaryOp::Pow => sum(
-                        da.map(|d| format!("{b} * {a}**({b} - 1) * {}", p(d))),
-                        db.map(|d| format!("{a}**{b} * log({a}) * {}", p(d))),
-                    ),
-                    _ => None,
+            ExprKind::Intrinsic { name, args } if ARRAY_INTRINSICS.contains(&name.as_str()) => {
+                self.array_intrinsic(e, name, args)
+            }
+            ExprKind::Unary { .. } | ExprKind::Binary { .. } | ExprKind::Intrinsic { .. } => {
+                match partials(self.unit, e) {
+                    // ẏ = Σ ∂φ/∂cᵢ · ċᵢ
+                    Some(parts) => parts
+                        .into_iter()
+                        .filter_map(|(child, d)| {
+                            self.tan(child).map(|dc| format!("{} * {}", p(d), p(dc)))
+                        })
+                        .reduce(|a, b| format!("{a} + {b}")),
+                    None => {
+                        if self.has_derivative_inside(e) {
+                            self.refuse(
+                                e.span,
+                                format!(
+                                    "no derivative rule for `{}` with active arguments",
+                                    print(self.unit, e)
+                                ),
+                            );
+                        }
+                        None
+                    }
                 }
             }
-            ExprKind::Intrinsic { name, args } => self.intrinsic(e, name, args),
             ExprKind::FunctionCall { name, args, .. } => {
                 if args.iter().any(|a| self.has_derivative_inside(&a.value)) {
                     self.refuse(
@@ -135,119 +133,46 @@ impl Gen<'_> {
             .any(|i| self.dname.contains_key(&SymbolId(i as u32)))
     }
 
-    fn intrinsic(&mut self, e: &Expr, name: &str, args: &[Arg]) -> Option<String> {
+    /// Array intrinsics, whose derivatives are arrays too.
+    fn array_intrinsic(&mut self, e: &Expr, name: &str, args: &[Arg]) -> Option<String> {
         let ds: Vec<Option<String>> = args.iter().map(|a| self.tan(&a.value)).collect();
         if ds.iter().all(Option::is_none) {
             return None;
         }
-        let a = args.first().map(|x| self.e(&x.value)).unwrap_or_default();
-        let da = ds.first().cloned().flatten().map(p);
-        let two = |g: &mut Self, f: &dyn Fn(&str, &str, String, String) -> Option<String>| {
-            if args.len() != 2 {
-                return None;
-            }
-            let b = g.e(&args[1].value);
-            let d0 = ds[0].clone().map(p).unwrap_or_else(|| "0.0d0".into());
-            let d1 = ds[1].clone().map(p).unwrap_or_else(|| "0.0d0".into());
-            f(&a, &b, d0, d1)
-        };
-        let r = match name {
-            "sin" | "dsin" => da.map(|d| format!("cos({a}) * {d}")),
-            "cos" | "dcos" => da.map(|d| format!("-(sin({a}) * {d})")),
-            "tan" | "dtan" => da.map(|d| format!("{d} / cos({a})**2")),
-            "exp" | "dexp" => da.map(|d| format!("exp({a}) * {d}")),
-            "log" | "dlog" | "alog" => da.map(|d| format!("{d} / {a}")),
-            "log10" | "dlog10" | "alog10" => da.map(|d| format!("{d} / ({a} * log(10.0d0))")),
-            "sqrt" | "dsqrt" => da.map(|d| format!("{d} / (2.0d0 * sqrt({a}))")),
-            "asin" | "dasin" => da.map(|d| format!("{d} / sqrt(1.0d0 - {a}**2)")),
-            "acos" | "dacos" => da.map(|d| format!("-({d} / sqrt(1.0d0 - {a}**2))")),
-            "atan" | "datan" if args.len() == 1 => da.map(|d| format!("{d} / (1.0d0 + {a}**2)")),
-            "sinh" | "dsinh" => da.map(|d| format!("cosh({a}) * {d}")),
-            "cosh" | "dcosh" => da.map(|d| format!("sinh({a}) * {d}")),
-            "tanh" | "dtanh" => da.map(|d| format!("{d} * (1.0d0 - tanh({a})**2)")),
-            "abs" | "dabs" => da.map(|d| format!("merge({d}, -{d}, {a} >= 0)")),
-            "dble" | "real" | "float" | "sngl" | "dfloat" => da.map(|d| {
-                let rest: Vec<String> = args[1..]
-                    .iter()
-                    .map(|x| print(self.unit, &x.value))
-                    .collect();
-                if rest.is_empty() {
-                    format!("{name}({d})")
-                } else {
-                    format!("{name}({d}, {})", rest.join(", "))
-                }
-            }),
-            "sum" => da.map(|d| {
-                let rest: Vec<String> = args[1..]
-                    .iter()
-                    .map(|x| print(self.unit, &x.value))
-                    .collect();
+        let rest: Vec<String> = args
+            .iter()
+            .skip(1)
+            .map(|x| print(self.unit, &x.value))
+            .collect();
+        let d0 = ds[0].clone().map(p);
+        match (name, args.len()) {
+            ("sum", _) => d0.map(|d| {
                 if rest.is_empty() {
                     format!("sum({d})")
                 } else {
                     format!("sum({d}, {})", rest.join(", "))
                 }
             }),
-            "transpose" => da.map(|d| format!("transpose({d})")),
-            "max" | "dmax1" | "amax1" => two(self, &|a, b, d0, d1| {
-                Some(format!("merge({d0}, {d1}, {a} >= {b})"))
-            }),
-            "min" | "dmin1" | "amin1" => two(self, &|a, b, d0, d1| {
-                Some(format!("merge({d0}, {d1}, {a} <= {b})"))
-            }),
-            "atan2" | "datan2" => two(self, &|y, x, dy, dx| {
-                Some(format!("({x} * {dy} - {y} * {dx}) / ({x}**2 + {y}**2)"))
-            }),
-            "sign" | "dsign" => two(self, &|a, b, d0, _| {
-                Some(format!("merge({d0}, -{d0}, ({a} >= 0) .eqv. ({b} >= 0))"))
-            }),
-            "mod" | "dmod" | "amod" => two(self, &|a, b, d0, d1| {
-                Some(format!("{d0} - aint({a} / {b}) * {d1}"))
-            }),
-            "dot_product" => two(self, &|a, b, d0, d1| {
-                Some(format!("dot_product({d0}, {b}) + dot_product({a}, {d1})"))
-            }),
-            "matmul" => two(self, &|a, b, d0, d1| {
-                Some(format!("matmul({d0}, {b}) + matmul({a}, {d1})"))
-            }),
+            ("transpose", 1) => d0.map(|d| format!("transpose({d})")),
+            ("dot_product" | "matmul", 2) => {
+                let a = self.e(&args[0].value);
+                let b = self.e(&args[1].value);
+                sum(
+                    d0.map(|d| format!("{name}({d}, {b})")),
+                    ds[1].clone().map(|d| format!("{name}({a}, {})", p(d))),
+                )
+            }
             _ => {
                 self.refuse(
                     e.span,
-                    format!("no derivative rule for the intrinsic `{name}` with active arguments"),
+                    format!(
+                        "no derivative rule for `{name}` with {} arguments",
+                        args.len()
+                    ),
                 );
                 None
             }
-        };
-        if r.is_none()
-            && ds.iter().any(Option::is_some)
-            && matches!(
-                name,
-                "max"
-                    | "min"
-                    | "dmax1"
-                    | "dmin1"
-                    | "amax1"
-                    | "amin1"
-                    | "atan2"
-                    | "datan2"
-                    | "sign"
-                    | "dsign"
-                    | "mod"
-                    | "dmod"
-                    | "amod"
-                    | "dot_product"
-                    | "matmul"
-            )
-        {
-            self.refuse(
-                e.span,
-                format!(
-                    "`{name}` with {} arguments has no derivative rule here",
-                    args.len()
-                ),
-            );
         }
-        r
     }
 
     fn label(st: &Stmt) -> String {
