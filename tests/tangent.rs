@@ -140,10 +140,30 @@ fn driver(k: &Kernel, with_d: &[bool], adjoint: bool) -> String {
     }
     let _ = writeln!(w, "  seed = 12345_8\n  eps = 1d-6");
     for (name, a) in k.args {
-        if let Arg::Real(_) = a {
-            let _ = writeln!(w, "  call fill({name}_0, size([{name}_0]), 0.5d0, 1.5d0)");
-            let _ = writeln!(w, "  call fill({name}_d, size([{name}_d]), -1d0, 1d0)");
-            let _ = writeln!(w, "  call fill({name}_w, size([{name}_w]), -1d0, 1d0)");
+        if let Arg::Real(n) = a {
+            let f = if *n == 0 { "fill_s(" } else { "fill(" };
+            let sz = |v: &str| {
+                if *n == 0 {
+                    String::new()
+                } else {
+                    format!(", size({v})")
+                }
+            };
+            let _ = writeln!(
+                w,
+                "  call {f}{name}_0{}, 0.5d0, 1.5d0)",
+                sz(&format!("{name}_0"))
+            );
+            let _ = writeln!(
+                w,
+                "  call {f}{name}_d{}, -1d0, 1d0)",
+                sz(&format!("{name}_d"))
+            );
+            let _ = writeln!(
+                w,
+                "  call {f}{name}_w{}, -1d0, 1d0)",
+                sz(&format!("{name}_w"))
+            );
             if !k.independent.contains(name) {
                 let _ = writeln!(w, "  {name}_d = 0d0");
             }
@@ -207,7 +227,7 @@ fn driver(k: &Kernel, with_d: &[bool], adjoint: bool) -> String {
     }
     let _ = writeln!(
         w,
-        "  err = abs(lhs - rhs)/max(abs(lhs), abs(rhs), 1d-12)\n  print '(3es26.16)', lhs, rhs, err\ncontains\n  subroutine fill(v, n, lo, hi)\n    integer, intent(in) :: n\n    real(8), intent(out) :: v(n)\n    real(8), intent(in) :: lo, hi\n    do q = 1, n\n      seed = mod(seed*48271_8, 2147483647_8)\n      v(q) = lo + (hi - lo)*dble(seed)/2147483647d0\n    end do\n  end subroutine fill\nend program driver"
+        "  err = abs(lhs - rhs)/max(abs(lhs), abs(rhs), 1d-12)\n  print '(3es26.16)', lhs, rhs, err\ncontains\n  subroutine fill(v, n, lo, hi)\n    integer, intent(in) :: n\n    real(8), intent(out) :: v(n)\n    real(8), intent(in) :: lo, hi\n    do q = 1, n\n      seed = mod(seed*48271_8, 2147483647_8)\n      v(q) = lo + (hi - lo)*dble(seed)/2147483647d0\n    end do\n  end subroutine fill\n  subroutine fill_s(v, lo, hi)\n    real(8), intent(out) :: v\n    real(8), intent(in) :: lo, hi\n    seed = mod(seed*48271_8, 2147483647_8)\n    v = lo + (hi - lo)*dble(seed)/2147483647d0\n  end subroutine fill_s\nend program driver"
     );
     s
 }
@@ -311,6 +331,45 @@ fn adjoints_pass_the_dot_product_test() {
         assert!(err <= 1e-8, "{}: relative error {err:e}", k.file);
     }
     println!("adjoint checks: {}", report.join(", "));
+}
+
+#[test]
+fn whole_array_assignments_tangent_ok_adjoint_refused() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let k = Kernel {
+        file: "analysis/array_assign.f90",
+        root: "axpy_whole",
+        args: &[
+            ("n", Arg::Int(9)),
+            ("a", Arg::Real(0)),
+            ("x", Arg::Real(9)),
+            ("y", Arg::Real(9)),
+        ],
+        independent: &["a", "x", "y"],
+        dependent: &["y"],
+    };
+    let err = check(&k, false);
+    assert!(err <= 1e-8, "relative error {err:e}");
+    let ws = fixture(k.file);
+    let u = unit(&ws, k.root);
+    let r = roles(u, None);
+    let refusals = dfort_codegen::adjoint::adjoint(
+        &ws.program,
+        u.id,
+        &r.independents,
+        &r.dependents,
+        false,
+        "",
+    )
+    .expect_err("refused");
+    let line = ws.files[0]
+        .lines
+        .line_col(refusals[0].span.range.start)
+        .line
+        + 1;
+    assert_eq!(line, 8, "{refusals:?}");
 }
 
 #[test]

@@ -149,6 +149,12 @@ impl<'a> Gen<'a> {
                         "derived-type components are not differentiated yet",
                     );
                 }
+                if self.has_adjoint(t) && array_valued(unit, lhs) {
+                    self.refuse(
+                        st.span,
+                        "array assignments (whole arrays, sections) are not differentiated in reverse mode yet",
+                    );
+                }
                 let record = !dead && self.recorded(id).contains(&t);
                 if record {
                     if whole && unit.symbol(t).rank() > 1 {
@@ -376,6 +382,17 @@ impl<'a> Gen<'a> {
             }
         }
         rev
+    }
+}
+
+/// Whether an assignment target denotes more than one element.
+fn array_valued(unit: &Unit, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(s) => unit.symbol(*s).rank() > 0,
+        ExprKind::ArrayRef { subs, .. } => {
+            subs.iter().any(|s| matches!(s, Subscript::Range { .. }))
+        }
+        _ => false,
     }
 }
 
