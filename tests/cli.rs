@@ -237,3 +237,29 @@ fn adjoint_writes_the_routine_and_the_runtime_or_refuses_with_a_location() {
     assert!(!dir.join("callee_activity_b.f90").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn verify_reports_both_relative_errors_and_asks_for_missing_sizes() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let (code, out, err) = dfort(&[
+        "verify",
+        "tests/fixtures/papers/p000_bratu_ad.f",
+        "--root",
+        "bratuad",
+        "--int",
+        "dim=16,parmax=2",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("bratuad: tangent relative error"), "{out}");
+    assert!(out.contains("in the dot-product test (ok)"), "{out}");
+    let (code, _, err) = dfort(&[
+        "verify",
+        "tests/fixtures/papers/p000_bratu_ad.f",
+        "--root",
+        "bratuad",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--int dim=VALUE"), "{err}");
+}

@@ -8,7 +8,6 @@
 mod support;
 
 use dfort_analysis::roles::roles;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::*;
@@ -106,132 +105,6 @@ fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-/// Writes the driver: FD of the original vs the tangent, printing the
-/// relative error.
-fn driver(k: &Kernel, with_d: &[bool], adjoint: bool) -> String {
-    let sfx = if adjoint { "b" } else { "d" };
-    let mut s = String::new();
-    let w = &mut s;
-    let _ = writeln!(
-        w,
-        "program driver\n  implicit none\n  external {}, {}_d",
-        k.root, k.root
-    );
-    let _ = writeln!(
-        w,
-        "  integer(8) :: seed\n  integer :: q\n  real(8) :: eps, lhs, rhs, err"
-    );
-    for (name, a) in k.args {
-        match a {
-            Arg::Int(_) => {
-                let _ = writeln!(w, "  integer :: {name}");
-            }
-            Arg::Real(n) => {
-                let dim = if *n == 0 {
-                    String::new()
-                } else {
-                    format!("({n})")
-                };
-                for sfx in ["", "_0", "_d", "_w", "_p", "_m", "_t"] {
-                    let _ = writeln!(w, "  real(8) :: {name}{sfx}{dim}");
-                }
-            }
-        }
-    }
-    let _ = writeln!(w, "  seed = 12345_8\n  eps = 1d-6");
-    for (name, a) in k.args {
-        if let Arg::Real(n) = a {
-            let f = if *n == 0 { "fill_s(" } else { "fill(" };
-            let sz = |v: &str| {
-                if *n == 0 {
-                    String::new()
-                } else {
-                    format!(", size({v})")
-                }
-            };
-            let _ = writeln!(
-                w,
-                "  call {f}{name}_0{}, 0.5d0, 1.5d0)",
-                sz(&format!("{name}_0"))
-            );
-            let _ = writeln!(
-                w,
-                "  call {f}{name}_d{}, -1d0, 1d0)",
-                sz(&format!("{name}_d"))
-            );
-            let _ = writeln!(
-                w,
-                "  call {f}{name}_w{}, -1d0, 1d0)",
-                sz(&format!("{name}_w"))
-            );
-            if !k.independent.contains(name) {
-                let _ = writeln!(w, "  {name}_d = 0d0");
-            }
-        }
-    }
-    let reset = |w: &mut String, sign: &str| {
-        for (name, a) in k.args {
-            match a {
-                Arg::Int(v) => {
-                    let _ = writeln!(w, "  {name} = {v}");
-                }
-                Arg::Real(_) if k.independent.contains(name) && !sign.is_empty() => {
-                    let _ = writeln!(w, "  {name} = {name}_0 {sign} eps*{name}_d");
-                }
-                Arg::Real(_) => {
-                    let _ = writeln!(w, "  {name} = {name}_0");
-                }
-            }
-        }
-    };
-    let plain: Vec<&str> = k.args.iter().map(|(n, _)| *n).collect();
-    reset(w, "+");
-    let _ = writeln!(w, "  call {}({})", k.root, plain.join(", "));
-    for d in k.dependent {
-        let _ = writeln!(w, "  {d}_p = {d}");
-    }
-    reset(w, "-");
-    let _ = writeln!(w, "  call {}({})", k.root, plain.join(", "));
-    for d in k.dependent {
-        let _ = writeln!(w, "  {d}_m = {d}");
-    }
-    let _ = writeln!(w, "  lhs = 0d0");
-    for d in k.dependent {
-        let _ = writeln!(w, "  lhs = lhs + sum(({d}_p - {d}_m)/(2d0*eps)*{d}_w)");
-    }
-    reset(w, "");
-    let mut targs = Vec::new();
-    for ((name, _), has_d) in k.args.iter().zip(with_d) {
-        targs.push(name.to_string());
-        if *has_d {
-            targs.push(format!("{name}_t"));
-            if !adjoint {
-                let _ = writeln!(w, "  {name}_t = {name}_d");
-            } else if k.dependent.contains(name) {
-                let _ = writeln!(w, "  {name}_t = {name}_w");
-            } else {
-                let _ = writeln!(w, "  {name}_t = 0d0");
-            }
-        }
-    }
-    let _ = writeln!(w, "  call {}_{sfx}({})", k.root, targs.join(", "));
-    let _ = writeln!(w, "  rhs = 0d0");
-    if adjoint {
-        for x in k.independent {
-            let _ = writeln!(w, "  rhs = rhs + sum({x}_d*{x}_t)");
-        }
-    } else {
-        for d in k.dependent {
-            let _ = writeln!(w, "  rhs = rhs + sum({d}_t*{d}_w)");
-        }
-    }
-    let _ = writeln!(
-        w,
-        "  err = abs(lhs - rhs)/max(abs(lhs), abs(rhs), 1d-12)\n  print '(3es26.16)', lhs, rhs, err\ncontains\n  subroutine fill(v, n, lo, hi)\n    integer, intent(in) :: n\n    real(8), intent(out) :: v(n)\n    real(8), intent(in) :: lo, hi\n    do q = 1, n\n      seed = mod(seed*48271_8, 2147483647_8)\n      v(q) = lo + (hi - lo)*dble(seed)/2147483647d0\n    end do\n  end subroutine fill\n  subroutine fill_s(v, lo, hi)\n    real(8), intent(out) :: v\n    real(8), intent(in) :: lo, hi\n    seed = mod(seed*48271_8, 2147483647_8)\n    v = lo + (hi - lo)*dble(seed)/2147483647d0\n  end subroutine fill_s\nend program driver"
-    );
-    s
-}
-
 fn gfortran(dir: &Path, args: &[&str]) {
     let out = Command::new("gfortran")
         .args(args)
@@ -245,50 +118,84 @@ fn gfortran(dir: &Path, args: &[&str]) {
     );
 }
 
-fn check(k: &Kernel, adjoint: bool) -> f64 {
+/// Generates the tangent and (when `adjoint`) the adjoint of a kernel,
+/// compiles them with the original and a driver, and returns the relative
+/// errors (tangent vs finite differences, adjoint dot-product test).
+fn check(k: &Kernel, adjoint: bool) -> (f64, Option<f64>) {
+    use dfort_codegen::driver::{driver, parse_output, DriverArg, DriverSpec};
     let src = fixtures().join(k.file);
     let ws = load_one(&src);
     let u = unit(&ws, k.root);
     let r = roles(u, Some((&names(k.independent), &names(k.dependent))));
     let (ind, dep) = (&r.independents, &r.dependents);
-    let text = if adjoint {
+    let tangent = dfort_codegen::tangent::tangent(&ws.program, u.id, ind, dep, "test")
+        .unwrap_or_else(|e| panic!("{}: tangent refused: {e:?}", k.file));
+    let adj = adjoint.then(|| {
         dfort_codegen::adjoint::adjoint(&ws.program, u.id, ind, dep, false, "test")
-    } else {
-        dfort_codegen::tangent::tangent(&ws.program, u.id, ind, dep, "test")
-    }
-    .unwrap_or_else(|e| panic!("{}: refused: {e:?}", k.file));
+            .unwrap_or_else(|e| panic!("{}: adjoint refused: {e:?}", k.file))
+    });
     let dn = dfort_codegen::tangent::derivative_names(&ws.program, u.id, ind, dep);
-    let with_d: Vec<bool> = k
-        .args
-        .iter()
-        .map(|(n, _)| u.lookup(n).is_some_and(|s| dn.contains_key(&s)))
-        .collect();
+    let spec = DriverSpec {
+        root: k.root.to_string(),
+        args: k
+            .args
+            .iter()
+            .map(|(n, a)| match a {
+                Arg::Real(size) => DriverArg::Real {
+                    name: n.to_string(),
+                    size: *size,
+                },
+                Arg::Int(v) => DriverArg::Int {
+                    name: n.to_string(),
+                    value: *v,
+                },
+            })
+            .collect(),
+        independents: names(k.independent),
+        dependents: names(k.dependent),
+        with_derivative: k
+            .args
+            .iter()
+            .map(|(n, _)| u.lookup(n).is_some_and(|s| dn.contains_key(&s)))
+            .collect(),
+        tangent: true,
+        adjoint,
+    };
     let dir = std::env::temp_dir().join(format!(
         "dfort-deriv-{}-{}-{}",
         k.root,
-        adjoint,
+        k.file.len(),
         std::process::id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let orig = dir.join(src.file_name().unwrap());
     std::fs::copy(&src, &orig).unwrap();
-    std::fs::write(dir.join("deriv.f90"), &text).unwrap();
+    std::fs::write(dir.join("tangent.f90"), &tangent).unwrap();
+    std::fs::write(dir.join("adjoint.f90"), adj.unwrap_or_default()).unwrap();
     std::fs::write(dir.join("dfort_stack.f90"), dfort_codegen::adjoint::RUNTIME).unwrap();
-    std::fs::write(dir.join("driver.f90"), driver(k, &with_d, adjoint)).unwrap();
+    std::fs::write(dir.join("driver.f90"), driver(&spec)).unwrap();
     let o = orig.file_name().unwrap().to_str().unwrap().to_string();
     gfortran(&dir, &["-O2", "-c", &o, "-o", "orig.o"]);
     gfortran(
         &dir,
         &["-O2", "-Wall", "-c", "dfort_stack.f90", "-o", "stack.o"],
     );
-    gfortran(&dir, &["-O2", "-Wall", "-c", "deriv.f90", "-o", "deriv.o"]);
+    gfortran(
+        &dir,
+        &["-O2", "-Wall", "-c", "tangent.f90", "-o", "tangent.o"],
+    );
+    gfortran(
+        &dir,
+        &["-O2", "-Wall", "-c", "adjoint.f90", "-o", "adjoint.o"],
+    );
     gfortran(
         &dir,
         &[
             "-O2",
             "driver.f90",
             "orig.o",
-            "deriv.o",
+            "tangent.o",
+            "adjoint.o",
             "stack.o",
             "-o",
             "run",
@@ -296,41 +203,28 @@ fn check(k: &Kernel, adjoint: bool) -> f64 {
     );
     let out = Command::new(dir.join("run")).output().expect("driver runs");
     let line = String::from_utf8_lossy(&out.stdout).to_string();
-    let err: f64 = line
-        .split_whitespace()
-        .nth(2)
-        .and_then(|e| e.parse().ok())
-        .unwrap_or_else(|| panic!("{}: bad driver output {line:?}", k.file));
+    let (t, a) = parse_output(&line);
     std::fs::remove_dir_all(&dir).ok();
-    err
+    (
+        t.unwrap_or_else(|| panic!("{}: bad driver output {line:?}", k.file)),
+        a,
+    )
 }
 
 #[test]
-fn tangents_match_finite_differences() {
+fn tangents_match_finite_differences_and_adjoints_pass_the_dot_product_test() {
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
         return;
     }
     let mut report = Vec::new();
     for k in KERNELS {
-        let err = check(k, false);
-        report.push(format!("{} {err:.2e}", k.root));
-        assert!(err <= 1e-8, "{}: relative error {err:e}", k.file);
+        let (t, a) = check(k, true);
+        let a = a.expect("adjoint checked");
+        report.push(format!("{} tangent {t:.1e} adjoint {a:.1e}", k.root));
+        assert!(t <= 1e-8, "{}: tangent relative error {t:e}", k.file);
+        assert!(a <= 1e-8, "{}: adjoint relative error {a:e}", k.file);
     }
-    println!("tangent checks: {}", report.join(", "));
-}
-
-#[test]
-fn adjoints_pass_the_dot_product_test() {
-    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
-        return;
-    }
-    let mut report = Vec::new();
-    for k in KERNELS {
-        let err = check(k, true);
-        report.push(format!("{} {err:.2e}", k.root));
-        assert!(err <= 1e-8, "{}: relative error {err:e}", k.file);
-    }
-    println!("adjoint checks: {}", report.join(", "));
+    println!("derivative checks: {}", report.join("; "));
 }
 
 #[test]
@@ -350,7 +244,7 @@ fn whole_array_assignments_tangent_ok_adjoint_refused() {
         independent: &["a", "x", "y"],
         dependent: &["y"],
     };
-    let err = check(&k, false);
+    let (err, _) = check(&k, false);
     assert!(err <= 1e-8, "relative error {err:e}");
     let ws = fixture(k.file);
     let u = unit(&ws, k.root);

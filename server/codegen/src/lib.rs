@@ -3,6 +3,7 @@
 //! (forward) mode; the adjoint comes with control-flow reversal.
 
 pub mod adjoint;
+pub mod driver;
 pub mod fortran;
 pub mod partials;
 pub mod tangent;

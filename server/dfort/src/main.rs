@@ -5,6 +5,7 @@ mod analyze;
 mod bench;
 mod config;
 mod tangent;
+mod verify;
 
 use clap::{Args, Parser, Subcommand};
 use dfort_ide::{LoadOptions, Workspace};
@@ -92,6 +93,9 @@ enum Command {
     Adjoint(adjoint::AdjointArgs),
     /// Write the tangent (forward mode) `R_d` of a subroutine into `<stem>_d.f90`.
     Tangent(tangent::TangentArgs),
+    /// Generate tangent and adjoint, compile them with gfortran and check them
+    /// numerically (finite differences, dot-product test).
+    Verify(verify::VerifyArgs),
     /// Measure parse+lower throughput on a generated workspace of mixed
     /// free- and fixed-form files.
     Bench(bench::BenchArgs),
@@ -135,6 +139,7 @@ fn main() -> ExitCode {
         Command::Analyze(args) => analyze::run(args),
         Command::Tangent(args) => tangent::run(args),
         Command::Adjoint(args) => adjoint::run(args),
+        Command::Verify(args) => verify::run(args),
     }
 }
 
