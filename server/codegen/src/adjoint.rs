@@ -7,14 +7,17 @@
 //! followed by its adjoint `xb`; on entry the dependents' adjoints hold ȳ
 //! and the independents' what to accumulate into; on exit the
 //! independents' adjoints hold x̄ + Jᵀȳ and pure outputs' adjoints are 0.
-//! Control flow reversal (paper 001, Algorithm 5, structured case):
+//! Control flow reversal (paper 001): in structured units (Algorithm 5)
 //! counted DO loops whose bounds the body does not change are replayed
 //! from their bounds (the index is saved around the loop), other loops
-//! push their trip count, IF and SELECT CASE push the arm taken. What this
-//! version cannot reverse — jumps (GO TO, EXIT, CYCLE, early RETURN),
-//! calls with active or required arguments, user functions in active
-//! expressions, array intrinsics, whole-array assignments of rank > 1 —
-//! is refused with its location: no code is produced.
+//! push their trip count, IF and SELECT CASE push the arm taken; units
+//! with jumps (GO TO, computed GO TO, arithmetic IF, EXIT, CYCLE, early
+//! RETURN) push the id of each basic block as it is left, after the
+//! integers its adjoint reads, and the reverse sweep pops ids until the
+//! entry marker. What this version cannot reverse — STOP, calls with
+//! active or required arguments, user functions in active expressions,
+//! array assignments and intrinsics — is refused with its location: no
+//! code is produced.
 
 use crate::fortran::{declaration, uses, Writer};
 use crate::partials::partials;
@@ -42,6 +45,13 @@ struct Gen<'a> {
     fwd: Writer,
     /// Loops seen so far (each gets its own counter variables).
     counters: usize,
+    /// Unstructured units (GO TO, EXIT, CYCLE, early RETURN) are reversed
+    /// by recording basic-block ids (paper 001's fallback) instead.
+    unstructured: bool,
+    /// Per basic block (node index): its reverse sweep, and the integer
+    /// values its adjoint reads, saved at the block's end.
+    block_rev: HashMap<usize, Vec<Line>>,
+    snapshots: HashMap<usize, Vec<String>>,
 }
 
 fn p(s: String) -> String {
@@ -131,10 +141,79 @@ impl<'a> Gen<'a> {
         rev.into_iter().rev().flatten().collect()
     }
 
+    /// The basic block a statement starts or ends, in unstructured mode.
+    fn block_edge(&self, id: StmtId, first: bool) -> Option<usize> {
+        if !self.unstructured {
+            return None;
+        }
+        let n = (*self.unit.cfg.stmt_node.get(id.0 as usize)?)?;
+        let node = self.unit.cfg.node(n);
+        let edge = if first {
+            node.stmts.first()
+        } else {
+            node.stmts.last()
+        };
+        (node.kind == dfort_ir::cfg::NodeKind::BasicBlock && edge == Some(&id))
+            .then_some(n.0 as usize)
+    }
+
+    fn save_snapshot(&mut self, node: usize) {
+        for v in self.snapshots.get(&node).cloned().unwrap_or_default() {
+            self.fwd.line(&format!("call dfort_push({v})"));
+        }
+        self.fwd.line(&format!("call dfort_push({})", node + 1));
+    }
+
     fn stmt(&mut self, id: StmtId) -> Vec<Line> {
+        let st = self.unit.stmt(id);
+        let is_jump = matches!(
+            st.kind,
+            StmtKind::Goto { .. }
+                | StmtKind::ComputedGoto { .. }
+                | StmtKind::ArithmeticIf { .. }
+                | StmtKind::Exit { .. }
+                | StmtKind::Cycle { .. }
+                | StmtKind::Return
+        );
+        let mut label = st.label.map(|l| format!("{l} ")).unwrap_or_default();
+        // A block records its id (after the integers its adjoint reads) as
+        // it is left: before its closing jump, or after its last statement.
+        let end = self.block_edge(id, false);
+        if let (Some(n), true) = (end, is_jump) {
+            if !label.is_empty() {
+                self.fwd.line(&format!("{label}continue"));
+                label.clear();
+            }
+            self.save_snapshot(n);
+        }
+        let rev = self.stmt_body(id, label);
+        if let (Some(n), false) = (end, is_jump) {
+            self.save_snapshot(n);
+        }
+        if self.unstructured {
+            let node = self
+                .unit
+                .cfg
+                .stmt_node
+                .get(id.0 as usize)
+                .copied()
+                .flatten();
+            let in_block =
+                node.filter(|n| self.unit.cfg.node(*n).kind == dfort_ir::cfg::NodeKind::BasicBlock);
+            if let Some(n) = in_block {
+                let lines = self.block_rev.entry(n.0 as usize).or_default();
+                let mut rev = rev;
+                rev.append(lines);
+                *lines = rev;
+            }
+            return Vec::new();
+        }
+        rev
+    }
+
+    fn stmt_body(&mut self, id: StmtId, label: String) -> Vec<Line> {
         let unit = self.unit;
         let st = unit.stmt(id);
-        let label = st.label.map(|l| format!("{l} ")).unwrap_or_default();
         let mut rev = Vec::new();
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => {
@@ -229,7 +308,9 @@ impl<'a> Gen<'a> {
                         .line(&format!("{kw} ({}) then", print(unit, &arm.cond)));
                     self.fwd.indent();
                     arm_revs.push(self.block(&arm.body));
-                    self.fwd.line(&format!("call dfort_push({})", i + 1));
+                    if !self.unstructured {
+                        self.fwd.line(&format!("call dfort_push({})", i + 1));
+                    }
                     self.fwd.dedent();
                 }
                 self.fwd.line("else");
@@ -238,7 +319,9 @@ impl<'a> Gen<'a> {
                     Some(b) => self.block(b),
                     None => Vec::new(),
                 });
-                self.fwd.line(&format!("call dfort_push({n})"));
+                if !self.unstructured {
+                    self.fwd.line(&format!("call dfort_push({n})"));
+                }
                 self.fwd.dedent();
                 self.fwd.line("end if");
                 rev.push(Line::Branch(arm_revs));
@@ -267,10 +350,12 @@ impl<'a> Gen<'a> {
                     }
                     self.fwd.indent();
                     arm_revs.push(self.block(&c.body));
-                    self.fwd.line(&format!("call dfort_push({})", i + 1));
+                    if !self.unstructured {
+                        self.fwd.line(&format!("call dfort_push({})", i + 1));
+                    }
                     self.fwd.dedent();
                 }
-                if !cases.iter().any(|c| c.default) {
+                if !self.unstructured && !cases.iter().any(|c| c.default) {
                     self.fwd.line("case default");
                     self.fwd.indent();
                     self.fwd
@@ -287,7 +372,34 @@ impl<'a> Gen<'a> {
                 name,
                 ..
             } => {
-                let _ = name; // Named loops are fine as long as nothing jumps.
+                if self.unstructured {
+                    let n = name.as_ref().map(|n| format!("{n}: ")).unwrap_or_default();
+                    let head = match control {
+                        DoControl::Counted {
+                            var,
+                            start,
+                            end,
+                            step,
+                        } => format!(
+                            "do {} = {}, {}{}",
+                            unit.symbol(*var).name,
+                            print(unit, start),
+                            print(unit, end),
+                            step.as_ref()
+                                .map(|s| format!(", {}", print(unit, s)))
+                                .unwrap_or_default()
+                        ),
+                        DoControl::While(c) => format!("do while ({})", print(unit, c)),
+                        DoControl::Forever => "do".into(),
+                    };
+                    self.fwd.line(&format!("{label}{n}{head}"));
+                    self.fwd.indent();
+                    let _ = self.block(body);
+                    self.fwd.dedent();
+                    let tail = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
+                    self.fwd.line(&format!("end do{tail}"));
+                    return rev;
+                }
                 match control {
                     DoControl::Counted {
                         var,
@@ -364,6 +476,44 @@ impl<'a> Gen<'a> {
                     "{label}continue ! I/O statement of the original omitted"
                 ));
             }
+            StmtKind::Goto { target } if self.unstructured => {
+                self.fwd.line(&format!("{label}go to {target}"))
+            }
+            StmtKind::ComputedGoto { targets, index } if self.unstructured => {
+                let t: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+                self.fwd.line(&format!(
+                    "{label}go to ({}) {}",
+                    t.join(", "),
+                    print(unit, index)
+                ));
+            }
+            StmtKind::ArithmeticIf {
+                expr,
+                negative,
+                zero,
+                positive,
+            } if self.unstructured => self.fwd.line(&format!(
+                "{label}if ({}) {negative}, {zero}, {positive}",
+                print(unit, expr)
+            )),
+            StmtKind::Exit { construct } if self.unstructured => self.fwd.line(&format!(
+                "{label}exit{}",
+                construct
+                    .as_ref()
+                    .map(|c| format!(" {c}"))
+                    .unwrap_or_default()
+            )),
+            StmtKind::Cycle { construct } if self.unstructured => self.fwd.line(&format!(
+                "{label}cycle{}",
+                construct
+                    .as_ref()
+                    .map(|c| format!(" {c}"))
+                    .unwrap_or_default()
+            )),
+            // An early RETURN ends the forward sweep, not the routine.
+            StmtKind::Return if self.unstructured => {
+                self.fwd.line(&format!("{label}go to {REVERSE_LABEL}"))
+            }
             StmtKind::Goto { .. }
             | StmtKind::ComputedGoto { .. }
             | StmtKind::ArithmeticIf { .. }
@@ -431,6 +581,45 @@ fn body_writes(unit: &Unit, ids: &[StmtId]) -> Vec<SymbolId> {
                 }
             }
             _ => {}
+        }
+    }
+    out
+}
+
+/// The label where the reverse sweep of an unstructured unit starts.
+const REVERSE_LABEL: u32 = 99999;
+
+/// Integer scalars the adjoint statements of each basic block read:
+/// saved at the block's end in unstructured mode.
+fn snapshots(
+    unit: &Unit,
+    act: &Activity,
+    bname: &HashMap<SymbolId, String>,
+) -> HashMap<usize, Vec<String>> {
+    let mut out = HashMap::new();
+    for (i, node) in unit.cfg.nodes.iter().enumerate() {
+        if node.kind != dfort_ir::cfg::NodeKind::BasicBlock {
+            continue;
+        }
+        let mut ints = BitSet::default();
+        for id in &node.stmts {
+            if let StmtKind::Assign { lhs, rhs } = &unit.stmt(*id).kind {
+                if target(lhs)
+                    .is_some_and(|(t, _)| bname.contains_key(&t) && act.active_after(*id, t))
+                {
+                    vars(unit, lhs, &mut ints);
+                    vars(unit, rhs, &mut ints);
+                }
+            }
+        }
+        let names: Vec<String> = ints
+            .iter()
+            .map(|v| unit.symbol(SymbolId(v as u32)))
+            .filter(|s| s.ty.base == BaseType::Integer && s.rank() == 0 && !s.attrs.parameter)
+            .map(|s| s.name.clone())
+            .collect();
+        if !names.is_empty() {
+            out.insert(i, names);
         }
     }
     out
@@ -567,6 +756,12 @@ pub fn adjoint(
         liveness::analyze(program, unit, t, &BitSet::default()).dead
     };
     let bname = adjoint_names(program, root, independents, dependents);
+    let unstructured = !unit.cfg.structured;
+    let snaps = if unstructured {
+        snapshots(unit, act, &bname)
+    } else {
+        HashMap::new()
+    };
     let mut g = Gen {
         unit,
         act,
@@ -576,7 +771,13 @@ pub fn adjoint(
         refusals: Vec::new(),
         fwd: Writer::default(),
         counters: 0,
+        unstructured,
+        block_rev: HashMap::new(),
+        snapshots: snaps,
     };
+    if unstructured {
+        g.fwd.line("call dfort_push(0)");
+    }
     let rev = g.block(&unit.body);
     if !g.refusals.is_empty() {
         return Err(g.refusals);
@@ -662,7 +863,39 @@ pub fn adjoint(
         w.line(l);
     }
     w.line("! reverse sweep");
-    emit(&mut w, &rev);
+    if unstructured {
+        // Pop basic-block ids until the entry marker; reverse each block.
+        w.line(&format!("{REVERSE_LABEL} call dfort_pop(dfort_branch)"));
+        w.line("do while (dfort_branch /= 0)");
+        w.indent();
+        w.line("select case (dfort_branch)");
+        let mut blocks: Vec<usize> = g
+            .block_rev
+            .keys()
+            .chain(g.snapshots.keys())
+            .copied()
+            .collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        for b in blocks {
+            w.line(&format!("case ({})", b + 1));
+            w.indent();
+            for v in g.snapshots.get(&b).into_iter().flatten().rev() {
+                w.line(&format!("call dfort_pop({v})"));
+            }
+            emit(
+                &mut w,
+                g.block_rev.get(&b).map(Vec::as_slice).unwrap_or(&[]),
+            );
+            w.dedent();
+        }
+        w.line("end select");
+        w.line("call dfort_pop(dfort_branch)");
+        w.dedent();
+        w.line("end do");
+    } else {
+        emit(&mut w, &rev);
+    }
     w.dedent();
     w.line(&format!("end subroutine {}_b", unit.name));
     Ok(w.finish())

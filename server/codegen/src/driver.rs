@@ -108,6 +108,18 @@ pub fn driver(spec: &DriverSpec) -> String {
         }
     };
     let plain: Vec<&str> = spec.args.iter().map(|a| a.name()).collect();
+    // Reduction over an argument's elements (none for scalars).
+    let total = |n: &str, e: String| {
+        let scalar = spec
+            .args
+            .iter()
+            .any(|a| matches!(a, DriverArg::Real { name, size: 0 } if name == n));
+        if scalar {
+            format!("({e})")
+        } else {
+            format!("sum({e})")
+        }
+    };
     for (sign, store) in [("+", "_p"), ("-", "_m")] {
         reset(w, sign);
         let _ = writeln!(w, "  call {root}({})", plain.join(", "));
@@ -117,7 +129,11 @@ pub fn driver(spec: &DriverSpec) -> String {
     }
     let _ = writeln!(w, "  fd = 0d0");
     for d in &spec.dependents {
-        let _ = writeln!(w, "  fd = fd + sum(({d}_p - {d}_m)/(2d0*eps)*{d}_w)");
+        let _ = writeln!(
+            w,
+            "  fd = fd + {}",
+            total(d, format!("({d}_p - {d}_m)/(2d0*eps)*{d}_w"))
+        );
     }
     for (mode, on) in [("d", spec.tangent), ("b", spec.adjoint)] {
         if !on {
@@ -142,12 +158,12 @@ pub fn driver(spec: &DriverSpec) -> String {
         if mode == "d" {
             let _ = writeln!(w, "  tan = 0d0");
             for d in &spec.dependents {
-                let _ = writeln!(w, "  tan = tan + sum({d}_t*{d}_w)");
+                let _ = writeln!(w, "  tan = tan + {}", total(d, format!("{d}_t*{d}_w")));
             }
         } else {
             let _ = writeln!(w, "  adj = 0d0");
             for x in &spec.independents {
-                let _ = writeln!(w, "  adj = adj + sum({x}_d*{x}_t)");
+                let _ = writeln!(w, "  adj = adj + {}", total(x, format!("{x}_d*{x}_t")));
             }
         }
     }
