@@ -28,16 +28,8 @@ fn check(text: String, ext: &str) {
 /// Every analysis from every procedure nobody calls: must not panic on
 /// any IR, however broken the source was.
 fn analyze_all(program: &dfort_ir::Program) {
-    use dfort_analysis::{interproc, liveness, roles, tbr};
-    let roots: Vec<_> = program
-        .units
-        .iter()
-        .filter(|u| u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty())
-        .map(|u| {
-            let r = roles::roles(u, None);
-            (u.id, r.independents, r.dependents)
-        })
-        .collect();
+    use dfort_analysis::{interproc, liveness, tbr};
+    let roots = interproc::default_roots(program);
     let pa = interproc::analyze_program(program, &roots);
     for store_all in [false, true] {
         let tbrs = tbr::analyze_program(program, &pa, store_all);

@@ -277,39 +277,49 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) 
 pub fn summarize_all(program: &Program) -> Vec<Option<Summary>> {
     let mut sums: Vec<Option<Summary>> = vec![None; program.units.len()];
     for scc in &program.call_graph.sccs {
-        let procs: Vec<UnitId> = scc
-            .iter()
-            .copied()
-            .filter(|u| program.unit(*u).is_procedure())
-            .collect();
-        let recursive = procs
-            .iter()
-            .any(|u| program.call_graph.recursive[u.0 as usize]);
-        if recursive {
-            // Start from "depends on nothing" and grow.
-            for u in &procs {
-                let s = summarize(program, program.unit(*u), &[]);
-                sums[u.0 as usize] = Some(Summary {
-                    dep: vec![BitSet::default(); s.iface.len()],
-                    iface: s.iface,
-                });
-            }
-        }
-        for round in 0.. {
-            let mut changed = false;
-            for u in &procs {
-                let s = summarize(program, program.unit(*u), &sums);
-                if sums[u.0 as usize].as_ref() != Some(&s) {
-                    sums[u.0 as usize] = Some(s);
-                    changed = true;
-                }
-            }
-            if !recursive || !changed || round > 64 {
-                break;
-            }
-        }
+        summarize_component(program, scc, &mut sums);
     }
     sums
+}
+
+/// Recomputes the summaries of one call-graph component (its procedures;
+/// returned), from "depends on nothing" and growing when it is recursive.
+fn summarize_component(
+    program: &Program,
+    scc: &[UnitId],
+    sums: &mut [Option<Summary>],
+) -> Vec<UnitId> {
+    let procs: Vec<UnitId> = scc
+        .iter()
+        .copied()
+        .filter(|u| program.unit(*u).is_procedure())
+        .collect();
+    let recursive = procs
+        .iter()
+        .any(|u| program.call_graph.recursive[u.0 as usize]);
+    if recursive {
+        for u in &procs {
+            let s = summarize(program, program.unit(*u), &[]);
+            sums[u.0 as usize] = Some(Summary {
+                dep: vec![BitSet::default(); s.iface.len()],
+                iface: s.iface,
+            });
+        }
+    }
+    for round in 0.. {
+        let mut grew = false;
+        for u in &procs {
+            let s = summarize(program, program.unit(*u), sums);
+            if sums[u.0 as usize].as_ref() != Some(&s) {
+                sums[u.0 as usize] = Some(s);
+                grew = true;
+            }
+        }
+        if !recursive || !grew || round > 64 {
+            break;
+        }
+    }
+    procs
 }
 
 /// Incremental Dep: after the units in `changed` were edited (same unit
@@ -335,43 +345,13 @@ pub fn resummarize(
         if !scc.iter().any(|u| dirty[u.0 as usize]) {
             continue;
         }
-        let procs: Vec<UnitId> = scc
+        let before: Vec<(UnitId, Option<Summary>)> = scc
             .iter()
-            .copied()
-            .filter(|u| program.unit(*u).is_procedure())
+            .map(|u| (*u, sums[u.0 as usize].clone()))
             .collect();
-        let before: Vec<Option<Summary>> =
-            procs.iter().map(|u| sums[u.0 as usize].clone()).collect();
-        let recursive = procs
-            .iter()
-            .any(|u| program.call_graph.recursive[u.0 as usize]);
-        if recursive {
-            for u in &procs {
-                let s = summarize(program, program.unit(*u), &[]);
-                sums[u.0 as usize] = Some(Summary {
-                    dep: vec![BitSet::default(); s.iface.len()],
-                    iface: s.iface,
-                });
-            }
-        }
-        for round in 0.. {
-            let mut grew = false;
-            for u in &procs {
-                let s = summarize(program, program.unit(*u), &sums);
-                if sums[u.0 as usize].as_ref() != Some(&s) {
-                    sums[u.0 as usize] = Some(s);
-                    grew = true;
-                }
-            }
-            if !recursive || !grew || round > 64 {
-                break;
-            }
-        }
+        let procs = summarize_component(program, scc, &mut sums);
         recomputed.extend(procs.iter().copied());
-        let changed_here = procs
-            .iter()
-            .zip(&before)
-            .any(|(u, b)| sums[u.0 as usize] != *b);
+        let changed_here = before.iter().any(|(u, b)| sums[u.0 as usize] != *b);
         if changed_here {
             for u in &procs {
                 for &site in &program.call_graph.calls_to[u.0 as usize] {

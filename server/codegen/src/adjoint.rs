@@ -19,7 +19,7 @@
 //! array assignments and intrinsics — is refused with its location: no
 //! code is produced.
 
-use crate::fortran::{declaration, uses, Writer};
+use crate::fortran::{case_line, declaration, jump_line, uses, Writer};
 use crate::partials::partials;
 use crate::Refusal;
 use dfort_analysis::activity::Activity;
@@ -331,23 +331,7 @@ impl<'a> Gen<'a> {
                     .line(&format!("{label}select case ({})", print(unit, selector)));
                 let mut arm_revs = Vec::new();
                 for (i, c) in cases.iter().enumerate() {
-                    if c.default {
-                        self.fwd.line("case default");
-                    } else {
-                        let vals: Vec<String> = c
-                            .values
-                            .iter()
-                            .map(|v| match v {
-                                CaseValue::Value(e) => print(unit, e),
-                                CaseValue::Range(a, b) => format!(
-                                    "{}:{}",
-                                    a.as_ref().map(|e| print(unit, e)).unwrap_or_default(),
-                                    b.as_ref().map(|e| print(unit, e)).unwrap_or_default()
-                                ),
-                            })
-                            .collect();
-                        self.fwd.line(&format!("case ({})", vals.join(", ")));
-                    }
+                    self.fwd.line(&case_line(unit, c));
                     self.fwd.indent();
                     arm_revs.push(self.block(&c.body));
                     if !self.unstructured {
@@ -476,40 +460,16 @@ impl<'a> Gen<'a> {
                     "{label}continue ! I/O statement of the original omitted"
                 ));
             }
-            StmtKind::Goto { target } if self.unstructured => {
-                self.fwd.line(&format!("{label}go to {target}"))
+            StmtKind::Goto { .. }
+            | StmtKind::ComputedGoto { .. }
+            | StmtKind::ArithmeticIf { .. }
+            | StmtKind::Exit { .. }
+            | StmtKind::Cycle { .. }
+                if self.unstructured =>
+            {
+                let j = jump_line(unit, &st.kind).unwrap_or_default();
+                self.fwd.line(&format!("{label}{j}"));
             }
-            StmtKind::ComputedGoto { targets, index } if self.unstructured => {
-                let t: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
-                self.fwd.line(&format!(
-                    "{label}go to ({}) {}",
-                    t.join(", "),
-                    print(unit, index)
-                ));
-            }
-            StmtKind::ArithmeticIf {
-                expr,
-                negative,
-                zero,
-                positive,
-            } if self.unstructured => self.fwd.line(&format!(
-                "{label}if ({}) {negative}, {zero}, {positive}",
-                print(unit, expr)
-            )),
-            StmtKind::Exit { construct } if self.unstructured => self.fwd.line(&format!(
-                "{label}exit{}",
-                construct
-                    .as_ref()
-                    .map(|c| format!(" {c}"))
-                    .unwrap_or_default()
-            )),
-            StmtKind::Cycle { construct } if self.unstructured => self.fwd.line(&format!(
-                "{label}cycle{}",
-                construct
-                    .as_ref()
-                    .map(|c| format!(" {c}"))
-                    .unwrap_or_default()
-            )),
             // An early RETURN ends the forward sweep, not the routine.
             StmtKind::Return if self.unstructured => {
                 self.fwd.line(&format!("{label}go to {REVERSE_LABEL}"))

@@ -147,3 +147,50 @@ pub fn uses(unit: &Unit) -> Vec<String> {
         })
         .collect()
 }
+
+/// `case (1, 3:5)` or `case default`.
+pub fn case_line(unit: &Unit, c: &Case) -> String {
+    if c.default {
+        return "case default".into();
+    }
+    let vals: Vec<String> = c
+        .values
+        .iter()
+        .map(|v| match v {
+            CaseValue::Value(e) => dfort_ir::dump::expr(unit, e),
+            CaseValue::Range(a, b) => format!(
+                "{}:{}",
+                a.as_ref()
+                    .map(|e| dfort_ir::dump::expr(unit, e))
+                    .unwrap_or_default(),
+                b.as_ref()
+                    .map(|e| dfort_ir::dump::expr(unit, e))
+                    .unwrap_or_default()
+            ),
+        })
+        .collect();
+    format!("case ({})", vals.join(", "))
+}
+
+/// The Fortran of a jump statement (GO TO, computed GO TO, arithmetic IF,
+/// EXIT, CYCLE), without its label; `None` for other statements.
+pub fn jump_line(unit: &Unit, kind: &StmtKind) -> Option<String> {
+    let p = |e: &Expr| dfort_ir::dump::expr(unit, e);
+    let named = |c: &Option<String>| c.as_ref().map(|c| format!(" {c}")).unwrap_or_default();
+    Some(match kind {
+        StmtKind::Goto { target } => format!("go to {target}"),
+        StmtKind::ComputedGoto { targets, index } => {
+            let t: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+            format!("go to ({}) {}", t.join(", "), p(index))
+        }
+        StmtKind::ArithmeticIf {
+            expr,
+            negative,
+            zero,
+            positive,
+        } => format!("if ({}) {negative}, {zero}, {positive}", p(expr)),
+        StmtKind::Exit { construct } => format!("exit{}", named(construct)),
+        StmtKind::Cycle { construct } => format!("cycle{}", named(construct)),
+        _ => return None,
+    })
+}

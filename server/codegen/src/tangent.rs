@@ -10,7 +10,7 @@
 //! no rule, derived-type components, statement functions, READ — is
 //! refused with its location: no code is produced then.
 
-use crate::fortran::{declaration, uses, Writer};
+use crate::fortran::{case_line, declaration, jump_line, uses, Writer};
 use crate::partials::partials;
 use crate::Refusal;
 use dfort_analysis::activity::active_anywhere;
@@ -295,61 +295,21 @@ impl Gen<'_> {
                 self.w
                     .line(&format!("{label}select case ({})", print(unit, selector)));
                 for c in cases {
-                    if c.default {
-                        self.w.line("case default");
-                    } else {
-                        let vals: Vec<String> = c
-                            .values
-                            .iter()
-                            .map(|v| match v {
-                                CaseValue::Value(e) => print(unit, e),
-                                CaseValue::Range(a, b) => format!(
-                                    "{}:{}",
-                                    a.as_ref().map(|e| print(unit, e)).unwrap_or_default(),
-                                    b.as_ref().map(|e| print(unit, e)).unwrap_or_default()
-                                ),
-                            })
-                            .collect();
-                        self.w.line(&format!("case ({})", vals.join(", ")));
-                    }
+                    self.w.line(&case_line(unit, c));
                     self.w.indent();
                     self.block(&c.body);
                     self.w.dedent();
                 }
                 self.w.line("end select");
             }
-            StmtKind::Goto { target } => self.w.line(&format!("{label}go to {target}")),
-            StmtKind::ComputedGoto { targets, index } => {
-                let t: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
-                self.w.line(&format!(
-                    "{label}go to ({}) {}",
-                    t.join(", "),
-                    print(unit, index)
-                ));
+            StmtKind::Goto { .. }
+            | StmtKind::ComputedGoto { .. }
+            | StmtKind::ArithmeticIf { .. }
+            | StmtKind::Exit { .. }
+            | StmtKind::Cycle { .. } => {
+                let j = jump_line(unit, &st.kind).unwrap_or_default();
+                self.w.line(&format!("{label}{j}"));
             }
-            StmtKind::ArithmeticIf {
-                expr,
-                negative,
-                zero,
-                positive,
-            } => self.w.line(&format!(
-                "{label}if ({}) {negative}, {zero}, {positive}",
-                print(unit, expr)
-            )),
-            StmtKind::Exit { construct } => self.w.line(&format!(
-                "{label}exit{}",
-                construct
-                    .as_ref()
-                    .map(|c| format!(" {c}"))
-                    .unwrap_or_default()
-            )),
-            StmtKind::Cycle { construct } => self.w.line(&format!(
-                "{label}cycle{}",
-                construct
-                    .as_ref()
-                    .map(|c| format!(" {c}"))
-                    .unwrap_or_default()
-            )),
             StmtKind::Return => self.w.line(&format!("{label}return")),
             StmtKind::Stop => self.w.line(&format!("{label}stop")),
             StmtKind::Continue => self.w.line(&format!("{label}continue")),

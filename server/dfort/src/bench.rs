@@ -310,16 +310,8 @@ pub fn run(args: BenchArgs) -> ExitCode {
 
 /// Runs every analysis from every root; returns the number of records.
 fn analyze_everything(program: &dfort_ir::Program) -> usize {
-    use dfort_analysis::{interproc, liveness, roles, tbr};
-    let roots: Vec<_> = program
-        .units
-        .iter()
-        .filter(|u| u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty())
-        .map(|u| {
-            let r = roles::roles(u, None);
-            (u.id, r.independents, r.dependents)
-        })
-        .collect();
+    use dfort_analysis::{interproc, liveness, tbr};
+    let roots = interproc::default_roots(program);
     let pa = interproc::analyze_program(program, &roots);
     let tbrs = tbr::analyze_program(program, &pa, false);
     let mut n = 0;
@@ -340,17 +332,9 @@ fn analyze_everything(program: &dfort_ir::Program) -> usize {
 /// their calling contexts. The front end still re-links the whole
 /// program (not timed here).
 fn incremental(ws: &Workspace, sources: &[(PathBuf, String)], runs: usize) {
-    use dfort_analysis::{activity, dep, interproc, roles};
+    use dfort_analysis::{activity, dep, interproc};
     let program = &ws.program;
-    let roots: Vec<_> = program
-        .units
-        .iter()
-        .filter(|u| u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty())
-        .map(|u| {
-            let r = roles::roles(u, None);
-            (u.id, r.independents, r.dependents)
-        })
-        .collect();
+    let roots = interproc::default_roots(program);
     let pa = interproc::analyze_program(program, &roots);
     let original = "f = f + sum(y) + dot_product(y, y)";
     for (what, replacement) in [
