@@ -16,8 +16,8 @@
 //! integers its adjoint reads, and the reverse sweep pops ids until the
 //! entry marker. What this version cannot reverse — STOP, calls with
 //! active or required arguments, user functions in active expressions,
-//! array assignments and intrinsics — is refused with its location: no
-//! code is produced.
+//! array assignments and intrinsics, complex variables — is refused with
+//! its location: no code is produced.
 
 use crate::fortran::{case_line, declaration, jump_line, uses, Writer};
 use crate::partials::partials;
@@ -228,6 +228,12 @@ impl<'a> Gen<'a> {
                         "derived-type components are not differentiated yet",
                     );
                 }
+                if self.has_adjoint(t) && unit.symbol(t).ty.base == BaseType::Complex {
+                    self.refuse(
+                        st.span,
+                        "complex variables are not differentiated in reverse mode yet",
+                    );
+                }
                 if self.has_adjoint(t) && array_valued(unit, lhs) {
                     self.refuse(
                         st.span,
@@ -235,6 +241,17 @@ impl<'a> Gen<'a> {
                     );
                 }
                 let record = !dead && self.recorded(id).contains(&t);
+                let tty = unit.symbol(t).ty.base;
+                if record && !matches!(tty, BaseType::Real | BaseType::Integer | BaseType::Logical)
+                {
+                    self.refuse(
+                        st.span,
+                        format!(
+                            "recording a {} value on the tape is not supported yet",
+                            dfort_ir::dump::type_name(&unit.symbol(t).ty)
+                        ),
+                    );
+                }
                 if record {
                     if whole && unit.symbol(t).rank() > 1 {
                         self.refuse(
@@ -431,6 +448,7 @@ impl<'a> Gen<'a> {
                     DoControl::While(c) => {
                         self.counters += 1;
                         let cnt = format!("dfort_count{}", self.counters);
+                        let k = format!("dfort_k{}", self.counters);
                         self.fwd.line(&format!("{label}{cnt} = 0"));
                         self.fwd.line(&format!("do while ({})", print(unit, c)));
                         self.fwd.indent();
@@ -440,7 +458,7 @@ impl<'a> Gen<'a> {
                         self.fwd.line("end do");
                         self.fwd.line(&format!("call dfort_push({cnt})"));
                         rev.push(Line::CountLoop {
-                            k: format!("dfort_k{}", self.counters),
+                            k,
                             counter: cnt,
                             body: body_rev,
                         });
@@ -653,6 +671,22 @@ fn emit(w: &mut Writer, lines: &[Line]) {
     }
 }
 
+/// The module a module procedure belongs to (its derivatives go into module
+/// `<m>_b` / `<m>_d`, which uses it); internal procedures are refused.
+pub fn module_host(program: &Program, unit: &Unit) -> Result<Option<String>, Vec<Refusal>> {
+    match unit.parent.map(|p| program.unit(p)) {
+        None => Ok(None),
+        Some(h) if h.kind == UnitKind::Module => Ok(Some(h.name.clone())),
+        Some(h) => Err(vec![Refusal {
+            span: unit.name_span,
+            message: format!(
+                "`{}` is internal to `{}`; internal procedures are not differentiated yet",
+                unit.name, h.name
+            ),
+        }]),
+    }
+}
+
 /// The variables of `root` that get an adjoint (those that get a tangent
 /// derivative), named `xb` (renamed on a clash).
 pub fn adjoint_names(
@@ -705,6 +739,7 @@ pub fn adjoint(
             message: "statement functions are not differentiated yet".into(),
         }]);
     }
+    let host = module_host(program, unit)?;
     let pa = analyze_program(program, &[(root, independents.clone(), dependents.clone())]);
     let tbrs = tbr::analyze_program(program, &pa, store_all);
     let (Some(act), Some(t)) = (&pa.activity[root.0 as usize], &tbrs[root.0 as usize]) else {
@@ -746,6 +781,14 @@ pub fn adjoint(
     for line in header.lines() {
         w.line(&format!("! {line}"));
     }
+    if let Some(m) = &host {
+        w.line(&format!("module {m}_b"));
+        w.indent();
+        w.line(&format!("use {m}"));
+        w.line("implicit none");
+        w.dedent();
+        w.line("contains");
+    }
     let mut args = Vec::new();
     for a in &unit.args {
         args.push(unit.symbol(*a).name.clone());
@@ -774,14 +817,16 @@ pub fn adjoint(
     });
     for s in &order {
         let sym = unit.symbol(*s);
-        if matches!(
+        // Variables from modules and hosts are not redeclared; their
+        // adjoints are local to this routine.
+        let imported = matches!(
             sym.storage,
             Storage::Imported { .. } | Storage::UnknownModule { .. }
-        ) {
-            continue;
-        }
-        if let Some(d) = declaration(unit, sym, &sym.name, true) {
-            w.line(&d);
+        );
+        if !imported {
+            if let Some(d) = declaration(unit, sym, &sym.name, true) {
+                w.line(&d);
+            }
         }
         if let Some(b) = g.bname.get(s) {
             // Adjoints of dummies are read and updated whatever the
@@ -858,5 +903,8 @@ pub fn adjoint(
     }
     w.dedent();
     w.line(&format!("end subroutine {}_b", unit.name));
+    if let Some(m) = &host {
+        w.line(&format!("end module {m}_b"));
+    }
     Ok(w.finish())
 }

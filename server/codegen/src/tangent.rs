@@ -366,6 +366,7 @@ pub fn tangent(
             message: "statement functions are not differentiated yet".into(),
         }]);
     }
+    let host = crate::adjoint::module_host(program, unit)?;
     let dname = derivative_names(program, root, independents, dependents);
     let mut g = Gen {
         unit,
@@ -373,7 +374,7 @@ pub fn tangent(
         refusals: Vec::new(),
         w: Writer::default(),
     };
-    emit(&mut g, header);
+    emit(&mut g, header, host.as_deref());
     if g.refusals.is_empty() {
         Ok(g.w.finish())
     } else {
@@ -416,10 +417,18 @@ pub fn derivative_names(
     dname
 }
 
-fn emit(g: &mut Gen, header: &str) {
+fn emit(g: &mut Gen, header: &str, host: Option<&str>) {
     let unit = g.unit;
     for line in header.lines() {
         g.w.line(&format!("! {line}"));
+    }
+    if let Some(m) = host {
+        g.w.line(&format!("module {m}_d"));
+        g.w.indent();
+        g.w.line(&format!("use {m}"));
+        g.w.line("implicit none");
+        g.w.dedent();
+        g.w.line("contains");
     }
     let mut args = Vec::new();
     for a in &unit.args {
@@ -450,19 +459,21 @@ fn emit(g: &mut Gen, header: &str) {
     });
     for s in order {
         let sym = unit.symbol(s);
-        if matches!(
+        // Variables from modules and hosts are not redeclared; their
+        // derivatives are local to this routine.
+        let imported = matches!(
             sym.storage,
             Storage::Imported { .. } | Storage::UnknownModule { .. }
-        ) {
-            continue;
-        }
+        );
         if sym.storage == Storage::Procedure
             && !unit.stmts.iter().any(|st| uses_function(st, &sym.name))
         {
             continue;
         }
-        if let Some(d) = declaration(unit, sym, &sym.name, true) {
-            g.w.line(&d);
+        if !imported {
+            if let Some(d) = declaration(unit, sym, &sym.name, true) {
+                g.w.line(&d);
+            }
         }
         if let Some(dn) = g.dname.get(&s).cloned() {
             if let Some(d) = declaration(unit, sym, &dn, true) {
@@ -481,6 +492,9 @@ fn emit(g: &mut Gen, header: &str) {
     g.block(&unit.body);
     g.w.dedent();
     g.w.line(&format!("end subroutine {}_d", unit.name));
+    if let Some(m) = host {
+        g.w.line(&format!("end module {m}_d"));
+    }
 }
 
 fn uses_function(st: &Stmt, name: &str) -> bool {
