@@ -19,9 +19,12 @@
 //! array assignments and intrinsics, complex variables — is refused with
 //! its location: no code is produced.
 
-use crate::fortran::{case_line, declaration, jump_line, uses, Writer};
+use crate::fortran::{
+    case_line, close_host_module, declaration, declaration_order, jump_line, open_host_module,
+    uses, Writer,
+};
 use crate::partials::partials;
-use crate::Refusal;
+use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::dp::{dp_of, target, vars, writes};
@@ -671,22 +674,6 @@ fn emit(w: &mut Writer, lines: &[Line]) {
     }
 }
 
-/// The module a module procedure belongs to (its derivatives go into module
-/// `<m>_b` / `<m>_d`, which uses it); internal procedures are refused.
-pub fn module_host(program: &Program, unit: &Unit) -> Result<Option<String>, Vec<Refusal>> {
-    match unit.parent.map(|p| program.unit(p)) {
-        None => Ok(None),
-        Some(h) if h.kind == UnitKind::Module => Ok(Some(h.name.clone())),
-        Some(h) => Err(vec![Refusal {
-            span: unit.name_span,
-            message: format!(
-                "`{}` is internal to `{}`; internal procedures are not differentiated yet",
-                unit.name, h.name
-            ),
-        }]),
-    }
-}
-
 /// The variables of `root` that get an adjoint (those that get a tangent
 /// derivative), named `xb` (renamed on a clash).
 pub fn adjoint_names(
@@ -724,22 +711,7 @@ pub fn adjoint(
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
     let unit = program.unit(root);
-    if unit.kind != UnitKind::Subroutine {
-        return Err(vec![Refusal {
-            span: unit.name_span,
-            message: format!(
-                "`{}` is not a subroutine; only subroutines can be the root of an adjoint yet",
-                unit.name
-            ),
-        }]);
-    }
-    if !unit.stmt_functions.is_empty() {
-        return Err(vec![Refusal {
-            span: unit.stmt_functions[0].span,
-            message: "statement functions are not differentiated yet".into(),
-        }]);
-    }
-    let host = module_host(program, unit)?;
+    let host = check_root(program, unit, "an adjoint")?;
     let pa = analyze_program(program, &[(root, independents.clone(), dependents.clone())]);
     let tbrs = tbr::analyze_program(program, &pa, store_all);
     let (Some(act), Some(t)) = (&pa.activity[root.0 as usize], &tbrs[root.0 as usize]) else {
@@ -781,14 +753,7 @@ pub fn adjoint(
     for line in header.lines() {
         w.line(&format!("! {line}"));
     }
-    if let Some(m) = &host {
-        w.line(&format!("module {m}_b"));
-        w.indent();
-        w.line(&format!("use {m}"));
-        w.line("implicit none");
-        w.dedent();
-        w.line("contains");
-    }
+    open_host_module(&mut w, host.as_deref(), "_b");
     let mut args = Vec::new();
     for a in &unit.args {
         args.push(unit.symbol(*a).name.clone());
@@ -803,18 +768,7 @@ pub fn adjoint(
         w.line(&u);
     }
     w.line("implicit none");
-    let mut order: Vec<SymbolId> = (0..unit.symbols.len() as u32).map(SymbolId).collect();
-    order.sort_by_key(|s| {
-        let sym = unit.symbol(*s);
-        let class = if sym.attrs.parameter {
-            0
-        } else if sym.ty.base == BaseType::Integer && sym.dims.is_empty() {
-            1
-        } else {
-            2
-        };
-        (class, s.0)
-    });
+    let order = declaration_order(unit);
     for s in &order {
         let sym = unit.symbol(*s);
         // Variables from modules and hosts are not redeclared; their
@@ -903,8 +857,6 @@ pub fn adjoint(
     }
     w.dedent();
     w.line(&format!("end subroutine {}_b", unit.name));
-    if let Some(m) = &host {
-        w.line(&format!("end module {m}_b"));
-    }
+    close_host_module(&mut w, host.as_deref(), "_b");
     Ok(w.finish())
 }

@@ -194,3 +194,40 @@ pub fn jump_line(unit: &Unit, kind: &StmtKind) -> Option<String> {
         _ => return None,
     })
 }
+
+/// Symbols in declaration order: named constants, then integer scalars
+/// (they size arrays), then the rest.
+pub fn declaration_order(unit: &Unit) -> Vec<SymbolId> {
+    let mut order: Vec<SymbolId> = (0..unit.symbols.len() as u32).map(SymbolId).collect();
+    order.sort_by_key(|s| {
+        let sym = unit.symbol(*s);
+        let class = if sym.attrs.parameter {
+            0
+        } else if sym.ty.base == BaseType::Integer && sym.dims.is_empty() {
+            1
+        } else {
+            2
+        };
+        (class, s.0)
+    });
+    order
+}
+
+/// Opens module `<m><suffix>` (which uses `m`) around a module procedure's
+/// derivative.
+pub fn open_host_module(w: &mut Writer, host: Option<&str>, suffix: &str) {
+    if let Some(m) = host {
+        w.line(&format!("module {m}{suffix}"));
+        w.indent();
+        w.line(&format!("use {m}"));
+        w.line("implicit none");
+        w.dedent();
+        w.line("contains");
+    }
+}
+
+pub fn close_host_module(w: &mut Writer, host: Option<&str>, suffix: &str) {
+    if let Some(m) = host {
+        w.line(&format!("end module {m}{suffix}"));
+    }
+}

@@ -14,3 +14,40 @@ pub struct Refusal {
     pub span: dfort_ir::Span,
     pub message: String,
 }
+
+/// The checks every derivative's root passes: a subroutine without
+/// statement functions; for a module procedure, the module its derivative
+/// module will use. `what` names the derivative in messages.
+pub fn check_root(
+    program: &dfort_ir::Program,
+    unit: &dfort_ir::Unit,
+    what: &str,
+) -> Result<Option<String>, Vec<Refusal>> {
+    use dfort_ir::UnitKind;
+    if unit.kind != UnitKind::Subroutine {
+        return Err(vec![Refusal {
+            span: unit.name_span,
+            message: format!(
+                "`{}` is not a subroutine; only subroutines can be the root of {what} yet",
+                unit.name
+            ),
+        }]);
+    }
+    if let Some(sf) = unit.stmt_functions.first() {
+        return Err(vec![Refusal {
+            span: sf.span,
+            message: "statement functions are not differentiated yet".into(),
+        }]);
+    }
+    match unit.parent.map(|p| program.unit(p)) {
+        None => Ok(None),
+        Some(h) if h.kind == UnitKind::Module => Ok(Some(h.name.clone())),
+        Some(h) => Err(vec![Refusal {
+            span: unit.name_span,
+            message: format!(
+                "`{}` is internal to `{}`; internal procedures are not differentiated yet",
+                unit.name, h.name
+            ),
+        }]),
+    }
+}

@@ -10,9 +10,12 @@
 //! no rule, derived-type components, statement functions, READ — is
 //! refused with its location: no code is produced then.
 
-use crate::fortran::{case_line, declaration, jump_line, uses, Writer};
+use crate::fortran::{
+    case_line, close_host_module, declaration, declaration_order, jump_line, open_host_module,
+    uses, Writer,
+};
 use crate::partials::partials;
-use crate::Refusal;
+use crate::{check_root, Refusal};
 use dfort_analysis::activity::active_anywhere;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::dp::{differentiable, dp_of, target};
@@ -351,22 +354,7 @@ pub fn tangent(
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
     let unit = program.unit(root);
-    if unit.kind != UnitKind::Subroutine {
-        return Err(vec![Refusal {
-            span: unit.name_span,
-            message: format!(
-                "`{}` is not a subroutine; only subroutines can be the root of a tangent yet",
-                unit.name
-            ),
-        }]);
-    }
-    if !unit.stmt_functions.is_empty() {
-        return Err(vec![Refusal {
-            span: unit.stmt_functions[0].span,
-            message: "statement functions are not differentiated yet".into(),
-        }]);
-    }
-    let host = crate::adjoint::module_host(program, unit)?;
+    let host = check_root(program, unit, "a tangent")?;
     let dname = derivative_names(program, root, independents, dependents);
     let mut g = Gen {
         unit,
@@ -422,14 +410,7 @@ fn emit(g: &mut Gen, header: &str, host: Option<&str>) {
     for line in header.lines() {
         g.w.line(&format!("! {line}"));
     }
-    if let Some(m) = host {
-        g.w.line(&format!("module {m}_d"));
-        g.w.indent();
-        g.w.line(&format!("use {m}"));
-        g.w.line("implicit none");
-        g.w.dedent();
-        g.w.line("contains");
-    }
+    open_host_module(&mut g.w, host, "_d");
     let mut args = Vec::new();
     for a in &unit.args {
         args.push(unit.symbol(*a).name.clone());
@@ -445,18 +426,7 @@ fn emit(g: &mut Gen, header: &str, host: Option<&str>) {
     g.w.line("implicit none");
     // Named constants first, then integer scalars (they size arrays), then
     // the rest; each derivative right after its variable.
-    let mut order: Vec<SymbolId> = (0..unit.symbols.len() as u32).map(SymbolId).collect();
-    order.sort_by_key(|s| {
-        let sym = unit.symbol(*s);
-        let class = if sym.attrs.parameter {
-            0
-        } else if sym.ty.base == BaseType::Integer && sym.dims.is_empty() {
-            1
-        } else {
-            2
-        };
-        (class, s.0)
-    });
+    let order = declaration_order(unit);
     for s in order {
         let sym = unit.symbol(s);
         // Variables from modules and hosts are not redeclared; their
@@ -492,9 +462,7 @@ fn emit(g: &mut Gen, header: &str, host: Option<&str>) {
     g.block(&unit.body);
     g.w.dedent();
     g.w.line(&format!("end subroutine {}_d", unit.name));
-    if let Some(m) = host {
-        g.w.line(&format!("end module {m}_d"));
-    }
+    close_host_module(&mut g.w, host, "_d");
 }
 
 fn uses_function(st: &Stmt, name: &str) -> bool {
