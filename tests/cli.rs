@@ -223,18 +223,20 @@ fn adjoint_writes_the_routine_and_the_runtime_or_refuses_with_a_location() {
     );
     assert!(text.contains("subroutine tbr_fig1_b(x, xb)"), "{text}");
     assert!(dir.join("dfort_stack.f90").exists());
-    // An active call is refused: an error naming the line, no file.
+    // An active complex variable is refused: an error naming the line,
+    // no file.
     let (code, _, err) = dfort(&[
         "adjoint",
-        "tests/fixtures/interproc/callee_activity.f90",
+        "tests/fixtures/fixed/tab_reduce.f",
         "--root",
-        "driver",
+        "hfit",
         "--output-dir",
         dir.to_str().unwrap(),
     ]);
     assert_eq!(code, 1);
-    assert!(err.contains("callee_activity.f90:22:"), "{err}");
-    assert!(!dir.join("callee_activity_b.f90").exists());
+    assert!(err.contains("tab_reduce.f:18:"), "{err}");
+    assert!(err.contains("complex"), "{err}");
+    assert!(!dir.join("tab_reduce_b.f90").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -262,4 +264,119 @@ fn verify_reports_both_relative_errors_and_asks_for_missing_sizes() {
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("--int dim=VALUE"), "{err}");
+}
+
+#[test]
+fn verify_no_tbr_checks_the_store_all_adjoint() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let (code, out, err) = dfort(&[
+        "verify",
+        "tests/fixtures/papers/p000_bratu_ad.f",
+        "--root",
+        "bratuad",
+        "--int",
+        "dim=16,parmax=2",
+        "--no-tbr",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("in the dot-product test (ok)"), "{out}");
+}
+
+#[test]
+fn adjoint_and_verify_take_roles_ints_and_sizes_from_dfort_toml() {
+    let dir = std::env::temp_dir().join(format!("dfort-toml-diff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("bratu.f");
+    std::fs::copy(fixtures().join("papers/p000_bratu.f"), &src).unwrap();
+    std::fs::write(
+        dir.join("dfort.toml"),
+        "[[root]]\nname = \"bratu\"\nindependent = [\"x\"]\ndependent = [\"f\"]\n\
+         int = { dim = 12, parmax = 2 }\n",
+    )
+    .unwrap();
+    let src = src.to_str().unwrap();
+    let out_dir = dir.join("out");
+    let (code, out, err) = dfort(&[
+        "adjoint",
+        src,
+        "--root",
+        "bratu",
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("dfort.toml"), "{err}");
+    let text = std::fs::read_to_string(out_dir.join("bratu_b.f90")).unwrap();
+    // prm is not an independent here, so it has no adjoint.
+    assert!(
+        text.contains("subroutine bratu_b(dim, parmax, x, xb, prm, f, fb)"),
+        "{text}"
+    );
+    // The command line wins over dfort.toml.
+    let (code, _, err) = dfort(&[
+        "adjoint",
+        src,
+        "--root",
+        "bratu",
+        "--independent",
+        "x,prm",
+        "--dependent",
+        "f",
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(out_dir.join("bratu_b.f90")).unwrap();
+    assert!(
+        text.contains("subroutine bratu_b(dim, parmax, x, xb, prm, prmb, f, fb)"),
+        "{text}"
+    );
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_none() {
+        let (code, out, err) = dfort(&["verify", src, "--root", "bratu"]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(err.contains("dim=12, parmax=2 from"), "{err}");
+        assert!(out.contains("in the dot-product test (ok)"), "{out}");
+        let (code, out, err) = dfort(&["verify", src, "--root", "bratu", "--int", "dim=7"]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(
+            err.contains("parmax=2 from") && !err.contains("dim=12"),
+            "{err}"
+        );
+    }
+    std::fs::write(
+        dir.join("dfort.toml"),
+        "[[root]]\nname = \"bratu\"\nint = { dim = 12 }\nsizes = { x = 3 }\n",
+    )
+    .unwrap();
+    let (code, _, err) = dfort(&["tangent", src, "--root", "bratu"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("dfort.toml") && err.contains("sizes"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bench_adjoint_times_one_kernel_with_and_without_tbr() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let (code, out, err) = dfort(&["bench-adjoint", "--kernel", "bratu", "--reps", "1"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let row: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("bratu "))
+        .unwrap_or_else(|| panic!("no bratu row: {out}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row.len(), 7, "{out}");
+    let num = |i: usize| -> f64 { row[i].parse().unwrap_or_else(|_| panic!("{out}")) };
+    assert!(num(1) > 0.0 && num(2) > 0.0, "{out}");
+    assert!(num(3) > 0.0 && num(5) > 0.0, "ratios: {out}");
+    // Store-all records the overwritten f(i-1), f(i), f(i+1); TBR none.
+    assert!(num(6) > 0.0, "pushed bytes without TBR: {out}");
+    assert!(out.contains("1 kernel(s): 1 timed"), "{out}");
+    let (code, _, err) = dfort(&["bench-adjoint", "--kernel", "nosuch"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("nosuch"), "{err}");
 }

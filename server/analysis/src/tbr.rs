@@ -13,7 +13,8 @@
 //! index of a counted DO loop is restored by the reversed loop (paper
 //! 001), so the DO header kills it without recording it, and requires the
 //! loop bounds the reversed loop replays.
-//! With `store_all` (`--no-tbr`), every overwrite of an active variable
+//! With `store_all` (`--no-tbr`), every overwrite of an active variable (on
+//! top of the values TBR requires)
 //! is recorded instead, as ADIFOR and Odyssée did.
 
 use crate::activity::Activity;
@@ -333,11 +334,14 @@ pub fn analyze_with(
                 .filter(|_| !recorded_inside)
             {
                 let vi = v.0 as usize;
-                let needed = if store_all {
-                    act.varied_before[id.0 as usize].contains(vi) || act.active_after(*id, v)
-                } else {
-                    s.contains(vi) || own.contains(vi)
-                };
+                // Store-all records every overwrite of an active value on
+                // top of what TBR requires (passive values an adjoint reads
+                // must be restored in either mode).
+                let needed = s.contains(vi)
+                    || own.contains(vi)
+                    || (store_all
+                        && (act.varied_before[id.0 as usize].contains(vi)
+                            || act.active_after(*id, v)));
                 if needed {
                     tbr.records.push(Record {
                         stmt: *id,

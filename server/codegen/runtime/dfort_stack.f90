@@ -13,10 +13,14 @@ module dfort_stack
   integer(8), save :: peak_words = 0
 
   interface dfort_push
-    module procedure push_r8, push_r4, push_i4, push_i8, push_l, push_r8a, push_r4a, push_i4a
+    module procedure push_r8, push_r4, push_i4, push_i8, push_l
+    module procedure push_r8a, push_r4a, push_i4a, push_i8a, push_la
+    module procedure push_r8a2, push_r4a2, push_i4a2, push_r8a3, push_r4a3, push_i4a3
   end interface
   interface dfort_pop
-    module procedure pop_r8, pop_r4, pop_i4, pop_i8, pop_l, pop_r8a, pop_r4a, pop_i4a
+    module procedure pop_r8, pop_r4, pop_i4, pop_i8, pop_l
+    module procedure pop_r8a, pop_r4a, pop_i4a, pop_i8a, pop_la
+    module procedure pop_r8a2, pop_r4a2, pop_i4a2, pop_r8a3, pop_r4a3, pop_i4a3
   end interface
 
 contains
@@ -168,6 +172,118 @@ contains
     end do
     top = top - n
   end subroutine pop_i4a
+
+  subroutine push_i8a(v)
+    integer(8), intent(in) :: v(:)
+    integer(8) :: n
+    n = size(v, kind=8)
+    call reserve(n)
+    tape(top + 1:top + n) = v
+    call note(8_8*n, n)
+  end subroutine push_i8a
+
+  subroutine pop_i8a(v)
+    integer(8), intent(out) :: v(:)
+    integer(8) :: n
+    n = size(v, kind=8)
+    v = tape(top - n + 1:top)
+    top = top - n
+  end subroutine pop_i8a
+
+  subroutine push_la(v)
+    logical, intent(in) :: v(:)
+    integer(8) :: n
+    n = size(v, kind=8)
+    call reserve(n)
+    tape(top + 1:top + n) = merge(1_8, 0_8, v)
+    call note(4_8*n, n)
+  end subroutine push_la
+
+  subroutine pop_la(v)
+    logical, intent(out) :: v(:)
+    integer(8) :: n
+    n = size(v, kind=8)
+    v = tape(top - n + 1:top) /= 0
+    top = top - n
+  end subroutine pop_la
+
+  subroutine push_r8a2(v)
+    real(8), intent(in) :: v(:, :)
+    call push_r8a(reshape(v, [size(v)]))
+  end subroutine push_r8a2
+
+  subroutine pop_r8a2(v)
+    real(8), intent(out) :: v(:, :)
+    real(8), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r8a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r8a2
+
+  subroutine push_r8a3(v)
+    real(8), intent(in) :: v(:, :, :)
+    call push_r8a(reshape(v, [size(v)]))
+  end subroutine push_r8a3
+
+  subroutine pop_r8a3(v)
+    real(8), intent(out) :: v(:, :, :)
+    real(8), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r8a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r8a3
+
+  subroutine push_r4a2(v)
+    real(4), intent(in) :: v(:, :)
+    call push_r4a(reshape(v, [size(v)]))
+  end subroutine push_r4a2
+
+  subroutine pop_r4a2(v)
+    real(4), intent(out) :: v(:, :)
+    real(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r4a2
+
+  subroutine push_r4a3(v)
+    real(4), intent(in) :: v(:, :, :)
+    call push_r4a(reshape(v, [size(v)]))
+  end subroutine push_r4a3
+
+  subroutine pop_r4a3(v)
+    real(4), intent(out) :: v(:, :, :)
+    real(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r4a3
+
+  subroutine push_i4a2(v)
+    integer(4), intent(in) :: v(:, :)
+    call push_i4a(reshape(v, [size(v)]))
+  end subroutine push_i4a2
+
+  subroutine pop_i4a2(v)
+    integer(4), intent(out) :: v(:, :)
+    integer(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_i4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_i4a2
+
+  subroutine push_i4a3(v)
+    integer(4), intent(in) :: v(:, :, :)
+    call push_i4a(reshape(v, [size(v)]))
+  end subroutine push_i4a3
+
+  subroutine pop_i4a3(v)
+    integer(4), intent(out) :: v(:, :, :)
+    integer(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_i4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_i4a3
 
   !> Bytes pushed since the start (or the last reset), and the peak tape
   !> size in bytes (8 bytes a slot).

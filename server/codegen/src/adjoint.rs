@@ -14,40 +14,83 @@
 //! with jumps (GO TO, computed GO TO, arithmetic IF, EXIT, CYCLE, early
 //! RETURN) push the id of each basic block as it is left, after the
 //! integers its adjoint reads, and the reverse sweep pops ids until the
-//! entry marker. What this version cannot reverse — STOP, calls with
-//! active or required arguments, user functions in active expressions,
-//! array assignments and intrinsics, complex variables — is refused with
-//! its location: no code is produced.
+//! entry marker.
+//!
+//! Calls (checkpointing, Tapenade's default in joint mode): the forward
+//! sweep runs the original callee after pushing a snapshot of what the
+//! callee reads (and of what it overwrites that the caller's adjoint
+//! needs) among the values anything may change later; the reverse sweep
+//! pops the snapshot and calls the callee's adjoint `c_b`, which re-runs
+//! the callee's forward sweep and then its reverse sweep. The callee's
+//! TBR, analysed with its calling contexts (paper 000 §5.2), records and
+//! restores the real values the caller needs; the caller records the
+//! integers and logicals the callee overwrites. A function `f` referenced
+//! in an active expression is hoisted into a temporary ([`crate::hoist`])
+//! and differentiated as `f_b(args, argsb…, fb)`. Array assignments are
+//! reversed element-wise through an array temporary; `sum`,
+//! `dot_product`, `matmul` and `transpose` have reverse rules. What this
+//! version cannot reverse — STOP, complex variables, module variables
+//! with adjoints shared between routines, array-valued functions — is
+//! refused with its location: no code is produced.
 
-use crate::fortran::{
-    case_line, close_host_module, declaration, declaration_order, jump_line, open_host_module,
-    uses, Writer,
-};
+use crate::calls::{derivative_args, host_module, result_type, DerivActual};
+use crate::effects::{Effects, LocalEffects};
+use crate::fortran::{case_line, declaration, declaration_order, jump_line, uses, Writer};
+use crate::hoist::{hoist, HoistMap};
+use crate::names::DiffSet;
 use crate::partials::partials;
 use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
-use dfort_analysis::dp::{dp_of, target, vars, writes};
-use dfort_analysis::interproc::analyze_program;
+use dfort_analysis::dep::{global_key, GlobalKey};
+use dfort_analysis::dp::{differentiable, dp_of, index_vars, target, vars, writes};
 use dfort_analysis::liveness;
 use dfort_analysis::tbr::{self, Tbr};
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// The stack runtime the adjoints use (`dfort_stack.f90`).
 pub const RUNTIME: &str = include_str!("../runtime/dfort_stack.f90");
 
+/// What every routine of one adjoint shares.
+struct Shared<'a> {
+    program: &'a Program,
+    diff: &'a DiffSet,
+    tbrs: &'a [Option<Tbr>],
+    effects: &'a [Effects],
+}
+
 struct Gen<'a> {
+    sh: &'a Shared<'a>,
+    /// The unit with its function references hoisted.
     unit: &'a Unit,
+    /// The unit as the analyses saw it.
+    orig: &'a Unit,
     act: &'a Activity,
     tbr: &'a Tbr,
     dead: Vec<StmtId>,
     bname: HashMap<SymbolId, String>,
+    hoisted: HoistMap,
+    /// What the unit may read and write, calls included.
+    fx: LocalEffects,
     refusals: Vec<Refusal>,
     fwd: Writer,
     /// Loops seen so far (each gets its own counter variables).
     counters: usize,
+    /// Indices of the enclosing counted loops the reverse sweep replays.
+    replayed: Vec<SymbolId>,
+    /// Scalar temporaries passed as derivatives of values.
+    ztemps: Vec<String>,
+    /// Ranks of the array temporaries of array assignments.
+    array_temps: BTreeSet<usize>,
+    /// Derivative modules (`m_b`) of the callees this routine calls.
+    used_modules: BTreeSet<String>,
+    /// The module this routine's adjoint lives in.
+    module: Option<String>,
+    /// Module variables callees read that the unit does not see, brought
+    /// in as `use m, only: local => name` to be saved around calls.
+    hidden: std::collections::BTreeMap<GlobalKey, (String, String, String)>,
     /// Unstructured units (GO TO, EXIT, CYCLE, early RETURN) are reversed
     /// by recording basic-block ids (paper 001's fallback) instead.
     unstructured: bool,
@@ -93,36 +136,435 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// Adjoint statements `c̄ += ∂/∂c · m` for every active leaf of `e`.
-    fn adj(&mut self, e: &'a Expr, m: &str, out: &mut Vec<String>) {
+    /// Adjoint statements `c̄ += ∂/∂c · m` for every active leaf of `e`;
+    /// `mr` is the rank of `m` (a scalar leaf under an array `m` gets
+    /// `sum(m)`).
+    fn adj(&mut self, e: &Expr, m: &str, mr: usize, out: &mut Vec<String>) {
         if !self.active_inside(e) {
             return;
         }
+        let unit = self.unit;
         match &e.kind {
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } => {
                 if let Some(b) = self.bref(e) {
-                    out.push(format!("{b} = {b} + {m}"));
+                    if rank_of(unit, e) == 0 && mr > 0 {
+                        out.push(format!("{b} = {b} + sum({m})"));
+                    } else {
+                        out.push(format!("{b} = {b} + {m}"));
+                    }
                 }
             }
             ExprKind::FunctionCall { name, .. } => {
-                self.refuse(e.span, format!("the adjoint generator does not handle the active function reference `{name}` yet"));
+                self.refuse(
+                    e.span,
+                    format!("the active reference to `{name}` cannot be differentiated (array-valued or unknown function)"),
+                );
             }
-            _ => match partials(self.unit, e) {
+            ExprKind::Intrinsic { name, args }
+                if matches!(
+                    name.as_str(),
+                    "sum" | "dot_product" | "matmul" | "transpose"
+                ) =>
+            {
+                self.adj_array_intrinsic(e, name, args, m, mr, out);
+            }
+            _ => match partials(unit, e) {
                 Some(parts) => {
+                    let r = mr.max(rank_of(unit, e));
                     for (child, d) in parts {
                         let mm = format!("{} * {}", p(m.to_string()), p(d));
-                        self.adj(child, &mm, out);
+                        self.adj(child, &mm, r, out);
                     }
                 }
                 None => self.refuse(
                     e.span,
                     format!(
                         "no adjoint rule for `{}` with active arguments",
-                        print(self.unit, e)
+                        print(unit, e)
                     ),
                 ),
             },
         }
+    }
+
+    /// Reverse rules of the array intrinsics.
+    fn adj_array_intrinsic(
+        &mut self,
+        e: &Expr,
+        name: &str,
+        args: &[Arg],
+        m: &str,
+        mr: usize,
+        out: &mut Vec<String>,
+    ) {
+        let unit = self.unit;
+        let v = |x: &Expr| p(print(unit, x));
+        let m = p(m.to_string());
+        let keywords = args.iter().any(|a| a.keyword.is_some());
+        match (name, args.len()) {
+            ("sum", 1) if !keywords && mr == 0 => {
+                // Every element gets the scalar adjoint.
+                let a = &args[0].value;
+                let r = rank_of(unit, a);
+                self.adj(a, &m, r, out);
+            }
+            ("transpose", 1) => self.adj(&args[0].value, &format!("transpose({m})"), 2, out),
+            ("dot_product", 2) if !keywords && mr == 0 => {
+                let (a, b) = (&args[0].value, &args[1].value);
+                self.adj(a, &format!("{m} * {}", v(b)), 1, out);
+                self.adj(b, &format!("{m} * {}", v(a)), 1, out);
+            }
+            ("matmul", 2) if !keywords => {
+                let (a, b) = (&args[0].value, &args[1].value);
+                let (ra, rb) = (rank_of(unit, a), rank_of(unit, b));
+                let (ma, mb) = match (ra, rb) {
+                    (2, 1) => (
+                        format!(
+                            "spread({m}, 2, size({})) * spread({}, 1, size({m}))",
+                            v(b),
+                            v(b)
+                        ),
+                        format!("matmul(transpose({}), {m})", v(a)),
+                    ),
+                    (1, 2) => (
+                        format!("matmul({}, {m})", v(b)),
+                        format!(
+                            "spread({}, 2, size({m})) * spread({m}, 1, size({}))",
+                            v(a),
+                            v(a)
+                        ),
+                    ),
+                    (2, 2) => (
+                        format!("matmul({m}, transpose({}))", v(b)),
+                        format!("matmul(transpose({}), {m})", v(a)),
+                    ),
+                    _ => {
+                        self.refuse(e.span, "no adjoint rule for this `matmul`");
+                        return;
+                    }
+                };
+                self.adj(a, &ma, ra, out);
+                self.adj(b, &mb, rb, out);
+            }
+            _ => self.refuse(
+                e.span,
+                format!(
+                    "no adjoint rule for `{}` with these arguments",
+                    print(unit, e)
+                ),
+            ),
+        }
+    }
+
+    /// Whether anything the unit runs may change `s` (hoisted temporaries
+    /// always may).
+    fn modifiable(&self, s: SymbolId) -> bool {
+        s.0 as usize >= self.orig.symbols.len() || self.fx.writes.contains(s.0 as usize)
+    }
+
+    /// The reference a variable actual stands for, for saving: the actual
+    /// itself when the formal is a scalar or the actual a section, else
+    /// the whole array (sequence association).
+    fn actual_item(&self, a: &Expr, formal_rank: usize) -> Option<(String, SymbolId, bool)> {
+        match &a.kind {
+            ExprKind::Var(v) => Some((self.unit.symbol(*v).name.clone(), *v, true)),
+            ExprKind::ArrayRef { array, subs } => {
+                let section = subs.iter().any(|s| matches!(s, Subscript::Range { .. }));
+                if formal_rank == 0 || section {
+                    Some((print(self.unit, a), *array, false))
+                } else {
+                    Some((self.unit.symbol(*array).name.clone(), *array, true))
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The variable references an expression reads, and the index
+    /// variables of its array references.
+    fn leaf_items(&self, e: &Expr, out: &mut Vec<(String, SymbolId, bool)>) {
+        let unit = self.unit;
+        e.walk(&mut |x| match &x.kind {
+            ExprKind::Var(v) if is_data(unit, *v) => {
+                out.push((unit.symbol(*v).name.clone(), *v, true))
+            }
+            ExprKind::ArrayRef { array, .. } if is_data(unit, *array) => {
+                out.push((print(unit, x), *array, false));
+            }
+            _ => {}
+        });
+    }
+
+    /// A call to `callee(args)` — a CALL, or a hoisted function reference
+    /// whose value goes to `result`: writes to the forward sweep what its
+    /// reversal needs saved and returns its reverse sweep.
+    fn call_site(
+        &mut self,
+        id: StmtId,
+        span: Span,
+        callee: Option<UnitId>,
+        name: &str,
+        args: &[Arg],
+        result: Option<SymbolId>,
+    ) -> Vec<Line> {
+        let unit = self.unit;
+        let sh = self.sh;
+        let in_req = self
+            .tbr
+            .in_req
+            .get(id.0 as usize)
+            .cloned()
+            .unwrap_or_default();
+        let differentiated = callee.is_some_and(|c| sh.diff.contains(c));
+        // What the call may overwrite, and (for a differentiated callee)
+        // what it reads: caller references, with whether each is whole.
+        let mut written: Vec<(String, SymbolId, bool)> = Vec::new();
+        let mut read: Vec<(String, SymbolId, bool)> = Vec::new();
+        let mut indices = BitSet::default();
+        let mut snapshot_hidden: Vec<String> = Vec::new();
+        match callee {
+            Some(c) => {
+                let cu = sh.program.unit(c);
+                let fx = &sh.effects[c.0 as usize];
+                for (k, a) in crate::calls::in_formal_order(cu, args)
+                    .into_iter()
+                    .enumerate()
+                {
+                    let Some(a) = a else { continue };
+                    let k32 = k as u32;
+                    let rank = cu.symbol(cu.args[k]).rank();
+                    index_vars(unit, &a.value, &mut indices);
+                    match self.actual_item(&a.value, rank) {
+                        Some(item) => {
+                            if fx.written_formals.contains(&k32) {
+                                written.push(item.clone());
+                            }
+                            if fx.read_formals.contains(&k32) {
+                                read.push(item);
+                            }
+                        }
+                        None => self.leaf_items(&a.value, &mut read),
+                    }
+                }
+                let mut declared = BTreeSet::new();
+                for i in 0..self.orig.symbols.len() {
+                    let s = SymbolId(i as u32);
+                    let Some(key) = global_key(sh.program, self.orig, s) else {
+                        continue;
+                    };
+                    let item = (unit.symbol(s).name.clone(), s, true);
+                    if fx.written_globals.contains(&key) {
+                        written.push(item.clone());
+                    }
+                    if fx.read_globals.contains(&key) {
+                        read.push(item);
+                    }
+                    declared.insert(key);
+                }
+                if differentiated {
+                    // Globals the callee reads that this routine does not
+                    // declare but that may change: module variables are
+                    // brought in under a new name; COMMON members cannot.
+                    let mine = &sh.effects[self.orig.id.0 as usize];
+                    let hidden: Vec<GlobalKey> = fx
+                        .read_globals
+                        .iter()
+                        .filter(|k| !declared.contains(*k) && mine.written_globals.contains(*k))
+                        .cloned()
+                        .collect();
+                    for k in hidden {
+                        match &k {
+                            GlobalKey::Shared { unit: m, symbol }
+                                if sh.program.unit(*m).kind == UnitKind::Module =>
+                            {
+                                let mu = sh.program.unit(*m);
+                                let n = self.hidden.len() + 1;
+                                let local = self
+                                    .hidden
+                                    .entry(k.clone())
+                                    .or_insert_with(|| {
+                                        (
+                                            format!("dfort_g{n}"),
+                                            mu.name.clone(),
+                                            mu.symbol(*symbol).name.clone(),
+                                        )
+                                    })
+                                    .0
+                                    .clone();
+                                if let Err(m) = pushable(mu, *symbol, true) {
+                                    self.refuse(span, format!("{m} (saved for the call to `{}`)", cu.name));
+                                } else if !snapshot_hidden.contains(&local) {
+                                    snapshot_hidden.push(local);
+                                }
+                            }
+                            _ => self.refuse(
+                                span,
+                                format!(
+                                    "`{}` reads {}, which `{}` does not declare but may change; declare it in `{}` so that the call can be checkpointed",
+                                    cu.name,
+                                    describe_global(sh.program, &k),
+                                    self.orig.name,
+                                    self.orig.name
+                                ),
+                            ),
+                        }
+                    }
+                }
+            }
+            None => {
+                for a in args {
+                    if let Some(item) = self.actual_item(&a.value, 1) {
+                        written.push(item);
+                    }
+                }
+            }
+        }
+        let active = args.iter().any(|a| {
+            self.active_inside(&a.value)
+                || target(&a.value).is_some_and(|(s, _)| self.has_adjoint(s))
+        });
+        if active && !differentiated {
+            let why = if callee.is_some() {
+                "dfort finds no derivative for it"
+            } else {
+                "dfort has no source for it"
+            };
+            self.refuse(
+                span,
+                format!("`{name}` receives active arguments but {why}; give dfort its source"),
+            );
+        }
+        // The caller records what the call overwrites of the values its
+        // own adjoint needs (a differentiated callee restores the real
+        // ones itself, from its calling context).
+        let mut records: Vec<String> = Vec::new();
+        for (item, s, whole) in &written {
+            if !in_req.contains(s.0 as usize) {
+                continue;
+            }
+            if differentiated && differentiable(self.orig, *s) {
+                continue;
+            }
+            if let Err(m) = pushable(unit, *s, *whole) {
+                self.refuse(span, format!("{m} (around the call to `{name}`)"));
+            }
+            if !records.contains(item) {
+                records.push(item.clone());
+            }
+        }
+        // The snapshot: what the callee reads (and overwrites of what
+        // the caller needs), among the values anything may change.
+        let mut snapshot: Vec<String> = Vec::new();
+        if differentiated {
+            let mut items = read;
+            items.extend(
+                written
+                    .iter()
+                    .filter(|(_, s, _)| in_req.contains(s.0 as usize))
+                    .cloned(),
+            );
+            for i in indices.iter() {
+                let s = SymbolId(i as u32);
+                // The reversed loop replays its own index.
+                if !self.replayed.contains(&s) {
+                    items.push((unit.symbol(s).name.clone(), s, true));
+                }
+            }
+            for (item, s, whole) in items {
+                if !self.modifiable(s) || snapshot.contains(&item) {
+                    continue;
+                }
+                if let Err(m) = pushable(unit, s, whole) {
+                    self.refuse(span, format!("{m} (saved for the call to `{name}`)"));
+                }
+                snapshot.push(item);
+            }
+            snapshot.extend(snapshot_hidden);
+        }
+        for item in records.iter().chain(&snapshot) {
+            self.fwd.line(&format!("call dfort_push({item})"));
+        }
+        let mut rev: Vec<Line> = snapshot
+            .iter()
+            .rev()
+            .map(|item| Line::Plain(format!("call dfort_pop({item})")))
+            .collect();
+        if let (true, Some(c)) = (differentiated, callee) {
+            rev.extend(self.adjoint_call(span, c, args, result));
+        }
+        rev.extend(
+            records
+                .iter()
+                .rev()
+                .map(|item| Line::Plain(format!("call dfort_pop({item})"))),
+        );
+        rev
+    }
+
+    /// `call c_b(...)`, with temporaries for the adjoints of values.
+    fn adjoint_call(
+        &mut self,
+        span: Span,
+        c: UnitId,
+        args: &[Arg],
+        result: Option<SymbolId>,
+    ) -> Vec<Line> {
+        let sh = self.sh;
+        let cu = sh.program.unit(c);
+        match host_module(sh.program, cu) {
+            Ok(Some(m)) if Some(&m) != self.module.as_ref() => {
+                self.used_modules.insert(m);
+            }
+            Ok(_) => {}
+            Err(r) => self.refusals.push(r),
+        }
+        let cn = sh.diff.names(cu, 'b');
+        let dargs = match derivative_args(self.unit, cu, &cn, args, |e| self.bref(e)) {
+            Ok(d) => d,
+            Err(m) => {
+                self.refuse(span, m);
+                return Vec::new();
+            }
+        };
+        let mut pre = Vec::new();
+        let mut post = Vec::new();
+        let mut list = Vec::new();
+        for (primal, d) in dargs {
+            list.push(primal);
+            match d {
+                None => {}
+                Some(DerivActual::Ref(r)) => list.push(r),
+                Some(DerivActual::Value(e, f)) => {
+                    self.ztemps
+                        .push(dfort_ir::dump::type_name(&cu.symbol(f).ty));
+                    let z = format!("dfort_z{}", self.ztemps.len());
+                    pre.push(format!("{z} = 0.0d0"));
+                    self.adj(e, &z, 0, &mut post);
+                    list.push(z);
+                }
+            }
+        }
+        if let (Some(r), Some(cr)) = (result, cu.result) {
+            if cn.contains_key(&cr) {
+                match self.bname.get(&r) {
+                    Some(b) => list.push(b.clone()),
+                    None => {
+                        self.ztemps.push(result_type(cu));
+                        let z = format!("dfort_z{}", self.ztemps.len());
+                        pre.push(format!("{z} = 0.0d0"));
+                        list.push(z);
+                    }
+                }
+            }
+        }
+        let mut out: Vec<Line> = pre.into_iter().map(Line::Plain).collect();
+        out.push(Line::Plain(format!(
+            "call {}_b({})",
+            cu.name,
+            list.join(", ")
+        )));
+        out.extend(post.into_iter().map(Line::Plain));
+        out
     }
 
     fn recorded(&self, st: StmtId) -> Vec<SymbolId> {
@@ -220,7 +662,8 @@ impl<'a> Gen<'a> {
         let mut rev = Vec::new();
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => {
-                let dead = self.dead.contains(&id);
+                let hoisted = self.hoisted.get(&id).cloned().unwrap_or_default();
+                let dead = self.dead.contains(&id) && hoisted.is_empty();
                 let Some((t, whole)) = target(lhs) else {
                     self.refuse(st.span, "this assignment target cannot be differentiated");
                     return rev;
@@ -237,37 +680,50 @@ impl<'a> Gen<'a> {
                         "complex variables are not differentiated in reverse mode yet",
                     );
                 }
-                if self.has_adjoint(t) && array_valued(unit, lhs) {
-                    self.refuse(
-                        st.span,
-                        "array assignments (whole arrays, sections) are not differentiated in reverse mode yet",
-                    );
-                }
                 let record = !dead && self.recorded(id).contains(&t);
-                let tty = unit.symbol(t).ty.base;
-                if record && !matches!(tty, BaseType::Real | BaseType::Integer | BaseType::Logical)
-                {
-                    self.refuse(
-                        st.span,
-                        format!(
-                            "recording a {} value on the tape is not supported yet",
-                            dfort_ir::dump::type_name(&unit.symbol(t).ty)
-                        ),
-                    );
+                if record {
+                    if let Err(m) = pushable(unit, t, whole) {
+                        self.refuse(st.span, m);
+                    }
+                }
+                let adjoint = self.has_adjoint(t) && self.act.active_after(id, t);
+                // Hoisted function references run first, each after its
+                // snapshot; the values the adjoint reads are pushed.
+                let mut label = label;
+                if !hoisted.is_empty() && !label.is_empty() {
+                    self.fwd.line(&format!("{label}continue"));
+                    label.clear();
+                }
+                let mut call_revs = Vec::new();
+                let mut pushed_temps = Vec::new();
+                for h in &hoisted {
+                    call_revs.push(self.call_site(
+                        id,
+                        h.span,
+                        Some(h.callee),
+                        &h.name,
+                        &h.args,
+                        Some(h.temp),
+                    ));
+                    let a: Vec<String> = h.args.iter().map(|x| print(unit, &x.value)).collect();
+                    let tn = &unit.symbol(h.temp).name;
+                    self.fwd
+                        .line(&format!("{tn} = {}({})", h.name, a.join(", ")));
+                }
+                // The values the assignment's adjoint reads, pushed after
+                // every snapshot so that they pop first.
+                for h in &hoisted {
+                    if adjoint && mentions(rhs, h.temp) {
+                        let tn = &unit.symbol(h.temp).name;
+                        self.fwd.line(&format!("call dfort_push({tn})"));
+                        pushed_temps.push(tn.clone());
+                    }
                 }
                 if record {
-                    if whole && unit.symbol(t).rank() > 1 {
-                        self.refuse(
-                            st.span,
-                            "recording a whole array of rank > 1 is not supported yet",
-                        );
-                    }
                     self.fwd
                         .line(&format!("{label}call dfort_push({})", print(unit, lhs)));
-                    if !dead {
-                        self.fwd
-                            .line(&format!("{} = {}", print(unit, lhs), print(unit, rhs)));
-                    }
+                    self.fwd
+                        .line(&format!("{} = {}", print(unit, lhs), print(unit, rhs)));
                 } else if !dead {
                     self.fwd.line(&format!(
                         "{label}{} = {}",
@@ -281,10 +737,29 @@ impl<'a> Gen<'a> {
                 if record {
                     rev.push(Line::Plain(format!("call dfort_pop({})", print(unit, lhs))));
                 }
-                if self.has_adjoint(t) && self.act.active_after(id, t) {
+                for tn in pushed_temps.iter().rev() {
+                    rev.push(Line::Plain(format!("call dfort_pop({tn})")));
+                }
+                for h in &hoisted {
+                    if let Some(b) = self.bname.get(&h.temp) {
+                        rev.push(Line::Plain(format!("{b} = 0.0d0")));
+                    }
+                }
+                if adjoint {
                     let lb = self.bref(lhs).unwrap_or_default();
-                    let mut body = vec![format!("dfort_tb = {lb}"), format!("{lb} = 0.0d0")];
-                    self.adj(rhs, "dfort_tb", &mut body);
+                    let r = if array_valued(unit, lhs) {
+                        rank_of(unit, lhs)
+                    } else {
+                        0
+                    };
+                    let tb = if r == 0 {
+                        "dfort_tb".to_string()
+                    } else {
+                        self.array_temps.insert(r);
+                        format!("dfort_ta{r}")
+                    };
+                    let mut body = vec![format!("{tb} = {lb}"), format!("{lb} = 0.0d0")];
+                    self.adj(rhs, &tb, r, &mut body);
                     rev.extend(body.into_iter().map(Line::Plain));
                 } else if self.has_adjoint(t) {
                     // A passive value overwrites an active variable: its
@@ -293,25 +768,31 @@ impl<'a> Gen<'a> {
                         rev.push(Line::Plain(format!("{lb} = 0.0d0")));
                     }
                 }
-            }
-            StmtKind::Call { name, args, .. } => {
-                let active = args.iter().any(|a| {
-                    self.active_inside(&a.value)
-                        || target(&a.value).is_some_and(|(s, _)| self.has_adjoint(s))
-                });
-                let in_req = &self.tbr.in_req[id.0 as usize];
-                let clobbers = writes(&Program::default(), unit, st)
-                    .iter()
-                    .any(|(s, _)| in_req.contains(s.0 as usize));
-                if active || clobbers {
-                    self.refuse(
-                        st.span,
-                        format!("the adjoint generator does not handle this call to `{name}` yet"),
-                    );
+                for r in call_revs.into_iter().rev() {
+                    rev.extend(r);
                 }
-                let a: Vec<String> = args.iter().map(|x| print(unit, &x.value)).collect();
-                self.fwd
-                    .line(&format!("{label}call {name}({})", a.join(", ")));
+            }
+            StmtKind::Call {
+                name,
+                args,
+                target: tgt,
+            } => {
+                let callee = match tgt {
+                    CallTarget::Unit(c) => Some(*c),
+                    _ => None,
+                };
+                if !label.is_empty() {
+                    self.fwd.line(&format!("{label}continue"));
+                }
+                rev = self.call_site(id, st.span, callee, name, args, None);
+                let a: Vec<String> = args
+                    .iter()
+                    .map(|x| match &x.keyword {
+                        Some(k) => format!("{k}={}", print(unit, &x.value)),
+                        None => print(unit, &x.value),
+                    })
+                    .collect();
+                self.fwd.line(&format!("call {name}({})", a.join(", ")));
             }
             StmtKind::If {
                 arms, else_body, ..
@@ -436,7 +917,9 @@ impl<'a> Gen<'a> {
                         self.fwd.line(&format!("{label}call dfort_push({i})"));
                         self.fwd.line(&format!("do {i} = {s}, {e}, {stp}"));
                         self.fwd.indent();
+                        self.replayed.push(*var);
                         let body_rev = self.block(body);
+                        self.replayed.pop();
                         self.fwd.dedent();
                         self.fwd.line("end do");
                         rev.push(Line::CountedLoop {
@@ -495,14 +978,18 @@ impl<'a> Gen<'a> {
             StmtKind::Return if self.unstructured => {
                 self.fwd.line(&format!("{label}go to {REVERSE_LABEL}"))
             }
+            // A run that stops has no reverse sweep: STOP stays as it is.
+            StmtKind::Stop => self.fwd.line(&format!("{label}stop")),
             StmtKind::Goto { .. }
             | StmtKind::ComputedGoto { .. }
             | StmtKind::ArithmeticIf { .. }
             | StmtKind::Exit { .. }
             | StmtKind::Cycle { .. }
-            | StmtKind::Return
-            | StmtKind::Stop => {
-                self.refuse(st.span, "jumps (GO TO, arithmetic IF, EXIT, CYCLE, early RETURN, STOP) are not reversed yet");
+            | StmtKind::Return => {
+                self.refuse(
+                    st.span,
+                    "jumps (GO TO, arithmetic IF, EXIT, CYCLE, early RETURN) are not reversed yet",
+                );
             }
             StmtKind::Io { .. } => {
                 self.refuse(st.span, "READ statements are not differentiated yet")
@@ -513,6 +1000,95 @@ impl<'a> Gen<'a> {
             }
         }
         rev
+    }
+}
+
+/// A variable (not a named constant or a procedure).
+fn is_data(unit: &Unit, s: SymbolId) -> bool {
+    let sym = unit.symbol(s);
+    !sym.attrs.parameter && sym.storage != Storage::Procedure
+}
+
+/// Whether `e` mentions variable `s`.
+fn mentions(e: &Expr, s: SymbolId) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        if matches!(x.kind, ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. } if v == s) {
+            found = true;
+        }
+    });
+    found
+}
+
+/// The rank of an expression's value (0 for scalars).
+pub(crate) fn rank_of(unit: &Unit, e: &Expr) -> usize {
+    match &e.kind {
+        ExprKind::Var(s) => unit.symbol(*s).rank(),
+        ExprKind::ArrayRef { subs, .. } => subs
+            .iter()
+            .filter(|s| matches!(s, Subscript::Range { .. }))
+            .count(),
+        ExprKind::Unary { operand, .. } => rank_of(unit, operand),
+        ExprKind::Binary { lhs, rhs, .. } => rank_of(unit, lhs).max(rank_of(unit, rhs)),
+        ExprKind::ArrayCtor(_) => 1,
+        ExprKind::Intrinsic { name, args } => {
+            let r = |i: usize| args.get(i).map(|a| rank_of(unit, &a.value)).unwrap_or(0);
+            match name.as_str() {
+                "sum" | "product" | "maxval" | "minval" if args.len() > 1 => r(0).saturating_sub(1),
+                "sum" | "product" | "maxval" | "minval" | "dot_product" | "size" | "norm2" => 0,
+                "transpose" => 2,
+                "matmul" => (r(0) + r(1)).saturating_sub(2),
+                _ => args
+                    .iter()
+                    .map(|a| rank_of(unit, &a.value))
+                    .max()
+                    .unwrap_or(0),
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// Whether the runtime can push this variable (or part of it).
+fn pushable(unit: &Unit, s: SymbolId, whole: bool) -> Result<(), String> {
+    let sym = unit.symbol(s);
+    let kind_ok = match sym.ty.base {
+        BaseType::Real => matches!(sym.ty.kind, Some(4) | Some(8)),
+        BaseType::Integer => matches!(sym.ty.kind, Some(4) | Some(8) | None),
+        BaseType::Logical => sym.rank() == 0 || !whole,
+        _ => false,
+    };
+    if !kind_ok {
+        return Err(format!(
+            "saving `{}` ({}) on the tape is not supported yet",
+            sym.name,
+            dfort_ir::dump::type_name(&sym.ty)
+        ));
+    }
+    if whole && sym.rank() > 3 {
+        return Err(format!(
+            "saving the whole array `{}` of rank {} on the tape is not supported yet",
+            sym.name,
+            sym.rank()
+        ));
+    }
+    if whole && sym.dims.iter().any(|d| d.kind == DimKind::AssumedSize) {
+        return Err(format!(
+            "the assumed-size array `{}` would have to be saved whole; give it explicit bounds",
+            sym.name
+        ));
+    }
+    Ok(())
+}
+
+/// A global in words: `COMMON /blk/ member 2` or `module variable x`.
+fn describe_global(program: &Program, k: &GlobalKey) -> String {
+    match k {
+        GlobalKey::Common { block, index } => format!("member {} of COMMON /{block}/", index + 1),
+        GlobalKey::Shared { unit, symbol } => {
+            let u = program.unit(*unit);
+            format!("`{}` of `{}`", u.symbol(*symbol).name, u.name)
+        }
     }
 }
 
@@ -576,6 +1152,8 @@ fn snapshots(
     unit: &Unit,
     act: &Activity,
     bname: &HashMap<SymbolId, String>,
+    fx: &LocalEffects,
+    fx_len: usize,
 ) -> HashMap<usize, Vec<String>> {
     let mut out = HashMap::new();
     for (i, node) in unit.cfg.nodes.iter().enumerate() {
@@ -595,9 +1173,15 @@ fn snapshots(
         }
         let names: Vec<String> = ints
             .iter()
-            .map(|v| unit.symbol(SymbolId(v as u32)))
-            .filter(|s| s.ty.base == BaseType::Integer && s.rank() == 0 && !s.attrs.parameter)
-            .map(|s| s.name.clone())
+            .map(|v| (v, unit.symbol(SymbolId(v as u32))))
+            .filter(|(i, s)| {
+                s.ty.base == BaseType::Integer
+                    && s.rank() == 0
+                    && !s.attrs.parameter
+                    // Values nothing changes need no saving.
+                    && (fx.writes.contains(*i) || *i >= fx_len)
+            })
+            .map(|(_, s)| s.name.clone())
             .collect();
         if !names.is_empty() {
             out.insert(i, names);
@@ -674,34 +1258,8 @@ fn emit(w: &mut Writer, lines: &[Line]) {
     }
 }
 
-/// The variables of `root` that get an adjoint (those that get a tangent
-/// derivative), named `xb` (renamed on a clash).
-pub fn adjoint_names(
-    program: &Program,
-    root: UnitId,
-    independents: &BitSet,
-    dependents: &BitSet,
-) -> HashMap<SymbolId, String> {
-    let unit = program.unit(root);
-    let mut taken: Vec<String> = unit.symbols.iter().map(|s| s.name.clone()).collect();
-    let mut ids: Vec<SymbolId> =
-        crate::tangent::derivative_names(program, root, independents, dependents)
-            .into_keys()
-            .collect();
-    ids.sort();
-    ids.into_iter()
-        .map(|s| {
-            let mut name = format!("{}b", unit.symbol(s).name);
-            while taken.contains(&name) {
-                name.push('0');
-            }
-            taken.push(name.clone());
-            (s, name)
-        })
-        .collect()
-}
-
-/// The adjoint `r_b` of subroutine `root` (free-form source), or why not.
+/// The adjoint `r_b` of subroutine `root` and of every procedure it calls
+/// that has active variables (free-form source), or why not.
 pub fn adjoint(
     program: &Program,
     root: UnitId,
@@ -710,34 +1268,96 @@ pub fn adjoint(
     store_all: bool,
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
+    let program = &*crate::hoist::inline_statement_functions(program);
     let unit = program.unit(root);
-    let host = check_root(program, unit, "an adjoint")?;
-    let pa = analyze_program(program, &[(root, independents.clone(), dependents.clone())]);
-    let tbrs = tbr::analyze_program(program, &pa, store_all);
-    let (Some(act), Some(t)) = (&pa.activity[root.0 as usize], &tbrs[root.0 as usize]) else {
-        return Err(Vec::new());
+    check_root(program, unit, "an adjoint")?;
+    let diff = DiffSet::new(program, root, independents, dependents);
+    let tbrs = tbr::analyze_program(program, &diff.activity, store_all);
+    let effects = crate::effects::all(program);
+    let sh = Shared {
+        program,
+        diff: &diff,
+        tbrs: &tbrs,
+        effects: &effects,
+    };
+    let mut refusals = crate::fortran::shared_global_refusals(program, &diff);
+    let mut routines = Vec::new();
+    for &u in &diff.units {
+        match routine(&sh, u, store_all) {
+            Ok(r) => routines.push(r),
+            Err(e) => refusals.extend(e),
+        }
+    }
+    if !refusals.is_empty() {
+        return Err(refusals);
+    }
+    Ok(crate::fortran::assemble(header, &routines, "_b"))
+}
+
+/// The adjoint routine of one unit of the set.
+fn routine(
+    sh: &Shared,
+    u: UnitId,
+    store_all: bool,
+) -> Result<crate::fortran::Routine, Vec<Refusal>> {
+    let program = sh.program;
+    let orig = program.unit(u);
+    let module = host_module(program, orig).map_err(|r| vec![r])?;
+    let (Some(act), Some(t)) = (
+        &sh.diff.activity.activity[u.0 as usize],
+        &sh.tbrs[u.0 as usize],
+    ) else {
+        return Err(vec![Refusal {
+            span: orig.name_span,
+            message: format!("`{}` was not analysed", orig.name),
+        }]);
     };
     let dead = if store_all {
         Vec::new()
     } else {
-        liveness::analyze(program, unit, t, &BitSet::default()).dead
+        liveness::analyze(program, orig, t, &BitSet::default()).dead
     };
-    let bname = adjoint_names(program, root, independents, dependents);
+    let mut bname = sh.diff.names(orig, 'b');
+    let (hunit, hoisted) = hoist(program, orig, |st| match &st.kind {
+        StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| bname.contains_key(&t)),
+        _ => false,
+    });
+    for h in hoisted.values().flatten() {
+        let cu = program.unit(h.callee);
+        if cu
+            .result
+            .is_some_and(|r| sh.diff.with_d[h.callee.0 as usize].contains(r.0 as usize))
+        {
+            bname.insert(h.temp, format!("{}b", hunit.symbol(h.temp).name));
+        }
+    }
+    let unit = &hunit;
     let unstructured = !unit.cfg.structured;
+    let fx = crate::effects::local(program, orig, sh.effects);
     let snaps = if unstructured {
-        snapshots(unit, act, &bname)
+        snapshots(unit, act, &bname, &fx, orig.symbols.len())
     } else {
         HashMap::new()
     };
     let mut g = Gen {
+        sh,
         unit,
+        orig,
         act,
         tbr: t,
         dead,
         bname,
+        hoisted,
+        fx,
         refusals: Vec::new(),
         fwd: Writer::default(),
         counters: 0,
+        ztemps: Vec::new(),
+        replayed: Vec::new(),
+        array_temps: BTreeSet::new(),
+        used_modules: BTreeSet::new(),
+        module: module.clone(),
+        hidden: std::collections::BTreeMap::new(),
         unstructured,
         block_rev: HashMap::new(),
         snapshots: snaps,
@@ -750,10 +1370,6 @@ pub fn adjoint(
         return Err(g.refusals);
     }
     let mut w = Writer::default();
-    for line in header.lines() {
-        w.line(&format!("! {line}"));
-    }
-    open_host_module(&mut w, host.as_deref(), "_b");
     let mut args = Vec::new();
     for a in &unit.args {
         args.push(unit.symbol(*a).name.clone());
@@ -761,9 +1377,18 @@ pub fn adjoint(
             args.push(b.clone());
         }
     }
+    if let Some(b) = unit.result.and_then(|r| g.bname.get(&r)) {
+        args.push(b.clone());
+    }
     w.line(&format!("subroutine {}_b({})", unit.name, args.join(", ")));
     w.indent();
     w.line("use dfort_stack");
+    for m in &g.used_modules {
+        w.line(&format!("use {m}_b"));
+    }
+    for (local, m, name) in g.hidden.values() {
+        w.line(&format!("use {m}, only: {local} => {name}"));
+    }
     for u in uses(unit) {
         w.line(&u);
     }
@@ -777,8 +1402,17 @@ pub fn adjoint(
             sym.storage,
             Storage::Imported { .. } | Storage::UnknownModule { .. }
         );
-        if !imported {
-            if let Some(d) = declaration(unit, sym, &sym.name, true) {
+        let unused_procedure = sym.storage == Storage::Procedure
+            && (!crate::fortran::references_function(orig, &sym.name)
+                || crate::fortran::is_module_procedure(program, sym));
+        if !imported && !unused_procedure {
+            // The forward sweep may skip what the original writes: no
+            // dummy is left undefined on entry.
+            let mut psym = sym.clone();
+            if psym.intent == Some(Intent::Out) {
+                psym.intent = Some(Intent::InOut);
+            }
+            if let Some(d) = declaration(unit, &psym, &sym.name, true) {
                 w.line(&d);
             }
         }
@@ -794,25 +1428,31 @@ pub fn adjoint(
             }
         }
     }
-    for c in &unit.commons {
-        let names: Vec<&str> = c
-            .members
-            .iter()
-            .map(|m| unit.symbol(*m).name.as_str())
-            .collect();
-        w.line(&format!("common /{}/ {}", c.name, names.join(", ")));
+    for d in crate::fortran::undeclared_functions(program, unit, &g.hoisted) {
+        w.line(&d);
     }
+    crate::fortran::common_blocks(&mut w, unit, &g.bname, &sh.diff.commons, "_b");
     w.line("integer :: dfort_branch");
     for k in 1..=g.counters {
         w.line(&format!("integer :: dfort_k{k}, dfort_count{k}"));
     }
     w.line("real(8) :: dfort_tb");
-    // Adjoints of locals start at zero.
+    for (k, ty) in g.ztemps.iter().enumerate() {
+        w.line(&format!("{ty} :: dfort_z{}", k + 1));
+    }
+    for r in &g.array_temps {
+        let colons = vec![":"; *r].join(", ");
+        w.line(&format!("real(8), allocatable :: dfort_ta{r}({colons})"));
+    }
+    // Adjoints of locals start at zero (not those of dummies, of the
+    // function result or of COMMON members, which the caller owns).
     for s in &order {
-        if let (Some(b), false) = (
-            g.bname.get(s),
-            matches!(unit.symbol(*s).storage, Storage::Dummy(_)),
-        ) {
+        let storage = &unit.symbol(*s).storage;
+        let owned = matches!(
+            storage,
+            Storage::Dummy(_) | Storage::Result | Storage::Common { .. }
+        );
+        if let (Some(b), false) = (g.bname.get(s), owned) {
             w.line(&format!("{b} = 0.0d0"));
         }
     }
@@ -857,6 +1497,8 @@ pub fn adjoint(
     }
     w.dedent();
     w.line(&format!("end subroutine {}_b", unit.name));
-    close_host_module(&mut w, host.as_deref(), "_b");
-    Ok(w.finish())
+    Ok(crate::fortran::Routine {
+        module,
+        text: w.finish(),
+    })
 }

@@ -32,6 +32,9 @@ pub struct DriverSpec {
     pub with_derivative: Vec<bool>,
     pub tangent: bool,
     pub adjoint: bool,
+    /// The module of a module-procedure root (its derivatives are in
+    /// `<m>_d` and `<m>_b`).
+    pub module: Option<String>,
 }
 
 pub fn driver(spec: &DriverSpec) -> String {
@@ -45,11 +48,24 @@ pub fn driver(spec: &DriverSpec) -> String {
     if spec.adjoint {
         ext.push(format!("{root}_b"));
     }
-    let _ = writeln!(
-        w,
-        "program dfort_verify\n  implicit none\n  external {}",
-        ext.join(", ")
-    );
+    // A module procedure and its derivatives come from their modules.
+    let header = match &spec.module {
+        Some(m) => {
+            let mut uses = format!("  use {m}");
+            if spec.tangent {
+                uses.push_str(&format!("\n  use {m}_d"));
+            }
+            if spec.adjoint {
+                uses.push_str(&format!("\n  use {m}_b"));
+            }
+            format!("program dfort_verify\n{uses}\n  implicit none")
+        }
+        None => format!(
+            "program dfort_verify\n  implicit none\n  external {}",
+            ext.join(", ")
+        ),
+    };
+    let _ = writeln!(w, "{header}");
     let _ = writeln!(
         w,
         "  integer(8) :: seed\n  integer :: q\n  real(8) :: eps, fd, tan, adj"

@@ -231,3 +231,173 @@ pub fn close_host_module(w: &mut Writer, host: Option<&str>, suffix: &str) {
         w.line(&format!("end module {m}{suffix}"));
     }
 }
+
+/// One generated derivative routine and the module it belongs in.
+pub struct Routine {
+    /// The original module of a module procedure (its derivative goes
+    /// into `<m><suffix>`); `None` for an external procedure.
+    pub module: Option<String>,
+    pub text: String,
+}
+
+/// The derivative file: the header comment, each module's routines in
+/// module `<m><suffix>` (which uses `m`), then the external routines.
+pub fn assemble(header: &str, routines: &[Routine], suffix: &str) -> String {
+    let mut w = Writer::default();
+    for line in header.lines() {
+        w.line(&format!("! {line}"));
+    }
+    let mut modules: Vec<&str> = Vec::new();
+    for r in routines {
+        if let Some(m) = &r.module {
+            if !modules.contains(&m.as_str()) {
+                modules.push(m);
+            }
+        }
+    }
+    let mut out = w.finish();
+    for m in modules {
+        let mut w = Writer::default();
+        open_host_module(&mut w, Some(m), suffix);
+        out.push_str(&w.finish());
+        for r in routines.iter().filter(|r| r.module.as_deref() == Some(m)) {
+            out.push_str(&r.text);
+        }
+        let mut w = Writer::default();
+        close_host_module(&mut w, Some(m), suffix);
+        out.push_str(&w.finish());
+    }
+    for r in routines.iter().filter(|r| r.module.is_none()) {
+        out.push_str(&r.text);
+    }
+    out
+}
+
+/// Whether a procedure symbol names a module procedure (reached by use or
+/// host association, so it must not be redeclared `external`).
+pub fn is_module_procedure(program: &Program, sym: &Symbol) -> bool {
+    sym.storage == Storage::Procedure
+        && program.units_named(&sym.name).any(|u| {
+            u.parent
+                .is_some_and(|p| program.unit(p).kind == UnitKind::Module)
+        })
+}
+
+/// The unit's COMMON blocks, and for each block with a member that has a
+/// derivative, the block of derivatives `/<name><suffix>/` (members
+/// without one get a placeholder of the same type, so that the layout is
+/// the same in every routine).
+pub fn common_blocks(
+    w: &mut Writer,
+    unit: &Unit,
+    dname: &std::collections::HashMap<SymbolId, String>,
+    with_d: &std::collections::BTreeSet<(String, u32)>,
+    suffix: &str,
+) {
+    for c in &unit.commons {
+        let names: Vec<&str> = c
+            .members
+            .iter()
+            .map(|m| unit.symbol(*m).name.as_str())
+            .collect();
+        w.line(&format!("common /{}/ {}", c.name, names.join(", ")));
+        if !(0..c.members.len()).any(|i| with_d.contains(&(c.name.clone(), i as u32))) {
+            continue;
+        }
+        let mut dnames = Vec::new();
+        for m in &c.members {
+            match dname.get(m) {
+                Some(d) => dnames.push(d.clone()),
+                None => {
+                    let sym = unit.symbol(*m);
+                    let pad = format!("dfort_pad_{}", sym.name);
+                    if let Some(d) = declaration(unit, sym, &pad, false) {
+                        w.line(&d);
+                    }
+                    dnames.push(pad);
+                }
+            }
+        }
+        let block = if c.name.is_empty() {
+            "dfort_blank".to_string()
+        } else {
+            c.name.clone()
+        };
+        w.line(&format!("common /{block}{suffix}/ {}", dnames.join(", ")));
+    }
+}
+
+/// Refusals for module and host variables that carry a derivative in a
+/// routine other than the root: their derivatives would have to be shared
+/// between routines, which dfort does not do yet.
+pub fn shared_global_refusals(
+    program: &Program,
+    diff: &crate::names::DiffSet,
+) -> Vec<crate::Refusal> {
+    let mut out = Vec::new();
+    for &u in diff.units.iter().filter(|u| **u != diff.root) {
+        let unit = program.unit(u);
+        for i in diff.with_d[u.0 as usize].iter() {
+            let sym = unit.symbol(SymbolId(i as u32));
+            if matches!(
+                sym.storage,
+                Storage::Imported { .. } | Storage::UnknownModule { .. }
+            ) {
+                out.push(crate::Refusal {
+                    span: unit.name_span,
+                    message: format!(
+                        "`{}` uses the active module variable `{}`; derivatives of module variables shared between routines are not supported yet",
+                        unit.name, sym.name
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Whether any statement of the unit references function `name`.
+pub fn references_function(unit: &Unit, name: &str) -> bool {
+    unit.stmts.iter().any(|st| {
+        st.kind.exprs().iter().any(|e| {
+            let mut found = false;
+            e.walk(&mut |x| {
+                if let ExprKind::FunctionCall { name: n, .. } = &x.kind {
+                    found |= n == name;
+                }
+            });
+            found
+        })
+    })
+}
+
+/// Declarations of the hoisted functions the unit names without declaring
+/// them (implicitly typed externals), since derivatives use
+/// `implicit none`.
+pub fn undeclared_functions(
+    program: &Program,
+    unit: &Unit,
+    hoisted: &crate::hoist::HoistMap,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut ids: Vec<&StmtId> = hoisted.keys().collect();
+    ids.sort();
+    for h in ids.into_iter().flat_map(|id| &hoisted[id]) {
+        let callee = program.unit(h.callee);
+        let declared = unit
+            .lookup(&h.name)
+            .is_some_and(|s| unit.symbol(s).ty.base != BaseType::None);
+        let in_module = callee
+            .parent
+            .is_some_and(|p| program.unit(p).kind == UnitKind::Module);
+        let line = format!(
+            "{}, external :: {}",
+            crate::calls::result_type(callee),
+            h.name
+        );
+        if !declared && !in_module && !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}

@@ -3,8 +3,12 @@
 //! (forward) mode; the adjoint comes with control-flow reversal.
 
 pub mod adjoint;
+pub mod calls;
 pub mod driver;
+pub mod effects;
 pub mod fortran;
+pub mod hoist;
+pub mod names;
 pub mod partials;
 pub mod tangent;
 
@@ -15,8 +19,7 @@ pub struct Refusal {
     pub message: String,
 }
 
-/// The checks every derivative's root passes: a subroutine without
-/// statement functions; for a module procedure, the module its derivative
+/// The checks every derivative's root passes: a subroutine; for a module procedure, the module its derivative
 /// module will use. `what` names the derivative in messages.
 pub fn check_root(
     program: &dfort_ir::Program,
@@ -31,12 +34,6 @@ pub fn check_root(
                 "`{}` is not a subroutine; only subroutines can be the root of {what} yet",
                 unit.name
             ),
-        }]);
-    }
-    if let Some(sf) = unit.stmt_functions.first() {
-        return Err(vec![Refusal {
-            span: sf.span,
-            message: "statement functions are not differentiated yet".into(),
         }]);
     }
     match unit.parent.map(|p| program.unit(p)) {

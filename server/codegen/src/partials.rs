@@ -57,14 +57,35 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
                 "tanh" | "dtanh" => one(format!("1.0d0 - tanh({a})**2")),
                 "abs" | "dabs" => one(format!("merge(1.0d0, -1.0d0, {a} >= 0)")),
                 "dble" | "real" | "float" | "sngl" | "dfloat" => one("1.0d0".into()),
-                "max" | "dmax1" | "amax1" | "min" | "dmin1" | "amin1" if args.len() == 2 => {
-                    let b1 = arg(1)?;
-                    let b = v(b1);
-                    let cmp = if name.contains("max") { ">=" } else { "<=" };
-                    vec![
-                        (a0, format!("merge(1.0d0, 0.0d0, {a} {cmp} {b})")),
-                        (b1, format!("merge(0.0d0, 1.0d0, {a} {cmp} {b})")),
-                    ]
+                "max" | "dmax1" | "amax1" | "max0" | "amax0" | "min" | "dmin1" | "amin1"
+                | "min0" | "amin0"
+                    if args.len() >= 2 =>
+                {
+                    // The first argument that reaches the extremum gets it.
+                    let vals: Vec<String> = args.iter().map(|x| v(&x.value)).collect();
+                    let (before, after) = if name.contains("max") {
+                        (">", ">=")
+                    } else {
+                        ("<", "<=")
+                    };
+                    args.iter()
+                        .enumerate()
+                        .map(|(i, x)| {
+                            let conds: Vec<String> = vals
+                                .iter()
+                                .enumerate()
+                                .filter(|(j, _)| *j != i)
+                                .map(|(j, o)| {
+                                    let cmp = if j < i { before } else { after };
+                                    format!("{} {cmp} {o}", vals[i])
+                                })
+                                .collect();
+                            (
+                                &x.value,
+                                format!("merge(1.0d0, 0.0d0, {})", conds.join(" .and. ")),
+                            )
+                        })
+                        .collect()
                 }
                 "sign" | "dsign" if args.len() == 2 => {
                     let b = v(arg(1)?);

@@ -10,29 +10,35 @@
 //! no rule, derived-type components, statement functions, READ — is
 //! refused with its location: no code is produced then.
 
-use crate::fortran::{
-    case_line, close_host_module, declaration, declaration_order, jump_line, open_host_module,
-    uses, Writer,
-};
+use crate::calls::{derivative_args, host_module, result_type, DerivActual};
+use crate::fortran::{case_line, declaration, declaration_order, jump_line, uses, Writer};
+use crate::hoist::{hoist, HoistMap};
+use crate::names::DiffSet;
 use crate::partials::partials;
 use crate::{check_root, Refusal};
-use dfort_analysis::activity::active_anywhere;
 use dfort_analysis::bitset::BitSet;
-use dfort_analysis::dp::{differentiable, dp_of, target};
-use dfort_analysis::interproc::analyze_program;
+use dfort_analysis::dp::{dp_of, target};
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// Intrinsics whose derivative is itself an array expression.
 const ARRAY_INTRINSICS: &[&str] = &["sum", "transpose", "dot_product", "matmul"];
 
 struct Gen<'a> {
+    program: &'a Program,
+    diff: &'a DiffSet,
     unit: &'a Unit,
     /// Derivative name of each symbol that has one.
     dname: HashMap<SymbolId, String>,
+    hoisted: HoistMap,
     refusals: Vec<Refusal>,
     w: Writer,
+    /// Scalar temporaries holding derivatives of values passed to calls.
+    ztemps: Vec<String>,
+    /// Derivative modules (`m_d`) of the callees this routine calls.
+    used_modules: BTreeSet<String>,
+    module: Option<String>,
 }
 
 fn p(s: String) -> String {
@@ -178,6 +184,57 @@ impl Gen<'_> {
         }
     }
 
+    /// `call c_d(...)` for a CALL or a hoisted function reference whose
+    /// value and derivative go to `result`.
+    fn tangent_call(&mut self, span: Span, c: UnitId, args: &[Arg], result: Option<SymbolId>) {
+        let cu = self.program.unit(c);
+        match host_module(self.program, cu) {
+            Ok(Some(m)) if Some(&m) != self.module.as_ref() => {
+                self.used_modules.insert(m);
+            }
+            Ok(_) => {}
+            Err(r) => self.refusals.push(r),
+        }
+        let cn = self.diff.names(cu, 'd');
+        let dargs = match derivative_args(self.unit, cu, &cn, args, |e| self.dref(e)) {
+            Ok(d) => d,
+            Err(m) => {
+                self.refuse(span, m);
+                return;
+            }
+        };
+        let mut list = Vec::new();
+        for (primal, d) in dargs {
+            list.push(primal);
+            match d {
+                None => {}
+                Some(DerivActual::Ref(r)) => list.push(r),
+                Some(DerivActual::Value(e, f)) => {
+                    self.ztemps
+                        .push(dfort_ir::dump::type_name(&cu.symbol(f).ty));
+                    let z = format!("dfort_z{}", self.ztemps.len());
+                    let d = self.tan(e).unwrap_or_else(|| "0.0d0".into());
+                    self.w.line(&format!("{z} = {d}"));
+                    list.push(z);
+                }
+            }
+        }
+        if let Some(r) = result {
+            list.push(self.unit.symbol(r).name.clone());
+            if cu.result.is_some_and(|cr| cn.contains_key(&cr)) {
+                match self.dname.get(&r) {
+                    Some(d) => list.push(d.clone()),
+                    None => {
+                        self.ztemps.push(result_type(cu));
+                        list.push(format!("dfort_z{}", self.ztemps.len()));
+                    }
+                }
+            }
+        }
+        self.w
+            .line(&format!("call {}_d({})", cu.name, list.join(", ")));
+    }
+
     fn label(st: &Stmt) -> String {
         st.label.map(|l| format!("{l} ")).unwrap_or_default()
     }
@@ -194,6 +251,20 @@ impl Gen<'_> {
         let mut label = Self::label(st);
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => {
+                let hoisted = self.hoisted.get(&id).cloned().unwrap_or_default();
+                if !hoisted.is_empty() && !label.is_empty() {
+                    self.w.line(&format!("{label}continue"));
+                    label.clear();
+                }
+                for h in &hoisted {
+                    if self.diff.contains(h.callee) {
+                        self.tangent_call(h.span, h.callee, &h.args, Some(h.temp));
+                    } else {
+                        let a: Vec<String> = h.args.iter().map(|x| print(unit, &x.value)).collect();
+                        let tn = &unit.symbol(h.temp).name;
+                        self.w.line(&format!("{tn} = {}({})", h.name, a.join(", ")));
+                    }
+                }
                 if let Some((t, _)) = target(lhs) {
                     if self.dname.contains_key(&t) {
                         if matches!(lhs.kind, ExprKind::Component { .. }) {
@@ -215,26 +286,42 @@ impl Gen<'_> {
                     print(unit, rhs)
                 ));
             }
-            StmtKind::Call { name, args, .. } => {
-                let active = args.iter().any(|a| {
-                    self.has_derivative_inside(&a.value)
-                        || target(&a.value).is_some_and(|(s, _)| self.dname.contains_key(&s))
-                });
-                if active {
-                    self.refuse(
-                        st.span,
-                        format!("the tangent generator does not handle active calls (`call {name}`) yet"),
-                    );
+            StmtKind::Call {
+                name,
+                args,
+                target: tgt,
+            } => {
+                if !label.is_empty() {
+                    self.w.line(&format!("{label}continue"));
                 }
-                let a: Vec<String> = args
-                    .iter()
-                    .map(|x| match &x.keyword {
-                        Some(k) => format!("{k}={}", print(unit, &x.value)),
-                        None => print(unit, &x.value),
-                    })
-                    .collect();
-                self.w
-                    .line(&format!("{label}call {name}({})", a.join(", ")));
+                let callee = match tgt {
+                    CallTarget::Unit(c) if self.diff.contains(*c) => Some(*c),
+                    _ => None,
+                };
+                match callee {
+                    Some(c) => self.tangent_call(st.span, c, args, None),
+                    None => {
+                        let active = args.iter().any(|a| {
+                            self.has_derivative_inside(&a.value)
+                                || target(&a.value)
+                                    .is_some_and(|(s, _)| self.dname.contains_key(&s))
+                        });
+                        if active {
+                            self.refuse(
+                                st.span,
+                                format!("`{name}` receives active arguments but dfort has no source for it; give dfort its source"),
+                            );
+                        }
+                        let a: Vec<String> = args
+                            .iter()
+                            .map(|x| match &x.keyword {
+                                Some(k) => format!("{k}={}", print(unit, &x.value)),
+                                None => print(unit, &x.value),
+                            })
+                            .collect();
+                        self.w.line(&format!("call {name}({})", a.join(", ")));
+                    }
+                }
             }
             StmtKind::If {
                 arms, else_body, ..
@@ -344,8 +431,9 @@ fn sum(a: Option<String>, b: Option<String>) -> Option<String> {
     }
 }
 
-/// The tangent of subroutine `root` as a free-form source file, or the
-/// reasons it cannot be produced.
+/// The tangent of subroutine `root` (and of every procedure it calls that
+/// has active variables) as a free-form source file, or the reasons it
+/// cannot be produced.
 pub fn tangent(
     program: &Program,
     root: UnitId,
@@ -353,64 +441,77 @@ pub fn tangent(
     dependents: &BitSet,
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
+    let program = &*crate::hoist::inline_statement_functions(program);
     let unit = program.unit(root);
-    let host = check_root(program, unit, "a tangent")?;
-    let dname = derivative_names(program, root, independents, dependents);
-    let mut g = Gen {
-        unit,
-        dname,
-        refusals: Vec::new(),
-        w: Writer::default(),
-    };
-    emit(&mut g, header, host.as_deref());
-    if g.refusals.is_empty() {
-        Ok(g.w.finish())
-    } else {
-        Err(g.refusals)
+    check_root(program, unit, "a tangent")?;
+    let diff = DiffSet::new(program, root, independents, dependents);
+    let mut refusals = crate::fortran::shared_global_refusals(program, &diff);
+    let mut routines = Vec::new();
+    for &u in &diff.units {
+        match routine(program, &diff, u) {
+            Ok(r) => routines.push(r),
+            Err(e) => refusals.extend(e),
+        }
     }
+    if !refusals.is_empty() {
+        return Err(refusals);
+    }
+    Ok(crate::fortran::assemble(header, &routines, "_d"))
 }
 
-/// The variables of `root` that get a derivative in its tangent (active
-/// somewhere, or independent, or dependent), with their derivative names.
+/// The variables of `root` that get a derivative in its tangent (and
+/// adjoint): active somewhere, independent, dependent, or bound to a
+/// callee's argument that has one; with their tangent names.
 pub fn derivative_names(
     program: &Program,
     root: UnitId,
     independents: &BitSet,
     dependents: &BitSet,
 ) -> HashMap<SymbolId, String> {
-    let unit = program.unit(root);
-    let pa = analyze_program(program, &[(root, independents.clone(), dependents.clone())]);
-    let mut with_d = pa.activity[root.0 as usize]
-        .as_ref()
-        .map(|act| active_anywhere(unit, act))
-        .unwrap_or_default();
-    with_d.union_with(independents);
-    with_d.union_with(dependents);
-    let mut dname = HashMap::new();
-    let mut taken: Vec<String> = unit.symbols.iter().map(|s| s.name.clone()).collect();
-    for i in with_d.iter() {
-        let Some(sym) = unit.symbols.get(i) else {
-            continue;
-        };
-        if !differentiable(unit, SymbolId(i as u32)) || sym.ty.base == BaseType::Derived {
-            continue;
-        }
-        let mut name = format!("{}d", sym.name);
-        while taken.contains(&name) {
-            name.push('0');
-        }
-        taken.push(name.clone());
-        dname.insert(SymbolId(i as u32), name);
-    }
-    dname
+    let program = &*crate::hoist::inline_statement_functions(program);
+    DiffSet::new(program, root, independents, dependents).names(program.unit(root), 'd')
 }
 
-fn emit(g: &mut Gen, header: &str, host: Option<&str>) {
-    let unit = g.unit;
-    for line in header.lines() {
-        g.w.line(&format!("! {line}"));
+fn routine(
+    program: &Program,
+    diff: &DiffSet,
+    u: UnitId,
+) -> Result<crate::fortran::Routine, Vec<Refusal>> {
+    let orig = program.unit(u);
+    let module = host_module(program, orig).map_err(|r| vec![r])?;
+    let mut dname = diff.names(orig, 'd');
+    let (hunit, hoisted) = hoist(program, orig, |st| match &st.kind {
+        StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| dname.contains_key(&t)),
+        _ => false,
+    });
+    for h in hoisted.values().flatten() {
+        let cu = program.unit(h.callee);
+        if cu
+            .result
+            .is_some_and(|r| diff.with_d[h.callee.0 as usize].contains(r.0 as usize))
+        {
+            dname.insert(h.temp, format!("{}d", hunit.symbol(h.temp).name));
+        }
     }
-    open_host_module(&mut g.w, host, "_d");
+    let mut g = Gen {
+        program,
+        diff,
+        unit: &hunit,
+        dname,
+        hoisted,
+        refusals: Vec::new(),
+        w: Writer::default(),
+        ztemps: Vec::new(),
+        used_modules: BTreeSet::new(),
+        module: module.clone(),
+    };
+    g.block(&hunit.body);
+    if !g.refusals.is_empty() {
+        return Err(g.refusals);
+    }
+    let body = std::mem::take(&mut g.w).finish();
+    let unit = &hunit;
+    let mut w = Writer::default();
     let mut args = Vec::new();
     for a in &unit.args {
         args.push(unit.symbol(*a).name.clone());
@@ -418,17 +519,26 @@ fn emit(g: &mut Gen, header: &str, host: Option<&str>) {
             args.push(d.clone());
         }
     }
-    g.w.line(&format!("subroutine {}_d({})", unit.name, args.join(", ")));
-    g.w.indent();
-    for u in uses(unit) {
-        g.w.line(&u);
+    if let Some(r) = unit.result {
+        args.push(unit.symbol(r).name.clone());
+        if let Some(d) = g.dname.get(&r) {
+            args.push(d.clone());
+        }
     }
-    g.w.line("implicit none");
+    w.line(&format!("subroutine {}_d({})", unit.name, args.join(", ")));
+    w.indent();
+    for m in &g.used_modules {
+        w.line(&format!("use {m}_d"));
+    }
+    for u in uses(unit) {
+        w.line(&u);
+    }
+    w.line("implicit none");
     // Named constants first, then integer scalars (they size arrays), then
     // the rest; each derivative right after its variable.
     let order = declaration_order(unit);
     for s in order {
-        let sym = unit.symbol(s);
+        let mut sym = unit.symbol(s).clone();
         // Variables from modules and hosts are not redeclared; their
         // derivatives are local to this routine.
         let imported = matches!(
@@ -436,43 +546,39 @@ fn emit(g: &mut Gen, header: &str, host: Option<&str>) {
             Storage::Imported { .. } | Storage::UnknownModule { .. }
         );
         if sym.storage == Storage::Procedure
-            && !unit.stmts.iter().any(|st| uses_function(st, &sym.name))
+            && (!crate::fortran::references_function(orig, &sym.name)
+                || crate::fortran::is_module_procedure(program, &sym))
         {
             continue;
         }
+        if sym.storage == Storage::Result {
+            sym.intent = Some(Intent::Out);
+        }
         if !imported {
-            if let Some(d) = declaration(unit, sym, &sym.name, true) {
-                g.w.line(&d);
+            if let Some(d) = declaration(unit, &sym, &sym.name, true) {
+                w.line(&d);
             }
         }
         if let Some(dn) = g.dname.get(&s).cloned() {
-            if let Some(d) = declaration(unit, sym, &dn, true) {
-                g.w.line(&d);
+            if let Some(d) = declaration(unit, &sym, &dn, true) {
+                w.line(&d);
             }
         }
     }
-    for c in &unit.commons {
-        let names: Vec<&str> = c
-            .members
-            .iter()
-            .map(|m| unit.symbol(*m).name.as_str())
-            .collect();
-        g.w.line(&format!("common /{}/ {}", c.name, names.join(", ")));
+    for d in crate::fortran::undeclared_functions(program, unit, &g.hoisted) {
+        w.line(&d);
     }
-    g.block(&unit.body);
-    g.w.dedent();
-    g.w.line(&format!("end subroutine {}_d", unit.name));
-    close_host_module(&mut g.w, host, "_d");
-}
-
-fn uses_function(st: &Stmt, name: &str) -> bool {
-    st.kind.exprs().iter().any(|e| {
-        let mut found = false;
-        e.walk(&mut |x| {
-            if let ExprKind::FunctionCall { name: n, .. } = &x.kind {
-                found |= n == name;
-            }
-        });
-        found
+    crate::fortran::common_blocks(&mut w, unit, &g.dname, &diff.commons, "_d");
+    for (k, ty) in g.ztemps.iter().enumerate() {
+        w.line(&format!("{ty} :: dfort_z{}", k + 1));
+    }
+    for l in body.lines() {
+        w.line(l);
+    }
+    w.dedent();
+    w.line(&format!("end subroutine {}_d", unit.name));
+    Ok(crate::fortran::Routine {
+        module,
+        text: w.finish(),
     })
 }

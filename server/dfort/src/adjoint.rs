@@ -2,7 +2,7 @@
 //! module `dfort_stack.f90`, or explains with diagnostics why it cannot
 //! (and writes nothing).
 
-use crate::tangent::{load_root, report_refusals, write_output, DiffArgs};
+use crate::tangent::{load_root, report_refusals, write_output, DiffArgs, Loaded};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -15,7 +15,13 @@ pub struct AdjointArgs {
 }
 
 pub fn run(args: AdjointArgs) -> ExitCode {
-    let Some((ws, unit_id, roles)) = load_root(&args.diff) else {
+    let Some(Loaded {
+        ws,
+        root: unit_id,
+        roles,
+        ..
+    }) = load_root(&args.diff)
+    else {
         return ExitCode::from(1);
     };
     let unit = ws.program.unit(unit_id);

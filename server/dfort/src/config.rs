@@ -6,12 +6,20 @@
 //! name = "bratu"
 //! independent = ["x", "prm"]
 //! dependent = ["f"]
+//! int = { dim = 12, parmax = 2 }   # optional: integer arguments for `dfort verify`
+//! size = { x = 12 }                # optional: array sizes for `dfort verify`
 //! ```
 //!
-//! Roots named here are used when no `--root` is given on the command
-//! line; their lists take precedence over `!$ad` directives.
+//! `dfort analyze` uses the roots named here when no `--root` is given.
+//! `dfort tangent`, `adjoint` and `verify` take the independent and
+//! dependent lists of the `[[root]]` named like `--root` when neither
+//! `--independent` nor `--dependent` is given (a root with both lists empty
+//! leaves the choice to `!$ad` directives, then intents). The lists take
+//! precedence over `!$ad` directives. `dfort verify` takes a value from
+//! `int` / `size` for every name `--int` / `--size` does not give.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Default, Deserialize)]
@@ -21,7 +29,7 @@ pub struct Config {
     pub root: Vec<RootConfig>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RootConfig {
     pub name: String,
@@ -29,6 +37,26 @@ pub struct RootConfig {
     pub independent: Vec<String>,
     #[serde(default)]
     pub dependent: Vec<String>,
+    /// Values of integer arguments (`dfort verify`'s `--int`).
+    #[serde(default)]
+    pub int: BTreeMap<String, i64>,
+    /// Sizes of array arguments (`dfort verify`'s `--size`).
+    #[serde(default)]
+    pub size: BTreeMap<String, i64>,
+}
+
+impl RootConfig {
+    /// Whether the root gives independents or dependents.
+    pub fn has_lists(&self) -> bool {
+        !self.independent.is_empty() || !self.dependent.is_empty()
+    }
+}
+
+impl Config {
+    /// The `[[root]]` named `name` (case-insensitive).
+    pub fn root_named(&self, name: &str) -> Option<&RootConfig> {
+        self.root.iter().find(|r| r.name.eq_ignore_ascii_case(name))
+    }
 }
 
 /// The nearest `dfort.toml` at or above `start`.
@@ -79,5 +107,22 @@ mod tests {
         assert_eq!(c.root[0].independent, vec!["x", "prm"]);
         assert!(toml::from_str::<Config>("[[root]]\nname = \"a\"\nindependant = []\n").is_err());
         assert!(toml::from_str::<Config>("").unwrap().root.is_empty());
+        assert!(c.root[0].int.is_empty() && c.root[0].size.is_empty());
+    }
+
+    #[test]
+    fn parses_int_and_size_tables() {
+        let c: Config = toml::from_str(
+            "[[root]]\nname = \"Bratu\"\nint = { dim = 12, parmax = 2 }\nsize = { x = 100 }\n",
+        )
+        .unwrap();
+        let r = c.root_named("bratu").unwrap();
+        assert_eq!(r.int.get("dim"), Some(&12));
+        assert_eq!(r.int.get("parmax"), Some(&2));
+        assert_eq!(r.size.get("x"), Some(&100));
+        assert!(!r.has_lists());
+        assert!(c.root_named("other").is_none());
+        assert!(toml::from_str::<Config>("[[root]]\nname = \"a\"\nint = { n = 1.5 }\n").is_err());
+        assert!(toml::from_str::<Config>("[[root]]\nname = \"a\"\nsizes = { x = 1 }\n").is_err());
     }
 }

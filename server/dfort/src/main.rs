@@ -3,6 +3,7 @@
 mod adjoint;
 mod analyze;
 mod bench;
+mod bench_adjoint;
 mod config;
 mod tangent;
 mod verify;
@@ -99,6 +100,9 @@ enum Command {
     /// Measure parse+lower throughput on a generated workspace of mixed
     /// free- and fixed-form files.
     Bench(bench::BenchArgs),
+    /// Time every kernel of a manifest (tests/kernels.toml): adjoint against
+    /// primal run time, with TBR and without, and the bytes each tape pushes.
+    BenchAdjoint(bench_adjoint::BenchAdjointArgs),
 }
 
 // mimalloc for Rust allocations and tree-sitter's: parsing and lowering
@@ -136,6 +140,7 @@ fn main() -> ExitCode {
             form,
         } => ir(file, unit, with, form.options()),
         Command::Bench(args) => bench::run(args),
+        Command::BenchAdjoint(args) => bench_adjoint::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Tangent(args) => tangent::run(args),
         Command::Adjoint(args) => adjoint::run(args),

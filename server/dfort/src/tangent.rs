@@ -1,6 +1,7 @@
 //! `dfort tangent`: writes `<stem>_d.f90` holding `R_d`, or explains with
 //! diagnostics why it cannot (and writes nothing).
 
+use crate::config::RootConfig;
 use clap::Args;
 use dfort_analysis::roles::{roles, Roles};
 use dfort_ide::Workspace;
@@ -34,8 +35,46 @@ pub struct TangentArgs {
     diff: DiffArgs,
 }
 
+/// A root ready to differentiate.
+pub struct Loaded {
+    pub ws: Workspace,
+    pub root: dfort_ir::UnitId,
+    pub roles: Roles,
+    /// The root's `[[root]]` table of `dfort.toml`, and that file.
+    pub config: Option<(PathBuf, RootConfig)>,
+}
+
+/// The procedure named `name` (lower case).
+pub fn find_root<'a>(ws: &'a Workspace, name: &str) -> Result<&'a dfort_ir::Unit, String> {
+    ws.program
+        .units
+        .iter()
+        .find(|u| u.is_procedure() && u.name == name)
+        .ok_or_else(|| format!("no subroutine named `{name}`"))
+}
+
+/// The roles of `unit` from explicit lists, else directives, else intents;
+/// an error naming the variables that do not exist.
+pub fn root_roles(
+    unit: &dfort_ir::Unit,
+    explicit: Option<(&[String], &[String])>,
+) -> Result<Roles, String> {
+    let r = roles(unit, explicit);
+    if r.unknown.is_empty() {
+        Ok(r)
+    } else {
+        Err(format!(
+            "{} has no real variable named {}",
+            unit.name,
+            r.unknown.join(", ")
+        ))
+    }
+}
+
 /// Loads the files and finds the root and its roles, reporting problems.
-pub fn load_root(args: &DiffArgs) -> Option<(Workspace, dfort_ir::UnitId, Roles)> {
+/// Roles come from `--independent`/`--dependent`, else from the root's
+/// `[[root]]` in `dfort.toml`, else from directives, else from intents.
+pub fn load_root(args: &DiffArgs) -> Option<Loaded> {
     let (ws, errors) = Workspace::load(&args.files, args.form.options());
     for e in &errors {
         eprintln!("error: {e}");
@@ -46,28 +85,48 @@ pub fn load_root(args: &DiffArgs) -> Option<(Workspace, dfort_ir::UnitId, Roles)
         return None;
     }
     let name = args.root.to_ascii_lowercase();
-    let Some(unit) = ws
-        .program
-        .units
-        .iter()
-        .find(|u| u.is_procedure() && u.name == name)
-    else {
-        eprintln!("error: no subroutine named `{name}`");
-        return None;
+    let unit = match find_root(&ws, &name) {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return None;
+        }
     };
-    let explicit = (!args.independent.is_empty() || !args.dependent.is_empty())
-        .then_some((args.independent.as_slice(), args.dependent.as_slice()));
-    let r = roles(unit, explicit);
-    if !r.unknown.is_empty() {
-        eprintln!(
-            "error: {} has no real variable named {}",
-            unit.name,
-            r.unknown.join(", ")
-        );
-        return None;
-    }
-    let id = unit.id;
-    Some((ws, id, r))
+    let config = match crate::config::load(&args.files) {
+        Ok(c) => c.and_then(|(path, c)| c.root_named(&name).cloned().map(|r| (path, r))),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return None;
+        }
+    };
+    let explicit = if !args.independent.is_empty() || !args.dependent.is_empty() {
+        Some((args.independent.as_slice(), args.dependent.as_slice()))
+    } else {
+        match &config {
+            Some((path, r)) if r.has_lists() => {
+                eprintln!(
+                    "note: independents and dependents of {name} from {}",
+                    path.display()
+                );
+                Some((r.independent.as_slice(), r.dependent.as_slice()))
+            }
+            _ => None,
+        }
+    };
+    let roles = match root_roles(unit, explicit) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return None;
+        }
+    };
+    let root = unit.id;
+    Some(Loaded {
+        ws,
+        root,
+        roles,
+        config,
+    })
 }
 
 /// The comment at the top of a generated file.
@@ -149,7 +208,13 @@ pub fn report_refusals(
 
 pub fn run(args: TangentArgs) -> ExitCode {
     let args = &args.diff;
-    let Some((ws, unit_id, roles)) = load_root(args) else {
+    let Some(Loaded {
+        ws,
+        root: unit_id,
+        roles,
+        ..
+    }) = load_root(args)
+    else {
         return ExitCode::from(1);
     };
     let unit = ws.program.unit(unit_id);

@@ -2,13 +2,20 @@
 //! compiles them with gfortran beside the original sources and a driver,
 //! and reports the relative errors of the tangent against central finite
 //! differences and of the adjoint's dot-product test.
+//!
+//! The pieces (planning the driver's arguments, a scratch directory,
+//! writing the original sources, compiling them in dependency order,
+//! linking, running) are also used by `dfort bench-adjoint`.
 
-use crate::tangent::{load_root, DiffArgs};
+use crate::tangent::{load_root, DiffArgs, Loaded};
 use dfort_codegen::driver::{driver, parse_output, DriverArg, DriverSpec};
+use dfort_ide::Workspace;
 use dfort_ir::*;
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
@@ -24,9 +31,14 @@ pub struct VerifyArgs {
     /// Largest relative error accepted.
     #[arg(long, default_value_t = 1e-6)]
     tolerance: f64,
+    /// Generate the adjoint recording every overwritten active value
+    /// instead of TBR's choice (as `dfort adjoint --no-tbr`).
+    #[arg(long)]
+    no_tbr: bool,
 }
 
-fn pairs(items: &[String]) -> Result<HashMap<String, i64>, String> {
+/// `NAME=VALUE` items as a map from lower-case names.
+pub fn pairs(items: &[String]) -> Result<HashMap<String, i64>, String> {
     items
         .iter()
         .map(|it| {
@@ -71,7 +83,9 @@ fn eval(unit: &Unit, e: &Expr, ints: &HashMap<String, i64>) -> Option<i64> {
     }
 }
 
-fn driver_args(
+/// The driver's arguments for `unit`: integer values from `ints`, array
+/// sizes from `sizes`, else from the bounds evaluated with `ints`.
+pub fn driver_args(
     unit: &Unit,
     ints: &HashMap<String, i64>,
     sizes: &HashMap<String, i64>,
@@ -131,12 +145,79 @@ fn driver_args(
     Ok(out)
 }
 
-fn gfortran(dir: &Path, args: &[&str]) -> Result<(), String> {
+/// `flags` over the values of a `dfort.toml` table: a name the flags give
+/// keeps the flag's value. Also returns the names taken from the table.
+fn with_config(
+    mut flags: HashMap<String, i64>,
+    config: Option<&BTreeMap<String, i64>>,
+) -> (HashMap<String, i64>, Vec<String>) {
+    let mut from_config = Vec::new();
+    for (k, v) in config.into_iter().flatten() {
+        if let Entry::Vacant(slot) = flags.entry(k.to_ascii_lowercase()) {
+            from_config.push(format!("{}={v}", slot.key()));
+            slot.insert(*v);
+        }
+    }
+    (flags, from_config)
+}
+
+/// A fresh directory under the system's temporary directory, removed
+/// (with its contents) when dropped.
+pub struct Scratch {
+    pub dir: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(tag: &str) -> Result<Scratch, String> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("dfort-{tag}-{}-{n}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(Scratch { dir })
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> Result<(), String> {
+        std::fs::write(self.dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.dir).ok();
+    }
+}
+
+/// Writes the workspace's sources into `scratch` as `src<i>.<ext>` (the
+/// extension keeps gfortran's choice of source form) and returns the names.
+pub fn write_originals(scratch: &Scratch, ws: &Workspace) -> Result<Vec<String>, String> {
+    let mut names = Vec::new();
+    for (i, f) in ws.files.iter().enumerate() {
+        let ext = f.path.extension().and_then(|e| e.to_str()).unwrap_or("f90");
+        let name = format!("src{i}.{ext}");
+        scratch.write(&name, &f.text)?;
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// Checks that gfortran can be run.
+pub fn gfortran_available() -> Result<(), String> {
+    match Command::new("gfortran").arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(_) => Err("gfortran --version failed".into()),
+        Err(e) => Err(format!("cannot run gfortran ({e})")),
+    }
+}
+
+/// Runs gfortran in `dir`; the error holds its messages.
+pub fn gfortran(dir: &Path, args: &[&str]) -> Result<(), String> {
     let out = Command::new("gfortran")
         .args(args)
         .current_dir(dir)
         .output()
-        .map_err(|e| format!("cannot run gfortran ({e}); dfort verify needs it"))?;
+        .map_err(|e| format!("cannot run gfortran ({e})"))?;
     if out.status.success() {
         Ok(())
     } else {
@@ -148,15 +229,87 @@ fn gfortran(dir: &Path, args: &[&str]) -> Result<(), String> {
     }
 }
 
-pub fn run(args: VerifyArgs) -> ExitCode {
-    match verify(&args) {
-        Ok(ok) => {
-            if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
+/// Compiles `file` (in `dir`) to `<file>.o` with `flags`; returns the object.
+pub fn compile(dir: &Path, file: &str, flags: &[&str]) -> Result<String, String> {
+    let object = format!("{file}.o");
+    let mut args = flags.to_vec();
+    args.extend(["-c", file, "-o", &object]);
+    gfortran(dir, &args)?;
+    Ok(object)
+}
+
+/// Compiles `files` in an order that satisfies their `use`s (by retrying
+/// those that fail until no more succeed); returns the objects in the order
+/// compiled, or the last compiler error.
+pub fn compile_in_order(
+    dir: &Path,
+    files: &[String],
+    flags: &[&str],
+) -> Result<Vec<String>, String> {
+    let mut pending = files.to_vec();
+    let mut objects = Vec::new();
+    let mut last_err = String::new();
+    while !pending.is_empty() {
+        let mut next = Vec::new();
+        for f in &pending {
+            match compile(dir, f, flags) {
+                Ok(o) => objects.push(o),
+                Err(e) => {
+                    last_err = e;
+                    next.push(f.clone());
+                }
             }
         }
+        if next.len() == pending.len() {
+            return Err(last_err);
+        }
+        pending = next;
+    }
+    Ok(objects)
+}
+
+/// Compiles `main` and links it with `objects` into `dir/<exe>`.
+pub fn link(
+    dir: &Path,
+    main: &str,
+    objects: &[String],
+    flags: &[&str],
+    exe: &str,
+) -> Result<(), String> {
+    let mut args = flags.to_vec();
+    args.push(main);
+    args.extend(objects.iter().map(String::as_str));
+    args.extend(["-o", exe]);
+    gfortran(dir, &args)
+}
+
+/// Runs `dir/<exe>` and returns what it printed on standard output.
+pub fn run_program(dir: &Path, exe: &str) -> Result<String, String> {
+    let out = Command::new(dir.join(exe))
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cannot run the driver: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() {
+        return Ok(stdout);
+    }
+    // The first line says what happened; the rest is all the driver printed.
+    let all = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let first = all
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    Err(format!(
+        "the driver failed ({}): {first}\n{all}",
+        out.status
+    ))
+}
+
+pub fn run(args: VerifyArgs) -> ExitCode {
+    match verify(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(1)
@@ -166,15 +319,34 @@ pub fn run(args: VerifyArgs) -> ExitCode {
 
 fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let (ints, sizes) = (pairs(&args.ints)?, pairs(&args.sizes)?);
-    let Some((ws, root, roles)) = load_root(&args.diff) else {
+    let Some(Loaded {
+        ws,
+        root,
+        roles,
+        config,
+    }) = load_root(&args.diff)
+    else {
         return Err("nothing to verify".into());
     };
     let unit = ws.program.unit(root);
+    let (ints, from_int) = with_config(ints, config.as_ref().map(|(_, c)| &c.int));
+    let (sizes, from_size) = with_config(sizes, config.as_ref().map(|(_, c)| &c.size));
+    if let Some((path, _)) = &config {
+        let used: Vec<String> = from_int.into_iter().chain(from_size).collect();
+        if !used.is_empty() {
+            eprintln!(
+                "note: {}: {} from {}",
+                unit.name,
+                used.join(", "),
+                path.display()
+            );
+        }
+    }
     let dargs = driver_args(unit, &ints, &sizes)?;
     let (ind, dep) = (&roles.independents, &roles.dependents);
     let tangent = dfort_codegen::tangent::tangent(&ws.program, root, ind, dep, "dfort verify");
     let adjoint =
-        dfort_codegen::adjoint::adjoint(&ws.program, root, ind, dep, false, "dfort verify");
+        dfort_codegen::adjoint::adjoint(&ws.program, root, ind, dep, args.no_tbr, "dfort verify");
     for (what, r) in [("tangent", &tangent), ("adjoint", &adjoint)] {
         if let Err(refusals) = r {
             crate::tangent::report_refusals(&ws, &unit.name, what, refusals);
@@ -197,59 +369,24 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         dependents: names(dep),
         tangent: true,
         adjoint: true,
+        module: dfort_codegen::calls::host_module(&ws.program, unit)
+            .ok()
+            .flatten(),
     };
-    let dir = std::env::temp_dir().join(format!("dfort-verify-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
-    };
-    // The original sources, compiled in dependency order by retrying.
-    let mut pending: Vec<String> = Vec::new();
-    for (i, f) in ws.files.iter().enumerate() {
-        let ext = f.path.extension().and_then(|e| e.to_str()).unwrap_or("f90");
-        let name = format!("src{i}.{ext}");
-        write(&name, &f.text)?;
-        pending.push(name);
-    }
-    write("tangent.f90", &tangent)?;
-    write("adjoint.f90", &adjoint)?;
-    write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
-    write("driver.f90", &driver(&spec))?;
-    let mut objects = Vec::new();
-    let mut last_err = String::new();
-    for _ in 0..=pending.len() {
-        let mut next = Vec::new();
-        for f in &pending {
-            let o = format!("{f}.o");
-            match gfortran(&dir, &["-O2", "-c", f, "-o", &o]) {
-                Ok(()) => objects.push(o),
-                Err(e) => {
-                    last_err = e;
-                    next.push(f.clone());
-                }
-            }
-        }
-        if next.len() == pending.len() {
-            break;
-        }
-        pending = next;
-    }
-    if !pending.is_empty() {
-        return Err(format!("the original sources do not compile: {last_err}"));
-    }
+    let scratch = Scratch::new("verify")?;
+    let dir = scratch.dir.as_path();
+    let originals = write_originals(&scratch, &ws)?;
+    scratch.write("tangent.f90", &tangent)?;
+    scratch.write("adjoint.f90", &adjoint)?;
+    scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
+    scratch.write("driver.f90", &driver(&spec))?;
+    let mut objects = compile_in_order(dir, &originals, &["-O2"])
+        .map_err(|e| format!("the original sources do not compile: {e}"))?;
     for f in ["dfort_stack.f90", "tangent.f90", "adjoint.f90"] {
-        gfortran(&dir, &["-O2", "-c", f, "-o", &format!("{f}.o")])?;
-        objects.push(format!("{f}.o"));
+        objects.push(compile(dir, f, &["-O2"])?);
     }
-    let mut link = vec!["-O2", "driver.f90"];
-    link.extend(objects.iter().map(String::as_str));
-    link.extend(["-o", "run"]);
-    gfortran(&dir, &link)?;
-    let out = Command::new(dir.join("run"))
-        .output()
-        .map_err(|e| format!("cannot run the driver: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    std::fs::remove_dir_all(&dir).ok();
+    link(dir, "driver.f90", &objects, &["-O2"], "run")?;
+    let text = run_program(dir, "run")?;
     let (t, a) = parse_output(&text);
     let (Some(t), Some(a)) = (t, a) else {
         return Err(format!("the driver printed no result: {text}"));
@@ -272,4 +409,21 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         verdict(a)
     );
     Ok(t <= args.tolerance && a <= args.tolerance)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_dfort_toml_values() {
+        let flags = pairs(&["DIM=8".into()]).unwrap();
+        let config: BTreeMap<String, i64> = [("dim".into(), 12), ("ParMax".into(), 2)].into();
+        let (merged, from_config) = with_config(flags, Some(&config));
+        assert_eq!(merged.get("dim"), Some(&8));
+        assert_eq!(merged.get("parmax"), Some(&2));
+        assert_eq!(from_config, vec!["parmax=2".to_string()]);
+        let (merged, from_config) = with_config(HashMap::new(), None);
+        assert!(merged.is_empty() && from_config.is_empty());
+    }
 }

@@ -1,0 +1,107 @@
+//! What the tangent and the adjoint share about calls to procedures that
+//! have derivative routines: the argument list of `c_d` / `c_b` (every
+//! actual in the callee's formal order, followed by its derivative when
+//! the formal has one), and the module a derivative routine lives in.
+
+use crate::Refusal;
+use dfort_ir::dump::expr as print;
+use dfort_ir::*;
+use std::collections::HashMap;
+
+/// The actual bound to each formal of `callee`, in formal order.
+pub fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg>> {
+    let mut out = vec![None; callee.args.len()];
+    for (pos, a) in args.iter().enumerate() {
+        if let Some(k) = crate::effects::formal_index(callee, pos, a) {
+            if let Some(slot) = out.get_mut(k) {
+                *slot = Some(a);
+            }
+        }
+    }
+    out
+}
+
+/// What to pass as the derivative of one actual.
+pub enum DerivActual<'e> {
+    /// A variable reference's derivative (`xb`, `xb(i)`, `xb(1:n)`).
+    Ref(String),
+    /// A scalar expression passed by value: a temporary of the formal's
+    /// type (the formal is the second field).
+    Value(&'e Expr, SymbolId),
+}
+
+/// The argument list of `callee_<sfx>(...)`, or why it cannot be written.
+/// `deriv` names the derivative of a variable reference of the caller.
+pub fn derivative_args<'e>(
+    unit: &Unit,
+    callee: &Unit,
+    callee_d: &HashMap<SymbolId, String>,
+    args: &'e [Arg],
+    deriv: impl Fn(&Expr) -> Option<String>,
+) -> Result<Vec<(String, Option<DerivActual<'e>>)>, String> {
+    let mut out = Vec::new();
+    for (k, a) in in_formal_order(callee, args).into_iter().enumerate() {
+        let f = callee.args[k];
+        let Some(a) = a else {
+            if callee_d.contains_key(&f) {
+                return Err(format!(
+                    "the optional argument `{}` of `{}` is absent; its derivative cannot be passed",
+                    callee.symbol(f).name,
+                    callee.name
+                ));
+            }
+            continue;
+        };
+        let primal = print(unit, &a.value);
+        if !callee_d.contains_key(&f) {
+            out.push((primal, None));
+            continue;
+        }
+        let d = match &a.value.kind {
+            ExprKind::Var(_) | ExprKind::ArrayRef { .. } => match deriv(&a.value) {
+                Some(r) => DerivActual::Ref(r),
+                None if callee.symbol(f).rank() == 0 => DerivActual::Value(&a.value, f),
+                None => {
+                    return Err(format!(
+                        "`{primal}` has no derivative but `{}` differentiates its array argument `{}`",
+                        callee.name,
+                        callee.symbol(f).name
+                    ))
+                }
+            },
+            _ if callee.symbol(f).rank() == 0 => DerivActual::Value(&a.value, f),
+            _ => {
+                return Err(format!(
+                    "the array expression `{primal}` is passed to `{}`, which differentiates it; pass a variable",
+                    callee.name
+                ))
+            }
+        };
+        out.push((primal, Some(d)));
+    }
+    Ok(out)
+}
+
+/// The module a unit's derivative routine goes into (`<m>_b` for a module
+/// procedure of `m`), or a refusal for internal procedures.
+pub fn host_module(program: &Program, unit: &Unit) -> Result<Option<String>, Refusal> {
+    match unit.parent.map(|p| program.unit(p)) {
+        None => Ok(None),
+        Some(h) if h.kind == UnitKind::Module => Ok(Some(h.name.clone())),
+        Some(h) => Err(Refusal {
+            span: unit.name_span,
+            message: format!(
+                "`{}` is internal to `{}`; internal procedures are not differentiated yet",
+                unit.name, h.name
+            ),
+        }),
+    }
+}
+
+/// The Fortran type of a function's result (`real(8)` when unknown).
+pub fn result_type(callee: &Unit) -> String {
+    callee
+        .result
+        .map(|r| dfort_ir::dump::type_name(&callee.symbol(r).ty))
+        .unwrap_or_else(|| "real(8)".into())
+}

@@ -1,0 +1,245 @@
+//! What each procedure may read and write of its interface — its formal
+//! arguments (by position) and the globals it or its callees touch
+//! (COMMON members, module and host variables, of any type) — for the
+//! snapshots a checkpointed call needs (Tapenade's joint mode): the
+//! adjoint of a call re-runs the callee from the values it read at entry,
+//! so the caller saves those before the call and restores them before the
+//! callee's adjoint.
+//!
+//! Contract: syntactic and conservative (a variable that occurs anywhere
+//! but as a whole assignment target is read; every assignment target,
+//! DO index, READ item and modifiable actual is written), bottom-up over
+//! the call graph with a fixpoint inside recursive components. Calls to
+//! procedures without source read every actual and write every variable
+//! actual.
+
+use dfort_analysis::bitset::BitSet;
+use dfort_analysis::dep::{global_key, GlobalKey};
+use dfort_analysis::dp::{index_vars, target, vars};
+use dfort_ir::*;
+use std::collections::BTreeSet;
+
+/// One procedure's interface effects.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Effects {
+    pub read_formals: BTreeSet<u32>,
+    pub written_formals: BTreeSet<u32>,
+    pub read_globals: BTreeSet<GlobalKey>,
+    pub written_globals: BTreeSet<GlobalKey>,
+}
+
+/// A unit's own variables that it may read and write, its calls included.
+#[derive(Clone, Debug, Default)]
+pub struct LocalEffects {
+    pub reads: BitSet,
+    pub writes: BitSet,
+}
+
+/// The effects of every unit of the program (indexed by `UnitId`).
+pub fn all(program: &Program) -> Vec<Effects> {
+    let mut out = vec![Effects::default(); program.units.len()];
+    for scc in &program.call_graph.sccs {
+        for _round in 0..64 {
+            let mut changed = false;
+            for &u in scc {
+                let unit = program.unit(u);
+                let local = local(program, unit, &out);
+                let mut e = Effects::default();
+                for (i, sym) in unit.symbols.iter().enumerate() {
+                    let (r, w) = (local.reads.contains(i), local.writes.contains(i));
+                    if let Storage::Dummy(k) = sym.storage {
+                        if r {
+                            e.read_formals.insert(k);
+                        }
+                        if w {
+                            e.written_formals.insert(k);
+                        }
+                    } else if let Some(key) = global_key(program, unit, SymbolId(i as u32)) {
+                        if r {
+                            e.read_globals.insert(key.clone());
+                        }
+                        if w {
+                            e.written_globals.insert(key);
+                        }
+                    }
+                }
+                // Globals only callees see.
+                for c in callees(program, unit) {
+                    let ce = out[c.0 as usize].clone();
+                    e.read_globals.extend(ce.read_globals);
+                    e.written_globals.extend(ce.written_globals);
+                }
+                if out[u.0 as usize] != e {
+                    out[u.0 as usize] = e;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn callees(program: &Program, unit: &Unit) -> Vec<UnitId> {
+    program.call_graph.calls_from[unit.id.0 as usize]
+        .iter()
+        .filter_map(|&s| match &program.call_graph.sites[s].callee {
+            dfort_ir::callgraph::Callee::Unit(c) => Some(*c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The formal position an actual binds to (keywords resolved).
+pub fn formal_index(callee: &Unit, pos: usize, a: &Arg) -> Option<usize> {
+    match &a.keyword {
+        Some(k) => callee
+            .args
+            .iter()
+            .position(|f| callee.symbol(*f).name == *k),
+        None => Some(pos),
+    }
+}
+
+/// Applies a call's effects (`callee(args)`) to `unit`'s variables.
+pub fn apply_call(
+    program: &Program,
+    unit: &Unit,
+    target: &CallTarget,
+    args: &[Arg],
+    effects: &[Effects],
+    out: &mut LocalEffects,
+) {
+    let callee = match target {
+        CallTarget::Unit(c) => Some((program.unit(*c), &effects[c.0 as usize])),
+        _ => None,
+    };
+    for (pos, a) in args.iter().enumerate() {
+        let (read, written) = match callee {
+            Some((c, e)) => match formal_index(c, pos, a) {
+                Some(k) => (
+                    e.read_formals.contains(&(k as u32)),
+                    e.written_formals.contains(&(k as u32)),
+                ),
+                None => (true, true),
+            },
+            None => (true, true),
+        };
+        let t = target_of(&a.value);
+        if read || t.is_none() {
+            vars(unit, &a.value, &mut out.reads);
+        } else {
+            index_vars(unit, &a.value, &mut out.reads);
+        }
+        if written {
+            if let Some(s) = t {
+                out.writes.insert(s.0 as usize);
+            }
+        }
+    }
+    if let Some((_, e)) = callee {
+        for (i, _) in unit.symbols.iter().enumerate() {
+            if let Some(k) = global_key(program, unit, SymbolId(i as u32)) {
+                if e.read_globals.contains(&k) {
+                    out.reads.insert(i);
+                }
+                if e.written_globals.contains(&k) {
+                    out.writes.insert(i);
+                }
+            }
+        }
+    }
+}
+
+fn target_of(e: &Expr) -> Option<SymbolId> {
+    match &e.kind {
+        ExprKind::Var(_) | ExprKind::ArrayRef { .. } => target(e).map(|(s, _)| s),
+        _ => None,
+    }
+}
+
+/// The variables of `unit` that it may read and write, calls included.
+pub fn local(program: &Program, unit: &Unit, effects: &[Effects]) -> LocalEffects {
+    let mut out = LocalEffects::default();
+    for st in &unit.stmts {
+        match &st.kind {
+            StmtKind::Assign { lhs, rhs } => {
+                read_expr(program, unit, rhs, effects, &mut out);
+                index_vars(unit, lhs, &mut out.reads);
+                if let Some((t, whole)) = target(lhs) {
+                    out.writes.insert(t.0 as usize);
+                    if !whole {
+                        // A partial write keeps the rest: count as read too
+                        // (conservative for snapshots of sections).
+                        out.reads.insert(t.0 as usize);
+                    }
+                }
+            }
+            StmtKind::Call { target, args, .. } => {
+                apply_call(program, unit, target, args, effects, &mut out);
+                for a in args {
+                    calls_inside(program, unit, &a.value, effects, &mut out);
+                }
+            }
+            StmtKind::Do { control, .. } => {
+                if let DoControl::Counted { var, .. } = control {
+                    out.writes.insert(var.0 as usize);
+                }
+                for e in st.kind.exprs() {
+                    read_expr(program, unit, e, effects, &mut out);
+                }
+            }
+            StmtKind::Io {
+                kind: IoKind::Read,
+                reads,
+                writes,
+            } => {
+                for e in reads {
+                    read_expr(program, unit, e, effects, &mut out);
+                }
+                for w in writes {
+                    index_vars(unit, w, &mut out.reads);
+                    if let Some((t, _)) = target(w) {
+                        out.writes.insert(t.0 as usize);
+                    }
+                }
+            }
+            _ => {
+                for e in st.kind.exprs() {
+                    read_expr(program, unit, e, effects, &mut out);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn read_expr(
+    program: &Program,
+    unit: &Unit,
+    e: &Expr,
+    effects: &[Effects],
+    out: &mut LocalEffects,
+) {
+    vars(unit, e, &mut out.reads);
+    calls_inside(program, unit, e, effects, out);
+}
+
+/// The effects of user functions referenced inside an expression.
+fn calls_inside(
+    program: &Program,
+    unit: &Unit,
+    e: &Expr,
+    effects: &[Effects],
+    out: &mut LocalEffects,
+) {
+    e.walk(&mut |x| {
+        if let ExprKind::FunctionCall { target, args, .. } = &x.kind {
+            if matches!(target, CallTarget::Unit(_)) {
+                apply_call(program, unit, target, args, effects, out);
+            }
+        }
+    });
+}

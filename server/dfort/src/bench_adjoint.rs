@@ -1,0 +1,676 @@
+//! `dfort bench-adjoint`: the run time of every kernel's adjoint against
+//! its primal, with TBR and with store-all, and the tape each pushes.
+//!
+//! For each `[[kernel]]` of the manifest (`tests/kernels.toml`; its file
+//! paths are relative to the manifest's repository root, the directory
+//! above the manifest's own), the adjoint is generated twice (TBR and
+//! `--no-tbr`) and compiled with `gfortran -O2` beside the original
+//! sources, the `dfort_stack` runtime and a timing driver
+//! ([`timing_driver`]). The driver calibrates a call count K by doubling
+//! it from 1 until K primal calls take at least 50 ms, then times K primal
+//! calls and K adjoint calls, each call preceded by the same reset of the
+//! inputs (and, for the adjoint, of the adjoints and the tape), keeps the
+//! fastest of `--reps` repetitions, and reports the tape's pushed and
+//! peak bytes after one adjoint call. Preparation (generation and
+//! compilation) runs in parallel; timings run one kernel at a time.
+
+use crate::verify::{
+    compile, compile_in_order, driver_args, gfortran_available, link, run_program, write_originals,
+    Scratch,
+};
+use dfort_codegen::driver::DriverArg;
+use dfort_ide::{LoadOptions, Workspace};
+use dfort_ir::UnitKind;
+use rayon::prelude::*;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct BenchAdjointArgs {
+    /// The kernel manifest; its `files` are relative to the directory
+    /// above the manifest's (the repository root for tests/kernels.toml).
+    #[arg(long, default_value = "tests/kernels.toml")]
+    manifest: PathBuf,
+    /// Timed repetitions of each loop; the fastest is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
+    /// Only the kernels whose root is NAME (repeatable).
+    #[arg(long = "kernel", value_name = "NAME")]
+    kernels: Vec<String>,
+}
+
+/// The manifest's schema (see the header of tests/kernels.toml). Keys the
+/// benchmark does not need (`tolerance`, `why`, ...) are ignored.
+#[derive(Debug, Deserialize)]
+struct Manifest {
+    #[serde(default)]
+    kernel: Vec<Kernel>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Kernel {
+    files: Vec<PathBuf>,
+    root: String,
+    #[serde(default)]
+    independent: Vec<String>,
+    #[serde(default)]
+    dependent: Vec<String>,
+    #[serde(default)]
+    int: BTreeMap<String, i64>,
+    #[serde(default)]
+    size: BTreeMap<String, i64>,
+}
+
+/// What the timing driver needs to know about the root.
+#[derive(Clone, Debug)]
+pub struct TimingSpec {
+    pub root: String,
+    /// The module holding the root, if it is a module procedure (then
+    /// `R_b` lives in module `<m>_b`).
+    pub host: Option<String>,
+    pub args: Vec<DriverArg>,
+    /// Per argument: whether `R_b` takes its adjoint right after it.
+    pub with_adjoint: Vec<bool>,
+    pub dependents: Vec<String>,
+    /// Timed repetitions; the fastest is printed.
+    pub reps: u32,
+    /// The primal loop's calibration target, in seconds.
+    pub min_seconds: f64,
+}
+
+/// A Fortran program timing `R` and `R_b`. It prints one line:
+/// `primal_s T adjoint_s T ratio R pushed B peak B calls K` (seconds per
+/// call, bytes). The driver's own names start with `dfb` so that they do
+/// not clash with the root's arguments.
+pub fn timing_driver(spec: &TimingSpec) -> String {
+    let root = &spec.root;
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(w, "program dfort_bench_adjoint");
+    let _ = writeln!(
+        w,
+        "  use dfort_stack, only: dfort_stack_reset, dfort_stack_stats"
+    );
+    match &spec.host {
+        Some(m) => {
+            let _ = writeln!(w, "  use {m}, only: {root}\n  use {m}_b, only: {root}_b");
+            let _ = writeln!(w, "  implicit none");
+        }
+        None => {
+            let _ = writeln!(w, "  implicit none\n  external {root}, {root}_b");
+        }
+    }
+    let _ = writeln!(
+        w,
+        "  integer(8) :: dfb_seed, dfb_k, dfb_pushed, dfb_peak\n  integer :: dfb_q, dfb_r\n  real(8) :: dfb_t, dfb_tp, dfb_ta"
+    );
+    let is_dep = |n: &str| spec.dependents.iter().any(|d| d == n);
+    let pairs: Vec<(&DriverArg, bool)> = spec
+        .args
+        .iter()
+        .zip(
+            spec.with_adjoint
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(false)),
+        )
+        .collect();
+    for (a, adj) in &pairs {
+        match a {
+            DriverArg::Int { name, .. } => {
+                let _ = writeln!(w, "  integer :: {name}");
+            }
+            DriverArg::Real { name, size } => {
+                let dim = if *size == 0 {
+                    String::new()
+                } else {
+                    format!("({size})")
+                };
+                let _ = writeln!(w, "  real(8) :: {name}{dim}, dfb0_{name}{dim}");
+                if *adj {
+                    let _ = writeln!(w, "  real(8) :: dfbb_{name}{dim}, dfbw_{name}{dim}");
+                }
+            }
+        }
+    }
+    // Deterministic pseudo-random inputs in [0.5, 1.5], and adjoints ȳ of
+    // the dependents from the same generator.
+    let _ = writeln!(w, "  dfb_seed = 12345_8");
+    for (a, adj) in &pairs {
+        if let DriverArg::Real { name, size } = a {
+            let mut targets = vec![format!("dfb0_{name}")];
+            if *adj && is_dep(name) {
+                targets.push(format!("dfbw_{name}"));
+            }
+            for t in targets {
+                if *size == 0 {
+                    let _ = writeln!(w, "  call dfb_fill_s({t})");
+                } else {
+                    let _ = writeln!(w, "  call dfb_fill({t}, size({t}))");
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        w,
+        "  dfb_k = 1
+  do
+    call dfb_time_primal(dfb_k, dfb_t)
+    if (dfb_t >= {min:?}d0 .or. dfb_k >= 2_8**40) exit
+    dfb_k = 2*dfb_k
+  end do
+  dfb_tp = huge(1d0)
+  dfb_ta = huge(1d0)
+  do dfb_r = 1, {reps}
+    call dfb_time_primal(dfb_k, dfb_t)
+    dfb_tp = min(dfb_tp, dfb_t)
+    call dfb_time_adjoint(dfb_k, dfb_t)
+    dfb_ta = min(dfb_ta, dfb_t)
+  end do
+  call dfb_reset()
+  call dfb_reset_b()
+  call dfort_stack_reset()
+  call {root}_b({bargs})
+  call dfort_stack_stats(dfb_pushed, dfb_peak)
+  write (*, '(a, es15.8, a, es15.8, a, es15.8, a, i0, a, i0, a, i0)') &
+    & 'primal_s ', dfb_tp/dble(dfb_k), ' adjoint_s ', dfb_ta/dble(dfb_k), &
+    & ' ratio ', dfb_ta/max(dfb_tp, tiny(1d0)), ' pushed ', dfb_pushed, &
+    & ' peak ', dfb_peak, ' calls ', dfb_k
+contains",
+        min = spec.min_seconds,
+        reps = spec.reps,
+        bargs = call_args(&pairs, true),
+    );
+    // Inputs and integers, reset before every call of either loop.
+    let _ = writeln!(w, "  subroutine dfb_reset()");
+    for (a, _) in &pairs {
+        match a {
+            DriverArg::Int { name, value } => {
+                let _ = writeln!(w, "    {name} = {value}");
+            }
+            DriverArg::Real { name, .. } => {
+                let _ = writeln!(w, "    {name} = dfb0_{name}");
+            }
+        }
+    }
+    let _ = writeln!(w, "  end subroutine dfb_reset");
+    // Adjoints: ȳ for the dependents, zero for what accumulates.
+    let _ = writeln!(w, "  subroutine dfb_reset_b()");
+    for (a, adj) in &pairs {
+        if let (DriverArg::Real { name, .. }, true) = (a, adj) {
+            if is_dep(name) {
+                let _ = writeln!(w, "    dfbb_{name} = dfbw_{name}");
+            } else {
+                let _ = writeln!(w, "    dfbb_{name} = 0d0");
+            }
+        }
+    }
+    let _ = writeln!(w, "  end subroutine dfb_reset_b");
+    for (what, body) in [
+        (
+            "primal",
+            format!("      call dfb_reset()\n      call {root}({})", call_args(&pairs, false)),
+        ),
+        (
+            "adjoint",
+            format!(
+                "      call dfb_reset()\n      call dfb_reset_b()\n      call dfort_stack_reset()\n      call {root}_b({})",
+                call_args(&pairs, true)
+            ),
+        ),
+    ] {
+        let _ = writeln!(
+            w,
+            "  subroutine dfb_time_{what}(dfb_n, dfb_sec)
+    integer(8), intent(in) :: dfb_n
+    real(8), intent(out) :: dfb_sec
+    integer(8) :: dfb_i, dfb_c0, dfb_c1, dfb_rate
+    call system_clock(dfb_c0, dfb_rate)
+    do dfb_i = 1, dfb_n
+{body}
+    end do
+    call system_clock(dfb_c1)
+    dfb_sec = dble(dfb_c1 - dfb_c0)/dble(dfb_rate)
+  end subroutine dfb_time_{what}"
+        );
+    }
+    let _ = writeln!(
+        w,
+        "  subroutine dfb_fill(dfb_v, dfb_n)
+    integer, intent(in) :: dfb_n
+    real(8), intent(out) :: dfb_v(dfb_n)
+    do dfb_q = 1, dfb_n
+      dfb_seed = mod(dfb_seed*48271_8, 2147483647_8)
+      dfb_v(dfb_q) = 0.5d0 + dble(dfb_seed)/2147483647d0
+    end do
+  end subroutine dfb_fill
+  subroutine dfb_fill_s(dfb_v)
+    real(8), intent(out) :: dfb_v
+    dfb_seed = mod(dfb_seed*48271_8, 2147483647_8)
+    dfb_v = 0.5d0 + dble(dfb_seed)/2147483647d0
+  end subroutine dfb_fill_s
+end program dfort_bench_adjoint"
+    );
+    s
+}
+
+/// The actual arguments of `R` or (with the adjoints) `R_b`.
+fn call_args(pairs: &[(&DriverArg, bool)], adjoint: bool) -> String {
+    let mut v = Vec::new();
+    for (a, adj) in pairs {
+        let name = match a {
+            DriverArg::Int { name, .. } | DriverArg::Real { name, .. } => name,
+        };
+        v.push(name.clone());
+        if adjoint && *adj {
+            v.push(format!("dfbb_{name}"));
+        }
+    }
+    v.join(", ")
+}
+
+/// What one timing driver printed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Timing {
+    primal_s: f64,
+    adjoint_s: f64,
+    ratio: f64,
+    pushed: i64,
+    peak: i64,
+}
+
+fn parse_timing(out: &str) -> Option<Timing> {
+    let words: Vec<&str> = out.split_whitespace().collect();
+    let after = |key: &str| {
+        words
+            .iter()
+            .position(|w| *w == key)
+            .and_then(|i| words.get(i + 1))
+            .copied()
+    };
+    Some(Timing {
+        primal_s: after("primal_s")?.parse().ok()?,
+        adjoint_s: after("adjoint_s")?.parse().ok()?,
+        ratio: after("ratio")?.parse().ok()?,
+        pushed: after("pushed")?.parse().ok()?,
+        peak: after("peak")?.parse().ok()?,
+    })
+}
+
+/// A compiled timing driver, in its scratch directory.
+struct Built {
+    scratch: Scratch,
+}
+
+enum Prepared {
+    Refused(String),
+    Failed(String),
+    /// TBR, then store-all.
+    Ready(Built, Built),
+}
+
+enum Outcome {
+    Refused(String),
+    Failed(String),
+    Timed(Timing, Timing),
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Generates both adjoints of a kernel and compiles their drivers.
+fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
+    let files: Vec<PathBuf> = kernel.files.iter().map(|f| base.join(f)).collect();
+    let (ws, errors) = Workspace::load(&files, LoadOptions::default());
+    if let Some(e) = errors.first() {
+        return Prepared::Failed(e.to_string());
+    }
+    if ws.error_count() > 0 {
+        let diags = ws.render_diagnostics();
+        let first = diags
+            .lines()
+            .find(|l| l.contains(": error: "))
+            .unwrap_or("");
+        return Prepared::Failed(format!("the sources have errors: {first}"));
+    }
+    let name = kernel.root.to_ascii_lowercase();
+    let unit = match crate::tangent::find_root(&ws, &name) {
+        Ok(u) => u,
+        Err(e) => return Prepared::Failed(e),
+    };
+    let explicit = (!kernel.independent.is_empty() || !kernel.dependent.is_empty())
+        .then_some((kernel.independent.as_slice(), kernel.dependent.as_slice()));
+    let roles = match crate::tangent::root_roles(unit, explicit) {
+        Ok(r) => r,
+        Err(e) => return Prepared::Failed(e),
+    };
+    let lower = |m: &BTreeMap<String, i64>| -> HashMap<String, i64> {
+        m.iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), *v))
+            .collect()
+    };
+    let (ind, dep) = (&roles.independents, &roles.dependents);
+    let mut texts = Vec::new();
+    for store_all in [false, true] {
+        match dfort_codegen::adjoint::adjoint(
+            &ws.program,
+            unit.id,
+            ind,
+            dep,
+            store_all,
+            "dfort bench-adjoint",
+        ) {
+            Ok(t) => texts.push(t),
+            Err(refusals) => {
+                return Prepared::Refused(
+                    refusals
+                        .first()
+                        .map(|r| r.message.clone())
+                        .unwrap_or_else(|| "no adjoint (nothing active)".into()),
+                )
+            }
+        }
+    }
+    let args = match driver_args(unit, &lower(&kernel.int), &lower(&kernel.size)) {
+        Ok(a) => a,
+        Err(e) => return Prepared::Failed(e),
+    };
+    let dn = dfort_codegen::tangent::derivative_names(&ws.program, unit.id, ind, dep);
+    let host = unit
+        .parent
+        .map(|p| ws.program.unit(p))
+        .filter(|h| h.kind == UnitKind::Module)
+        .map(|h| h.name.clone());
+    let spec = TimingSpec {
+        root: unit.name.clone(),
+        host,
+        args,
+        with_adjoint: unit.args.iter().map(|a| dn.contains_key(a)).collect(),
+        dependents: dep
+            .iter()
+            .filter_map(|i| unit.symbols.get(i).map(|s| s.name.clone()))
+            .collect(),
+        reps,
+        min_seconds: 0.05,
+    };
+    let driver = timing_driver(&spec);
+    let mut built = Vec::new();
+    for (text, tag) in texts.iter().zip(["tbr", "store-all"]) {
+        match build(&ws, text, &driver) {
+            Ok(b) => built.push(b),
+            Err(e) => return Prepared::Failed(format!("{tag}: {}", first_line(&e))),
+        }
+    }
+    let store_all = built.pop();
+    match (built.pop(), store_all) {
+        (Some(t), Some(s)) => Prepared::Ready(t, s),
+        _ => Prepared::Failed("internal: missing build".into()),
+    }
+}
+
+/// Compiles the originals, the runtime, the adjoint and the driver with
+/// `gfortran -O2` in a scratch directory.
+fn build(ws: &Workspace, adjoint: &str, driver: &str) -> Result<Built, String> {
+    let scratch = Scratch::new("bench-adjoint")?;
+    let dir = scratch.dir.as_path();
+    let originals = write_originals(&scratch, ws)?;
+    scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
+    scratch.write("adjoint.f90", adjoint)?;
+    scratch.write("driver.f90", driver)?;
+    let flags = ["-O2"];
+    let mut objects = compile_in_order(dir, &originals, &flags)
+        .map_err(|e| format!("the original sources do not compile: {e}"))?;
+    for f in ["dfort_stack.f90", "adjoint.f90"] {
+        objects.push(compile(dir, f, &flags)?);
+    }
+    link(dir, "driver.f90", &objects, &flags, "bench")?;
+    Ok(Built { scratch })
+}
+
+fn time(b: &Built) -> Result<Timing, String> {
+    let out = run_program(&b.scratch.dir, "bench")?;
+    parse_timing(&out).ok_or_else(|| format!("the driver printed no timing: {out}"))
+}
+
+pub fn run(args: BenchAdjointArgs) -> ExitCode {
+    match bench(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The directory the manifest's paths are relative to: the one above the
+/// manifest's directory.
+fn base_of(manifest: &Path) -> PathBuf {
+    let abs = std::fs::canonicalize(manifest).unwrap_or_else(|_| manifest.to_path_buf());
+    let dir = abs.parent().unwrap_or(Path::new("."));
+    dir.parent().unwrap_or(dir).to_path_buf()
+}
+
+fn load_manifest(path: &Path) -> Result<Manifest, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn bench(args: &BenchAdjointArgs) -> Result<(), String> {
+    let manifest = load_manifest(&args.manifest)?;
+    gfortran_available().map_err(|e| format!("{e}; dfort bench-adjoint needs gfortran"))?;
+    let base = base_of(&args.manifest);
+    let kernels: Vec<&Kernel> = manifest
+        .kernel
+        .iter()
+        .filter(|k| {
+            args.kernels.is_empty() || args.kernels.iter().any(|n| n.eq_ignore_ascii_case(&k.root))
+        })
+        .collect();
+    for n in &args.kernels {
+        if !manifest
+            .kernel
+            .iter()
+            .any(|k| k.root.eq_ignore_ascii_case(n))
+        {
+            return Err(format!(
+                "no kernel with root `{n}` in {}",
+                args.manifest.display()
+            ));
+        }
+    }
+    let prepared: Vec<Prepared> = kernels
+        .par_iter()
+        .map(|k| prepare(k, &base, args.reps))
+        .collect();
+    let width = kernels
+        .iter()
+        .map(|k| k.root.len())
+        .chain([6])
+        .max()
+        .unwrap_or(6);
+    println!(
+        "{:<width$}  {:>14}  {:>21}  {:>11}  {:>14}  {:>14}  {:>17}",
+        "kernel",
+        "primal µs/call",
+        "adjoint µs/call (TBR)",
+        "ratio (TBR)",
+        "pushed B (TBR)",
+        "ratio (no TBR)",
+        "pushed B (no TBR)"
+    );
+    let mut outcomes = Vec::new();
+    for (k, p) in kernels.iter().zip(prepared) {
+        let outcome = match p {
+            Prepared::Refused(m) => Outcome::Refused(m),
+            Prepared::Failed(m) => Outcome::Failed(m),
+            Prepared::Ready(t, s) => match time(&t).and_then(|t| Ok((t, time(&s)?))) {
+                Ok((t, s)) => Outcome::Timed(t, s),
+                Err(e) => Outcome::Failed(first_line(&e)),
+            },
+        };
+        match &outcome {
+            Outcome::Refused(m) => println!("{:<width$}  refused: {m}", k.root),
+            Outcome::Failed(m) => println!("{:<width$}  failed: {m}", k.root),
+            Outcome::Timed(t, s) => println!(
+                "{:<width$}  {:>14.4}  {:>21.4}  {:>11.2}  {:>14}  {:>14.2}  {:>17}",
+                k.root,
+                t.primal_s * 1e6,
+                t.adjoint_s * 1e6,
+                t.ratio,
+                t.pushed,
+                s.ratio,
+                s.pushed
+            ),
+        }
+        outcomes.push((k.root.as_str(), outcome));
+    }
+    println!("{}", summary(&outcomes));
+    Ok(())
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+fn summary(outcomes: &[(&str, Outcome)]) -> String {
+    let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|(_, o)| f(o)).count();
+    let mut line = format!(
+        "{} kernel(s): {} timed, {} refused, {} failed",
+        outcomes.len(),
+        count(|o| matches!(o, Outcome::Timed(..))),
+        count(|o| matches!(o, Outcome::Refused(_))),
+        count(|o| matches!(o, Outcome::Failed(_))),
+    );
+    let ratios = |store_all: bool| -> Vec<(f64, &str)> {
+        outcomes
+            .iter()
+            .filter_map(|(name, o)| match o {
+                Outcome::Timed(t, s) => Some((if store_all { s.ratio } else { t.ratio }, *name)),
+                _ => None,
+            })
+            .collect()
+    };
+    for (label, store_all) in [("with TBR", false), ("without TBR", true)] {
+        let r = ratios(store_all);
+        let mut values: Vec<f64> = r.iter().map(|(v, _)| *v).collect();
+        if let Some(m) = median(&mut values) {
+            let (max, who) = r
+                .iter()
+                .copied()
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .unwrap_or((m, ""));
+            let _ = write!(
+                line,
+                "; adjoint/primal {label}: median {m:.2}, max {max:.2} ({who})"
+            );
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_ignores_keys_it_does_not_need_and_base_is_above_the_manifest() {
+        let m: Manifest = toml::from_str(
+            "[[kernel]]\nfiles = [\"a.f\"]\nroot = \"r\"\nint = { n = 3 }\ntolerance = 1e-6\nwhy = \"w\"\n",
+        )
+        .unwrap();
+        assert_eq!(m.kernel[0].int.get("n"), Some(&3));
+        assert!(m.kernel[0].size.is_empty() && m.kernel[0].independent.is_empty());
+        assert!(toml::from_str::<Manifest>("[[kernel]]\nroot = \"r\"\n").is_err());
+        assert_eq!(
+            base_of(Path::new("/no/such/repo/tests/kernels.toml")),
+            Path::new("/no/such/repo")
+        );
+    }
+
+    #[test]
+    fn driver_resets_inputs_in_both_loops_and_seeds_dependents() {
+        let spec = TimingSpec {
+            root: "r".into(),
+            host: None,
+            args: vec![
+                DriverArg::Int {
+                    name: "n".into(),
+                    value: 4,
+                },
+                DriverArg::Real {
+                    name: "x".into(),
+                    size: 4,
+                },
+                DriverArg::Real {
+                    name: "y".into(),
+                    size: 0,
+                },
+            ],
+            with_adjoint: vec![false, true, true],
+            dependents: vec!["y".into()],
+            reps: 2,
+            min_seconds: 0.05,
+        };
+        let d = timing_driver(&spec);
+        assert!(d.contains("external r, r_b"), "{d}");
+        assert!(d.contains("call r_b(n, x, dfbb_x, y, dfbb_y)"), "{d}");
+        assert!(d.contains("call r(n, x, y)"), "{d}");
+        assert!(
+            d.contains("dfbb_x = 0d0") && d.contains("dfbb_y = dfbw_y"),
+            "{d}"
+        );
+        assert!(d.contains("n = 4") && d.contains("x = dfb0_x"), "{d}");
+        assert_eq!(d.matches("call dfb_reset()").count(), 3, "{d}");
+        assert!(d.contains("do dfb_r = 1, 2"), "{d}");
+        let m = timing_driver(&TimingSpec {
+            host: Some("m".into()),
+            ..spec
+        });
+        assert!(m.contains("use m, only: r\n  use m_b, only: r_b"), "{m}");
+    }
+
+    #[test]
+    fn parses_the_driver_line_and_summarises() {
+        let t = parse_timing(
+            " primal_s  1.0E-06 adjoint_s  3.0E-06 ratio  3.0E+00 pushed 96 peak 64 calls 1024\n",
+        )
+        .unwrap();
+        assert_eq!(t.pushed, 96);
+        assert_eq!(t.peak, 64);
+        assert!((t.ratio - 3.0).abs() < 1e-12);
+        assert!(parse_timing("nothing").is_none());
+        let s = Timing { ratio: 5.0, ..t };
+        let line = summary(&[
+            ("a", Outcome::Timed(t, s)),
+            ("b", Outcome::Timed(s, s)),
+            ("c", Outcome::Refused("no".into())),
+        ]);
+        assert!(
+            line.starts_with("3 kernel(s): 2 timed, 1 refused, 0 failed"),
+            "{line}"
+        );
+        assert!(
+            line.contains("with TBR: median 4.00, max 5.00 (b)"),
+            "{line}"
+        );
+        assert!(
+            line.contains("without TBR: median 5.00, max 5.00"),
+            "{line}"
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! Numerical checks of the generated derivatives. Every kernel listed in
+//! tests/kernels.toml is run through `dfort verify` (tangent against
+//! central finite differences, adjoint by the dot-product test, both
+//! compiled with gfortran), once with TBR and once with `--no-tbr`
+//! (store-all). The kernels run in parallel; every failure is collected
+//! and reported in one assertion at the end. Set DFORT_SKIP_GFORTRAN=1 to
+//! skip the numerical test on a machine without gfortran.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Default tolerance of a kernel (the design's bound for smooth kernels).
+const DEFAULT_TOLERANCE: f64 = 1e-8;
+
+/// The manifest must keep at least this many kernels.
+const MIN_KERNELS: usize = 25;
+
+#[derive(Debug, Deserialize)]
+struct Manifest {
+    kernel: Vec<Kernel>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Kernel {
+    files: Vec<String>,
+    root: String,
+    #[serde(default)]
+    independent: Vec<String>,
+    #[serde(default)]
+    dependent: Vec<String>,
+    #[serde(default)]
+    int: BTreeMap<String, i64>,
+    #[serde(default)]
+    size: BTreeMap<String, u64>,
+    tolerance: Option<f64>,
+    #[serde(default)]
+    why: String,
+}
+
+impl Kernel {
+    fn label(&self) -> String {
+        format!("{} ({})", self.root, self.files[0])
+    }
+
+    /// Arguments of `dfort verify` for this kernel.
+    fn verify_args(&self, no_tbr: bool) -> Vec<String> {
+        let mut a = vec!["verify".to_string()];
+        a.extend(self.files.iter().cloned());
+        a.extend(["--root".into(), self.root.clone()]);
+        if !self.independent.is_empty() {
+            a.extend(["--independent".into(), self.independent.join(",")]);
+        }
+        if !self.dependent.is_empty() {
+            a.extend(["--dependent".into(), self.dependent.join(",")]);
+        }
+        let pairs = |m: &BTreeMap<String, String>| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        if !self.int.is_empty() {
+            let m = self
+                .int
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect();
+            a.extend(["--int".into(), pairs(&m)]);
+        }
+        if !self.size.is_empty() {
+            let m = self
+                .size
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect();
+            a.extend(["--size".into(), pairs(&m)]);
+        }
+        let tol = self.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+        a.extend(["--tolerance".into(), format!("{tol:e}")]);
+        if no_tbr {
+            a.push("--no-tbr".into());
+        }
+        a
+    }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn manifest() -> Manifest {
+    let path = repo_root().join("tests/kernels.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The relative error `verify` printed on its line for `what`
+/// ("tangent" or "adjoint"), e.g. `r: tangent relative error 1.23e-10 ...`.
+fn relative_error(stdout: &str, what: &str) -> Option<f64> {
+    let key = format!(" {what} relative error ");
+    stdout.lines().find_map(|l| {
+        let rest = &l[l.find(&key)? + key.len()..];
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+fn show_error(e: Option<f64>) -> String {
+    e.map_or_else(|| "-".to_string(), |e| format!("{e:.2e}"))
+}
+
+/// Whether this build's `dfort verify` accepts `--no-tbr`.
+fn verify_has_no_tbr() -> bool {
+    Command::new(env!("CARGO_BIN_EXE_dfort"))
+        .args(["verify", "--help"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--no-tbr"))
+}
+
+struct Outcome {
+    summary: String,
+    failure: Option<String>,
+}
+
+fn run_one(k: &Kernel, no_tbr: bool) -> Outcome {
+    let mode = if no_tbr { "store-all" } else { "tbr" };
+    let args = k.verify_args(no_tbr);
+    let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
+        .args(&args)
+        .current_dir(repo_root())
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            return Outcome {
+                summary: format!("{:<64} {mode:<9} cannot run dfort", k.label()),
+                failure: Some(format!("{} [{mode}]: cannot run dfort: {e}", k.label())),
+            }
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (t, a) = (
+        relative_error(&stdout, "tangent"),
+        relative_error(&stdout, "adjoint"),
+    );
+    let ok = out.status.success();
+    let summary = format!(
+        "{:<64} {mode:<9} tangent {:>8}  adjoint {:>8}  {}",
+        k.label(),
+        show_error(t),
+        show_error(a),
+        if ok { "ok" } else { "FAILED" }
+    );
+    let failure = (!ok).then(|| {
+        format!(
+            "{} [{mode}] ({}): exit status {}\n  command: dfort {}\n  stdout:\n{}  stderr:\n{}",
+            k.label(),
+            k.why,
+            out.status.code().map_or("none".into(), |c| c.to_string()),
+            args.join(" "),
+            indent(&stdout),
+            indent(&stderr)
+        )
+    });
+    Outcome { summary, failure }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+#[test]
+fn kernels_derivatives_match_finite_differences_and_dot_product() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        eprintln!("skipped: DFORT_SKIP_GFORTRAN is set");
+        return;
+    }
+    let version = Command::new("gfortran").arg("--version").output();
+    assert!(
+        version.is_ok_and(|o| o.status.success()),
+        "gfortran is not installed (apt-get install -y gfortran, or set DFORT_SKIP_GFORTRAN=1)"
+    );
+    let kernels = manifest().kernel;
+    let mut failures = Vec::new();
+    if kernels.len() < MIN_KERNELS {
+        failures.push(format!(
+            "tests/kernels.toml lists {} kernels, fewer than {MIN_KERNELS}",
+            kernels.len()
+        ));
+    }
+    let has_no_tbr = verify_has_no_tbr();
+    if !has_no_tbr {
+        failures.push(
+            "`dfort verify` does not accept --no-tbr: the store-all runs were skipped".to_string(),
+        );
+    }
+    // Every kernel with TBR, then (when available) in store-all mode.
+    let modes: &[bool] = if has_no_tbr { &[false, true] } else { &[false] };
+    let jobs: Vec<(usize, bool)> = (0..kernels.len())
+        .flat_map(|i| modes.iter().map(move |&m| (i, m)))
+        .collect();
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .clamp(2, 8);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(i, no_tbr)) = jobs.get(j) else {
+                    break;
+                };
+                let o = run_one(&kernels[i], no_tbr);
+                results.lock().unwrap()[j] = Some(o);
+            });
+        }
+    });
+    for o in results.into_inner().unwrap().into_iter().flatten() {
+        println!("{}", o.summary);
+        failures.extend(o.failure);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures ({} derivative checks run):\n\n{}",
+        failures.len(),
+        jobs.len(),
+        failures.join("\n")
+    );
+}
+
+/// Whether `text` (a Fortran file) declares `subroutine name`, in any case,
+/// with or without prefixes such as `recursive` or `module`.
+fn declares_subroutine(text: &str, fixed_form: bool, name: &str) -> bool {
+    text.lines().any(|line| {
+        if fixed_form && line.starts_with(['c', 'C', '*', '!']) {
+            return false;
+        }
+        let code = line.split('!').next().unwrap_or("").to_ascii_lowercase();
+        let words: Vec<&str> = code
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        words.windows(2).enumerate().any(|(i, w)| {
+            w[0] == "subroutine"
+                && w[1] == name.to_ascii_lowercase()
+                && (i == 0 || words[i - 1] != "end")
+        })
+    })
+}
+
+#[test]
+fn kernels_manifest_lists_existing_files_and_roots() {
+    let kernels = manifest().kernel;
+    assert!(
+        kernels.len() >= MIN_KERNELS,
+        "tests/kernels.toml lists {} kernels, fewer than {MIN_KERNELS}",
+        kernels.len()
+    );
+    let mut problems = Vec::new();
+    for k in &kernels {
+        if k.files.is_empty() {
+            problems.push(format!("{}: no files", k.root));
+            continue;
+        }
+        for f in &k.files {
+            if !repo_root().join(f).is_file() {
+                problems.push(format!("{}: {f} does not exist", k.root));
+            }
+        }
+        if k.why.trim().is_empty() {
+            problems.push(format!(
+                "{}: say what the kernel exercises (`why`)",
+                k.label()
+            ));
+        }
+        if let Some(t) = k.tolerance {
+            if !(t > 0.0 && t < 1.0) {
+                problems.push(format!("{}: tolerance {t} is not in (0, 1)", k.label()));
+            }
+        }
+        let first = repo_root().join(&k.files[0]);
+        if let Ok(text) = std::fs::read_to_string(&first) {
+            let fixed = matches!(
+                first.extension().and_then(|e| e.to_str()),
+                Some("f" | "F" | "for" | "f77" | "ftn")
+            );
+            if !declares_subroutine(&text, fixed, &k.root) {
+                problems.push(format!(
+                    "{}: no `subroutine {}` in {}",
+                    k.root, k.root, k.files[0]
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "tests/kernels.toml:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn subroutine_scan_ignores_ends_comments_and_case() {
+    assert!(declares_subroutine(
+        "      SUBROUTINE CBROOT(N)\n",
+        true,
+        "cbroot"
+    ));
+    assert!(declares_subroutine(
+        "  recursive subroutine f(x)\n",
+        false,
+        "f"
+    ));
+    assert!(!declares_subroutine("end subroutine f\n", false, "f"));
+    assert!(!declares_subroutine("C     subroutine f\n", true, "f"));
+    assert!(!declares_subroutine("x = 1 ! subroutine f\n", false, "f"));
+    assert!(!declares_subroutine("subroutine fg(x)\n", false, "f"));
+}
