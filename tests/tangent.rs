@@ -165,3 +165,27 @@ fn every_derivative_written_for_the_fixtures_compiles() {
     assert!(written >= 60, "only {written} derivatives written");
     println!("{written} derivatives written and compiled, {refused} refused with a location");
 }
+
+#[test]
+fn the_adjoint_of_bratu_records_none_of_its_residuals() {
+    // Paper 000, Appendix A: f(i-1), f(i), f(i+1) are never needed by the
+    // adjoint, so TBR records none of them (store-all records them).
+    let ws = fixture("papers/p000_bratu.f");
+    let u = unit(&ws, "bratu");
+    let r = roles(u, None);
+    let gen = |store_all| {
+        dfort_codegen::adjoint::adjoint(
+            &ws.program,
+            u.id,
+            &r.independents,
+            &r.dependents,
+            store_all,
+            "",
+        )
+        .expect("written")
+    };
+    let tbr = gen(false);
+    assert!(!tbr.contains("call dfort_push(f("), "{tbr}");
+    let all = gen(true);
+    assert!(all.contains("call dfort_push(f("), "{all}");
+}

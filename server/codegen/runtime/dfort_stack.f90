@@ -9,6 +9,7 @@ module dfort_stack
 
   integer(8), allocatable, save :: tape(:)
   integer(8), save :: top = 0
+  integer(8), save :: capacity = 0
   integer(8), save :: pushed_bytes = 0
   integer(8), save :: peak_words = 0
 
@@ -27,22 +28,28 @@ contains
 
   subroutine reserve(n)
     integer(8), intent(in) :: n
-    integer(8), allocatable :: bigger(:)
-    integer(8) :: cap
-    if (.not. allocated(tape)) allocate(tape(max(1024_8, n)))
-    if (top + n > size(tape, kind=8)) then
-      cap = max(2_8*size(tape, kind=8), top + n)
-      allocate(bigger(cap))
-      bigger(1:top) = tape(1:top)
-      call move_alloc(bigger, tape)
-    end if
+    if (top + n > capacity) call grow(n)
   end subroutine reserve
+
+  subroutine grow(n)
+    integer(8), intent(in) :: n
+    integer(8), allocatable :: bigger(:)
+    if (.not. allocated(tape)) then
+      capacity = max(1024_8, n)
+      allocate(tape(capacity))
+      return
+    end if
+    capacity = max(2_8*capacity, top + n)
+    allocate(bigger(capacity))
+    bigger(1:top) = tape(1:top)
+    call move_alloc(bigger, tape)
+  end subroutine grow
 
   subroutine note(nbytes, nwords)
     integer(8), intent(in) :: nbytes, nwords
     pushed_bytes = pushed_bytes + nbytes
     top = top + nwords
-    peak_words = max(peak_words, top)
+    if (top > peak_words) peak_words = top
   end subroutine note
 
   subroutine push_r8(v)

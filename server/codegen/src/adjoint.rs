@@ -72,8 +72,8 @@ struct Gen<'a> {
     dead: Vec<StmtId>,
     bname: HashMap<SymbolId, String>,
     hoisted: HoistMap,
-    /// What the unit may read and write, calls included.
-    fx: LocalEffects,
+    /// Per statement: what it or anything after it may write.
+    written_from: Vec<BitSet>,
     refusals: Vec<Refusal>,
     fwd: Writer,
     /// Loops seen so far (each gets its own counter variables).
@@ -256,10 +256,14 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// Whether anything the unit runs may change `s` (hoisted temporaries
-    /// always may).
-    fn modifiable(&self, s: SymbolId) -> bool {
-        s.0 as usize >= self.orig.symbols.len() || self.fx.writes.contains(s.0 as usize)
+    /// Whether statement `id` or anything that may run after it may change
+    /// `s` (hoisted temporaries always may).
+    fn modifiable(&self, id: StmtId, s: SymbolId) -> bool {
+        s.0 as usize >= self.orig.symbols.len()
+            || self
+                .written_from
+                .get(id.0 as usize)
+                .is_some_and(|w| w.contains(s.0 as usize))
     }
 
     /// The reference a variable actual stands for, for saving: the actual
@@ -471,7 +475,7 @@ impl<'a> Gen<'a> {
                 }
             }
             for (item, s, whole) in items {
-                if !self.modifiable(s) || snapshot.contains(&item) {
+                if !self.modifiable(id, s) || snapshot.contains(&item) {
                     continue;
                 }
                 if let Err(m) = pushable(unit, s, whole) {
@@ -602,7 +606,14 @@ impl<'a> Gen<'a> {
             .then_some(n.0 as usize)
     }
 
+    /// Records that a basic block was left — only blocks whose adjoint
+    /// does something: the reverse sweep skips the others anyway.
     fn save_snapshot(&mut self, node: usize) {
+        let work = self.block_rev.get(&node).is_some_and(|l| !l.is_empty())
+            || self.snapshots.contains_key(&node);
+        if !work {
+            return;
+        }
         for v in self.snapshots.get(&node).cloned().unwrap_or_default() {
             self.fwd.line(&format!("call dfort_push({v})"));
         }
@@ -632,9 +643,6 @@ impl<'a> Gen<'a> {
             self.save_snapshot(n);
         }
         let rev = self.stmt_body(id, label);
-        if let (Some(n), false) = (end, is_jump) {
-            self.save_snapshot(n);
-        }
         if self.unstructured {
             let node = self
                 .unit
@@ -650,6 +658,9 @@ impl<'a> Gen<'a> {
                 let mut rev = rev;
                 rev.append(lines);
                 *lines = rev;
+            }
+            if let (Some(n), false) = (end, is_jump) {
+                self.save_snapshot(n);
             }
             return Vec::new();
         }
@@ -752,14 +763,22 @@ impl<'a> Gen<'a> {
                     } else {
                         0
                     };
-                    let tb = if r == 0 {
-                        "dfort_tb".to_string()
+                    let mut body = Vec::new();
+                    if r > 0 && !mentions(rhs, t) {
+                        // No aliasing: the lhs adjoint is read in place.
+                        self.adj(rhs, &lb, r, &mut body);
+                        body.push(format!("{lb} = 0.0d0"));
                     } else {
-                        self.array_temps.insert(r);
-                        format!("dfort_ta{r}")
-                    };
-                    let mut body = vec![format!("{tb} = {lb}"), format!("{lb} = 0.0d0")];
-                    self.adj(rhs, &tb, r, &mut body);
+                        let tb = if r == 0 {
+                            "dfort_tb".to_string()
+                        } else {
+                            self.array_temps.insert(r);
+                            format!("dfort_ta{r}")
+                        };
+                        body.push(format!("{tb} = {lb}"));
+                        body.push(format!("{lb} = 0.0d0"));
+                        self.adj(rhs, &tb, r, &mut body);
+                    }
                     rev.extend(body.into_iter().map(Line::Plain));
                 } else if self.has_adjoint(t) {
                     // A passive value overwrites an active variable: its
@@ -1348,7 +1367,7 @@ fn routine(
         dead,
         bname,
         hoisted,
-        fx,
+        written_from: crate::effects::written_from(program, orig, sh.effects),
         refusals: Vec::new(),
         fwd: Writer::default(),
         counters: 0,

@@ -164,53 +164,107 @@ fn target_of(e: &Expr) -> Option<SymbolId> {
 pub fn local(program: &Program, unit: &Unit, effects: &[Effects]) -> LocalEffects {
     let mut out = LocalEffects::default();
     for st in &unit.stmts {
-        match &st.kind {
-            StmtKind::Assign { lhs, rhs } => {
-                read_expr(program, unit, rhs, effects, &mut out);
-                index_vars(unit, lhs, &mut out.reads);
-                if let Some((t, whole)) = target(lhs) {
+        stmt_effects(program, unit, st, effects, &mut out);
+    }
+    out
+}
+
+/// What one statement (not the statements nested in it) may read and
+/// write, calls included.
+pub fn stmt_effects(
+    program: &Program,
+    unit: &Unit,
+    st: &Stmt,
+    effects: &[Effects],
+    out: &mut LocalEffects,
+) {
+    match &st.kind {
+        StmtKind::Assign { lhs, rhs } => {
+            read_expr(program, unit, rhs, effects, out);
+            index_vars(unit, lhs, &mut out.reads);
+            if let Some((t, _)) = target(lhs) {
+                out.writes.insert(t.0 as usize);
+            }
+        }
+        StmtKind::Call { target, args, .. } => {
+            apply_call(program, unit, target, args, effects, out);
+            for a in args {
+                calls_inside(program, unit, &a.value, effects, out);
+            }
+        }
+        StmtKind::Do { control, .. } => {
+            if let DoControl::Counted { var, .. } = control {
+                out.writes.insert(var.0 as usize);
+            }
+            for e in st.kind.exprs() {
+                read_expr(program, unit, e, effects, out);
+            }
+        }
+        StmtKind::Io {
+            kind: IoKind::Read,
+            reads,
+            writes,
+        } => {
+            for e in reads {
+                read_expr(program, unit, e, effects, out);
+            }
+            for w in writes {
+                index_vars(unit, w, &mut out.reads);
+                if let Some((t, _)) = target(w) {
                     out.writes.insert(t.0 as usize);
-                    if !whole {
-                        // A partial write keeps the rest: count as read too
-                        // (conservative for snapshots of sections).
-                        out.reads.insert(t.0 as usize);
-                    }
                 }
             }
-            StmtKind::Call { target, args, .. } => {
-                apply_call(program, unit, target, args, effects, &mut out);
-                for a in args {
-                    calls_inside(program, unit, &a.value, effects, &mut out);
+        }
+        _ => {
+            for e in st.kind.exprs() {
+                read_expr(program, unit, e, effects, out);
+            }
+        }
+    }
+}
+
+/// Per statement (indexed by `StmtId`): the variables that statement or
+/// any statement that may run after it writes — what a snapshot taken
+/// just before the statement must protect. A backward fixpoint over the
+/// CFG ([`dfort_analysis::engine`]).
+pub fn written_from(program: &Program, unit: &Unit, effects: &[Effects]) -> Vec<BitSet> {
+    use dfort_analysis::engine::{solve, Direction};
+    use dfort_ir::cfg::NodeKind;
+    let per: Vec<BitSet> = unit
+        .stmts
+        .iter()
+        .map(|st| {
+            let mut e = LocalEffects::default();
+            stmt_effects(program, unit, st, effects, &mut e);
+            e.writes
+        })
+        .collect();
+    let cfg = &unit.cfg;
+    let applies = |k: NodeKind| matches!(k, NodeKind::BasicBlock | NodeKind::Loop);
+    let sol = solve(
+        cfg,
+        Direction::Backward,
+        &BitSet::default(),
+        |node, after| {
+            let nd = cfg.node(node);
+            let mut s = after.clone();
+            if applies(nd.kind) {
+                for id in &nd.stmts {
+                    s.union_with(&per[id.0 as usize]);
                 }
             }
-            StmtKind::Do { control, .. } => {
-                if let DoControl::Counted { var, .. } = control {
-                    out.writes.insert(var.0 as usize);
-                }
-                for e in st.kind.exprs() {
-                    read_expr(program, unit, e, effects, &mut out);
-                }
-            }
-            StmtKind::Io {
-                kind: IoKind::Read,
-                reads,
-                writes,
-            } => {
-                for e in reads {
-                    read_expr(program, unit, e, effects, &mut out);
-                }
-                for w in writes {
-                    index_vars(unit, w, &mut out.reads);
-                    if let Some((t, _)) = target(w) {
-                        out.writes.insert(t.0 as usize);
-                    }
-                }
-            }
-            _ => {
-                for e in st.kind.exprs() {
-                    read_expr(program, unit, e, effects, &mut out);
-                }
-            }
+            s
+        },
+    );
+    let mut out = vec![BitSet::default(); unit.stmts.len()];
+    for (i, nd) in cfg.nodes.iter().enumerate() {
+        if !applies(nd.kind) {
+            continue;
+        }
+        let mut running = sol.after[i].clone();
+        for id in nd.stmts.iter().rev() {
+            running.union_with(&per[id.0 as usize]);
+            out[id.0 as usize] = running.clone();
         }
     }
     out

@@ -29,10 +29,22 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
                     (&**lhs, format!("1.0d0 / {b}")),
                     (&**rhs, format!("-({a} / {b}**2)")),
                 ],
-                BinaryOp::Pow => vec![
-                    (&**lhs, format!("{b} * {a}**({b} - 1)")),
-                    (&**rhs, format!("{a}**{b} * log({a})")),
-                ],
+                BinaryOp::Pow => match rhs.kind {
+                    // An integer constant exponent: k a^(k-1), folded.
+                    ExprKind::Int(k) => {
+                        let d = match k {
+                            0 => "0.0d0".to_string(),
+                            1 => "1.0d0".to_string(),
+                            2 => format!("2 * {a}"),
+                            _ => format!("{k} * {a}**{}", p((k - 1).to_string())),
+                        };
+                        vec![(&**lhs, d)]
+                    }
+                    _ => vec![
+                        (&**lhs, format!("{b} * {a}**({b} - 1)")),
+                        (&**rhs, format!("{a}**{b} * log({a})")),
+                    ],
+                },
                 _ => vec![],
             }
         }
@@ -95,6 +107,11 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
                     let b1 = arg(1)?;
                     let b = v(b1);
                     vec![(a0, "1.0d0".into()), (b1, format!("-aint({a} / {b})"))]
+                }
+                "dprod" if args.len() == 2 => {
+                    let b1 = arg(1)?;
+                    let b = v(b1);
+                    vec![(a0, format!("dble({b})")), (b1, format!("dble({a})"))]
                 }
                 "atan2" | "datan2" if args.len() == 2 => {
                     let x1 = arg(1)?;
