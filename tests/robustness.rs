@@ -39,6 +39,14 @@ fn analyze_all(program: &dfort_ir::Program) {
             }
         }
     }
+    // Code generation from every root: a derivative or refusals, never a
+    // panic.
+    for (root, ind, dep) in &roots {
+        let _ = dfort_codegen::tangent::tangent(program, *root, ind, dep, "");
+        for store_all in [false, true] {
+            let _ = dfort_codegen::adjoint::adjoint(program, *root, ind, dep, store_all, "");
+        }
+    }
 }
 
 #[test]
@@ -51,6 +59,7 @@ fn every_fixture_analyses_without_panicking() {
         "diagnostics",
         "interproc",
         "analysis",
+        "kernels",
     ] {
         for p in fortran_files(&fixtures().join(dir)) {
             let ws = load_one(&p);
