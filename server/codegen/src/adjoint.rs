@@ -33,7 +33,7 @@
 //! with adjoints shared between routines, array-valued functions — is
 //! refused with its location: no code is produced.
 
-use crate::calls::{derivative_args, host_module, result_type, DerivActual};
+use crate::calls::{host_module, prepare, result_type, DerivActual, Prepared};
 use crate::effects::{Effects, LocalEffects};
 use crate::fortran::{case_line, declaration, declaration_order, jump_line, uses, Writer};
 use crate::hoist::{hoist, HoistMap};
@@ -515,21 +515,30 @@ impl<'a> Gen<'a> {
     ) -> Vec<Line> {
         let sh = self.sh;
         let cu = sh.program.unit(c);
-        match host_module(sh.program, cu) {
-            Ok(Some(m)) if Some(&m) != self.module.as_ref() => {
-                self.used_modules.insert(m);
-            }
-            Ok(_) => {}
-            Err(r) => self.refusals.push(r),
-        }
-        let cn = sh.diff.names(cu, 'b');
-        let dargs = match derivative_args(self.unit, cu, &cn, args, |e| self.bref(e)) {
-            Ok(d) => d,
-            Err(m) => {
-                self.refuse(span, m);
+        let prepared = prepare(
+            sh.program,
+            sh.diff,
+            self.unit,
+            self.module.as_ref(),
+            c,
+            args,
+            'b',
+            |e| self.bref(e),
+        );
+        let Prepared {
+            module,
+            names: cn,
+            args: dargs,
+        } = match prepared {
+            Ok(p) => p,
+            Err(ms) => {
+                for m in ms {
+                    self.refuse(span, m);
+                }
                 return Vec::new();
             }
         };
+        self.used_modules.extend(module);
         let mut pre = Vec::new();
         let mut post = Vec::new();
         let mut list = Vec::new();

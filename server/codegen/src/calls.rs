@@ -105,3 +105,51 @@ pub fn result_type(callee: &Unit) -> String {
         .map(|r| dfort_ir::dump::type_name(&callee.symbol(r).ty))
         .unwrap_or_else(|| "real(8)".into())
 }
+
+/// What both modes need to write a call to the derivative routine of `c`.
+pub struct Prepared<'e> {
+    /// The derivative module to `use` (another module's procedure).
+    pub module: Option<String>,
+    /// The callee's derivative names.
+    pub names: HashMap<SymbolId, String>,
+    /// The actuals in formal order, each with its derivative if any.
+    pub args: Vec<(String, Option<DerivActual<'e>>)>,
+}
+
+/// Prepares a call from `unit` (whose derivative routine lives in module
+/// `own`) to the derivative (`suffix` 'd' or 'b') of `c`.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare<'e>(
+    program: &Program,
+    diff: &crate::names::DiffSet,
+    unit: &Unit,
+    own: Option<&String>,
+    c: UnitId,
+    args: &'e [Arg],
+    suffix: char,
+    deriv: impl Fn(&Expr) -> Option<String>,
+) -> Result<Prepared<'e>, Vec<String>> {
+    let cu = program.unit(c);
+    let mut errors = Vec::new();
+    let module = match host_module(program, cu) {
+        Ok(Some(m)) if Some(&m) != own => Some(m),
+        Ok(_) => None,
+        Err(r) => {
+            errors.push(r.message);
+            None
+        }
+    };
+    let names = diff.names(cu, suffix);
+    match derivative_args(unit, cu, &names, args, deriv) {
+        Ok(a) if errors.is_empty() => Ok(Prepared {
+            module,
+            names,
+            args: a,
+        }),
+        Ok(_) => Err(errors),
+        Err(m) => {
+            errors.push(m);
+            Err(errors)
+        }
+    }
+}

@@ -10,7 +10,7 @@
 //! no rule, derived-type components, statement functions, READ — is
 //! refused with its location: no code is produced then.
 
-use crate::calls::{derivative_args, host_module, result_type, DerivActual};
+use crate::calls::{host_module, prepare, result_type, DerivActual, Prepared};
 use crate::fortran::{case_line, declaration, declaration_order, jump_line, uses, Writer};
 use crate::hoist::{hoist, HoistMap};
 use crate::names::DiffSet;
@@ -188,21 +188,30 @@ impl Gen<'_> {
     /// value and derivative go to `result`.
     fn tangent_call(&mut self, span: Span, c: UnitId, args: &[Arg], result: Option<SymbolId>) {
         let cu = self.program.unit(c);
-        match host_module(self.program, cu) {
-            Ok(Some(m)) if Some(&m) != self.module.as_ref() => {
-                self.used_modules.insert(m);
-            }
-            Ok(_) => {}
-            Err(r) => self.refusals.push(r),
-        }
-        let cn = self.diff.names(cu, 'd');
-        let dargs = match derivative_args(self.unit, cu, &cn, args, |e| self.dref(e)) {
-            Ok(d) => d,
-            Err(m) => {
-                self.refuse(span, m);
+        let prepared = prepare(
+            self.program,
+            self.diff,
+            self.unit,
+            self.module.as_ref(),
+            c,
+            args,
+            'd',
+            |e| self.dref(e),
+        );
+        let Prepared {
+            module,
+            names: cn,
+            args: dargs,
+        } = match prepared {
+            Ok(p) => p,
+            Err(ms) => {
+                for m in ms {
+                    self.refuse(span, m);
+                }
                 return;
             }
         };
+        self.used_modules.extend(module);
         let mut list = Vec::new();
         for (primal, d) in dargs {
             list.push(primal);
