@@ -82,6 +82,8 @@ struct Gen<'a> {
     replayed: Vec<SymbolId>,
     /// Scalar temporaries passed as derivatives of values.
     ztemps: Vec<String>,
+    /// Whether `dfort_j` (the column index of matrix adjoints) is used.
+    column_loops: bool,
     /// Ranks of the array temporaries of array assignments.
     array_temps: BTreeSet<usize>,
     /// Derivative modules (`m_b`) of the callees this routine calls.
@@ -219,21 +221,10 @@ impl<'a> Gen<'a> {
                 let (ra, rb) = (rank_of(unit, a), rank_of(unit, b));
                 let (ma, mb) = match (ra, rb) {
                     (2, 1) => (
-                        format!(
-                            "spread({m}, 2, size({})) * spread({}, 1, size({m}))",
-                            v(b),
-                            v(b)
-                        ),
+                        outer(&m, &v(b)),
                         format!("matmul(transpose({}), {m})", v(a)),
                     ),
-                    (1, 2) => (
-                        format!("matmul({}, {m})", v(b)),
-                        format!(
-                            "spread({}, 2, size({m})) * spread({m}, 1, size({}))",
-                            v(a),
-                            v(a)
-                        ),
-                    ),
+                    (1, 2) => (format!("matmul({}, {m})", v(b)), outer(&v(a), &m)),
                     (2, 2) => (
                         format!("matmul({m}, transpose({}))", v(b)),
                         format!("matmul(transpose({}), {m})", v(a)),
@@ -243,7 +234,27 @@ impl<'a> Gen<'a> {
                         return;
                     }
                 };
-                self.adj(a, &ma, ra, out);
+                // A whole matrix times a vector variable: the outer
+                // product accumulated column by column, without the
+                // temporaries the array form needs.
+                let column_loop = match (&a.kind, &b.kind, ra, rb) {
+                    (ExprKind::Var(av), ExprKind::Var(bv), 2, 1) => {
+                        self.bname.get(av).cloned().map(|ab| (ab, *bv))
+                    }
+                    _ => None,
+                };
+                match column_loop {
+                    Some((ab, bv)) => {
+                        let bn = &unit.symbol(bv).name;
+                        self.column_loops = true;
+                        out.push(format!("do dfort_j = 1, size({bn})"));
+                        out.push(format!(
+                            "  {ab}(:, dfort_j) = {ab}(:, dfort_j) + {m} * {bn}(dfort_j)"
+                        ));
+                        out.push("end do".into());
+                    }
+                    None => self.adj(a, &ma, ra, out),
+                }
                 self.adj(b, &mb, rb, out);
             }
             _ => self.refuse(
@@ -1031,6 +1042,11 @@ impl<'a> Gen<'a> {
     }
 }
 
+/// The outer product `u vᵀ` of two vectors, as a rank-1 `matmul`.
+fn outer(u: &str, v: &str) -> String {
+    format!("matmul(reshape({u}, [size({u}), 1]), reshape({v}, [1, size({v})]))")
+}
+
 /// A variable (not a named constant or a procedure).
 fn is_data(unit: &Unit, s: SymbolId) -> bool {
     let sym = unit.symbol(s);
@@ -1382,6 +1398,7 @@ fn routine(
         counters: 0,
         ztemps: Vec::new(),
         replayed: Vec::new(),
+        column_loops: false,
         array_temps: BTreeSet::new(),
         used_modules: BTreeSet::new(),
         module: module.clone(),
@@ -1463,6 +1480,9 @@ fn routine(
     w.line("integer :: dfort_branch");
     for k in 1..=g.counters {
         w.line(&format!("integer :: dfort_k{k}, dfort_count{k}"));
+    }
+    if g.column_loops {
+        w.line("integer :: dfort_j");
     }
     w.line("real(8) :: dfort_tb");
     for (k, ty) in g.ztemps.iter().enumerate() {

@@ -62,6 +62,22 @@ struct Kernel {
     int: BTreeMap<String, i64>,
     #[serde(default)]
     size: BTreeMap<String, i64>,
+    /// Values for the benchmark only (larger problems than the tests'),
+    /// over `int` / `size` name by name.
+    #[serde(default)]
+    bench_int: BTreeMap<String, i64>,
+    #[serde(default)]
+    bench_size: BTreeMap<String, i64>,
+}
+
+impl Kernel {
+    fn bench_values(&self) -> (BTreeMap<String, i64>, BTreeMap<String, i64>) {
+        let mut int = self.int.clone();
+        int.extend(self.bench_int.clone());
+        let mut size = self.size.clone();
+        size.extend(self.bench_size.clone());
+        (int, size)
+    }
 }
 
 /// What the timing driver needs to know about the root.
@@ -379,7 +395,8 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
             }
         }
     }
-    let args = match driver_args(unit, &lower(&kernel.int), &lower(&kernel.size)) {
+    let (int, size) = kernel.bench_values();
+    let args = match driver_args(unit, &lower(&int), &lower(&size)) {
         Ok(a) => a,
         Err(e) => return Prepared::Failed(e),
     };
