@@ -189,3 +189,35 @@ fn the_adjoint_of_bratu_records_none_of_its_residuals() {
     let all = gen(true);
     assert!(all.contains("call dfort_push(f("), "{all}");
 }
+
+/// Refusals of `root` in `file`, with the first file's 1-based lines.
+fn adjoint_refusals(file: &str, root: &str) -> (Vec<u32>, Vec<String>) {
+    let ws = fixture(file);
+    let u = unit(&ws, root);
+    let r = roles(u, None);
+    let refusals = dfort_codegen::adjoint::adjoint(
+        &ws.program,
+        u.id,
+        &r.independents,
+        &r.dependents,
+        false,
+        "",
+    )
+    .expect_err("refused");
+    (
+        refusal_lines(&ws, &refusals),
+        refusals.into_iter().map(|r| r.message).collect(),
+    )
+}
+
+#[test]
+fn what_the_analyses_do_not_model_is_refused_not_differentiated() {
+    // An active derived-type variable (no derivative would be written).
+    let (lines, msgs) = adjoint_refusals("free/derived_types.f90", "shift");
+    assert!(msgs.iter().any(|m| m.contains("derived type")), "{msgs:?}");
+    assert!(!lines.is_empty());
+    // A function reaching a module variable the root changes.
+    let (lines, msgs) = adjoint_refusals("free/recursion.f90", "gauss_weight");
+    assert!(lines.contains(&51), "{lines:?} {msgs:?}");
+    assert!(msgs.iter().any(|m| m.contains("prm_a")), "{msgs:?}");
+}

@@ -417,7 +417,7 @@ impl<'a> Gen<'a> {
                                 format!(
                                     "`{}` reads {}, which `{}` does not declare but may change; declare it in `{}` so that the call can be checkpointed",
                                     cu.name,
-                                    describe_global(sh.program, &k),
+                                    crate::limits::describe(sh.program, &k),
                                     self.orig.name,
                                     self.orig.name
                                 ),
@@ -1125,17 +1125,6 @@ fn pushable(unit: &Unit, s: SymbolId, whole: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// A global in words: `COMMON /blk/ member 2` or `module variable x`.
-fn describe_global(program: &Program, k: &GlobalKey) -> String {
-    match k {
-        GlobalKey::Common { block, index } => format!("member {} of COMMON /{block}/", index + 1),
-        GlobalKey::Shared { unit, symbol } => {
-            let u = program.unit(*unit);
-            format!("`{}` of `{}`", u.symbol(*symbol).name, u.name)
-        }
-    }
-}
-
 /// Whether an assignment target denotes more than one element.
 fn array_valued(unit: &Unit, e: &Expr) -> bool {
     match &e.kind {
@@ -1324,7 +1313,7 @@ pub fn adjoint(
         tbrs: &tbrs,
         effects: &effects,
     };
-    let mut refusals = crate::fortran::shared_global_refusals(program, &diff);
+    let mut refusals = crate::limits::check(program, &diff, &effects);
     let mut routines = Vec::new();
     for &u in &diff.units {
         match routine(&sh, u, store_all) {
@@ -1425,7 +1414,21 @@ fn routine(
     if let Some(b) = unit.result.and_then(|r| g.bname.get(&r)) {
         args.push(b.clone());
     }
-    w.line(&format!("subroutine {}_b({})", unit.name, args.join(", ")));
+    // A routine that can call itself (directly or not) is RECURSIVE, and
+    // so is its derivative, which calls its own derivative.
+    let recursive = unit.recursive
+        || program
+            .call_graph
+            .recursive
+            .get(u.0 as usize)
+            .copied()
+            .unwrap_or(false);
+    let kw = if recursive {
+        "recursive subroutine"
+    } else {
+        "subroutine"
+    };
+    w.line(&format!("{kw} {}_b({})", unit.name, args.join(", ")));
     w.indent();
     w.line("use dfort_stack");
     for m in &g.used_modules {

@@ -69,7 +69,7 @@ pub fn driver(spec: &DriverSpec) -> String {
     let _ = writeln!(w, "{header}");
     let _ = writeln!(
         w,
-        "  integer(8) :: seed\n  integer :: q\n  real(8) :: eps, fd, fd1, fd2, tan, adj"
+        "  integer(8) :: dv_seed\n  integer :: dv_q\n  real(8) :: dv_eps, dv_fd, dv_fd1, dv_fd2, dv_tan, dv_adj"
     );
     for a in &spec.args {
         match a {
@@ -88,7 +88,7 @@ pub fn driver(spec: &DriverSpec) -> String {
             }
         }
     }
-    let _ = writeln!(w, "  seed = 12345_8");
+    let _ = writeln!(w, "  dv_seed = 12345_8");
     let is_ind = |n: &str| spec.independents.iter().any(|x| x == n);
     let is_dep = |n: &str| spec.dependents.iter().any(|x| x == n);
     for a in &spec.args {
@@ -99,9 +99,12 @@ pub fn driver(spec: &DriverSpec) -> String {
                 ("_w", "-1d0", "1d0"),
             ] {
                 if *size == 0 {
-                    let _ = writeln!(w, "  call fill_s({name}{sfx}, {lo}, {hi})");
+                    let _ = writeln!(w, "  call dv_fill_s({name}{sfx}, {lo}, {hi})");
                 } else {
-                    let _ = writeln!(w, "  call fill({name}{sfx}, size({name}{sfx}), {lo}, {hi})");
+                    let _ = writeln!(
+                        w,
+                        "  call dv_fill({name}{sfx}, size({name}{sfx}), {lo}, {hi})"
+                    );
                 }
             }
             if !is_ind(name) {
@@ -116,7 +119,7 @@ pub fn driver(spec: &DriverSpec) -> String {
                     let _ = writeln!(w, "  {name} = {value}");
                 }
                 DriverArg::Real { name, .. } if is_ind(name) && !sign.is_empty() => {
-                    let _ = writeln!(w, "  {name} = {name}_0 {sign} eps*{name}_d");
+                    let _ = writeln!(w, "  {name} = {name}_0 {sign} dv_eps*{name}_d");
                 }
                 DriverArg::Real { name, .. } => {
                     let _ = writeln!(w, "  {name} = {name}_0");
@@ -140,8 +143,8 @@ pub fn driver(spec: &DriverSpec) -> String {
     // Central differences at steps h and h/2, combined by Richardson
     // extrapolation: the truncation error is O(h⁴), so h can be large
     // enough (1e-4) for the rounding error to stay small.
-    for (step, acc) in [("1d-4", "fd1"), ("0.5d-4", "fd2")] {
-        let _ = writeln!(w, "  eps = {step}");
+    for (step, acc) in [("1d-4", "dv_fd1"), ("0.5d-4", "dv_fd2")] {
+        let _ = writeln!(w, "  dv_eps = {step}");
         for (sign, store) in [("+", "_p"), ("-", "_m")] {
             reset(w, sign);
             let _ = writeln!(w, "  call {root}({})", plain.join(", "));
@@ -154,11 +157,11 @@ pub fn driver(spec: &DriverSpec) -> String {
             let _ = writeln!(
                 w,
                 "  {acc} = {acc} + {}",
-                total(d, format!("({d}_p - {d}_m)/(2d0*eps)*{d}_w"))
+                total(d, format!("({d}_p - {d}_m)/(2d0*dv_eps)*{d}_w"))
             );
         }
     }
-    let _ = writeln!(w, "  fd = (4d0*fd2 - fd1)/3d0");
+    let _ = writeln!(w, "  dv_fd = (4d0*dv_fd2 - dv_fd1)/3d0");
     for (mode, on) in [("d", spec.tangent), ("b", spec.adjoint)] {
         if !on {
             continue;
@@ -180,47 +183,55 @@ pub fn driver(spec: &DriverSpec) -> String {
         }
         let _ = writeln!(w, "  call {root}_{mode}({})", args.join(", "));
         if mode == "d" {
-            let _ = writeln!(w, "  tan = 0d0");
+            let _ = writeln!(w, "  dv_tan = 0d0");
             for d in &spec.dependents {
-                let _ = writeln!(w, "  tan = tan + {}", total(d, format!("{d}_t*{d}_w")));
+                let _ = writeln!(
+                    w,
+                    "  dv_tan = dv_tan + {}",
+                    total(d, format!("{d}_t*{d}_w"))
+                );
             }
         } else {
-            let _ = writeln!(w, "  adj = 0d0");
+            let _ = writeln!(w, "  dv_adj = 0d0");
             for x in &spec.independents {
-                let _ = writeln!(w, "  adj = adj + {}", total(x, format!("{x}_d*{x}_t")));
+                let _ = writeln!(
+                    w,
+                    "  dv_adj = dv_adj + {}",
+                    total(x, format!("{x}_d*{x}_t"))
+                );
             }
         }
     }
     let rel = |a: &str, v: &str| format!("abs({a} - {v})/max(abs({a}), abs({v}), 1d-12)");
-    let mut out = vec!["'fd', fd".to_string()];
+    let mut out = vec!["'fd', dv_fd".to_string()];
     if spec.tangent {
-        out.push(format!("'tangent', tan, {}", rel("fd", "tan")));
+        out.push(format!("'tangent', dv_tan, {}", rel("dv_fd", "dv_tan")));
     }
     // The dot-product test: ⟨ẋ, Jᵀȳ⟩ against ⟨J ẋ, ȳ⟩ from the tangent
     // (itself checked against the differences), else the differences.
     if spec.adjoint {
-        let reference = if spec.tangent { "tan" } else { "fd" };
-        out.push(format!("'adjoint', adj, {}", rel(reference, "adj")));
+        let reference = if spec.tangent { "dv_tan" } else { "dv_fd" };
+        out.push(format!("'adjoint', dv_adj, {}", rel(reference, "dv_adj")));
     }
     let _ = writeln!(w, "  print *, {}", out.join(", &\n    & "));
     let _ = writeln!(
         w,
         "contains
-  subroutine fill(v, n, lo, hi)
+  subroutine dv_fill(v, n, lo, hi)
     integer, intent(in) :: n
     real(8), intent(out) :: v(n)
     real(8), intent(in) :: lo, hi
-    do q = 1, n
-      seed = mod(seed*48271_8, 2147483647_8)
-      v(q) = lo + (hi - lo)*dble(seed)/2147483647d0
+    do dv_q = 1, n
+      dv_seed = mod(dv_seed*48271_8, 2147483647_8)
+      v(dv_q) = lo + (hi - lo)*dble(dv_seed)/2147483647d0
     end do
-  end subroutine fill
-  subroutine fill_s(v, lo, hi)
+  end subroutine dv_fill
+  subroutine dv_fill_s(v, lo, hi)
     real(8), intent(out) :: v
     real(8), intent(in) :: lo, hi
-    seed = mod(seed*48271_8, 2147483647_8)
-    v = lo + (hi - lo)*dble(seed)/2147483647d0
-  end subroutine fill_s
+    dv_seed = mod(dv_seed*48271_8, 2147483647_8)
+    v = lo + (hi - lo)*dble(dv_seed)/2147483647d0
+  end subroutine dv_fill_s
 end program dfort_verify"
     );
     s

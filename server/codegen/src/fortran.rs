@@ -327,35 +327,6 @@ pub fn common_blocks(
     }
 }
 
-/// Refusals for module and host variables that carry a derivative in a
-/// routine other than the root: their derivatives would have to be shared
-/// between routines, which dfort does not do yet.
-pub fn shared_global_refusals(
-    program: &Program,
-    diff: &crate::names::DiffSet,
-) -> Vec<crate::Refusal> {
-    let mut out = Vec::new();
-    for &u in diff.units.iter().filter(|u| **u != diff.root) {
-        let unit = program.unit(u);
-        for i in diff.with_d[u.0 as usize].iter() {
-            let sym = unit.symbol(SymbolId(i as u32));
-            if matches!(
-                sym.storage,
-                Storage::Imported { .. } | Storage::UnknownModule { .. }
-            ) {
-                out.push(crate::Refusal {
-                    span: unit.name_span,
-                    message: format!(
-                        "`{}` uses the active module variable `{}`; derivatives of module variables shared between routines are not supported yet",
-                        unit.name, sym.name
-                    ),
-                });
-            }
-        }
-    }
-    out
-}
-
 /// Whether any statement of the unit references function `name`.
 pub fn references_function(unit: &Unit, name: &str) -> bool {
     unit.stmts.iter().any(|st| {

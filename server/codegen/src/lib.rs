@@ -8,6 +8,7 @@ pub mod driver;
 pub mod effects;
 pub mod fortran;
 pub mod hoist;
+pub mod limits;
 pub mod names;
 pub mod partials;
 pub mod tangent;

@@ -454,7 +454,8 @@ pub fn tangent(
     let unit = program.unit(root);
     check_root(program, unit, "a tangent")?;
     let diff = DiffSet::new(program, root, independents, dependents);
-    let mut refusals = crate::fortran::shared_global_refusals(program, &diff);
+    let effects = crate::effects::all(program);
+    let mut refusals = crate::limits::check(program, &diff, &effects);
     let mut routines = Vec::new();
     for &u in &diff.units {
         match routine(program, &diff, u) {
@@ -534,7 +535,21 @@ fn routine(
             args.push(d.clone());
         }
     }
-    w.line(&format!("subroutine {}_d({})", unit.name, args.join(", ")));
+    // A routine that can call itself (directly or not) is RECURSIVE, and
+    // so is its derivative, which calls its own derivative.
+    let recursive = unit.recursive
+        || program
+            .call_graph
+            .recursive
+            .get(u.0 as usize)
+            .copied()
+            .unwrap_or(false);
+    let kw = if recursive {
+        "recursive subroutine"
+    } else {
+        "subroutine"
+    };
+    w.line(&format!("{kw} {}_d({})", unit.name, args.join(", ")));
     w.indent();
     for m in &g.used_modules {
         w.line(&format!("use {m}_d"));

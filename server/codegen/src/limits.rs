@@ -1,0 +1,170 @@
+//! What the generators refuse before writing anything, because the
+//! analyses underneath do not model it yet (derivatives are never
+//! silently wrong): derivatives of module variables shared between
+//! routines, globals reached through function references (Dep summaries
+//! follow globals through CALLs, not through functions called inside
+//! expressions), functions that change their arguments, and active
+//! variables of derived type.
+
+use crate::effects::Effects;
+use crate::names::DiffSet;
+use crate::Refusal;
+use dfort_analysis::dep::GlobalKey;
+use dfort_analysis::dp::differentiable;
+use dfort_ir::*;
+
+/// Every refusal of this module for the root's derivative set.
+pub fn check(program: &Program, diff: &DiffSet, effects: &[Effects]) -> Vec<Refusal> {
+    let mut out = shared_globals(program, diff);
+    out.extend(globals_through_functions(program, diff, effects));
+    out.extend(active_derived_types(program, diff));
+    out
+}
+
+/// Active variables of derived type: activity treats them as wholes, but
+/// no derivative is generated for them yet.
+fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for &u in &diff.units {
+        let unit = program.unit(u);
+        let Some(act) = &diff.activity.activity[u.0 as usize] else {
+            continue;
+        };
+        for i in dfort_analysis::activity::active_anywhere(unit, act).iter() {
+            let Some(sym) = unit.symbols.get(i) else {
+                continue;
+            };
+            if sym.ty.base == BaseType::Derived {
+                out.push(Refusal {
+                    span: sym.span,
+                    message: format!(
+                        "`{}` ({}) is active in `{}`; variables of derived type are not differentiated yet",
+                        sym.name,
+                        dfort_ir::dump::type_name(&sym.ty),
+                        unit.name
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Refusals for module and host variables that carry a derivative in a
+/// routine other than the root: their derivatives would have to be shared
+/// between routines, which dfort does not do yet.
+fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for &u in diff.units.iter().filter(|u| **u != diff.root) {
+        let unit = program.unit(u);
+        for i in diff.with_d[u.0 as usize].iter() {
+            let sym = unit.symbol(SymbolId(i as u32));
+            if matches!(
+                sym.storage,
+                Storage::Imported { .. } | Storage::UnknownModule { .. }
+            ) {
+                let whose = match sym.storage {
+                    Storage::Imported {
+                        via: Association::Host,
+                        ..
+                    } => "host procedure's",
+                    _ => "module",
+                };
+                out.push(Refusal {
+                    span: unit.name_span,
+                    message: format!(
+                        "`{}` uses the active {whose} variable `{}`; derivatives of module and host variables shared between routines are not supported yet",
+                        unit.name, sym.name
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Function references (in the units of the set) whose callee reads or
+/// writes a real global that the root's code may change.
+fn globals_through_functions(
+    program: &Program,
+    diff: &DiffSet,
+    effects: &[Effects],
+) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let changed = &effects[diff.root.0 as usize].written_globals;
+    for &u in &diff.units {
+        let unit = program.unit(u);
+        for st in &unit.stmts {
+            for e in st.kind.exprs() {
+                e.walk(&mut |x| {
+                    let ExprKind::FunctionCall {
+                        name,
+                        target: CallTarget::Unit(c),
+                        ..
+                    } = &x.kind
+                    else {
+                        return;
+                    };
+                    let fx = &effects[c.0 as usize];
+                    let callee = program.unit(*c);
+                    let writes_real_formal = fx.written_formals.iter().any(|k| {
+                        callee
+                            .args
+                            .get(*k as usize)
+                            .is_some_and(|f| differentiable(callee, *f))
+                    });
+                    if writes_real_formal {
+                        out.push(Refusal {
+                            span: x.span,
+                            message: format!(
+                                "the function `{name}` changes one of its real arguments; such side effects are not followed yet (make `{name}` a subroutine)"
+                            ),
+                        });
+                        return;
+                    }
+                    let hit = fx
+                        .read_globals
+                        .iter()
+                        .chain(&fx.written_globals)
+                        .find(|k| changed.contains(*k) && real_global(program, k));
+                    if let Some(k) = hit {
+                        out.push(Refusal {
+                            span: x.span,
+                            message: format!(
+                                "the function `{name}` reaches {}, which this code changes; derivatives through globals that functions read are not followed yet (pass it as an argument, or make `{name}` a subroutine)",
+                                describe(program, k)
+                            ),
+                        });
+                    }
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Whether a global can carry a derivative.
+fn real_global(program: &Program, k: &GlobalKey) -> bool {
+    match k {
+        GlobalKey::Shared { unit, symbol } => differentiable(program.unit(*unit), *symbol),
+        GlobalKey::Common { block, index } => program.units.iter().any(|u| {
+            u.commons.iter().any(|c| {
+                c.name == *block
+                    && c.members
+                        .get(*index as usize)
+                        .is_some_and(|m| differentiable(u, *m))
+            })
+        }),
+    }
+}
+
+/// A global in words: `member 2 of COMMON /blk/` or `` `x` of `m` ``.
+pub fn describe(program: &Program, k: &GlobalKey) -> String {
+    match k {
+        GlobalKey::Common { block, index } => format!("member {} of COMMON /{block}/", index + 1),
+        GlobalKey::Shared { unit, symbol } => {
+            let u = program.unit(*unit);
+            format!("`{}` of `{}`", u.symbol(*symbol).name, u.name)
+        }
+    }
+}
