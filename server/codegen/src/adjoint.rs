@@ -784,7 +784,12 @@ impl<'a> Gen<'a> {
                         0
                     };
                     let mut body = Vec::new();
-                    if r > 0 && !mentions(rhs, t) {
+                    if let Some((rest, sign)) = accumulation(unit, lhs, rhs, t) {
+                        // `v = v ± e`: v's adjoint passes through unchanged
+                        // and e's gets ±v̄.
+                        let m = if sign < 0 { format!("-({lb})") } else { lb };
+                        self.adj(rest, &m, r, &mut body);
+                    } else if r > 0 && !mentions(rhs, t) {
                         // No aliasing: the lhs adjoint is read in place.
                         self.adj(rhs, &lb, r, &mut body);
                         body.push(format!("{lb} = 0.0d0"));
@@ -1051,6 +1056,21 @@ fn outer(u: &str, v: &str) -> String {
 fn is_data(unit: &Unit, s: SymbolId) -> bool {
     let sym = unit.symbol(s);
     !sym.attrs.parameter && sym.storage != Storage::Procedure
+}
+
+/// `v = v + e`, `v = e + v` or `v = v - e` with `e` not mentioning `v`'s
+/// variable: the other term and its sign.
+fn accumulation<'e>(unit: &Unit, lhs: &Expr, rhs: &'e Expr, t: SymbolId) -> Option<(&'e Expr, i8)> {
+    let ExprKind::Binary { op, lhs: a, rhs: b } = &rhs.kind else {
+        return None;
+    };
+    let same = |x: &Expr| print(unit, x) == print(unit, lhs);
+    match op {
+        BinaryOp::Add if same(a) && !mentions(b, t) => Some((b, 1)),
+        BinaryOp::Add if same(b) && !mentions(a, t) => Some((a, 1)),
+        BinaryOp::Sub if same(a) && !mentions(b, t) => Some((b, -1)),
+        _ => None,
+    }
 }
 
 /// Whether `e` mentions variable `s`.
