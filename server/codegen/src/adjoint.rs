@@ -1344,7 +1344,8 @@ pub fn adjoint(
     if !refusals.is_empty() {
         return Err(refusals);
     }
-    Ok(crate::fortran::assemble(header, &routines, "_b"))
+    let decls = diff.module_declarations(program, 'b');
+    Ok(crate::fortran::assemble(header, &routines, &decls, "_b"))
 }
 
 /// The adjoint routine of one unit of the set.
@@ -1370,7 +1371,7 @@ fn routine(
     } else {
         liveness::analyze(program, orig, t, &BitSet::default()).dead
     };
-    let mut bname = sh.diff.names(orig, 'b');
+    let mut bname = sh.diff.names(program, orig, 'b');
     let (hunit, hoisted) = hoist(program, orig, |st| match &st.kind {
         StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| bname.contains_key(&t)),
         _ => false,
@@ -1454,6 +1455,9 @@ fn routine(
     for m in &g.used_modules {
         w.line(&format!("use {m}_b"));
     }
+    for l in crate::fortran::module_var_uses(program, unit, &g.bname, module.as_ref(), "_b") {
+        w.line(&l);
+    }
     for (local, m, name) in g.hidden.values() {
         w.line(&format!("use {m}, only: {local} => {name}"));
     }
@@ -1484,7 +1488,9 @@ fn routine(
                 w.line(&d);
             }
         }
-        if let Some(b) = g.bname.get(s) {
+        // A module variable's adjoint is declared in its derivative module.
+        let in_module = crate::names::module_var(program, sym).is_some();
+        if let (Some(b), false) = (g.bname.get(s), in_module) {
             // Adjoints of dummies are read and updated whatever the
             // primal's intent.
             let mut bsym = sym.clone();
@@ -1516,12 +1522,13 @@ fn routine(
         w.line(&format!("real(8), allocatable :: dfort_ta{r}({colons})"));
     }
     // Adjoints of locals start at zero (not those of dummies, of the
-    // function result or of COMMON members, which the caller owns).
+    // function result, of COMMON members or of module variables, which
+    // the caller owns).
     for s in &order {
         let storage = &unit.symbol(*s).storage;
         let owned = matches!(
             storage,
-            Storage::Dummy(_) | Storage::Result | Storage::Common { .. }
+            Storage::Dummy(_) | Storage::Result | Storage::Common { .. } | Storage::Imported { .. }
         );
         if let (Some(b), false) = (g.bname.get(s), owned) {
             w.line(&format!("{b} = 0.0d0"));
@@ -1570,6 +1577,7 @@ fn routine(
     w.line(&format!("end subroutine {}_b", unit.name));
     Ok(crate::fortran::Routine {
         module,
+        uses: g.used_modules.clone(),
         text: w.finish(),
     })
 }

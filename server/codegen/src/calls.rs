@@ -139,7 +139,7 @@ pub fn prepare<'e>(
             None
         }
     };
-    let names = diff.names(cu, suffix);
+    let names = diff.names(program, cu, suffix);
     match derivative_args(unit, cu, &names, args, deriv) {
         Ok(a) if errors.is_empty() => Ok(Prepared {
             module,

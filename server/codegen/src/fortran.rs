@@ -213,60 +213,98 @@ pub fn declaration_order(unit: &Unit) -> Vec<SymbolId> {
     order
 }
 
-/// Opens module `<m><suffix>` (which uses `m`) around a module procedure's
-/// derivative.
-pub fn open_host_module(w: &mut Writer, host: Option<&str>, suffix: &str) {
-    if let Some(m) = host {
-        w.line(&format!("module {m}{suffix}"));
-        w.indent();
-        w.line(&format!("use {m}"));
-        w.line("implicit none");
-        w.dedent();
-        w.line("contains");
-    }
-}
-
-pub fn close_host_module(w: &mut Writer, host: Option<&str>, suffix: &str) {
-    if let Some(m) = host {
-        w.line(&format!("end module {m}{suffix}"));
-    }
-}
-
 /// One generated derivative routine and the module it belongs in.
 pub struct Routine {
     /// The original module of a module procedure (its derivative goes
     /// into `<m><suffix>`); `None` for an external procedure.
     pub module: Option<String>,
+    /// The original modules whose derivative modules it uses.
+    pub uses: std::collections::BTreeSet<String>,
     pub text: String,
 }
 
-/// The derivative file: the header comment, each module's routines in
-/// module `<m><suffix>` (which uses `m`), then the external routines.
-pub fn assemble(header: &str, routines: &[Routine], suffix: &str) -> String {
+/// The derivative file: the header comment; for each module with
+/// derivative routines or module-variable derivatives (`decls`), module
+/// `<m><suffix>` (which uses `m`), modules before those that use them;
+/// then the external routines.
+pub fn assemble(
+    header: &str,
+    routines: &[Routine],
+    decls: &std::collections::BTreeMap<String, Vec<String>>,
+    suffix: &str,
+) -> String {
     let mut w = Writer::default();
     for line in header.lines() {
         w.line(&format!("! {line}"));
     }
-    let mut modules: Vec<&str> = Vec::new();
-    for r in routines {
-        if let Some(m) = &r.module {
-            if !modules.contains(&m.as_str()) {
-                modules.push(m);
+    let mut modules: Vec<String> = Vec::new();
+    for m in routines
+        .iter()
+        .filter_map(|r| r.module.clone())
+        .chain(decls.keys().cloned())
+    {
+        if !modules.contains(&m) {
+            modules.push(m);
+        }
+    }
+    // Dependencies first: a module's routines may use other derivative
+    // modules (no cycles between modules in valid Fortran).
+    let deps = |m: &str| -> Vec<String> {
+        routines
+            .iter()
+            .filter(|r| r.module.as_deref() == Some(m))
+            .flat_map(|r| r.uses.iter().cloned())
+            .filter(|d| d != m)
+            .collect()
+    };
+    let mut ordered: Vec<String> = Vec::new();
+    fn visit(
+        m: &str,
+        deps: &dyn Fn(&str) -> Vec<String>,
+        all: &[String],
+        out: &mut Vec<String>,
+        depth: usize,
+    ) {
+        if out.iter().any(|x| x == m) || depth > all.len() {
+            return;
+        }
+        for d in deps(m) {
+            if all.contains(&d) {
+                visit(&d, deps, all, out, depth + 1);
             }
         }
+        if !out.iter().any(|x| x == m) {
+            out.push(m.to_string());
+        }
+    }
+    for m in &modules {
+        visit(m, &deps, &modules, &mut ordered, 0);
+    }
+    for m in &ordered {
+        w.line(&format!("module {m}{suffix}"));
+        w.indent();
+        w.line(&format!("use {m}"));
+        for d in deps(m) {
+            if modules.contains(&d) {
+                w.line(&format!("use {d}{suffix}"));
+            }
+        }
+        w.line("implicit none");
+        for d in decls.get(m).into_iter().flatten() {
+            w.line(d);
+        }
+        w.dedent();
+        w.line("contains");
+        // Routine texts are complete lines already: appended as they are.
+        let mut text = std::mem::take(&mut w).finish();
+        for r in routines.iter().filter(|r| r.module.as_deref() == Some(m)) {
+            text.push_str(&r.text);
+        }
+        w = Writer::default();
+        w.out = text;
+        w.line(&format!("end module {m}{suffix}"));
     }
     let mut out = w.finish();
-    for m in modules {
-        let mut w = Writer::default();
-        open_host_module(&mut w, Some(m), suffix);
-        out.push_str(&w.finish());
-        for r in routines.iter().filter(|r| r.module.as_deref() == Some(m)) {
-            out.push_str(&r.text);
-        }
-        let mut w = Writer::default();
-        close_host_module(&mut w, Some(m), suffix);
-        out.push_str(&w.finish());
-    }
     for r in routines.iter().filter(|r| r.module.is_none()) {
         out.push_str(&r.text);
     }
@@ -371,4 +409,31 @@ pub fn undeclared_functions(
         }
     }
     out
+}
+
+/// `use <m><suffix>, only: …` for the derivatives of the module variables
+/// a routine uses (not needed inside `<m><suffix>` itself).
+pub fn module_var_uses(
+    program: &Program,
+    unit: &Unit,
+    dname: &std::collections::HashMap<SymbolId, String>,
+    own: Option<&String>,
+    suffix: &str,
+) -> Vec<String> {
+    let mut per: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (s, d) in dname {
+        if let Some((m, _)) = crate::names::module_var(program, unit.symbol(*s)) {
+            let mname = &program.unit(m).name;
+            if Some(mname) != own {
+                per.entry(mname.clone()).or_default().push(d.clone());
+            }
+        }
+    }
+    per.into_iter()
+        .map(|(m, mut names)| {
+            names.sort();
+            names.dedup();
+            format!("use {m}{suffix}, only: {}", names.join(", "))
+        })
+        .collect()
 }

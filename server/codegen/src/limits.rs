@@ -1,7 +1,7 @@
 //! What the generators refuse before writing anything, because the
 //! analyses underneath do not model it yet (derivatives are never
-//! silently wrong): derivatives of module variables shared between
-//! routines, globals reached through function references (Dep summaries
+//! silently wrong): derivatives of host variables and of variables of
+//! modules dfort was not given, globals reached through function references (Dep summaries
 //! follow globals through CALLs, not through functions called inside
 //! expressions), functions that change their arguments, and active
 //! variables of derived type.
@@ -50,34 +50,28 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     out
 }
 
-/// Refusals for module and host variables that carry a derivative in a
-/// routine other than the root: their derivatives would have to be shared
-/// between routines, which dfort does not do yet.
+/// Active variables whose derivative cannot be declared where every
+/// routine sees it: host procedures' variables (internal procedures) and
+/// variables of modules dfort was not given.
 fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     let mut out = Vec::new();
-    for &u in diff.units.iter().filter(|u| **u != diff.root) {
+    for &u in &diff.units {
         let unit = program.unit(u);
         for i in diff.with_d[u.0 as usize].iter() {
             let sym = unit.symbol(SymbolId(i as u32));
-            if matches!(
-                sym.storage,
-                Storage::Imported { .. } | Storage::UnknownModule { .. }
-            ) {
-                let whose = match sym.storage {
-                    Storage::Imported {
-                        via: Association::Host,
-                        ..
-                    } => "host procedure's",
-                    _ => "module",
-                };
-                out.push(Refusal {
-                    span: unit.name_span,
-                    message: format!(
-                        "`{}` uses the active {whose} variable `{}`; derivatives of module and host variables shared between routines are not supported yet",
-                        unit.name, sym.name
-                    ),
-                });
-            }
+            let module_var = crate::names::module_var(program, sym).is_some();
+            let what = match sym.storage {
+                Storage::Imported { .. } if !module_var => "host procedure's variable",
+                Storage::UnknownModule { .. } => "variable of a module dfort was not given",
+                _ => continue,
+            };
+            out.push(Refusal {
+                span: unit.name_span,
+                message: format!(
+                    "`{}` uses the active {what} `{}`; its derivative cannot be shared",
+                    unit.name, sym.name
+                ),
+            });
         }
     }
     out

@@ -27,6 +27,10 @@ pub struct DiffSet {
     pub with_d: Vec<BitSet>,
     /// COMMON members (block, position) with a derivative.
     pub commons: BTreeSet<(String, u32)>,
+    /// Module variables (module, symbol) with a derivative: it is declared
+    /// once, in the derivative module `<m>_b` / `<m>_d`, and every routine
+    /// shares it.
+    pub module_vars: BTreeSet<(UnitId, SymbolId)>,
     pub activity: ProgramActivity,
 }
 
@@ -67,8 +71,30 @@ impl DiffSet {
             with_d[u.0 as usize] = b;
         }
         let mut commons = BTreeSet::new();
+        let mut module_vars = BTreeSet::new();
         for _round in 0..256 {
             let mut changed = false;
+            // Module variables: one derivative shared by every unit.
+            for u in &reachable {
+                let unit = program.unit(*u);
+                for (i, sym) in unit.symbols.iter().enumerate() {
+                    if let Some(key) = module_var(program, sym) {
+                        if with_d[u.0 as usize].contains(i) {
+                            changed |= module_vars.insert(key);
+                        }
+                    }
+                }
+            }
+            for u in &reachable {
+                let unit = program.unit(*u);
+                for (i, sym) in unit.symbols.iter().enumerate() {
+                    if module_var(program, sym).is_some_and(|k| module_vars.contains(&k))
+                        && carries(unit, SymbolId(i as u32))
+                    {
+                        changed |= with_d[u.0 as usize].insert(i);
+                    }
+                }
+            }
             // COMMON members: one derivative shared by every unit.
             for u in &reachable {
                 let unit = program.unit(*u);
@@ -189,6 +215,7 @@ impl DiffSet {
             units,
             with_d,
             commons,
+            module_vars,
             activity,
         }
     }
@@ -198,18 +225,68 @@ impl DiffSet {
     }
 
     /// Derivative names `x<suffix>` of a unit's symbols (renamed on a
-    /// clash with the unit's names).
-    pub fn names(&self, unit: &Unit, suffix: char) -> HashMap<SymbolId, String> {
+    /// clash with the unit's names); a module variable's is the name its
+    /// derivative module declares.
+    pub fn names(&self, program: &Program, unit: &Unit, suffix: char) -> HashMap<SymbolId, String> {
         let mut taken: Vec<String> = unit.symbols.iter().map(|s| s.name.clone()).collect();
         let mut out = HashMap::new();
         for i in self.with_d[unit.id.0 as usize].iter() {
             let s = SymbolId(i as u32);
-            let mut name = format!("{}{suffix}", unit.symbol(s).name);
-            while taken.contains(&name) {
-                name.push('0');
-            }
+            let name = match module_var(program, unit.symbol(s)) {
+                Some((m, ms)) => module_var_name(program.unit(m), ms, suffix),
+                None => {
+                    let mut name = format!("{}{suffix}", unit.symbol(s).name);
+                    while taken.contains(&name) {
+                        name.push('0');
+                    }
+                    name
+                }
+            };
             taken.push(name.clone());
             out.insert(s, name);
+        }
+        out
+    }
+}
+
+/// The module variable a symbol is (a module's own variable, or one used
+/// or host-associated from a module), as (module, symbol in the module).
+pub fn module_var(program: &Program, sym: &Symbol) -> Option<(UnitId, SymbolId)> {
+    match sym.storage {
+        Storage::Imported { from, symbol, .. } if program.unit(from).kind == UnitKind::Module => {
+            Some((from, symbol))
+        }
+        _ => None,
+    }
+}
+
+/// The name of a module variable's derivative in the derivative module
+/// (`x<suffix>`, renamed on a clash with the module's names).
+pub fn module_var_name(module: &Unit, s: SymbolId, suffix: char) -> String {
+    let mut name = format!("{}{suffix}", module.symbol(s).name);
+    while module.symbols.iter().any(|x| x.name == name) {
+        name.push('0');
+    }
+    name
+}
+
+impl DiffSet {
+    /// Declarations of the module variables' derivatives, per module name.
+    pub fn module_declarations(
+        &self,
+        program: &Program,
+        suffix: char,
+    ) -> std::collections::BTreeMap<String, Vec<String>> {
+        let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for &(m, s) in &self.module_vars {
+            let mu = program.unit(m);
+            let mut sym = mu.symbol(s).clone();
+            sym.attrs = Attrs::default();
+            sym.intent = None;
+            let name = module_var_name(mu, s, suffix);
+            if let Some(d) = crate::fortran::declaration(mu, &sym, &name, false) {
+                out.entry(mu.name.clone()).or_default().push(d);
+            }
         }
         out
     }

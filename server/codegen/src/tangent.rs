@@ -466,7 +466,8 @@ pub fn tangent(
     if !refusals.is_empty() {
         return Err(refusals);
     }
-    Ok(crate::fortran::assemble(header, &routines, "_d"))
+    let decls = diff.module_declarations(program, 'd');
+    Ok(crate::fortran::assemble(header, &routines, &decls, "_d"))
 }
 
 /// The variables of `root` that get a derivative in its tangent (and
@@ -479,7 +480,7 @@ pub fn derivative_names(
     dependents: &BitSet,
 ) -> HashMap<SymbolId, String> {
     let program = &*crate::hoist::inline_statement_functions(program);
-    DiffSet::new(program, root, independents, dependents).names(program.unit(root), 'd')
+    DiffSet::new(program, root, independents, dependents).names(program, program.unit(root), 'd')
 }
 
 fn routine(
@@ -489,7 +490,7 @@ fn routine(
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
     let orig = program.unit(u);
     let module = host_module(program, orig).map_err(|r| vec![r])?;
-    let mut dname = diff.names(orig, 'd');
+    let mut dname = diff.names(program, orig, 'd');
     let (hunit, hoisted) = hoist(program, orig, |st| match &st.kind {
         StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| dname.contains_key(&t)),
         _ => false,
@@ -554,6 +555,9 @@ fn routine(
     for m in &g.used_modules {
         w.line(&format!("use {m}_d"));
     }
+    for l in crate::fortran::module_var_uses(program, unit, &g.dname, module.as_ref(), "_d") {
+        w.line(&l);
+    }
     for u in uses(unit) {
         w.line(&u);
     }
@@ -583,7 +587,10 @@ fn routine(
                 w.line(&d);
             }
         }
-        if let Some(dn) = g.dname.get(&s).cloned() {
+        // A module variable's derivative is declared in its derivative
+        // module.
+        let in_module = crate::names::module_var(program, &sym).is_some();
+        if let (Some(dn), false) = (g.dname.get(&s).cloned(), in_module) {
             if let Some(d) = declaration(unit, &sym, &dn, true) {
                 w.line(&d);
             }
@@ -603,6 +610,7 @@ fn routine(
     w.line(&format!("end subroutine {}_d", unit.name));
     Ok(crate::fortran::Routine {
         module,
+        uses: g.used_modules.clone(),
         text: w.finish(),
     })
 }
