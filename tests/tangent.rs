@@ -59,9 +59,9 @@ fn active_arguments_to_routines_without_source_are_refused_with_their_location()
 }
 
 #[test]
-fn internal_procedures_are_refused_with_their_location() {
+fn internal_procedures_cannot_be_roots() {
     let ws = fixture("kernels/internal_proc.f90");
-    let u = unit(&ws, "internal_proc");
+    let u = unit(&ws, "smooth_pair");
     let r = roles(u, None);
     let refusals = dfort_codegen::adjoint::adjoint(
         &ws.program,
@@ -75,7 +75,7 @@ fn internal_procedures_are_refused_with_their_location() {
     assert!(
         refusals
             .iter()
-            .any(|rf| rf.message.contains("internal procedures")),
+            .any(|rf| rf.message.contains("internal to `internal_proc`")),
         "{refusals:?}"
     );
 }

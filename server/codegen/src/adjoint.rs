@@ -1341,6 +1341,11 @@ pub fn adjoint(
             Err(e) => refusals.extend(e),
         }
     }
+    routines.extend(crate::tangent::internal_copies(
+        program,
+        &diff,
+        &mut refusals,
+    ));
     if !refusals.is_empty() {
         return Err(refusals);
     }
@@ -1489,7 +1494,7 @@ fn routine(
             }
         }
         // A module variable's adjoint is declared in its derivative module.
-        let in_module = crate::names::module_var(program, sym).is_some();
+        let in_module = matches!(sym.storage, Storage::Imported { .. });
         if let (Some(b), false) = (g.bname.get(s), in_module) {
             // Adjoints of dummies are read and updated whatever the
             // primal's intent.
@@ -1576,6 +1581,8 @@ fn routine(
     w.dedent();
     w.line(&format!("end subroutine {}_b", unit.name));
     Ok(crate::fortran::Routine {
+        unit: u,
+        host: crate::calls::host_procedure(program, orig),
         module,
         uses: g.used_modules.clone(),
         text: w.finish(),

@@ -83,19 +83,18 @@ pub fn derivative_args<'e>(
 }
 
 /// The module a unit's derivative routine goes into (`<m>_b` for a module
-/// procedure of `m`), or a refusal for internal procedures.
+/// procedure of `m`); `None` for external procedures and for internal
+/// ones, whose derivatives are internal to their host's.
 pub fn host_module(program: &Program, unit: &Unit) -> Result<Option<String>, Refusal> {
     match unit.parent.map(|p| program.unit(p)) {
-        None => Ok(None),
         Some(h) if h.kind == UnitKind::Module => Ok(Some(h.name.clone())),
-        Some(h) => Err(Refusal {
-            span: unit.name_span,
-            message: format!(
-                "`{}` is internal to `{}`; internal procedures are not differentiated yet",
-                unit.name, h.name
-            ),
-        }),
+        _ => Ok(None),
     }
+}
+
+/// The host procedure of an internal procedure.
+pub fn host_procedure(program: &Program, unit: &Unit) -> Option<UnitId> {
+    unit.parent.filter(|p| program.unit(*p).is_procedure())
 }
 
 /// The Fortran type of a function's result (`real(8)` when unknown).

@@ -215,6 +215,10 @@ pub fn declaration_order(unit: &Unit) -> Vec<SymbolId> {
 
 /// One generated derivative routine and the module it belongs in.
 pub struct Routine {
+    pub unit: UnitId,
+    /// The host of an internal procedure (its derivative is internal to
+    /// the host's).
+    pub host: Option<UnitId>,
     /// The original module of a module procedure (its derivative goes
     /// into `<m><suffix>`); `None` for an external procedure.
     pub module: Option<String>,
@@ -233,6 +237,8 @@ pub fn assemble(
     decls: &std::collections::BTreeMap<String, Vec<String>>,
     suffix: &str,
 ) -> String {
+    let nested = nest_internal(routines, suffix);
+    let routines = &nested[..];
     let mut w = Writer::default();
     for line in header.lines() {
         w.line(&format!("! {line}"));
@@ -307,6 +313,40 @@ pub fn assemble(
     let mut out = w.finish();
     for r in routines.iter().filter(|r| r.module.is_none()) {
         out.push_str(&r.text);
+    }
+    out
+}
+
+/// Internal procedures' derivatives moved into their hosts' (after a
+/// `contains` before the host's `end subroutine`); the rest unchanged.
+fn nest_internal(routines: &[Routine], suffix: &str) -> Vec<Routine> {
+    let mut out: Vec<Routine> = routines
+        .iter()
+        .filter(|r| r.host.is_none())
+        .map(|r| Routine {
+            unit: r.unit,
+            host: None,
+            module: r.module.clone(),
+            uses: r.uses.clone(),
+            text: r.text.clone(),
+        })
+        .collect();
+    // Innermost first would matter only for internal procedures of
+    // internal procedures, which Fortran does not allow.
+    for r in routines.iter().filter(|r| r.host.is_some()) {
+        let Some(h) = out.iter_mut().find(|x| Some(x.unit) == r.host) else {
+            continue;
+        };
+        let Some(end) = h.text.rfind("end subroutine ") else {
+            continue;
+        };
+        let mut inner = String::new();
+        if !h.text[..end].contains(&format!("contains ! internal{suffix}")) {
+            inner.push_str(&format!("contains ! internal{suffix}\n"));
+        }
+        inner.push_str(&r.text);
+        h.text.insert_str(end, &inner);
+        h.uses.extend(r.uses.iter().cloned());
     }
     out
 }

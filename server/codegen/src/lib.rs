@@ -43,7 +43,7 @@ pub fn check_root(
         Some(h) => Err(vec![Refusal {
             span: unit.name_span,
             message: format!(
-                "`{}` is internal to `{}`; internal procedures are not differentiated yet",
+                "`{}` is internal to `{}`; an internal procedure cannot be a root (differentiate its host)",
                 unit.name, h.name
             ),
         }]),

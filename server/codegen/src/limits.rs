@@ -1,7 +1,7 @@
 //! What the generators refuse before writing anything, because the
 //! analyses underneath do not model it yet (derivatives are never
-//! silently wrong): derivatives of host variables and of variables of
-//! modules dfort was not given, globals reached through function references (Dep summaries
+//! silently wrong): derivatives of variables of modules dfort was not
+//! given, globals reached through function references (Dep summaries
 //! follow globals through CALLs, not through functions called inside
 //! expressions), functions that change their arguments, and active
 //! variables of derived type.
@@ -51,17 +51,14 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
 }
 
 /// Active variables whose derivative cannot be declared where every
-/// routine sees it: host procedures' variables (internal procedures) and
-/// variables of modules dfort was not given.
+/// routine sees it: variables of modules dfort was not given.
 fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &u in &diff.units {
         let unit = program.unit(u);
         for i in diff.with_d[u.0 as usize].iter() {
             let sym = unit.symbol(SymbolId(i as u32));
-            let module_var = crate::names::module_var(program, sym).is_some();
             let what = match sym.storage {
-                Storage::Imported { .. } if !module_var => "host procedure's variable",
                 Storage::UnknownModule { .. } => "variable of a module dfort was not given",
                 _ => continue,
             };

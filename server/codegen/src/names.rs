@@ -74,7 +74,8 @@ impl DiffSet {
         let mut module_vars = BTreeSet::new();
         for _round in 0..256 {
             let mut changed = false;
-            // Module variables: one derivative shared by every unit.
+            // Module variables, and host variables of internal procedures:
+            // one derivative shared by every unit.
             for u in &reachable {
                 let unit = program.unit(*u);
                 for (i, sym) in unit.symbols.iter().enumerate() {
@@ -83,14 +84,20 @@ impl DiffSet {
                             changed |= module_vars.insert(key);
                         }
                     }
+                    if let Some((h, hs)) = host_var(program, sym) {
+                        if with_d[u.0 as usize].contains(i) {
+                            changed |= with_d[h.0 as usize].insert(hs.0 as usize);
+                        }
+                    }
                 }
             }
             for u in &reachable {
                 let unit = program.unit(*u);
                 for (i, sym) in unit.symbols.iter().enumerate() {
-                    if module_var(program, sym).is_some_and(|k| module_vars.contains(&k))
-                        && carries(unit, SymbolId(i as u32))
-                    {
+                    let shared = module_var(program, sym).is_some_and(|k| module_vars.contains(&k))
+                        || host_var(program, sym)
+                            .is_some_and(|(h, hs)| with_d[h.0 as usize].contains(hs.0 as usize));
+                    if shared && carries(unit, SymbolId(i as u32)) {
                         changed |= with_d[u.0 as usize].insert(i);
                     }
                 }
@@ -232,9 +239,13 @@ impl DiffSet {
         let mut out = HashMap::new();
         for i in self.with_d[unit.id.0 as usize].iter() {
             let s = SymbolId(i as u32);
-            let name = match module_var(program, unit.symbol(s)) {
-                Some((m, ms)) => module_var_name(program.unit(m), ms, suffix),
-                None => {
+            let sym = unit.symbol(s);
+            let host = host_var(program, sym)
+                .and_then(|(h, hs)| self.names(program, program.unit(h), suffix).remove(&hs));
+            let name = match (module_var(program, sym), host) {
+                (Some((m, ms)), _) => module_var_name(program.unit(m), ms, suffix),
+                (None, Some(hn)) => hn,
+                (None, None) => {
                     let mut name = format!("{}{suffix}", unit.symbol(s).name);
                     while taken.contains(&name) {
                         name.push('0');
@@ -254,6 +265,17 @@ impl DiffSet {
 pub fn module_var(program: &Program, sym: &Symbol) -> Option<(UnitId, SymbolId)> {
     match sym.storage {
         Storage::Imported { from, symbol, .. } if program.unit(from).kind == UnitKind::Module => {
+            Some((from, symbol))
+        }
+        _ => None,
+    }
+}
+
+/// The host variable an internal procedure's symbol is, as (host
+/// procedure, symbol in the host).
+pub fn host_var(program: &Program, sym: &Symbol) -> Option<(UnitId, SymbolId)> {
+    match sym.storage {
+        Storage::Imported { from, symbol, .. } if program.unit(from).is_procedure() => {
             Some((from, symbol))
         }
         _ => None,

@@ -39,6 +39,8 @@ struct Gen<'a> {
     /// Derivative modules (`m_d`) of the callees this routine calls.
     used_modules: BTreeSet<String>,
     module: Option<String>,
+    /// A copy of the original (no derivatives, calls unchanged).
+    primal: bool,
 }
 
 fn p(s: String) -> String {
@@ -304,7 +306,7 @@ impl Gen<'_> {
                     self.w.line(&format!("{label}continue"));
                 }
                 let callee = match tgt {
-                    CallTarget::Unit(c) if self.diff.contains(*c) => Some(*c),
+                    CallTarget::Unit(c) if self.diff.contains(*c) && !self.primal => Some(*c),
                     _ => None,
                 };
                 match callee {
@@ -463,6 +465,11 @@ pub fn tangent(
             Err(e) => refusals.extend(e),
         }
     }
+    routines.extend(crate::tangent::internal_copies(
+        program,
+        &diff,
+        &mut refusals,
+    ));
     if !refusals.is_empty() {
         return Err(refusals);
     }
@@ -483,14 +490,37 @@ pub fn derivative_names(
     DiffSet::new(program, root, independents, dependents).names(program, program.unit(root), 'd')
 }
 
+/// A copy of an internal procedure, for the derivative of its host (whose
+/// forward sweep calls it): the tangent generator with no derivatives.
+pub fn primal_copy(
+    program: &Program,
+    diff: &DiffSet,
+    u: UnitId,
+) -> Result<crate::fortran::Routine, Vec<Refusal>> {
+    routine_with(program, diff, u, true)
+}
+
 fn routine(
     program: &Program,
     diff: &DiffSet,
     u: UnitId,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
+    routine_with(program, diff, u, false)
+}
+
+fn routine_with(
+    program: &Program,
+    diff: &DiffSet,
+    u: UnitId,
+    primal: bool,
+) -> Result<crate::fortran::Routine, Vec<Refusal>> {
     let orig = program.unit(u);
     let module = host_module(program, orig).map_err(|r| vec![r])?;
-    let mut dname = diff.names(program, orig, 'd');
+    let mut dname = if primal {
+        HashMap::new()
+    } else {
+        diff.names(program, orig, 'd')
+    };
     let (hunit, hoisted) = hoist(program, orig, |st| match &st.kind {
         StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| dname.contains_key(&t)),
         _ => false,
@@ -515,6 +545,7 @@ fn routine(
         ztemps: Vec::new(),
         used_modules: BTreeSet::new(),
         module: module.clone(),
+        primal,
     };
     g.block(&hunit.body);
     if !g.refusals.is_empty() {
@@ -530,7 +561,7 @@ fn routine(
             args.push(d.clone());
         }
     }
-    if let Some(r) = unit.result {
+    if let (Some(r), false) = (unit.result, primal) {
         args.push(unit.symbol(r).name.clone());
         if let Some(d) = g.dname.get(&r) {
             args.push(d.clone());
@@ -550,7 +581,37 @@ fn routine(
     } else {
         "subroutine"
     };
-    w.line(&format!("{kw} {}_d({})", unit.name, args.join(", ")));
+    let (kw, name, end) = match (primal, unit.kind, unit.result) {
+        (true, UnitKind::Function, Some(r)) => {
+            let rname = &unit.symbol(r).name;
+            let kw = if recursive {
+                "recursive function"
+            } else {
+                "function"
+            };
+            let result = if *rname == unit.name {
+                String::new()
+            } else {
+                format!(" result({rname})")
+            };
+            (
+                kw.to_string(),
+                format!("{}({}){result}", unit.name, args.join(", ")),
+                format!("end function {}", unit.name),
+            )
+        }
+        (true, _, _) => (
+            kw.to_string(),
+            format!("{}({})", unit.name, args.join(", ")),
+            format!("end subroutine {}", unit.name),
+        ),
+        (false, _, _) => (
+            kw.to_string(),
+            format!("{}_d({})", unit.name, args.join(", ")),
+            format!("end subroutine {}_d", unit.name),
+        ),
+    };
+    w.line(&format!("{kw} {name}"));
     w.indent();
     for m in &g.used_modules {
         w.line(&format!("use {m}_d"));
@@ -579,7 +640,7 @@ fn routine(
         {
             continue;
         }
-        if sym.storage == Storage::Result {
+        if sym.storage == Storage::Result && !primal {
             sym.intent = Some(Intent::Out);
         }
         if !imported {
@@ -589,7 +650,7 @@ fn routine(
         }
         // A module variable's derivative is declared in its derivative
         // module.
-        let in_module = crate::names::module_var(program, &sym).is_some();
+        let in_module = matches!(sym.storage, Storage::Imported { .. });
         if let (Some(dn), false) = (g.dname.get(&s).cloned(), in_module) {
             if let Some(d) = declaration(unit, &sym, &dn, true) {
                 w.line(&d);
@@ -607,10 +668,31 @@ fn routine(
         w.line(l);
     }
     w.dedent();
-    w.line(&format!("end subroutine {}_d", unit.name));
+    w.line(&end);
     Ok(crate::fortran::Routine {
+        unit: u,
+        host: crate::calls::host_procedure(program, orig),
         module,
         uses: g.used_modules.clone(),
         text: w.finish(),
     })
+}
+
+/// Copies of the internal procedures of every routine in the set, which
+/// their hosts' derivatives call in place of the originals.
+pub fn internal_copies(
+    program: &Program,
+    diff: &DiffSet,
+    refusals: &mut Vec<Refusal>,
+) -> Vec<crate::fortran::Routine> {
+    let mut out = Vec::new();
+    for &u in &diff.units {
+        for &c in &program.unit(u).children {
+            match primal_copy(program, diff, c) {
+                Ok(r) => out.push(r),
+                Err(e) => refusals.extend(e),
+            }
+        }
+    }
+    out
 }
