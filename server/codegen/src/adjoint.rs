@@ -78,6 +78,8 @@ struct Gen<'a> {
     fwd: Writer,
     /// Loops seen so far (each gets its own counter variables).
     counters: usize,
+    /// How many DO loops enclose the statement being generated.
+    loop_depth: usize,
     /// Indices of the enclosing counted loops the reverse sweep replays.
     replayed: Vec<SymbolId>,
     /// Scalar temporaries passed as derivatives of values.
@@ -962,7 +964,9 @@ impl<'a> Gen<'a> {
                         self.fwd.line(&format!("do {i} = {s}, {e}, {stp}"));
                         self.fwd.indent();
                         self.replayed.push(*var);
+                        self.loop_depth += 1;
                         let body_rev = self.block(body);
+                        self.loop_depth -= 1;
                         self.replayed.pop();
                         self.fwd.dedent();
                         self.fwd.line("end do");
@@ -982,7 +986,9 @@ impl<'a> Gen<'a> {
                         self.fwd.line(&format!("{label}{cnt} = 0"));
                         self.fwd.line(&format!("do while ({})", print(unit, c)));
                         self.fwd.indent();
+                        self.loop_depth += 1;
                         let body_rev = self.block(body);
+                        self.loop_depth -= 1;
                         self.fwd.line(&format!("{cnt} = {cnt} + 1"));
                         self.fwd.dedent();
                         self.fwd.line("end do");
@@ -1038,7 +1044,56 @@ impl<'a> Gen<'a> {
             StmtKind::Io { .. } => {
                 self.refuse(st.span, "READ statements are not differentiated yet")
             }
-            StmtKind::Allocate { .. } => self.refuse(st.span, "ALLOCATE is not differentiated yet"),
+            StmtKind::Allocate {
+                objects,
+                deallocate,
+            } => {
+                // The arrays must live until the reverse sweep is done with
+                // them: DEALLOCATE waits for the end of the reverse sweep
+                // (the reverse of the ALLOCATE), which is why an array may
+                // be allocated once, outside loops.
+                let names: Vec<String> = objects.iter().map(|o| print(unit, o)).collect();
+                for o in objects {
+                    let Some((s, _)) = target(o) else {
+                        self.refuse(st.span, "only allocatable variables can be (de)allocated in differentiated code");
+                        continue;
+                    };
+                    let sym = unit.symbol(s);
+                    if sym.storage != Storage::Local || !sym.attrs.allocatable {
+                        self.refuse(st.span, format!("`{}` is not a local allocatable array; its (de)allocation is not differentiated yet", sym.name));
+                    } else if allocations(unit, s) > 1 {
+                        self.refuse(st.span, format!("`{}` is allocated more than once; the adjoint keeps each array until its reverse sweep, so it can be allocated once only", sym.name));
+                    }
+                }
+                if self.loop_depth > 0 || self.unstructured {
+                    self.refuse(
+                        st.span,
+                        "ALLOCATE and DEALLOCATE inside loops or in code with jumps are not differentiated yet",
+                    );
+                }
+                if *deallocate {
+                    self.fwd.line(&format!(
+                        "{label}continue ! deallocate({}) waits for the reverse sweep",
+                        names.join(", ")
+                    ));
+                } else {
+                    self.fwd
+                        .line(&format!("{label}allocate({})", names.join(", ")));
+                    let mut freed = Vec::new();
+                    for o in objects {
+                        if let (Some(b), Some((s, _))) = (self.bref(o), target(o)) {
+                            let bn = self.bname[&s].clone();
+                            self.fwd.line(&format!("allocate({b})"));
+                            self.fwd.line(&format!("{bn} = 0.0d0"));
+                            freed.push(bn);
+                        }
+                        if let Some((s, _)) = target(o) {
+                            freed.push(unit.symbol(s).name.clone());
+                        }
+                    }
+                    rev.push(Line::Plain(format!("deallocate({})", freed.join(", "))));
+                }
+            }
             StmtKind::Unsupported { construct } => {
                 self.refuse(st.span, format!("{construct} cannot be differentiated"))
             }
@@ -1071,6 +1126,22 @@ fn accumulation<'e>(unit: &Unit, lhs: &Expr, rhs: &'e Expr, t: SymbolId) -> Opti
         BinaryOp::Sub if same(a) && !mentions(b, t) => Some((b, -1)),
         _ => None,
     }
+}
+
+/// How many ALLOCATE statements of the unit allocate `s`.
+fn allocations(unit: &Unit, s: SymbolId) -> usize {
+    unit.stmts
+        .iter()
+        .filter(|st| match &st.kind {
+            StmtKind::Allocate {
+                objects,
+                deallocate: false,
+            } => objects
+                .iter()
+                .any(|o| target(o).is_some_and(|(t, _)| t == s)),
+            _ => false,
+        })
+        .count()
 }
 
 /// Whether `e` mentions variable `s`.
@@ -1413,6 +1484,7 @@ fn routine(
         counters: 0,
         ztemps: Vec::new(),
         replayed: Vec::new(),
+        loop_depth: 0,
         column_loops: false,
         array_temps: BTreeSet::new(),
         used_modules: BTreeSet::new(),
@@ -1535,6 +1607,8 @@ fn routine(
             storage,
             Storage::Dummy(_) | Storage::Result | Storage::Common { .. } | Storage::Imported { .. }
         );
+        // Allocatable adjoints are zeroed when they are allocated.
+        let owned = owned || unit.symbol(*s).attrs.allocatable;
         if let (Some(b), false) = (g.bname.get(s), owned) {
             w.line(&format!("{b} = 0.0d0"));
         }

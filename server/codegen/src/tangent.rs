@@ -424,8 +424,30 @@ impl Gen<'_> {
                     "{label}continue ! I/O statement of the original omitted"
                 ));
             }
-            StmtKind::Allocate { .. } => {
-                self.refuse(st.span, "ALLOCATE is not differentiated yet");
+            StmtKind::Allocate {
+                objects,
+                deallocate,
+            } => {
+                // Derivatives are allocated and freed with their arrays.
+                let names: Vec<String> = objects.iter().map(|o| print(unit, o)).collect();
+                let kw = if *deallocate {
+                    "deallocate"
+                } else {
+                    "allocate"
+                };
+                self.w.line(&format!("{label}{kw}({})", names.join(", ")));
+                for o in objects {
+                    let Some((s, _)) = target(o) else { continue };
+                    let Some(dn) = self.dname.get(&s).cloned() else {
+                        continue;
+                    };
+                    if *deallocate {
+                        self.w.line(&format!("deallocate({dn})"));
+                    } else if let Some(d) = self.dref(o) {
+                        self.w.line(&format!("allocate({d})"));
+                        self.w.line(&format!("{dn} = 0.0d0"));
+                    }
+                }
             }
             StmtKind::Unsupported { construct } => {
                 self.refuse(st.span, format!("{construct} cannot be differentiated"));

@@ -219,9 +219,23 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 for c in named_children(n) {
                     match c.kind() {
                         "sized_allocation" => {
+                            // `x(lo:hi, n)`: the shape as an array reference
+                            // with one subscript per extent.
                             let kids = named_children(c);
                             if let Some(id) = kids.first() {
-                                let e = self.expr(*id);
+                                let mut e = self.expr(*id);
+                                let size = kids.iter().find(|k| k.kind() == "size");
+                                if let (ExprKind::Var(array), Some(size)) = (&e.kind, size) {
+                                    let subs = named_children(*size)
+                                        .into_iter()
+                                        .map(|x| super::expr::subscript(self.expr(x)))
+                                        .collect();
+                                    e.kind = ExprKind::ArrayRef {
+                                        array: *array,
+                                        subs,
+                                    };
+                                    e.span = self.span(c);
+                                }
                                 objects.push(e);
                             }
                         }
