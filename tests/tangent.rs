@@ -60,24 +60,13 @@ fn active_arguments_to_routines_without_source_are_refused_with_their_location()
 
 #[test]
 fn internal_procedures_cannot_be_roots() {
-    let ws = fixture("kernels/internal_proc.f90");
-    let u = unit(&ws, "smooth_pair");
-    let r = roles(u, None);
-    let refusals = dfort_codegen::adjoint::adjoint(
-        &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
-        false,
-        "",
-    )
-    .expect_err("refused");
+    let (lines, msgs) = adjoint_refusals("kernels/internal_proc.f90", "smooth_pair");
     assert!(
-        refusals
-            .iter()
-            .any(|rf| rf.message.contains("internal to `internal_proc`")),
-        "{refusals:?}"
+        msgs.iter()
+            .any(|m| m.contains("internal to `internal_proc`")),
+        "{msgs:?}"
     );
+    assert!(lines.contains(&21), "{lines:?}");
 }
 
 #[test]
