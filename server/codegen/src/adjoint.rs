@@ -1393,6 +1393,7 @@ pub fn adjoint(
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
     let program = &*crate::hoist::inline_statement_functions(program);
+    let program = &*crate::structure::structure_exits(program);
     let unit = program.unit(root);
     check_root(program, unit, "an adjoint")?;
     let diff = DiffSet::new(program, root, independents, dependents);

@@ -11,6 +11,7 @@ pub mod hoist;
 pub mod limits;
 pub mod names;
 pub mod partials;
+pub mod structure;
 pub mod tangent;
 
 /// A construct the generator refuses to differentiate, with where it is.

@@ -475,6 +475,7 @@ pub fn tangent(
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
     let program = &*crate::hoist::inline_statement_functions(program);
+    let program = &*crate::structure::structure_exits(program);
     let unit = program.unit(root);
     check_root(program, unit, "a tangent")?;
     let diff = DiffSet::new(program, root, independents, dependents);
@@ -509,6 +510,7 @@ pub fn derivative_names(
     dependents: &BitSet,
 ) -> HashMap<SymbolId, String> {
     let program = &*crate::hoist::inline_statement_functions(program);
+    let program = &*crate::structure::structure_exits(program);
     DiffSet::new(program, root, independents, dependents).names(program, program.unit(root), 'd')
 }
 

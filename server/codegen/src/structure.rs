@@ -1,0 +1,652 @@
+//! Canonicalisation (paper 004 §3) for control-flow reversal (paper 001):
+//! EXIT and CYCLE turned into structured code, so that loops holding them
+//! are reversed as structured loops (trip counts and branch records)
+//! instead of by recording basic-block ids.
+//!
+//! Contract: in a DO loop whose EXIT and CYCLE statements all target it
+//! (none inside a nested loop), `cycle` becomes `dfort_cy<n> = .true.`,
+//! `exit` becomes `dfort_ex<n> = .true.`, and the statements that follow
+//! one that may set a flag run under `if (.not. (flags))`. A loop with an
+//! EXIT becomes a DO WHILE on `.not. dfort_ex<n>` whose body first tests
+//! the original condition (a counted loop steps its index by hand, only
+//! when its bounds and step are not changed inside it). Statement and
+//! symbol ids are kept; new ones are appended. A unit is rewritten only
+//! when the result is structured; otherwise it is left as it was.
+
+use dfort_ir::cfg::Cfg;
+use dfort_ir::*;
+use std::borrow::Cow;
+
+/// The program with EXIT and CYCLE structured where that makes a unit's
+/// control flow structured.
+pub fn structure_exits(program: &Program) -> Cow<'_, Program> {
+    let mut out: Option<Program> = None;
+    for (i, unit) in program.units.iter().enumerate() {
+        if unit.cfg.structured || !unit.is_procedure() || !has_loop_jumps(unit) {
+            continue;
+        }
+        if let Some(u) = rewrite_unit(unit) {
+            out.get_or_insert_with(|| program.clone()).units[i] = u;
+        }
+    }
+    match out {
+        Some(p) => Cow::Owned(p),
+        None => Cow::Borrowed(program),
+    }
+}
+
+fn has_loop_jumps(unit: &Unit) -> bool {
+    unit.stmts
+        .iter()
+        .any(|s| matches!(s.kind, StmtKind::Exit { .. } | StmtKind::Cycle { .. }))
+}
+
+struct Rewriter {
+    unit: Unit,
+    flags: usize,
+}
+
+fn rewrite_unit(unit: &Unit) -> Option<Unit> {
+    let mut r = Rewriter {
+        unit: unit.clone(),
+        flags: 0,
+    };
+    let body = r.unit.body.clone();
+    r.unit.body = r.loops_in(&body)?;
+    r.unit.cfg = Cfg::build(&r.unit);
+    r.unit.cfg.structured.then_some(r.unit)
+}
+
+/// One loop's flags: CYCLE's and EXIT's (when the loop has them).
+#[derive(Clone)]
+struct Flags {
+    cycle: Option<SymbolId>,
+    exit: Option<SymbolId>,
+    name: Option<String>,
+}
+
+impl Rewriter {
+    fn span(&self, id: StmtId) -> Span {
+        self.unit.stmt(id).span
+    }
+
+    fn expr(&self, kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span }
+    }
+
+    fn push(&mut self, kind: StmtKind, span: Span) -> StmtId {
+        let id = StmtId(self.unit.stmts.len() as u32);
+        self.unit.stmts.push(Stmt {
+            id,
+            label: None,
+            span,
+            kind,
+        });
+        id
+    }
+
+    fn flag(&mut self, what: &str, span: Span) -> SymbolId {
+        self.flags += 1;
+        let id = SymbolId(self.unit.symbols.len() as u32);
+        self.unit.symbols.push(Symbol {
+            name: format!("dfort_{what}{}", self.flags),
+            ty: Type::new(BaseType::Logical, Some(4)),
+            typing: Typing::Declared,
+            dims: Vec::new(),
+            intent: None,
+            attrs: Attrs::default(),
+            init: None,
+            storage: Storage::Local,
+            span,
+            declared: true,
+        });
+        id
+    }
+
+    fn set(&mut self, flag: SymbolId, value: bool, span: Span) -> StmtId {
+        let lhs = self.expr(ExprKind::Var(flag), span);
+        let rhs = self.expr(ExprKind::Logical(value), span);
+        self.push(StmtKind::Assign { lhs, rhs }, span)
+    }
+
+    /// `.not. (f1 .or. f2)` over the loop's flags.
+    fn none_set(&self, f: &Flags, span: Span) -> Expr {
+        let vars: Vec<Expr> = [f.cycle, f.exit]
+            .into_iter()
+            .flatten()
+            .map(|s| self.expr(ExprKind::Var(s), span))
+            .collect();
+        let any = vars
+            .into_iter()
+            .reduce(|a, b| {
+                self.expr(
+                    ExprKind::Binary {
+                        op: BinaryOp::Or,
+                        lhs: Box::new(a),
+                        rhs: Box::new(b),
+                    },
+                    span,
+                )
+            })
+            .unwrap_or_else(|| self.expr(ExprKind::Logical(false), span));
+        self.expr(
+            ExprKind::Unary {
+                op: UnaryOp::Not,
+                operand: Box::new(any),
+            },
+            span,
+        )
+    }
+
+    /// Rewrites the loops of a block (innermost first); `None` when a jump
+    /// leaves a nested loop for an outer one.
+    fn loops_in(&mut self, ids: &[StmtId]) -> Option<Vec<StmtId>> {
+        for &id in ids {
+            let kind = self.unit.stmt(id).kind.clone();
+            match kind {
+                StmtKind::If {
+                    mut arms,
+                    else_body,
+                    one_line,
+                } => {
+                    for a in &mut arms {
+                        a.body = self.loops_in(&a.body)?;
+                    }
+                    let else_body = match else_body {
+                        Some(b) => Some(self.loops_in(&b)?),
+                        None => None,
+                    };
+                    self.unit.stmts[id.0 as usize].kind = StmtKind::If {
+                        arms,
+                        else_body,
+                        one_line,
+                    };
+                }
+                StmtKind::SelectCase {
+                    selector,
+                    mut cases,
+                } => {
+                    for c in &mut cases {
+                        c.body = self.loops_in(&c.body)?;
+                    }
+                    self.unit.stmts[id.0 as usize].kind = StmtKind::SelectCase { selector, cases };
+                }
+                StmtKind::Do { .. } => self.rewrite_loop(id)?,
+                _ => {}
+            }
+        }
+        Some(ids.to_vec())
+    }
+
+    fn rewrite_loop(&mut self, id: StmtId) -> Option<()> {
+        let StmtKind::Do {
+            name,
+            control,
+            body,
+            end_label,
+        } = self.unit.stmt(id).kind.clone()
+        else {
+            return Some(());
+        };
+        // Inner loops first.
+        let body = self.loops_in(&body)?;
+        let (mut cycles, mut exits) = (false, false);
+        self.scan(&body, name.as_deref(), 0, &mut cycles, &mut exits)?;
+        if !cycles && !exits {
+            self.set_do(id, name, control, body, end_label);
+            return Some(());
+        }
+        let span = self.span(id);
+        let flags = Flags {
+            cycle: cycles.then(|| self.flag("cy", span)),
+            exit: exits.then(|| self.flag("ex", span)),
+            name: name.clone(),
+        };
+        let mut new_body = Vec::new();
+        if let Some(c) = flags.cycle {
+            new_body.push(self.set(c, false, span));
+        }
+        new_body.extend(self.guard(&body, &flags)?);
+        let Some(ex) = flags.exit else {
+            self.set_do(id, name, control, new_body, end_label);
+            return Some(());
+        };
+        // EXIT: a DO WHILE on the flag whose body tests the condition.
+        let (cond, before, step) = match &control {
+            DoControl::While(c) => (c.clone(), Vec::new(), None),
+            DoControl::Forever => (self.expr(ExprKind::Logical(true), span), Vec::new(), None),
+            DoControl::Counted {
+                var,
+                start,
+                end,
+                step,
+            } => {
+                if bounds_change(
+                    &self.unit,
+                    &body,
+                    *var,
+                    [Some(start), Some(end), step.as_ref()],
+                ) {
+                    return None;
+                }
+                let iv = self.expr(ExprKind::Var(*var), span);
+                let one = self.expr(ExprKind::Int(1), span);
+                let stp = step.clone().unwrap_or(one);
+                let init = self.push(
+                    StmtKind::Assign {
+                        lhs: iv.clone(),
+                        rhs: start.clone(),
+                    },
+                    span,
+                );
+                (
+                    in_range(self, &iv, end, &stp, span),
+                    vec![init],
+                    Some((iv, stp)),
+                )
+            }
+        };
+        if let Some((iv, stp)) = step {
+            // The index steps only when the iteration was not left.
+            let next = self.expr(
+                ExprKind::Binary {
+                    op: BinaryOp::Add,
+                    lhs: Box::new(iv.clone()),
+                    rhs: Box::new(stp),
+                },
+                span,
+            );
+            let inc = self.push(StmtKind::Assign { lhs: iv, rhs: next }, span);
+            let not_ex = self.expr(
+                ExprKind::Unary {
+                    op: UnaryOp::Not,
+                    operand: Box::new(self.expr(ExprKind::Var(ex), span)),
+                },
+                span,
+            );
+            let guarded = self.push(
+                StmtKind::If {
+                    arms: vec![IfArm {
+                        cond: not_ex,
+                        body: vec![inc],
+                        span,
+                    }],
+                    else_body: None,
+                    one_line: false,
+                },
+                span,
+            );
+            new_body.push(guarded);
+        }
+        let leave = self.set(ex, true, span);
+        let test = self.push(
+            StmtKind::If {
+                arms: vec![IfArm {
+                    cond,
+                    body: new_body,
+                    span,
+                }],
+                else_body: Some(vec![leave]),
+                one_line: false,
+            },
+            span,
+        );
+        let not_ex = self.expr(
+            ExprKind::Unary {
+                op: UnaryOp::Not,
+                operand: Box::new(self.expr(ExprKind::Var(ex), span)),
+            },
+            span,
+        );
+        // The loop statement keeps its id (and label); what runs before it
+        // goes into an IF that is always taken, so that the statement
+        // stays in its place in the enclosing block.
+        let reset = self.set(ex, false, span);
+        let lp = self.push(
+            StmtKind::Do {
+                name,
+                control: DoControl::While(not_ex),
+                body: vec![test],
+                end_label: None,
+            },
+            span,
+        );
+        let mut seq = before;
+        seq.push(reset);
+        seq.push(lp);
+        let always = self.expr(ExprKind::Logical(true), span);
+        self.unit.stmts[id.0 as usize].kind = StmtKind::If {
+            arms: vec![IfArm {
+                cond: always,
+                body: seq,
+                span,
+            }],
+            else_body: None,
+            one_line: false,
+        };
+        let _ = end_label;
+        Some(())
+    }
+
+    fn set_do(
+        &mut self,
+        id: StmtId,
+        name: Option<String>,
+        control: DoControl,
+        body: Vec<StmtId>,
+        end_label: Option<u32>,
+    ) {
+        self.unit.stmts[id.0 as usize].kind = StmtKind::Do {
+            name,
+            control,
+            body,
+            end_label,
+        };
+    }
+
+    /// Finds the loop's EXIT and CYCLE statements; `None` when one inside
+    /// a nested loop targets this loop by name, or a labelled statement
+    /// would be moved.
+    fn scan(
+        &self,
+        ids: &[StmtId],
+        name: Option<&str>,
+        depth: usize,
+        cycles: &mut bool,
+        exits: &mut bool,
+    ) -> Option<()> {
+        for &id in ids {
+            let st = self.unit.stmt(id);
+            let targets_me = |c: &Option<String>| match c {
+                Some(c) => Some(c.as_str()) == name,
+                None => depth == 0,
+            };
+            match &st.kind {
+                StmtKind::Cycle { construct } if targets_me(construct) => {
+                    if depth > 0 {
+                        return None;
+                    }
+                    *cycles = true;
+                }
+                StmtKind::Exit { construct } if targets_me(construct) => {
+                    if depth > 0 {
+                        return None;
+                    }
+                    *exits = true;
+                }
+                StmtKind::If {
+                    arms, else_body, ..
+                } => {
+                    for a in arms {
+                        self.scan(&a.body, name, depth, cycles, exits)?;
+                    }
+                    if let Some(b) = else_body {
+                        self.scan(b, name, depth, cycles, exits)?;
+                    }
+                }
+                StmtKind::SelectCase { cases, .. } => {
+                    for c in cases {
+                        self.scan(&c.body, name, depth, cycles, exits)?;
+                    }
+                }
+                StmtKind::Do { body, .. } => self.scan(body, name, depth + 1, cycles, exits)?,
+                _ => {}
+            }
+        }
+        Some(())
+    }
+
+    /// The block with this loop's EXIT/CYCLE replaced by flag settings and
+    /// the statements after one that may set a flag guarded.
+    fn guard(&mut self, ids: &[StmtId], f: &Flags) -> Option<Vec<StmtId>> {
+        let mut out = Vec::new();
+        for (k, &id) in ids.iter().enumerate() {
+            let kind = self.unit.stmt(id).kind.clone();
+            let span = self.span(id);
+            let mine = |c: &Option<String>| c.is_none() || c.as_deref() == f.name.as_deref();
+            match kind {
+                StmtKind::Cycle { construct } if mine(&construct) => {
+                    let flag = f.cycle?;
+                    let s = self.set(flag, true, span);
+                    self.unit.stmts[s.0 as usize].label = self.unit.stmt(id).label;
+                    out.push(s);
+                    return Some(out);
+                }
+                StmtKind::Exit { construct } if mine(&construct) => {
+                    let flag = f.exit?;
+                    let s = self.set(flag, true, span);
+                    self.unit.stmts[s.0 as usize].label = self.unit.stmt(id).label;
+                    out.push(s);
+                    return Some(out);
+                }
+                StmtKind::If {
+                    mut arms,
+                    else_body,
+                    ..
+                } if self.jumps_inside(id) => {
+                    for a in &mut arms {
+                        a.body = self.guard(&a.body, f)?;
+                    }
+                    let else_body = match else_body {
+                        Some(b) => Some(self.guard(&b, f)?),
+                        None => None,
+                    };
+                    self.unit.stmts[id.0 as usize].kind = StmtKind::If {
+                        arms,
+                        else_body,
+                        one_line: false,
+                    };
+                    out.push(id);
+                    return self.guard_rest(out, &ids[k + 1..], f, span);
+                }
+                StmtKind::SelectCase {
+                    selector,
+                    mut cases,
+                } if self.jumps_inside(id) => {
+                    for c in &mut cases {
+                        c.body = self.guard(&c.body, f)?;
+                    }
+                    self.unit.stmts[id.0 as usize].kind = StmtKind::SelectCase { selector, cases };
+                    out.push(id);
+                    return self.guard_rest(out, &ids[k + 1..], f, span);
+                }
+                _ => out.push(id),
+            }
+        }
+        Some(out)
+    }
+
+    /// `out` then the rest of the block under `if (.not. (flags))`.
+    fn guard_rest(
+        &mut self,
+        mut out: Vec<StmtId>,
+        rest: &[StmtId],
+        f: &Flags,
+        span: Span,
+    ) -> Option<Vec<StmtId>> {
+        if rest.is_empty() {
+            return Some(out);
+        }
+        if rest.iter().any(|r| self.unit.stmt(*r).label.is_some()) {
+            return None;
+        }
+        let body = self.guard(rest, f)?;
+        let cond = self.none_set(f, span);
+        let g = self.push(
+            StmtKind::If {
+                arms: vec![IfArm { cond, body, span }],
+                else_body: None,
+                one_line: false,
+            },
+            span,
+        );
+        out.push(g);
+        Some(out)
+    }
+
+    /// Whether an IF or SELECT CASE holds an EXIT or CYCLE outside nested
+    /// loops.
+    fn jumps_inside(&self, id: StmtId) -> bool {
+        let mut found = false;
+        let mut stack = vec![id];
+        while let Some(s) = stack.pop() {
+            match &self.unit.stmt(s).kind {
+                StmtKind::Exit { .. } | StmtKind::Cycle { .. } => found = true,
+                StmtKind::If {
+                    arms, else_body, ..
+                } => {
+                    for a in arms {
+                        stack.extend(&a.body);
+                    }
+                    if let Some(b) = else_body {
+                        stack.extend(b);
+                    }
+                }
+                StmtKind::SelectCase { cases, .. } => {
+                    for c in cases {
+                        stack.extend(&c.body);
+                    }
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+}
+
+/// `var <= end` for a positive step, `var >= end` for a negative one, and
+/// the test for either sign when the step is not a constant.
+fn in_range(r: &Rewriter, iv: &Expr, end: &Expr, step: &Expr, span: Span) -> Expr {
+    let cmp = |op| {
+        r.expr(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(iv.clone()),
+                rhs: Box::new(end.clone()),
+            },
+            span,
+        )
+    };
+    match constant_sign(step) {
+        Some(true) => cmp(BinaryOp::Le),
+        Some(false) => cmp(BinaryOp::Ge),
+        None => {
+            let zero = r.expr(ExprKind::Int(0), span);
+            let pos = r.expr(
+                ExprKind::Binary {
+                    op: BinaryOp::Gt,
+                    lhs: Box::new(step.clone()),
+                    rhs: Box::new(zero),
+                },
+                span,
+            );
+            let up = r.expr(
+                ExprKind::Binary {
+                    op: BinaryOp::And,
+                    lhs: Box::new(pos.clone()),
+                    rhs: Box::new(cmp(BinaryOp::Le)),
+                },
+                span,
+            );
+            let neg = r.expr(
+                ExprKind::Unary {
+                    op: UnaryOp::Not,
+                    operand: Box::new(pos),
+                },
+                span,
+            );
+            let down = r.expr(
+                ExprKind::Binary {
+                    op: BinaryOp::And,
+                    lhs: Box::new(neg),
+                    rhs: Box::new(cmp(BinaryOp::Ge)),
+                },
+                span,
+            );
+            r.expr(
+                ExprKind::Binary {
+                    op: BinaryOp::Or,
+                    lhs: Box::new(up),
+                    rhs: Box::new(down),
+                },
+                span,
+            )
+        }
+    }
+}
+
+/// The sign of an integer literal step (`Some(true)` when positive).
+fn constant_sign(e: &Expr) -> Option<bool> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v > 0),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+        } => constant_sign(operand).map(|s| !s),
+        _ => None,
+    }
+}
+
+/// Whether the loop body may change the index or a variable of the
+/// bounds (the rewritten loop re-evaluates them each iteration).
+fn bounds_change(unit: &Unit, body: &[StmtId], var: SymbolId, bounds: [Option<&Expr>; 3]) -> bool {
+    let mut read = vec![var];
+    for b in bounds.into_iter().flatten() {
+        b.walk(&mut |x| {
+            if let ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } = &x.kind {
+                read.push(*s);
+            }
+            if matches!(x.kind, ExprKind::FunctionCall { .. }) {
+                read.push(SymbolId(u32::MAX));
+            }
+        });
+    }
+    if read.contains(&SymbolId(u32::MAX)) {
+        return true;
+    }
+    let mut stack = body.to_vec();
+    while let Some(id) = stack.pop() {
+        let st = unit.stmt(id);
+        let written = match &st.kind {
+            StmtKind::Assign { lhs, .. } => dfort_analysis::dp::target(lhs).map(|(s, _)| s),
+            StmtKind::Do {
+                control: DoControl::Counted { var, .. },
+                ..
+            } => Some(*var),
+            // A call may change anything it is given.
+            StmtKind::Call { args, .. } => {
+                if args.iter().any(|a| {
+                    dfort_analysis::dp::target(&a.value).is_some_and(|(s, _)| read.contains(&s))
+                }) {
+                    return true;
+                }
+                None
+            }
+            StmtKind::Io { .. } => return true,
+            _ => None,
+        };
+        if written.is_some_and(|s| read.contains(&s)) {
+            return true;
+        }
+        match &st.kind {
+            StmtKind::If {
+                arms, else_body, ..
+            } => {
+                for a in arms {
+                    stack.extend(&a.body);
+                }
+                if let Some(b) = else_body {
+                    stack.extend(b);
+                }
+            }
+            StmtKind::Do { body, .. } => stack.extend(body),
+            StmtKind::SelectCase { cases, .. } => {
+                for c in cases {
+                    stack.extend(&c.body);
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
