@@ -21,7 +21,7 @@ pub fn differentiable(unit: &Unit, s: SymbolId) -> bool {
 }
 
 /// A variable symbol (any type) whose value a statement can read or write.
-fn is_variable(unit: &Unit, s: SymbolId) -> bool {
+pub fn is_variable(unit: &Unit, s: SymbolId) -> bool {
     let sym = unit.symbol(s);
     !sym.attrs.parameter && sym.storage != Storage::Procedure
 }

@@ -43,7 +43,7 @@ use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::dep::{global_key, GlobalKey};
-use dfort_analysis::dp::{differentiable, dp_of, index_vars, target, vars, writes};
+use dfort_analysis::dp::{differentiable, dp_of, index_vars, is_variable, target, vars, writes};
 use dfort_analysis::liveness;
 use dfort_analysis::tbr::{self, Tbr};
 use dfort_ir::dump::expr as print;
@@ -302,10 +302,10 @@ impl<'a> Gen<'a> {
     fn leaf_items(&self, e: &Expr, out: &mut Vec<(String, SymbolId, bool)>) {
         let unit = self.unit;
         e.walk(&mut |x| match &x.kind {
-            ExprKind::Var(v) if is_data(unit, *v) => {
+            ExprKind::Var(v) if is_variable(unit, *v) => {
                 out.push((unit.symbol(*v).name.clone(), *v, true))
             }
-            ExprKind::ArrayRef { array, .. } if is_data(unit, *array) => {
+            ExprKind::ArrayRef { array, .. } if is_variable(unit, *array) => {
                 out.push((print(unit, x), *array, false));
             }
             _ => {}
@@ -1107,12 +1107,6 @@ fn outer(u: &str, v: &str) -> String {
     format!("matmul(reshape({u}, [size({u}), 1]), reshape({v}, [1, size({v})]))")
 }
 
-/// A variable (not a named constant or a procedure).
-fn is_data(unit: &Unit, s: SymbolId) -> bool {
-    let sym = unit.symbol(s);
-    !sym.attrs.parameter && sym.storage != Storage::Procedure
-}
-
 /// `v = v + e`, `v = e + v` or `v = v - e` with `e` not mentioning `v`'s
 /// variable: the other term and its sign.
 fn accumulation<'e>(unit: &Unit, lhs: &Expr, rhs: &'e Expr, t: SymbolId) -> Option<(&'e Expr, i8)> {
@@ -1239,29 +1233,15 @@ fn body_writes(unit: &Unit, ids: &[StmtId]) -> Vec<SymbolId> {
                 .into_iter()
                 .map(|(s, _)| s),
         );
-        match &st.kind {
-            StmtKind::If {
-                arms, else_body, ..
-            } => {
-                for a in arms {
-                    stack.extend(&a.body);
-                }
-                if let Some(b) = else_body {
-                    stack.extend(b);
-                }
-            }
-            StmtKind::Do { control, body, .. } => {
-                if let DoControl::Counted { var, .. } = control {
-                    out.push(*var);
-                }
-                stack.extend(body);
-            }
-            StmtKind::SelectCase { cases, .. } => {
-                for c in cases {
-                    stack.extend(&c.body);
-                }
-            }
-            _ => {}
+        if let StmtKind::Do {
+            control: DoControl::Counted { var, .. },
+            ..
+        } = &st.kind
+        {
+            out.push(*var);
+        }
+        for b in st.kind.blocks() {
+            stack.extend(b);
         }
     }
     out
@@ -1433,7 +1413,7 @@ fn routine(
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
     let program = sh.program;
     let orig = program.unit(u);
-    let module = host_module(program, orig).map_err(|r| vec![r])?;
+    let module = host_module(program, orig);
     let (Some(act), Some(t)) = (
         &sh.diff.activity.activity[u.0 as usize],
         &sh.tbrs[u.0 as usize],

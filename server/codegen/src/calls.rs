@@ -3,7 +3,6 @@
 //! actual in the callee's formal order, followed by its derivative when
 //! the formal has one), and the module a derivative routine lives in.
 
-use crate::Refusal;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 use std::collections::HashMap;
@@ -85,11 +84,11 @@ pub fn derivative_args<'e>(
 /// The module a unit's derivative routine goes into (`<m>_b` for a module
 /// procedure of `m`); `None` for external procedures and for internal
 /// ones, whose derivatives are internal to their host's.
-pub fn host_module(program: &Program, unit: &Unit) -> Result<Option<String>, Refusal> {
-    match unit.parent.map(|p| program.unit(p)) {
-        Some(h) if h.kind == UnitKind::Module => Ok(Some(h.name.clone())),
-        _ => Ok(None),
-    }
+pub fn host_module(program: &Program, unit: &Unit) -> Option<String> {
+    unit.parent
+        .map(|p| program.unit(p))
+        .filter(|h| h.kind == UnitKind::Module)
+        .map(|h| h.name.clone())
 }
 
 /// The host procedure of an internal procedure.
@@ -129,26 +128,12 @@ pub fn prepare<'e>(
     deriv: impl Fn(&Expr) -> Option<String>,
 ) -> Result<Prepared<'e>, Vec<String>> {
     let cu = program.unit(c);
-    let mut errors = Vec::new();
-    let module = match host_module(program, cu) {
-        Ok(Some(m)) if Some(&m) != own => Some(m),
-        Ok(_) => None,
-        Err(r) => {
-            errors.push(r.message);
-            None
-        }
-    };
+    let module = host_module(program, cu).filter(|m| Some(m) != own);
     let names = diff.names(program, cu, suffix);
-    match derivative_args(unit, cu, &names, args, deriv) {
-        Ok(a) if errors.is_empty() => Ok(Prepared {
-            module,
-            names,
-            args: a,
-        }),
-        Ok(_) => Err(errors),
-        Err(m) => {
-            errors.push(m);
-            Err(errors)
-        }
-    }
+    let args = derivative_args(unit, cu, &names, args, deriv).map_err(|m| vec![m])?;
+    Ok(Prepared {
+        module,
+        names,
+        args,
+    })
 }

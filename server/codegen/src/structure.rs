@@ -374,23 +374,12 @@ impl Rewriter {
                     }
                     *exits = true;
                 }
-                StmtKind::If {
-                    arms, else_body, ..
-                } => {
-                    for a in arms {
-                        self.scan(&a.body, name, depth, cycles, exits)?;
-                    }
-                    if let Some(b) = else_body {
+                StmtKind::Do { body, .. } => self.scan(body, name, depth + 1, cycles, exits)?,
+                kind => {
+                    for b in kind.blocks() {
                         self.scan(b, name, depth, cycles, exits)?;
                     }
                 }
-                StmtKind::SelectCase { cases, .. } => {
-                    for c in cases {
-                        self.scan(&c.body, name, depth, cycles, exits)?;
-                    }
-                }
-                StmtKind::Do { body, .. } => self.scan(body, name, depth + 1, cycles, exits)?,
-                _ => {}
             }
         }
         Some(())
@@ -490,24 +479,15 @@ impl Rewriter {
         let mut found = false;
         let mut stack = vec![id];
         while let Some(s) = stack.pop() {
-            match &self.unit.stmt(s).kind {
+            let kind = &self.unit.stmt(s).kind;
+            match kind {
                 StmtKind::Exit { .. } | StmtKind::Cycle { .. } => found = true,
-                StmtKind::If {
-                    arms, else_body, ..
-                } => {
-                    for a in arms {
-                        stack.extend(&a.body);
-                    }
-                    if let Some(b) = else_body {
+                StmtKind::Do { .. } => {}
+                _ => {
+                    for b in kind.blocks() {
                         stack.extend(b);
                     }
                 }
-                StmtKind::SelectCase { cases, .. } => {
-                    for c in cases {
-                        stack.extend(&c.body);
-                    }
-                }
-                _ => {}
             }
         }
         found
@@ -628,24 +608,8 @@ fn bounds_change(unit: &Unit, body: &[StmtId], var: SymbolId, bounds: [Option<&E
         if written.is_some_and(|s| read.contains(&s)) {
             return true;
         }
-        match &st.kind {
-            StmtKind::If {
-                arms, else_body, ..
-            } => {
-                for a in arms {
-                    stack.extend(&a.body);
-                }
-                if let Some(b) = else_body {
-                    stack.extend(b);
-                }
-            }
-            StmtKind::Do { body, .. } => stack.extend(body),
-            StmtKind::SelectCase { cases, .. } => {
-                for c in cases {
-                    stack.extend(&c.body);
-                }
-            }
-            _ => {}
+        for b in st.kind.blocks() {
+            stack.extend(b);
         }
     }
     false

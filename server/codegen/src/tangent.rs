@@ -539,7 +539,7 @@ fn routine_with(
     primal: bool,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
     let orig = program.unit(u);
-    let module = host_module(program, orig).map_err(|r| vec![r])?;
+    let module = host_module(program, orig);
     let mut dname = if primal {
         HashMap::new()
     } else {

@@ -369,9 +369,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         dependents: names(dep),
         tangent: true,
         adjoint: true,
-        module: dfort_codegen::calls::host_module(&ws.program, unit)
-            .ok()
-            .flatten(),
+        module: dfort_codegen::calls::host_module(&ws.program, unit),
     };
     let scratch = Scratch::new("verify")?;
     let dir = scratch.dir.as_path();

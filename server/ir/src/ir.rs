@@ -799,6 +799,23 @@ impl StmtKind {
     pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
         direct_exprs!(self, iter_mut, as_mut, mut)
     }
+
+    /// The statement lists nested directly in a construct: IF arms and
+    /// ELSE, a DO body, SELECT CASE cases; none for simple statements.
+    pub fn blocks(&self) -> Vec<&[StmtId]> {
+        match self {
+            StmtKind::If {
+                arms, else_body, ..
+            } => arms
+                .iter()
+                .map(|a| a.body.as_slice())
+                .chain(else_body.as_deref())
+                .collect(),
+            StmtKind::Do { body, .. } => vec![body.as_slice()],
+            StmtKind::SelectCase { cases, .. } => cases.iter().map(|c| c.body.as_slice()).collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The lowered program: all units of all files, the call graph, and the
