@@ -77,7 +77,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     let program = &ws.program;
-    let config = match crate::config::load(&args.files) {
+    let config = match dfort::config::load(&args.files) {
         Ok(c) => c.map(|(_, c)| c).unwrap_or_default(),
         Err(e) => {
             eprintln!("error: {e}");

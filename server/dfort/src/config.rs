@@ -87,10 +87,15 @@ pub fn load(files: &[PathBuf]) -> Result<Option<(PathBuf, Config)>, String> {
     let Some(path) = found else {
         return Ok(None);
     };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let config: Config = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let config = read(&path)?;
     Ok(Some((path, config)))
+}
+
+/// Reads and parses one `dfort.toml`; the error names the file.
+pub fn read(path: &Path) -> Result<Config, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
-//! `dfort`: the command-line tool (and, later, the language server).
+//! `dfort`: the command-line tool and (`dfort lsp`) the language server.
 
 mod adjoint;
 mod analyze;
 mod bench;
 mod bench_adjoint;
-mod config;
 mod tangent;
 mod verify;
 
@@ -100,6 +99,12 @@ enum Command {
     /// Measure parse+lower throughput on a generated workspace of mixed
     /// free- and fixed-form files.
     Bench(bench::BenchArgs),
+    /// Run the language server on stdin/stdout (`--stdio` is accepted, as
+    /// VS Code's client appends it).
+    Lsp {
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Time every kernel of a manifest (tests/kernels.toml): adjoint against
     /// primal run time, with TBR and without, and the bytes each tape pushes.
     BenchAdjoint(bench_adjoint::BenchAdjointArgs),
@@ -145,6 +150,7 @@ fn main() -> ExitCode {
         Command::Tangent(args) => tangent::run(args),
         Command::Adjoint(args) => adjoint::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Lsp { stdio: _ } => dfort::lsp::run_stdio(dfort::lsp::Options::default()),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `dfort tangent`: writes `<stem>_d.f90` holding `R_d`, or explains with
 //! diagnostics why it cannot (and writes nothing).
 
-use crate::config::RootConfig;
+use dfort::config::RootConfig;
 use clap::Args;
 use dfort_analysis::roles::{roles, Roles};
 use dfort_ide::Workspace;
@@ -92,7 +92,7 @@ pub fn load_root(args: &DiffArgs) -> Option<Loaded> {
             return None;
         }
     };
-    let config = match crate::config::load(&args.files) {
+    let config = match dfort::config::load(&args.files) {
         Ok(c) => c.and_then(|(path, c)| c.root_named(&name).cloned().map(|r| (path, r))),
         Err(e) => {
             eprintln!("error: {e}");

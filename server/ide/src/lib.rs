@@ -1,8 +1,22 @@
 //! dfort's IDE layer: loads a set of Fortran files, runs the pipeline
-//! (parse → lower → link) over them using every core, and turns the
-//! results into plain data — diagnostics with lines and columns — for the
-//! CLI and, later, the language server. Knows nothing of LSP or JSON.
+//! (parse → lower → link → analyses) over them, and turns the results into
+//! plain data — diagnostics, hovers, inlay hints, symbols, code actions —
+//! for the CLI and the language server. Knows nothing of LSP or JSON:
+//! offsets are bytes of the document text; `dfort` converts them.
+//!
+//! * [`workspace`]: a one-shot load for the CLI;
+//! * [`host`]: the language server's incremental state and its snapshots;
+//! * [`analysis`], [`diagnostics`], [`hover`], [`hints`], [`navigation`],
+//!   [`actions`]: one feature each, reading a [`host::Snapshot`].
 
+pub mod actions;
+pub mod analysis;
+pub mod diagnostics;
+pub mod hints;
+pub mod host;
+pub mod hover;
+pub mod navigation;
+pub mod text;
 pub mod workspace;
 
 pub use workspace::{FileDiagnostic, LoadError, LoadOptions, Workspace};

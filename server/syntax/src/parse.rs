@@ -73,6 +73,34 @@ impl FortranParser {
     }
 
     pub fn parse(&mut self, path: PathBuf, text: String, form: SourceForm) -> ParsedFile {
+        self.parse_with(path, text, form, None)
+    }
+
+    /// Parses `text` that holds one top-level program unit (a chunk the
+    /// language server cut out of a file) as a single tree. `old` is the
+    /// chunk's previous tree, already adjusted with `Tree::edit`: tree-sitter
+    /// then reuses what the edit did not touch. Only free-form text can reuse
+    /// a tree (fixed-form normalisation moves offsets).
+    pub fn parse_unit(
+        &mut self,
+        path: PathBuf,
+        text: String,
+        form: SourceForm,
+        old: Option<&Tree>,
+    ) -> ParsedFile {
+        let old = if form == SourceForm::Free { old } else { None };
+        self.parse_with(path, text, form, Some(old))
+    }
+
+    /// `single`: `None` cuts the text into units; `Some(old)` parses it as
+    /// one chunk, reusing `old` when given.
+    fn parse_with(
+        &mut self,
+        path: PathBuf,
+        text: String,
+        form: SourceForm,
+        single: Option<Option<&Tree>>,
+    ) -> ParsedFile {
         let mut diagnostics = Vec::new();
         let (normalized, map) = match form {
             SourceForm::Free => (None, OffsetMap::identity()),
@@ -92,11 +120,22 @@ impl FortranParser {
             diagnostics: Vec::new(),
         };
         let ptext = file.parse_text();
-        let spans = split_units(ptext);
+        let spans = match single {
+            None => split_units(ptext),
+            Some(_) => vec![whole(ptext)],
+        };
         let mut chunks = Vec::with_capacity(spans.len());
         let mut syntax = Vec::new();
         for span in spans {
-            if let Some(tree) = self.parse_chunk(ptext, &span) {
+            let tree = match single {
+                Some(old) => {
+                    // One chunk covering the text: no included ranges.
+                    let _ = self.parser.set_included_ranges(&[]);
+                    self.parser.parse(ptext, old)
+                }
+                None => self.parse_chunk(ptext, &span),
+            };
+            if let Some(tree) = tree {
                 collect_syntax_errors(tree.root_node(), ptext, &mut syntax);
                 chunks.push(ParsedChunk { span, tree });
             }
@@ -127,6 +166,20 @@ impl FortranParser {
 impl Default for FortranParser {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// A span covering all of `text`.
+fn whole(text: &str) -> ChunkSpan {
+    let lines = text.matches('\n').count() as u32;
+    ChunkSpan {
+        range: TextRange::new(0, text.len() as u32),
+        first_line: 0,
+        last_line: if text.ends_with('\n') {
+            lines.saturating_sub(1)
+        } else {
+            lines
+        },
     }
 }
 

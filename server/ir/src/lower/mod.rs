@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 /// Units of one file, in source order (hosts before the procedures they
 /// contain). `UnitId`s and `parent` refer to positions in this vector
 /// until [`crate::link`] renumbers them.
+#[derive(Clone)]
 pub struct LoweredFile {
     pub file: FileId,
     pub units: Vec<Unit>,

@@ -1,0 +1,891 @@
+//! The LSP handlers. Each converts positions with [`super::convert`], asks
+//! `dfort_ide` on a blocking thread (under `catch_unwind`) and converts the
+//! answer back.
+
+use super::convert::{self, path_of, uri_of, Encoding, Text};
+use super::index;
+use super::settings::{self, Settings};
+use dfort_ide::actions::{self, ActionKind, Mode};
+use dfort_ide::analysis::RootSpec;
+use dfort_ide::host::{Host, Snapshot, TextChange};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+/// How the server was started.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The `dfort` executable that `dfort.verify` runs.
+    pub exe: PathBuf,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("dfort")),
+        }
+    }
+}
+
+pub const CMD_ADJOINT: &str = "dfort.generateAdjoint";
+pub const CMD_TANGENT: &str = "dfort.generateTangent";
+pub const CMD_VERIFY: &str = "dfort.verify";
+
+/// What the client told us at `initialize`, and the settings since.
+#[derive(Clone, Debug)]
+struct Session {
+    enc: Encoding,
+    /// WorkspaceEdits may use `documentChanges` with CreateFile.
+    create_files: bool,
+    /// The client resolves code actions' edits lazily.
+    resolve_edits: bool,
+    progress: bool,
+    root: Option<PathBuf>,
+    settings: Settings,
+    toml_roots: Vec<RootSpec>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            enc: Encoding::Utf16,
+            create_files: false,
+            resolve_edits: false,
+            progress: false,
+            root: None,
+            settings: Settings::default(),
+            toml_roots: Vec::new(),
+        }
+    }
+}
+
+pub struct Backend {
+    client: Client,
+    options: Options,
+    host: Arc<Mutex<Host>>,
+    /// Bumped by every change; pending analyses of older changes give up.
+    generation: Arc<AtomicU64>,
+    session: Mutex<Session>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves the data usable: the host
+    // recomputes its snapshot from the texts.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// A request's path when the server knows the file.
+fn known(snap: &Snapshot, uri: &Uri) -> Option<PathBuf> {
+    let p = path_of(uri)?;
+    snap.doc(&p).is_some().then_some(p)
+}
+
+impl Backend {
+    pub fn new(client: Client, options: Options) -> Backend {
+        Backend {
+            client,
+            options,
+            host: Arc::new(Mutex::new(Host::default())),
+            generation: Arc::new(AtomicU64::new(0)),
+            session: Mutex::new(Session::default()),
+        }
+    }
+
+    fn session(&self) -> Session {
+        lock(&self.session).clone()
+    }
+
+    /// Runs `f` on the current snapshot on a blocking thread; a panic
+    /// becomes an internal error (logged), not a dead server.
+    async fn with_snapshot<T, F>(&self, what: &'static str, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Snapshot, &Session) -> T + Send + 'static,
+    {
+        let host = self.host.clone();
+        let session = self.session();
+        let joined = tokio::task::spawn_blocking(move || {
+            catch_unwind(AssertUnwindSafe(|| {
+                let snap = lock(&host).snapshot();
+                f(&snap, &session)
+            }))
+        })
+        .await;
+        match joined {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(p)) => {
+                let msg = format!("dfort: internal error in {what}: {}", panic_text(&*p));
+                self.client.log_message(MessageType::ERROR, &msg).await;
+                Err(Error {
+                    code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+                    message: msg.into(),
+                    data: None,
+                })
+            }
+            Err(e) => Err(Error {
+                code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+                message: format!("dfort: {what} did not finish: {e}").into(),
+                data: None,
+            }),
+        }
+    }
+
+    /// Re-analyses (off the request thread) and publishes the diagnostics
+    /// of every open document, unless a newer change came first.
+    fn refresh(&self) {
+        let g = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let host = self.host.clone();
+        let generation = self.generation.clone();
+        let client = self.client.clone();
+        let enc = lock(&self.session).enc;
+        tokio::spawn(async move {
+            let work = tokio::task::spawn_blocking(move || {
+                catch_unwind(AssertUnwindSafe(|| {
+                    if generation.load(Ordering::SeqCst) != g {
+                        return None;
+                    }
+                    let snap = lock(&host).snapshot();
+                    if generation.load(Ordering::SeqCst) != g {
+                        return None;
+                    }
+                    let mut out = Vec::new();
+                    for (path, doc) in &snap.docs {
+                        if !doc.open {
+                            continue;
+                        }
+                        let t = Text::of(doc);
+                        let diags: Vec<Diagnostic> = snap
+                            .diagnostics(path)
+                            .iter()
+                            .map(|d| convert::diagnostic(&t, d, enc))
+                            .collect();
+                        if let Some(uri) = uri_of(path) {
+                            out.push((uri, diags));
+                        }
+                    }
+                    Some(out)
+                }))
+            })
+            .await;
+            match work {
+                Ok(Ok(Some(list))) => {
+                    for (uri, diags) in list {
+                        client.publish_diagnostics(uri, diags, None).await;
+                    }
+                }
+                Ok(Ok(None)) => {}
+                Ok(Err(p)) => {
+                    client
+                        .log_message(
+                            MessageType::ERROR,
+                            format!("dfort: internal error in analysis: {}", panic_text(&*p)),
+                        )
+                        .await;
+                }
+                Err(e) => {
+                    client
+                        .log_message(MessageType::ERROR, format!("dfort: analysis failed: {e}"))
+                        .await;
+                }
+            }
+        });
+    }
+
+    /// Applies settings (and the workspace's dfort.toml) to the host.
+    async fn apply_settings(&self, value: Option<&Value>) {
+        let mut problems = Vec::new();
+        let config = {
+            let mut s = lock(&self.session);
+            if let Some(v) = value {
+                let (parsed, p) = settings::parse(v);
+                s.settings = parsed;
+                problems.extend(p);
+            }
+            if let Some(root) = &s.root {
+                match settings::toml_roots(root) {
+                    Ok(r) => s.toml_roots = r,
+                    Err(e) => problems.push(e),
+                }
+            }
+            settings::host_config(&s.settings, &s.toml_roots)
+        };
+        lock(&self.host).set_config(config);
+        for p in problems {
+            self.client.log_message(MessageType::WARNING, p).await;
+        }
+    }
+
+    /// Reads the workspace's Fortran files into the host, reporting progress.
+    async fn index_workspace(&self) {
+        let session = self.session();
+        let Some(root) = session.root.clone() else {
+            return;
+        };
+        let host = self.host.clone();
+        let files = tokio::task::spawn_blocking(move || {
+            let h = lock(&host);
+            index::fortran_files(&root, &|p| h.is_fortran(p))
+        })
+        .await
+        .unwrap_or_default();
+        if files.is_empty() {
+            return;
+        }
+        let token = NumberOrString::String("dfort-index".into());
+        let progress = if session.progress
+            && self
+                .client
+                .create_work_done_progress(token.clone())
+                .await
+                .is_ok()
+        {
+            Some(
+                self.client
+                    .progress(token, "dfort: indexing Fortran files")
+                    .with_percentage(0)
+                    .begin()
+                    .await,
+            )
+        } else {
+            None
+        };
+        let n = files.len();
+        for (i, chunk) in files.chunks(50).enumerate() {
+            let texts: Vec<(PathBuf, String)> = chunk
+                .iter()
+                .filter_map(|p| {
+                    let bytes = std::fs::read(p).ok()?;
+                    Some((p.clone(), String::from_utf8(bytes).ok()?))
+                })
+                .collect();
+            {
+                let mut h = lock(&self.host);
+                for (p, t) in &texts {
+                    h.set_text(p, t, false, 0);
+                }
+            }
+            if let Some(pr) = &progress {
+                let done = ((i + 1) * 50).min(n);
+                pr.report_with_message(format!("{done}/{n} files"), (done * 100 / n) as u32)
+                    .await;
+            }
+        }
+        let _ = self
+            .with_snapshot("indexing", |snap, _| snap.program.units.len())
+            .await;
+        if let Some(pr) = progress {
+            pr.finish_with_message(format!("{n} Fortran files indexed"))
+                .await;
+        }
+        self.client
+            .log_message(
+                MessageType::INFO,
+                format!("dfort: indexed {n} Fortran files"),
+            )
+            .await;
+    }
+
+    /// The workspace edit writing `files` (path, text).
+    fn files_edit(&self, files: &[(PathBuf, String)], session: &Session) -> Option<WorkspaceEdit> {
+        let host = lock(&self.host);
+        let mut ops = Vec::new();
+        let mut changes = HashMap::new();
+        for (path, text) in files {
+            let uri = uri_of(path)?;
+            if session.create_files {
+                ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                    uri: uri.clone(),
+                    options: Some(CreateFileOptions {
+                        overwrite: Some(true),
+                        ignore_if_exists: None,
+                    }),
+                    annotation_id: None,
+                })));
+                ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier { uri, version: None },
+                    edits: vec![OneOf::Left(TextEdit {
+                        range: Range::default(),
+                        new_text: text.clone(),
+                    })],
+                }));
+            } else {
+                // Replace whatever the file holds now (open copy, else disk).
+                let old = host
+                    .document(path)
+                    .map(|d| d.text.to_string())
+                    .or_else(|| std::fs::read_to_string(path).ok())
+                    .unwrap_or_default();
+                let lines = dfort_syntax::line_index::LineIndex::new(&old);
+                let t = Text {
+                    text: &old,
+                    lines: &lines,
+                };
+                changes.insert(
+                    uri,
+                    vec![TextEdit {
+                        range: t.whole(session.enc),
+                        new_text: text.clone(),
+                    }],
+                );
+            }
+        }
+        Some(if session.create_files {
+            WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Operations(ops)),
+                ..Default::default()
+            }
+        } else {
+            WorkspaceEdit {
+                changes: Some(changes),
+                ..Default::default()
+            }
+        })
+    }
+
+    /// Generates a derivative: the files, or the problems as one message.
+    async fn generate(
+        &self,
+        path: PathBuf,
+        unit: String,
+        mode: Mode,
+    ) -> Result<std::result::Result<Vec<(PathBuf, String)>, String>> {
+        self.with_snapshot("code generation", move |snap, _| {
+            actions::generate(snap, &path, &unit, mode).map_err(|problems| {
+                let mut msg = format!("dfort: no {} written for {unit}:", mode.as_str());
+                for p in problems.iter().take(5) {
+                    let line = snap
+                        .doc(&p.path)
+                        .map_or(0, |d| d.lines.line_of(p.range.start) + 1);
+                    msg.push_str(&format!(
+                        "\n{}:{}: {}",
+                        p.path.file_name().map_or_else(
+                            || p.path.display().to_string(),
+                            |f| f.to_string_lossy().into_owned()
+                        ),
+                        line,
+                        p.message
+                    ));
+                }
+                msg
+            })
+        })
+        .await
+    }
+
+    /// The procedure an `executeCommand` names: `[uri, unitName]` or `[uri, position]`.
+    async fn command_target(&self, args: &[Value]) -> Result<(PathBuf, String)> {
+        let bad = |m: &str| Error::invalid_params(m.to_string());
+        let uri: Uri = args
+            .first()
+            .and_then(|v| v.as_str())
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad("expected [uri, position or unit name]"))?;
+        let path = path_of(&uri).ok_or_else(|| bad("not a file URI"))?;
+        match args.get(1) {
+            Some(Value::String(name)) => Ok((path, name.to_ascii_lowercase())),
+            Some(v) => {
+                let pos: Position = serde_json::from_value(v.clone())
+                    .map_err(|_| bad("the second argument is neither a position nor a name"))?;
+                let p = path.clone();
+                let name = self
+                    .with_snapshot("command", move |snap, s| {
+                        let doc = snap.doc(&p)?;
+                        let off = Text::of(doc).offset(pos, s.enc);
+                        actions::procedure_at(snap, &p, off).map(|u| u.name.clone())
+                    })
+                    .await?;
+                name.map(|n| (path, n))
+                    .ok_or_else(|| bad("the position is not inside a subroutine or function"))
+            }
+            None => Err(bad("expected [uri, position or unit name]")),
+        }
+    }
+
+    /// Runs `dfort verify` on the root and the files it reaches.
+    async fn verify(&self, path: PathBuf, unit: String) -> Result<Value> {
+        let files = {
+            let p = path.clone();
+            let u = unit.clone();
+            self.with_snapshot("verify", move |snap, _| {
+                let mut files: Vec<PathBuf> = vec![p.clone()];
+                if let Some(root) = snap
+                    .units_of(&p)
+                    .find(|x| x.is_procedure() && x.name == u)
+                {
+                    for id in actions::reached(snap, root.id) {
+                        if let Some(place) = snap
+                            .program
+                            .units
+                            .get(id.0 as usize)
+                            .and_then(|x| snap.places.get(&x.span.file))
+                        {
+                            let generated = snap
+                                .doc(&place.path)
+                                .is_some_and(|d| index::is_generated(&d.text));
+                            if !generated && !files.contains(&place.path) {
+                                files.push(place.path.clone());
+                            }
+                        }
+                    }
+                }
+                files
+            })
+            .await?
+        };
+        let exe = self.options.exe.clone();
+        let cwd = self
+            .session()
+            .root
+            .or_else(|| path.parent().map(Path::to_path_buf));
+        let out = tokio::task::spawn_blocking(move || {
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.arg("verify").args(&files).arg("--root").arg(&unit);
+            if let Some(d) = cwd {
+                cmd.current_dir(d);
+            }
+            cmd.output()
+        })
+        .await
+        .map_err(|e| Error::invalid_params(format!("verify did not finish: {e}")))?;
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => {
+                let msg = format!("dfort: cannot run {}: {e}", self.options.exe.display());
+                self.client.show_message(MessageType::ERROR, &msg).await;
+                return Ok(json!({"ok": false, "output": msg}));
+            }
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let ok = out.status.success();
+        let summary: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.contains("relative error"))
+            .collect();
+        let message = if summary.is_empty() {
+            format!("dfort verify failed:\n{}", stderr.trim())
+        } else {
+            summary.join("\n")
+        };
+        self.client
+            .show_message(
+                if ok {
+                    MessageType::INFO
+                } else {
+                    MessageType::ERROR
+                },
+                &message,
+            )
+            .await;
+        Ok(json!({"ok": ok, "output": format!("{stdout}{stderr}"), "summary": message}))
+    }
+}
+
+impl LanguageServer for Backend {
+    #[allow(deprecated)] // root_uri: older clients send only that.
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let caps = &params.capabilities;
+        let utf8 = caps
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_ref())
+            .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
+        let we = caps
+            .workspace
+            .as_ref()
+            .and_then(|w| w.workspace_edit.as_ref());
+        let create_files = we.is_some_and(|w| {
+            w.document_changes == Some(true)
+                && w.resource_operations
+                    .as_ref()
+                    .is_some_and(|r| r.contains(&ResourceOperationKind::Create))
+        });
+        let resolve_edits = caps
+            .text_document
+            .as_ref()
+            .and_then(|t| t.code_action.as_ref())
+            .and_then(|c| c.resolve_support.as_ref())
+            .is_some_and(|r| r.properties.iter().any(|p| p == "edit"));
+        let progress = caps
+            .window
+            .as_ref()
+            .and_then(|w| w.work_done_progress)
+            .unwrap_or(false);
+        let root = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .and_then(|f| path_of(&f.uri))
+            .or_else(|| params.root_uri.as_ref().and_then(path_of));
+        {
+            let mut s = lock(&self.session);
+            s.enc = if utf8 {
+                Encoding::Utf8
+            } else {
+                Encoding::Utf16
+            };
+            s.create_files = create_files;
+            s.resolve_edits = resolve_edits;
+            s.progress = progress;
+            s.root = root;
+        }
+        self.apply_settings(params.initialization_options.as_ref())
+            .await;
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(if utf8 {
+                    PositionEncodingKind::UTF8
+                } else {
+                    PositionEncodingKind::UTF16
+                }),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::INCREMENTAL),
+                        save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                        ..Default::default()
+                    },
+                )),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                inlay_hint_provider: Some(OneOf::Left(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![
+                            CodeActionKind::REFACTOR,
+                            CodeActionKind::SOURCE,
+                        ]),
+                        resolve_provider: Some(resolve_edits),
+                        ..Default::default()
+                    },
+                )),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![
+                        CMD_ADJOINT.to_string(),
+                        CMD_TANGENT.to_string(),
+                        CMD_VERIFY.to_string(),
+                    ],
+                    ..Default::default()
+                }),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                definition_provider: Some(OneOf::Left(true)),
+                workspace_symbol_provider: Some(OneOf::Left(true)),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "dfort".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        self.index_workspace().await;
+        self.refresh();
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let Some(path) = path_of(&params.text_document.uri) else {
+            return;
+        };
+        {
+            let mut h = lock(&self.host);
+            if !h.is_fortran(&path) && params.text_document.language_id != "fortran" {
+                return;
+            }
+            h.set_text(
+                &path,
+                &params.text_document.text,
+                true,
+                params.text_document.version,
+            );
+        }
+        self.refresh();
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let Some(path) = path_of(&params.text_document.uri) else {
+            return;
+        };
+        let enc = lock(&self.session).enc;
+        let version = params.text_document.version;
+        {
+            let mut h = lock(&self.host);
+            for ch in params.content_changes {
+                let range = match (ch.range, h.document(&path)) {
+                    (Some(r), Some(doc)) => Some(
+                        Text {
+                            text: &doc.text,
+                            lines: &doc.lines,
+                        }
+                        .text_range(r, enc),
+                    ),
+                    (None, _) => None,
+                    (Some(_), None) => return,
+                };
+                h.edit(
+                    &path,
+                    &[TextChange {
+                        range,
+                        text: ch.text,
+                    }],
+                    version,
+                );
+            }
+        }
+        self.refresh();
+    }
+
+    async fn did_save(&self, _: DidSaveTextDocumentParams) {}
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        if let Some(path) = path_of(&params.text_document.uri) {
+            lock(&self.host).close(&path);
+        }
+        self.client
+            .publish_diagnostics(params.text_document.uri, Vec::new(), None)
+            .await;
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let section = params.settings.get("dfort").cloned().unwrap_or(params.settings);
+        self.apply_settings(Some(&section)).await;
+        self.refresh();
+        let _ = self.client.inlay_hint_refresh().await;
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let p = params.text_document_position_params;
+        self.with_snapshot("hover", move |snap, s| {
+            let path = known(snap, &p.text_document.uri)?;
+            let t = Text::of(snap.doc(&path)?);
+            let off = t.offset(p.position, s.enc);
+            let h = dfort_ide::hover::hover(snap, &path, off)?;
+            Some(Hover {
+                contents: HoverContents::Markup(MarkupContent {
+                    kind: MarkupKind::Markdown,
+                    value: h.markdown,
+                }),
+                range: Some(t.range(h.range, s.enc)),
+            })
+        })
+        .await
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        self.with_snapshot("inlay hints", move |snap, s| {
+            let path = known(snap, &params.text_document.uri)?;
+            let t = Text::of(snap.doc(&path)?);
+            let range = t.text_range(params.range, s.enc);
+            Some(
+                dfort_ide::hints::inlay_hints(snap, &path, range, s.settings.hints)
+                    .iter()
+                    .map(|h| convert::inlay_hint(&t, h, s.enc))
+                    .collect(),
+            )
+        })
+        .await
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        self.with_snapshot("document symbols", move |snap, s| {
+            let path = known(snap, &params.text_document.uri)?;
+            let t = Text::of(snap.doc(&path)?);
+            Some(DocumentSymbolResponse::Nested(
+                dfort_ide::navigation::document_symbols(snap, &path)
+                    .iter()
+                    .map(|d| convert::document_symbol(&t, d, s.enc))
+                    .collect(),
+            ))
+        })
+        .await
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let p = params.text_document_position_params;
+        self.with_snapshot("definition", move |snap, s| {
+            let path = known(snap, &p.text_document.uri)?;
+            let off = Text::of(snap.doc(&path)?).offset(p.position, s.enc);
+            let locs: Vec<Location> = dfort_ide::navigation::definition(snap, &path, off)
+                .iter()
+                .filter_map(|l| convert::location(snap, l, s.enc))
+                .collect();
+            (!locs.is_empty()).then_some(GotoDefinitionResponse::Array(locs))
+        })
+        .await
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        self.with_snapshot("workspace symbols", move |snap, s| {
+            Some(WorkspaceSymbolResponse::Flat(
+                dfort_ide::navigation::workspace_symbols(snap, &params.query, 500)
+                    .iter()
+                    .filter_map(|w| convert::workspace_symbol(snap, w, s.enc))
+                    .collect(),
+            ))
+        })
+        .await
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri.clone();
+        let start = params.range.start;
+        let found = self
+            .with_snapshot("code actions", move |snap, s| {
+                let path = known(snap, &uri)?;
+                let t = Text::of(snap.doc(&path)?);
+                let off = t.offset(start, s.enc);
+                let acts = actions::code_actions(snap, &path, off);
+                // Mark edits are small: convert them here.
+                let marks: Vec<Option<TextEdit>> = acts
+                    .iter()
+                    .map(|a| match &a.kind {
+                        ActionKind::Mark { edit, .. } => Some(TextEdit {
+                            range: t.range(edit.range, s.enc),
+                            new_text: edit.text.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                Some((path, acts, marks))
+            })
+            .await?;
+        let Some((path, acts, marks)) = found else {
+            return Ok(None);
+        };
+        let session = self.session();
+        let uri = params.text_document.uri;
+        let mut out = Vec::new();
+        for (a, mark) in acts.into_iter().zip(marks) {
+            let mut ca = CodeAction {
+                title: a.title.clone(),
+                ..Default::default()
+            };
+            match a.kind {
+                ActionKind::Generate(mode) => {
+                    ca.kind = Some(CodeActionKind::from(format!(
+                        "refactor.dfort.{}",
+                        mode.as_str()
+                    )));
+                    if session.resolve_edits {
+                        ca.data = Some(json!({"uri": uri.as_str(), "unit": a.unit, "mode": mode.as_str()}));
+                    } else {
+                        match self.generate(path.clone(), a.unit.clone(), mode).await? {
+                            Ok(files) => ca.edit = self.files_edit(&files, &session),
+                            Err(reason) => ca.disabled = Some(CodeActionDisabled { reason }),
+                        }
+                    }
+                }
+                ActionKind::Verify => {
+                    ca.kind = Some(CodeActionKind::from("source.dfort.verify".to_string()));
+                    ca.command = Some(Command {
+                        title: a.title.clone(),
+                        command: CMD_VERIFY.into(),
+                        arguments: Some(vec![json!(uri.as_str()), json!(a.unit)]),
+                    });
+                }
+                ActionKind::Mark { .. } => {
+                    ca.kind = Some(CodeActionKind::REFACTOR_REWRITE);
+                    ca.edit = mark.map(|e| WorkspaceEdit {
+                        changes: Some(HashMap::from([(uri.clone(), vec![e])])),
+                        ..Default::default()
+                    });
+                }
+            }
+            out.push(CodeActionOrCommand::CodeAction(ca));
+        }
+        Ok(Some(out))
+    }
+
+    async fn code_action_resolve(&self, mut ca: CodeAction) -> Result<CodeAction> {
+        let Some(data) = ca.data.clone() else {
+            return Ok(ca);
+        };
+        let uri: Option<Uri> = data
+            .get("uri")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok());
+        let path = uri.as_ref().and_then(path_of);
+        let unit = data.get("unit").and_then(Value::as_str).map(String::from);
+        let mode = match data.get("mode").and_then(Value::as_str) {
+            Some("adjoint") => Some(Mode::Adjoint),
+            Some("tangent") => Some(Mode::Tangent),
+            _ => None,
+        };
+        let (Some(path), Some(unit), Some(mode)) = (path, unit, mode) else {
+            return Err(Error::invalid_params("code action data is not dfort's"));
+        };
+        match self.generate(path, unit, mode).await? {
+            Ok(files) => ca.edit = self.files_edit(&files, &self.session()),
+            Err(reason) => {
+                self.client.show_message(MessageType::ERROR, &reason).await;
+                ca.disabled = Some(CodeActionDisabled { reason });
+            }
+        }
+        Ok(ca)
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        let mode = match params.command.as_str() {
+            CMD_ADJOINT => Some(Mode::Adjoint),
+            CMD_TANGENT => Some(Mode::Tangent),
+            CMD_VERIFY => None,
+            other => {
+                return Err(Error::invalid_params(format!("unknown command `{other}`")));
+            }
+        };
+        let (path, unit) = self.command_target(&params.arguments).await?;
+        let Some(mode) = mode else {
+            return self.verify(path, unit).await.map(Some);
+        };
+        match self.generate(path, unit, mode).await? {
+            Ok(files) => {
+                let session = self.session();
+                let Some(edit) = self.files_edit(&files, &session) else {
+                    return Err(Error::invalid_params("cannot name the output files as URIs"));
+                };
+                let applied = self
+                    .client
+                    .apply_edit(edit)
+                    .await
+                    .map(|r| r.applied)
+                    .unwrap_or(false);
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|(p, _)| p.display().to_string())
+                    .collect();
+                Ok(Some(json!({"applied": applied, "files": names})))
+            }
+            Err(reason) => {
+                self.client.show_message(MessageType::ERROR, &reason).await;
+                Ok(Some(json!({"applied": false, "problems": reason})))
+            }
+        }
+    }
+}

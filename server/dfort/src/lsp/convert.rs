@@ -1,0 +1,209 @@
+//! Conversions between the protocol and the IDE layer: LSP positions
+//! (UTF-16 code units by default, UTF-8 bytes when negotiated) to byte
+//! offsets and back, URIs to paths, and the IDE's plain data to LSP types.
+//!
+//! Contract: positions past the end of a line or of the file clamp to it;
+//! nothing here panics.
+
+use dfort_ide::diagnostics::IdeDiagnostic;
+use dfort_ide::hints::{Hint, HintKind};
+use dfort_ide::host::DocView;
+use dfort_ide::navigation::{self, DocumentSymbol as IdeSymbol, SymbolKind as IdeKind};
+use dfort_syntax::line_index::{LineCol, LineIndex};
+use dfort_syntax::{Severity, TextRange};
+use std::path::{Path, PathBuf};
+use tower_lsp_server::ls_types::{self as lsp, Position, Range, Uri};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Utf16,
+    Utf8,
+}
+
+/// A text with its line index: what positions are converted against.
+pub struct Text<'a> {
+    pub text: &'a str,
+    pub lines: &'a LineIndex,
+}
+
+impl<'a> Text<'a> {
+    pub fn of(doc: &'a DocView) -> Text<'a> {
+        Text {
+            text: &doc.text,
+            lines: &doc.lines,
+        }
+    }
+
+    pub fn offset(&self, p: Position, enc: Encoding) -> u32 {
+        let lines = self.lines;
+        if p.line >= lines.line_count() {
+            return lines.text_len();
+        }
+        let lc = LineCol {
+            line: p.line,
+            col: p.character,
+        };
+        let got = match enc {
+            Encoding::Utf8 => lines.offset(lc),
+            Encoding::Utf16 => lines.offset_utf16(self.text, lc),
+        };
+        // Columns past the end of the line clamp to its end.
+        got.unwrap_or_else(|| {
+            lines
+                .line_range(p.line)
+                .map_or(lines.text_len(), |r| r.end)
+        })
+    }
+
+    pub fn position(&self, offset: u32, enc: Encoding) -> Position {
+        let lc = match enc {
+            Encoding::Utf8 => self.lines.line_col(offset),
+            Encoding::Utf16 => self.lines.line_col_utf16(self.text, offset),
+        };
+        Position::new(lc.line, lc.col)
+    }
+
+    pub fn range(&self, r: TextRange, enc: Encoding) -> Range {
+        Range::new(self.position(r.start, enc), self.position(r.end, enc))
+    }
+
+    pub fn text_range(&self, r: Range, enc: Encoding) -> TextRange {
+        let s = self.offset(r.start, enc);
+        let e = self.offset(r.end, enc).max(s);
+        TextRange::new(s, e)
+    }
+
+    /// The range covering all of the text.
+    pub fn whole(&self, enc: Encoding) -> Range {
+        Range::new(
+            Position::new(0, 0),
+            self.position(self.lines.text_len(), enc),
+        )
+    }
+}
+
+pub fn path_of(uri: &Uri) -> Option<PathBuf> {
+    uri.to_file_path().map(|p| p.into_owned())
+}
+
+pub fn uri_of(path: &Path) -> Option<Uri> {
+    Uri::from_file_path(path)
+}
+
+pub fn diagnostic(t: &Text, d: &IdeDiagnostic, enc: Encoding) -> lsp::Diagnostic {
+    lsp::Diagnostic {
+        range: t.range(d.range, enc),
+        severity: Some(match d.severity {
+            Severity::Error => lsp::DiagnosticSeverity::ERROR,
+            Severity::Warning => lsp::DiagnosticSeverity::WARNING,
+            Severity::Note => lsp::DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(lsp::NumberOrString::String(d.code.to_string())),
+        source: Some("dfort".into()),
+        message: d.message.clone(),
+        ..Default::default()
+    }
+}
+
+pub fn inlay_hint(t: &Text, h: &Hint, enc: Encoding) -> lsp::InlayHint {
+    lsp::InlayHint {
+        position: t.position(h.offset, enc),
+        label: lsp::InlayHintLabel::String(h.label.clone()),
+        kind: Some(match h.kind {
+            HintKind::Active => lsp::InlayHintKind::TYPE,
+            _ => lsp::InlayHintKind::PARAMETER,
+        }),
+        text_edits: None,
+        tooltip: Some(lsp::InlayHintTooltip::String(h.tooltip.clone())),
+        padding_left: Some(!h.before),
+        padding_right: Some(h.before),
+        data: None,
+    }
+}
+
+fn symbol_kind(k: IdeKind) -> lsp::SymbolKind {
+    match k {
+        IdeKind::Program => lsp::SymbolKind::NAMESPACE,
+        IdeKind::Module => lsp::SymbolKind::MODULE,
+        IdeKind::Subroutine | IdeKind::Function => lsp::SymbolKind::FUNCTION,
+        IdeKind::BlockData => lsp::SymbolKind::OBJECT,
+        IdeKind::Variable | IdeKind::Argument => lsp::SymbolKind::VARIABLE,
+    }
+}
+
+#[allow(deprecated)] // `deprecated` is a required field of the type.
+pub fn document_symbol(t: &Text, s: &IdeSymbol, enc: Encoding) -> lsp::DocumentSymbol {
+    lsp::DocumentSymbol {
+        name: s.name.clone(),
+        detail: Some(s.detail.clone()),
+        kind: symbol_kind(s.kind),
+        tags: None,
+        deprecated: None,
+        range: t.range(s.range, enc),
+        selection_range: t.range(s.selection, enc),
+        children: Some(
+            s.children
+                .iter()
+                .map(|c| document_symbol(t, c, enc))
+                .collect(),
+        ),
+    }
+}
+
+/// A location in a document of the snapshot.
+pub fn location(
+    snap: &dfort_ide::host::Snapshot,
+    l: &navigation::Location,
+    enc: Encoding,
+) -> Option<lsp::Location> {
+    let doc = snap.doc(&l.path)?;
+    Some(lsp::Location {
+        uri: uri_of(&l.path)?,
+        range: Text::of(doc).range(l.range, enc),
+    })
+}
+
+#[allow(deprecated)] // `deprecated` is a required field of the type.
+pub fn workspace_symbol(
+    snap: &dfort_ide::host::Snapshot,
+    s: &navigation::WorkspaceSymbol,
+    enc: Encoding,
+) -> Option<lsp::SymbolInformation> {
+    Some(lsp::SymbolInformation {
+        name: s.name.clone(),
+        kind: symbol_kind(s.kind),
+        tags: None,
+        deprecated: None,
+        location: location(snap, &s.location, enc)?,
+        container_name: s.container.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_round_trip_and_clamp_in_both_encodings() {
+        let text = "a = 1\r\n  b = 'é𝄞' ! x\r\nend\n";
+        let lines = LineIndex::new(text);
+        let t = Text {
+            text,
+            lines: &lines,
+        };
+        let x = text.find('x').unwrap() as u32;
+        for enc in [Encoding::Utf16, Encoding::Utf8] {
+            assert_eq!(t.offset(t.position(x, enc), enc), x);
+        }
+        assert_eq!(t.position(x, Encoding::Utf16), Position::new(1, 14));
+        assert_eq!(t.position(x, Encoding::Utf8), Position::new(1, 17));
+        // Past the end of a line: its end (before the CRLF); past the end
+        // of the file: the file's end.
+        assert_eq!(t.offset(Position::new(0, 99), Encoding::Utf16), 5);
+        assert_eq!(
+            t.offset(Position::new(99, 0), Encoding::Utf16),
+            text.len() as u32
+        );
+        assert_eq!(t.whole(Encoding::Utf16).end, Position::new(3, 0));
+    }
+}

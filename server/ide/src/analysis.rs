@@ -1,0 +1,104 @@
+//! The analyses a snapshot carries: interprocedural activity (paper 000
+//! §4) and TBR (§5) from the configured roots, or — when none are
+//! configured — from every procedure nobody calls, with the roles its
+//! directives or intents give.
+//!
+//! Contract: never fails; a configured root that does not exist (or names
+//! variables it does not have) is reported in `problems` and skipped.
+
+use dfort_analysis::bitset::BitSet;
+use dfort_analysis::interproc::{analyze_program, ProgramActivity};
+use dfort_analysis::roles::{roles, Roles};
+use dfort_analysis::tbr::{self, Tbr};
+use dfort_ir::{Program, Unit, UnitId};
+
+/// A root with explicit independents and dependents (settings or dfort.toml).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RootSpec {
+    /// Lower case.
+    pub name: String,
+    pub independent: Vec<String>,
+    pub dependent: Vec<String>,
+}
+
+pub struct Analysis {
+    pub activity: ProgramActivity,
+    pub tbr: Vec<Option<Tbr>>,
+    /// The roots analysed, with their roles.
+    pub roots: Vec<(UnitId, Roles)>,
+    /// Configured roots that could not be used, with the reason.
+    pub problems: Vec<String>,
+}
+
+impl Analysis {
+    pub fn roles_of(&self, unit: UnitId) -> Option<&Roles> {
+        self.roots.iter().find(|(u, _)| *u == unit).map(|(_, r)| r)
+    }
+    /// Varied-at-entry and useful-at-exit of a unit the analyses reached.
+    pub fn context(&self, unit: UnitId) -> Option<&(BitSet, BitSet)> {
+        self.activity.contexts.get(unit.0 as usize)?.as_ref()
+    }
+    pub fn tbr_of(&self, unit: UnitId) -> Option<&Tbr> {
+        self.tbr.get(unit.0 as usize)?.as_ref()
+    }
+}
+
+/// The roles of `unit` for differentiation: the configured lists when the
+/// unit is a configured root, else its directives or intents.
+pub fn root_roles(unit: &Unit, specs: &[RootSpec]) -> Roles {
+    match specs.iter().find(|r| r.name == unit.name) {
+        Some(r) => roles(unit, Some((&r.independent, &r.dependent))),
+        None => roles(unit, None),
+    }
+}
+
+pub fn analyse(program: &Program, specs: &[RootSpec]) -> Analysis {
+    let mut problems = Vec::new();
+    let mut roots: Vec<(UnitId, Roles)> = Vec::new();
+    for spec in specs {
+        match program
+            .units
+            .iter()
+            .find(|u| u.is_procedure() && u.name == spec.name)
+        {
+            Some(u) => {
+                let r = root_roles(u, specs);
+                if r.unknown.is_empty() {
+                    roots.push((u.id, r));
+                } else {
+                    problems.push(format!(
+                        "root {} has no real variable named {}",
+                        u.name,
+                        r.unknown.join(", ")
+                    ));
+                }
+            }
+            None => problems.push(format!(
+                "root {}: no subroutine or function of that name",
+                spec.name
+            )),
+        }
+    }
+    if roots.is_empty() {
+        roots = program
+            .units
+            .iter()
+            .filter(|u| {
+                u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty()
+            })
+            .map(|u| (u.id, roles(u, None)))
+            .collect();
+    }
+    let seeds: Vec<_> = roots
+        .iter()
+        .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
+        .collect();
+    let activity = analyze_program(program, &seeds);
+    let tbr = tbr::analyze_program(program, &activity, false);
+    Analysis {
+        activity,
+        tbr,
+        roots,
+        problems,
+    }
+}

@@ -1,0 +1,222 @@
+//! A document's diagnostics for the editor: the front end's (syntax,
+//! unsupported constructs, linking) plus two differentiation checks on the
+//! snapshot's activity (paper 000 §4):
+//!
+//! * a non-differentiable intrinsic (`abs`, `max`, `min`, `sign`, `int`,
+//!   `nint`, `mod`, …) applied to a varied value in an assignment whose
+//!   result is active: the derivative is wrong at the kink or zero;
+//! * an active value passed to a procedure dfort has no source for: the
+//!   generators refuse such a call.
+//!
+//! Contract: ranges are document byte offsets, sorted; never panics.
+
+use crate::host::Snapshot;
+use dfort_ir::callgraph::Callee;
+use dfort_ir::{Expr, ExprKind, StmtKind, SymbolId, Unit};
+use dfort_syntax::{Severity, TextRange};
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdeDiagnostic {
+    pub range: TextRange,
+    pub severity: Severity,
+    pub code: &'static str,
+    pub message: String,
+}
+
+pub fn of_document(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
+    let Some(doc) = snap.doc(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (file, _, _) in &doc.chunks {
+        for d in snap.chunk_diagnostics.get(file).into_iter().flatten() {
+            push(snap, &mut out, *file, d.range, d.severity, d.code, &d.message);
+        }
+    }
+    for (file, d) in &snap.link_diagnostics {
+        if doc.chunks.iter().any(|(f, _, _)| f == file) {
+            push(snap, &mut out, *file, d.range, d.severity, d.code, &d.message);
+        }
+    }
+    refine(&mut out, |o| doc.lines.line_of(o));
+    for unit in snap.units_of(path) {
+        non_differentiable(snap, unit, &mut out);
+        calls_without_source(snap, unit, &mut out);
+    }
+    out.sort_by_key(|d| (d.range.start, d.range.end, d.severity, d.code));
+    out.dedup();
+    out
+}
+
+fn push(
+    snap: &Snapshot,
+    out: &mut Vec<IdeDiagnostic>,
+    file: dfort_ir::FileId,
+    range: TextRange,
+    severity: Severity,
+    code: &'static str,
+    message: &str,
+) {
+    if let Some((_, range)) = snap.to_doc(file, range) {
+        out.push(IdeDiagnostic {
+            range,
+            severity,
+            code,
+            message: message.to_string(),
+        });
+    }
+}
+
+/// A syntax error on a line that also holds an `unsupported` construct is
+/// the same problem (dropped); one on a fixed-form line cut at the column
+/// limit says so.
+fn refine(diags: &mut Vec<IdeDiagnostic>, line_of: impl Fn(u32) -> u32) {
+    let lines_with = |code: &str, diags: &[IdeDiagnostic]| -> Vec<u32> {
+        diags
+            .iter()
+            .filter(|d| d.code == code)
+            .map(|d| line_of(d.range.start))
+            .collect()
+    };
+    let unsupported = lines_with("unsupported", diags);
+    let cut = lines_with("fixed-line-length", diags);
+    diags.retain(|d| !(d.code == "syntax-error" && unsupported.contains(&line_of(d.range.start))));
+    for d in diags.iter_mut() {
+        if d.code == "syntax-error" && cut.contains(&line_of(d.range.start)) {
+            d.message.push_str(
+                " (this line was cut at the fixed-form column limit; the statement looks truncated)",
+            );
+        }
+    }
+}
+
+/// What goes wrong when the intrinsic `name` is differentiated.
+fn kink(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "abs" => "is not differentiable where its argument is 0 (dfort takes the derivative of the branch the sign selects)",
+        "max" | "min" | "max0" | "min0" | "amax1" | "amin1" | "dmax1" | "dmin1" => {
+            "is not differentiable where its arguments are equal (dfort takes the derivative of the argument selected)"
+        }
+        "sign" => "is not differentiable where its second argument is 0",
+        "int" | "nint" | "aint" | "anint" | "floor" | "ceiling" | "idint" | "idnint" => {
+            "has a zero derivative and jumps at integers: no gradient flows through it"
+        }
+        "mod" | "modulo" => "jumps where the quotient crosses an integer (the derivative there is wrong)",
+        _ => return None,
+    })
+}
+
+/// The variable an assignment writes.
+fn written(lhs: &Expr) -> Option<SymbolId> {
+    match &lhs.kind {
+        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => Some(*s),
+        _ => None,
+    }
+}
+
+fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
+    let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
+        return;
+    };
+    for st in &unit.stmts {
+        let StmtKind::Assign { lhs, rhs } = &st.kind else {
+            continue;
+        };
+        let Some(target) = written(lhs) else {
+            continue;
+        };
+        if !act.active_after(st.id, target) {
+            continue;
+        }
+        rhs.walk(&mut |e| {
+            let ExprKind::Intrinsic { name, args } = &e.kind else {
+                return;
+            };
+            let Some(why) = kink(name) else {
+                return;
+            };
+            let mut varied = None;
+            for a in args {
+                a.value.walk(&mut |x| {
+                    if let ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } = &x.kind {
+                        if varied.is_none()
+                            && act
+                                .varied_before
+                                .get(st.id.0 as usize)
+                                .is_some_and(|v| v.contains(s.0 as usize))
+                        {
+                            varied = Some(*s);
+                        }
+                    }
+                });
+            }
+            if let Some(v) = varied {
+                let msg = format!(
+                    "`{name}` of the active value `{}` {why}",
+                    unit.symbol(v).name
+                );
+                push(
+                    snap,
+                    out,
+                    e.span.file,
+                    e.span.range,
+                    Severity::Warning,
+                    "non-differentiable",
+                    &msg,
+                );
+            }
+        });
+    }
+}
+
+fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
+    let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
+        return;
+    };
+    let cg = &snap.program.call_graph;
+    let Some(sites) = cg.calls_from.get(unit.id.0 as usize) else {
+        return;
+    };
+    for &i in sites {
+        let site = &cg.sites[i];
+        if !matches!(site.callee, Callee::External) {
+            continue;
+        }
+        let mut active = Vec::new();
+        for b in &site.bindings {
+            if let dfort_ir::callgraph::Actual::Var(s) | dfort_ir::callgraph::Actual::Part(s) =
+                b.actual
+            {
+                if act.active_before(site.stmt, s) || act.active_after(site.stmt, s) {
+                    let n = unit.symbol(s).name.clone();
+                    if !active.contains(&n) {
+                        active.push(n);
+                    }
+                }
+            }
+        }
+        if active.is_empty() {
+            continue;
+        }
+        let msg = format!(
+            "`{}` receives the active value{} {} but dfort has no source for it: the adjoint and tangent cannot be generated through this call; give dfort its source",
+            site.name,
+            if active.len() > 1 { "s" } else { "" },
+            active
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        push(
+            snap,
+            out,
+            site.span.file,
+            site.span.range,
+            Severity::Warning,
+            "no-source",
+            &msg,
+        );
+    }
+}

@@ -1,0 +1,549 @@
+//! The language server's state: every Fortran file of the workspace (open
+//! documents as ropes the editor changes, the others as read from disk),
+//! cut into top-level program units ("chunks") that are parsed and lowered
+//! one by one and cached by content, and the latest [`Snapshot`] — the
+//! linked program with its analyses — that the features read.
+//!
+//! Contract: an edit costs the reparse and relowering of the chunks whose
+//! text changed (the edited chunk's tree is kept and adjusted with
+//! `Tree::edit`, so tree-sitter reuses what the edit did not touch), then a
+//! relink of all units and a rerun of the interprocedural analyses. Each
+//! chunk is lowered as a file of its own, so its IR ranges are relative to
+//! the chunk's first byte; [`Snapshot`] maps them back to the document.
+//! Nothing here panics on any text.
+
+use crate::analysis::{analyse, Analysis, RootSpec};
+use crate::diagnostics::{self, IdeDiagnostic};
+use dfort_ir::link::link;
+use dfort_ir::lower::{lower_file, LoweredFile};
+use dfort_ir::{FileId, Program, SourceFile, Unit};
+use dfort_syntax::chunks::split_units;
+use dfort_syntax::fixed_form::normalize_fixed;
+use dfort_syntax::line_index::LineIndex;
+use dfort_syntax::source_form::{FIXED_EXTENSIONS, FREE_EXTENSIONS};
+use dfort_syntax::tree_sitter::{InputEdit, Point, Tree};
+use dfort_syntax::{Diagnostic, FixedOptions, FortranParser, SourceForm, TextRange};
+use ropey::Rope;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Settings that change what the host computes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostConfig {
+    /// Extensions (without dot, compared case-insensitively) read as fixed form.
+    pub fixed_extensions: Vec<String>,
+    /// Extensions read as free form.
+    pub free_extensions: Vec<String>,
+    pub fixed: FixedOptions,
+    /// Roots with explicit independents and dependents; empty: every
+    /// procedure nobody calls, with its directives or intents.
+    pub roots: Vec<RootSpec>,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            fixed_extensions: FIXED_EXTENSIONS.iter().map(|s| s.to_string()).collect(),
+            free_extensions: FREE_EXTENSIONS.iter().map(|s| s.to_string()).collect(),
+            fixed: FixedOptions::default(),
+            roots: Vec::new(),
+        }
+    }
+}
+
+impl HostConfig {
+    /// The source form of `path`, or `None` when it is not Fortran.
+    pub fn form_for(&self, path: &Path) -> Option<SourceForm> {
+        let ext = path.extension()?.to_str()?;
+        let is = |list: &[String]| {
+            list.iter()
+                .any(|e| e.trim_start_matches('.').eq_ignore_ascii_case(ext))
+        };
+        // `.F` (upper case) is fixed form with preprocessing, `.F90` free.
+        if is(&self.fixed_extensions) {
+            Some(SourceForm::Fixed(self.fixed))
+        } else if is(&self.free_extensions) {
+            Some(SourceForm::Free)
+        } else {
+            None
+        }
+    }
+}
+
+/// One chunk's parse and lowering; shared between snapshots.
+struct ChunkData {
+    file: FileId,
+    /// The tree of a chunk that was edited (kept to reparse the next edit
+    /// incrementally); `None` for chunks nobody edits.
+    tree: Option<Tree>,
+    lowered: LoweredFile,
+    /// Syntax and lowering diagnostics, chunk-relative.
+    diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Clone)]
+struct Chunk {
+    /// Byte offset and 0-based line of the chunk's start in the document.
+    base: u32,
+    len: u32,
+    key: u64,
+    data: Arc<ChunkData>,
+}
+
+/// A file the host knows.
+pub struct Document {
+    pub path: PathBuf,
+    pub rope: Rope,
+    pub text: Arc<str>,
+    pub lines: Arc<LineIndex>,
+    pub form: SourceForm,
+    /// Open in the editor (else indexed from disk).
+    pub open: bool,
+    pub version: i32,
+    chunks: Vec<Chunk>,
+    /// Edits since the chunks were last brought up to date.
+    pending: Vec<InputEdit>,
+    stale: bool,
+}
+
+/// Where a chunk of a snapshot lies.
+#[derive(Clone, Debug)]
+pub struct ChunkPlace {
+    pub path: PathBuf,
+    pub base: u32,
+    pub len: u32,
+}
+
+/// A document as a snapshot sees it.
+#[derive(Clone)]
+pub struct DocView {
+    pub path: PathBuf,
+    pub text: Arc<str>,
+    pub lines: Arc<LineIndex>,
+    pub form: SourceForm,
+    pub open: bool,
+    /// The chunks' file ids in document order, with their base offsets.
+    pub chunks: Vec<(FileId, u32, u32)>,
+}
+
+/// Everything the features read, immutable and shareable across threads.
+pub struct Snapshot {
+    pub program: Program,
+    pub analysis: Analysis,
+    pub docs: BTreeMap<PathBuf, DocView>,
+    pub places: HashMap<FileId, ChunkPlace>,
+    /// Chunk diagnostics (chunk-relative), by chunk file id.
+    pub chunk_diagnostics: HashMap<FileId, Vec<Diagnostic>>,
+    /// Link diagnostics (chunk-relative).
+    pub link_diagnostics: Vec<(FileId, Diagnostic)>,
+    pub config: HostConfig,
+}
+
+impl Snapshot {
+    /// A chunk-relative range as a document range.
+    pub fn to_doc(&self, file: FileId, range: TextRange) -> Option<(&Path, TextRange)> {
+        let p = self.places.get(&file)?;
+        let s = range.start.min(p.len) + p.base;
+        let e = range.end.min(p.len).max(range.start.min(p.len)) + p.base;
+        Some((p.path.as_path(), TextRange::new(s, e)))
+    }
+
+    /// The chunk holding document offset `offset`, and the chunk-relative offset.
+    pub fn chunk_at(&self, path: &Path, offset: u32) -> Option<(FileId, u32)> {
+        let doc = self.docs.get(path)?;
+        let i = doc
+            .chunks
+            .partition_point(|(_, base, _)| *base <= offset)
+            .checked_sub(1)?;
+        let (f, base, len) = doc.chunks[i];
+        Some((f, (offset - base).min(len)))
+    }
+
+    /// Units of the document, in source order.
+    pub fn units_of<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a Unit> + 'a {
+        self.program
+            .units
+            .iter()
+            .filter(move |u| self.places.get(&u.span.file).is_some_and(|p| p.path == path))
+    }
+
+    /// The innermost unit containing the document offset.
+    pub fn unit_at(&self, path: &Path, offset: u32) -> Option<&Unit> {
+        let (file, rel) = self.chunk_at(path, offset)?;
+        self.program
+            .units
+            .iter()
+            .filter(|u| {
+                u.span.file == file && u.span.range.start <= rel && rel <= u.span.range.end
+            })
+            .min_by_key(|u| u.span.range.end - u.span.range.start)
+    }
+
+    /// All diagnostics of a document, in document offsets, sorted.
+    pub fn diagnostics(&self, path: &Path) -> Vec<IdeDiagnostic> {
+        diagnostics::of_document(self, path)
+    }
+
+    pub fn doc(&self, path: &Path) -> Option<&DocView> {
+        self.docs.get(path)
+    }
+}
+
+pub struct Host {
+    config: HostConfig,
+    docs: BTreeMap<PathBuf, Document>,
+    parser: FortranParser,
+    next_file: u32,
+    snapshot: Option<Arc<Snapshot>>,
+}
+
+impl Default for Host {
+    fn default() -> Self {
+        Host::new(HostConfig::default())
+    }
+}
+
+/// One change of a document: replace `range` (byte offsets of the text
+/// before this change; `None` = everything) by `text`.
+#[derive(Clone, Debug)]
+pub struct TextChange {
+    pub range: Option<TextRange>,
+    pub text: String,
+}
+
+impl Host {
+    pub fn new(config: HostConfig) -> Host {
+        Host {
+            config,
+            docs: BTreeMap::new(),
+            parser: FortranParser::new(),
+            next_file: 0,
+            snapshot: None,
+        }
+    }
+
+    pub fn config(&self) -> &HostConfig {
+        &self.config
+    }
+
+    /// New settings: every document is re-read with them.
+    pub fn set_config(&mut self, config: HostConfig) {
+        if config == self.config {
+            return;
+        }
+        self.config = config;
+        let paths: Vec<PathBuf> = self.docs.keys().cloned().collect();
+        for p in paths {
+            let form = self.config.form_for(&p).unwrap_or(SourceForm::Free);
+            if let Some(d) = self.docs.get_mut(&p) {
+                d.form = form;
+                d.chunks.clear();
+                d.pending.clear();
+                d.stale = true;
+            }
+        }
+        self.snapshot = None;
+    }
+
+    /// Whether the host treats `path` as Fortran.
+    pub fn is_fortran(&self, path: &Path) -> bool {
+        self.config.form_for(path).is_some()
+    }
+
+    pub fn document(&self, path: &Path) -> Option<&Document> {
+        self.docs.get(path)
+    }
+
+    pub fn paths(&self) -> impl Iterator<Item = &PathBuf> {
+        self.docs.keys()
+    }
+
+    /// Sets a file's whole text (opening it, or indexing it from disk).
+    pub fn set_text(&mut self, path: &Path, text: &str, open: bool, version: i32) {
+        let form = self.config.form_for(path).unwrap_or(SourceForm::Free);
+        let doc = self
+            .docs
+            .entry(path.to_path_buf())
+            .or_insert_with(|| Document {
+                path: path.to_path_buf(),
+                rope: Rope::new(),
+                text: Arc::from(""),
+                lines: Arc::new(LineIndex::new("")),
+                form,
+                open,
+                version,
+                chunks: Vec::new(),
+                pending: Vec::new(),
+                stale: true,
+            });
+        if doc.open && !open {
+            // The editor's copy wins over the disk's while it is open.
+            return;
+        }
+        doc.open = open;
+        doc.version = version;
+        if &*doc.text != text {
+            doc.rope = Rope::from_str(text);
+            doc.text = Arc::from(text);
+            doc.lines = Arc::new(LineIndex::new(text));
+            doc.pending.clear();
+            doc.stale = true;
+            self.snapshot = None;
+        }
+    }
+
+    /// The editor closed the document: it stays indexed with its last text.
+    pub fn close(&mut self, path: &Path) {
+        if let Some(d) = self.docs.get_mut(path) {
+            d.open = false;
+        }
+    }
+
+    /// Removes a file (deleted on disk).
+    pub fn remove(&mut self, path: &Path) {
+        if self.docs.remove(path).is_some() {
+            self.snapshot = None;
+        }
+    }
+
+    /// Applies changes in order. Ranges are clamped to the text and to
+    /// char boundaries; an unknown document is ignored (returns false).
+    pub fn edit(&mut self, path: &Path, changes: &[TextChange], version: i32) -> bool {
+        let Some(doc) = self.docs.get_mut(path) else {
+            return false;
+        };
+        for ch in changes {
+            match ch.range {
+                None => {
+                    doc.rope = Rope::from_str(&ch.text);
+                    doc.pending.clear();
+                    doc.chunks.clear();
+                }
+                Some(r) => {
+                    let len = doc.rope.len_bytes();
+                    let start = clamp_boundary(&doc.rope, (r.start as usize).min(len));
+                    let end = clamp_boundary(&doc.rope, (r.end as usize).clamp(start, len));
+                    let start_point = point_of(&doc.rope, start);
+                    let old_end_point = point_of(&doc.rope, end);
+                    let cs = doc.rope.byte_to_char(start);
+                    let ce = doc.rope.byte_to_char(end);
+                    doc.rope.remove(cs..ce);
+                    doc.rope.insert(cs, &ch.text);
+                    let new_end = start + ch.text.len();
+                    doc.pending.push(InputEdit {
+                        start_byte: start,
+                        old_end_byte: end,
+                        new_end_byte: new_end,
+                        start_position: start_point,
+                        old_end_position: old_end_point,
+                        new_end_position: point_of(&doc.rope, new_end),
+                    });
+                }
+            }
+        }
+        let text = doc.rope.to_string();
+        doc.lines = Arc::new(LineIndex::new(&text));
+        doc.text = Arc::from(text);
+        doc.version = version;
+        doc.stale = true;
+        self.snapshot = None;
+        true
+    }
+
+    /// The snapshot for the current texts, recomputing what changed.
+    pub fn snapshot(&mut self) -> Arc<Snapshot> {
+        if let Some(s) = &self.snapshot {
+            return s.clone();
+        }
+        let paths: Vec<PathBuf> = self
+            .docs
+            .iter()
+            .filter(|(_, d)| d.stale)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in paths {
+            self.rechunk(&p);
+        }
+        let snap = Arc::new(self.build());
+        self.snapshot = Some(snap.clone());
+        snap
+    }
+
+    /// Brings one document's chunks up to date with its text.
+    fn rechunk(&mut self, path: &Path) {
+        let Some(doc) = self.docs.get_mut(path) else {
+            return;
+        };
+        let text = doc.text.clone();
+        let spans = match doc.form {
+            SourceForm::Free => split_units(&text),
+            SourceForm::Fixed(opts) => split_units(&normalize_fixed(&text, opts.line_length).text),
+        };
+        let lines = &doc.lines;
+        let mut old: HashMap<u64, Chunk> = doc.chunks.iter().map(|c| (c.key, c.clone())).collect();
+        // The one edit whose chunk tree-sitter can reparse incrementally.
+        let single_edit = match doc.pending.as_slice() {
+            [e] => Some(*e),
+            _ => None,
+        };
+        let old_chunks = std::mem::take(&mut doc.chunks);
+        let mut chunks = Vec::with_capacity(spans.len());
+        for span in spans {
+            // Chunks are whole lines; normalisation keeps lines, so the
+            // span's lines delimit the original text too.
+            let start = lines.line_start(span.first_line).unwrap_or(lines.text_len());
+            let end = lines
+                .line_start(span.last_line + 1)
+                .unwrap_or(lines.text_len())
+                .max(start);
+            let chunk_text = text.get(start as usize..end as usize).unwrap_or("");
+            let key = content_key(chunk_text, doc.form);
+            if let Some(c) = old.remove(&key) {
+                chunks.push(Chunk {
+                    base: start,
+                    len: end - start,
+                    key,
+                    data: c.data,
+                });
+                continue;
+            }
+            // The previous tree of the chunk the edit fell in, adjusted.
+            let old_tree = single_edit.and_then(|e| {
+                let oc = old_chunks.iter().find(|c| {
+                    (c.base as usize) <= e.start_byte && e.old_end_byte <= (c.base + c.len) as usize
+                })?;
+                if oc.base != start {
+                    return None;
+                }
+                let mut tree = oc.data.tree.clone()?;
+                tree.edit(&relative_edit(&e, start as usize, span.first_line as usize));
+                Some(tree)
+            });
+            let parsed = self.parser.parse_unit(
+                path.to_path_buf(),
+                chunk_text.to_string(),
+                doc.form,
+                old_tree.as_ref(),
+            );
+            let file = FileId(self.next_file);
+            self.next_file = self.next_file.wrapping_add(1);
+            let lowered = lower_file(&parsed, file);
+            let mut diagnostics = parsed.diagnostics.clone();
+            diagnostics.extend(lowered.diagnostics.iter().cloned());
+            // Keep trees only of chunks being edited in open free-form
+            // documents: a tree costs about 70 bytes per byte of source.
+            let keep = doc.open && doc.form == SourceForm::Free && single_edit.is_some();
+            let tree = if keep {
+                parsed.chunks.into_iter().next().map(|c| c.tree)
+            } else {
+                None
+            };
+            chunks.push(Chunk {
+                base: start,
+                len: end - start,
+                key,
+                data: Arc::new(ChunkData {
+                    file,
+                    tree,
+                    lowered,
+                    diagnostics,
+                }),
+            });
+        }
+        doc.chunks = chunks;
+        doc.pending.clear();
+        doc.stale = false;
+    }
+
+    /// Links every chunk of every document and runs the analyses.
+    fn build(&self) -> Snapshot {
+        let mut sources = Vec::new();
+        let mut lowered = Vec::new();
+        let mut places = HashMap::new();
+        let mut chunk_diagnostics = HashMap::new();
+        let mut docs = BTreeMap::new();
+        for (path, d) in &self.docs {
+            let mut ids = Vec::with_capacity(d.chunks.len());
+            for c in &d.chunks {
+                let f = c.data.file;
+                sources.push(SourceFile {
+                    id: f,
+                    path: path.clone(),
+                });
+                let mut lf = c.data.lowered.clone();
+                // Lowering diagnostics are reported with the chunk's own.
+                lf.diagnostics.clear();
+                lowered.push(lf);
+                places.insert(
+                    f,
+                    ChunkPlace {
+                        path: path.clone(),
+                        base: c.base,
+                        len: c.len,
+                    },
+                );
+                chunk_diagnostics.insert(f, c.data.diagnostics.clone());
+                ids.push((f, c.base, c.len));
+            }
+            docs.insert(
+                path.clone(),
+                DocView {
+                    path: path.clone(),
+                    text: d.text.clone(),
+                    lines: d.lines.clone(),
+                    form: d.form,
+                    open: d.open,
+                    chunks: ids,
+                },
+            );
+        }
+        let (program, link_diagnostics) = link(sources, lowered);
+        let analysis = analyse(&program, &self.config.roots);
+        Snapshot {
+            program,
+            analysis,
+            docs,
+            places,
+            chunk_diagnostics,
+            link_diagnostics,
+            config: self.config.clone(),
+        }
+    }
+}
+
+fn content_key(text: &str, form: SourceForm) -> u64 {
+    let mut h = DefaultHasher::new();
+    text.hash(&mut h);
+    form.hash(&mut h);
+    h.finish()
+}
+
+/// The start of the char holding byte `b`.
+fn clamp_boundary(rope: &Rope, b: usize) -> usize {
+    rope.char_to_byte(rope.byte_to_char(b))
+}
+
+/// Row and byte column of a byte offset, as tree-sitter counts them.
+fn point_of(rope: &Rope, byte: usize) -> Point {
+    let byte = byte.min(rope.len_bytes());
+    let line = rope.byte_to_line(byte);
+    let col = byte - rope.line_to_byte(line);
+    Point::new(line, col)
+}
+
+/// An edit of the document as an edit of the chunk starting at `base`
+/// (line `first_line`).
+fn relative_edit(e: &InputEdit, base: usize, first_line: usize) -> InputEdit {
+    let p = |pt: Point| Point::new(pt.row.saturating_sub(first_line), pt.column);
+    InputEdit {
+        start_byte: e.start_byte - base,
+        old_end_byte: e.old_end_byte - base,
+        new_end_byte: e.new_end_byte - base,
+        start_position: p(e.start_position),
+        old_end_position: p(e.old_end_position),
+        new_end_position: p(e.new_end_position),
+    }
+}

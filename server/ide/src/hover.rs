@@ -1,0 +1,390 @@
+//! Hover text for a variable or a procedure name: the declaration, whether
+//! the variable is varied / useful / active at the statement under the
+//! cursor and why (paper 000 §4, the chains of `dfort_analysis::explain`),
+//! and whether the value the statement overwrites is recorded for the
+//! adjoint (TBR, §5) and which later adjoint statement needs it.
+//!
+//! Contract: plain Markdown; `None` when the cursor is on no name dfort
+//! knows; never panics on any offset.
+
+use crate::host::Snapshot;
+use crate::text::{line_text, word_at};
+use dfort_analysis::activity::{active_anywhere, Activity};
+use dfort_analysis::explain::{useful_chain, varied_chain, Step};
+use dfort_ir::{ExprKind, Stmt, StmtKind, Storage, Symbol, SymbolId, Unit};
+use dfort_syntax::TextRange;
+use std::fmt::Write;
+use std::path::Path;
+
+pub struct Hover {
+    pub range: TextRange,
+    pub markdown: String,
+}
+
+pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
+    let doc = snap.doc(path)?;
+    let (range, name) = word_at(&doc.text, offset)?;
+    let unit = snap.unit_at(path, offset);
+    if let Some(unit) = unit {
+        if let Some(sym) = unit.lookup(&name) {
+            if unit.symbol(sym).storage != Storage::Procedure && unit.name != name {
+                let markdown = variable(snap, path, unit, sym, range)?;
+                return Some(Hover { range, markdown });
+            }
+        }
+    }
+    let target = snap
+        .program
+        .units
+        .iter()
+        .find(|u| u.name == name && u.kind != dfort_ir::UnitKind::BlockData)?;
+    Some(Hover {
+        range,
+        markdown: procedure(snap, target),
+    })
+}
+
+/// The statement of `unit` holding the chunk-relative offset (innermost).
+pub fn stmt_at(unit: &Unit, rel: u32) -> Option<&Stmt> {
+    unit.stmts
+        .iter()
+        .filter(|s| s.span.range.start <= rel && rel < s.span.range.end.max(s.span.range.start + 1))
+        .min_by_key(|s| s.span.range.end - s.span.range.start)
+}
+
+/// The 1-based document line of a unit's statement, and its first line of text.
+fn stmt_line(snap: &Snapshot, st: &Stmt) -> Option<(u32, String)> {
+    let (path, range) = snap.to_doc(st.span.file, st.span.range)?;
+    let doc = snap.doc(path)?;
+    Some((
+        doc.lines.line_of(range.start) + 1,
+        line_text(&doc.text, &doc.lines, range.start)
+            .trim()
+            .to_string(),
+    ))
+}
+
+fn declaration(snap: &Snapshot, s: &Symbol) -> Option<String> {
+    if !s.declared {
+        return None;
+    }
+    let (path, range) = snap.to_doc(s.span.file, s.span.range)?;
+    let doc = snap.doc(path)?;
+    Some(
+        line_text(&doc.text, &doc.lines, range.start)
+            .trim()
+            .to_string(),
+    )
+}
+
+fn storage(snap: &Snapshot, unit: &Unit, s: &Symbol) -> String {
+    match &s.storage {
+        Storage::Dummy(i) => format!("argument {} of `{}`", i + 1, unit.name),
+        Storage::Local => format!("local to `{}`", unit.name),
+        Storage::Result => format!("result of `{}`", unit.name),
+        Storage::Common { block, .. } if block.is_empty() => "in blank COMMON".into(),
+        Storage::Common { block, .. } => format!("in COMMON /{block}/"),
+        Storage::Imported { from, .. } => {
+            let host = snap
+                .program
+                .units
+                .get(from.0 as usize)
+                .map_or("?", |u| u.name.as_str());
+            format!("from `{host}`")
+        }
+        Storage::UnknownModule { module } => format!("from module `{module}` (no source)"),
+        Storage::Procedure => "a procedure".into(),
+    }
+}
+
+fn variable(
+    snap: &Snapshot,
+    path: &Path,
+    unit: &Unit,
+    sym: SymbolId,
+    range: TextRange,
+) -> Option<String> {
+    let s = unit.symbol(sym);
+    let mut md = String::new();
+    let decl = declaration(snap, s).unwrap_or_else(|| {
+        format!(
+            "{} :: {} (implicitly typed)",
+            dfort_ir::dump::type_name(&s.ty),
+            s.name
+        )
+    });
+    let _ = writeln!(md, "**{}** — `{}`\n", s.name, decl);
+    let mut facts = vec![dfort_ir::dump::type_name(&s.ty)];
+    if s.rank() > 0 {
+        facts.push(format!("rank {}", s.rank()));
+    }
+    if let Some(i) = s.intent {
+        facts.push(format!("intent({})", i.as_str()));
+    }
+    facts.push(storage(snap, unit, s));
+    let _ = writeln!(md, "{}\n", facts.join(" · "));
+
+    let a = &snap.analysis;
+    let Some(act) = a.activity.activity[unit.id.0 as usize].as_ref() else {
+        let _ = writeln!(
+            md,
+            "Activity: not analysed — no root reaches `{}` (set roots in `dfort.toml` or the `dfort.roots` setting, or mark independents with `!$ad independent(...)`).",
+            unit.name
+        );
+        return Some(md);
+    };
+    if !s.ty.is_real_or_complex() {
+        let _ = writeln!(
+            md,
+            "**not active**: only real and complex variables carry derivatives."
+        );
+    }
+    let (file, rel) = snap.chunk_at(path, range.start)?;
+    let st = stmt_at(unit, rel).filter(|st| st.span.file == file);
+    let v = sym.0 as usize;
+    match st {
+        Some(st) if s.ty.is_real_or_complex() => {
+            let writes = matches!(&st.kind, StmtKind::Assign { lhs, .. }
+                if matches!(&lhs.kind, ExprKind::Var(x) | ExprKind::ArrayRef { array: x, .. } if *x == sym)
+                    && rel < lhs.span.range.end.max(lhs.span.range.start + 1));
+            let i = st.id.0 as usize;
+            let (when, varied, useful) = if writes {
+                (
+                    "after this statement",
+                    act.varied_after[i].contains(v),
+                    act.useful_after[i].contains(v),
+                )
+            } else {
+                (
+                    "before this statement",
+                    act.varied_before[i].contains(v),
+                    act.useful_before[i].contains(v),
+                )
+            };
+            let verdict = if varied && useful {
+                "**active**"
+            } else {
+                "**not active**"
+            };
+            let _ = writeln!(
+                md,
+                "{verdict} {when}: {} and {}.\n",
+                if varied {
+                    "varied (it depends on an independent)"
+                } else {
+                    "not varied (no independent reaches it)"
+                },
+                if useful {
+                    "useful (a dependent depends on it)"
+                } else {
+                    "not useful (no dependent depends on it)"
+                }
+            );
+        }
+        _ if s.ty.is_real_or_complex() => {
+            let anywhere = active_anywhere(unit, act).contains(v);
+            let _ = writeln!(
+                md,
+                "{} in `{}`.\n",
+                if anywhere {
+                    "**active** somewhere"
+                } else {
+                    "**not active** anywhere"
+                },
+                unit.name
+            );
+        }
+        _ => {}
+    }
+    if s.ty.is_real_or_complex() {
+        why(snap, unit, act, sym, &mut md);
+    }
+    if let Some(st) = st {
+        recorded(snap, unit, st, sym, &mut md);
+    }
+    Some(md)
+}
+
+fn steps_md(snap: &Snapshot, unit: &Unit, title: &str, steps: &[Step], md: &mut String) {
+    if steps.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "{title}");
+    for s in steps {
+        match s.stmt.and_then(|id| stmt_line(snap, unit.stmt(id))) {
+            Some((line, text)) => {
+                let _ = writeln!(md, "- line {line} `{text}`: {}", s.text);
+            }
+            None => {
+                let _ = writeln!(md, "- {}", s.text);
+            }
+        }
+    }
+    md.push('\n');
+}
+
+fn why(snap: &Snapshot, unit: &Unit, act: &Activity, sym: SymbolId, md: &mut String) {
+    let Some((ind, dep)) = snap.analysis.context(unit.id) else {
+        return;
+    };
+    let anywhere = active_anywhere(unit, act);
+    if !anywhere.contains(sym.0 as usize) {
+        return;
+    }
+    steps_md(
+        snap,
+        unit,
+        "Why varied:",
+        &varied_chain(unit, act, ind, sym),
+        md,
+    );
+    steps_md(
+        snap,
+        unit,
+        "Why useful:",
+        &useful_chain(unit, act, dep, sym),
+        md,
+    );
+}
+
+fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut String) {
+    let Some(tbr) = snap.analysis.tbr_of(unit.id) else {
+        return;
+    };
+    let here = tbr
+        .records
+        .iter()
+        .any(|r| r.stmt == st.id && r.variable == sym);
+    let name = &unit.symbol(sym).name;
+    if here {
+        // The adjoint statement that reads the value: the next statement
+        // (in source order, wrapping around for loops) whose Req holds it.
+        let mut order: Vec<&Stmt> = unit.stmts.iter().collect();
+        order.sort_by_key(|s| (s.span.file, s.span.range.start));
+        let pos = order.iter().position(|s| s.id == st.id).unwrap_or(0);
+        let needs = order[pos..]
+            .iter()
+            .chain(order[..pos].iter())
+            .filter(|s| s.id != st.id)
+            .find(|s| {
+                tbr.req
+                    .get(s.id.0 as usize)
+                    .is_some_and(|r| r.contains(sym.0 as usize))
+                    && s.kind.blocks().is_empty()
+            })
+            .copied()
+            .or_else(|| {
+                tbr.req
+                    .get(st.id.0 as usize)
+                    .is_some_and(|r| r.contains(sym.0 as usize))
+                    .then_some(st)
+            });
+        let _ = write!(
+            md,
+            "**Recorded for the adjoint (TBR):** the forward sweep pushes `{name}` before this statement overwrites it"
+        );
+        match needs.and_then(|s| stmt_line(snap, s)) {
+            Some((line, text)) => {
+                let _ = writeln!(
+                    md,
+                    "; the adjoint of line {line} (`{text}`) needs the old value."
+                );
+            }
+            None => {
+                let _ = writeln!(md, ".");
+            }
+        }
+        return;
+    }
+    let writes = matches!(&st.kind, StmtKind::Assign { lhs, .. }
+        if matches!(&lhs.kind, ExprKind::Var(x) | ExprKind::ArrayRef { array: x, .. } if *x == sym));
+    if writes && unit.symbol(sym).ty.is_real_or_complex() {
+        let _ = writeln!(
+            md,
+            "Not recorded: no adjoint statement needs the value of `{name}` this statement overwrites (TBR)."
+        );
+    }
+    let elsewhere: Vec<u32> = tbr
+        .records
+        .iter()
+        .filter(|r| r.variable == sym && r.stmt != st.id)
+        .filter_map(|r| stmt_line(snap, unit.stmt(r.stmt)).map(|(l, _)| l))
+        .collect();
+    if !elsewhere.is_empty() {
+        let mut lines = elsewhere;
+        lines.sort();
+        lines.dedup();
+        let _ = writeln!(
+            md,
+            "`{name}` is recorded for the adjoint where line{} {} overwrite{} it.",
+            if lines.len() > 1 { "s" } else { "" },
+            lines
+                .iter()
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if lines.len() > 1 { "" } else { "s" }
+        );
+    }
+}
+
+fn procedure(snap: &Snapshot, u: &Unit) -> String {
+    let mut md = String::new();
+    let args: Vec<&str> = u.args.iter().map(|a| u.symbol(*a).name.as_str()).collect();
+    let _ = writeln!(
+        md,
+        "**{} {}**{}\n",
+        u.kind.as_str(),
+        u.name,
+        if u.is_procedure() {
+            format!("({})", args.join(", "))
+        } else {
+            String::new()
+        }
+    );
+    let a = &snap.analysis;
+    if let Some(r) = a.roles_of(u.id) {
+        let names = |set: &dfort_analysis::bitset::BitSet| {
+            let mut v: Vec<&str> = set
+                .iter()
+                .filter_map(|i| u.symbols.get(i).map(|s| s.name.as_str()))
+                .collect();
+            v.sort();
+            v.join(", ")
+        };
+        let _ = writeln!(
+            md,
+            "Root of the analysis: independents {}; dependents {} (from {}).",
+            or_none(names(&r.independents)),
+            or_none(names(&r.dependents)),
+            r.source.as_str()
+        );
+    }
+    if let Some(act) = a.activity.activity[u.id.0 as usize].as_ref() {
+        let mut active: Vec<&str> = active_anywhere(u, act)
+            .iter()
+            .filter_map(|i| u.symbols.get(i).map(|s| s.name.as_str()))
+            .collect();
+        active.sort();
+        let _ = writeln!(md, "\nActive variables: {}.", or_none(active.join(", ")));
+        if let Some(t) = a.tbr_of(u.id) {
+            let _ = writeln!(
+                md,
+                "\nThe adjoint's forward sweep records {} overwritten value{} (TBR).",
+                t.records.len(),
+                if t.records.len() == 1 { "" } else { "s" }
+            );
+        }
+    } else if u.is_procedure() {
+        let _ = writeln!(md, "Not reached by any root of the analysis.");
+    }
+    md
+}
+
+fn or_none(s: String) -> String {
+    if s.is_empty() {
+        "none".into()
+    } else {
+        s
+    }
+}
