@@ -125,6 +125,8 @@ pub struct DocView {
     pub lines: Arc<LineIndex>,
     pub form: SourceForm,
     pub open: bool,
+    /// The editor's version of the text.
+    pub version: i32,
     /// The chunks' file ids in document order, with their base offsets.
     pub chunks: Vec<(FileId, u32, u32)>,
 }
@@ -283,7 +285,11 @@ impl Host {
             // The editor's copy wins over the disk's while it is open.
             return;
         }
-        doc.open = open;
+        if doc.open != open {
+            // Snapshots record which documents are open.
+            doc.open = open;
+            self.snapshot = None;
+        }
         doc.version = version;
         if &*doc.text != text {
             doc.rope = Rope::from_str(text);
@@ -298,7 +304,10 @@ impl Host {
     /// The editor closed the document: it stays indexed with its last text.
     pub fn close(&mut self, path: &Path) {
         if let Some(d) = self.docs.get_mut(path) {
-            d.open = false;
+            if d.open {
+                d.open = false;
+                self.snapshot = None;
+            }
         }
     }
 
@@ -496,6 +505,7 @@ impl Host {
                     lines: d.lines.clone(),
                     form: d.form,
                     open: d.open,
+                    version: d.version,
                     chunks: ids,
                 },
             );

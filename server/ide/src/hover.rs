@@ -257,41 +257,43 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
         .any(|r| r.stmt == st.id && r.variable == sym);
     let name = &unit.symbol(sym).name;
     if here {
-        // The adjoint statement that reads the value: the next statement
-        // (in source order, wrapping around for loops) whose Req holds it.
-        let mut order: Vec<&Stmt> = unit.stmts.iter().collect();
+        // The adjoint statement that reads the old value: this statement's
+        // own, else the nearest earlier one (the reverse sweep runs it
+        // later), else — around a loop — a later one.
+        let mut order: Vec<&Stmt> = unit
+            .stmts
+            .iter()
+            .filter(|s| s.kind.blocks().is_empty())
+            .collect();
         order.sort_by_key(|s| (s.span.file, s.span.range.start));
         let pos = order.iter().position(|s| s.id == st.id).unwrap_or(0);
-        let needs = order[pos..]
-            .iter()
-            .chain(order[..pos].iter())
-            .filter(|s| s.id != st.id)
-            .find(|s| {
-                tbr.req
-                    .get(s.id.0 as usize)
-                    .is_some_and(|r| r.contains(sym.0 as usize))
-                    && s.kind.blocks().is_empty()
-            })
-            .copied()
-            .or_else(|| {
-                tbr.req
-                    .get(st.id.0 as usize)
-                    .is_some_and(|r| r.contains(sym.0 as usize))
-                    .then_some(st)
-            });
+        let needs_it = |s: &&Stmt| {
+            tbr.req
+                .get(s.id.0 as usize)
+                .is_some_and(|r| r.contains(sym.0 as usize))
+        };
         let _ = write!(
             md,
             "**Recorded for the adjoint (TBR):** the forward sweep pushes `{name}` before this statement overwrites it"
         );
-        match needs.and_then(|s| stmt_line(snap, s)) {
-            Some((line, text)) => {
-                let _ = writeln!(
-                    md,
-                    "; the adjoint of line {line} (`{text}`) needs the old value."
-                );
-            }
-            None => {
-                let _ = writeln!(md, ".");
+        if needs_it(&st) {
+            let _ = writeln!(md, "; the adjoint of this statement needs the old value.");
+        } else {
+            let needs = order[..pos]
+                .iter()
+                .rev()
+                .chain(order[pos..].iter().rev())
+                .find(|s| s.id != st.id && needs_it(s));
+            match needs.and_then(|s| stmt_line(snap, s)) {
+                Some((line, text)) => {
+                    let _ = writeln!(
+                        md,
+                        "; the adjoint of line {line} (`{text}`), which the reverse sweep runs later, needs the old value."
+                    );
+                }
+                None => {
+                    let _ = writeln!(md, ".");
+                }
             }
         }
         return;

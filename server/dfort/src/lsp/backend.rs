@@ -23,12 +23,16 @@ use tower_lsp_server::{Client, LanguageServer};
 pub struct Options {
     /// The `dfort` executable that `dfort.verify` runs.
     pub exe: PathBuf,
+    /// For tests of the server's resilience: requests of this kind
+    /// (`"hover"`, ...) panic inside the analysis thread.
+    pub inject_panic: Option<&'static str>,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("dfort")),
+            inject_panic: None,
         }
     }
 }
@@ -104,6 +108,20 @@ impl Backend {
         }
     }
 
+    /// A message the framing guard could not read: logged, not fatal.
+    pub async fn malformed(&self, params: Value) {
+        let why = params
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown");
+        self.client
+            .log_message(
+                MessageType::WARNING,
+                format!("dfort: ignored a malformed message: {why}"),
+            )
+            .await;
+    }
+
     fn session(&self) -> Session {
         lock(&self.session).clone()
     }
@@ -117,9 +135,13 @@ impl Backend {
     {
         let host = self.host.clone();
         let session = self.session();
+        let inject = self.options.inject_panic == Some(what);
         let joined = tokio::task::spawn_blocking(move || {
             catch_unwind(AssertUnwindSafe(|| {
                 let snap = lock(&host).snapshot();
+                if inject {
+                    panic!("injected fault in {what}");
+                }
                 f(&snap, &session)
             }))
         })
@@ -173,7 +195,7 @@ impl Backend {
                             .map(|d| convert::diagnostic(&t, d, enc))
                             .collect();
                         if let Some(uri) = uri_of(path) {
-                            out.push((uri, diags));
+                            out.push((uri, diags, doc.version));
                         }
                     }
                     Some(out)
@@ -182,8 +204,8 @@ impl Backend {
             .await;
             match work {
                 Ok(Ok(Some(list))) => {
-                    for (uri, diags) in list {
-                        client.publish_diagnostics(uri, diags, None).await;
+                    for (uri, diags, version) in list {
+                        client.publish_diagnostics(uri, diags, Some(version)).await;
                     }
                 }
                 Ok(Ok(None)) => {}

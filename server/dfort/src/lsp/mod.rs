@@ -11,7 +11,9 @@
 //! internal error; the server keeps running.
 
 mod backend;
+pub mod client;
 pub mod convert;
+mod framing;
 mod index;
 pub mod settings;
 
@@ -23,11 +25,15 @@ use tower_lsp_server::{LspService, Server};
 /// input ends.
 pub async fn serve<I, O>(input: I, output: O, options: Options)
 where
-    I: tokio::io::AsyncRead + Unpin,
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
     O: tokio::io::AsyncWrite,
 {
-    let (service, socket) = LspService::new(|client| Backend::new(client, options));
-    Server::new(input, output, socket).serve(service).await;
+    let (service, socket) = LspService::build(|client| Backend::new(client, options))
+        .custom_method(framing::MALFORMED, Backend::malformed)
+        .finish();
+    Server::new(framing::guard(input), output, socket)
+        .serve(service)
+        .await;
 }
 
 /// `dfort lsp`: serves on stdin/stdout.
@@ -45,4 +51,27 @@ pub fn run_stdio(options: Options) -> std::process::ExitCode {
     };
     rt.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), options));
     std::process::ExitCode::SUCCESS
+}
+
+/// Starts a server on a thread of its own, talking through a socket
+/// pair, and returns a client connected to it (the protocol tests use this).
+pub fn spawn_in_process(options: Options) -> std::io::Result<client::Connection> {
+    let (server_end, client_end) = std::os::unix::net::UnixStream::pair()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    server_end.set_nonblocking(true)?;
+    let stream = {
+        let _guard = rt.enter();
+        tokio::net::UnixStream::from_std(server_end)?
+    };
+    std::thread::spawn(move || {
+        rt.block_on(async move {
+            let (input, output) = stream.into_split();
+            serve(input, output, options).await
+        })
+    });
+    let reader = client_end.try_clone()?;
+    Ok(client::Connection::new(reader, client_end))
 }

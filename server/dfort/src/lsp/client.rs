@@ -1,0 +1,197 @@
+//! A small blocking LSP client: Content-Length framing over any byte
+//! streams, requests with timeouts, and the notifications seen meanwhile.
+//! The protocol tests drive the server in process with it, and
+//! `dfort bench-lsp` drives a `dfort lsp` child process.
+//!
+//! Server-to-client requests are answered at once: `workspace/applyEdit`
+//! with `applied: true` (the edit is kept in [`Connection::applied_edits`]),
+//! anything else with `null`.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Writes one framed message.
+pub fn write_message(w: &mut impl Write, v: &Value) -> std::io::Result<()> {
+    let body = v.to_string();
+    write!(w, "Content-Length: {}\r\n\r\n{}", body.len(), body)?;
+    w.flush()
+}
+
+/// Reads one framed message; `Ok(None)` at the end of the stream.
+pub fn read_message(r: &mut impl BufRead) -> std::io::Result<Option<Value>> {
+    let mut len: Option<usize> = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse().ok();
+            }
+        }
+    }
+    let Some(len) = len else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "a message without Content-Length",
+        ));
+    };
+    let mut body = vec![0; len];
+    r.read_exact(&mut body)?;
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+pub struct Connection {
+    writer: Box<dyn Write + Send>,
+    incoming: Receiver<Value>,
+    next_id: i64,
+    /// Notifications received and not yet taken, in order.
+    pub notifications: Vec<Value>,
+    /// Edits the server asked to apply (`workspace/applyEdit` params).
+    pub applied_edits: Vec<Value>,
+    pub timeout: Duration,
+}
+
+#[derive(Debug)]
+pub struct Timeout(pub String);
+
+impl std::fmt::Display for Timeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no answer from the server: {}", self.0)
+    }
+}
+
+impl Connection {
+    /// Talks to a server that reads `writer` and writes `reader`.
+    pub fn new(reader: impl Read + Send + 'static, writer: impl Write + Send + 'static) -> Self {
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(reader);
+            while let Ok(Some(m)) = read_message(&mut r) {
+                if tx.send(m).is_err() {
+                    break;
+                }
+            }
+        });
+        Connection {
+            writer: Box::new(writer),
+            incoming: rx,
+            next_id: 0,
+            notifications: Vec::new(),
+            applied_edits: Vec::new(),
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Sends raw bytes (for malformed-input tests).
+    pub fn send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(bytes)?;
+        self.writer.flush()
+    }
+
+    pub fn send(&mut self, v: &Value) -> std::io::Result<()> {
+        write_message(&mut self.writer, v)
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) -> std::io::Result<()> {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    }
+
+    /// One incoming message, answering server requests; `None` on timeout
+    /// or when the server is gone.
+    fn next(&mut self, deadline: Instant) -> Option<Value> {
+        loop {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            let m = match self.incoming.recv_timeout(left) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
+            };
+            if m.get("method").is_some() && m.get("id").is_some() {
+                let result = if m["method"] == "workspace/applyEdit" {
+                    self.applied_edits.push(m["params"].clone());
+                    json!({"applied": true})
+                } else {
+                    Value::Null
+                };
+                let _ = self.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
+                continue;
+            }
+            return Some(m);
+        }
+    }
+
+    /// Sends a request and waits for its response (the whole message,
+    /// with `result` or `error`).
+    pub fn request(&mut self, method: &str, params: Value) -> Result<Value, Timeout> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .map_err(|e| Timeout(format!("{method}: {e}")))?;
+        self.response(id, method)
+    }
+
+    /// Waits for the response with this id.
+    pub fn response(&mut self, id: i64, what: &str) -> Result<Value, Timeout> {
+        let deadline = Instant::now() + self.timeout;
+        while let Some(m) = self.next(deadline) {
+            if m.get("method").is_none() && m.get("id") == Some(&json!(id)) {
+                return Ok(m);
+            }
+            if m.get("method").is_some() {
+                self.notifications.push(m);
+            }
+        }
+        Err(Timeout(what.to_string()))
+    }
+
+    /// Waits for the next notification `method` (or takes one already
+    /// received), returning its params.
+    pub fn wait_notification(&mut self, method: &str) -> Result<Value, Timeout> {
+        if let Some(i) = self.notifications.iter().position(|n| n["method"] == method) {
+            return Ok(self.notifications.remove(i)["params"].clone());
+        }
+        let deadline = Instant::now() + self.timeout;
+        while let Some(m) = self.next(deadline) {
+            if m["method"] == method {
+                return Ok(m["params"].clone());
+            }
+            if m.get("method").is_some() {
+                self.notifications.push(m);
+            }
+        }
+        Err(Timeout(method.to_string()))
+    }
+
+    /// `initialize` + `initialized` with the given client capabilities.
+    pub fn initialize(
+        &mut self,
+        root_uri: Option<&str>,
+        capabilities: Value,
+        options: Value,
+    ) -> Result<Value, Timeout> {
+        let r = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": root_uri, "capabilities": capabilities,
+                   "initializationOptions": options}),
+        )?;
+        self.notify("initialized", json!({}))
+            .map_err(|e| Timeout(e.to_string()))?;
+        Ok(r)
+    }
+
+    /// `shutdown` + `exit`.
+    pub fn shutdown(&mut self) -> Result<(), Timeout> {
+        self.request("shutdown", Value::Null)?;
+        let _ = self.notify("exit", Value::Null);
+        Ok(())
+    }
+}

@@ -1,0 +1,440 @@
+//! The language server driven in process with JSON-RPC messages: hover,
+//! inlay hints, code actions, the WorkspaceEdit of "Generate adjoint" and
+//! diagnostics for the paper fixtures (Bratu, fixed form; Figure 1, free
+//! form) compared against snapshots (regenerate with
+//! `INSTA_UPDATE=always`), live edits, both position encodings, and
+//! requests that must not bring the server down.
+
+mod support;
+
+use dfort::lsp::client::Connection;
+use dfort::lsp::{spawn_in_process, Options};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use support::fixtures;
+
+/// A fresh directory holding copies of the given paper fixtures.
+fn workspace(name: &str, files: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dfort-lsp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in files {
+        std::fs::copy(fixtures().join("papers").join(f), dir.join(f)).unwrap();
+    }
+    dir
+}
+
+fn uri(p: &Path) -> String {
+    format!("file://{}", p.display())
+}
+
+/// VS Code's capabilities that matter here: CreateFile in workspace edits,
+/// lazily resolved code-action edits, progress; UTF-16 positions.
+fn vscode_caps() -> Value {
+    json!({
+        "workspace": {"workspaceEdit": {"documentChanges": true,
+                                        "resourceOperations": ["create", "rename", "delete"]}},
+        "textDocument": {"codeAction": {"resolveSupport": {"properties": ["edit"]}}},
+        "window": {"workDoneProgress": true}
+    })
+}
+
+/// Neovim 0.7's: plain `changes`, no resolve, and (here) UTF-8 offered.
+fn neovim_caps() -> Value {
+    json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}})
+}
+
+fn start(root: &Path, caps: Value, options: Options) -> Connection {
+    let mut c = spawn_in_process(options).expect("server starts");
+    let init = c
+        .initialize(Some(&uri(root)), caps, json!({}))
+        .expect("initialize answered");
+    assert!(
+        init["result"]["capabilities"]["hoverProvider"] == json!(true),
+        "{init}"
+    );
+    c
+}
+
+fn open(c: &mut Connection, path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri(path), "languageId": "fortran", "version": 1, "text": text}}),
+    )
+    .unwrap();
+    text
+}
+
+/// The diagnostics published for `path` at `version` or later (skipping
+/// those of other files and older versions).
+fn diagnostics_at(c: &mut Connection, path: &Path, version: i64) -> Value {
+    loop {
+        let d = c.wait_notification("textDocument/publishDiagnostics").unwrap();
+        if d["uri"] == json!(uri(path)) && d["version"].as_i64().unwrap_or(0) >= version {
+            return d["diagnostics"].clone();
+        }
+    }
+}
+
+fn diagnostics_of(c: &mut Connection, path: &Path) -> Value {
+    diagnostics_at(c, path, 1)
+}
+
+/// (line, character) of the `nth` occurrence of `needle` on the line
+/// holding `line_has`, in UTF-16 units (ASCII fixtures: also bytes).
+fn pos(text: &str, line_has: &str, needle: &str) -> Value {
+    let (l, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains(line_has))
+        .unwrap_or_else(|| panic!("no line with {line_has:?}"));
+    let col = line.find(needle).unwrap_or_else(|| panic!("no {needle:?}"));
+    json!({"line": l, "character": col})
+}
+
+fn hover_text(c: &mut Connection, path: &Path, at: Value) -> String {
+    let r = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(path)}, "position": at}),
+        )
+        .unwrap();
+    r["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no hover: {r}"))
+        .to_string()
+}
+
+/// Replaces the temporary root by `ROOT` and the runtime's text by its size.
+fn scrub(v: &Value, root: &Path) -> String {
+    let runtime = dfort_codegen::adjoint::RUNTIME;
+    let s = serde_json::to_string_pretty(v).unwrap();
+    let s = s.replace(&serde_json::to_string(runtime).unwrap(), "\"<dfort_stack.f90>\"");
+    s.replace(&root.display().to_string(), "ROOT")
+}
+
+fn hints(c: &mut Connection, path: &Path) -> Value {
+    let r = c
+        .request(
+            "textDocument/inlayHint",
+            json!({"textDocument": {"uri": uri(path)},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 999, "character": 0}}}),
+        )
+        .unwrap();
+    r["result"].clone()
+}
+
+fn code_actions(c: &mut Connection, path: &Path, at: Value) -> Value {
+    let r = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(path)}, "range": {"start": at, "end": at},
+                   "context": {"diagnostics": []}}),
+        )
+        .unwrap();
+    r["result"].clone()
+}
+
+#[test]
+fn bratu_in_a_vscode_like_session() {
+    let root = workspace("bratu", &["p000_bratu.f"]);
+    let bratu = root.join("p000_bratu.f");
+    let mut c = start(&root, vscode_caps(), Options::default());
+    let text = open(&mut c, &bratu);
+    let diags = diagnostics_of(&mut c, &bratu);
+    insta::assert_snapshot!("bratu_diagnostics", scrub(&diags, &root));
+
+    // x read in the loop body: active, and why.
+    let at_x = pos(&text, "F(i) = F(i)-2*x(i)", "x(i)");
+    let hx = hover_text(&mut c, &bratu, at_x.clone());
+    assert!(hx.contains("**active** before this statement"), "{hx}");
+    insta::assert_snapshot!("bratu_hover_x", hx);
+    // F(i) overwritten: active after, and TBR does not record it (paper
+    // 000 App. A: none of F(i-1), F(i), F(i+1) is pushed).
+    let hf = hover_text(
+        &mut c,
+        &bratu,
+        pos(&text, "F(i) = F(i)-2*x(i)", "F(i)"),
+    );
+    assert!(hf.contains("Not recorded"), "{hf}");
+    insta::assert_snapshot!("bratu_hover_f", hf);
+
+    let h = hints(&mut c, &bratu);
+    insta::assert_snapshot!("bratu_inlay_hints", scrub(&h, &root));
+
+    let actions = code_actions(&mut c, &bratu, at_x);
+    insta::assert_snapshot!("bratu_code_actions", scrub(&actions, &root));
+    let adjoint = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Generate adjoint of bratu")
+        .expect("a Generate adjoint action")
+        .clone();
+    assert!(
+        adjoint.get("edit").is_none(),
+        "resolved lazily for VS Code"
+    );
+    let resolved = c.request("codeAction/resolve", adjoint).unwrap();
+    let edit = &resolved["result"]["edit"];
+    let ops = edit["documentChanges"].as_array().expect("documentChanges");
+    assert_eq!(ops[0]["kind"], "create");
+    assert_eq!(ops[0]["options"]["overwrite"], true);
+    assert!(ops[0]["uri"].as_str().unwrap().ends_with("/p000_bratu_b.f90"));
+    let body = ops[1]["edits"][0]["newText"].as_str().unwrap();
+    assert!(body.contains("subroutine bratu_b(dim, parmax, x, xb, prm, prmb, f, fb)"));
+    assert!(ops[2]["uri"].as_str().unwrap().ends_with("/dfort_stack.f90"));
+    insta::assert_snapshot!("bratu_generate_adjoint_edit", scrub(edit, &root));
+    c.shutdown().unwrap();
+}
+
+#[test]
+fn figure_1_in_a_neovim_like_session() {
+    let root = workspace("fig1", &["p000_fig1.f90"]);
+    let fig1 = root.join("p000_fig1.f90");
+    let mut c = start(&root, neovim_caps(), Options::default());
+    let init_encoding = {
+        // UTF-8 was offered, so it is used.
+        let r = c.request("textDocument/hover", json!({"textDocument": {"uri": uri(&fig1)},
+            "position": {"line": 0, "character": 0}})).unwrap();
+        r["result"].clone()
+    };
+    assert_eq!(init_encoding, Value::Null, "file not open yet: no hover");
+    let text = open(&mut c, &fig1);
+    let diags = diagnostics_of(&mut c, &fig1);
+    insta::assert_snapshot!("fig1_diagnostics", scrub(&diags, &root));
+    let at = pos(&text, "x(i) = j + sin(x(i))", "x(i)");
+    let hx = hover_text(&mut c, &fig1, at.clone());
+    assert!(hx.contains("Recorded for the adjoint (TBR)"), "{hx}");
+    insta::assert_snapshot!("fig1_hover_x", hx);
+    let hi = hover_text(&mut c, &fig1, pos(&text, "i = i + 1", "i = "));
+    assert!(hi.contains("integer"), "{hi}");
+    let h = hints(&mut c, &fig1);
+    let labels: Vec<&str> = h
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["label"].as_str())
+        .collect();
+    assert!(labels.contains(&"push(x)"), "{labels:?}");
+    assert!(labels.contains(&"push(trips)"), "{labels:?}");
+    assert!(labels.contains(&"push(branch)"), "{labels:?}");
+    insta::assert_snapshot!("fig1_inlay_hints", scrub(&h, &root));
+    let actions = code_actions(&mut c, &fig1, at);
+    let adjoint = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Generate adjoint of tbr_fig1")
+        .expect("a Generate adjoint action");
+    // Without resolve or CreateFile support the edit comes at once, as
+    // plain `changes` replacing the sibling file.
+    let changes = adjoint["edit"]["changes"].as_object().expect("changes");
+    assert_eq!(changes.len(), 2);
+    insta::assert_snapshot!("fig1_code_actions", scrub(&actions, &root));
+    c.shutdown().unwrap();
+}
+
+/// Edits are applied incrementally and the diagnostics follow them.
+#[test]
+fn diagnostics_follow_live_edits() {
+    let root = workspace("edits", &["p000_fig1.f90"]);
+    let fig1 = root.join("p000_fig1.f90");
+    let mut c = start(&root, json!({}), Options::default());
+    let text = open(&mut c, &fig1);
+    assert_eq!(diagnostics_of(&mut c, &fig1), json!([]));
+    let change = |c: &mut Connection, version: i32, at: Value, len: usize, new: &str| {
+        let l = at["line"].as_u64().unwrap();
+        let ch = at["character"].as_u64().unwrap();
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri(&fig1), "version": version},
+                   "contentChanges": [{"range": {"start": at, "end": {"line": l, "character": ch + len as u64}},
+                                       "text": new}]}),
+        )
+        .unwrap();
+    };
+    // sin -> abs: a kink on an active value.
+    let at = pos(&text, "x(i) = j + sin(x(i))", "sin");
+    change(&mut c, 2, at.clone(), 3, "abs");
+    let d = diagnostics_at(&mut c, &fig1, 2);
+    assert_eq!(d[0]["code"], "non-differentiable", "{d}");
+    assert_eq!(d[0]["severity"], 2);
+    assert!(d[0]["message"].as_str().unwrap().contains("`abs` of the active value `x`"));
+    // Deleting `end do` breaks the unit; restoring it heals it.
+    let end_do = pos(&text, "end do", "end do");
+    change(&mut c, 3, end_do.clone(), 6, "");
+    let d = diagnostics_at(&mut c, &fig1, 3);
+    assert!(
+        d.as_array().unwrap().iter().any(|x| x["severity"] == 1),
+        "{d}"
+    );
+    change(&mut c, 4, end_do, 0, "end do");
+    change(&mut c, 5, at, 3, "sin");
+    // The last change's diagnostics: clean again.
+    let last = diagnostics_at(&mut c, &fig1, 5);
+    assert_eq!(last, json!([]));
+}
+
+/// UTF-16 and UTF-8 positions after non-ASCII text, on a CRLF file.
+#[test]
+fn positions_in_both_encodings_on_a_crlf_file() {
+    let root = workspace("enc", &[]);
+    let f = root.join("enc.f90");
+    let line = "  y = x*len('é𝄞') + x";
+    let src = format!("subroutine s(x, y)\r\n  ! é𝄞 coefficients\r\n  real(8) :: x, y\r\n  !$ad independent(x)\r\n  !$ad dependent(y)\r\n{line}\r\nend subroutine s\r\n");
+    std::fs::write(&f, src).unwrap();
+    let last_x = line.rfind('x').unwrap();
+    let utf16 = line[..last_x].encode_utf16().count() as u64;
+    let utf8 = last_x as u64;
+    assert_ne!(utf16, utf8);
+    for (caps, col) in [
+        (json!({}), utf16),
+        (json!({"general": {"positionEncodings": ["utf-8"]}}), utf8),
+    ] {
+        let mut c = start(&root, caps, Options::default());
+        open(&mut c, &f);
+        assert_eq!(diagnostics_of(&mut c, &f), json!([]));
+        let r = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": uri(&f)}, "position": {"line": 5, "character": col}}),
+            )
+            .unwrap();
+        let v = r["result"]["contents"]["value"].as_str().unwrap_or("").to_string();
+        assert!(v.starts_with("**x**") && v.contains("**active**"), "{r}");
+        assert_eq!(r["result"]["range"]["start"]["character"], json!(col), "{r}");
+        assert_eq!(r["result"]["range"]["end"]["character"], json!(col + 1), "{r}");
+        c.shutdown().unwrap();
+    }
+}
+
+/// Bad input gets errors or empty answers, and the server keeps serving.
+#[test]
+fn malformed_requests_and_faults_do_not_stop_the_server() {
+    let root = workspace("robust", &["p000_fig1.f90"]);
+    let fig1 = root.join("p000_fig1.f90");
+    let options = Options {
+        inject_panic: Some("document symbols"),
+        ..Options::default()
+    };
+    let mut c = start(&root, json!({}), options);
+    let text = open(&mut c, &fig1);
+    // Not JSON at all, then JSON that is no request.
+    c.send_raw(b"Content-Length: 9\r\n\r\n{garbage}").unwrap();
+    c.send(&json!({"jsonrpc": "2.0", "id": 900})).unwrap();
+    let unknown = c.request("dfort/noSuchMethod", json!({})).unwrap();
+    assert!(unknown.get("error").is_some(), "{unknown}");
+    let bad = c
+        .request("textDocument/hover", json!({"textDocument": 3}))
+        .unwrap();
+    assert!(bad.get("error").is_some(), "{bad}");
+    for at in [
+        json!({"line": 9999, "character": 0}),
+        json!({"line": 3, "character": 9999}),
+        json!({"line": 0, "character": 4294967295u64}),
+    ] {
+        let r = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": uri(&fig1)}, "position": at}),
+            )
+            .unwrap();
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    let r = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": "file:///no/such/file.f90"}, "position": {"line": 0, "character": 0}}),
+        )
+        .unwrap();
+    assert_eq!(r["result"], Value::Null);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": "file:///no/such/file.f90", "version": 2},
+               "contentChanges": [{"range": {"start": {"line": 5, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "x"}]}),
+    )
+    .unwrap();
+    let r = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "dfort.generateAdjoint", "arguments": [42]}),
+        )
+        .unwrap();
+    assert!(r.get("error").is_some(), "{r}");
+    // A panic inside one request is answered with an error...
+    let r = c
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri(&fig1)}}),
+        )
+        .unwrap();
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("internal error in document symbols"),
+        "{r}"
+    );
+    // ...and the server still answers.
+    let h = hover_text(&mut c, &fig1, pos(&text, "x(i) = j + sin(x(i))", "x(i)"));
+    assert!(h.starts_with("**x**"), "{h}");
+    c.shutdown().unwrap();
+}
+
+/// `workspace/executeCommand dfort.generateAdjoint` makes the server ask
+/// the client to apply the edit; navigation finds units across files.
+#[test]
+fn generate_command_and_navigation() {
+    let root = workspace("cmd", &["p000_fig1.f90", "p000_bratu.f"]);
+    let fig1 = root.join("p000_fig1.f90");
+    let mut c = start(&root, vscode_caps(), Options::default());
+    let text = open(&mut c, &fig1);
+    let at = pos(&text, "x(i) = j + sin(x(i))", "x(i)");
+    let r = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "dfort.generateTangent", "arguments": [uri(&fig1), at]}),
+        )
+        .unwrap();
+    assert_eq!(r["result"]["applied"], true, "{r}");
+    assert_eq!(c.applied_edits.len(), 1);
+    let ops = &c.applied_edits[0]["edit"]["documentChanges"];
+    assert!(ops[0]["uri"]
+        .as_str()
+        .unwrap()
+        .ends_with("/p000_fig1_d.f90"));
+    // `check` is defined below in the same file; `bratu` in another file
+    // (indexed at start-up) is a workspace symbol.
+    let d = c
+        .request(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": uri(&fig1)}, "position": pos(&text, "do while (check(j))", "check")}),
+        )
+        .unwrap();
+    let target = pos(&text, "logical function check(j)", "check");
+    assert_eq!(d["result"][0]["range"]["start"], target, "{d}");
+    let s = c
+        .request("workspace/symbol", json!({"query": "brat"}))
+        .unwrap();
+    assert_eq!(s["result"][0]["name"], "bratu", "{s}");
+    assert!(s["result"][0]["location"]["uri"]
+        .as_str()
+        .unwrap()
+        .ends_with("p000_bratu.f"));
+    let syms = c
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri(&fig1)}}),
+        )
+        .unwrap();
+    let names: Vec<&str> = syms["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(names, ["tbr_fig1", "check"]);
+    c.shutdown().unwrap();
+}
