@@ -154,3 +154,149 @@ fn every_prefix_of_a_fixed_form_file_is_handled() {
     }
     assert!(n > 50);
 }
+
+/// What a snapshot says, in a form two snapshots can be compared by:
+/// diagnostics, and per unit its name, kind, host and active variables.
+fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = snap
+        .diagnostics(path)
+        .iter()
+        .map(|d| format!("{:?} {} {}", d.range, d.code, d.message))
+        .collect();
+    for u in &snap.program.units {
+        let parent = u.parent.map(|p| snap.program.unit(p).name.clone());
+        let active = snap.analysis.activity.activity[u.id.0 as usize]
+            .as_ref()
+            .map(|a| {
+                let set = dfort_analysis::activity::active_anywhere(u, a);
+                let mut n: Vec<&str> = set.iter().map(|i| u.symbols[i].name.as_str()).collect();
+                n.sort();
+                n.join(",")
+            });
+        v.push(format!("{} {:?} in {parent:?}: {active:?}", u.name, u.kind));
+    }
+    v
+}
+
+/// Every feature at `offset`: none may panic.
+fn poke(snap: &dfort_ide::host::Snapshot, path: &std::path::Path, offset: u32) {
+    use dfort_ide::{actions, hints, hover, navigation};
+    let _ = hover::hover(snap, path, offset);
+    let _ = navigation::definition(snap, path, offset);
+    let _ = navigation::document_symbols(snap, path);
+    let _ = actions::code_actions(snap, path, offset);
+    let _ = hints::inlay_hints(
+        snap,
+        path,
+        dfort_syntax::TextRange::new(0, u32::MAX),
+        Default::default(),
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Random edits through the language server's host (which reparses
+    /// only the chunks an edit touches) never panic, every feature answers
+    /// at random offsets, and the final state equals a host loaded with
+    /// the final text from scratch.
+    #[test]
+    fn random_edit_sequences_keep_the_host_consistent(
+        pick in any::<prop::sample::Index>(),
+        edits in prop::collection::vec(
+            (any::<prop::sample::Index>(), 0usize..40, token(), any::<bool>()), 1..8),
+        fixed in any::<bool>(),
+    ) {
+        use dfort_ide::host::{Host, TextChange};
+        let corpus = corpus();
+        let mut text = corpus[pick.index(corpus.len())].clone();
+        let path = PathBuf::from(if fixed { "/ws/t.f" } else { "/ws/t.f90" });
+        let mut host = Host::default();
+        host.set_text(&path, &text, true, 1);
+        let _ = host.snapshot();
+        for (k, (at, len, insert, look)) in edits.into_iter().enumerate() {
+            let start = at.index(text.len() + 1);
+            let end = (start + len).min(text.len());
+            host.edit(&path, &[TextChange {
+                range: Some(dfort_syntax::TextRange::new(start as u32, end as u32)),
+                text: insert,
+            }], k as i32 + 2);
+            text = host.document(&path).unwrap().text.to_string();
+            if look {
+                let snap = host.snapshot();
+                poke(&snap, &path, start as u32);
+            }
+        }
+        let incremental = host.snapshot();
+        let mut fresh = Host::default();
+        fresh.set_text(&path, &text, true, 1);
+        let scratch = fresh.snapshot();
+        prop_assert_eq!(summary(&incremental, &path), summary(&scratch, &path));
+    }
+}
+
+/// Module procedures are parsed and lowered apart from their module in
+/// the language server; the program it links must mean what the whole
+/// file lowered at once means: the same units, hosts and activity.
+#[test]
+fn module_procedures_chunked_apart_match_the_whole_module() {
+    let mut compared = 0;
+    for dir in ["free", "papers"] {
+        for p in fortran_files(&fixtures().join(dir)) {
+            let text = std::fs::read_to_string(&p).unwrap();
+            if !text.to_ascii_lowercase().contains("contains") {
+                continue;
+            }
+            let ws =
+                Workspace::from_sources(vec![(p.clone(), text.clone())], LoadOptions::default());
+            if ws.error_count() > 0 {
+                continue;
+            }
+            let mut host = dfort_ide::host::Host::default();
+            host.set_text(&p, &text, true, 1);
+            let snap = host.snapshot();
+            let analysis = dfort_ide::analysis::analyse(&ws.program, &[]);
+            let describe = |program: &dfort_ir::Program, a: &dfort_ide::analysis::Analysis| {
+                let mut v: Vec<String> = program
+                    .units
+                    .iter()
+                    .map(|u| {
+                        let parent = u.parent.map(|x| program.unit(x).name.clone());
+                        let active = a.activity.activity[u.id.0 as usize].as_ref().map(|act| {
+                            let mut n: Vec<String> =
+                                dfort_analysis::activity::active_anywhere(u, act)
+                                    .iter()
+                                    .map(|i| u.symbols[i].name.clone())
+                                    .collect();
+                            n.sort();
+                            n
+                        });
+                        let records = a.tbr_of(u.id).map(|t| t.records.len());
+                        format!(
+                            "{} {:?} in {parent:?}: {active:?} tbr {records:?}",
+                            u.name, u.kind
+                        )
+                    })
+                    .collect();
+                v.sort();
+                v
+            };
+            assert_eq!(
+                describe(&snap.program, &snap.analysis),
+                describe(&ws.program, &analysis),
+                "{}",
+                p.display()
+            );
+            assert!(
+                snap.diagnostics(&p)
+                    .iter()
+                    .all(|d| d.severity != dfort_syntax::Severity::Error),
+                "{}: {:?}",
+                p.display(),
+                snap.diagnostics(&p)
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 5, "only {compared} files with modules compared");
+}

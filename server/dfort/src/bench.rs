@@ -29,7 +29,7 @@ pub struct BenchArgs {
 
 /// One free-form module of about `lines` lines: module procedures with
 /// loops, branches, array sections and calls.
-fn free_file(k: usize, lines: usize) -> String {
+pub fn free_file(k: usize, lines: usize) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "module gen{k}_mod\n  implicit none\n  integer, parameter :: dp = kind(1.d0)\n  real(dp) :: state{k}(100)\ncontains");
     let mut p = 0;

@@ -4,6 +4,7 @@ mod adjoint;
 mod analyze;
 mod bench;
 mod bench_adjoint;
+mod bench_lsp;
 mod tangent;
 mod verify;
 
@@ -105,6 +106,9 @@ enum Command {
         #[arg(long)]
         stdio: bool,
     },
+    /// Replay typing into a generated 20,000-line file against `dfort lsp`:
+    /// didChange-to-diagnostics-and-hints times (p50, p95) and memory.
+    BenchLsp(bench_lsp::BenchLspArgs),
     /// Time every kernel of a manifest (tests/kernels.toml): adjoint against
     /// primal run time, with TBR and without, and the bytes each tape pushes.
     BenchAdjoint(bench_adjoint::BenchAdjointArgs),
@@ -146,6 +150,7 @@ fn main() -> ExitCode {
         } => ir(file, unit, with, form.options()),
         Command::Bench(args) => bench::run(args),
         Command::BenchAdjoint(args) => bench_adjoint::run(args),
+        Command::BenchLsp(args) => bench_lsp::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Tangent(args) => tangent::run(args),
         Command::Adjoint(args) => adjoint::run(args),

@@ -1,8 +1,8 @@
 //! `dfort tangent`: writes `<stem>_d.f90` holding `R_d`, or explains with
 //! diagnostics why it cannot (and writes nothing).
 
-use dfort::config::RootConfig;
 use clap::Args;
+use dfort::config::RootConfig;
 use dfort_analysis::roles::{roles, Roles};
 use dfort_ide::Workspace;
 use std::path::PathBuf;

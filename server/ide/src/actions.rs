@@ -202,7 +202,13 @@ pub fn reached(snap: &Snapshot, root: UnitId) -> Vec<UnitId> {
         let u = seen[i];
         i += 1;
         let mut next: Vec<UnitId> = Vec::new();
-        for &s in p.call_graph.calls_from.get(u.0 as usize).into_iter().flatten() {
+        for &s in p
+            .call_graph
+            .calls_from
+            .get(u.0 as usize)
+            .into_iter()
+            .flatten()
+        {
             if let dfort_ir::callgraph::Callee::Unit(c) = p.call_graph.sites[s].callee {
                 next.push(c);
             }
@@ -243,7 +249,10 @@ pub fn generate(
     // Errors in any file the root depends on block generation.
     let files: Vec<PathBuf> = reached(snap, unit.id)
         .iter()
-        .filter_map(|u| snap.places.get(&snap.program.units.get(u.0 as usize)?.span.file))
+        .filter_map(|u| {
+            snap.places
+                .get(&snap.program.units.get(u.0 as usize)?.span.file)
+        })
         .map(|p| p.path.clone())
         .collect();
     let mut problems = Vec::new();

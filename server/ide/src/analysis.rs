@@ -83,9 +83,7 @@ pub fn analyse(program: &Program, specs: &[RootSpec]) -> Analysis {
         roots = program
             .units
             .iter()
-            .filter(|u| {
-                u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty()
-            })
+            .filter(|u| u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty())
             .map(|u| (u.id, roles(u, None)))
             .collect();
     }

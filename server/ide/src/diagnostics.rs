@@ -31,12 +31,16 @@ pub fn of_document(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
     let mut out = Vec::new();
     for (file, _, _) in &doc.chunks {
         for d in snap.chunk_diagnostics.get(file).into_iter().flatten() {
-            push(snap, &mut out, *file, d.range, d.severity, d.code, &d.message);
+            push(
+                snap, &mut out, *file, d.range, d.severity, d.code, &d.message,
+            );
         }
     }
     for (file, d) in &snap.link_diagnostics {
         if doc.chunks.iter().any(|(f, _, _)| f == file) {
-            push(snap, &mut out, *file, d.range, d.severity, d.code, &d.message);
+            push(
+                snap, &mut out, *file, d.range, d.severity, d.code, &d.message,
+            );
         }
     }
     refine(&mut out, |o| doc.lines.line_of(o));

@@ -17,7 +17,7 @@ use crate::diagnostics::{self, IdeDiagnostic};
 use dfort_ir::link::link;
 use dfort_ir::lower::{lower_file, LoweredFile};
 use dfort_ir::{FileId, Program, SourceFile, Unit};
-use dfort_syntax::chunks::split_units;
+use dfort_syntax::chunks::{split_fine, ChunkRole};
 use dfort_syntax::fixed_form::normalize_fixed;
 use dfort_syntax::line_index::LineIndex;
 use dfort_syntax::source_form::{FIXED_EXTENSIONS, FREE_EXTENSIONS};
@@ -86,10 +86,11 @@ struct ChunkData {
 
 #[derive(Clone)]
 struct Chunk {
-    /// Byte offset and 0-based line of the chunk's start in the document.
+    /// Byte offset of the chunk's start in the document.
     base: u32,
     len: u32,
     key: u64,
+    role: ChunkRole,
     data: Arc<ChunkData>,
 }
 
@@ -166,10 +167,11 @@ impl Snapshot {
 
     /// Units of the document, in source order.
     pub fn units_of<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a Unit> + 'a {
-        self.program
-            .units
-            .iter()
-            .filter(move |u| self.places.get(&u.span.file).is_some_and(|p| p.path == path))
+        self.program.units.iter().filter(move |u| {
+            self.places
+                .get(&u.span.file)
+                .is_some_and(|p| p.path == path)
+        })
     }
 
     /// The innermost unit containing the document offset.
@@ -178,9 +180,7 @@ impl Snapshot {
         self.program
             .units
             .iter()
-            .filter(|u| {
-                u.span.file == file && u.span.range.start <= rel && rel <= u.span.range.end
-            })
+            .filter(|u| u.span.file == file && u.span.range.start <= rel && rel <= u.span.range.end)
             .min_by_key(|u| u.span.range.end - u.span.range.start)
     }
 
@@ -388,8 +388,8 @@ impl Host {
         };
         let text = doc.text.clone();
         let spans = match doc.form {
-            SourceForm::Free => split_units(&text),
-            SourceForm::Fixed(opts) => split_units(&normalize_fixed(&text, opts.line_length).text),
+            SourceForm::Free => split_fine(&text),
+            SourceForm::Fixed(opts) => split_fine(&normalize_fixed(&text, opts.line_length).text),
         };
         let lines = &doc.lines;
         let mut old: HashMap<u64, Chunk> = doc.chunks.iter().map(|c| (c.key, c.clone())).collect();
@@ -400,22 +400,49 @@ impl Host {
         };
         let old_chunks = std::mem::take(&mut doc.chunks);
         let mut chunks = Vec::with_capacity(spans.len());
-        for span in spans {
+        for (span, role) in spans {
             // Chunks are whole lines; normalisation keeps lines, so the
             // span's lines delimit the original text too.
-            let start = lines.line_start(span.first_line).unwrap_or(lines.text_len());
+            let start = lines
+                .line_start(span.first_line)
+                .unwrap_or(lines.text_len());
             let end = lines
                 .line_start(span.last_line + 1)
                 .unwrap_or(lines.text_len())
                 .max(start);
             let chunk_text = text.get(start as usize..end as usize).unwrap_or("");
-            let key = content_key(chunk_text, doc.form);
+            let key = content_key(chunk_text, doc.form, role);
             if let Some(c) = old.remove(&key) {
                 chunks.push(Chunk {
                     base: start,
                     len: end - start,
                     key,
+                    role,
                     data: c.data,
+                });
+                continue;
+            }
+            if role == ChunkRole::ModuleTail {
+                // `end module`: its module's head is parsed with a
+                // synthetic end; nothing here to parse.
+                let file = FileId(self.next_file);
+                self.next_file = self.next_file.wrapping_add(1);
+                chunks.push(Chunk {
+                    base: start,
+                    len: end - start,
+                    key,
+                    role,
+                    data: Arc::new(ChunkData {
+                        file,
+                        tree: None,
+                        lowered: LoweredFile {
+                            file,
+                            units: Vec::new(),
+                            diagnostics: Vec::new(),
+                            contained_in: None,
+                        },
+                        diagnostics: Vec::new(),
+                    }),
                 });
                 continue;
             }
@@ -431,12 +458,18 @@ impl Host {
                 tree.edit(&relative_edit(&e, start as usize, span.first_line as usize));
                 Some(tree)
             });
-            let parsed = self.parser.parse_unit(
-                path.to_path_buf(),
-                chunk_text.to_string(),
-                doc.form,
-                old_tree.as_ref(),
-            );
+            // A module's head ends at `contains`: close it for the parser
+            // (past the chunk's text, so no range reaches the document).
+            let mut parse_text = chunk_text.to_string();
+            if role == ChunkRole::ModuleHead {
+                if !parse_text.ends_with('\n') {
+                    parse_text.push('\n');
+                }
+                parse_text.push_str("      end module\n");
+            }
+            let parsed =
+                self.parser
+                    .parse_unit(path.to_path_buf(), parse_text, doc.form, old_tree.as_ref());
             let file = FileId(self.next_file);
             self.next_file = self.next_file.wrapping_add(1);
             let lowered = lower_file(&parsed, file);
@@ -454,6 +487,7 @@ impl Host {
                 base: start,
                 len: end - start,
                 key,
+                role,
                 data: Arc::new(ChunkData {
                     file,
                     tree,
@@ -476,6 +510,8 @@ impl Host {
         let mut docs = BTreeMap::new();
         for (path, d) in &self.docs {
             let mut ids = Vec::with_capacity(d.chunks.len());
+            // The lowered head of the module being read, as an index into `lowered`.
+            let mut head: Option<usize> = None;
             for c in &d.chunks {
                 let f = c.data.file;
                 sources.push(SourceFile {
@@ -485,6 +521,11 @@ impl Host {
                 let mut lf = c.data.lowered.clone();
                 // Lowering diagnostics are reported with the chunk's own.
                 lf.diagnostics.clear();
+                match c.role {
+                    ChunkRole::ModuleHead => head = Some(lowered.len()),
+                    ChunkRole::ModuleProcedure => lf.contained_in = head,
+                    ChunkRole::ModuleTail | ChunkRole::Unit => head = None,
+                }
                 lowered.push(lf);
                 places.insert(
                     f,
@@ -524,10 +565,11 @@ impl Host {
     }
 }
 
-fn content_key(text: &str, form: SourceForm) -> u64 {
+fn content_key(text: &str, form: SourceForm, role: ChunkRole) -> u64 {
     let mut h = DefaultHasher::new();
     text.hash(&mut h);
     form.hash(&mut h);
+    role.hash(&mut h);
     h.finish()
 }
 

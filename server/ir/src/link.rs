@@ -33,8 +33,13 @@ pub fn link(
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
     let mut diags: Vec<(FileId, Diagnostic)> = Vec::new();
     let mut units: Vec<Unit> = Vec::new();
+    // Where each lowered file's units start, and module procedures lowered
+    // apart from their module: (procedure, module) pairs to join.
+    let mut bases: Vec<u32> = Vec::with_capacity(lowered.len());
+    let mut adopt: Vec<(UnitId, usize)> = Vec::new();
     for lf in lowered {
         let base = units.len() as u32;
+        bases.push(base);
         for d in lf.diagnostics {
             diags.push((lf.file, d));
         }
@@ -44,7 +49,28 @@ pub fn link(
             for c in &mut u.children {
                 c.0 += base;
             }
+            if u.parent.is_none() {
+                if let Some(k) = lf.contained_in {
+                    adopt.push((u.id, k));
+                }
+            }
             units.push(u);
+        }
+    }
+    for (child, k) in adopt {
+        let Some(&base) = bases.get(k) else {
+            continue;
+        };
+        let module = units[base as usize..]
+            .iter()
+            .take_while(|u| u.span.file == units[base as usize].span.file)
+            .find(|u| u.kind == UnitKind::Module && u.parent.is_none())
+            .map(|u| u.id);
+        if let Some(m) = module {
+            if m != child {
+                units[child.0 as usize].parent = Some(m);
+                units[m.0 as usize].children.push(child);
+            }
         }
     }
     let index = NameIndex::new(&units);

@@ -142,6 +142,127 @@ pub fn split_units(text: &str) -> Vec<ChunkSpan> {
     chunks
 }
 
+/// What a chunk of [`split_fine`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChunkRole {
+    /// A whole top-level unit (with the comments before it).
+    Unit,
+    /// A module from its header to its `contains` line (included).
+    ModuleHead,
+    /// One procedure of the module whose head precedes it.
+    ModuleProcedure,
+    /// The module's `end` line (and what trails it).
+    ModuleTail,
+}
+
+/// Like [`split_units`], but a module with `contains` is cut further:
+/// its head (up to `contains`), each module procedure, and its `end`
+/// line. An edit inside one module procedure then reparses only that
+/// procedure. Modules whose structure the line scan cannot follow stay
+/// whole.
+pub fn split_fine(text: &str) -> Vec<(ChunkSpan, ChunkRole)> {
+    let mut out = Vec::new();
+    for span in split_units(text) {
+        match module_parts(text, &span) {
+            Some(parts) => out.extend(parts),
+            None => out.push((span, ChunkRole::Unit)),
+        }
+    }
+    out
+}
+
+/// The parts of a module chunk: `None` when it is not a module with a
+/// `contains` line and an `end` line.
+fn module_parts(text: &str, span: &ChunkSpan) -> Option<Vec<(ChunkSpan, ChunkRole)>> {
+    let start = span.range.start as usize;
+    let end = span.range.end as usize;
+    let mut offset = start;
+    let mut line_no = span.first_line;
+    let mut depth = 0u32;
+    let mut interface_depth = 0u32;
+    let mut continued = false;
+    let mut is_module = false;
+    // (byte offset after the `contains` line, its line number + 1)
+    let mut contains: Option<(usize, u32)> = None;
+    let mut end_line: Option<(usize, u32)> = None;
+    while offset < end {
+        let line_end = text[offset..end].find('\n').map_or(end, |i| offset + i + 1);
+        let line = &text[offset..line_end];
+        let kind = if continued {
+            LineKind::Other
+        } else {
+            classify(line)
+        };
+        if kind != LineKind::Other || !is_comment_or_blank(line) {
+            continued = code_ends_with_ampersand(line);
+        }
+        match kind {
+            LineKind::InterfaceStart if depth > 0 => interface_depth += 1,
+            LineKind::InterfaceEnd if interface_depth > 0 => interface_depth -= 1,
+            _ if interface_depth > 0 => {}
+            LineKind::UnitStart => {
+                if depth == 0 {
+                    let w = leading_words(line, 2);
+                    is_module = w.first().is_some_and(|f| f == "module");
+                    if !is_module {
+                        return None;
+                    }
+                }
+                depth += 1;
+            }
+            LineKind::Contains if depth == 1 && contains.is_none() => {
+                contains = Some((line_end, line_no + 1));
+            }
+            LineKind::UnitEnd if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    end_line = Some((offset, line_no));
+                    break;
+                }
+            }
+            _ => {}
+        }
+        offset = line_end;
+        line_no += 1;
+    }
+    let ((body_start, body_line), (tail_start, tail_line)) = (contains?, end_line?);
+    if !is_module || tail_start < body_start {
+        return None;
+    }
+    let mut parts = vec![(
+        ChunkSpan {
+            range: TextRange::new(start as u32, body_start as u32),
+            first_line: span.first_line,
+            last_line: body_line.saturating_sub(1).max(span.first_line),
+        },
+        ChunkRole::ModuleHead,
+    )];
+    if tail_start > body_start {
+        for sub in split_units(&text[body_start..tail_start]) {
+            parts.push((
+                ChunkSpan {
+                    range: TextRange::new(
+                        sub.range.start + body_start as u32,
+                        sub.range.end + body_start as u32,
+                    ),
+                    first_line: sub.first_line + body_line,
+                    last_line: sub.last_line + body_line,
+                },
+                ChunkRole::ModuleProcedure,
+            ));
+        }
+    }
+    parts.push((
+        ChunkSpan {
+            range: TextRange::new(tail_start as u32, end as u32),
+            first_line: tail_line,
+            last_line: span.last_line.max(tail_line),
+        },
+        ChunkRole::ModuleTail,
+    ));
+    Some(parts)
+}
+
 fn push_chunk(chunks: &mut Vec<ChunkSpan>, start: usize, end: usize, first: u32, end_line: u32) {
     if end <= start && !chunks.is_empty() {
         return;
@@ -424,5 +545,44 @@ mod tests {
     fn empty_and_comment_only() {
         assert_eq!(split_units("").len(), 1);
         assert_eq!(lines("! just a comment\n"), vec![(0, 0)]);
+    }
+
+    #[test]
+    fn split_fine_cuts_modules_into_head_procedures_and_tail() {
+        let text = "! lead\nmodule m\n  real :: a\n  interface\n    subroutine ext(x)\n    end subroutine ext\n  end interface\ncontains\n  ! doc of s\n  subroutine s(x)\n    if (x > 0) then\n    end if\n  end subroutine s\n  function f()\n  contains\n    subroutine inner\n    end subroutine\n  end function f\nend module m\n! trailing\nsubroutine top\nend\n";
+        let parts = split_fine(text);
+        let roles: Vec<ChunkRole> = parts.iter().map(|p| p.1).collect();
+        assert_eq!(
+            roles,
+            [
+                ChunkRole::ModuleHead,
+                ChunkRole::ModuleProcedure,
+                ChunkRole::ModuleProcedure,
+                ChunkRole::ModuleTail,
+                ChunkRole::Unit
+            ]
+        );
+        let texts: Vec<&str> = parts
+            .iter()
+            .map(|(c, _)| &text[c.range.start as usize..c.range.end as usize])
+            .collect();
+        assert!(texts[0].starts_with("! lead") && texts[0].ends_with("contains\n"));
+        assert!(texts[1].starts_with("  ! doc of s") && texts[1].ends_with("end subroutine s\n"));
+        assert!(texts[2].starts_with("  function f()") && texts[2].ends_with("end function f\n"));
+        assert_eq!(texts[3], "end module m\n");
+        assert!(texts[4].starts_with("! trailing"));
+        // Every byte in exactly one chunk, lines consistent with offsets.
+        let mut at = 0;
+        for (c, _) in &parts {
+            assert_eq!(c.range.start as usize, at);
+            at = c.range.end as usize;
+            let first = text[..c.range.start as usize].matches('\n').count() as u32;
+            assert_eq!(c.first_line, first, "{c:?}");
+        }
+        assert_eq!(at, text.len());
+        // A module without `contains` stays whole.
+        let plain = split_fine("module m\n  real :: a\nend module m\n");
+        assert_eq!(plain.len(), 1);
+        assert_eq!(plain[0].1, ChunkRole::Unit);
     }
 }

@@ -328,14 +328,16 @@ impl Backend {
         for (path, text) in files {
             let uri = uri_of(path)?;
             if session.create_files {
-                ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
-                    uri: uri.clone(),
-                    options: Some(CreateFileOptions {
-                        overwrite: Some(true),
-                        ignore_if_exists: None,
-                    }),
-                    annotation_id: None,
-                })));
+                ops.push(DocumentChangeOperation::Op(ResourceOp::Create(
+                    CreateFile {
+                        uri: uri.clone(),
+                        options: Some(CreateFileOptions {
+                            overwrite: Some(true),
+                            ignore_if_exists: None,
+                        }),
+                        annotation_id: None,
+                    },
+                )));
                 ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
                     text_document: OptionalVersionedTextDocumentIdentifier { uri, version: None },
                     edits: vec![OneOf::Left(TextEdit {
@@ -443,10 +445,7 @@ impl Backend {
             let u = unit.clone();
             self.with_snapshot("verify", move |snap, _| {
                 let mut files: Vec<PathBuf> = vec![p.clone()];
-                if let Some(root) = snap
-                    .units_of(&p)
-                    .find(|x| x.is_procedure() && x.name == u)
-                {
+                if let Some(root) = snap.units_of(&p).find(|x| x.is_procedure() && x.name == u) {
                     for id in actions::reached(snap, root.id) {
                         if let Some(place) = snap
                             .program
@@ -687,7 +686,11 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        let section = params.settings.get("dfort").cloned().unwrap_or(params.settings);
+        let section = params
+            .settings
+            .get("dfort")
+            .cloned()
+            .unwrap_or(params.settings);
         self.apply_settings(Some(&section)).await;
         self.refresh();
         let _ = self.client.inlay_hint_refresh().await;
@@ -816,7 +819,9 @@ impl LanguageServer for Backend {
                         mode.as_str()
                     )));
                     if session.resolve_edits {
-                        ca.data = Some(json!({"uri": uri.as_str(), "unit": a.unit, "mode": mode.as_str()}));
+                        ca.data = Some(
+                            json!({"uri": uri.as_str(), "unit": a.unit, "mode": mode.as_str()}),
+                        );
                     } else {
                         match self.generate(path.clone(), a.unit.clone(), mode).await? {
                             Ok(files) => ca.edit = self.files_edit(&files, &session),
@@ -890,7 +895,9 @@ impl LanguageServer for Backend {
             Ok(files) => {
                 let session = self.session();
                 let Some(edit) = self.files_edit(&files, &session) else {
-                    return Err(Error::invalid_params("cannot name the output files as URIs"));
+                    return Err(Error::invalid_params(
+                        "cannot name the output files as URIs",
+                    ));
                 };
                 let applied = self
                     .client
@@ -898,10 +905,8 @@ impl LanguageServer for Backend {
                     .await
                     .map(|r| r.applied)
                     .unwrap_or(false);
-                let names: Vec<String> = files
-                    .iter()
-                    .map(|(p, _)| p.display().to_string())
-                    .collect();
+                let names: Vec<String> =
+                    files.iter().map(|(p, _)| p.display().to_string()).collect();
                 Ok(Some(json!({"applied": applied, "files": names})))
             }
             Err(reason) => {

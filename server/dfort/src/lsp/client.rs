@@ -156,7 +156,11 @@ impl Connection {
     /// Waits for the next notification `method` (or takes one already
     /// received), returning its params.
     pub fn wait_notification(&mut self, method: &str) -> Result<Value, Timeout> {
-        if let Some(i) = self.notifications.iter().position(|n| n["method"] == method) {
+        if let Some(i) = self
+            .notifications
+            .iter()
+            .position(|n| n["method"] == method)
+        {
             return Ok(self.notifications.remove(i)["params"].clone());
         }
         let deadline = Instant::now() + self.timeout;

@@ -48,11 +48,7 @@ impl<'a> Text<'a> {
             Encoding::Utf16 => lines.offset_utf16(self.text, lc),
         };
         // Columns past the end of the line clamp to its end.
-        got.unwrap_or_else(|| {
-            lines
-                .line_range(p.line)
-                .map_or(lines.text_len(), |r| r.end)
-        })
+        got.unwrap_or_else(|| lines.line_range(p.line).map_or(lines.text_len(), |r| r.end))
     }
 
     pub fn position(&self, offset: u32, enc: Encoding) -> Position {

@@ -69,7 +69,10 @@ where
                 Some(Err(e)) => malformed(e),
                 Some(Ok(n)) if n > MAX_BODY => {
                     let mut sink = (&mut r).take(n as u64);
-                    if tokio::io::copy(&mut sink, &mut tokio::io::sink()).await.is_err() {
+                    if tokio::io::copy(&mut sink, &mut tokio::io::sink())
+                        .await
+                        .is_err()
+                    {
                         return;
                     }
                     malformed(format!("a message of {n} bytes (over the limit)"))

@@ -50,6 +50,10 @@ pub fn run_stdio(options: Options) -> std::process::ExitCode {
         }
     };
     rt.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), options));
+    // The stdin reader may still wait in a blocking thread for input that
+    // never comes (the client keeps the pipe open after `exit`): do not
+    // wait for it.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
     std::process::ExitCode::SUCCESS
 }
 

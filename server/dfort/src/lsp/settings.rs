@@ -75,9 +75,8 @@ pub fn parse(v: &Value) -> (Settings, Vec<String>) {
             "fixedLineLength" => match val.as_u64() {
                 Some(0) => s.fixed_line_length = Some(None),
                 Some(n) if n >= 7 => s.fixed_line_length = Some(Some(n as usize)),
-                _ => problems.push(
-                    "dfort.fixedLineLength: expected 72, 132 or 0 (no limit)".to_string(),
-                ),
+                _ => problems
+                    .push("dfort.fixedLineLength: expected 72, 132 or 0 (no limit)".to_string()),
             },
             // Client-side settings the server does not use.
             "serverPath" | "trace" | "path" => {}

@@ -27,6 +27,11 @@ pub struct LoweredFile {
     pub file: FileId,
     pub units: Vec<Unit>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Set when this "file" is one procedure of a module lowered on its
+    /// own (the language server lowers module procedures one by one): the
+    /// position, in the list given to [`crate::link::link`], of the
+    /// lowered head of the module that contains its top-level units.
+    pub contained_in: Option<usize>,
 }
 
 /// Lowers every program unit of `file`.
@@ -62,6 +67,7 @@ pub fn lower_file(parsed: &ParsedFile, file: FileId) -> LoweredFile {
         file,
         units: cx.units,
         diagnostics: cx.diagnostics,
+        contained_in: None,
     }
 }
 

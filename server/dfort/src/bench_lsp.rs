@@ -1,0 +1,227 @@
+//! `dfort bench-lsp`: replays typing into a generated 20,000-line file
+//! against a real `dfort lsp` process and reports, p50 and p95, the time
+//! from `didChange` to fresh diagnostics (the `publishDiagnostics` of that
+//! version) and inlay hints (the answer to an `inlayHint` request for the
+//! screen around the edit), for character edits and for structural edits
+//! (deleting and restoring an `end if`), plus the time from `didOpen` to
+//! the first diagnostics and the server's resident memory.
+
+use clap::Args;
+use dfort::lsp::client::Connection;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Args)]
+pub struct BenchLspArgs {
+    /// Lines of the generated file.
+    #[arg(long, default_value_t = 20_000)]
+    lines: usize,
+    /// Character edits to replay (each typed, then deleted).
+    #[arg(long, default_value_t = 100)]
+    edits: usize,
+    /// Structural edits (an `end if` deleted, then restored).
+    #[arg(long, default_value_t = 20)]
+    structural: usize,
+    /// The file's shape: `module` (one module of procedures) or `units`
+    /// (top-level subroutines in modules of about 400 lines).
+    #[arg(long, default_value = "module", value_parser = ["module", "units"])]
+    shape: String,
+}
+
+fn percentile(v: &[f64], p: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    if s.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((s.len() as f64 - 1.0) * p).round() as usize;
+    s[i.min(s.len() - 1)]
+}
+
+fn status_kb(pid: u32, key: &str) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The generated source: `module` is one module of about `lines` lines
+/// (as `dfort bench` writes them); `units` cuts the same procedures into
+/// modules of about 400 lines.
+fn source(lines: usize, shape: &str) -> String {
+    if shape == "module" {
+        return crate::bench::free_file(0, lines);
+    }
+    let mut s = String::new();
+    let mut k = 0;
+    while s.lines().count() < lines {
+        s.push_str(&crate::bench::free_file(k, 400));
+        k += 1;
+    }
+    s
+}
+
+struct Session {
+    conn: Connection,
+    uri: String,
+    version: i64,
+    text: String,
+}
+
+impl Session {
+    /// Sends one change and waits for its diagnostics and the hints around it.
+    fn change(&mut self, start: usize, end: usize, new: &str) -> Result<f64, String> {
+        let pos = |text: &str, off: usize| {
+            let before = &text[..off];
+            let line = before.matches('\n').count();
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
+            json!({"line": line, "character": col})
+        };
+        let (s, e) = (pos(&self.text, start), pos(&self.text, end));
+        self.version += 1;
+        let t = Instant::now();
+        self.conn
+            .notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": self.uri, "version": self.version},
+                       "contentChanges": [{"range": {"start": s, "end": e}, "text": new}]}),
+            )
+            .map_err(|e| e.to_string())?;
+        self.text.replace_range(start..end, new);
+        loop {
+            let d = self
+                .conn
+                .wait_notification("textDocument/publishDiagnostics")
+                .map_err(|e| e.to_string())?;
+            if d["version"].as_i64().unwrap_or(0) >= self.version {
+                break;
+            }
+        }
+        let line = s["line"].as_u64().unwrap_or(0);
+        let r = self
+            .conn
+            .request(
+                "textDocument/inlayHint",
+                json!({"textDocument": {"uri": self.uri},
+                       "range": {"start": {"line": line.saturating_sub(30), "character": 0},
+                                 "end": {"line": line + 30, "character": 0}}}),
+            )
+            .map_err(|e| e.to_string())?;
+        if r.get("error").is_some() {
+            return Err(format!("inlay hints failed: {r}"));
+        }
+        Ok(t.elapsed().as_secs_f64() * 1000.0)
+    }
+}
+
+pub fn run(args: BenchLspArgs) -> ExitCode {
+    match bench(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn bench(args: &BenchLspArgs) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("dfort-bench-lsp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let path: PathBuf = dir.join("big.f90");
+    let text = source(args.lines, &args.shape);
+    std::fs::write(&path, &text).map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut child = Command::new(exe)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start dfort lsp: {e}"))?;
+    let pid = child.id();
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err("no pipes to the server".into());
+    };
+    let mut conn = Connection::new(stdout, stdin);
+    conn.timeout = Duration::from_secs(60);
+    let uri = format!("file://{}", path.display());
+    conn.initialize(
+        Some(&format!("file://{}", dir.display())),
+        json!({}),
+        Value::Null,
+    )
+    .map_err(|e| e.to_string())?;
+    let nlines = text.lines().count();
+    println!(
+        "file: {} lines, {:.2} MB, shape `{}`",
+        nlines,
+        text.len() as f64 / 1e6,
+        args.shape
+    );
+    let t = Instant::now();
+    conn.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "fortran", "version": 1, "text": text}}),
+    )
+    .map_err(|e| e.to_string())?;
+    let first = loop {
+        let d = conn
+            .wait_notification("textDocument/publishDiagnostics")
+            .map_err(|e| e.to_string())?;
+        if d["uri"] == json!(uri) {
+            break d;
+        }
+    };
+    let open_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let n_diags = first["diagnostics"].as_array().map_or(0, |a| a.len());
+    let mut s = Session {
+        conn,
+        uri,
+        version: 1,
+        text,
+    };
+    // Character edits: a digit typed into a constant and deleted again,
+    // spread over the file.
+    let sites: Vec<usize> = s.text.match_indices("0.5_dp").map(|(i, _)| i).collect();
+    if sites.is_empty() {
+        return Err("the generated file has no edit sites".into());
+    }
+    let mut typing = Vec::new();
+    for k in 0..args.edits {
+        let at = sites[(k * 7919) % sites.len()] + 3;
+        typing.push(s.change(at, at, "7")?);
+        typing.push(s.change(at, at + 1, "")?);
+    }
+    // Structural edits: an `end if` deleted (the rest of its procedure no
+    // longer parses) and restored.
+    let ends: Vec<usize> = s.text.match_indices("end if\n").map(|(i, _)| i).collect();
+    let mut structural = Vec::new();
+    for k in 0..args.structural {
+        let at = ends[(k * 104_729) % ends.len()];
+        structural.push(s.change(at, at + 6, "")?);
+        structural.push(s.change(at, at, "end if")?);
+    }
+    let rss = status_kb(pid, "VmRSS:").unwrap_or(f64::NAN) / 1024.0;
+    let hwm = status_kb(pid, "VmHWM:").unwrap_or(f64::NAN) / 1024.0;
+    let _ = s.conn.shutdown();
+    drop(s.conn);
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("open to first diagnostics: {open_ms:.0} ms ({n_diags} diagnostics)");
+    let report = |what: &str, v: &[f64]| {
+        println!(
+            "{what}: {} edits, didChange to diagnostics + inlay hints p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+            v.len(),
+            percentile(v, 0.5),
+            percentile(v, 0.95),
+            percentile(v, 1.0)
+        );
+    };
+    report("character edits", &typing);
+    report("structural edits (end if deleted/restored)", &structural);
+    let all: Vec<f64> = typing.iter().chain(&structural).copied().collect();
+    report("all edits", &all);
+    println!("server memory: resident {rss:.0} MB, peak resident {hwm:.0} MB");
+    Ok(())
+}
