@@ -70,7 +70,9 @@ fn open(c: &mut Connection, path: &Path) -> String {
 /// those of other files and older versions).
 fn diagnostics_at(c: &mut Connection, path: &Path, version: i64) -> Value {
     loop {
-        let d = c.wait_notification("textDocument/publishDiagnostics").unwrap();
+        let d = c
+            .wait_notification("textDocument/publishDiagnostics")
+            .unwrap();
         if d["uri"] == json!(uri(path)) && d["version"].as_i64().unwrap_or(0) >= version {
             return d["diagnostics"].clone();
         }
@@ -110,7 +112,10 @@ fn hover_text(c: &mut Connection, path: &Path, at: Value) -> String {
 fn scrub(v: &Value, root: &Path) -> String {
     let runtime = dfort_codegen::adjoint::RUNTIME;
     let s = serde_json::to_string_pretty(v).unwrap();
-    let s = s.replace(&serde_json::to_string(runtime).unwrap(), "\"<dfort_stack.f90>\"");
+    let s = s.replace(
+        &serde_json::to_string(runtime).unwrap(),
+        "\"<dfort_stack.f90>\"",
+    );
     s.replace(&root.display().to_string(), "ROOT")
 }
 
@@ -152,11 +157,7 @@ fn bratu_in_a_vscode_like_session() {
     insta::assert_snapshot!("bratu_hover_x", hx);
     // F(i) overwritten: active after, and TBR does not record it (paper
     // 000 App. A: none of F(i-1), F(i), F(i+1) is pushed).
-    let hf = hover_text(
-        &mut c,
-        &bratu,
-        pos(&text, "F(i) = F(i)-2*x(i)", "F(i)"),
-    );
+    let hf = hover_text(&mut c, &bratu, pos(&text, "F(i) = F(i)-2*x(i)", "F(i)"));
     assert!(hf.contains("Not recorded"), "{hf}");
     insta::assert_snapshot!("bratu_hover_f", hf);
 
@@ -172,19 +173,22 @@ fn bratu_in_a_vscode_like_session() {
         .find(|a| a["title"] == "Generate adjoint of bratu")
         .expect("a Generate adjoint action")
         .clone();
-    assert!(
-        adjoint.get("edit").is_none(),
-        "resolved lazily for VS Code"
-    );
+    assert!(adjoint.get("edit").is_none(), "resolved lazily for VS Code");
     let resolved = c.request("codeAction/resolve", adjoint).unwrap();
     let edit = &resolved["result"]["edit"];
     let ops = edit["documentChanges"].as_array().expect("documentChanges");
     assert_eq!(ops[0]["kind"], "create");
     assert_eq!(ops[0]["options"]["overwrite"], true);
-    assert!(ops[0]["uri"].as_str().unwrap().ends_with("/p000_bratu_b.f90"));
+    assert!(ops[0]["uri"]
+        .as_str()
+        .unwrap()
+        .ends_with("/p000_bratu_b.f90"));
     let body = ops[1]["edits"][0]["newText"].as_str().unwrap();
     assert!(body.contains("subroutine bratu_b(dim, parmax, x, xb, prm, prmb, f, fb)"));
-    assert!(ops[2]["uri"].as_str().unwrap().ends_with("/dfort_stack.f90"));
+    assert!(ops[2]["uri"]
+        .as_str()
+        .unwrap()
+        .ends_with("/dfort_stack.f90"));
     insta::assert_snapshot!("bratu_generate_adjoint_edit", scrub(edit, &root));
     c.shutdown().unwrap();
 }
@@ -196,8 +200,13 @@ fn figure_1_in_a_neovim_like_session() {
     let mut c = start(&root, neovim_caps(), Options::default());
     let init_encoding = {
         // UTF-8 was offered, so it is used.
-        let r = c.request("textDocument/hover", json!({"textDocument": {"uri": uri(&fig1)},
-            "position": {"line": 0, "character": 0}})).unwrap();
+        let r = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": uri(&fig1)},
+            "position": {"line": 0, "character": 0}}),
+            )
+            .unwrap();
         r["result"].clone()
     };
     assert_eq!(init_encoding, Value::Null, "file not open yet: no hover");
@@ -261,7 +270,10 @@ fn diagnostics_follow_live_edits() {
     let d = diagnostics_at(&mut c, &fig1, 2);
     assert_eq!(d[0]["code"], "non-differentiable", "{d}");
     assert_eq!(d[0]["severity"], 2);
-    assert!(d[0]["message"].as_str().unwrap().contains("`abs` of the active value `x`"));
+    assert!(d[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("`abs` of the active value `x`"));
     // Deleting `end do` breaks the unit; restoring it heals it.
     let end_do = pos(&text, "end do", "end do");
     change(&mut c, 3, end_do.clone(), 6, "");
@@ -302,10 +314,21 @@ fn positions_in_both_encodings_on_a_crlf_file() {
                 json!({"textDocument": {"uri": uri(&f)}, "position": {"line": 5, "character": col}}),
             )
             .unwrap();
-        let v = r["result"]["contents"]["value"].as_str().unwrap_or("").to_string();
+        let v = r["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
         assert!(v.starts_with("**x**") && v.contains("**active**"), "{r}");
-        assert_eq!(r["result"]["range"]["start"]["character"], json!(col), "{r}");
-        assert_eq!(r["result"]["range"]["end"]["character"], json!(col + 1), "{r}");
+        assert_eq!(
+            r["result"]["range"]["start"]["character"],
+            json!(col),
+            "{r}"
+        );
+        assert_eq!(
+            r["result"]["range"]["end"]["character"],
+            json!(col + 1),
+            "{r}"
+        );
         c.shutdown().unwrap();
     }
 }

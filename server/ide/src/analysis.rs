@@ -1,7 +1,7 @@
 //! The analyses a snapshot carries: interprocedural activity (paper 000
-//! §4) and TBR (§5) from the configured roots, or — when none are
-//! configured — from every procedure nobody calls, with the roles its
-//! directives or intents give.
+//! §4) and TBR (§5) from the configured roots (with their lists) and from
+//! every other procedure nobody calls (with the roles its directives or
+//! intents give).
 //!
 //! Contract: never fails; a configured root that does not exist (or names
 //! variables it does not have) is reported in `problems` and skipped.
@@ -79,14 +79,21 @@ pub fn analyse(program: &Program, specs: &[RootSpec]) -> Analysis {
             )),
         }
     }
-    if roots.is_empty() {
-        roots = program
-            .units
-            .iter()
-            .filter(|u| u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty())
-            .map(|u| (u.id, roles(u, None)))
-            .collect();
-    }
+    // Every other procedure nobody calls is a root too, with the roles its
+    // directives or intents give: configuring one root does not switch
+    // off the analysis of the rest of the workspace.
+    let defaults: Vec<(UnitId, Roles)> = program
+        .units
+        .iter()
+        .filter(|u| {
+            u.is_procedure()
+                && program.call_graph.calls_to[u.id.0 as usize].is_empty()
+                && !roots.iter().any(|(r, _)| *r == u.id)
+                && !specs.iter().any(|s| s.name == u.name)
+        })
+        .map(|u| (u.id, roles(u, None)))
+        .collect();
+    roots.extend(defaults);
     let seeds: Vec<_> = roots
         .iter()
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))

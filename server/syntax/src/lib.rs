@@ -8,6 +8,7 @@ pub mod fixed_form;
 pub mod flat;
 pub mod line_index;
 pub mod parse;
+pub mod queries;
 pub mod source_form;
 
 pub use diagnostic::{Diagnostic, Severity, TextRange};

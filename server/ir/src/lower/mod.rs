@@ -79,7 +79,7 @@ pub(crate) struct FileLowerer<'a> {
     diagnostics: Vec<Diagnostic>,
 }
 
-const DIRECTIVES_QUERY: &str = include_str!("../../../../grammar-queries/directives.scm");
+const DIRECTIVES_QUERY: &str = dfort_syntax::queries::DIRECTIVES;
 
 fn directives_query() -> Option<&'static Query> {
     static Q: OnceLock<Option<Query>> = OnceLock::new();

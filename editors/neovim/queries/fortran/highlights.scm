@@ -1,0 +1,1 @@
+../../../../grammar-queries/highlights-directives.scm

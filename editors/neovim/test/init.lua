@@ -1,0 +1,309 @@
+-- Headless real-client test of the dfort Neovim plugin against `dfort lsp`.
+--
+--   DFORT_BIN=/path/to/dfort DFORT_TEST_DIR=/tmp/x DFORT_TEST_OUT=/tmp/x/report.txt \
+--     nvim --headless -n -i NONE -u editors/neovim/test/init.lua
+--
+-- DFORT_TEST_DIR holds copies of tests/fixtures/papers/p000_bratu.f (fixed
+-- form) and p000_fig1.f90 (free form). The report goes to DFORT_TEST_OUT;
+-- the exit code is 0 when every check passed, 1 otherwise.
+
+local this_file = debug.getinfo(1, 'S').source:gsub('^@', '')
+local test_dir = vim.fn.fnamemodify(this_file, ':p:h')
+local plugin_root = vim.fn.fnamemodify(test_dir, ':h')
+vim.opt.runtimepath:prepend(plugin_root)
+package.path = test_dir .. '/?.lua;' .. package.path
+
+local report = require('dfort_test_report')
+
+local bin = os.getenv('DFORT_BIN')
+local dir = os.getenv('DFORT_TEST_DIR')
+local out = os.getenv('DFORT_TEST_OUT')
+local global_timeout_ms = tonumber(os.getenv('DFORT_TEST_TIMEOUT_MS') or '') or 50000
+local request_timeout_ms = 15000
+
+report.init(out)
+
+-- Keep what the plugin tells the user in the report.
+vim.notify = function(msg, level)
+  report.info('notify' .. (level and level >= vim.log.levels.WARN and ' (warning/error)' or ''), msg)
+end
+
+-- A hang becomes a failure with a message.
+local timer = vim.loop.new_timer()
+timer:start(global_timeout_ms, 0, vim.schedule_wrap(function()
+  report.fail('global timeout', 'the test did not finish within ' .. global_timeout_ms .. ' ms')
+  pcall(function()
+    require('dfort').stop(500)
+  end)
+  report.finish(true)
+end))
+
+local function require_env()
+  assert(bin and bin ~= '', 'DFORT_BIN is not set')
+  assert(dir and dir ~= '', 'DFORT_TEST_DIR is not set')
+  assert(vim.fn.executable(bin) == 1, 'DFORT_BIN is not executable: ' .. bin)
+end
+
+-- Markdown text of a hover result (MarkupContent, MarkedString or a list).
+local function hover_text(result)
+  if type(result) ~= 'table' then
+    return nil
+  end
+  local contents = result.contents
+  local parts = {}
+  local function add(c)
+    if type(c) == 'string' then
+      table.insert(parts, c)
+    elseif type(c) == 'table' and type(c.value) == 'string' then
+      table.insert(parts, c.value)
+    end
+  end
+  if type(contents) == 'table' and contents.value == nil and contents[1] ~= nil then
+    for _, c in ipairs(contents) do
+      add(c)
+    end
+  else
+    add(contents)
+  end
+  return table.concat(parts, '\n')
+end
+
+-- 0-based LSP position of the `nth` occurrence of `needle` (plain text) on the
+-- first line containing `line_needle` (plain text). The fixtures are ASCII,
+-- so byte columns are UTF-16 columns.
+local function find_position(bufnr, line_needle, needle, nth)
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  for i, line in ipairs(lines) do
+    if line:find(line_needle, 1, true) then
+      local from = 1
+      local col
+      for _ = 1, nth or 1 do
+        col = line:find(needle, from, true)
+        assert(col, 'no "' .. needle .. '" on line ' .. i)
+        from = col + 1
+      end
+      return { line = i - 1, character = col - 1 }
+    end
+  end
+  error('no line containing "' .. line_needle .. '"')
+end
+
+local function open(name)
+  vim.cmd('edit ' .. vim.fn.fnameescape(dir .. '/' .. name))
+  local bufnr = vim.api.nvim_get_current_buf()
+  assert(vim.bo[bufnr].filetype == 'fortran', name .. ': filetype is "' .. vim.bo[bufnr].filetype .. '"')
+  return bufnr
+end
+
+local function hover(bufnr, pos)
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, position = pos }
+  local responses, err = vim.lsp.buf_request_sync(bufnr, 'textDocument/hover', params, request_timeout_ms)
+  assert(responses, 'hover: ' .. tostring(err))
+  for _, resp in pairs(responses) do
+    if resp.err or resp.error then
+      error('hover error: ' .. vim.inspect(resp.err or resp.error))
+    end
+    local text = hover_text(resp.result)
+    if text and text ~= '' then
+      return text
+    end
+  end
+  error('hover returned no contents: ' .. vim.inspect(responses))
+end
+
+-- `active` true: the hover must say active (and not "not active");
+-- false: it must say "not active".
+local function check_hover(label, bufnr, pos, var, active)
+  report.step(label, function()
+    local text = hover(bufnr, pos)
+    report.info(label .. ' text', text)
+    local first = text:match('[^\n]*')
+    assert(first:find('%f[%w_]' .. var .. '%f[^%w_]'),
+      'the first line does not name `' .. var .. '`: ' .. first)
+    local lower = text:lower()
+    assert(lower:find('%f[%w]active%f[^%w]'), 'no "active" in the hover')
+    local negated = lower:find('not active', 1, true) ~= nil
+    if active then
+      assert(not negated, '`' .. var .. '` is reported as not active')
+    else
+      assert(negated, '`' .. var .. '` is not reported as "not active"')
+    end
+  end)
+end
+
+local function file_exists(path)
+  return vim.loop.fs_stat(path) ~= nil
+end
+
+local function read_file(path)
+  local f = io.open(path, 'r')
+  if not f then
+    return nil
+  end
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+
+local function run()
+  report.step('environment', require_env)
+  if report.failed() then
+    return
+  end
+
+  local dfort
+  report.step('setup', function()
+    dfort = require('dfort')
+    dfort.setup({
+      cmd = { bin, 'lsp' },
+      -- Configured roots replace the server's default ones (procedures
+      -- nobody calls, with their directives or intents), so both units are
+      -- named. `prm` is left out on purpose: that it is then not active
+      -- shows the settings reached the server (by intents it would be).
+      settings = {
+        roots = {
+          { name = 'bratu', independent = { 'x' }, dependent = { 'f' } },
+          { name = 'tbr_fig1', independent = { 'x' }, dependent = { 'x' } },
+        },
+      },
+    })
+    for _, c in ipairs({ 'DfortAdjoint', 'DfortTangent', 'DfortVerify', 'DfortMarkIndependent', 'DfortMarkDependent' }) do
+      assert(vim.fn.exists(':' .. c) == 2, 'command :' .. c .. ' missing')
+    end
+  end)
+  if report.failed() then
+    return
+  end
+
+  local fixed, free
+  report.step('open files', function()
+    fixed = open('p000_bratu.f')
+    free = open('p000_fig1.f90')
+  end)
+  if report.failed() then
+    return
+  end
+
+  report.step('client initialized', function()
+    for _, b in ipairs({ fixed, free }) do
+      local client, err = dfort.client(b, request_timeout_ms)
+      assert(client, err)
+      report.info('client for ' .. vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ':t'),
+        'id ' .. client.id .. ', root ' .. tostring(client.config.root_dir) .. ', offset encoding ' .. client.offset_encoding)
+    end
+    local a, b = dfort.client(fixed), dfort.client(free)
+    assert(a.id == b.id, 'the two files (same root) got two clients')
+  end)
+  if report.failed() then
+    return
+  end
+
+  -- Fixed form: `x` inside exp(x(i)/...) in the loop of bratu.
+  vim.api.nvim_set_current_buf(fixed)
+  local bratu_pos = find_position(fixed, 'F(i) = F(i)-2*x(i)', 'x(i)', 1)
+  check_hover('hover fixed form (x in bratu loop)', fixed, bratu_pos, 'x', true)
+  -- Not an independent by the settings.
+  local prm_pos = find_position(fixed, 'F(i) = F(i)-2*x(i)', 'prm(1)', 1)
+  check_hover('hover fixed form (prm not active by the settings)', fixed, prm_pos, 'prm', false)
+
+  -- Free form: `x` in sin(x(i)) of tbr_fig1.
+  local fig1_pos = find_position(free, 'x(i) = j + sin(x(i))', 'x(i)', 2)
+  check_hover('hover free form (x in tbr_fig1)', free, fig1_pos, 'x', true)
+
+  report.step('code actions in bratu', function()
+    local actions, err = dfort.code_actions(fixed, { position = bratu_pos, timeout = request_timeout_ms })
+    assert(actions, err)
+    local titles = {}
+    for _, a in ipairs(actions) do
+      table.insert(titles, a.title)
+    end
+    report.info('code action titles', table.concat(titles, '\n'))
+    local joined = table.concat(titles, '\n')
+    assert(joined:find('Generate adjoint of bratu', 1, true), 'no "Generate adjoint of bratu"')
+    assert(joined:find('Generate tangent of bratu', 1, true), 'no "Generate tangent of bratu"')
+  end)
+
+  report.step('generate adjoint of bratu', function()
+    local adjoint = dir .. '/p000_bratu_b.f90'
+    local stack = dir .. '/dfort_stack.f90'
+    local paths, err = dfort.generate('adjoint', fixed, { position = bratu_pos, timeout = request_timeout_ms })
+    assert(paths, err)
+    report.info('written', table.concat(paths, '\n'))
+    assert(file_exists(adjoint), adjoint .. ' was not written')
+    assert(file_exists(stack), stack .. ' was not written')
+    local text = read_file(adjoint) or ''
+    assert(text:lower():find('subroutine%s+bratu_b'), 'p000_bratu_b.f90 has no subroutine bratu_b')
+    assert((read_file(stack) or ''):lower():find('module%s+dfort_stack'), 'dfort_stack.f90 has no module dfort_stack')
+    assert(not text:find('\n\n$'), 'p000_bratu_b.f90 ends with a blank line')
+    assert(not vim.api.nvim_buf_get_option(fixed, 'modified'), 'the source buffer was modified')
+  end)
+
+  -- A second generation must replace the files, not append to them (the
+  -- generated buffers are loaded now).
+  report.step('generate adjoint again', function()
+    local adjoint = dir .. '/p000_bratu_b.f90'
+    local before = read_file(adjoint)
+    local paths, err = dfort.generate('adjoint', fixed, { position = bratu_pos, timeout = request_timeout_ms })
+    assert(paths, err)
+    assert(read_file(adjoint) == before, 'the adjoint file changed on the second generation')
+  end)
+
+  report.step('verify tbr_fig1', function()
+    local text, err, raw = dfort.verify(free, { position = fig1_pos, timeout = 40000 })
+    assert(text, err)
+    report.info('verify result', text)
+    assert(text:find('tbr_fig1', 1, true), 'the result does not name tbr_fig1')
+    assert(not (type(raw) == 'table' and raw.ok == false), 'verification failed')
+  end)
+
+  -- The user commands act at the cursor.
+  local function put_cursor(bufnr, pos)
+    vim.api.nvim_set_current_buf(bufnr)
+    vim.api.nvim_win_set_cursor(0, { pos.line + 1, pos.character })
+  end
+
+  report.step(':DfortTangent at the cursor', function()
+    put_cursor(fixed, bratu_pos)
+    vim.cmd('DfortTangent')
+    local tangent = dir .. '/p000_bratu_d.f90'
+    assert(file_exists(tangent), tangent .. ' was not written')
+    assert((read_file(tangent) or ''):lower():find('subroutine%s+bratu_d'), 'p000_bratu_d.f90 has no subroutine bratu_d')
+  end)
+
+  report.step(':DfortMarkIndependent at the cursor', function()
+    put_cursor(free, fig1_pos)
+    -- `a` is a local of tbr_fig1 that is not marked yet.
+    local a_pos = find_position(free, 'x(j) = j*cos(x(j)) + a', ' a', 1)
+    a_pos.character = a_pos.character + 1
+    put_cursor(free, a_pos)
+    vim.cmd('DfortMarkIndependent')
+    -- A new `!$ad independent(a)` line, or `a` added to the directive there.
+    local found
+    for _, line in ipairs(vim.api.nvim_buf_get_lines(free, 0, -1, false)) do
+      local args = line:lower():match('^%s*!%$ad%s+independent%s*%((.-)%)')
+      if args and (',' .. args:gsub('%s', '') .. ','):find(',a,', 1, true) then
+        found = line
+      end
+    end
+    assert(found, 'no `!$ad independent(...)` naming `a` in p000_fig1.f90 after :DfortMarkIndependent')
+    report.info('directive after :DfortMarkIndependent', found)
+  end)
+end
+
+vim.api.nvim_create_autocmd('VimEnter', {
+  once = true,
+  callback = function()
+    -- Leave the autocommand first so that :edit fires BufRead/FileType.
+    vim.schedule(function()
+      local ok, err = xpcall(run, debug.traceback)
+      if not ok then
+        report.fail('test driver', err)
+      end
+      pcall(function()
+        require('dfort').stop(3000)
+      end)
+      timer:stop()
+      report.finish(false)
+    end)
+  end,
+})

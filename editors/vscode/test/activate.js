@@ -1,0 +1,391 @@
+'use strict';
+// Runs the extension's real `activate()` under a stand-in `vscode` module
+// against the real server, through the real vscode-languageclient:
+// handshake, didOpen, hover (as a request and through the registered hover
+// provider), inlay hints, a server command run from the "command palette",
+// a settings change, and shutdown.
+//
+//   DFORT_BIN=path/to/dfort node test/activate.js
+//
+// Environment:
+//   DFORT_BIN            the dfort executable (required)
+//   DFORT_EXTENSION_DIR  the extension to load (default: this folder; point it
+//                        at an unpacked .vsix's extension/ to test the package)
+//   DFORT_TEST_VERBOSE=1 print the client's log and trace as the test runs
+// Exit status 0 and a line "vscode-activate: PASS" when every check passed.
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { createStub, installStub } = require('./vscode-stub');
+
+const TIMEOUT_MS = 30000;
+const started = Date.now();
+const verbose = process.env.DFORT_TEST_VERBOSE === '1';
+const extensionDir = path.resolve(process.env.DFORT_EXTENSION_DIR || path.join(__dirname, '..'));
+const repoRoot = path.resolve(__dirname, '..', '..', '..');
+const original = path.join(repoRoot, 'tests', 'fixtures', 'papers', 'p000_fig1.f90');
+// The workspace is a scratch folder holding a copy of the fixture, so that
+// nothing the server might write lands in the repository.
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dfort-vscode-'));
+const fixture = path.join(workDir, path.basename(original));
+fs.copyFileSync(original, fixture);
+const dfortBin = process.env.DFORT_BIN;
+
+let stub;
+const checks = [];
+
+function elapsed() {
+  return `${((Date.now() - started) / 1000).toFixed(2)} s`;
+}
+
+function ok(name, detail) {
+  checks.push(name);
+  console.log(`ok   ${name}${detail ? ` — ${detail}` : ''}`);
+}
+
+class CheckFailed extends Error {}
+
+function check(cond, name, detail) {
+  if (!cond) throw new CheckFailed(`${name}${detail ? `: ${detail}` : ''}`);
+  ok(name);
+}
+
+function dumpLog() {
+  if (!stub) return;
+  const lines = stub.host.outputLines.map(([ch, t]) => `  [${ch}] ${t}`);
+  console.log(`--- output channels (${lines.length} lines, last 200) ---`);
+  console.log(lines.slice(-200).join('\n'));
+  if (stub.host.messages.length) {
+    console.log('--- messages shown ---');
+    for (const [sev, m] of stub.host.messages) console.log(`  ${sev}: ${m}`);
+  }
+  if (stub.host.missing.size) {
+    console.log(`--- vscode API names the stand-in lacks (read as undefined): ${[...stub.host.missing].sort().join(', ')}`);
+  }
+}
+
+function finish(code, message) {
+  fs.rmSync(workDir, { recursive: true, force: true });
+  if (code !== 0) {
+    dumpLog();
+    console.log(`vscode-activate: FAIL (${elapsed()}): ${message}`);
+  } else {
+    if (stub && stub.host.missing.size) {
+      console.log(`note: vscode API names the stand-in lacks (read as undefined): ${[...stub.host.missing].sort().join(', ')}`);
+    }
+    console.log(`vscode-activate: PASS (${elapsed()}, ${checks.length} checks): ${message}`);
+  }
+  process.exit(code);
+}
+
+const timer = setTimeout(() => finish(1, `timed out after ${TIMEOUT_MS / 1000} s`), TIMEOUT_MS);
+
+/** Resolves with `f()` once it is truthy, polling every 20 ms; rejects after `ms`. */
+async function waitFor(what, f, ms = 10000) {
+  const t0 = Date.now();
+  for (;;) {
+    const v = f();
+    if (v) return v;
+    if (Date.now() - t0 > ms) throw new CheckFailed(`waiting for ${what}: nothing after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Text of a hover's contents in any of the shapes LSP and VS Code allow. */
+function hoverText(contents) {
+  if (contents === null || contents === undefined) return '';
+  if (Array.isArray(contents)) return contents.map(hoverText).join('\n');
+  if (typeof contents === 'string') return contents;
+  if (typeof contents.value === 'string') return contents.value;
+  return JSON.stringify(contents);
+}
+
+/** Ids of this process's children whose command line mentions `needle`. */
+function childProcesses(needle) {
+  const pids = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ppid = Number(fields[1]);
+      if (ppid !== process.pid) continue;
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
+      if (cmdline.includes(needle)) pids.push({ pid: Number(entry), cmdline: cmdline.trim() });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}
+
+function isRunning(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** The range of the whole document, as VS Code asks for visible hints. */
+function wholeDocument(doc) {
+  const last = doc.lineCount - 1;
+  return new stub.module.Range(0, 0, last, doc.lineAt(last).text.length);
+}
+
+/** Trace lines the client wrote for messages it sent or received with `method`. */
+function traced(method) {
+  return stub.host.outputLines.filter(([, t]) => t.includes(`'${method}'`) || t.includes(`'${method} - (`));
+}
+
+/** Parameters of the requests and notifications the client sent with `method` (from the verbose trace). */
+function sentParams(method) {
+  return traced(method)
+    .map(([, t]) => t)
+    .filter((t) => /^(\[\w+\] )?Sending /.test(t) && t.includes('Params: '))
+    .map((t) => JSON.parse(t.slice(t.indexOf('Params: ') + 'Params: '.length)));
+}
+
+async function main() {
+  if (!dfortBin) throw new CheckFailed('set DFORT_BIN to the dfort executable');
+  if (!fs.existsSync(dfortBin)) throw new CheckFailed(`DFORT_BIN=${dfortBin} does not exist`);
+  const main = path.join(extensionDir, 'out', 'extension.js');
+  if (!fs.existsSync(main)) throw new CheckFailed(`${main} is missing: run "npx tsc -p ." first`);
+
+  stub = createStub({
+    extensionDir,
+    workspaceRoot: workDir,
+    settings: { 'dfort.serverPath': path.resolve(dfortBin), 'dfort.trace.server': 'verbose' },
+  });
+  installStub(stub.module);
+  const host = stub.host;
+  if (verbose) {
+    const push = host.outputLines.push.bind(host.outputLines);
+    host.outputLines.push = (...items) => {
+      for (const [ch, t] of items) console.log(`  [${ch}] ${t}`);
+      return push(...items);
+    };
+  }
+
+  const extension = require(main);
+  const { State } = require(require.resolve('vscode-languageclient/node', { paths: [extensionDir] }));
+  const context = {
+    subscriptions: [],
+    extensionPath: extensionDir,
+    extensionUri: stub.module.Uri.file(extensionDir),
+    asAbsolutePath: (p) => path.join(extensionDir, p),
+    storageUri: undefined,
+    globalStorageUri: stub.module.Uri.file('/tmp/dfort-vscode-test-storage'),
+    logUri: stub.module.Uri.file('/tmp/dfort-vscode-test-logs'),
+    extensionMode: 3, // Test
+    workspaceState: { get: (_k, d) => d, update: () => Promise.resolve(), keys: () => [] },
+    globalState: { get: (_k, d) => d, update: () => Promise.resolve(), keys: () => [], setKeysForSync() {} },
+    secrets: { get: () => Promise.resolve(undefined), store: () => Promise.resolve(), delete: () => Promise.resolve() },
+    environmentVariableCollection: { replace() {}, append() {}, prepend() {}, get() {}, forEach() {}, delete() {}, clear() {} },
+  };
+
+  // 1. activate: the client starts `dfort lsp --stdio` and completes the handshake.
+  const api = await extension.activate(context);
+  check(api && typeof api === 'object', 'activate() returns the API object');
+  const client = api.client;
+  check(client !== undefined, 'the API holds a client', 'api.client is undefined (did the server fail to start?)');
+  check(client.state === State.Running, 'the client is running', `state ${client.state}`);
+  const caps = client.initializeResult && client.initializeResult.capabilities;
+  check(caps, 'initialize returned capabilities');
+  const serverInfo = client.initializeResult.serverInfo;
+  ok('handshake done', `${serverInfo ? `${serverInfo.name} ${serverInfo.version || ''}`.trim() : 'no serverInfo'} in ${elapsed()}`);
+  check(caps.hoverProvider, 'server offers hover', JSON.stringify(caps));
+  check(caps.inlayHintProvider, 'server offers inlay hints', JSON.stringify(caps));
+  const servers = childProcesses('lsp');
+  check(servers.length === 1, 'one server process runs', JSON.stringify(servers));
+  check(/ lsp --stdio$/.test(servers[0].cmdline), 'it runs as "<serverPath> lsp --stdio"', servers[0].cmdline);
+  ok('server command line', servers[0].cmdline);
+
+  // Commands: ours, and the server's (registered by the client from executeCommandProvider).
+  check(host.commands.has('dfort.restartServer'), 'dfort.restartServer is registered');
+  const announced = (caps.executeCommandProvider && caps.executeCommandProvider.commands) || [];
+  for (const command of ['dfort.generateAdjoint', 'dfort.generateTangent', 'dfort.verify']) {
+    check(announced.includes(command), `server announces ${command}`, `executeCommandProvider: ${JSON.stringify(caps.executeCommandProvider)}`);
+    check(host.commands.has(command), `${command} is a VS Code command`);
+  }
+  const contributed = JSON.parse(fs.readFileSync(path.join(extensionDir, 'package.json'), 'utf8')).contributes.commands.map((c) => c.command);
+  for (const command of contributed) check(host.commands.has(command), `contributed command ${command} has a handler`);
+
+  // The settings: initializationOptions, and the didChangeConfiguration the client sends at start.
+  const [initialize] = sentParams('initialize');
+  check(initialize, 'initialize request traced');
+  const options = initialize.initializationOptions;
+  const expected = {
+    inlayHints: { active: true, push: true, reversal: true },
+    roots: [],
+    fixedFormExtensions: ['.f', '.for', '.f77', '.F'],
+    fixedLineLength: 72,
+  };
+  for (const [key, value] of Object.entries(expected)) {
+    check(JSON.stringify(options && options[key]) === JSON.stringify(value), `initializationOptions.${key} = ${JSON.stringify(value)}`, JSON.stringify(options));
+  }
+  await waitFor('didChangeConfiguration at start', () => sentParams('workspace/didChangeConfiguration').length > 0, 5000);
+  const [startSettings] = sentParams('workspace/didChangeConfiguration');
+  check(
+    startSettings.settings && startSettings.settings.dfort && JSON.stringify(startSettings.settings.dfort.inlayHints) === JSON.stringify(expected.inlayHints),
+    'workspace/didChangeConfiguration carries { settings: { dfort: {...} } }',
+    JSON.stringify(startSettings),
+  );
+
+  // 2. didOpen: the document is opened the way VS Code opens it.
+  const text = fs.readFileSync(fixture, 'utf8');
+  const lines = text.split(/\r?\n/);
+  const line = lines.findIndex((l) => /^\s*x\(i\) = j \+ sin\(x\(i\)\)/.test(l));
+  check(line >= 0, 'fixture has the statement x(i) = j + sin(x(i))', original);
+  const character = lines[line].indexOf('x(i)');
+  const doc = host.openDocument(fixture, 'FortranFreeForm', text);
+  await waitFor('didOpen sent', () => traced('textDocument/didOpen').length > 0, 5000);
+  ok('client sent textDocument/didOpen', `${path.relative(repoRoot, original)} (copied to ${workDir}) as FortranFreeForm`);
+
+  // 3. hover, as a request through the client.
+  const uri = doc.uri.toString();
+  const hover = await client.sendRequest('textDocument/hover', {
+    textDocument: { uri },
+    position: { line, character },
+  });
+  check(hover && hover.contents, 'hover answered', JSON.stringify(hover));
+  const markdown = hoverText(hover.contents);
+  console.log(`     hover at ${line}:${character} (${JSON.stringify(lines[line].trim())}):\n${markdown.split('\n').map((l) => `       | ${l}`).join('\n')}`);
+  if (hover.contents.kind !== undefined) check(hover.contents.kind === 'markdown', 'hover is markdown', hover.contents.kind);
+  const firstLine = markdown.split('\n').find((l) => l.trim().length > 0) || '';
+  check(/\bx\b/.test(firstLine), 'hover names the variable x on its first line', firstLine);
+  check(/\bactive\b/i.test(markdown), 'hover says "active"', markdown);
+  check(!/not active/i.test(markdown), 'x is active there (not "not active")', markdown);
+
+  // The same through the hover provider the client registered, as VS Code asks it.
+  const hoverProviders = host.providersFor('Hover', doc);
+  check(hoverProviders.length === 1, 'one hover provider registered for the document', `${hoverProviders.length}`);
+  const tokenSource = new stub.module.CancellationTokenSource();
+  const vsHover = await hoverProviders[0].provideHover(doc, new stub.module.Position(line, character), tokenSource.token);
+  check(vsHover && vsHover.contents.length > 0, 'hover provider answered');
+  check(vsHover.contents[0] instanceof stub.module.MarkdownString, 'hover provider gives a MarkdownString');
+  check(hoverText(vsHover.contents) === markdown, 'provider and request give the same text');
+
+  // Hover on a blank spot: null, not an error.
+  const blank = lines.findIndex((l) => l.trim() === '');
+  if (blank >= 0) {
+    const none = await client.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line: blank, character: 0 } });
+    check(none === null || (none && hoverText(none.contents) === ''), 'no hover on a blank line', JSON.stringify(none));
+  }
+
+  // 4. inlay hints through the registered provider.
+  const hintProviders = host.providersFor('InlayHints', doc);
+  check(hintProviders.length === 1, 'one inlay hint provider registered', `${hintProviders.length}`);
+  const hints = await hintProviders[0].provideInlayHints(doc, wholeDocument(doc), tokenSource.token);
+  check(Array.isArray(hints), 'inlay hints answered', JSON.stringify(hints));
+  const hintLabel = (h) => (typeof h.label === 'string' ? h.label : h.label.map((p) => p.value).join(''));
+  ok('inlay hints', `${hints.length}: ${hints.slice(0, 6).map((h) => `${h.position.line}:${h.position.character} ${JSON.stringify(hintLabel(h))}`).join(', ')}${hints.length > 6 ? ', …' : ''}`);
+  check(hints.length > 0, 'p000_fig1.f90 gets inlay hints (x is active)');
+
+  // Diagnostics for the document (the fixture is valid: report what came).
+  const diags = host.diagnostics.get(uri) || [];
+  ok('diagnostics published for the document', `${diags.length}${diags.length ? ': ' + diags.map((d) => d.message).join('; ') : ''}`);
+
+  // 5. a server command run from the "command palette": the extension fills in [uri, position].
+  const cursor = new stub.module.Position(line, character);
+  host.showEditor(doc, cursor);
+  const editsBefore = host.appliedEdits.length;
+  const messagesBefore = host.messages.length;
+  const executeTraceBefore = traced('workspace/executeCommand').length;
+  const result = await host.commands.get('dfort.generateAdjoint')();
+  const executeTrace = traced('workspace/executeCommand').slice(executeTraceBefore);
+  check(executeTrace.length > 0, 'dfort.generateAdjoint sent workspace/executeCommand');
+  const executed = sentParams('workspace/executeCommand').filter((p) => p.command === 'dfort.generateAdjoint');
+  check(
+    executed.length === 1 &&
+      JSON.stringify(executed[0].arguments) === JSON.stringify([uri, { line, character }]),
+    'its arguments are [uri, position] of the cursor',
+    JSON.stringify(executed),
+  );
+  const newEdits = host.appliedEdits.slice(editsBefore);
+  const newMessages = host.messages.slice(messagesBefore);
+  const describeOp = (o) => `${o.kind} ${o.uri.path}${o.kind === 'edit' ? ` (${o.edit.newText.length} chars)` : ''}`;
+  ok(
+    'dfort.generateAdjoint came back',
+    `result ${JSON.stringify(result)}; edits applied: ${newEdits.map((e) => e.operations.map(describeOp).join(', ')).join(' | ') || 'none'}; messages: ${newMessages.map((m) => m.join(': ')).join(' | ') || 'none'}`,
+  );
+  const errors = newMessages.filter(([sev]) => sev === 'error');
+  check(errors.length === 0, 'no error shown for dfort.generateAdjoint', errors.map((m) => m[1]).join('; '));
+  check(newEdits.length > 0 || (typeof result === 'string' && result.length > 0), 'the server applied an edit or returned a message');
+  if (result && typeof result === 'object' && Array.isArray(result.files)) {
+    const names = result.files.map((f) => path.basename(String(f)));
+    check(
+      newMessages.some(([sev, m]) => sev === 'info' && names.every((n) => m.includes(n))),
+      'the extension tells which files were written',
+      JSON.stringify(newMessages),
+    );
+  }
+  if (newEdits.length > 0) {
+    const ops = newEdits.flatMap((e) => e.operations);
+    const adjointText = ops.filter((o) => o.kind === 'edit').map((o) => o.edit.newText).join('\n');
+    check(/tbr_fig1_b/i.test(adjointText), 'the edit writes subroutine tbr_fig1_b', adjointText.slice(0, 400));
+  }
+
+  // 6. a settings change reaches the server as workspace/didChangeConfiguration.
+  const changesBefore = sentParams('workspace/didChangeConfiguration').length;
+  host.setSetting('dfort.inlayHints.active', false);
+  await waitFor('didChangeConfiguration after a change', () => sentParams('workspace/didChangeConfiguration').length > changesBefore, 5000);
+  const changed = sentParams('workspace/didChangeConfiguration').slice(-1)[0];
+  check(changed.settings.dfort.inlayHints.active === false, 'a settings change sent workspace/didChangeConfiguration with the new value', JSON.stringify(changed));
+  const hintsAfter = await hintProviders[0].provideInlayHints(doc, wholeDocument(doc), tokenSource.token);
+  ok('inlay hints with inlayHints.active = false', `${Array.isArray(hintsAfter) ? hintsAfter.length : JSON.stringify(hintsAfter)} (was ${hints.length})`);
+
+  // 7. dfort.restartServer: a new server process and a new running client.
+  const firstPid = servers[0].pid;
+  await host.commands.get('dfort.restartServer')();
+  const restarted = api.client;
+  check(restarted && restarted !== client && restarted.state === State.Running, 'dfort.restartServer starts a new client', `state ${restarted && restarted.state}`);
+  await waitFor(`old server process ${firstPid} to exit`, () => !isRunning(firstPid), 5000);
+  ok('the old server process is gone after the restart', `pid ${firstPid}`);
+  const afterRestart = childProcesses('lsp');
+  check(afterRestart.length === 1 && afterRestart[0].pid !== firstPid, 'one new server process runs', JSON.stringify(afterRestart));
+  const hover2 = await restarted.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line, character } });
+  check(hover2 && hoverText(hover2.contents) === hoverText(hover.contents), 'the restarted server has the open document (same hover)');
+
+  // 8. deactivate: the client shuts the server down and it exits.
+  const pid = afterRestart[0].pid;
+  await extension.deactivate();
+  check(restarted.state === State.Stopped, 'the client is stopped after deactivate()', `state ${restarted.state}`);
+  await waitFor(`server process ${pid} to exit`, () => !isRunning(pid), 5000);
+  ok('the server process exited', `pid ${pid}`);
+  check(traced('shutdown').length > 0 && traced('exit').length > 0, 'client sent shutdown and exit');
+  check(childProcesses('lsp').length === 0, 'no server process is left');
+  for (const d of context.subscriptions) d.dispose();
+  host.closeDocument(doc);
+
+  // 9. a server that cannot be started: activate() still resolves, says what to do,
+  //    and the commands explain instead of being missing.
+  const leftovers = fs.readdirSync(workDir).filter((f) => f !== path.basename(fixture));
+  check(leftovers.length === 0, 'the server wrote no files itself (edits go through workspace/applyEdit)', leftovers.join(', '));
+
+  host.settings['dfort.serverPath'] = path.join(workDir, 'no-such-dfort');
+  const messagesBeforeMissing = host.messages.length;
+  const context2 = { ...context, subscriptions: [] };
+  const api2 = await extension.activate(context2);
+  check(api2.client && api2.client.state !== State.Running, 'with a missing binary activate() resolves, the client is not running');
+  const startError = host.messages.slice(messagesBeforeMissing).find(([sev, m]) => sev === 'error' && m.includes('dfort.serverPath'));
+  check(startError, 'an error message points at dfort.serverPath', JSON.stringify(host.messages.slice(messagesBeforeMissing)));
+  check(host.commands.has('dfort.generateAdjoint'), 'dfort.generateAdjoint still exists without a server');
+  const messagesBeforeCommand = host.messages.length;
+  await host.commands.get('dfort.generateAdjoint')();
+  const commandError = host.messages.slice(messagesBeforeCommand).find(([sev, m]) => sev === 'error' && m.includes('not running'));
+  check(commandError, 'running it says the server is not running', JSON.stringify(host.messages.slice(messagesBeforeCommand)));
+  await extension.deactivate();
+  for (const d of context2.subscriptions) d.dispose();
+  check(!host.commands.has('dfort.generateAdjoint') && !host.commands.has('dfort.restartServer'), 'deactivate and disposal leave no commands behind', [...host.commands.keys()].join(', '));
+
+  clearTimeout(timer);
+  return `activate → handshake → didOpen → hover → inlay hints → command → settings → restart → deactivate → missing binary, against ${path.resolve(dfortBin)}`;
+}
+
+main().then(
+  (summary) => finish(0, summary),
+  (error) => finish(1, error instanceof CheckFailed ? error.message : (error && error.stack) || String(error)),
+);
