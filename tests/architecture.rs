@@ -19,6 +19,7 @@ const BINARY_ONLY: &[&str] = &[
     "tower-lsp",
     "tower-lsp-server",
     "lsp-types",
+    "ls-types",
     "tokio",
     "serde_json",
 ];
