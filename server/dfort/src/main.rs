@@ -137,6 +137,19 @@ fn use_mimalloc_in_tree_sitter() {
     }
 }
 
+/// The server lives long and reanalyses after every edit: have mimalloc
+/// give freed pages back to the system at once instead of after a delay.
+/// Measured with `dfort bench-lsp` (20,000-line module): resident memory
+/// 134 MB with mimalloc's default delay, 79 MB with none; the median edit
+/// costs about 10 ms more (48 → 60 ms) for the system calls.
+fn return_freed_memory_at_once() {
+    // `mi_option_purge_delay` (15 in mimalloc 2 and 3's `mi_option_e`; the
+    // crate has no constant for it).
+    const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+    // SAFETY: sets a global allocator option; mimalloc allows it at any time.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+}
+
 fn main() -> ExitCode {
     use_mimalloc_in_tree_sitter();
     let cli = Cli::parse();
@@ -155,7 +168,10 @@ fn main() -> ExitCode {
         Command::Tangent(args) => tangent::run(args),
         Command::Adjoint(args) => adjoint::run(args),
         Command::Verify(args) => verify::run(args),
-        Command::Lsp { stdio: _ } => dfort::lsp::run_stdio(dfort::lsp::Options::default()),
+        Command::Lsp { stdio: _ } => {
+            return_freed_memory_at_once();
+            dfort::lsp::run_stdio(dfort::lsp::Options::default())
+        }
     }
 }
 

@@ -38,8 +38,11 @@ where
 
 /// `dfort lsp`: serves on stdin/stdout.
 pub fn run_stdio(options: Options) -> std::process::ExitCode {
+    // Few blocking threads: analyses are serialised by the host's lock
+    // anyway, and every thread keeps its own allocator pages.
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .max_blocking_threads(4)
         .enable_all()
         .build()
     {
