@@ -18,10 +18,10 @@ mod tests {
     fn every_query_in_grammar_queries_compiles_against_the_grammar() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammar-queries");
         let mut n = 0;
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
+        for e in std::fs::read_dir(&dir).expect("grammar-queries/ is readable") {
+            let p = e.expect("a directory entry").path();
             if p.extension().is_some_and(|x| x == "scm") {
-                let text = std::fs::read_to_string(&p).unwrap();
+                let text = std::fs::read_to_string(&p).expect("a readable query");
                 if let Err(err) = Query::new(&crate::language(), &text) {
                     panic!("{}: {err}", p.display());
                 }
@@ -35,10 +35,12 @@ mod tests {
     fn the_directive_queries_find_directives_and_only_them() {
         let src = "subroutine s(x)\n  !$ad independent(x)\n  ! an ordinary comment\n  !$AD dependent(x)\nend\n";
         let mut parser = Parser::new();
-        parser.set_language(&crate::language()).unwrap();
-        let tree = parser.parse(src, None).unwrap();
+        parser
+            .set_language(&crate::language())
+            .expect("the grammar loads");
+        let tree = parser.parse(src, None).expect("a tree");
         for q in [super::DIRECTIVES, super::HIGHLIGHT_DIRECTIVES] {
-            let query = Query::new(&crate::language(), q).unwrap();
+            let query = Query::new(&crate::language(), q).expect("the query compiles");
             let mut cursor = QueryCursor::new();
             let mut found = Vec::new();
             let mut it = cursor.matches(&query, tree.root_node(), src.as_bytes());

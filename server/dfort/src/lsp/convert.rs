@@ -187,7 +187,7 @@ mod tests {
             text,
             lines: &lines,
         };
-        let x = text.find('x').unwrap() as u32;
+        let x = text.find('x').expect("an x") as u32;
         for enc in [Encoding::Utf16, Encoding::Utf8] {
             assert_eq!(t.offset(t.position(x, enc), enc), x);
         }
