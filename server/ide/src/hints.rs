@@ -74,7 +74,13 @@ pub struct Hint {
 pub fn inlay_hints(snap: &Snapshot, path: &Path, range: TextRange, kinds: HintKinds) -> Vec<Hint> {
     let mut out = Vec::new();
     for unit in snap.units_of(path) {
-        unit_hints(snap, unit, &mut out);
+        // Only units that reach into the requested range (the screen).
+        let seen = snap
+            .to_doc(unit.span.file, unit.span.range)
+            .is_some_and(|(_, r)| r.start <= range.end && range.start <= r.end);
+        if seen {
+            unit_hints(snap, unit, &mut out);
+        }
     }
     out.retain(|h| kinds.wants(h.kind) && range.start <= h.offset && h.offset <= range.end);
     out.sort_by_key(|h| (h.offset, h.kind as u8));
