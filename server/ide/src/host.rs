@@ -23,6 +23,7 @@ use dfort_syntax::line_index::LineIndex;
 use dfort_syntax::source_form::{FIXED_EXTENSIONS, FREE_EXTENSIONS};
 use dfort_syntax::tree_sitter::{InputEdit, Point, Tree};
 use dfort_syntax::{Diagnostic, FixedOptions, FortranParser, SourceForm, TextRange};
+use rayon::prelude::*;
 use ropey::Rope;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
@@ -71,6 +72,13 @@ impl HostConfig {
             None
         }
     }
+}
+
+/// A chunk to parse and lower.
+struct ParseJob {
+    file: FileId,
+    text: String,
+    old_tree: Option<Tree>,
 }
 
 /// One chunk's parse and lowering; shared between snapshots.
@@ -381,25 +389,33 @@ impl Host {
         snap
     }
 
-    /// Brings one document's chunks up to date with its text.
+    /// Brings one document's chunks up to date with its text: chunks whose
+    /// text is unchanged are reused; the others are parsed and lowered in
+    /// parallel.
     fn rechunk(&mut self, path: &Path) {
         let Some(doc) = self.docs.get_mut(path) else {
             return;
         };
         let text = doc.text.clone();
-        let spans = match doc.form {
+        let form = doc.form;
+        let spans = match form {
             SourceForm::Free => split_fine(&text),
             SourceForm::Fixed(opts) => split_fine(&normalize_fixed(&text, opts.line_length).text),
         };
-        let lines = &doc.lines;
+        let lines = doc.lines.clone();
         let mut old: HashMap<u64, Chunk> = doc.chunks.iter().map(|c| (c.key, c.clone())).collect();
         // The one edit whose chunk tree-sitter can reparse incrementally.
         let single_edit = match doc.pending.as_slice() {
             [e] => Some(*e),
             _ => None,
         };
+        // Keep trees only of chunks being edited in open free-form
+        // documents: a tree costs about 70 bytes per byte of source.
+        let keep_tree = doc.open && form == SourceForm::Free && single_edit.is_some();
         let old_chunks = std::mem::take(&mut doc.chunks);
-        let mut chunks = Vec::with_capacity(spans.len());
+        // Chunks in order: reused, or a job to parse (index into `jobs`).
+        let mut slots: Vec<(Chunk, Option<usize>)> = Vec::with_capacity(spans.len());
+        let mut jobs: Vec<ParseJob> = Vec::new();
         for (span, role) in spans {
             // Chunks are whole lines; normalisation keeps lines, so the
             // span's lines delimit the original text too.
@@ -411,39 +427,35 @@ impl Host {
                 .unwrap_or(lines.text_len())
                 .max(start);
             let chunk_text = text.get(start as usize..end as usize).unwrap_or("");
-            let key = content_key(chunk_text, doc.form, role);
+            let key = content_key(chunk_text, form, role);
+            let file = FileId(self.next_file);
+            let mut chunk = Chunk {
+                base: start,
+                len: end - start,
+                key,
+                role,
+                data: Arc::new(ChunkData {
+                    file,
+                    tree: None,
+                    lowered: LoweredFile {
+                        file,
+                        units: Vec::new(),
+                        diagnostics: Vec::new(),
+                        contained_in: None,
+                    },
+                    diagnostics: Vec::new(),
+                }),
+            };
             if let Some(c) = old.remove(&key) {
-                chunks.push(Chunk {
-                    base: start,
-                    len: end - start,
-                    key,
-                    role,
-                    data: c.data,
-                });
+                chunk.data = c.data;
+                slots.push((chunk, None));
                 continue;
             }
+            self.next_file = self.next_file.wrapping_add(1);
             if role == ChunkRole::ModuleTail {
                 // `end module`: its module's head is parsed with a
                 // synthetic end; nothing here to parse.
-                let file = FileId(self.next_file);
-                self.next_file = self.next_file.wrapping_add(1);
-                chunks.push(Chunk {
-                    base: start,
-                    len: end - start,
-                    key,
-                    role,
-                    data: Arc::new(ChunkData {
-                        file,
-                        tree: None,
-                        lowered: LoweredFile {
-                            file,
-                            units: Vec::new(),
-                            diagnostics: Vec::new(),
-                            contained_in: None,
-                        },
-                        diagnostics: Vec::new(),
-                    }),
-                });
+                slots.push((chunk, None));
                 continue;
             }
             // The previous tree of the chunk the edit fell in, adjusted.
@@ -467,36 +479,49 @@ impl Host {
                 }
                 parse_text.push_str("      end module\n");
             }
+            slots.push((chunk, Some(jobs.len())));
+            jobs.push(ParseJob {
+                file,
+                text: parse_text,
+                old_tree,
+            });
+        }
+        let parse = |parser: &mut FortranParser, job: ParseJob| {
             let parsed =
-                self.parser
-                    .parse_unit(path.to_path_buf(), parse_text, doc.form, old_tree.as_ref());
-            let file = FileId(self.next_file);
-            self.next_file = self.next_file.wrapping_add(1);
-            let lowered = lower_file(&parsed, file);
+                parser.parse_unit(path.to_path_buf(), job.text, form, job.old_tree.as_ref());
+            let lowered = lower_file(&parsed, job.file);
             let mut diagnostics = parsed.diagnostics.clone();
             diagnostics.extend(lowered.diagnostics.iter().cloned());
-            // Keep trees only of chunks being edited in open free-form
-            // documents: a tree costs about 70 bytes per byte of source.
-            let keep = doc.open && doc.form == SourceForm::Free && single_edit.is_some();
-            let tree = if keep {
+            let tree = if keep_tree {
                 parsed.chunks.into_iter().next().map(|c| c.tree)
             } else {
                 None
             };
-            chunks.push(Chunk {
-                base: start,
-                len: end - start,
-                key,
-                role,
-                data: Arc::new(ChunkData {
-                    file,
-                    tree,
-                    lowered,
-                    diagnostics,
-                }),
-            });
-        }
-        doc.chunks = chunks;
+            Arc::new(ChunkData {
+                file: job.file,
+                tree,
+                lowered,
+                diagnostics,
+            })
+        };
+        let done: Vec<Arc<ChunkData>> = if jobs.len() == 1 {
+            jobs.into_iter()
+                .map(|j| parse(&mut self.parser, j))
+                .collect()
+        } else {
+            jobs.into_par_iter()
+                .map_init(FortranParser::new, |p, j| parse(p, j))
+                .collect()
+        };
+        doc.chunks = slots
+            .into_iter()
+            .map(|(mut c, job)| {
+                if let Some(d) = job.and_then(|j| done.get(j)) {
+                    c.data = d.clone();
+                }
+                c
+            })
+            .collect();
         doc.pending.clear();
         doc.stale = false;
     }
