@@ -156,11 +156,17 @@ pub fn generate(total_lines: usize, file_lines: usize) -> Vec<(PathBuf, String)>
         .collect()
 }
 
-fn peak_rss_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+/// A memory figure (`VmRSS:`, `VmHWM:`, ...) of a process (`"self"` or a
+/// pid) from `/proc/<process>/status`, in MB.
+pub fn proc_status_mb(process: &str, key: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{process}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+fn peak_rss_mb() -> Option<f64> {
+    proc_status_mb("self", "VmHWM:")
 }
 
 /// (minimum, median) of the timings: the minimum is the figure least

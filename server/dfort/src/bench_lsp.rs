@@ -40,12 +40,6 @@ fn percentile(v: &[f64], p: f64) -> f64 {
     s[i.min(s.len() - 1)]
 }
 
-fn status_kb(pid: u32, key: &str) -> Option<f64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = s.lines().find(|l| l.starts_with(key))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 /// The generated source: `module` is one module of about `lines` lines
 /// (as `dfort bench` writes them); `units` cuts the same procedures into
 /// modules of about 400 lines.
@@ -202,8 +196,9 @@ fn bench(args: &BenchLspArgs) -> Result<(), String> {
         structural.push(s.change(at, at + 6, "")?);
         structural.push(s.change(at, at, "end if")?);
     }
-    let rss = status_kb(pid, "VmRSS:").unwrap_or(f64::NAN) / 1024.0;
-    let hwm = status_kb(pid, "VmHWM:").unwrap_or(f64::NAN) / 1024.0;
+    let pid = pid.to_string();
+    let rss = crate::bench::proc_status_mb(&pid, "VmRSS:").unwrap_or(f64::NAN);
+    let hwm = crate::bench::proc_status_mb(&pid, "VmHWM:").unwrap_or(f64::NAN);
     let _ = s.conn.shutdown();
     drop(s.conn);
     let _ = child.wait();

@@ -43,7 +43,11 @@ pub fn of_document(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
             );
         }
     }
-    refine(&mut out, |o| doc.lines.line_of(o));
+    refine(
+        &mut out,
+        |d| (d.code, (0, doc.lines.line_of(d.range.start))),
+        |d| &mut d.message,
+    );
     for unit in snap.units_of(path) {
         non_differentiable(snap, unit, &mut out);
         calls_without_source(snap, unit, &mut out);
@@ -74,21 +78,32 @@ fn push(
 
 /// A syntax error on a line that also holds an `unsupported` construct is
 /// the same problem (dropped); one on a fixed-form line cut at the column
-/// limit says so.
-fn refine(diags: &mut Vec<IdeDiagnostic>, line_of: impl Fn(u32) -> u32) {
-    let lines_with = |code: &str, diags: &[IdeDiagnostic]| -> Vec<u32> {
+/// limit says so. `line` gives a diagnostic's code and a key for its line
+/// (file and line), `message` its text to extend. The CLI's workspace and
+/// the language server's documents share this.
+pub fn refine<D>(
+    diags: &mut Vec<D>,
+    line: impl Fn(&D) -> (&'static str, (u32, u32)),
+    message: impl Fn(&mut D) -> &mut String,
+) {
+    let lines_with = |code: &str, diags: &[D]| -> Vec<(u32, u32)> {
         diags
             .iter()
-            .filter(|d| d.code == code)
-            .map(|d| line_of(d.range.start))
+            .map(&line)
+            .filter(|(c, _)| *c == code)
+            .map(|(_, l)| l)
             .collect()
     };
     let unsupported = lines_with("unsupported", diags);
     let cut = lines_with("fixed-line-length", diags);
-    diags.retain(|d| !(d.code == "syntax-error" && unsupported.contains(&line_of(d.range.start))));
+    diags.retain(|d| {
+        let (code, l) = line(d);
+        !(code == "syntax-error" && unsupported.contains(&l))
+    });
     for d in diags.iter_mut() {
-        if d.code == "syntax-error" && cut.contains(&line_of(d.range.start)) {
-            d.message.push_str(
+        let (code, l) = line(d);
+        if code == "syntax-error" && cut.contains(&l) {
+            message(d).push_str(
                 " (this line was cut at the fixed-form column limit; the statement looks truncated)",
             );
         }

@@ -159,7 +159,11 @@ impl Workspace {
                 Some(to_file_diagnostic(f, d))
             })
             .collect();
-        refine(&mut diagnostics);
+        crate::diagnostics::refine(
+            &mut diagnostics,
+            |d| (d.code, (d.file.0, d.line)),
+            |d| &mut d.message,
+        );
         diagnostics.sort_by(|a, b| {
             (a.file, a.range.start, a.severity, a.code).cmp(&(
                 b.file,
@@ -204,30 +208,6 @@ impl Workspace {
             }
         }
         out
-    }
-}
-
-/// Cross-stage touches: a syntax error on a line that also holds an
-/// `unsupported` construct is the same problem (dropped); a syntax error on
-/// a fixed-form line cut at the column limit says so.
-fn refine(diags: &mut Vec<FileDiagnostic>) {
-    let unsupported: Vec<(FileId, u32)> = diags
-        .iter()
-        .filter(|d| d.code == "unsupported")
-        .map(|d| (d.file, d.line))
-        .collect();
-    let cut: Vec<(FileId, u32)> = diags
-        .iter()
-        .filter(|d| d.code == "fixed-line-length")
-        .map(|d| (d.file, d.line))
-        .collect();
-    diags.retain(|d| !(d.code == "syntax-error" && unsupported.contains(&(d.file, d.line))));
-    for d in diags.iter_mut() {
-        if d.code == "syntax-error" && cut.contains(&(d.file, d.line)) {
-            d.message.push_str(
-                " (this line was cut at the fixed-form column limit; the statement looks truncated)",
-            );
-        }
     }
 }
 
