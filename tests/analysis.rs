@@ -68,7 +68,7 @@ fn marks(ws: &dfort_ide::Workspace) -> Marks {
 fn root_activity(ws: &dfort_ide::Workspace, u: &dfort_ir::Unit) -> activity::Activity {
     let r = roles(u, None);
     let pa = analyze_program(&ws.program, &[(u.id, r.independents, r.dependents)]);
-    pa.activity[u.id.0 as usize].clone().expect("root analysed")
+    (*pa.activity[u.id.0 as usize].clone().expect("root analysed")).clone()
 }
 
 fn check(rel: &str) -> usize {

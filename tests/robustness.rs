@@ -255,7 +255,7 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
             let mut host = dfort_ide::host::Host::default();
             host.set_text(&p, &text, true, 1);
             let snap = host.snapshot();
-            let analysis = dfort_ide::analysis::analyse(&ws.program, &[]);
+            let analysis = dfort_ide::analysis::analyse(&ws.program, &[], None);
             let describe = |program: &dfort_ir::Program, a: &dfort_ide::analysis::Analysis| {
                 let mut v: Vec<String> = program
                     .units

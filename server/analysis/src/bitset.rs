@@ -1,9 +1,32 @@
 //! A fixed-size set of small integers (variable indices), the lattice
 //! element of every dataflow analysis here.
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct BitSet {
     words: Vec<u64>,
+}
+
+impl BitSet {
+    /// The words up to the last non-zero one: sets are equal when these are.
+    fn significant(&self) -> &[u64] {
+        let n = self.words.iter().rposition(|w| *w != 0).map_or(0, |i| i + 1);
+        &self.words[..n]
+    }
+}
+
+/// Equality of the sets, whatever room each has allocated.
+impl PartialEq for BitSet {
+    fn eq(&self, other: &BitSet) -> bool {
+        self.significant() == other.significant()
+    }
+}
+
+impl Eq for BitSet {}
+
+impl std::hash::Hash for BitSet {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.significant().hash(h);
+    }
 }
 
 impl BitSet {
@@ -97,5 +120,12 @@ mod tests {
         a.remove(9999);
         assert_eq!(a.iter().collect::<Vec<_>>(), vec![130]);
         assert!(BitSet::new(10).is_empty());
+        // Equal sets are equal whatever their allocated size.
+        assert_eq!(BitSet::new(500), BitSet::default());
+        let mut c = BitSet::new(300);
+        c.insert(130);
+        assert_eq!(a, c);
+        c.insert(299);
+        assert_ne!(a, c);
     }
 }

@@ -8,21 +8,39 @@
 //! Recursive components iterate until their contexts stop growing.
 //!
 //! Contract: units reachable from no root get no result. Roots are given
-//! with their independent and dependent slots.
+//! with their independent and dependent slots. A rerun given the previous
+//! results and the [`Changes`] since reuses the results of every
+//! call-graph component whose units, callees' summaries and interfaces,
+//! and entry contexts did not change; the results equal a run from
+//! scratch.
 
 use crate::activity::{self, Activity};
 use crate::bitset::BitSet;
-use crate::dep::{bind_call, space_of, summarize_all, Iface, Space, Summary};
+use crate::dep::{bind_call, resummarize, space_of, summarize_all, Iface, Space, Summary};
 use crate::dp::target;
+use crate::incremental::Changes;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::*;
+use std::cell::OnceCell;
+use std::sync::Arc;
 
 /// Activity of every unit that some root reaches, with its calling
-/// context (varied at entry, useful at exit).
+/// context (varied at entry, useful at exit), and what a rerun reuses.
 pub struct ProgramActivity {
     pub summaries: Vec<Option<Summary>>,
     pub contexts: Vec<Option<(BitSet, BitSet)>>,
-    pub activity: Vec<Option<Activity>>,
+    pub activity: Vec<Option<Arc<Activity>>>,
+    /// Per unit: the context the roots and the callers outside its
+    /// call-graph component gave it (what a rerun compares).
+    pub entry: Vec<Option<(BitSet, BitSet)>>,
+    /// Per unit: what each of its calls adds to its callee's context
+    /// (callee, varied at entry, useful at exit).
+    pub outgoing: Vec<Vec<(UnitId, BitSet, BitSet)>>,
+    /// Units whose activity this run computed (the others were reused).
+    pub recomputed: Vec<bool>,
+    /// Units whose Dep summary differs from the previous run's (every
+    /// unit on a run from scratch).
+    pub summary_changed: Vec<bool>,
 }
 
 /// The callee slot standing for interface variable `i`.
@@ -34,22 +52,67 @@ fn callee_slot(callee: &Unit, space: &Space, i: &Iface) -> Option<usize> {
 }
 
 pub fn analyze_program(program: &Program, roots: &[(UnitId, BitSet, BitSet)]) -> ProgramActivity {
-    let summaries = summarize_all(program);
+    analyze_program_with(program, roots, None)
+}
+
+/// [`analyze_program`] reusing, for every call-graph component whose
+/// units, callees and entry contexts are unchanged, the previous run's
+/// results ([`crate::incremental`]).
+pub fn analyze_program_with(
+    program: &Program,
+    roots: &[(UnitId, BitSet, BitSet)],
+    reuse: Option<(&ProgramActivity, &Changes)>,
+) -> ProgramActivity {
     let n = program.units.len();
-    let spaces: Vec<Space> = program
-        .units
-        .iter()
-        .map(|u| space_of(program, u, &summaries))
-        .collect();
+    let reuse = reuse.filter(|(p, c)| p.activity.len() == n && c.body.len() == n);
+    let (summaries, summary_changed) = match reuse {
+        Some((prev, changes)) => {
+            let (sums, _) = resummarize(program, &prev.summaries, &changes.summary_seeds(program));
+            let changed = (0..n).map(|i| sums[i] != prev.summaries[i]).collect();
+            (sums, changed)
+        }
+        None => (summarize_all(program), vec![true; n]),
+    };
+    let spaces: Vec<OnceCell<Space>> = (0..n).map(|_| OnceCell::new()).collect();
+    let space = |u: UnitId| {
+        spaces[u.0 as usize].get_or_init(|| space_of(program, program.unit(u), &summaries))
+    };
     let mut contexts: Vec<Option<(BitSet, BitSet)>> = vec![None; n];
     for (u, ind, dep) in roots {
         let c = contexts[u.0 as usize].get_or_insert_with(Default::default);
         c.0.union_with(ind);
         c.1.union_with(dep);
     }
-    let mut activity: Vec<Option<Activity>> = vec![None; n];
+    let mut entry: Vec<Option<(BitSet, BitSet)>> = vec![None; n];
+    let mut outgoing: Vec<Vec<(UnitId, BitSet, BitSet)>> = vec![Vec::new(); n];
+    let mut activity: Vec<Option<Arc<Activity>>> = vec![None; n];
+    let mut recomputed = vec![false; n];
+    let add = |contexts: &mut [Option<(BitSet, BitSet)>], (c, iv, ou): &(UnitId, BitSet, BitSet)| {
+        let ctx = contexts[c.0 as usize].get_or_insert_with(Default::default);
+        ctx.0.union_with(iv) | ctx.1.union_with(ou)
+    };
     // Callers before callees.
     for scc in program.call_graph.sccs.iter().rev() {
+        for &u in scc {
+            entry[u.0 as usize] = contexts[u.0 as usize].clone();
+        }
+        if let Some((prev, changes)) = reuse {
+            let unchanged = scc.iter().all(|&u| {
+                prev.entry[u.0 as usize] == entry[u.0 as usize]
+                    && !changes.inputs_changed(program, u, |c| summary_changed[c.0 as usize])
+            });
+            if unchanged {
+                for &u in scc {
+                    let i = u.0 as usize;
+                    activity[i] = prev.activity[i].clone();
+                    outgoing[i] = prev.outgoing[i].clone();
+                    for o in &outgoing[i] {
+                        add(&mut contexts, o);
+                    }
+                }
+                continue;
+            }
+        }
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
@@ -61,69 +124,13 @@ pub fn analyze_program(program: &Program, roots: &[(UnitId, BitSet, BitSet)]) ->
                     continue;
                 }
                 let act = activity::analyze(program, unit, &summaries, &ind, &dep);
-                for &site in &program.call_graph.calls_from[u.0 as usize] {
-                    let site = &program.call_graph.sites[site];
-                    let Callee::Unit(c) = site.callee else {
-                        continue;
-                    };
-                    let Some(sum) = summaries[c.0 as usize].as_ref() else {
-                        continue;
-                    };
-                    let callee = program.unit(c);
-                    let st = unit.stmt(site.stmt);
-                    let i = site.stmt.0 as usize;
-                    let mut in_vary = BitSet::default();
-                    let mut out_useful = BitSet::default();
-                    match &st.kind {
-                        StmtKind::Call { args, .. } if !site.function => {
-                            let binds =
-                                bind_call(program, unit, &spaces[u.0 as usize], sum, c, args);
-                            for (iface, b) in sum.iface.iter().zip(&binds) {
-                                let Some(slot) = callee_slot(callee, &spaces[c.0 as usize], iface)
-                                else {
-                                    continue;
-                                };
-                                if b.inputs.intersects(&act.varied_before[i]) {
-                                    in_vary.insert(slot);
-                                }
-                                if b.output.is_some_and(|o| act.useful_after[i].contains(o)) {
-                                    out_useful.insert(slot);
-                                }
-                            }
-                        }
-                        _ => {
-                            // A function reference inside an expression: its
-                            // arguments may be varied, its result is useful
-                            // when the statement's target is.
-                            let useful_target = match &st.kind {
-                                StmtKind::Assign { lhs, .. } => {
-                                    target(lhs).is_some_and(|(t, _)| {
-                                        act.useful_after[i].contains(t.0 as usize)
-                                    })
-                                }
-                                _ => false,
-                            };
-                            let mut inputs = BitSet::default();
-                            for e in st.kind.exprs() {
-                                crate::dp::dp(unit, e, &mut inputs);
-                            }
-                            if inputs.intersects(&act.varied_before[i]) {
-                                for a in &callee.args {
-                                    if crate::dp::differentiable(callee, *a) {
-                                        in_vary.insert(a.0 as usize);
-                                    }
-                                }
-                            }
-                            if let (true, Some(r)) = (useful_target, callee.result) {
-                                out_useful.insert(r.0 as usize);
-                            }
-                        }
-                    }
-                    let ctx = contexts[c.0 as usize].get_or_insert_with(Default::default);
-                    let grew = ctx.0.union_with(&in_vary) | ctx.1.union_with(&out_useful);
-                    changed |= grew && scc.contains(&c);
+                let out = contributions(program, unit, &act, &summaries, &space);
+                for o in &out {
+                    changed |= add(&mut contexts, o) && scc.contains(&o.0);
                 }
-                activity[u.0 as usize] = Some(act);
+                outgoing[u.0 as usize] = out;
+                activity[u.0 as usize] = Some(Arc::new(act));
+                recomputed[u.0 as usize] = true;
             }
             if !changed {
                 break;
@@ -134,7 +141,80 @@ pub fn analyze_program(program: &Program, roots: &[(UnitId, BitSet, BitSet)]) ->
         summaries,
         contexts,
         activity,
+        entry,
+        outgoing,
+        recomputed,
+        summary_changed,
     }
+}
+
+/// What each call of `unit` adds to its callee's context: the callee
+/// slots whose actuals are varied before the call (`InVary`) and useful
+/// after it (`OutUseful`).
+fn contributions<'s>(
+    program: &Program,
+    unit: &Unit,
+    act: &Activity,
+    summaries: &[Option<Summary>],
+    space: &impl Fn(UnitId) -> &'s Space,
+) -> Vec<(UnitId, BitSet, BitSet)> {
+    let mut out = Vec::new();
+    for &site in &program.call_graph.calls_from[unit.id.0 as usize] {
+        let site = &program.call_graph.sites[site];
+        let Callee::Unit(c) = site.callee else {
+            continue;
+        };
+        let Some(sum) = summaries[c.0 as usize].as_ref() else {
+            continue;
+        };
+        let callee = program.unit(c);
+        let st = unit.stmt(site.stmt);
+        let i = site.stmt.0 as usize;
+        let mut in_vary = BitSet::default();
+        let mut out_useful = BitSet::default();
+        match &st.kind {
+            StmtKind::Call { args, .. } if !site.function => {
+                let binds = bind_call(program, unit, space(unit.id), sum, c, args);
+                for (iface, b) in sum.iface.iter().zip(&binds) {
+                    let Some(slot) = callee_slot(callee, space(c), iface) else {
+                        continue;
+                    };
+                    if b.inputs.intersects(&act.varied_before[i]) {
+                        in_vary.insert(slot);
+                    }
+                    if b.output.is_some_and(|o| act.useful_after[i].contains(o)) {
+                        out_useful.insert(slot);
+                    }
+                }
+            }
+            _ => {
+                // A function reference inside an expression: its
+                // arguments may be varied, its result is useful when the
+                // statement's target is.
+                let useful_target = match &st.kind {
+                    StmtKind::Assign { lhs, .. } => target(lhs)
+                        .is_some_and(|(t, _)| act.useful_after[i].contains(t.0 as usize)),
+                    _ => false,
+                };
+                let mut inputs = BitSet::default();
+                for e in st.kind.exprs() {
+                    crate::dp::dp(unit, e, &mut inputs);
+                }
+                if inputs.intersects(&act.varied_before[i]) {
+                    for a in &callee.args {
+                        if crate::dp::differentiable(callee, *a) {
+                            in_vary.insert(a.0 as usize);
+                        }
+                    }
+                }
+                if let (true, Some(r)) = (useful_target, callee.result) {
+                    out_useful.insert(r.0 as usize);
+                }
+            }
+        }
+        out.push((c, in_vary, out_useful));
+    }
+    out
 }
 
 /// The default roots: every procedure nobody calls, with the roles its

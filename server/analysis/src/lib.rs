@@ -10,6 +10,7 @@ pub mod dep;
 pub mod dp;
 pub mod engine;
 pub mod explain;
+pub mod incremental;
 pub mod interproc;
 pub mod liveness;
 pub mod roles;

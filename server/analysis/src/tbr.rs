@@ -16,6 +16,10 @@
 //! With `store_all` (`--no-tbr`), every overwrite of an active variable (on
 //! top of the values TBR requires)
 //! is recorded instead, as ADIFOR and Odyssée did.
+//! Over a whole program, a rerun given the previous results and the
+//! [`Changes`] since reuses the summaries and results of every call-graph
+//! component none of whose inputs changed; the results equal a run from
+//! scratch.
 
 use crate::activity::Activity;
 use crate::bitset::BitSet;
@@ -24,10 +28,13 @@ use crate::dp::{
     constant_element, disjoint_constant_elements, dp_of, index_vars, target, vars, writes,
 };
 use crate::engine::{solve, Direction};
+use crate::incremental::Changes;
 use crate::interproc::ProgramActivity;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::cfg::NodeKind;
 use dfort_ir::*;
+use std::cell::OnceCell;
+use std::sync::Arc;
 
 /// Intrinsics whose local derivatives need no argument value.
 const LINEAR_INTRINSICS: &[&str] = &[
@@ -494,6 +501,20 @@ pub fn summarize(unit: &Unit, act: &Activity, callees: &Callees, dep: &Summary) 
     out
 }
 
+/// TBR over the whole program, and what a rerun reuses.
+pub struct ProgramTbr {
+    pub results: Vec<Option<Arc<Tbr>>>,
+    pub summaries: Vec<Option<TbrSummary>>,
+    pub store_all: bool,
+    /// Per unit: the `InReq` context its callers outside its call-graph
+    /// component gave it (what a rerun compares).
+    pub entry: Vec<BitSet>,
+    /// Per unit: what each of its calls adds to its callee's context.
+    pub outgoing: Vec<Vec<(UnitId, BitSet)>>,
+    /// Units whose TBR this run computed (the others were reused).
+    pub recomputed: Vec<bool>,
+}
+
 /// TBR over the whole program: summaries bottom-up (fixpoint inside
 /// recursive components), then `InReq` top-down: each call adds the
 /// values required after it, in the callee's names, to the callee's
@@ -504,14 +525,58 @@ pub fn analyze_program(
     pa: &ProgramActivity,
     store_all: bool,
 ) -> Vec<Option<Tbr>> {
+    analyze_program_with(program, pa, store_all, None)
+        .results
+        .into_iter()
+        .map(|t| t.map(|t| Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())))
+        .collect()
+}
+
+/// [`analyze_program`] reusing the previous run's summaries and results
+/// for every call-graph component whose units, activity, callees'
+/// summaries and interfaces, and entry contexts did not change
+/// ([`crate::incremental`]); the results equal a run from scratch.
+pub fn analyze_program_with(
+    program: &Program,
+    pa: &ProgramActivity,
+    store_all: bool,
+    reuse: Option<(&ProgramTbr, &Changes)>,
+) -> ProgramTbr {
     let n = program.units.len();
-    let spaces: Vec<Space> = program
-        .units
-        .iter()
-        .map(|u| space_of(program, u, &pa.summaries))
-        .collect();
+    let reuse = reuse.filter(|(p, c)| {
+        p.results.len() == n && c.body.len() == n && p.store_all == store_all
+    });
+    let spaces: Vec<OnceCell<Space>> = (0..n).map(|_| OnceCell::new()).collect();
+    let space = |u: UnitId| {
+        spaces[u.0 as usize].get_or_init(|| space_of(program, program.unit(u), &pa.summaries))
+    };
     let mut sums: Vec<Option<TbrSummary>> = vec![None; n];
+    let mut sum_changed = vec![true; n];
+    // Whether the inputs of unit u's TBR (its IR, its activity, its
+    // callees' interfaces and summaries) changed.
+    let stale = |u: UnitId, sum_changed: &[bool]| {
+        pa.recomputed[u.0 as usize]
+            || reuse.is_none_or(|(_, changes)| {
+                changes.inputs_changed(program, u, |c| {
+                    pa.summary_changed[c.0 as usize] || sum_changed[c.0 as usize]
+                })
+            })
+    };
     for scc in &program.call_graph.sccs {
+        // Inside a component, a summary changes only if an input from
+        // outside it does.
+        for &u in scc {
+            sum_changed[u.0 as usize] = false;
+        }
+        if let Some((prev, _)) = reuse {
+            if !scc.iter().any(|&u| stale(u, &sum_changed)) {
+                for &u in scc {
+                    sums[u.0 as usize] = prev.summaries[u.0 as usize].clone();
+                    sum_changed[u.0 as usize] = false;
+                }
+                continue;
+            }
+        }
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
@@ -525,7 +590,7 @@ pub fn analyze_program(
                     program,
                     dep: &pa.summaries,
                     tbr: &sums,
-                    space: spaces[u.0 as usize].clone(),
+                    space: space(u).clone(),
                 };
                 let s = summarize(unit, act, &callees, dep);
                 if sums[u.0 as usize].as_ref() != Some(&s) {
@@ -537,10 +602,36 @@ pub fn analyze_program(
                 break;
             }
         }
+        for &u in scc {
+            sum_changed[u.0 as usize] =
+                reuse.is_none_or(|(prev, _)| prev.summaries[u.0 as usize] != sums[u.0 as usize]);
+        }
     }
     let mut contexts: Vec<BitSet> = vec![BitSet::default(); n];
-    let mut results: Vec<Option<Tbr>> = vec![None; n];
+    let mut entry: Vec<BitSet> = vec![BitSet::default(); n];
+    let mut outgoing: Vec<Vec<(UnitId, BitSet)>> = vec![Vec::new(); n];
+    let mut results: Vec<Option<Arc<Tbr>>> = vec![None; n];
+    let mut recomputed = vec![false; n];
     for scc in program.call_graph.sccs.iter().rev() {
+        for &u in scc {
+            entry[u.0 as usize] = contexts[u.0 as usize].clone();
+        }
+        if let Some((prev, _)) = reuse {
+            let unchanged = scc
+                .iter()
+                .all(|&u| prev.entry[u.0 as usize] == entry[u.0 as usize] && !stale(u, &sum_changed));
+            if unchanged {
+                for &u in scc {
+                    let i = u.0 as usize;
+                    results[i] = prev.results[i].clone();
+                    outgoing[i] = prev.outgoing[i].clone();
+                    for (c, ctx) in &outgoing[i] {
+                        contexts[c.0 as usize].union_with(ctx);
+                    }
+                }
+                continue;
+            }
+        }
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
@@ -552,7 +643,7 @@ pub fn analyze_program(
                     program,
                     dep: &pa.summaries,
                     tbr: &sums,
-                    space: spaces[u.0 as usize].clone(),
+                    space: space(u).clone(),
                 };
                 let t = analyze_with(
                     program,
@@ -562,35 +653,61 @@ pub fn analyze_program(
                     Some(&callees),
                     &contexts[u.0 as usize],
                 );
-                for &site in &program.call_graph.calls_from[u.0 as usize] {
-                    let site = &program.call_graph.sites[site];
-                    let (Callee::Unit(c), false) = (&site.callee, site.function) else {
-                        continue;
-                    };
-                    let (Some(dep), StmtKind::Call { args, .. }) =
-                        (&pa.summaries[c.0 as usize], &unit.stmt(site.stmt).kind)
-                    else {
-                        continue;
-                    };
-                    let in_req = &t.in_req[site.stmt.0 as usize];
-                    let binds = bind_call(program, unit, &spaces[u.0 as usize], dep, *c, args);
-                    let callee = program.unit(*c);
-                    let mut ctx = BitSet::default();
-                    for (iface, b) in dep.iface.iter().zip(&binds) {
-                        if b.output.is_some_and(|o| in_req.contains(o)) {
-                            if let Some(sl) = slot(callee, &spaces[c.0 as usize], iface) {
-                                ctx.insert(sl);
-                            }
-                        }
-                    }
-                    changed |= contexts[c.0 as usize].union_with(&ctx) && scc.contains(c);
+                let out = call_contexts(program, unit, &t, &pa.summaries, &space);
+                for (c, ctx) in &out {
+                    changed |= contexts[c.0 as usize].union_with(ctx) && scc.contains(c);
                 }
-                results[u.0 as usize] = Some(t);
+                outgoing[u.0 as usize] = out;
+                results[u.0 as usize] = Some(Arc::new(t));
+                recomputed[u.0 as usize] = true;
             }
             if !changed {
                 break;
             }
         }
     }
-    results
+    ProgramTbr {
+        results,
+        summaries: sums,
+        store_all,
+        entry,
+        outgoing,
+        recomputed,
+    }
+}
+
+/// What each CALL of `unit` adds to its callee's `InReq` context: the
+/// callee slots whose actuals are required after the call.
+fn call_contexts<'s>(
+    program: &Program,
+    unit: &Unit,
+    t: &Tbr,
+    dep_sums: &[Option<Summary>],
+    space: &impl Fn(UnitId) -> &'s Space,
+) -> Vec<(UnitId, BitSet)> {
+    let mut out = Vec::new();
+    for &site in &program.call_graph.calls_from[unit.id.0 as usize] {
+        let site = &program.call_graph.sites[site];
+        let (Callee::Unit(c), false) = (&site.callee, site.function) else {
+            continue;
+        };
+        let (Some(dep), StmtKind::Call { args, .. }) =
+            (&dep_sums[c.0 as usize], &unit.stmt(site.stmt).kind)
+        else {
+            continue;
+        };
+        let in_req = &t.in_req[site.stmt.0 as usize];
+        let binds = bind_call(program, unit, space(unit.id), dep, *c, args);
+        let callee = program.unit(*c);
+        let mut ctx = BitSet::default();
+        for (iface, b) in dep.iface.iter().zip(&binds) {
+            if b.output.is_some_and(|o| in_req.contains(o)) {
+                if let Some(sl) = slot(callee, space(*c), iface) {
+                    ctx.insert(sl);
+                }
+            }
+        }
+        out.push((*c, ctx));
+    }
+    out
 }

@@ -120,6 +120,7 @@ pub fn inline_statement_functions(program: &Program) -> std::borrow::Cow<'_, Pro
         if u.stmt_functions.is_empty() {
             continue;
         }
+        let u = std::sync::Arc::make_mut(u);
         let sfs = std::mem::take(&mut u.stmt_functions);
         let symbols = u.symbols.clone();
         for st in &mut u.stmts {

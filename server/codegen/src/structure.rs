@@ -26,7 +26,7 @@ pub fn structure_exits(program: &Program) -> Cow<'_, Program> {
             continue;
         }
         if let Some(u) = rewrite_unit(unit) {
-            out.get_or_insert_with(|| program.clone()).units[i] = u;
+            out.get_or_insert_with(|| program.clone()).units[i] = u.into();
         }
     }
     match out {

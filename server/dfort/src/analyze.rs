@@ -105,8 +105,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     };
     let roots: Vec<(&Unit, Option<&Lists>)> = if wanted.is_empty() {
         program
-            .units
-            .iter()
+            .all_units()
             .filter(|u| u.is_procedure())
             .filter(|u| program.call_graph.calls_to[u.id.0 as usize].is_empty())
             .map(|u| (u, None))
@@ -115,8 +114,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         let mut v = Vec::new();
         for (name, lists) in &wanted {
             match program
-                .units
-                .iter()
+                .all_units()
                 .find(|u| u.is_procedure() && u.name == *name)
             {
                 Some(u) => v.push((u, lists.as_ref())),
@@ -150,8 +148,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     let pa = analyze_program(program, &seeds);
     let tbrs = tbr::analyze_program(program, &pa, args.no_tbr);
     let results: Vec<UnitResult> = program
-        .units
-        .iter()
+        .all_units()
         .filter_map(|u| {
             let act = pa.activity[u.id.0 as usize].as_ref()?;
             let (ind, dep) = pa.contexts[u.id.0 as usize].clone()?;
@@ -160,7 +157,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 .find(|(id, _)| *id == u.id)
                 .map_or("calling contexts", |(_, r)| r.source.as_str());
             Some(UnitResult {
-                activity: act.clone(),
+                activity: (**act).clone(),
                 unit: u,
                 independents: ind,
                 dependents: dep,

@@ -47,8 +47,7 @@ pub struct Loaded {
 /// The procedure named `name` (lower case).
 pub fn find_root<'a>(ws: &'a Workspace, name: &str) -> Result<&'a dfort_ir::Unit, String> {
     ws.program
-        .units
-        .iter()
+        .all_units()
         .find(|u| u.is_procedure() && u.name == name)
         .ok_or_else(|| format!("no subroutine named `{name}`"))
 }

@@ -5,11 +5,15 @@
 //!
 //! Contract: never fails; a configured root that does not exist (or names
 //! variables it does not have) is reported in `problems` and skipped.
+//! Given the previous analysis and the [`Changes`] since, only the units
+//! whose inputs changed are re-analysed (`dfort_analysis::incremental`);
+//! the result equals an analysis from scratch.
 
 use dfort_analysis::bitset::BitSet;
-use dfort_analysis::interproc::{analyze_program, ProgramActivity};
+use dfort_analysis::incremental::Changes;
+use dfort_analysis::interproc::{analyze_program_with, ProgramActivity};
 use dfort_analysis::roles::{roles, Roles};
-use dfort_analysis::tbr::{self, Tbr};
+use dfort_analysis::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::{Program, Unit, UnitId};
 
 /// A root with explicit independents and dependents (settings or dfort.toml).
@@ -23,7 +27,7 @@ pub struct RootSpec {
 
 pub struct Analysis {
     pub activity: ProgramActivity,
-    pub tbr: Vec<Option<Tbr>>,
+    pub tbr: ProgramTbr,
     /// The roots analysed, with their roles.
     pub roots: Vec<(UnitId, Roles)>,
     /// Configured roots that could not be used, with the reason.
@@ -39,7 +43,13 @@ impl Analysis {
         self.activity.contexts.get(unit.0 as usize)?.as_ref()
     }
     pub fn tbr_of(&self, unit: UnitId) -> Option<&Tbr> {
-        self.tbr.get(unit.0 as usize)?.as_ref()
+        self.tbr.results.get(unit.0 as usize)?.as_deref()
+    }
+    /// How many units' activity and TBR this analysis computed (the
+    /// others were reused from the previous one).
+    pub fn recomputed(&self) -> (usize, usize) {
+        let count = |v: &[bool]| v.iter().filter(|b| **b).count();
+        (count(&self.activity.recomputed), count(&self.tbr.recomputed))
     }
 }
 
@@ -52,7 +62,13 @@ pub fn root_roles(unit: &Unit, specs: &[RootSpec]) -> Roles {
     }
 }
 
-pub fn analyse(program: &Program, specs: &[RootSpec]) -> Analysis {
+/// Analyses `program` from scratch (`previous` = None) or reusing the
+/// previous analysis of a program that differs from this one by `Changes`.
+pub fn analyse(
+    program: &Program,
+    specs: &[RootSpec],
+    previous: Option<(&Analysis, &Changes)>,
+) -> Analysis {
     let mut problems = Vec::new();
     let mut roots: Vec<(UnitId, Roles)> = Vec::new();
     for spec in specs {
@@ -98,8 +114,17 @@ pub fn analyse(program: &Program, specs: &[RootSpec]) -> Analysis {
         .iter()
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
         .collect();
-    let activity = analyze_program(program, &seeds);
-    let tbr = tbr::analyze_program(program, &activity, false);
+    let activity = analyze_program_with(
+        program,
+        &seeds,
+        previous.map(|(a, c)| (&a.activity, c)),
+    );
+    let tbr = tbr::analyze_program_with(
+        program,
+        &activity,
+        false,
+        previous.map(|(a, c)| (&a.tbr, c)),
+    );
     Analysis {
         activity,
         tbr,

@@ -7,16 +7,22 @@
 //! Contract: an edit costs the reparse and relowering of the chunks whose
 //! text changed (the edited chunk's tree is kept and adjusted with
 //! `Tree::edit`, so tree-sitter reuses what the edit did not touch), then a
-//! relink of all units and a rerun of the interprocedural analyses. Each
+//! relink of all units and a rerun of the interprocedural analyses that
+//! recomputes only the units whose inputs changed: when no chunk that
+//! others link against changed (modules, hosts of internal procedures,
+//! the names and nesting of units), every unit of an unchanged chunk links
+//! exactly as before and keeps its analysis results unless a callee's
+//! summary or its calling context changed. Each
 //! chunk is lowered as a file of its own, so its IR ranges are relative to
 //! the chunk's first byte; [`Snapshot`] maps them back to the document.
 //! Nothing here panics on any text.
 
 use crate::analysis::{analyse, Analysis, RootSpec};
+use dfort_analysis::incremental::Changes;
 use crate::diagnostics::{self, IdeDiagnostic};
 use dfort_ir::link::link;
 use dfort_ir::lower::{lower_file, LoweredFile};
-use dfort_ir::{FileId, Program, SourceFile, Unit};
+use dfort_ir::{FileId, Program, SourceFile, Unit, UnitKind};
 use dfort_syntax::chunks::{split_fine, ChunkRole};
 use dfort_syntax::fixed_form::normalize_fixed;
 use dfort_syntax::line_index::LineIndex;
@@ -151,6 +157,9 @@ pub struct Snapshot {
     /// Link diagnostics (chunk-relative).
     pub link_diagnostics: Vec<(FileId, Diagnostic)>,
     pub config: HostConfig,
+    /// What the linking of each unit depends on besides its own chunk:
+    /// equal keys mean unchanged chunks link exactly as before.
+    link_key: u64,
 }
 
 impl Snapshot {
@@ -175,7 +184,7 @@ impl Snapshot {
 
     /// Units of the document, in source order.
     pub fn units_of<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a Unit> + 'a {
-        self.program.units.iter().filter(move |u| {
+        self.program.all_units().filter(move |u| {
             self.places
                 .get(&u.span.file)
                 .is_some_and(|p| p.path == path)
@@ -186,8 +195,7 @@ impl Snapshot {
     pub fn unit_at(&self, path: &Path, offset: u32) -> Option<&Unit> {
         let (file, rel) = self.chunk_at(path, offset)?;
         self.program
-            .units
-            .iter()
+            .all_units()
             .filter(|u| u.span.file == file && u.span.range.start <= rel && rel <= u.span.range.end)
             .min_by_key(|u| u.span.range.end - u.span.range.start)
     }
@@ -208,6 +216,8 @@ pub struct Host {
     parser: FortranParser,
     next_file: u32,
     snapshot: Option<Arc<Snapshot>>,
+    /// The last snapshot built, whose analysis the next one reuses.
+    last: Option<Arc<Snapshot>>,
 }
 
 impl Default for Host {
@@ -232,6 +242,7 @@ impl Host {
             parser: FortranParser::new(),
             next_file: 0,
             snapshot: None,
+            last: None,
         }
     }
 
@@ -386,6 +397,7 @@ impl Host {
         }
         let snap = Arc::new(self.build());
         self.snapshot = Some(snap.clone());
+        self.last = Some(snap.clone());
         snap
     }
 
@@ -533,7 +545,13 @@ impl Host {
         let mut places = HashMap::new();
         let mut chunk_diagnostics = HashMap::new();
         let mut docs = BTreeMap::new();
+        let mut link_key = DefaultHasher::new();
+        // Per unit, in link order: whether its chunk is new since the last
+        // snapshot.
+        let mut body_changed: Vec<bool> = Vec::new();
+        let previous = self.last.as_deref();
         for (path, d) in &self.docs {
+            path.hash(&mut link_key);
             let mut ids = Vec::with_capacity(d.chunks.len());
             // The lowered head of the module being read, as an index into `lowered`.
             let mut head: Option<usize> = None;
@@ -551,6 +569,9 @@ impl Host {
                     ChunkRole::ModuleProcedure => lf.contained_in = head,
                     ChunkRole::ModuleTail | ChunkRole::Unit => head = None,
                 }
+                link_dependencies(&lf, c.role, &mut link_key);
+                let reused = previous.is_some_and(|p| p.places.contains_key(&f));
+                body_changed.extend(lf.units.iter().map(|_| !reused));
                 lowered.push(lf);
                 places.insert(
                     f,
@@ -577,7 +598,15 @@ impl Host {
             );
         }
         let (program, link_diagnostics) = link(sources, lowered);
-        let analysis = analyse(&program, &self.config.roots);
+        let link_key = link_key.finish();
+        let changes = previous
+            .filter(|p| p.link_key == link_key)
+            .and_then(|p| Some((p, Changes::between(&p.program, &program, body_changed)?)));
+        let analysis = analyse(
+            &program,
+            &self.config.roots,
+            changes.as_ref().map(|(p, c)| (&p.analysis, c)),
+        );
         Snapshot {
             program,
             analysis,
@@ -586,7 +615,30 @@ impl Host {
             chunk_diagnostics,
             link_diagnostics,
             config: self.config.clone(),
+            link_key,
         }
+    }
+}
+
+/// Feeds `key` with what other chunks' linking reads of this one: the
+/// whole chunk (by its file id, which changes with its content) when it
+/// holds a module or a host of internal procedures, else the names, kinds
+/// and nesting of its units.
+fn link_dependencies(lf: &LoweredFile, role: ChunkRole, key: &mut DefaultHasher) {
+    role.hash(key);
+    lf.units.len().hash(key);
+    if lf
+        .units
+        .iter()
+        .any(|u| u.kind == UnitKind::Module || !u.children.is_empty())
+    {
+        lf.file.hash(key);
+        return;
+    }
+    for u in &lf.units {
+        u.name.hash(key);
+        u.kind.as_str().hash(key);
+        u.parent.hash(key);
     }
 }
 

@@ -137,8 +137,7 @@ pub fn definition(snap: &Snapshot, path: &Path, offset: u32) -> Vec<Location> {
     let scope = snap.unit_at(path, offset).map(|u| u.id);
     let mut found: Vec<&Unit> = snap
         .program
-        .units
-        .iter()
+        .all_units()
         .filter(|u| u.name == name)
         .collect();
     if let Some(scope) = scope {

@@ -824,7 +824,7 @@ impl StmtKind {
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     pub files: Vec<SourceFile>,
-    pub units: Vec<Unit>,
+    pub units: Vec<std::sync::Arc<Unit>>,
     pub call_graph: crate::callgraph::CallGraph,
 }
 
@@ -832,8 +832,12 @@ impl Program {
     pub fn unit(&self, id: UnitId) -> &Unit {
         &self.units[id.0 as usize]
     }
+    /// Every unit, in id order.
+    pub fn all_units(&self) -> impl Iterator<Item = &Unit> + '_ {
+        self.units.iter().map(|u| &**u)
+    }
     /// Units with this (lower-case) name.
     pub fn units_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Unit> + 'a {
-        self.units.iter().filter(move |u| u.name == name)
+        self.all_units().filter(move |u| u.name == name)
     }
 }

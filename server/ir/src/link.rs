@@ -142,7 +142,7 @@ pub fn link(
     (
         Program {
             files,
-            units,
+            units: units.into_iter().map(std::sync::Arc::new).collect(),
             call_graph,
         },
         diags,

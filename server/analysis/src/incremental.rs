@@ -1,0 +1,98 @@
+//! What a rerun of the interprocedural analyses may reuse from the
+//! previous run. Paper 000 computes Dep and TBR summaries bottom-up over
+//! the call graph (§4.1, §5.1) and calling contexts top-down (§4.2,
+//! §5.2): a unit's results are a function of its own IR, of what it reads
+//! of its callees (their summaries and interfaces) and of its calling
+//! context. A unit none of whose inputs changed keeps its previous
+//! results; [`crate::interproc`] and [`crate::tbr`] recompute the others.
+//!
+//! Contract: [`Changes`] relates a new program to the one the previous
+//! results were computed on, with the same unit numbering. `body[u]` is
+//! false only when unit `u` is identical in both programs (its IR after
+//! linking, call targets included); `interface[u]` is true when what a
+//! caller reads of `u` changed: its name, kind, the dummy arguments'
+//! names, types, intents and ranks, or the function result's type.
+
+use dfort_ir::callgraph::Callee;
+use dfort_ir::{Program, Unit, UnitId};
+
+/// Which units of a program changed since the previous analysis.
+#[derive(Clone, Debug)]
+pub struct Changes {
+    pub body: Vec<bool>,
+    pub interface: Vec<bool>,
+}
+
+impl Changes {
+    /// The changes from `old` to `new`, given which units' IR changed.
+    /// `None` when the programs are not numbered alike (then nothing can
+    /// be reused).
+    pub fn between(old: &Program, new: &Program, body: Vec<bool>) -> Option<Changes> {
+        if old.units.len() != new.units.len() || body.len() != new.units.len() {
+            return None;
+        }
+        let interface = body
+            .iter()
+            .zip(old.units.iter().zip(&new.units))
+            .map(|(changed, (a, b))| *changed && !same_interface(a, b))
+            .collect();
+        Some(Changes { body, interface })
+    }
+
+    /// The units whose Dep summary must be recomputed: changed ones and
+    /// callers of units whose interface changed.
+    pub fn summary_seeds(&self, program: &Program) -> Vec<UnitId> {
+        program
+            .units
+            .iter()
+            .filter(|u| self.inputs_changed(program, u.id, |_| false))
+            .map(|u| u.id)
+            .collect()
+    }
+
+    /// Whether unit `u` itself changed, or a callee whose interface
+    /// changed or for which `callee_changed` holds.
+    pub fn inputs_changed(
+        &self,
+        program: &Program,
+        u: UnitId,
+        callee_changed: impl Fn(UnitId) -> bool,
+    ) -> bool {
+        let i = u.0 as usize;
+        self.body.get(i).copied().unwrap_or(true)
+            || callees(program, u).any(|c| {
+                self.interface.get(c.0 as usize).copied().unwrap_or(true) || callee_changed(c)
+            })
+    }
+}
+
+/// The units `u` calls (with repetitions).
+pub fn callees(program: &Program, u: UnitId) -> impl Iterator<Item = UnitId> + '_ {
+    program
+        .call_graph
+        .calls_from
+        .get(u.0 as usize)
+        .into_iter()
+        .flatten()
+        .filter_map(|&s| match program.call_graph.sites.get(s)?.callee {
+            Callee::Unit(c) => Some(c),
+            Callee::External => None,
+        })
+}
+
+/// Whether a caller reads the same of `a` and `b`.
+pub fn same_interface(a: &Unit, b: &Unit) -> bool {
+    let same_symbol = |x: dfort_ir::SymbolId, y: dfort_ir::SymbolId| {
+        let (x, y) = (a.symbol(x), b.symbol(y));
+        x.name == y.name && x.ty == y.ty && x.intent == y.intent && x.rank() == y.rank()
+    };
+    a.name == b.name
+        && a.kind == b.kind
+        && a.args.len() == b.args.len()
+        && a.args.iter().zip(&b.args).all(|(x, y)| same_symbol(*x, *y))
+        && match (a.result, b.result) {
+            (Some(x), Some(y)) => same_symbol(x, y),
+            (None, None) => true,
+            _ => false,
+        }
+}
