@@ -156,14 +156,18 @@ fn every_prefix_of_a_fixed_form_file_is_handled() {
 }
 
 /// What a snapshot says, in a form two snapshots can be compared by:
-/// diagnostics, and per unit its name, kind, host and active variables.
+/// diagnostics, and per unit its linked IR (as `dfort ir` prints it), its
+/// host, its calling context, its active variables and what TBR records.
 fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<String> {
     let mut v: Vec<String> = snap
         .diagnostics(path)
         .iter()
         .map(|d| format!("{:?} {} {}", d.range, d.code, d.message))
         .collect();
-    for u in &snap.program.units {
+    // Ranges are chunk-relative and compared through the diagnostics;
+    // the dump's line numbers all read 1 here.
+    let lines = dfort_syntax::line_index::LineIndex::new("");
+    for u in snap.program.all_units() {
         let parent = u.parent.map(|p| snap.program.unit(p).name.clone());
         let active = snap.analysis.activity.activity[u.id.0 as usize]
             .as_ref()
@@ -173,7 +177,19 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
                 n.sort();
                 n.join(",")
             });
-        v.push(format!("{} {:?} in {parent:?}: {active:?}", u.name, u.kind));
+        let records: Option<Vec<(u32, &str)>> = snap.analysis.tbr_of(u.id).map(|t| {
+            t.records
+                .iter()
+                .map(|r| (r.stmt.0, u.symbol(r.variable).name.as_str()))
+                .collect()
+        });
+        v.push(format!(
+            "{} {:?} in {parent:?}: context {:?} active {active:?} records {records:?}\n{}",
+            u.name,
+            u.kind,
+            snap.analysis.context(u.id),
+            dfort_ir::dump::unit(&snap.program, u, &lines)
+        ));
     }
     v
 }
@@ -299,4 +315,91 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
         }
     }
     assert!(compared >= 5, "only {compared} files with modules compared");
+}
+
+/// The host re-analyses only the units whose inputs an edit changed (the
+/// edited unit, callers whose callee summary changed, callees whose
+/// calling context changed), everything after an edit of a module's
+/// declarations, and always ends where an analysis from scratch does.
+#[test]
+fn edits_reanalyse_only_the_units_they_reach() {
+    use dfort_ide::host::{Host, TextChange};
+    let text = "module m
+  implicit none
+  real :: g
+contains
+  subroutine sq(x, y)
+    real, intent(in) :: x
+    real, intent(out) :: y
+    y = x * x
+  end subroutine sq
+  subroutine other(a, b)
+    real, intent(in) :: a
+    real, intent(out) :: b
+    b = sin(a) + 1.5
+  end subroutine other
+  subroutine top(u, v)
+    real, intent(in) :: u
+    real, intent(out) :: v
+    real :: t
+    call sq(u, t)
+    v = t + 2.5
+  end subroutine top
+end module m
+";
+    let path = PathBuf::from("/ws/m.f90");
+    let mut host = Host::default();
+    host.set_text(&path, text, true, 1);
+    assert_eq!(host.snapshot().analysis.recomputed(), (3, 3));
+    let active_in = |snap: &dfort_ide::host::Snapshot, unit: &str| {
+        let u = snap.program.units_named(unit).next().expect("unit");
+        let set = dfort_analysis::activity::active_anywhere(
+            u,
+            snap.analysis.activity.activity[u.id.0 as usize]
+                .as_ref()
+                .expect("analysed"),
+        );
+        let mut names: Vec<String> = set.iter().map(|i| u.symbols[i].name.clone()).collect();
+        names.sort();
+        names.join(",")
+    };
+    assert_eq!(active_in(&host.snapshot(), "top"), "t,u,v");
+    // (old text, new text, units whose activity and TBR are recomputed)
+    let steps: [(&str, &str, usize); 4] = [
+        // A constant in `other`: nothing else reads it.
+        ("sin(a) + 1.5", "sin(a) + 1.75", 1),
+        // `sq` no longer passes x to y: its summary changes, so its caller
+        // `top` is re-analysed too.
+        ("y = x * x", "y = 3.0", 2),
+        // `top` no longer uses t: `sq`'s calling context changes.
+        ("v = t + 2.5", "v = u + 2.5", 2),
+        // A module declaration: every unit links against it.
+        ("real :: g\n", "real :: g, h\n", 3),
+    ];
+    for (version, (old, new, expected)) in steps.into_iter().enumerate() {
+        let doc = host.document(&path).expect("open").text.to_string();
+        let at = doc.find(old).expect("edit site") as u32;
+        host.edit(
+            &path,
+            &[TextChange {
+                range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
+                text: new.to_string(),
+            }],
+            version as i32 + 2,
+        );
+        let snap = host.snapshot();
+        assert_eq!(
+            snap.analysis.recomputed(),
+            (expected, expected),
+            "after {old:?} -> {new:?}"
+        );
+        let mut fresh = Host::default();
+        fresh.set_text(&path, &snap.doc(&path).expect("doc").text, true, 1);
+        assert_eq!(
+            summary(&snap, &path),
+            summary(&fresh.snapshot(), &path),
+            "after {old:?} -> {new:?}"
+        );
+    }
+    assert_eq!(active_in(&host.snapshot(), "top"), "u,v");
 }

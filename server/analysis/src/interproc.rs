@@ -36,7 +36,8 @@ pub struct ProgramActivity {
     /// Per unit: what each of its calls adds to its callee's context
     /// (callee, varied at entry, useful at exit).
     pub outgoing: Vec<Vec<(UnitId, BitSet, BitSet)>>,
-    /// Units whose activity this run computed (the others were reused).
+    /// Units whose results this run computed (possibly none, for units
+    /// no root reaches); the others' were reused.
     pub recomputed: Vec<bool>,
     /// Units whose Dep summary differs from the previous run's (every
     /// unit on a run from scratch).
@@ -113,6 +114,9 @@ pub fn analyze_program_with(
                 continue;
             }
         }
+        for &u in scc {
+            recomputed[u.0 as usize] = true;
+        }
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
@@ -130,7 +134,6 @@ pub fn analyze_program_with(
                 }
                 outgoing[u.0 as usize] = out;
                 activity[u.0 as usize] = Some(Arc::new(act));
-                recomputed[u.0 as usize] = true;
             }
             if !changed {
                 break;

@@ -511,7 +511,8 @@ pub struct ProgramTbr {
     pub entry: Vec<BitSet>,
     /// Per unit: what each of its calls adds to its callee's context.
     pub outgoing: Vec<Vec<(UnitId, BitSet)>>,
-    /// Units whose TBR this run computed (the others were reused).
+    /// Units whose results this run computed (possibly none); the others'
+    /// were reused.
     pub recomputed: Vec<bool>,
 }
 
@@ -632,6 +633,9 @@ pub fn analyze_program_with(
                 continue;
             }
         }
+        for &u in scc {
+            recomputed[u.0 as usize] = true;
+        }
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
@@ -659,7 +663,6 @@ pub fn analyze_program_with(
                 }
                 outgoing[u.0 as usize] = out;
                 results[u.0 as usize] = Some(Arc::new(t));
-                recomputed[u.0 as usize] = true;
             }
             if !changed {
                 break;

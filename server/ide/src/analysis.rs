@@ -48,8 +48,16 @@ impl Analysis {
     /// How many units' activity and TBR this analysis computed (the
     /// others were reused from the previous one).
     pub fn recomputed(&self) -> (usize, usize) {
-        let count = |v: &[bool]| v.iter().filter(|b| **b).count();
-        (count(&self.activity.recomputed), count(&self.tbr.recomputed))
+        let act = &self.activity;
+        let tbr = &self.tbr;
+        (
+            (0..act.recomputed.len())
+                .filter(|&i| act.recomputed[i] && act.activity[i].is_some())
+                .count(),
+            (0..tbr.recomputed.len())
+                .filter(|&i| tbr.recomputed[i] && tbr.results[i].is_some())
+                .count(),
+        )
     }
 }
 

@@ -20,9 +20,9 @@
 use crate::analysis::{analyse, Analysis, RootSpec};
 use dfort_analysis::incremental::Changes;
 use crate::diagnostics::{self, IdeDiagnostic};
-use dfort_ir::link::link;
+use dfort_ir::link::{link, relink};
 use dfort_ir::lower::{lower_file, LoweredFile};
-use dfort_ir::{FileId, Program, SourceFile, Unit, UnitKind};
+use dfort_ir::{FileId, Program, SourceFile, Unit, UnitId, UnitKind};
 use dfort_syntax::chunks::{split_fine, ChunkRole};
 use dfort_syntax::fixed_form::normalize_fixed;
 use dfort_syntax::line_index::LineIndex;
@@ -538,22 +538,22 @@ impl Host {
         doc.stale = false;
     }
 
-    /// Links every chunk of every document and runs the analyses.
+    /// Links every chunk of every document and runs the analyses. When
+    /// no chunk that other chunks link against changed since the last
+    /// snapshot, only the changed chunks' units are linked (against the
+    /// last program) and re-analysed.
     fn build(&self) -> Snapshot {
         let mut sources = Vec::new();
-        let mut lowered = Vec::new();
+        // Every chunk in link order, with the index of its module's head
+        // chunk for a module procedure.
+        let mut chunks: Vec<(&ChunkData, Option<usize>)> = Vec::new();
         let mut places = HashMap::new();
         let mut chunk_diagnostics = HashMap::new();
         let mut docs = BTreeMap::new();
         let mut link_key = DefaultHasher::new();
-        // Per unit, in link order: whether its chunk is new since the last
-        // snapshot.
-        let mut body_changed: Vec<bool> = Vec::new();
-        let previous = self.last.as_deref();
         for (path, d) in &self.docs {
             path.hash(&mut link_key);
             let mut ids = Vec::with_capacity(d.chunks.len());
-            // The lowered head of the module being read, as an index into `lowered`.
             let mut head: Option<usize> = None;
             for c in &d.chunks {
                 let f = c.data.file;
@@ -561,18 +561,19 @@ impl Host {
                     id: f,
                     path: path.clone(),
                 });
-                let mut lf = c.data.lowered.clone();
-                // Lowering diagnostics are reported with the chunk's own.
-                lf.diagnostics.clear();
-                match c.role {
-                    ChunkRole::ModuleHead => head = Some(lowered.len()),
-                    ChunkRole::ModuleProcedure => lf.contained_in = head,
-                    ChunkRole::ModuleTail | ChunkRole::Unit => head = None,
-                }
-                link_dependencies(&lf, c.role, &mut link_key);
-                let reused = previous.is_some_and(|p| p.places.contains_key(&f));
-                body_changed.extend(lf.units.iter().map(|_| !reused));
-                lowered.push(lf);
+                let contained_in = match c.role {
+                    ChunkRole::ModuleHead => {
+                        head = Some(chunks.len());
+                        None
+                    }
+                    ChunkRole::ModuleProcedure => head,
+                    ChunkRole::ModuleTail | ChunkRole::Unit => {
+                        head = None;
+                        None
+                    }
+                };
+                link_dependencies(&c.data.lowered, c.role, &mut link_key);
+                chunks.push((&c.data, contained_in));
                 places.insert(
                     f,
                     ChunkPlace {
@@ -597,11 +598,51 @@ impl Host {
                 },
             );
         }
-        let (program, link_diagnostics) = link(sources, lowered);
         let link_key = link_key.finish();
-        let changes = previous
-            .filter(|p| p.link_key == link_key)
-            .and_then(|p| Some((p, Changes::between(&p.program, &program, body_changed)?)));
+        // A chunk's lowering for the linker; lowering diagnostics are
+        // reported with the chunk's own.
+        let lowering = |data: &ChunkData, contained_in: Option<usize>| {
+            let mut lf = data.lowered.clone();
+            lf.diagnostics.clear();
+            lf.contained_in = contained_in;
+            lf
+        };
+        let previous = self.last.as_deref().filter(|p| p.link_key == link_key);
+        let (program, link_diagnostics, changes) = match previous {
+            Some(prev) => {
+                // Per unit, in link order: whether its chunk is new.
+                let mut body_changed: Vec<bool> = Vec::new();
+                let mut replaced = Vec::new();
+                for (data, contained_in) in &chunks {
+                    let new = !prev.places.contains_key(&data.file);
+                    if new {
+                        let first = UnitId(body_changed.len() as u32);
+                        replaced.push((first, lowering(data, *contained_in)));
+                    }
+                    body_changed.extend(data.lowered.units.iter().map(|_| new));
+                }
+                let (program, mut diagnostics) = relink(&prev.program, sources, replaced);
+                // The unchanged units' diagnostics are the last link's.
+                diagnostics.extend(
+                    prev.link_diagnostics
+                        .iter()
+                        .filter(|(f, d)| {
+                            d.code != "argument-count" && places.contains_key(f)
+                        })
+                        .cloned(),
+                );
+                let changes = Changes::between(&prev.program, &program, body_changed);
+                (program, diagnostics, changes.map(|c| (prev, c)))
+            }
+            None => {
+                let lowered = chunks
+                    .iter()
+                    .map(|(data, contained_in)| lowering(data, *contained_in))
+                    .collect();
+                let (program, diagnostics) = link(sources, lowered);
+                (program, diagnostics, None)
+            }
+        };
         let analysis = analyse(
             &program,
             &self.config.roots,

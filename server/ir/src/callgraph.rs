@@ -62,7 +62,7 @@ pub struct CallGraph {
 }
 
 impl CallGraph {
-    pub fn build(units: &[Unit]) -> CallGraph {
+    pub fn build(units: &[std::sync::Arc<Unit>]) -> CallGraph {
         let mut g = CallGraph {
             calls_from: vec![Vec::new(); units.len()],
             calls_to: vec![Vec::new(); units.len()],
@@ -103,7 +103,7 @@ impl CallGraph {
     #[allow(clippy::too_many_arguments)]
     fn add_site(
         &mut self,
-        units: &[Unit],
+        units: &[std::sync::Arc<Unit>],
         caller: &Unit,
         st: &Stmt,
         name: &str,

@@ -15,6 +15,7 @@ use crate::lower::LoweredFile;
 use dfort_syntax::Diagnostic;
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Intrinsic modules: their names are known without source.
 const INTRINSIC_MODULES: &[&str] = &[
@@ -32,7 +33,7 @@ pub fn link(
     lowered: Vec<LoweredFile>,
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
     let mut diags: Vec<(FileId, Diagnostic)> = Vec::new();
-    let mut units: Vec<Unit> = Vec::new();
+    let mut units: Vec<Arc<Unit>> = Vec::new();
     // Where each lowered file's units start, and module procedures lowered
     // apart from their module: (procedure, module) pairs to join.
     let mut bases: Vec<u32> = Vec::with_capacity(lowered.len());
@@ -44,17 +45,13 @@ pub fn link(
             diags.push((lf.file, d));
         }
         for mut u in lf.units {
-            u.id = UnitId(u.id.0 + base);
-            u.parent = u.parent.map(|p| UnitId(p.0 + base));
-            for c in &mut u.children {
-                c.0 += base;
-            }
+            renumber(&mut u, base);
             if u.parent.is_none() {
                 if let Some(k) = lf.contained_in {
                     adopt.push((u.id, k));
                 }
             }
-            units.push(u);
+            units.push(Arc::new(u));
         }
     }
     for (child, k) in adopt {
@@ -68,14 +65,73 @@ pub fn link(
             .map(|u| u.id);
         if let Some(m) = module {
             if m != child {
-                units[child.0 as usize].parent = Some(m);
-                units[m.0 as usize].children.push(child);
+                Arc::make_mut(&mut units[child.0 as usize]).parent = Some(m);
+                Arc::make_mut(&mut units[m.0 as usize]).children.push(child);
             }
         }
     }
-    let index = NameIndex::new(&units);
+    let all: Vec<usize> = (0..units.len()).collect();
+    resolve(&mut units, &all, &mut diags);
+    finish(files, units, diags)
+}
+
+/// Links again after some files changed, reusing every other unit of
+/// `previous` as it is. `replaced` gives each changed file's lowering with
+/// the id of its first unit.
+///
+/// Contract: the caller guarantees that nothing other units' linking reads
+/// changed — `previous` was linked from the same files in the same order
+/// except the replaced ones, whose units are neither modules nor hosts of
+/// internal procedures and have the same names, kinds and nesting (and so
+/// the same ids) as before. Then the result equals [`link`] of the new
+/// files. The diagnostics returned are the replaced units' own and every
+/// `argument-count` warning (the others belong to unchanged units).
+pub fn relink(
+    previous: &Program,
+    files: Vec<SourceFile>,
+    replaced: Vec<(UnitId, LoweredFile)>,
+) -> (Program, Vec<(FileId, Diagnostic)>) {
+    let mut units = previous.units.clone();
+    let mut diags: Vec<(FileId, Diagnostic)> = Vec::new();
+    let mut fresh: Vec<usize> = Vec::new();
+    for (base, lf) in replaced {
+        for d in lf.diagnostics {
+            diags.push((lf.file, d));
+        }
+        for mut u in lf.units {
+            renumber(&mut u, base.0);
+            let i = u.id.0 as usize;
+            let Some(slot) = units.get_mut(i) else {
+                continue;
+            };
+            // A module procedure keeps the module that adopted it.
+            if u.parent.is_none() {
+                u.parent = slot.parent;
+            }
+            *slot = Arc::new(u);
+            fresh.push(i);
+        }
+    }
+    resolve(&mut units, &fresh, &mut diags);
+    finish(files, units, diags)
+}
+
+/// Unit ids of a lowered file made program-wide: its units start at `base`.
+fn renumber(u: &mut Unit, base: u32) {
+    u.id = UnitId(u.id.0 + base);
+    u.parent = u.parent.map(|p| UnitId(p.0 + base));
+    for c in &mut u.children {
+        c.0 += base;
+    }
+}
+
+/// Resolves the units at `which` (USE targets, symbols, references)
+/// against all of `units`.
+fn resolve(units: &mut [Arc<Unit>], which: &[usize], diags: &mut Vec<(FileId, Diagnostic)>) {
+    let index = NameIndex::new(units);
     // USE → module units.
-    for u in &mut units {
+    for &i in which {
+        let u = Arc::make_mut(&mut units[i]);
         for us in &mut u.uses {
             us.target = index.modules.get(&us.module).copied();
             if us.target.is_none() && !INTRINSIC_MODULES.contains(&us.module.as_str()) {
@@ -96,27 +152,49 @@ pub fn link(
     // Symbols: modules first (their users copy types from them), then
     // every other unit; within each round units are resolved in parallel.
     for modules in [true, false] {
-        let updates: Vec<(usize, SymbolUpdates)> = (0..units.len())
-            .into_par_iter()
+        let updates: Vec<(usize, SymbolUpdates)> = which
+            .par_iter()
+            .copied()
             .filter(|&i| (units[i].kind == UnitKind::Module) == modules)
-            .map(|i| (i, resolve_symbols(&units, i)))
+            .map(|i| (i, resolve_symbols(units, i)))
             .collect();
         for (i, (changes, d)) in updates {
             diags.extend(d);
+            if changes.is_empty() {
+                continue;
+            }
+            let u = Arc::make_mut(&mut units[i]);
             for (id, sym) in changes {
-                units[i].symbols[id.0 as usize] = sym;
+                u.symbols[id.0 as usize] = sym;
             }
         }
     }
     // Names applied to arguments, and CALL targets.
-    let plans: Vec<ReferencePlan> = (0..units.len())
-        .into_par_iter()
-        .map(|i| resolve_references(&units, &index, i))
+    let mut plans: Vec<Option<ReferencePlan>> = Vec::new();
+    plans.resize_with(units.len(), || None);
+    let found: Vec<(usize, ReferencePlan)> = which
+        .par_iter()
+        .map(|&i| (i, resolve_references(units, &index, i)))
         .collect();
+    for (i, plan) in found {
+        plans[i] = Some(plan);
+    }
     units
         .par_iter_mut()
         .zip(plans)
-        .for_each(|(u, plan)| apply_references(u, plan));
+        .for_each(|(u, plan)| {
+            if let Some(plan) = plan {
+                apply_references(Arc::make_mut(u), plan);
+            }
+        });
+}
+
+/// The call graph, its argument-count warnings, and the program.
+fn finish(
+    files: Vec<SourceFile>,
+    units: Vec<Arc<Unit>>,
+    mut diags: Vec<(FileId, Diagnostic)>,
+) -> (Program, Vec<(FileId, Diagnostic)>) {
     let call_graph = CallGraph::build(&units);
     for site in &call_graph.sites {
         if let crate::callgraph::Callee::Unit(id) = site.callee {
@@ -142,7 +220,7 @@ pub fn link(
     (
         Program {
             files,
-            units: units.into_iter().map(std::sync::Arc::new).collect(),
+            units,
             call_graph,
         },
         diags,
@@ -156,7 +234,7 @@ struct NameIndex {
 }
 
 impl NameIndex {
-    fn new(units: &[Unit]) -> NameIndex {
+    fn new(units: &[Arc<Unit>]) -> NameIndex {
         let mut modules = HashMap::new();
         let mut globals = HashMap::new();
         for u in units {
@@ -178,7 +256,7 @@ impl NameIndex {
 
 /// Where a name visible in unit `u` but not declared there comes from.
 fn find_visible(
-    units: &[Unit],
+    units: &[Arc<Unit>],
     u: &Unit,
     name: &str,
     depth: u32,
@@ -231,7 +309,7 @@ fn remote_name<'a>(us: &'a UseDecl, local: &'a str) -> Option<&'a str> {
 }
 
 fn find_through_uses(
-    units: &[Unit],
+    units: &[Arc<Unit>],
     u: &Unit,
     name: &str,
     depth: u32,
@@ -261,7 +339,7 @@ fn find_through_uses(
     None
 }
 
-fn uses_unknown_module(units: &[Unit], u: &Unit, depth: u32) -> Option<String> {
+fn uses_unknown_module(units: &[Arc<Unit>], u: &Unit, depth: u32) -> Option<String> {
     if depth > 32 {
         return None;
     }
@@ -287,7 +365,7 @@ fn uses_unknown_module(units: &[Unit], u: &Unit, depth: u32) -> Option<String> {
 
 /// The implicit rules in force in `u` (inherited from the host when the
 /// unit has no IMPLICIT statement of its own).
-fn effective_implicit<'a>(units: &'a [Unit], u: &'a Unit) -> &'a ImplicitRules {
+fn effective_implicit<'a>(units: &'a [Arc<Unit>], u: &'a Unit) -> &'a ImplicitRules {
     let mut cur = u;
     for _ in 0..32 {
         if cur.implicit != ImplicitRules::default() {
@@ -304,7 +382,7 @@ fn effective_implicit<'a>(units: &'a [Unit], u: &'a Unit) -> &'a ImplicitRules {
 /// New versions of a unit's symbols, and the diagnostics found.
 type SymbolUpdates = (Vec<(SymbolId, Symbol)>, Vec<(FileId, Diagnostic)>);
 
-fn resolve_symbols(units: &[Unit], i: usize) -> SymbolUpdates {
+fn resolve_symbols(units: &[Arc<Unit>], i: usize) -> SymbolUpdates {
     let mut diags = Vec::new();
     let u = &units[i];
     let rules = effective_implicit(units, u);
@@ -381,7 +459,7 @@ fn resolve_symbols(units: &[Unit], i: usize) -> SymbolUpdates {
     (out, diags)
 }
 
-fn kind_from_name(units: &[Unit], u: &Unit, name: &str) -> Option<u32> {
+fn kind_from_name(units: &[Arc<Unit>], u: &Unit, name: &str) -> Option<u32> {
     if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return None;
     }
@@ -389,7 +467,7 @@ fn kind_from_name(units: &[Unit], u: &Unit, name: &str) -> Option<u32> {
         Some(id) if u.symbol(id).declared => (u, id),
         _ => {
             let (m, s, _) = find_visible(units, u, name, 0)?;
-            (units.get(m.0 as usize)?, s)
+            (&**units.get(m.0 as usize)?, s)
         }
     };
     let s = owner.symbol(sym);
@@ -413,7 +491,7 @@ struct ReferencePlan {
     names: HashMap<String, Resolved>,
 }
 
-fn resolve_procedure(units: &[Unit], index: &NameIndex, u: &Unit, name: &str) -> Option<UnitId> {
+fn resolve_procedure(units: &[Arc<Unit>], index: &NameIndex, u: &Unit, name: &str) -> Option<UnitId> {
     // Contained procedures of this unit and of its hosts (siblings).
     let mut cur = Some(u);
     let mut depth = 0;
@@ -435,13 +513,13 @@ fn resolve_procedure(units: &[Unit], index: &NameIndex, u: &Unit, name: &str) ->
         if c.parent.is_none() && c.name == name && c.is_procedure() {
             return Some(c.id);
         }
-        cur = c.parent.and_then(|p| units.get(p.0 as usize));
+        cur = c.parent.and_then(|p| units.get(p.0 as usize)).map(|p| &**p);
         depth += 1;
     }
     index.globals.get(name).copied()
 }
 
-fn through_uses_procedure(units: &[Unit], u: &Unit, name: &str, depth: u32) -> Option<UnitId> {
+fn through_uses_procedure(units: &[Arc<Unit>], u: &Unit, name: &str, depth: u32) -> Option<UnitId> {
     if depth > 32 {
         return None;
     }
@@ -463,7 +541,7 @@ fn through_uses_procedure(units: &[Unit], u: &Unit, name: &str, depth: u32) -> O
     None
 }
 
-fn resolve_references(units: &[Unit], index: &NameIndex, i: usize) -> ReferencePlan {
+fn resolve_references(units: &[Arc<Unit>], index: &NameIndex, i: usize) -> ReferencePlan {
     let u = &units[i];
     let mut wanted: Vec<(String, bool)> = Vec::new();
     let note = |e: &Expr, wanted: &mut Vec<(String, bool)>| match &e.kind {
@@ -522,7 +600,7 @@ fn resolve_references(units: &[Unit], index: &NameIndex, i: usize) -> ReferenceP
 }
 
 fn proc_or_intrinsic(
-    units: &[Unit],
+    units: &[Arc<Unit>],
     index: &NameIndex,
     u: &Unit,
     name: &str,
