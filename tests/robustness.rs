@@ -365,7 +365,7 @@ end module m
     };
     assert_eq!(active_in(&host.snapshot(), "top"), "t,u,v");
     // (old text, new text, units whose activity and TBR are recomputed)
-    let steps: [(&str, &str, usize); 4] = [
+    let steps: [(&str, &str, usize); 6] = [
         // A constant in `other`: nothing else reads it.
         ("sin(a) + 1.5", "sin(a) + 1.75", 1),
         // `sq` no longer passes x to y: its summary changes, so its caller
@@ -375,6 +375,12 @@ end module m
         ("v = t + 2.5", "v = u + 2.5", 2),
         // A module declaration: every unit links against it.
         ("real :: g\n", "real :: g, h\n", 3),
+        // An unclosed IF while typing: `sq` keeps its header and
+        // declarations (its statements are left out), so nothing else is
+        // relinked; its summary changes (y now keeps its value), so its
+        // caller is re-analysed, and again when the IF is removed.
+        ("y = 3.0", "if (x > 0.0) then\n    y = 3.0", 2),
+        ("if (x > 0.0) then\n    y = 3.0", "y = 3.0", 2),
     ];
     for (version, (old, new, expected)) in steps.into_iter().enumerate() {
         let doc = host.document(&path).expect("open").text.to_string();

@@ -42,6 +42,33 @@ fn main() {
             th.push(t.elapsed().as_secs_f64() * 1e3);
         }
     }
+    // Structural: an `end if` deleted and restored.
+    let ends: Vec<usize> = text.match_indices("end if\n").map(|(i, _)| i).collect();
+    let mut tstruct = Vec::new();
+    for k in 0..10 {
+        let at = ends[(k * 104_729) % ends.len()] as u32;
+        for (r, s) in [((at, at + 6), ""), ((at, at), "end if")] {
+            host.edit(
+                &path,
+                &[TextChange { range: Some(TextRange::new(r.0, r.1)), text: s.into() }],
+                k as i32 + 200,
+            );
+            let t = Instant::now();
+            let snap = host.snapshot();
+            tstruct.push(t.elapsed().as_secs_f64() * 1e3);
+            if k < 1 {
+                println!(
+                    "structural: {} units, re-analysed {:?}",
+                    snap.program.units.len(),
+                    snap.analysis.recomputed()
+                );
+            }
+        }
+    }
+    println!("structural snapshot median {:.1} ms", {
+        tstruct.sort_by(|a, b| a.total_cmp(b));
+        tstruct[tstruct.len() / 2]
+    });
     let med = |v: &mut Vec<f64>| { v.sort_by(|a, b| a.total_cmp(b)); v[v.len() / 2] };
     println!(
         "median per edit: snapshot {:.1} ms (of which a full analyse alone {:.1} ms), diagnostics {:.1} ms, hints {:.1} ms",

@@ -282,7 +282,7 @@ fn is_comment_or_blank(line: &str) -> bool {
 /// Whether the code part of a line (before a `!` comment outside quotes)
 /// ends with `&`.
 fn code_ends_with_ampersand(line: &str) -> bool {
-    code_part(line).trim_end().ends_with('&')
+    line.contains('&') && code_part(line).trim_end().ends_with('&')
 }
 
 /// The line without its `!` comment (quotes respected).
@@ -396,10 +396,60 @@ const END_KINDS: &[&str] = &[
     "blockdata",
 ];
 
+/// First words that can start a line [`classify`] does not call a plain
+/// statement (besides those starting with `end`).
+const HEADER_WORDS: &[&str] = &[
+    "contains",
+    "interface",
+    "abstract",
+    "program",
+    "submodule",
+    "blockdata",
+    "block",
+    "subroutine",
+    "function",
+];
+
+/// The first word of a statement line when it is alphabetic (after blanks,
+/// a label and a leading `&`), as written.
+fn first_word(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t' || b[i] == b'&') {
+        i += 1;
+    }
+    let s = i;
+    if !b.get(s).is_some_and(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+        i += 1;
+    }
+    Some(&line[s..i])
+}
+
 fn classify(line: &str) -> LineKind {
     let t = line.trim_start();
     if t.is_empty() || t.starts_with('!') || t.starts_with('#') {
         return LineKind::Other;
+    }
+    // Most lines are plain statements: tell them by their first word
+    // without collecting the others.
+    if let Some(word) = first_word(line) {
+        let is = |k: &&str| k.eq_ignore_ascii_case(word);
+        let header = word.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("end"))
+            || HEADER_WORDS.iter().any(is)
+            || PREFIXES.iter().any(is)
+            || TYPE_WORDS.iter().any(is);
+        if !header {
+            return LineKind::Statement;
+        }
     }
     let w = leading_words(line, 8);
     let Some(first) = w.first() else {

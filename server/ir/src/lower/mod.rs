@@ -132,7 +132,10 @@ impl<'a> FileLowerer<'a> {
             "program" | "subroutine" | "function" | "module" | "block_data" => {
                 self.unit(n, None);
             }
-            "comment" | "ERROR" => {}
+            "ERROR" => {
+                self.recovered_unit(n);
+            }
+            "comment" => {}
             "submodule" => {
                 let s = self.stmt_span(n);
                 self.error("unsupported", s, "dfort does not support submodules");
@@ -152,6 +155,46 @@ impl<'a> FileLowerer<'a> {
                 }
             }
         }
+    }
+
+    /// A procedure the parser could not close (an `end if` deleted while
+    /// typing): tree-sitter leaves its header and statements in an ERROR
+    /// node. Its header and leading specification statements are lowered
+    /// and its executable statements left out, with a warning, so that
+    /// the rest of the program keeps resolving its name and arguments
+    /// while the user types. (The syntax error stays an error: nothing is
+    /// differentiated through it.)
+    fn recovered_unit(&mut self, n: FNode<'a>) {
+        let mut items = n.named_children().filter(|c| c.kind() != "comment");
+        let Some(first) = items.next() else {
+            return;
+        };
+        let kind = match first.kind() {
+            "subroutine_statement" => UnitKind::Subroutine,
+            "function_statement" => UnitKind::Function,
+            _ => return,
+        };
+        let index = self.units.len();
+        let unit = {
+            let mut ul = UnitLowerer::new(self, kind, n, None, index);
+            ul.header(first);
+            for c in items {
+                if c.is_missing() || c.kind() == "ERROR" || !ul.specification(c) {
+                    break;
+                }
+            }
+            ul.finish()
+        };
+        self.warning(
+            "incomplete-unit",
+            unit.name_span,
+            format!(
+                "{} `{}` does not parse to its end: its statements are left out of the analyses until the syntax errors are fixed",
+                kind.as_str(),
+                unit.name
+            ),
+        );
+        self.units.push(unit);
     }
 
     /// Lowers a unit node and the procedures it contains; returns its index.
