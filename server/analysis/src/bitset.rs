@@ -9,7 +9,11 @@ pub struct BitSet {
 impl BitSet {
     /// The words up to the last non-zero one: sets are equal when these are.
     fn significant(&self) -> &[u64] {
-        let n = self.words.iter().rposition(|w| *w != 0).map_or(0, |i| i + 1);
+        let n = self
+            .words
+            .iter()
+            .rposition(|w| *w != 0)
+            .map_or(0, |i| i + 1);
         &self.words[..n]
     }
 }

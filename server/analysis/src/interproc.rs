@@ -88,7 +88,8 @@ pub fn analyze_program_with(
     let mut outgoing: Vec<Vec<(UnitId, BitSet, BitSet)>> = vec![Vec::new(); n];
     let mut activity: Vec<Option<Arc<Activity>>> = vec![None; n];
     let mut recomputed = vec![false; n];
-    let add = |contexts: &mut [Option<(BitSet, BitSet)>], (c, iv, ou): &(UnitId, BitSet, BitSet)| {
+    let add = |contexts: &mut [Option<(BitSet, BitSet)>],
+               (c, iv, ou): &(UnitId, BitSet, BitSet)| {
         let ctx = contexts[c.0 as usize].get_or_insert_with(Default::default);
         ctx.0.union_with(iv) | ctx.1.union_with(ou)
     };
@@ -195,8 +196,9 @@ fn contributions<'s>(
                 // arguments may be varied, its result is useful when the
                 // statement's target is.
                 let useful_target = match &st.kind {
-                    StmtKind::Assign { lhs, .. } => target(lhs)
-                        .is_some_and(|(t, _)| act.useful_after[i].contains(t.0 as usize)),
+                    StmtKind::Assign { lhs, .. } => {
+                        target(lhs).is_some_and(|(t, _)| act.useful_after[i].contains(t.0 as usize))
+                    }
                     _ => false,
                 };
                 let mut inputs = BitSet::default();

@@ -544,9 +544,8 @@ pub fn analyze_program_with(
     reuse: Option<(&ProgramTbr, &Changes)>,
 ) -> ProgramTbr {
     let n = program.units.len();
-    let reuse = reuse.filter(|(p, c)| {
-        p.results.len() == n && c.body.len() == n && p.store_all == store_all
-    });
+    let reuse = reuse
+        .filter(|(p, c)| p.results.len() == n && c.body.len() == n && p.store_all == store_all);
     let spaces: Vec<OnceCell<Space>> = (0..n).map(|_| OnceCell::new()).collect();
     let space = |u: UnitId| {
         spaces[u.0 as usize].get_or_init(|| space_of(program, program.unit(u), &pa.summaries))
@@ -618,9 +617,9 @@ pub fn analyze_program_with(
             entry[u.0 as usize] = contexts[u.0 as usize].clone();
         }
         if let Some((prev, _)) = reuse {
-            let unchanged = scc
-                .iter()
-                .all(|&u| prev.entry[u.0 as usize] == entry[u.0 as usize] && !stale(u, &sum_changed));
+            let unchanged = scc.iter().all(|&u| {
+                prev.entry[u.0 as usize] == entry[u.0 as usize] && !stale(u, &sum_changed)
+            });
             if unchanged {
                 for &u in scc {
                     let i = u.0 as usize;

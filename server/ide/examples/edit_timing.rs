@@ -14,6 +14,17 @@ fn main() {
     host.set_text(&path, &text, true, 1);
     let snap = host.snapshot();
     println!("open: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    let rss = || {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmRSS:"))
+                    .map(str::to_string)
+            })
+            .unwrap_or_default()
+    };
+    println!("after open: {}", rss());
     drop(snap);
     let sites: Vec<usize> = text.match_indices("0.5_dp").map(|(i, _)| i).collect();
     let (mut ts, mut ta, mut td, mut th) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -22,14 +33,20 @@ fn main() {
         for (r, s) in [((at, at), "7"), ((at, at + 1), "")] {
             host.edit(
                 &path,
-                &[TextChange { range: Some(TextRange::new(r.0, r.1)), text: s.into() }],
+                &[TextChange {
+                    range: Some(TextRange::new(r.0, r.1)),
+                    text: s.into(),
+                }],
                 k as i32 + 2,
             );
             let t = Instant::now();
             let snap = host.snapshot();
             ts.push(t.elapsed().as_secs_f64() * 1e3);
             if k < 2 {
-                println!("re-analysed (activity, TBR): {:?}", snap.analysis.recomputed());
+                println!(
+                    "re-analysed (activity, TBR): {:?}",
+                    snap.analysis.recomputed()
+                );
             }
             let t = Instant::now();
             std::hint::black_box(dfort_ide::analysis::analyse(&snap.program, &[], None));
@@ -38,7 +55,12 @@ fn main() {
             std::hint::black_box(snap.diagnostics(&path));
             td.push(t.elapsed().as_secs_f64() * 1e3);
             let t = Instant::now();
-            std::hint::black_box(inlay_hints(&snap, &path, TextRange::new(at.saturating_sub(2000), at + 2000), HintKinds::default()));
+            std::hint::black_box(inlay_hints(
+                &snap,
+                &path,
+                TextRange::new(at.saturating_sub(2000), at + 2000),
+                HintKinds::default(),
+            ));
             th.push(t.elapsed().as_secs_f64() * 1e3);
         }
     }
@@ -50,7 +72,10 @@ fn main() {
         for (r, s) in [((at, at + 6), ""), ((at, at), "end if")] {
             host.edit(
                 &path,
-                &[TextChange { range: Some(TextRange::new(r.0, r.1)), text: s.into() }],
+                &[TextChange {
+                    range: Some(TextRange::new(r.0, r.1)),
+                    text: s.into(),
+                }],
                 k as i32 + 200,
             );
             let t = Instant::now();
@@ -69,7 +94,11 @@ fn main() {
         tstruct.sort_by(|a, b| a.total_cmp(b));
         tstruct[tstruct.len() / 2]
     });
-    let med = |v: &mut Vec<f64>| { v.sort_by(|a, b| a.total_cmp(b)); v[v.len() / 2] };
+    println!("after edits: {}", rss());
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
     println!(
         "median per edit: snapshot {:.1} ms (of which a full analyse alone {:.1} ms), diagnostics {:.1} ms, hints {:.1} ms",
         med(&mut ts), med(&mut ta), med(&mut td), med(&mut th)

@@ -122,11 +122,7 @@ pub fn analyse(
         .iter()
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
         .collect();
-    let activity = analyze_program_with(
-        program,
-        &seeds,
-        previous.map(|(a, c)| (&a.activity, c)),
-    );
+    let activity = analyze_program_with(program, &seeds, previous.map(|(a, c)| (&a.activity, c)));
     let tbr = tbr::analyze_program_with(
         program,
         &activity,

@@ -18,8 +18,8 @@
 //! Nothing here panics on any text.
 
 use crate::analysis::{analyse, Analysis, RootSpec};
-use dfort_analysis::incremental::Changes;
 use crate::diagnostics::{self, IdeDiagnostic};
+use dfort_analysis::incremental::Changes;
 use dfort_ir::link::{link, relink};
 use dfort_ir::lower::{lower_file, LoweredFile};
 use dfort_ir::{FileId, Program, SourceFile, Unit, UnitId, UnitKind};
@@ -626,9 +626,7 @@ impl Host {
                 diagnostics.extend(
                     prev.link_diagnostics
                         .iter()
-                        .filter(|(f, d)| {
-                            d.code != "argument-count" && places.contains_key(f)
-                        })
+                        .filter(|(f, d)| d.code != "argument-count" && places.contains_key(f))
                         .cloned(),
                 );
                 let changes = Changes::between(&prev.program, &program, body_changed);

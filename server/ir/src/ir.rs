@@ -272,28 +272,36 @@ impl Symbol {
     }
 }
 
-/// Implicit typing rules: `None` after `implicit none`.
+/// Implicit typing rules: `None` after `implicit none`. The letters'
+/// types are shared between units (and with the IR's copies) until a
+/// unit's IMPLICIT statement changes them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ImplicitRules {
     pub none: bool,
-    pub letters: Vec<Option<Type>>,
+    pub letters: std::sync::Arc<Vec<Option<Type>>>,
 }
 
 impl Default for ImplicitRules {
     /// Fortran's default: I–N integer, others real.
     fn default() -> Self {
-        let letters = (b'a'..=b'z')
-            .map(|c| {
-                if (b'i'..=b'n').contains(&c) {
-                    Some(Type::new(BaseType::Integer, Some(4)))
-                } else {
-                    Some(Type::new(BaseType::Real, Some(4)))
-                }
-            })
-            .collect();
+        static DEFAULT: std::sync::OnceLock<std::sync::Arc<Vec<Option<Type>>>> =
+            std::sync::OnceLock::new();
+        let letters = DEFAULT.get_or_init(|| {
+            std::sync::Arc::new(
+                (b'a'..=b'z')
+                    .map(|c| {
+                        if (b'i'..=b'n').contains(&c) {
+                            Some(Type::new(BaseType::Integer, Some(4)))
+                        } else {
+                            Some(Type::new(BaseType::Real, Some(4)))
+                        }
+                    })
+                    .collect(),
+            )
+        });
         ImplicitRules {
             none: false,
-            letters,
+            letters: letters.clone(),
         }
     }
 }

@@ -179,14 +179,11 @@ fn resolve(units: &mut [Arc<Unit>], which: &[usize], diags: &mut Vec<(FileId, Di
     for (i, plan) in found {
         plans[i] = Some(plan);
     }
-    units
-        .par_iter_mut()
-        .zip(plans)
-        .for_each(|(u, plan)| {
-            if let Some(plan) = plan {
-                apply_references(Arc::make_mut(u), plan);
-            }
-        });
+    units.par_iter_mut().zip(plans).for_each(|(u, plan)| {
+        if let Some(plan) = plan {
+            apply_references(Arc::make_mut(u), plan);
+        }
+    });
 }
 
 /// The call graph, its argument-count warnings, and the program.
@@ -491,7 +488,12 @@ struct ReferencePlan {
     names: HashMap<String, Resolved>,
 }
 
-fn resolve_procedure(units: &[Arc<Unit>], index: &NameIndex, u: &Unit, name: &str) -> Option<UnitId> {
+fn resolve_procedure(
+    units: &[Arc<Unit>],
+    index: &NameIndex,
+    u: &Unit,
+    name: &str,
+) -> Option<UnitId> {
     // Contained procedures of this unit and of its hosts (siblings).
     let mut cur = Some(u);
     let mut depth = 0;

@@ -12,6 +12,8 @@ fn main() {
         let t = Instant::now();
         let l = text.lines().count();
         let c = t.elapsed().as_secs_f64() * 1e3;
-        println!("split_units {a:.2} ms ({n}), split_fine {b:.2} ms ({m}), lines() {c:.2} ms ({l})");
+        println!(
+            "split_units {a:.2} ms ({n}), split_fine {b:.2} ms ({m}), lines() {c:.2} ms ({l})"
+        );
     }
 }

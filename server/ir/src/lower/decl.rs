@@ -237,7 +237,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let kids = named_children(n);
         if kids.iter().any(|k| k.kind() == "none") {
             self.unit.implicit.none = true;
-            for l in &mut self.unit.implicit.letters {
+            for l in std::sync::Arc::make_mut(&mut self.unit.implicit.letters) {
                 *l = None;
             }
             return;
@@ -259,7 +259,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                         self.unit.implicit.none = false;
                         for c in lo..=hi.max(lo) {
                             if let Some(slot) =
-                                self.unit.implicit.letters.get_mut((c - b'a') as usize)
+                                std::sync::Arc::make_mut(&mut self.unit.implicit.letters)
+                                    .get_mut((c - b'a') as usize)
                             {
                                 *slot = Some(ty.clone());
                             }
