@@ -461,3 +461,63 @@ fn generate_command_and_navigation() {
     assert_eq!(names, ["tbr_fig1", "check"]);
     c.shutdown().unwrap();
 }
+
+/// With a client that lets servers register file watchers, files changed
+/// on disk outside the editor (created, changed, deleted) are re-read.
+#[test]
+fn files_changed_on_disk_are_reread() {
+    let root = workspace("watch", &["p000_fig1.f90"]);
+    let mut caps = vscode_caps();
+    caps["workspace"]["didChangeWatchedFiles"] = json!({"dynamicRegistration": true});
+    let mut c = start(&root, caps, Options::default());
+    let find = |c: &mut Connection, name: &str| {
+        let r = c
+            .request("workspace/symbol", json!({"query": name}))
+            .unwrap();
+        r["result"]
+            .as_array()
+            .map(|a| a.iter().any(|s| s["name"] == name))
+            .unwrap_or(false)
+    };
+    // Indexing runs after the watchers are registered: wait for it.
+    for _ in 0..100 {
+        if find(&mut c, "tbr_fig1") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(find(&mut c, "tbr_fig1"));
+    let reg = c
+        .server_requests
+        .iter()
+        .find(|r| r["method"] == "client/registerCapability")
+        .expect("watchers registered");
+    let globs = reg["params"]["registrations"][0]["registerOptions"]["watchers"].to_string();
+    assert!(
+        globs.contains("**/*.f90") && globs.contains("**/*.f") && globs.contains("dfort.toml"),
+        "{globs}"
+    );
+    let extra = root.join("extra.f90");
+    let notify = |c: &mut Connection, typ: u32| {
+        c.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({"changes": [{"uri": uri(&extra), "type": typ}]}),
+        )
+        .unwrap();
+    };
+    std::fs::write(
+        &extra,
+        "subroutine added_later(x)\n  real :: x\n  x = 2*x\nend\n",
+    )
+    .unwrap();
+    notify(&mut c, 1);
+    assert!(find(&mut c, "added_later"));
+    std::fs::write(&extra, "subroutine renamed_on_disk(x)\n  real :: x\nend\n").unwrap();
+    notify(&mut c, 2);
+    assert!(find(&mut c, "renamed_on_disk") && !find(&mut c, "added_later"));
+    std::fs::remove_file(&extra).unwrap();
+    notify(&mut c, 3);
+    assert!(!find(&mut c, "renamed_on_disk"));
+    assert!(find(&mut c, "tbr_fig1"));
+    c.shutdown().unwrap();
+}

@@ -23,6 +23,10 @@ pub struct Hover {
 
 pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
     let doc = snap.doc(path)?;
+    let fixed = matches!(doc.form, dfort_syntax::SourceForm::Fixed(_));
+    if !crate::text::in_code(&doc.text, &doc.lines, fixed, offset) {
+        return None;
+    }
     let (range, name) = word_at(&doc.text, offset)?;
     let unit = snap.unit_at(path, offset);
     if let Some(unit) = unit {

@@ -38,6 +38,40 @@ pub fn word_at(text: &str, offset: u32) -> Option<(TextRange, String)> {
     ))
 }
 
+/// Whether `offset` lies in code: not in a comment (a `!` comment, or a
+/// fixed-form comment line) and not in a character literal. `!$ad`
+/// directives count as code: they name variables.
+pub fn in_code(text: &str, lines: &LineIndex, fixed: bool, offset: u32) -> bool {
+    let line = line_text(text, lines, offset);
+    let start = lines
+        .line_range(lines.line_of(offset))
+        .map_or(0, |r| r.start);
+    let col = (offset.saturating_sub(start) as usize).min(line.len());
+    if fixed && line.starts_with(['c', 'C', '*', 'd', 'D']) {
+        return false;
+    }
+    let mut quote: Option<u8> = None;
+    for (i, b) in line.bytes().enumerate() {
+        if i >= col {
+            break;
+        }
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None => match b {
+                b'\'' | b'"' => quote = Some(b),
+                // Column 6 of fixed form marks a continuation.
+                b'!' if !(fixed && i == 5) => {
+                    let rest = line[i..].to_ascii_lowercase();
+                    return rest.starts_with("!$ad");
+                }
+                _ => {}
+            },
+        }
+    }
+    quote.is_none()
+}
+
 /// The text of the line holding `offset`, without its terminator.
 pub fn line_text<'a>(text: &'a str, lines: &LineIndex, offset: u32) -> &'a str {
     lines
@@ -60,5 +94,23 @@ mod tests {
         assert_eq!(word_at(t, 0), None);
         assert_eq!(word_at(t, 999), None);
         assert_eq!(word_at("", 0), None);
+    }
+
+    #[test]
+    fn in_code_excludes_comments_and_strings_but_not_directives() {
+        let t = "x = 1 ! set x\nprint *, 'x'\n!$ad independent(x)\nc x\n";
+        let lines = LineIndex::new(t);
+        assert!(in_code(t, &lines, false, 0));
+        assert!(!in_code(t, &lines, false, 12));
+        assert!(!in_code(
+            t,
+            &lines,
+            false,
+            t.find("'x'").unwrap() as u32 + 1
+        ));
+        assert!(in_code(t, &lines, false, t.find("(x)").unwrap() as u32 + 1));
+        let c = t.rfind("c x").unwrap() as u32;
+        assert!(!in_code(t, &lines, true, c + 2));
+        assert!(in_code(t, &lines, false, c + 2));
     }
 }

@@ -50,6 +50,8 @@ struct Session {
     /// The client resolves code actions' edits lazily.
     resolve_edits: bool,
     progress: bool,
+    /// The client lets the server register file watchers.
+    watch_files: bool,
     root: Option<PathBuf>,
     settings: Settings,
     toml_roots: Vec<RootSpec>,
@@ -62,6 +64,7 @@ impl Default for Session {
             create_files: false,
             resolve_edits: false,
             progress: false,
+            watch_files: false,
             root: None,
             settings: Settings::default(),
             toml_roots: Vec::new(),
@@ -247,6 +250,42 @@ impl Backend {
         lock(&self.host).set_config(config);
         for p in problems {
             self.client.log_message(MessageType::WARNING, p).await;
+        }
+    }
+
+    /// Asks the client to report changes to Fortran files and dfort.toml
+    /// made outside the editor (a `git checkout`, a generator), when it
+    /// supports registering watchers.
+    async fn watch_files(&self) {
+        if !lock(&self.session).watch_files {
+            return;
+        }
+        let extensions: Vec<String> = {
+            let h = lock(&self.host);
+            let c = h.config();
+            c.fixed_extensions
+                .iter()
+                .chain(&c.free_extensions)
+                .map(|e| e.trim_start_matches('.').to_string())
+                .collect()
+        };
+        let mut watchers: Vec<Value> = extensions
+            .iter()
+            .map(|e| json!({"globPattern": format!("**/*.{e}")}))
+            .collect();
+        watchers.push(json!({"globPattern": "**/dfort.toml"}));
+        let registration = Registration {
+            id: "dfort-watch".into(),
+            method: "workspace/didChangeWatchedFiles".into(),
+            register_options: Some(json!({ "watchers": watchers })),
+        };
+        if let Err(e) = self.client.register_capability(vec![registration]).await {
+            self.client
+                .log_message(
+                    MessageType::WARNING,
+                    format!("dfort: cannot watch files: {e}"),
+                )
+                .await;
         }
     }
 
@@ -545,6 +584,12 @@ impl LanguageServer for Backend {
             .as_ref()
             .and_then(|w| w.work_done_progress)
             .unwrap_or(false);
+        let watch_files = caps
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false);
         let root = params
             .workspace_folders
             .as_ref()
@@ -561,6 +606,7 @@ impl LanguageServer for Backend {
             s.create_files = create_files;
             s.resolve_edits = resolve_edits;
             s.progress = progress;
+            s.watch_files = watch_files;
             s.root = root;
         }
         self.apply_settings(params.initialization_options.as_ref())
@@ -614,7 +660,41 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        self.watch_files().await;
         self.index_workspace().await;
+        self.refresh();
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        let mut settings_changed = false;
+        {
+            let mut h = lock(&self.host);
+            for ev in params.changes {
+                let Some(path) = path_of(&ev.uri) else {
+                    continue;
+                };
+                if path.file_name().is_some_and(|n| n == "dfort.toml") {
+                    settings_changed = true;
+                    continue;
+                }
+                if !h.is_fortran(&path) || h.document(&path).is_some_and(|d| d.open) {
+                    // Open documents follow the editor, not the disk.
+                    continue;
+                }
+                match std::fs::read(&path)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                {
+                    Some(text) if ev.typ != FileChangeType::DELETED => {
+                        h.set_text(&path, &text, false, 0)
+                    }
+                    _ => h.remove(&path),
+                }
+            }
+        }
+        if settings_changed {
+            self.apply_settings(None).await;
+        }
         self.refresh();
     }
 

@@ -5,7 +5,8 @@
 //!
 //! Server-to-client requests are answered at once: `workspace/applyEdit`
 //! with `applied: true` (the edit is kept in [`Connection::applied_edits`]),
-//! anything else with `null`.
+//! anything else with `null`; all are kept in
+//! [`Connection::server_requests`].
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -58,6 +59,8 @@ pub struct Connection {
     pub notifications: Vec<Value>,
     /// Edits the server asked to apply (`workspace/applyEdit` params).
     pub applied_edits: Vec<Value>,
+    /// Every request the server sent (method and params), in order.
+    pub server_requests: Vec<Value>,
     pub timeout: Duration,
 }
 
@@ -88,6 +91,7 @@ impl Connection {
             next_id: 0,
             notifications: Vec::new(),
             applied_edits: Vec::new(),
+            server_requests: Vec::new(),
             timeout: Duration::from_secs(30),
         }
     }
@@ -116,6 +120,8 @@ impl Connection {
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
             };
             if m.get("method").is_some() && m.get("id").is_some() {
+                self.server_requests
+                    .push(json!({"method": m["method"], "params": m["params"]}));
                 let result = if m["method"] == "workspace/applyEdit" {
                     self.applied_edits.push(m["params"].clone());
                     json!({"applied": true})
