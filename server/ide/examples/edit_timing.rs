@@ -1,10 +1,46 @@
-//! Times the phases of one edit through the host on the file given:
-//! `cargo run --release -p dfort-ide --example edit_timing -- big.f90`.
+//! Times the phases of an edit through the host on the file given:
+//! `cargo run --release -p dfort-ide --example edit_timing -- big.f90`
+//! (for example the file `dfort bench --lines 20000 --file-lines 20000
+//! --write-to DIR` writes). Character edits type a digit into `0.5_dp`
+//! and delete it; structural ones delete an `end if` and restore it.
 use dfort_ide::hints::{inlay_hints, HintKinds};
-use dfort_ide::host::{Host, TextChange};
+use dfort_ide::host::{Host, Snapshot, TextChange};
 use dfort_syntax::TextRange;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn rss() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+/// Applies one edit and returns the new snapshot with its build time.
+fn edit(host: &mut Host, path: &Path, range: (u32, u32), text: &str) -> (Arc<Snapshot>, f64) {
+    let change = TextChange {
+        range: Some(TextRange::new(range.0, range.1)),
+        text: text.into(),
+    };
+    host.edit(path, &[change], 0);
+    let t = Instant::now();
+    let snap = host.snapshot();
+    (snap, ms(t))
+}
 
 fn main() {
     let path = PathBuf::from(std::env::args().nth(1).expect("a file"));
@@ -12,95 +48,61 @@ fn main() {
     let mut host = Host::default();
     let t = Instant::now();
     host.set_text(&path, &text, true, 1);
-    let snap = host.snapshot();
-    println!("open: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
-    let rss = || {
-        std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("VmRSS:"))
-                    .map(str::to_string)
-            })
-            .unwrap_or_default()
-    };
-    println!("after open: {}", rss());
-    drop(snap);
-    let sites: Vec<usize> = text.match_indices("0.5_dp").map(|(i, _)| i).collect();
-    let (mut ts, mut ta, mut td, mut th) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    drop(host.snapshot());
+    println!("open: {:.1} ms, {}", ms(t), rss());
+    let sites: Vec<u32> = text
+        .match_indices("0.5_dp")
+        .map(|(i, _)| i as u32 + 3)
+        .collect();
+    let ends: Vec<u32> = text
+        .match_indices("end if\n")
+        .map(|(i, _)| i as u32)
+        .collect();
+    let (mut chars, mut full, mut diags, mut hints, mut structural) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for k in 0..40 {
-        let at = (sites[(k * 7919) % sites.len()] + 3) as u32;
-        for (r, s) in [((at, at), "7"), ((at, at + 1), "")] {
-            host.edit(
-                &path,
-                &[TextChange {
-                    range: Some(TextRange::new(r.0, r.1)),
-                    text: s.into(),
-                }],
-                k as i32 + 2,
-            );
-            let t = Instant::now();
-            let snap = host.snapshot();
-            ts.push(t.elapsed().as_secs_f64() * 1e3);
-            if k < 2 {
+        let at = sites[(k * 7919) % sites.len()];
+        for (range, s) in [((at, at), "7"), ((at, at + 1), "")] {
+            let (snap, t) = edit(&mut host, &path, range, s);
+            chars.push(t);
+            if k == 0 {
                 println!(
-                    "re-analysed (activity, TBR): {:?}",
+                    "character edit re-analysed (activity, TBR): {:?}",
                     snap.analysis.recomputed()
                 );
             }
             let t = Instant::now();
             std::hint::black_box(dfort_ide::analysis::analyse(&snap.program, &[], None));
-            ta.push(t.elapsed().as_secs_f64() * 1e3);
+            full.push(ms(t));
             let t = Instant::now();
             std::hint::black_box(snap.diagnostics(&path));
-            td.push(t.elapsed().as_secs_f64() * 1e3);
+            diags.push(ms(t));
             let t = Instant::now();
-            std::hint::black_box(inlay_hints(
-                &snap,
-                &path,
-                TextRange::new(at.saturating_sub(2000), at + 2000),
-                HintKinds::default(),
-            ));
-            th.push(t.elapsed().as_secs_f64() * 1e3);
+            let around = TextRange::new(at.saturating_sub(2000), at + 2000);
+            std::hint::black_box(inlay_hints(&snap, &path, around, HintKinds::default()));
+            hints.push(ms(t));
         }
     }
-    // Structural: an `end if` deleted and restored.
-    let ends: Vec<usize> = text.match_indices("end if\n").map(|(i, _)| i).collect();
-    let mut tstruct = Vec::new();
     for k in 0..10 {
-        let at = ends[(k * 104_729) % ends.len()] as u32;
-        for (r, s) in [((at, at + 6), ""), ((at, at), "end if")] {
-            host.edit(
-                &path,
-                &[TextChange {
-                    range: Some(TextRange::new(r.0, r.1)),
-                    text: s.into(),
-                }],
-                k as i32 + 200,
-            );
-            let t = Instant::now();
-            let snap = host.snapshot();
-            tstruct.push(t.elapsed().as_secs_f64() * 1e3);
-            if k < 1 {
+        let at = ends[(k * 104_729) % ends.len()];
+        for (range, s) in [((at, at + 6), ""), ((at, at), "end if")] {
+            let (snap, t) = edit(&mut host, &path, range, s);
+            structural.push(t);
+            if k == 0 {
                 println!(
-                    "structural: {} units, re-analysed {:?}",
-                    snap.program.units.len(),
+                    "structural edit re-analysed (activity, TBR): {:?}",
                     snap.analysis.recomputed()
                 );
             }
         }
     }
-    println!("structural snapshot median {:.1} ms", {
-        tstruct.sort_by(|a, b| a.total_cmp(b));
-        tstruct[tstruct.len() / 2]
-    });
-    println!("after edits: {}", rss());
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.total_cmp(b));
-        v[v.len() / 2]
-    };
     println!(
-        "median per edit: snapshot {:.1} ms (of which a full analyse alone {:.1} ms), diagnostics {:.1} ms, hints {:.1} ms",
-        med(&mut ts), med(&mut ta), med(&mut td), med(&mut th)
+        "median snapshot per edit: character {:.1} ms, structural {:.1} ms; a full analysis {:.1} ms; diagnostics {:.1} ms; hints {:.1} ms; {}",
+        median(chars),
+        median(structural),
+        median(full),
+        median(diags),
+        median(hints),
+        rss()
     );
 }

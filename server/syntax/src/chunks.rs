@@ -302,14 +302,10 @@ pub(crate) fn code_part(line: &str) -> &str {
     line
 }
 
-/// Lower-case words at the start of a statement, skipping a numeric label,
-/// a leading `&`, and parenthesised groups / `*len` after type keywords.
-fn leading_words(line: &str, max: usize) -> Vec<String> {
-    let code = code_part(line);
-    let mut words = Vec::new();
-    let b = code.as_bytes();
+/// Where a line's statement starts: after blanks, a numeric label and a
+/// leading `&`.
+fn statement_start(b: &[u8]) -> usize {
     let mut i = 0;
-    // Skip blanks, a label, and a leading '&'.
     while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
         i += 1;
     }
@@ -319,6 +315,16 @@ fn leading_words(line: &str, max: usize) -> Vec<String> {
     while i < b.len() && (b[i] == b' ' || b[i] == b'\t' || b[i] == b'&') {
         i += 1;
     }
+    i
+}
+
+/// Lower-case words at the start of a statement, skipping a numeric label,
+/// a leading `&`, and parenthesised groups / `*len` after type keywords.
+fn leading_words(line: &str, max: usize) -> Vec<String> {
+    let code = code_part(line);
+    let mut words = Vec::new();
+    let b = code.as_bytes();
+    let mut i = statement_start(b);
     while i < b.len() && words.len() < max {
         let c = b[i];
         if c.is_ascii_alphabetic() {
@@ -414,16 +420,7 @@ const HEADER_WORDS: &[&str] = &[
 /// a label and a leading `&`), as written.
 fn first_word(line: &str) -> Option<&str> {
     let b = line.as_bytes();
-    let mut i = 0;
-    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
-        i += 1;
-    }
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    while i < b.len() && (b[i] == b' ' || b[i] == b'\t' || b[i] == b'&') {
-        i += 1;
-    }
+    let mut i = statement_start(b);
     let s = i;
     if !b.get(s).is_some_and(|c| c.is_ascii_alphabetic()) {
         return None;
