@@ -19,7 +19,6 @@
 use crate::bitset::BitSet;
 use crate::dp::{differentiable, dp, target};
 use crate::engine::{solve, Direction};
-use dfort_ir::callgraph::Callee;
 use dfort_ir::cfg::NodeKind;
 use dfort_ir::*;
 use std::collections::HashMap;
@@ -196,14 +195,8 @@ fn is_part(args: &[Arg], i: &Iface) -> bool {
 pub fn space_of(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -> Space {
     let callee_globals: Vec<GlobalKey> = program
         .call_graph
-        .calls_from
-        .get(unit.id.0 as usize)
-        .into_iter()
-        .flatten()
-        .filter_map(|&i| match program.call_graph.sites[i].callee {
-            Callee::Unit(c) => summaries.get(c.0 as usize)?.as_ref(),
-            Callee::External => None,
-        })
+        .callees(unit.id)
+        .filter_map(|c| summaries.get(c.0 as usize)?.as_ref())
         .flat_map(|s| {
             s.iface.iter().filter_map(|i| match i {
                 Iface::Global(k) => Some(k.clone()),

@@ -13,7 +13,6 @@
 //! caller reads of `u` changed: its name, kind, the dummy arguments'
 //! names, types, intents and ranks, or the function result's type.
 
-use dfort_ir::callgraph::Callee;
 use dfort_ir::{Program, Unit, UnitId};
 
 /// Which units of a program changed since the previous analysis.
@@ -60,24 +59,10 @@ impl Changes {
     ) -> bool {
         let i = u.0 as usize;
         self.body.get(i).copied().unwrap_or(true)
-            || callees(program, u).any(|c| {
+            || program.call_graph.callees(u).any(|c| {
                 self.interface.get(c.0 as usize).copied().unwrap_or(true) || callee_changed(c)
             })
     }
-}
-
-/// The units `u` calls (with repetitions).
-pub fn callees(program: &Program, u: UnitId) -> impl Iterator<Item = UnitId> + '_ {
-    program
-        .call_graph
-        .calls_from
-        .get(u.0 as usize)
-        .into_iter()
-        .flatten()
-        .filter_map(|&s| match program.call_graph.sites.get(s)?.callee {
-            Callee::Unit(c) => Some(c),
-            Callee::External => None,
-        })
 }
 
 /// Whether a caller reads the same of `a` and `b`.

@@ -88,18 +88,13 @@ impl Rewriter {
     fn flag(&mut self, what: &str, span: Span) -> SymbolId {
         self.flags += 1;
         let id = SymbolId(self.unit.symbols.len() as u32);
-        self.unit.symbols.push(Symbol {
-            name: format!("dfort_{what}{}", self.flags),
-            ty: Type::new(BaseType::Logical, Some(4)),
-            typing: Typing::Declared,
-            dims: Vec::new(),
-            intent: None,
-            attrs: Attrs::default(),
-            init: None,
-            storage: Storage::Local,
+        self.unit.symbols.push(Symbol::local(
+            format!("dfort_{what}{}", self.flags),
+            Type::new(BaseType::Logical, Some(4)),
+            Typing::Declared,
+            true,
             span,
-            declared: true,
-        });
+        ));
         id
     }
 

@@ -1,6 +1,7 @@
 //! Small text helpers the features share: the name under the cursor and
 //! the text of a line.
 
+use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::line_index::LineIndex;
 use dfort_syntax::TextRange;
 
@@ -50,26 +51,17 @@ pub fn in_code(text: &str, lines: &LineIndex, fixed: bool, offset: u32) -> bool 
     if fixed && line.starts_with(['c', 'C', '*', 'd', 'D']) {
         return false;
     }
-    let mut quote: Option<u8> = None;
-    for (i, b) in line.bytes().enumerate() {
-        if i >= col {
-            break;
-        }
-        match quote {
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None => match b {
-                b'\'' | b'"' => quote = Some(b),
-                // Column 6 of fixed form marks a continuation.
-                b'!' if !(fixed && i == 5) => {
-                    let rest = line[i..].to_ascii_lowercase();
-                    return rest.starts_with("!$ad");
-                }
-                _ => {}
-            },
-        }
+    // Column 6 of fixed form marks a continuation, whatever it holds.
+    let skip = if fixed && col > 5 {
+        line.get(..6).map_or(0, |_| 6)
+    } else {
+        0
+    };
+    match line_part_at(&line[skip..], col - skip) {
+        LinePart::Code => true,
+        LinePart::Literal => false,
+        LinePart::Comment(i) => line[skip + i..].to_ascii_lowercase().starts_with("!$ad"),
     }
-    quote.is_none()
 }
 
 /// The text of the line holding `offset`, without its terminator.

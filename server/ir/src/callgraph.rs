@@ -163,17 +163,26 @@ impl CallGraph {
         }
     }
 
+    /// The units `u` calls, once per call site (external procedures left out).
+    pub fn callees(&self, u: UnitId) -> impl Iterator<Item = UnitId> + '_ {
+        self.calls_from
+            .get(u.0 as usize)
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| match self.sites.get(i)?.callee {
+                Callee::Unit(id) => Some(id),
+                Callee::External => None,
+            })
+    }
+
     /// Tarjan's algorithm, iterative (no recursion depth limit on user
     /// input). Emits components callees-first.
     fn compute_sccs(&mut self, n: usize) {
         let succ: Vec<Vec<usize>> = (0..n)
             .map(|u| {
-                let mut s: Vec<usize> = self.calls_from[u]
-                    .iter()
-                    .filter_map(|&i| match self.sites[i].callee {
-                        Callee::Unit(id) => Some(id.0 as usize),
-                        Callee::External => None,
-                    })
+                let mut s: Vec<usize> = self
+                    .callees(UnitId(u as u32))
+                    .map(|c| c.0 as usize)
                     .collect();
                 s.sort_unstable();
                 s.dedup();

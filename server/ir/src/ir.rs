@@ -261,6 +261,21 @@ pub struct Symbol {
 }
 
 impl Symbol {
+    /// A scalar local variable without attributes.
+    pub fn local(name: String, ty: Type, typing: Typing, declared: bool, span: Span) -> Symbol {
+        Symbol {
+            name,
+            ty,
+            typing,
+            dims: Vec::new(),
+            intent: None,
+            attrs: Attrs::default(),
+            init: None,
+            storage: Storage::Local,
+            span,
+            declared,
+        }
+    }
     pub fn rank(&self) -> usize {
         self.dims.len()
     }

@@ -285,21 +285,44 @@ fn code_ends_with_ampersand(line: &str) -> bool {
     line.contains('&') && code_part(line).trim_end().ends_with('&')
 }
 
-/// The line without its `!` comment (quotes respected).
-pub(crate) fn code_part(line: &str) -> &str {
+/// What a byte of a (free-form) line lies in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinePart {
+    Code,
+    /// A character literal.
+    Literal,
+    /// The `!` comment starting at this byte.
+    Comment(usize),
+}
+
+/// What byte `col` of `line` lies in (quotes respected; a position past
+/// the end is judged as the end of the line).
+pub fn line_part_at(line: &str, col: usize) -> LinePart {
     let mut quote: Option<u8> = None;
-    for (i, b) in line.bytes().enumerate() {
+    for (i, b) in line.bytes().enumerate().take(col) {
         match quote {
             Some(q) if b == q => quote = None,
             Some(_) => {}
             None => match b {
                 b'\'' | b'"' => quote = Some(b),
-                b'!' => return &line[..i],
+                b'!' => return LinePart::Comment(i),
                 _ => {}
             },
         }
     }
-    line
+    if quote.is_some() {
+        LinePart::Literal
+    } else {
+        LinePart::Code
+    }
+}
+
+/// The line without its `!` comment (quotes respected).
+pub(crate) fn code_part(line: &str) -> &str {
+    match line_part_at(line, line.len()) {
+        LinePart::Comment(i) => &line[..i],
+        _ => line,
+    }
 }
 
 /// Where a line's statement starts: after blanks, a numeric label and a

@@ -327,10 +327,7 @@ impl Backend {
         for (i, chunk) in files.chunks(50).enumerate() {
             let texts: Vec<(PathBuf, String)> = chunk
                 .iter()
-                .filter_map(|p| {
-                    let bytes = std::fs::read(p).ok()?;
-                    Some((p.clone(), String::from_utf8(bytes).ok()?))
-                })
+                .filter_map(|p| Some((p.clone(), std::fs::read_to_string(p).ok()?)))
                 .collect();
             {
                 let mut h = lock(&self.host);
@@ -681,10 +678,7 @@ impl LanguageServer for Backend {
                     // Open documents follow the editor, not the disk.
                     continue;
                 }
-                match std::fs::read(&path)
-                    .ok()
-                    .and_then(|b| String::from_utf8(b).ok())
-                {
+                match std::fs::read_to_string(&path).ok() {
                     Some(text) if ev.typ != FileChangeType::DELETED => {
                         h.set_text(&path, &text, false, 0)
                     }

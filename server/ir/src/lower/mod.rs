@@ -379,18 +379,13 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             return id;
         }
         let id = SymbolId(self.unit.symbols.len() as u32);
-        self.unit.symbols.push(Symbol {
-            name: name.to_string(),
-            ty: Type::none(),
-            typing: Typing::Unknown,
-            dims: Vec::new(),
-            intent: None,
-            attrs: Attrs::default(),
-            init: None,
-            storage: Storage::Local,
+        self.unit.symbols.push(Symbol::local(
+            name.to_string(),
+            Type::none(),
+            Typing::Unknown,
+            false,
             span,
-            declared: false,
-        });
+        ));
         self.names.insert(name.to_string(), id);
         id
     }
