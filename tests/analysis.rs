@@ -96,7 +96,7 @@ fn check(rel: &str) -> usize {
         })
         .collect();
     let pa = analyze_program(&ws.program, &roots);
-    let tbrs = tbr::analyze_program(&ws.program, &pa, false);
+    let tbrs = tbr::analyze_program(&ws.program, &pa, false, false);
     for name in &units {
         let u = unit(&ws, name);
         let act = pa.activity[u.id.0 as usize].clone().expect("unit reached");
@@ -312,7 +312,7 @@ fn adjoint_liveness_drops_bratus_f_updates_but_keeps_h() {
     let u = unit(&ws, "bratu");
     let r = roles(u, None);
     let pa = analyze_program(&ws.program, &[(u.id, r.independents, r.dependents)]);
-    let tbrs = tbr::analyze_program(&ws.program, &pa, false);
+    let tbrs = tbr::analyze_program(&ws.program, &pa, false, false);
     let t = tbrs[u.id.0 as usize].as_ref().unwrap();
     let live = dfort_analysis::liveness::analyze(&ws.program, u, t, &Default::default());
     let f = u.lookup("f").unwrap();

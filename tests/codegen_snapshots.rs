@@ -16,8 +16,15 @@ fn derivatives(file: &str, root: &str) -> String {
     let (ind, dep) = (&r.independents, &r.dependents);
     let tangent = dfort_codegen::tangent::tangent(&ws.program, u.id, ind, dep, "tangent")
         .unwrap_or_else(|e| panic!("tangent refused: {e:?}"));
-    let adjoint = dfort_codegen::adjoint::adjoint(&ws.program, u.id, ind, dep, false, "adjoint")
-        .unwrap_or_else(|e| panic!("adjoint refused: {e:?}"));
+    let adjoint = dfort_codegen::adjoint::adjoint(
+        &ws.program,
+        u.id,
+        ind,
+        dep,
+        dfort_codegen::adjoint::Recording::Inversion,
+        "adjoint",
+    )
+    .unwrap_or_else(|e| panic!("adjoint refused: {e:?}"));
     format!("{tangent}\n{adjoint}")
 }
 

@@ -1,8 +1,9 @@
 //! Numerical checks of the generated derivatives. Every kernel listed in
 //! tests/kernels.toml is run through `dfort verify` (tangent against
 //! central finite differences, adjoint by the dot-product test, both
-//! compiled with gfortran), once with TBR and once with `--no-tbr`
-//! (store-all). The kernels run in parallel; every failure is collected
+//! compiled with gfortran), in the three recording modes: TBR with
+//! address recovery by inversion (the default), `--no-inversion` and
+//! `--no-tbr` (store-all). The kernels run in parallel; every failure is collected
 //! and reported in one assertion at the end. Set DFORT_SKIP_GFORTRAN=1 to
 //! skip the numerical test on a machine without gfortran.
 
@@ -47,7 +48,7 @@ impl Kernel {
     }
 
     /// Arguments of `dfort verify` for this kernel.
-    fn verify_args(&self, no_tbr: bool) -> Vec<String> {
+    fn verify_args(&self, mode: Mode) -> Vec<String> {
         let mut a = vec!["verify".to_string()];
         a.extend(self.files.iter().cloned());
         a.extend(["--root".into(), self.root.clone()]);
@@ -81,12 +82,32 @@ impl Kernel {
         }
         let tol = self.tolerance.unwrap_or(DEFAULT_TOLERANCE);
         a.extend(["--tolerance".into(), format!("{tol:e}")]);
-        if no_tbr {
-            a.push("--no-tbr".into());
-        }
+        a.extend(mode.flag.map(String::from));
         a
     }
 }
+
+/// A recording mode of the adjoint: its `dfort verify` flag.
+#[derive(Clone, Copy)]
+struct Mode {
+    label: &'static str,
+    flag: Option<&'static str>,
+}
+
+const MODES: [Mode; 3] = [
+    Mode {
+        label: "inversion",
+        flag: None,
+    },
+    Mode {
+        label: "tbr",
+        flag: Some("--no-inversion"),
+    },
+    Mode {
+        label: "store-all",
+        flag: Some("--no-tbr"),
+    },
+];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -113,22 +134,14 @@ fn show_error(e: Option<f64>) -> String {
     e.map_or_else(|| "-".to_string(), |e| format!("{e:.2e}"))
 }
 
-/// Whether this build's `dfort verify` accepts `--no-tbr`.
-fn verify_has_no_tbr() -> bool {
-    Command::new(env!("CARGO_BIN_EXE_dfort"))
-        .args(["verify", "--help"])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--no-tbr"))
-}
-
 struct Outcome {
     summary: String,
     failure: Option<String>,
 }
 
-fn run_one(k: &Kernel, no_tbr: bool) -> Outcome {
-    let mode = if no_tbr { "store-all" } else { "tbr" };
-    let args = k.verify_args(no_tbr);
+fn run_one(k: &Kernel, m: Mode) -> Outcome {
+    let mode = m.label;
+    let args = k.verify_args(m);
     let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
         .args(&args)
         .current_dir(repo_root())
@@ -193,16 +206,9 @@ fn kernels_derivatives_match_finite_differences_and_dot_product() {
             kernels.len()
         ));
     }
-    let has_no_tbr = verify_has_no_tbr();
-    if !has_no_tbr {
-        failures.push(
-            "`dfort verify` does not accept --no-tbr: the store-all runs were skipped".to_string(),
-        );
-    }
-    // Every kernel with TBR, then (when available) in store-all mode.
-    let modes: &[bool] = if has_no_tbr { &[false, true] } else { &[false] };
-    let jobs: Vec<(usize, bool)> = (0..kernels.len())
-        .flat_map(|i| modes.iter().map(move |&m| (i, m)))
+    // Every kernel in every mode.
+    let jobs: Vec<(usize, Mode)> = (0..kernels.len())
+        .flat_map(|i| MODES.iter().map(move |&m| (i, m)))
         .collect();
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     let next = AtomicUsize::new(0);
@@ -213,10 +219,10 @@ fn kernels_derivatives_match_finite_differences_and_dot_product() {
         for _ in 0..threads {
             s.spawn(|| loop {
                 let j = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(i, no_tbr)) = jobs.get(j) else {
+                let Some(&(i, m)) = jobs.get(j) else {
                     break;
                 };
-                let o = run_one(&kernels[i], no_tbr);
+                let o = run_one(&kernels[i], m);
                 results.lock().unwrap()[j] = Some(o);
             });
         }

@@ -31,8 +31,8 @@ fn analyze_all(program: &dfort_ir::Program) {
     use dfort_analysis::{interproc, liveness, tbr};
     let roots = interproc::default_roots(program);
     let pa = interproc::analyze_program(program, &roots);
-    for store_all in [false, true] {
-        let tbrs = tbr::analyze_program(program, &pa, store_all);
+    for (store_all, inversion) in [(false, true), (false, false), (true, false)] {
+        let tbrs = tbr::analyze_program(program, &pa, store_all, inversion);
         for (u, t) in program.units.iter().zip(&tbrs) {
             if let Some(t) = t {
                 let _ = liveness::analyze(program, u, t, &Default::default());
@@ -43,8 +43,9 @@ fn analyze_all(program: &dfort_ir::Program) {
     // panic.
     for (root, ind, dep) in &roots {
         let _ = dfort_codegen::tangent::tangent(program, *root, ind, dep, "");
-        for store_all in [false, true] {
-            let _ = dfort_codegen::adjoint::adjoint(program, *root, ind, dep, store_all, "");
+        use dfort_codegen::adjoint::Recording;
+        for recording in [Recording::Inversion, Recording::Tbr, Recording::StoreAll] {
+            let _ = dfort_codegen::adjoint::adjoint(program, *root, ind, dep, recording, "");
         }
     }
 }

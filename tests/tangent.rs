@@ -45,7 +45,7 @@ fn active_arguments_to_routines_without_source_are_refused_with_their_location()
             u.id,
             &r.independents,
             &r.dependents,
-            false,
+            dfort_codegen::adjoint::Recording::Inversion,
             "",
         )
         .expect_err("refused"),
@@ -79,7 +79,7 @@ fn a_callee_and_a_function_get_their_own_derivative_routines() {
         u.id,
         &r.independents,
         &r.dependents,
-        false,
+        dfort_codegen::adjoint::Recording::Inversion,
         "",
     )
     .expect("written");
@@ -128,7 +128,14 @@ fn every_derivative_written_for_the_fixtures_compiles() {
                 let (ind, dep) = (&r.independents, &r.dependents);
                 let outputs = [
                     dfort_codegen::tangent::tangent(&ws.program, u.id, ind, dep, ""),
-                    dfort_codegen::adjoint::adjoint(&ws.program, u.id, ind, dep, false, ""),
+                    dfort_codegen::adjoint::adjoint(
+                        &ws.program,
+                        u.id,
+                        ind,
+                        dep,
+                        dfort_codegen::adjoint::Recording::Inversion,
+                        "",
+                    ),
                 ];
                 for out in outputs {
                     match out {
@@ -162,20 +169,21 @@ fn the_adjoint_of_bratu_records_none_of_its_residuals() {
     let ws = fixture("papers/p000_bratu.f");
     let u = unit(&ws, "bratu");
     let r = roles(u, None);
-    let gen = |store_all| {
+    use dfort_codegen::adjoint::Recording;
+    let gen = |recording| {
         dfort_codegen::adjoint::adjoint(
             &ws.program,
             u.id,
             &r.independents,
             &r.dependents,
-            store_all,
+            recording,
             "",
         )
         .expect("written")
     };
-    let tbr = gen(false);
+    let tbr = gen(Recording::Inversion);
     assert!(!tbr.contains("call dfort_push(f("), "{tbr}");
-    let all = gen(true);
+    let all = gen(Recording::StoreAll);
     assert!(all.contains("call dfort_push(f("), "{all}");
 }
 
@@ -189,7 +197,7 @@ fn adjoint_refusals(file: &str, root: &str) -> (Vec<u32>, Vec<String>) {
         u.id,
         &r.independents,
         &r.dependents,
-        false,
+        dfort_codegen::adjoint::Recording::Inversion,
         "",
     )
     .expect_err("refused");

@@ -165,7 +165,7 @@ pub fn constant_element(unit: &Unit, e: &Expr) -> Option<Vec<i64>> {
         .collect()
 }
 
-fn constant_int(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
+pub fn constant_int(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
     if depth > 8 {
         return None;
     }

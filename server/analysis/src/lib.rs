@@ -13,5 +13,6 @@ pub mod explain;
 pub mod incremental;
 pub mod interproc;
 pub mod liveness;
+pub mod recovery;
 pub mod roles;
 pub mod tbr;

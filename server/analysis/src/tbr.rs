@@ -278,25 +278,52 @@ fn req_kill(
 
 /// Runs TBR on one unit alone, given its activity (calls conservative).
 pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) -> Tbr {
-    analyze_with(program, unit, act, store_all, None, &BitSet::default())
+    analyze_with(
+        program,
+        unit,
+        act,
+        store_all,
+        false,
+        None,
+        &BitSet::default(),
+    )
 }
 
 /// Runs TBR on one unit with its callees' summaries and its calling
-/// context `in_req_entry` (values required before the unit runs).
+/// context `in_req_entry` (values required before the unit runs). With
+/// `inversion`, the address variables whose recovery the loops' plans
+/// take over ([`crate::recovery::handled`]) are neither required nor
+/// recorded inside those loops (`Tbr::req` still lists them: it is what
+/// the plans read).
 pub fn analyze_with(
     program: &Program,
     unit: &Unit,
     act: &Activity,
     store_all: bool,
+    inversion: bool,
     callees: Option<&Callees>,
     in_req_entry: &BitSet,
 ) -> Tbr {
     let n = unit.stmts.len();
     let cfg = &unit.cfg;
-    let summaries: Vec<(BitSet, BitSet, BitSet)> = unit
+    let full: Vec<(BitSet, BitSet, BitSet)> = unit
         .stmts
         .iter()
         .map(|st| req_kill(program, unit, act, callees, st))
+        .collect();
+    let handled = if inversion && !store_all {
+        crate::recovery::handled(program, unit)
+    } else {
+        vec![BitSet::default(); n]
+    };
+    let summaries: Vec<(BitSet, BitSet, BitSet)> = full
+        .iter()
+        .zip(&handled)
+        .map(|((req, kill, own), h)| {
+            let mut req = req.clone();
+            req.subtract(h);
+            (req, kill.clone(), own.clone())
+        })
         .collect();
     let sol = solve(cfg, Direction::Forward, in_req_entry, |node, input| {
         let nd = cfg.node(node);
@@ -316,11 +343,24 @@ pub fn analyze_with(
         s
     });
     let mut tbr = Tbr {
-        req: summaries.iter().map(|(r, _, _)| r.clone()).collect(),
+        req: full.iter().map(|(r, _, _)| r.clone()).collect(),
         in_req: vec![BitSet::default(); n],
         records: Vec::new(),
     };
     for (i, node) in cfg.nodes.iter().enumerate() {
+        // A DO statement's InReq is what reaches the loop from before it
+        // (not around its back edge).
+        if node.kind == NodeKind::Loop {
+            let mut entry = BitSet::default();
+            for p in &node.preds {
+                if Some(*p) != node.partner {
+                    entry.union_with(&sol.after[p.0 as usize]);
+                }
+            }
+            for id in &node.stmts {
+                tbr.in_req[id.0 as usize] = entry.clone();
+            }
+        }
         if node.kind != NodeKind::BasicBlock {
             continue;
         }
@@ -338,7 +378,7 @@ pub fn analyze_with(
             );
             for (v, _) in writes(program, unit, st)
                 .into_iter()
-                .filter(|_| !recorded_inside)
+                .filter(|(v, _)| !recorded_inside && !handled[id.0 as usize].contains(v.0 as usize))
             {
                 let vi = v.0 as usize;
                 // Store-all records every overwrite of an active value on
@@ -506,6 +546,8 @@ pub struct ProgramTbr {
     pub results: Vec<Option<Arc<Tbr>>>,
     pub summaries: Vec<Option<TbrSummary>>,
     pub store_all: bool,
+    /// Whether loops' address variables were left to their plans.
+    pub inversion: bool,
     /// Per unit: the `InReq` context its callers outside its call-graph
     /// component gave it (what a rerun compares).
     pub entry: Vec<BitSet>,
@@ -525,8 +567,9 @@ pub fn analyze_program(
     program: &Program,
     pa: &ProgramActivity,
     store_all: bool,
+    inversion: bool,
 ) -> Vec<Option<Tbr>> {
-    analyze_program_with(program, pa, store_all, None)
+    analyze_program_with(program, pa, store_all, inversion, None)
         .results
         .into_iter()
         .map(|t| t.map(|t| Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())))
@@ -541,11 +584,16 @@ pub fn analyze_program_with(
     program: &Program,
     pa: &ProgramActivity,
     store_all: bool,
+    inversion: bool,
     reuse: Option<(&ProgramTbr, &Changes)>,
 ) -> ProgramTbr {
     let n = program.units.len();
-    let reuse = reuse
-        .filter(|(p, c)| p.results.len() == n && c.body.len() == n && p.store_all == store_all);
+    let reuse = reuse.filter(|(p, c)| {
+        p.results.len() == n
+            && c.body.len() == n
+            && p.store_all == store_all
+            && p.inversion == inversion
+    });
     let spaces: Vec<OnceCell<Space>> = (0..n).map(|_| OnceCell::new()).collect();
     let space = |u: UnitId| {
         spaces[u.0 as usize].get_or_init(|| space_of(program, program.unit(u), &pa.summaries))
@@ -653,6 +701,7 @@ pub fn analyze_program_with(
                     unit,
                     act,
                     store_all,
+                    inversion,
                     Some(&callees),
                     &contexts[u.0 as usize],
                 );
@@ -672,6 +721,7 @@ pub fn analyze_program_with(
         results,
         summaries: sums,
         store_all,
+        inversion,
         entry,
         outgoing,
         recomputed,

@@ -45,6 +45,7 @@ use dfort_analysis::bitset::BitSet;
 use dfort_analysis::dep::{global_key, GlobalKey};
 use dfort_analysis::dp::{differentiable, dp_of, index_vars, is_variable, target, vars, writes};
 use dfort_analysis::liveness;
+use dfort_analysis::recovery::{self, Origin, Plan};
 use dfort_analysis::tbr::{self, Tbr};
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
@@ -52,6 +53,28 @@ use std::collections::{BTreeSet, HashMap};
 
 /// The stack runtime the adjoints use (`dfort_stack.f90`).
 pub const RUNTIME: &str = include_str!("../runtime/dfort_stack.f90");
+
+/// What the forward sweep records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recording {
+    /// TBR, with loops' address values recovered by inversion and
+    /// recomputation where the token game finds a way (paper 003); the
+    /// default.
+    Inversion,
+    /// TBR, with every overwritten address value stored (`--no-inversion`).
+    Tbr,
+    /// Every overwritten active value (`--no-tbr`).
+    StoreAll,
+}
+
+impl Recording {
+    pub fn store_all(self) -> bool {
+        self == Recording::StoreAll
+    }
+    pub fn inversion(self) -> bool {
+        self == Recording::Inversion
+    }
+}
 
 /// What every routine of one adjoint shares.
 struct Shared<'a> {
@@ -69,6 +92,11 @@ struct Gen<'a> {
     orig: &'a Unit,
     act: &'a Activity,
     tbr: &'a Tbr,
+    /// The recovery plans of the unit's loops (paper 003), by DO statement.
+    plans: HashMap<StmtId, Plan>,
+    /// The types of the plans' temporaries `dfort_i<n>`.
+    int_temps: Vec<String>,
+    store_all: bool,
     dead: Vec<StmtId>,
     bname: HashMap<SymbolId, String>,
     hoisted: HoistMap,
@@ -642,6 +670,114 @@ impl<'a> Gen<'a> {
         self.fwd.line(&format!("call dfort_push({})", node + 1));
     }
 
+    /// Pushes before a planned loop of the handled variables a statement
+    /// before it needs (the reversed loop does not give them back).
+    fn entry_saves(&mut self, plan: Option<&Plan>) -> Vec<String> {
+        plan.map(|p| {
+            p.saved_at_entry
+                .iter()
+                .map(|v| format!("call dfort_push({})", self.unit.symbol(*v).name))
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    fn entry_restores(&self, plan: Option<&Plan>) -> Vec<Line> {
+        plan.map(|p| {
+            p.saved_at_entry
+                .iter()
+                .rev()
+                .map(|v| Line::Plain(format!("call dfort_pop({})", self.unit.symbol(*v).name)))
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    /// After a planned loop: pushes the values its reversal starts from
+    /// (the end-of-loop values of its loop-carried address variables and
+    /// the invariants the recovery reads); returns their pops.
+    fn exit_saves(&mut self, plan: Option<&Plan>) -> Vec<Line> {
+        let Some(p) = plan else {
+            return Vec::new();
+        };
+        let names: Vec<String> = p
+            .saved_at_exit
+            .iter()
+            .map(|v| self.unit.symbol(*v).name.clone())
+            .collect();
+        for n in &names {
+            self.fwd.line(&format!("call dfort_push({n})"));
+        }
+        names
+            .iter()
+            .rev()
+            .map(|n| Line::Plain(format!("call dfort_pop({n})")))
+            .collect()
+    }
+
+    /// The body of a planned loop (paper 003): its forward sweep, which
+    /// pushes the values the plan stores at the end of each iteration
+    /// (copied when a later statement overwrites them), and its reverse
+    /// sweep with the inversions and recomputations interleaved.
+    fn planned_body(&mut self, plan: &Plan) -> Vec<Line> {
+        let n = plan.body.len();
+        let mut before: Vec<Vec<(String, String)>> = vec![Vec::new(); n];
+        let mut after: Vec<Vec<(String, String)>> = vec![Vec::new(); n];
+        let mut pushed = Vec::new();
+        for &v in &plan.stored {
+            let ver = &plan.versions[v];
+            let var = self.unit.symbol(ver.var).name.clone();
+            let redefined_after = |p: Option<usize>| {
+                plan.versions.iter().any(|w| {
+                    w.var == ver.var
+                        && matches!(w.origin, Origin::Def(q) if p.is_none_or(|p| q > p))
+                })
+            };
+            let copy = |at: &mut Vec<(String, String)>, this: &mut Self| {
+                let t = crate::recover::Temps(&mut this.int_temps).fresh(this.unit, ver.var);
+                at.push((t.clone(), var.clone()));
+                t
+            };
+            let loc = match ver.origin {
+                Origin::Start if redefined_after(None) && n > 0 => copy(&mut before[0], self),
+                Origin::Def(p) if redefined_after(Some(p)) => copy(&mut after[p], self),
+                Origin::Opaque(p) => copy(&mut before[p], self),
+                _ => var.clone(),
+            };
+            pushed.push(loc);
+        }
+        let mut revs = Vec::new();
+        for (pos, id) in plan.body.iter().enumerate() {
+            for (t, var) in &before[pos] {
+                self.fwd.line(&format!("{t} = {var}"));
+            }
+            revs.push(Some(self.stmt(*id)));
+            for (t, var) in &after[pos] {
+                self.fwd.line(&format!("{t} = {var}"));
+            }
+        }
+        for l in &pushed {
+            self.fwd.line(&format!("call dfort_push({l})"));
+        }
+        let mut temps = crate::recover::Temps(&mut self.int_temps);
+        match crate::recover::reverse_iteration(self.unit, plan, &mut temps) {
+            Ok(items) => items
+                .into_iter()
+                .flat_map(|it| match it {
+                    crate::recover::Item::Line(s) => vec![Line::Plain(s)],
+                    crate::recover::Item::Stmt(p) => {
+                        revs.get_mut(p).and_then(Option::take).unwrap_or_default()
+                    }
+                })
+                .collect(),
+            Err(m) => {
+                let span = self.unit.stmt(plan.stmt).span;
+                self.refuse(span, m);
+                Vec::new()
+            }
+        }
+    }
+
     fn stmt(&mut self, id: StmtId) -> Vec<Line> {
         let st = self.unit.stmt(id);
         let is_jump = matches!(
@@ -960,44 +1096,77 @@ impl<'a> Gen<'a> {
                             .unwrap_or_else(|| "1".into());
                         self.counters += 1;
                         let k = format!("dfort_k{}", self.counters);
-                        self.fwd.line(&format!("{label}call dfort_push({i})"));
-                        self.fwd.line(&format!("do {i} = {s}, {e}, {stp}"));
+                        // The index is saved only when a statement before
+                        // the loop needs its value.
+                        let save = self.store_all
+                            || self
+                                .tbr
+                                .in_req
+                                .get(id.0 as usize)
+                                .is_some_and(|r| r.contains(var.0 as usize));
+                        let plan = self.plans.get(&id).cloned();
+                        let mut pre = self.entry_saves(plan.as_ref());
+                        if save {
+                            pre.push(format!("call dfort_push({i})"));
+                        }
+                        pre.push(format!("do {i} = {s}, {e}, {stp}"));
+                        self.fwd.line(&format!("{label}{}", pre[0]));
+                        for l in &pre[1..] {
+                            self.fwd.line(l);
+                        }
                         self.fwd.indent();
                         self.replayed.push(*var);
                         self.loop_depth += 1;
-                        let body_rev = self.block(body);
+                        let body_rev = match &plan {
+                            Some(p) => self.planned_body(p),
+                            None => self.block(body),
+                        };
                         self.loop_depth -= 1;
                         self.replayed.pop();
                         self.fwd.dedent();
                         self.fwd.line("end do");
+                        rev.extend(self.exit_saves(plan.as_ref()));
                         rev.push(Line::CountedLoop {
                             k,
                             var: i,
                             start: s,
                             end: e,
                             step: stp,
+                            save,
                             body: body_rev,
                         });
+                        rev.extend(self.entry_restores(plan.as_ref()));
                     }
                     DoControl::While(c) => {
                         self.counters += 1;
                         let cnt = format!("dfort_count{}", self.counters);
                         let k = format!("dfort_k{}", self.counters);
-                        self.fwd.line(&format!("{label}{cnt} = 0"));
+                        let plan = self.plans.get(&id).cloned();
+                        let mut pre = self.entry_saves(plan.as_ref());
+                        pre.push(format!("{cnt} = 0"));
+                        self.fwd.line(&format!("{label}{}", pre[0]));
+                        for l in &pre[1..] {
+                            self.fwd.line(l);
+                        }
                         self.fwd.line(&format!("do while ({})", print(unit, c)));
                         self.fwd.indent();
                         self.loop_depth += 1;
-                        let body_rev = self.block(body);
+                        let body_rev = match &plan {
+                            Some(p) => self.planned_body(p),
+                            None => self.block(body),
+                        };
                         self.loop_depth -= 1;
                         self.fwd.line(&format!("{cnt} = {cnt} + 1"));
                         self.fwd.dedent();
                         self.fwd.line("end do");
                         self.fwd.line(&format!("call dfort_push({cnt})"));
+                        rev.extend(self.exit_saves(plan.as_ref()));
                         rev.push(Line::CountLoop {
                             k,
                             counter: cnt,
                             body: body_rev,
                         });
+                        rev.extend(self.entry_restores(plan.as_ref()));
                     }
                     DoControl::Forever => {
                         self.refuse(
@@ -1307,6 +1476,8 @@ enum Line {
         start: String,
         end: String,
         step: String,
+        /// Whether the index was pushed before the loop (popped after).
+        save: bool,
         body: Vec<Line>,
     },
     /// Pop a trip count and run the body that many times.
@@ -1338,6 +1509,7 @@ fn emit(w: &mut Writer, lines: &[Line]) {
                 start,
                 end,
                 step,
+                save,
                 body,
             } => {
                 w.line(&format!(
@@ -1348,7 +1520,9 @@ fn emit(w: &mut Writer, lines: &[Line]) {
                 emit(w, body);
                 w.dedent();
                 w.line("end do");
-                w.line(&format!("call dfort_pop({var})"));
+                if *save {
+                    w.line(&format!("call dfort_pop({var})"));
+                }
             }
             Line::CountLoop { k, counter, body } => {
                 w.line(&format!("call dfort_pop({counter})"));
@@ -1369,15 +1543,16 @@ pub fn adjoint(
     root: UnitId,
     independents: &BitSet,
     dependents: &BitSet,
-    store_all: bool,
+    recording: Recording,
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
+    let store_all = recording.store_all();
     let program = &*crate::hoist::inline_statement_functions(program);
     let program = &*crate::structure::structure_exits(program);
     let unit = program.unit(root);
     check_root(program, unit, "an adjoint")?;
     let diff = DiffSet::new(program, root, independents, dependents);
-    let tbrs = tbr::analyze_program(program, &diff.activity, store_all);
+    let tbrs = tbr::analyze_program(program, &diff.activity, store_all, recording.inversion());
     let effects = crate::effects::all(program);
     let sh = Shared {
         program,
@@ -1388,7 +1563,7 @@ pub fn adjoint(
     let mut refusals = crate::limits::check(program, &diff, &effects);
     let mut routines = Vec::new();
     for &u in &diff.units {
-        match routine(&sh, u, store_all) {
+        match routine(&sh, u, recording) {
             Ok(r) => routines.push(r),
             Err(e) => refusals.extend(e),
         }
@@ -1409,8 +1584,9 @@ pub fn adjoint(
 fn routine(
     sh: &Shared,
     u: UnitId,
-    store_all: bool,
+    recording: Recording,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
+    let store_all = recording.store_all();
     let program = sh.program;
     let orig = program.unit(u);
     let module = host_module(program, orig);
@@ -1423,10 +1599,31 @@ fn routine(
             message: format!("`{}` was not analysed", orig.name),
         }]);
     };
+    let plans: HashMap<StmtId, Plan> = if recording.inversion() {
+        recovery::plan_unit(program, orig, t)
+            .into_iter()
+            .map(|p| (p.stmt, p))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    // The assignments a plan recovers values from stay in the forward
+    // sweep.
+    let kept: Vec<StmtId> = plans
+        .values()
+        .flat_map(|p| {
+            p.versions.iter().filter_map(|v| match v.origin {
+                Origin::Def(pos) => Some(p.body[pos]),
+                _ => None,
+            })
+        })
+        .collect();
     let dead = if store_all {
         Vec::new()
     } else {
-        liveness::analyze(program, orig, t, &BitSet::default()).dead
+        let mut d = liveness::analyze(program, orig, t, &BitSet::default()).dead;
+        d.retain(|s| !kept.contains(s));
+        d
     };
     let mut bname = sh.diff.names(program, orig, 'b');
     let (hunit, hoisted) = hoist(program, orig, |st| match &st.kind {
@@ -1456,6 +1653,9 @@ fn routine(
         orig,
         act,
         tbr: t,
+        plans,
+        int_temps: Vec::new(),
+        store_all,
         dead,
         bname,
         hoisted,
@@ -1570,6 +1770,9 @@ fn routine(
     }
     if g.column_loops {
         w.line("integer :: dfort_j");
+    }
+    for (k, ty) in g.int_temps.iter().enumerate() {
+        w.line(&format!("{ty} :: dfort_i{}", k + 1));
     }
     w.line("real(8) :: dfort_tb");
     for (k, ty) in g.ztemps.iter().enumerate() {

@@ -11,6 +11,7 @@ pub mod hoist;
 pub mod limits;
 pub mod names;
 pub mod partials;
+mod recover;
 pub mod structure;
 pub mod tangent;
 

@@ -273,19 +273,24 @@ impl Rewriter {
             );
             new_body.push(guarded);
         }
-        let leave = self.set(ex, true, span);
-        let test = self.push(
-            StmtKind::If {
-                arms: vec![IfArm {
-                    cond,
-                    body: new_body,
-                    span,
-                }],
-                else_body: Some(vec![leave]),
-                one_line: false,
-            },
-            span,
-        );
+        // A DO without control needs no test: its body runs until the flag.
+        let test = if matches!(control, DoControl::Forever) {
+            new_body
+        } else {
+            let leave = self.set(ex, true, span);
+            vec![self.push(
+                StmtKind::If {
+                    arms: vec![IfArm {
+                        cond,
+                        body: new_body,
+                        span,
+                    }],
+                    else_body: Some(vec![leave]),
+                    one_line: false,
+                },
+                span,
+            )]
+        };
         let not_ex = self.expr(
             ExprKind::Unary {
                 op: UnaryOp::Not,
@@ -301,7 +306,7 @@ impl Rewriter {
             StmtKind::Do {
                 name,
                 control: DoControl::While(not_ex),
-                body: vec![test],
+                body: test,
                 end_label: None,
             },
             span,

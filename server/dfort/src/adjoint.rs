@@ -12,6 +12,20 @@ pub struct AdjointArgs {
     /// Record every overwritten active value instead of TBR's choice.
     #[arg(long)]
     no_tbr: bool,
+    /// Store every overwritten address value instead of recovering loops'
+    /// indices by inversion and recomputation (paper 003), for comparison.
+    #[arg(long)]
+    no_inversion: bool,
+}
+
+/// The recording the `--no-tbr` / `--no-inversion` flags ask for.
+pub fn recording(no_tbr: bool, no_inversion: bool) -> dfort_codegen::adjoint::Recording {
+    use dfort_codegen::adjoint::Recording;
+    match (no_tbr, no_inversion) {
+        (true, _) => Recording::StoreAll,
+        (false, true) => Recording::Tbr,
+        (false, false) => Recording::Inversion,
+    }
 }
 
 pub fn run(args: AdjointArgs) -> ExitCode {
@@ -31,7 +45,7 @@ pub fn run(args: AdjointArgs) -> ExitCode {
         unit_id,
         &roles.independents,
         &roles.dependents,
-        args.no_tbr,
+        recording(args.no_tbr, args.no_inversion),
         &header,
     ) {
         Ok(text) => {

@@ -31,6 +31,10 @@ pub struct AnalyzeArgs {
     /// Record every overwritten active value (no TBR), for comparison.
     #[arg(long)]
     no_tbr: bool,
+    /// Store every overwritten address value instead of recovering loops'
+    /// indices by inversion and recomputation (paper 003).
+    #[arg(long)]
+    no_inversion: bool,
     /// Explain why this variable is (or is not) active, in each unit that has it.
     #[arg(long, value_name = "VAR")]
     explain: Option<String>,
@@ -146,7 +150,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
         .collect();
     let pa = analyze_program(program, &seeds);
-    let tbrs = tbr::analyze_program(program, &pa, args.no_tbr);
+    let tbrs = tbr::analyze_program(program, &pa, args.no_tbr, !args.no_inversion);
     let results: Vec<UnitResult> = program
         .all_units()
         .filter_map(|u| {

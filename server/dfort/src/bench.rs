@@ -319,7 +319,7 @@ fn analyze_everything(program: &dfort_ir::Program) -> usize {
     use dfort_analysis::{interproc, liveness, tbr};
     let roots = interproc::default_roots(program);
     let pa = interproc::analyze_program(program, &roots);
-    let tbrs = tbr::analyze_program(program, &pa, false);
+    let tbrs = tbr::analyze_program(program, &pa, false, true);
     let mut n = 0;
     for (u, t) in program.units.iter().zip(&tbrs) {
         if let Some(t) = t {

@@ -375,13 +375,14 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
     };
     let (ind, dep) = (&roles.independents, &roles.dependents);
     let mut texts = Vec::new();
-    for store_all in [false, true] {
+    use dfort_codegen::adjoint::Recording;
+    for recording in [Recording::Inversion, Recording::StoreAll] {
         match dfort_codegen::adjoint::adjoint(
             &ws.program,
             unit.id,
             ind,
             dep,
-            store_all,
+            recording,
             "dfort bench-adjoint",
         ) {
             Ok(t) => texts.push(t),

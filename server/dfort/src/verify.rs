@@ -35,6 +35,10 @@ pub struct VerifyArgs {
     /// instead of TBR's choice (as `dfort adjoint --no-tbr`).
     #[arg(long)]
     no_tbr: bool,
+    /// Generate the adjoint storing every overwritten address value (as
+    /// `dfort adjoint --no-inversion`).
+    #[arg(long)]
+    no_inversion: bool,
 }
 
 /// `NAME=VALUE` items as a map from lower-case names.
@@ -345,8 +349,9 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let dargs = driver_args(unit, &ints, &sizes)?;
     let (ind, dep) = (&roles.independents, &roles.dependents);
     let tangent = dfort_codegen::tangent::tangent(&ws.program, root, ind, dep, "dfort verify");
+    let recording = crate::adjoint::recording(args.no_tbr, args.no_inversion);
     let adjoint =
-        dfort_codegen::adjoint::adjoint(&ws.program, root, ind, dep, args.no_tbr, "dfort verify");
+        dfort_codegen::adjoint::adjoint(&ws.program, root, ind, dep, recording, "dfort verify");
     for (what, r) in [("tangent", &tangent), ("adjoint", &adjoint)] {
         if let Err(refusals) = r {
             crate::tangent::report_refusals(&ws, &unit.name, what, refusals);

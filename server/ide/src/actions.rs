@@ -300,7 +300,7 @@ pub fn generate(
             unit.id,
             &roles.independents,
             &roles.dependents,
-            false,
+            dfort_codegen::adjoint::Recording::Inversion,
             &header,
         ),
         Mode::Tangent => dfort_codegen::tangent::tangent(

@@ -127,6 +127,7 @@ pub fn analyse(
         program,
         &activity,
         false,
+        true,
         previous.map(|(a, c)| (&a.tbr, c)),
     );
     Analysis {
