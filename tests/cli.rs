@@ -120,11 +120,14 @@ fn analyze_prints_json_with_active_sets_and_records() {
         "tbr_fig1",
         "--format",
         "json",
+        "--no-inversion",
     ]);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(doc["tbr_mode"], "tbr");
     let unit = &doc["units"][0];
     assert_eq!(unit["name"], "tbr_fig1");
+    assert_eq!(unit["address_recovery"], serde_json::json!([]));
     assert_eq!(unit["active"], serde_json::json!(["x"]));
     let tbr: Vec<(u64, String)> = unit["tbr"]
         .as_array()
@@ -379,4 +382,104 @@ fn bench_adjoint_times_one_kernel_with_and_without_tbr() {
     let (code, _, err) = dfort(&["bench-adjoint", "--kernel", "nosuch"]);
     assert_eq!(code, 1);
     assert!(err.contains("nosuch"), "{err}");
+}
+
+/// `dfort analyze` JSON of one unit, with extra flags.
+fn analyze_json(file: &str, root: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["analyze", file, "--root", root, "--format", "json"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = dfort(&args);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    doc["units"][0].clone()
+}
+
+#[test]
+fn analyze_reports_how_each_loop_index_is_recovered() {
+    // Paper 003, Figure 8 with i = max(k, 2*l): the heuristic stores k
+    // (the operand of max), m is recomputed, i, j and l are inverted.
+    let unit = analyze_json(
+        "tests/fixtures/papers/p003_fig8_loop_max.f90",
+        "fig8l_max",
+        &[],
+    );
+    let loops = unit["address_recovery"].as_array().expect("loops");
+    assert_eq!(loops.len(), 1, "{unit}");
+    let lp = &loops[0];
+    assert_eq!(lp["loop_line"], 16);
+    assert_eq!(lp["stored_per_iteration"], 1);
+    assert_eq!(lp["saved_after_loop"], serde_json::json!(["i", "j", "l"]));
+    let choice = |v: &str| {
+        let var = lp["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["variable"] == v)
+            .unwrap_or_else(|| panic!("no {v} in {lp}"))
+            .clone();
+        (var["choice"].as_str().unwrap().to_string(), var)
+    };
+    let (k, kv) = choice("k");
+    assert_eq!(k, "stored");
+    assert_eq!(kv["reason"], "`max`");
+    assert_eq!(kv["reason_line"], 19);
+    assert_eq!(kv["stored_per_iteration"], 1);
+    assert_eq!(choice("m").0, "recomputed");
+    for v in ["i", "j", "l"] {
+        assert_eq!(choice(v).0, "inverted", "{v}");
+    }
+    let (_, jv) = choice("j");
+    let texts: Vec<&str> = jv["recoveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["text"].as_str().unwrap())
+        .collect();
+    assert!(texts.contains(&"j ← j - 4 - m"), "{texts:?}");
+    // Without inversion, TBR records every index the loop overwrites.
+    let plain = analyze_json(
+        "tests/fixtures/papers/p003_fig8_loop_max.f90",
+        "fig8l_max",
+        &["--no-inversion"],
+    );
+    assert_eq!(plain["address_recovery"], serde_json::json!([]));
+    let recorded: Vec<&str> = plain["tbr"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["variable"].as_str().unwrap())
+        .collect();
+    for v in ["i", "j", "k", "m"] {
+        assert!(recorded.contains(&v), "{v} not recorded: {recorded:?}");
+    }
+}
+
+#[test]
+fn analyze_names_the_integer_division_that_forces_storage() {
+    // Paper 003, Figure 14(a) (ICCG): ii is stored because of ii/2, ipntp
+    // is inverted, ipnt recomputed; the inner loop inverts i.
+    let unit = analyze_json("tests/fixtures/papers/p003_fig14a_iccg.f90", "iccg", &[]);
+    let loops = unit["address_recovery"].as_array().expect("loops");
+    let outer = loops
+        .iter()
+        .find(|l| l["loop_line"] == 17)
+        .unwrap_or_else(|| panic!("{unit}"));
+    let var = |v: &str| {
+        outer["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["variable"] == v)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {v} in {outer}"))
+    };
+    assert_eq!(var("ii")["choice"], "stored");
+    assert_eq!(var("ii")["reason"], "integer division");
+    assert_eq!(var("ii")["reason_line"], 20);
+    assert_eq!(var("ipntp")["choice"], "inverted");
+    assert_eq!(var("ipnt")["choice"], "recomputed");
+    assert_eq!(outer["stored_per_iteration"], 1);
+    let inner = loops.iter().find(|l| l["loop_line"] == 22).expect("inner");
+    assert_eq!(inner["stored_per_iteration"], 0);
+    assert_eq!(inner["saved_after_loop"], serde_json::json!(["i"]));
 }

@@ -5,6 +5,7 @@
 //! input.
 
 pub mod activity;
+pub mod address_report;
 pub mod bitset;
 pub mod dep;
 pub mod dp;

@@ -2,10 +2,11 @@
 //! JSON (format documented in README.md).
 
 use clap::Args;
+use dfort_analysis::address_report::{self, LoopReport};
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::interproc::analyze_program;
 use dfort_analysis::roles::{roles, Roles};
-use dfort_analysis::{activity, liveness, tbr};
+use dfort_analysis::{activity, liveness, recovery, tbr};
 use dfort_ide::Workspace;
 use dfort_ir::Unit;
 use serde_json::json;
@@ -56,6 +57,11 @@ struct UnitResult<'a> {
     records: Vec<tbr::Record>,
     /// Statements the joint-mode forward sweep can drop.
     dead: Vec<dfort_ir::StmtId>,
+    /// How each loop's address indices are recovered (paper 003).
+    loops: Vec<LoopReport>,
+    /// How many statements the unit has in the source (the structured
+    /// form of EXIT and CYCLE appends some).
+    source_len: usize,
     activity: activity::Activity,
 }
 
@@ -80,7 +86,10 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         eprintln!("error: not analysing code that has errors");
         return ExitCode::from(1);
     }
-    let program = &ws.program;
+    // Loops with EXIT and CYCLE analysed in the structured form the
+    // adjoint generator differentiates (statement ids are kept).
+    let structured = dfort_codegen::structure::structure_exits(&ws.program);
+    let program = &*structured;
     let config = match dfort::config::load(&args.files) {
         Ok(c) => c.map(|(_, c)| c).unwrap_or_default(),
         Err(e) => {
@@ -171,6 +180,17 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                     .as_ref()
                     .map(|t| t.records.clone())
                     .unwrap_or_default(),
+                source_len: ws.program.unit(u.id).stmts.len(),
+                loops: match tbrs[u.id.0 as usize].as_ref() {
+                    Some(t) if !args.no_tbr && !args.no_inversion => {
+                        recovery::plan_unit(program, u, t)
+                            .iter()
+                            .map(|p| address_report::report(u, p, t))
+                            .filter(|r| !r.vars.is_empty())
+                            .collect()
+                    }
+                    _ => Vec::new(),
+                },
                 dead: tbrs[u.id.0 as usize]
                     .as_ref()
                     .map(|t| {
@@ -188,12 +208,12 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             })
         })
         .collect();
-    let line_of = |unit: &Unit, stmt: dfort_ir::StmtId| {
-        let st = unit.stmt(stmt);
-        ws.file(st.span.file)
-            .map(|f| f.lines.line_col(st.span.range.start).line + 1)
+    let span_line = |span: dfort_ir::Span| {
+        ws.file(span.file)
+            .map(|f| f.lines.line_col(span.range.start).line + 1)
             .unwrap_or(0)
     };
+    let line_of = |unit: &Unit, stmt: dfort_ir::StmtId| span_line(unit.stmt(stmt).span);
     if args.format == "json" {
         let units: Vec<serde_json::Value> = results
             .iter()
@@ -209,11 +229,18 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                         "variable": r.unit.symbol(rec.variable).name,
                     })).collect::<Vec<_>>(),
                     "forward_sweep_drops": r.dead.iter().map(|s| line_of(r.unit, *s)).collect::<Vec<_>>(),
+                    "address_recovery": r.loops.iter().map(|l| loop_json(r.unit, l, &line_of, &span_line)).collect::<Vec<_>>(),
                 })
             })
             .collect();
-        let doc =
-            json!({ "units": units, "tbr_mode": if args.no_tbr { "store-all" } else { "tbr" } });
+        let mode = if args.no_tbr {
+            "store-all"
+        } else if args.no_inversion {
+            "tbr"
+        } else {
+            "tbr+inversion"
+        };
+        let doc = json!({ "units": units, "tbr_mode": mode });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         for r in &results {
@@ -236,6 +263,9 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 );
             }
             print_statements(r, &line_of);
+            for l in &r.loops {
+                print_loop(r.unit, l, &line_of, &span_line);
+            }
             if let Some(var) = &args.explain {
                 explain(r, &var.to_ascii_lowercase(), &line_of);
             }
@@ -260,7 +290,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
 fn print_statements(r: &UnitResult, line_of: &dyn Fn(&Unit, dfort_ir::StmtId) -> u32) {
     use dfort_ir::dump::expr;
     println!("  statements:");
-    for st in &r.unit.stmts {
+    for st in &r.unit.stmts[..r.source_len.min(r.unit.stmts.len())] {
         let dfort_ir::StmtKind::Assign { lhs, rhs } = &st.kind else {
             continue;
         };
@@ -334,5 +364,86 @@ fn explain(r: &UnitResult, var: &str, line_of: &dyn Fn(&Unit, dfort_ir::StmtId) 
         );
     } else {
         println!("    not useful: no dependent depends on it");
+    }
+}
+
+/// One loop's address recovery as JSON (format in README.md).
+fn loop_json(
+    unit: &Unit,
+    l: &LoopReport,
+    line_of: &dyn Fn(&Unit, dfort_ir::StmtId) -> u32,
+    span_line: &dyn Fn(dfort_ir::Span) -> u32,
+) -> serde_json::Value {
+    let name = |s: &dfort_ir::SymbolId| unit.symbol(*s).name.clone();
+    json!({
+        "loop_line": line_of(unit, l.stmt),
+        "stored_per_iteration": l.stored_per_iteration,
+        "saved_after_loop": l.saved_after_loop.iter().map(name).collect::<Vec<_>>(),
+        "saved_before_loop": l.saved_before_loop.iter().map(name).collect::<Vec<_>>(),
+        "variables": l.vars.iter().map(|v| json!({
+            "variable": name(&v.var),
+            "choice": v.choice.as_str(),
+            "stored_per_iteration": v.stored_per_iteration,
+            "reason": v.reason.as_ref().map(|(what, _)| what.clone()),
+            "reason_line": v.reason.as_ref().map(|(_, sp)| span_line(*sp)),
+            "recoveries": v.recoveries.iter().map(|r| json!({
+                "choice": r.choice.as_str(),
+                "defined_line": line_of(unit, r.defined_at),
+                "inverts_line": r.inverts.map(|s| line_of(unit, s)),
+                "text": r.text,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// One loop's address recovery as text.
+fn print_loop(
+    unit: &Unit,
+    l: &LoopReport,
+    line_of: &dyn Fn(&Unit, dfort_ir::StmtId) -> u32,
+    span_line: &dyn Fn(dfort_ir::Span) -> u32,
+) {
+    let names = |v: &[dfort_ir::SymbolId]| {
+        v.iter()
+            .map(|s| unit.symbol(*s).name.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "  loop at line {}: addresses stored per iteration: {}{}",
+        line_of(unit, l.stmt),
+        l.stored_per_iteration,
+        if l.saved_after_loop.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; saved once after the loop: {}",
+                names(&l.saved_after_loop)
+            )
+        }
+    );
+    for v in &l.vars {
+        let why = v
+            .reason
+            .as_ref()
+            .map(|(what, sp)| format!(" ({what} at line {})", span_line(*sp)))
+            .unwrap_or_default();
+        println!(
+            "    {}: {}{why}",
+            unit.symbol(v.var).name,
+            v.choice.as_str()
+        );
+        for r in &v.recoveries {
+            let inv = r
+                .inverts
+                .map(|s| format!(" inverting line {}", line_of(unit, s)))
+                .unwrap_or_default();
+            println!(
+                "      value of line {}: {} {}{inv}",
+                line_of(unit, r.defined_at),
+                r.choice.as_str(),
+                r.text
+            );
+        }
     }
 }

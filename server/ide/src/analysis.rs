@@ -3,6 +3,10 @@
 //! every other procedure nobody calls (with the roles its directives or
 //! intents give).
 //!
+//! Units whose loops hold EXIT or CYCLE are analysed in the structured
+//! form the adjoint generator differentiates
+//! (`dfort_codegen::structure`); their statements keep their ids.
+//!
 //! Contract: never fails; a configured root that does not exist (or names
 //! variables it does not have) is reported in `problems` and skipped.
 //! Given the previous analysis and the [`Changes`] since, only the units
@@ -12,9 +16,11 @@
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::incremental::Changes;
 use dfort_analysis::interproc::{analyze_program_with, ProgramActivity};
+use dfort_analysis::recovery::{self, Plan};
 use dfort_analysis::roles::{roles, Roles};
 use dfort_analysis::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::{Program, Unit, UnitId};
+use std::sync::Arc;
 
 /// A root with explicit independents and dependents (settings or dfort.toml).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -28,6 +34,9 @@ pub struct RootSpec {
 pub struct Analysis {
     pub activity: ProgramActivity,
     pub tbr: ProgramTbr,
+    /// Per unit with TBR results: the recovery plans of its loops (paper
+    /// 003), how each address index will be recovered.
+    pub plans: Vec<Option<Arc<Vec<Plan>>>>,
     /// The roots analysed, with their roles.
     pub roots: Vec<(UnitId, Roles)>,
     /// Configured roots that could not be used, with the reason.
@@ -44,6 +53,13 @@ impl Analysis {
     }
     pub fn tbr_of(&self, unit: UnitId) -> Option<&Tbr> {
         self.tbr.results.get(unit.0 as usize)?.as_deref()
+    }
+    /// The recovery plans of a unit's loops (empty when it has none).
+    pub fn plans_of(&self, unit: UnitId) -> &[Plan] {
+        self.plans
+            .get(unit.0 as usize)
+            .and_then(|p| p.as_deref())
+            .map_or(&[], |p| p.as_slice())
     }
     /// How many units' activity and TBR this analysis computed (the
     /// others were reused from the previous one).
@@ -77,6 +93,10 @@ pub fn analyse(
     specs: &[RootSpec],
     previous: Option<(&Analysis, &Changes)>,
 ) -> Analysis {
+    // The analyses see loops with EXIT and CYCLE as the adjoint generator
+    // does: structured (statement ids are kept).
+    let structured = dfort_codegen::structure::structure_exits(program);
+    let program = &*structured;
     let mut problems = Vec::new();
     let mut roots: Vec<(UnitId, Roles)> = Vec::new();
     for spec in specs {
@@ -130,9 +150,22 @@ pub fn analyse(
         true,
         previous.map(|(a, c)| (&a.tbr, c)),
     );
+    // Plans follow their unit's TBR: reused when it was.
+    let plans = (0..program.units.len())
+        .map(|i| {
+            let t = tbr.results[i].as_ref()?;
+            if !tbr.recomputed[i] {
+                if let Some(p) = previous.and_then(|(a, _)| a.plans.get(i).cloned().flatten()) {
+                    return Some(p);
+                }
+            }
+            Some(Arc::new(recovery::plan_unit(program, &program.units[i], t)))
+        })
+        .collect();
     Analysis {
         activity,
         tbr,
+        plans,
         roots,
         problems,
     }

@@ -1,0 +1,223 @@
+//! The adjoints of paper 003's examples (Hascoët, Utke, Naumann, "Cheaper
+//! adjoints by reversing address computations"), in meaning: which
+//! address values the forward sweep pushes, and which inversions and
+//! recomputations the reverse sweep runs, in order. The full text is a
+//! snapshot (regenerate with `INSTA_UPDATE=always cargo test --test
+//! address_recovery`); the numbers of every one of these adjoints are
+//! checked by `derivatives.rs` (tests/kernels.toml).
+
+mod support;
+
+use dfort_analysis::roles::roles;
+use dfort_codegen::adjoint::Recording;
+use support::*;
+
+/// The adjoint of `root` in fixture `file`.
+fn adjoint(file: &str, root: &str, recording: Recording) -> String {
+    let ws = fixture(file);
+    let u = unit(&ws, root);
+    let r = roles(u, None);
+    dfort_codegen::adjoint::adjoint(
+        &ws.program,
+        u.id,
+        &r.independents,
+        &r.dependents,
+        recording,
+        "adjoint",
+    )
+    .unwrap_or_else(|e| panic!("adjoint refused: {e:?}"))
+}
+
+/// The trimmed lines of the routine `name` between `from` and `to`.
+fn section<'a>(text: &'a str, name: &str, from: &str, to: &str) -> Vec<&'a str> {
+    let start = text
+        .find(&format!("subroutine {name}("))
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+    let body = &text[start..];
+    let body = &body[..body
+        .find(&format!("end subroutine {name}"))
+        .unwrap_or(body.len())];
+    let body = &body[body.find(from).map_or(0, |i| i + from.len())..];
+    let body = &body[..body.find(to).unwrap_or(body.len())];
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+fn forward<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    section(text, name, "! forward sweep", "! reverse sweep")
+}
+
+fn reverse<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    section(text, name, "! reverse sweep", "\u{0}")
+}
+
+/// What the forward sweep pushes that is not an array element (integer
+/// and control values), in order.
+fn scalar_pushes<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("call dfort_push(")?.strip_suffix(')'))
+        .filter(|v| !v.contains('('))
+        .collect()
+}
+
+/// Asserts that `lines` holds `want` in this order (other lines between).
+fn in_order(lines: &[&str], want: &[&str]) {
+    let mut at = 0;
+    for w in want {
+        match lines[at..].iter().position(|l| l == w) {
+            Some(i) => at += i + 1,
+            None => panic!(
+                "`{w}` missing (in this order: {want:?}) in\n{}",
+                lines.join("\n")
+            ),
+        }
+    }
+}
+
+#[test]
+fn figure_2c_stores_only_the_final_j_and_inverts_k_and_j() {
+    let text = adjoint("papers/p003_fig2a.f90", "fig2a", Recording::Inversion);
+    let name = "fig2a_b";
+    assert_eq!(scalar_pushes(&forward(&text, name)), ["dfort_count1", "j"]);
+    in_order(
+        &reverse(&text, name),
+        &[
+            "call dfort_pop(j)",
+            "call dfort_pop(dfort_count1)",
+            "k = j - 2",
+            "call dfort_pop(a(j))",
+            "ab(k) = ab(k) + (dfort_tb) * ((a(j)))",
+            "j = k - 1",
+            "end do",
+        ],
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn figure_2_without_inversion_stores_k_and_j_every_iteration() {
+    let text = adjoint("papers/p003_fig2a.f90", "fig2a", Recording::Tbr);
+    assert_eq!(
+        scalar_pushes(&forward(&text, "fig2a_b")),
+        ["k", "j", "dfort_count1"]
+    );
+}
+
+#[test]
+fn figure_7c_inverts_through_a_temporary() {
+    let text = adjoint("papers/p003_fig7a.f90", "fig7a", Recording::Inversion);
+    let name = "fig7a_b";
+    assert_eq!(scalar_pushes(&forward(&text, name)), ["dfort_count1", "j"]);
+    in_order(
+        &reverse(&text, name),
+        &[
+            "dfort_i1 = j - 1",
+            "k = dfort_i1 - 2",
+            "call dfort_pop(a(k))",
+            "j = dfort_i1",
+            "call dfort_pop(a(j))",
+            "j = k - 1",
+        ],
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn figure_8b_stores_no_index() {
+    let text = adjoint("papers/p003_fig8_loop.f90", "fig8l", Recording::Inversion);
+    let name = "fig8l_b";
+    // Only the trip count and the final i, j, l (once, after the loop).
+    assert_eq!(
+        scalar_pushes(&forward(&text, name)),
+        ["dfort_count1", "i", "j", "l"]
+    );
+    in_order(
+        &reverse(&text, name),
+        &[
+            "dfort_i1 = i - 1 - j",
+            "l = l - 1",
+            "k = dfort_i1 - 2 * l",
+            "m = k + 3 + l",
+            "call dfort_pop(a(j))",
+            "j = j - 4 - m",
+            "i = dfort_i1",
+            "call dfort_pop(a(i))",
+            "i = k + j",
+        ],
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn figure_8_with_max_stores_k_chosen_by_the_heuristic() {
+    let text = adjoint(
+        "papers/p003_fig8_loop_max.f90",
+        "fig8l_max",
+        Recording::Inversion,
+    );
+    let name = "fig8l_max_b";
+    let fwd = forward(&text, name);
+    assert_eq!(scalar_pushes(&fwd), ["k", "dfort_count1", "i", "j", "l"]);
+    // k is pushed inside the loop, at the end of each iteration.
+    in_order(&fwd, &["l = l + 1", "call dfort_push(k)", "end do"]);
+    in_order(
+        &reverse(&text, name),
+        &[
+            "call dfort_pop(k)",
+            "l = l - 1",
+            "m = k + 3 + l",
+            "call dfort_pop(a(j))",
+            "i = i - 1 - j",
+            "j = j - 4 - m",
+            "call dfort_pop(a(i))",
+            "i = k + j",
+        ],
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn figure_14a_iccg_stores_ii_each_iteration_and_the_final_ipntp() {
+    let text = adjoint("papers/p003_fig14a_iccg.f90", "iccg", Recording::Inversion);
+    let name = "iccg_b";
+    let fwd = forward(&text, name);
+    // Per outer iteration: ii (copied before ii = ii/2 overwrites it) and
+    // the inner loop's final i; after the outer loop: ii and ipntp.
+    in_order(
+        &fwd,
+        &[
+            "dfort_i1 = ii",
+            "ii = ii / 2",
+            "call dfort_push(i)",
+            "call dfort_push(dfort_i1)",
+            "end do",
+            "call dfort_push(ii)",
+            "call dfort_push(ipntp)",
+        ],
+    );
+    assert!(
+        !fwd.contains(&"call dfort_push(ipnt)"),
+        "{}",
+        fwd.join("\n")
+    );
+    in_order(
+        &reverse(&text, name),
+        &[
+            "call dfort_pop(ipntp)",
+            "call dfort_pop(ii)",
+            "call dfort_pop(dfort_count1)",
+            // The stored ii goes straight into ii: its final value is
+            // not needed any more.
+            "call dfort_pop(ii)",
+            "dfort_i2 = ipntp - ii",
+            "ipnt = dfort_i2",
+            "call dfort_pop(i)",
+            "i = i - 1",
+            "ipntp = dfort_i2",
+        ],
+    );
+    insta::assert_snapshot!(text);
+}
