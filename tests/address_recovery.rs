@@ -221,3 +221,31 @@ fn figure_14a_iccg_stores_ii_each_iteration_and_the_final_ipntp() {
     );
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn figure_4_nontriangular_system_stores_one_value_per_iteration() {
+    let text = adjoint(
+        "kernels/addr_nontriangular.f90",
+        "addr_nontri",
+        Recording::Inversion,
+    );
+    let name = "addr_nontri_b";
+    let fwd = forward(&text, name);
+    let pushes = scalar_pushes(&fwd);
+    // One of the loop-carried k, l per iteration (k and l once after the
+    // loop); j is inverted from k = j + 3.
+    let per_iteration: Vec<&&str> = pushes.iter().filter(|p| p.starts_with("dfort_i")).collect();
+    assert_eq!(per_iteration.len(), 1, "{}", fwd.join("\n"));
+    assert!(!pushes.contains(&"j"), "{}", fwd.join("\n"));
+    in_order(&reverse(&text, name), &["j = k - 3"]);
+    let plain = adjoint(
+        "kernels/addr_nontriangular.f90",
+        "addr_nontri",
+        Recording::Tbr,
+    );
+    assert_eq!(
+        scalar_pushes(&forward(&plain, name)),
+        ["j", "k", "l"],
+        "without inversion every overwrite is stored"
+    );
+}
