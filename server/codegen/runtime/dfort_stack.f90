@@ -1,17 +1,22 @@
 ! dfort_stack: the tape of dfort's adjoints. Values pushed in the forward
 ! sweep are popped, last in first out, in the reverse sweep. Storage grows
 ! as needed (no fixed limit). dfort_stack_stats reports the bytes pushed so
-! far and the peak size of the tape.
+! far and the peak size of the tape; dfort_stack_counts the number of
+! integer entries (integers and logicals) and of real entries pushed so far
+! (a scalar counts 1, an array its elements).
 module dfort_stack
   implicit none
   private
   public :: dfort_push, dfort_pop, dfort_stack_stats, dfort_stack_reset
+  public :: dfort_stack_counts
 
   integer(8), allocatable, save :: tape(:)
   integer(8), save :: top = 0
   integer(8), save :: capacity = 0
   integer(8), save :: pushed_bytes = 0
   integer(8), save :: peak_words = 0
+  integer(8), save :: pushed_ints = 0
+  integer(8), save :: pushed_reals = 0
 
   interface dfort_push
     module procedure push_r8, push_r4, push_i4, push_i8, push_l
@@ -52,11 +57,25 @@ contains
     if (top > peak_words) peak_words = top
   end subroutine note
 
+  !> note for nwords real entries.
+  subroutine note_r(nbytes, nwords)
+    integer(8), intent(in) :: nbytes, nwords
+    pushed_reals = pushed_reals + nwords
+    call note(nbytes, nwords)
+  end subroutine note_r
+
+  !> note for nwords integer (or logical) entries.
+  subroutine note_i(nbytes, nwords)
+    integer(8), intent(in) :: nbytes, nwords
+    pushed_ints = pushed_ints + nwords
+    call note(nbytes, nwords)
+  end subroutine note_i
+
   subroutine push_r8(v)
     real(8), intent(in) :: v
     call reserve(1_8)
     tape(top + 1) = transfer(v, 0_8)
-    call note(8_8, 1_8)
+    call note_r(8_8, 1_8)
   end subroutine push_r8
 
   subroutine pop_r8(v)
@@ -69,7 +88,7 @@ contains
     real(4), intent(in) :: v
     call reserve(1_8)
     tape(top + 1) = int(transfer(v, 0_4), 8)
-    call note(4_8, 1_8)
+    call note_r(4_8, 1_8)
   end subroutine push_r4
 
   subroutine pop_r4(v)
@@ -82,7 +101,7 @@ contains
     integer(4), intent(in) :: v
     call reserve(1_8)
     tape(top + 1) = int(v, 8)
-    call note(4_8, 1_8)
+    call note_i(4_8, 1_8)
   end subroutine push_i4
 
   subroutine pop_i4(v)
@@ -95,7 +114,7 @@ contains
     integer(8), intent(in) :: v
     call reserve(1_8)
     tape(top + 1) = v
-    call note(8_8, 1_8)
+    call note_i(8_8, 1_8)
   end subroutine push_i8
 
   subroutine pop_i8(v)
@@ -108,7 +127,7 @@ contains
     logical, intent(in) :: v
     call reserve(1_8)
     tape(top + 1) = merge(1_8, 0_8, v)
-    call note(4_8, 1_8)
+    call note_i(4_8, 1_8)
   end subroutine push_l
 
   subroutine pop_l(v)
@@ -125,7 +144,7 @@ contains
     do i = 1, n
       tape(top + i) = transfer(v(i), 0_8)
     end do
-    call note(8_8*n, n)
+    call note_r(8_8*n, n)
   end subroutine push_r8a
 
   subroutine pop_r8a(v)
@@ -146,7 +165,7 @@ contains
     do i = 1, n
       tape(top + i) = int(transfer(v(i), 0_4), 8)
     end do
-    call note(4_8*n, n)
+    call note_r(4_8*n, n)
   end subroutine push_r4a
 
   subroutine pop_r4a(v)
@@ -167,7 +186,7 @@ contains
     do i = 1, n
       tape(top + i) = int(v(i), 8)
     end do
-    call note(4_8*n, n)
+    call note_i(4_8*n, n)
   end subroutine push_i4a
 
   subroutine pop_i4a(v)
@@ -186,7 +205,7 @@ contains
     n = size(v, kind=8)
     call reserve(n)
     tape(top + 1:top + n) = v
-    call note(8_8*n, n)
+    call note_i(8_8*n, n)
   end subroutine push_i8a
 
   subroutine pop_i8a(v)
@@ -203,7 +222,7 @@ contains
     n = size(v, kind=8)
     call reserve(n)
     tape(top + 1:top + n) = merge(1_8, 0_8, v)
-    call note(4_8*n, n)
+    call note_i(4_8*n, n)
   end subroutine push_la
 
   subroutine pop_la(v)
@@ -300,9 +319,19 @@ contains
     peak = 8_8*peak_words
   end subroutine dfort_stack_stats
 
+  !> Integer entries (integers and logicals) and real entries pushed since
+  !> the start (or the last reset); a scalar counts 1, an array its elements.
+  subroutine dfort_stack_counts(ints, reals)
+    integer(8), intent(out) :: ints, reals
+    ints = pushed_ints
+    reals = pushed_reals
+  end subroutine dfort_stack_counts
+
   subroutine dfort_stack_reset()
     top = 0
     pushed_bytes = 0
     peak_words = 0
+    pushed_ints = 0
+    pushed_reals = 0
   end subroutine dfort_stack_reset
 end module dfort_stack

@@ -4,6 +4,7 @@ mod adjoint;
 mod analyze;
 mod bench;
 mod bench_adjoint;
+mod bench_inversion;
 mod bench_lsp;
 mod tangent;
 mod verify;
@@ -112,6 +113,9 @@ enum Command {
     /// Time every kernel of a manifest (tests/kernels.toml): adjoint against
     /// primal run time, with TBR and without, and the bytes each tape pushes.
     BenchAdjoint(bench_adjoint::BenchAdjointArgs),
+    /// Paper 003's Table 1: Figure 10's adjoint with loop indices recovered
+    /// by inversion against stored: integer tape, real tape and run times.
+    BenchInversion(bench_inversion::BenchInversionArgs),
 }
 
 /// The server lives long, and its requests and analyses run on several
@@ -142,6 +146,7 @@ fn main() -> ExitCode {
         } => ir(file, unit, with, form.options()),
         Command::Bench(args) => bench::run(args),
         Command::BenchAdjoint(args) => bench_adjoint::run(args),
+        Command::BenchInversion(args) => bench_inversion::run(args),
         Command::BenchLsp(args) => bench_lsp::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Tangent(args) => tangent::run(args),
