@@ -1,5 +1,6 @@
 //! Real-client test: headless Neovim loads the plugin in `editors/neovim`,
-//! starts `dfort lsp`, hovers in a fixed-form and a free-form file and
+//! starts `dfort lsp`, hovers in a fixed-form and a free-form file, sees
+//! the address-recovery diagnostic and inlay hints of ICCG (paper 003) and
 //! generates the adjoint of `bratu` through the plugin; the generated files
 //! are then compiled with gfortran.
 //!
@@ -139,7 +140,7 @@ fn neovim_plugin_hovers_and_generates_adjoint() {
 
     let root = repo_root();
     let dir = fresh_dir();
-    for name in ["p000_bratu.f", "p000_fig1.f90"] {
+    for name in ["p000_bratu.f", "p000_fig1.f90", "p003_fig14a_iccg.f90"] {
         fs::copy(
             root.join("tests/fixtures/papers").join(name),
             dir.join(name),
@@ -168,6 +169,8 @@ fn neovim_plugin_hovers_and_generates_adjoint() {
         "PASS hover fixed form",
         "PASS hover free form",
         "PASS generate adjoint of bratu",
+        "PASS address diagnostic in iccg",
+        "PASS address inlay hints in iccg",
     ] {
         assert!(
             run.report.lines().any(|l| l.starts_with(step)),

@@ -521,3 +521,137 @@ fn files_changed_on_disk_are_reread() {
     assert!(find(&mut c, "tbr_fig1"));
     c.shutdown().unwrap();
 }
+
+/// Address recovery (paper 003) in the editor, on ICCG (Figure 14 (a)):
+/// the integer division `ii = ii/2` makes `ii` stored each iteration — an
+/// inlay hint, the hover and an information diagnostic say so, next to
+/// the indices recovered by inversion and recomputation; replacing the
+/// division by a subtraction makes `ii` inverted, live; the
+/// `inlayHints.address` setting switches the hints off.
+#[test]
+fn address_recovery_in_hints_hover_and_diagnostics() {
+    let root = workspace("iccg", &["p003_fig14a_iccg.f90"]);
+    let iccg = root.join("p003_fig14a_iccg.f90");
+    let mut c = start(&root, vscode_caps(), Options::default());
+    let text = open(&mut c, &iccg);
+    let address_diags = |d: &Value| -> Vec<Value> {
+        d.as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["code"] == "address-stored")
+            .cloned()
+            .collect()
+    };
+    let d = diagnostics_of(&mut c, &iccg);
+    let stored = address_diags(&d);
+    assert_eq!(stored.len(), 1, "{d}");
+    assert_eq!(
+        stored[0]["message"],
+        "index ii cannot be recovered by inversion: integer division at line 20; it is stored each iteration"
+    );
+    assert_eq!(stored[0]["severity"], 3, "information");
+    let div = pos(&text, "ii = ii/2", "ii/2");
+    assert_eq!(stored[0]["range"]["start"], div);
+    insta::assert_snapshot!("iccg_diagnostics", scrub(&d, &root));
+
+    let labels_at = |h: &Value| -> Vec<(u64, String)> {
+        h.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                (
+                    x["position"]["line"].as_u64().unwrap(),
+                    x["label"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    // The line that is `needle` (trimmed) or else holds it.
+    let line_of = |needle: &str| {
+        let lines: Vec<&str> = text.lines().collect();
+        lines
+            .iter()
+            .position(|l| l.trim() == needle)
+            .or_else(|| lines.iter().position(|l| l.contains(needle)))
+            .unwrap_or_else(|| panic!("no line {needle:?}")) as u64
+    };
+    let h = hints(&mut c, &iccg);
+    let labels = labels_at(&h);
+    for (line, label) in [
+        (line_of("do"), "saves ii, ipntp"),
+        (line_of("do"), "ipntp ← ipntp - ii"),
+        (line_of("ipnt = ipntp"), "ipnt ← ipntp recomputed"),
+        (line_of("ii = ii/2"), "ii stored: integer division"),
+        (line_of("do k = ipnt+1"), "i ← i - 1"),
+    ] {
+        assert!(
+            labels.contains(&(line, label.to_string())),
+            "no {label:?} on line {line}: {labels:?}"
+        );
+    }
+    // After the statement, before nothing: at the end of `ii = ii/2`.
+    let ii_hint = h
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["label"] == "ii stored: integer division")
+        .unwrap();
+    let end = text
+        .lines()
+        .nth(line_of("ii = ii/2") as usize)
+        .unwrap()
+        .len();
+    assert_eq!(ii_hint["position"]["character"], end, "{ii_hint}");
+    assert_eq!(ii_hint["paddingLeft"], true);
+    insta::assert_snapshot!("iccg_inlay_hints", scrub(&h, &root));
+
+    let at_ii = pos(&text, "ii = ii/2", "ii");
+    let hover = hover_text(&mut c, &iccg, at_ii.clone());
+    assert!(
+        hover.contains("**Address recovery** (loop at line 17)")
+            && hover.contains("stored each iteration: integer division at line 20"),
+        "{hover}"
+    );
+    insta::assert_snapshot!("iccg_hover_ii", hover);
+
+    // ii = ii/2 → ii = ii - 1: invertible now.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&iccg), "version": 2},
+               "contentChanges": [{"range": {"start": div, "end": {"line": div["line"], "character": div["character"].as_u64().unwrap() + 4}},
+                                   "text": "ii - 1"}]}),
+    )
+    .unwrap();
+    let d = diagnostics_at(&mut c, &iccg, 2);
+    assert!(address_diags(&d).is_empty(), "{d}");
+    let labels = labels_at(&hints(&mut c, &iccg));
+    assert!(
+        labels.contains(&(line_of("do"), "ii ← ii + 1".to_string())),
+        "{labels:?}"
+    );
+    assert!(
+        !labels.iter().any(|(_, l)| l.contains("stored")),
+        "{labels:?}"
+    );
+    let hover = hover_text(&mut c, &iccg, at_ii);
+    assert!(
+        hover.contains("inverted — ii ← ii + 1 (inverting line 20)"),
+        "{hover}"
+    );
+
+    // The setting switches the address hints off (and only them).
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"dfort": {"inlayHints": {"address": false}}}}),
+    )
+    .unwrap();
+    let labels = labels_at(&hints(&mut c, &iccg));
+    assert!(
+        !labels
+            .iter()
+            .any(|(_, l)| l.contains('←') || l.starts_with("saves")),
+        "{labels:?}"
+    );
+    assert!(labels.iter().any(|(_, l)| l == "push(x)"), "{labels:?}");
+    c.shutdown().unwrap();
+}

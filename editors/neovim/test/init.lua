@@ -4,7 +4,8 @@
 --     nvim --headless -n -i NONE -u editors/neovim/test/init.lua
 --
 -- DFORT_TEST_DIR holds copies of tests/fixtures/papers/p000_bratu.f (fixed
--- form) and p000_fig1.f90 (free form). The report goes to DFORT_TEST_OUT;
+-- form), p000_fig1.f90 (free form) and p003_fig14a_iccg.f90 (address
+-- recovery: `ii = ii/2` cannot be inverted). The report goes to DFORT_TEST_OUT;
 -- the exit code is 0 when every check passed, 1 otherwise.
 
 local this_file = debug.getinfo(1, 'S').source:gsub('^@', '')
@@ -268,6 +269,61 @@ local function run()
     local tangent = dir .. '/p000_bratu_d.f90'
     assert(file_exists(tangent), tangent .. ' was not written')
     assert((read_file(tangent) or ''):lower():find('subroutine%s+bratu_d'), 'p000_bratu_d.f90 has no subroutine bratu_d')
+  end)
+
+  -- Address recovery (paper 003) on ICCG: the information diagnostic the
+  -- server publishes for `ii`, and the inlay hints (requested directly:
+  -- Neovim shows them from 0.10 on).
+  local iccg
+  report.step('open iccg', function()
+    iccg = open('p003_fig14a_iccg.f90')
+    local client, err = dfort.client(iccg, request_timeout_ms)
+    assert(client, err)
+  end)
+  report.step('address diagnostic in iccg', function()
+    local expected = 'index ii cannot be recovered by inversion: integer division at line 20; it is stored each iteration'
+    local found
+    vim.wait(request_timeout_ms, function()
+      for _, d in ipairs(vim.diagnostic.get(iccg)) do
+        if d.message == expected then
+          found = d
+          return true
+        end
+      end
+      return false
+    end, 50)
+    local all = {}
+    for _, d in ipairs(vim.diagnostic.get(iccg)) do
+      table.insert(all, (d.lnum + 1) .. ': ' .. d.message)
+    end
+    report.info('iccg diagnostics', table.concat(all, '\n'))
+    assert(found, 'no diagnostic "' .. expected .. '"')
+    assert(found.severity == vim.diagnostic.severity.INFO, 'severity ' .. tostring(found.severity) .. ', not INFO')
+    assert(found.lnum == 19, 'on line ' .. (found.lnum + 1) .. ', not 20')
+  end)
+  report.step('address inlay hints in iccg', function()
+    local params = {
+      textDocument = { uri = vim.uri_from_bufnr(iccg) },
+      range = { start = { line = 0, character = 0 }, ['end'] = { line = 999, character = 0 } },
+    }
+    local responses, err = vim.lsp.buf_request_sync(iccg, 'textDocument/inlayHint', params, request_timeout_ms)
+    assert(responses, 'inlayHint: ' .. tostring(err))
+    local labels = {}
+    for _, resp in pairs(responses) do
+      assert(not (resp.err or resp.error), 'inlayHint error: ' .. vim.inspect(resp.err or resp.error))
+      for _, h in ipairs(resp.result or {}) do
+        local label = type(h.label) == 'string' and h.label or ''
+        labels[label] = h.position.line + 1
+      end
+    end
+    local shown = {}
+    for l, line in pairs(labels) do
+      table.insert(shown, line .. ': ' .. l)
+    end
+    table.sort(shown)
+    report.info('iccg inlay hints', table.concat(shown, '\n'))
+    assert(labels['ii stored: integer division'] == 20, 'no "ii stored: integer division" on line 20')
+    assert(labels['ipntp ← ipntp - ii'] == 17, 'no "ipntp ← ipntp - ii" on line 17')
   end)
 
   report.step(':DfortMarkIndependent at the cursor', function()

@@ -51,7 +51,7 @@ interface RootSetting {
 /** The `dfort` settings as the server expects them (a plain JSON object). */
 export interface DfortSettings {
   serverPath: string;
-  inlayHints: { active: boolean; push: boolean; reversal: boolean };
+  inlayHints: { active: boolean; push: boolean; reversal: boolean; address: boolean };
   roots: RootSetting[];
   fixedFormExtensions: string[];
   fixedLineLength: number;
@@ -76,6 +76,7 @@ export function readSettings(): DfortSettings {
       active: cfg.get<boolean>('inlayHints.active', true),
       push: cfg.get<boolean>('inlayHints.push', true),
       reversal: cfg.get<boolean>('inlayHints.reversal', true),
+      address: cfg.get<boolean>('inlayHints.address', true),
     },
     roots: (Array.isArray(roots) ? roots : [])
       .filter((r): r is Record<string, unknown> => typeof r === 'object' && r !== null)

@@ -218,7 +218,7 @@ async function main() {
   check(initialize, 'initialize request traced');
   const options = initialize.initializationOptions;
   const expected = {
-    inlayHints: { active: true, push: true, reversal: true },
+    inlayHints: { active: true, push: true, reversal: true, address: true },
     roots: [],
     fixedFormExtensions: ['.f', '.for', '.f77', '.F'],
     fixedLineLength: 72,

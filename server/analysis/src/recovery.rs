@@ -121,41 +121,41 @@ impl Term {
         }
     }
 
-    /// The versions the term reads.
-    pub fn versions(&self, out: &mut Vec<usize>) {
+    /// Calls `f` on this term and every sub-term, pre-order.
+    fn each<'a>(&'a self, f: &mut impl FnMut(&'a Term)) {
+        f(self);
         match self {
-            Term::Version(v) => out.push(*v),
-            Term::Fixed(_) => {}
-            Term::Unary(_, a) => a.versions(out),
+            Term::Version(_) | Term::Fixed(_) => {}
+            Term::Unary(_, a) => a.each(f),
             Term::Binary(_, a, b) => {
-                a.versions(out);
-                b.versions(out);
+                a.each(f);
+                b.each(f);
             }
             Term::Intrinsic(_, args) | Term::Element(_, args) => {
                 for a in args {
-                    a.versions(out);
+                    a.each(f);
                 }
             }
         }
     }
 
+    /// The versions the term reads.
+    pub fn versions(&self, out: &mut Vec<usize>) {
+        self.each(&mut |t| {
+            if let Term::Version(v) = t {
+                out.push(*v);
+            }
+        });
+    }
+
     /// The variables of the `Fixed` parts (loop invariants the reverse
     /// sweep reads).
     fn fixed_vars(&self, unit: &Unit, out: &mut BitSet) {
-        match self {
-            Term::Version(_) => {}
-            Term::Fixed(e) => vars(unit, e, out),
-            Term::Unary(_, a) => a.fixed_vars(unit, out),
-            Term::Binary(_, a, b) => {
-                a.fixed_vars(unit, out);
-                b.fixed_vars(unit, out);
+        self.each(&mut |t| {
+            if let Term::Fixed(e) = t {
+                vars(unit, e, out);
             }
-            Term::Intrinsic(_, args) | Term::Element(_, args) => {
-                for a in args {
-                    a.fixed_vars(unit, out);
-                }
-            }
-        }
+        });
     }
 }
 

@@ -298,15 +298,18 @@ struct Timing {
     peak: i64,
 }
 
+/// The word after `key` in a driver's `key value key value ...` line.
+pub(crate) fn value_after<'a>(words: &[&'a str], key: &str) -> Option<&'a str> {
+    words
+        .iter()
+        .position(|w| *w == key)
+        .and_then(|i| words.get(i + 1))
+        .copied()
+}
+
 fn parse_timing(out: &str) -> Option<Timing> {
     let words: Vec<&str> = out.split_whitespace().collect();
-    let after = |key: &str| {
-        words
-            .iter()
-            .position(|w| *w == key)
-            .and_then(|i| words.get(i + 1))
-            .copied()
-    };
+    let after = |key: &str| value_after(&words, key);
     Some(Timing {
         primal_s: after("primal_s")?.parse().ok()?,
         adjoint_s: after("adjoint_s")?.parse().ok()?,
@@ -334,7 +337,8 @@ enum Outcome {
     Timed(Timing, Timing),
 }
 
-fn first_line(s: &str) -> String {
+/// The first non-empty line of a tool's output (what went wrong).
+pub(crate) fn first_line(s: &str) -> String {
     s.lines()
         .map(str::trim)
         .find(|l| !l.is_empty())

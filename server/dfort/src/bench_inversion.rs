@@ -106,13 +106,7 @@ struct Run {
 /// `olb N primal_s T adjoint_s T ints N reals N peak B size N`.
 fn parse_run(out: &str) -> Option<Run> {
     let words: Vec<&str> = out.split_whitespace().collect();
-    let after = |key: &str| {
-        words
-            .iter()
-            .position(|w| *w == key)
-            .and_then(|i| words.get(i + 1))
-            .copied()
-    };
+    let after = |key: &str| crate::bench_adjoint::value_after(&words, key);
     Some(Run {
         olb: after("olb")?.parse().ok()?,
         primal_s: after("primal_s")?.parse().ok()?,
@@ -273,11 +267,7 @@ fn run_driver(dir: &Path, exe: &str, olb: u32) -> Result<Run, String> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         let all = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
-        let first = all
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("");
+        let first = crate::bench_adjoint::first_line(&all);
         return Err(format!("{exe} {olb} failed ({}): {first}", out.status));
     }
     parse_run(&stdout).ok_or_else(|| format!("{exe} {olb} printed no result line: {stdout}"))

@@ -299,11 +299,7 @@ pub fn run_program(dir: &Path, exe: &str) -> Result<String, String> {
     }
     // The first line says what happened; the rest is all the driver printed.
     let all = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    let first = all
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
+    let first = crate::bench_adjoint::first_line(&all);
     Err(format!(
         "the driver failed ({}): {first}\n{all}",
         out.status

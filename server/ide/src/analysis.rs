@@ -37,6 +37,9 @@ pub struct Analysis {
     /// Per unit with TBR results: the recovery plans of its loops (paper
     /// 003), how each address index will be recovered.
     pub plans: Vec<Option<Arc<Vec<Plan>>>>,
+    /// The units as the analyses saw them (EXIT and CYCLE structured;
+    /// the others are the snapshot's own), by unit id.
+    pub units: Vec<Arc<Unit>>,
     /// The roots analysed, with their roles.
     pub roots: Vec<(UnitId, Roles)>,
     /// Configured roots that could not be used, with the reason.
@@ -166,6 +169,7 @@ pub fn analyse(
         activity,
         tbr,
         plans,
+        units: program.units.clone(),
         roots,
         problems,
     }

@@ -1,16 +1,24 @@
 //! A document's diagnostics for the editor: the front end's (syntax,
-//! unsupported constructs, linking) plus two differentiation checks on the
-//! snapshot's activity (paper 000 §4):
+//! unsupported constructs, linking) plus differentiation checks on the
+//! snapshot's analyses (paper 000 §4, paper 003):
 //!
 //! * a non-differentiable intrinsic (`abs`, `max`, `min`, `sign`, `int`,
 //!   `nint`, `mod`, …) applied to a varied value in an assignment whose
 //!   result is active: the derivative is wrong at the kink or zero;
 //! * an active value passed to a procedure dfort has no source for: the
-//!   generators refuse such a call.
+//!   generators refuse such a call;
+//! * `address-stored` (information): an address index of a DO loop the
+//!   reverse sweep cannot recover by inversion or recomputation — a
+//!   non-invertible operation (integer division, `max`, …) or an
+//!   assignment the loop's plan cannot follow (in a branch, a nested loop,
+//!   a call) — so the adjoint stores it each iteration.
 //!
 //! Contract: ranges are document byte offsets, sorted; never panics.
 
+use crate::hints::{address_loops, stmt_end, stmt_holding};
 use crate::host::Snapshot;
+use crate::hover::span_line;
+use dfort_analysis::address_report::Choice;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::{Expr, ExprKind, StmtKind, SymbolId, Unit};
 use dfort_syntax::{Severity, TextRange};
@@ -51,6 +59,7 @@ pub fn of_document(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
     for unit in snap.units_of(path) {
         non_differentiable(snap, unit, &mut out);
         calls_without_source(snap, unit, &mut out);
+        address_stored(snap, unit, &mut out);
     }
     out.sort_by_key(|d| (d.range.start, d.range.end, d.severity, d.code));
     out.dedup();
@@ -236,6 +245,113 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
             Severity::Warning,
             "no-source",
             &msg,
+        );
+    }
+}
+
+/// Address indices the adjoint stores because inversion cannot recover
+/// them (units with active variables only, as the hints).
+fn address_stored(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
+    let Some(al) = address_loops(snap, unit) else {
+        return;
+    };
+    let u = &*al.unit;
+    for r in &al.loops {
+        for x in &r.vars {
+            if x.choice != Choice::Stored {
+                continue;
+            }
+            // Stored by the game's choice alone (no blocking operation):
+            // not a problem in the source.
+            let Some((what, span)) = &x.reason else {
+                continue;
+            };
+            let line = span_line(snap, *span).map_or("?".to_string(), |l| l.to_string());
+            let name = &u.symbol(x.var).name;
+            let msg = if x.ambiguous {
+                format!("index {name} cannot be recovered by inversion: {what} at line {line}; it is stored each time it is overwritten")
+            } else {
+                format!("index {name} cannot be recovered by inversion: {what} at line {line}; it is stored each iteration")
+            };
+            // The blocking operation, or the statement the plan cannot
+            // follow (a compound one by its header).
+            let Some((_, mut range)) = snap.to_doc(span.file, span.range) else {
+                continue;
+            };
+            if let Some(st) = stmt_holding(u, *span).filter(|st| !st.kind.blocks().is_empty()) {
+                if let Some(end) = stmt_end(snap, st) {
+                    range = TextRange::new(range.start, end.max(range.start));
+                }
+            }
+            out.push(IdeDiagnostic {
+                range,
+                severity: Severity::Note,
+                code: "address-stored",
+                message: msg,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::host::Host;
+    use std::path::Path;
+
+    #[test]
+    fn indices_the_reverse_sweep_stores_get_an_information_diagnostic() {
+        let src = "subroutine amb(a, n)
+  implicit none
+  real(8), intent(inout) :: a(*)
+  integer, intent(in) :: n
+  integer :: j, m, ii
+!$ad independent(a)
+!$ad dependent(a)
+  j = 1
+  ii = n
+  do while (j < n)
+    if (a(j) > 0) then
+      m = j + 1
+    else
+      m = j + 2
+    end if
+    a(m) = a(m)*a(j)*a(ii)
+    j = j + 3
+    ii = ii/2
+  end do
+end subroutine amb
+";
+        let path = Path::new("/diagnostic-tests/amb.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let found: Vec<(String, &str, dfort_syntax::Severity)> = snap
+            .diagnostics(path)
+            .iter()
+            .filter(|d| d.code == "address-stored")
+            .map(|d| {
+                (
+                    d.message.clone(),
+                    &src[d.range.start as usize..d.range.end as usize],
+                    d.severity,
+                )
+            })
+            .collect();
+        let note = dfort_syntax::Severity::Note;
+        assert_eq!(
+            found,
+            vec![
+                (
+                    "index m cannot be recovered by inversion: it is assigned inside a branch or a nested loop at line 12; it is stored each time it is overwritten".to_string(),
+                    "m = j + 1",
+                    note
+                ),
+                (
+                    "index ii cannot be recovered by inversion: integer division at line 18; it is stored each iteration".to_string(),
+                    "ii/2",
+                    note
+                ),
+            ]
         );
     }
 }

@@ -8,26 +8,36 @@
 //!   generator does it): `push(branch)` on IF and SELECT CASE, `push(trips)`
 //!   on loops without a counted header, `replay i` on counted DO loops the
 //!   reverse sweep replays from their bounds, `push(block)` on jumps in
-//!   units reversed through basic-block ids.
-//!
-//! (How each address index is recovered — inverted, recomputed, stored —
-//! will join these as [`HintKind::Address`].)
+//!   units reversed through basic-block ids;
+//! * how the reverse sweep gets back each address index of a DO loop
+//!   (paper 003 §3–4, [`dfort_analysis::address_report`]), after the
+//!   statement that defines the value (the DO statement for the value an
+//!   iteration starts with): `k ← j - 2` (inverted), `m ← k + 3 + l
+//!   recomputed`, `ii stored: integer division` (after the statement that
+//!   blocks the inversion), `m stored: assigned in a branch` (left to
+//!   TBR), and `saves j` on the DO statement for the final values the
+//!   forward sweep saves once after the loop.
 //!
 //! Contract: hints of units the analyses reached and that have active
 //! variables, inside the requested range, in document order.
 
 use crate::host::Snapshot;
+use crate::hover::{span_line, stmt_line};
 use dfort_analysis::activity::active_anywhere;
-use dfort_ir::{DoControl, ExprKind, StmtKind, Unit};
-use dfort_syntax::TextRange;
+use dfort_analysis::address_report::{report, Choice, LoopReport, Recovery, VarReport};
+use dfort_analysis::recovery::Plan;
+use dfort_ir::{DoControl, ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
+use dfort_syntax::chunks::{line_part_at, LinePart};
+use dfort_syntax::{SourceForm, TextRange};
 use std::path::Path;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HintKind {
     Active,
     Push,
     Reversal,
-    /// Reserved for address recovery (inverted / recomputed / stored).
+    /// How an address index is recovered (inverted / recomputed / stored).
     Address,
 }
 
@@ -37,6 +47,7 @@ pub struct HintKinds {
     pub active: bool,
     pub push: bool,
     pub reversal: bool,
+    pub address: bool,
 }
 
 impl Default for HintKinds {
@@ -45,6 +56,7 @@ impl Default for HintKinds {
             active: true,
             push: true,
             reversal: true,
+            address: true,
         }
     }
 }
@@ -55,7 +67,7 @@ impl HintKinds {
             HintKind::Active => self.active,
             HintKind::Push => self.push,
             HintKind::Reversal => self.reversal,
-            HintKind::Address => false,
+            HintKind::Address => self.address,
         }
     }
 }
@@ -88,6 +100,7 @@ pub fn inlay_hints(snap: &Snapshot, path: &Path, range: TextRange, kinds: HintKi
 }
 
 fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
+    address_hints(snap, unit, out);
     let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
         return;
     };
@@ -155,9 +168,15 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
             });
         }
     }
-    if let Some(tbr) = snap.analysis.tbr_of(unit.id) {
+    // TBR ran on the unit as analysed: its records may name statements
+    // and symbols the structuring of EXIT and CYCLE appended.
+    if let (Some(tbr), Some(unit)) = (snap.analysis.tbr_of(unit.id), analysed_unit(snap, unit)) {
         let mut by_stmt: Vec<(dfort_ir::StmtId, Vec<String>)> = Vec::new();
         for r in &tbr.records {
+            if r.variable.0 as usize >= unit.symbols.len() || r.stmt.0 as usize >= unit.stmts.len()
+            {
+                continue;
+            }
             let name = unit.symbol(r.variable).name.clone();
             match by_stmt.iter_mut().find(|(s, _)| *s == r.stmt) {
                 Some((_, v)) => {
@@ -183,5 +202,472 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                 });
             }
         }
+    }
+}
+
+/// A unit's address-recovery reports (paper 003), one per planned loop
+/// that has address variables, with the unit the plans were made on.
+pub(crate) struct AddressLoops {
+    /// The unit as the analyses saw it: loops with EXIT and CYCLE
+    /// structured (statement and symbol ids kept, new ones appended).
+    pub unit: Arc<Unit>,
+    pub loops: Vec<LoopReport>,
+}
+
+/// The address reports of a unit that has active variables (the gating
+/// of every hint), `None` otherwise.
+pub(crate) fn address_loops(snap: &Snapshot, unit: &Unit) -> Option<AddressLoops> {
+    let act = snap
+        .analysis
+        .activity
+        .activity
+        .get(unit.id.0 as usize)?
+        .as_ref()?;
+    if active_anywhere(unit, act).is_empty() {
+        return None;
+    }
+    let tbr = snap.analysis.tbr_of(unit.id)?;
+    let plans = snap.analysis.plans_of(unit.id);
+    if plans.is_empty() {
+        return None;
+    }
+    let analysed = analysed_unit(snap, unit)?;
+    let loops = plans
+        .iter()
+        .filter(|p| fits(&analysed, p))
+        .map(|p| report(&analysed, p, tbr))
+        .filter(|r| !r.vars.is_empty())
+        .collect();
+    Some(AddressLoops {
+        unit: analysed,
+        loops,
+    })
+}
+
+/// The unit as `crate::analysis` analysed it (EXIT and CYCLE structured
+/// the way the adjoint generator structures them).
+pub(crate) fn analysed_unit(snap: &Snapshot, unit: &Unit) -> Option<Arc<Unit>> {
+    snap.analysis.units.get(unit.id.0 as usize).cloned()
+}
+
+/// Whether a plan's ids exist in `unit` (a plan of another version of the
+/// unit is skipped rather than read out of bounds).
+fn fits(unit: &Unit, plan: &Plan) -> bool {
+    let stmts = unit.stmts.len();
+    let syms = unit.symbols.len();
+    (plan.stmt.0 as usize) < stmts
+        && plan.body.iter().all(|b| (b.0 as usize) < stmts)
+        && plan.versions.iter().all(|v| (v.var.0 as usize) < syms)
+        && plan.ambiguous.iter().all(|a| (a.var.0 as usize) < syms)
+}
+
+/// The innermost statement of `unit` whose span holds `span`.
+pub(crate) fn stmt_holding(unit: &Unit, span: Span) -> Option<&Stmt> {
+    unit.stmts
+        .iter()
+        .filter(|s| {
+            s.span.file == span.file
+                && s.span.range.start <= span.range.start
+                && span.range.end <= s.span.range.end
+        })
+        .min_by_key(|s| s.span.range.end - s.span.range.start)
+}
+
+/// The document offset where a statement ends: a simple statement's last
+/// byte, a compound statement's header (before its comment, over its
+/// continuation lines).
+pub(crate) fn stmt_end(snap: &Snapshot, st: &Stmt) -> Option<u32> {
+    let (path, r) = snap.to_doc(st.span.file, st.span.range)?;
+    if st.kind.blocks().is_empty() {
+        return Some(r.end);
+    }
+    let doc = snap.doc(path)?;
+    let fixed = matches!(doc.form, SourceForm::Fixed(_));
+    let code_end = |line: u32| -> Option<(u32, bool)> {
+        let lr = doc.lines.line_range(line)?;
+        let text = doc.text.get(lr.start as usize..lr.end as usize)?;
+        let code = match line_part_at(text, text.len()) {
+            LinePart::Comment(i) => &text[..i],
+            _ => text,
+        };
+        let code = code.trim_end();
+        Some((lr.start + code.len() as u32, code.ends_with('&')))
+    };
+    let continued = |line: u32| -> bool {
+        // A fixed-form continuation: a character other than blank or 0 in
+        // column 6 of a line that is not a comment.
+        let Some(lr) = doc.lines.line_range(line) else {
+            return false;
+        };
+        let text = doc
+            .text
+            .get(lr.start as usize..lr.end as usize)
+            .unwrap_or("");
+        let b = text.as_bytes();
+        fixed
+            && b.len() > 5
+            && !matches!(b[0], b'c' | b'C' | b'*' | b'!' | b'd' | b'D')
+            && !b[..5].contains(&b'\t')
+            && !matches!(b[5], b' ' | b'0')
+    };
+    let mut line = doc.lines.line_of(r.start);
+    let mut end = code_end(line)?;
+    while line + 1 < doc.lines.line_count() {
+        let next_start = doc.lines.line_range(line + 1).map_or(u32::MAX, |l| l.start);
+        if next_start >= r.end || !(end.1 || continued(line + 1)) {
+            break;
+        }
+        line += 1;
+        end = code_end(line)?;
+    }
+    Some(end.0.clamp(r.start, r.end))
+}
+
+/// The text of a statement (its first line).
+pub(crate) fn stmt_text(snap: &Snapshot, st: &Stmt) -> Option<String> {
+    let (path, r) = snap.to_doc(st.span.file, st.span.range)?;
+    let doc = snap.doc(path)?;
+    let t = doc.text.get(r.start as usize..r.end as usize)?;
+    Some(t.lines().next().unwrap_or("").trim().to_string())
+}
+
+/// `line N` of a statement, or nothing.
+fn at_line(snap: &Snapshot, st: &Stmt) -> String {
+    stmt_line(snap, st).map_or(String::new(), |(l, _)| format!(" (line {l})"))
+}
+
+/// A short label for why an ambiguous variable is left to TBR: where the
+/// statement at `span` sits in the loop `lp`.
+pub(crate) fn ambiguous_label(unit: &Unit, lp: StmtId, reason: &str, span: Span) -> String {
+    if reason.contains("branch or a nested loop") {
+        // The nearest construct around the assignment, inside the loop.
+        let target = stmt_holding(unit, span).map(|s| s.id);
+        let mut stack: Vec<(StmtId, Option<StmtId>)> = vec![(lp, None)];
+        while let Some((id, parent)) = stack.pop() {
+            if Some(id) == target {
+                return match parent.map(|p| &unit.stmt(p).kind) {
+                    Some(StmtKind::Do { .. }) if parent != Some(lp) => "assigned in a nested loop",
+                    Some(StmtKind::Do { .. }) | None => "assigned in the loop",
+                    _ => "assigned in a branch",
+                }
+                .to_string();
+            }
+            for b in unit.stmt(id).kind.blocks() {
+                stack.extend(b.iter().map(|c| (*c, Some(id))));
+            }
+        }
+        return "assigned in a branch or nested loop".into();
+    }
+    let short = match reason {
+        "it is the index of a nested loop" => "nested loop index",
+        "a call may modify it" => "set by a call",
+        "a READ statement sets it" => "set by READ",
+        "a function reference may modify it" => "set by a function",
+        other => other.strip_prefix("it is ").unwrap_or(other),
+    };
+    short.to_string()
+}
+
+/// What value of its variable a recovery is about, for a sentence.
+pub(crate) fn value_of(snap: &Snapshot, unit: &Unit, lp: StmtId, rc: &Recovery) -> String {
+    if rc.defined_at == lp {
+        "its value when an iteration starts".into()
+    } else {
+        match stmt_line(snap, unit.stmt(rc.defined_at)) {
+            Some((l, _)) => format!("its value after line {l}"),
+            None => "its value".into(),
+        }
+    }
+}
+
+fn address_hints(snap: &Snapshot, host_unit: &Unit, out: &mut Vec<Hint>) {
+    let Some(al) = address_loops(snap, host_unit) else {
+        return;
+    };
+    let unit = &*al.unit;
+    let mut hint = |st: &Stmt, label: String, tooltip: String| {
+        if let Some(offset) = stmt_end(snap, st) {
+            out.push(Hint {
+                offset,
+                label,
+                kind: HintKind::Address,
+                tooltip,
+                before: false,
+            });
+        }
+    };
+    for r in &al.loops {
+        let lp = unit.stmt(r.stmt);
+        if !r.saved_after_loop.is_empty() {
+            let names: Vec<String> = r
+                .saved_after_loop
+                .iter()
+                .map(|s| unit.symbol(*s).name.clone())
+                .collect();
+            hint(
+                lp,
+                format!("saves {}", names.join(", ")),
+                format!(
+                    "After the loop the forward sweep saves the final value of {} once; the reversed loop starts from it and recovers the earlier values iteration by iteration",
+                    quoted(&names)
+                ),
+            );
+        }
+        for x in &r.vars {
+            var_hints(snap, unit, r, x, &mut hint);
+        }
+    }
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn var_hints(
+    snap: &Snapshot,
+    unit: &Unit,
+    r: &LoopReport,
+    x: &VarReport,
+    hint: &mut impl FnMut(&Stmt, String, String),
+) {
+    let name = &unit.symbol(x.var).name;
+    if x.ambiguous {
+        let Some((reason, span)) = &x.reason else {
+            return;
+        };
+        let Some(st) = stmt_holding(unit, *span) else {
+            return;
+        };
+        hint(
+            st,
+            format!(
+                "{name} stored: {}",
+                ambiguous_label(unit, r.stmt, reason, *span)
+            ),
+            format!(
+                "`{name}` cannot be recovered by inversion: {reason}{}; TBR records it instead: the forward sweep pushes it each time it is overwritten and the reverse sweep pops it",
+                span_line(snap, *span).map_or(String::new(), |l| format!(" (line {l})"))
+            ),
+        );
+        return;
+    }
+    for rc in &x.recoveries {
+        let def = unit.stmt(rc.defined_at);
+        let value = value_of(snap, unit, r.stmt, rc);
+        match rc.choice {
+            Choice::Final => {}
+            Choice::Inverted => {
+                let inverted = rc.inverts.map(|s| unit.stmt(s));
+                let how = match inverted {
+                    Some(s) => format!(
+                        "by inverting `{}`{}",
+                        stmt_text(snap, s).unwrap_or_default(),
+                        at_line(snap, s)
+                    ),
+                    None => "by inversion".into(),
+                };
+                hint(
+                    def,
+                    rc.text.clone(),
+                    format!(
+                        "The reverse sweep recovers `{name}` ({value}) {how}: nothing is stored"
+                    ),
+                );
+            }
+            Choice::Recomputed => {
+                let how = if rc.defined_at == r.stmt {
+                    format!("({value}) by evaluating it again")
+                } else {
+                    format!(
+                        "by running `{}`{} again",
+                        stmt_text(snap, def).unwrap_or_default(),
+                        at_line(snap, def)
+                    )
+                };
+                hint(
+                    def,
+                    format!("{} recomputed", rc.text),
+                    format!("The reverse sweep recomputes `{name}` {how}: nothing is stored"),
+                );
+            }
+            Choice::Stored => {
+                let (at, why) = match &rc.blocker {
+                    Some(b) => (
+                        stmt_holding(unit, b.span).unwrap_or(def),
+                        format!(
+                            " ({}{})",
+                            b.what,
+                            span_line(snap, b.span)
+                                .map_or(String::new(), |l| format!(" at line {l}"))
+                        ),
+                    ),
+                    None => (def, String::new()),
+                };
+                let label = match &rc.blocker {
+                    Some(b) => format!("{name} stored: {}", b.what),
+                    None => format!("{name} stored"),
+                };
+                hint(
+                    at,
+                    label,
+                    format!(
+                        "`{name}` ({value}) cannot be recovered by inversion{why}: the forward sweep pushes it each iteration and the reverse sweep pops it"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Host;
+
+    /// (1-based line, text of the line before the hint, label) of the
+    /// address hints of `src`.
+    fn address(name: &str, src: &str, kinds: HintKinds) -> Vec<(u32, String, String)> {
+        let path = Path::new("/address-tests").join(name);
+        let mut host = Host::default();
+        host.set_text(&path, src, true, 1);
+        let snap = host.snapshot();
+        let doc = snap.doc(&path).unwrap();
+        inlay_hints(&snap, &path, TextRange::new(0, src.len() as u32), kinds)
+            .into_iter()
+            .filter(|h| h.kind == HintKind::Address)
+            .map(|h| {
+                let line = doc.lines.line_of(h.offset);
+                let start = doc.lines.line_range(line).unwrap().start as usize;
+                (
+                    line + 1,
+                    src[start..h.offset as usize].trim().to_string(),
+                    h.label,
+                )
+            })
+            .collect()
+    }
+
+    fn has(hints: &[(u32, String, String)], line: u32, before: &str, label: &str) {
+        assert!(
+            hints
+                .iter()
+                .any(|(l, b, x)| *l == line && b == before && x == label),
+            "no {label:?} after {before:?} on line {line}: {hints:#?}"
+        );
+    }
+
+    const FIG8_MAX: &str = "subroutine fig8l_max(ilb, o, a, p, n)
+  implicit none
+  integer, intent(in) :: ilb, o, n
+  real(8), intent(inout) :: a(0:n)
+  real(8), intent(in) :: p(0:n)
+  integer :: i, j, k, l, m
+!$ad independent(a)
+!$ad dependent(a)
+  i = o
+  j = o
+  l = 0
+  do while (l < ilb)  ! loop L
+    k = i - j
+    m = k + 3 + l
+    i = max(k, 2*l)
+    a(i) = a(j)*p(k)*a(m)
+    j = j + m + 4
+    i = i + j + 1
+    a(j) = a(i)*p(k)*a(m)
+    l = l + 1
+  end do
+end subroutine fig8l_max
+";
+
+    #[test]
+    fn inverted_recomputed_and_stored_indices_after_their_statements() {
+        let h = address("fig8.f90", FIG8_MAX, HintKinds::default());
+        // The DO statement: before its comment.
+        let head = "do while (l < ilb)";
+        has(&h, 12, head, "saves i, j, l");
+        has(&h, 12, head, "i ← k + j");
+        has(&h, 12, head, "j ← j - 4 - m");
+        has(&h, 12, head, "l ← l - 1");
+        has(&h, 14, "m = k + 3 + l", "m ← k + 3 + l recomputed");
+        // k is stored after the statement whose `max` blocks its inversion.
+        has(&h, 15, "i = max(k, 2*l)", "k stored: `max`");
+        has(&h, 15, "i = max(k, 2*l)", "i ← i - 1 - j");
+        assert_eq!(h.len(), 7, "{h:#?}");
+        let off = HintKinds {
+            address: false,
+            ..HintKinds::default()
+        };
+        assert!(address("fig8.f90", FIG8_MAX, off).is_empty());
+    }
+
+    #[test]
+    fn a_branch_or_a_nested_loop_leaves_the_index_to_tbr() {
+        let src = "subroutine amb(a, n)
+  implicit none
+  real(8), intent(inout) :: a(*)
+  integer, intent(in) :: n
+  integer :: j, m
+!$ad independent(a)
+!$ad dependent(a)
+  j = 1
+  do while (j < n)
+    if (a(j) > 0) then
+      m = j + 1
+    else
+      m = j + 2
+    end if
+    a(m) = a(m)*a(j)
+    j = j + 3
+  end do
+end subroutine amb
+";
+        let h = address("amb.f90", src, HintKinds::default());
+        has(&h, 11, "m = j + 1", "m stored: assigned in a branch");
+        has(&h, 9, "do while (j < n)", "j ← j - 3");
+    }
+
+    #[test]
+    fn fixed_form_loop_header_over_a_continuation_line() {
+        let src = "      subroutine fx(a, n)
+      implicit none
+      real*8 a(*)
+      integer n, j, k
+cad independent(a)
+cad dependent(a)
+      j = 1
+      do while (j .lt.
+     &          n)
+        k = j + 1
+        j = k + 2
+        a(j) = a(k)*a(j)
+      end do
+      end
+";
+        let h = address("fx.f", src, HintKinds::default());
+        has(&h, 9, "&          n)", "j ← k - 1");
+        has(&h, 10, "k = j + 1", "k ← j - 2");
+    }
+
+    #[test]
+    fn no_address_hints_without_active_variables() {
+        let src = "subroutine passive(a, n)
+  implicit none
+  integer, intent(inout) :: a(*)
+  integer, intent(in) :: n
+  integer :: j, k
+  j = 1
+  do while (j < n)
+    k = j + 1
+    j = k/2 + 3
+    a(j) = a(k)*a(j)
+  end do
+end subroutine passive
+";
+        assert!(address("passive.f90", src, HintKinds::default()).is_empty());
     }
 }

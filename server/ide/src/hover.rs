@@ -2,7 +2,11 @@
 //! the variable is varied / useful / active at the statement under the
 //! cursor and why (paper 000 §4, the chains of `dfort_analysis::explain`),
 //! and whether the value the statement overwrites is recorded for the
-//! adjoint (TBR, §5) and which later adjoint statement needs it.
+//! adjoint (TBR, §5) and which later adjoint statement needs it; for an
+//! integer inside a DO loop whose recovery plan (paper 003 §3–4) covers
+//! it, how the reverse sweep gets each of its values back: inverted,
+//! recomputed, stored each iteration (and what blocks the inversion), or
+//! saved once after the loop.
 //!
 //! Contract: plain Markdown; `None` when the cursor is on no name dfort
 //! knows; never panics on any offset.
@@ -10,8 +14,9 @@
 use crate::host::Snapshot;
 use crate::text::{line_text, word_at};
 use dfort_analysis::activity::{active_anywhere, Activity};
+use dfort_analysis::address_report::{Choice, LoopReport};
 use dfort_analysis::explain::{useful_chain, varied_chain, Step};
-use dfort_ir::{ExprKind, Stmt, StmtKind, Storage, Symbol, SymbolId, Unit};
+use dfort_ir::{BaseType, ExprKind, FileId, Span, Stmt, StmtKind, Storage, Symbol, SymbolId, Unit};
 use dfort_syntax::TextRange;
 use std::fmt::Write;
 use std::path::Path;
@@ -56,8 +61,14 @@ pub fn stmt_at(unit: &Unit, rel: u32) -> Option<&Stmt> {
         .min_by_key(|s| s.span.range.end - s.span.range.start)
 }
 
+/// The 1-based document line where a span starts.
+pub(crate) fn span_line(snap: &Snapshot, span: Span) -> Option<u32> {
+    let (path, range) = snap.to_doc(span.file, span.range)?;
+    Some(snap.doc(path)?.lines.line_of(range.start) + 1)
+}
+
 /// The 1-based document line of a unit's statement, and its first line of text.
-fn stmt_line(snap: &Snapshot, st: &Stmt) -> Option<(u32, String)> {
+pub(crate) fn stmt_line(snap: &Snapshot, st: &Stmt) -> Option<(u32, String)> {
     let (path, range) = snap.to_doc(st.span.file, st.span.range)?;
     let doc = snap.doc(path)?;
     Some((
@@ -206,7 +217,100 @@ fn variable(
     if let Some(st) = st {
         recorded(snap, unit, st, sym, &mut md);
     }
+    if s.ty.base == BaseType::Integer {
+        address(snap, unit, sym, file, rel, &mut md);
+    }
     Some(md)
+}
+
+/// How the reverse sweep recovers the integer `sym` in each planned loop
+/// around the cursor (innermost first).
+fn address(snap: &Snapshot, unit: &Unit, sym: SymbolId, file: FileId, rel: u32, md: &mut String) {
+    let Some(al) = crate::hints::address_loops(snap, unit) else {
+        return;
+    };
+    let u = &*al.unit;
+    let mut loops: Vec<&LoopReport> = al
+        .loops
+        .iter()
+        .filter(|r| {
+            let sp = u.stmt(r.stmt).span;
+            sp.file == file && sp.range.start <= rel && rel < sp.range.end
+        })
+        .collect();
+    loops.sort_by_key(|r| {
+        let sp = u.stmt(r.stmt).span.range;
+        sp.end - sp.start
+    });
+    let line = |span: Span| span_line(snap, span).map_or("?".to_string(), |l| l.to_string());
+    for r in loops {
+        let Some(x) = r.vars.iter().find(|x| x.var == sym) else {
+            continue;
+        };
+        let _ = write!(
+            md,
+            "\n**Address recovery** (loop at line {}):",
+            line(u.stmt(r.stmt).span)
+        );
+        if x.ambiguous {
+            let (reason, span) = x.reason.clone().unwrap_or_else(|| {
+                (
+                    "it is written where the loop's plan cannot follow it".into(),
+                    u.stmt(r.stmt).span,
+                )
+            });
+            let _ = writeln!(
+                md,
+                " stored each time it is overwritten: {reason} at line {} (TBR records it).",
+                line(span)
+            );
+            continue;
+        }
+        let what = |rc: &dfort_analysis::address_report::Recovery| match rc.choice {
+            Choice::Final => "final value saved once after the loop".to_string(),
+            Choice::Inverted => format!(
+                "inverted — {}{}",
+                rc.text,
+                rc.inverts.map_or(String::new(), |s| format!(
+                    " (inverting line {})",
+                    line(u.stmt(s).span)
+                ))
+            ),
+            Choice::Recomputed => {
+                if rc.defined_at == r.stmt {
+                    format!("recomputed — {}", rc.text)
+                } else {
+                    format!(
+                        "recomputed — {} (running line {} again)",
+                        rc.text,
+                        line(u.stmt(rc.defined_at).span)
+                    )
+                }
+            }
+            Choice::Stored => match &rc.blocker {
+                Some(b) => format!("stored each iteration: {} at line {}", b.what, line(b.span)),
+                None => "stored each iteration".to_string(),
+            },
+        };
+        let which = |rc: &dfort_analysis::address_report::Recovery| {
+            if rc.defined_at == r.stmt {
+                "value when an iteration starts".to_string()
+            } else {
+                format!("value after line {}", line(u.stmt(rc.defined_at).span))
+            }
+        };
+        match x.recoveries.as_slice() {
+            [rc] => {
+                let _ = writeln!(md, " {}.", what(rc));
+            }
+            all => {
+                let _ = writeln!(md, " {}", x.choice.as_str());
+                for rc in all {
+                    let _ = writeln!(md, "- {}: {}", which(rc), what(rc));
+                }
+            }
+        }
+    }
 }
 
 fn steps_md(snap: &Snapshot, unit: &Unit, title: &str, steps: &[Step], md: &mut String) {
@@ -310,11 +414,16 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
             "Not recorded: no adjoint statement needs the value of `{name}` this statement overwrites (TBR)."
         );
     }
+    // TBR ran on the unit as analysed (EXIT and CYCLE structured): its
+    // records may name statements appended to the source's.
+    let Some(analysed) = crate::hints::analysed_unit(snap, unit) else {
+        return;
+    };
     let elsewhere: Vec<u32> = tbr
         .records
         .iter()
         .filter(|r| r.variable == sym && r.stmt != st.id)
-        .filter_map(|r| stmt_line(snap, unit.stmt(r.stmt)).map(|(l, _)| l))
+        .filter_map(|r| stmt_line(snap, analysed.stmts.get(r.stmt.0 as usize)?).map(|(l, _)| l))
         .collect();
     if !elsewhere.is_empty() {
         let mut lines = elsewhere;
@@ -392,5 +501,55 @@ fn or_none(s: String) -> String {
         "none".into()
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::host::Host;
+    use std::path::Path;
+
+    #[test]
+    fn an_index_hover_says_how_the_reverse_sweep_recovers_it() {
+        // Paper 003, Figure 2 (a).
+        let src = "subroutine fig2a(a)
+  implicit none
+  real(8), intent(inout) :: a(*)
+  integer :: j, k
+!$ad independent(a)
+!$ad dependent(a)
+  j = 1
+  do while (j < 6)
+    k = j + 1
+    j = k + 2
+    a(j) = a(k)*a(j)
+  end do
+end subroutine fig2a
+";
+        let path = Path::new("/hover-tests/fig2a.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let k = super::hover(&snap, path, at("k = j + 1")).unwrap().markdown;
+        assert!(
+            k.ends_with(
+                "**Address recovery** (loop at line 8): inverted — k ← j - 2 (inverting line 10).\n"
+            ),
+            "{k}"
+        );
+        let j = super::hover(&snap, path, at("j = k + 2")).unwrap().markdown;
+        assert!(
+            j.ends_with(
+                "**Address recovery** (loop at line 8): inverted
+- value when an iteration starts: inverted — j ← k - 1 (inverting line 9)
+- value after line 10: final value saved once after the loop
+"
+            ),
+            "{j}"
+        );
+        // Outside the loop: no section.
+        let before = super::hover(&snap, path, at("j = 1")).unwrap().markdown;
+        assert!(!before.contains("Address recovery"), "{before}");
     }
 }

@@ -3,7 +3,7 @@
 //! the workspace's `dfort.toml`.
 //!
 //! ```json
-//! { "inlayHints": { "active": true, "push": true, "reversal": true },
+//! { "inlayHints": { "active": true, "push": true, "reversal": true, "address": true },
 //!   "roots": [ { "name": "bratu", "independent": ["x", "prm"], "dependent": ["f"] } ],
 //!   "fixedFormExtensions": [".f", ".for", ".f77", ".F"],
 //!   "fixedLineLength": 72 }
@@ -54,6 +54,7 @@ pub fn parse(v: &Value) -> (Settings, Vec<String>) {
                     active: flag("active"),
                     push: flag("push"),
                     reversal: flag("reversal"),
+                    address: flag("address"),
                 };
             }
             "roots" => {
@@ -136,14 +137,14 @@ mod tests {
     #[test]
     fn parses_the_section_and_reports_what_it_ignores() {
         let (s, problems) = parse(&json!({
-            "inlayHints": {"push": false},
+            "inlayHints": {"push": false, "address": false},
             "roots": [{"name": "Bratu", "independent": ["x"], "dependent": ["f"]}, {"x": 1}],
             "fixedFormExtensions": [".f", ".F"],
             "fixedLineLength": 0,
             "serverPath": "dfort",
             "colour": "red"
         }));
-        assert!(s.hints.active && !s.hints.push && s.hints.reversal);
+        assert!(s.hints.active && !s.hints.push && s.hints.reversal && !s.hints.address);
         assert_eq!(s.roots.len(), 1);
         assert_eq!(s.roots[0].name, "bratu");
         assert_eq!(s.fixed_line_length, Some(None));
