@@ -22,10 +22,7 @@ use std::borrow::Cow;
 pub fn structure_exits(program: &Program) -> Cow<'_, Program> {
     let mut out: Option<Program> = None;
     for (i, unit) in program.units.iter().enumerate() {
-        if unit.cfg.structured || !unit.is_procedure() || !has_loop_jumps(unit) {
-            continue;
-        }
-        if let Some(u) = rewrite_unit(unit) {
+        if let Some(u) = structure_unit(unit) {
             out.get_or_insert_with(|| program.clone()).units[i] = u.into();
         }
     }
@@ -33,6 +30,15 @@ pub fn structure_exits(program: &Program) -> Cow<'_, Program> {
         Some(p) => Cow::Owned(p),
         None => Cow::Borrowed(program),
     }
+}
+
+/// One unit with EXIT and CYCLE structured, or `None` when it needs no
+/// rewrite (or cannot be made structured).
+pub fn structure_unit(unit: &Unit) -> Option<Unit> {
+    if unit.cfg.structured || !unit.is_procedure() || !has_loop_jumps(unit) {
+        return None;
+    }
+    rewrite_unit(unit)
 }
 
 fn has_loop_jumps(unit: &Unit) -> bool {

@@ -13,6 +13,7 @@
 //! whose inputs changed are re-analysed (`dfort_analysis::incremental`);
 //! the result equals an analysis from scratch.
 
+use dfort_analysis::address_report::{report, LoopReport};
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::incremental::Changes;
 use dfort_analysis::interproc::{analyze_program_with, ProgramActivity};
@@ -21,6 +22,12 @@ use dfort_analysis::roles::{roles, Roles};
 use dfort_analysis::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::{Program, Unit, UnitId};
 use std::sync::Arc;
+
+/// A unit's loop plans and their reports.
+pub struct UnitPlans {
+    pub plans: Vec<Plan>,
+    pub reports: Vec<LoopReport>,
+}
 
 /// A root with explicit independents and dependents (settings or dfort.toml).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,10 +43,12 @@ pub struct Analysis {
     pub tbr: ProgramTbr,
     /// Per unit with TBR results: the recovery plans of its loops (paper
     /// 003), how each address index will be recovered.
-    pub plans: Vec<Option<Arc<Vec<Plan>>>>,
+    pub plans: Vec<Option<Arc<UnitPlans>>>,
     /// The units as the analyses saw them (EXIT and CYCLE structured;
     /// the others are the snapshot's own), by unit id.
     pub units: Vec<Arc<Unit>>,
+    /// The snapshot's units these were made from.
+    pub sources: Vec<Arc<Unit>>,
     /// The roots analysed, with their roles.
     pub roots: Vec<(UnitId, Roles)>,
     /// Configured roots that could not be used, with the reason.
@@ -62,7 +71,15 @@ impl Analysis {
         self.plans
             .get(unit.0 as usize)
             .and_then(|p| p.as_deref())
-            .map_or(&[], |p| p.as_slice())
+            .map_or(&[], |p| p.plans.as_slice())
+    }
+    /// What the plans mean per address variable, for the loops that have
+    /// address variables, in units with active variables.
+    pub fn reports_of(&self, unit: UnitId) -> &[LoopReport] {
+        self.plans
+            .get(unit.0 as usize)
+            .and_then(|p| p.as_deref())
+            .map_or(&[], |p| p.reports.as_slice())
     }
     /// How many units' activity and TBR this analysis computed (the
     /// others were reused from the previous one).
@@ -97,9 +114,35 @@ pub fn analyse(
     previous: Option<(&Analysis, &Changes)>,
 ) -> Analysis {
     // The analyses see loops with EXIT and CYCLE as the adjoint generator
-    // does: structured (statement ids are kept).
-    let structured = dfort_codegen::structure::structure_exits(program);
-    let program = &*structured;
+    // does: structured (statement ids are kept). A unit the last analysis
+    // structured is reused while its source is the same.
+    let sources = program.units.clone();
+    let mut units = program.units.clone();
+    let mut rewritten = false;
+    for (i, u) in program.units.iter().enumerate() {
+        let kept = previous.and_then(|(a, _)| {
+            let same = a.sources.get(i).is_some_and(|s| Arc::ptr_eq(s, u));
+            same.then(|| a.units[i].clone())
+        });
+        let s = match kept {
+            Some(s) => Some(s).filter(|s| !Arc::ptr_eq(s, u)),
+            None => dfort_codegen::structure::structure_unit(u).map(Arc::new),
+        };
+        if let Some(s) = s {
+            units[i] = s;
+            rewritten = true;
+        }
+    }
+    let structured;
+    let program = if rewritten {
+        structured = Program {
+            units,
+            ..program.clone()
+        };
+        &structured
+    } else {
+        program
+    };
     let mut problems = Vec::new();
     let mut roots: Vec<(UnitId, Roles)> = Vec::new();
     for spec in specs {
@@ -162,7 +205,20 @@ pub fn analyse(
                     return Some(p);
                 }
             }
-            Some(Arc::new(recovery::plan_unit(program, &program.units[i], t)))
+            let unit = &program.units[i];
+            let plans = recovery::plan_unit(program, unit, t);
+            // Reports only for units with active variables (what the
+            // editor shows them for).
+            let active = activity.activity[i]
+                .as_ref()
+                .is_some_and(|a| !dfort_analysis::activity::active_anywhere(unit, a).is_empty());
+            let reports = plans
+                .iter()
+                .filter(|_| active)
+                .map(|p| report(unit, p, t))
+                .filter(|r| !r.vars.is_empty())
+                .collect();
+            Some(Arc::new(UnitPlans { plans, reports }))
         })
         .collect();
     Analysis {
@@ -170,6 +226,7 @@ pub fn analyse(
         tbr,
         plans,
         units: program.units.clone(),
+        sources,
         roots,
         problems,
     }

@@ -256,7 +256,7 @@ fn address_stored(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
         return;
     };
     let u = &*al.unit;
-    for r in &al.loops {
+    for r in al.loops {
         for x in &r.vars {
             if x.choice != Choice::Stored {
                 continue;

@@ -24,8 +24,7 @@
 use crate::host::Snapshot;
 use crate::hover::{span_line, stmt_line};
 use dfort_analysis::activity::active_anywhere;
-use dfort_analysis::address_report::{report, Choice, LoopReport, Recovery, VarReport};
-use dfort_analysis::recovery::Plan;
+use dfort_analysis::address_report::{Choice, LoopReport, Recovery, VarReport};
 use dfort_ir::{DoControl, ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
@@ -207,37 +206,21 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
 
 /// A unit's address-recovery reports (paper 003), one per planned loop
 /// that has address variables, with the unit the plans were made on.
-pub(crate) struct AddressLoops {
+pub(crate) struct AddressLoops<'a> {
     /// The unit as the analyses saw it: loops with EXIT and CYCLE
     /// structured (statement and symbol ids kept, new ones appended).
     pub unit: Arc<Unit>,
-    pub loops: Vec<LoopReport>,
+    pub loops: &'a [LoopReport],
 }
 
 /// The address reports of a unit that has active variables (the gating
 /// of every hint), `None` otherwise.
-pub(crate) fn address_loops(snap: &Snapshot, unit: &Unit) -> Option<AddressLoops> {
-    let act = snap
-        .analysis
-        .activity
-        .activity
-        .get(unit.id.0 as usize)?
-        .as_ref()?;
-    if active_anywhere(unit, act).is_empty() {
-        return None;
-    }
-    let tbr = snap.analysis.tbr_of(unit.id)?;
-    let plans = snap.analysis.plans_of(unit.id);
-    if plans.is_empty() {
+pub(crate) fn address_loops<'a>(snap: &'a Snapshot, unit: &Unit) -> Option<AddressLoops<'a>> {
+    let loops = snap.analysis.reports_of(unit.id);
+    if loops.is_empty() {
         return None;
     }
     let analysed = analysed_unit(snap, unit)?;
-    let loops = plans
-        .iter()
-        .filter(|p| fits(&analysed, p))
-        .map(|p| report(&analysed, p, tbr))
-        .filter(|r| !r.vars.is_empty())
-        .collect();
     Some(AddressLoops {
         unit: analysed,
         loops,
@@ -248,17 +231,6 @@ pub(crate) fn address_loops(snap: &Snapshot, unit: &Unit) -> Option<AddressLoops
 /// the way the adjoint generator structures them).
 pub(crate) fn analysed_unit(snap: &Snapshot, unit: &Unit) -> Option<Arc<Unit>> {
     snap.analysis.units.get(unit.id.0 as usize).cloned()
-}
-
-/// Whether a plan's ids exist in `unit` (a plan of another version of the
-/// unit is skipped rather than read out of bounds).
-fn fits(unit: &Unit, plan: &Plan) -> bool {
-    let stmts = unit.stmts.len();
-    let syms = unit.symbols.len();
-    (plan.stmt.0 as usize) < stmts
-        && plan.body.iter().all(|b| (b.0 as usize) < stmts)
-        && plan.versions.iter().all(|v| (v.var.0 as usize) < syms)
-        && plan.ambiguous.iter().all(|a| (a.var.0 as usize) < syms)
 }
 
 /// The innermost statement of `unit` whose span holds `span`.
@@ -396,7 +368,7 @@ fn address_hints(snap: &Snapshot, host_unit: &Unit, out: &mut Vec<Hint>) {
             });
         }
     };
-    for r in &al.loops {
+    for r in al.loops {
         let lp = unit.stmt(r.stmt);
         if !r.saved_after_loop.is_empty() {
             let names: Vec<String> = r
