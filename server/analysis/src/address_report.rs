@@ -12,7 +12,7 @@
 //! callers turn them into lines.
 
 use crate::bitset::BitSet;
-use crate::recovery::{Blocker, How, Origin, Plan};
+use crate::recovery::{subtree, Blocker, How, Origin, Plan};
 use crate::tbr::Tbr;
 use dfort_ir::*;
 
@@ -146,14 +146,11 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr) -> LoopReport {
             .map(|b| (b.what.clone(), b.span));
     }
     // Ambiguous address variables the loop's adjoint reads.
+    let in_body = subtree(unit, &plan.body);
     let mut read = BitSet::default();
-    let mut stack = plan.body.clone();
-    while let Some(id) = stack.pop() {
+    for id in &in_body {
         if let Some(r) = tbr.req.get(id.0 as usize) {
             read.union_with(r);
-        }
-        for b in unit.stmt(id).kind.blocks() {
-            stack.extend_from_slice(b);
         }
     }
     for a in &plan.ambiguous {
@@ -163,7 +160,7 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr) -> LoopReport {
         let stores = tbr
             .records
             .iter()
-            .filter(|r| r.variable == a.var && inside(unit, &plan.body, r.stmt))
+            .filter(|r| r.variable == a.var && in_body.contains(&r.stmt))
             .count();
         // Not recorded in this loop: recovered by a nested loop's plan or
         // replayed (a nested loop's index).
@@ -187,18 +184,4 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr) -> LoopReport {
         saved_after_loop: plan.saved_at_exit.clone(),
         saved_before_loop: plan.saved_at_entry.clone(),
     }
-}
-
-/// Whether statement `s` is in the list `ids` or nested in it.
-fn inside(unit: &Unit, ids: &[StmtId], s: StmtId) -> bool {
-    let mut stack = ids.to_vec();
-    while let Some(id) = stack.pop() {
-        if id == s {
-            return true;
-        }
-        for b in unit.stmt(id).kind.blocks() {
-            stack.extend_from_slice(b);
-        }
-    }
-    false
 }

@@ -348,7 +348,7 @@ fn own_index(unit: &Unit, id: StmtId) -> Option<SymbolId> {
 }
 
 /// Every statement of a list and of the constructs nested in it.
-fn subtree(unit: &Unit, ids: &[StmtId]) -> Vec<StmtId> {
+pub(crate) fn subtree(unit: &Unit, ids: &[StmtId]) -> Vec<StmtId> {
     let mut out = Vec::new();
     let mut stack: Vec<StmtId> = ids.iter().rev().copied().collect();
     while let Some(id) = stack.pop() {
@@ -822,7 +822,9 @@ fn plan_loop(
         let compound = !st.kind.blocks().is_empty();
         let mut here = Vec::new();
         for v in d.iter() {
-            let ver = cur[&SymbolId(v as u32)];
+            let Some(&ver) = cur.get(&SymbolId(v as u32)) else {
+                continue;
+            };
             here.push(ver);
             ra_nodes.push(b.use_node(
                 ver,
@@ -901,8 +903,10 @@ fn plan_loop(
                 }
                 if versions[ver].origin == Origin::Start {
                     let var = versions[ver].var;
-                    if let std::collections::hash_map::Entry::Vacant(e) = out_nodes.entry(var) {
-                        let last = ends[&var];
+                    let last = ends.get(&var).copied();
+                    if let (std::collections::hash_map::Entry::Vacant(e), Some(last)) =
+                        (out_nodes.entry(var), last)
+                    {
                         let on = g.nodes.len();
                         g.nodes.push(Node {
                             kind: NodeKind::Out,
@@ -917,10 +921,10 @@ fn plan_loop(
             }
             _ => {
                 let d = match node.kind {
-                    NodeKind::Out => def_node[node.version],
-                    _ => flow_pred[&n],
+                    NodeKind::Out => def_node.get(node.version).copied(),
+                    _ => flow_pred.get(&n).copied(),
                 };
-                work.push(d);
+                work.extend(d);
             }
         }
     }
@@ -995,9 +999,9 @@ fn plan_loop(
             ok && in_ga[o]
                 && !token[o]
                 && token[d]
-                && operands[&g.nodes[d].version]
-                    .iter()
-                    .all(|&u| u == o || token[u])
+                && operands
+                    .get(&g.nodes[d].version)
+                    .is_some_and(|ops| ops.iter().all(|&u| u == o || token[u]))
         });
         if let Some(&(o, d, _)) = inversion {
             token[o] = true;

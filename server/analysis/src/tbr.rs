@@ -316,13 +316,15 @@ pub fn analyze_with(
     } else {
         vec![BitSet::default(); n]
     };
-    let summaries: Vec<(BitSet, BitSet, BitSet)> = full
+    // What each statement requires once the plans' variables are taken
+    // over.
+    let required: Vec<BitSet> = full
         .iter()
         .zip(&handled)
-        .map(|((req, kill, own), h)| {
+        .map(|((req, _, _), h)| {
             let mut req = req.clone();
             req.subtract(h);
-            (req, kill.clone(), own.clone())
+            req
         })
         .collect();
     let sol = solve(cfg, Direction::Forward, in_req_entry, |node, input| {
@@ -333,7 +335,7 @@ pub fn analyze_with(
             // require the bounds.
             NodeKind::BasicBlock | NodeKind::Loop => {
                 for id in &nd.stmts {
-                    let (req, kill, _) = &summaries[id.0 as usize];
+                    let (req, kill) = (&required[id.0 as usize], &full[id.0 as usize].1);
                     s.subtract(kill);
                     s.union_with(req);
                 }
@@ -368,7 +370,7 @@ pub fn analyze_with(
         for id in &node.stmts {
             let st = unit.stmt(*id);
             tbr.in_req[id.0 as usize] = s.clone();
-            let (req, kill, own) = &summaries[id.0 as usize];
+            let (req, (_, kill, own)) = (&required[id.0 as usize], &full[id.0 as usize]);
             // A callee analysed with its calling context records its own
             // overwrites (§5.2); only calls without source record here.
             let recorded_inside = matches!(

@@ -670,6 +670,14 @@ impl<'a> Gen<'a> {
         self.fwd.line(&format!("call dfort_push({})", node + 1));
     }
 
+    /// Forward-sweep lines, the first carrying the statement's label.
+    fn labelled_lines(&mut self, label: &str, lines: &[String]) {
+        for (i, l) in lines.iter().enumerate() {
+            let lab = if i == 0 { label } else { "" };
+            self.fwd.line(&format!("{lab}{l}"));
+        }
+    }
+
     /// Pushes before a planned loop of the handled variables a statement
     /// before it needs (the reversed loop does not give them back).
     fn entry_saves(&mut self, plan: Option<&Plan>) -> Vec<String> {
@@ -1110,10 +1118,7 @@ impl<'a> Gen<'a> {
                             pre.push(format!("call dfort_push({i})"));
                         }
                         pre.push(format!("do {i} = {s}, {e}, {stp}"));
-                        self.fwd.line(&format!("{label}{}", pre[0]));
-                        for l in &pre[1..] {
-                            self.fwd.line(l);
-                        }
+                        self.labelled_lines(&label, &pre);
                         self.fwd.indent();
                         self.replayed.push(*var);
                         self.loop_depth += 1;
@@ -1144,10 +1149,7 @@ impl<'a> Gen<'a> {
                         let plan = self.plans.get(&id).cloned();
                         let mut pre = self.entry_saves(plan.as_ref());
                         pre.push(format!("{cnt} = 0"));
-                        self.fwd.line(&format!("{label}{}", pre[0]));
-                        for l in &pre[1..] {
-                            self.fwd.line(l);
-                        }
+                        self.labelled_lines(&label, &pre);
                         self.fwd.line(&format!("do while ({})", print(unit, c)));
                         self.fwd.indent();
                         self.loop_depth += 1;
@@ -1693,15 +1695,7 @@ fn routine(
     if let Some(b) = unit.result.and_then(|r| g.bname.get(&r)) {
         args.push(b.clone());
     }
-    // A routine that can call itself (directly or not) is RECURSIVE, and
-    // so is its derivative, which calls its own derivative.
-    let recursive = unit.recursive
-        || program
-            .call_graph
-            .recursive
-            .get(u.0 as usize)
-            .copied()
-            .unwrap_or(false);
+    let recursive = crate::calls::is_recursive(program, unit);
     let kw = if recursive {
         "recursive subroutine"
     } else {

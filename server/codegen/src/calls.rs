@@ -137,3 +137,15 @@ pub fn prepare<'e>(
         args,
     })
 }
+
+/// Whether a routine can call itself (directly or not): it is RECURSIVE,
+/// and so is its derivative, which calls its own derivative.
+pub fn is_recursive(program: &Program, unit: &Unit) -> bool {
+    unit.recursive
+        || program
+            .call_graph
+            .recursive
+            .get(unit.id.0 as usize)
+            .copied()
+            .unwrap_or(false)
+}

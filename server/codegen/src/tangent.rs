@@ -591,15 +591,7 @@ fn routine_with(
             args.push(d.clone());
         }
     }
-    // A routine that can call itself (directly or not) is RECURSIVE, and
-    // so is its derivative, which calls its own derivative.
-    let recursive = unit.recursive
-        || program
-            .call_graph
-            .recursive
-            .get(u.0 as usize)
-            .copied()
-            .unwrap_or(false);
+    let recursive = crate::calls::is_recursive(program, unit);
     let kw = if recursive {
         "recursive subroutine"
     } else {
