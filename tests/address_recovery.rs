@@ -14,9 +14,20 @@ use support::*;
 
 /// The adjoint of `root` in fixture `file`.
 fn adjoint(file: &str, root: &str, recording: Recording) -> String {
+    adjoint_of(file, root, None, recording)
+}
+
+/// The adjoint of `root` with the given (independents, dependents), or
+/// those of its directives and intents.
+fn adjoint_of(
+    file: &str,
+    root: &str,
+    roles_named: Option<(&[String], &[String])>,
+    recording: Recording,
+) -> String {
     let ws = fixture(file);
     let u = unit(&ws, root);
-    let r = roles(u, None);
+    let r = roles(u, roles_named);
     dfort_codegen::adjoint::adjoint(
         &ws.program,
         u.id,
@@ -248,4 +259,71 @@ fn figure_4_nontriangular_system_stores_one_value_per_iteration() {
         ["j", "k", "l"],
         "without inversion every overwrite is stored"
     );
+}
+
+#[test]
+fn figure_14b_monte_carlo_inverts_k2_and_k3_and_stores_m_where_it_is_reset() {
+    // Figure 14(b) as printed, with an active use of k2, k3, j5 and m
+    // (the printed loop computes no real value): a unit with jumps,
+    // reversed through basic-block ids.
+    let file = "papers/p003_fig14b_montecarlo_active.f";
+    let (ind, dep) = (["d".to_string(), "x".to_string()], ["x".to_string()]);
+    let named = Some((&ind[..], &dep[..]));
+    let text = adjoint_of(file, "mcsrcha", named, Recording::Inversion);
+    let name = "mcsrcha_b";
+    let fwd = forward(&text, name);
+    let pushes = scalar_pushes(&fwd);
+    // §5.3: "k2 and k3 lend themselves to inversion given their final
+    // values": never pushed.
+    for v in ["k2", "k3"] {
+        assert!(!pushes.contains(&v), "{v} pushed:\n{}", fwd.join("\n"));
+    }
+    // "m cannot be recovered in this fashion because the update at label
+    // 460 depends on the condition involving m": m is pushed where it is
+    // reset (at the outer loop's start and at 460) and nowhere else; the
+    // block ids tell the reverse sweep which way the condition went.
+    in_order(
+        &fwd,
+        &[
+            "call dfort_push(m)",
+            "m = 1",
+            "k2 = k2 + 1",
+            "call dfort_push(j5)",
+            "j5 = zone(j4)",
+            "450 k3 = k3 + 1",
+            "455 m = m + 1",
+            "460 call dfort_push(m)",
+            "m = 1",
+        ],
+    );
+    assert_eq!(
+        fwd.iter()
+            .filter(|l| l.ends_with("call dfort_push(m)"))
+            .count(),
+        2,
+        "{}",
+        fwd.join("\n")
+    );
+    // j5 comes from an indirection through zone: stored.
+    in_order(
+        &reverse(&text, name),
+        &[
+            "call dfort_pop(j5)",
+            "k2 = k2 - 1",
+            "k3 = k3 - 1",
+            "m = m - 1",
+            "call dfort_pop(m)",
+        ],
+    );
+    // Without inversion k2, k3 and m are pushed at the end of every block
+    // whose adjoint reads them.
+    let plain = adjoint_of(file, "mcsrcha", named, Recording::Tbr);
+    let plain_pushes = scalar_pushes(&forward(&plain, name));
+    for v in ["k2", "k3", "m"] {
+        assert!(
+            plain_pushes.contains(&v),
+            "{v} not pushed without inversion"
+        );
+    }
+    insta::assert_snapshot!(text);
 }

@@ -17,3 +17,4 @@ pub mod liveness;
 pub mod recovery;
 pub mod roles;
 pub mod tbr;
+pub mod undo;

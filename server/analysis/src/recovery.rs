@@ -636,7 +636,7 @@ impl Builder<'_> {
 /// The inverse of `e` with respect to the single occurrence of version
 /// `target`, given the value `known` of `e`; or the operation that
 /// prevents it.
-fn invert(
+pub(crate) fn invert(
     unit: &Unit,
     e: &Expr,
     t: &Term,

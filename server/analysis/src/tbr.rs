@@ -306,11 +306,25 @@ pub fn analyze_with(
 ) -> Tbr {
     let n = unit.stmts.len();
     let cfg = &unit.cfg;
-    let full: Vec<(BitSet, BitSet, BitSet)> = unit
+    let mut full: Vec<(BitSet, BitSet, BitSet)> = unit
         .stmts
         .iter()
         .map(|st| req_kill(program, unit, act, callees, st))
         .collect();
+    // In units with jumps, an invertible assignment passes its variable's
+    // requirement through (the reverse sweep inverts it) and requires the
+    // other operands of the inversion.
+    let undo = if inversion && !store_all {
+        crate::undo::undo_unit(program, unit)
+    } else {
+        crate::undo::UnitUndo::default()
+    };
+    for (id, u) in &undo.inverted {
+        if let Some((req, kill, _)) = full.get_mut(id.0 as usize) {
+            kill.remove(u.var.0 as usize);
+            req.union_with(&crate::undo::operands(unit, unit.stmt(*id), u.var));
+        }
+    }
     let handled = if inversion && !store_all {
         crate::recovery::handled(program, unit)
     } else {
@@ -378,10 +392,11 @@ pub fn analyze_with(
                 StmtKind::Call { target: CallTarget::Unit(c), .. }
                     if callees.is_some_and(|cs| cs.has(*c))
             );
-            for (v, _) in writes(program, unit, st)
-                .into_iter()
-                .filter(|(v, _)| !recorded_inside && !handled[id.0 as usize].contains(v.0 as usize))
-            {
+            for (v, _) in writes(program, unit, st).into_iter().filter(|(v, _)| {
+                !recorded_inside
+                    && !handled[id.0 as usize].contains(v.0 as usize)
+                    && undo.inverts(*id) != Some(*v)
+            }) {
                 let vi = v.0 as usize;
                 // Store-all records every overwrite of an active value on
                 // top of what TBR requires (passive values an adjoint reads

@@ -47,6 +47,7 @@ use dfort_analysis::dp::{differentiable, dp_of, index_vars, is_variable, target,
 use dfort_analysis::liveness;
 use dfort_analysis::recovery::{self, Origin, Plan};
 use dfort_analysis::tbr::{self, Tbr};
+use dfort_analysis::undo::UnitUndo;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
@@ -96,6 +97,8 @@ struct Gen<'a> {
     plans: HashMap<StmtId, Plan>,
     /// The types of the plans' temporaries `dfort_i<n>`.
     int_temps: Vec<String>,
+    /// In units with jumps: the assignments the reverse sweep inverts.
+    undo: UnitUndo,
     store_all: bool,
     dead: Vec<StmtId>,
     bname: HashMap<SymbolId, String>,
@@ -914,6 +917,20 @@ impl<'a> Gen<'a> {
                 if record {
                     rev.push(Line::Plain(format!("call dfort_pop({})", print(unit, lhs))));
                 }
+                if let Some(u) = self.undo.inverted.get(&id) {
+                    let needed = self
+                        .tbr
+                        .in_req
+                        .get(id.0 as usize)
+                        .is_some_and(|r| r.contains(u.var.0 as usize));
+                    if needed {
+                        rev.push(Line::Plain(format!(
+                            "{} = {}",
+                            print(unit, lhs),
+                            u.render(unit)
+                        )));
+                    }
+                }
                 for tn in pushed_temps.iter().rev() {
                     rev.push(Line::Plain(format!("call dfort_pop({tn})")));
                 }
@@ -1429,6 +1446,7 @@ fn snapshots(
     bname: &HashMap<SymbolId, String>,
     fx: &LocalEffects,
     fx_len: usize,
+    exact: &BitSet,
 ) -> HashMap<usize, Vec<String>> {
     let mut out = HashMap::new();
     for (i, node) in unit.cfg.nodes.iter().enumerate() {
@@ -1453,6 +1471,8 @@ fn snapshots(
                 s.ty.base == BaseType::Integer
                     && s.rank() == 0
                     && !s.attrs.parameter
+                    // TBR and the inversions keep exact variables.
+                    && !exact.contains(*i)
                     // Values nothing changes need no saving.
                     && (fx.writes.contains(*i) || *i >= fx_len)
             })
@@ -1609,16 +1629,23 @@ fn routine(
     } else {
         HashMap::new()
     };
-    // The assignments a plan recovers values from stay in the forward
-    // sweep.
-    let kept: Vec<StmtId> = plans
-        .values()
-        .flat_map(|p| {
+    let undo = if recording.inversion() {
+        dfort_analysis::undo::undo_unit(program, orig)
+    } else {
+        UnitUndo::default()
+    };
+    // The assignments a plan recovers values from, and those the reverse
+    // sweep inverts, stay in the forward sweep.
+    let kept: Vec<StmtId> = undo
+        .inverted
+        .keys()
+        .copied()
+        .chain(plans.values().flat_map(|p| {
             p.versions.iter().filter_map(|v| match v.origin {
                 Origin::Def(pos) => Some(p.body[pos]),
                 _ => None,
             })
-        })
+        }))
         .collect();
     let dead = if store_all {
         Vec::new()
@@ -1645,7 +1672,7 @@ fn routine(
     let unstructured = !unit.cfg.structured;
     let fx = crate::effects::local(program, orig, sh.effects);
     let snaps = if unstructured {
-        snapshots(unit, act, &bname, &fx, orig.symbols.len())
+        snapshots(unit, act, &bname, &fx, orig.symbols.len(), &undo.exact)
     } else {
         HashMap::new()
     };
@@ -1657,6 +1684,7 @@ fn routine(
         tbr: t,
         plans,
         int_temps: Vec::new(),
+        undo,
         store_all,
         dead,
         bname,
