@@ -455,6 +455,53 @@ fn analyze_reports_how_each_loop_index_is_recovered() {
 }
 
 #[test]
+fn analyze_reports_the_monte_carlo_loop_of_a_unit_with_jumps() {
+    // Paper 003, Figure 14(b) made active: one report for the whole unit
+    // (it is reversed through basic-block ids). k2 and k3 are inverted;
+    // m is inverted at m = m+1 and stored where it is reset.
+    let unit = analyze_json(
+        "tests/fixtures/papers/p003_fig14b_montecarlo_active.f",
+        "mcsrcha",
+        &["--independent", "d,x", "--dependent", "x"],
+    );
+    let reports = unit["address_recovery"].as_array().expect("reports");
+    assert_eq!(reports.len(), 1, "{unit}");
+    let r = &reports[0];
+    assert_eq!(r["scope"], "unit");
+    assert_eq!(r["loop_line"], serde_json::Value::Null);
+    let var = |v: &str| {
+        r["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["variable"] == v)
+            .unwrap_or_else(|| panic!("no {v} in {r}"))
+            .clone()
+    };
+    for v in ["k2", "k3"] {
+        assert_eq!(var(v)["choice"], "inverted", "{v}");
+        assert_eq!(var(v)["stored_per_iteration"], 0, "{v}");
+    }
+    assert_eq!(var("k2")["recoveries"][0]["text"], "k2 ← k2 - 1");
+    let m = var("m");
+    assert_eq!(m["choice"], "stored");
+    assert_eq!(m["reason"], "an assignment that does not read it");
+    let how: Vec<(&str, u64)> = m["recoveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["choice"].as_str().unwrap(),
+                x["defined_line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(how, [("stored", 23), ("inverted", 51), ("stored", 54)]);
+    assert_eq!(var("j5")["choice"], "stored");
+}
+
+#[test]
 fn analyze_names_the_integer_division_that_forces_storage() {
     // Paper 003, Figure 14(a) (ICCG): ii is stored because of ii/2, ipntp
     // is inverted, ipnt recomputed; the inner loop inverts i.

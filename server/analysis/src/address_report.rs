@@ -10,10 +10,16 @@
 //! A variable's choice is the costliest of its values' recoveries
 //! (inverted < recomputed < stored). Positions are statements and spans;
 //! callers turn them into lines.
+//! A unit with jumps has one report for the whole unit ([`crate::undo`]):
+//! per exact variable the reverse sweep reads, one recovery per
+//! assignment that must be undone (inverted, or stored by TBR), and the
+//! other integer scalars it reads as ambiguous (saved at the end of every
+//! basic block whose adjoint reads them).
 
 use crate::bitset::BitSet;
 use crate::recovery::{subtree, Blocker, How, Origin, Plan};
 use crate::tbr::Tbr;
+use crate::undo::UnitUndo;
 use dfort_ir::*;
 
 /// How a value is recovered, cheapest first.
@@ -69,7 +75,9 @@ pub struct VarReport {
 
 #[derive(Clone, Debug)]
 pub struct LoopReport {
-    pub stmt: StmtId,
+    /// The DO statement; `None` for a unit with jumps, whose report
+    /// covers the whole unit.
+    pub stmt: Option<StmtId>,
     pub vars: Vec<VarReport>,
     pub saved_after_loop: Vec<SymbolId>,
     pub saved_before_loop: Vec<SymbolId>,
@@ -126,25 +134,7 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr) -> LoopReport {
             }),
         }
     }
-    for x in &mut vars {
-        // The final value alone is not a choice when others are recovered.
-        x.choice = x
-            .recoveries
-            .iter()
-            .map(|r| r.choice)
-            .max()
-            .unwrap_or(Choice::Final);
-        x.stored_per_iteration = x
-            .recoveries
-            .iter()
-            .filter(|r| r.choice == Choice::Stored)
-            .count();
-        x.reason = x
-            .recoveries
-            .iter()
-            .find_map(|r| r.blocker.as_ref())
-            .map(|b| (b.what.clone(), b.span));
-    }
+    summarize(&mut vars);
     // Ambiguous address variables the loop's adjoint reads.
     let in_body = subtree(unit, &plan.body);
     let mut read = BitSet::default();
@@ -178,10 +168,139 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr) -> LoopReport {
     }
     vars.sort_by_key(|x| unit.symbol(x.var).name.clone());
     LoopReport {
-        stmt: plan.stmt,
+        stmt: Some(plan.stmt),
         stored_per_iteration: vars.iter().map(|x| x.stored_per_iteration).sum(),
         vars,
         saved_after_loop: plan.saved_at_exit.clone(),
         saved_before_loop: plan.saved_at_entry.clone(),
     }
+}
+
+/// Each variable's choice (the costliest of its recoveries; the final
+/// value alone is not a choice when others are recovered), its pushes
+/// and the first blocking operation.
+fn summarize(vars: &mut [VarReport]) {
+    for x in vars.iter_mut() {
+        x.choice = x
+            .recoveries
+            .iter()
+            .map(|r| r.choice)
+            .max()
+            .unwrap_or(Choice::Final);
+        x.stored_per_iteration = x
+            .recoveries
+            .iter()
+            .filter(|r| r.choice == Choice::Stored)
+            .count();
+        x.reason = x
+            .recoveries
+            .iter()
+            .find_map(|r| r.blocker.as_ref())
+            .map(|b| (b.what.clone(), b.span));
+    }
+}
+
+/// The report of a unit with jumps (none when its reverse sweep reads no
+/// integer that changes).
+pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr) -> Option<LoopReport> {
+    let mut read = BitSet::default();
+    for r in &tbr.req {
+        read.union_with(r);
+    }
+    let mut vars: Vec<VarReport> = Vec::new();
+    for (i, st) in unit.stmts.iter().enumerate() {
+        let id = StmtId(i as u32);
+        let StmtKind::Assign { lhs, .. } = &st.kind else {
+            continue;
+        };
+        let ExprKind::Var(v) = lhs.kind else {
+            continue;
+        };
+        if !undo.exact.contains(v.0 as usize) {
+            continue;
+        }
+        let needed = tbr.in_req.get(i).is_some_and(|r| r.contains(v.0 as usize));
+        let name = unit.symbol(v).name.clone();
+        let r = match undo.inverted.get(&id) {
+            Some(u) if needed => Recovery {
+                choice: Choice::Inverted,
+                defined_at: id,
+                inverts: Some(id),
+                text: format!("{name} ← {}", u.render(unit)),
+                blocker: None,
+            },
+            _ if tbr.records.iter().any(|r| r.stmt == id && r.variable == v) => Recovery {
+                choice: Choice::Stored,
+                defined_at: id,
+                inverts: None,
+                text: name,
+                blocker: undo.blocked.get(&id).cloned(),
+            },
+            _ => continue,
+        };
+        match vars.iter_mut().find(|x| x.var == v) {
+            Some(x) => x.recoveries.push(r),
+            None => vars.push(VarReport {
+                var: v,
+                choice: r.choice,
+                recoveries: vec![r],
+                stored_per_iteration: 0,
+                reason: None,
+                ambiguous: false,
+            }),
+        }
+    }
+    summarize(&mut vars);
+    for a in &undo.inexact {
+        if !read.contains(a.var.0 as usize) {
+            continue;
+        }
+        // Saved at the end of each basic block whose adjoint reads it.
+        let blocks = unit
+            .cfg
+            .nodes
+            .iter()
+            .filter(|n| n.kind == dfort_ir::cfg::NodeKind::BasicBlock)
+            .filter(|n| {
+                n.stmts.iter().any(|s| {
+                    tbr.req
+                        .get(s.0 as usize)
+                        .is_some_and(|r| r.contains(a.var.0 as usize))
+                })
+            })
+            .count();
+        vars.push(VarReport {
+            var: a.var,
+            choice: Choice::Stored,
+            recoveries: Vec::new(),
+            stored_per_iteration: blocks,
+            reason: Some((a.reason.clone(), a.span)),
+            ambiguous: true,
+        });
+    }
+    if vars.is_empty() {
+        return None;
+    }
+    vars.sort_by_key(|x| unit.symbol(x.var).name.clone());
+    Some(LoopReport {
+        stmt: None,
+        stored_per_iteration: vars.iter().map(|x| x.stored_per_iteration).sum(),
+        vars,
+        saved_after_loop: Vec::new(),
+        saved_before_loop: Vec::new(),
+    })
+}
+
+/// The reports of a unit's address recovery: one per planned loop with
+/// address variables, or one for a unit with jumps.
+pub fn unit_reports(program: &Program, unit: &Unit, plans: &[Plan], tbr: &Tbr) -> Vec<LoopReport> {
+    if !unit.cfg.structured {
+        let undo = crate::undo::undo_unit(program, unit);
+        return unit_report(unit, &undo, tbr).into_iter().collect();
+    }
+    plans
+        .iter()
+        .map(|p| report(unit, p, tbr))
+        .filter(|r| !r.vars.is_empty())
+        .collect()
 }

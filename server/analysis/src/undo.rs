@@ -28,8 +28,7 @@
 
 use crate::bitset::BitSet;
 use crate::dp::{target, vars, writes};
-use crate::recovery::{invert, Blocker, Term};
-use dfort_ir::dump::expr as print;
+use crate::recovery::{invert, Ambiguous, Blocker, Term};
 use dfort_ir::*;
 use std::collections::HashMap;
 
@@ -59,6 +58,10 @@ pub struct UnitUndo {
     pub inverted: HashMap<StmtId, Undo>,
     /// Assignments to exact variables that cannot be inverted, and why.
     pub blocked: HashMap<StmtId, Blocker>,
+    /// Integer scalars of the unit's own that are not exact, with the
+    /// first write that prevents it (the adjoint saves them at the end of
+    /// every basic block whose adjoint reads them).
+    pub inexact: Vec<Ambiguous>,
 }
 
 impl UnitUndo {
@@ -78,6 +81,14 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
     }
     let mut written = BitSet::default();
     let mut other = BitSet::default();
+    let mut why: HashMap<SymbolId, Ambiguous> = HashMap::new();
+    let mut note = |v: SymbolId, reason: &str, span: Span| {
+        why.entry(v).or_insert(Ambiguous {
+            var: v,
+            reason: reason.to_string(),
+            span,
+        });
+    };
     for st in &unit.stmts {
         let plain = match &st.kind {
             StmtKind::Assign { lhs, .. } => match lhs.kind {
@@ -90,6 +101,12 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
             written.insert(v.0 as usize);
             if Some(v) != plain {
                 other.insert(v.0 as usize);
+                let reason = match st.kind {
+                    StmtKind::Call { .. } => "a call may modify it",
+                    StmtKind::Io { .. } => "a READ statement sets it",
+                    _ => "it is assigned in part",
+                };
+                note(v, reason, st.span);
             }
         }
         if let StmtKind::Do {
@@ -99,6 +116,7 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
         {
             written.insert(var.0 as usize);
             other.insert(var.0 as usize);
+            note(*var, "it is the index of a DO loop", st.span);
         }
         for e in st.kind.exprs() {
             e.walk(&mut |x| {
@@ -107,6 +125,7 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
                         if let Some((v, _)) = target(&a.value) {
                             written.insert(v.0 as usize);
                             other.insert(v.0 as usize);
+                            note(v, "a function reference may modify it", x.span);
                         }
                     }
                 }
@@ -117,16 +136,30 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
     for v in written.iter() {
         let s = SymbolId(v as u32);
         let sym = unit.symbol(s);
-        if !other.contains(v)
-            && sym.ty.base == BaseType::Integer
+        let own = sym.ty.base == BaseType::Integer
             && sym.rank() == 0
             && !sym.attrs.parameter
-            && matches!(sym.storage, Storage::Local | Storage::Dummy(_))
-            && !equivalenced.contains(&s)
-        {
+            && matches!(sym.storage, Storage::Local | Storage::Dummy(_));
+        if !own {
+            continue;
+        }
+        if equivalenced.contains(&s) {
+            note(s, "it is equivalenced", unit.name_span);
+        } else if !other.contains(v) {
             out.exact.insert(v);
         }
     }
+    out.inexact = why
+        .into_values()
+        .filter(|a| !out.exact.contains(a.var.0 as usize))
+        .filter(|a| {
+            let sym = unit.symbol(a.var);
+            sym.ty.base == BaseType::Integer
+                && sym.rank() == 0
+                && matches!(sym.storage, Storage::Local | Storage::Dummy(_))
+        })
+        .collect();
+    out.inexact.sort_by_key(|a| a.var);
     for (i, st) in unit.stmts.iter().enumerate() {
         let StmtKind::Assign { lhs, rhs } = &st.kind else {
             continue;
@@ -176,7 +209,7 @@ fn inverse(
         _ => {}
     });
     match occurrences {
-        0 => return Err(blocked("an assignment that discards its value", rhs.span)),
+        0 => return Err(blocked("an assignment that does not read it", rhs.span)),
         1 => {}
         _ => return Err(blocked("an expression that reads it twice", rhs.span)),
     }
@@ -232,14 +265,4 @@ pub fn operands(unit: &Unit, st: &Stmt, v: SymbolId) -> BitSet {
     }
     out.remove(v.0 as usize);
     out
-}
-
-/// `v = rhs` as text, for reports.
-pub fn assignment_text(unit: &Unit, st: &Stmt) -> Option<String> {
-    match &st.kind {
-        StmtKind::Assign { lhs, rhs } => {
-            Some(format!("{} = {}", print(unit, lhs), print(unit, rhs)))
-        }
-        _ => None,
-    }
 }

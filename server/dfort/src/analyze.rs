@@ -183,11 +183,8 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 source_len: ws.program.unit(u.id).stmts.len(),
                 loops: match tbrs[u.id.0 as usize].as_ref() {
                     Some(t) if !args.no_tbr && !args.no_inversion => {
-                        recovery::plan_unit(program, u, t)
-                            .iter()
-                            .map(|p| address_report::report(u, p, t))
-                            .filter(|r| !r.vars.is_empty())
-                            .collect()
+                        let plans = recovery::plan_unit(program, u, t);
+                        address_report::unit_reports(program, u, &plans, t)
                     }
                     _ => Vec::new(),
                 },
@@ -376,7 +373,8 @@ fn loop_json(
 ) -> serde_json::Value {
     let name = |s: &dfort_ir::SymbolId| unit.symbol(*s).name.clone();
     json!({
-        "loop_line": line_of(unit, l.stmt),
+        "scope": if l.stmt.is_some() { "loop" } else { "unit" },
+        "loop_line": l.stmt.map(|s| line_of(unit, s)),
         "stored_per_iteration": l.stored_per_iteration,
         "saved_after_loop": l.saved_after_loop.iter().map(name).collect::<Vec<_>>(),
         "saved_before_loop": l.saved_before_loop.iter().map(name).collect::<Vec<_>>(),
@@ -409,9 +407,17 @@ fn print_loop(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let Some(lp) = l.stmt else {
+        println!(
+            "  unit with jumps (reversed through its basic blocks): places that push an address: {}",
+            l.stored_per_iteration
+        );
+        print_vars(unit, l, line_of, span_line);
+        return;
+    };
     println!(
         "  loop at line {}: addresses stored per iteration: {}{}",
-        line_of(unit, l.stmt),
+        line_of(unit, lp),
         l.stored_per_iteration,
         if l.saved_after_loop.is_empty() {
             String::new()
@@ -422,6 +428,19 @@ fn print_loop(
             )
         }
     );
+    print_vars(unit, l, line_of, span_line);
+}
+
+/// The variables of one address-recovery report, as text.
+fn print_vars(
+    unit: &Unit,
+    l: &LoopReport,
+    line_of: &dyn Fn(&Unit, dfort_ir::StmtId) -> u32,
+    span_line: &dyn Fn(dfort_ir::Span) -> u32,
+) {
+    // In a unit with jumps a recovery is of the value an assignment
+    // overwrites; in a loop, of the value it defines.
+    let of = if l.stmt.is_some() { "of" } else { "before" };
     for v in &l.vars {
         let why = v
             .reason
@@ -439,7 +458,7 @@ fn print_loop(
                 .map(|s| format!(" inverting line {}", line_of(unit, s)))
                 .unwrap_or_default();
             println!(
-                "      value of line {}: {} {}{inv}",
+                "      value {of} line {}: {} {}{inv}",
                 line_of(unit, r.defined_at),
                 r.choice.as_str(),
                 r.text

@@ -13,7 +13,7 @@
 //! whose inputs changed are re-analysed (`dfort_analysis::incremental`);
 //! the result equals an analysis from scratch.
 
-use dfort_analysis::address_report::{report, LoopReport};
+use dfort_analysis::address_report::{unit_reports, LoopReport};
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::incremental::Changes;
 use dfort_analysis::interproc::{analyze_program_with, ProgramActivity};
@@ -212,12 +212,11 @@ pub fn analyse(
             let active = activity.activity[i]
                 .as_ref()
                 .is_some_and(|a| !dfort_analysis::activity::active_anywhere(unit, a).is_empty());
-            let reports = plans
-                .iter()
-                .filter(|_| active)
-                .map(|p| report(unit, p, t))
-                .filter(|r| !r.vars.is_empty())
-                .collect();
+            let reports = if active {
+                unit_reports(program, unit, &plans, t)
+            } else {
+                Vec::new()
+            };
             Some(Arc::new(UnitPlans { plans, reports }))
         })
         .collect();

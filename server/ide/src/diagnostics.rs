@@ -268,11 +268,15 @@ fn address_stored(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
             };
             let line = span_line(snap, *span).map_or("?".to_string(), |l| l.to_string());
             let name = &u.symbol(x.var).name;
-            let msg = if x.ambiguous {
-                format!("index {name} cannot be recovered by inversion: {what} at line {line}; it is stored each time it is overwritten")
-            } else {
-                format!("index {name} cannot be recovered by inversion: {what} at line {line}; it is stored each iteration")
+            let when = match (x.ambiguous, r.stmt) {
+                (false, Some(_)) => "it is stored each iteration",
+                (true, Some(_)) => "it is stored each time it is overwritten",
+                (false, None) => "it is stored each time it is overwritten there",
+                (true, None) => "it is saved at the end of each basic block whose adjoint reads it",
             };
+            let msg = format!(
+                "index {name} cannot be recovered by inversion: {what} at line {line}; {when}"
+            );
             // The blocking operation, or the statement the plan cannot
             // follow (a compound one by its header).
             let Some((_, mut range)) = snap.to_doc(span.file, span.range) else {
@@ -297,6 +301,33 @@ fn address_stored(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
 mod tests {
     use crate::host::Host;
     use std::path::Path;
+
+    #[test]
+    fn a_reset_index_in_a_unit_with_jumps_gets_an_information_diagnostic() {
+        let src = include_str!("../../../tests/fixtures/kernels/goto_counters.f90");
+        let path = Path::new("/diagnostic-tests/goto_counters.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let found: Vec<(String, &str)> = snap
+            .diagnostics(path)
+            .iter()
+            .filter(|d| d.code == "address-stored")
+            .map(|d| {
+                (
+                    d.message.clone(),
+                    &src[d.range.start as usize..d.range.end as usize],
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            vec![(
+                "index m cannot be recovered by inversion: an assignment that does not read it at line 16; it is stored each time it is overwritten there".to_string(),
+                "1"
+            )]
+        );
+    }
 
     #[test]
     fn indices_the_reverse_sweep_stores_get_an_information_diagnostic() {

@@ -310,8 +310,8 @@ fn at_line(snap: &Snapshot, st: &Stmt) -> String {
 
 /// A short label for why an ambiguous variable is left to TBR: where the
 /// statement at `span` sits in the loop `lp`.
-pub(crate) fn ambiguous_label(unit: &Unit, lp: StmtId, reason: &str, span: Span) -> String {
-    if reason.contains("branch or a nested loop") {
+pub(crate) fn ambiguous_label(unit: &Unit, lp: Option<StmtId>, reason: &str, span: Span) -> String {
+    if let (Some(lp), true) = (lp, reason.contains("branch or a nested loop")) {
         // The nearest construct around the assignment, inside the loop.
         let target = stmt_holding(unit, span).map(|s| s.id);
         let mut stack: Vec<(StmtId, Option<StmtId>)> = vec![(lp, None)];
@@ -332,6 +332,7 @@ pub(crate) fn ambiguous_label(unit: &Unit, lp: StmtId, reason: &str, span: Span)
     }
     let short = match reason {
         "it is the index of a nested loop" => "nested loop index",
+        "it is the index of a DO loop" => "DO loop index",
         "a call may modify it" => "set by a call",
         "a READ statement sets it" => "set by READ",
         "a function reference may modify it" => "set by a function",
@@ -340,15 +341,16 @@ pub(crate) fn ambiguous_label(unit: &Unit, lp: StmtId, reason: &str, span: Span)
     short.to_string()
 }
 
-/// What value of its variable a recovery is about, for a sentence.
-pub(crate) fn value_of(snap: &Snapshot, unit: &Unit, lp: StmtId, rc: &Recovery) -> String {
-    if rc.defined_at == lp {
-        "its value when an iteration starts".into()
-    } else {
-        match stmt_line(snap, unit.stmt(rc.defined_at)) {
-            Some((l, _)) => format!("its value after line {l}"),
-            None => "its value".into(),
-        }
+/// What value of its variable a recovery is about, for a sentence (in a
+/// unit with jumps, `lp` = None: the value an assignment overwrites).
+pub(crate) fn value_of(snap: &Snapshot, unit: &Unit, lp: Option<StmtId>, rc: &Recovery) -> String {
+    if Some(rc.defined_at) == lp {
+        return "its value when an iteration starts".into();
+    }
+    let when = if lp.is_some() { "after" } else { "before" };
+    match stmt_line(snap, unit.stmt(rc.defined_at)) {
+        Some((l, _)) => format!("its value {when} line {l}"),
+        None => "its value".into(),
     }
 }
 
@@ -369,8 +371,8 @@ fn address_hints(snap: &Snapshot, host_unit: &Unit, out: &mut Vec<Hint>) {
         }
     };
     for r in al.loops {
-        let lp = unit.stmt(r.stmt);
-        if !r.saved_after_loop.is_empty() {
+        if let (Some(lp), false) = (r.stmt, r.saved_after_loop.is_empty()) {
+            let lp = unit.stmt(lp);
             let names: Vec<String> = r
                 .saved_after_loop
                 .iter()
@@ -399,6 +401,16 @@ fn quoted(names: &[String]) -> String {
         .join(", ")
 }
 
+/// When a stored value is pushed: each iteration of a loop, or each time
+/// its assignment runs in a unit with jumps.
+fn pushed_when(snap: &Snapshot, r: &LoopReport, def: &Stmt) -> String {
+    match (r.stmt, stmt_line(snap, def)) {
+        (Some(_), _) => "each iteration".into(),
+        (None, Some((l, _))) => format!("each time line {l} overwrites it"),
+        (None, None) => "each time it is overwritten".into(),
+    }
+}
+
 fn var_hints(
     snap: &Snapshot,
     unit: &Unit,
@@ -421,8 +433,13 @@ fn var_hints(
                 ambiguous_label(unit, r.stmt, reason, *span)
             ),
             format!(
-                "`{name}` cannot be recovered by inversion: {reason}{}; TBR records it instead: the forward sweep pushes it each time it is overwritten and the reverse sweep pops it",
-                span_line(snap, *span).map_or(String::new(), |l| format!(" (line {l})"))
+                "`{name}` cannot be recovered by inversion: {reason}{}; {}",
+                span_line(snap, *span).map_or(String::new(), |l| format!(" (line {l})")),
+                if r.stmt.is_some() {
+                    "TBR records it instead: the forward sweep pushes it each time it is overwritten and the reverse sweep pops it"
+                } else {
+                    "the forward sweep saves it at the end of each basic block whose adjoint reads it"
+                }
             ),
         );
         return;
@@ -451,7 +468,7 @@ fn var_hints(
                 );
             }
             Choice::Recomputed => {
-                let how = if rc.defined_at == r.stmt {
+                let how = if Some(rc.defined_at) == r.stmt {
                     format!("({value}) by evaluating it again")
                 } else {
                     format!(
@@ -487,7 +504,8 @@ fn var_hints(
                     at,
                     label,
                     format!(
-                        "`{name}` ({value}) cannot be recovered by inversion{why}: the forward sweep pushes it each iteration and the reverse sweep pops it"
+                        "`{name}` ({value}) cannot be recovered by inversion{why}: the forward sweep pushes it {} and the reverse sweep pops it",
+                        pushed_when(snap, r, def)
                     ),
                 );
             }
@@ -601,6 +619,22 @@ end subroutine amb
         let h = address("amb.f90", src, HintKinds::default());
         has(&h, 11, "m = j + 1", "m stored: assigned in a branch");
         has(&h, 9, "do while (j < n)", "j ← j - 3");
+    }
+
+    #[test]
+    fn a_unit_with_jumps_shows_inverted_counters_and_stored_resets() {
+        let src = include_str!("../../../tests/fixtures/kernels/goto_counters.f90");
+        let h = address("goto_counters.f90", src, HintKinds::default());
+        has(&h, 15, "m = m + 1", "m ← m - 1");
+        has(
+            &h,
+            16,
+            "if (m > 3) m = 1",
+            "m stored: an assignment that does not read it",
+        );
+        has(&h, 17, "i = i + 1", "i ← i - 1");
+        // The first assignments overwrite values nothing needs.
+        assert_eq!(h.len(), 3, "{h:#?}");
     }
 
     #[test]

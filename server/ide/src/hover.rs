@@ -224,7 +224,7 @@ fn variable(
 }
 
 /// How the reverse sweep recovers the integer `sym` in each planned loop
-/// around the cursor (innermost first).
+/// around the cursor (innermost first), or in a unit with jumps.
 fn address(snap: &Snapshot, unit: &Unit, sym: SymbolId, file: FileId, rel: u32, md: &mut String) {
     let Some(al) = crate::hints::address_loops(snap, unit) else {
         return;
@@ -234,12 +234,12 @@ fn address(snap: &Snapshot, unit: &Unit, sym: SymbolId, file: FileId, rel: u32, 
         .loops
         .iter()
         .filter(|r| {
-            let sp = u.stmt(r.stmt).span;
+            let sp = r.stmt.map_or(u.span, |s| u.stmt(s).span);
             sp.file == file && sp.range.start <= rel && rel < sp.range.end
         })
         .collect();
     loops.sort_by_key(|r| {
-        let sp = u.stmt(r.stmt).span.range;
+        let sp = r.stmt.map_or(u.span, |s| u.stmt(s).span).range;
         sp.end - sp.start
     });
     let line = |span: Span| span_line(snap, span).map_or("?".to_string(), |l| l.to_string());
@@ -247,25 +247,40 @@ fn address(snap: &Snapshot, unit: &Unit, sym: SymbolId, file: FileId, rel: u32, 
         let Some(x) = r.vars.iter().find(|x| x.var == sym) else {
             continue;
         };
-        let _ = write!(
-            md,
-            "\n**Address recovery** (loop at line {}):",
-            line(u.stmt(r.stmt).span)
-        );
+        let _ = match r.stmt {
+            Some(lp) => write!(
+                md,
+                "\n**Address recovery** (loop at line {}):",
+                line(u.stmt(lp).span)
+            ),
+            None => write!(
+                md,
+                "\n**Address recovery** (unit with jumps, reversed through its basic blocks):"
+            ),
+        };
         if x.ambiguous {
             let (reason, span) = x.reason.clone().unwrap_or_else(|| {
                 (
                     "it is written where the loop's plan cannot follow it".into(),
-                    u.stmt(r.stmt).span,
+                    r.stmt.map_or(u.name_span, |s| u.stmt(s).span),
                 )
             });
-            let _ = writeln!(
-                md,
-                " stored each time it is overwritten: {reason} at line {} (TBR records it).",
-                line(span)
-            );
+            let how = match r.stmt {
+                Some(_) => "stored each time it is overwritten",
+                None => "saved at the end of each basic block whose adjoint reads it",
+            };
+            let who = match r.stmt {
+                Some(_) => " (TBR records it)",
+                None => "",
+            };
+            let _ = writeln!(md, " {how}: {reason} at line {}{who}.", line(span));
             continue;
         }
+        let each = if r.stmt.is_some() {
+            "each iteration"
+        } else {
+            "each time it is overwritten there"
+        };
         let what = |rc: &dfort_analysis::address_report::Recovery| match rc.choice {
             Choice::Final => "final value saved once after the loop".to_string(),
             Choice::Inverted => format!(
@@ -277,7 +292,7 @@ fn address(snap: &Snapshot, unit: &Unit, sym: SymbolId, file: FileId, rel: u32, 
                 ))
             ),
             Choice::Recomputed => {
-                if rc.defined_at == r.stmt {
+                if Some(rc.defined_at) == r.stmt {
                     format!("recomputed — {}", rc.text)
                 } else {
                     format!(
@@ -288,13 +303,15 @@ fn address(snap: &Snapshot, unit: &Unit, sym: SymbolId, file: FileId, rel: u32, 
                 }
             }
             Choice::Stored => match &rc.blocker {
-                Some(b) => format!("stored each iteration: {} at line {}", b.what, line(b.span)),
-                None => "stored each iteration".to_string(),
+                Some(b) => format!("stored {each}: {} at line {}", b.what, line(b.span)),
+                None => format!("stored {each}"),
             },
         };
         let which = |rc: &dfort_analysis::address_report::Recovery| {
-            if rc.defined_at == r.stmt {
+            if Some(rc.defined_at) == r.stmt {
                 "value when an iteration starts".to_string()
+            } else if r.stmt.is_none() {
+                format!("value before line {}", line(u.stmt(rc.defined_at).span))
             } else {
                 format!("value after line {}", line(u.stmt(rc.defined_at).span))
             }
@@ -551,5 +568,33 @@ end subroutine fig2a
         // Outside the loop: no section.
         let before = super::hover(&snap, path, at("j = 1")).unwrap().markdown;
         assert!(!before.contains("Address recovery"), "{before}");
+    }
+
+    #[test]
+    fn an_index_hover_in_a_unit_with_jumps() {
+        let src = include_str!("../../../tests/fixtures/kernels/goto_counters.f90");
+        let path = Path::new("/hover-tests/goto_counters.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        // (The header comment quotes the assignments too.)
+        let at = |needle: &str| src.find(&format!("  {needle}")).unwrap() as u32 + 2;
+        let i = super::hover(&snap, path, at("i = i + 1")).unwrap().markdown;
+        assert!(
+            i.ends_with(
+                "**Address recovery** (unit with jumps, reversed through its basic blocks): inverted — i ← i - 1 (inverting line 17).\n"
+            ),
+            "{i}"
+        );
+        let m = super::hover(&snap, path, at("m = m + 1")).unwrap().markdown;
+        assert!(
+            m.ends_with(
+                "**Address recovery** (unit with jumps, reversed through its basic blocks): stored
+- value before line 15: inverted — m ← m - 1 (inverting line 15)
+- value before line 16: stored each time it is overwritten there: an assignment that does not read it at line 16
+"
+            ),
+            "{m}"
+        );
     }
 }
