@@ -140,14 +140,17 @@ fn figure_7c_inverts_through_a_temporary() {
 fn figure_8b_stores_no_index() {
     let text = adjoint("papers/p003_fig8_loop.f90", "fig8l", Recording::Inversion);
     let name = "fig8l_b";
-    // Only the trip count and the final i, j, l (once, after the loop).
-    assert_eq!(
-        scalar_pushes(&forward(&text, name)),
-        ["dfort_count1", "i", "j", "l"]
-    );
+    // Only the final i and j (once, after the loop): `l = 0; do while
+    // (l < ilb); ...; l = l + 1` is a counted WHILE loop, whose trip count
+    // and final l come from ilb.
+    assert_eq!(scalar_pushes(&forward(&text, name)), ["i", "j"]);
     in_order(
         &reverse(&text, name),
         &[
+            "call dfort_pop(j)",
+            "call dfort_pop(i)",
+            "dfort_count1 = max(0, ilb)",
+            "l = dfort_count1",
             "dfort_i1 = i - 1 - j",
             "l = l - 1",
             "k = dfort_i1 - 2 * l",
@@ -171,7 +174,7 @@ fn figure_8_with_max_stores_k_chosen_by_the_heuristic() {
     );
     let name = "fig8l_max_b";
     let fwd = forward(&text, name);
-    assert_eq!(scalar_pushes(&fwd), ["k", "dfort_count1", "i", "j", "l"]);
+    assert_eq!(scalar_pushes(&fwd), ["k", "i", "j"]);
     // k is pushed inside the loop, at the end of each iteration.
     in_order(&fwd, &["l = l + 1", "call dfort_push(k)", "end do"]);
     in_order(
@@ -326,4 +329,176 @@ fn figure_14b_monte_carlo_inverts_k2_and_k3_and_stores_m_where_it_is_reset() {
         );
     }
     insta::assert_snapshot!(text);
+}
+
+#[test]
+fn figure_10_while_form_pushes_only_the_inner_loops_final_i_and_j() {
+    // Both loops of Figure 10 as the paper writes them ('o = 0; do while
+    // (o < olB); ...; o = o + 1') are counted WHILE loops: their trip
+    // counts come from olB and ilB, l's final value from the inner
+    // count; per outer iteration the forward sweep pushes only the inner
+    // loop's final i and j, like the counted DO form.
+    let text = adjoint("papers/p003_fig10.f90", "fig10", Recording::Inversion);
+    let name = "fig10_b";
+    let fwd = forward(&text, name);
+    assert_eq!(scalar_pushes(&fwd), ["i", "j"]);
+    assert!(
+        !fwd.iter().any(|l| l.contains("dfort_count")),
+        "{}",
+        fwd.join("\n")
+    );
+    in_order(
+        &fwd,
+        &[
+            "l = l + 1",
+            "end do",
+            "call dfort_push(i)",
+            "call dfort_push(j)",
+            "o = o + 1",
+            "end do",
+        ],
+    );
+    in_order(
+        &reverse(&text, name),
+        &[
+            "dfort_count1 = max(0, olb)",
+            "do dfort_k1 = 1, dfort_count1",
+            "call dfort_pop(j)",
+            "call dfort_pop(i)",
+            "dfort_count2 = max(0, ilb)",
+            "l = dfort_count2",
+            "do dfort_k2 = 1, dfort_count2",
+            "dfort_i1 = i - 1 - j",
+            "l = l - 1",
+            "k = dfort_i1 - 2 * l",
+            "m = k + 3 + l",
+            "call dfort_pop(a(j))",
+            "j = j - 4 - m",
+            "i = dfort_i1",
+            "call dfort_pop(a(i))",
+            "i = k + j",
+            "end do",
+            "end do",
+        ],
+    );
+    let do_form = adjoint("papers/p003_fig10_do.f90", "fig10_do", Recording::Inversion);
+    assert_eq!(scalar_pushes(&forward(&do_form, "fig10_do_b")), ["i", "j"]);
+    // Without inversion the trip counts are computed all the same; the
+    // indices are stored each time they are overwritten.
+    let plain = adjoint("papers/p003_fig10.f90", "fig10", Recording::Tbr);
+    let plain_fwd = forward(&plain, name);
+    assert!(
+        !plain_fwd.iter().any(|l| l.contains("dfort_count")),
+        "{}",
+        plain_fwd.join("\n")
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn counted_while_loops_get_trip_counts_and_final_counters_from_their_bounds() {
+    let text = adjoint(
+        "kernels/counted_while.f90",
+        "counted_while",
+        Recording::Inversion,
+    );
+    let name = "counted_while_b";
+    let fwd = forward(&text, name);
+    // Only the last loop, whose bound changes in its body, counts its
+    // trips; the bound nb, overwritten after its loop, is recorded.
+    assert_eq!(scalar_pushes(&fwd), ["nb", "dfort_count8", "i"]);
+    in_order(
+        &reverse(&text, name),
+        &[
+            "call dfort_pop(nb)",
+            // m = 0; do while (m < nb); ...; m = m + 1
+            "dfort_count7 = max(0, nb)",
+            "m = dfort_count7",
+            // The inner bound nb of the nested loop is recomputed by the
+            // outer loop's plan before the inner count is.
+            "dfort_count5 = max(0, 3)",
+            "o = dfort_count5",
+            "nb = o + n / 3",
+            "dfort_count6 = max(0, nb)",
+            "m = 1 + dfort_count6",
+            // k = 5; do while (k < n - 20): never runs for small n.
+            "dfort_count4 = max(0, n - 20 - 5)",
+            "k = 5 + dfort_count4",
+            // k = 0; do while (k .lt. n/2 + 1); ...; k = 3 + k
+            "dfort_count3 = max(0, (n / 2 + 1 + 2) / 3)",
+            "k = dfort_count3 * 3",
+            // j = first; do while (n + 4 > j); ...; j = j + two
+            "dfort_count2 = max(0, (n + 4 + 4) / 2)",
+            "j = dfort_count2 * 2 - 3",
+            // i = 1; do while (i <= n); ...; i = i + 1
+            "dfort_count1 = max(0, n)",
+            "i = 1 + dfort_count1",
+        ],
+    );
+}
+
+/// Whether the DO WHILE loops of `src` (one subroutine `s`) are counted,
+/// in statement order.
+fn counted(src: &str) -> Vec<bool> {
+    let ws = dfort_ide::Workspace::from_sources(
+        vec![(std::path::PathBuf::from("cw.f90"), src.to_string())],
+        dfort_ide::LoadOptions::default(),
+    );
+    let u = unit(&ws, "s");
+    let found = dfort_analysis::counted_while::in_unit(&ws.program, u);
+    u.stmts
+        .iter()
+        .filter(|st| {
+            matches!(
+                st.kind,
+                dfort_ir::StmtKind::Do {
+                    control: dfort_ir::DoControl::While(_),
+                    ..
+                }
+            )
+        })
+        .map(|st| found.contains_key(&st.id))
+        .collect()
+}
+
+#[test]
+fn counted_while_recognition_follows_its_contract() {
+    let head = "subroutine s(n, a)\n  integer :: n, i, j\n  integer, parameter :: c = 2\n  real(8) :: a(100)\n";
+    let yes = [
+        "  i = 0\n  do while (i < n)\n    a(i+1) = 1\n    i = i + 1\n  end do\n",
+        "  i = 1\n  do while (i .le. n)\n    i = c + i\n  end do\n",
+        "  i = -c\n  do while (n >= i)\n    i = i + 3\n  end do\n",
+        "  i = 0\n  do while (n*2 - 1 > i)\n    if (a(1) > 0) a(2) = 1\n    i = i + 1\n  end do\n",
+    ];
+    for body in yes {
+        assert_eq!(counted(&format!("{head}{body}end\n")), [true], "{body}");
+    }
+    let no = [
+        // not an initialisation just before the loop
+        "  i = 0\n  j = 1\n  do while (i < n)\n    i = i + 1\n  end do\n",
+        // a start that is not a constant
+        "  i = n\n  do while (i < 100)\n    i = i + 1\n  end do\n",
+        // a decreasing step, a variable step, a zero step
+        "  i = 0\n  do while (i < n)\n    i = i - 1\n  end do\n",
+        "  i = 0\n  do while (i < n)\n    i = i + j\n  end do\n",
+        "  i = 0\n  do while (i < n)\n    i = i + 0\n  end do\n",
+        // the counter written twice, or inside a branch
+        "  i = 0\n  do while (i < n)\n    i = i + 1\n    i = i + 1\n  end do\n",
+        "  i = 0\n  do while (i < n)\n    i = i + 1\n    if (a(1) > 0) i = 5\n  end do\n",
+        // the bound written in the body
+        "  i = 0\n  do while (i < n)\n    n = n - 1\n    i = i + 1\n  end do\n",
+        // a call that may write the counter
+        "  i = 0\n  do while (i < n)\n    call f(i)\n    i = i + 1\n  end do\n",
+        // a bound that is not an integer, or references a function
+        "  i = 0\n  do while (i < a(1))\n    i = i + 1\n  end do\n",
+        "  i = 0\n  do while (i < g(n))\n    i = i + 1\n  end do\n",
+        // other comparisons
+        "  i = 0\n  do while (i /= n)\n    i = i + 1\n  end do\n",
+        "  i = 0\n  do while (n < i)\n    i = i + 1\n  end do\n",
+        // a jump out of the loop
+        "  i = 0\n  do while (i < n)\n    if (a(1) > 0) return\n    i = i + 1\n  end do\n",
+    ];
+    for body in no {
+        assert_eq!(counted(&format!("{head}{body}end\n")), [false], "{body}");
+    }
 }

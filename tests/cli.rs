@@ -408,7 +408,14 @@ fn analyze_reports_how_each_loop_index_is_recovered() {
     let lp = &loops[0];
     assert_eq!(lp["loop_line"], 16);
     assert_eq!(lp["stored_per_iteration"], 1);
-    assert_eq!(lp["saved_after_loop"], serde_json::json!(["i", "j", "l"]));
+    // l's final value comes from the trip count of the counted WHILE
+    // loop ('l = 0; do while (l < ilb); ...; l = l + 1'): not saved.
+    assert_eq!(lp["saved_after_loop"], serde_json::json!(["i", "j"]));
+    // A counted WHILE loop: l's final value comes from the trip count.
+    assert_eq!(
+        lp["computed_after_loop"],
+        serde_json::json!({"variable": "l", "text": "l ← max(0, ilb)"})
+    );
     let choice = |v: &str| {
         let var = lp["variables"]
             .as_array()

@@ -26,7 +26,8 @@ use dfort_ir::*;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Choice {
     /// Known when the reversed iteration starts (the loop's final value,
-    /// saved once after the loop).
+    /// saved once after the loop, or computed from a counted WHILE loop's
+    /// trip count).
     Final,
     Inverted,
     Recomputed,
@@ -80,6 +81,10 @@ pub struct LoopReport {
     pub stmt: Option<StmtId>,
     pub vars: Vec<VarReport>,
     pub saved_after_loop: Vec<SymbolId>,
+    /// The counter of a counted WHILE loop ([`crate::counted_while`]) whose
+    /// final value the reversal computes from the trip count instead, with
+    /// the recovery text (`l ← max(0, ilb)`).
+    pub computed_after_loop: Option<(SymbolId, String)>,
     pub saved_before_loop: Vec<SymbolId>,
     pub stored_per_iteration: usize,
 }
@@ -172,6 +177,7 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr) -> LoopReport {
         stored_per_iteration: vars.iter().map(|x| x.stored_per_iteration).sum(),
         vars,
         saved_after_loop: plan.saved_at_exit.clone(),
+        computed_after_loop: None,
         saved_before_loop: plan.saved_at_entry.clone(),
     }
 }
@@ -287,6 +293,7 @@ pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr) -> Option<LoopReport
         stored_per_iteration: vars.iter().map(|x| x.stored_per_iteration).sum(),
         vars,
         saved_after_loop: Vec::new(),
+        computed_after_loop: None,
         saved_before_loop: Vec::new(),
     })
 }
@@ -298,9 +305,32 @@ pub fn unit_reports(program: &Program, unit: &Unit, plans: &[Plan], tbr: &Tbr) -
         let undo = crate::undo::undo_unit(program, unit);
         return unit_report(unit, &undo, tbr).into_iter().collect();
     }
+    let counted = crate::counted_while::in_unit(program, unit);
     plans
         .iter()
-        .map(|p| report(unit, p, tbr))
+        .map(|p| {
+            let mut r = report(unit, p, tbr);
+            let cw = p.computed_at_exit.zip(counted.get(&p.stmt));
+            if let Some((v, cw)) = cw {
+                let text = format!(
+                    "{} ← {}",
+                    unit.symbol(v).name,
+                    cw.final_value(&cw.trip_count(unit))
+                );
+                // The final value's recovery is the computation.
+                for x in r.vars.iter_mut().filter(|x| x.var == v) {
+                    for rc in x
+                        .recoveries
+                        .iter_mut()
+                        .filter(|rc| rc.choice == Choice::Final)
+                    {
+                        rc.text = text.clone();
+                    }
+                }
+                r.computed_after_loop = Some((v, text));
+            }
+            r
+        })
         .filter(|r| !r.vars.is_empty())
         .collect()
 }

@@ -7,6 +7,7 @@
 pub mod activity;
 pub mod address_report;
 pub mod bitset;
+pub mod counted_while;
 pub mod dep;
 pub mod dp;
 pub mod engine;

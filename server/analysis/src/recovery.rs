@@ -25,7 +25,9 @@
 //!   closure of RA; a start version in it makes its variable loop-carried,
 //!   which adds an output node VO (the end-of-iteration use) with a token.
 //! - [`Plan`] holds, per version, how the reverse sweep gets it: known at
-//!   the end of the iteration (saved after the loop, then handed from each
+//!   the end of the iteration (saved after the loop — or, for the counter
+//!   of a counted WHILE loop ([`crate::counted_while`]), computed from the
+//!   trip count — then handed from each
 //!   reversed iteration to the previous one), inverted from a later
 //!   assignment, recomputed, or stored each iteration; plus the order of
 //!   the game's steps, for display.
@@ -281,6 +283,10 @@ pub struct Plan {
     pub starts: Vec<usize>,
     /// Pushed after the loop and popped before its reversal.
     pub saved_at_exit: Vec<SymbolId>,
+    /// The counter of a counted WHILE loop ([`crate::counted_while`])
+    /// whose final value the reversal needs: computed from the trip count
+    /// before the reversed loop instead of being saved after the loop.
+    pub computed_at_exit: Option<SymbolId>,
     /// Handled variables a statement before the loop needs that the
     /// reversed loop does not give back: pushed before the loop, popped
     /// after its reversal.
@@ -361,7 +367,7 @@ pub(crate) fn subtree(unit: &Unit, ids: &[StmtId]) -> Vec<StmtId> {
 }
 
 /// An integer scalar variable of the unit's own (local or dummy).
-fn address_candidate(unit: &Unit, s: SymbolId) -> bool {
+pub(crate) fn address_candidate(unit: &Unit, s: SymbolId) -> bool {
     let sym = unit.symbol(s);
     sym.ty.base == BaseType::Integer
         && sym.rank() == 0
@@ -770,18 +776,25 @@ fn demand_vars(unit: &Unit, tbr: &Tbr, id: StmtId, handled: &BitSet) -> BitSet {
 pub fn plan_unit(program: &Program, unit: &Unit, tbr: &Tbr) -> Vec<Plan> {
     let mut written_anywhere = BitSet::default();
     written(program, unit, &unit.body, &mut written_anywhere);
+    let counted = crate::counted_while::in_unit(program, unit);
     planned_loops(unit)
         .into_iter()
-        .map(|lp| plan_loop(program, unit, tbr, lp, &written_anywhere))
+        .map(|lp| {
+            let counter = counted.get(&lp).map(|cw| cw.var);
+            plan_loop(program, unit, tbr, lp, &written_anywhere, counter)
+        })
         .collect()
 }
 
+/// The plan of loop `lp`; `counter`: the counter of a counted WHILE
+/// loop, whose final value the reversal computes.
 fn plan_loop(
     program: &Program,
     unit: &Unit,
     tbr: &Tbr,
     lp: StmtId,
     written_anywhere: &BitSet,
+    counter: Option<SymbolId>,
 ) -> Plan {
     let body: Vec<StmtId> = loop_body(unit, lp).to_vec();
     let (handled, ambiguous) = handled_vars(program, unit, lp);
@@ -1082,7 +1095,14 @@ fn plan_loop(
     // version tokened only by saturation from one that was).
     let mut starts: Vec<usize> = out_nodes.keys().map(|var| starts_of[var]).collect();
     starts.sort();
-    let mut saved_at_exit: Vec<SymbolId> = out_nodes.keys().copied().collect();
+    // Loop-carried variables: their final values are saved after the
+    // loop, but a counted WHILE loop's counter's is computed.
+    let computed_at_exit = counter.filter(|v| out_nodes.contains_key(v));
+    let mut saved_at_exit: Vec<SymbolId> = out_nodes
+        .keys()
+        .copied()
+        .filter(|v| Some(*v) != computed_at_exit)
+        .collect();
     // Loop invariants the recovery reads that something else may change.
     let mut fixed = BitSet::default();
     for v in &versions {
@@ -1155,6 +1175,7 @@ fn plan_loop(
         demands,
         starts,
         saved_at_exit,
+        computed_at_exit,
         saved_at_entry,
         stored,
         graph,

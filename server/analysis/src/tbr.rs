@@ -12,7 +12,9 @@
 //! `InReq`, or one its own adjoint needs, records that variable. The
 //! index of a counted DO loop is restored by the reversed loop (paper
 //! 001), so the DO header kills it without recording it, and requires the
-//! loop bounds the reversed loop replays.
+//! loop bounds the reversed loop replays; the header of a counted WHILE
+//! loop ([`crate::counted_while`]) requires the bound its reversal
+//! computes the trip count from.
 //! With `store_all` (`--no-tbr`), every overwrite of an active variable (on
 //! top of the values TBR requires)
 //! is recorded instead, as ADIFOR and Odyssée did.
@@ -61,6 +63,9 @@ const LINEAR_INTRINSICS: &[&str] = &[
 ];
 /// Intrinsics that multiply their two arguments.
 const BILINEAR_INTRINSICS: &[&str] = &["dot_product", "matmul", "dprod"];
+
+/// The counted WHILE loops of a unit ([`crate::counted_while`]).
+type Counted = std::collections::HashMap<StmtId, crate::counted_while::CountedWhile>;
 
 /// One value the forward sweep must record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,11 +185,13 @@ impl Rules<'_> {
 
 /// Req and Kill of one statement, and the variables its own adjoint needs
 /// from the right-hand side (recorded when the statement overwrites them).
+/// `counted`: the unit's counted WHILE loops.
 fn req_kill(
     program: &Program,
     unit: &Unit,
     act: &Activity,
     callees: Option<&Callees>,
+    counted: &Counted,
     st: &Stmt,
 ) -> (BitSet, BitSet, BitSet) {
     let n = unit.symbols.len();
@@ -271,6 +278,16 @@ fn req_kill(
                 vars(unit, e, &mut req);
             }
         }
+        // A counted WHILE loop's trip count is computed from its bound
+        // in the reverse sweep: the bound's values are required.
+        StmtKind::Do {
+            control: DoControl::While(_),
+            ..
+        } => {
+            if let Some(cw) = counted.get(&st.id) {
+                vars(unit, &cw.bound, &mut req);
+            }
+        }
         _ => {}
     }
     (req, kill, own)
@@ -306,10 +323,11 @@ pub fn analyze_with(
 ) -> Tbr {
     let n = unit.stmts.len();
     let cfg = &unit.cfg;
+    let counted = crate::counted_while::in_unit(program, unit);
     let mut full: Vec<(BitSet, BitSet, BitSet)> = unit
         .stmts
         .iter()
-        .map(|st| req_kill(program, unit, act, callees, st))
+        .map(|st| req_kill(program, unit, act, callees, &counted, st))
         .collect();
     // In units with jumps, an invertible assignment passes its variable's
     // requirement through (the reverse sweep inverts it) and requires the
@@ -506,10 +524,11 @@ fn slot(unit: &Unit, space: &Space, i: &Iface) -> Option<usize> {
 pub fn summarize(unit: &Unit, act: &Activity, callees: &Callees, dep: &Summary) -> TbrSummary {
     let program = callees.program;
     let n = callees.space.size;
+    let counted = crate::counted_while::in_unit(program, unit);
     let per_stmt: Vec<(BitSet, BitSet, BitSet)> = unit
         .stmts
         .iter()
-        .map(|st| req_kill(program, unit, act, Some(callees), st))
+        .map(|st| req_kill(program, unit, act, Some(callees), &counted, st))
         .collect();
     // Bits [0, n): required entry values; [n, 2n): not certainly killed.
     let mut boundary = BitSet::new(2 * n);

@@ -9,8 +9,9 @@
 //! independents' adjoints hold x̄ + Jᵀȳ and pure outputs' adjoints are 0.
 //! Control flow reversal (paper 001): in structured units (Algorithm 5)
 //! counted DO loops whose bounds the body does not change are replayed
-//! from their bounds (the index is saved around the loop), other loops
-//! push their trip count, IF and SELECT CASE push the arm taken; units
+//! from their bounds (the index is saved around the loop), counted WHILE
+//! loops ([`counted_while`]) get their trip count from their bound, other
+//! loops push their trip count, IF and SELECT CASE push the arm taken; units
 //! with jumps (GO TO, computed GO TO, arithmetic IF, EXIT, CYCLE, early
 //! RETURN) push the id of each basic block as it is left, after the
 //! integers its adjoint reads, and the reverse sweep pops ids until the
@@ -42,6 +43,7 @@ use crate::partials::partials;
 use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
+use dfort_analysis::counted_while::{self, CountedWhile};
 use dfort_analysis::dep::{global_key, GlobalKey};
 use dfort_analysis::dp::{differentiable, dp_of, index_vars, is_variable, target, vars, writes};
 use dfort_analysis::liveness;
@@ -95,6 +97,9 @@ struct Gen<'a> {
     tbr: &'a Tbr,
     /// The recovery plans of the unit's loops (paper 003), by DO statement.
     plans: HashMap<StmtId, Plan>,
+    /// The unit's counted WHILE loops, by DO statement: reversed from
+    /// their bound, like counted DO loops.
+    counted: HashMap<StmtId, CountedWhile>,
     /// The types of the plans' temporaries `dfort_i<n>`.
     int_temps: Vec<String>,
     /// In units with jumps: the assignments the reverse sweep inverts.
@@ -726,6 +731,46 @@ impl<'a> Gen<'a> {
             .collect()
     }
 
+    /// The reversal of a DO WHILE loop: its trip count popped, or for a
+    /// counted WHILE loop computed from the bound, with the counter's
+    /// final value when the plan needs it (instead of saving it).
+    fn count_loop(
+        &self,
+        k: String,
+        counter: String,
+        counted: Option<CountedWhile>,
+        plan: Option<&Plan>,
+        body: Vec<Line>,
+    ) -> Line {
+        let Some(cw) = counted else {
+            return Line::CountLoop {
+                k,
+                counter,
+                count: None,
+                then: Vec::new(),
+                body,
+            };
+        };
+        let then = plan
+            .and_then(|p| p.computed_at_exit)
+            .map(|v| {
+                format!(
+                    "{} = {}",
+                    self.unit.symbol(v).name,
+                    cw.final_value(&counter)
+                )
+            })
+            .into_iter()
+            .collect();
+        Line::CountLoop {
+            k,
+            count: Some(cw.trip_count(self.unit)),
+            counter,
+            then,
+            body,
+        }
+    }
+
     /// The body of a planned loop (paper 003): its forward sweep, which
     /// pushes the values the plan stores at the end of each iteration
     /// (copied when a later statement overwrites them), and its reverse
@@ -1164,10 +1209,15 @@ impl<'a> Gen<'a> {
                         let cnt = format!("dfort_count{}", self.counters);
                         let k = format!("dfort_k{}", self.counters);
                         let plan = self.plans.get(&id).cloned();
+                        // A counted WHILE loop's trip count is computed
+                        // from its bound; other loops count and push it.
+                        let counted = self.counted.get(&id).cloned();
                         let mut pre = self.entry_saves(plan.as_ref());
-                        pre.push(format!("{cnt} = 0"));
+                        if counted.is_none() {
+                            pre.push(format!("{cnt} = 0"));
+                        }
+                        pre.push(format!("do while ({})", print(unit, c)));
                         self.labelled_lines(&label, &pre);
-                        self.fwd.line(&format!("do while ({})", print(unit, c)));
                         self.fwd.indent();
                         self.loop_depth += 1;
                         let body_rev = match &plan {
@@ -1175,16 +1225,16 @@ impl<'a> Gen<'a> {
                             None => self.block(body),
                         };
                         self.loop_depth -= 1;
-                        self.fwd.line(&format!("{cnt} = {cnt} + 1"));
+                        if counted.is_none() {
+                            self.fwd.line(&format!("{cnt} = {cnt} + 1"));
+                        }
                         self.fwd.dedent();
                         self.fwd.line("end do");
-                        self.fwd.line(&format!("call dfort_push({cnt})"));
+                        if counted.is_none() {
+                            self.fwd.line(&format!("call dfort_push({cnt})"));
+                        }
                         rev.extend(self.exit_saves(plan.as_ref()));
-                        rev.push(Line::CountLoop {
-                            k,
-                            counter: cnt,
-                            body: body_rev,
-                        });
+                        rev.push(self.count_loop(k, cnt, counted, plan.as_ref(), body_rev));
                         rev.extend(self.entry_restores(plan.as_ref()));
                     }
                     DoControl::Forever => {
@@ -1502,10 +1552,15 @@ enum Line {
         save: bool,
         body: Vec<Line>,
     },
-    /// Pop a trip count and run the body that many times.
+    /// Get a trip count and run the body that many times.
     CountLoop {
         k: String,
         counter: String,
+        /// How to compute the count (a counted WHILE loop); popped when
+        /// `None`.
+        count: Option<String>,
+        /// Lines run once the count is known (a counter's final value).
+        then: Vec<String>,
         body: Vec<Line>,
     },
 }
@@ -1546,8 +1601,20 @@ fn emit(w: &mut Writer, lines: &[Line]) {
                     w.line(&format!("call dfort_pop({var})"));
                 }
             }
-            Line::CountLoop { k, counter, body } => {
-                w.line(&format!("call dfort_pop({counter})"));
+            Line::CountLoop {
+                k,
+                counter,
+                count,
+                then,
+                body,
+            } => {
+                match count {
+                    Some(c) => w.line(&format!("{counter} = {c}")),
+                    None => w.line(&format!("call dfort_pop({counter})")),
+                }
+                for l in then {
+                    w.line(l);
+                }
                 w.line(&format!("do {k} = 1, {counter}"));
                 w.indent();
                 emit(w, body);
@@ -1683,6 +1750,7 @@ fn routine(
         act,
         tbr: t,
         plans,
+        counted: counted_while::in_unit(program, orig),
         int_temps: Vec::new(),
         undo,
         store_all,

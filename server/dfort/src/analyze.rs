@@ -377,6 +377,10 @@ fn loop_json(
         "loop_line": l.stmt.map(|s| line_of(unit, s)),
         "stored_per_iteration": l.stored_per_iteration,
         "saved_after_loop": l.saved_after_loop.iter().map(name).collect::<Vec<_>>(),
+        "computed_after_loop": l.computed_after_loop.as_ref().map(|(v, text)| json!({
+            "variable": name(v),
+            "text": text,
+        })),
         "saved_before_loop": l.saved_before_loop.iter().map(name).collect::<Vec<_>>(),
         "variables": l.vars.iter().map(|v| json!({
             "variable": name(&v.var),
@@ -426,8 +430,11 @@ fn print_loop(
                 "; saved once after the loop: {}",
                 names(&l.saved_after_loop)
             )
-        }
+        },
     );
+    if let Some((_, text)) = &l.computed_after_loop {
+        println!("    computed after the loop from the trip count: {text}");
+    }
     print_vars(unit, l, line_of, span_line);
 }
 

@@ -28,6 +28,7 @@ use dfort_analysis::address_report::{Choice, LoopReport, Recovery, VarReport};
 use dfort_ir::{DoControl, ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -116,6 +117,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
             StmtKind::Goto { .. } | StmtKind::ComputedGoto { .. } | StmtKind::ArithmeticIf { .. }
         )
     });
+    let counted = counted_trips(snap, unit);
     for st in &unit.stmts {
         if let StmtKind::Assign { lhs, .. } = &st.kind {
             if let ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } = &lhs.kind {
@@ -136,6 +138,10 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
             }
         }
         let (label, tooltip) = match &st.kind {
+            StmtKind::Do { .. } if counted.contains_key(&st.id) => (
+                format!("trips ← {}", counted.get(&st.id).map_or("", String::as_str)),
+                "A counted WHILE loop (its counter is set just before it and only ever increased by a constant, its bound is unchanged inside): the reverse sweep computes its trip count from the bound, so nothing is recorded".to_string(),
+            ),
             StmtKind::If { .. } | StmtKind::SelectCase { .. } if !unstructured => (
                 "push(branch)".to_string(),
                 "The adjoint's forward sweep records which branch runs; the reverse sweep pops it to take the same branch backwards".to_string(),
@@ -229,6 +235,27 @@ pub(crate) fn address_loops<'a>(snap: &'a Snapshot, unit: &Unit) -> Option<Addre
 
 /// The unit as `crate::analysis` analysed it (EXIT and CYCLE structured
 /// the way the adjoint generator structures them).
+/// The trip counts (`max(0, ilb)`) of the unit's counted WHILE loops, by
+/// DO statement.
+fn counted_trips(snap: &Snapshot, unit: &Unit) -> HashMap<StmtId, String> {
+    let has_while = unit.stmts.iter().any(|s| {
+        matches!(
+            s.kind,
+            StmtKind::Do {
+                control: DoControl::While(_),
+                ..
+            }
+        )
+    });
+    let Some(u) = analysed_unit(snap, unit).filter(|_| has_while) else {
+        return HashMap::new();
+    };
+    dfort_analysis::counted_while::in_unit(&snap.program, &u)
+        .into_iter()
+        .map(|(id, cw)| (id, cw.trip_count(&u)))
+        .collect()
+}
+
 pub(crate) fn analysed_unit(snap: &Snapshot, unit: &Unit) -> Option<Arc<Unit>> {
     snap.analysis.units.get(unit.id.0 as usize).cloned()
 }
@@ -384,6 +411,16 @@ fn address_hints(snap: &Snapshot, host_unit: &Unit, out: &mut Vec<Hint>) {
                 format!(
                     "After the loop the forward sweep saves the final value of {} once; the reversed loop starts from it and recovers the earlier values iteration by iteration",
                     quoted(&names)
+                ),
+            );
+        }
+        if let (Some(lp), Some((v, text))) = (r.stmt, &r.computed_after_loop) {
+            let name = &unit.symbol(*v).name;
+            hint(
+                unit.stmt(lp),
+                text.clone(),
+                format!(
+                    "A counted WHILE loop: after it `{name}` is its start plus the trip count times its step, so the reversed loop starts from that value instead of a saved one"
                 ),
             );
         }
@@ -579,7 +616,9 @@ end subroutine fig8l_max
         let h = address("fig8.f90", FIG8_MAX, HintKinds::default());
         // The DO statement: before its comment.
         let head = "do while (l < ilb)";
-        has(&h, 12, head, "saves i, j, l");
+        has(&h, 12, head, "saves i, j");
+        // A counted WHILE loop: l's final value is computed, not saved.
+        has(&h, 12, head, "l ← max(0, ilb)");
         has(&h, 12, head, "i ← k + j");
         has(&h, 12, head, "j ← j - 4 - m");
         has(&h, 12, head, "l ← l - 1");
@@ -587,12 +626,48 @@ end subroutine fig8l_max
         // k is stored after the statement whose `max` blocks its inversion.
         has(&h, 15, "i = max(k, 2*l)", "k stored: `max`");
         has(&h, 15, "i = max(k, 2*l)", "i ← i - 1 - j");
-        assert_eq!(h.len(), 7, "{h:#?}");
+        assert_eq!(h.len(), 8, "{h:#?}");
         let off = HintKinds {
             address: false,
             ..HintKinds::default()
         };
         assert!(address("fig8.f90", FIG8_MAX, off).is_empty());
+    }
+
+    #[test]
+    fn a_counted_while_loop_gets_its_trip_count_not_a_push() {
+        let path = Path::new("/address-tests/fig8c.f90");
+        let mut host = Host::default();
+        host.set_text(path, FIG8_MAX, true, 1);
+        let snap = host.snapshot();
+        let labels: Vec<String> = inlay_hints(
+            &snap,
+            path,
+            TextRange::new(0, FIG8_MAX.len() as u32),
+            HintKinds::default(),
+        )
+        .into_iter()
+        .filter(|h| h.kind == HintKind::Reversal)
+        .map(|h| h.label)
+        .collect();
+        assert_eq!(labels, ["trips ← max(0, ilb)"]);
+        // The same loop with its bound changed inside is not counted.
+        let changed = FIG8_MAX
+            .replace("    l = l + 1\n", "    l = l + 1\n    ilb = ilb - 1\n")
+            .replace("integer, intent(in) :: ilb, o, n", "integer :: ilb, o, n");
+        host.set_text(path, &changed, true, 2);
+        let snap = host.snapshot();
+        let labels: Vec<String> = inlay_hints(
+            &snap,
+            path,
+            TextRange::new(0, changed.len() as u32),
+            HintKinds::default(),
+        )
+        .into_iter()
+        .filter(|h| h.kind == HintKind::Reversal)
+        .map(|h| h.label)
+        .collect();
+        assert_eq!(labels, ["push(trips)"]);
     }
 
     #[test]

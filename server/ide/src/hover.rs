@@ -282,6 +282,13 @@ fn address(snap: &Snapshot, unit: &Unit, sym: SymbolId, file: FileId, rel: u32, 
             "each time it is overwritten there"
         };
         let what = |rc: &dfort_analysis::address_report::Recovery| match rc.choice {
+            Choice::Final
+                if r.computed_after_loop
+                    .as_ref()
+                    .is_some_and(|(v, _)| *v == sym) =>
+            {
+                format!("final value computed from the trip count — {}", rc.text)
+            }
             Choice::Final => "final value saved once after the loop".to_string(),
             Choice::Inverted => format!(
                 "inverted — {}{}",
