@@ -290,17 +290,8 @@ fn written_in(program: &Program, unit: &Unit, ids: &[StmtId], of: &BitSet) -> us
 /// Whether a statement jumps (or stops), or is one dfort does not
 /// understand (it could write anything).
 fn jumps_or_unknown(unit: &Unit, id: StmtId) -> bool {
-    matches!(
-        unit.stmt(id).kind,
-        StmtKind::Goto { .. }
-            | StmtKind::ComputedGoto { .. }
-            | StmtKind::ArithmeticIf { .. }
-            | StmtKind::Exit { .. }
-            | StmtKind::Cycle { .. }
-            | StmtKind::Return
-            | StmtKind::Stop
-            | StmtKind::Unsupported { .. }
-    )
+    let kind = &unit.stmt(id).kind;
+    kind.is_jump() || matches!(kind, StmtKind::Stop | StmtKind::Unsupported { .. })
 }
 
 /// The targets of the CALLs and function references in `ids`.

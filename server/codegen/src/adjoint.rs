@@ -836,15 +836,7 @@ impl<'a> Gen<'a> {
 
     fn stmt(&mut self, id: StmtId) -> Vec<Line> {
         let st = self.unit.stmt(id);
-        let is_jump = matches!(
-            st.kind,
-            StmtKind::Goto { .. }
-                | StmtKind::ComputedGoto { .. }
-                | StmtKind::ArithmeticIf { .. }
-                | StmtKind::Exit { .. }
-                | StmtKind::Cycle { .. }
-                | StmtKind::Return
-        );
+        let is_jump = st.kind.is_jump();
         let mut label = st.label.map(|l| format!("{l} ")).unwrap_or_default();
         // A block records its id (after the integers its adjoint reads) as
         // it is left: before its closing jump, or after its last statement.

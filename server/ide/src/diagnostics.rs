@@ -302,29 +302,38 @@ mod tests {
     use crate::host::Host;
     use std::path::Path;
 
-    #[test]
-    fn a_reset_index_in_a_unit_with_jumps_gets_an_information_diagnostic() {
-        let src = include_str!("../../../tests/fixtures/kernels/goto_counters.f90");
-        let path = Path::new("/diagnostic-tests/goto_counters.f90");
+    /// The `address-stored` diagnostics of `src`: message, covered text
+    /// and severity.
+    fn address_stored<'s>(
+        name: &str,
+        src: &'s str,
+    ) -> Vec<(String, &'s str, dfort_syntax::Severity)> {
+        let path = Path::new("/diagnostic-tests").join(name);
         let mut host = Host::default();
-        host.set_text(path, src, true, 1);
+        host.set_text(&path, src, true, 1);
         let snap = host.snapshot();
-        let found: Vec<(String, &str)> = snap
-            .diagnostics(path)
+        snap.diagnostics(&path)
             .iter()
             .filter(|d| d.code == "address-stored")
             .map(|d| {
                 (
                     d.message.clone(),
                     &src[d.range.start as usize..d.range.end as usize],
+                    d.severity,
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_reset_index_in_a_unit_with_jumps_gets_an_information_diagnostic() {
+        let src = include_str!("../../../tests/fixtures/kernels/goto_counters.f90");
         assert_eq!(
-            found,
+            address_stored("goto_counters.f90", src),
             vec![(
                 "index m cannot be recovered by inversion: an assignment that does not read it at line 16; it is stored each time it is overwritten there".to_string(),
-                "1"
+                "1",
+                dfort_syntax::Severity::Note
             )]
         );
     }
@@ -352,22 +361,7 @@ mod tests {
   end do
 end subroutine amb
 ";
-        let path = Path::new("/diagnostic-tests/amb.f90");
-        let mut host = Host::default();
-        host.set_text(path, src, true, 1);
-        let snap = host.snapshot();
-        let found: Vec<(String, &str, dfort_syntax::Severity)> = snap
-            .diagnostics(path)
-            .iter()
-            .filter(|d| d.code == "address-stored")
-            .map(|d| {
-                (
-                    d.message.clone(),
-                    &src[d.range.start as usize..d.range.end as usize],
-                    d.severity,
-                )
-            })
-            .collect();
+        let found = address_stored("amb.f90", src);
         let note = dfort_syntax::Severity::Note;
         assert_eq!(
             found,

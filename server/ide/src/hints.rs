@@ -634,40 +634,35 @@ end subroutine fig8l_max
         assert!(address("fig8.f90", FIG8_MAX, off).is_empty());
     }
 
-    #[test]
-    fn a_counted_while_loop_gets_its_trip_count_not_a_push() {
-        let path = Path::new("/address-tests/fig8c.f90");
+    /// The control-flow reversal hints of `src`.
+    fn reversal_labels(name: &str, src: &str) -> Vec<String> {
+        let path = Path::new("/address-tests").join(name);
         let mut host = Host::default();
-        host.set_text(path, FIG8_MAX, true, 1);
+        host.set_text(&path, src, true, 1);
         let snap = host.snapshot();
-        let labels: Vec<String> = inlay_hints(
+        inlay_hints(
             &snap,
-            path,
-            TextRange::new(0, FIG8_MAX.len() as u32),
+            &path,
+            TextRange::new(0, src.len() as u32),
             HintKinds::default(),
         )
         .into_iter()
         .filter(|h| h.kind == HintKind::Reversal)
         .map(|h| h.label)
-        .collect();
-        assert_eq!(labels, ["trips ← max(0, ilb)"]);
+        .collect()
+    }
+
+    #[test]
+    fn a_counted_while_loop_gets_its_trip_count_not_a_push() {
+        assert_eq!(
+            reversal_labels("fig8c.f90", FIG8_MAX),
+            ["trips ← max(0, ilb)"]
+        );
         // The same loop with its bound changed inside is not counted.
         let changed = FIG8_MAX
             .replace("    l = l + 1\n", "    l = l + 1\n    ilb = ilb - 1\n")
             .replace("integer, intent(in) :: ilb, o, n", "integer :: ilb, o, n");
-        host.set_text(path, &changed, true, 2);
-        let snap = host.snapshot();
-        let labels: Vec<String> = inlay_hints(
-            &snap,
-            path,
-            TextRange::new(0, changed.len() as u32),
-            HintKinds::default(),
-        )
-        .into_iter()
-        .filter(|h| h.kind == HintKind::Reversal)
-        .map(|h| h.label)
-        .collect();
-        assert_eq!(labels, ["push(trips)"]);
+        assert_eq!(reversal_labels("fig8c.f90", &changed), ["push(trips)"]);
     }
 
     #[test]

@@ -812,6 +812,21 @@ macro_rules! direct_exprs {
 }
 
 impl StmtKind {
+    /// Whether the statement transfers control elsewhere than to the next
+    /// statement (GO TO, computed GO TO, arithmetic IF, EXIT, CYCLE,
+    /// RETURN).
+    pub fn is_jump(&self) -> bool {
+        matches!(
+            self,
+            StmtKind::Goto { .. }
+                | StmtKind::ComputedGoto { .. }
+                | StmtKind::ArithmeticIf { .. }
+                | StmtKind::Exit { .. }
+                | StmtKind::Cycle { .. }
+                | StmtKind::Return
+        )
+    }
+
     /// The expressions a statement holds directly (not those of nested
     /// statements), in source order.
     pub fn exprs(&self) -> Vec<&Expr> {
