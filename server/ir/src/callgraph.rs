@@ -78,7 +78,7 @@ impl CallGraph {
                 for e in st.kind.exprs() {
                     e.walk(&mut |x| {
                         if let ExprKind::FunctionCall { name, target, args } = &x.kind {
-                            found.push((name.clone(), target.clone(), args.clone(), x.span));
+                            found.push((name, target, args, x.span));
                         }
                     });
                 }
@@ -92,7 +92,7 @@ impl CallGraph {
                         span,
                         kind: StmtKind::Continue,
                     };
-                    g.add_site(units, u, &fake, &name, &target, &args, true);
+                    g.add_site(units, u, &fake, name, target, args, true);
                 }
             }
         }
