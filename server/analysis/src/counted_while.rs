@@ -34,7 +34,7 @@
 //! Analysis only: no I/O, no panics on user input.
 
 use crate::bitset::BitSet;
-use crate::dp::{constant_int, target, vars, writes};
+use crate::dp::{all_writes, constant_int, vars};
 use dfort_ir::*;
 use std::collections::HashMap;
 
@@ -249,42 +249,14 @@ fn increment(unit: &Unit, body: &[StmtId], var: SymbolId) -> Option<(StmtId, i64
 /// assignments, READ items, call actuals the callee may modify, nested
 /// DO indices, function reference actuals, (de)allocations.
 fn written_in(program: &Program, unit: &Unit, ids: &[StmtId], of: &BitSet) -> usize {
-    let hit = |s: SymbolId| of.contains(s.0 as usize);
-    let mut n = 0;
-    for &id in ids {
-        let st = unit.stmt(id);
-        n += writes(program, unit, st)
-            .iter()
-            .filter(|(s, _)| hit(*s))
-            .count();
-        match &st.kind {
-            StmtKind::Do {
-                control: DoControl::Counted { var, .. },
-                ..
-            } if hit(*var) => n += 1,
-            StmtKind::Allocate { objects, .. } => {
-                n += objects
-                    .iter()
-                    .filter_map(target)
-                    .filter(|(s, _)| hit(*s))
-                    .count();
-            }
-            _ => {}
-        }
-        for e in st.kind.exprs() {
-            e.walk(&mut |x| {
-                if let ExprKind::FunctionCall { args, .. } | ExprKind::Apply { args, .. } = &x.kind
-                {
-                    n += args
-                        .iter()
-                        .filter_map(|a| target(&a.value))
-                        .filter(|(s, _)| hit(*s))
-                        .count();
-                }
-            });
-        }
-    }
-    n
+    ids.iter()
+        .map(|&id| {
+            all_writes(program, unit, unit.stmt(id))
+                .iter()
+                .filter(|(s, _)| of.contains(s.0 as usize))
+                .count()
+        })
+        .sum()
 }
 
 /// Whether a statement jumps (or stops), or is one dfort does not

@@ -151,6 +151,67 @@ pub fn writes(program: &Program, unit: &Unit, st: &Stmt) -> Vec<(SymbolId, bool)
     }
 }
 
+/// How a statement may write a variable (see [`all_writes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteBy {
+    /// An assignment; `whole` when it covers the whole variable.
+    Assignment {
+        whole: bool,
+    },
+    Read,
+    /// An actual argument of a CALL the callee may modify.
+    Call,
+    /// The index of a counted DO loop.
+    DoIndex,
+    /// An argument of a function reference (functions may modify them).
+    FunctionArgument,
+    Allocate,
+}
+
+/// Everything a statement itself (not its nested statements) may write:
+/// [`writes`], plus a counted DO's index, ALLOCATE objects and the
+/// variables passed to function references.
+pub fn all_writes(program: &Program, unit: &Unit, st: &Stmt) -> Vec<(SymbolId, WriteBy)> {
+    let mut out: Vec<(SymbolId, WriteBy)> = writes(program, unit, st)
+        .into_iter()
+        .map(|(v, whole)| {
+            let by = match st.kind {
+                StmtKind::Assign { .. } => WriteBy::Assignment { whole },
+                StmtKind::Io { .. } => WriteBy::Read,
+                _ => WriteBy::Call,
+            };
+            (v, by)
+        })
+        .collect();
+    match &st.kind {
+        StmtKind::Do {
+            control: DoControl::Counted { var, .. },
+            ..
+        } => out.push((*var, WriteBy::DoIndex)),
+        StmtKind::Allocate { objects, .. } => {
+            out.extend(
+                objects
+                    .iter()
+                    .filter_map(target)
+                    .map(|(v, _)| (v, WriteBy::Allocate)),
+            );
+        }
+        _ => {}
+    }
+    for e in st.kind.exprs() {
+        e.walk(&mut |x| {
+            if let ExprKind::FunctionCall { args, .. } | ExprKind::Apply { args, .. } = &x.kind {
+                out.extend(
+                    args.iter()
+                        .filter_map(|a| target(&a.value))
+                        .map(|(v, _)| (v, WriteBy::FunctionArgument)),
+                );
+            }
+        });
+    }
+    out
+}
+
 /// The subscripts of an array element whose indices are all integer
 /// constants (literals or named constants), e.g. `y(3)` → `[3]`.
 pub fn constant_element(unit: &Unit, e: &Expr) -> Option<Vec<i64>> {

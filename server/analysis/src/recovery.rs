@@ -42,7 +42,7 @@
 //! node. Analysis only: the adjoint generator turns a plan into code.
 
 use crate::bitset::BitSet;
-use crate::dp::{constant_int, index_vars, target, vars, writes};
+use crate::dp::{all_writes, constant_int, index_vars, target, vars, writes};
 use crate::tbr::Tbr;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
@@ -503,15 +503,8 @@ fn written(program: &Program, unit: &Unit, ids: &[StmtId], out: &mut BitSet) -> 
     let mut calls = false;
     for id in subtree(unit, ids) {
         let st = unit.stmt(id);
-        for (v, _) in writes(program, unit, st) {
+        for (v, _) in all_writes(program, unit, st) {
             out.insert(v.0 as usize);
-        }
-        if let StmtKind::Do {
-            control: DoControl::Counted { var, .. },
-            ..
-        } = &st.kind
-        {
-            out.insert(var.0 as usize);
         }
         calls |= matches!(st.kind, StmtKind::Call { .. });
         for e in st.kind.exprs() {

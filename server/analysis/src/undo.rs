@@ -27,7 +27,7 @@
 //! Analysis only: the adjoint generator emits the restorations.
 
 use crate::bitset::BitSet;
-use crate::dp::{target, vars, writes};
+use crate::dp::{all_writes, vars, WriteBy};
 use crate::recovery::{invert, Ambiguous, Blocker, Term};
 use dfort_ir::*;
 use std::collections::HashMap;
@@ -90,46 +90,21 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
         });
     };
     for st in &unit.stmts {
-        let plain = match &st.kind {
-            StmtKind::Assign { lhs, .. } => match lhs.kind {
-                ExprKind::Var(v) => Some(v),
-                _ => None,
-            },
-            _ => None,
-        };
-        for (v, _) in writes(program, unit, st) {
+        for (v, by) in all_writes(program, unit, st) {
             written.insert(v.0 as usize);
-            if Some(v) != plain {
-                other.insert(v.0 as usize);
-                let reason = match st.kind {
-                    StmtKind::Call { .. } => "a call may modify it",
-                    StmtKind::Io { .. } => "a READ statement sets it",
-                    _ => "it is assigned in part",
-                };
-                note(v, reason, st.span);
+            let plain = matches!(&st.kind, StmtKind::Assign { lhs, .. } if matches!(lhs.kind, ExprKind::Var(s) if s == v));
+            if plain {
+                continue;
             }
-        }
-        if let StmtKind::Do {
-            control: DoControl::Counted { var, .. },
-            ..
-        } = &st.kind
-        {
-            written.insert(var.0 as usize);
-            other.insert(var.0 as usize);
-            note(*var, "it is the index of a DO loop", st.span);
-        }
-        for e in st.kind.exprs() {
-            e.walk(&mut |x| {
-                if let ExprKind::FunctionCall { args, .. } = &x.kind {
-                    for a in args {
-                        if let Some((v, _)) = target(&a.value) {
-                            written.insert(v.0 as usize);
-                            other.insert(v.0 as usize);
-                            note(v, "a function reference may modify it", x.span);
-                        }
-                    }
-                }
-            });
+            other.insert(v.0 as usize);
+            let reason = match by {
+                WriteBy::Call => "a call may modify it",
+                WriteBy::Read => "a READ statement sets it",
+                WriteBy::DoIndex => "it is the index of a DO loop",
+                WriteBy::FunctionArgument => "a function reference may modify it",
+                WriteBy::Assignment { .. } | WriteBy::Allocate => "it is assigned in part",
+            };
+            note(v, reason, st.span);
         }
     }
     let equivalenced: Vec<SymbolId> = unit.equivalences.iter().flatten().copied().collect();

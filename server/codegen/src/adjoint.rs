@@ -45,7 +45,9 @@ use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::counted_while::{self, CountedWhile};
 use dfort_analysis::dep::{global_key, GlobalKey};
-use dfort_analysis::dp::{differentiable, dp_of, index_vars, is_variable, target, vars, writes};
+use dfort_analysis::dp::{
+    all_writes, differentiable, dp_of, index_vars, is_variable, target, vars,
+};
 use dfort_analysis::liveness;
 use dfort_analysis::recovery::{self, Origin, Plan};
 use dfort_analysis::tbr::{self, Tbr};
@@ -1451,25 +1453,19 @@ fn array_valued(unit: &Unit, e: &Expr) -> bool {
     }
 }
 
-/// Everything a statement list may write (assignment targets, DO indices,
-/// READ items, call actuals), for the loop-bounds check.
+/// Everything a statement list may write ([`all_writes`]: assignment
+/// targets, DO indices, READ items, call actuals, function-reference
+/// arguments, ALLOCATE objects), for the loop-bounds check.
 fn body_writes(unit: &Unit, ids: &[StmtId]) -> Vec<SymbolId> {
     let mut out = Vec::new();
     let mut stack: Vec<StmtId> = ids.to_vec();
     while let Some(id) = stack.pop() {
         let st = unit.stmt(id);
         out.extend(
-            writes(&Program::default(), unit, st)
+            all_writes(&Program::default(), unit, st)
                 .into_iter()
                 .map(|(s, _)| s),
         );
-        if let StmtKind::Do {
-            control: DoControl::Counted { var, .. },
-            ..
-        } = &st.kind
-        {
-            out.push(*var);
-        }
         for b in st.kind.blocks() {
             stack.extend(b);
         }
