@@ -314,7 +314,13 @@ fn adjoint_liveness_drops_bratus_f_updates_but_keeps_h() {
     let pa = analyze_program(&ws.program, &[(u.id, r.independents, r.dependents)]);
     let tbrs = tbr::analyze_program(&ws.program, &pa, false, false);
     let t = tbrs[u.id.0 as usize].as_ref().unwrap();
-    let live = dfort_analysis::liveness::analyze(&ws.program, u, t, &Default::default());
+    let live = dfort_analysis::liveness::analyze(
+        &ws.program,
+        u,
+        t,
+        &dfort_analysis::effects::all(&ws.program),
+        &Default::default(),
+    );
     let f = u.lookup("f").unwrap();
     let assigns_to = |s: &dfort_ir::Stmt, v| match &s.kind {
         dfort_ir::StmtKind::Assign { lhs, .. } => {

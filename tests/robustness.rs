@@ -31,11 +31,12 @@ fn analyze_all(program: &dfort_ir::Program) {
     use dfort_analysis::{interproc, liveness, tbr};
     let roots = interproc::default_roots(program);
     let pa = interproc::analyze_program(program, &roots);
+    let effects = dfort_analysis::effects::all(program);
     for (store_all, inversion) in [(false, true), (false, false), (true, false)] {
         let tbrs = tbr::analyze_program(program, &pa, store_all, inversion);
         for (u, t) in program.units.iter().zip(&tbrs) {
             if let Some(t) = t {
-                let _ = liveness::analyze(program, u, t, &Default::default());
+                let _ = liveness::analyze(program, u, t, &effects, &Default::default());
             }
         }
     }

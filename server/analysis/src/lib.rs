@@ -10,6 +10,7 @@ pub mod bitset;
 pub mod counted_while;
 pub mod dep;
 pub mod dp;
+pub mod effects;
 pub mod engine;
 pub mod explain;
 pub mod incremental;

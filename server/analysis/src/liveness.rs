@@ -1,6 +1,9 @@
 //! Adjoint liveness (Tapenade's diff-liveness): which statements the
 //! forward sweep of a joint-mode adjoint must keep. A value is live when
-//! the adjoint needs it (the `Req` sets of [`crate::tbr`]) or when a live
+//! the adjoint needs it (what each statement's adjoint reads, the
+//! `needs` of [`crate::tbr`]: its Req and the value it overwrites when
+//! its own adjoint reads it, whether or not the statement itself is
+//! live) or when a live
 //! statement or the control flow (conditions, loop bounds, call and I/O
 //! side effects) reads it; a statement that writes no live value is dead
 //! in the forward sweep and the code generator may drop it.
@@ -11,7 +14,8 @@
 //! statements that can be dead (control, calls and I/O are kept).
 
 use crate::bitset::BitSet;
-use crate::dp::{index_vars, target, vars, writes};
+use crate::dp::{target, writes};
+use crate::effects::{stmt_effects, Effects, LocalEffects};
 use crate::engine::{solve, Direction};
 use crate::tbr::Tbr;
 use dfort_ir::cfg::NodeKind;
@@ -23,25 +27,34 @@ pub struct Liveness {
     pub dead: Vec<StmtId>,
     /// Live values just after each statement, indexed by `StmtId`.
     pub live_after: Vec<BitSet>,
+    /// What the adjoint reads of the values the unit starts with.
+    pub live_at_entry: BitSet,
 }
 
-/// The values a statement reads (all of them, indices included) and the
-/// ones it overwrites completely.
-fn uses_kills(program: &Program, unit: &Unit, st: &Stmt) -> (BitSet, BitSet) {
-    let mut uses = BitSet::default();
+/// The values a statement reads (all of them, indices included, and what
+/// the procedures it calls read), the ones it overwrites completely, and
+/// whether it has effects beyond its assignment target (a function
+/// reference that may write an argument or a global).
+fn uses_kills(
+    program: &Program,
+    unit: &Unit,
+    st: &Stmt,
+    effects: &[Effects],
+) -> (BitSet, BitSet, bool) {
+    let mut fx = LocalEffects::default();
+    stmt_effects(program, unit, st, effects, &mut fx);
     let mut kills = BitSet::default();
+    let mut side_effects = false;
     match &st.kind {
-        StmtKind::Assign { lhs, rhs } => {
-            vars(unit, rhs, &mut uses);
-            index_vars(unit, lhs, &mut uses);
-            if let Some((t, true)) = target(lhs) {
-                kills.insert(t.0 as usize);
+        StmtKind::Assign { lhs, .. } => {
+            if let Some((t, whole)) = target(lhs) {
+                if whole {
+                    kills.insert(t.0 as usize);
+                }
+                side_effects = fx.writes.iter().any(|w| w != t.0 as usize);
             }
         }
         _ => {
-            for e in st.kind.exprs() {
-                vars(unit, e, &mut uses);
-            }
             for (v, whole) in writes(program, unit, st) {
                 if whole && matches!(st.kind, StmtKind::Io { .. }) {
                     kills.insert(v.0 as usize);
@@ -49,42 +62,65 @@ fn uses_kills(program: &Program, unit: &Unit, st: &Stmt) -> (BitSet, BitSet) {
             }
         }
     }
-    (uses, kills)
+    (fx.reads, kills, side_effects)
 }
 
 /// Whether a statement always stays in the forward sweep: everything but
-/// assignments.
-fn always_live(st: &Stmt) -> bool {
-    !matches!(st.kind, StmtKind::Assign { .. })
+/// assignments, and assignments whose function references have effects.
+fn always_live(st: &Stmt, side_effects: bool) -> bool {
+    !matches!(st.kind, StmtKind::Assign { .. }) || side_effects
 }
 
 /// `live_at_exit`: what the unit's caller still needs after it returns (empty
 /// for the root of a joint-mode adjoint; a called unit's outputs are needed
 /// by its caller's forward sweep).
-pub fn analyze(program: &Program, unit: &Unit, tbr: &Tbr, live_at_exit: &BitSet) -> Liveness {
+/// `effects`: every unit's interface effects ([`crate::effects::all`]).
+pub fn analyze(
+    program: &Program,
+    unit: &Unit,
+    tbr: &Tbr,
+    effects: &[Effects],
+    live_at_exit: &BitSet,
+) -> Liveness {
+    analyze_keeping(program, unit, tbr, effects, live_at_exit, &[])
+}
+
+/// [`analyze`], with the assignments in `keep` live whatever they write:
+/// those whose values the address recovery of paper 003 reuses
+/// ([`crate::recovery::kept_assignments`]).
+pub fn analyze_keeping(
+    program: &Program,
+    unit: &Unit,
+    tbr: &Tbr,
+    effects: &[Effects],
+    live_at_exit: &BitSet,
+    keep: &[StmtId],
+) -> Liveness {
     let cfg = &unit.cfg;
-    let info: Vec<(BitSet, BitSet)> = unit
+    let info: Vec<(BitSet, BitSet, bool)> = unit
         .stmts
         .iter()
-        .map(|st| uses_kills(program, unit, st))
+        .map(|st| uses_kills(program, unit, st, effects))
         .collect();
     let step = |id: StmtId, after: &BitSet| -> (bool, BitSet) {
         let st = unit.stmt(id);
-        let (uses, kills) = &info[id.0 as usize];
+        let (uses, kills, side_effects) = &info[id.0 as usize];
         let writes_live = match &st.kind {
             StmtKind::Assign { lhs, .. } => {
                 target(lhs).is_some_and(|(t, _)| after.contains(t.0 as usize))
             }
             _ => false,
         };
-        let live = writes_live || always_live(st);
+        let live = writes_live || always_live(st, *side_effects) || keep.contains(&id);
         let mut before = after.clone();
         before.subtract(kills);
         if live {
             before.union_with(uses);
         }
-        if let Some(req) = tbr.req.get(id.0 as usize) {
-            before.union_with(req);
+        // The statement's adjoint runs whether or not the statement stays
+        // in the forward sweep: what it reads is live before it.
+        if let Some(needs) = tbr.needs.get(id.0 as usize) {
+            before.union_with(needs);
         }
         (live, before)
     };
@@ -111,6 +147,11 @@ pub fn analyze(program: &Program, unit: &Unit, tbr: &Tbr, live_at_exit: &BitSet)
     let mut out = Liveness {
         dead: Vec::new(),
         live_after: vec![BitSet::default(); unit.stmts.len()],
+        live_at_entry: sol
+            .before
+            .get(cfg.entry.0 as usize)
+            .cloned()
+            .unwrap_or_default(),
     };
     for (i, node) in cfg.nodes.iter().enumerate() {
         if node.kind != NodeKind::BasicBlock {

@@ -300,6 +300,26 @@ pub struct Plan {
     pub ambiguous: Vec<Ambiguous>,
 }
 
+/// The assignments whose values the plans recover other values from,
+/// and those the reverse sweep of a unit with jumps inverts: the forward
+/// sweep keeps them even when adjoint liveness finds their results dead.
+pub fn kept_assignments(plans: &[Plan], undo: &crate::undo::UnitUndo) -> Vec<StmtId> {
+    let mut out: Vec<StmtId> = undo
+        .inverted
+        .keys()
+        .copied()
+        .chain(plans.iter().flat_map(|p| {
+            p.versions.iter().filter_map(|v| match v.origin {
+                Origin::Def(pos) => p.body.get(pos).copied(),
+                _ => None,
+            })
+        }))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 impl Plan {
     /// The body position whose statement assigns version `v` (none for
     /// start and opaque versions).

@@ -76,8 +76,15 @@ pub struct Record {
 
 #[derive(Clone, Debug, Default)]
 pub struct Tbr {
-    /// The variables each statement's adjoint needs, indexed by `StmtId`.
+    /// The variables each statement's adjoint needs, indexed by `StmtId`,
+    /// minus the variable it overwrites completely (that value is its own
+    /// record, not a requirement on what follows).
     pub req: Vec<BitSet>,
+    /// Everything each statement's adjoint reads of the values just
+    /// before it, indexed by `StmtId`: `req` plus the overwritten target
+    /// when the adjoint reads it (`y = y*x` needs the old `y`). What
+    /// adjoint liveness keeps alive before the statement.
+    pub needs: Vec<BitSet>,
     /// Variables whose value is required just before each statement.
     pub in_req: Vec<BitSet>,
     /// Recorded overwrites, in statement order.
@@ -378,6 +385,14 @@ pub fn analyze_with(
     });
     let mut tbr = Tbr {
         req: full.iter().map(|(r, _, _)| r.clone()).collect(),
+        needs: full
+            .iter()
+            .map(|(r, _, own)| {
+                let mut n = r.clone();
+                n.union_with(own);
+                n
+            })
+            .collect(),
         in_req: vec![BitSet::default(); n],
         records: Vec::new(),
     };

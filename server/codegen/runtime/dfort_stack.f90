@@ -3,12 +3,14 @@
 ! as needed (no fixed limit). dfort_stack_stats reports the bytes pushed so
 ! far and the peak size of the tape; dfort_stack_counts the number of
 ! integer entries (integers and logicals) and of real entries pushed so far
-! (a scalar counts 1, an array its elements).
+! (a scalar counts 1, an array its elements); dfort_stack_depth the number
+! of entries on the tape now. Popping more than the tape holds stops the
+! program with a message instead of reading past the tape.
 module dfort_stack
   implicit none
   private
   public :: dfort_push, dfort_pop, dfort_stack_stats, dfort_stack_reset
-  public :: dfort_stack_counts
+  public :: dfort_stack_counts, dfort_stack_depth
 
   integer(8), allocatable, save :: tape(:)
   integer(8), save :: top = 0
@@ -50,6 +52,12 @@ contains
     call move_alloc(bigger, tape)
   end subroutine grow
 
+  !> Checks that the tape holds n entries before they are popped.
+  subroutine take(n)
+    integer(8), intent(in) :: n
+    if (n > top) error stop 'dfort_pop: the tape holds fewer values than the adjoint pops'
+  end subroutine take
+
   subroutine note(nbytes, nwords)
     integer(8), intent(in) :: nbytes, nwords
     pushed_bytes = pushed_bytes + nbytes
@@ -80,6 +88,7 @@ contains
 
   subroutine pop_r8(v)
     real(8), intent(out) :: v
+    call take(1_8)
     v = transfer(tape(top), v)
     top = top - 1
   end subroutine pop_r8
@@ -93,6 +102,7 @@ contains
 
   subroutine pop_r4(v)
     real(4), intent(out) :: v
+    call take(1_8)
     v = transfer(int(tape(top), 4), v)
     top = top - 1
   end subroutine pop_r4
@@ -106,6 +116,7 @@ contains
 
   subroutine pop_i4(v)
     integer(4), intent(out) :: v
+    call take(1_8)
     v = int(tape(top), 4)
     top = top - 1
   end subroutine pop_i4
@@ -119,6 +130,7 @@ contains
 
   subroutine pop_i8(v)
     integer(8), intent(out) :: v
+    call take(1_8)
     v = tape(top)
     top = top - 1
   end subroutine pop_i8
@@ -132,6 +144,7 @@ contains
 
   subroutine pop_l(v)
     logical, intent(out) :: v
+    call take(1_8)
     v = tape(top) /= 0
     top = top - 1
   end subroutine pop_l
@@ -151,6 +164,7 @@ contains
     real(8), intent(out) :: v(:)
     integer(8) :: n, i
     n = size(v, kind=8)
+    call take(n)
     do i = 1, n
       v(i) = transfer(tape(top - n + i), v(i))
     end do
@@ -172,6 +186,7 @@ contains
     real(4), intent(out) :: v(:)
     integer(8) :: n, i
     n = size(v, kind=8)
+    call take(n)
     do i = 1, n
       v(i) = transfer(int(tape(top - n + i), 4), v(i))
     end do
@@ -193,6 +208,7 @@ contains
     integer(4), intent(out) :: v(:)
     integer(8) :: n, i
     n = size(v, kind=8)
+    call take(n)
     do i = 1, n
       v(i) = int(tape(top - n + i), 4)
     end do
@@ -212,6 +228,7 @@ contains
     integer(8), intent(out) :: v(:)
     integer(8) :: n
     n = size(v, kind=8)
+    call take(n)
     v = tape(top - n + 1:top)
     top = top - n
   end subroutine pop_i8a
@@ -229,6 +246,7 @@ contains
     logical, intent(out) :: v(:)
     integer(8) :: n
     n = size(v, kind=8)
+    call take(n)
     v = tape(top - n + 1:top) /= 0
     top = top - n
   end subroutine pop_la
@@ -326,6 +344,12 @@ contains
     ints = pushed_ints
     reals = pushed_reals
   end subroutine dfort_stack_counts
+
+  !> Entries on the tape now (0 once an adjoint has popped all it pushed).
+  subroutine dfort_stack_depth(depth)
+    integer(8), intent(out) :: depth
+    depth = top
+  end subroutine dfort_stack_depth
 
   subroutine dfort_stack_reset()
     top = 0

@@ -35,8 +35,7 @@
 //! refused with its location: no code is produced.
 
 use crate::calls::{host_module, prepare, result_type, DerivActual, Prepared};
-use crate::effects::{Effects, LocalEffects};
-use crate::fortran::{case_line, declaration, declaration_order, jump_line, uses, Writer};
+use crate::fortran::{case_line, declaration_order, jump_line, uses, Writer};
 use crate::hoist::{hoist, HoistMap};
 use crate::names::DiffSet;
 use crate::partials::partials;
@@ -48,6 +47,7 @@ use dfort_analysis::dep::{global_key, GlobalKey};
 use dfort_analysis::dp::{
     all_writes, differentiable, dp_of, index_vars, is_variable, target, vars,
 };
+use dfort_analysis::effects::{Effects, LocalEffects};
 use dfort_analysis::liveness;
 use dfort_analysis::recovery::{self, Origin, Plan};
 use dfort_analysis::tbr::{self, Tbr};
@@ -87,6 +87,7 @@ struct Shared<'a> {
     diff: &'a DiffSet,
     tbrs: &'a [Option<Tbr>],
     effects: &'a [Effects],
+    decided: &'a [Option<Decided>],
 }
 
 struct Gen<'a> {
@@ -128,6 +129,8 @@ struct Gen<'a> {
     array_temps: BTreeSet<usize>,
     /// Derivative modules (`m_b`) of the callees this routine calls.
     used_modules: BTreeSet<String>,
+    /// The units whose adjoint routines this routine calls.
+    called: BTreeSet<UnitId>,
     /// The module this routine's adjoint lives in.
     module: Option<String>,
     /// Module variables callees read that the unit does not see, brought
@@ -308,13 +311,34 @@ impl<'a> Gen<'a> {
     }
 
     /// Whether statement `id` or anything that may run after it may change
-    /// `s` (hoisted temporaries always may).
+    /// `s` (hoisted temporaries always may). An `intent(in)` dummy never
+    /// changes: no conforming callee writes it.
     fn modifiable(&self, id: StmtId, s: SymbolId) -> bool {
-        s.0 as usize >= self.orig.symbols.len()
-            || self
-                .written_from
-                .get(id.0 as usize)
-                .is_some_and(|w| w.contains(s.0 as usize))
+        if s.0 as usize >= self.orig.symbols.len() {
+            return true;
+        }
+        let sym = self.orig.symbol(s);
+        if matches!(sym.storage, Storage::Dummy(_)) && sym.intent == Some(Intent::In) {
+            return false;
+        }
+        self.written_from
+            .get(id.0 as usize)
+            .is_some_and(|w| w.contains(s.0 as usize))
+    }
+
+    /// Whether the adjoint routine of callee `c` reads the value its
+    /// symbol `s` holds when it is called (unknown symbols: yes).
+    fn callee_reads(&self, c: UnitId, s: Option<SymbolId>) -> bool {
+        let needs = self
+            .sh
+            .decided
+            .get(c.0 as usize)
+            .and_then(|d| d.as_ref())
+            .and_then(|d| d.entry_needs.as_ref());
+        match (needs, s) {
+            (Some(n), Some(s)) => n.contains(s.0 as usize),
+            _ => true,
+        }
     }
 
     /// The reference a variable actual stands for, for saving: the actual
@@ -389,16 +413,20 @@ impl<'a> Gen<'a> {
                     let k32 = k as u32;
                     let rank = cu.symbol(cu.args[k]).rank();
                     index_vars(unit, &a.value, &mut indices);
+                    // The snapshot restores what the callee's adjoint
+                    // reads, not everything the callee reads.
+                    let needed = self.callee_reads(c, Some(cu.args[k]));
                     match self.actual_item(&a.value, rank) {
                         Some(item) => {
                             if fx.written_formals.contains(&k32) {
                                 written.push(item.clone());
                             }
-                            if fx.read_formals.contains(&k32) {
+                            if fx.read_formals.contains(&k32) && needed {
                                 read.push(item);
                             }
                         }
-                        None => self.leaf_items(&a.value, &mut read),
+                        None if needed => self.leaf_items(&a.value, &mut read),
+                        None => {}
                     }
                 }
                 let mut declared = BTreeSet::new();
@@ -411,7 +439,11 @@ impl<'a> Gen<'a> {
                     if fx.written_globals.contains(&key) {
                         written.push(item.clone());
                     }
-                    if fx.read_globals.contains(&key) {
+                    // The callee's own symbol for the global, if it has one.
+                    let theirs = (0..cu.symbols.len() as u32)
+                        .map(SymbolId)
+                        .find(|cs| global_key(sh.program, cu, *cs).as_ref() == Some(&key));
+                    if fx.read_globals.contains(&key) && self.callee_reads(c, theirs) {
                         read.push(item);
                     }
                     declared.insert(key);
@@ -590,6 +622,7 @@ impl<'a> Gen<'a> {
             }
         };
         self.used_modules.extend(module);
+        self.called.insert(c);
         let mut pre = Vec::new();
         let mut post = Vec::new();
         let mut list = Vec::new();
@@ -1630,12 +1663,21 @@ pub fn adjoint(
     check_root(program, unit, "an adjoint")?;
     let diff = DiffSet::new(program, root, independents, dependents);
     let tbrs = tbr::analyze_program(program, &diff.activity, store_all, recording.inversion());
-    let effects = crate::effects::all(program);
+    let effects = dfort_analysis::effects::all(program);
+    let decided: Vec<Option<Decided>> = (0..program.units.len())
+        .map(|i| {
+            let u = program.units.get(i)?;
+            let t = tbrs.get(i)?.as_ref()?;
+            diff.contains(u.id)
+                .then(|| decide(program, u, t, &effects, recording))
+        })
+        .collect();
     let sh = Shared {
         program,
         diff: &diff,
         tbrs: &tbrs,
         effects: &effects,
+        decided: &decided,
     };
     let mut refusals = crate::limits::check(program, &diff, &effects);
     let mut routines = Vec::new();
@@ -1657,6 +1699,64 @@ pub fn adjoint(
     Ok(crate::fortran::assemble(header, &routines, &decls, "_b"))
 }
 
+/// What the adjoint of one unit decides before its code is written.
+struct Decided {
+    /// The recovery plans of its loops (paper 003).
+    plans: Vec<Plan>,
+    /// In a unit with jumps: the assignments the reverse sweep inverts.
+    undo: UnitUndo,
+    /// The assignments its forward sweep drops.
+    dead: Vec<StmtId>,
+    /// What its adjoint routine reads of the values it is called with:
+    /// what adjoint liveness finds live at entry and the variables its
+    /// declarations' bounds read; `None` when it reads everything the
+    /// unit reads (`--no-tbr` keeps every statement).
+    entry_needs: Option<BitSet>,
+}
+
+fn decide(
+    program: &Program,
+    unit: &Unit,
+    t: &Tbr,
+    effects: &[Effects],
+    recording: Recording,
+) -> Decided {
+    let plans = if recording.inversion() {
+        recovery::plan_unit(program, unit, t)
+    } else {
+        Vec::new()
+    };
+    let undo = if recording.inversion() {
+        dfort_analysis::undo::undo_unit(program, unit)
+    } else {
+        UnitUndo::default()
+    };
+    if recording.store_all() {
+        return Decided {
+            plans,
+            undo,
+            dead: Vec::new(),
+            entry_needs: None,
+        };
+    }
+    let kept = recovery::kept_assignments(&plans, &undo);
+    let live = liveness::analyze_keeping(program, unit, t, effects, &BitSet::default(), &kept);
+    let mut entry_needs = live.live_at_entry;
+    for sym in &unit.symbols {
+        for d in &sym.dims {
+            for b in [&d.lower, &d.upper].into_iter().flatten() {
+                vars(unit, b, &mut entry_needs);
+            }
+        }
+    }
+    Decided {
+        plans,
+        undo,
+        dead: live.dead,
+        entry_needs: Some(entry_needs),
+    }
+}
+
 /// The adjoint routine of one unit of the set.
 fn routine(
     sh: &Shared,
@@ -1676,39 +1776,15 @@ fn routine(
             message: format!("`{}` was not analysed", orig.name),
         }]);
     };
-    let plans: HashMap<StmtId, Plan> = if recording.inversion() {
-        recovery::plan_unit(program, orig, t)
-            .into_iter()
-            .map(|p| (p.stmt, p))
-            .collect()
-    } else {
-        HashMap::new()
+    let Some(decided) = &sh.decided[u.0 as usize] else {
+        return Err(vec![Refusal {
+            span: orig.name_span,
+            message: format!("`{}` was not analysed", orig.name),
+        }]);
     };
-    let undo = if recording.inversion() {
-        dfort_analysis::undo::undo_unit(program, orig)
-    } else {
-        UnitUndo::default()
-    };
-    // The assignments a plan recovers values from, and those the reverse
-    // sweep inverts, stay in the forward sweep.
-    let kept: Vec<StmtId> = undo
-        .inverted
-        .keys()
-        .copied()
-        .chain(plans.values().flat_map(|p| {
-            p.versions.iter().filter_map(|v| match v.origin {
-                Origin::Def(pos) => Some(p.body[pos]),
-                _ => None,
-            })
-        }))
-        .collect();
-    let dead = if store_all {
-        Vec::new()
-    } else {
-        let mut d = liveness::analyze(program, orig, t, &BitSet::default()).dead;
-        d.retain(|s| !kept.contains(s));
-        d
-    };
+    let plans: HashMap<StmtId, Plan> = decided.plans.iter().map(|p| (p.stmt, p.clone())).collect();
+    let undo = decided.undo.clone();
+    let dead = decided.dead.clone();
     let mut bname = sh.diff.names(program, orig, 'b');
     let (hunit, hoisted) = hoist(program, orig, |st| match &st.kind {
         StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| bname.contains_key(&t)),
@@ -1725,7 +1801,7 @@ fn routine(
     }
     let unit = &hunit;
     let unstructured = !unit.cfg.structured;
-    let fx = crate::effects::local(program, orig, sh.effects);
+    let fx = dfort_analysis::effects::local(program, orig, sh.effects);
     let snaps = if unstructured {
         snapshots(unit, act, &bname, &fx, orig.symbols.len(), &undo.exact)
     } else {
@@ -1745,7 +1821,7 @@ fn routine(
         dead,
         bname,
         hoisted,
-        written_from: crate::effects::written_from(program, orig, sh.effects),
+        written_from: dfort_analysis::effects::written_from(program, orig, sh.effects),
         refusals: Vec::new(),
         fwd: Writer::default(),
         counters: 0,
@@ -1755,6 +1831,7 @@ fn routine(
         column_loops: false,
         array_temps: BTreeSet::new(),
         used_modules: BTreeSet::new(),
+        called: BTreeSet::new(),
         module: module.clone(),
         hidden: std::collections::BTreeMap::new(),
         unstructured,
@@ -1768,7 +1845,7 @@ fn routine(
     if !g.refusals.is_empty() {
         return Err(g.refusals);
     }
-    let mut w = Writer::default();
+    let mut spec = crate::fortran::Spec::default();
     let mut args = Vec::new();
     for a in &unit.args {
         args.push(unit.symbol(*a).name.clone());
@@ -1785,63 +1862,40 @@ fn routine(
     } else {
         "subroutine"
     };
-    w.line(&format!("{kw} {}_b({})", unit.name, args.join(", ")));
-    w.indent();
-    w.line("use dfort_stack");
+    spec.both(&format!("{kw} {}_b({})", unit.name, args.join(", ")));
+    spec.indent();
+    spec.both("use dfort_stack");
     for m in &g.used_modules {
-        w.line(&format!("use {m}_b"));
+        spec.both(&format!("use {m}_b"));
     }
     for l in crate::fortran::module_var_uses(program, unit, &g.bname, module.as_ref(), "_b") {
-        w.line(&l);
+        spec.both(&l);
     }
     for (local, m, name) in g.hidden.values() {
-        w.line(&format!("use {m}, only: {local} => {name}"));
+        spec.both(&format!("use {m}, only: {local} => {name}"));
     }
     for u in uses(unit) {
-        w.line(&u);
+        spec.both(&u);
     }
-    w.line("implicit none");
-    let order = declaration_order(unit);
-    for s in &order {
-        let sym = unit.symbol(*s);
-        // Variables from modules and hosts are not redeclared; their
-        // adjoints are local to this routine.
-        let imported = matches!(
-            sym.storage,
-            Storage::Imported { .. } | Storage::UnknownModule { .. }
-        );
-        let unused_procedure = sym.storage == Storage::Procedure
-            && (!crate::fortran::references_function(orig, &sym.name)
-                || crate::fortran::is_module_procedure(program, sym));
-        if !imported && !unused_procedure {
-            // The forward sweep may skip what the original writes: no
-            // dummy is left undefined on entry.
-            let mut psym = sym.clone();
-            if psym.intent == Some(Intent::Out) {
-                psym.intent = Some(Intent::InOut);
-            }
-            if let Some(d) = declaration(unit, &psym, &sym.name, true) {
-                w.line(&d);
-            }
-        }
-        // A module variable's adjoint is declared in its derivative module.
-        let in_module = matches!(sym.storage, Storage::Imported { .. });
-        if let (Some(b), false) = (g.bname.get(s), in_module) {
-            // Adjoints of dummies are read and updated whatever the
-            // primal's intent.
-            let mut bsym = sym.clone();
-            if bsym.intent.is_some() {
-                bsym.intent = Some(Intent::InOut);
-            }
-            if let Some(d) = declaration(unit, &bsym, b, true) {
-                w.line(&d);
-            }
-        }
-    }
+    spec.both("implicit none");
+    // The forward sweep may skip what the original writes: no dummy is
+    // left undefined on entry. Adjoints of dummies are read and updated
+    // whatever the primal's intent.
+    spec.declarations(program, unit, orig, &g.bname, |sym| {
+        let primal = match sym.intent {
+            Some(Intent::Out) => Some(Intent::InOut),
+            i => i,
+        };
+        (primal, sym.intent.map(|_| Intent::InOut))
+    });
     for d in crate::fortran::undeclared_functions(program, unit, &g.hoisted) {
-        w.line(&d);
+        spec.w.line(&d);
     }
-    crate::fortran::common_blocks(&mut w, unit, &g.bname, &sh.diff.commons, "_b");
+    spec.commons(unit, &g.bname, &sh.diff.commons, "_b");
+    spec.interface_blocks(orig);
+    let end = format!("end subroutine {}_b", unit.name);
+    let interface = spec.interface(&end);
+    let mut w = spec.w;
     w.line("integer :: dfort_branch");
     for k in 1..=g.counters {
         w.line(&format!("integer :: dfort_k{k}, dfort_count{k}"));
@@ -1860,10 +1914,11 @@ fn routine(
         let colons = vec![":"; *r].join(", ");
         w.line(&format!("real(8), allocatable :: dfort_ta{r}({colons})"));
     }
+    let spec_end = w.len();
     // Adjoints of locals start at zero (not those of dummies, of the
     // function result, of COMMON members or of module variables, which
     // the caller owns).
-    for s in &order {
+    for s in &declaration_order(unit) {
         let storage = &unit.symbol(*s).storage;
         let owned = matches!(
             storage,
@@ -1915,12 +1970,15 @@ fn routine(
         emit(&mut w, &rev);
     }
     w.dedent();
-    w.line(&format!("end subroutine {}_b", unit.name));
+    w.line(&end);
     Ok(crate::fortran::Routine {
         unit: u,
         host: crate::calls::host_procedure(program, orig),
         module,
         uses: g.used_modules.clone(),
         text: w.finish(),
+        spec_end,
+        interface: crate::fortran::needs_explicit_interface(orig).then_some(interface),
+        calls: g.called.clone(),
     })
 }

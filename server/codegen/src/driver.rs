@@ -1,9 +1,18 @@
-//! A Fortran test driver for a root and its derivatives: central finite
-//! differences of the original (Richardson-extrapolated) along a random
-//! direction ẋ, weighted by a random ȳ, against the tangent (⟨J ẋ, ȳ⟩),
-//! and the adjoint's dot-product test (⟨ẋ, Jᵀ ȳ⟩ against the tangent's
-//! ⟨J ẋ, ȳ⟩, or against the differences when there is no tangent). Prints one line:
-//! `fd <value> tangent <value> <relerr> adjoint <value> <relerr>`.
+//! A Fortran test driver for a root and its derivatives. At each of
+//! several random points it prints one line: central finite differences
+//! of the original along a random direction ẋ weighted by a random ȳ, at
+//! steps h, h/2 and h/4 (their Romberg extrapolation is the reference;
+//! where the two Richardson extrapolations disagree the point is not
+//! smooth), the tangent's ⟨J ẋ, ȳ⟩ and
+//! the adjoint's ⟨ẋ, Jᵀ ȳ⟩ (the dot-product test), each with the sum of
+//! the absolute values of its terms (the scale of rounding errors), and
+//! the number of entries the adjoint left on the tape:
+//!
+//! `point <p> fd <h> <h/2> <h/4> tangent <value> <scale> adjoint <value> <scale> depth <n>`
+//!
+//! optionally followed by `grad <values>`: the adjoint's results (x̄) of
+//! every independent, element by element. [`parse_output`] reads them back
+//! and [`Point`] judges them.
 
 use std::fmt::Write as _;
 
@@ -36,7 +45,16 @@ pub struct DriverSpec {
     /// The module of a module-procedure root (its derivatives are in
     /// `<m>_d` and `<m>_b`).
     pub module: Option<String>,
+    /// How many random points (at least 1).
+    pub points: usize,
+    /// Whether to print the adjoint's results (`grad` lines).
+    pub gradient: bool,
+    /// The seed of the points' random numbers.
+    pub seed: u64,
 }
+
+/// The format of every line the driver prints.
+const FORMAT: &str = "'(a, *(1x, g0))'";
 
 pub fn driver(spec: &DriverSpec) -> String {
     let mut s = String::new();
@@ -50,26 +68,31 @@ pub fn driver(spec: &DriverSpec) -> String {
         ext.push(format!("{root}_b"));
     }
     // A module procedure and its derivatives come from their modules.
-    let header = match &spec.module {
+    let mut uses = Vec::new();
+    if spec.adjoint {
+        uses.push("  use dfort_stack, only: dfort_stack_depth".to_string());
+    }
+    let external = match &spec.module {
         Some(m) => {
-            let mut uses = format!("  use {m}");
+            uses.push(format!("  use {m}"));
             if spec.tangent {
-                uses.push_str(&format!("\n  use {m}_d"));
+                uses.push(format!("  use {m}_d"));
             }
             if spec.adjoint {
-                uses.push_str(&format!("\n  use {m}_b"));
+                uses.push(format!("  use {m}_b"));
             }
-            format!("program dfort_verify\n{uses}\n  implicit none")
+            String::new()
         }
-        None => format!(
-            "program dfort_verify\n  implicit none\n  external {}",
-            ext.join(", ")
-        ),
+        None => format!("\n  external {}", ext.join(", ")),
     };
-    let _ = writeln!(w, "{header}");
     let _ = writeln!(
         w,
-        "  integer(8) :: dv_seed\n  integer :: dv_q\n  real(8) :: dv_eps, dv_fd, dv_fd1, dv_fd2, dv_tan, dv_adj"
+        "program dfort_verify\n{}\n  implicit none{external}",
+        uses.join("\n")
+    );
+    let _ = writeln!(
+        w,
+        "  integer(8) :: dv_seed, dv_depth\n  integer :: dv_q, dv_point\n  real(8) :: dv_eps, dv_fd1, dv_fd2, dv_fd3, dv_tan, dv_tscale, dv_adj, dv_ascale"
     );
     for a in &spec.args {
         match a {
@@ -88,7 +111,10 @@ pub fn driver(spec: &DriverSpec) -> String {
             }
         }
     }
-    let _ = writeln!(w, "  dv_seed = 12345_8");
+    // A Park–Miller generator seeded from the spec: reproducible points.
+    let _ = writeln!(w, "  dv_seed = {}_8", 1 + spec.seed % 2_147_483_646);
+    let _ = writeln!(w, "  dv_depth = 0");
+    let _ = writeln!(w, "  do dv_point = 1, {}", spec.points.max(1));
     let is_ind = |n: &str| spec.independents.iter().any(|x| x == n);
     let is_dep = |n: &str| spec.dependents.iter().any(|x| x == n);
     for a in &spec.args {
@@ -140,10 +166,11 @@ pub fn driver(spec: &DriverSpec) -> String {
             format!("sum({e})")
         }
     };
-    // Central differences at steps h and h/2, combined by Richardson
-    // extrapolation: the truncation error is O(h⁴), so h can be large
-    // enough (1e-4) for the rounding error to stay small.
-    for (step, acc) in [("1d-4", "dv_fd1"), ("0.5d-4", "dv_fd2")] {
+    // Central differences at steps h, h/2 and h/4: their truncation
+    // errors are series in h², so Richardson extrapolation of two of them
+    // is O(h⁴) and Romberg's of the three O(h⁶) — h can be large enough
+    // (2e-4) for the rounding error to stay small.
+    for (step, acc) in [("2d-4", "dv_fd1"), ("1d-4", "dv_fd2"), ("0.5d-4", "dv_fd3")] {
         let _ = writeln!(w, "  dv_eps = {step}");
         for (sign, store) in [("+", "_p"), ("-", "_m")] {
             reset(w, sign);
@@ -161,7 +188,8 @@ pub fn driver(spec: &DriverSpec) -> String {
             );
         }
     }
-    let _ = writeln!(w, "  dv_fd = (4d0*dv_fd2 - dv_fd1)/3d0");
+    let _ = writeln!(w, "  dv_tan = 0d0\n  dv_tscale = 0d0");
+    let _ = writeln!(w, "  dv_adj = 0d0\n  dv_ascale = 0d0");
     for (mode, on) in [("d", spec.tangent), ("b", spec.adjoint)] {
         if !on {
             continue;
@@ -183,37 +211,49 @@ pub fn driver(spec: &DriverSpec) -> String {
         }
         let _ = writeln!(w, "  call {root}_{mode}({})", args.join(", "));
         if mode == "d" {
-            let _ = writeln!(w, "  dv_tan = 0d0");
             for d in &spec.dependents {
                 let _ = writeln!(
                     w,
                     "  dv_tan = dv_tan + {}",
                     total(d, format!("{d}_t*{d}_w"))
                 );
+                let _ = writeln!(
+                    w,
+                    "  dv_tscale = dv_tscale + {}",
+                    total(d, format!("abs({d}_t*{d}_w)"))
+                );
             }
         } else {
-            let _ = writeln!(w, "  dv_adj = 0d0");
             for x in &spec.independents {
                 let _ = writeln!(
                     w,
                     "  dv_adj = dv_adj + {}",
                     total(x, format!("{x}_d*{x}_t"))
                 );
+                let _ = writeln!(
+                    w,
+                    "  dv_ascale = dv_ascale + {}",
+                    total(x, format!("abs({x}_d*{x}_t)"))
+                );
             }
+            let _ = writeln!(w, "  call dfort_stack_depth(dv_depth)");
         }
     }
-    let rel = |a: &str, v: &str| format!("abs({a} - {v})/max(abs({a}), abs({v}), 1d-12)");
-    let mut out = vec!["'fd', dv_fd".to_string()];
-    if spec.tangent {
-        out.push(format!("'tangent', dv_tan, {}", rel("dv_fd", "dv_tan")));
+    let _ = writeln!(
+        w,
+        "  write(*, {FORMAT}) 'point', dv_point, 'fd', dv_fd1, dv_fd2, dv_fd3, &\n    & 'tangent', dv_tan, dv_tscale, 'adjoint', dv_adj, dv_ascale, 'depth', dv_depth"
+    );
+    if spec.gradient && spec.adjoint {
+        let grads: Vec<String> = spec.independents.iter().map(|x| format!("{x}_t")).collect();
+        if !grads.is_empty() {
+            let _ = writeln!(w, "  write(*, {FORMAT}) 'grad', {}", grads.join(", "));
+        }
     }
-    // The dot-product test: ⟨ẋ, Jᵀȳ⟩ against ⟨J ẋ, ȳ⟩ from the tangent
-    // (itself checked against the differences), else the differences.
+    // A tape left unbalanced is reported once; later points would pop it.
     if spec.adjoint {
-        let reference = if spec.tangent { "dv_tan" } else { "dv_fd" };
-        out.push(format!("'adjoint', dv_adj, {}", rel(reference, "dv_adj")));
+        let _ = writeln!(w, "  if (dv_depth /= 0) exit");
     }
-    let _ = writeln!(w, "  print *, {}", out.join(", &\n    & "));
+    let _ = writeln!(w, "  end do");
     let _ = writeln!(
         w,
         "contains
@@ -237,15 +277,169 @@ end program dfort_verify"
     s
 }
 
-/// The relative errors printed by a driver: (tangent, adjoint).
-pub fn parse_output(out: &str) -> (Option<f64>, Option<f64>) {
-    let words: Vec<&str> = out.split_whitespace().collect();
-    let after = |key: &str| {
-        words
-            .iter()
-            .position(|w| *w == key)
-            .and_then(|i| words.get(i + 2))
-            .and_then(|v| v.parse::<f64>().ok())
-    };
-    (after("tangent"), after("adjoint"))
+/// What a driver printed for one point.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Point {
+    /// Central differences at steps h, h/2 and h/4.
+    pub fd: [f64; 3],
+    /// The tangent's ⟨J ẋ, ȳ⟩ and the sum of its terms' absolute values.
+    pub tangent: Option<(f64, f64)>,
+    /// The adjoint's ⟨ẋ, Jᵀ ȳ⟩ and the sum of its terms' absolute values.
+    pub adjoint: Option<(f64, f64)>,
+    /// Entries the adjoint left on the tape.
+    pub depth: i64,
+    /// The adjoint's results, when printed.
+    pub gradient: Vec<f64>,
+}
+
+/// Relative difference of two values, `floor` the smallest denominator.
+pub fn relative(a: f64, b: f64, floor: f64) -> f64 {
+    let d = (a - b).abs();
+    if d == 0.0 {
+        return 0.0;
+    }
+    d / a.abs().max(b.abs()).max(floor)
+}
+
+impl Point {
+    /// The Richardson extrapolations of steps (h, h/2) and (h/2, h/4).
+    fn richardson(&self) -> (f64, f64) {
+        let [a, b, c] = self.fd;
+        ((4.0 * b - a) / 3.0, (4.0 * c - b) / 3.0)
+    }
+
+    /// The Romberg extrapolation of the three differences.
+    pub fn fd(&self) -> f64 {
+        let (r1, r2) = self.richardson();
+        (16.0 * r2 - r1) / 15.0
+    }
+
+    /// Whether the two Richardson extrapolations agree (to `tol`
+    /// relative): otherwise finite differences are unreliable here (a
+    /// kink or a jump nearby).
+    pub fn smooth(&self, tol: f64) -> bool {
+        let (a, b) = self.richardson();
+        a.is_finite() && b.is_finite() && relative(a, b, 1e-8) <= tol
+    }
+
+    /// The tangent's relative error against the differences.
+    pub fn tangent_error(&self) -> Option<f64> {
+        let (t, _) = self.tangent?;
+        Some(relative(self.fd(), t, 1e-12))
+    }
+
+    /// The dot-product test: the adjoint against the tangent (or the
+    /// differences without a tangent), relative to the larger value.
+    pub fn adjoint_error(&self) -> Option<f64> {
+        let (a, _) = self.adjoint?;
+        let reference = self.tangent.map_or(self.fd(), |t| t.0);
+        Some(relative(reference, a, 1e-12))
+    }
+}
+
+/// The points a driver printed, in order.
+pub fn parse_output(out: &str) -> Vec<Point> {
+    let mut points: Vec<Point> = Vec::new();
+    for line in out.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| words.get(i).and_then(|w| parse_real(w));
+        match words.first() {
+            Some(&"point") => {
+                let at = |key: &str| words.iter().position(|w| *w == key);
+                let pair = |key: &str| {
+                    let i = at(key)?;
+                    Some((num(i + 1)?, num(i + 2)?))
+                };
+                let fd = at("fd").and_then(|i| Some([num(i + 1)?, num(i + 2)?, num(i + 3)?]));
+                let Some(fd) = fd else { continue };
+                points.push(Point {
+                    fd,
+                    tangent: pair("tangent"),
+                    adjoint: pair("adjoint"),
+                    depth: at("depth")
+                        .and_then(|i| words.get(i + 1))
+                        .and_then(|w| w.parse().ok())
+                        .unwrap_or(0),
+                    gradient: Vec::new(),
+                });
+            }
+            Some(&"grad") => {
+                if let Some(p) = points.last_mut() {
+                    p.gradient = (1..words.len()).filter_map(num).collect();
+                }
+            }
+            _ => {}
+        }
+    }
+    points
+}
+
+/// A real as gfortran prints it (`1.5`, `-2.0E-3`, `Infinity`, `NaN`).
+fn parse_real(w: &str) -> Option<f64> {
+    match w {
+        "NaN" => Some(f64::NAN),
+        "Infinity" | "+Infinity" => Some(f64::INFINITY),
+        "-Infinity" => Some(f64::NEG_INFINITY),
+        _ => w.parse().ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_are_read_back_with_their_gradients() {
+        let out = "point 1 fd 1.0 1.0000001 1.0000001 tangent 1.00000005 2.5 adjoint 1.00000005 3.0 depth 0\n\
+                   grad 0.5 -1.25E-3 NaN\n\
+                   point 2 fd 0.2 4.0 1.0 tangent 1.0 1.0 adjoint 1.0 1.0 depth 3\n";
+        let p = parse_output(out);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].fd, [1.0, 1.0000001, 1.0000001]);
+        assert_eq!(p[0].tangent, Some((1.00000005, 2.5)));
+        assert_eq!(p[0].gradient.len(), 3);
+        assert_eq!(p[0].gradient[1], -1.25e-3);
+        assert!(p[0].gradient[2].is_nan());
+        assert!(p[0].smooth(1e-4));
+        assert!(!p[1].smooth(1e-4));
+        assert_eq!(p[1].depth, 3);
+        assert_eq!(p[1].adjoint_error(), Some(0.0));
+    }
+
+    #[test]
+    fn the_driver_checks_the_tape_and_prints_gradients_when_asked() {
+        let spec = DriverSpec {
+            root: "r".into(),
+            args: vec![
+                DriverArg::Int {
+                    name: "n".into(),
+                    value: 3,
+                },
+                DriverArg::Real {
+                    name: "x".into(),
+                    size: 3,
+                },
+            ],
+            independents: vec!["x".into()],
+            dependents: vec!["x".into()],
+            with_derivative: vec![false, true],
+            tangent: true,
+            adjoint: true,
+            module: None,
+            points: 3,
+            gradient: true,
+            seed: 7,
+        };
+        let d = driver(&spec);
+        assert!(d.contains("do dv_point = 1, 3"));
+        assert!(d.contains("call dfort_stack_depth(dv_depth)"));
+        assert!(d.contains("'grad', x_t"));
+        assert!(d.contains("dv_seed = 8_8"));
+        let without = driver(&DriverSpec {
+            gradient: false,
+            adjoint: false,
+            ..spec
+        });
+        assert!(!without.contains("grad") && !without.contains("dfort_stack"));
+    }
 }

@@ -3,6 +3,7 @@
 
 use dfort_ir::dump::{dims, type_name};
 use dfort_ir::*;
+use std::collections::HashMap;
 
 /// Accumulates free-form source lines.
 #[derive(Default)]
@@ -53,6 +54,13 @@ impl Writer {
     }
     pub fn finish(self) -> String {
         self.out
+    }
+    /// The length of the text written so far.
+    pub fn len(&self) -> usize {
+        self.out.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.out.is_empty()
     }
 }
 
@@ -214,6 +222,7 @@ pub fn declaration_order(unit: &Unit) -> Vec<SymbolId> {
 }
 
 /// One generated derivative routine and the module it belongs in.
+#[derive(Clone)]
 pub struct Routine {
     pub unit: UnitId,
     /// The host of an internal procedure (its derivative is internal to
@@ -225,6 +234,14 @@ pub struct Routine {
     /// The original modules whose derivative modules it uses.
     pub uses: std::collections::BTreeSet<String>,
     pub text: String,
+    /// Where its specification part ends in `text`: interface blocks of
+    /// the routines it calls go there.
+    pub spec_end: usize,
+    /// Its interface body, when callers need an explicit interface
+    /// ([`needs_explicit_interface`]).
+    pub interface: Option<String>,
+    /// The units whose derivative routines it calls.
+    pub calls: std::collections::BTreeSet<UnitId>,
 }
 
 /// The derivative file: the header comment; for each module with
@@ -237,7 +254,7 @@ pub fn assemble(
     decls: &std::collections::BTreeMap<String, Vec<String>>,
     suffix: &str,
 ) -> String {
-    let nested = nest_internal(routines, suffix);
+    let nested = nest_internal(&with_interfaces(routines), suffix);
     let routines = &nested[..];
     let mut w = Writer::default();
     for line in header.lines() {
@@ -317,19 +334,46 @@ pub fn assemble(
     out
 }
 
+/// Each routine with an interface block for every external derivative
+/// routine it calls that needs an explicit interface (its own excepted:
+/// a routine's interface is explicit inside it).
+fn with_interfaces(routines: &[Routine]) -> Vec<Routine> {
+    routines
+        .iter()
+        .map(|r| {
+            let mut blocks = String::new();
+            for c in &r.calls {
+                let callee = routines.iter().find(|x| {
+                    x.unit == *c && x.unit != r.unit && x.module.is_none() && x.host.is_none()
+                });
+                if let Some(iface) = callee.and_then(|x| x.interface.as_ref()) {
+                    let indent: String = r.text[r.spec_end.min(r.text.len())..]
+                        .chars()
+                        .take_while(|c| *c == ' ')
+                        .collect();
+                    blocks.push_str(&format!("{indent}interface\n"));
+                    for l in iface.lines() {
+                        blocks.push_str(&format!("{indent}  {l}\n"));
+                    }
+                    blocks.push_str(&format!("{indent}end interface\n"));
+                }
+            }
+            let mut out = r.clone();
+            if !blocks.is_empty() && r.spec_end <= r.text.len() {
+                out.text.insert_str(r.spec_end, &blocks);
+            }
+            out
+        })
+        .collect()
+}
+
 /// Internal procedures' derivatives moved into their hosts' (after a
 /// `contains` before the host's `end subroutine`); the rest unchanged.
 fn nest_internal(routines: &[Routine], suffix: &str) -> Vec<Routine> {
     let mut out: Vec<Routine> = routines
         .iter()
         .filter(|r| r.host.is_none())
-        .map(|r| Routine {
-            unit: r.unit,
-            host: None,
-            module: r.module.clone(),
-            uses: r.uses.clone(),
-            text: r.text.clone(),
-        })
+        .cloned()
         .collect();
     // Innermost first would matter only for internal procedures of
     // internal procedures, which Fortran does not allow.
@@ -476,4 +520,154 @@ pub fn module_var_uses(
             format!("use {m}{suffix}, only: {}", names.join(", "))
         })
         .collect()
+}
+
+/// The specification part of a derivative routine as both generators
+/// write it, and alongside it the routine's explicit interface: the same
+/// header, USE and IMPLICIT lines, and the declarations an interface body
+/// needs (dummies and their derivatives, named constants, COMMON members).
+#[derive(Default)]
+pub struct Spec {
+    pub w: Writer,
+    iface: Writer,
+}
+
+impl Spec {
+    /// A line of both the routine and its interface.
+    pub fn both(&mut self, text: &str) {
+        self.w.line(text);
+        self.iface.line(text);
+    }
+
+    pub fn indent(&mut self) {
+        self.w.indent();
+        self.iface.indent();
+    }
+
+    /// Declares `unit`'s symbols in [`declaration_order`], each followed
+    /// by its derivative (`dname`): variables from modules and hosts are
+    /// not redeclared (their derivatives are, unless they live in a
+    /// derivative module), procedures only when `orig` references them as
+    /// functions outside an interface block and they are not module
+    /// procedures. `intents(sym)` gives the intents of the variable and of
+    /// its derivative.
+    pub fn declarations(
+        &mut self,
+        program: &Program,
+        unit: &Unit,
+        orig: &Unit,
+        dname: &HashMap<SymbolId, String>,
+        intents: impl Fn(&Symbol) -> (Option<Intent>, Option<Intent>),
+    ) {
+        let in_interface = |name: &str| {
+            orig.interface_blocks
+                .iter()
+                .any(|b| b.names.iter().any(|n| n == name))
+        };
+        for s in declaration_order(unit) {
+            let sym = unit.symbol(s);
+            let imported = matches!(
+                sym.storage,
+                Storage::Imported { .. } | Storage::UnknownModule { .. }
+            );
+            if sym.storage == Storage::Procedure
+                && (!references_function(orig, &sym.name)
+                    || is_module_procedure(program, sym)
+                    || in_interface(&sym.name))
+            {
+                continue;
+            }
+            let (primal, derivative) = intents(sym);
+            let interface_needs = matches!(
+                sym.storage,
+                Storage::Dummy(_) | Storage::Common { .. } | Storage::Result
+            ) || sym.attrs.parameter;
+            if !imported {
+                let mut p = sym.clone();
+                p.intent = primal;
+                if let Some(d) = declaration(unit, &p, &sym.name, true) {
+                    self.w.line(&d);
+                    if interface_needs {
+                        self.iface.line(&d);
+                    }
+                }
+            }
+            // A module variable's derivative is declared in its derivative
+            // module.
+            let in_module = matches!(sym.storage, Storage::Imported { .. });
+            if let (Some(dn), false) = (dname.get(&s), in_module) {
+                let mut d = sym.clone();
+                d.intent = derivative;
+                if let Some(text) = declaration(unit, &d, dn, true) {
+                    self.w.line(&text);
+                    if interface_needs {
+                        self.iface.line(&text);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The COMMON blocks ([`common_blocks`]), in both.
+    pub fn commons(
+        &mut self,
+        unit: &Unit,
+        dname: &HashMap<SymbolId, String>,
+        with_d: &std::collections::BTreeSet<(String, u32)>,
+        suffix: &str,
+    ) {
+        let mut w = Writer {
+            out: String::new(),
+            indent: self.w.indent,
+        };
+        common_blocks(&mut w, unit, dname, with_d, suffix);
+        let text = w.finish();
+        self.w.out.push_str(&text);
+        self.iface.out.push_str(&text);
+    }
+
+    /// The interface blocks of the original unit, copied (the block's
+    /// text starts at `interface`; the other lines lose the indentation
+    /// of its `end interface`).
+    pub fn interface_blocks(&mut self, orig: &Unit) {
+        for b in &orig.interface_blocks {
+            let base = b
+                .text
+                .lines()
+                .last()
+                .map_or(0, |l| l.len() - l.trim_start_matches(' ').len());
+            for (i, l) in b.text.lines().enumerate() {
+                let spaces = l.len() - l.trim_start_matches(' ').len();
+                let l = if i == 0 { l } else { &l[spaces.min(base)..] };
+                self.w.line(l.trim_end());
+            }
+        }
+    }
+
+    /// The routine's interface body, closed by `end`.
+    pub fn interface(&mut self, end: &str) -> String {
+        let mut iface = std::mem::take(&mut self.iface);
+        iface.dedent();
+        iface.line(end);
+        iface.finish()
+    }
+}
+
+/// Whether a procedure must have an explicit interface where it is
+/// called (Fortran 2008, 12.4.2.2): a dummy that is assumed-shape,
+/// optional, allocatable, a pointer or a target, or an array-valued,
+/// allocatable or pointer result.
+pub fn needs_explicit_interface(unit: &Unit) -> bool {
+    let special = |s: &Symbol| {
+        s.dims.iter().any(|d| d.kind == DimKind::AssumedShape)
+            || s.attrs.optional
+            || s.attrs.allocatable
+            || s.attrs.pointer
+            || s.attrs.target
+    };
+    unit.args.iter().any(|a| special(unit.symbol(*a)))
+        || unit.result.is_some_and(|r| {
+            let s = unit.symbol(r);
+            s.rank() > 0 || s.attrs.allocatable || s.attrs.pointer
+        })
 }

@@ -5,7 +5,6 @@
 pub mod adjoint;
 pub mod calls;
 pub mod driver;
-pub mod effects;
 pub mod fortran;
 pub mod hoist;
 pub mod limits;

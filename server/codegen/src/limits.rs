@@ -6,11 +6,11 @@
 //! expressions), functions that change their arguments, and active
 //! variables of derived type.
 
-use crate::effects::Effects;
 use crate::names::DiffSet;
 use crate::Refusal;
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::dp::differentiable;
+use dfort_analysis::effects::Effects;
 use dfort_ir::*;
 
 /// Every refusal of this module for the root's derivative set.

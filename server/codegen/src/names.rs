@@ -138,7 +138,7 @@ impl DiffSet {
                 let st = caller.stmt(site.stmt);
                 for (args, is_fn) in site_args(st, &site.name) {
                     for (pos, a) in args.iter().enumerate() {
-                        let Some(k) = crate::effects::formal_index(callee, pos, a) else {
+                        let Some(k) = dfort_analysis::effects::formal_index(callee, pos, a) else {
                             continue;
                         };
                         let Some(&f) = callee.args.get(k) else {
@@ -306,7 +306,11 @@ impl DiffSet {
             sym.attrs = Attrs::default();
             sym.intent = None;
             let name = module_var_name(mu, s, suffix);
-            if let Some(d) = crate::fortran::declaration(mu, &sym, &name, false) {
+            if let Some(mut d) = crate::fortran::declaration(mu, &sym, &name, false) {
+                // Module variables start undefined: derivatives start at 0.
+                if sym.ty.is_real_or_complex() {
+                    d.push_str(" = 0.0d0");
+                }
                 out.entry(mu.name.clone()).or_default().push(d);
             }
         }

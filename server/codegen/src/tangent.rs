@@ -11,7 +11,7 @@
 //! refused with its location: no code is produced then.
 
 use crate::calls::{host_module, prepare, result_type, DerivActual, Prepared};
-use crate::fortran::{case_line, declaration, declaration_order, jump_line, uses, Writer};
+use crate::fortran::{case_line, jump_line, uses, Writer};
 use crate::hoist::{hoist, HoistMap};
 use crate::names::DiffSet;
 use crate::partials::partials;
@@ -38,6 +38,8 @@ struct Gen<'a> {
     ztemps: Vec<String>,
     /// Derivative modules (`m_d`) of the callees this routine calls.
     used_modules: BTreeSet<String>,
+    /// The units whose tangent routines this routine calls.
+    called: BTreeSet<UnitId>,
     module: Option<String>,
     /// A copy of the original (no derivatives, calls unchanged).
     primal: bool,
@@ -214,6 +216,7 @@ impl Gen<'_> {
             }
         };
         self.used_modules.extend(module);
+        self.called.insert(c);
         let mut list = Vec::new();
         for (primal, d) in dargs {
             list.push(primal);
@@ -479,7 +482,7 @@ pub fn tangent(
     let unit = program.unit(root);
     check_root(program, unit, "a tangent")?;
     let diff = DiffSet::new(program, root, independents, dependents);
-    let effects = crate::effects::all(program);
+    let effects = dfort_analysis::effects::all(program);
     let mut refusals = crate::limits::check(program, &diff, &effects);
     let mut routines = Vec::new();
     for &u in &diff.units {
@@ -568,6 +571,7 @@ fn routine_with(
         w: Writer::default(),
         ztemps: Vec::new(),
         used_modules: BTreeSet::new(),
+        called: BTreeSet::new(),
         module: module.clone(),
         primal,
     };
@@ -577,7 +581,7 @@ fn routine_with(
     }
     let body = std::mem::take(&mut g.w).finish();
     let unit = &hunit;
-    let mut w = Writer::default();
+    let mut spec = crate::fortran::Spec::default();
     let mut args = Vec::new();
     for a in &unit.args {
         args.push(unit.symbol(*a).name.clone());
@@ -627,59 +631,39 @@ fn routine_with(
             format!("end subroutine {}_d", unit.name),
         ),
     };
-    w.line(&format!("{kw} {name}"));
-    w.indent();
+    spec.both(&format!("{kw} {name}"));
+    spec.indent();
     for m in &g.used_modules {
-        w.line(&format!("use {m}_d"));
+        spec.both(&format!("use {m}_d"));
     }
     for l in crate::fortran::module_var_uses(program, unit, &g.dname, module.as_ref(), "_d") {
-        w.line(&l);
+        spec.both(&l);
     }
     for u in uses(unit) {
-        w.line(&u);
+        spec.both(&u);
     }
-    w.line("implicit none");
-    // Named constants first, then integer scalars (they size arrays), then
-    // the rest; each derivative right after its variable.
-    let order = declaration_order(unit);
-    for s in order {
-        let mut sym = unit.symbol(s).clone();
-        // Variables from modules and hosts are not redeclared; their
-        // derivatives are local to this routine.
-        let imported = matches!(
-            sym.storage,
-            Storage::Imported { .. } | Storage::UnknownModule { .. }
-        );
-        if sym.storage == Storage::Procedure
-            && (!crate::fortran::references_function(orig, &sym.name)
-                || crate::fortran::is_module_procedure(program, &sym))
-        {
-            continue;
-        }
-        if sym.storage == Storage::Result && !primal {
-            sym.intent = Some(Intent::Out);
-        }
-        if !imported {
-            if let Some(d) = declaration(unit, &sym, &sym.name, true) {
-                w.line(&d);
-            }
-        }
-        // A module variable's derivative is declared in its derivative
-        // module.
-        let in_module = matches!(sym.storage, Storage::Imported { .. });
-        if let (Some(dn), false) = (g.dname.get(&s).cloned(), in_module) {
-            if let Some(d) = declaration(unit, &sym, &dn, true) {
-                w.line(&d);
-            }
-        }
-    }
+    spec.both("implicit none");
+    // The result of a function becomes an `intent(out)` argument of its
+    // tangent.
+    spec.declarations(program, unit, orig, &g.dname, |sym| {
+        let intent = if sym.storage == Storage::Result && !primal {
+            Some(Intent::Out)
+        } else {
+            sym.intent
+        };
+        (intent, intent)
+    });
     for d in crate::fortran::undeclared_functions(program, unit, &g.hoisted) {
-        w.line(&d);
+        spec.w.line(&d);
     }
-    crate::fortran::common_blocks(&mut w, unit, &g.dname, &diff.commons, "_d");
+    spec.commons(unit, &g.dname, &diff.commons, "_d");
+    spec.interface_blocks(orig);
+    let interface = spec.interface(&end);
+    let mut w = spec.w;
     for (k, ty) in g.ztemps.iter().enumerate() {
         w.line(&format!("{ty} :: dfort_z{}", k + 1));
     }
+    let spec_end = w.len();
     for l in body.lines() {
         w.line(l);
     }
@@ -691,6 +675,9 @@ fn routine_with(
         module,
         uses: g.used_modules.clone(),
         text: w.finish(),
+        spec_end,
+        interface: (!primal && crate::fortran::needs_explicit_interface(orig)).then_some(interface),
+        calls: g.called.clone(),
     })
 }
 

@@ -160,6 +160,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         .collect();
     let pa = analyze_program(program, &seeds);
     let tbrs = tbr::analyze_program(program, &pa, args.no_tbr, !args.no_inversion);
+    let effects = dfort_analysis::effects::all(program);
     let results: Vec<UnitResult> = program
         .all_units()
         .filter_map(|u| {
@@ -199,7 +200,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                         } else {
                             (0..u.symbols.len()).collect()
                         };
-                        liveness::analyze(program, u, t, &exit).dead
+                        liveness::analyze(program, u, t, &effects, &exit).dead
                     })
                     .unwrap_or_default(),
             })

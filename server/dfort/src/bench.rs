@@ -320,11 +320,12 @@ fn analyze_everything(program: &dfort_ir::Program) -> usize {
     let roots = interproc::default_roots(program);
     let pa = interproc::analyze_program(program, &roots);
     let tbrs = tbr::analyze_program(program, &pa, false, true);
+    let effects = dfort_analysis::effects::all(program);
     let mut n = 0;
     for (u, t) in program.units.iter().zip(&tbrs) {
         if let Some(t) = t {
             n += t.records.len();
-            n += liveness::analyze(program, u, t, &Default::default())
+            n += liveness::analyze(program, u, t, &effects, &Default::default())
                 .dead
                 .len();
         }

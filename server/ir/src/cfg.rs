@@ -862,6 +862,7 @@ mod tests {
                 body,
                 cfg: Cfg::default(),
                 directives: vec![],
+                interface_blocks: vec![],
             }
         }
         fn cfg(self, body: Vec<StmtId>) -> Cfg {

@@ -81,6 +81,9 @@ pub struct Unit {
     pub body: Vec<StmtId>,
     pub cfg: Cfg,
     pub directives: Vec<Directive>,
+    /// The unit's interface blocks, for derivatives to declare the same
+    /// explicit interfaces.
+    pub interface_blocks: Vec<InterfaceBlock>,
 }
 
 impl Unit {
@@ -359,6 +362,21 @@ pub struct StmtFunction {
     pub params: Vec<String>,
     pub body: Expr,
     pub span: Span,
+    /// When `f` is not declared in the unit, the same line may assign an
+    /// element of an array `f` visible by host or use association, which
+    /// only linking can tell: the left-hand side lowered as a reference
+    /// (and the line's label), for [`crate::link`] to turn the definition
+    /// into the unit's first assignment when `f` is such an array.
+    pub as_assignment: Option<(Expr, Option<u32>)>,
+}
+
+/// An `interface … end interface` block of a specification part.
+#[derive(Clone, Debug, Default)]
+pub struct InterfaceBlock {
+    /// Its text as parsed (fixed form already normalised to free form).
+    pub text: String,
+    /// The procedures it declares (lower case).
+    pub names: Vec<String>,
 }
 
 /// A `!$ad ...` directive comment inside a unit.

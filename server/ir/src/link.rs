@@ -565,6 +565,9 @@ fn resolve_references(units: &[Arc<Unit>], index: &NameIndex, i: usize) -> Refer
     }
     for sf in &u.stmt_functions {
         sf.body.walk(&mut |x| note(x, &mut wanted));
+        if let Some((lhs, _)) = &sf.as_assignment {
+            lhs.walk(&mut |x| note(x, &mut wanted));
+        }
     }
     let mut names = HashMap::new();
     for (name, may_be_array) in wanted {
@@ -714,5 +717,85 @@ fn apply_references(u: &mut Unit, plan: ReferencePlan) {
     }
     for sf in &mut u.stmt_functions {
         sf.body.walk_mut(&mut fix);
+        if let Some((lhs, _)) = &mut sf.as_assignment {
+            lhs.walk_mut(&mut fix);
+        }
     }
+    assignments_not_statement_functions(u);
+}
+
+/// Turns the "statement functions" whose name linking found to be an
+/// array visible by host or use association (`y(i) = …` in an internal
+/// procedure whose host declares `y(n)`) into the unit's first
+/// assignments, and the references to them into array elements.
+fn assignments_not_statement_functions(u: &mut Unit) {
+    let is_element = |sf: &StmtFunction| matches!(&sf.as_assignment, Some((lhs, _)) if matches!(lhs.kind, ExprKind::ArrayRef { .. }));
+    if !u.stmt_functions.iter().any(is_element) {
+        return;
+    }
+    let all = std::mem::take(&mut u.stmt_functions);
+    // New index of each statement function kept, or the array it is.
+    let mut fate: Vec<Result<u32, SymbolId>> = Vec::with_capacity(all.len());
+    let mut first = Vec::new();
+    for sf in all {
+        match (is_element(&sf), sf.as_assignment) {
+            (true, Some((lhs, label))) => {
+                let array = match &lhs.kind {
+                    ExprKind::ArrayRef { array, .. } => *array,
+                    _ => sf.name,
+                };
+                fate.push(Err(array));
+                let id = StmtId(u.stmts.len() as u32);
+                u.stmts.push(Stmt {
+                    id,
+                    label,
+                    span: sf.span,
+                    kind: StmtKind::Assign { lhs, rhs: sf.body },
+                });
+                first.push(id);
+            }
+            (_, as_assignment) => {
+                fate.push(Ok(u.stmt_functions.len() as u32));
+                u.stmt_functions.push(StmtFunction {
+                    as_assignment,
+                    ..sf
+                });
+            }
+        }
+    }
+    let mut fix = |e: &mut Expr| {
+        let ExprKind::FunctionCall {
+            target: CallTarget::StatementFunction(i),
+            args,
+            ..
+        } = &mut e.kind
+        else {
+            return;
+        };
+        match fate.get(*i as usize) {
+            Some(Ok(k)) => *i = *k,
+            Some(Err(array)) => {
+                let subs = std::mem::take(args)
+                    .into_iter()
+                    .map(|a| subscript(a.value))
+                    .collect();
+                e.kind = ExprKind::ArrayRef {
+                    array: *array,
+                    subs,
+                };
+            }
+            None => {}
+        }
+    };
+    for st in &mut u.stmts {
+        for e in st.kind.exprs_mut() {
+            e.walk_mut(&mut fix);
+        }
+    }
+    for sf in &mut u.stmt_functions {
+        sf.body.walk_mut(&mut fix);
+    }
+    first.append(&mut u.body);
+    u.body = first;
+    u.cfg = crate::cfg::Cfg::build(u);
 }

@@ -151,6 +151,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     }
 
     fn interface_block(&mut self, n: FNode<'a>) {
+        let mut block = InterfaceBlock {
+            text: self.text(n).trim_end().to_string(),
+            names: Vec::new(),
+        };
         if let Some(stmt) = named_children(n)
             .into_iter()
             .find(|c| c.kind() == "interface_statement")
@@ -178,9 +182,11 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     s.storage = Storage::Procedure;
                     s.attrs.external = true;
                     s.declared = true;
+                    block.names.push(nm);
                 }
             }
         }
+        self.unit.interface_blocks.push(block);
     }
 
     fn use_statement(&mut self, n: FNode<'a>) {

@@ -345,6 +345,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             body: Vec::new(),
             cfg: Cfg::default(),
             directives: Vec::new(),
+            interface_blocks: Vec::new(),
         };
         UnitLowerer {
             fx,

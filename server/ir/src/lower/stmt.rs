@@ -45,7 +45,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             if n.is_missing() {
                 continue;
             }
-            if !self.seen_executable && self.statement_function(n) {
+            if !self.seen_executable && self.statement_function(n, label) {
                 label = None;
                 continue;
             }
@@ -66,8 +66,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     }
 
     /// `f(x, y) = expr` before the first executable statement, where `f` is
-    /// not an array: a statement function definition.
-    fn statement_function(&mut self, n: FNode<'a>) -> bool {
+    /// not an array of the unit and every dummy is a name: a statement
+    /// function definition — unless `f` turns out, when linking, to be an
+    /// array visible by host or use association (`as_assignment`).
+    fn statement_function(&mut self, n: FNode<'a>, label: Option<u32>) -> bool {
         if n.kind() != "assignment_statement" {
             return false;
         }
@@ -82,29 +84,36 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             return false;
         };
         let name = self.lname(name_node);
-        if let Some(&id) = self.names.get(&name) {
-            let s = &self.unit.symbols[id.0 as usize];
+        let known = self
+            .names
+            .get(&name)
+            .map(|&id| &self.unit.symbols[id.0 as usize]);
+        if let Some(s) = known {
             if !s.dims.is_empty() || s.ty.base == BaseType::Character {
                 return false;
             }
         }
-        let params: Vec<String> = kids
+        let declared = known.is_some_and(|s| s.declared);
+        let param_nodes = kids
             .get(1)
-            .map(|list| {
-                named_children(*list)
-                    .into_iter()
-                    .map(|p| self.lname(p))
-                    .collect()
-            })
+            .map(|list| named_children(*list))
             .unwrap_or_default();
+        // Dummies are names: `y(1) = …` or `y(i+1) = …` assign an element.
+        if param_nodes.iter().any(|p| p.kind() != "identifier") {
+            return false;
+        }
+        let params: Vec<String> = param_nodes.iter().map(|p| self.lname(*p)).collect();
         if params
             .iter()
-            .any(|p| !p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .any(|p| !p.starts_with(|c: char| c.is_ascii_alphabetic()))
         {
             return false;
         }
         let span = self.stmt_span(n);
         let nspan = self.span(name_node);
+        // Lowered before `f` becomes a procedure name, so that `f(…)` stays
+        // an unresolved reference linking can make an array element.
+        let as_assignment = (!declared).then(|| (self.expr(left), label));
         let id = self.symbol(&name, nspan);
         self.sym_mut(id).storage = Storage::Procedure;
         // Dummy names of a statement function are local to it; they are
@@ -122,6 +131,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             params,
             body,
             span,
+            as_assignment,
         });
         true
     }

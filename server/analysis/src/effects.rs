@@ -13,9 +13,9 @@
 //! procedures without source read every actual and write every variable
 //! actual.
 
-use dfort_analysis::bitset::BitSet;
-use dfort_analysis::dep::{global_key, GlobalKey};
-use dfort_analysis::dp::{index_vars, target, vars};
+use crate::bitset::BitSet;
+use crate::dep::{global_key, GlobalKey};
+use crate::dp::{index_vars, target, vars};
 use dfort_ir::*;
 use std::collections::BTreeSet;
 
@@ -226,9 +226,9 @@ pub fn stmt_effects(
 /// Per statement (indexed by `StmtId`): the variables that statement or
 /// any statement that may run after it writes — what a snapshot taken
 /// just before the statement must protect. A backward fixpoint over the
-/// CFG ([`dfort_analysis::engine`]).
+/// CFG ([`crate::engine`]).
 pub fn written_from(program: &Program, unit: &Unit, effects: &[Effects]) -> Vec<BitSet> {
-    use dfort_analysis::engine::{solve, Direction};
+    use crate::engine::{solve, Direction};
     use dfort_ir::cfg::NodeKind;
     let per: Vec<BitSet> = unit
         .stmts
