@@ -44,6 +44,13 @@ impl Activity {
                 .get(i)
                 .is_some_and(|u| u.contains(s.0 as usize))
     }
+    /// Whether `s` is useful just after `st` (its adjoint there may be
+    /// nonzero).
+    pub fn useful_after(&self, st: StmtId, s: SymbolId) -> bool {
+        self.useful_after
+            .get(st.0 as usize)
+            .is_some_and(|u| u.contains(s.0 as usize))
+    }
     /// Whether `s` is active just before `st`.
     pub fn active_before(&self, st: StmtId, s: SymbolId) -> bool {
         let i = st.0 as usize;

@@ -11,7 +11,9 @@
 //! Contract: a backward fixpoint over the CFG ([`crate::engine`]) from the
 //! values live at the unit's exit (none for the root: the adjoint needs no
 //! primal result); partial writes never kill; assignments are the only
-//! statements that can be dead (control, calls and I/O are kept).
+//! statements that can be dead (control, calls and I/O are kept), and an
+//! assignment that records the value it overwrites is kept (TBR counted
+//! on that record: a later overwrite of the value does not record it).
 
 use crate::bitset::BitSet;
 use crate::dp::{target, writes};
@@ -33,8 +35,9 @@ pub struct Liveness {
 
 /// The values a statement reads (all of them, indices included, and what
 /// the procedures it calls read), the ones it overwrites completely, and
-/// whether it has effects beyond its assignment target (a function
-/// reference that may write an argument or a global).
+/// whether it must stay whatever it assigns: it references a user
+/// function (its call stays in the forward sweep, and its adjoint is
+/// called in the reverse sweep with the same arguments).
 fn uses_kills(
     program: &Program,
     unit: &Unit,
@@ -53,6 +56,17 @@ fn uses_kills(
                 }
                 side_effects = fx.writes.iter().any(|w| w != t.0 as usize);
             }
+            st.kind.exprs().iter().for_each(|e| {
+                e.walk(&mut |x| {
+                    side_effects |= matches!(
+                        x.kind,
+                        ExprKind::FunctionCall {
+                            target: CallTarget::Unit(_),
+                            ..
+                        }
+                    )
+                })
+            });
         }
         _ => {
             for (v, whole) in writes(program, unit, st) {
@@ -66,7 +80,7 @@ fn uses_kills(
 }
 
 /// Whether a statement always stays in the forward sweep: everything but
-/// assignments, and assignments whose function references have effects.
+/// assignments, and assignments that reference user functions.
 fn always_live(st: &Stmt, side_effects: bool) -> bool {
     !matches!(st.kind, StmtKind::Assign { .. }) || side_effects
 }
@@ -97,6 +111,9 @@ pub fn analyze_keeping(
     keep: &[StmtId],
 ) -> Liveness {
     let cfg = &unit.cfg;
+    // A statement that records a value stays: TBR counted on its record
+    // (a later overwrite of that value does not record it again).
+    let recording: Vec<StmtId> = tbr.records.iter().map(|r| r.stmt).collect();
     let info: Vec<(BitSet, BitSet, bool)> = unit
         .stmts
         .iter()
@@ -111,7 +128,10 @@ pub fn analyze_keeping(
             }
             _ => false,
         };
-        let live = writes_live || always_live(st, *side_effects) || keep.contains(&id);
+        let live = writes_live
+            || always_live(st, *side_effects)
+            || keep.contains(&id)
+            || recording.contains(&id);
         let mut before = after.clone();
         before.subtract(kills);
         if live {

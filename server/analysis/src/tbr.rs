@@ -5,7 +5,9 @@
 //! value the statement's adjoint needs (the rules of §5.1: arguments of
 //! nonlinear operations whose result is active, the other factor of an
 //! active product, indices of active array references, the lhs indices of
-//! an active assignment) and `Kill` what it overwrites completely. `InReq`
+//! an active assignment, and those of a passive assignment to a useful
+//! variable, whose adjoint the reverse sweep resets) and `Kill` what it
+//! overwrites completely. `InReq`
 //! is propagated forward from the unit's entry with
 //! `OutReq = (InReq ∖ Kill) ∪ Req` (Fig. 8, general equations, solved by
 //! [`crate::engine`]); a statement that overwrites a variable in its
@@ -230,6 +232,11 @@ fn req_kill(
                             own.remove(t.0 as usize);
                         }
                     }
+                } else if crate::dp::differentiable(unit, t) && act.useful_after(st.id, t) {
+                    // A passive value overwrites a variable whose adjoint
+                    // may be nonzero: the adjoint resets that element, so
+                    // it needs the indices.
+                    index_vars(unit, lhs, &mut req);
                 }
             }
         }
@@ -329,7 +336,6 @@ pub fn analyze_with(
     in_req_entry: &BitSet,
 ) -> Tbr {
     let n = unit.stmts.len();
-    let cfg = &unit.cfg;
     let counted = crate::counted_while::in_unit(program, unit);
     let mut full: Vec<(BitSet, BitSet, BitSet)> = unit
         .stmts
@@ -357,7 +363,7 @@ pub fn analyze_with(
     };
     // What each statement requires once the plans' variables are taken
     // over.
-    let required: Vec<BitSet> = full
+    let mut required: Vec<BitSet> = full
         .iter()
         .zip(&handled)
         .map(|((req, _, _), h)| {
@@ -366,6 +372,83 @@ pub fn analyze_with(
             req
         })
         .collect();
+    // A recorded element is popped back into the same element: its
+    // indices are required where it is recorded, which may make more
+    // records (a fixpoint; records only grow).
+    let mut popped_indices: Vec<BitSet> = vec![BitSet::default(); n];
+    let mut tbr = Tbr::default();
+    for _round in 0..16 {
+        tbr = records_of(
+            program,
+            unit,
+            act,
+            store_all,
+            callees,
+            &full,
+            &required,
+            &handled,
+            &undo,
+            in_req_entry,
+        );
+        let mut grew = false;
+        for r in &tbr.records {
+            let i = r.stmt.0 as usize;
+            let mut idx = BitSet::default();
+            for e in written_references(unit.stmt(r.stmt), r.variable) {
+                index_vars(unit, e, &mut idx);
+            }
+            grew |= popped_indices[i].union_with(&idx);
+            idx.subtract(&handled[i]);
+            required[i].union_with(&idx);
+        }
+        if !grew {
+            break;
+        }
+    }
+    for ((req, needs), extra) in tbr
+        .req
+        .iter_mut()
+        .zip(tbr.needs.iter_mut())
+        .zip(&popped_indices)
+    {
+        req.union_with(extra);
+        needs.union_with(extra);
+    }
+    tbr.records.sort_by_key(|r| (r.stmt, r.variable));
+    tbr.records.dedup();
+    tbr
+}
+
+/// The references of `st` that write `v` (assignment targets, READ items,
+/// call actuals).
+fn written_references(st: &Stmt, v: SymbolId) -> Vec<&Expr> {
+    let writes_v = |e: &&Expr| target(e).is_some_and(|(t, _)| t == v);
+    match &st.kind {
+        StmtKind::Assign { lhs, .. } => std::iter::once(lhs).filter(writes_v).collect(),
+        StmtKind::Io { writes, .. } => writes.iter().filter(writes_v).collect(),
+        StmtKind::Call { args, .. } => args.iter().map(|a| &a.value).filter(writes_v).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// InReq propagated forward with the statements' requirements
+/// (`required`), and the records it implies (with `req` and `needs` from
+/// `full`).
+#[allow(clippy::too_many_arguments)]
+fn records_of(
+    program: &Program,
+    unit: &Unit,
+    act: &Activity,
+    store_all: bool,
+    callees: Option<&Callees>,
+    full: &[(BitSet, BitSet, BitSet)],
+    required: &[BitSet],
+    handled: &[BitSet],
+    undo: &crate::undo::UnitUndo,
+    in_req_entry: &BitSet,
+) -> Tbr {
+    let n = unit.stmts.len();
+    let cfg = &unit.cfg;
     let sol = solve(cfg, Direction::Forward, in_req_entry, |node, input| {
         let nd = cfg.node(node);
         let mut s = input.clone();
@@ -450,8 +533,6 @@ pub fn analyze_with(
             s.union_with(req);
         }
     }
-    tbr.records.sort_by_key(|r| (r.stmt, r.variable));
-    tbr.records.dedup();
     tbr
 }
 

@@ -131,6 +131,8 @@ struct Gen<'a> {
     used_modules: BTreeSet<String>,
     /// The units whose adjoint routines this routine calls.
     called: BTreeSet<UnitId>,
+    /// The variables varied just before the statement being reversed.
+    varied: BitSet,
     /// The module this routine's adjoint lives in.
     module: Option<String>,
     /// Module variables callees read that the unit does not see, brought
@@ -161,10 +163,15 @@ impl<'a> Gen<'a> {
         self.bname.contains_key(&s)
     }
 
+    /// Whether a derivative flows through `e` here: it holds a variable
+    /// that has an adjoint and is varied just before the statement being
+    /// reversed (hoisted temporaries always are) — TBR's test, so that the
+    /// adjoint reads only what TBR restores.
     fn active_inside(&self, e: &Expr) -> bool {
-        dp_of(self.unit, e)
-            .iter()
-            .any(|i| self.bname.contains_key(&SymbolId(i as u32)))
+        let n = self.orig.symbols.len();
+        dp_of(self.unit, e).iter().any(|i| {
+            self.bname.contains_key(&SymbolId(i as u32)) && (i >= n || self.varied.contains(i))
+        })
     }
 
     /// `xb`, `xb(i)` for a reference whose variable has an adjoint.
@@ -248,11 +255,12 @@ impl<'a> Gen<'a> {
         let keywords = args.iter().any(|a| a.keyword.is_some());
         match (name, args.len()) {
             ("sum", 1) if !keywords && mr == 0 => {
-                // Every element gets the scalar adjoint.
-                let a = &args[0].value;
-                let r = rank_of(unit, a);
-                self.adj(a, &m, r, out);
+                // Every element gets the scalar adjoint (broadcast: the
+                // adjoint stays a scalar for the rules below).
+                self.adj(&args[0].value, &m, 0, out);
             }
+            // A broadcast scalar is its own transpose.
+            ("transpose", 1) if mr == 0 => self.adj(&args[0].value, &m, 0, out),
             ("transpose", 1) => self.adj(&args[0].value, &format!("transpose({m})"), 2, out),
             ("dot_product", 2) if !keywords && mr == 0 => {
                 let (a, b) = (&args[0].value, &args[1].value);
@@ -262,6 +270,18 @@ impl<'a> Gen<'a> {
             ("matmul", 2) if !keywords => {
                 let (a, b) = (&args[0].value, &args[1].value);
                 let (ra, rb) = (rank_of(unit, a), rank_of(unit, b));
+                // A scalar adjoint (the product under a sum) is spread to
+                // the product's shape first.
+                let m = match (mr, ra, rb) {
+                    (0, 2, 1) => format!("spread({m}, 1, size({}, 1))", v(a)),
+                    (0, 1, 2) => format!("spread({m}, 1, size({}, 2))", v(b)),
+                    (0, 2, 2) => format!(
+                        "spread(spread({m}, 1, size({}, 1)), 2, size({}, 2))",
+                        v(a),
+                        v(b)
+                    ),
+                    _ => m,
+                };
                 let (ma, mb) = match (ra, rb) {
                     (2, 1) => (
                         outer(&m, &v(b)),
@@ -911,6 +931,12 @@ impl<'a> Gen<'a> {
     fn stmt_body(&mut self, id: StmtId, label: String) -> Vec<Line> {
         let unit = self.unit;
         let st = unit.stmt(id);
+        self.varied = self
+            .act
+            .varied_before
+            .get(id.0 as usize)
+            .cloned()
+            .unwrap_or_default();
         let mut rev = Vec::new();
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => {
@@ -1040,9 +1066,9 @@ impl<'a> Gen<'a> {
                         self.adj(rhs, &tb, r, &mut body);
                     }
                     rev.extend(body.into_iter().map(Line::Plain));
-                } else if self.has_adjoint(t) {
-                    // A passive value overwrites an active variable: its
-                    // adjoint is cut here.
+                } else if self.has_adjoint(t) && self.act.useful_after(id, t) {
+                    // A passive value overwrites a useful variable: its
+                    // adjoint is cut here (elsewhere it is zero already).
                     if let Some(lb) = self.bref(lhs) {
                         rev.push(Line::Plain(format!("{lb} = 0.0d0")));
                     }
@@ -1509,12 +1535,12 @@ fn body_writes(unit: &Unit, ids: &[StmtId]) -> Vec<SymbolId> {
 /// The label where the reverse sweep of an unstructured unit starts.
 const REVERSE_LABEL: u32 = 99999;
 
-/// Integer scalars the adjoint statements of each basic block read:
-/// saved at the block's end in unstructured mode.
+/// Integer scalars the reverse sweep of each basic block reads (what
+/// TBR says its statements' adjoints need, the indices of what they pop
+/// included): saved at the block's end in unstructured mode.
 fn snapshots(
     unit: &Unit,
-    act: &Activity,
-    bname: &HashMap<SymbolId, String>,
+    tbr: &Tbr,
     fx: &LocalEffects,
     fx_len: usize,
     exact: &BitSet,
@@ -1526,13 +1552,8 @@ fn snapshots(
         }
         let mut ints = BitSet::default();
         for id in &node.stmts {
-            if let StmtKind::Assign { lhs, rhs } = &unit.stmt(*id).kind {
-                if target(lhs)
-                    .is_some_and(|(t, _)| bname.contains_key(&t) && act.active_after(*id, t))
-                {
-                    vars(unit, lhs, &mut ints);
-                    vars(unit, rhs, &mut ints);
-                }
+            if let Some(n) = tbr.needs.get(id.0 as usize) {
+                ints.union_with(n);
             }
         }
         let names: Vec<String> = ints
@@ -1803,7 +1824,7 @@ fn routine(
     let unstructured = !unit.cfg.structured;
     let fx = dfort_analysis::effects::local(program, orig, sh.effects);
     let snaps = if unstructured {
-        snapshots(unit, act, &bname, &fx, orig.symbols.len(), &undo.exact)
+        snapshots(unit, t, &fx, orig.symbols.len(), &undo.exact)
     } else {
         HashMap::new()
     };
@@ -1832,6 +1853,7 @@ fn routine(
         array_temps: BTreeSet::new(),
         used_modules: BTreeSet::new(),
         called: BTreeSet::new(),
+        varied: BitSet::default(),
         module: module.clone(),
         hidden: std::collections::BTreeMap::new(),
         unstructured,

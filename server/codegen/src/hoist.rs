@@ -121,7 +121,9 @@ pub fn inline_statement_functions(program: &Program) -> std::borrow::Cow<'_, Pro
             continue;
         }
         let u = std::sync::Arc::make_mut(u);
-        let sfs = std::mem::take(&mut u.stmt_functions);
+        // The definitions stay (for checks that look at them); nothing
+        // references them any more.
+        let sfs = u.stmt_functions.clone();
         let symbols = u.symbols.clone();
         for st in &mut u.stmts {
             for e in st.kind.exprs_mut() {

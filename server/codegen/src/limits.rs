@@ -3,8 +3,9 @@
 //! silently wrong): derivatives of variables of modules dfort was not
 //! given, globals reached through function references (Dep summaries
 //! follow globals through CALLs, not through functions called inside
-//! expressions), functions that change their arguments, and active
-//! variables of derived type.
+//! expressions), functions that change their arguments, active variables
+//! of derived type, and host statement functions used by internal
+//! procedures.
 
 use crate::names::DiffSet;
 use crate::Refusal;
@@ -18,6 +19,51 @@ pub fn check(program: &Program, diff: &DiffSet, effects: &[Effects]) -> Vec<Refu
     let mut out = shared_globals(program, diff);
     out.extend(globals_through_functions(program, diff, effects));
     out.extend(active_derived_types(program, diff));
+    out.extend(host_statement_functions(program, diff));
+    out
+}
+
+/// References from internal procedures to their host's statement
+/// functions: the IR sees an unknown external function there, and the
+/// derivatives inline statement functions only within their own unit.
+fn host_statement_functions(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for &u in &diff.units {
+        let host = program.unit(u);
+        if host.stmt_functions.is_empty() {
+            continue;
+        }
+        let names: Vec<&str> = host
+            .stmt_functions
+            .iter()
+            .map(|sf| host.symbol(sf.name).name.as_str())
+            .collect();
+        for &c in &host.children {
+            let child = program.unit(c);
+            for st in &child.stmts {
+                for e in st.kind.exprs() {
+                    e.walk(&mut |x| {
+                        if let ExprKind::FunctionCall {
+                            name,
+                            target: CallTarget::External | CallTarget::Unresolved,
+                            ..
+                        } = &x.kind
+                        {
+                            if names.contains(&name.as_str()) {
+                                out.push(Refusal {
+                                    span: x.span,
+                                    message: format!(
+                                        "`{name}` is a statement function of `{}`; internal procedures that use their host's statement functions are not differentiated yet (define it in `{}` too)",
+                                        host.name, child.name
+                                    ),
+                                });
+                            }
+                        }
+                    });
+                }
+            }
+        }
+    }
     out
 }
 

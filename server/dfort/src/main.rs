@@ -6,6 +6,7 @@ mod bench;
 mod bench_adjoint;
 mod bench_inversion;
 mod bench_lsp;
+mod fuzz;
 mod tangent;
 mod verify;
 
@@ -116,6 +117,10 @@ enum Command {
     /// Paper 003's Table 1: Figure 10's adjoint with loop indices recovered
     /// by inversion against stored: integer tape, real tape and run times.
     BenchInversion(bench_inversion::BenchInversionArgs),
+    /// Differential fuzzer: random Fortran kernels differentiated in every
+    /// mode, compiled and checked numerically; mismatches are shrunk and
+    /// written out. Ends with `N programs: P passed, R refused, M mismatches`.
+    Fuzz(fuzz::FuzzArgs),
 }
 
 /// The server lives long, and its requests and analyses run on several
@@ -152,6 +157,7 @@ fn main() -> ExitCode {
         Command::Tangent(args) => tangent::run(args),
         Command::Adjoint(args) => adjoint::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Fuzz(args) => fuzz::run(args),
         Command::Lsp { stdio: _ } => {
             one_malloc_arena();
             dfort::lsp::run_stdio(dfort::lsp::Options::default())

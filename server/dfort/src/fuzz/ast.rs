@@ -1,0 +1,664 @@
+//! The fuzzer's programs: a small Fortran syntax tree that the generator
+//! builds, the shrinker simplifies and the printer writes as free-form
+//! source. It holds only what the generator emits; names and constants
+//! are kept as text.
+
+use dfort_codegen::fortran::Writer;
+use std::fmt::Write as _;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A literal as written (`0.5d0`, `3`, `.true.`).
+    Lit(String),
+    Var(String),
+    /// `a(i, j)`, `a(1:n, 2)`.
+    Index(String, Vec<Sub>),
+    Neg(Box<Expr>),
+    /// `a op b` with op one of `+ - * / **`, comparisons, `.and.`, `.or.`.
+    Bin(&'static str, Box<Expr>, Box<Expr>),
+    /// An intrinsic or user function reference.
+    Call(String, Vec<Expr>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Sub {
+    At(Expr),
+    Range(Option<Expr>, Option<Expr>, Option<Expr>),
+}
+
+impl Expr {
+    pub fn lit(s: impl Into<String>) -> Expr {
+        Expr::Lit(s.into())
+    }
+    pub fn var(s: impl Into<String>) -> Expr {
+        Expr::Var(s.into())
+    }
+    pub fn int(v: i64) -> Expr {
+        if v < 0 {
+            Expr::Neg(Box::new(Expr::Lit((-v).to_string())))
+        } else {
+            Expr::Lit(v.to_string())
+        }
+    }
+    pub fn bin(op: &'static str, a: Expr, b: Expr) -> Expr {
+        Expr::Bin(op, Box::new(a), Box::new(b))
+    }
+    pub fn call(f: impl Into<String>, args: Vec<Expr>) -> Expr {
+        Expr::Call(f.into(), args)
+    }
+    pub fn at(a: impl Into<String>, idx: Vec<Expr>) -> Expr {
+        Expr::Index(a.into(), idx.into_iter().map(Sub::At).collect())
+    }
+
+    /// The direct subexpressions, in order.
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Lit(_) | Expr::Var(_) => Vec::new(),
+            Expr::Index(_, subs) => subs
+                .iter()
+                .flat_map(|s| match s {
+                    Sub::At(e) => vec![e],
+                    Sub::Range(a, b, c) => [a, b, c].into_iter().flatten().collect(),
+                })
+                .collect(),
+            Expr::Neg(a) => vec![a],
+            Expr::Bin(_, a, b) => vec![a, b],
+            Expr::Call(_, args) => args.iter().collect(),
+        }
+    }
+
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Expr::Lit(_) | Expr::Var(_) => Vec::new(),
+            Expr::Index(_, subs) => subs
+                .iter_mut()
+                .flat_map(|s| match s {
+                    Sub::At(e) => vec![e],
+                    Sub::Range(a, b, c) => [a, b, c].into_iter().flatten().collect(),
+                })
+                .collect(),
+            Expr::Neg(a) => vec![&mut **a],
+            Expr::Bin(_, a, b) => vec![&mut **a, &mut **b],
+            Expr::Call(_, args) => args.iter_mut().collect(),
+        }
+    }
+
+    /// Whether the expression names `name` (a variable, array or function).
+    pub fn mentions(&self, name: &str) -> bool {
+        match self {
+            Expr::Var(v) if v == name => true,
+            Expr::Index(a, _) | Expr::Call(a, _) if a == name => true,
+            _ => self.children().iter().any(|c| c.mentions(name)),
+        }
+    }
+
+    pub fn print(&self) -> String {
+        let mut s = String::new();
+        self.write(&mut s);
+        s
+    }
+
+    fn write(&self, out: &mut String) {
+        match self {
+            Expr::Lit(t) | Expr::Var(t) => out.push_str(t),
+            Expr::Index(a, subs) => {
+                out.push_str(a);
+                out.push('(');
+                for (i, s) in subs.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    match s {
+                        Sub::At(e) => e.write(out),
+                        Sub::Range(lo, hi, st) => {
+                            if let Some(e) = lo {
+                                e.write(out);
+                            }
+                            out.push(':');
+                            if let Some(e) = hi {
+                                e.write(out);
+                            }
+                            if let Some(e) = st {
+                                out.push(':');
+                                e.write(out);
+                            }
+                        }
+                    }
+                }
+                out.push(')');
+            }
+            Expr::Neg(a) => {
+                out.push_str("(-");
+                a.write(out);
+                out.push(')');
+            }
+            Expr::Bin(op, a, b) => {
+                out.push('(');
+                a.write(out);
+                let _ = write!(out, " {op} ");
+                b.write(out);
+                out.push(')');
+            }
+            Expr::Call(f, args) => {
+                out.push_str(f);
+                out.push('(');
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    a.write(out);
+                }
+                out.push(')');
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Assign(Expr, Expr),
+    /// IF / ELSE IF arms and an optional ELSE.
+    If(Vec<(Expr, Vec<Stmt>)>, Option<Vec<Stmt>>),
+    /// A one-line logical IF.
+    IfOne(Expr, Box<Stmt>),
+    Do {
+        name: Option<String>,
+        var: String,
+        lo: Expr,
+        hi: Expr,
+        step: Option<Expr>,
+        body: Vec<Stmt>,
+    },
+    While {
+        name: Option<String>,
+        cond: Expr,
+        body: Vec<Stmt>,
+    },
+    /// SELECT CASE: each case's values as written (`2:3`), and DEFAULT.
+    Select {
+        sel: Expr,
+        cases: Vec<(String, Vec<Stmt>)>,
+        default: Option<Vec<Stmt>>,
+    },
+    Call(String, Vec<Expr>),
+    Exit(Option<String>),
+    Cycle(Option<String>),
+    Goto(u32),
+    /// `go to (l1, l2, …) e`
+    ComputedGoto(Vec<u32>, Expr),
+    /// `if (e) lneg, lzero, lpos`
+    ArithmeticIf(Expr, [u32; 3]),
+    /// `<label> continue`: a jump target.
+    Label(u32),
+    /// A statement dfort may refuse, as written (WHERE blocks and the
+    /// like, which the generator adds to learn what is refused).
+    Raw(Vec<String>),
+}
+
+impl Stmt {
+    /// The statement lists nested directly in this statement.
+    pub fn blocks(&self) -> Vec<&Vec<Stmt>> {
+        match self {
+            Stmt::If(arms, els) => arms.iter().map(|(_, b)| b).chain(els.iter()).collect(),
+            Stmt::Do { body, .. } | Stmt::While { body, .. } => vec![body],
+            Stmt::Select { cases, default, .. } => {
+                cases.iter().map(|(_, b)| b).chain(default.iter()).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn blocks_mut(&mut self) -> Vec<&mut Vec<Stmt>> {
+        match self {
+            Stmt::If(arms, els) => arms
+                .iter_mut()
+                .map(|(_, b)| b)
+                .chain(els.iter_mut())
+                .collect(),
+            Stmt::Do { body, .. } | Stmt::While { body, .. } => vec![body],
+            Stmt::Select { cases, default, .. } => cases
+                .iter_mut()
+                .map(|(_, b)| b)
+                .chain(default.iter_mut())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The expressions of this statement (not of nested statements).
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Stmt::Assign(l, r) => vec![l, r],
+            Stmt::If(arms, _) => arms.iter_mut().map(|(c, _)| c).collect(),
+            Stmt::IfOne(c, s) => {
+                let mut v = vec![c];
+                v.extend(s.exprs_mut());
+                v
+            }
+            Stmt::Do { lo, hi, step, .. } => {
+                let mut v = vec![lo, hi];
+                v.extend(step.as_mut());
+                v
+            }
+            Stmt::While { cond, .. } => vec![cond],
+            Stmt::Select { sel, .. } => vec![sel],
+            Stmt::Call(_, args) => args.iter_mut().collect(),
+            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) => vec![e],
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            Stmt::Assign(l, r) => vec![l, r],
+            Stmt::If(arms, _) => arms.iter().map(|(c, _)| c).collect(),
+            Stmt::IfOne(c, s) => {
+                let mut v = vec![c];
+                v.extend(s.exprs());
+                v
+            }
+            Stmt::Do { lo, hi, step, .. } => {
+                let mut v = vec![lo, hi];
+                v.extend(step.as_ref());
+                v
+            }
+            Stmt::While { cond, .. } => vec![cond],
+            Stmt::Select { sel, .. } => vec![sel],
+            Stmt::Call(_, args) => args.iter().collect(),
+            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) => vec![e],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether this statement or one nested in it names `name`.
+    pub fn mentions(&self, name: &str) -> bool {
+        if let Stmt::Call(f, _) = self {
+            if f == name {
+                return true;
+            }
+        }
+        if let Stmt::Raw(lines) = self {
+            return lines.iter().any(|l| l.contains(name));
+        }
+        self.exprs().iter().any(|e| e.mentions(name))
+            || self
+                .blocks()
+                .iter()
+                .any(|b| b.iter().any(|s| s.mentions(name)))
+    }
+}
+
+/// A declaration line: `real(8), intent(in) :: x(n)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decl {
+    /// `real(8)` or `integer`.
+    pub ty: &'static str,
+    pub name: String,
+    /// Extents as written (`n`, `3`).
+    pub dims: Vec<String>,
+    pub intent: Option<&'static str>,
+    /// Extra attributes (`parameter`), and an initial value.
+    pub attrs: Vec<&'static str>,
+    pub init: Option<String>,
+}
+
+impl Decl {
+    pub fn real(name: impl Into<String>, dims: Vec<String>) -> Decl {
+        Decl {
+            ty: "real(8)",
+            name: name.into(),
+            dims,
+            intent: None,
+            attrs: Vec::new(),
+            init: None,
+        }
+    }
+    pub fn int(name: impl Into<String>) -> Decl {
+        Decl {
+            ty: "integer",
+            ..Decl::real(name, Vec::new())
+        }
+    }
+    pub fn with_intent(mut self, intent: &'static str) -> Decl {
+        self.intent = Some(intent);
+        self
+    }
+
+    fn print(&self) -> String {
+        let mut parts = vec![self.ty.to_string()];
+        parts.extend(self.attrs.iter().map(|a| a.to_string()));
+        if let Some(i) = self.intent {
+            parts.push(format!("intent({i})"));
+        }
+        let dims = if self.dims.is_empty() {
+            String::new()
+        } else {
+            format!("({})", self.dims.join(", "))
+        };
+        let init = self
+            .init
+            .as_ref()
+            .map(|v| format!(" = {v}"))
+            .unwrap_or_default();
+        format!("{} :: {}{dims}{init}", parts.join(", "), self.name)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProcKind {
+    Subroutine,
+    /// A `real(8)` function whose result variable is `<name>_r`.
+    Function,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Proc {
+    pub kind: ProcKind,
+    pub name: String,
+    pub args: Vec<String>,
+    pub uses: Vec<String>,
+    pub decls: Vec<Decl>,
+    /// Specification lines after the declarations (COMMON, statement
+    /// functions, interface blocks), as written.
+    pub spec: Vec<String>,
+    pub body: Vec<Stmt>,
+    /// Internal procedures (after CONTAINS).
+    pub internal: Vec<Proc>,
+}
+
+impl Proc {
+    pub fn result(&self) -> String {
+        format!("{}_r", self.name)
+    }
+
+    fn print(&self, w: &mut Printer) {
+        let head = match self.kind {
+            ProcKind::Subroutine => format!("subroutine {}({})", self.name, self.args.join(", ")),
+            ProcKind::Function => format!(
+                "function {}({}) result({})",
+                self.name,
+                self.args.join(", "),
+                self.result()
+            ),
+        };
+        w.line(&head);
+        w.indent();
+        for u in &self.uses {
+            w.line(&format!("use {u}"));
+        }
+        w.line("implicit none");
+        if self.kind == ProcKind::Function {
+            w.line(&format!("real(8) :: {}", self.result()));
+        }
+        for d in &self.decls {
+            w.line(&d.print());
+        }
+        for s in &self.spec {
+            w.line(s);
+        }
+        for s in &self.body {
+            w.stmt(s);
+        }
+        w.dedent();
+        if !self.internal.is_empty() {
+            w.line("contains");
+            w.indent();
+            for p in &self.internal {
+                p.print(w);
+            }
+            w.dedent();
+        }
+        let end = match self.kind {
+            ProcKind::Subroutine => "end subroutine",
+            ProcKind::Function => "end function",
+        };
+        w.line(&format!("{end} {}", self.name));
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    pub name: String,
+    pub decls: Vec<Decl>,
+    pub procs: Vec<Proc>,
+}
+
+/// A generated test case: the source and how to drive its root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub module: Option<Module>,
+    /// External procedures, before the root.
+    pub externals: Vec<Proc>,
+    pub root: Proc,
+    /// The root's integer arguments and their values.
+    pub ints: Vec<(String, i64)>,
+    pub independents: Vec<String>,
+    pub dependents: Vec<String>,
+}
+
+impl Program {
+    pub fn print(&self) -> String {
+        let mut w = Printer::default();
+        if let Some(m) = &self.module {
+            w.line(&format!("module {}", m.name));
+            w.indent();
+            w.line("implicit none");
+            for d in &m.decls {
+                w.line(&d.print());
+            }
+            w.dedent();
+            if !m.procs.is_empty() {
+                w.line("contains");
+                w.indent();
+                for p in &m.procs {
+                    p.print(&mut w);
+                }
+                w.dedent();
+            }
+            w.line(&format!("end module {}", m.name));
+            w.blank();
+        }
+        for p in &self.externals {
+            p.print(&mut w);
+            w.blank();
+        }
+        self.root.print(&mut w);
+        w.w.finish()
+    }
+
+    /// Calls `f` on every procedure, module and internal ones included
+    /// (an internal procedure after its host).
+    pub fn each_proc_mut(&mut self, f: &mut impl FnMut(&mut Proc)) {
+        fn visit(p: &mut Proc, f: &mut impl FnMut(&mut Proc)) {
+            f(p);
+            for q in &mut p.internal {
+                visit(q, f);
+            }
+        }
+        if let Some(m) = &mut self.module {
+            for p in &mut m.procs {
+                visit(p, f);
+            }
+        }
+        for p in &mut self.externals {
+            visit(p, f);
+        }
+        visit(&mut self.root, f);
+    }
+}
+
+/// Free-form lines, continued with `&` past the line length
+/// ([`dfort_codegen::fortran::Writer`]).
+#[derive(Default)]
+struct Printer {
+    w: Writer,
+}
+
+impl Printer {
+    fn line(&mut self, text: &str) {
+        self.w.line(text);
+    }
+    fn indent(&mut self) {
+        self.w.indent();
+    }
+    fn dedent(&mut self) {
+        self.w.dedent();
+    }
+    fn blank(&mut self) {
+        self.w.blank();
+    }
+    fn block(&mut self, body: &[Stmt]) {
+        self.indent();
+        for s in body {
+            self.stmt(s);
+        }
+        self.dedent();
+    }
+    /// A statement as one line (simple statements only).
+    fn simple(s: &Stmt) -> String {
+        let mut p = Printer::default();
+        p.stmt(s);
+        p.w.finish().trim().to_string()
+    }
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Assign(l, r) => self.line(&format!("{} = {}", l.print(), r.print())),
+            Stmt::If(arms, els) => {
+                for (i, (c, body)) in arms.iter().enumerate() {
+                    let kw = if i == 0 { "if" } else { "else if" };
+                    self.line(&format!("{kw} ({}) then", c.print()));
+                    self.block(body);
+                }
+                if let Some(b) = els {
+                    self.line("else");
+                    self.block(b);
+                }
+                self.line("end if");
+            }
+            Stmt::IfOne(c, s) => {
+                self.line(&format!("if ({}) {}", c.print(), Printer::simple(s)));
+            }
+            Stmt::Do {
+                name,
+                var,
+                lo,
+                hi,
+                step,
+                body,
+            } => {
+                let n = name.as_ref().map(|n| format!("{n}: ")).unwrap_or_default();
+                let st = step
+                    .as_ref()
+                    .map(|s| format!(", {}", s.print()))
+                    .unwrap_or_default();
+                self.line(&format!("{n}do {var} = {}, {}{st}", lo.print(), hi.print()));
+                self.block(body);
+                let tail = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
+                self.line(&format!("end do{tail}"));
+            }
+            Stmt::While { name, cond, body } => {
+                let n = name.as_ref().map(|n| format!("{n}: ")).unwrap_or_default();
+                self.line(&format!("{n}do while ({})", cond.print()));
+                self.block(body);
+                let tail = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
+                self.line(&format!("end do{tail}"));
+            }
+            Stmt::Select {
+                sel,
+                cases,
+                default,
+            } => {
+                self.line(&format!("select case ({})", sel.print()));
+                for (v, body) in cases {
+                    self.line(&format!("case ({v})"));
+                    self.block(body);
+                }
+                if let Some(b) = default {
+                    self.line("case default");
+                    self.block(b);
+                }
+                self.line("end select");
+            }
+            Stmt::Call(f, args) => {
+                let a: Vec<String> = args.iter().map(Expr::print).collect();
+                self.line(&format!("call {f}({})", a.join(", ")));
+            }
+            Stmt::Exit(n) => self.line(&format!(
+                "exit{}",
+                n.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
+            )),
+            Stmt::Cycle(n) => self.line(&format!(
+                "cycle{}",
+                n.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
+            )),
+            Stmt::Goto(l) => self.line(&format!("go to {l}")),
+            Stmt::ComputedGoto(ls, e) => {
+                let ls: Vec<String> = ls.iter().map(u32::to_string).collect();
+                self.line(&format!("go to ({}) {}", ls.join(", "), e.print()));
+            }
+            Stmt::ArithmeticIf(e, [a, b, c]) => {
+                self.line(&format!("if ({}) {a}, {b}, {c}", e.print()))
+            }
+            Stmt::Label(l) => self.line(&format!("{l} continue")),
+            Stmt::Raw(lines) => {
+                for l in lines {
+                    self.line(l);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_print_as_free_form_fortran() {
+        let root = Proc {
+            kind: ProcKind::Subroutine,
+            name: "fz".into(),
+            args: vec!["n".into(), "x".into()],
+            uses: vec![],
+            decls: vec![
+                Decl::int("n").with_intent("in"),
+                Decl::real("x", vec!["n".into()]).with_intent("inout"),
+                Decl::int("i"),
+            ],
+            spec: vec![],
+            body: vec![
+                Stmt::Do {
+                    name: None,
+                    var: "i".into(),
+                    lo: Expr::var("n"),
+                    hi: Expr::int(1),
+                    step: Some(Expr::int(-1)),
+                    body: vec![Stmt::Assign(
+                        Expr::at("x", vec![Expr::var("i")]),
+                        Expr::bin(
+                            "*",
+                            Expr::at("x", vec![Expr::var("i")]),
+                            Expr::call("sin", vec![Expr::lit("0.5d0")]),
+                        ),
+                    )],
+                },
+                Stmt::Label(10),
+            ],
+            internal: vec![],
+        };
+        let p = Program {
+            module: None,
+            externals: vec![],
+            root,
+            ints: vec![("n".into(), 3)],
+            independents: vec!["x".into()],
+            dependents: vec!["x".into()],
+        };
+        let text = p.print();
+        assert!(text.contains("  do i = n, 1, (-1)\n    x(i) = (x(i) * sin(0.5d0))\n  end do\n"));
+        assert!(text.contains("  10 continue\n"));
+        assert!(
+            text.starts_with("subroutine fz(n, x)\n  implicit none\n  integer, intent(in) :: n\n")
+        );
+    }
+}

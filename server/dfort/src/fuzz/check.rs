@@ -1,0 +1,618 @@
+//! Checking one generated program: dfort differentiates it in process
+//! (tangent, and the adjoint in the three recording modes), gfortran
+//! compiles everything with bounds checks and poisoned locals, and a
+//! driver runs it at random points. The tangent must match finite
+//! differences where the point is smooth, each adjoint must pass the
+//! dot-product test against the tangent and leave its tape empty, and
+//! the three adjoints must agree to 1e-10.
+
+use super::ast::Program;
+use crate::verify::{compile, gfortran, link, Scratch};
+use dfort_codegen::adjoint::Recording;
+use dfort_codegen::driver::{driver, parse_output, relative, DriverArg, DriverSpec, Point};
+use dfort_ide::{LoadOptions, Workspace};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The recording modes, with their file names and the `dfort verify`
+/// flag that reproduces them.
+pub const MODES: [(Recording, &str, &str); 3] = [
+    (Recording::Inversion, "adj_inv", ""),
+    (Recording::Tbr, "adj_tbr", " --no-inversion"),
+    (Recording::StoreAll, "adj_all", " --no-tbr"),
+];
+
+/// Compiler flags for everything a case builds: bounds and DO checks, and
+/// locals that start as signalling NaNs and huge integers, so that a value
+/// read before it is computed spoils the result.
+const FLAGS: [&str; 6] = [
+    "-O0",
+    "-g",
+    "-fcheck=bounds,do,recursion",
+    "-finit-real=snan",
+    "-finit-integer=-99999999",
+    "-fmax-errors=3",
+];
+
+/// Random points per run, and the tolerances.
+const POINTS: usize = 4;
+const SMOOTH: f64 = 1e-5;
+const TANGENT_TOL: f64 = 1e-6;
+const DOT_TOL: f64 = 1e-10;
+const MODES_TOL: f64 = 1e-10;
+const RUN_LIMIT: Duration = Duration::from_secs(20);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// dfort panicked.
+    Panic,
+    /// A derivative file gfortran rejects (the mode, or "tangent").
+    DoesNotCompile(&'static str),
+    /// A derivative that stops with an error or a signal, or never ends.
+    Crash(&'static str),
+    /// An adjoint that pops more than it pushed, or leaves entries.
+    Tape(&'static str),
+    /// Tangent against finite differences at a smooth point.
+    Tangent,
+    /// An adjoint's dot-product test against the tangent.
+    DotProduct(&'static str),
+    /// An adjoint whose gradient differs from the default mode's.
+    Modes(&'static str),
+}
+
+impl Kind {
+    pub fn describe(&self) -> String {
+        match self {
+            Kind::Panic => "dfort panicked".into(),
+            Kind::DoesNotCompile(m) => format!("{m} does not compile"),
+            Kind::Crash(m) => format!("{m} fails at run time"),
+            Kind::Tape(m) => format!("{m}: pushes and pops do not match"),
+            Kind::Tangent => "tangent differs from finite differences".into(),
+            Kind::DotProduct(m) => format!("{m}: dot-product test fails"),
+            Kind::Modes(m) => format!("{m}: gradient differs from the default mode's"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    pub kind: Kind,
+    pub detail: String,
+}
+
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Pass,
+    /// dfort refused (or its front end rejected) the program, and why.
+    Refused(String),
+    /// The program itself is unusable (gfortran rejects it, it fails at
+    /// run time, its values are not finite): drawn again.
+    Invalid(String),
+    /// Finite differences were unreliable at every point: drawn again.
+    NonSmooth,
+    Mismatch(Mismatch),
+}
+
+/// A worker's directory, with the stack runtime compiled once.
+pub struct Checker {
+    scratch: Scratch,
+    cases: usize,
+}
+
+impl Checker {
+    pub fn new(tag: &str) -> Result<Checker, String> {
+        let scratch = Scratch::new(tag)?;
+        scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
+        compile(&scratch.dir, "dfort_stack.f90", &FLAGS)?;
+        Ok(Checker { scratch, cases: 0 })
+    }
+
+    /// Checks `p`, whose driver draws its points from `seed`.
+    pub fn check(&mut self, p: &Program, seed: u64) -> Outcome {
+        self.cases += 1;
+        let dir = self.scratch.dir.join(format!("case{}", self.cases));
+        let _ = std::fs::remove_dir_all(&dir);
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return Outcome::Invalid(format!("cannot create {}: {e}", dir.display()));
+        }
+        let out = self.check_in(&dir, p, seed);
+        let _ = std::fs::remove_dir_all(&dir);
+        out
+    }
+
+    fn check_in(&self, dir: &Path, p: &Program, seed: u64) -> Outcome {
+        let text = p.print();
+        let path = dir.join("prog.f90");
+        if let Err(e) = std::fs::write(&path, &text) {
+            return Outcome::Invalid(format!("cannot write the program: {e}"));
+        }
+        let files = match derivatives(&path, p) {
+            Ok(f) => f,
+            Err(o) => return o,
+        };
+        for (name, text) in &files {
+            if let Err(e) = std::fs::write(dir.join(format!("{name}.f90")), text) {
+                return Outcome::Invalid(format!("cannot write {name}: {e}"));
+            }
+        }
+        let base = self.scratch.dir.to_string_lossy().to_string();
+        let flags: Vec<&str> = FLAGS.iter().copied().chain(["-I", &base]).collect();
+        if let Err(e) = compile(dir, "prog.f90", &flags) {
+            return Outcome::Invalid(format!("gfortran rejects the program: {}", first_error(&e)));
+        }
+        for (name, _) in &files {
+            if let Err(e) = compile(dir, &format!("{name}.f90"), &flags) {
+                let what = mode_label(name);
+                // The compiler's messages, without the command line.
+                let msg = e.lines().skip(1).collect::<Vec<_>>().join("\n");
+                return mismatch(Kind::DoesNotCompile(what), msg);
+            }
+        }
+        // Runs trap on invalid arithmetic (a signalling NaN read before it
+        // is set, a root of a negative, an overflow): in the program, the
+        // generator's fault (or the shrinker's); in a derivative, dfort's.
+        // The main program's options switch trapping on.
+        let main_flags: Vec<&str> = flags
+            .iter()
+            .copied()
+            .chain(["-ffpe-trap=invalid,zero,overflow"])
+            .collect();
+        let mut runs: Vec<(&'static str, Vec<Point>)> = Vec::new();
+        let stack = format!("{base}/dfort_stack.f90.o");
+        let mut point_seed = seed;
+        for attempt in 0..2 {
+            runs.clear();
+            let spec = spec_of(p, POINTS, point_seed);
+            if let Err(e) = std::fs::write(dir.join("driver.f90"), driver(&spec)) {
+                return Outcome::Invalid(format!("cannot write the driver: {e}"));
+            }
+            for (_, name, _) in MODES {
+                let exe = format!("run_{name}");
+                let objects = vec![
+                    "prog.f90.o".to_string(),
+                    "tangent.f90.o".to_string(),
+                    format!("{name}.f90.o"),
+                    stack.clone(),
+                ];
+                if let Err(e) = link(dir, "driver.f90", &objects, &main_flags, &exe) {
+                    return Outcome::Invalid(format!(
+                        "the driver does not link: {}",
+                        first_error(&e)
+                    ));
+                }
+                match run(dir, &exe) {
+                    Ok(out) => runs.push((mode_label(name), parse_output(&out))),
+                    Err(Failure::Error(stderr)) => return crashed(name, &stderr),
+                    Err(Failure::Hang) => {
+                        // The program's own loops, or the derivative's?
+                        let mut primal = spec.clone();
+                        primal.tangent = false;
+                        primal.adjoint = false;
+                        let alone = std::fs::write(dir.join("primal.f90"), driver(&primal))
+                            .map_err(|e| e.to_string())
+                            .and_then(|_| {
+                                link(
+                                    dir,
+                                    "primal.f90",
+                                    &["prog.f90.o".to_string()],
+                                    &main_flags,
+                                    "run_primal",
+                                )
+                            })
+                            .map_err(Failure::Error)
+                            .and_then(|_| run(dir, "run_primal"));
+                        if alone.is_err() {
+                            return Outcome::Invalid("the program does not end".into());
+                        }
+                        return mismatch(
+                            Kind::Crash(mode_label(name)),
+                            format!(
+                                "the program ends but its derivatives' driver ran longer than {} s",
+                                RUN_LIMIT.as_secs()
+                            ),
+                        );
+                    }
+                }
+            }
+            let Some((_, first)) = runs.first() else {
+                return Outcome::Invalid("no run".into());
+            };
+            if first.len() < POINTS {
+                return Outcome::Invalid(format!(
+                    "the driver printed {} points of {POINTS}",
+                    first.len()
+                ));
+            }
+            if first.iter().any(|pt| {
+                pt.fd.iter().any(|v| !v.is_finite()) || pt.fd.iter().any(|v| v.abs() > 1e12)
+            }) {
+                return Outcome::Invalid("the program's values are not finite or too large".into());
+            }
+            if first.iter().any(|pt| pt.smooth(SMOOTH)) {
+                break;
+            }
+            if attempt == 1 {
+                return Outcome::NonSmooth;
+            }
+            point_seed = point_seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        judge(&runs)
+    }
+}
+
+/// The tangent and the three adjoints of `p`'s root, or the outcome that
+/// stops the check (a refusal, a panic).
+fn derivatives(path: &Path, p: &Program) -> Result<Vec<(String, String)>, Outcome> {
+    let (ws, errors) = Workspace::load(&[path.to_path_buf()], LoadOptions::default());
+    if let Some(e) = errors.first() {
+        return Err(Outcome::Invalid(format!("cannot load: {e}")));
+    }
+    if let Some(d) = ws
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == dfort_syntax::Severity::Error)
+    {
+        return Err(Outcome::Refused(format!(
+            "front end: {}",
+            normalize(&d.message)
+        )));
+    }
+    let Some(root) = ws.program.all_units().find(|u| u.name == "fz") else {
+        return Err(Outcome::Invalid("no root `fz`".into()));
+    };
+    let roles = dfort_analysis::roles::roles(root, Some((&p.independents, &p.dependents)));
+    if !roles.unknown.is_empty() {
+        return Err(Outcome::Invalid(format!(
+            "unknown roles {:?}",
+            roles.unknown
+        )));
+    }
+    let (ind, dep) = (&roles.independents, &roles.dependents);
+    let id = root.id;
+    let program = &ws.program;
+    let guarded = |what: &str, f: &dyn Fn() -> Result<String, Vec<dfort_codegen::Refusal>>| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+            Ok(Ok(text)) => Ok(text),
+            Ok(Err(refusals)) => Err(Outcome::Refused(
+                refusals
+                    .first()
+                    .map_or_else(|| "(no reason)".into(), |r| normalize(&r.message)),
+            )),
+            Err(panic) => {
+                let msg = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                Err(Outcome::Mismatch(Mismatch {
+                    kind: Kind::Panic,
+                    detail: format!("{what}: {msg}"),
+                }))
+            }
+        }
+    };
+    let mut files = Vec::new();
+    let t = guarded("tangent", &|| {
+        dfort_codegen::tangent::tangent(program, id, ind, dep, "dfort fuzz")
+    })?;
+    files.push(("tangent".to_string(), t));
+    for (rec, name, _) in MODES {
+        let a = guarded(name, &|| {
+            dfort_codegen::adjoint::adjoint(program, id, ind, dep, rec, "dfort fuzz")
+        })?;
+        files.push((name.to_string(), a));
+    }
+    Ok(files)
+}
+
+/// The driver of `p`'s root: `n` and every real argument, with the
+/// derivative flags the tangent's names give.
+fn spec_of(p: &Program, points: usize, seed: u64) -> DriverSpec {
+    let mut args = Vec::new();
+    let mut with_derivative = Vec::new();
+    for a in &p.root.args {
+        if let Some((_, v)) = p.ints.iter().find(|(n, _)| n == a) {
+            args.push(DriverArg::Int {
+                name: a.clone(),
+                value: *v,
+            });
+            with_derivative.push(false);
+            continue;
+        }
+        let size: usize = p
+            .root
+            .decls
+            .iter()
+            .find(|d| d.name == *a)
+            .map(|d| {
+                d.dims
+                    .iter()
+                    .map(|e| match e.as_str() {
+                        "n" => p
+                            .ints
+                            .iter()
+                            .find(|(k, _)| k == "n")
+                            .map_or(1, |x| x.1 as usize),
+                        v => v.parse().unwrap_or(1),
+                    })
+                    .product::<usize>()
+                    * usize::from(!d.dims.is_empty())
+            })
+            .unwrap_or(0);
+        args.push(DriverArg::Real {
+            name: a.clone(),
+            size,
+        });
+        with_derivative.push(p.independents.contains(a) || p.dependents.contains(a));
+    }
+    DriverSpec {
+        root: p.root.name.clone(),
+        args,
+        independents: p.independents.clone(),
+        dependents: p.dependents.clone(),
+        with_derivative,
+        tangent: true,
+        adjoint: true,
+        module: None,
+        points,
+        gradient: true,
+        seed,
+    }
+}
+
+/// The verdict on the three runs (one per adjoint mode; the finite
+/// differences and the tangent are the same in all).
+fn judge(runs: &[(&'static str, Vec<Point>)]) -> Outcome {
+    let Some((_, first)) = runs.first() else {
+        return Outcome::Invalid("no run".into());
+    };
+    for (k, pt) in first.iter().enumerate() {
+        if !pt.smooth(SMOOTH) {
+            continue;
+        }
+        if let Some(e) = pt.tangent_error() {
+            if !within(e, TANGENT_TOL) {
+                return mismatch(
+                    Kind::Tangent,
+                    format!(
+                        "point {}: finite differences {:e}, tangent {:e} (relative error {e:.2e})",
+                        k + 1,
+                        pt.fd(),
+                        pt.tangent.map_or(f64::NAN, |t| t.0)
+                    ),
+                );
+            }
+        }
+    }
+    for (mode, points) in runs {
+        for (k, pt) in points.iter().enumerate() {
+            if pt.depth != 0 {
+                return mismatch(
+                    Kind::Tape(mode),
+                    format!("point {}: {} entries left on the tape", k + 1, pt.depth),
+                );
+            }
+            let (Some((t, ts)), Some((a, s))) = (pt.tangent, pt.adjoint) else {
+                return Outcome::Invalid("a point without tangent or adjoint".into());
+            };
+            let err = relative(t, a, ts.max(s).max(1e-300));
+            if !within(err, DOT_TOL) {
+                return mismatch(
+                    Kind::DotProduct(mode),
+                    format!("point {}: tangent {t:e}, adjoint {a:e} (error {err:.2e} of the terms' size {:e})", k + 1, ts.max(s)),
+                );
+            }
+        }
+    }
+    let (_, base) = &runs[0];
+    for (mode, points) in &runs[1..] {
+        for (k, (p0, pk)) in base.iter().zip(points).enumerate() {
+            let scale = p0
+                .gradient
+                .iter()
+                .chain(&pk.gradient)
+                .fold(0.0f64, |m, v| m.max(v.abs()))
+                .max(1e-300);
+            let bad = p0.gradient.len() != pk.gradient.len()
+                || p0
+                    .gradient
+                    .iter()
+                    .zip(&pk.gradient)
+                    .any(|(a, b)| !within((a - b).abs(), MODES_TOL * scale));
+            if bad {
+                return mismatch(
+                    Kind::Modes(mode),
+                    format!(
+                        "point {}: default mode {:?}, {mode} {:?}",
+                        k + 1,
+                        p0.gradient,
+                        pk.gradient
+                    ),
+                );
+            }
+        }
+    }
+    Outcome::Pass
+}
+
+/// `v <= tol`, false for NaN.
+fn within(v: f64, tol: f64) -> bool {
+    v <= tol
+}
+
+fn mode_label(name: &str) -> &'static str {
+    match name {
+        "adj_inv" => "adjoint (default)",
+        "adj_tbr" => "adjoint (--no-inversion)",
+        "adj_all" => "adjoint (--no-tbr)",
+        _ => "tangent",
+    }
+}
+
+fn mismatch(kind: Kind, detail: String) -> Outcome {
+    Outcome::Mismatch(Mismatch { kind, detail })
+}
+
+/// A run that failed: which file the error points into decides whether
+/// the program or a derivative is at fault.
+fn crashed(exe_mode: &str, stderr: &str) -> Outcome {
+    let files = [
+        "prog.f90",
+        "tangent.f90",
+        "adj_inv.f90",
+        "adj_tbr.f90",
+        "adj_all.f90",
+        "dfort_stack.f90",
+    ];
+    let first = stderr
+        .lines()
+        .filter_map(|l| files.iter().find(|f| l.contains(*f)))
+        .next();
+    let detail = stderr.lines().take(12).collect::<Vec<_>>().join("\n");
+    if stderr.contains("dfort_pop: the tape") {
+        return mismatch(Kind::Tape(mode_label(exe_mode)), detail);
+    }
+    match first {
+        Some(&"prog.f90") => Outcome::Invalid(format!("the program fails at run time: {detail}")),
+        Some(&"tangent.f90") => mismatch(Kind::Crash("tangent"), detail),
+        _ => mismatch(Kind::Crash(mode_label(exe_mode)), detail),
+    }
+}
+
+enum Failure {
+    Error(String),
+    Hang,
+}
+
+/// Runs `dir/exe`, killed after [`RUN_LIMIT`].
+fn run(dir: &Path, exe: &str) -> Result<String, Failure> {
+    let mut child = Command::new(dir.join(exe))
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Failure::Error(format!("cannot run {exe}: {e}")))?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() > RUN_LIMIT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Failure::Hang);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(Failure::Error(format!("waiting for {exe}: {e}"))),
+        }
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Failure::Error(format!("reading {exe}: {e}")))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() {
+        Ok(stdout)
+    } else {
+        Err(Failure::Error(format!(
+            "{}{}\n({})",
+            String::from_utf8_lossy(&out.stderr),
+            stdout,
+            out.status
+        )))
+    }
+}
+
+/// The first lines of a compiler error.
+fn first_error(e: &str) -> String {
+    e.lines().take(8).collect::<Vec<_>>().join("\n")
+}
+
+/// A refusal's reason without its particulars: quoted names and numbers
+/// replaced, so that reasons group.
+pub fn normalize(msg: &str) -> String {
+    let mut out = String::new();
+    let mut quoted = false;
+    for c in msg.chars() {
+        match c {
+            '`' => {
+                if !quoted {
+                    out.push_str("`…`");
+                }
+                quoted = !quoted;
+            }
+            _ if quoted => {}
+            '0'..='9' => {
+                if !out.ends_with('#') {
+                    out.push('#');
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether gfortran can be run (the fuzzer needs it).
+pub fn available() -> Result<(), String> {
+    gfortran(Path::new("."), &["--version"])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_group_without_names_and_numbers() {
+        assert_eq!(
+            normalize("no adjoint rule for `maxval(t1)` with active arguments at line 12"),
+            "no adjoint rule for `…` with active arguments at line #"
+        );
+    }
+
+    #[test]
+    fn a_tangent_off_the_differences_at_a_smooth_point_is_a_mismatch() {
+        let pt = |t: f64| Point {
+            fd: [1.0, 1.0, 1.0],
+            tangent: Some((t, 1.0)),
+            adjoint: Some((t, 1.0)),
+            depth: 0,
+            gradient: vec![0.5],
+        };
+        let runs = |t| vec![("a", vec![pt(t)]), ("b", vec![pt(t)]), ("c", vec![pt(t)])];
+        assert!(matches!(judge(&runs(1.0)), Outcome::Pass));
+        assert!(matches!(
+            judge(&runs(1.1)),
+            Outcome::Mismatch(Mismatch {
+                kind: Kind::Tangent,
+                ..
+            })
+        ));
+        let mut r = runs(1.0);
+        r[2].1[0].gradient = vec![0.5 + 1e-6];
+        assert!(matches!(
+            judge(&r),
+            Outcome::Mismatch(Mismatch {
+                kind: Kind::Modes("c"),
+                ..
+            })
+        ));
+        let mut r = runs(1.0);
+        r[1].1[0].adjoint = Some((1.0 + 1e-6, 1.0));
+        assert!(matches!(
+            judge(&r),
+            Outcome::Mismatch(Mismatch {
+                kind: Kind::DotProduct("b"),
+                ..
+            })
+        ));
+        let mut r = runs(1.0);
+        r[0].1[0].depth = 2;
+        assert!(matches!(
+            judge(&r),
+            Outcome::Mismatch(Mismatch {
+                kind: Kind::Tape("a"),
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,1986 @@
+//! The random program generator: valid, terminating Fortran kernels built
+//! from what dfort differentiates, seeded and reproducible.
+//!
+//! Validity is kept by construction: every local and output is assigned
+//! before it is read; array subscripts stay in bounds (each integer
+//! variable carries the interval its value is known to lie in, and an
+//! index whose interval is not inside the bounds is wrapped in
+//! `modulo(k, n) + 1`); loops terminate (DO WHILE and backward GO TO
+//! loops run on a counter); real values stay bounded (divisions by
+//! `1 + e²`, `exp`/`sinh`/`cosh` of a sine, logarithms and roots of
+//! `1 + e²`); no actual is both written and aliased, and procedures that
+//! reach globals are never passed them. What the generator cannot keep
+//! finite (a product growing over nested loops) the checker finds and
+//! the case is drawn again.
+
+use super::ast::*;
+use rand::{RngExt, SeedableRng};
+use rand_xorshift::XorShiftRng;
+
+/// The random source of one case.
+pub type Rng = XorShiftRng;
+
+/// The generator of case `case` of a run seeded with `seed`: independent
+/// of the order in which cases are run.
+pub fn rng_for(seed: u64, case: u64, attempt: u64) -> Rng {
+    // SplitMix64 finalizer: decorrelates neighbouring seeds.
+    let mut z = seed
+        .wrapping_add(case.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .wrapping_add(attempt.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    XorShiftRng::seed_from_u64(z ^ (z >> 31))
+}
+
+/// An array extent: its value and how the source writes it.
+#[derive(Clone, Debug, PartialEq)]
+struct Ext {
+    value: i64,
+    text: String,
+}
+
+#[derive(Clone, Debug)]
+struct RVar {
+    name: String,
+    dims: Vec<Ext>,
+    write: bool,
+}
+
+#[derive(Clone, Debug)]
+struct IVar {
+    name: String,
+    /// The interval the value is known to lie in (`None`: unknown).
+    range: Option<(i64, i64)>,
+    write: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Param {
+    /// A real scalar with its intent.
+    Scalar(&'static str),
+    /// A real array of these extents with its intent.
+    Array(Vec<Ext>, &'static str),
+    /// The extent `n`, passed through.
+    N,
+}
+
+#[derive(Clone, Debug)]
+struct SubSig {
+    name: String,
+    params: Vec<Param>,
+}
+
+#[derive(Clone, Debug)]
+struct FnSig {
+    name: String,
+    arity: usize,
+}
+
+/// An enclosing DO construct.
+#[derive(Clone, Debug)]
+struct Loop {
+    name: Option<String>,
+    /// Whether CYCLE may go to its next iteration (not when the counter
+    /// that ends it is stepped at the end of its body).
+    cycle: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Env {
+    reals: Vec<RVar>,
+    ints: Vec<IVar>,
+    funcs: Vec<FnSig>,
+    subs: Vec<SubSig>,
+    /// Names of the enclosing DO constructs (`None`: unnamed), innermost
+    /// last.
+    loops: Vec<Loop>,
+    /// Integers the generator reserves (counters of the enclosing
+    /// WHILE and GO TO loops): never assigned by random statements.
+    reserved: Vec<String>,
+}
+
+impl Env {
+    fn int(&self, name: &str) -> Option<&IVar> {
+        self.ints.iter().find(|v| v.name == name)
+    }
+    fn set_range(&mut self, name: &str, range: Option<(i64, i64)>) {
+        if let Some(v) = self.ints.iter_mut().find(|v| v.name == name) {
+            v.range = range;
+        }
+    }
+    fn set_write(&mut self, name: &str, write: bool) {
+        if let Some(v) = self.ints.iter_mut().find(|v| v.name == name) {
+            v.write = write;
+        }
+        if let Some(v) = self.reals.iter_mut().find(|v| v.name == name) {
+            v.write = write;
+        }
+    }
+    /// Integers random statements may assign.
+    fn free_ints(&self) -> Vec<String> {
+        self.ints
+            .iter()
+            .filter(|v| v.write && !self.reserved.contains(&v.name))
+            .map(|v| v.name.clone())
+            .collect()
+    }
+    /// Forgets what is known of the integers `stmts` assign.
+    fn forget_assigned(&mut self, stmts: &[Stmt]) {
+        let names: Vec<String> = self.ints.iter().map(|v| v.name.clone()).collect();
+        for n in names {
+            if stmts.iter().any(|s| assigns(s, &n)) {
+                self.set_range(&n, None);
+            }
+        }
+    }
+}
+
+/// Whether `s` (or a statement nested in it) assigns variable `name`.
+fn assigns(s: &Stmt, name: &str) -> bool {
+    match s {
+        Stmt::Assign(Expr::Var(v), _) if v == name => true,
+        Stmt::Do { var, .. } if var == name => true,
+        Stmt::IfOne(_, inner) => assigns(inner, name),
+        _ => s
+            .blocks()
+            .iter()
+            .any(|b| b.iter().any(|x| assigns(x, name))),
+    }
+}
+
+/// How much of each construct to generate; every case draws its own.
+struct Budget {
+    stmts: usize,
+}
+
+pub struct Generator<'r> {
+    rng: &'r mut Rng,
+    /// The value of `n`.
+    n: i64,
+    next_label: u32,
+    next_name: usize,
+    /// Whether the unsupported constructs (WHERE, …) may be drawn.
+    beyond: bool,
+}
+
+fn real_lit(v: f64) -> String {
+    let s = format!("{v}");
+    if s.contains('.') {
+        format!("{s}d0")
+    } else {
+        format!("{s}.0d0")
+    }
+}
+
+impl<'r> Generator<'r> {
+    pub fn new(rng: &'r mut Rng) -> Generator<'r> {
+        let n = rng.random_range(2..=5);
+        Generator {
+            rng,
+            n,
+            next_label: 10,
+            next_name: 0,
+            beyond: true,
+        }
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        self.rng.random_bool(p.clamp(0.0, 1.0))
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> Option<&'a T> {
+        if v.is_empty() {
+            None
+        } else {
+            Some(&v[self.rng.random_range(0..v.len())])
+        }
+    }
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        if hi <= lo {
+            lo
+        } else {
+            self.rng.random_range(lo..=hi)
+        }
+    }
+    fn label(&mut self) -> u32 {
+        self.next_label += 10;
+        self.next_label
+    }
+    fn fresh(&mut self, stem: &str) -> String {
+        self.next_name += 1;
+        format!("{stem}{}", self.next_name)
+    }
+    fn n_ext(&self) -> Ext {
+        Ext {
+            value: self.n,
+            text: "n".into(),
+        }
+    }
+    fn const_ext(v: i64) -> Ext {
+        Ext {
+            value: v,
+            text: v.to_string(),
+        }
+    }
+    fn literal(&mut self) -> Expr {
+        let v = [0.25, 0.5, 0.75, 1.5, 2.0, 0.3, 1.25, 0.1][self.rng.random_range(0..8)];
+        Expr::lit(real_lit(v))
+    }
+
+    // ---------------------------------------------------------------
+    // Programs
+
+    /// A whole program: the root `fz`, maybe a module with state and
+    /// procedures, external procedures, internal procedures, COMMON, user
+    /// and statement functions.
+    pub fn program(&mut self) -> Program {
+        let n = self.n_ext();
+        let two = Self::const_ext(2);
+        // The root's real arguments: (name, dims, intent).
+        let menu: Vec<(&str, Vec<Ext>, &'static str)> = vec![
+            ("x", vec![n.clone()], "in"),
+            ("y", vec![n.clone()], "out"),
+            ("s", vec![], "inout"),
+            ("a", vec![n.clone(), two.clone()], "in"),
+            ("b", vec![two.clone(), n.clone(), two.clone()], "inout"),
+            ("f", vec![], "out"),
+            ("z", vec![n.clone()], "inout"),
+        ];
+        let mut chosen: Vec<(&str, Vec<Ext>, &'static str)> = Vec::new();
+        for m in &menu {
+            let p = match m.0 {
+                "x" | "y" => 0.85,
+                "b" => 0.25,
+                _ => 0.4,
+            };
+            if self.chance(p) {
+                chosen.push(m.clone());
+            }
+        }
+        if !chosen.iter().any(|c| c.2 != "out") {
+            chosen.insert(0, menu[0].clone());
+        }
+        if !chosen.iter().any(|c| c.2 != "in") {
+            chosen.push(menu[1].clone());
+        }
+        let mut independents = Vec::new();
+        let mut dependents = Vec::new();
+        for (name, _, intent) in &chosen {
+            if *intent != "out" {
+                independents.push(name.to_string());
+            }
+            if *intent != "in" {
+                dependents.push(name.to_string());
+            }
+        }
+
+        // A module with state and procedures.
+        let mut module = None;
+        let mut mod_vars: Vec<RVar> = Vec::new();
+        let mut env_subs: Vec<SubSig> = Vec::new();
+        let mut env_funcs: Vec<FnSig> = Vec::new();
+        let mut externals = Vec::new();
+        if self.chance(0.4) {
+            let ge = Self::const_ext(self.n);
+            mod_vars = vec![
+                RVar {
+                    name: "gs".into(),
+                    dims: vec![],
+                    write: true,
+                },
+                RVar {
+                    name: "gv".into(),
+                    dims: vec![ge.clone()],
+                    write: true,
+                },
+            ];
+            let mut m = Module {
+                name: "fzm".into(),
+                decls: vec![
+                    Decl::real("gs", vec![]),
+                    Decl::real("gv", vec![ge.text.clone()]),
+                ],
+                procs: Vec::new(),
+            };
+            for _ in 0..self.range(0, 2) {
+                let (p, sig) = self.subroutine("fzm_s", &mod_vars, &[], &[]);
+                m.procs.push(p);
+                env_subs.push(sig);
+            }
+            if self.chance(0.4) {
+                let (p, sig) = self.function("fzm_f", &mod_vars, &env_funcs);
+                m.procs.push(p);
+                env_funcs.push(sig);
+            }
+            module = Some(m);
+        }
+        // External functions and subroutines (they call earlier ones).
+        let mut ext_funcs: Vec<String> = Vec::new();
+        if self.chance(0.35) {
+            let (mut p, sig) = self.function("fz_f", &[], &env_funcs);
+            if module.is_some() {
+                p.uses.push("fzm".into());
+            }
+            ext_funcs.push(p.name.clone());
+            externals.push(p);
+            env_funcs.push(sig);
+        }
+        let common = self.chance(0.15);
+        let common_vars = if common {
+            vec![
+                RVar {
+                    name: "cc".into(),
+                    dims: vec![],
+                    write: true,
+                },
+                RVar {
+                    name: "cv".into(),
+                    dims: vec![Self::const_ext(self.n)],
+                    write: true,
+                },
+            ]
+        } else {
+            Vec::new()
+        };
+        let common_spec = if common {
+            vec![
+                format!("real(8) :: cc, cv({})", self.n),
+                "common /fzc/ cc, cv".to_string(),
+            ]
+        } else {
+            Vec::new()
+        };
+        for _ in 0..self.range(0, 2) {
+            let use_common = common && self.chance(0.5);
+            let globals = if use_common {
+                common_vars.clone()
+            } else {
+                Vec::new()
+            };
+            let (mut p, sig) = self.subroutine("fz_s", &globals, &env_subs, &env_funcs);
+            if use_common {
+                p.spec.extend(common_spec.iter().cloned());
+            }
+            if module.is_some() {
+                p.uses.push("fzm".into());
+            }
+            externals.push(p);
+            env_subs.push(sig);
+        }
+
+        // The root.
+        let mut decls = vec![Decl::int("n").with_intent("in")];
+        let mut args = vec!["n".to_string()];
+        let mut env = Env {
+            funcs: env_funcs.clone(),
+            subs: env_subs.clone(),
+            ..Env::default()
+        };
+        for (name, dims, intent) in &chosen {
+            args.push(name.to_string());
+            decls.push(
+                Decl::real(*name, dims.iter().map(|d| d.text.clone()).collect())
+                    .with_intent(intent),
+            );
+            env.reals.push(RVar {
+                name: name.to_string(),
+                dims: dims.clone(),
+                write: *intent != "in",
+            });
+        }
+        env.ints.push(IVar {
+            name: "n".into(),
+            range: Some((self.n, self.n)),
+            write: false,
+        });
+        let locals: Vec<(&str, Vec<Ext>)> = vec![
+            ("r1", vec![]),
+            ("r2", vec![]),
+            ("r3", vec![]),
+            ("t1", vec![n.clone()]),
+            ("t2", vec![n.clone(), two.clone()]),
+        ];
+        for (name, dims) in &locals {
+            decls.push(Decl::real(
+                *name,
+                dims.iter().map(|d| d.text.clone()).collect(),
+            ));
+            env.reals.push(RVar {
+                name: name.to_string(),
+                dims: dims.clone(),
+                write: true,
+            });
+        }
+        for name in ["i", "j", "k", "l", "m", "is"] {
+            decls.push(Decl::int(name));
+            env.ints.push(IVar {
+                name: name.into(),
+                range: None,
+                write: true,
+            });
+        }
+        env.reals.extend(mod_vars.iter().cloned());
+        env.reals.extend(common_vars.iter().cloned());
+        let mut spec = common_spec.clone();
+        // A statement function.
+        if self.chance(0.15) {
+            decls.push(Decl::real("sf1", vec![]));
+            decls.push(Decl::real("sfu", vec![]));
+            decls.push(Decl::real("sfv", vec![]));
+            let body = self.sf_body();
+            spec.push(format!("sf1(sfu, sfv) = {}", body.print()));
+            env.funcs.push(FnSig {
+                name: "sf1".into(),
+                arity: 2,
+            });
+        }
+        // The body: outputs and locals first, then random statements,
+        // then the locals folded into the outputs.
+        let mut body = Vec::new();
+        for (name, dims, intent) in &chosen {
+            if *intent == "out" {
+                let e = self.init_value(&env, dims);
+                body.push(Stmt::Assign(Expr::var(*name), e));
+            }
+        }
+        for v in locals
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.clone()))
+            .chain(mod_vars.iter().map(|v| (v.name.clone(), v.dims.clone())))
+            .chain(common_vars.iter().map(|v| (v.name.clone(), v.dims.clone())))
+        {
+            let e = self.init_value(&env, &v.1);
+            body.push(Stmt::Assign(Expr::var(v.0.clone()), e));
+        }
+        body.extend(self.init_ints(&mut env));
+        // Internal procedures working on the host's variables.
+        let mut internal = Vec::new();
+        for _ in 0..self.range(0, 2) {
+            if self.chance(0.5) {
+                let name = self.fresh("fz_h");
+                let mut henv = Env {
+                    reals: env.reals.clone(),
+                    ints: vec![IVar {
+                        name: "n".into(),
+                        range: Some((self.n, self.n)),
+                        write: false,
+                    }],
+                    funcs: env.funcs.clone(),
+                    ..Env::default()
+                };
+                let mut hdecls = Vec::new();
+                for iv in ["hi", "hj", "hk"] {
+                    hdecls.push(Decl::int(iv));
+                    henv.ints.push(IVar {
+                        name: iv.into(),
+                        range: None,
+                        write: true,
+                    });
+                }
+                let mut budget = Budget {
+                    stmts: self.range(1, 5) as usize,
+                };
+                let mut hbody = self.init_ints(&mut henv);
+                hbody.extend(self.block(&mut henv, &mut budget, 1));
+                internal.push(Proc {
+                    kind: ProcKind::Subroutine,
+                    name: name.clone(),
+                    args: vec![],
+                    uses: vec![],
+                    decls: hdecls,
+                    spec: vec![],
+                    body: hbody,
+                    internal: vec![],
+                });
+                env.subs.push(SubSig {
+                    name,
+                    params: vec![],
+                });
+            }
+        }
+        let mut budget = Budget {
+            stmts: self.range(4, 22) as usize,
+        };
+        body.extend(self.block(&mut env, &mut budget, 0));
+        // Every local reaches an output.
+        let outs: Vec<RVar> = env
+            .reals
+            .iter()
+            .filter(|v| dependents.contains(&v.name))
+            .cloned()
+            .collect();
+        for local in ["r1", "t1", "r2", "t2"] {
+            if let Some(o) = self.pick(&outs).cloned() {
+                let Some(lv) = env.reals.iter().find(|v| v.name == local).cloned() else {
+                    continue;
+                };
+                let lhs = self.element(&env, &o);
+                let term = self.element(&env, &lv);
+                let rhs = Expr::bin("+", lhs.clone(), Expr::bin("*", self.literal(), term));
+                body.push(Stmt::Assign(lhs, rhs));
+            }
+        }
+        let root = Proc {
+            kind: ProcKind::Subroutine,
+            name: "fz".into(),
+            args,
+            uses: if module.is_some() {
+                vec!["fzm".into()]
+            } else {
+                vec![]
+            },
+            decls,
+            spec,
+            body,
+            internal,
+        };
+        let mut p = Program {
+            module,
+            externals,
+            root,
+            ints: vec![("n".into(), self.n)],
+            independents,
+            dependents,
+        };
+        p.each_proc_mut(&mut |q| {
+            if q.kind == ProcKind::Subroutine {
+                declare_externals(q, &ext_funcs);
+            }
+        });
+        p
+    }
+
+    /// A subroutine of 1–4 arguments working on them and on `globals`
+    /// (module variables or COMMON members), calling `subs` and `funcs`.
+    fn subroutine(
+        &mut self,
+        stem: &str,
+        globals: &[RVar],
+        subs: &[SubSig],
+        funcs: &[FnSig],
+    ) -> (Proc, SubSig) {
+        let name = self.fresh(stem);
+        let n = self.n_ext();
+        let mut params = Vec::new();
+        let mut args = Vec::new();
+        let mut decls = Vec::new();
+        let mut env = Env {
+            reals: globals.to_vec(),
+            subs: subs.to_vec(),
+            funcs: funcs.to_vec(),
+            ..Env::default()
+        };
+        let with_n = true;
+        if with_n {
+            params.push(Param::N);
+            args.push("n".to_string());
+            decls.push(Decl::int("n").with_intent("in"));
+            env.ints.push(IVar {
+                name: "n".into(),
+                range: Some((self.n, self.n)),
+                write: false,
+            });
+        }
+        let count = self.range(1, 3);
+        let mut init = Vec::new();
+        for k in 0..count {
+            let intent = ["in", "inout", "out", "in"][self.rng.random_range(0..4)];
+            let pname = format!("p{k}");
+            let dims = if with_n && self.chance(0.5) {
+                vec![n.clone()]
+            } else {
+                vec![]
+            };
+            decls.push(
+                Decl::real(pname.clone(), dims.iter().map(|d| d.text.clone()).collect())
+                    .with_intent(intent),
+            );
+            params.push(if dims.is_empty() {
+                Param::Scalar(intent)
+            } else {
+                Param::Array(dims.clone(), intent)
+            });
+            args.push(pname.clone());
+            env.reals.push(RVar {
+                name: pname.clone(),
+                dims: dims.clone(),
+                write: intent != "in",
+            });
+            if intent == "out" {
+                init.push((pname, dims));
+            }
+        }
+        if !params.iter().any(|p| {
+            matches!(
+                p,
+                Param::Scalar("inout" | "out") | Param::Array(_, "inout" | "out")
+            )
+        }) && globals.is_empty()
+        {
+            // Something must come out: the last argument becomes inout.
+            if let Some(Param::Scalar(i) | Param::Array(_, i)) = params.last_mut() {
+                *i = "inout";
+            }
+            if let Some(d) = decls.last_mut() {
+                d.intent = Some("inout");
+            }
+            if let Some(v) = env.reals.last_mut() {
+                v.write = true;
+            }
+            init.retain(|(p, _)| Some(p) != args.last());
+        }
+        decls.push(Decl::real("q1", vec![]));
+        env.reals.push(RVar {
+            name: "q1".into(),
+            dims: vec![],
+            write: true,
+        });
+        for iv in ["qi", "qk"] {
+            decls.push(Decl::int(iv));
+            env.ints.push(IVar {
+                name: iv.into(),
+                range: None,
+                write: true,
+            });
+        }
+        let mut body = Vec::new();
+        for (p, dims) in &init {
+            let e = self.init_value(&env, dims);
+            body.push(Stmt::Assign(Expr::var(p.clone()), e));
+        }
+        let e = self.init_value(&env, &[]);
+        body.push(Stmt::Assign(Expr::var("q1"), e));
+        body.extend(self.init_ints(&mut env));
+        let mut budget = Budget {
+            stmts: self.range(1, 6) as usize,
+        };
+        body.extend(self.block(&mut env, &mut budget, 1));
+        let p = Proc {
+            kind: ProcKind::Subroutine,
+            name: name.clone(),
+            args,
+            uses: vec![],
+            decls,
+            spec: vec![],
+            body,
+            internal: vec![],
+        };
+        (p, SubSig { name, params })
+    }
+
+    /// A `real(8)` function of one to three real scalars (reading
+    /// `globals`), without side effects.
+    fn function(&mut self, stem: &str, globals: &[RVar], funcs: &[FnSig]) -> (Proc, FnSig) {
+        let name = self.fresh(stem);
+        let arity = self.range(1, 3) as usize;
+        let mut env = Env {
+            reals: globals
+                .iter()
+                .map(|g| RVar {
+                    write: false,
+                    ..g.clone()
+                })
+                .collect(),
+            funcs: funcs.to_vec(),
+            ..Env::default()
+        };
+        let mut decls = Vec::new();
+        let mut args = Vec::new();
+        for k in 0..arity {
+            let a = format!("u{k}");
+            decls.push(Decl::real(a.clone(), vec![]).with_intent("in"));
+            env.reals.push(RVar {
+                name: a.clone(),
+                dims: vec![],
+                write: false,
+            });
+            args.push(a);
+        }
+        decls.push(Decl::real("w1", vec![]));
+        let result = format!("{name}_r");
+        let mut body = Vec::new();
+        let e = self.rexpr(&env, 2);
+        body.push(Stmt::Assign(Expr::var("w1"), e));
+        env.reals.push(RVar {
+            name: "w1".into(),
+            dims: vec![],
+            write: true,
+        });
+        env.reals.push(RVar {
+            name: result.clone(),
+            dims: vec![],
+            write: true,
+        });
+        let e = self.rexpr(&env, 2);
+        body.push(Stmt::Assign(Expr::var(result.clone()), e));
+        if self.chance(0.5) {
+            let c = self.condition(&env);
+            let e = self.rexpr(&env, 2);
+            body.push(Stmt::If(
+                vec![(
+                    c,
+                    vec![Stmt::Assign(
+                        Expr::var(result.clone()),
+                        Expr::bin("*", Expr::var(result.clone()), e),
+                    )],
+                )],
+                None,
+            ));
+        }
+        let p = Proc {
+            kind: ProcKind::Function,
+            name: name.clone(),
+            args,
+            uses: vec![],
+            decls,
+            spec: vec![],
+            body,
+            internal: vec![],
+        };
+        (p, FnSig { name, arity })
+    }
+
+    fn sf_body(&mut self) -> Expr {
+        let u = Expr::var("sfu");
+        let v = Expr::var("sfv");
+        match self.rng.random_range(0..4) {
+            0 => Expr::bin(
+                "+",
+                Expr::bin("*", u.clone(), v),
+                Expr::call("sin", vec![u]),
+            ),
+            1 => Expr::bin("/", u, safe_denominator(v)),
+            2 => Expr::bin(
+                "-",
+                Expr::bin("**", u, Expr::int(2)),
+                Expr::bin("*", self.literal(), v),
+            ),
+            _ => Expr::call("cos", vec![Expr::bin("*", u, v)]),
+        }
+    }
+
+    /// Every writable integer set to a constant in `1..=n` (no integer is
+    /// read before it is set).
+    fn init_ints(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for v in env.free_ints() {
+            let c = self.range(1, self.n);
+            env.set_range(&v, Some((c, c)));
+            out.push(Stmt::Assign(Expr::var(v), Expr::int(c)));
+        }
+        out
+    }
+
+    /// A value for a whole variable of these extents (outputs and locals
+    /// start with one).
+    fn init_value(&mut self, env: &Env, dims: &[Ext]) -> Expr {
+        let same: Vec<&RVar> = env
+            .reals
+            .iter()
+            .filter(|v| !v.write && v.dims == dims)
+            .collect();
+        if let Some(v) = self.pick(&same).map(|v| v.name.clone()) {
+            if self.chance(0.7) {
+                return Expr::bin("*", self.literal(), Expr::var(v));
+            }
+        }
+        let reads: Vec<&RVar> = env
+            .reals
+            .iter()
+            .filter(|v| !v.write && v.dims.is_empty())
+            .collect();
+        match self.pick(&reads).map(|v| v.name.clone()) {
+            Some(v) if self.chance(0.5) => Expr::bin("+", self.literal(), Expr::var(v)),
+            _ => self.literal(),
+        }
+    }
+
+    // ---------------------------------------------------------------
+    // Statements
+
+    fn block(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        let count = self.range(1, 4).min(budget.stmts as i64).max(1);
+        for _ in 0..count {
+            if budget.stmts == 0 {
+                break;
+            }
+            budget.stmts -= 1;
+            out.extend(self.stmt(env, budget, depth));
+        }
+        out
+    }
+
+    fn stmt(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
+        let nested = depth < 3;
+        let in_loop = !env.loops.is_empty();
+        let table: [(u32, u8); 13] = [
+            (30, 0),                                             // real assignment
+            (10, 1),                                             // accumulation
+            (8, 2),                                              // array assignment
+            (if env.free_ints().is_empty() { 0 } else { 8 }, 3), // index arithmetic
+            (if nested { 13 } else { 0 }, 4),                    // DO loop
+            (if nested { 4 } else { 0 }, 5),                     // DO WHILE
+            (if nested { 10 } else { 0 }, 6),                    // IF
+            (if nested { 4 } else { 0 }, 7),                     // SELECT CASE
+            (if env.subs.is_empty() { 0 } else { 7 }, 8),        // CALL
+            (if nested { 3 } else { 0 }, 9),                     // GO TO
+            (if in_loop { 4 } else { 0 }, 10),                   // EXIT / CYCLE
+            (if self.beyond { 1 } else { 0 }, 11),               // beyond dfort
+            (if nested && depth == 0 { 2 } else { 0 }, 12),      // counter loop
+        ];
+        let total: u32 = table.iter().map(|t| t.0).sum();
+        let mut r = self.rng.random_range(0..total);
+        let mut kind = 0;
+        for (w, k) in table {
+            if r < w {
+                kind = k;
+                break;
+            }
+            r -= w;
+        }
+        match kind {
+            0 => self.assign(env),
+            1 => self.accumulate(env),
+            2 => self.array_assign(env),
+            3 => self.int_assign(env),
+            4 => self.do_loop(env, budget, depth),
+            5 => self.while_loop(env, budget, depth),
+            6 => self.if_stmt(env, budget, depth),
+            7 => self.select(env, budget, depth),
+            8 => self.call(env),
+            9 => self.goto(env, budget, depth),
+            10 => self.exit_cycle(env),
+            11 => self.beyond(env),
+            _ => self.counter_loop(env, budget, depth),
+        }
+    }
+
+    /// A writable real variable, preferring scalars.
+    fn target(&mut self, env: &Env) -> Option<RVar> {
+        let w: Vec<RVar> = env.reals.iter().filter(|v| v.write).cloned().collect();
+        self.pick(&w).cloned()
+    }
+
+    /// A scalar reference to `v`: the variable or one of its elements.
+    fn element(&mut self, env: &Env, v: &RVar) -> Expr {
+        if v.dims.is_empty() {
+            return Expr::var(v.name.clone());
+        }
+        let idx = v.dims.clone().iter().map(|d| self.index(env, d)).collect();
+        Expr::at(v.name.clone(), idx)
+    }
+
+    fn assign(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let Some(t) = self.target(env) else {
+            return Vec::new();
+        };
+        let lhs = self.element(env, &t);
+        let rhs = self.rexpr(env, 3);
+        vec![Stmt::Assign(lhs, rhs)]
+    }
+
+    /// `v = v + e`, `v = v*e + c` (Horner), `v = v*e`, `v = e - v`.
+    fn accumulate(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let Some(t) = self.target(env) else {
+            return Vec::new();
+        };
+        let lhs = self.element(env, &t);
+        let e = self.rexpr(env, 2);
+        let rhs = match self.rng.random_range(0..4) {
+            0 => Expr::bin("+", lhs.clone(), e),
+            1 => {
+                let c = self.rexpr(env, 1);
+                Expr::bin("+", Expr::bin("*", lhs.clone(), damp(e)), c)
+            }
+            2 => Expr::bin("*", lhs.clone(), damp(e)),
+            _ => Expr::bin("-", e, Expr::bin("*", self.literal(), lhs.clone())),
+        };
+        vec![Stmt::Assign(lhs, rhs)]
+    }
+
+    /// A whole-array or section assignment of shape-matching operands.
+    fn array_assign(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let arrays: Vec<RVar> = env
+            .reals
+            .iter()
+            .filter(|v| v.write && !v.dims.is_empty())
+            .cloned()
+            .collect();
+        let Some(t) = self.pick(&arrays).cloned() else {
+            return self.assign(env);
+        };
+        let (lhs, shape) = self.section(env, &t);
+        let rhs = self.aexpr(env, &shape, 2);
+        vec![Stmt::Assign(lhs, rhs)]
+    }
+
+    /// A reference to all of `v` or to a section of it, with its shape.
+    fn section(&mut self, env: &Env, v: &RVar) -> (Expr, Vec<i64>) {
+        if self.chance(0.5) {
+            return (
+                Expr::var(v.name.clone()),
+                v.dims.iter().map(|d| d.value).collect(),
+            );
+        }
+        let mut subs = Vec::new();
+        let mut shape = Vec::new();
+        // One dimension is taken as a range; the others are fixed.
+        let free = self.rng.random_range(0..v.dims.len());
+        for (k, d) in v.dims.iter().enumerate() {
+            if k == free {
+                if d.value >= 2 && self.chance(0.5) {
+                    // lo:hi, possibly shortened by one at either end.
+                    let (lo, hi) = if self.chance(0.5) {
+                        (1, d.value - 1)
+                    } else {
+                        (2, d.value)
+                    };
+                    let hi_e = if hi == d.value {
+                        Expr::var(d.text.clone()).text_or_lit(d)
+                    } else if d.text == "n" {
+                        Expr::bin("-", Expr::var("n"), Expr::int(d.value - hi))
+                    } else {
+                        Expr::int(hi)
+                    };
+                    subs.push(Sub::Range(Some(Expr::int(lo)), Some(hi_e), None));
+                    shape.push(hi - lo + 1);
+                } else {
+                    subs.push(Sub::Range(None, None, None));
+                    shape.push(d.value);
+                }
+            } else {
+                subs.push(Sub::At(self.index(env, d)));
+            }
+        }
+        (Expr::Index(v.name.clone(), subs), shape)
+    }
+
+    /// An array expression of `shape`: conformable sections, scalars and
+    /// elemental intrinsics.
+    fn aexpr(&mut self, env: &Env, shape: &[i64], depth: usize) -> Expr {
+        if depth == 0 || self.chance(0.3) {
+            return self.aleaf(env, shape);
+        }
+        match self.rng.random_range(0..6) {
+            0 | 1 => {
+                let op = ["+", "-", "*"][self.rng.random_range(0..3)];
+                let a = self.aexpr(env, shape, depth - 1);
+                let b = self.aexpr(env, shape, depth - 1);
+                Expr::bin(op, a, b)
+            }
+            2 => {
+                let a = self.aexpr(env, shape, depth - 1);
+                let s = self.rexpr(env, 1);
+                Expr::bin("*", s, a)
+            }
+            3 => {
+                let f = ["sin", "cos", "tanh", "atan"][self.rng.random_range(0..4)];
+                Expr::call(f, vec![self.aexpr(env, shape, depth - 1)])
+            }
+            4 => {
+                let a = self.aexpr(env, shape, depth - 1);
+                let b = self.aexpr(env, shape, depth - 1);
+                Expr::bin("/", a, safe_denominator(b))
+            }
+            _ => {
+                // matmul of a matrix by a vector when the shape allows.
+                let mats: Vec<RVar> = env
+                    .reals
+                    .iter()
+                    .filter(|v| v.dims.len() == 2 && v.dims[0].value == shape[0])
+                    .cloned()
+                    .collect();
+                match (shape.len(), self.pick(&mats).cloned()) {
+                    (1, Some(m)) => {
+                        let cols = m.dims[1].value;
+                        let v = self.aleaf(env, &[cols]);
+                        Expr::call("matmul", vec![Expr::var(m.name.clone()), v])
+                    }
+                    _ => self.aleaf(env, shape),
+                }
+            }
+        }
+    }
+
+    /// A section or whole array of `shape` (a scalar when there is none).
+    fn aleaf(&mut self, env: &Env, shape: &[i64]) -> Expr {
+        let mut options: Vec<Expr> = Vec::new();
+        for v in &env.reals {
+            if v.dims.is_empty() {
+                continue;
+            }
+            let dims: Vec<i64> = v.dims.iter().map(|d| d.value).collect();
+            if dims == shape {
+                options.push(Expr::var(v.name.clone()));
+            }
+            // Rank-1 sections of higher-rank arrays.
+            if shape.len() == 1 && v.dims.len() > 1 {
+                for (k, d) in v.dims.iter().enumerate() {
+                    if d.value == shape[0] {
+                        let subs = v
+                            .dims
+                            .iter()
+                            .enumerate()
+                            .map(|(q, e)| {
+                                if q == k {
+                                    Sub::Range(None, None, None)
+                                } else {
+                                    Sub::At(Expr::int(self.range(1, e.value)))
+                                }
+                            })
+                            .collect();
+                        options.push(Expr::Index(v.name.clone(), subs));
+                    }
+                }
+            }
+            // A shortened rank-1 section of a longer vector.
+            if shape.len() == 1 && v.dims.len() == 1 && v.dims[0].value > shape[0] {
+                let lo = self.range(1, v.dims[0].value - shape[0] + 1);
+                options.push(Expr::Index(
+                    v.name.clone(),
+                    vec![Sub::Range(
+                        Some(Expr::int(lo)),
+                        Some(Expr::int(lo + shape[0] - 1)),
+                        None,
+                    )],
+                ));
+            }
+        }
+        // A scalar only when no array has the shape (assignments
+        // broadcast it; every reduction's operand has its own array).
+        if options.is_empty() {
+            return self.rexpr(env, 1);
+        }
+        let k = self.rng.random_range(0..options.len());
+        options.swap_remove(k)
+    }
+
+    /// Index arithmetic on integer scalars (paper 003's address
+    /// computations): invertible steps, and some that are not.
+    fn int_assign(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let free = env.free_ints();
+        let Some(k) = self.pick(&free).cloned() else {
+            return Vec::new();
+        };
+        let known: Vec<IVar> = env
+            .ints
+            .iter()
+            .filter(|v| v.range.is_some())
+            .cloned()
+            .collect();
+        let n = self.n;
+        let (e, range) = match (self.rng.random_range(0..8), self.pick(&known).cloned()) {
+            (0, Some(v)) => {
+                let c = self.range(-2, 2);
+                let (lo, hi) = v.range.unwrap_or((0, 0));
+                (
+                    Expr::bin("+", Expr::var(v.name.clone()), Expr::int(c)),
+                    Some((lo + c, hi + c)),
+                )
+            }
+            (1, Some(v)) => {
+                let (lo, hi) = v.range.unwrap_or((0, 0));
+                (
+                    Expr::bin(
+                        "-",
+                        Expr::bin("+", Expr::var("n"), Expr::int(1)),
+                        Expr::var(v.name.clone()),
+                    ),
+                    Some((n + 1 - hi, n + 1 - lo)),
+                )
+            }
+            (2, Some(v)) => {
+                let (lo, hi) = v.range.unwrap_or((0, 0));
+                (
+                    Expr::bin(
+                        "-",
+                        Expr::bin("*", Expr::int(2), Expr::var(v.name.clone())),
+                        Expr::int(1),
+                    ),
+                    Some((2 * lo - 1, 2 * hi - 1)),
+                )
+            }
+            (3, Some(v)) => {
+                let (lo, hi) = v.range.unwrap_or((0, 0));
+                // Integer division: not invertible.
+                (
+                    Expr::bin(
+                        "+",
+                        Expr::bin("/", Expr::var(v.name.clone()), Expr::int(2)),
+                        Expr::int(1),
+                    ),
+                    Some((lo.div_euclid(2).min(lo / 2) + 1, hi / 2 + 1)),
+                )
+            }
+            (4, _) if env.int(&k).is_some_and(|v| v.range.is_some()) => {
+                // k = k ± c: inverted by the reverse sweep.
+                let c = self.range(1, 2);
+                let (lo, hi) = env.int(&k).and_then(|v| v.range).unwrap_or((0, 0));
+                let up = self.chance(0.6);
+                let e = Expr::bin(
+                    if up { "+" } else { "-" },
+                    Expr::var(k.clone()),
+                    Expr::int(c),
+                );
+                let r = if up {
+                    (lo + c, hi + c)
+                } else {
+                    (lo - c, hi - c)
+                };
+                (e, Some(r))
+            }
+            (5, Some(v)) => {
+                let w = self.pick(&known).cloned().unwrap_or(v.clone());
+                let (a, b) = (v.range.unwrap_or((0, 0)), w.range.unwrap_or((0, 0)));
+                (
+                    Expr::call(
+                        "max",
+                        vec![Expr::var(v.name.clone()), Expr::var(w.name.clone())],
+                    ),
+                    Some((a.0.max(b.0), a.1.max(b.1))),
+                )
+            }
+            (6, _) => {
+                let c = self.range(1, n);
+                (Expr::int(c), Some((c, c)))
+            }
+            _ => {
+                // Something unknown wrapped into the bounds.
+                let src = self
+                    .pick(&env.ints.iter().map(|v| v.name.clone()).collect::<Vec<_>>())
+                    .cloned();
+                match src {
+                    Some(s) if env.int(&s).is_some_and(|v| v.range.is_some()) || s == "n" => (
+                        Expr::bin(
+                            "+",
+                            Expr::call(
+                                "mod",
+                                vec![Expr::bin("*", Expr::int(3), Expr::var(s)), Expr::var("n")],
+                            ),
+                            Expr::int(1),
+                        ),
+                        Some((1, n)),
+                    ),
+                    _ => {
+                        let c = self.range(1, n);
+                        (Expr::int(c), Some((c, c)))
+                    }
+                }
+            }
+        };
+        // Keep integers small: a wide range is forgotten.
+        let range = range.filter(|(lo, hi)| *lo >= -20 && *hi <= 40 && lo <= hi);
+        env.set_range(&k, range);
+        vec![Stmt::Assign(Expr::var(k), e)]
+    }
+
+    /// The environment of a loop body: integers the body may assign are
+    /// unknown at its start (a later iteration sees the previous one's
+    /// values), `keep` (the loop's counter and bound variables) are
+    /// reserved.
+    fn loop_env(env: &Env, keep: &[String]) -> Env {
+        let mut inner = env.clone();
+        inner.reserved.extend(keep.iter().cloned());
+        for v in inner.free_ints() {
+            inner.set_range(&v, None);
+        }
+        inner
+    }
+
+    /// Loop bounds over one of `n`'s ranges: positive, negative or
+    /// variable strides, or a known integer.
+    fn do_loop(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
+        let free = env.free_ints();
+        let Some(var) = self.pick(&free).cloned() else {
+            return self.assign(env);
+        };
+        let n = self.n;
+        let mut pre = Vec::new();
+        let mut keep = Vec::new();
+        let (lo, hi, step, range) = match self.rng.random_range(0..7) {
+            0 | 1 => (Expr::int(1), Expr::var("n"), None, (1, n)),
+            2 => (Expr::var("n"), Expr::int(1), Some(Expr::int(-1)), (1, n)),
+            3 => (Expr::int(2), Expr::var("n"), None, (2, n.max(2))),
+            4 => (Expr::int(1), Expr::var("n"), Some(Expr::int(2)), (1, n)),
+            5 => {
+                // A variable stride, set just before the loop.
+                let others: Vec<String> = free.iter().filter(|v| **v != var).cloned().collect();
+                match self.pick(&others).cloned() {
+                    Some(st) => {
+                        let s = [1, 2, -1, -2][self.rng.random_range(0..4)];
+                        pre.push(Stmt::Assign(Expr::var(st.clone()), Expr::int(s)));
+                        env.set_range(&st, Some((s, s)));
+                        let (lo, hi) = if s > 0 {
+                            (Expr::int(1), Expr::var("n"))
+                        } else {
+                            (Expr::var("n"), Expr::int(1))
+                        };
+                        keep.push(st.clone());
+                        (lo, hi, Some(Expr::var(st)), (1, n))
+                    }
+                    None => (Expr::int(1), Expr::var("n"), None, (1, n)),
+                }
+            }
+            _ => {
+                // A bound from a known integer.
+                let known: Vec<IVar> = env
+                    .ints
+                    .iter()
+                    .filter(|v| v.name != var && v.range.is_some_and(|(lo, hi)| lo >= 0 && hi <= n))
+                    .cloned()
+                    .collect();
+                match self.pick(&known).cloned() {
+                    Some(v) => {
+                        let (_, hi) = v.range.unwrap_or((0, 0));
+                        keep.push(v.name.clone());
+                        (
+                            Expr::int(1),
+                            Expr::var(v.name.clone()),
+                            None,
+                            (1, hi.max(1)),
+                        )
+                    }
+                    None => (Expr::int(1), Expr::var("n"), None, (1, n)),
+                }
+            }
+        };
+        let name = if self.chance(0.2) {
+            Some(self.fresh("lp"))
+        } else {
+            None
+        };
+        let mut inner = Self::loop_env(env, &keep);
+        inner.set_range(&var, Some(range));
+        inner.set_write(&var, false);
+        inner.loops.push(Loop {
+            name: name.clone(),
+            cycle: true,
+        });
+        let body = self.block(&mut inner, budget, depth + 1);
+        // After the loop: what the body assigns, and the index, unknown.
+        env.forget_assigned(&body);
+        env.set_range(&var, None);
+        let mut out = pre;
+        out.push(Stmt::Do {
+            name,
+            var,
+            lo,
+            hi,
+            step,
+            body,
+        });
+        out
+    }
+
+    /// `k = k0; do i = 1, t; k = k + 1; …` where `k` indexes arrays in
+    /// the body (a counter the reverse sweep inverts).
+    fn counter_loop(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
+        let free = env.free_ints();
+        if free.len() < 2 {
+            return self.assign(env);
+        }
+        let k = free[self.rng.random_range(0..free.len())].clone();
+        let i = free.iter().find(|v| **v != k).cloned().unwrap_or_default();
+        let n = self.n;
+        let trips = self.range(1, n);
+        let start = self.range(0, n - trips);
+        let mut inner = Self::loop_env(env, std::slice::from_ref(&k));
+        inner.set_range(&k, Some((start + 1, start + trips)));
+        inner.set_range(&i, Some((1, trips)));
+        inner.set_write(&i, false);
+        inner.loops.push(Loop {
+            name: None,
+            cycle: true,
+        });
+        let mut body = vec![Stmt::Assign(
+            Expr::var(k.clone()),
+            Expr::bin("+", Expr::var(k.clone()), Expr::int(1)),
+        )];
+        body.extend(self.block(&mut inner, budget, depth + 1));
+        env.forget_assigned(&body);
+        env.set_range(&i, None);
+        vec![
+            Stmt::Assign(Expr::var(k), Expr::int(start)),
+            Stmt::Do {
+                name: None,
+                var: i,
+                lo: Expr::int(1),
+                hi: Expr::int(trips),
+                step: None,
+                body,
+            },
+        ]
+    }
+
+    /// A DO WHILE on a counter (sometimes with a real condition too), or
+    /// the counted form `k = 1; do while (k <= n) … k = k + 1`.
+    fn while_loop(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
+        let free = env.free_ints();
+        let Some(k) = self.pick(&free).cloned() else {
+            return self.assign(env);
+        };
+        let n = self.n;
+        let mut inner = Self::loop_env(env, std::slice::from_ref(&k));
+        let counted = self.chance(0.5);
+        // The counted form steps its counter last: no CYCLE to it.
+        inner.loops.push(Loop {
+            name: None,
+            cycle: !counted,
+        });
+        let (init, cond, body) = if counted {
+            inner.set_range(&k, Some((1, n)));
+            let mut body = self.block(&mut inner, budget, depth + 1);
+            body.push(Stmt::Assign(
+                Expr::var(k.clone()),
+                Expr::bin("+", Expr::var(k.clone()), Expr::int(1)),
+            ));
+            (
+                Expr::int(1),
+                Expr::bin("<=", Expr::var(k.clone()), Expr::var("n")),
+                body,
+            )
+        } else {
+            let c = self.range(1, n);
+            inner.set_range(&k, Some((1, c)));
+            let mut cond = Expr::bin("<", Expr::var(k.clone()), Expr::int(c));
+            if self.chance(0.4) {
+                let r = self.condition(env);
+                cond = Expr::bin(".and.", cond, r);
+            }
+            let mut body = vec![Stmt::Assign(
+                Expr::var(k.clone()),
+                Expr::bin("+", Expr::var(k.clone()), Expr::int(1)),
+            )];
+            body.extend(self.block(&mut inner, budget, depth + 1));
+            (Expr::int(0), cond, body)
+        };
+        env.forget_assigned(&body);
+        env.set_range(&k, None);
+        vec![
+            Stmt::Assign(Expr::var(k), init),
+            Stmt::While {
+                name: None,
+                cond,
+                body,
+            },
+        ]
+    }
+
+    fn if_stmt(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
+        if self.chance(0.25) {
+            // One-line IF around an assignment.
+            let c = self.condition(env);
+            let before = env.clone();
+            let s = self.assign(env);
+            *env = Env {
+                ints: before.ints.clone(),
+                ..env.clone()
+            };
+            env.forget_assigned(&s);
+            return s
+                .into_iter()
+                .map(|s| Stmt::IfOne(c.clone(), Box::new(s)))
+                .collect();
+        }
+        let arms_n = self.range(1, 3);
+        let before = env.clone();
+        let mut arms = Vec::new();
+        let mut all = Vec::new();
+        for _ in 0..arms_n {
+            env.ints = before.ints.clone();
+            let c = self.condition(env);
+            let b = self.block(env, budget, depth + 1);
+            all.extend(b.iter().cloned());
+            arms.push((c, b));
+        }
+        let els = if self.chance(0.5) {
+            env.ints = before.ints.clone();
+            let b = self.block(env, budget, depth + 1);
+            all.extend(b.iter().cloned());
+            Some(b)
+        } else {
+            None
+        };
+        env.ints = before.ints;
+        env.forget_assigned(&all);
+        vec![Stmt::If(arms, els)]
+    }
+
+    fn select(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
+        let known: Vec<IVar> = env
+            .ints
+            .iter()
+            .filter(|v| v.range.is_some())
+            .cloned()
+            .collect();
+        let sel = match self.pick(&known) {
+            Some(v) => Expr::var(v.name.clone()),
+            None => Expr::bin(
+                "+",
+                Expr::call(
+                    "int",
+                    vec![Expr::bin("*", Expr::lit("2.0d0"), self.rleaf(env))],
+                ),
+                Expr::int(0),
+            ),
+        };
+        let before = env.clone();
+        let mut cases = Vec::new();
+        let mut all = Vec::new();
+        for v in ["1", "2:3", "4", "5:"]
+            .iter()
+            .take(self.range(1, 3) as usize)
+        {
+            env.ints = before.ints.clone();
+            let b = self.block(env, budget, depth + 1);
+            all.extend(b.iter().cloned());
+            cases.push((v.to_string(), b));
+        }
+        let default = if self.chance(0.5) {
+            env.ints = before.ints.clone();
+            let b = self.block(env, budget, depth + 1);
+            all.extend(b.iter().cloned());
+            Some(b)
+        } else {
+            None
+        };
+        env.ints = before.ints;
+        env.forget_assigned(&all);
+        vec![Stmt::Select {
+            sel,
+            cases,
+            default,
+        }]
+    }
+
+    fn call(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let Some(sig) = self.pick(&env.subs).cloned() else {
+            return Vec::new();
+        };
+        let mut args = Vec::new();
+        // Variables already passed (an actual that is written must not
+        // alias another).
+        let mut used: Vec<String> = Vec::new();
+        let globals = ["gs", "gv", "cc", "cv"];
+        for p in &sig.params {
+            let a = match p {
+                Param::N => Expr::var("n"),
+                Param::Scalar("in") => self.rexpr(env, 2),
+                Param::Scalar(_) => {
+                    let w: Vec<RVar> = env
+                        .reals
+                        .iter()
+                        .filter(|v| {
+                            v.write
+                                && !used.contains(&v.name)
+                                && !globals.contains(&v.name.as_str())
+                        })
+                        .cloned()
+                        .collect();
+                    let Some(v) = self.pick(&w).cloned() else {
+                        return Vec::new();
+                    };
+                    used.push(v.name.clone());
+                    self.element(env, &v)
+                }
+                Param::Array(dims, intent) => {
+                    let want: Vec<i64> = dims.iter().map(|d| d.value).collect();
+                    let w: Vec<RVar> = env
+                        .reals
+                        .iter()
+                        .filter(|v| {
+                            (*intent == "in" || v.write)
+                                && !used.contains(&v.name)
+                                && !globals.contains(&v.name.as_str())
+                                && (v.dims.iter().map(|d| d.value).collect::<Vec<_>>() == want
+                                    || (v.dims.len() == 2 && v.dims[0].value == want[0]))
+                        })
+                        .cloned()
+                        .collect();
+                    let Some(v) = self.pick(&w).cloned() else {
+                        return Vec::new();
+                    };
+                    used.push(v.name.clone());
+                    if v.dims.len() == 2 {
+                        let col = self.range(1, v.dims[1].value);
+                        Expr::Index(
+                            v.name.clone(),
+                            vec![Sub::Range(None, None, None), Sub::At(Expr::int(col))],
+                        )
+                    } else {
+                        Expr::var(v.name.clone())
+                    }
+                }
+            };
+            args.push(a);
+        }
+        // Scalars read by the callee must not be written through another
+        // argument or reached by the callee as globals: intent(in)
+        // expressions name neither written actuals nor globals.
+        let written: Vec<String> = used.clone();
+        for (p, a) in sig.params.iter().zip(args.iter_mut()) {
+            let aliased =
+                written.iter().any(|w| a.mentions(w)) || globals.iter().any(|g| a.mentions(g));
+            if matches!(p, Param::Scalar("in")) && aliased {
+                *a = self.literal();
+            }
+        }
+        vec![Stmt::Call(sig.name, args)]
+    }
+
+    /// GO TO: a forward jump over statements, a computed GO TO or an
+    /// arithmetic IF to one of three labels ahead, or a loop closed by a
+    /// backward jump on a counter.
+    fn goto(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
+        let free = env.free_ints();
+        if self.chance(0.3) {
+            let labels = [self.label(), self.label(), self.label()];
+            let head = if self.chance(0.5) {
+                let known: Vec<String> = env
+                    .ints
+                    .iter()
+                    .filter(|v| v.range.is_some() && v.name != "n")
+                    .map(|v| v.name.clone())
+                    .collect();
+                let sel = match self.pick(&known).cloned() {
+                    Some(k) => Expr::var(k),
+                    None => Expr::int(self.range(0, 4)),
+                };
+                Stmt::ComputedGoto(labels.to_vec(), sel)
+            } else {
+                let e = Expr::bin("-", self.rexpr(env, 1), self.literal());
+                let pick = |g: &mut Self| labels[g.rng.random_range(0..3)];
+                let targets = [pick(self), pick(self), pick(self)];
+                Stmt::ArithmeticIf(e, targets)
+            };
+            let before = env.clone();
+            let mut out = vec![head];
+            let mut all = Vec::new();
+            for l in labels {
+                // Control may come straight from the jump: what the blocks
+                // before assign is unknown here.
+                env.ints = before.ints.clone();
+                env.forget_assigned(&all);
+                let b = self.block(env, budget, depth + 1);
+                all.extend(b.iter().cloned());
+                out.extend(b);
+                out.push(Stmt::Label(l));
+            }
+            env.ints = before.ints;
+            env.forget_assigned(&all);
+            return out;
+        }
+        if self.chance(0.5) || free.is_empty() {
+            let l = self.label();
+            let c = self.condition(env);
+            let before = env.clone();
+            let skipped = self.block(env, budget, depth + 1);
+            env.ints = before.ints;
+            env.forget_assigned(&skipped);
+            let mut out = vec![Stmt::IfOne(c, Box::new(Stmt::Goto(l)))];
+            out.extend(skipped);
+            out.push(Stmt::Label(l));
+            return out;
+        }
+        let k = free[self.rng.random_range(0..free.len())].clone();
+        let c = self.range(1, self.n);
+        let l = self.label();
+        let mut inner = Self::loop_env(env, std::slice::from_ref(&k));
+        inner.set_range(&k, Some((1, c)));
+        let mut body = vec![Stmt::Assign(
+            Expr::var(k.clone()),
+            Expr::bin("+", Expr::var(k.clone()), Expr::int(1)),
+        )];
+        body.extend(self.block(&mut inner, budget, depth + 1));
+        env.forget_assigned(&body);
+        env.set_range(&k, None);
+        let mut out = vec![
+            Stmt::Assign(Expr::var(k.clone()), Expr::int(0)),
+            Stmt::Label(l),
+        ];
+        out.extend(body);
+        out.push(Stmt::IfOne(
+            Expr::bin("<", Expr::var(k), Expr::int(c)),
+            Box::new(Stmt::Goto(l)),
+        ));
+        out
+    }
+
+    fn exit_cycle(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let c = self.condition(env);
+        // Leave (or go round) the innermost loop or a named enclosing one.
+        let exit = self.chance(0.5);
+        let named: Vec<String> = env
+            .loops
+            .iter()
+            .filter(|l| exit || l.cycle)
+            .filter_map(|l| l.name.clone())
+            .collect();
+        let target = if self.chance(0.3) {
+            self.pick(&named).cloned()
+        } else {
+            None
+        };
+        let innermost_ok = env.loops.last().is_some_and(|l| exit || l.cycle);
+        let s = match (exit, target) {
+            (true, t) => Stmt::Exit(t),
+            (false, Some(t)) => Stmt::Cycle(Some(t)),
+            (false, None) if innermost_ok => Stmt::Cycle(None),
+            (false, None) => Stmt::Exit(None),
+        };
+        vec![Stmt::IfOne(c, Box::new(s))]
+    }
+
+    /// Constructs dfort does not differentiate yet, drawn rarely so that
+    /// the refusals by reason show what to build next.
+    fn beyond(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let arrays: Vec<RVar> = env
+            .reals
+            .iter()
+            .filter(|v| v.write && v.dims.len() == 1)
+            .cloned()
+            .collect();
+        let Some(t) = self.pick(&arrays).cloned() else {
+            return Vec::new();
+        };
+        let Some(r) = self.target(env).filter(|v| v.dims.is_empty()) else {
+            return Vec::new();
+        };
+        let free = env.free_ints();
+        let name = t.name;
+        let ext = t.dims[0].text.clone();
+        let lines = match (self.rng.random_range(0..5), self.pick(&free).cloned()) {
+            (0, _) => vec![
+                format!("where ({name} > 1.0d0)"),
+                format!("  {name} = {name}*0.5d0"),
+                "end where".to_string(),
+            ],
+            (1, _) => vec![format!("{} = maxval({name})", r.name)],
+            (2, _) => vec![format!("{} = product({name})", r.name)],
+            (3, _) => vec![format!("{} = norm2({name})", r.name)],
+            (_, Some(m)) => {
+                env.set_range(&m, None);
+                vec![format!(
+                    "forall ({m} = 1:{ext}) {name}({m}) = {name}({m})**2"
+                )]
+            }
+            _ => Vec::new(),
+        };
+        vec![Stmt::Raw(lines)]
+    }
+
+    // ---------------------------------------------------------------
+    // Expressions
+
+    /// An index into an extent: in bounds whatever the integers hold.
+    fn index(&mut self, env: &Env, ext: &Ext) -> Expr {
+        let fits = |r: Option<(i64, i64)>| r.is_some_and(|(lo, hi)| lo >= 1 && hi <= ext.value);
+        let mut options: Vec<Expr> = Vec::new();
+        for v in &env.ints {
+            if v.name == "n" {
+                continue;
+            }
+            match v.range {
+                r if fits(r) => {
+                    options.push(Expr::var(v.name.clone()));
+                    let (lo, hi) = r.unwrap_or((1, 1));
+                    if lo >= 2 {
+                        options.push(Expr::bin("-", Expr::var(v.name.clone()), Expr::int(1)));
+                    }
+                    if hi < ext.value {
+                        options.push(Expr::bin("+", Expr::var(v.name.clone()), Expr::int(1)));
+                    }
+                    if ext.text == "n" {
+                        options.push(Expr::bin(
+                            "-",
+                            Expr::bin("+", Expr::var("n"), Expr::int(1)),
+                            Expr::var(v.name.clone()),
+                        ));
+                    }
+                }
+                Some(_) if self.chance(0.3) => {
+                    options.push(Expr::call(
+                        "min",
+                        vec![
+                            Expr::call("max", vec![Expr::var(v.name.clone()), Expr::int(1)]),
+                            Expr::var(ext.text.clone()).text_or_lit(ext),
+                        ],
+                    ));
+                }
+                None if v.write && self.chance(0.2) => {
+                    // Unknown: wrapped into the bounds.
+                    options.push(Expr::bin(
+                        "+",
+                        Expr::call(
+                            "modulo",
+                            vec![
+                                Expr::var(v.name.clone()),
+                                Expr::var(ext.text.clone()).text_or_lit(ext),
+                            ],
+                        ),
+                        Expr::int(1),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if options.is_empty() || self.chance(0.2) {
+            return Expr::int(self.range(1, ext.value));
+        }
+        let k = self.rng.random_range(0..options.len());
+        options.swap_remove(k)
+    }
+
+    /// A real scalar leaf: a variable, an element, a literal or an
+    /// integer converted.
+    fn rleaf(&mut self, env: &Env) -> Expr {
+        match self.rng.random_range(0..10) {
+            0 => self.literal(),
+            1 => {
+                let known: Vec<String> = env
+                    .ints
+                    .iter()
+                    .filter(|v| v.range.is_some())
+                    .map(|v| v.name.clone())
+                    .collect();
+                match self.pick(&known).cloned() {
+                    Some(k) => Expr::bin(
+                        "*",
+                        Expr::lit("0.1d0"),
+                        Expr::call("dble", vec![Expr::var(k)]),
+                    ),
+                    None => self.literal(),
+                }
+            }
+            _ => {
+                let vars = env.reals.clone();
+                match self.pick(&vars).cloned() {
+                    Some(v) => self.element(env, &v),
+                    None => self.literal(),
+                }
+            }
+        }
+    }
+
+    /// A bounded real scalar expression over what `env` holds.
+    fn rexpr(&mut self, env: &Env, depth: usize) -> Expr {
+        if depth == 0 || self.chance(0.25) {
+            return self.rleaf(env);
+        }
+        let d = depth - 1;
+        match self.rng.random_range(0..20) {
+            0..=3 => {
+                let op = ["+", "-", "*", "+"][self.rng.random_range(0..4)];
+                let a = self.rexpr(env, d);
+                let b = self.rexpr(env, d);
+                Expr::bin(op, a, b)
+            }
+            4 => {
+                let a = self.rexpr(env, d);
+                let b = self.rexpr(env, d);
+                Expr::bin("/", a, safe_denominator(b))
+            }
+            5 => {
+                let a = self.rexpr(env, d);
+                let p = self.range(2, 3);
+                Expr::bin("**", a, Expr::int(p))
+            }
+            6 => Expr::Neg(Box::new(self.rexpr(env, d))),
+            7 => {
+                let f = ["sin", "cos", "tanh", "atan"][self.rng.random_range(0..4)];
+                Expr::call(f, vec![self.rexpr(env, d)])
+            }
+            8 => {
+                let f = ["exp", "sinh", "cosh"][self.rng.random_range(0..3)];
+                Expr::call(f, vec![Expr::call("sin", vec![self.rexpr(env, d)])])
+            }
+            9 => {
+                let f = ["log", "sqrt", "log10"][self.rng.random_range(0..3)];
+                Expr::call(f, vec![one_plus_square(self.rexpr(env, d))])
+            }
+            10 => {
+                let f = ["asin", "acos", "tan"][self.rng.random_range(0..3)];
+                Expr::call(
+                    f,
+                    vec![Expr::bin(
+                        "*",
+                        Expr::lit("0.5d0"),
+                        Expr::call("sin", vec![self.rexpr(env, d)]),
+                    )],
+                )
+            }
+            11 => {
+                let f = ["abs", "max", "min", "sign"][self.rng.random_range(0..4)];
+                let a = self.rexpr(env, d);
+                if f == "abs" {
+                    Expr::call(f, vec![a])
+                } else {
+                    let b = self.rexpr(env, d);
+                    Expr::call(f, vec![a, b])
+                }
+            }
+            12 => {
+                let a = self.rexpr(env, d);
+                let b = self.rexpr(env, d);
+                Expr::call(
+                    "atan2",
+                    vec![
+                        a,
+                        Expr::bin("+", Expr::lit("2.0d0"), Expr::call("cos", vec![b])),
+                    ],
+                )
+            }
+            13 => {
+                let a = self.rexpr(env, d);
+                Expr::bin("**", one_plus_square(a), Expr::lit("1.5d0"))
+            }
+            14 => {
+                let a = self.rexpr(env, d);
+                let b = self.rexpr(env, d);
+                Expr::call(
+                    "mod",
+                    vec![
+                        a,
+                        Expr::bin("+", Expr::lit("1.5d0"), Expr::call("abs", vec![b])),
+                    ],
+                )
+            }
+            15 => {
+                // A reduction over an array.
+                let arrays: Vec<RVar> = env
+                    .reals
+                    .iter()
+                    .filter(|v| !v.dims.is_empty())
+                    .cloned()
+                    .collect();
+                match self.pick(&arrays).cloned() {
+                    Some(v) => {
+                        let shape: Vec<i64> = v.dims.iter().map(|d| d.value).collect();
+                        if shape.len() == 1 && self.chance(0.5) {
+                            let w = self.aleaf(env, &shape);
+                            Expr::call("dot_product", vec![Expr::var(v.name.clone()), w])
+                        } else {
+                            let e = self.aexpr(env, &shape, 1);
+                            Expr::call("sum", vec![e])
+                        }
+                    }
+                    None => self.rleaf(env),
+                }
+            }
+            16 | 17 => {
+                let f: Vec<FnSig> = env.funcs.clone();
+                match self.pick(&f).cloned() {
+                    Some(sig) => {
+                        let args = (0..sig.arity).map(|_| self.rexpr(env, d)).collect();
+                        Expr::call(sig.name, args)
+                    }
+                    None => self.rleaf(env),
+                }
+            }
+            _ => self.rleaf(env),
+        }
+    }
+
+    fn condition(&mut self, env: &Env) -> Expr {
+        let known: Vec<String> = env
+            .ints
+            .iter()
+            .filter(|v| v.range.is_some() && v.name != "n")
+            .map(|v| v.name.clone())
+            .collect();
+        let c = match (self.rng.random_range(0..4), self.pick(&known).cloned()) {
+            (0, Some(k)) => Expr::bin(
+                "==",
+                Expr::call("mod", vec![Expr::var(k), Expr::int(2)]),
+                Expr::int(0),
+            ),
+            (1, Some(k)) => Expr::bin(">", Expr::var(k), Expr::int(self.range(1, self.n))),
+            (2, _) => {
+                let a = self.rexpr(env, 1);
+                let b = self.rexpr(env, 1);
+                Expr::bin(["<", ">", "<=", ">="][self.rng.random_range(0..4)], a, b)
+            }
+            _ => {
+                let a = self.rexpr(env, 1);
+                let lim = self.literal();
+                Expr::bin(["<", ">"][self.rng.random_range(0..2)], a, lim)
+            }
+        };
+        if self.chance(0.15) {
+            let d = self.condition(env);
+            Expr::bin([".and.", ".or."][self.rng.random_range(0..2)], c, d)
+        } else {
+            c
+        }
+    }
+}
+
+impl Expr {
+    /// `n` for the extent written `n`, else its value.
+    fn text_or_lit(self, ext: &Ext) -> Expr {
+        if ext.text == "n" {
+            Expr::var("n")
+        } else {
+            Expr::int(ext.value)
+        }
+    }
+}
+
+/// `1 + e²`: positive, for logarithms, roots and real powers.
+fn one_plus_square(e: Expr) -> Expr {
+    Expr::bin("+", Expr::lit("1.0d0"), Expr::bin("**", e, Expr::int(2)))
+}
+
+/// A denominator kept away from zero: `1 + e²`.
+fn safe_denominator(e: Expr) -> Expr {
+    one_plus_square(e)
+}
+
+/// A factor of modulus below one, so that products in loops stay bounded.
+fn damp(e: Expr) -> Expr {
+    Expr::call("tanh", vec![e])
+}
+
+/// `real(8), external :: f` for the external functions a procedure
+/// references.
+fn declare_externals(p: &mut Proc, funcs: &[String]) {
+    let used: Vec<&String> = funcs
+        .iter()
+        .filter(|f| {
+            p.body.iter().any(|s| s.mentions(f)) || p.spec.iter().any(|l| l.contains(f.as_str()))
+        })
+        .collect();
+    p.spec.retain(|l| !l.starts_with("real(8), external ::"));
+    if !used.is_empty() {
+        let names: Vec<&str> = used.iter().map(|s| s.as_str()).collect();
+        p.spec
+            .insert(0, format!("real(8), external :: {}", names.join(", ")));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_gives_the_same_program_and_others_differ() {
+        let text = |seed, case| {
+            let mut rng = rng_for(seed, case, 0);
+            Generator::new(&mut rng).program().print()
+        };
+        assert_eq!(text(7, 3), text(7, 3));
+        assert_ne!(text(7, 3), text(7, 4));
+        assert_ne!(text(7, 3), text(8, 3));
+    }
+
+    #[test]
+    fn programs_have_a_root_with_independents_and_dependents() {
+        for case in 0..200 {
+            let mut rng = rng_for(1, case, 0);
+            let p = Generator::new(&mut rng).program();
+            assert!(!p.independents.is_empty() && !p.dependents.is_empty());
+            let text = p.print();
+            assert!(text.contains("subroutine fz(n, "), "{text}");
+        }
+    }
+}

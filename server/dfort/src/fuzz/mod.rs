@@ -1,0 +1,356 @@
+//! `dfort fuzz`: the differential fuzzer. It draws random, valid,
+//! terminating Fortran kernels ([`gen`]), has dfort differentiate each in
+//! tangent mode and in the three adjoint recording modes, compiles them
+//! with gfortran and checks them numerically ([`check`]); a program that
+//! fails is shrunk to a small one that fails the same way ([`shrink`])
+//! and written out with the commands that reproduce it. A refusal (dfort
+//! names the construct it does not differentiate) counts as refused,
+//! never as a pass or a failure; the refusals are summed up by reason.
+//!
+//! The run is reproducible: case `c` of seed `s` is the same program
+//! whatever the number of workers.
+
+mod ast;
+mod check;
+mod gen;
+mod shrink;
+
+use check::{Checker, Kind, Outcome};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct FuzzArgs {
+    /// How many programs to check.
+    #[arg(long, default_value_t = 100)]
+    cases: u64,
+    /// The run's seed: the same seed draws the same programs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where each mismatch is written (original, shrunk, report), one
+    /// directory per mismatch.
+    #[arg(long, default_value = "fuzz-mismatches")]
+    out: PathBuf,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Checks the shrinker may spend on one mismatch.
+    #[arg(long, default_value_t = 400)]
+    shrink_budget: usize,
+    /// Check case C of the run only, printing its program first.
+    #[arg(long, value_name = "C")]
+    case: Option<u64>,
+    /// Print the programs the run would check instead of checking them.
+    #[arg(long)]
+    print: bool,
+}
+
+/// Draws of one case before it is given up (a draw is redone when the
+/// program is unusable or nowhere smooth).
+const ATTEMPTS: u64 = 20;
+
+/// What became of one case.
+struct Result {
+    case: u64,
+    outcome: Outcome,
+    /// Draws redone, and why.
+    redrawn: Vec<String>,
+    /// Where the mismatch was written.
+    written: Option<PathBuf>,
+}
+
+pub fn run(args: FuzzArgs) -> ExitCode {
+    if args.print {
+        let (lo, hi) = match args.case {
+            Some(c) => (c, c + 1),
+            None => (0, args.cases),
+        };
+        for c in lo..hi {
+            let (p, _) = draw(args.seed, c, 0);
+            println!("! case {c} of seed {}\n{}", args.seed, p.print());
+        }
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = check::available() {
+        eprintln!("error: the fuzzer needs gfortran: {e}");
+        return ExitCode::from(2);
+    }
+    let cases: Vec<u64> = match args.case {
+        Some(c) => {
+            let (p, _) = draw(args.seed, c, 0);
+            println!("{}", p.print());
+            vec![c]
+        }
+        None => (0..args.cases).collect(),
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .max(1);
+    let start = Instant::now();
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let results: Mutex<Vec<Result>> = Mutex::new(Vec::new());
+    let tally = Mutex::new((0u64, 0u64, 0u64));
+    let failed_to_start: Mutex<Option<String>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for w in 0..jobs {
+            let (cases, next, done, results, tally, failed, args) = (
+                &cases,
+                &next,
+                &done,
+                &results,
+                &tally,
+                &failed_to_start,
+                &args,
+            );
+            s.spawn(move || {
+                let mut checker = match Checker::new(&format!("fuzz{w}")) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        return;
+                    }
+                };
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                    let Some(&case) = cases.get(i) else { break };
+                    let r = one_case(&mut checker, args, case);
+                    {
+                        let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
+                        match &r.outcome {
+                            Outcome::Pass => t.0 += 1,
+                            Outcome::Mismatch(m) => {
+                                t.2 += 1;
+                                eprintln!(
+                                    "case {case}: MISMATCH — {}{}",
+                                    m.kind.describe(),
+                                    r.written
+                                        .as_ref()
+                                        .map(|p| format!(" (written to {})", p.display()))
+                                        .unwrap_or_default()
+                                );
+                            }
+                            _ => t.1 += 1,
+                        }
+                        let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                        if d % 50 == 0 || d as usize == cases.len() {
+                            eprintln!(
+                                "[{d}/{}] {} passed, {} refused, {} mismatches ({:.0} s)",
+                                cases.len(),
+                                t.0,
+                                t.1,
+                                t.2,
+                                start.elapsed().as_secs_f64()
+                            );
+                        }
+                    }
+                    results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+                }
+            });
+        }
+    });
+    if let Some(e) = failed_to_start
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+    {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    results.sort_by_key(|r| r.case);
+    report(&results, start.elapsed().as_secs_f64())
+}
+
+/// The program of case `case`, draw `attempt`, and the seed of its points.
+fn draw(seed: u64, case: u64, attempt: u64) -> (ast::Program, u64) {
+    let mut rng = gen::rng_for(seed, case, attempt);
+    let p = gen::Generator::new(&mut rng).program();
+    let points = seed
+        .wrapping_mul(31)
+        .wrapping_add(case)
+        .wrapping_mul(17)
+        .wrapping_add(attempt);
+    (p, points)
+}
+
+fn one_case(checker: &mut Checker, args: &FuzzArgs, case: u64) -> Result {
+    let mut redrawn = Vec::new();
+    for attempt in 0..ATTEMPTS {
+        let (p, points) = draw(args.seed, case, attempt);
+        let outcome = checker.check(&p, points);
+        match outcome {
+            Outcome::Invalid(why) => redrawn.push(first_line(&why)),
+            Outcome::NonSmooth => redrawn.push("not smooth at any point".into()),
+            Outcome::Mismatch(m) => {
+                let kind = m.kind;
+                let (small, checks) = shrink::shrink(&p, args.shrink_budget, |q| {
+                    matches!(checker.check(q, points),
+                        Outcome::Mismatch(ref m2) if m2.kind == kind)
+                });
+                // The shrunk program's own detail.
+                let detail = match checker.check(&small, points) {
+                    Outcome::Mismatch(m2) => m2.detail,
+                    _ => m.detail.clone(),
+                };
+                let written =
+                    write_mismatch(args, case, attempt, &p, &small, kind, &detail, checks)
+                        .map_err(|e| eprintln!("error: {e}"))
+                        .ok();
+                return Result {
+                    case,
+                    outcome: Outcome::Mismatch(check::Mismatch { kind, detail }),
+                    redrawn,
+                    written,
+                };
+            }
+            other => {
+                return Result {
+                    case,
+                    outcome: other,
+                    redrawn,
+                    written: None,
+                }
+            }
+        }
+    }
+    Result {
+        case,
+        outcome: Outcome::Refused(format!("(fuzzer) no usable program in {ATTEMPTS} draws")),
+        redrawn,
+        written: None,
+    }
+}
+
+fn first_line(s: &str) -> String {
+    let l = s.lines().next().unwrap_or("");
+    check::normalize(l).chars().take(100).collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_mismatch(
+    args: &FuzzArgs,
+    case: u64,
+    attempt: u64,
+    original: &ast::Program,
+    shrunk: &ast::Program,
+    kind: Kind,
+    detail: &str,
+    checks: usize,
+) -> std::result::Result<PathBuf, String> {
+    let dir = args.out.join(format!("seed{}-case{case}", args.seed));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    };
+    write("original.f90", &original.print())?;
+    write("shrunk.f90", &shrunk.print())?;
+    let ints: Vec<String> = shrunk
+        .ints
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let mode_flag = check::MODES
+        .iter()
+        .find(|(_, name, _)| kind_mentions(kind, name))
+        .map_or("", |m| m.2);
+    let verify = format!(
+        "dfort verify {} --root fz --int {} --independent {} --dependent {}{mode_flag}",
+        dir.join("shrunk.f90").display(),
+        ints.join(","),
+        shrunk.independents.join(","),
+        shrunk.dependents.join(",")
+    );
+    let report = format!(
+        "{}\n\n{detail}\n\nFound by: dfort fuzz --seed {} --case {case} (draw {attempt})\n\
+         Shrunk in {checks} checks from {} to {} lines.\n\
+         Check the shrunk program (dfort verify compiles without the fuzzer's bounds checks):\n  {verify}\n",
+        kind.describe(),
+        args.seed,
+        original.print().lines().count(),
+        shrunk.print().lines().count(),
+    );
+    write("report.txt", &report)?;
+    Ok(dir)
+}
+
+fn kind_mentions(kind: Kind, file: &str) -> bool {
+    let label = match kind {
+        Kind::DoesNotCompile(m)
+        | Kind::Crash(m)
+        | Kind::Tape(m)
+        | Kind::DotProduct(m)
+        | Kind::Modes(m) => m,
+        _ => return false,
+    };
+    match file {
+        "adj_tbr" => label.contains("--no-inversion"),
+        "adj_all" => label.contains("--no-tbr"),
+        _ => false,
+    }
+}
+
+fn report(results: &[Result], seconds: f64) -> ExitCode {
+    let mut passed = 0;
+    let mut mismatches = Vec::new();
+    let mut refused: BTreeMap<String, u64> = BTreeMap::new();
+    let mut redrawn: BTreeMap<String, u64> = BTreeMap::new();
+    for r in results {
+        for why in &r.redrawn {
+            *redrawn.entry(why.clone()).or_default() += 1;
+        }
+        match &r.outcome {
+            Outcome::Pass => passed += 1,
+            Outcome::Refused(why) => *refused.entry(why.clone()).or_default() += 1,
+            Outcome::Mismatch(m) => mismatches.push((r.case, m, &r.written)),
+            Outcome::Invalid(why) => *refused.entry(format!("(fuzzer) {why}")).or_default() += 1,
+            Outcome::NonSmooth => *refused.entry("(fuzzer) not smooth".into()).or_default() += 1,
+        }
+    }
+    let by_count = |m: &BTreeMap<String, u64>| {
+        let mut v: Vec<(&String, &u64)> = m.iter().collect();
+        v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        v.into_iter()
+            .map(|(k, v)| format!("  {v:>6}  {k}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    if !refused.is_empty() {
+        println!("refusals by reason:\n{}", by_count(&refused));
+    }
+    if !redrawn.is_empty() {
+        let n: u64 = redrawn.values().sum();
+        println!(
+            "programs drawn again ({n}; not counted):\n{}",
+            by_count(&redrawn)
+        );
+    }
+    for (case, m, written) in &mismatches {
+        println!(
+            "mismatch in case {case}: {}{}\n    {}",
+            m.kind.describe(),
+            written
+                .as_ref()
+                .map(|p| format!(" — {}", p.display()))
+                .unwrap_or_default(),
+            m.detail.lines().next().unwrap_or("")
+        );
+    }
+    let total = results.len();
+    let refused_n: u64 = refused.values().sum();
+    println!("time: {seconds:.0} s");
+    println!(
+        "{total} programs: {passed} passed, {refused_n} refused, {} mismatches",
+        mismatches.len()
+    );
+    if mismatches.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
