@@ -3,7 +3,8 @@
 //! central finite differences, adjoint by the dot-product test, both
 //! compiled with gfortran), in the three recording modes: TBR with
 //! address recovery by inversion (the default), `--no-inversion` and
-//! `--no-tbr` (store-all). The kernels run in parallel; every failure is collected
+//! `--no-tbr` (store-all), with bounds checks in the derivative code. The
+//! kernels run in parallel; every failure is collected
 //! and reported in one assertion at the end. Set DFORT_SKIP_GFORTRAN=1 to
 //! skip the numerical test on a machine without gfortran.
 
@@ -38,6 +39,8 @@ struct Kernel {
     #[serde(default)]
     size: BTreeMap<String, u64>,
     tolerance: Option<f64>,
+    /// Whether derivative code runs with bounds checks (default: yes).
+    bounds: Option<bool>,
     #[serde(default)]
     why: String,
 }
@@ -82,6 +85,11 @@ impl Kernel {
         }
         let tol = self.tolerance.unwrap_or(DEFAULT_TOLERANCE);
         a.extend(["--tolerance".into(), format!("{tol:e}")]);
+        // Out-of-bounds reads and writes in the derivatives fail the test
+        // (unless the original itself reads out of bounds).
+        if self.bounds.unwrap_or(true) {
+            a.push("--bounds".into());
+        }
         a.extend(mode.flag.map(String::from));
         a
     }

@@ -228,6 +228,23 @@ pub fn stmt_effects(
 /// just before the statement must protect. A backward fixpoint over the
 /// CFG ([`crate::engine`]).
 pub fn written_from(program: &Program, unit: &Unit, effects: &[Effects]) -> Vec<BitSet> {
+    may_write(program, unit, effects, true)
+}
+
+/// Per statement (indexed by `StmtId`): the variables any statement that
+/// may run after it writes (itself only when control can come back to
+/// it, in a loop).
+pub fn written_after(program: &Program, unit: &Unit, effects: &[Effects]) -> Vec<BitSet> {
+    may_write(program, unit, effects, false)
+}
+
+/// [`written_from`] (`from_itself`) or [`written_after`].
+fn may_write(
+    program: &Program,
+    unit: &Unit,
+    effects: &[Effects],
+    from_itself: bool,
+) -> Vec<BitSet> {
     use crate::engine::{solve, Direction};
     use dfort_ir::cfg::NodeKind;
     let per: Vec<BitSet> = unit
@@ -263,8 +280,13 @@ pub fn written_from(program: &Program, unit: &Unit, effects: &[Effects]) -> Vec<
         }
         let mut running = sol.after[i].clone();
         for id in nd.stmts.iter().rev() {
-            running.union_with(&per[id.0 as usize]);
-            out[id.0 as usize] = running.clone();
+            if from_itself {
+                running.union_with(&per[id.0 as usize]);
+                out[id.0 as usize] = running.clone();
+            } else {
+                out[id.0 as usize] = running.clone();
+                running.union_with(&per[id.0 as usize]);
+            }
         }
     }
     out

@@ -12,8 +12,9 @@
 //! values live at the unit's exit (none for the root: the adjoint needs no
 //! primal result); partial writes never kill; assignments are the only
 //! statements that can be dead (control, calls and I/O are kept), and an
-//! assignment that records the value it overwrites is kept (TBR counted
-//! on that record: a later overwrite of the value does not record it).
+//! assignment that records the value it overwrites is kept when the value
+//! may be overwritten again after it (TBR counted on that record: the
+//! later overwrite does not record it).
 
 use crate::bitset::BitSet;
 use crate::dp::{target, writes};
@@ -111,9 +112,20 @@ pub fn analyze_keeping(
     keep: &[StmtId],
 ) -> Liveness {
     let cfg = &unit.cfg;
-    // A statement that records a value stays: TBR counted on its record
-    // (a later overwrite of that value does not record it again).
-    let recording: Vec<StmtId> = tbr.records.iter().map(|r| r.stmt).collect();
+    // A statement that records a value stays when something after it
+    // overwrites that value again: TBR counted on its record there (the
+    // later overwrite does not record the value a second time).
+    let after = crate::effects::written_after(program, unit, effects);
+    let recording: Vec<StmtId> = tbr
+        .records
+        .iter()
+        .filter(|r| {
+            after
+                .get(r.stmt.0 as usize)
+                .is_some_and(|w| w.contains(r.variable.0 as usize))
+        })
+        .map(|r| r.stmt)
+        .collect();
     let info: Vec<(BitSet, BitSet, bool)> = unit
         .stmts
         .iter()

@@ -250,6 +250,7 @@ fn req_kill(
             if let Some(cs) = callees {
                 cs.translate(unit, *c, args, &mut req, &mut kill);
             }
+            expression_actuals(unit, act, st, args, &mut req);
         }
         StmtKind::Call { args, .. } => {
             // Without the callee's summary: an active call needs the values
@@ -261,6 +262,7 @@ fn req_kill(
                 }
                 req.union_with(&own);
             }
+            expression_actuals(unit, act, st, args, &mut req);
         }
         StmtKind::Io {
             kind: IoKind::Read, ..
@@ -305,6 +307,20 @@ fn req_kill(
         _ => {}
     }
     (req, kill, own)
+}
+
+/// What the adjoint of a call's expression actuals (`call s(x(k)**2)`)
+/// reads: the reverse sweep propagates the formal's adjoint into the
+/// expression's active leaves after the callee's adjoint, as if the
+/// expression were assigned to an active temporary before the call.
+fn expression_actuals(unit: &Unit, act: &Activity, st: &Stmt, args: &[Arg], req: &mut BitSet) {
+    let rules = Rules {
+        unit,
+        varied: &act.varied_before[st.id.0 as usize],
+    };
+    for a in args.iter().filter(|a| target(&a.value).is_none()) {
+        rules.req(&a.value, req);
+    }
 }
 
 /// Runs TBR on one unit alone, given its activity (calls conservative).

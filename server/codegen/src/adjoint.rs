@@ -196,6 +196,18 @@ impl<'a> Gen<'a> {
             return;
         }
         let unit = self.unit;
+        // A scalar operand of an array expression: its adjoint is the sum
+        // of the array adjoint.
+        let collapsed;
+        let (m, mr) = if mr > 0
+            && rank_of(unit, e) == 0
+            && !matches!(e.kind, ExprKind::Var(_) | ExprKind::ArrayRef { .. })
+        {
+            collapsed = format!("sum({m})");
+            (collapsed.as_str(), 0)
+        } else {
+            (m, mr)
+        };
         match &e.kind {
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } => {
                 if let Some(b) = self.bref(e) {
@@ -222,8 +234,10 @@ impl<'a> Gen<'a> {
             }
             _ => match partials(unit, e) {
                 Some(parts) => {
-                    let r = mr.max(rank_of(unit, e));
                     for (child, d) in parts {
+                        // The multiplier's own rank: a scalar adjoint times
+                        // a scalar partial stays a scalar.
+                        let r = mr.max(partial_rank(unit, e, child));
                         let mm = format!("{} * {}", p(m.to_string()), p(d));
                         self.adj(child, &mm, r, out);
                     }
@@ -1206,7 +1220,7 @@ impl<'a> Gen<'a> {
                         for b in &bounds {
                             vars(unit, b, &mut bvars);
                         }
-                        if body_writes(unit, body)
+                        if body_writes(self.sh.program, unit, body)
                             .iter()
                             .any(|v| bvars.contains(v.0 as usize))
                         {
@@ -1393,6 +1407,28 @@ impl<'a> Gen<'a> {
     }
 }
 
+/// The rank of the partial derivative of `e` with respect to its operand
+/// `child` ([`partials`]): constants for sums and differences, the other
+/// factor for products, the operands' values otherwise.
+fn partial_rank(unit: &Unit, e: &Expr, child: &Expr) -> usize {
+    match &e.kind {
+        ExprKind::Unary { .. } => 0,
+        ExprKind::Binary { op, lhs, rhs } => match op {
+            BinaryOp::Add | BinaryOp::Sub => 0,
+            BinaryOp::Mul if std::ptr::eq(child, &**lhs) => rank_of(unit, rhs),
+            BinaryOp::Mul => rank_of(unit, lhs),
+            BinaryOp::Div if std::ptr::eq(child, &**lhs) => rank_of(unit, rhs),
+            _ => rank_of(unit, lhs).max(rank_of(unit, rhs)),
+        },
+        ExprKind::Intrinsic { args, .. } => args
+            .iter()
+            .map(|a| rank_of(unit, &a.value))
+            .max()
+            .unwrap_or(0),
+        _ => rank_of(unit, e),
+    }
+}
+
 /// The outer product `u vᵀ` of two vectors, as a rank-1 `matmul`.
 fn outer(u: &str, v: &str) -> String {
     format!("matmul(reshape({u}, [size({u}), 1]), reshape({v}, [1, size({v})]))")
@@ -1515,16 +1551,12 @@ fn array_valued(unit: &Unit, e: &Expr) -> bool {
 /// Everything a statement list may write ([`all_writes`]: assignment
 /// targets, DO indices, READ items, call actuals, function-reference
 /// arguments, ALLOCATE objects), for the loop-bounds check.
-fn body_writes(unit: &Unit, ids: &[StmtId]) -> Vec<SymbolId> {
+fn body_writes(program: &Program, unit: &Unit, ids: &[StmtId]) -> Vec<SymbolId> {
     let mut out = Vec::new();
     let mut stack: Vec<StmtId> = ids.to_vec();
     while let Some(id) = stack.pop() {
         let st = unit.stmt(id);
-        out.extend(
-            all_writes(&Program::default(), unit, st)
-                .into_iter()
-                .map(|(s, _)| s),
-        );
+        out.extend(all_writes(program, unit, st).into_iter().map(|(s, _)| s));
         for b in st.kind.blocks() {
             stack.extend(b);
         }

@@ -8,7 +8,10 @@
 //! the absolute values of its terms (the scale of rounding errors), and
 //! the number of entries the adjoint left on the tape:
 //!
-//! `point <p> fd <h> <h/2> <h/4> tangent <value> <scale> adjoint <value> <scale> depth <n>`
+//! `point <p> fd <h> <h/2> <h/4> values <size> tangent <value> <scale> adjoint <value> <scale> depth <n>`
+//!
+//! (`values` is the size of the weighted outputs the differences subtract,
+//! which bounds their rounding error).
 //!
 //! optionally followed by `grad <values>`: the adjoint's results (x̄) of
 //! every independent, element by element. [`parse_output`] reads them back
@@ -92,7 +95,7 @@ pub fn driver(spec: &DriverSpec) -> String {
     );
     let _ = writeln!(
         w,
-        "  integer(8) :: dv_seed, dv_depth\n  integer :: dv_q, dv_point\n  real(8) :: dv_eps, dv_fd1, dv_fd2, dv_fd3, dv_tan, dv_tscale, dv_adj, dv_ascale"
+        "  integer(8) :: dv_seed, dv_depth\n  integer :: dv_q, dv_point\n  real(8) :: dv_eps, dv_fd1, dv_fd2, dv_fd3, dv_fscale, dv_tan, dv_tscale, dv_adj, dv_ascale"
     );
     for a in &spec.args {
         match a {
@@ -188,6 +191,16 @@ pub fn driver(spec: &DriverSpec) -> String {
             );
         }
     }
+    // The size of the weighted values the differences subtract: their
+    // rounding error is about machine epsilon times this, over the step.
+    let _ = writeln!(w, "  dv_fscale = 0d0");
+    for d in &spec.dependents {
+        let _ = writeln!(
+            w,
+            "  dv_fscale = dv_fscale + {}",
+            total(d, format!("abs({d}_p*{d}_w)"))
+        );
+    }
     let _ = writeln!(w, "  dv_tan = 0d0\n  dv_tscale = 0d0");
     let _ = writeln!(w, "  dv_adj = 0d0\n  dv_ascale = 0d0");
     for (mode, on) in [("d", spec.tangent), ("b", spec.adjoint)] {
@@ -241,7 +254,7 @@ pub fn driver(spec: &DriverSpec) -> String {
     }
     let _ = writeln!(
         w,
-        "  write(*, {FORMAT}) 'point', dv_point, 'fd', dv_fd1, dv_fd2, dv_fd3, &\n    & 'tangent', dv_tan, dv_tscale, 'adjoint', dv_adj, dv_ascale, 'depth', dv_depth"
+        "  write(*, {FORMAT}) 'point', dv_point, 'fd', dv_fd1, dv_fd2, dv_fd3, 'values', dv_fscale, &\n    & 'tangent', dv_tan, dv_tscale, 'adjoint', dv_adj, dv_ascale, 'depth', dv_depth"
     );
     if spec.gradient && spec.adjoint {
         let grads: Vec<String> = spec.independents.iter().map(|x| format!("{x}_t")).collect();
@@ -282,6 +295,9 @@ end program dfort_verify"
 pub struct Point {
     /// Central differences at steps h, h/2 and h/4.
     pub fd: [f64; 3],
+    /// Σ|yᵢ ȳᵢ| at the last step: the differences' rounding error is about
+    /// machine epsilon times this over the step.
+    pub values: f64,
     /// The tangent's ⟨J ẋ, ȳ⟩ and the sum of its terms' absolute values.
     pub tangent: Option<(f64, f64)>,
     /// The adjoint's ⟨ẋ, Jᵀ ȳ⟩ and the sum of its terms' absolute values.
@@ -314,18 +330,38 @@ impl Point {
         (16.0 * r2 - r1) / 15.0
     }
 
-    /// Whether the two Richardson extrapolations agree (to `tol`
-    /// relative): otherwise finite differences are unreliable here (a
-    /// kink or a jump nearby).
-    pub fn smooth(&self, tol: f64) -> bool {
-        let (a, b) = self.richardson();
-        a.is_finite() && b.is_finite() && relative(a, b, 1e-8) <= tol
+    /// The rounding error the differences may carry: machine epsilon
+    /// times the values over the smallest step, with a margin for the
+    /// extrapolations' coefficients.
+    pub fn noise(&self) -> f64 {
+        const SMALLEST_STEP: f64 = 0.5e-4;
+        if self.values.is_finite() {
+            20.0 * f64::EPSILON * self.values / SMALLEST_STEP
+        } else {
+            0.0
+        }
     }
 
-    /// The tangent's relative error against the differences.
+    /// Whether the two Richardson extrapolations agree (to `tol`
+    /// relative, beyond the rounding noise): otherwise finite differences
+    /// are unreliable here (a kink or a jump nearby).
+    pub fn smooth(&self, tol: f64) -> bool {
+        let (a, b) = self.richardson();
+        a.is_finite()
+            && b.is_finite()
+            && (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-8) + self.noise()
+    }
+
+    /// The tangent's relative error against the differences, their
+    /// rounding noise forgiven.
     pub fn tangent_error(&self) -> Option<f64> {
         let (t, _) = self.tangent?;
-        Some(relative(self.fd(), t, 1e-12))
+        let fd = self.fd();
+        let excess = ((fd - t).abs() - self.noise()).max(0.0);
+        if excess == 0.0 {
+            return Some(0.0);
+        }
+        Some(excess / fd.abs().max(t.abs()).max(1e-12))
     }
 
     /// The dot-product test: the adjoint against the tangent (or the
@@ -354,6 +390,7 @@ pub fn parse_output(out: &str) -> Vec<Point> {
                 let Some(fd) = fd else { continue };
                 points.push(Point {
                     fd,
+                    values: at("values").and_then(|i| num(i + 1)).unwrap_or(0.0),
                     tangent: pair("tangent"),
                     adjoint: pair("adjoint"),
                     depth: at("depth")
@@ -390,7 +427,7 @@ mod tests {
 
     #[test]
     fn points_are_read_back_with_their_gradients() {
-        let out = "point 1 fd 1.0 1.0000001 1.0000001 tangent 1.00000005 2.5 adjoint 1.00000005 3.0 depth 0\n\
+        let out = "point 1 fd 1.0 1.0000001 1.0000001 values 0.5 tangent 1.00000005 2.5 adjoint 1.00000005 3.0 depth 0\n\
                    grad 0.5 -1.25E-3 NaN\n\
                    point 2 fd 0.2 4.0 1.0 tangent 1.0 1.0 adjoint 1.0 1.0 depth 3\n";
         let p = parse_output(out);

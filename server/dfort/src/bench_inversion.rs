@@ -219,8 +219,7 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
             with_adjoint.join(", ")
         ));
     }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let scratch = Scratch { dir };
+    let scratch = Scratch::at(dir, false)?;
     let originals = write_originals(&scratch, &ws)?;
     scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
     scratch.write("driver.f90", &driver(&unit.name))?;
@@ -409,9 +408,7 @@ fn bench(args: &BenchInversionArgs) -> Result<bool, String> {
     std::fs::remove_dir_all(&root).ok();
     std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
     // Absolute, so that the drivers run from their own directory.
-    let scratch = Scratch {
-        dir: std::fs::canonicalize(&root).unwrap_or(root),
-    };
+    let scratch = Scratch::at(std::fs::canonicalize(&root).unwrap_or(root), false)?;
     let built: Vec<Built> = FORMS
         .par_iter()
         .map(|f| build(f, &args.fixtures, scratch.dir.join(f.label)))

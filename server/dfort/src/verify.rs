@@ -47,6 +47,15 @@ pub struct VerifyArgs {
     /// Print every point's differences, tangent and adjoint values.
     #[arg(long)]
     verbose: bool,
+    /// Also check array bounds in the derivative code (gfortran
+    /// -fcheck=bounds; arrays declared with a dummy extent such as
+    /// `x(1)` make it fail where the original only reads past it).
+    #[arg(long)]
+    bounds: bool,
+    /// Build in this directory and keep it (sources, derivatives, driver,
+    /// objects and the executable `run`) instead of a temporary one.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
 }
 
 /// Flags for derivative code under test: the locals of a derivative
@@ -219,6 +228,8 @@ fn with_config(
 /// (with its contents) when dropped.
 pub struct Scratch {
     pub dir: PathBuf,
+    /// Whether the directory stays when dropped.
+    keep: bool,
 }
 
 impl Scratch {
@@ -229,7 +240,20 @@ impl Scratch {
         std::fs::remove_dir_all(&dir).ok();
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        Ok(Scratch { dir })
+        Ok(Scratch { dir, keep: false })
+    }
+
+    /// `dir` itself (created if needed), kept when dropped.
+    pub fn kept(dir: &Path) -> Result<Scratch, String> {
+        Scratch::at(dir.to_path_buf(), true)
+    }
+
+    /// `dir` itself (created if needed), removed when dropped unless
+    /// `keep`.
+    pub fn at(dir: PathBuf, keep: bool) -> Result<Scratch, String> {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(Scratch { dir, keep })
     }
 
     pub fn write(&self, name: &str, text: &str) -> Result<(), String> {
@@ -239,7 +263,9 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.dir).ok();
+        if !self.keep {
+            std::fs::remove_dir_all(&self.dir).ok();
+        }
     }
 }
 
@@ -425,7 +451,10 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         gradient: false,
         seed: 12345,
     };
-    let scratch = Scratch::new("verify")?;
+    let scratch = match &args.keep {
+        Some(d) => Scratch::kept(d)?,
+        None => Scratch::new("verify")?,
+    };
     let dir = scratch.dir.as_path();
     let originals = write_originals(&scratch, &ws)?;
     scratch.write("tangent.f90", &tangent)?;
@@ -435,8 +464,12 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let mut objects = compile_in_order(dir, &originals, &["-O2"])
         .map_err(|e| format!("the original sources do not compile: {e}"))?;
     objects.push(compile(dir, "dfort_stack.f90", &["-O2"])?);
+    let mut flags = POISON.to_vec();
+    if args.bounds {
+        flags.push("-fcheck=bounds");
+    }
     for f in ["tangent.f90", "adjoint.f90"] {
-        objects.push(compile(dir, f, &POISON)?);
+        objects.push(compile(dir, f, &flags)?);
     }
     link(dir, "driver.f90", &objects, &["-O2"], "run")?;
     let text = run_program(dir, "run")?;

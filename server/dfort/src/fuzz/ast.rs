@@ -354,6 +354,7 @@ pub enum ProcKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Proc {
     pub kind: ProcKind,
+    pub recursive: bool,
     pub name: String,
     pub args: Vec<String>,
     pub uses: Vec<String>,
@@ -372,10 +373,13 @@ impl Proc {
     }
 
     fn print(&self, w: &mut Printer) {
+        let prefix = if self.recursive { "recursive " } else { "" };
         let head = match self.kind {
-            ProcKind::Subroutine => format!("subroutine {}({})", self.name, self.args.join(", ")),
+            ProcKind::Subroutine => {
+                format!("{prefix}subroutine {}({})", self.name, self.args.join(", "))
+            }
             ProcKind::Function => format!(
-                "function {}({}) result({})",
+                "{prefix}function {}({}) result({})",
                 self.name,
                 self.args.join(", "),
                 self.result()
@@ -617,6 +621,7 @@ mod tests {
     fn programs_print_as_free_form_fortran() {
         let root = Proc {
             kind: ProcKind::Subroutine,
+            recursive: false,
             name: "fz".into(),
             args: vec!["n".into(), "x".into()],
             uses: vec![],

@@ -167,6 +167,16 @@ impl Checker {
             if let Err(e) = std::fs::write(dir.join("driver.f90"), driver(&spec)) {
                 return Outcome::Invalid(format!("cannot write the driver: {e}"));
             }
+            // The driver is compiled once and linked with each adjoint.
+            let driver_object = match compile(dir, "driver.f90", &main_flags) {
+                Ok(o) => o,
+                Err(e) => {
+                    return Outcome::Invalid(format!(
+                        "the driver does not compile: {}",
+                        first_error(&e)
+                    ))
+                }
+            };
             for (_, name, _) in MODES {
                 let exe = format!("run_{name}");
                 let objects = vec![
@@ -175,7 +185,7 @@ impl Checker {
                     format!("{name}.f90.o"),
                     stack.clone(),
                 ];
-                if let Err(e) = link(dir, "driver.f90", &objects, &main_flags, &exe) {
+                if let Err(e) = link(dir, &driver_object, &objects, &main_flags, &exe) {
                     return Outcome::Invalid(format!(
                         "the driver does not link: {}",
                         first_error(&e)
@@ -527,27 +537,38 @@ fn first_error(e: &str) -> String {
     e.lines().take(8).collect::<Vec<_>>().join("\n")
 }
 
-/// A refusal's reason without its particulars: quoted names and numbers
-/// replaced, so that reasons group.
+/// A refusal's reason without its particulars, so that reasons group:
+/// quoted code keeps only the name of the function it applies
+/// (`` `maxval(…)` ``), numbers become `#`.
 pub fn normalize(msg: &str) -> String {
     let mut out = String::new();
     let mut quoted = false;
-    for c in msg.chars() {
-        match c {
-            '`' => {
-                if !quoted {
-                    out.push_str("`…`");
-                }
-                quoted = !quoted;
+    for part in msg.split('`') {
+        if quoted {
+            let head: String = part
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let known = head.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && part[head.len()..].starts_with('(')
+                && dfort_ir::intrinsics::is_intrinsic_function(&head);
+            if known {
+                out.push_str(&format!("`{head}(…)`"));
+            } else {
+                out.push_str("`…`");
             }
-            _ if quoted => {}
-            '0'..='9' => {
-                if !out.ends_with('#') {
-                    out.push('#');
+        } else {
+            for c in part.chars() {
+                if c.is_ascii_digit() {
+                    if !out.ends_with('#') {
+                        out.push('#');
+                    }
+                } else {
+                    out.push(c);
                 }
             }
-            _ => out.push(c),
         }
+        quoted = !quoted;
     }
     out
 }
@@ -565,7 +586,11 @@ mod tests {
     fn reasons_group_without_names_and_numbers() {
         assert_eq!(
             normalize("no adjoint rule for `maxval(t1)` with active arguments at line 12"),
-            "no adjoint rule for `…` with active arguments at line #"
+            "no adjoint rule for `maxval(…)` with active arguments at line #"
+        );
+        assert_eq!(
+            normalize("`fz_s1` receives `x(2)` from `fz`"),
+            "`…` receives `…` from `…`"
         );
     }
 
@@ -573,6 +598,7 @@ mod tests {
     fn a_tangent_off_the_differences_at_a_smooth_point_is_a_mismatch() {
         let pt = |t: f64| Point {
             fd: [1.0, 1.0, 1.0],
+            values: 1.0,
             tangent: Some((t, 1.0)),
             adjoint: Some((t, 1.0)),
             depth: 0,

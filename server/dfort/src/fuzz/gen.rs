@@ -62,6 +62,10 @@ enum Param {
     Array(Vec<Ext>, &'static str),
     /// The extent `n`, passed through.
     N,
+    /// An index in `1..=n` the callee addresses its arrays with.
+    Index,
+    /// The depth of a recursive subroutine's recursion.
+    Depth,
 }
 
 #[derive(Clone, Debug)]
@@ -97,6 +101,9 @@ struct Env {
     /// Integers the generator reserves (counters of the enclosing
     /// WHILE and GO TO loops): never assigned by random statements.
     reserved: Vec<String>,
+    /// Integer index arrays of extent `n` whose elements stay in `1..=n`
+    /// (indirect addressing).
+    index_arrays: Vec<String>,
 }
 
 impl Env {
@@ -302,7 +309,8 @@ impl<'r> Generator<'r> {
                 procs: Vec::new(),
             };
             for _ in 0..self.range(0, 2) {
-                let (p, sig) = self.subroutine("fzm_s", &mod_vars, &[], &[]);
+                let earlier = env_subs.clone();
+                let (p, sig) = self.subroutine("fzm_s", &mod_vars, &earlier, &[]);
                 m.procs.push(p);
                 env_subs.push(sig);
             }
@@ -410,12 +418,33 @@ impl<'r> Generator<'r> {
                 write: true,
             });
         }
+        let mut locals = locals;
+        if self.chance(0.3) {
+            let dims = vec![two.clone(), n.clone(), two.clone()];
+            decls.push(Decl::real(
+                "t3",
+                dims.iter().map(|d| d.text.clone()).collect(),
+            ));
+            env.reals.push(RVar {
+                name: "t3".into(),
+                dims: dims.clone(),
+                write: true,
+            });
+            locals.push(("t3", dims));
+        }
         for name in ["i", "j", "k", "l", "m", "is"] {
             decls.push(Decl::int(name));
             env.ints.push(IVar {
                 name: name.into(),
                 range: None,
                 write: true,
+            });
+        }
+        let index_array = self.chance(0.35);
+        if index_array {
+            decls.push(Decl {
+                ty: "integer",
+                ..Decl::real("iv", vec!["n".into()])
             });
         }
         env.reals.extend(mod_vars.iter().cloned());
@@ -452,6 +481,40 @@ impl<'r> Generator<'r> {
             body.push(Stmt::Assign(Expr::var(v.0.clone()), e));
         }
         body.extend(self.init_ints(&mut env));
+        if index_array {
+            // iv(i) = modulo(c*i + d, n) + 1: in 1..n, a permutation or not.
+            let c = self.range(1, 3);
+            let d = self.range(0, 3);
+            body.push(Stmt::Do {
+                name: None,
+                var: "i".into(),
+                lo: Expr::int(1),
+                hi: Expr::var("n"),
+                step: None,
+                body: vec![Stmt::Assign(
+                    Expr::at("iv", vec![Expr::var("i")]),
+                    Expr::bin(
+                        "+",
+                        Expr::call(
+                            "modulo",
+                            vec![
+                                Expr::bin(
+                                    "+",
+                                    Expr::bin("*", Expr::int(c), Expr::var("i")),
+                                    Expr::int(d),
+                                ),
+                                Expr::var("n"),
+                            ],
+                        ),
+                        Expr::int(1),
+                    ),
+                )],
+            });
+            let one = self.range(1, self.n);
+            body.push(Stmt::Assign(Expr::var("i"), Expr::int(one)));
+            env.set_range("i", Some((one, one)));
+            env.index_arrays.push("iv".into());
+        }
         // Internal procedures working on the host's variables.
         let mut internal = Vec::new();
         for _ in 0..self.range(0, 2) {
@@ -483,6 +546,7 @@ impl<'r> Generator<'r> {
                 hbody.extend(self.block(&mut henv, &mut budget, 1));
                 internal.push(Proc {
                     kind: ProcKind::Subroutine,
+                    recursive: false,
                     name: name.clone(),
                     args: vec![],
                     uses: vec![],
@@ -521,6 +585,7 @@ impl<'r> Generator<'r> {
         }
         let root = Proc {
             kind: ProcKind::Subroutine,
+            recursive: false,
             name: "fz".into(),
             args,
             uses: if module.is_some() {
@@ -579,6 +644,22 @@ impl<'r> Generator<'r> {
                 range: Some((self.n, self.n)),
                 write: false,
             });
+        }
+        if self.chance(0.3) {
+            params.push(Param::Index);
+            args.push("kk".to_string());
+            decls.push(Decl::int("kk").with_intent("in"));
+            env.ints.push(IVar {
+                name: "kk".into(),
+                range: Some((1, self.n)),
+                write: false,
+            });
+        }
+        let recursive = self.chance(0.15);
+        if recursive {
+            params.push(Param::Depth);
+            args.push("d".to_string());
+            decls.push(Decl::int("d").with_intent("in"));
         }
         let count = self.range(1, 3);
         let mut init = Vec::new();
@@ -654,8 +735,31 @@ impl<'r> Generator<'r> {
             stmts: self.range(1, 6) as usize,
         };
         body.extend(self.block(&mut env, &mut budget, 1));
+        if recursive {
+            // It calls itself on its own arguments, one level less deep,
+            // between statements of its body.
+            let actuals: Vec<Expr> = args
+                .iter()
+                .map(|a| {
+                    if a == "d" {
+                        Expr::bin("-", Expr::var("d"), Expr::int(1))
+                    } else {
+                        Expr::var(a.clone())
+                    }
+                })
+                .collect();
+            let at = self.rng.random_range(0..=body.len());
+            body.insert(
+                at,
+                Stmt::IfOne(
+                    Expr::bin(">", Expr::var("d"), Expr::int(0)),
+                    Box::new(Stmt::Call(name.clone(), actuals)),
+                ),
+            );
+        }
         let p = Proc {
             kind: ProcKind::Subroutine,
+            recursive,
             name: name.clone(),
             args,
             uses: vec![],
@@ -705,13 +809,14 @@ impl<'r> Generator<'r> {
             dims: vec![],
             write: true,
         });
+        // The result is set before anything reads it.
+        let e = self.rexpr(&env, 2);
+        body.push(Stmt::Assign(Expr::var(result.clone()), e));
         env.reals.push(RVar {
             name: result.clone(),
             dims: vec![],
             write: true,
         });
-        let e = self.rexpr(&env, 2);
-        body.push(Stmt::Assign(Expr::var(result.clone()), e));
         if self.chance(0.5) {
             let c = self.condition(&env);
             let e = self.rexpr(&env, 2);
@@ -728,6 +833,7 @@ impl<'r> Generator<'r> {
         }
         let p = Proc {
             kind: ProcKind::Function,
+            recursive: false,
             name: name.clone(),
             args,
             uses: vec![],
@@ -928,7 +1034,21 @@ impl<'r> Generator<'r> {
         let free = self.rng.random_range(0..v.dims.len());
         for (k, d) in v.dims.iter().enumerate() {
             if k == free {
-                if d.value >= 2 && self.chance(0.5) {
+                if d.value >= 2 && self.chance(0.2) {
+                    // Every other element, or all of them backwards.
+                    let hi = Expr::var(d.text.clone()).text_or_lit(d);
+                    if self.chance(0.5) {
+                        subs.push(Sub::Range(Some(Expr::int(1)), Some(hi), Some(Expr::int(2))));
+                        shape.push((d.value + 1) / 2);
+                    } else {
+                        subs.push(Sub::Range(
+                            Some(hi),
+                            Some(Expr::int(1)),
+                            Some(Expr::int(-1)),
+                        ));
+                        shape.push(d.value);
+                    }
+                } else if d.value >= 2 && self.chance(0.5) {
                     // lo:hi, possibly shortened by one at either end.
                     let (lo, hi) = if self.chance(0.5) {
                         (1, d.value - 1)
@@ -983,20 +1103,30 @@ impl<'r> Generator<'r> {
                 Expr::bin("/", a, safe_denominator(b))
             }
             _ => {
-                // matmul of a matrix by a vector when the shape allows.
-                let mats: Vec<RVar> = env
+                // matmul of a matrix (or its transpose) by a vector when
+                // the shape allows.
+                let mats: Vec<(RVar, bool)> = env
                     .reals
                     .iter()
-                    .filter(|v| v.dims.len() == 2 && v.dims[0].value == shape[0])
-                    .cloned()
+                    .filter(|v| shape.len() == 1 && v.dims.len() == 2)
+                    .flat_map(|v| {
+                        [(v.clone(), false), (v.clone(), true)]
+                            .into_iter()
+                            .filter(|(v, t)| v.dims[usize::from(*t)].value == shape[0])
+                    })
                     .collect();
-                match (shape.len(), self.pick(&mats).cloned()) {
-                    (1, Some(m)) => {
-                        let cols = m.dims[1].value;
-                        let v = self.aleaf(env, &[cols]);
-                        Expr::call("matmul", vec![Expr::var(m.name.clone()), v])
+                match self.pick(&mats).cloned() {
+                    Some((m, transposed)) => {
+                        let inner = m.dims[usize::from(!transposed)].value;
+                        let v = self.aleaf(env, &[inner]);
+                        let mat = if transposed {
+                            Expr::call("transpose", vec![Expr::var(m.name.clone())])
+                        } else {
+                            Expr::var(m.name.clone())
+                        };
+                        Expr::call("matmul", vec![mat, v])
                     }
-                    _ => self.aleaf(env, shape),
+                    None => self.aleaf(env, shape),
                 }
             }
         }
@@ -1033,6 +1163,35 @@ impl<'r> Generator<'r> {
                     }
                 }
             }
+            // Strided and reversed sections of a vector.
+            if shape.len() == 1 && v.dims.len() == 1 {
+                let e = v.dims[0].value;
+                let hi = Expr::var(v.dims[0].text.clone()).text_or_lit(&v.dims[0]);
+                if (e + 1) / 2 == shape[0] {
+                    options.push(Expr::Index(
+                        v.name.clone(),
+                        vec![Sub::Range(
+                            Some(Expr::int(1)),
+                            Some(hi.clone()),
+                            Some(Expr::int(2)),
+                        )],
+                    ));
+                }
+                if e == shape[0] {
+                    options.push(Expr::Index(
+                        v.name.clone(),
+                        vec![Sub::Range(
+                            Some(hi),
+                            Some(Expr::int(1)),
+                            Some(Expr::int(-1)),
+                        )],
+                    ));
+                }
+            }
+            // The transpose of a matrix.
+            if shape.len() == 2 && v.dims.len() == 2 && [dims[1], dims[0]] == shape {
+                options.push(Expr::call("transpose", vec![Expr::var(v.name.clone())]));
+            }
             // A shortened rank-1 section of a longer vector.
             if shape.len() == 1 && v.dims.len() == 1 && v.dims[0].value > shape[0] {
                 let lo = self.range(1, v.dims[0].value - shape[0] + 1);
@@ -1058,6 +1217,24 @@ impl<'r> Generator<'r> {
     /// Index arithmetic on integer scalars (paper 003's address
     /// computations): invertible steps, and some that are not.
     fn int_assign(&mut self, env: &mut Env) -> Vec<Stmt> {
+        if let Some(a) = self.pick(&env.index_arrays).cloned() {
+            if self.chance(0.25) {
+                // An index array's element changes (still in 1..n).
+                let n_ext = self.n_ext();
+                let inner = Env {
+                    index_arrays: Vec::new(),
+                    ..env.clone()
+                };
+                let at = self.index(&inner, &n_ext);
+                let src = self.index(env, &n_ext);
+                let e = Expr::bin(
+                    "+",
+                    Expr::call("modulo", vec![src, Expr::var("n")]),
+                    Expr::int(1),
+                );
+                return vec![Stmt::Assign(Expr::at(a, vec![at]), e)];
+            }
+        }
         let free = env.free_ints();
         let Some(k) = self.pick(&free).cloned() else {
             return Vec::new();
@@ -1341,12 +1518,15 @@ impl<'r> Generator<'r> {
             )
         } else {
             let c = self.range(1, n);
-            inner.set_range(&k, Some((1, c)));
             let mut cond = Expr::bin("<", Expr::var(k.clone()), Expr::int(c));
             if self.chance(0.4) {
-                let r = self.condition(env);
+                // Tested with the counter at 0..c-1 and whatever the body
+                // left in the other integers (.and. evaluates both sides).
+                inner.set_range(&k, Some((0, c - 1)));
+                let r = self.condition(&inner);
                 cond = Expr::bin(".and.", cond, r);
             }
+            inner.set_range(&k, Some((1, c)));
             let mut body = vec![Stmt::Assign(
                 Expr::var(k.clone()),
                 Expr::bin("+", Expr::var(k.clone()), Expr::int(1)),
@@ -1465,6 +1645,8 @@ impl<'r> Generator<'r> {
         for p in &sig.params {
             let a = match p {
                 Param::N => Expr::var("n"),
+                Param::Index => self.index(env, &self.n_ext()),
+                Param::Depth => Expr::int(self.range(0, 2)),
                 Param::Scalar("in") => self.rexpr(env, 2),
                 Param::Scalar(_) => {
                     let w: Vec<RVar> = env
@@ -1676,6 +1858,20 @@ impl<'r> Generator<'r> {
     fn index(&mut self, env: &Env, ext: &Ext) -> Expr {
         let fits = |r: Option<(i64, i64)>| r.is_some_and(|(lo, hi)| lo >= 1 && hi <= ext.value);
         let mut options: Vec<Expr> = Vec::new();
+        // Indirect addressing: an index array's element (itself indexed
+        // directly).
+        if ext.text == "n" {
+            for a in env.index_arrays.clone() {
+                if self.chance(0.5) {
+                    let inner = Env {
+                        index_arrays: Vec::new(),
+                        ..env.clone()
+                    };
+                    let i = self.index(&inner, ext);
+                    options.push(Expr::at(a, vec![i]));
+                }
+            }
+        }
         for v in &env.ints {
             if v.name == "n" {
                 continue;
@@ -1877,6 +2073,7 @@ impl<'r> Generator<'r> {
                     None => self.rleaf(env),
                 }
             }
+            18 => Expr::call("dble", vec![self.rexpr(env, d)]),
             _ => self.rleaf(env),
         }
     }

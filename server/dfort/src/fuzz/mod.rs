@@ -47,6 +47,9 @@ pub struct FuzzArgs {
     /// Print the programs the run would check instead of checking them.
     #[arg(long)]
     print: bool,
+    /// Say on standard error why each redrawn program was unusable.
+    #[arg(long)]
+    verbose: bool,
 }
 
 /// Draws of one case before it is given up (a draw is redone when the
@@ -183,6 +186,11 @@ fn one_case(checker: &mut Checker, args: &FuzzArgs, case: u64) -> Result {
     for attempt in 0..ATTEMPTS {
         let (p, points) = draw(args.seed, case, attempt);
         let outcome = checker.check(&p, points);
+        if args.verbose {
+            if let Outcome::Invalid(why) = &outcome {
+                eprintln!("case {case} draw {attempt}: unusable: {why}");
+            }
+        }
         match outcome {
             Outcome::Invalid(why) => redrawn.push(first_line(&why)),
             Outcome::NonSmooth => redrawn.push("not smooth at any point".into()),
@@ -227,7 +235,7 @@ fn one_case(checker: &mut Checker, args: &FuzzArgs, case: u64) -> Result {
 }
 
 fn first_line(s: &str) -> String {
-    let l = s.lines().next().unwrap_or("");
+    let l = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     check::normalize(l).chars().take(100).collect()
 }
 

@@ -232,6 +232,7 @@ mod tests {
             externals: vec![],
             root: Proc {
                 kind: ProcKind::Subroutine,
+                recursive: false,
                 name: "fz".into(),
                 args: vec!["x".into()],
                 uses: vec![],
