@@ -270,6 +270,76 @@ fn verify_reports_both_relative_errors_and_asks_for_missing_sizes() {
 }
 
 #[test]
+fn verify_says_when_finite_differences_are_unreliable() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let (code, out, err) = dfort(&[
+        "verify",
+        "tests/fixtures/kernels/ripple.f90",
+        "--root",
+        "ripple",
+        "--points",
+        "2",
+        "--verbose",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("ripple: finite differences unreliable here (non-smooth point?)"),
+        "{out}"
+    );
+    assert!(!out.contains("TOO LARGE"), "{out}");
+    assert_eq!(out.matches(", not smooth;").count(), 2, "{out}");
+    // The dot-product test still holds there.
+    assert!(out.contains("in the dot-product test (ok)"), "{out}");
+}
+
+#[test]
+fn fuzz_checks_programs_and_ends_with_one_summary_line() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("dfort-cli-fuzz-{}", std::process::id()));
+    let (code, out, err) = dfort(&[
+        "fuzz",
+        "--cases",
+        "6",
+        "--seed",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{out}{err}");
+    let last = out.lines().last().unwrap_or("");
+    let words: Vec<&str> = last.split_whitespace().collect();
+    // "6 programs: P passed, R refused, 0 mismatches"
+    assert_eq!(words.first(), Some(&"6"), "{last}");
+    assert_eq!(words.get(1), Some(&"programs:"), "{last}");
+    let count = |i: usize| {
+        words
+            .get(i)
+            .and_then(|w| w.parse::<u32>().ok())
+            .unwrap_or(99)
+    };
+    assert_eq!(count(2) + count(4), 6, "{last}");
+    assert!(last.ends_with(", 0 mismatches"), "{last}");
+}
+
+#[test]
+fn fuzz_programs_are_reproducible_from_seed_and_case() {
+    let print = |seed: &str, case: &str| {
+        let (code, out, err) = dfort(&["fuzz", "--print", "--seed", seed, "--case", case]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let a = print("9", "5");
+    assert!(a.contains("subroutine fz(n, "), "{a}");
+    assert_eq!(a, print("9", "5"));
+    assert_ne!(a, print("10", "5"));
+}
+
+#[test]
 fn verify_no_tbr_checks_the_store_all_adjoint() {
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
         return;

@@ -1588,9 +1588,12 @@ fn snapshots(
                 ints.union_with(n);
             }
         }
+        // TBR's sets may hold slots past the unit's own symbols (globals
+        // only its callees see): those are not the unit's to save.
         let names: Vec<String> = ints
             .iter()
-            .map(|v| (v, unit.symbol(SymbolId(v as u32))))
+            .filter(|v| *v < fx_len)
+            .filter_map(|v| unit.symbols.get(v).map(|s| (v, s)))
             .filter(|(i, s)| {
                 s.ty.base == BaseType::Integer
                     && s.rank() == 0
@@ -1598,7 +1601,7 @@ fn snapshots(
                     // TBR and the inversions keep exact variables.
                     && !exact.contains(*i)
                     // Values nothing changes need no saving.
-                    && (fx.writes.contains(*i) || *i >= fx_len)
+                    && fx.writes.contains(*i)
             })
             .map(|(_, s)| s.name.clone())
             .collect();

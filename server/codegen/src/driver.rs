@@ -179,6 +179,12 @@ pub fn driver(spec: &DriverSpec) -> String {
             reset(w, sign);
             let _ = writeln!(w, "  call {root}({})", plain.join(", "));
             for d in &spec.dependents {
+                let _ = writeln!(
+                    w,
+                    "  if (any(dv_nan([{d}]))) error stop 'dfort driver: the original computes NaN'"
+                );
+            }
+            for d in &spec.dependents {
                 let _ = writeln!(w, "  {d}{store} = {d}");
             }
         }
@@ -223,6 +229,25 @@ pub fn driver(spec: &DriverSpec) -> String {
             }
         }
         let _ = writeln!(w, "  call {root}_{mode}({})", args.join(", "));
+        let (results, what) = if mode == "d" {
+            (&spec.dependents, "tangent")
+        } else {
+            (&spec.independents, "adjoint")
+        };
+        let carries_derivative = |n: &str| {
+            spec.args
+                .iter()
+                .zip(&spec.with_derivative)
+                .any(|(a, has)| *has && a.name() == n)
+        };
+        for r in results {
+            if carries_derivative(r) {
+                let _ = writeln!(
+                    w,
+                    "  if (any(dv_nan([{r}_t]))) error stop 'dfort driver: the {what} computes NaN'"
+                );
+            }
+        }
         if mode == "d" {
             for d in &spec.dependents {
                 let _ = writeln!(
@@ -270,6 +295,15 @@ pub fn driver(spec: &DriverSpec) -> String {
     let _ = writeln!(
         w,
         "contains
+  ! NaN, signalling or not, told from its bits (a floating-point test
+  ! would trap on a signalling one).
+  elemental logical function dv_nan(v)
+    real(8), intent(in) :: v
+    integer(8) :: b
+    b = transfer(v, 0_8)
+    dv_nan = iand(b, int(z'7FF0000000000000', 8)) == int(z'7FF0000000000000', 8) &
+      .and. iand(b, int(z'000FFFFFFFFFFFFF', 8)) /= 0
+  end function dv_nan
   subroutine dv_fill(v, n, lo, hi)
     integer, intent(in) :: n
     real(8), intent(out) :: v(n)

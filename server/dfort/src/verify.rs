@@ -519,7 +519,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         }
         None => {
             println!(
-                "{name}: finite differences unreliable here (non-smooth point?): steps h and h/2 disagree at all {n} points; the tangent is not checked"
+                "{name}: finite differences unreliable here (non-smooth point?): their extrapolations from steps h, h/2 and h/4 disagree at all {n} points; the tangent is not checked"
             );
             false
         }

@@ -483,6 +483,12 @@ fn crashed(exe_mode: &str, stderr: &str) -> Outcome {
     if stderr.contains("dfort_pop: the tape") {
         return mismatch(Kind::Tape(mode_label(exe_mode)), detail);
     }
+    if stderr.contains("the original computes NaN") {
+        return Outcome::Invalid("the program computes NaN".into());
+    }
+    if stderr.contains("the tangent computes NaN") {
+        return mismatch(Kind::Crash("tangent"), detail);
+    }
     match first {
         Some(&"prog.f90") => Outcome::Invalid(format!("the program fails at run time: {detail}")),
         Some(&"tangent.f90") => mismatch(Kind::Crash("tangent"), detail),

@@ -90,6 +90,9 @@ pub fn run(args: FuzzArgs) -> ExitCode {
         }
         None => (0..args.cases).collect(),
     };
+    // dfort's panics are caught and reported as mismatches: no backtrace
+    // on the terminal for them.
+    std::panic::set_hook(Box::new(|_| {}));
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
