@@ -1958,6 +1958,15 @@ impl<'r> Generator<'r> {
         }
     }
 
+    /// `f(a, shift + g(b))` for random `a`, `b`: with `g(b) >= -1` and
+    /// `shift > 1` the second operand stays away from zero.
+    fn shifted_binary(&mut self, env: &Env, d: usize, f: &str, shift: &str, g: &str) -> Expr {
+        let a = self.rexpr(env, d);
+        let b = self.rexpr(env, d);
+        let second = Expr::bin("+", Expr::lit(shift), Expr::call(g, vec![b]));
+        Expr::call(f, vec![a, second])
+    }
+
     /// A bounded real scalar expression over what `env` holds.
     fn rexpr(&mut self, env: &Env, depth: usize) -> Expr {
         if depth == 0 || self.chance(0.25) {
@@ -2015,32 +2024,13 @@ impl<'r> Generator<'r> {
                     Expr::call(f, vec![a, b])
                 }
             }
-            12 => {
-                let a = self.rexpr(env, d);
-                let b = self.rexpr(env, d);
-                Expr::call(
-                    "atan2",
-                    vec![
-                        a,
-                        Expr::bin("+", Expr::lit("2.0d0"), Expr::call("cos", vec![b])),
-                    ],
-                )
-            }
+            // Second operands kept away from zero.
+            12 => self.shifted_binary(env, d, "atan2", "2.0d0", "cos"),
             13 => {
                 let a = self.rexpr(env, d);
                 Expr::bin("**", one_plus_square(a), Expr::lit("1.5d0"))
             }
-            14 => {
-                let a = self.rexpr(env, d);
-                let b = self.rexpr(env, d);
-                Expr::call(
-                    "mod",
-                    vec![
-                        a,
-                        Expr::bin("+", Expr::lit("1.5d0"), Expr::call("abs", vec![b])),
-                    ],
-                )
-            }
+            14 => self.shifted_binary(env, d, "mod", "1.5d0", "abs"),
             15 => {
                 // A reduction over an array.
                 let arrays: Vec<RVar> = env
