@@ -607,3 +607,102 @@ fn analyze_names_the_integer_division_that_forces_storage() {
     assert_eq!(inner["stored_per_iteration"], 0);
     assert_eq!(inner["saved_after_loop"], serde_json::json!(["i"]));
 }
+
+/// The statements (spaces removed, lower case) between `! forward sweep`
+/// and `! reverse sweep` of `name` in a generated adjoint file.
+fn forward_sweep(text: &str, name: &str) -> Vec<String> {
+    let start = format!("subroutine {name}(");
+    let body: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(&start))
+        .take_while(|l| l.trim() != format!("end subroutine {name}"))
+        .collect();
+    body.iter()
+        .skip_while(|l| l.trim() != "! forward sweep")
+        .skip(1)
+        .take_while(|l| l.trim() != "! reverse sweep")
+        .map(|l| l.replace(' ', "").to_lowercase())
+        .collect()
+}
+
+#[test]
+fn analyze_reports_the_forward_sweep_drops_the_adjoint_makes_in_callees() {
+    let file = "tests/fixtures/interproc/callee_drops.f90";
+    let doc = {
+        let (code, out, err) = dfort(&["analyze", file, "--root", "top", "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let dir = std::env::temp_dir().join(format!("dfort-drops-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (code, _, err) = dfort(&[
+        "adjoint",
+        file,
+        "--root",
+        "top",
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let generated = std::fs::read_to_string(dir.join("callee_drops_b.f90")).unwrap();
+    let source = std::fs::read_to_string(root().join(file)).unwrap();
+    let mut checked = 0;
+    for unit in doc["units"].as_array().unwrap() {
+        let name = unit["name"].as_str().unwrap();
+        let drops: Vec<u64> = unit["forward_sweep_drops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_u64().unwrap())
+            .collect();
+        let sweep = forward_sweep(&generated, &format!("{name}_b"));
+        // Every assignment of the unit: in the forward sweep exactly when
+        // analyze does not report it dropped.
+        let (first, last) = match name {
+            "top" => (3, 10),
+            _ => (12, 19),
+        };
+        for (i, line) in source.lines().enumerate() {
+            let n = i as u64 + 1;
+            let stmt = line.replace(' ', "").to_lowercase();
+            if n < first || n > last || !stmt.contains('=') || stmt.contains("::") {
+                continue;
+            }
+            let kept = sweep.contains(&stmt);
+            assert_eq!(
+                kept,
+                !drops.contains(&n),
+                "{name} line {n} `{}`: analyze drops {drops:?}, forward sweep {sweep:?}",
+                line.trim()
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 3, "the fixture's three assignments are compared");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_dfort_toml_root_with_a_name_only_takes_roles_from_intents_everywhere() {
+    let dir = std::env::temp_dir().join(format!("dfort-name-only-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("top.f90");
+    std::fs::write(
+        &src,
+        "subroutine top(x, y)\n  real(8), intent(in) :: x\n  real(8), intent(out) :: y\n  y = x*x\nend subroutine top\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("dfort.toml"), "[[root]]\nname = \"top\"\n").unwrap();
+    let (code, out, err) = dfort(&["analyze", src.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["units"][0]["independents"], serde_json::json!(["x"]));
+    assert_eq!(doc["units"][0]["dependents"], serde_json::json!(["y"]));
+    assert_eq!(doc["units"][0]["active"], serde_json::json!(["x", "y"]));
+    // The adjoint takes the same roles.
+    let (code, _, err) = dfort(&["adjoint", src.to_str().unwrap(), "--root", "top"]);
+    assert_eq!(code, 0, "{err}");
+    let generated = std::fs::read_to_string(dir.join("top_b.f90")).unwrap();
+    assert!(generated.contains("subroutine top_b(x, xb, y, yb)"), "{generated}");
+    std::fs::remove_dir_all(&dir).ok();
+}

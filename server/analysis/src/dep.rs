@@ -32,17 +32,30 @@ pub enum GlobalKey {
     Shared { unit: UnitId, symbol: SymbolId },
 }
 
-/// The global a symbol of `unit` stands for, if any.
-pub fn global_key(_program: &Program, unit: &Unit, s: SymbolId) -> Option<GlobalKey> {
+/// The global a symbol of `unit` stands for, if any. A name reached by
+/// host or use association stands for what it is where it is declared: a
+/// host's COMMON member seen by an internal procedure is that member.
+pub fn global_key(program: &Program, unit: &Unit, s: SymbolId) -> Option<GlobalKey> {
     match &unit.symbol(s).storage {
         Storage::Common { block, index } => Some(GlobalKey::Common {
             block: block.clone(),
             index: *index,
         }),
-        Storage::Imported { from, symbol, .. } => Some(GlobalKey::Shared {
-            unit: *from,
-            symbol: *symbol,
-        }),
+        Storage::Imported { from, symbol, .. } => {
+            let origin = program.units.get(from.0 as usize)?;
+            let declared = origin.symbols.get(symbol.0 as usize)?;
+            // Association chains end at a declaration, never at the unit
+            // itself.
+            match &declared.storage {
+                Storage::Common { .. } | Storage::Imported { .. } if *from != unit.id => {
+                    global_key(program, origin, *symbol)
+                }
+                _ => Some(GlobalKey::Shared {
+                    unit: *from,
+                    symbol: *symbol,
+                }),
+            }
+        }
         // A module's variables, and a host procedure's variables that its
         // internal procedures see by host association.
         Storage::Local | Storage::Dummy(_) | Storage::Result

@@ -225,10 +225,7 @@ fn contributions<'s>(
 /// The default roots: every procedure nobody calls, with the roles its
 /// directives or intents give ([`crate::roles::roles`]).
 pub fn default_roots(program: &Program) -> Vec<(UnitId, BitSet, BitSet)> {
-    program
-        .units
-        .iter()
-        .filter(|u| u.is_procedure() && program.call_graph.calls_to[u.id.0 as usize].is_empty())
+    crate::roots::uncalled(program)
         .map(|u| {
             let r = crate::roles::roles(u, None);
             (u.id, r.independents, r.dependents)

@@ -36,8 +36,11 @@ pub struct Roles {
     pub unknown: Vec<String>,
 }
 
-/// Explicit names win, then directives, then intents.
+/// Explicit names win, then directives, then intents. Explicit lists
+/// that are both empty (a `dfort.toml` root with a name only) give none:
+/// directives, then intents decide.
 pub fn roles(unit: &Unit, explicit: Option<(&[String], &[String])>) -> Roles {
+    let explicit = explicit.filter(|(i, d)| !i.is_empty() || !d.is_empty());
     let n = unit.symbols.len();
     let mut r = Roles {
         independents: BitSet::new(n),

@@ -43,13 +43,13 @@ use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::counted_while::{self, CountedWhile};
+use dfort_analysis::decisions::{decide, UnitDecisions};
 use dfort_analysis::dep::{global_key, GlobalKey};
 use dfort_analysis::dp::{
     all_writes, differentiable, dp_of, index_vars, is_variable, target, vars,
 };
 use dfort_analysis::effects::{Effects, LocalEffects};
-use dfort_analysis::liveness;
-use dfort_analysis::recovery::{self, Origin, Plan};
+use dfort_analysis::recovery::{Origin, Plan};
 use dfort_analysis::tbr::{self, Tbr};
 use dfort_analysis::undo::UnitUndo;
 use dfort_ir::dump::expr as print;
@@ -59,27 +59,7 @@ use std::collections::{BTreeSet, HashMap};
 /// The stack runtime the adjoints use (`dfort_stack.f90`).
 pub const RUNTIME: &str = include_str!("../runtime/dfort_stack.f90");
 
-/// What the forward sweep records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Recording {
-    /// TBR, with loops' address values recovered by inversion and
-    /// recomputation where the token game finds a way (paper 003); the
-    /// default.
-    Inversion,
-    /// TBR, with every overwritten address value stored (`--no-inversion`).
-    Tbr,
-    /// Every overwritten active value (`--no-tbr`).
-    StoreAll,
-}
-
-impl Recording {
-    pub fn store_all(self) -> bool {
-        self == Recording::StoreAll
-    }
-    pub fn inversion(self) -> bool {
-        self == Recording::Inversion
-    }
-}
+pub use dfort_analysis::decisions::Recording;
 
 /// What every routine of one adjoint shares.
 struct Shared<'a> {
@@ -87,7 +67,7 @@ struct Shared<'a> {
     diff: &'a DiffSet,
     tbrs: &'a [Option<Tbr>],
     effects: &'a [Effects],
-    decided: &'a [Option<Decided>],
+    decided: &'a [Option<UnitDecisions>],
 }
 
 struct Gen<'a> {
@@ -660,8 +640,28 @@ impl<'a> Gen<'a> {
         let mut pre = Vec::new();
         let mut post = Vec::new();
         let mut list = Vec::new();
-        for (primal, d) in dargs {
-            list.push(primal);
+        // The formal each entry of `dargs` is bound to (absent optional
+        // arguments have no entry).
+        let bound: Vec<(SymbolId, &Arg)> = crate::calls::in_formal_order(cu, args)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(k, a)| Some((cu.args[k], a?)))
+            .collect();
+        for (k, (primal, d)) in dargs.into_iter().enumerate() {
+            // An expression whose value the callee's adjoint does not read
+            // is not evaluated again: its variables may hold other values
+            // by now (nothing restored them), an index out of bounds too.
+            let stand_in = bound.get(k).and_then(|(f, a)| {
+                let unread = target(&a.value).is_none() && !self.callee_reads(c, Some(*f));
+                unread.then(|| self.stand_in(cu, *f)).flatten()
+            });
+            match stand_in {
+                Some((z, init)) => {
+                    pre.push(format!("{z} = {init}"));
+                    list.push(z);
+                }
+                None => list.push(primal),
+            }
             match d {
                 None => {}
                 Some(DerivActual::Ref(r)) => list.push(r),
@@ -696,6 +696,21 @@ impl<'a> Gen<'a> {
         )));
         out.extend(post.into_iter().map(Line::Plain));
         out
+    }
+
+    /// A temporary of the type of the scalar formal `f` of `cu`, with the
+    /// value to set it to, passed in place of an actual the callee's
+    /// adjoint does not read; `None` for arrays and types without one.
+    fn stand_in(&mut self, cu: &Unit, f: SymbolId) -> Option<(String, &'static str)> {
+        let sym = cu.symbol(f);
+        let init = match sym.ty.base {
+            _ if sym.rank() > 0 => return None,
+            BaseType::Real | BaseType::Integer | BaseType::Complex => "0",
+            BaseType::Logical => ".false.",
+            _ => return None,
+        };
+        self.ztemps.push(dfort_ir::dump::type_name(&sym.ty));
+        Some((format!("dfort_z{}", self.ztemps.len()), init))
     }
 
     fn recorded(&self, st: StmtId) -> Vec<SymbolId> {
@@ -1713,14 +1728,13 @@ pub fn adjoint(
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
     let store_all = recording.store_all();
-    let program = &*crate::hoist::inline_statement_functions(program);
-    let program = &*crate::structure::structure_exits(program);
+    let program = &*dfort_analysis::prepare::program(program);
     let unit = program.unit(root);
     check_root(program, unit, "an adjoint")?;
     let diff = DiffSet::new(program, root, independents, dependents);
     let tbrs = tbr::analyze_program(program, &diff.activity, store_all, recording.inversion());
     let effects = dfort_analysis::effects::all(program);
-    let decided: Vec<Option<Decided>> = (0..program.units.len())
+    let decided: Vec<Option<UnitDecisions>> = (0..program.units.len())
         .map(|i| {
             let u = program.units.get(i)?;
             let t = tbrs.get(i)?.as_ref()?;
@@ -1753,64 +1767,6 @@ pub fn adjoint(
     }
     let decls = diff.module_declarations(program, 'b');
     Ok(crate::fortran::assemble(header, &routines, &decls, "_b"))
-}
-
-/// What the adjoint of one unit decides before its code is written.
-struct Decided {
-    /// The recovery plans of its loops (paper 003).
-    plans: Vec<Plan>,
-    /// In a unit with jumps: the assignments the reverse sweep inverts.
-    undo: UnitUndo,
-    /// The assignments its forward sweep drops.
-    dead: Vec<StmtId>,
-    /// What its adjoint routine reads of the values it is called with:
-    /// what adjoint liveness finds live at entry and the variables its
-    /// declarations' bounds read; `None` when it reads everything the
-    /// unit reads (`--no-tbr` keeps every statement).
-    entry_needs: Option<BitSet>,
-}
-
-fn decide(
-    program: &Program,
-    unit: &Unit,
-    t: &Tbr,
-    effects: &[Effects],
-    recording: Recording,
-) -> Decided {
-    let plans = if recording.inversion() {
-        recovery::plan_unit(program, unit, t)
-    } else {
-        Vec::new()
-    };
-    let undo = if recording.inversion() {
-        dfort_analysis::undo::undo_unit(program, unit)
-    } else {
-        UnitUndo::default()
-    };
-    if recording.store_all() {
-        return Decided {
-            plans,
-            undo,
-            dead: Vec::new(),
-            entry_needs: None,
-        };
-    }
-    let kept = recovery::kept_assignments(&plans, &undo);
-    let live = liveness::analyze_keeping(program, unit, t, effects, &BitSet::default(), &kept);
-    let mut entry_needs = live.live_at_entry;
-    for sym in &unit.symbols {
-        for d in &sym.dims {
-            for b in [&d.lower, &d.upper].into_iter().flatten() {
-                vars(unit, b, &mut entry_needs);
-            }
-        }
-    }
-    Decided {
-        plans,
-        undo,
-        dead: live.dead,
-        entry_needs: Some(entry_needs),
-    }
 }
 
 /// The adjoint routine of one unit of the set.

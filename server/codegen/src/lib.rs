@@ -11,7 +11,6 @@ pub mod limits;
 pub mod names;
 pub mod partials;
 mod recover;
-pub mod structure;
 pub mod tangent;
 
 /// A construct the generator refuses to differentiate, with where it is.

@@ -477,8 +477,7 @@ pub fn tangent(
     dependents: &BitSet,
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
-    let program = &*crate::hoist::inline_statement_functions(program);
-    let program = &*crate::structure::structure_exits(program);
+    let program = &*dfort_analysis::prepare::program(program);
     let unit = program.unit(root);
     check_root(program, unit, "a tangent")?;
     let diff = DiffSet::new(program, root, independents, dependents);
@@ -512,8 +511,7 @@ pub fn derivative_names(
     independents: &BitSet,
     dependents: &BitSet,
 ) -> HashMap<SymbolId, String> {
-    let program = &*crate::hoist::inline_statement_functions(program);
-    let program = &*crate::structure::structure_exits(program);
+    let program = &*dfort_analysis::prepare::program(program);
     DiffSet::new(program, root, independents, dependents).names(program, program.unit(root), 'd')
 }
 

@@ -20,12 +20,7 @@ pub struct AdjointArgs {
 
 /// The recording the `--no-tbr` / `--no-inversion` flags ask for.
 pub fn recording(no_tbr: bool, no_inversion: bool) -> dfort_codegen::adjoint::Recording {
-    use dfort_codegen::adjoint::Recording;
-    match (no_tbr, no_inversion) {
-        (true, _) => Recording::StoreAll,
-        (false, true) => Recording::Tbr,
-        (false, false) => Recording::Inversion,
-    }
+    dfort_codegen::adjoint::Recording::from_flags(no_tbr, no_inversion)
 }
 
 pub fn run(args: AdjointArgs) -> ExitCode {

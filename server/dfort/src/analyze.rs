@@ -4,9 +4,10 @@
 use clap::Args;
 use dfort_analysis::address_report::{self, LoopReport};
 use dfort_analysis::bitset::BitSet;
+use dfort_analysis::decisions::{decide, Recording};
 use dfort_analysis::interproc::analyze_program;
-use dfort_analysis::roles::{roles, Roles};
-use dfort_analysis::{activity, liveness, recovery, tbr};
+use dfort_analysis::roots::RootSpec;
+use dfort_analysis::{activity, tbr};
 use dfort_ide::Workspace;
 use dfort_ir::Unit;
 use serde_json::json;
@@ -42,9 +43,6 @@ pub struct AnalyzeArgs {
     #[command(flatten)]
     form: crate::FormArgs,
 }
-
-/// Independent and dependent names given for a root.
-type Lists = (Vec<String>, Vec<String>);
 
 struct UnitResult<'a> {
     unit: &'a Unit,
@@ -86,9 +84,9 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         eprintln!("error: not analysing code that has errors");
         return ExitCode::from(1);
     }
-    // Loops with EXIT and CYCLE analysed in the structured form the
-    // adjoint generator differentiates (statement ids are kept).
-    let structured = dfort_codegen::structure::structure_exits(&ws.program);
+    // The program as the generators see it (statement functions inlined,
+    // EXIT and CYCLE structured; statement ids are kept).
+    let structured = dfort_analysis::prepare::program(&ws.program);
     let program = &*structured;
     let config = match dfort::config::load(&args.files) {
         Ok(c) => c.map(|(_, c)| c).unwrap_or_default(),
@@ -97,69 +95,45 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // Roots and their explicit lists: --root, else dfort.toml, else every
-    // procedure nobody calls (with directives or intents).
-    let wanted: Vec<(String, Option<Lists>)> = match &args.root {
-        Some(r) => vec![(
-            r.to_ascii_lowercase(),
-            (!args.independent.is_empty() || !args.dependent.is_empty())
-                .then(|| (args.independent.clone(), args.dependent.clone())),
-        )],
-        None => config
-            .root
-            .iter()
-            .map(|r| {
-                (
-                    r.name.to_ascii_lowercase(),
-                    Some((r.independent.clone(), r.dependent.clone())),
-                )
-            })
-            .collect(),
+    // The roots: --root alone (with its lists), else those of dfort.toml
+    // and every other procedure nobody calls, as the editor analyses them.
+    let (specs, others): (Vec<RootSpec>, bool) = match &args.root {
+        Some(r) => (
+            vec![RootSpec {
+                name: r.to_ascii_lowercase(),
+                independent: args.independent.clone(),
+                dependent: args.dependent.clone(),
+            }],
+            false,
+        ),
+        None => (
+            config
+                .root
+                .iter()
+                .map(|r| RootSpec {
+                    name: r.name.to_ascii_lowercase(),
+                    independent: r.independent.clone(),
+                    dependent: r.dependent.clone(),
+                })
+                .collect(),
+            true,
+        ),
     };
-    let roots: Vec<(&Unit, Option<&Lists>)> = if wanted.is_empty() {
-        program
-            .all_units()
-            .filter(|u| u.is_procedure())
-            .filter(|u| program.call_graph.calls_to[u.id.0 as usize].is_empty())
-            .map(|u| (u, None))
-            .collect()
-    } else {
-        let mut v = Vec::new();
-        for (name, lists) in &wanted {
-            match program
-                .all_units()
-                .find(|u| u.is_procedure() && u.name == *name)
-            {
-                Some(u) => v.push((u, lists.as_ref())),
-                None => {
-                    eprintln!("error: no subroutine or function named `{name}`");
-                    return ExitCode::from(1);
-                }
-            }
-        }
-        v
-    };
-    let mut root_roles: Vec<(dfort_ir::UnitId, Roles)> = Vec::new();
-    for (u, lists) in &roots {
-        let explicit = lists.map(|(i, d)| (i.as_slice(), d.as_slice()));
-        let r = roles(u, explicit);
-        if !r.unknown.is_empty() {
-            eprintln!(
-                "error: {} has no real variable named {}",
-                u.name,
-                r.unknown.join(", ")
-            );
-            return ExitCode::from(1);
-        }
-        root_roles.push((u.id, r));
+    let resolved = dfort_analysis::roots::resolve(program, &specs, others);
+    for p in &resolved.problems {
+        eprintln!("error: {}", p.message());
     }
-    let root_roles = root_roles;
+    if !resolved.problems.is_empty() {
+        return ExitCode::from(1);
+    }
+    let root_roles = resolved.roots;
     let seeds: Vec<_> = root_roles
         .iter()
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
         .collect();
     let pa = analyze_program(program, &seeds);
-    let tbrs = tbr::analyze_program(program, &pa, args.no_tbr, !args.no_inversion);
+    let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
+    let tbrs = tbr::analyze_program(program, &pa, recording.store_all(), recording.inversion());
     let effects = dfort_analysis::effects::all(program);
     let results: Vec<UnitResult> = program
         .all_units()
@@ -170,6 +144,10 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 .iter()
                 .find(|(id, _)| *id == u.id)
                 .map_or("calling contexts", |(_, r)| r.source.as_str());
+            let t = tbrs[u.id.0 as usize].as_ref();
+            // What the adjoint generator decides for this unit, as it
+            // decides it.
+            let decided = t.map(|t| decide(program, u, t, &effects, recording));
             Some(UnitResult {
                 activity: (**act).clone(),
                 unit: u,
@@ -177,32 +155,15 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 dependents: dep,
                 source,
                 active: activity::active_anywhere(u, act),
-                records: tbrs[u.id.0 as usize]
-                    .as_ref()
-                    .map(|t| t.records.clone())
-                    .unwrap_or_default(),
+                records: t.map(|t| t.records.clone()).unwrap_or_default(),
                 source_len: ws.program.unit(u.id).stmts.len(),
-                loops: match tbrs[u.id.0 as usize].as_ref() {
-                    Some(t) if !args.no_tbr && !args.no_inversion => {
-                        let plans = recovery::plan_unit(program, u, t);
-                        address_report::unit_reports(program, u, &plans, t)
+                loops: match (t, &decided) {
+                    (Some(t), Some(d)) if recording.inversion() => {
+                        address_report::unit_reports(program, u, &d.plans, t)
                     }
                     _ => Vec::new(),
                 },
-                dead: tbrs[u.id.0 as usize]
-                    .as_ref()
-                    .map(|t| {
-                        // A root's primal results are not needed by its
-                        // adjoint; a callee's are needed by its caller.
-                        let is_root = root_roles.iter().any(|(id, _)| *id == u.id);
-                        let exit: BitSet = if is_root {
-                            BitSet::default()
-                        } else {
-                            (0..u.symbols.len()).collect()
-                        };
-                        liveness::analyze(program, u, t, &effects, &exit).dead
-                    })
-                    .unwrap_or_default(),
+                dead: decided.map(|d| d.dead).unwrap_or_default(),
             })
         })
         .collect();
@@ -231,14 +192,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 })
             })
             .collect();
-        let mode = if args.no_tbr {
-            "store-all"
-        } else if args.no_inversion {
-            "tbr"
-        } else {
-            "tbr+inversion"
-        };
-        let doc = json!({ "units": units, "tbr_mode": mode });
+        let doc = json!({ "units": units, "tbr_mode": recording.as_str() });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         for r in &results {

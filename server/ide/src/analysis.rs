@@ -3,9 +3,9 @@
 //! every other procedure nobody calls (with the roles its directives or
 //! intents give).
 //!
-//! Units whose loops hold EXIT or CYCLE are analysed in the structured
-//! form the adjoint generator differentiates
-//! (`dfort_codegen::structure`); their statements keep their ids.
+//! Units are analysed as the generators see them
+//! (`dfort_analysis::prepare`: statement functions inlined, loops with
+//! EXIT and CYCLE structured); their statements keep their ids.
 //!
 //! Contract: never fails; a configured root that does not exist (or names
 //! variables it does not have) is reported in `problems` and skipped.
@@ -29,14 +29,7 @@ pub struct UnitPlans {
     pub reports: Vec<LoopReport>,
 }
 
-/// A root with explicit independents and dependents (settings or dfort.toml).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RootSpec {
-    /// Lower case.
-    pub name: String,
-    pub independent: Vec<String>,
-    pub dependent: Vec<String>,
-}
+pub use dfort_analysis::roots::RootSpec;
 
 pub struct Analysis {
     pub activity: ProgramActivity,
@@ -126,7 +119,7 @@ pub fn analyse(
         });
         let s = match kept {
             Some(s) => Some(s).filter(|s| !Arc::ptr_eq(s, u)),
-            None => dfort_codegen::structure::structure_unit(u).map(Arc::new),
+            None => dfort_analysis::prepare::unit(u).map(Arc::new),
         };
         if let Some(s) = s {
             units[i] = s;
@@ -143,47 +136,16 @@ pub fn analyse(
     } else {
         program
     };
-    let mut problems = Vec::new();
-    let mut roots: Vec<(UnitId, Roles)> = Vec::new();
-    for spec in specs {
-        match program
-            .units
-            .iter()
-            .find(|u| u.is_procedure() && u.name == spec.name)
-        {
-            Some(u) => {
-                let r = root_roles(u, specs);
-                if r.unknown.is_empty() {
-                    roots.push((u.id, r));
-                } else {
-                    problems.push(format!(
-                        "root {} has no real variable named {}",
-                        u.name,
-                        r.unknown.join(", ")
-                    ));
-                }
-            }
-            None => problems.push(format!(
-                "root {}: no subroutine or function of that name",
-                spec.name
-            )),
-        }
-    }
-    // Every other procedure nobody calls is a root too, with the roles its
-    // directives or intents give: configuring one root does not switch
-    // off the analysis of the rest of the workspace.
-    let defaults: Vec<(UnitId, Roles)> = program
-        .units
+    // The configured roots, and every other procedure nobody calls with
+    // the roles its directives or intents give: configuring one root does
+    // not switch off the analysis of the rest of the workspace.
+    let resolved = dfort_analysis::roots::resolve(program, specs, true);
+    let roots = resolved.roots;
+    let problems: Vec<String> = resolved
+        .problems
         .iter()
-        .filter(|u| {
-            u.is_procedure()
-                && program.call_graph.calls_to[u.id.0 as usize].is_empty()
-                && !roots.iter().any(|(r, _)| *r == u.id)
-                && !specs.iter().any(|s| s.name == u.name)
-        })
-        .map(|u| (u.id, roles(u, None)))
+        .map(|p| format!("root {}", p.message()))
         .collect();
-    roots.extend(defaults);
     let seeds: Vec<_> = roots
         .iter()
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))

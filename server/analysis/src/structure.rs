@@ -594,16 +594,17 @@ fn bounds_change(unit: &Unit, body: &[StmtId], var: SymbolId, bounds: [Option<&E
     while let Some(id) = stack.pop() {
         let st = unit.stmt(id);
         let written = match &st.kind {
-            StmtKind::Assign { lhs, .. } => dfort_analysis::dp::target(lhs).map(|(s, _)| s),
+            StmtKind::Assign { lhs, .. } => crate::dp::target(lhs).map(|(s, _)| s),
             StmtKind::Do {
                 control: DoControl::Counted { var, .. },
                 ..
             } => Some(*var),
             // A call may change anything it is given.
             StmtKind::Call { args, .. } => {
-                if args.iter().any(|a| {
-                    dfort_analysis::dp::target(&a.value).is_some_and(|(s, _)| read.contains(&s))
-                }) {
+                if args
+                    .iter()
+                    .any(|a| crate::dp::target(&a.value).is_some_and(|(s, _)| read.contains(&s)))
+                {
                     return true;
                 }
                 None
