@@ -703,6 +703,9 @@ fn a_dfort_toml_root_with_a_name_only_takes_roles_from_intents_everywhere() {
     let (code, _, err) = dfort(&["adjoint", src.to_str().unwrap(), "--root", "top"]);
     assert_eq!(code, 0, "{err}");
     let generated = std::fs::read_to_string(dir.join("top_b.f90")).unwrap();
-    assert!(generated.contains("subroutine top_b(x, xb, y, yb)"), "{generated}");
+    assert!(
+        generated.contains("subroutine top_b(x, xb, y, yb)"),
+        "{generated}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

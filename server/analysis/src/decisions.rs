@@ -3,7 +3,8 @@
 //! the same facts instead of re-deriving them.
 //!
 //! Contract: given a unit, its TBR result (paper 000 §5) and the effects
-//! of every unit, [`decide`] returns the loops' address-recovery plans
+//! of every unit, [`decide`] returns how each construct is reversed
+//! (paper 001, [`crate::reversal`]), the loops' address-recovery plans
 //! (paper 003 §3–4), the assignments the reverse sweep of a unit with
 //! jumps inverts (paper 003 §5), the assignments the joint-mode forward
 //! sweep drops (adjoint liveness, paper 000 §6, keeping what the plans and
@@ -18,6 +19,7 @@ use crate::dp::vars;
 use crate::effects::Effects;
 use crate::liveness;
 use crate::recovery::{self, Plan};
+use crate::reversal::{self, UnitReversal};
 use crate::tbr::Tbr;
 use crate::undo::UnitUndo;
 use dfort_ir::{Program, StmtId, Unit};
@@ -63,6 +65,8 @@ impl Recording {
 /// The decisions of one unit's adjoint.
 #[derive(Clone, Debug)]
 pub struct UnitDecisions {
+    /// How each construct is reversed (paper 001).
+    pub reversal: UnitReversal,
     /// The recovery plans of its loops (paper 003); empty without
     /// inversion.
     pub plans: Vec<Plan>,
@@ -96,6 +100,7 @@ pub fn decide(
     };
     if recording.store_all() {
         return UnitDecisions {
+            reversal: reversal::of(program, unit),
             plans,
             undo,
             dead: Vec::new(),
@@ -113,6 +118,7 @@ pub fn decide(
         }
     }
     UnitDecisions {
+        reversal: reversal::of(program, unit),
         plans,
         undo,
         dead: live.dead,

@@ -19,6 +19,7 @@ pub mod interproc;
 pub mod liveness;
 pub mod prepare;
 pub mod recovery;
+pub mod reversal;
 pub mod roles;
 pub mod roots;
 pub mod structure;

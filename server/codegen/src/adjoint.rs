@@ -42,14 +42,13 @@ use crate::partials::partials;
 use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
-use dfort_analysis::counted_while::{self, CountedWhile};
+use dfort_analysis::counted_while::CountedWhile;
 use dfort_analysis::decisions::{decide, UnitDecisions};
 use dfort_analysis::dep::{global_key, GlobalKey};
-use dfort_analysis::dp::{
-    all_writes, differentiable, dp_of, index_vars, is_variable, target, vars,
-};
+use dfort_analysis::dp::{differentiable, dp_of, index_vars, is_variable, target};
 use dfort_analysis::effects::{Effects, LocalEffects};
 use dfort_analysis::recovery::{Origin, Plan};
+use dfort_analysis::reversal::UnitReversal;
 use dfort_analysis::tbr::{self, Tbr};
 use dfort_analysis::undo::UnitUndo;
 use dfort_ir::dump::expr as print;
@@ -80,9 +79,9 @@ struct Gen<'a> {
     tbr: &'a Tbr,
     /// The recovery plans of the unit's loops (paper 003), by DO statement.
     plans: HashMap<StmtId, Plan>,
-    /// The unit's counted WHILE loops, by DO statement: reversed from
-    /// their bound, like counted DO loops.
-    counted: HashMap<StmtId, CountedWhile>,
+    /// How each construct is reversed (the analysis decides: replayed,
+    /// counted from its bound, trips or arm pushed, basic-block ids).
+    reversal: UnitReversal,
     /// The types of the plans' temporaries `dfort_i<n>`.
     int_temps: Vec<String>,
     /// In units with jumps: the assignments the reverse sweep inverts.
@@ -1227,19 +1226,8 @@ impl<'a> Gen<'a> {
                         step,
                     } => {
                         let i = unit.symbol(*var).name.clone();
-                        let bounds: Vec<&Expr> = [Some(start), Some(end), step.as_ref()]
-                            .into_iter()
-                            .flatten()
-                            .collect();
-                        let mut bvars = BitSet::default();
-                        for b in &bounds {
-                            vars(unit, b, &mut bvars);
-                        }
-                        if body_writes(self.sh.program, unit, body)
-                            .iter()
-                            .any(|v| bvars.contains(v.0 as usize))
-                        {
-                            self.refuse(st.span, "this DO loop's bounds change inside it; its reversal is not supported yet");
+                        if let Some(why) = self.reversal.of_stmt(id).and_then(|r| r.refusal()) {
+                            self.refuse(st.span, why);
                         }
                         let (s, e) = (print(unit, start), print(unit, end));
                         let stp = step
@@ -1293,7 +1281,7 @@ impl<'a> Gen<'a> {
                         let plan = self.plans.get(&id).cloned();
                         // A counted WHILE loop's trip count is computed
                         // from its bound; other loops count and push it.
-                        let counted = self.counted.get(&id).cloned();
+                        let counted = self.reversal.counted_while(id).cloned();
                         let mut pre = self.entry_saves(plan.as_ref());
                         if counted.is_none() {
                             pre.push(format!("{cnt} = 0"));
@@ -1563,22 +1551,6 @@ fn array_valued(unit: &Unit, e: &Expr) -> bool {
     }
 }
 
-/// Everything a statement list may write ([`all_writes`]: assignment
-/// targets, DO indices, READ items, call actuals, function-reference
-/// arguments, ALLOCATE objects), for the loop-bounds check.
-fn body_writes(program: &Program, unit: &Unit, ids: &[StmtId]) -> Vec<SymbolId> {
-    let mut out = Vec::new();
-    let mut stack: Vec<StmtId> = ids.to_vec();
-    while let Some(id) = stack.pop() {
-        let st = unit.stmt(id);
-        out.extend(all_writes(program, unit, st).into_iter().map(|(s, _)| s));
-        for b in st.kind.blocks() {
-            stack.extend(b);
-        }
-    }
-    out
-}
-
 /// The label where the reverse sweep of an unstructured unit starts.
 const REVERSE_LABEL: u32 = 99999;
 
@@ -1812,7 +1784,9 @@ fn routine(
         }
     }
     let unit = &hunit;
-    let unstructured = !unit.cfg.structured;
+    let reversal = decided.reversal.clone();
+    let unstructured = reversal.by_blocks;
+    debug_assert_eq!(unstructured, !unit.cfg.structured);
     let fx = dfort_analysis::effects::local(program, orig, sh.effects);
     let snaps = if unstructured {
         snapshots(unit, t, &fx, orig.symbols.len(), &undo.exact)
@@ -1826,7 +1800,7 @@ fn routine(
         act,
         tbr: t,
         plans,
-        counted: counted_while::in_unit(program, orig),
+        reversal,
         int_temps: Vec::new(),
         undo,
         store_all,

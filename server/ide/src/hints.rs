@@ -4,11 +4,13 @@
 //!   active (paper 000 §4);
 //! * `push(x)` before each statement whose overwrite of `x` TBR records
 //!   (§5);
-//! * what control-flow reversal records (paper 001, as the adjoint
-//!   generator does it): `push(branch)` on IF and SELECT CASE, `push(trips)`
-//!   on loops without a counted header, `replay i` on counted DO loops the
-//!   reverse sweep replays from their bounds, `push(block)` on jumps in
-//!   units reversed through basic-block ids;
+//! * what control-flow reversal records (paper 001), as the analysis
+//!   decides it for the generator ([`dfort_analysis::reversal`]):
+//!   `push(branch)` on IF and SELECT CASE, `push(trips)` on loops without
+//!   a counted header and loops left by EXIT, `trips ← n` on counted
+//!   WHILE loops, `replay i` on counted DO loops the reverse sweep replays
+//!   from their bounds, `push(block)` on the jumps of units reversed
+//!   through basic-block ids (and nothing on their IF and DO);
 //! * how the reverse sweep gets back each address index of a DO loop
 //!   (paper 003 §3–4, [`dfort_analysis::address_report`]), after the
 //!   statement that defines the value (the DO statement for the value an
@@ -25,10 +27,11 @@ use crate::host::Snapshot;
 use crate::hover::{span_line, stmt_line};
 use dfort_analysis::activity::active_anywhere;
 use dfort_analysis::address_report::{Choice, LoopReport, Recovery, VarReport};
-use dfort_ir::{DoControl, ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
+use dfort_analysis::reversal::Reversal;
+use dfort_ir::{ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
-use std::collections::HashMap;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -111,13 +114,14 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
         snap.to_doc(unit.span.file, range)
             .map(|(_, r)| if end { r.end } else { r.start })
     };
-    let unstructured = unit.stmts.iter().any(|s| {
-        matches!(
-            s.kind,
-            StmtKind::Goto { .. } | StmtKind::ComputedGoto { .. } | StmtKind::ArithmeticIf { .. }
-        )
-    });
-    let counted = counted_trips(snap, unit);
+    // How the adjoint reverses each construct: the analysis decides it on
+    // the unit as analysed (EXIT and CYCLE structured), whose statements
+    // keep the original ids.
+    let analysed = analysed_unit(snap, unit);
+    let reversal = analysed
+        .as_ref()
+        .map(|u| dfort_analysis::reversal::of(&snap.program, u))
+        .unwrap_or_default();
     for st in &unit.stmts {
         if let StmtKind::Assign { lhs, .. } = &st.kind {
             if let ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } = &lhs.kind {
@@ -137,31 +141,11 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                 }
             }
         }
-        let (label, tooltip) = match &st.kind {
-            StmtKind::Do { .. } if counted.contains_key(&st.id) => (
-                format!("trips ← {}", counted.get(&st.id).map_or("", String::as_str)),
-                "A counted WHILE loop (its counter is set just before it and only ever increased by a constant, its bound is unchanged inside): the reverse sweep computes its trip count from the bound, so nothing is recorded".to_string(),
-            ),
-            StmtKind::If { .. } | StmtKind::SelectCase { .. } if !unstructured => (
-                "push(branch)".to_string(),
-                "The adjoint's forward sweep records which branch runs; the reverse sweep pops it to take the same branch backwards".to_string(),
-            ),
-            StmtKind::Do {
-                control: DoControl::Counted { var, .. },
-                ..
-            } if !unstructured => (
-                format!("replay {}", unit.symbol(*var).name),
-                "A counted loop: the reverse sweep replays it backwards from its bounds, so nothing per iteration is recorded (the index is saved once around the loop)".to_string(),
-            ),
-            StmtKind::Do { .. } if !unstructured => (
-                "push(trips)".to_string(),
-                "A loop without a counted header: the forward sweep counts its iterations and records the count; the reverse sweep runs that many".to_string(),
-            ),
-            StmtKind::Goto { .. } | StmtKind::ComputedGoto { .. } | StmtKind::ArithmeticIf { .. } => (
-                "push(block)".to_string(),
-                "Code with jumps is reversed through basic-block ids: the forward sweep records each block it leaves, the reverse sweep pops them".to_string(),
-            ),
-            _ => continue,
+        let Some(r) = reversal.of_stmt(st.id) else {
+            continue;
+        };
+        let Some((label, tooltip)) = reversal_hint(analysed.as_deref().unwrap_or(unit), r) else {
+            continue;
         };
         if let Some(o) = at(st.span.range, false) {
             out.push(Hint {
@@ -233,29 +217,39 @@ pub(crate) fn address_loops<'a>(snap: &'a Snapshot, unit: &Unit) -> Option<Addre
     })
 }
 
-/// The unit as `crate::analysis` analysed it (EXIT and CYCLE structured
-/// the way the adjoint generator structures them).
-/// The trip counts (`max(0, ilb)`) of the unit's counted WHILE loops, by
-/// DO statement.
-fn counted_trips(snap: &Snapshot, unit: &Unit) -> HashMap<StmtId, String> {
-    let has_while = unit.stmts.iter().any(|s| {
-        matches!(
-            s.kind,
-            StmtKind::Do {
-                control: DoControl::While(_),
-                ..
-            }
-        )
-    });
-    let Some(u) = analysed_unit(snap, unit).filter(|_| has_while) else {
-        return HashMap::new();
-    };
-    dfort_analysis::counted_while::in_unit(&snap.program, &u)
-        .into_iter()
-        .map(|(id, cw)| (id, cw.trip_count(&u)))
-        .collect()
+/// The label and tooltip of a construct's reversal.
+fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
+    Some(match r {
+        Reversal::CountedWhile(cw) => (
+            format!("trips ← {}", cw.trip_count(unit)),
+            "A counted WHILE loop (its counter is set just before it and only ever increased by a constant, its bound is unchanged inside): the reverse sweep computes its trip count from the bound, so nothing is recorded".to_string(),
+        ),
+        Reversal::PushBranch => (
+            "push(branch)".to_string(),
+            "The adjoint's forward sweep records which branch runs; the reverse sweep pops it to take the same branch backwards".to_string(),
+        ),
+        Reversal::Replay { index } => (
+            format!("replay {}", unit.symbol(*index).name),
+            "A counted loop: the reverse sweep replays it backwards from its bounds, so nothing per iteration is recorded (the index is saved once around the loop)".to_string(),
+        ),
+        Reversal::PushTrips => (
+            "push(trips)".to_string(),
+            "A loop without a counted header: the forward sweep counts its iterations and records the count; the reverse sweep runs that many".to_string(),
+        ),
+        Reversal::LeftByExit => (
+            "push(trips)".to_string(),
+            "A DO loop left by EXIT: the adjoint runs it as a DO WHILE on a flag; the forward sweep counts its iterations and records the count, the reverse sweep runs that many".to_string(),
+        ),
+        Reversal::BlockJump => (
+            "push(block)".to_string(),
+            "Code with jumps is reversed through basic-block ids: the forward sweep records each block it leaves, the reverse sweep pops them".to_string(),
+        ),
+        Reversal::BoundsChangeInside => return None,
+    })
 }
 
+/// The unit as `crate::analysis` analysed it (EXIT and CYCLE structured
+/// the way the adjoint generator structures them).
 pub(crate) fn analysed_unit(snap: &Snapshot, unit: &Unit) -> Option<Arc<Unit>> {
     snap.analysis.units.get(unit.id.0 as usize).cloned()
 }
@@ -650,6 +644,72 @@ end subroutine fig8l_max
         .filter(|h| h.kind == HintKind::Reversal)
         .map(|h| h.label)
         .collect()
+    }
+
+    /// The adjoint dfort writes for the only unit of `src`, with every
+    /// argument independent and dependent.
+    fn generated_adjoint(name: &str, src: &str) -> String {
+        let path = Path::new("/address-tests").join(name);
+        let mut host = Host::default();
+        host.set_text(&path, src, true, 1);
+        let snap = host.snapshot();
+        let unit = &snap.program.units[0];
+        let mut args = dfort_analysis::bitset::BitSet::default();
+        for a in &unit.args {
+            if unit.symbol(*a).ty.is_real_or_complex() {
+                args.insert(a.0 as usize);
+            }
+        }
+        dfort_codegen::adjoint::adjoint(
+            &snap.program,
+            unit.id,
+            &args,
+            &args,
+            dfort_codegen::adjoint::Recording::Inversion,
+            "",
+        )
+        .expect("an adjoint")
+    }
+
+    #[test]
+    fn reversal_hints_say_what_the_generated_adjoint_does() {
+        // An early RETURN inside a DO: the unit is reversed through
+        // basic-block ids, so its loop is not replayed and its IF pushes
+        // no branch; the RETURN is where a block is recorded.
+        let early_return = "subroutine er(x, n, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(inout) :: y
+  integer :: i
+  do i = 1, n
+    if (x(i) > 2.0d0) return
+    y = y + x(i)*x(i)
+  end do
+end subroutine er
+";
+        assert_eq!(reversal_labels("er.f90", early_return), ["push(block)"]);
+        let adj = generated_adjoint("er.f90", early_return);
+        assert!(adj.contains("go to 99999"), "{adj}");
+        // A DO left by EXIT: structured into a DO WHILE whose trips the
+        // forward sweep counts and pushes; its IF pushes the arm taken.
+        let exit = early_return.replace("return", "exit");
+        assert_eq!(
+            reversal_labels("ex.f90", &exit),
+            ["push(trips)", "push(branch)"]
+        );
+        let adj = generated_adjoint("ex.f90", &exit);
+        assert!(adj.contains("call dfort_push(dfort_count1)"), "{adj}");
+        assert!(!adj.contains("go to 99999"), "{adj}");
+        // Without the jump: a counted loop replayed from its bounds.
+        let plain = early_return.replace("    if (x(i) > 2.0d0) return\n", "");
+        assert_eq!(reversal_labels("pl.f90", &plain), ["replay i"]);
+        let adj = generated_adjoint("pl.f90", &plain);
+        assert!(!adj.contains("call dfort_push(dfort_count"), "{adj}");
+        assert!(
+            adj.contains("do dfort_k1 = max(0, (n - (1) + (1)) / (1)) - 1, 0, -1"),
+            "{adj}"
+        );
     }
 
     #[test]

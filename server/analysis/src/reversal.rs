@@ -1,0 +1,197 @@
+//! Control-flow reversal (paper 001, Naumann, Utke, Lyons, Fagan: the
+//! structured reversal of Algorithm 5 and the basic-block fallback): how
+//! the adjoint runs each construct of a unit backwards, decided once for
+//! the generator and the editor's hints.
+//!
+//! Contract: given a prepared unit (statement functions inlined, EXIT and
+//! CYCLE structured where that makes it structured, [`crate::prepare`]),
+//! [`of`] says whether the unit is reversed through basic-block ids (its
+//! control flow is not structured: the forward sweep records each block it
+//! leaves) and, in a structured unit, how each IF, SELECT CASE and DO is
+//! reversed: a counted DO is replayed from its bounds (refused when the
+//! body changes a bound), a counted WHILE ([`crate::counted_while`]) gets
+//! its trip count from its bound, every other loop — a DO WHILE, a DO
+//! without control, a loop left by EXIT (structured into a DO WHILE on a
+//! flag, inside an always-taken IF whose arm is pushed too) — pushes its
+//! trip count, and an IF or SELECT CASE pushes the arm taken. In a unit reversed by blocks, its jumps (GO TO, computed GO TO,
+//! arithmetic IF, EXIT, CYCLE, RETURN) are where blocks are recorded; its
+//! constructs record nothing of their own. Statement ids are those of the
+//! prepared unit, which keeps the original statements' ids.
+//! Analysis only: no I/O, no panics on user input.
+
+use crate::bitset::BitSet;
+use crate::counted_while::{self, CountedWhile};
+use crate::dp::{all_writes, vars};
+use dfort_ir::{DoControl, ExprKind, Program, StmtId, StmtKind, SymbolId, UnaryOp, Unit};
+use std::collections::HashMap;
+
+/// How one construct is reversed.
+#[derive(Clone, Debug)]
+pub enum Reversal {
+    /// A counted DO loop replayed backwards from its bounds: nothing per
+    /// iteration is recorded.
+    Replay { index: SymbolId },
+    /// A DO WHILE loop whose trip count is computed from its bound.
+    CountedWhile(CountedWhile),
+    /// A loop whose trips the forward sweep counts and pushes.
+    PushTrips,
+    /// An IF or SELECT CASE whose arm the forward sweep pushes.
+    PushBranch,
+    /// A DO loop left by EXIT, which the structuring turned into an
+    /// always-taken IF around a DO WHILE on a flag: the forward sweep
+    /// pushes that IF's arm and the loop's trip count.
+    LeftByExit,
+    /// A jump of a unit reversed through basic-block ids: the block it
+    /// leaves is recorded.
+    BlockJump,
+    /// A counted DO loop whose body changes one of its bounds: not
+    /// reversed (the generator refuses it).
+    BoundsChangeInside,
+}
+
+impl Reversal {
+    /// Why the adjoint cannot reverse the construct, if it cannot.
+    pub fn refusal(&self) -> Option<&'static str> {
+        match self {
+            Reversal::BoundsChangeInside => {
+                Some("this DO loop's bounds change inside it; its reversal is not supported yet")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The reversal of one unit.
+#[derive(Clone, Debug, Default)]
+pub struct UnitReversal {
+    /// The unit's control flow is not structured: it is reversed through
+    /// basic-block ids.
+    pub by_blocks: bool,
+    /// Each construct's reversal, by statement.
+    pub constructs: HashMap<StmtId, Reversal>,
+}
+
+impl UnitReversal {
+    pub fn of_stmt(&self, id: StmtId) -> Option<&Reversal> {
+        self.constructs.get(&id)
+    }
+
+    /// The counted WHILE loop of a DO statement, if it is one.
+    pub fn counted_while(&self, id: StmtId) -> Option<&CountedWhile> {
+        match self.constructs.get(&id) {
+            Some(Reversal::CountedWhile(cw)) => Some(cw),
+            _ => None,
+        }
+    }
+}
+
+/// How the adjoint reverses `unit` (a prepared unit of `program`).
+pub fn of(program: &Program, unit: &Unit) -> UnitReversal {
+    let by_blocks = !unit.cfg.structured;
+    let mut constructs = HashMap::new();
+    if by_blocks {
+        for st in &unit.stmts {
+            if st.kind.is_jump() {
+                constructs.insert(st.id, Reversal::BlockJump);
+            }
+        }
+        return UnitReversal {
+            by_blocks,
+            constructs,
+        };
+    }
+    let mut counted = counted_while::in_unit(program, unit);
+    for st in &unit.stmts {
+        let r = match &st.kind {
+            StmtKind::If { .. } if wraps_loop_left_by_exit(unit, st.id) => Reversal::LeftByExit,
+            StmtKind::If { .. } | StmtKind::SelectCase { .. } => Reversal::PushBranch,
+            StmtKind::Do {
+                control:
+                    DoControl::Counted {
+                        var,
+                        start,
+                        end,
+                        step,
+                    },
+                body,
+                ..
+            } => {
+                let mut bound_vars = BitSet::default();
+                for b in [Some(start), Some(end), step.as_ref()]
+                    .into_iter()
+                    .flatten()
+                {
+                    vars(unit, b, &mut bound_vars);
+                }
+                if body_writes(program, unit, body)
+                    .iter()
+                    .any(|v| bound_vars.contains(v.0 as usize))
+                {
+                    Reversal::BoundsChangeInside
+                } else {
+                    Reversal::Replay { index: *var }
+                }
+            }
+            StmtKind::Do {
+                control: DoControl::While(_),
+                ..
+            } => match counted.remove(&st.id) {
+                Some(cw) => Reversal::CountedWhile(cw),
+                None => Reversal::PushTrips,
+            },
+            StmtKind::Do { .. } => Reversal::PushTrips,
+            _ => continue,
+        };
+        constructs.insert(st.id, r);
+    }
+    UnitReversal {
+        by_blocks,
+        constructs,
+    }
+}
+
+/// Whether statement `id` is the always-taken IF the structuring of EXIT
+/// puts in the place of a DO loop ([`crate::structure`]): its one arm
+/// ends with a DO WHILE on `.not. dfort_ex<n>`.
+fn wraps_loop_left_by_exit(unit: &Unit, id: StmtId) -> bool {
+    let StmtKind::If {
+        arms,
+        else_body: None,
+        ..
+    } = &unit.stmt(id).kind
+    else {
+        return false;
+    };
+    let [arm] = arms.as_slice() else {
+        return false;
+    };
+    if !matches!(arm.cond.kind, ExprKind::Logical(true)) {
+        return false;
+    }
+    let Some(last) = arm.body.last() else {
+        return false;
+    };
+    let StmtKind::Do {
+        control: DoControl::While(c),
+        ..
+    } = &unit.stmt(*last).kind
+    else {
+        return false;
+    };
+    matches!(&c.kind, ExprKind::Unary { op: UnaryOp::Not, operand }
+        if matches!(operand.kind, ExprKind::Var(v) if unit.symbol(v).name.starts_with("dfort_ex")))
+}
+
+/// The variables the statements `ids` (nested ones included) write.
+pub fn body_writes(program: &Program, unit: &Unit, ids: &[StmtId]) -> Vec<SymbolId> {
+    let mut out = Vec::new();
+    let mut stack: Vec<StmtId> = ids.to_vec();
+    while let Some(id) = stack.pop() {
+        let st = unit.stmt(id);
+        out.extend(all_writes(program, unit, st).into_iter().map(|(s, _)| s));
+        for b in st.kind.blocks() {
+            stack.extend(b);
+        }
+    }
+    out
+}
