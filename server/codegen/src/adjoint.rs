@@ -538,6 +538,7 @@ impl<'a> Gen<'a> {
         // own adjoint needs (a differentiated callee restores the real
         // ones itself, from its calling context).
         let mut records: Vec<String> = Vec::new();
+        written.sort_by_key(|(_, s, whole)| subscript_rank(unit, *s, *whole));
         for (item, s, whole) in &written {
             if !in_req.contains(s.0 as usize) {
                 continue;
@@ -570,6 +571,8 @@ impl<'a> Gen<'a> {
                     items.push((unit.symbol(s).name.clone(), s, true));
                 }
             }
+            // Subscripts are popped before what they subscript.
+            items.sort_by_key(|(_, s, whole)| subscript_rank(unit, *s, *whole));
             for (item, s, whole) in items {
                 if !self.modifiable(id, s) || snapshot.contains(&item) {
                     continue;
@@ -1509,6 +1512,18 @@ pub(crate) fn rank_of(unit: &Unit, e: &Expr) -> usize {
 }
 
 /// Whether the runtime can push this variable (or part of it).
+/// Where a saved item goes in a list of pushes, so that the values that
+/// may subscript others (integer scalars, then integer array elements) are
+/// pushed after, and so popped before, what they subscript.
+fn subscript_rank(unit: &Unit, s: SymbolId, whole: bool) -> u8 {
+    let sym = unit.symbol(s);
+    match (sym.ty.base, sym.rank() == 0 && whole) {
+        (BaseType::Integer, true) => 2,
+        (BaseType::Integer, false) => 1,
+        _ => 0,
+    }
+}
+
 fn pushable(unit: &Unit, s: SymbolId, whole: bool) -> Result<(), String> {
     let sym = unit.symbol(s);
     let kind_ok = match sym.ty.base {
