@@ -79,6 +79,13 @@ pub fn vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
     });
 }
 
+/// The variables of a counted DO loop's bounds and step.
+pub fn bound_vars(unit: &Unit, start: &Expr, end: &Expr, step: Option<&Expr>, out: &mut BitSet) {
+    for e in [Some(start), Some(end), step].into_iter().flatten() {
+        vars(unit, e, out);
+    }
+}
+
 /// The variables in the subscripts of an array reference (or component).
 pub fn index_vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
     let subs = match &e.kind {

@@ -21,7 +21,7 @@
 
 use crate::bitset::BitSet;
 use crate::counted_while::{self, CountedWhile};
-use crate::dp::{all_writes, vars};
+use crate::dp::{all_writes, bound_vars};
 use dfort_ir::{DoControl, ExprKind, Program, StmtId, StmtKind, SymbolId, UnaryOp, Unit};
 use std::collections::HashMap;
 
@@ -116,16 +116,11 @@ pub fn of(program: &Program, unit: &Unit) -> UnitReversal {
                 body,
                 ..
             } => {
-                let mut bound_vars = BitSet::default();
-                for b in [Some(start), Some(end), step.as_ref()]
-                    .into_iter()
-                    .flatten()
-                {
-                    vars(unit, b, &mut bound_vars);
-                }
+                let mut bounds = BitSet::default();
+                bound_vars(unit, start, end, step.as_ref(), &mut bounds);
                 if body_writes(program, unit, body)
                     .iter()
-                    .any(|v| bound_vars.contains(v.0 as usize))
+                    .any(|v| bounds.contains(v.0 as usize))
                 {
                     Reversal::BoundsChangeInside
                 } else {

@@ -29,7 +29,8 @@ use crate::activity::Activity;
 use crate::bitset::BitSet;
 use crate::dep::{bind_call, space_of, Iface, Space, Summary};
 use crate::dp::{
-    constant_element, disjoint_constant_elements, dp_of, index_vars, target, vars, writes,
+    bound_vars, constant_element, disjoint_constant_elements, dp_of, index_vars, target, vars,
+    writes,
 };
 use crate::engine::{solve, Direction};
 use crate::incremental::Changes;
@@ -287,12 +288,7 @@ fn req_kill(
             ..
         } => {
             kill.insert(var.0 as usize);
-            for e in [Some(start), Some(end), step.as_ref()]
-                .into_iter()
-                .flatten()
-            {
-                vars(unit, e, &mut req);
-            }
+            bound_vars(unit, start, end, step.as_ref(), &mut req);
         }
         // A counted WHILE loop's trip count is computed from its bound
         // in the reverse sweep: the bound's values are required.

@@ -110,11 +110,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             config
                 .root
                 .iter()
-                .map(|r| RootSpec {
-                    name: r.name.to_ascii_lowercase(),
-                    independent: r.independent.clone(),
-                    dependent: r.dependent.clone(),
-                })
+                .map(dfort::config::RootConfig::spec)
                 .collect(),
             true,
         ),

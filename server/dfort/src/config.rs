@@ -46,6 +46,15 @@ pub struct RootConfig {
 }
 
 impl RootConfig {
+    /// The root as the analyses take it (name in lower case).
+    pub fn spec(&self) -> dfort_analysis::roots::RootSpec {
+        dfort_analysis::roots::RootSpec {
+            name: self.name.to_ascii_lowercase(),
+            independent: self.independent.clone(),
+            dependent: self.dependent.clone(),
+        }
+    }
+
     /// Whether the root gives independents or dependents.
     pub fn has_lists(&self) -> bool {
         !self.independent.is_empty() || !self.dependent.is_empty()

@@ -119,14 +119,7 @@ pub fn toml_roots(root: &Path) -> Result<Vec<RootSpec>, String> {
         return Ok(Vec::new());
     }
     let c = crate::config::read(&path)?;
-    Ok(c.root
-        .into_iter()
-        .map(|r| RootSpec {
-            name: r.name.to_ascii_lowercase(),
-            independent: r.independent,
-            dependent: r.dependent,
-        })
-        .collect())
+    Ok(c.root.iter().map(crate::config::RootConfig::spec).collect())
 }
 
 #[cfg(test)]
