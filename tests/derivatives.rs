@@ -336,3 +336,66 @@ fn subroutine_scan_ignores_ends_comments_and_case() {
     assert!(!declares_subroutine("x = 1 ! subroutine f\n", false, "f"));
     assert!(!declares_subroutine("subroutine fg(x)\n", false, "f"));
 }
+
+/// Issue 15: for every kernel, in the three recording modes, what
+/// `dfort analyze --format json` prints, what the language server shows
+/// (its inlay hints and the reports its hovers read) and what the
+/// generated adjoint does agree — active variables, pushes per line,
+/// reversal per construct, recovery per address variable
+/// (`dfort consistency`, which the fuzzer also runs on every program).
+#[test]
+fn kernels_agree_in_analyze_the_editor_and_the_adjoint() {
+    let kernels = manifest().kernel;
+    assert!(kernels.len() >= MIN_KERNELS);
+    let mut failures = Vec::new();
+    let mut pushes = 0usize;
+    let mut constructs = 0usize;
+    for k in &kernels {
+        for mode in [None, Some("--no-inversion"), Some("--no-tbr")] {
+            let mut args: Vec<String> = vec!["consistency".into()];
+            args.extend(k.files.iter().cloned());
+            args.extend(["--root".into(), k.root.clone()]);
+            if !k.independent.is_empty() {
+                args.extend(["--independent".into(), k.independent.join(",")]);
+            }
+            if !k.dependent.is_empty() {
+                args.extend(["--dependent".into(), k.dependent.join(",")]);
+            }
+            args.extend(mode.map(String::from));
+            let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
+                .args(&args)
+                .current_dir(repo_root())
+                .output()
+                .expect("dfort runs");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            // "consistent: U units, P pushes, C constructs, R recoveries"
+            let counts: Vec<usize> = stdout
+                .strip_prefix("consistent: ")
+                .map(|l| {
+                    l.split(", ")
+                        .filter_map(|w| w.split(' ').next()?.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !out.status.success() || counts.len() != 4 || counts[0] == 0 {
+                failures.push(format!(
+                    "{} {}: dfort {}\n{}{}",
+                    k.label(),
+                    mode.unwrap_or(""),
+                    args.join(" "),
+                    indent(&stdout),
+                    indent(&String::from_utf8_lossy(&out.stderr))
+                ));
+                continue;
+            }
+            pushes += counts[1];
+            constructs += counts[2];
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The comparison covers something: the kernels push and reverse.
+    assert!(
+        pushes > 100 && constructs > 100,
+        "{pushes} pushes, {constructs} constructs"
+    );
+}

@@ -64,6 +64,64 @@ impl Activity {
     }
 }
 
+/// The variables through which a derivative reaches the call at `st`
+/// with the actual arguments `args`: those of an actual's expression
+/// active just before the call, and those an actual names (the call may
+/// write them) active just after it — the one test of "an active actual"
+/// the generators' refusals and the editor's diagnostic share. `unit` may
+/// extend the analysed unit with temporaries (symbols from `analysed`
+/// on, the generators' hoisted function results): they carry a
+/// derivative only where one flows, so they count as active.
+pub fn active_actuals(
+    unit: &Unit,
+    analysed: usize,
+    act: &Activity,
+    st: StmtId,
+    args: &[Arg],
+) -> Vec<SymbolId> {
+    let mut out: Vec<SymbolId> = Vec::new();
+    let mut add = |s: SymbolId| {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    for a in args {
+        for i in dp_of(unit, &a.value).iter() {
+            let s = SymbolId(i as u32);
+            if i >= analysed || act.active_before(st, s) {
+                add(s);
+            }
+        }
+        if let Some((s, _)) = crate::dp::target(&a.value) {
+            let i = s.0 as usize;
+            if differentiable(unit, s) && (i >= analysed || act.active_after(st, s)) {
+                add(s);
+            }
+        }
+    }
+    out
+}
+
+/// What is said of a call that receives the active values `names` (from
+/// [`active_actuals`]) of a procedure with no derivative: without source
+/// (`has_source` false), or with source but not differentiated.
+pub fn no_derivative_for_call(callee: &str, names: &[String], has_source: bool) -> String {
+    let values = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let plural = if names.len() > 1 { "s" } else { "" };
+    let why = if has_source {
+        "dfort finds no derivative for it"
+    } else {
+        "dfort has no source for it"
+    };
+    format!(
+        "`{callee}` receives the active value{plural} {values} but {why}: the adjoint and tangent cannot be generated through this call; give dfort its source"
+    )
+}
+
 /// The statements whose effect a CFG node applies, in order. LOOP and
 /// BRANCH nodes test their construct's header (no write that matters to
 /// activity); ENDLOOP/ENDBRANCH only name the construct they close.

@@ -17,8 +17,9 @@
 //! basic block whose adjoint reads them).
 
 use crate::bitset::BitSet;
+use crate::decisions::UnitDecisions;
 use crate::recovery::{subtree, Blocker, How, Origin, Plan};
-use crate::tbr::Tbr;
+use crate::tbr::{Record, Tbr};
 use crate::undo::UnitUndo;
 use dfort_ir::*;
 
@@ -89,8 +90,9 @@ pub struct LoopReport {
     pub stored_per_iteration: usize,
 }
 
-/// The report of one loop's plan.
-pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr) -> LoopReport {
+/// The report of one loop's plan; `pushed` is what the forward sweep
+/// pushes for TBR ([`UnitDecisions::pushed`]).
+pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr, pushed: &[Record]) -> LoopReport {
     let vs = &plan.versions;
     let name = |v: usize| unit.symbol(vs[v].var).name.clone();
     let mut vars: Vec<VarReport> = Vec::new();
@@ -152,8 +154,7 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr) -> LoopReport {
         if !read.contains(a.var.0 as usize) || vars.iter().any(|x| x.var == a.var) {
             continue;
         }
-        let stores = tbr
-            .records
+        let stores = pushed
             .iter()
             .filter(|r| r.variable == a.var && in_body.contains(&r.stmt))
             .count();
@@ -208,7 +209,12 @@ fn summarize(vars: &mut [VarReport]) {
 
 /// The report of a unit with jumps (none when its reverse sweep reads no
 /// integer that changes).
-pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr) -> Option<LoopReport> {
+pub fn unit_report(
+    unit: &Unit,
+    undo: &UnitUndo,
+    tbr: &Tbr,
+    pushed: &[Record],
+) -> Option<LoopReport> {
     let mut read = BitSet::default();
     for r in &tbr.req {
         read.union_with(r);
@@ -235,7 +241,7 @@ pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr) -> Option<LoopReport
                 text: format!("{name} ← {}", u.render(unit)),
                 blocker: None,
             },
-            _ if tbr.records.iter().any(|r| r.stmt == id && r.variable == v) => Recovery {
+            _ if pushed.iter().any(|r| r.stmt == id && r.variable == v) => Recovery {
                 choice: Choice::Stored,
                 defined_at: id,
                 inverts: None,
@@ -298,18 +304,26 @@ pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr) -> Option<LoopReport
     })
 }
 
-/// The reports of a unit's address recovery: one per planned loop with
-/// address variables, or one for a unit with jumps.
-pub fn unit_reports(program: &Program, unit: &Unit, plans: &[Plan], tbr: &Tbr) -> Vec<LoopReport> {
+/// The reports of a unit's address recovery as the adjoint's decisions
+/// `d` (with inversion) make it: one per planned loop with address
+/// variables, or one for a unit with jumps.
+pub fn unit_reports(
+    program: &Program,
+    unit: &Unit,
+    d: &UnitDecisions,
+    tbr: &Tbr,
+) -> Vec<LoopReport> {
+    let (plans, pushed) = (&d.plans, &d.pushed);
     if !unit.cfg.structured {
-        let undo = crate::undo::undo_unit(program, unit);
-        return unit_report(unit, &undo, tbr).into_iter().collect();
+        return unit_report(unit, &d.undo, tbr, pushed)
+            .into_iter()
+            .collect();
     }
     let counted = crate::counted_while::in_unit(program, unit);
     plans
         .iter()
         .map(|p| {
-            let mut r = report(unit, p, tbr);
+            let mut r = report(unit, p, tbr, pushed);
             let cw = p.computed_at_exit.zip(counted.get(&p.stmt));
             if let Some((v, cw)) = cw {
                 let text = format!(

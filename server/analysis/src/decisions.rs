@@ -20,9 +20,9 @@ use crate::effects::Effects;
 use crate::liveness;
 use crate::recovery::{self, Plan};
 use crate::reversal::{self, UnitReversal};
-use crate::tbr::Tbr;
+use crate::tbr::{Record, Tbr};
 use crate::undo::UnitUndo;
-use dfort_ir::{Program, StmtId, Unit};
+use dfort_ir::{ExprKind, Program, StmtId, Unit};
 
 /// What the forward sweep records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,8 +73,12 @@ pub struct UnitDecisions {
     /// In a unit with jumps: the assignments the reverse sweep inverts.
     pub undo: UnitUndo,
     /// The assignments its forward sweep drops (none with `--no-tbr`,
-    /// which keeps every statement).
+    /// which keeps every statement; never one that references a
+    /// function, whose call the adjoint checkpoints).
     pub dead: Vec<StmtId>,
+    /// What its forward sweep pushes for TBR: the records of the
+    /// statements it keeps, in TBR's order.
+    pub pushed: Vec<Record>,
     /// What its adjoint routine reads of the values it is called with:
     /// what adjoint liveness finds live at entry and the variables its
     /// declarations' bounds read; `None` when it reads everything the
@@ -104,6 +108,7 @@ pub fn decide(
             plans,
             undo,
             dead: Vec::new(),
+            pushed: tbr.records.clone(),
             entry_needs: None,
         };
     }
@@ -117,11 +122,39 @@ pub fn decide(
             }
         }
     }
+    let dead: Vec<StmtId> = live
+        .dead
+        .into_iter()
+        .filter(|s| !references_function(unit, *s))
+        .collect();
+    let pushed = tbr
+        .records
+        .iter()
+        .filter(|r| !dead.contains(&r.stmt))
+        .cloned()
+        .collect();
     UnitDecisions {
         reversal: reversal::of(program, unit),
         plans,
         undo,
-        dead: live.dead,
+        dead,
+        pushed,
         entry_needs: Some(entry_needs),
     }
+}
+
+/// Whether statement `id` references a user or external function.
+fn references_function(unit: &Unit, id: StmtId) -> bool {
+    let mut found = false;
+    for e in unit.stmt(id).kind.exprs() {
+        e.walk(&mut |x| {
+            if matches!(
+                x.kind,
+                ExprKind::FunctionCall { .. } | ExprKind::Apply { .. }
+            ) {
+                found = true;
+            }
+        });
+    }
+    found
 }

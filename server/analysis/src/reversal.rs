@@ -12,9 +12,11 @@
 //! body changes a bound), a counted WHILE ([`crate::counted_while`]) gets
 //! its trip count from its bound, every other loop — a DO WHILE, a DO
 //! without control, a loop left by EXIT (structured into a DO WHILE on a
-//! flag, inside an always-taken IF whose arm is pushed too) — pushes its
-//! trip count, and an IF or SELECT CASE pushes the arm taken. In a unit reversed by blocks, its jumps (GO TO, computed GO TO,
-//! arithmetic IF, EXIT, CYCLE, RETURN) are where blocks are recorded; its
+//! flag, inside an always-taken IF that records nothing) — pushes its
+//! trip count, and an IF or SELECT CASE pushes the arm taken. A unit
+//! reversed by blocks (GO TO, computed GO TO, arithmetic IF, or an EXIT,
+//! CYCLE or RETURN the structuring cannot remove) records the id of each
+//! basic block whose adjoint does work as the block is left; its
 //! constructs record nothing of their own. Statement ids are those of the
 //! prepared unit, which keeps the original statements' ids.
 //! Analysis only: no I/O, no panics on user input.
@@ -38,18 +40,26 @@ pub enum Reversal {
     /// An IF or SELECT CASE whose arm the forward sweep pushes.
     PushBranch,
     /// A DO loop left by EXIT, which the structuring turned into an
-    /// always-taken IF around a DO WHILE on a flag: the forward sweep
-    /// pushes that IF's arm and the loop's trip count.
+    /// always-taken IF around a DO WHILE on a flag: the IF records
+    /// nothing, the DO WHILE its trip count.
     LeftByExit,
-    /// A jump of a unit reversed through basic-block ids: the block it
-    /// leaves is recorded.
-    BlockJump,
     /// A counted DO loop whose body changes one of its bounds: not
     /// reversed (the generator refuses it).
     BoundsChangeInside,
 }
 
 impl Reversal {
+    /// The name `dfort analyze --format json` gives the strategy.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Reversal::Replay { .. } => "replay",
+            Reversal::CountedWhile(_) => "counted-while",
+            Reversal::PushTrips => "push-trips",
+            Reversal::PushBranch => "push-branch",
+            Reversal::LeftByExit => "left-by-exit",
+            Reversal::BoundsChangeInside => "bounds-change-inside",
+        }
+    }
     /// Why the adjoint cannot reverse the construct, if it cannot.
     pub fn refusal(&self) -> Option<&'static str> {
         match self {
@@ -90,11 +100,6 @@ pub fn of(program: &Program, unit: &Unit) -> UnitReversal {
     let by_blocks = !unit.cfg.structured;
     let mut constructs = HashMap::new();
     if by_blocks {
-        for st in &unit.stmts {
-            if st.kind.is_jump() {
-                constructs.insert(st.id, Reversal::BlockJump);
-            }
-        }
         return UnitReversal {
             by_blocks,
             constructs,

@@ -39,8 +39,10 @@ use crate::fortran::{case_line, declaration_order, jump_line, uses, Writer};
 use crate::hoist::{hoist, HoistMap};
 use crate::names::DiffSet;
 use crate::partials::partials;
+use crate::trace::{Reversed, RoutineTrace};
 use crate::{check_root, Refusal};
-use dfort_analysis::activity::Activity;
+use dfort_analysis::activity::{active_actuals, Activity};
+use dfort_analysis::address_report::Choice;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::counted_while::CountedWhile;
 use dfort_analysis::decisions::{decide, UnitDecisions};
@@ -48,7 +50,7 @@ use dfort_analysis::dep::{global_key, GlobalKey};
 use dfort_analysis::dp::{differentiable, dp_of, index_vars, is_variable, target};
 use dfort_analysis::effects::{Effects, LocalEffects};
 use dfort_analysis::recovery::{Origin, Plan};
-use dfort_analysis::reversal::UnitReversal;
+use dfort_analysis::reversal::{Reversal, UnitReversal};
 use dfort_analysis::tbr::{self, Tbr};
 use dfort_analysis::undo::UnitUndo;
 use dfort_ir::dump::expr as print;
@@ -88,6 +90,8 @@ struct Gen<'a> {
     undo: UnitUndo,
     store_all: bool,
     dead: Vec<StmtId>,
+    /// What the forward sweep pushes for TBR (the analysis decides).
+    pushed: Vec<tbr::Record>,
     bname: HashMap<SymbolId, String>,
     hoisted: HoistMap,
     /// Per statement: what it or anything after it may write.
@@ -124,6 +128,8 @@ struct Gen<'a> {
     /// values its adjoint reads, saved at the block's end.
     block_rev: HashMap<usize, Vec<Line>>,
     snapshots: HashMap<usize, Vec<String>>,
+    /// What the code written so far does ([`crate::trace`]).
+    trace: RoutineTrace,
 }
 
 fn p(s: String) -> String {
@@ -519,20 +525,22 @@ impl<'a> Gen<'a> {
                 }
             }
         }
-        let active = args.iter().any(|a| {
-            self.active_inside(&a.value)
-                || target(&a.value).is_some_and(|(s, _)| self.has_adjoint(s))
-        });
-        if active && !differentiated {
-            let why = if callee.is_some() {
-                "dfort finds no derivative for it"
-            } else {
-                "dfort has no source for it"
-            };
-            self.refuse(
-                span,
-                format!("`{name}` receives active arguments but {why}; give dfort its source"),
-            );
+        if !differentiated {
+            let active = active_actuals(unit, self.orig.symbols.len(), self.act, id, args);
+            if !active.is_empty() {
+                let names: Vec<String> = active
+                    .iter()
+                    .map(|s| unit.symbol(*s).name.clone())
+                    .collect();
+                self.refuse(
+                    span,
+                    dfort_analysis::activity::no_derivative_for_call(
+                        name,
+                        &names,
+                        callee.is_some(),
+                    ),
+                );
+            }
         }
         // The caller records what the call overwrites of the values its
         // own adjoint needs (a differentiated callee restores the real
@@ -551,6 +559,7 @@ impl<'a> Gen<'a> {
             }
             if !records.contains(item) {
                 records.push(item.clone());
+                self.trace.around_call(id, *s);
             }
         }
         // The snapshot: what the callee reads (and overwrites of what
@@ -716,8 +725,7 @@ impl<'a> Gen<'a> {
     }
 
     fn recorded(&self, st: StmtId) -> Vec<SymbolId> {
-        self.tbr
-            .records
+        self.pushed
             .iter()
             .filter(|r| r.stmt == st)
             .map(|r| r.variable)
@@ -752,16 +760,17 @@ impl<'a> Gen<'a> {
 
     /// Records that a basic block was left — only blocks whose adjoint
     /// does something: the reverse sweep skips the others anyway.
-    fn save_snapshot(&mut self, node: usize) {
+    fn save_snapshot(&mut self, node: usize) -> bool {
         let work = self.block_rev.get(&node).is_some_and(|l| !l.is_empty())
             || self.snapshots.contains_key(&node);
         if !work {
-            return;
+            return false;
         }
         for v in self.snapshots.get(&node).cloned().unwrap_or_default() {
             self.fwd.line(&format!("call dfort_push({v})"));
         }
         self.fwd.line(&format!("call dfort_push({})", node + 1));
+        true
     }
 
     /// Forward-sweep lines, the first carrying the statement's label.
@@ -903,15 +912,21 @@ impl<'a> Gen<'a> {
         }
         let mut temps = crate::recover::Temps(&mut self.int_temps);
         match crate::recover::reverse_iteration(self.unit, plan, &mut temps) {
-            Ok(items) => items
-                .into_iter()
-                .flat_map(|it| match it {
-                    crate::recover::Item::Line(s) => vec![Line::Plain(s)],
-                    crate::recover::Item::Stmt(p) => {
-                        revs.get_mut(p).and_then(Option::take).unwrap_or_default()
-                    }
-                })
-                .collect(),
+            Ok((items, used)) => {
+                for (v, how) in used {
+                    self.trace
+                        .recovery(Some(plan.stmt), plan.versions[v].var, how);
+                }
+                items
+                    .into_iter()
+                    .flat_map(|it| match it {
+                        crate::recover::Item::Line(s) => vec![Line::Plain(s)],
+                        crate::recover::Item::Stmt(p) => {
+                            revs.get_mut(p).and_then(Option::take).unwrap_or_default()
+                        }
+                    })
+                    .collect()
+            }
             Err(m) => {
                 let span = self.unit.stmt(plan.stmt).span;
                 self.refuse(span, m);
@@ -932,7 +947,9 @@ impl<'a> Gen<'a> {
                 self.fwd.line(&format!("{label}continue"));
                 label.clear();
             }
-            self.save_snapshot(n);
+            if self.save_snapshot(n) {
+                self.trace.construct(id, Reversed::BlockPushed);
+            }
         }
         let rev = self.stmt_body(id, label);
         if self.unstructured {
@@ -952,7 +969,7 @@ impl<'a> Gen<'a> {
                 *lines = rev;
             }
             if let (Some(n), false) = (end, is_jump) {
-                self.save_snapshot(n);
+                let _ = self.save_snapshot(n);
             }
             return Vec::new();
         }
@@ -972,7 +989,7 @@ impl<'a> Gen<'a> {
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => {
                 let hoisted = self.hoisted.get(&id).cloned().unwrap_or_default();
-                let dead = self.dead.contains(&id) && hoisted.is_empty();
+                let dead = self.dead.contains(&id);
                 let Some((t, whole)) = target(lhs) else {
                     self.refuse(st.span, "this assignment target cannot be differentiated");
                     return rev;
@@ -993,6 +1010,10 @@ impl<'a> Gen<'a> {
                 if record {
                     if let Err(m) = pushable(unit, t, whole) {
                         self.refuse(st.span, m);
+                    }
+                    self.trace.push(id, t);
+                    if self.undo.exact.contains(t.0 as usize) {
+                        self.trace.recovery(None, t, Choice::Stored);
                     }
                 }
                 let adjoint = self.has_adjoint(t) && self.act.active_after(id, t);
@@ -1058,6 +1079,7 @@ impl<'a> Gen<'a> {
                             print(unit, lhs),
                             u.render(unit)
                         )));
+                        self.trace.recovery(None, u.var, Choice::Inverted);
                     }
                 }
                 for tn in pushed_temps.iter().rev() {
@@ -1130,10 +1152,25 @@ impl<'a> Gen<'a> {
                     .collect();
                 self.fwd.line(&format!("call {name}({})", a.join(", ")));
             }
+            StmtKind::If { arms, .. }
+                if matches!(self.reversal.of_stmt(id), Some(Reversal::LeftByExit)) =>
+            {
+                // The always-taken IF the structuring of EXIT wraps around
+                // a loop: its one arm runs, so no arm is recorded.
+                if !label.is_empty() {
+                    self.fwd.line(&format!("{label}continue"));
+                }
+                if let Some(arm) = arms.first() {
+                    rev.extend(self.block(&arm.body));
+                }
+            }
             StmtKind::If {
                 arms, else_body, ..
             } => {
                 let n = arms.len() + 1;
+                if !self.unstructured {
+                    self.trace.construct(id, Reversed::BranchPushed);
+                }
                 let mut arm_revs = Vec::new();
                 for (i, arm) in arms.iter().enumerate() {
                     let kw = if i == 0 {
@@ -1164,6 +1201,9 @@ impl<'a> Gen<'a> {
                 rev.push(Line::Branch(arm_revs));
             }
             StmtKind::SelectCase { selector, cases } => {
+                if !self.unstructured {
+                    self.trace.construct(id, Reversed::BranchPushed);
+                }
                 self.fwd
                     .line(&format!("{label}select case ({})", print(unit, selector)));
                 let mut arm_revs = Vec::new();
@@ -1238,6 +1278,7 @@ impl<'a> Gen<'a> {
                             .map(|x| print(unit, x))
                             .unwrap_or_else(|| "1".into());
                         self.counters += 1;
+                        self.trace.construct(id, Reversed::Replayed);
                         let k = format!("dfort_k{}", self.counters);
                         // The index is saved only when a statement before
                         // the loop needs its value.
@@ -1285,6 +1326,14 @@ impl<'a> Gen<'a> {
                         // A counted WHILE loop's trip count is computed
                         // from its bound; other loops count and push it.
                         let counted = self.reversal.counted_while(id).cloned();
+                        self.trace.construct(
+                            id,
+                            if counted.is_some() {
+                                Reversed::CountedFromBound
+                            } else {
+                                Reversed::TripsPushed
+                            },
+                        );
                         let mut pre = self.entry_saves(plan.as_ref());
                         if counted.is_none() {
                             pre.push(format!("{cnt} = 0"));
@@ -1714,6 +1763,19 @@ pub fn adjoint(
     recording: Recording,
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
+    adjoint_traced(program, root, independents, dependents, recording, header).map(|(text, _)| text)
+}
+
+/// [`adjoint`], with what each adjoint routine's code does
+/// ([`crate::trace`]).
+pub fn adjoint_traced(
+    program: &Program,
+    root: UnitId,
+    independents: &BitSet,
+    dependents: &BitSet,
+    recording: Recording,
+    header: &str,
+) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
     let store_all = recording.store_all();
     let program = &*dfort_analysis::prepare::program(program);
     let unit = program.unit(root);
@@ -1738,9 +1800,13 @@ pub fn adjoint(
     };
     let mut refusals = crate::limits::check(program, &diff, &effects);
     let mut routines = Vec::new();
+    let mut traces = Vec::new();
     for &u in &diff.units {
         match routine(&sh, u, recording) {
-            Ok(r) => routines.push(r),
+            Ok((r, t)) => {
+                routines.push(r);
+                traces.push(t);
+            }
             Err(e) => refusals.extend(e),
         }
     }
@@ -1753,7 +1819,10 @@ pub fn adjoint(
         return Err(refusals);
     }
     let decls = diff.module_declarations(program, 'b');
-    Ok(crate::fortran::assemble(header, &routines, &decls, "_b"))
+    Ok((
+        crate::fortran::assemble(header, &routines, &decls, "_b"),
+        traces,
+    ))
 }
 
 /// The adjoint routine of one unit of the set.
@@ -1761,7 +1830,7 @@ fn routine(
     sh: &Shared,
     u: UnitId,
     recording: Recording,
-) -> Result<crate::fortran::Routine, Vec<Refusal>> {
+) -> Result<(crate::fortran::Routine, RoutineTrace), Vec<Refusal>> {
     let store_all = recording.store_all();
     let program = sh.program;
     let orig = program.unit(u);
@@ -1784,6 +1853,7 @@ fn routine(
     let plans: HashMap<StmtId, Plan> = decided.plans.iter().map(|p| (p.stmt, p.clone())).collect();
     let undo = decided.undo.clone();
     let dead = decided.dead.clone();
+    let pushed = decided.pushed.clone();
     let mut bname = sh.diff.names(program, orig, 'b');
     let (hunit, hoisted) = hoist(program, orig, |st| match &st.kind {
         StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| bname.contains_key(&t)),
@@ -1820,6 +1890,7 @@ fn routine(
         undo,
         store_all,
         dead,
+        pushed,
         bname,
         hoisted,
         written_from: dfort_analysis::effects::written_from(program, orig, sh.effects),
@@ -1839,6 +1910,7 @@ fn routine(
         unstructured,
         block_rev: HashMap::new(),
         snapshots: snaps,
+        trace: RoutineTrace::new(u, unstructured),
     };
     if unstructured {
         g.fwd.line("call dfort_push(0)");
@@ -1973,7 +2045,15 @@ fn routine(
     }
     w.dedent();
     w.line(&end);
-    Ok(crate::fortran::Routine {
+    let mut trace = std::mem::replace(&mut g.trace, RoutineTrace::new(u, unstructured));
+    trace.with_adjoint = g
+        .bname
+        .keys()
+        .filter(|s| (s.0 as usize) < orig.symbols.len())
+        .copied()
+        .collect();
+    trace.with_adjoint.sort();
+    let routine = crate::fortran::Routine {
         unit: u,
         host: crate::calls::host_procedure(program, orig),
         module,
@@ -1982,5 +2062,6 @@ fn routine(
         spec_end,
         interface: crate::fortran::needs_explicit_interface(orig).then_some(interface),
         calls: g.called.clone(),
-    })
+    };
+    Ok((routine, trace))
 }

@@ -1,6 +1,7 @@
 //! dfort's code generation (pipeline: syntax → ir → analysis → **codegen**):
-//! derivative Fortran from the IR and the analyses. For now the tangent
-//! (forward) mode; the adjoint comes with control-flow reversal.
+//! derivative Fortran from the IR and the decisions of the analyses: the
+//! tangent (forward) mode and the adjoint (reverse mode, joint
+//! checkpointing) with control-flow reversal and address recovery.
 
 pub mod adjoint;
 pub mod calls;
@@ -12,6 +13,7 @@ pub mod names;
 pub mod partials;
 mod recover;
 pub mod tangent;
+pub mod trace;
 
 /// A construct the generator refuses to differentiate, with where it is.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,6 +14,7 @@
 //! overwritten. The versions the plan stores are popped first (they were
 //! pushed last, at the end of the forward iteration).
 
+use dfort_analysis::address_report::Choice;
 use dfort_analysis::recovery::{How, Plan};
 use dfort_ir::*;
 use std::collections::{HashMap, HashSet};
@@ -43,13 +44,19 @@ impl Temps<'_> {
     }
 }
 
-/// One reversed iteration of `plan`'s loop, or the version the plan gives
-/// no way to recover (an inconsistent plan is refused, never emitted).
+/// How each version of a plan the reverse sweep reads is recovered (by
+/// index into `plan.versions`).
+pub(crate) type Used = Vec<(usize, Choice)>;
+
+/// One reversed iteration of `plan`'s loop, with how each version it
+/// reads is recovered (by index into `plan.versions`), or the version the
+/// plan gives no way to recover (an inconsistent plan is refused, never
+/// emitted).
 pub(crate) fn reverse_iteration(
     unit: &Unit,
     plan: &Plan,
     temps: &mut Temps,
-) -> Result<Vec<Item>, String> {
+) -> Result<(Vec<Item>, Used), String> {
     let vs = &plan.versions;
     let name = |v: usize| unit.symbol(vs[v].var).name.clone();
     // Dry run: the order of computations and uses.
@@ -122,6 +129,19 @@ pub(crate) fn reverse_iteration(
     let live_after = |v: usize, e: usize| last_use.get(&v).is_some_and(|&l| l > e);
     // Emission.
     let mut out = Vec::new();
+    let mut used: Vec<(usize, Choice)> = Vec::new();
+    let note = |v: usize, used: &mut Vec<(usize, Choice)>| {
+        let c = match vs[v].how {
+            How::End => Choice::Final,
+            How::Inverted { .. } => Choice::Inverted,
+            How::Recomputed { .. } => Choice::Recomputed,
+            How::Stored { .. } => Choice::Stored,
+            How::Unneeded => return,
+        };
+        if !used.contains(&(v, c)) {
+            used.push((v, c));
+        }
+    };
     let mut holder: HashMap<SymbolId, usize> = HashMap::new();
     let mut home: HashMap<usize, String> = HashMap::new();
     for (v, ver) in vs.iter().enumerate() {
@@ -140,6 +160,7 @@ pub(crate) fn reverse_iteration(
             name(v)
         };
         out.push(Item::Line(format!("call dfort_pop({loc})")));
+        note(v, &mut used);
         home.insert(v, loc);
     }
     for (e, ev) in events.iter().enumerate() {
@@ -164,10 +185,17 @@ pub(crate) fn reverse_iteration(
                 };
                 let text = term.render(unit, &|x| home.get(&x).cloned().unwrap_or_else(|| name(x)));
                 out.push(Item::Line(format!("{loc} = {text}")));
+                note(*v, &mut used);
+                let mut deps = Vec::new();
+                term.versions(&mut deps);
+                for d in deps {
+                    note(d, &mut used);
+                }
                 home.insert(*v, loc);
             }
             Event::Place(v) => {
                 let var = vs[*v].var;
+                note(*v, &mut used);
                 if holder.get(&var) == Some(v) {
                     continue;
                 }
@@ -184,5 +212,5 @@ pub(crate) fn reverse_iteration(
             }
         }
     }
-    Ok(out)
+    Ok((out, used))
 }

@@ -16,6 +16,7 @@ use crate::hoist::{hoist, HoistMap};
 use crate::names::DiffSet;
 use crate::partials::partials;
 use crate::{check_root, Refusal};
+use dfort_analysis::activity::active_actuals;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::dp::{dp_of, target};
 use dfort_ir::dump::expr as print;
@@ -315,15 +316,25 @@ impl Gen<'_> {
                 match callee {
                     Some(c) => self.tangent_call(st.span, c, args, None),
                     None => {
-                        let active = args.iter().any(|a| {
-                            self.has_derivative_inside(&a.value)
-                                || target(&a.value)
-                                    .is_some_and(|(s, _)| self.dname.contains_key(&s))
-                        });
-                        if active {
+                        let active = match self.diff.activity.activity[unit.id.0 as usize].as_ref()
+                        {
+                            Some(act) if !self.primal => {
+                                let analysed = self.program.unit(unit.id).symbols.len();
+                                active_actuals(unit, analysed, act, id, args)
+                            }
+                            _ => Vec::new(),
+                        };
+                        if !active.is_empty() {
+                            let names: Vec<String> = active
+                                .iter()
+                                .map(|s| unit.symbol(*s).name.clone())
+                                .collect();
+                            let has_source = matches!(tgt, CallTarget::Unit(_));
                             self.refuse(
                                 st.span,
-                                format!("`{name}` receives active arguments but dfort has no source for it; give dfort its source"),
+                                dfort_analysis::activity::no_derivative_for_call(
+                                    name, &names, has_source,
+                                ),
                             );
                         }
                         let a: Vec<String> = args

@@ -52,6 +52,8 @@ struct UnitResult<'a> {
     dependents: BitSet,
     source: &'static str,
     active: BitSet,
+    /// What the forward sweep pushes for TBR (the records of the
+    /// statements it keeps).
     records: Vec<tbr::Record>,
     /// Statements the joint-mode forward sweep can drop.
     dead: Vec<dfort_ir::StmtId>,
@@ -61,6 +63,24 @@ struct UnitResult<'a> {
     /// form of EXIT and CYCLE appends some).
     source_len: usize,
     activity: activity::Activity,
+    /// How the adjoint reverses each construct (paper 001).
+    reversal: dfort_analysis::reversal::UnitReversal,
+}
+
+impl UnitResult<'_> {
+    /// The reversal of each construct (those the structuring of EXIT and
+    /// CYCLE adds at the place of the loop they come from), in source
+    /// order.
+    fn constructs(&self) -> Vec<(dfort_ir::StmtId, &dfort_analysis::reversal::Reversal)> {
+        let mut v: Vec<_> = self
+            .reversal
+            .constructs
+            .iter()
+            .map(|(s, r)| (*s, r))
+            .collect();
+        v.sort_by_key(|(s, _)| self.unit.stmt(*s).span.range.start);
+        v
+    }
 }
 
 /// Names of the unit's own symbols in `set` (globals known only through
@@ -115,12 +135,59 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             true,
         ),
     };
-    let resolved = dfort_analysis::roots::resolve(program, &specs, others);
-    for p in &resolved.problems {
-        eprintln!("error: {}", p.message());
+    let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
+    let results = match analyse(&ws, program, &specs, others, recording) {
+        Ok(r) => r,
+        Err(problems) => {
+            for p in &problems {
+                eprintln!("error: {p}");
+            }
+            return ExitCode::from(1);
+        }
+    };
+    let span_line = |span: dfort_ir::Span| span_line(&ws, span);
+    let line_of = |unit: &Unit, stmt: dfort_ir::StmtId| span_line(unit.stmt(stmt).span);
+    if args.format == "json" {
+        let doc = json_report(&ws, &results, recording);
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        print_text(&results, &args, &line_of, &span_line);
     }
+    ExitCode::SUCCESS
+}
+
+/// The line (from 1) of a span, 0 when its file is unknown.
+fn span_line(ws: &Workspace, span: dfort_ir::Span) -> u32 {
+    ws.file(span.file)
+        .map(|f| f.lines.line_col(span.range.start).line + 1)
+        .unwrap_or(0)
+}
+
+/// `dfort analyze --format json` of the prepared `program` of `ws` from
+/// the roots `specs` (and, with `others`, every procedure nobody calls),
+/// or the problems of the roots asked for.
+pub(crate) fn json_for(
+    ws: &Workspace,
+    program: &dfort_ir::Program,
+    specs: &[RootSpec],
+    others: bool,
+    recording: Recording,
+) -> Result<serde_json::Value, Vec<String>> {
+    let results = analyse(ws, program, specs, others, recording)?;
+    Ok(json_report(ws, &results, recording))
+}
+
+/// Every unit the analyses from the roots reach, with its facts.
+fn analyse<'a>(
+    ws: &Workspace,
+    program: &'a dfort_ir::Program,
+    specs: &[RootSpec],
+    others: bool,
+    recording: Recording,
+) -> Result<Vec<UnitResult<'a>>, Vec<String>> {
+    let resolved = dfort_analysis::roots::resolve(program, specs, others);
     if !resolved.problems.is_empty() {
-        return ExitCode::from(1);
+        return Err(resolved.problems.iter().map(|p| p.message()).collect());
     }
     let root_roles = resolved.roots;
     let seeds: Vec<_> = root_roles
@@ -128,7 +195,6 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
         .collect();
     let pa = analyze_program(program, &seeds);
-    let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
     let tbrs = tbr::analyze_program(program, &pa, recording.store_all(), recording.inversion());
     let effects = dfort_analysis::effects::all(program);
     let results: Vec<UnitResult> = program
@@ -151,25 +217,33 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 dependents: dep,
                 source,
                 active: activity::active_anywhere(u, act),
-                records: t.map(|t| t.records.clone()).unwrap_or_default(),
+                records: decided
+                    .as_ref()
+                    .map(|d| d.pushed.clone())
+                    .unwrap_or_default(),
                 source_len: ws.program.unit(u.id).stmts.len(),
                 loops: match (t, &decided) {
                     (Some(t), Some(d)) if recording.inversion() => {
-                        address_report::unit_reports(program, u, &d.plans, t)
+                        address_report::unit_reports(program, u, d, t)
                     }
                     _ => Vec::new(),
                 },
+                reversal: decided
+                    .as_ref()
+                    .map(|d| d.reversal.clone())
+                    .unwrap_or_else(|| dfort_analysis::reversal::of(program, u)),
                 dead: decided.map(|d| d.dead).unwrap_or_default(),
             })
         })
         .collect();
-    let span_line = |span: dfort_ir::Span| {
-        ws.file(span.file)
-            .map(|f| f.lines.line_col(span.range.start).line + 1)
-            .unwrap_or(0)
-    };
+    Ok(results)
+}
+
+/// The JSON document of `results` (format in README.md).
+fn json_report(ws: &Workspace, results: &[UnitResult], recording: Recording) -> serde_json::Value {
+    let span_line = |span: dfort_ir::Span| span_line(ws, span);
     let line_of = |unit: &Unit, stmt: dfort_ir::StmtId| span_line(unit.stmt(stmt).span);
-    if args.format == "json" {
+    {
         let units: Vec<serde_json::Value> = results
             .iter()
             .map(|r| {
@@ -184,14 +258,28 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                         "variable": r.unit.symbol(rec.variable).name,
                     })).collect::<Vec<_>>(),
                     "forward_sweep_drops": r.dead.iter().map(|s| line_of(r.unit, *s)).collect::<Vec<_>>(),
+                    "reversed_by_blocks": r.reversal.by_blocks,
+                    "reversal": r.constructs().iter().map(|(s, how)| json!({
+                        "line": line_of(r.unit, *s),
+                        "how": how.kind(),
+                    })).collect::<Vec<_>>(),
                     "address_recovery": r.loops.iter().map(|l| loop_json(r.unit, l, &line_of, &span_line)).collect::<Vec<_>>(),
                 })
             })
             .collect();
-        let doc = json!({ "units": units, "tbr_mode": recording.as_str() });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
-    } else {
-        for r in &results {
+        json!({ "units": units, "tbr_mode": recording.as_str() })
+    }
+}
+
+/// The text output of `dfort analyze`.
+fn print_text(
+    results: &[UnitResult],
+    args: &AnalyzeArgs,
+    line_of: &dyn Fn(&Unit, dfort_ir::StmtId) -> u32,
+    span_line: &dyn Fn(dfort_ir::Span) -> u32,
+) {
+    {
+        for r in results {
             println!("{} {}", r.unit.kind.as_str(), r.unit.name);
             println!(
                 "  independents: {} ; dependents: {}  (from {})",
@@ -210,12 +298,15 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                     r.unit.symbol(rec.variable).name
                 );
             }
-            print_statements(r, &line_of);
+            print_statements(r, line_of);
+            for (s, how) in r.constructs() {
+                println!("  line {}: reversal {}", line_of(r.unit, s), how.kind());
+            }
             for l in &r.loops {
-                print_loop(r.unit, l, &line_of, &span_line);
+                print_loop(r.unit, l, line_of, span_line);
             }
             if let Some(var) = &args.explain {
-                explain(r, &var.to_ascii_lowercase(), &line_of);
+                explain(r, &var.to_ascii_lowercase(), line_of);
             }
             if !r.dead.is_empty() {
                 let lines: Vec<String> = r
@@ -230,7 +321,6 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             }
         }
     }
-    ExitCode::SUCCESS
 }
 
 /// Each assignment with whether its target is active after it and what

@@ -6,6 +6,7 @@ mod bench;
 mod bench_adjoint;
 mod bench_inversion;
 mod bench_lsp;
+mod consistency;
 mod fuzz;
 mod tangent;
 mod verify;
@@ -89,7 +90,8 @@ enum Command {
         #[command(flatten)]
         form: FormArgs,
     },
-    /// Activity and TBR analysis per unit (intraprocedural for now).
+    /// Activity, TBR, address recovery and control-flow reversal per unit
+    /// (interprocedural), as text or JSON.
     Analyze(analyze::AnalyzeArgs),
     /// Write the adjoint (reverse mode) `R_b` of a subroutine into `<stem>_b.f90`,
     /// with the runtime module `dfort_stack.f90`.
@@ -121,6 +123,10 @@ enum Command {
     /// mode, compiled and checked numerically; mismatches are shrunk and
     /// written out. Ends with `N programs: P passed, R refused, M mismatches`.
     Fuzz(fuzz::FuzzArgs),
+    /// Check that `analyze --format json`, the language server's hints and
+    /// the generated adjoint agree on one root (active variables, pushes,
+    /// reversal, address recovery); exits 1 on any disagreement.
+    Consistency(consistency::ConsistencyArgs),
 }
 
 /// The server lives long, and its requests and analyses run on several
@@ -158,6 +164,7 @@ fn main() -> ExitCode {
         Command::Adjoint(args) => adjoint::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Fuzz(args) => fuzz::run(args),
+        Command::Consistency(args) => consistency::run(args),
         Command::Lsp { stdio: _ } => {
             one_malloc_arena();
             dfort::lsp::run_stdio(dfort::lsp::Options::default())

@@ -15,17 +15,19 @@
 
 use dfort_analysis::address_report::{unit_reports, LoopReport};
 use dfort_analysis::bitset::BitSet;
+use dfort_analysis::decisions::{decide, Recording, UnitDecisions};
 use dfort_analysis::incremental::Changes;
 use dfort_analysis::interproc::{analyze_program_with, ProgramActivity};
-use dfort_analysis::recovery::{self, Plan};
+use dfort_analysis::recovery::Plan;
 use dfort_analysis::roles::{roles, Roles};
 use dfort_analysis::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::{Program, Unit, UnitId};
 use std::sync::Arc;
 
-/// A unit's loop plans and their reports.
+/// What the adjoint of a unit decides (`dfort_analysis::decisions`, as
+/// the generator decides it) and the reports of its loops' plans.
 pub struct UnitPlans {
-    pub plans: Vec<Plan>,
+    pub decisions: UnitDecisions,
     pub reports: Vec<LoopReport>,
 }
 
@@ -34,8 +36,9 @@ pub use dfort_analysis::roots::RootSpec;
 pub struct Analysis {
     pub activity: ProgramActivity,
     pub tbr: ProgramTbr,
-    /// Per unit with TBR results: the recovery plans of its loops (paper
-    /// 003), how each address index will be recovered.
+    /// Per unit with TBR results: the adjoint's decisions (reversal,
+    /// recovery plans of its loops (paper 003), dropped statements, pushes)
+    /// and how each address index will be recovered.
     pub plans: Vec<Option<Arc<UnitPlans>>>,
     /// The units as the analyses saw them (EXIT and CYCLE structured;
     /// the others are the snapshot's own), by unit id.
@@ -64,7 +67,14 @@ impl Analysis {
         self.plans
             .get(unit.0 as usize)
             .and_then(|p| p.as_deref())
-            .map_or(&[], |p| p.plans.as_slice())
+            .map_or(&[], |p| p.decisions.plans.as_slice())
+    }
+    /// What the adjoint of a unit the analyses reached decides.
+    pub fn decisions_of(&self, unit: UnitId) -> Option<&UnitDecisions> {
+        self.plans
+            .get(unit.0 as usize)
+            .and_then(|p| p.as_deref())
+            .map(|p| &p.decisions)
     }
     /// What the plans mean per address variable, for the loops that have
     /// address variables, in units with active variables.
@@ -158,7 +168,8 @@ pub fn analyse(
         true,
         previous.map(|(a, c)| (&a.tbr, c)),
     );
-    // Plans follow their unit's TBR: reused when it was.
+    // Decisions follow their unit's TBR: reused when it was.
+    let effects = std::sync::OnceLock::new();
     let plans = (0..program.units.len())
         .map(|i| {
             let t = tbr.results[i].as_ref()?;
@@ -168,18 +179,19 @@ pub fn analyse(
                 }
             }
             let unit = &program.units[i];
-            let plans = recovery::plan_unit(program, unit, t);
+            let effects = effects.get_or_init(|| dfort_analysis::effects::all(program));
+            let decisions = decide(program, unit, t, effects, Recording::Inversion);
             // Reports only for units with active variables (what the
             // editor shows them for).
             let active = activity.activity[i]
                 .as_ref()
                 .is_some_and(|a| !dfort_analysis::activity::active_anywhere(unit, a).is_empty());
             let reports = if active {
-                unit_reports(program, unit, &plans, t)
+                unit_reports(program, unit, &decisions, t)
             } else {
                 Vec::new()
             };
-            Some(Arc::new(UnitPlans { plans, reports }))
+            Some(Arc::new(UnitPlans { decisions, reports }))
         })
         .collect();
     Analysis {

@@ -18,9 +18,10 @@
 use crate::hints::{address_loops, stmt_end, stmt_holding};
 use crate::host::Snapshot;
 use crate::hover::span_line;
+use dfort_analysis::activity::{active_actuals, no_derivative_for_call};
 use dfort_analysis::address_report::Choice;
 use dfort_ir::callgraph::Callee;
-use dfort_ir::{Expr, ExprKind, StmtKind, SymbolId, Unit};
+use dfort_ir::{Arg, Expr, ExprKind, StmtKind, SymbolId, Unit};
 use dfort_syntax::{Severity, TextRange};
 use std::path::Path;
 
@@ -198,8 +199,14 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
     }
 }
 
+/// Calls that pass an active value to a procedure without source (the
+/// rule and the sentence the generators refuse with:
+/// `dfort_analysis::activity::active_actuals`), on the unit as analysed.
 fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
     let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
+        return;
+    };
+    let Some(analysed) = snap.analysis.units.get(unit.id.0 as usize) else {
         return;
     };
     let cg = &snap.program.call_graph;
@@ -211,32 +218,18 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
         if !matches!(site.callee, Callee::External) {
             continue;
         }
-        let mut active = Vec::new();
-        for b in &site.bindings {
-            if let dfort_ir::callgraph::Actual::Var(s) | dfort_ir::callgraph::Actual::Part(s) =
-                b.actual
-            {
-                if act.active_before(site.stmt, s) || act.active_after(site.stmt, s) {
-                    let n = unit.symbol(s).name.clone();
-                    if !active.contains(&n) {
-                        active.push(n);
-                    }
-                }
-            }
-        }
+        let Some(args) = site_args(analysed, site) else {
+            continue;
+        };
+        let active = active_actuals(analysed, analysed.symbols.len(), act, site.stmt, args);
         if active.is_empty() {
             continue;
         }
-        let msg = format!(
-            "`{}` receives the active value{} {} but dfort has no source for it: the adjoint and tangent cannot be generated through this call; give dfort its source",
-            site.name,
-            if active.len() > 1 { "s" } else { "" },
-            active
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let names: Vec<String> = active
+            .iter()
+            .map(|s| analysed.symbol(*s).name.clone())
+            .collect();
+        let msg = no_derivative_for_call(&site.name, &names, false);
         push(
             snap,
             out,
@@ -247,6 +240,30 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
             &msg,
         );
     }
+}
+
+/// The actual arguments of a call site: its CALL statement's, or those of
+/// the function reference written at its span.
+fn site_args<'a>(unit: &'a Unit, site: &dfort_ir::callgraph::CallSite) -> Option<&'a [Arg]> {
+    let st = unit.stmts.get(site.stmt.0 as usize)?;
+    if !site.function {
+        return match &st.kind {
+            StmtKind::Call { args, .. } => Some(args),
+            _ => None,
+        };
+    }
+    let mut found = None;
+    for e in st.kind.exprs() {
+        e.walk(&mut |x| match &x.kind {
+            ExprKind::FunctionCall { args, .. } | ExprKind::Apply { args, .. }
+                if x.span == site.span && found.is_none() =>
+            {
+                found = Some(args.as_slice())
+            }
+            _ => {}
+        });
+    }
+    found
 }
 
 /// Address indices the adjoint stores because inversion cannot recover
@@ -378,5 +395,93 @@ end subroutine amb
                 ),
             ]
         );
+    }
+
+    /// The `no-source` warnings of `src` and the refusals of the adjoint
+    /// and tangent of its first unit (every real dummy independent and
+    /// dependent).
+    fn no_source(src: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
+        let path = Path::new("/diagnostic-tests/ext.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let warned = snap
+            .diagnostics(path)
+            .iter()
+            .filter(|d| d.code == "no-source")
+            .map(|d| d.message.clone())
+            .collect();
+        let unit = &snap.program.units[0];
+        let mut args = dfort_analysis::bitset::BitSet::default();
+        for a in &unit.args {
+            if unit.symbol(*a).ty.is_real_or_complex() {
+                args.insert(a.0 as usize);
+            }
+        }
+        let messages = |r: Result<String, Vec<dfort_codegen::Refusal>>| -> Vec<String> {
+            r.err()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| r.message)
+                .collect()
+        };
+        let adjoint = messages(dfort_codegen::adjoint::adjoint(
+            &snap.program,
+            unit.id,
+            &args,
+            &args,
+            dfort_codegen::adjoint::Recording::Inversion,
+            "",
+        ));
+        let tangent = messages(dfort_codegen::tangent::tangent(
+            &snap.program,
+            unit.id,
+            &args,
+            &args,
+            "",
+        ));
+        (warned, adjoint, tangent)
+    }
+
+    /// Issue 15: the editor's warning and the generators' refusal are one
+    /// rule with one activity test (`active_actuals`).
+    #[test]
+    fn an_active_actual_to_a_procedure_without_source_is_one_rule() {
+        // `t` is active where `y` reads it, but not at the call: nothing
+        // after the call depends on what `log_value` may write, so no
+        // derivative flows through it (the generators used to refuse
+        // this, the editor did not warn).
+        let passive_at_call = "subroutine ext(x, y)
+  implicit none
+  real(8), intent(in) :: x(2)
+  real(8), intent(inout) :: y
+  real(8) :: t
+  external :: log_value
+  t = 2.0d0*x(1)
+  y = t*t
+  call log_value(t)
+end subroutine ext
+";
+        let (warned, adjoint, tangent) = no_source(passive_at_call);
+        assert!(warned.is_empty(), "{warned:?}");
+        assert!(adjoint.is_empty(), "{adjoint:?}");
+        assert!(tangent.is_empty(), "{tangent:?}");
+        // An expression actual whose value reaches `u`, which `y` reads:
+        // the editor used to look at variable actuals only.
+        let expression = "subroutine ext(x, y)
+  implicit none
+  real(8), intent(in) :: x(2)
+  real(8), intent(inout) :: y
+  real(8) :: u
+  external :: scale
+  call scale(2.0d0*x(1), u)
+  y = y + u
+end subroutine ext
+";
+        let (warned, adjoint, tangent) = no_source(expression);
+        let said = "`scale` receives the active values `x`, `u` but dfort has no source for it: the adjoint and tangent cannot be generated through this call; give dfort its source";
+        assert_eq!(warned, [said]);
+        assert_eq!(adjoint, [said]);
+        assert_eq!(tangent, [said]);
     }
 }

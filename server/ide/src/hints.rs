@@ -114,14 +114,6 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
         snap.to_doc(unit.span.file, range)
             .map(|(_, r)| if end { r.end } else { r.start })
     };
-    // How the adjoint reverses each construct: the analysis decides it on
-    // the unit as analysed (EXIT and CYCLE structured), whose statements
-    // keep the original ids.
-    let analysed = analysed_unit(snap, unit);
-    let reversal = analysed
-        .as_ref()
-        .map(|u| dfort_analysis::reversal::of(&snap.program, u))
-        .unwrap_or_default();
     for st in &unit.stmts {
         if let StmtKind::Assign { lhs, .. } = &st.kind {
             if let ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } = &lhs.kind {
@@ -141,13 +133,41 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                 }
             }
         }
-        let Some(r) = reversal.of_stmt(st.id) else {
+    }
+    // How the adjoint reverses each construct and what its forward sweep
+    // pushes, as the analysis decided them for the generator on the unit
+    // as analysed (EXIT and CYCLE structured: statements it adds sit at
+    // the span of the construct they come from).
+    let (Some(decided), Some(unit)) = (
+        snap.analysis.decisions_of(unit.id),
+        analysed_unit(snap, unit),
+    ) else {
+        return;
+    };
+    let reversal = &decided.reversal;
+    if reversal.by_blocks {
+        let first = unit.body.first().map(|s| unit.stmt(*s));
+        if let Some(o) = first.and_then(|st| at(st.span.range, false)) {
+            out.push(Hint {
+                offset: o,
+                label: "reversed by blocks".into(),
+                kind: HintKind::Reversal,
+                tooltip: "This unit's jumps (GO TO, computed GO TO, arithmetic IF, or an EXIT, CYCLE or RETURN that cannot be structured) make the adjoint reverse it through basic-block ids: the forward sweep records each block whose adjoint does work as it leaves it, the reverse sweep pops them".into(),
+                before: true,
+            });
+        }
+    }
+    let mut constructs: Vec<_> = reversal.constructs.iter().collect();
+    constructs.sort_by_key(|(s, _)| (unit.stmt(**s).span.range.start, s.0));
+    for (id, r) in constructs {
+        let Some((label, tooltip)) = reversal_hint(&unit, r) else {
             continue;
         };
-        let Some((label, tooltip)) = reversal_hint(analysed.as_deref().unwrap_or(unit), r) else {
+        let Some(o) = at(unit.stmt(*id).span.range, false) else {
             continue;
         };
-        if let Some(o) = at(st.span.range, false) {
+        let same = |h: &Hint| h.offset == o && h.label == label && h.kind == HintKind::Reversal;
+        if !out.iter().any(same) {
             out.push(Hint {
                 offset: o,
                 label,
@@ -157,11 +177,9 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
             });
         }
     }
-    // TBR ran on the unit as analysed: its records may name statements
-    // and symbols the structuring of EXIT and CYCLE appended.
-    if let (Some(tbr), Some(unit)) = (snap.analysis.tbr_of(unit.id), analysed_unit(snap, unit)) {
+    {
         let mut by_stmt: Vec<(dfort_ir::StmtId, Vec<String>)> = Vec::new();
-        for r in &tbr.records {
+        for r in &decided.pushed {
             if r.variable.0 as usize >= unit.symbols.len() || r.stmt.0 as usize >= unit.stmts.len()
             {
                 continue;
@@ -239,10 +257,6 @@ fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
         Reversal::LeftByExit => (
             "push(trips)".to_string(),
             "A DO loop left by EXIT: the adjoint runs it as a DO WHILE on a flag; the forward sweep counts its iterations and records the count, the reverse sweep runs that many".to_string(),
-        ),
-        Reversal::BlockJump => (
-            "push(block)".to_string(),
-            "Code with jumps is reversed through basic-block ids: the forward sweep records each block it leaves, the reverse sweep pops them".to_string(),
         ),
         Reversal::BoundsChangeInside => return None,
     })
@@ -675,7 +689,7 @@ end subroutine fig8l_max
     fn reversal_hints_say_what_the_generated_adjoint_does() {
         // An early RETURN inside a DO: the unit is reversed through
         // basic-block ids, so its loop is not replayed and its IF pushes
-        // no branch; the RETURN is where a block is recorded.
+        // no branch; one hint says so.
         let early_return = "subroutine er(x, n, y)
   implicit none
   integer, intent(in) :: n
@@ -688,15 +702,19 @@ end subroutine fig8l_max
   end do
 end subroutine er
 ";
-        assert_eq!(reversal_labels("er.f90", early_return), ["push(block)"]);
+        assert_eq!(
+            reversal_labels("er.f90", early_return),
+            ["reversed by blocks"]
+        );
         let adj = generated_adjoint("er.f90", early_return);
         assert!(adj.contains("go to 99999"), "{adj}");
         // A DO left by EXIT: structured into a DO WHILE whose trips the
-        // forward sweep counts and pushes; its IF pushes the arm taken.
+        // forward sweep counts and pushes; the IFs the structuring adds
+        // inside it (shown at the DO) and its own IF push the arm taken.
         let exit = early_return.replace("return", "exit");
         assert_eq!(
             reversal_labels("ex.f90", &exit),
-            ["push(trips)", "push(branch)"]
+            ["push(trips)", "push(branch)", "push(branch)"]
         );
         let adj = generated_adjoint("ex.f90", &exit);
         assert!(adj.contains("call dfort_push(dfort_count1)"), "{adj}");

@@ -59,6 +59,9 @@ pub enum Kind {
     DotProduct(&'static str),
     /// An adjoint whose gradient differs from the default mode's.
     Modes(&'static str),
+    /// `dfort analyze`, the editor and the adjoint disagree on what the
+    /// adjoint does (`dfort consistency`).
+    Inconsistent(&'static str),
 }
 
 impl Kind {
@@ -71,6 +74,9 @@ impl Kind {
             Kind::Tangent => "tangent differs from finite differences".into(),
             Kind::DotProduct(m) => format!("{m}: dot-product test fails"),
             Kind::Modes(m) => format!("{m}: gradient differs from the default mode's"),
+            Kind::Inconsistent(m) => {
+                format!("{m}: analyze, the editor and the adjoint disagree")
+            }
         }
     }
 }
@@ -312,6 +318,24 @@ fn derivatives(path: &Path, p: &Program) -> Result<Vec<(String, String)>, Outcom
             dfort_codegen::adjoint::adjoint(program, id, ind, dep, rec, "dfort fuzz")
         })?;
         files.push((name.to_string(), a));
+        let agreed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::consistency::check(&ws, id, &roles, rec)
+        }));
+        match agreed {
+            Ok(Ok(_)) => {}
+            Ok(Err(d)) => {
+                return Err(Outcome::Mismatch(Mismatch {
+                    kind: Kind::Inconsistent(mode_label(name)),
+                    detail: d.join("\n"),
+                }))
+            }
+            Err(_) => {
+                return Err(Outcome::Mismatch(Mismatch {
+                    kind: Kind::Panic,
+                    detail: format!("{name}: the consistency check panicked"),
+                }))
+            }
+        }
     }
     Ok(files)
 }

@@ -1,0 +1,77 @@
+//! What an adjoint routine's code does, recorded by the generator at the
+//! point it writes each line: the values its forward sweep pushes for
+//! TBR, how it reverses each construct and how it recovers each address
+//! value. It is not read back by the generator; the consistency check
+//! (`dfort::consistency`) compares it with what `dfort analyze` prints
+//! and the editor shows, so that a decision re-derived in one place and
+//! not the others is caught.
+//!
+//! Statement and symbol ids are those of the unit as the analyses saw it
+//! (`dfort_analysis::prepare`).
+
+use dfort_analysis::address_report::Choice;
+use dfort_ir::{StmtId, SymbolId, UnitId};
+
+/// How the code reverses one construct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reversed {
+    /// A counted DO loop run backwards from its bounds.
+    Replayed,
+    /// A DO WHILE loop whose trip count is computed from its bound.
+    CountedFromBound,
+    /// A loop whose trip count the forward sweep pushes.
+    TripsPushed,
+    /// An IF or SELECT CASE whose arm the forward sweep pushes.
+    BranchPushed,
+    /// A jump after which the forward sweep pushes the id of the basic
+    /// block it leaves.
+    BlockPushed,
+}
+
+/// One adjoint routine's record.
+#[derive(Clone, Debug)]
+pub struct RoutineTrace {
+    pub unit: UnitId,
+    /// The variables that have an adjoint in the routine.
+    pub with_adjoint: Vec<SymbolId>,
+    /// The values the forward sweep pushes because TBR asks for them
+    /// (a statement and the variable it overwrites), in the order written.
+    pub pushes: Vec<(StmtId, SymbolId)>,
+    /// What the caller pushes around a call of what the callee may
+    /// overwrite (the generator decides this from the callee's effects,
+    /// not TBR's records; not compared yet).
+    pub around_calls: Vec<(StmtId, SymbolId)>,
+    /// How each construct is reversed.
+    pub constructs: Vec<(StmtId, Reversed)>,
+    /// Whether the routine is reversed through basic-block ids.
+    pub by_blocks: bool,
+    /// How each address value is recovered in the reverse sweep: the
+    /// planned loop (none for a unit with jumps), the variable, how.
+    pub recoveries: Vec<(Option<StmtId>, SymbolId, Choice)>,
+}
+
+impl RoutineTrace {
+    pub(crate) fn new(unit: UnitId, by_blocks: bool) -> RoutineTrace {
+        RoutineTrace {
+            unit,
+            with_adjoint: Vec::new(),
+            pushes: Vec::new(),
+            around_calls: Vec::new(),
+            constructs: Vec::new(),
+            by_blocks,
+            recoveries: Vec::new(),
+        }
+    }
+    pub(crate) fn push(&mut self, st: StmtId, var: SymbolId) {
+        self.pushes.push((st, var));
+    }
+    pub(crate) fn around_call(&mut self, st: StmtId, var: SymbolId) {
+        self.around_calls.push((st, var));
+    }
+    pub(crate) fn construct(&mut self, st: StmtId, how: Reversed) {
+        self.constructs.push((st, how));
+    }
+    pub(crate) fn recovery(&mut self, lp: Option<StmtId>, var: SymbolId, how: Choice) {
+        self.recoveries.push((lp, var, how));
+    }
+}
