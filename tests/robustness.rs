@@ -273,7 +273,11 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
             let mut host = dfort_ide::host::Host::default();
             host.set_text(&p, &text, true, 1);
             let snap = host.snapshot();
-            let analysis = dfort_ide::analysis::analyse(&ws.program, &[], None);
+            let analysis = dfort_analysis::facts::analyse(
+                &ws.program,
+                &dfort_analysis::facts::Request::default(),
+                None,
+            );
             let describe = |program: &dfort_ir::Program, a: &dfort_ide::analysis::Analysis| {
                 let mut v: Vec<String> = program
                     .units

@@ -14,6 +14,7 @@ pub mod dp;
 pub mod effects;
 pub mod engine;
 pub mod explain;
+pub mod facts;
 pub mod incremental;
 pub mod interproc;
 pub mod liveness;

@@ -407,7 +407,7 @@ fn editor_facts(ws: &Workspace, spec: &RootSpec) -> Facts {
             }
         }
         for unit in snap.units_of(path) {
-            let Some(analysed) = snap.analysis.units.get(unit.id.0 as usize) else {
+            let Some(analysed) = snap.analysis.program.units.get(unit.id.0 as usize) else {
                 continue;
             };
             let f = out.entry(unit.name.clone()).or_default();

@@ -72,7 +72,11 @@ fn main() {
                 );
             }
             let t = Instant::now();
-            std::hint::black_box(dfort_ide::analysis::analyse(&snap.program, &[], None));
+            std::hint::black_box(dfort_analysis::facts::analyse(
+                &snap.program,
+                &dfort_analysis::facts::Request::default(),
+                None,
+            ));
             full.push(ms(t));
             let t = Instant::now();
             std::hint::black_box(snap.diagnostics(&path));

@@ -206,7 +206,7 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
     let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
         return;
     };
-    let Some(analysed) = snap.analysis.units.get(unit.id.0 as usize) else {
+    let Some(analysed) = snap.analysis.program.units.get(unit.id.0 as usize) else {
         return;
     };
     let cg = &snap.program.call_graph;

@@ -265,7 +265,7 @@ fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
 /// The unit as `crate::analysis` analysed it (EXIT and CYCLE structured
 /// the way the adjoint generator structures them).
 pub(crate) fn analysed_unit(snap: &Snapshot, unit: &Unit) -> Option<Arc<Unit>> {
-    snap.analysis.units.get(unit.id.0 as usize).cloned()
+    snap.analysis.program.units.get(unit.id.0 as usize).cloned()
 }
 
 /// The innermost statement of `unit` whose span holds `span`.

@@ -17,8 +17,9 @@
 //! the chunk's first byte; [`Snapshot`] maps them back to the document.
 //! Nothing here panics on any text.
 
-use crate::analysis::{analyse, Analysis, RootSpec};
+use crate::analysis::{Analysis, Request, RootSpec};
 use crate::diagnostics::{self, IdeDiagnostic};
+use dfort_analysis::decisions::Recording;
 use dfort_analysis::incremental::Changes;
 use dfort_ir::link::{link, relink};
 use dfort_ir::lower::{lower_file, LoweredFile};
@@ -31,9 +32,7 @@ use dfort_syntax::tree_sitter::{InputEdit, Point, Tree};
 use dfort_syntax::{Diagnostic, FixedOptions, FortranParser, SourceForm, TextRange};
 use rayon::prelude::*;
 use ropey::Rope;
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -45,9 +44,15 @@ pub struct HostConfig {
     /// Extensions read as free form.
     pub free_extensions: Vec<String>,
     pub fixed: FixedOptions,
-    /// Roots with explicit independents and dependents; empty: every
-    /// procedure nobody calls, with its directives or intents.
+    /// Roots asked for by name, with their lists (both empty: directives,
+    /// then intents).
     pub roots: Vec<RootSpec>,
+    /// Also analyse every other procedure nobody calls (the editor does;
+    /// the CLI does when no `--root` is given).
+    pub others: bool,
+    /// What the adjoint's forward sweep records (the editor shows the
+    /// default mode).
+    pub recording: Recording,
 }
 
 impl Default for HostConfig {
@@ -57,6 +62,19 @@ impl Default for HostConfig {
             free_extensions: FREE_EXTENSIONS.iter().map(|s| s.to_string()).collect(),
             fixed: FixedOptions::default(),
             roots: Vec::new(),
+            others: true,
+            recording: Recording::Inversion,
+        }
+    }
+}
+
+impl HostConfig {
+    /// What the snapshot's analyses are asked.
+    pub fn request(&self) -> Request {
+        Request {
+            roots: self.roots.clone(),
+            others: self.others,
+            recording: self.recording,
         }
     }
 }
@@ -83,8 +101,19 @@ impl HostConfig {
 /// A chunk to parse and lower.
 struct ParseJob {
     file: FileId,
+    path: PathBuf,
+    form: SourceForm,
     text: String,
     old_tree: Option<Tree>,
+    /// Keep the tree to reparse the next edit incrementally.
+    keep_tree: bool,
+}
+
+/// A document's new chunks in order: each reused, or waiting for the
+/// parse job at this index.
+struct ChunkPlan {
+    path: PathBuf,
+    slots: Vec<(Chunk, Option<usize>)>,
 }
 
 /// One chunk's parse and lowering; shared between snapshots.
@@ -98,12 +127,22 @@ struct ChunkData {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// What a chunk's parse and lowering are a function of: its text, the
+/// source form and its role. Compared by content (hashing only finds
+/// the candidates), so a reused chunk is always the same text.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct ChunkKey {
+    text: Arc<str>,
+    form: SourceForm,
+    role: ChunkRole,
+}
+
 #[derive(Clone)]
 struct Chunk {
     /// Byte offset of the chunk's start in the document.
     base: u32,
     len: u32,
-    key: u64,
+    key: ChunkKey,
     role: ChunkRole,
     data: Arc<ChunkData>,
 }
@@ -159,7 +198,7 @@ pub struct Snapshot {
     pub config: HostConfig,
     /// What the linking of each unit depends on besides its own chunk:
     /// equal keys mean unchanged chunks link exactly as before.
-    link_key: u64,
+    link_key: LinkKey,
 }
 
 impl Snapshot {
@@ -392,8 +431,37 @@ impl Host {
             .filter(|(_, d)| d.stale)
             .map(|(p, _)| p.clone())
             .collect();
-        for p in paths {
-            self.rechunk(&p);
+        // Plan every stale document's chunks, then parse and lower all new
+        // chunks of all documents at once, in parallel.
+        let mut jobs = Vec::new();
+        let plans: Vec<ChunkPlan> = paths
+            .iter()
+            .filter_map(|p| self.plan_chunks(p, &mut jobs))
+            .collect();
+        let done: Vec<Arc<ChunkData>> = if jobs.len() == 1 {
+            jobs.into_iter()
+                .map(|j| parse_chunk(&mut self.parser, j))
+                .collect()
+        } else {
+            jobs.into_par_iter()
+                .map_init(FortranParser::new, parse_chunk)
+                .collect()
+        };
+        for plan in plans {
+            if let Some(doc) = self.docs.get_mut(&plan.path) {
+                doc.chunks = plan
+                    .slots
+                    .into_iter()
+                    .map(|(mut c, job)| {
+                        if let Some(d) = job.and_then(|j| done.get(j)) {
+                            c.data = d.clone();
+                        }
+                        c
+                    })
+                    .collect();
+                doc.pending.clear();
+                doc.stale = false;
+            }
         }
         let snap = Arc::new(self.build());
         self.snapshot = Some(snap.clone());
@@ -401,13 +469,10 @@ impl Host {
         snap
     }
 
-    /// Brings one document's chunks up to date with its text: chunks whose
-    /// text is unchanged are reused; the others are parsed and lowered in
-    /// parallel.
-    fn rechunk(&mut self, path: &Path) {
-        let Some(doc) = self.docs.get_mut(path) else {
-            return;
-        };
+    /// Plans one document's chunks for its current text: chunks whose text
+    /// is unchanged are reused; the others become parse jobs in `jobs`.
+    fn plan_chunks(&mut self, path: &Path, jobs: &mut Vec<ParseJob>) -> Option<ChunkPlan> {
+        let doc = self.docs.get_mut(path)?;
         let text = doc.text.clone();
         let form = doc.form;
         let spans = match form {
@@ -415,7 +480,11 @@ impl Host {
             SourceForm::Fixed(opts) => split_fine(&normalize_fixed(&text, opts.line_length).text),
         };
         let lines = doc.lines.clone();
-        let mut old: HashMap<u64, Chunk> = doc.chunks.iter().map(|c| (c.key, c.clone())).collect();
+        let mut old: HashMap<ChunkKey, Chunk> = doc
+            .chunks
+            .iter()
+            .map(|c| (c.key.clone(), c.clone()))
+            .collect();
         // The one edit whose chunk tree-sitter can reparse incrementally.
         let single_edit = match doc.pending.as_slice() {
             [e] => Some(*e),
@@ -427,7 +496,6 @@ impl Host {
         let old_chunks = std::mem::take(&mut doc.chunks);
         // Chunks in order: reused, or a job to parse (index into `jobs`).
         let mut slots: Vec<(Chunk, Option<usize>)> = Vec::with_capacity(spans.len());
-        let mut jobs: Vec<ParseJob> = Vec::new();
         for (span, role) in spans {
             // Chunks are whole lines; normalisation keeps lines, so the
             // span's lines delimit the original text too.
@@ -439,7 +507,11 @@ impl Host {
                 .unwrap_or(lines.text_len())
                 .max(start);
             let chunk_text = text.get(start as usize..end as usize).unwrap_or("");
-            let key = content_key(chunk_text, form, role);
+            let key = ChunkKey {
+                text: Arc::from(chunk_text),
+                form,
+                role,
+            };
             let file = FileId(self.next_file);
             let mut chunk = Chunk {
                 base: start,
@@ -458,7 +530,7 @@ impl Host {
                     diagnostics: Vec::new(),
                 }),
             };
-            if let Some(c) = old.remove(&key) {
+            if let Some(c) = old.remove(&chunk.key) {
                 chunk.data = c.data;
                 slots.push((chunk, None));
                 continue;
@@ -494,48 +566,17 @@ impl Host {
             slots.push((chunk, Some(jobs.len())));
             jobs.push(ParseJob {
                 file,
+                path: path.to_path_buf(),
+                form,
                 text: parse_text,
                 old_tree,
+                keep_tree,
             });
         }
-        let parse = |parser: &mut FortranParser, job: ParseJob| {
-            let parsed =
-                parser.parse_unit(path.to_path_buf(), job.text, form, job.old_tree.as_ref());
-            let lowered = lower_file(&parsed, job.file);
-            let mut diagnostics = parsed.diagnostics.clone();
-            diagnostics.extend(lowered.diagnostics.iter().cloned());
-            let tree = if keep_tree {
-                parsed.chunks.into_iter().next().map(|c| c.tree)
-            } else {
-                None
-            };
-            Arc::new(ChunkData {
-                file: job.file,
-                tree,
-                lowered,
-                diagnostics,
-            })
-        };
-        let done: Vec<Arc<ChunkData>> = if jobs.len() == 1 {
-            jobs.into_iter()
-                .map(|j| parse(&mut self.parser, j))
-                .collect()
-        } else {
-            jobs.into_par_iter()
-                .map_init(FortranParser::new, |p, j| parse(p, j))
-                .collect()
-        };
-        doc.chunks = slots
-            .into_iter()
-            .map(|(mut c, job)| {
-                if let Some(d) = job.and_then(|j| done.get(j)) {
-                    c.data = d.clone();
-                }
-                c
-            })
-            .collect();
-        doc.pending.clear();
-        doc.stale = false;
+        Some(ChunkPlan {
+            path: path.to_path_buf(),
+            slots,
+        })
     }
 
     /// Links every chunk of every document and runs the analyses. When
@@ -550,9 +591,9 @@ impl Host {
         let mut places = HashMap::new();
         let mut chunk_diagnostics = HashMap::new();
         let mut docs = BTreeMap::new();
-        let mut link_key = DefaultHasher::new();
+        let mut link_key = LinkKey::default();
         for (path, d) in &self.docs {
-            path.hash(&mut link_key);
+            link_key.0.push(LinkItem::Document(path.clone()));
             let mut ids = Vec::with_capacity(d.chunks.len());
             let mut head: Option<usize> = None;
             for c in &d.chunks {
@@ -598,7 +639,6 @@ impl Host {
                 },
             );
         }
-        let link_key = link_key.finish();
         // A chunk's lowering for the linker; lowering diagnostics are
         // reported with the chunk's own.
         let lowering = |data: &ChunkData, contained_in: Option<usize>| {
@@ -641,9 +681,9 @@ impl Host {
                 (program, diagnostics, None)
             }
         };
-        let analysis = analyse(
+        let analysis = dfort_analysis::facts::analyse(
             &program,
-            &self.config.roots,
+            &self.config.request(),
             changes.as_ref().map(|(p, c)| (&p.analysis, c)),
         );
         Snapshot {
@@ -659,34 +699,70 @@ impl Host {
     }
 }
 
-/// Feeds `key` with what other chunks' linking reads of this one: the
-/// whole chunk (by its file id, which changes with its content) when it
-/// holds a module or a host of internal procedures, else the names, kinds
-/// and nesting of its units.
-fn link_dependencies(lf: &LoweredFile, role: ChunkRole, key: &mut DefaultHasher) {
-    role.hash(key);
-    lf.units.len().hash(key);
+/// What the linking of the units of a workspace reads besides each
+/// unit's own chunk, item by item; compared by equality.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct LinkKey(Vec<LinkItem>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum LinkItem {
+    Document(PathBuf),
+    Chunk {
+        role: ChunkRole,
+        units: usize,
+    },
+    /// A chunk others read whole (by its file id, which changes with its
+    /// content).
+    Whole(FileId),
+    Unit {
+        name: String,
+        kind: UnitKind,
+        parent: Option<UnitId>,
+    },
+}
+
+/// Parses and lowers one chunk.
+fn parse_chunk(parser: &mut FortranParser, job: ParseJob) -> Arc<ChunkData> {
+    let parsed = parser.parse_unit(job.path, job.text, job.form, job.old_tree.as_ref());
+    let lowered = lower_file(&parsed, job.file);
+    let mut diagnostics = parsed.diagnostics.clone();
+    diagnostics.extend(lowered.diagnostics.iter().cloned());
+    let tree = if job.keep_tree {
+        parsed.chunks.into_iter().next().map(|c| c.tree)
+    } else {
+        None
+    };
+    Arc::new(ChunkData {
+        file: job.file,
+        tree,
+        lowered,
+        diagnostics,
+    })
+}
+
+/// Adds to `key` what other chunks' linking reads of this one: the whole
+/// chunk when it holds a module or a host of internal procedures, else
+/// the names, kinds and nesting of its units.
+fn link_dependencies(lf: &LoweredFile, role: ChunkRole, key: &mut LinkKey) {
+    key.0.push(LinkItem::Chunk {
+        role,
+        units: lf.units.len(),
+    });
     if lf
         .units
         .iter()
         .any(|u| u.kind == UnitKind::Module || !u.children.is_empty())
     {
-        lf.file.hash(key);
+        key.0.push(LinkItem::Whole(lf.file));
         return;
     }
     for u in &lf.units {
-        u.name.hash(key);
-        u.kind.as_str().hash(key);
-        u.parent.hash(key);
+        key.0.push(LinkItem::Unit {
+            name: u.name.clone(),
+            kind: u.kind,
+            parent: u.parent,
+        });
     }
-}
-
-fn content_key(text: &str, form: SourceForm, role: ChunkRole) -> u64 {
-    let mut h = DefaultHasher::new();
-    text.hash(&mut h);
-    form.hash(&mut h);
-    role.hash(&mut h);
-    h.finish()
 }
 
 /// The start of the char holding byte `b`.

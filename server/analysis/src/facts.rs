@@ -1,0 +1,261 @@
+//! The one entry point of the analyses: everything decided before code is
+//! written, computed once for every client — the adjoint and tangent
+//! generators, `dfort analyze` / `check`, and the language server.
+//!
+//! Contract: [`analyse`] takes a linked program and a [`Request`] (which
+//! roots, with which roles, in which [`Recording`] mode) and returns the
+//! [`ProgramFacts`]: the program as the analyses and the generators see it
+//! ([`crate::prepare`]: statement functions inlined, EXIT and CYCLE
+//! structured; statement and symbol ids kept), the roots resolved once
+//! ([`crate::roots`]: explicit lists, else directives, else intents; with
+//! `others`, every procedure nobody calls), interprocedural activity
+//! (paper 000 §4) and TBR (§5), and per unit the adjoint's decisions
+//! ([`crate::decisions`]: reversal strategy of each construct (paper 001),
+//! address-recovery plans (paper 003), dropped statements, pushes) and the
+//! per-variable recovery reports of units with active variables. Given the
+//! previous facts of the same request and the [`Changes`] since, only the
+//! units whose inputs changed are recomputed
+//! ([`crate::incremental`]); the result equals a run from scratch. Never
+//! panics on user input; a root asked for that does not exist is a
+//! [`RootProblem`] and is skipped.
+
+use crate::address_report::{unit_reports, LoopReport};
+use crate::bitset::BitSet;
+use crate::decisions::{decide, Recording, UnitDecisions};
+use crate::effects::Effects;
+use crate::incremental::Changes;
+use crate::interproc::{analyze_program_with, ProgramActivity};
+use crate::recovery::Plan;
+use crate::roles::Roles;
+use crate::roots::{resolve, RootProblem, RootSpec, Roots};
+use crate::tbr::{self, ProgramTbr, Tbr};
+use dfort_ir::{Program, Unit, UnitId};
+use std::sync::{Arc, OnceLock};
+
+/// What to analyse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Roots asked for by name (command line, `dfort.toml`, editor
+    /// settings), each with its lists (both empty: directives, then
+    /// intents).
+    pub roots: Vec<RootSpec>,
+    /// Also every other procedure nobody calls, with its directives' or
+    /// intents' roles (the editor analyses the whole workspace).
+    pub others: bool,
+    pub recording: Recording,
+}
+
+impl Default for Request {
+    /// The editor's request: every procedure nobody calls, default mode.
+    fn default() -> Self {
+        Request {
+            roots: Vec::new(),
+            others: true,
+            recording: Recording::Inversion,
+        }
+    }
+}
+
+/// What the adjoint of one unit decides, and what that means per address
+/// variable.
+#[derive(Debug)]
+pub struct UnitFacts {
+    pub decisions: UnitDecisions,
+    /// The recovery reports of its loops (units with active variables in
+    /// the default mode; none otherwise).
+    pub reports: Vec<LoopReport>,
+}
+
+/// Everything the analyses decided for a program.
+pub struct ProgramFacts {
+    pub request: Request,
+    /// The program as analysed (prepared units; unchanged units are the
+    /// source's own).
+    pub program: Program,
+    /// The source units these were prepared from (what a rerun compares).
+    pub sources: Vec<Arc<Unit>>,
+    /// The roots analysed, with their roles.
+    pub roots: Vec<(UnitId, Roles)>,
+    /// Roots asked for that could not be used.
+    pub problems: Vec<RootProblem>,
+    pub activity: ProgramActivity,
+    pub tbr: ProgramTbr,
+    /// Per unit the analyses reached: the adjoint's decisions.
+    pub units: Vec<Option<Arc<UnitFacts>>>,
+    /// What each unit may read and write (callees included), computed
+    /// when a unit's decisions needed it.
+    effects: OnceLock<Arc<Vec<Effects>>>,
+}
+
+impl ProgramFacts {
+    /// The unit as analysed.
+    pub fn unit(&self, id: UnitId) -> Option<&Unit> {
+        self.program.units.get(id.0 as usize).map(|u| &**u)
+    }
+    pub fn roles_of(&self, unit: UnitId) -> Option<&Roles> {
+        self.roots.iter().find(|(u, _)| *u == unit).map(|(_, r)| r)
+    }
+    /// Varied-at-entry and useful-at-exit of a unit the analyses reached.
+    pub fn context(&self, unit: UnitId) -> Option<&(BitSet, BitSet)> {
+        self.activity.contexts.get(unit.0 as usize)?.as_ref()
+    }
+    pub fn activity_of(&self, unit: UnitId) -> Option<&crate::activity::Activity> {
+        self.activity.activity.get(unit.0 as usize)?.as_deref()
+    }
+    pub fn tbr_of(&self, unit: UnitId) -> Option<&Tbr> {
+        self.tbr.results.get(unit.0 as usize)?.as_deref()
+    }
+    /// What the adjoint of a unit the analyses reached decides.
+    pub fn decisions_of(&self, unit: UnitId) -> Option<&UnitDecisions> {
+        self.facts_of(unit).map(|f| &f.decisions)
+    }
+    pub fn facts_of(&self, unit: UnitId) -> Option<&UnitFacts> {
+        self.units.get(unit.0 as usize)?.as_deref()
+    }
+    /// The recovery plans of a unit's loops (empty when it has none).
+    pub fn plans_of(&self, unit: UnitId) -> &[Plan] {
+        self.facts_of(unit)
+            .map_or(&[], |f| f.decisions.plans.as_slice())
+    }
+    /// What the plans mean per address variable, for the loops that have
+    /// address variables, in units with active variables.
+    pub fn reports_of(&self, unit: UnitId) -> &[LoopReport] {
+        self.facts_of(unit).map_or(&[], |f| f.reports.as_slice())
+    }
+    /// What every unit may read and write.
+    pub fn effects(&self) -> &[Effects] {
+        self.effects
+            .get_or_init(|| Arc::new(crate::effects::all(&self.program)))
+    }
+    /// How many units' activity and TBR this analysis computed (the
+    /// others were reused from the previous one).
+    pub fn recomputed(&self) -> (usize, usize) {
+        let act = &self.activity;
+        let tbr = &self.tbr;
+        (
+            (0..act.recomputed.len())
+                .filter(|&i| act.recomputed[i] && act.activity[i].is_some())
+                .count(),
+            (0..tbr.recomputed.len())
+                .filter(|&i| tbr.recomputed[i] && tbr.results[i].is_some())
+                .count(),
+        )
+    }
+}
+
+/// The program as the analyses see it: each unit prepared, reusing the
+/// previous preparation of a unit whose source is the same `Arc`.
+fn prepared(program: &Program, previous: Option<&ProgramFacts>) -> Program {
+    let mut units = program.units.clone();
+    for (i, u) in program.units.iter().enumerate() {
+        let kept = previous.and_then(|p| {
+            let same = p.sources.get(i).is_some_and(|s| Arc::ptr_eq(s, u));
+            same.then(|| p.program.units[i].clone())
+        });
+        let s = match kept {
+            Some(s) => Some(s).filter(|s| !Arc::ptr_eq(s, u)),
+            None => crate::prepare::unit(u).map(Arc::new),
+        };
+        if let Some(s) = s {
+            units[i] = s;
+        }
+    }
+    Program {
+        units,
+        ..program.clone()
+    }
+}
+
+/// The facts of `program` for `request`, from scratch (`previous` =
+/// None) or reusing the facts of the same request on a program that
+/// differs from this one by `Changes`.
+pub fn analyse(
+    program: &Program,
+    request: &Request,
+    previous: Option<(&ProgramFacts, &Changes)>,
+) -> ProgramFacts {
+    let previous = previous.filter(|(p, _)| p.request == *request);
+    let analysed = prepared(program, previous.map(|(p, _)| p));
+    let resolved = resolve(&analysed, &request.roots, request.others);
+    analyse_resolved(program, analysed, request.clone(), resolved, previous)
+}
+
+/// The facts of `program` from roots whose roles are already known (the
+/// generators' entry point when a caller gives the roles as sets).
+pub fn analyse_roots(
+    program: &Program,
+    roots: Vec<(UnitId, Roles)>,
+    recording: Recording,
+) -> ProgramFacts {
+    let analysed = prepared(program, None);
+    let request = Request {
+        roots: Vec::new(),
+        others: false,
+        recording,
+    };
+    let resolved = Roots {
+        roots,
+        problems: Vec::new(),
+    };
+    analyse_resolved(program, analysed, request, resolved, None)
+}
+
+fn analyse_resolved(
+    source: &Program,
+    program: Program,
+    request: Request,
+    resolved: Roots,
+    previous: Option<(&ProgramFacts, &Changes)>,
+) -> ProgramFacts {
+    let recording = request.recording;
+    let seeds: Vec<_> = resolved
+        .roots
+        .iter()
+        .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
+        .collect();
+    let activity = analyze_program_with(&program, &seeds, previous.map(|(p, c)| (&p.activity, c)));
+    let tbr = tbr::analyze_program_with(
+        &program,
+        &activity,
+        recording.store_all(),
+        recording.inversion(),
+        previous.map(|(p, c)| (&p.tbr, c)),
+    );
+    let effects: OnceLock<Arc<Vec<Effects>>> = OnceLock::new();
+    // Decisions follow their unit's TBR: reused when it was.
+    let units = (0..program.units.len())
+        .map(|i| {
+            let t = tbr.results[i].as_ref()?;
+            if !tbr.recomputed[i] {
+                if let Some(f) = previous.and_then(|(p, _)| p.units.get(i).cloned().flatten()) {
+                    return Some(f);
+                }
+            }
+            let unit = &program.units[i];
+            let fx = effects.get_or_init(|| Arc::new(crate::effects::all(&program)));
+            let decisions = decide(&program, unit, t, fx, recording);
+            // Reports for units with active variables (what the editor
+            // and `dfort analyze` show them for), in the default mode.
+            let active = activity.activity[i]
+                .as_ref()
+                .is_some_and(|a| !crate::activity::active_anywhere(unit, a).is_empty());
+            let reports = if active && recording.inversion() {
+                unit_reports(&program, unit, &decisions, t)
+            } else {
+                Vec::new()
+            };
+            Some(Arc::new(UnitFacts { decisions, reports }))
+        })
+        .collect();
+    ProgramFacts {
+        request,
+        sources: source.units.clone(),
+        program,
+        roots: resolved.roots,
+        problems: resolved.problems,
+        activity,
+        tbr,
+        units,
+        effects,
+    }
+}
