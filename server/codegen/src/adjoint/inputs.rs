@@ -36,8 +36,9 @@ pub(super) struct Gathered<'a> {
     pub program: &'a Program,
     pub diff: &'a DiffSet,
     pub effects: &'a [Effects],
-    /// In the order of `diff.units` (the root first).
-    pub routines: Vec<Result<RoutineInputs<'a>, Vec<Refusal>>>,
+    /// In the order of `diff.units` (the root first), each built as it is
+    /// reached.
+    pub routines: Box<dyn Iterator<Item = Result<RoutineInputs<'a>, Vec<Refusal>>> + 'a>,
 }
 
 /// The read-only inputs of one adjoint routine.
@@ -158,12 +159,11 @@ pub(super) fn gather<T>(
             snapshots,
         })
     };
-    let routines = diff.units.iter().map(|&u| routine(u)).collect();
     Ok(then(Gathered {
         program,
         diff: &diff,
         effects: &effects,
-        routines,
+        routines: Box::new(diff.units.iter().map(move |&u| routine(u))),
     }))
 }
 
