@@ -1,5 +1,9 @@
 //! Writing Fortran: free-form lines (split with `&` past 100 columns),
-//! indentation, and declarations rebuilt from the symbol table.
+//! indentation, one symbol's declaration rebuilt from the symbol table,
+//! the text of the statements both generators copy from the original
+//! (DO heads, CALLs, CASE lines, jumps), and the assembly of the
+//! derivative file from its routines. The specification part of a
+//! derivative routine is [`crate::declare`]'s.
 
 use dfort_ir::dump::{dims, type_name};
 use dfort_ir::*;
@@ -128,34 +132,6 @@ pub fn declaration(unit: &Unit, s: &Symbol, name: &str, with_intent: bool) -> Op
     Some(d)
 }
 
-/// `use m, only: a, b => c` lines of a unit.
-pub fn uses(unit: &Unit) -> Vec<String> {
-    unit.uses
-        .iter()
-        .map(|u| {
-            let mut s = format!("use {}", u.module);
-            if let Some(only) = &u.only {
-                let items: Vec<String> = only
-                    .iter()
-                    .map(|(l, r)| {
-                        if l == r {
-                            l.clone()
-                        } else {
-                            format!("{l} => {r}")
-                        }
-                    })
-                    .collect();
-                s.push_str(&format!(", only: {}", items.join(", ")));
-            } else {
-                for (l, r) in &u.renames {
-                    s.push_str(&format!(", {l} => {r}"));
-                }
-            }
-            s
-        })
-        .collect()
-}
-
 /// `case (1, 3:5)` or `case default`.
 pub fn case_line(unit: &Unit, c: &Case) -> String {
     if c.default {
@@ -203,6 +179,66 @@ pub fn jump_line(unit: &Unit, kind: &StmtKind) -> Option<String> {
     })
 }
 
+/// The head of a DO loop as the original writes it, without its label:
+/// `name: do i = 1, n, 2`, `do while (c)`, `do`.
+pub fn do_head(unit: &Unit, name: Option<&String>, control: &DoControl) -> String {
+    let p = |e: &Expr| dfort_ir::dump::expr(unit, e);
+    let n = name.map(|n| format!("{n}: ")).unwrap_or_default();
+    let head = match control {
+        DoControl::Counted {
+            var,
+            start,
+            end,
+            step,
+        } => format!(
+            "do {} = {}, {}{}",
+            unit.symbol(*var).name,
+            p(start),
+            p(end),
+            step.as_ref()
+                .map(|s| format!(", {}", p(s)))
+                .unwrap_or_default()
+        ),
+        DoControl::While(c) => format!("do while ({})", p(c)),
+        DoControl::Forever => "do".into(),
+    };
+    format!("{n}{head}")
+}
+
+/// The `end do` closing a loop named `name`.
+pub fn end_do(name: Option<&String>) -> String {
+    let tail = name.map(|n| format!(" {n}")).unwrap_or_default();
+    format!("end do{tail}")
+}
+
+/// `call name(a, k=b)` as the original writes it, without its label.
+pub fn call_line(unit: &Unit, name: &str, args: &[Arg]) -> String {
+    let a: Vec<String> = args
+        .iter()
+        .map(|x| match &x.keyword {
+            Some(k) => format!("{k}={}", dfort_ir::dump::expr(unit, &x.value)),
+            None => dfort_ir::dump::expr(unit, &x.value),
+        })
+        .collect();
+    format!("call {name}({})", a.join(", "))
+}
+
+/// The reference `e` (a variable or an array element or section) with
+/// its variable renamed by `names` (`xd(i)` for `x(i)`); `None` for other
+/// expressions and variables without a new name.
+pub fn renamed_ref(unit: &Unit, names: &HashMap<SymbolId, String>, e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Var(s) => names.get(s).cloned(),
+        ExprKind::ArrayRef { array, .. } => {
+            let d = names.get(array)?;
+            let printed = dfort_ir::dump::expr(unit, e);
+            let n = unit.symbol(*array).name.len();
+            Some(format!("{d}{}", &printed[n.min(printed.len())..]))
+        }
+        _ => None,
+    }
+}
+
 /// Symbols in declaration order: named constants, then integer scalars
 /// (they size arrays), then the rest.
 pub fn declaration_order(unit: &Unit) -> Vec<SymbolId> {
@@ -237,8 +273,9 @@ pub struct Routine {
     /// Where its specification part ends in `text`: interface blocks of
     /// the routines it calls go there.
     pub spec_end: usize,
-    /// Its interface body, when callers need an explicit interface
-    /// ([`needs_explicit_interface`]).
+    /// Its interface body, when callers need an explicit interface (an
+    /// assumed-shape, optional, allocatable, pointer or target dummy, or an
+    /// array-valued, allocatable or pointer result; [`crate::declare`]).
     pub interface: Option<String>,
     /// The units whose derivative routines it calls.
     pub calls: std::collections::BTreeSet<UnitId>,
@@ -393,281 +430,4 @@ fn nest_internal(routines: &[Routine], suffix: &str) -> Vec<Routine> {
         h.uses.extend(r.uses.iter().cloned());
     }
     out
-}
-
-/// Whether a procedure symbol names a module procedure (reached by use or
-/// host association, so it must not be redeclared `external`).
-pub fn is_module_procedure(program: &Program, sym: &Symbol) -> bool {
-    sym.storage == Storage::Procedure
-        && program.units_named(&sym.name).any(|u| {
-            u.parent
-                .is_some_and(|p| program.unit(p).kind == UnitKind::Module)
-        })
-}
-
-/// The unit's COMMON blocks, and for each block with a member that has a
-/// derivative, the block of derivatives `/<name><suffix>/` (members
-/// without one get a placeholder of the same type, so that the layout is
-/// the same in every routine).
-pub fn common_blocks(
-    w: &mut Writer,
-    unit: &Unit,
-    dname: &std::collections::HashMap<SymbolId, String>,
-    with_d: &std::collections::BTreeSet<(String, u32)>,
-    suffix: &str,
-) {
-    for c in &unit.commons {
-        let names: Vec<&str> = c
-            .members
-            .iter()
-            .map(|m| unit.symbol(*m).name.as_str())
-            .collect();
-        w.line(&format!("common /{}/ {}", c.name, names.join(", ")));
-        if !(0..c.members.len()).any(|i| with_d.contains(&(c.name.clone(), i as u32))) {
-            continue;
-        }
-        let mut dnames = Vec::new();
-        for m in &c.members {
-            match dname.get(m) {
-                Some(d) => dnames.push(d.clone()),
-                None => {
-                    let sym = unit.symbol(*m);
-                    let pad = format!("dfort_pad_{}", sym.name);
-                    if let Some(d) = declaration(unit, sym, &pad, false) {
-                        w.line(&d);
-                    }
-                    dnames.push(pad);
-                }
-            }
-        }
-        let block = if c.name.is_empty() {
-            "dfort_blank".to_string()
-        } else {
-            c.name.clone()
-        };
-        w.line(&format!("common /{block}{suffix}/ {}", dnames.join(", ")));
-    }
-}
-
-/// Whether any statement of the unit references function `name`.
-pub fn references_function(unit: &Unit, name: &str) -> bool {
-    unit.stmts.iter().any(|st| {
-        st.kind.exprs().iter().any(|e| {
-            let mut found = false;
-            e.walk(&mut |x| {
-                if let ExprKind::FunctionCall { name: n, .. } = &x.kind {
-                    found |= n == name;
-                }
-            });
-            found
-        })
-    })
-}
-
-/// Declarations of the hoisted functions the unit names without declaring
-/// them (implicitly typed externals), since derivatives use
-/// `implicit none`.
-pub fn undeclared_functions(
-    program: &Program,
-    unit: &Unit,
-    hoisted: &crate::hoist::HoistMap,
-) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut ids: Vec<&StmtId> = hoisted.keys().collect();
-    ids.sort();
-    for h in ids.into_iter().flat_map(|id| &hoisted[id]) {
-        let callee = program.unit(h.callee);
-        let declared = unit
-            .lookup(&h.name)
-            .is_some_and(|s| unit.symbol(s).ty.base != BaseType::None);
-        let in_module = callee
-            .parent
-            .is_some_and(|p| program.unit(p).kind == UnitKind::Module);
-        let line = format!(
-            "{}, external :: {}",
-            crate::calls::result_type(callee),
-            h.name
-        );
-        if !declared && !in_module && !out.contains(&line) {
-            out.push(line);
-        }
-    }
-    out
-}
-
-/// `use <m><suffix>, only: …` for the derivatives of the module variables
-/// a routine uses (not needed inside `<m><suffix>` itself).
-pub fn module_var_uses(
-    program: &Program,
-    unit: &Unit,
-    dname: &std::collections::HashMap<SymbolId, String>,
-    own: Option<&String>,
-    suffix: &str,
-) -> Vec<String> {
-    let mut per: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for (s, d) in dname {
-        if let Some((m, _)) = crate::names::module_var(program, unit.symbol(*s)) {
-            let mname = &program.unit(m).name;
-            if Some(mname) != own {
-                per.entry(mname.clone()).or_default().push(d.clone());
-            }
-        }
-    }
-    per.into_iter()
-        .map(|(m, mut names)| {
-            names.sort();
-            names.dedup();
-            format!("use {m}{suffix}, only: {}", names.join(", "))
-        })
-        .collect()
-}
-
-/// The specification part of a derivative routine as both generators
-/// write it, and alongside it the routine's explicit interface: the same
-/// header, USE and IMPLICIT lines, and the declarations an interface body
-/// needs (dummies and their derivatives, named constants, COMMON members).
-#[derive(Default)]
-pub struct Spec {
-    pub w: Writer,
-    iface: Writer,
-}
-
-impl Spec {
-    /// A line of both the routine and its interface.
-    pub fn both(&mut self, text: &str) {
-        self.w.line(text);
-        self.iface.line(text);
-    }
-
-    pub fn indent(&mut self) {
-        self.w.indent();
-        self.iface.indent();
-    }
-
-    /// Declares `unit`'s symbols in [`declaration_order`], each followed
-    /// by its derivative (`dname`): variables from modules and hosts are
-    /// not redeclared (their derivatives are, unless they live in a
-    /// derivative module), procedures only when `orig` references them as
-    /// functions outside an interface block and they are not module
-    /// procedures. `intents(sym)` gives the intents of the variable and of
-    /// its derivative.
-    pub fn declarations(
-        &mut self,
-        program: &Program,
-        unit: &Unit,
-        orig: &Unit,
-        dname: &HashMap<SymbolId, String>,
-        intents: impl Fn(&Symbol) -> (Option<Intent>, Option<Intent>),
-    ) {
-        let in_interface = |name: &str| {
-            orig.interface_blocks
-                .iter()
-                .any(|b| b.names.iter().any(|n| n == name))
-        };
-        for s in declaration_order(unit) {
-            let sym = unit.symbol(s);
-            let imported = matches!(
-                sym.storage,
-                Storage::Imported { .. } | Storage::UnknownModule { .. }
-            );
-            if sym.storage == Storage::Procedure
-                && (!references_function(orig, &sym.name)
-                    || is_module_procedure(program, sym)
-                    || in_interface(&sym.name))
-            {
-                continue;
-            }
-            let (primal, derivative) = intents(sym);
-            let interface_needs = matches!(
-                sym.storage,
-                Storage::Dummy(_) | Storage::Common { .. } | Storage::Result
-            ) || sym.attrs.parameter;
-            if !imported {
-                let mut p = sym.clone();
-                p.intent = primal;
-                if let Some(d) = declaration(unit, &p, &sym.name, true) {
-                    self.w.line(&d);
-                    if interface_needs {
-                        self.iface.line(&d);
-                    }
-                }
-            }
-            // A module variable's derivative is declared in its derivative
-            // module.
-            let in_module = matches!(sym.storage, Storage::Imported { .. });
-            if let (Some(dn), false) = (dname.get(&s), in_module) {
-                let mut d = sym.clone();
-                d.intent = derivative;
-                if let Some(text) = declaration(unit, &d, dn, true) {
-                    self.w.line(&text);
-                    if interface_needs {
-                        self.iface.line(&text);
-                    }
-                }
-            }
-        }
-    }
-
-    /// The COMMON blocks ([`common_blocks`]), in both.
-    pub fn commons(
-        &mut self,
-        unit: &Unit,
-        dname: &HashMap<SymbolId, String>,
-        with_d: &std::collections::BTreeSet<(String, u32)>,
-        suffix: &str,
-    ) {
-        let mut w = Writer {
-            out: String::new(),
-            indent: self.w.indent,
-        };
-        common_blocks(&mut w, unit, dname, with_d, suffix);
-        let text = w.finish();
-        self.w.out.push_str(&text);
-        self.iface.out.push_str(&text);
-    }
-
-    /// The interface blocks of the original unit, copied (the block's
-    /// text starts at `interface`; the other lines lose the indentation
-    /// of its `end interface`).
-    pub fn interface_blocks(&mut self, orig: &Unit) {
-        for b in &orig.interface_blocks {
-            let base = b
-                .text
-                .lines()
-                .last()
-                .map_or(0, |l| l.len() - l.trim_start_matches(' ').len());
-            for (i, l) in b.text.lines().enumerate() {
-                let spaces = l.len() - l.trim_start_matches(' ').len();
-                let l = if i == 0 { l } else { &l[spaces.min(base)..] };
-                self.w.line(l.trim_end());
-            }
-        }
-    }
-
-    /// The routine's interface body, closed by `end`.
-    pub fn interface(&mut self, end: &str) -> String {
-        let mut iface = std::mem::take(&mut self.iface);
-        iface.dedent();
-        iface.line(end);
-        iface.finish()
-    }
-}
-
-/// Whether a procedure must have an explicit interface where it is
-/// called (Fortran 2008, 12.4.2.2): a dummy that is assumed-shape,
-/// optional, allocatable, a pointer or a target, or an array-valued,
-/// allocatable or pointer result.
-pub fn needs_explicit_interface(unit: &Unit) -> bool {
-    let special = |s: &Symbol| {
-        s.dims.iter().any(|d| d.kind == DimKind::AssumedShape)
-            || s.attrs.optional
-            || s.attrs.allocatable
-            || s.attrs.pointer
-            || s.attrs.target
-    };
-    unit.args.iter().any(|a| special(unit.symbol(*a)))
-        || unit.result.is_some_and(|r| {
-            let s = unit.symbol(r);
-            s.rank() > 0 || s.attrs.allocatable || s.attrs.pointer
-        })
 }

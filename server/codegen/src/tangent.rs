@@ -5,14 +5,21 @@
 //! Contract: each assignment to a variable that has a derivative is
 //! preceded by the assignment of its derivative, computed from the
 //! original values (so `x = x*y` works); control flow, labels and
-//! passive statements are copied. Anything without a derivative rule —
-//! an active call, an active user-function reference, an intrinsic with
-//! no rule, derived-type components, statement functions, READ — is
-//! refused with its location: no code is produced then.
+//! passive statements are copied; a call to a procedure with a tangent
+//! calls `c_d`, and a function referenced in an active assignment is
+//! hoisted ([`crate::hoist`]) and called as `f_d`. Anything without a
+//! derivative rule — an active actual passed to a procedure without a
+//! tangent, an active reference to a function that is not hoisted, an
+//! intrinsic with no rule, derived-type components, READ, and what
+//! [`crate::limits`] refuses up front — is refused with its location: no
+//! code is produced then. The routine's
+//! specification part is written by [`crate::declare`], shared with the
+//! adjoint.
 
 use crate::calls::{host_module, prepare, result_type, DerivActual, Prepared};
-use crate::fortran::{case_line, jump_line, uses, Writer};
-use crate::hoist::{hoist, HoistMap};
+use crate::declare::{derivative_unit, Declared, Flavour};
+use crate::fortran::{call_line, case_line, do_head, end_do, jump_line, renamed_ref, Writer};
+use crate::hoist::HoistMap;
 use crate::names::DiffSet;
 use crate::partials::partials;
 use crate::{check_root, Refusal};
@@ -64,16 +71,7 @@ impl Gen<'_> {
 
     /// The derivative of a variable reference (`xd`, `xd(i)`), if it has one.
     fn dref(&self, e: &Expr) -> Option<String> {
-        match &e.kind {
-            ExprKind::Var(s) => self.dname.get(s).cloned(),
-            ExprKind::ArrayRef { array, .. } => {
-                let d = self.dname.get(array)?;
-                let printed = print(self.unit, e);
-                let name_len = self.unit.symbol(*array).name.len();
-                Some(format!("{d}{}", &printed[name_len.min(printed.len())..]))
-            }
-            _ => None,
-        }
+        renamed_ref(self.unit, &self.dname, e)
     }
 
     /// ẋ of an expression; `None` when it is zero.
@@ -337,14 +335,7 @@ impl Gen<'_> {
                                 ),
                             );
                         }
-                        let a: Vec<String> = args
-                            .iter()
-                            .map(|x| match &x.keyword {
-                                Some(k) => format!("{k}={}", print(unit, &x.value)),
-                                None => print(unit, &x.value),
-                            })
-                            .collect();
-                        self.w.line(&format!("call {name}({})", a.join(", ")));
+                        self.w.line(&call_line(unit, name, args));
                     }
                 }
             }
@@ -377,34 +368,12 @@ impl Gen<'_> {
                 body,
                 ..
             } => {
-                let n = name.as_ref().map(|n| format!("{n}: ")).unwrap_or_default();
-                let head = match control {
-                    DoControl::Counted {
-                        var,
-                        start,
-                        end,
-                        step,
-                    } => {
-                        let mut s = format!(
-                            "do {} = {}, {}",
-                            unit.symbol(*var).name,
-                            print(unit, start),
-                            print(unit, end)
-                        );
-                        if let Some(st) = step {
-                            s.push_str(&format!(", {}", print(unit, st)));
-                        }
-                        s
-                    }
-                    DoControl::While(c) => format!("do while ({})", print(unit, c)),
-                    DoControl::Forever => "do".into(),
-                };
-                self.w.line(&format!("{label}{n}{head}"));
+                self.w
+                    .line(&format!("{label}{}", do_head(unit, name.as_ref(), control)));
                 self.w.indent();
                 self.block(body);
                 self.w.dedent();
-                let tail = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
-                self.w.line(&format!("end do{tail}"));
+                self.w.line(&end_do(name.as_ref()));
             }
             StmtKind::SelectCase { selector, cases } => {
                 self.w
@@ -496,7 +465,7 @@ pub fn tangent(
     let mut refusals = crate::limits::check(program, &diff, &effects);
     let mut routines = Vec::new();
     for &u in &diff.units {
-        match routine(program, &diff, u) {
+        match routine(program, &diff, u, Flavour::Tangent) {
             Ok(r) => routines.push(r),
             Err(e) => refusals.extend(e),
         }
@@ -533,43 +502,21 @@ pub fn primal_copy(
     diff: &DiffSet,
     u: UnitId,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
-    routine_with(program, diff, u, true)
+    routine(program, diff, u, Flavour::Copy)
 }
 
+/// The tangent routine of `u` (`Flavour::Tangent`), or its copy
+/// (`Flavour::Copy`).
 fn routine(
     program: &Program,
     diff: &DiffSet,
     u: UnitId,
+    flavour: Flavour,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
-    routine_with(program, diff, u, false)
-}
-
-fn routine_with(
-    program: &Program,
-    diff: &DiffSet,
-    u: UnitId,
-    primal: bool,
-) -> Result<crate::fortran::Routine, Vec<Refusal>> {
+    let primal = flavour == Flavour::Copy;
     let orig = program.unit(u);
     let module = host_module(program, orig);
-    let mut dname = if primal {
-        HashMap::new()
-    } else {
-        diff.names(program, orig, 'd')
-    };
-    let (hunit, hoisted) = hoist(program, orig, |st| match &st.kind {
-        StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| dname.contains_key(&t)),
-        _ => false,
-    });
-    for h in hoisted.values().flatten() {
-        let cu = program.unit(h.callee);
-        if cu
-            .result
-            .is_some_and(|r| diff.with_d[h.callee.0 as usize].contains(r.0 as usize))
-        {
-            dname.insert(h.temp, format!("{}d", hunit.symbol(h.temp).name));
-        }
-    }
+    let (hunit, hoisted, dname) = derivative_unit(program, diff, orig, (!primal).then_some('d'));
     let mut g = Gen {
         program,
         diff,
@@ -589,105 +536,28 @@ fn routine_with(
         return Err(g.refusals);
     }
     let body = std::mem::take(&mut g.w).finish();
-    let unit = &hunit;
-    let mut spec = crate::fortran::Spec::default();
-    let mut args = Vec::new();
-    for a in &unit.args {
-        args.push(unit.symbol(*a).name.clone());
-        if let Some(d) = g.dname.get(a) {
-            args.push(d.clone());
-        }
-    }
-    if let (Some(r), false) = (unit.result, primal) {
-        args.push(unit.symbol(r).name.clone());
-        if let Some(d) = g.dname.get(&r) {
-            args.push(d.clone());
-        }
-    }
-    let recursive = crate::calls::is_recursive(program, unit);
-    let kw = if recursive {
-        "recursive subroutine"
-    } else {
-        "subroutine"
-    };
-    let (kw, name, end) = match (primal, unit.kind, unit.result) {
-        (true, UnitKind::Function, Some(r)) => {
-            let rname = &unit.symbol(r).name;
-            let kw = if recursive {
-                "recursive function"
-            } else {
-                "function"
-            };
-            let result = if *rname == unit.name {
-                String::new()
-            } else {
-                format!(" result({rname})")
-            };
-            (
-                kw.to_string(),
-                format!("{}({}){result}", unit.name, args.join(", ")),
-                format!("end function {}", unit.name),
-            )
-        }
-        (true, _, _) => (
-            kw.to_string(),
-            format!("{}({})", unit.name, args.join(", ")),
-            format!("end subroutine {}", unit.name),
-        ),
-        (false, _, _) => (
-            kw.to_string(),
-            format!("{}_d({})", unit.name, args.join(", ")),
-            format!("end subroutine {}_d", unit.name),
-        ),
-    };
-    spec.both(&format!("{kw} {name}"));
-    spec.indent();
-    for m in &g.used_modules {
-        spec.both(&format!("use {m}_d"));
-    }
-    for l in crate::fortran::module_var_uses(program, unit, &g.dname, module.as_ref(), "_d") {
-        spec.both(&l);
-    }
-    for u in uses(unit) {
-        spec.both(&u);
-    }
-    spec.both("implicit none");
-    // The result of a function becomes an `intent(out)` argument of its
-    // tangent.
-    spec.declarations(program, unit, orig, &g.dname, |sym| {
-        let intent = if sym.storage == Storage::Result && !primal {
-            Some(Intent::Out)
-        } else {
-            sym.intent
-        };
-        (intent, intent)
-    });
-    for d in crate::fortran::undeclared_functions(program, unit, &g.hoisted) {
-        spec.w.line(&d);
-    }
-    spec.commons(unit, &g.dname, &diff.commons, "_d");
-    spec.interface_blocks(orig);
-    let interface = spec.interface(&end);
-    let mut w = spec.w;
+    let mut r = crate::declare::open(
+        &Declared {
+            program,
+            unit: &hunit,
+            orig,
+            hoisted: &g.hoisted,
+            names: &g.dname,
+            commons: &diff.commons,
+            module: module.as_ref(),
+            used_modules: &g.used_modules,
+            extra_uses: &[],
+        },
+        flavour,
+    );
     for (k, ty) in g.ztemps.iter().enumerate() {
-        w.line(&format!("{ty} :: dfort_z{}", k + 1));
+        r.w.line(&format!("{ty} :: dfort_z{}", k + 1));
     }
-    let spec_end = w.len();
+    r.end_specification();
     for l in body.lines() {
-        w.line(l);
+        r.w.line(l);
     }
-    w.dedent();
-    w.line(&end);
-    Ok(crate::fortran::Routine {
-        unit: u,
-        host: crate::calls::host_procedure(program, orig),
-        module,
-        uses: g.used_modules.clone(),
-        text: w.finish(),
-        spec_end,
-        interface: (!primal && crate::fortran::needs_explicit_interface(orig)).then_some(interface),
-        calls: g.called.clone(),
-    })
+    Ok(r.finish(g.used_modules, g.called))
 }
 
 /// Copies of the internal procedures of every routine in the set, which

@@ -1,0 +1,88 @@
+//! ALLOCATE and DEALLOCATE in the adjoint: the arrays must live until the
+//! reverse sweep is done with them, so DEALLOCATE waits for the end of
+//! the reverse sweep (the reverse of the ALLOCATE), and an adjoint is
+//! allocated and zeroed with its array.
+//!
+//! Contract: only local allocatable arrays, allocated once, outside loops
+//! and in units without jumps, are handled; the rest is refused.
+
+use super::dispatch::Gen;
+use super::sweep::Line;
+use dfort_analysis::dp::target;
+use dfort_ir::dump::expr as print;
+use dfort_ir::*;
+
+impl Gen<'_> {
+    /// `allocate(objects)` or `deallocate(objects)`.
+    pub(super) fn allocate(
+        &mut self,
+        span: Span,
+        objects: &[Expr],
+        deallocate: bool,
+        label: String,
+    ) -> Vec<Line> {
+        let inp = self.inp;
+        let unit = &inp.unit;
+        let names: Vec<String> = objects.iter().map(|o| print(unit, o)).collect();
+        for o in objects {
+            let Some((s, _)) = target(o) else {
+                self.out.refuse(
+                    span,
+                    "only allocatable variables can be (de)allocated in differentiated code",
+                );
+                continue;
+            };
+            let sym = unit.symbol(s);
+            if sym.storage != Storage::Local || !sym.attrs.allocatable {
+                self.out.refuse(span, format!("`{}` is not a local allocatable array; its (de)allocation is not differentiated yet", sym.name));
+            } else if allocations(unit, s) > 1 {
+                self.out.refuse(span, format!("`{}` is allocated more than once; the adjoint keeps each array until its reverse sweep, so it can be allocated once only", sym.name));
+            }
+        }
+        if self.out.loop_depth > 0 || inp.unstructured {
+            self.out.refuse(
+                span,
+                "ALLOCATE and DEALLOCATE inside loops or in code with jumps are not differentiated yet",
+            );
+        }
+        if deallocate {
+            self.out.fwd.line(&format!(
+                "{label}continue ! deallocate({}) waits for the reverse sweep",
+                names.join(", ")
+            ));
+            return Vec::new();
+        }
+        self.out
+            .fwd
+            .line(&format!("{label}allocate({})", names.join(", ")));
+        let mut freed = Vec::new();
+        for o in objects {
+            let bn = target(o).and_then(|(s, _)| inp.bname.get(&s));
+            if let (Some(b), Some(bn)) = (inp.bref(o), bn) {
+                self.out.fwd.line(&format!("allocate({b})"));
+                self.out.fwd.line(&format!("{bn} = 0.0d0"));
+                freed.push(bn.clone());
+            }
+            if let Some((s, _)) = target(o) {
+                freed.push(unit.symbol(s).name.clone());
+            }
+        }
+        vec![Line::Plain(format!("deallocate({})", freed.join(", ")))]
+    }
+}
+
+/// How many ALLOCATE statements of the unit allocate `s`.
+fn allocations(unit: &Unit, s: SymbolId) -> usize {
+    unit.stmts
+        .iter()
+        .filter(|st| match &st.kind {
+            StmtKind::Allocate {
+                objects,
+                deallocate: false,
+            } => objects
+                .iter()
+                .any(|o| target(o).is_some_and(|(t, _)| t == s)),
+            _ => false,
+        })
+        .count()
+}

@@ -1,0 +1,378 @@
+//! Control-flow reversal (paper 001, Naumann, Utke, Lyons, Fagan), as
+//! [`dfort_analysis::reversal`] decided it for each construct. In a
+//! structured unit (Algorithm 5): IF and SELECT CASE push the arm taken
+//! and the reverse sweep pops it; a counted DO is replayed backwards from
+//! its bounds (its index pushed around it only when a statement before it
+//! needs its value); a counted WHILE gets its trip count from its bound;
+//! other DO WHILE loops count their trips and push the count; the
+//! always-taken IF the structuring of EXIT wraps around a loop records
+//! nothing. In a unit reversed by basic blocks, constructs and jumps are
+//! copied; each basic block whose adjoint does work pushes, as it is
+//! left, the integers its adjoint reads and then its id, and the reverse
+//! sweep ([`super::routine`]) pops ids until the entry marker `0`.
+//!
+//! Contract: every loop gets its own counters `dfort_k<n>` and
+//! `dfort_count<n>`; loops with a recovery plan (paper 003) write their
+//! body through [`super::planned`].
+
+use super::dispatch::{label_of, Gen};
+use super::sweep::Line;
+use crate::fortran::{case_line, do_head, end_do, jump_line};
+use crate::trace::Reversed;
+use dfort_analysis::counted_while::CountedWhile;
+use dfort_analysis::recovery::Plan;
+use dfort_analysis::reversal::Reversal;
+use dfort_ir::dump::expr as print;
+use dfort_ir::*;
+
+/// The label where the reverse sweep of a unit reversed by blocks starts.
+pub(super) const REVERSE_LABEL: u32 = 99999;
+
+impl Gen<'_> {
+    /// An IF construct: the arm taken is pushed; the always-taken IF
+    /// around a loop left by EXIT records nothing.
+    pub(super) fn if_construct(
+        &mut self,
+        id: StmtId,
+        arms: &[IfArm],
+        else_body: Option<&[StmtId]>,
+        mut label: String,
+    ) -> Vec<Line> {
+        let inp = self.inp;
+        let unit = &inp.unit;
+        if matches!(inp.reversal.of_stmt(id), Some(Reversal::LeftByExit)) {
+            self.out.flush_label(&mut label);
+            return match arms.first() {
+                Some(arm) => self.block(&arm.body),
+                None => Vec::new(),
+            };
+        }
+        let n = arms.len() + 1;
+        if !inp.unstructured {
+            self.out.trace.construct(id, Reversed::BranchPushed);
+        }
+        let mut arm_revs = Vec::new();
+        for (i, arm) in arms.iter().enumerate() {
+            let kw = if i == 0 {
+                format!("{label}if")
+            } else {
+                "else if".into()
+            };
+            self.out
+                .fwd
+                .line(&format!("{kw} ({}) then", print(unit, &arm.cond)));
+            self.out.fwd.indent();
+            arm_revs.push(self.block(&arm.body));
+            if !inp.unstructured {
+                self.out.push(&(i + 1).to_string());
+            }
+            self.out.fwd.dedent();
+        }
+        self.out.fwd.line("else");
+        self.out.fwd.indent();
+        arm_revs.push(match else_body {
+            Some(b) => self.block(b),
+            None => Vec::new(),
+        });
+        if !inp.unstructured {
+            self.out.push(&n.to_string());
+        }
+        self.out.fwd.dedent();
+        self.out.fwd.line("end if");
+        vec![Line::Branch(arm_revs)]
+    }
+
+    /// A SELECT CASE construct: the case taken is pushed (a `case
+    /// default` is added to push when the original has none).
+    pub(super) fn select_case(
+        &mut self,
+        id: StmtId,
+        selector: &Expr,
+        cases: &[Case],
+        label: String,
+    ) -> Vec<Line> {
+        let inp = self.inp;
+        let unit = &inp.unit;
+        if !inp.unstructured {
+            self.out.trace.construct(id, Reversed::BranchPushed);
+        }
+        self.out
+            .fwd
+            .line(&format!("{label}select case ({})", print(unit, selector)));
+        let mut arm_revs = Vec::new();
+        for (i, c) in cases.iter().enumerate() {
+            self.out.fwd.line(&case_line(unit, c));
+            self.out.fwd.indent();
+            arm_revs.push(self.block(&c.body));
+            if !inp.unstructured {
+                self.out.push(&(i + 1).to_string());
+            }
+            self.out.fwd.dedent();
+        }
+        if !inp.unstructured && !cases.iter().any(|c| c.default) {
+            self.out.fwd.line("case default");
+            self.out.fwd.indent();
+            self.out.push(&(cases.len() + 1).to_string());
+            self.out.fwd.dedent();
+            arm_revs.push(Vec::new());
+        }
+        self.out.fwd.line("end select");
+        vec![Line::Branch(arm_revs)]
+    }
+
+    /// A DO loop: copied in a unit reversed by blocks; otherwise replayed
+    /// (counted) or run its trip count times (WHILE).
+    pub(super) fn do_loop(
+        &mut self,
+        id: StmtId,
+        span: Span,
+        name: Option<&String>,
+        control: &DoControl,
+        body: &[StmtId],
+        label: String,
+    ) -> Vec<Line> {
+        if self.inp.unstructured {
+            let head = do_head(&self.inp.unit, name, control);
+            self.out.fwd.line(&format!("{label}{head}"));
+            self.out.fwd.indent();
+            let _ = self.block(body);
+            self.out.fwd.dedent();
+            self.out.fwd.line(&end_do(name));
+            return Vec::new();
+        }
+        match control {
+            DoControl::Counted {
+                var,
+                start,
+                end,
+                step,
+            } => self.counted_do(id, span, *var, start, end, step.as_ref(), body, label),
+            DoControl::While(c) => self.do_while(id, c, body, label),
+            DoControl::Forever => {
+                self.out.refuse(
+                    span,
+                    "DO loops without control (left by EXIT) are not reversed yet",
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// A counted DO loop, replayed backwards from its bounds.
+    #[allow(clippy::too_many_arguments)]
+    fn counted_do(
+        &mut self,
+        id: StmtId,
+        span: Span,
+        var: SymbolId,
+        start: &Expr,
+        end: &Expr,
+        step: Option<&Expr>,
+        body: &[StmtId],
+        label: String,
+    ) -> Vec<Line> {
+        let inp = self.inp;
+        let unit = &inp.unit;
+        let i = unit.symbol(var).name.clone();
+        if let Some(why) = inp.reversal.of_stmt(id).and_then(|r| r.refusal()) {
+            self.out.refuse(span, why);
+        }
+        let (s, e) = (print(unit, start), print(unit, end));
+        let stp = step.map(|x| print(unit, x)).unwrap_or_else(|| "1".into());
+        self.out.counters += 1;
+        self.out.trace.construct(id, Reversed::Replayed);
+        let k = format!("dfort_k{}", self.out.counters);
+        // The index is saved only when a statement before the loop needs
+        // its value.
+        let save = inp.store_all
+            || inp
+                .tbr
+                .in_req
+                .get(id.0 as usize)
+                .is_some_and(|r| r.contains(var.0 as usize));
+        let plan = inp.plans.get(&id).copied();
+        let mut pre = self.entry_saves(plan);
+        if save {
+            pre.push(format!("call dfort_push({i})"));
+        }
+        pre.push(format!("do {i} = {s}, {e}, {stp}"));
+        self.out.labelled_lines(&label, &pre);
+        self.out.fwd.indent();
+        self.out.replayed.push(var);
+        self.out.loop_depth += 1;
+        let body_rev = match plan {
+            Some(p) => self.planned_body(p),
+            None => self.block(body),
+        };
+        self.out.loop_depth -= 1;
+        self.out.replayed.pop();
+        self.out.fwd.dedent();
+        self.out.fwd.line("end do");
+        let mut rev = self.exit_saves(plan);
+        rev.push(Line::CountedLoop {
+            k,
+            var: i,
+            start: s,
+            end: e,
+            step: stp,
+            save,
+            body: body_rev,
+        });
+        rev.extend(self.entry_restores(plan));
+        rev
+    }
+
+    /// A DO WHILE loop, run backwards its trip count times: pushed, or
+    /// for a counted WHILE computed from its bound.
+    fn do_while(&mut self, id: StmtId, cond: &Expr, body: &[StmtId], label: String) -> Vec<Line> {
+        let inp = self.inp;
+        self.out.counters += 1;
+        let cnt = format!("dfort_count{}", self.out.counters);
+        let k = format!("dfort_k{}", self.out.counters);
+        let plan = inp.plans.get(&id).copied();
+        // A counted WHILE loop's trip count is computed from its bound;
+        // other loops count and push it.
+        let counted = inp.reversal.counted_while(id).cloned();
+        self.out.trace.construct(
+            id,
+            if counted.is_some() {
+                Reversed::CountedFromBound
+            } else {
+                Reversed::TripsPushed
+            },
+        );
+        let mut pre = self.entry_saves(plan);
+        if counted.is_none() {
+            pre.push(format!("{cnt} = 0"));
+        }
+        pre.push(format!("do while ({})", print(&inp.unit, cond)));
+        self.out.labelled_lines(&label, &pre);
+        self.out.fwd.indent();
+        self.out.loop_depth += 1;
+        let body_rev = match plan {
+            Some(p) => self.planned_body(p),
+            None => self.block(body),
+        };
+        self.out.loop_depth -= 1;
+        if counted.is_none() {
+            self.out.fwd.line(&format!("{cnt} = {cnt} + 1"));
+        }
+        self.out.fwd.dedent();
+        self.out.fwd.line("end do");
+        if counted.is_none() {
+            self.out.push(&cnt);
+        }
+        let mut rev = self.exit_saves(plan);
+        rev.push(self.count_loop(k, cnt, counted, plan, body_rev));
+        rev.extend(self.entry_restores(plan));
+        rev
+    }
+
+    /// The reversal of a DO WHILE loop: its trip count popped, or for a
+    /// counted WHILE loop computed from the bound, with the counter's
+    /// final value when the plan needs it (instead of saving it).
+    fn count_loop(
+        &self,
+        k: String,
+        counter: String,
+        counted: Option<CountedWhile>,
+        plan: Option<&Plan>,
+        body: Vec<Line>,
+    ) -> Line {
+        let Some(cw) = counted else {
+            return Line::CountLoop {
+                k,
+                counter,
+                count: None,
+                then: Vec::new(),
+                body,
+            };
+        };
+        let unit = &self.inp.unit;
+        let then = plan
+            .and_then(|p| p.computed_at_exit)
+            .map(|v| format!("{} = {}", unit.symbol(v).name, cw.final_value(&counter)))
+            .into_iter()
+            .collect();
+        Line::CountLoop {
+            k,
+            count: Some(cw.trip_count(unit)),
+            counter,
+            then,
+            body,
+        }
+    }
+
+    /// A jump (GO TO, computed GO TO, arithmetic IF, EXIT, CYCLE, or an
+    /// early RETURN, which ends the forward sweep, not the routine):
+    /// copied in a unit reversed by blocks, refused elsewhere.
+    pub(super) fn jump(&mut self, span: Span, kind: &StmtKind, label: String) {
+        if !self.inp.unstructured {
+            self.out.refuse(
+                span,
+                "jumps (GO TO, arithmetic IF, EXIT, CYCLE, early RETURN) are not reversed yet",
+            );
+            return;
+        }
+        let j = match kind {
+            StmtKind::Return => format!("go to {REVERSE_LABEL}"),
+            _ => jump_line(&self.inp.unit, kind).unwrap_or_default(),
+        };
+        self.out.fwd.line(&format!("{label}{j}"));
+    }
+
+    /// A statement of a unit reversed by basic blocks: its reverse sweep
+    /// goes to its block's; a block that does work records its id (after
+    /// the integers its adjoint reads) as it is left — before its closing
+    /// jump, or after its last statement. Returns no lines.
+    pub(super) fn stmt_by_blocks(&mut self, id: StmtId) -> Vec<Line> {
+        let inp = self.inp;
+        let cfg = &inp.unit.cfg;
+        let st = inp.unit.stmt(id);
+        let is_jump = st.kind.is_jump();
+        let mut label = label_of(st);
+        let end = self.block_end(id);
+        if let (Some(n), true) = (end, is_jump) {
+            self.out.flush_label(&mut label);
+            if self.leave_block(n) {
+                self.out.trace.construct(id, Reversed::BlockPushed);
+            }
+        }
+        let mut rev = self.stmt_body(id, label);
+        let node = cfg.stmt_node.get(id.0 as usize).copied().flatten();
+        let in_block = node.filter(|n| cfg.node(*n).kind == dfort_ir::cfg::NodeKind::BasicBlock);
+        if let Some(n) = in_block {
+            let lines = self.out.block_rev.entry(n.0 as usize).or_default();
+            rev.append(lines);
+            *lines = rev;
+        }
+        if let (Some(n), false) = (end, is_jump) {
+            let _ = self.leave_block(n);
+        }
+        Vec::new()
+    }
+
+    /// The basic block (node index) statement `id` ends.
+    fn block_end(&self, id: StmtId) -> Option<usize> {
+        let cfg = &self.inp.unit.cfg;
+        let n = (*cfg.stmt_node.get(id.0 as usize)?)?;
+        let node = cfg.node(n);
+        (node.kind == dfort_ir::cfg::NodeKind::BasicBlock && node.stmts.last() == Some(&id))
+            .then_some(n.0 as usize)
+    }
+
+    /// Records that basic block `node` was left — only blocks whose
+    /// adjoint does something: the reverse sweep skips the others anyway.
+    fn leave_block(&mut self, node: usize) -> bool {
+        let saved = self.inp.snapshots.get(&node);
+        let work = self.out.block_rev.get(&node).is_some_and(|l| !l.is_empty()) || saved.is_some();
+        if !work {
+            return false;
+        }
+        for v in saved.into_iter().flatten() {
+            self.out.push(v);
+        }
+        self.out.push(&(node + 1).to_string());
+        true
+    }
+}

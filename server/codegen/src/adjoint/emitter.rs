@@ -1,0 +1,116 @@
+//! What writing one adjoint routine accumulates: the forward sweep's
+//! text, the reverse sweeps of basic blocks, the temporaries and counters
+//! the routine declares, the derivative modules and routines it uses, the
+//! refusals and the trace of what the code does — and where the statement
+//! being written sits (enclosing loops, what is varied before it).
+//!
+//! Contract: only the generator's own state lives here; what the analyses
+//! decided is [`super::inputs`]'. A refusal means the routine is not
+//! written: its text is dropped and the refusals are returned instead.
+
+use super::sweep::Line;
+use crate::fortran::Writer;
+use crate::trace::RoutineTrace;
+use crate::Refusal;
+use dfort_analysis::bitset::BitSet;
+use dfort_analysis::dep::GlobalKey;
+use dfort_ir::{Span, SymbolId, UnitId};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// A construct the adjoint generator refuses, with where it is.
+pub(super) fn refusal(span: Span, message: impl Into<String>) -> Refusal {
+    Refusal {
+        span,
+        message: message.into(),
+    }
+}
+
+pub(super) struct Emitter {
+    /// The forward sweep.
+    pub fwd: Writer,
+    pub refusals: Vec<Refusal>,
+    /// What the code written so far does ([`crate::trace`]).
+    pub trace: RoutineTrace,
+    /// Loops seen so far (each gets its own counter variables).
+    pub counters: usize,
+    /// How many DO loops enclose the statement being generated.
+    pub loop_depth: usize,
+    /// Indices of the enclosing counted loops the reverse sweep replays.
+    pub replayed: Vec<SymbolId>,
+    /// The variables varied just before the statement being reversed.
+    pub varied: BitSet,
+    /// Scalar temporaries `dfort_z<n>` (their types) passed as
+    /// derivatives of values or in place of unread actuals.
+    pub ztemps: Vec<String>,
+    /// The types of the recovery plans' temporaries `dfort_i<n>`.
+    pub int_temps: Vec<String>,
+    /// Whether `dfort_j` (the column index of matrix adjoints) is used.
+    pub column_loops: bool,
+    /// Ranks of the array temporaries of array assignments.
+    pub array_temps: BTreeSet<usize>,
+    /// Derivative modules (`m_b`) of the callees this routine calls.
+    pub used_modules: BTreeSet<String>,
+    /// The units whose adjoint routines this routine calls.
+    pub called: BTreeSet<UnitId>,
+    /// Module variables callees read that the unit does not see, brought
+    /// in as `use m, only: local => name` to be saved around calls:
+    /// (local name, module, name in the module).
+    pub hidden: BTreeMap<GlobalKey, (String, String, String)>,
+    /// In unstructured units, per basic block (node index): its reverse
+    /// sweep.
+    pub block_rev: HashMap<usize, Vec<Line>>,
+}
+
+impl Emitter {
+    pub fn new(unit: UnitId, unstructured: bool) -> Emitter {
+        Emitter {
+            fwd: Writer::default(),
+            refusals: Vec::new(),
+            trace: RoutineTrace::new(unit, unstructured),
+            counters: 0,
+            loop_depth: 0,
+            replayed: Vec::new(),
+            varied: BitSet::default(),
+            ztemps: Vec::new(),
+            int_temps: Vec::new(),
+            column_loops: false,
+            array_temps: BTreeSet::new(),
+            used_modules: BTreeSet::new(),
+            called: BTreeSet::new(),
+            hidden: BTreeMap::new(),
+            block_rev: HashMap::new(),
+        }
+    }
+
+    pub fn refuse(&mut self, span: Span, message: impl Into<String>) {
+        self.refusals.push(refusal(span, message));
+    }
+
+    /// A new scalar temporary `dfort_z<n>` of type `ty`.
+    pub fn ztemp(&mut self, ty: String) -> String {
+        self.ztemps.push(ty);
+        format!("dfort_z{}", self.ztemps.len())
+    }
+
+    /// `call dfort_push(item)` in the forward sweep.
+    pub fn push(&mut self, item: &str) {
+        self.fwd.line(&format!("call dfort_push({item})"));
+    }
+
+    /// Writes a statement's label (`"10 "`, or empty) on a `continue` of
+    /// its own, for lines that cannot carry it, and clears it.
+    pub fn flush_label(&mut self, label: &mut String) {
+        if !label.is_empty() {
+            self.fwd.line(&format!("{label}continue"));
+            label.clear();
+        }
+    }
+
+    /// Forward-sweep lines, the first carrying the statement's label.
+    pub fn labelled_lines(&mut self, label: &str, lines: &[String]) {
+        for (i, l) in lines.iter().enumerate() {
+            let lab = if i == 0 { label } else { "" };
+            self.fwd.line(&format!("{lab}{l}"));
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! The read-only inputs of the adjoint routines: everything the analyses
+//! decided that writing them needs, gathered in one place ([`gather`]) —
+//! the program as the analyses see it, the derivative set with its
+//! activity, TBR, the effects of every unit, and for each routine the
+//! analysis' decisions (reversal of each construct, recovery plans, undo,
+//! dropped assignments, pushed records) with what follows from them
+//! (the unit with its function references hoisted, adjoint names, what
+//! each basic block must save).
+//!
+//! Contract: [`gather`] is the only place the adjoint generator runs an
+//! analysis or reads its results into its own form; a [`RoutineInputs`]
+//! is built once per routine and never changes while the routine is
+//! written (what writing it accumulates is [`super::emitter`]'s).
+
+use super::emitter::refusal;
+use crate::calls::host_module;
+use crate::declare::derivative_unit;
+use crate::hoist::HoistMap;
+use crate::names::DiffSet;
+use crate::{check_root, Refusal};
+use dfort_analysis::activity::Activity;
+use dfort_analysis::bitset::BitSet;
+use dfort_analysis::decisions::{decide, Recording, UnitDecisions};
+use dfort_analysis::effects::{Effects, LocalEffects};
+use dfort_analysis::recovery::Plan;
+use dfort_analysis::reversal::UnitReversal;
+use dfort_analysis::tbr::{self, Tbr};
+use dfort_analysis::undo::UnitUndo;
+use dfort_ir::*;
+use std::collections::HashMap;
+
+/// What one adjoint is written from: the program-wide results, and per
+/// routine of the derivative set its inputs or why it has none.
+pub(super) struct Gathered<'a> {
+    /// The program as the analyses saw it ([`dfort_analysis::prepare`]).
+    pub program: &'a Program,
+    pub diff: &'a DiffSet,
+    pub effects: &'a [Effects],
+    /// In the order of `diff.units` (the root first), each built as it is
+    /// reached.
+    pub routines: Box<dyn Iterator<Item = Result<RoutineInputs<'a>, Vec<Refusal>>> + 'a>,
+}
+
+/// The read-only inputs of one adjoint routine.
+pub(super) struct RoutineInputs<'a> {
+    pub program: &'a Program,
+    pub diff: &'a DiffSet,
+    /// Every unit's effects (indexed by `UnitId`).
+    pub effects: &'a [Effects],
+    /// Every unit's decisions: a call site reads what its callee's
+    /// adjoint needs.
+    pub decided: &'a [Option<UnitDecisions>],
+    pub id: UnitId,
+    /// The unit as the analyses saw it.
+    pub orig: &'a Unit,
+    /// The unit with its function references hoisted.
+    pub unit: Unit,
+    pub hoisted: HoistMap,
+    /// The adjoint name of each symbol that has one.
+    pub bname: HashMap<SymbolId, String>,
+    /// The module the routine's adjoint lives in.
+    pub module: Option<String>,
+    pub act: &'a Activity,
+    pub tbr: &'a Tbr,
+    /// Whether every overwritten active value is recorded (`--no-tbr`).
+    pub store_all: bool,
+    /// How each construct is reversed (the analysis decides: replayed,
+    /// counted from its bound, trips or arm pushed, basic-block ids).
+    pub reversal: &'a UnitReversal,
+    /// Unstructured units (GO TO, EXIT, CYCLE, early RETURN) are reversed
+    /// by recording basic-block ids (paper 001's fallback) instead.
+    pub unstructured: bool,
+    /// The recovery plans of the unit's loops (paper 003), by DO statement.
+    pub plans: HashMap<StmtId, &'a Plan>,
+    /// In units with jumps: the assignments the reverse sweep inverts.
+    pub undo: &'a UnitUndo,
+    /// The assignments the forward sweep drops.
+    pub dead: &'a [StmtId],
+    /// What the forward sweep pushes for TBR.
+    pub pushed: &'a [tbr::Record],
+    /// Per statement: what it or anything after it may write.
+    pub written_from: Vec<BitSet>,
+    /// In unstructured units, per basic block (node index): the integer
+    /// values its adjoint reads, saved at the block's end.
+    pub snapshots: HashMap<usize, Vec<String>>,
+}
+
+/// Runs the analyses an adjoint of `root` needs (after checking the root)
+/// and gathers, for each routine of its derivative set, what they decided;
+/// hands the result to `then`.
+pub(super) fn gather<T>(
+    program: &Program,
+    root: UnitId,
+    independents: &BitSet,
+    dependents: &BitSet,
+    recording: Recording,
+    then: impl FnOnce(Gathered<'_>) -> T,
+) -> Result<T, Vec<Refusal>> {
+    let store_all = recording.store_all();
+    let program = &*dfort_analysis::prepare::program(program);
+    check_root(program, program.unit(root), "an adjoint")?;
+    let diff = DiffSet::new(program, root, independents, dependents);
+    let tbrs = tbr::analyze_program(program, &diff.activity, store_all, recording.inversion());
+    let effects = dfort_analysis::effects::all(program);
+    let decided: Vec<Option<UnitDecisions>> = (0..program.units.len())
+        .map(|i| {
+            let u = program.units.get(i)?;
+            let t = tbrs.get(i)?.as_ref()?;
+            diff.contains(u.id)
+                .then(|| decide(program, u, t, &effects, recording))
+        })
+        .collect();
+    let routine = |u: UnitId| {
+        let orig = program.unit(u);
+        let not_analysed = || {
+            vec![refusal(
+                orig.name_span,
+                format!("`{}` was not analysed", orig.name),
+            )]
+        };
+        let (Some(act), Some(tbr)) = (&diff.activity.activity[u.0 as usize], &tbrs[u.0 as usize])
+        else {
+            return Err(not_analysed());
+        };
+        let Some(decisions) = &decided[u.0 as usize] else {
+            return Err(not_analysed());
+        };
+        let (unit, hoisted, bname) = derivative_unit(program, &diff, orig, Some('b'));
+        let reversal = &decisions.reversal;
+        let unstructured = reversal.by_blocks;
+        debug_assert_eq!(unstructured, !unit.cfg.structured);
+        let fx = dfort_analysis::effects::local(program, orig, &effects);
+        let snapshots = if unstructured {
+            snapshots(&unit, tbr, &fx, orig.symbols.len(), &decisions.undo.exact)
+        } else {
+            HashMap::new()
+        };
+        Ok(RoutineInputs {
+            program,
+            diff: &diff,
+            effects: &effects,
+            decided: &decided,
+            id: u,
+            orig,
+            unit,
+            hoisted,
+            bname,
+            module: host_module(program, orig),
+            act,
+            tbr,
+            store_all,
+            reversal,
+            unstructured,
+            plans: decisions.plans.iter().map(|p| (p.stmt, p)).collect(),
+            undo: &decisions.undo,
+            dead: &decisions.dead,
+            pushed: &decisions.pushed,
+            written_from: dfort_analysis::effects::written_from(program, orig, &effects),
+            snapshots,
+        })
+    };
+    Ok(then(Gathered {
+        program,
+        diff: &diff,
+        effects: &effects,
+        routines: Box::new(diff.units.iter().map(move |&u| routine(u))),
+    }))
+}
+
+/// Integer scalars the reverse sweep of each basic block reads (what
+/// TBR says its statements' adjoints need, the indices of what they pop
+/// included): saved at the block's end in unstructured mode.
+fn snapshots(
+    unit: &Unit,
+    tbr: &Tbr,
+    fx: &LocalEffects,
+    fx_len: usize,
+    exact: &BitSet,
+) -> HashMap<usize, Vec<String>> {
+    let mut out = HashMap::new();
+    for (i, node) in unit.cfg.nodes.iter().enumerate() {
+        if node.kind != dfort_ir::cfg::NodeKind::BasicBlock {
+            continue;
+        }
+        let mut ints = BitSet::default();
+        for id in &node.stmts {
+            if let Some(n) = tbr.needs.get(id.0 as usize) {
+                ints.union_with(n);
+            }
+        }
+        // TBR's sets may hold slots past the unit's own symbols (globals
+        // only its callees see): those are not the unit's to save.
+        let names: Vec<String> = ints
+            .iter()
+            .filter(|v| *v < fx_len)
+            .filter_map(|v| unit.symbols.get(v).map(|s| (v, s)))
+            .filter(|(i, s)| {
+                s.ty.base == BaseType::Integer
+                    && s.rank() == 0
+                    && !s.attrs.parameter
+                    // TBR and the inversions keep exact variables.
+                    && !exact.contains(*i)
+                    // Values nothing changes need no saving.
+                    && fx.writes.contains(*i)
+            })
+            .map(|(_, s)| s.name.clone())
+            .collect();
+        if !names.is_empty() {
+            out.insert(i, names);
+        }
+    }
+    out
+}
+
+impl RoutineInputs<'_> {
+    pub fn has_adjoint(&self, s: SymbolId) -> bool {
+        self.bname.contains_key(&s)
+    }
+
+    /// `xb`, `xb(i)` for a reference whose variable has an adjoint.
+    pub fn bref(&self, e: &Expr) -> Option<String> {
+        crate::fortran::renamed_ref(&self.unit, &self.bname, e)
+    }
+
+    /// The variables the forward sweep pushes for TBR at statement `st`.
+    pub fn recorded(&self, st: StmtId) -> Vec<SymbolId> {
+        self.pushed
+            .iter()
+            .filter(|r| r.stmt == st)
+            .map(|r| r.variable)
+            .collect()
+    }
+
+    /// Whether statement `id` or anything that may run after it may change
+    /// `s` (hoisted temporaries always may). An `intent(in)` dummy never
+    /// changes: no conforming callee writes it.
+    pub fn modifiable(&self, id: StmtId, s: SymbolId) -> bool {
+        if s.0 as usize >= self.orig.symbols.len() {
+            return true;
+        }
+        let sym = self.orig.symbol(s);
+        if matches!(sym.storage, Storage::Dummy(_)) && sym.intent == Some(Intent::In) {
+            return false;
+        }
+        self.written_from
+            .get(id.0 as usize)
+            .is_some_and(|w| w.contains(s.0 as usize))
+    }
+
+    /// Whether the adjoint routine of callee `c` reads the value its
+    /// symbol `s` holds when it is called (unknown symbols: yes).
+    pub fn callee_reads(&self, c: UnitId, s: Option<SymbolId>) -> bool {
+        let needs = self
+            .decided
+            .get(c.0 as usize)
+            .and_then(|d| d.as_ref())
+            .and_then(|d| d.entry_needs.as_ref());
+        match (needs, s) {
+            (Some(n), Some(s)) => n.contains(s.0 as usize),
+            _ => true,
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Adjoint (reverse-mode) code, joint mode: `r_b` runs a forward sweep
+//! (the original statements, minus those adjoint liveness proves useless,
+//! plus the pushes TBR asks for and the control-flow records of paper
+//! 001) and then the reverse sweep (adjoint statements in reverse order).
+//!
+//! Contract (Tapenade's convention): every formal with a derivative is
+//! followed by its adjoint `xb`; on entry the dependents' adjoints hold ȳ
+//! and the independents' what to accumulate into; on exit the
+//! independents' adjoints hold x̄ + Jᵀȳ and pure outputs' adjoints are 0.
+//! The generator obeys the analyses' decisions
+//! ([`dfort_analysis::decisions`]): what each statement pushes, which
+//! assignments the forward sweep drops, how each construct is reversed,
+//! how each address value is recovered; it re-decides none of them.
+//!
+//! Control-flow reversal (paper 001, decided by
+//! [`dfort_analysis::reversal`]): in structured units (Algorithm 5)
+//! counted DO loops are replayed from their bounds (the index is pushed
+//! around the loop only when a statement before it needs its value; a
+//! loop whose body changes a bound is refused), counted WHILE loops get
+//! their trip count from their bound, other DO WHILE loops push their trip
+//! count, a DO left by EXIT — which [`dfort_analysis::structure`] turned
+//! into a DO WHILE on a flag inside an always-taken IF — pushes its trip
+//! count while the IF records nothing, and IF and SELECT CASE push the arm
+//! taken. Units whose jumps the structuring cannot remove (GO TO, computed
+//! GO TO, arithmetic IF, or an EXIT, CYCLE or early RETURN) push the id of
+//! each basic block whose adjoint does work as it is left, after the
+//! integers its adjoint reads, and the reverse sweep pops ids until the
+//! entry marker. Loops with a recovery plan (paper 003) recover their
+//! address values by inversion and recomputation instead of storing
+//! them.
+//!
+//! Calls (checkpointing, Tapenade's default in joint mode): the forward
+//! sweep runs the original callee after pushing a snapshot of what the
+//! callee's adjoint reads (and of what it overwrites that the caller's
+//! adjoint needs) among the values anything may change later; the reverse
+//! sweep pops the snapshot and calls the callee's adjoint `c_b`, which
+//! re-runs the callee's forward sweep and then its reverse sweep. The
+//! callee's TBR, analysed with its calling contexts (paper 000 §5.2),
+//! records and restores the real values the caller needs; the caller
+//! records the integers and logicals the callee overwrites. A function
+//! `f` referenced in an active expression is hoisted into a temporary
+//! ([`crate::hoist`]) and differentiated as `f_b(args, argsb…, fb)`. Array
+//! assignments are reversed element-wise through an array temporary;
+//! `sum`, `dot_product`, `matmul` and `transpose` have reverse rules.
+//!
+//! STOP stays in the forward sweep (a run that stops has no reverse
+//! sweep) and output statements are left out. What this version cannot
+//! reverse is refused with its location, and no code is produced:
+//! complex variables, derived-type components, READ, active references
+//! to array-valued or unknown functions, DO loops without control that
+//! the structuring could not turn into DO WHILE loops, ALLOCATE inside
+//! loops or in units with jumps, values the tape cannot hold; and before
+//! anything is written ([`crate::limits`]), variables of modules dfort
+//! was not given, globals reached through function references, functions
+//! that change their arguments, active derived types.
+//!
+//! Layout (private modules): `inputs` gathers what the analyses decided
+//! for each routine (read-only while the routine is written), `emitter`
+//! holds what writing it accumulates; `dispatch` sends each statement to
+//! the assignment adjoints (`assign`), the control-flow reversal
+//! (`control`, with planned loops in `planned`), call sites (`call_site`)
+//! or ALLOCATE (`allocate`); `tape` says what can be pushed, `sweep`
+//! writes the reverse sweep and `routine` the whole routine, its
+//! specification part through [`crate::declare`].
+
+mod allocate;
+mod assign;
+mod call_site;
+mod control;
+mod dispatch;
+mod emitter;
+mod inputs;
+mod planned;
+mod routine;
+mod sweep;
+mod tape;
+
+use crate::trace::RoutineTrace;
+use crate::Refusal;
+use dfort_analysis::bitset::BitSet;
+use dfort_ir::{Program, UnitId};
+
+/// The stack runtime the adjoints use (`dfort_stack.f90`).
+pub const RUNTIME: &str = include_str!("../../runtime/dfort_stack.f90");
+
+pub use dfort_analysis::decisions::Recording;
+
+/// The adjoint `r_b` of subroutine `root` and of every procedure it calls
+/// that has active variables (free-form source), or why not.
+pub fn adjoint(
+    program: &Program,
+    root: UnitId,
+    independents: &BitSet,
+    dependents: &BitSet,
+    recording: Recording,
+    header: &str,
+) -> Result<String, Vec<Refusal>> {
+    adjoint_traced(program, root, independents, dependents, recording, header).map(|(text, _)| text)
+}
+
+/// [`adjoint`], with what each adjoint routine's code does
+/// ([`crate::trace`]).
+pub fn adjoint_traced(
+    program: &Program,
+    root: UnitId,
+    independents: &BitSet,
+    dependents: &BitSet,
+    recording: Recording,
+    header: &str,
+) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
+    inputs::gather(program, root, independents, dependents, recording, |g| {
+        let mut refusals = crate::limits::check(g.program, g.diff, g.effects);
+        let mut routines = Vec::new();
+        let mut traces = Vec::new();
+        for inputs in g.routines {
+            match inputs.and_then(|inputs| routine::routine(&inputs)) {
+                Ok((r, t)) => {
+                    routines.push(r);
+                    traces.push(t);
+                }
+                Err(e) => refusals.extend(e),
+            }
+        }
+        routines.extend(crate::tangent::internal_copies(
+            g.program,
+            g.diff,
+            &mut refusals,
+        ));
+        if !refusals.is_empty() {
+            return Err(refusals);
+        }
+        let decls = g.diff.module_declarations(g.program, 'b');
+        Ok((
+            crate::fortran::assemble(header, &routines, &decls, "_b"),
+            traces,
+        ))
+    })?
+}

@@ -1,0 +1,132 @@
+//! One adjoint routine `s_b` as a whole: its specification part
+//! ([`crate::declare`]) with the generator's temporaries, the adjoints of
+//! locals set to zero, the forward sweep, and the reverse sweep — in a
+//! unit reversed by basic blocks, a loop that pops block ids until the
+//! entry marker and runs each block's reverse sweep.
+//!
+//! Contract: statements are generated first; when any is refused, the
+//! routine is not written and the refusals are returned. The trace
+//! records which variables have an adjoint.
+
+use super::control::REVERSE_LABEL;
+use super::dispatch::Gen;
+use super::inputs::RoutineInputs;
+use super::sweep::emit;
+use crate::declare::{Declared, Flavour};
+use crate::fortran::{declaration_order, Routine};
+use crate::trace::RoutineTrace;
+use crate::Refusal;
+use dfort_ir::Storage;
+
+/// The adjoint routine of one unit of the derivative set, with its trace.
+pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Vec<Refusal>> {
+    let unit = &inp.unit;
+    let mut g = Gen::new(inp);
+    if inp.unstructured {
+        g.out.push("0");
+    }
+    let rev = g.block(&unit.body);
+    let out = g.out;
+    if !out.refusals.is_empty() {
+        return Err(out.refusals);
+    }
+    let extra_uses: Vec<String> = out
+        .hidden
+        .values()
+        .map(|(local, m, name)| format!("use {m}, only: {local} => {name}"))
+        .collect();
+    let mut r = crate::declare::open(
+        &Declared {
+            program: inp.program,
+            unit,
+            orig: inp.orig,
+            hoisted: &inp.hoisted,
+            names: &inp.bname,
+            commons: &inp.diff.commons,
+            module: inp.module.as_ref(),
+            used_modules: &out.used_modules,
+            extra_uses: &extra_uses,
+        },
+        Flavour::Adjoint,
+    );
+    let w = &mut r.w;
+    w.line("integer :: dfort_branch");
+    for k in 1..=out.counters {
+        w.line(&format!("integer :: dfort_k{k}, dfort_count{k}"));
+    }
+    if out.column_loops {
+        w.line("integer :: dfort_j");
+    }
+    for (k, ty) in out.int_temps.iter().enumerate() {
+        w.line(&format!("{ty} :: dfort_i{}", k + 1));
+    }
+    w.line("real(8) :: dfort_tb");
+    for (k, ty) in out.ztemps.iter().enumerate() {
+        w.line(&format!("{ty} :: dfort_z{}", k + 1));
+    }
+    for rank in &out.array_temps {
+        let colons = vec![":"; *rank].join(", ");
+        w.line(&format!("real(8), allocatable :: dfort_ta{rank}({colons})"));
+    }
+    r.end_specification();
+    let w = &mut r.w;
+    // Adjoints of locals start at zero (not those of dummies, of the
+    // function result, of COMMON members or of module variables, which
+    // the caller owns).
+    for s in &declaration_order(unit) {
+        let storage = &unit.symbol(*s).storage;
+        let owned = matches!(
+            storage,
+            Storage::Dummy(_) | Storage::Result | Storage::Common { .. } | Storage::Imported { .. }
+        );
+        // Allocatable adjoints are zeroed when they are allocated.
+        let owned = owned || unit.symbol(*s).attrs.allocatable;
+        if let (Some(b), false) = (inp.bname.get(s), owned) {
+            w.line(&format!("{b} = 0.0d0"));
+        }
+    }
+    w.line("! forward sweep");
+    for l in out.fwd.finish().lines() {
+        w.line(l);
+    }
+    w.line("! reverse sweep");
+    if inp.unstructured {
+        // Pop basic-block ids until the entry marker; reverse each block.
+        w.line(&format!("{REVERSE_LABEL} call dfort_pop(dfort_branch)"));
+        w.line("do while (dfort_branch /= 0)");
+        w.indent();
+        w.line("select case (dfort_branch)");
+        let mut blocks: Vec<usize> = out
+            .block_rev
+            .keys()
+            .chain(inp.snapshots.keys())
+            .copied()
+            .collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        for b in blocks {
+            w.line(&format!("case ({})", b + 1));
+            w.indent();
+            for v in inp.snapshots.get(&b).into_iter().flatten().rev() {
+                w.line(&format!("call dfort_pop({v})"));
+            }
+            emit(w, out.block_rev.get(&b).map(Vec::as_slice).unwrap_or(&[]));
+            w.dedent();
+        }
+        w.line("end select");
+        w.line("call dfort_pop(dfort_branch)");
+        w.dedent();
+        w.line("end do");
+    } else {
+        emit(w, &rev);
+    }
+    let mut trace = out.trace;
+    trace.with_adjoint = inp
+        .bname
+        .keys()
+        .filter(|s| (s.0 as usize) < inp.orig.symbols.len())
+        .copied()
+        .collect();
+    trace.with_adjoint.sort();
+    Ok((r.finish(out.used_modules, out.called), trace))
+}

@@ -1,0 +1,737 @@
+//! The specification part of a derivative routine, written by one piece of
+//! code for the tangent `s_d`, the adjoint `s_b` and the copies of
+//! internal procedures: the routine header, the USE lines, `implicit
+//! none`, the declarations of the primal variables each followed by its
+//! derivative's, the COMMON blocks of derivatives, the original's
+//! interface blocks — and alongside it the routine's explicit interface
+//! (the header, USE and IMPLICIT lines and the declarations an interface
+//! body needs).
+//!
+//! Contract: [`derivative_unit`] gives the unit a routine is written from
+//! (function references hoisted, [`crate::hoist`]) and its derivative
+//! names; [`open`] writes the specification part up to the generator's
+//! own temporaries; the generator declares those, calls
+//! [`Opened::end_specification`], writes its executable part into
+//! [`Opened::w`] and [`Opened::finish`]es the routine. Everything that
+//! differs between the modes — the suffix, which arguments a function
+//! result gives, the intents, the adjoint's runtime module — is
+//! [`Flavour`]'s; the derivative names and the generator's extra USE lines
+//! are arguments.
+
+use crate::fortran::{declaration, declaration_order, Routine, Writer};
+use crate::hoist::{hoist, HoistMap};
+use crate::names::DiffSet;
+use dfort_analysis::dp::target;
+use dfort_ir::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Which routine is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavour {
+    /// The tangent `s_d`: every formal followed by its tangent `xd`; a
+    /// function's result becomes an `intent(out)` argument, followed by
+    /// its tangent.
+    Tangent,
+    /// The adjoint `s_b`: every formal followed by its adjoint `xb`; a
+    /// function's result gives its adjoint only. The forward sweep may
+    /// skip what the original writes, so no dummy is left undefined on
+    /// entry (`intent(out)` becomes `intent(inout)`), and adjoints of
+    /// dummies are read and updated whatever the primal's intent.
+    Adjoint,
+    /// A copy of an internal procedure under its own name, without
+    /// derivatives, for its host's derivative (a function stays a
+    /// function). It writes its COMMON blocks as the tangent does
+    /// (derivative blocks `/c_d/`, which nothing in it reads).
+    Copy,
+}
+
+impl Flavour {
+    /// The suffix of the routine's name.
+    fn routine_suffix(self) -> &'static str {
+        match self {
+            Flavour::Tangent => "_d",
+            Flavour::Adjoint => "_b",
+            Flavour::Copy => "",
+        }
+    }
+
+    /// The suffix of derivative modules and COMMON blocks.
+    fn derivative_suffix(self) -> &'static str {
+        match self {
+            Flavour::Adjoint => "_b",
+            Flavour::Tangent | Flavour::Copy => "_d",
+        }
+    }
+
+    /// The intents of a variable and of its derivative.
+    fn intents(self, sym: &Symbol) -> (Option<Intent>, Option<Intent>) {
+        match self {
+            Flavour::Tangent if sym.storage == Storage::Result => {
+                (Some(Intent::Out), Some(Intent::Out))
+            }
+            Flavour::Tangent | Flavour::Copy => (sym.intent, sym.intent),
+            Flavour::Adjoint => {
+                let primal = match sym.intent {
+                    Some(Intent::Out) => Some(Intent::InOut),
+                    i => i,
+                };
+                (primal, sym.intent.map(|_| Intent::InOut))
+            }
+        }
+    }
+}
+
+/// The unit a derivative routine of `orig` is written from, with its
+/// function references hoisted ([`crate::hoist`]; only in assignments to
+/// a variable with a derivative), the hoisting, and the derivative names
+/// (suffix `'d'` or `'b'`) of its symbols — hoisted temporaries of
+/// functions whose result has a derivative included. `None`: a copy,
+/// without derivatives or hoisting.
+pub fn derivative_unit(
+    program: &Program,
+    diff: &DiffSet,
+    orig: &Unit,
+    suffix: Option<char>,
+) -> (Unit, HoistMap, HashMap<SymbolId, String>) {
+    let mut names = match suffix {
+        Some(c) => diff.names(program, orig, c),
+        None => HashMap::new(),
+    };
+    let (unit, hoisted) = hoist(program, orig, |st| match &st.kind {
+        StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| names.contains_key(&t)),
+        _ => false,
+    });
+    if let Some(c) = suffix {
+        for h in hoisted.values().flatten() {
+            let cu = program.unit(h.callee);
+            if cu
+                .result
+                .is_some_and(|r| diff.with_d[h.callee.0 as usize].contains(r.0 as usize))
+            {
+                names.insert(h.temp, format!("{}{c}", unit.symbol(h.temp).name));
+            }
+        }
+    }
+    (unit, hoisted, names)
+}
+
+/// What the specification part of one derivative routine is made of.
+pub struct Declared<'a> {
+    pub program: &'a Program,
+    /// The unit as written (hoisted temporaries appended, [`derivative_unit`]).
+    pub unit: &'a Unit,
+    /// The unit as the analyses saw it.
+    pub orig: &'a Unit,
+    pub hoisted: &'a HoistMap,
+    /// The derivative name of each symbol that has one.
+    pub names: &'a HashMap<SymbolId, String>,
+    /// COMMON members (block, position) with a derivative.
+    pub commons: &'a BTreeSet<(String, u32)>,
+    /// The original module of a module procedure (its derivative lives in
+    /// `<m><suffix>`).
+    pub module: Option<&'a String>,
+    /// The original modules whose derivative modules the routine uses.
+    pub used_modules: &'a BTreeSet<String>,
+    /// USE lines of the generator's own, after those of the derivative
+    /// modules (the adjoint's module variables brought in under new
+    /// names).
+    pub extra_uses: &'a [String],
+}
+
+/// A derivative routine whose specification part is written up to the
+/// generator's own temporaries.
+pub struct Opened {
+    /// The routine's text so far, indented for the body.
+    pub w: Writer,
+    unit: UnitId,
+    host: Option<UnitId>,
+    module: Option<String>,
+    /// The routine's interface body, kept when callers need it.
+    interface: Option<String>,
+    end: String,
+    spec_end: usize,
+}
+
+/// The header, USE lines, `implicit none`, declarations, COMMON blocks and
+/// interface blocks of `d`'s `flavour` routine (see the module's contract).
+pub fn open(d: &Declared, flavour: Flavour) -> Opened {
+    let (program, unit, orig) = (d.program, d.unit, d.orig);
+    let suffix = flavour.derivative_suffix();
+    let mut spec = Spec::default();
+    let (header, end) = header(program, unit, d.names, flavour);
+    spec.both(&header);
+    spec.indent();
+    if flavour == Flavour::Adjoint {
+        spec.both("use dfort_stack");
+    }
+    for m in d.used_modules {
+        spec.both(&format!("use {m}{suffix}"));
+    }
+    for l in module_var_uses(program, unit, d.names, d.module, suffix) {
+        spec.both(&l);
+    }
+    for l in d.extra_uses {
+        spec.both(l);
+    }
+    for u in uses(unit) {
+        spec.both(&u);
+    }
+    spec.both("implicit none");
+    spec.declarations(program, unit, orig, d.names, |sym| flavour.intents(sym));
+    for l in undeclared_functions(program, unit, d.hoisted) {
+        spec.w.line(&l);
+    }
+    spec.commons(unit, d.names, d.commons, suffix);
+    spec.interface_blocks(orig);
+    let interface = spec.interface(&end);
+    let explicit = flavour != Flavour::Copy && needs_explicit_interface(orig);
+    Opened {
+        w: spec.w,
+        unit: orig.id,
+        host: crate::calls::host_procedure(program, orig),
+        module: d.module.cloned(),
+        interface: explicit.then_some(interface),
+        end,
+        spec_end: 0,
+    }
+}
+
+impl Opened {
+    /// Marks the end of the specification part: the interface blocks of
+    /// the routines this one calls go there ([`crate::fortran::assemble`]).
+    pub fn end_specification(&mut self) {
+        self.spec_end = self.w.len();
+    }
+
+    /// Closes the routine; `uses` are the original modules whose
+    /// derivative modules it uses, `calls` the units whose derivative
+    /// routines it calls.
+    pub fn finish(mut self, uses: BTreeSet<String>, calls: BTreeSet<UnitId>) -> Routine {
+        self.w.dedent();
+        self.w.line(&self.end);
+        Routine {
+            unit: self.unit,
+            host: self.host,
+            module: self.module,
+            uses,
+            text: self.w.finish(),
+            spec_end: self.spec_end,
+            interface: self.interface,
+            calls,
+        }
+    }
+}
+
+/// The routine's first line and its `end` line.
+fn header(
+    program: &Program,
+    unit: &Unit,
+    names: &HashMap<SymbolId, String>,
+    flavour: Flavour,
+) -> (String, String) {
+    let mut args = Vec::new();
+    for a in &unit.args {
+        args.push(unit.symbol(*a).name.clone());
+        if let Some(d) = names.get(a) {
+            args.push(d.clone());
+        }
+    }
+    match (flavour, unit.result) {
+        (Flavour::Tangent, Some(r)) => {
+            args.push(unit.symbol(r).name.clone());
+            if let Some(d) = names.get(&r) {
+                args.push(d.clone());
+            }
+        }
+        (Flavour::Adjoint, Some(r)) => {
+            if let Some(b) = names.get(&r) {
+                args.push(b.clone());
+            }
+        }
+        _ => {}
+    }
+    let recursive = if crate::calls::is_recursive(program, unit) {
+        "recursive "
+    } else {
+        ""
+    };
+    let name = format!("{}{}", unit.name, flavour.routine_suffix());
+    let args = args.join(", ");
+    match (flavour, unit.kind, unit.result) {
+        (Flavour::Copy, UnitKind::Function, Some(r)) => {
+            let rname = &unit.symbol(r).name;
+            let result = if *rname == unit.name {
+                String::new()
+            } else {
+                format!(" result({rname})")
+            };
+            (
+                format!("{recursive}function {name}({args}){result}"),
+                format!("end function {name}"),
+            )
+        }
+        _ => (
+            format!("{recursive}subroutine {name}({args})"),
+            format!("end subroutine {name}"),
+        ),
+    }
+}
+
+/// `use m, only: a, b => c` lines of a unit.
+fn uses(unit: &Unit) -> Vec<String> {
+    unit.uses
+        .iter()
+        .map(|u| {
+            let mut s = format!("use {}", u.module);
+            if let Some(only) = &u.only {
+                let items: Vec<String> = only
+                    .iter()
+                    .map(|(l, r)| {
+                        if l == r {
+                            l.clone()
+                        } else {
+                            format!("{l} => {r}")
+                        }
+                    })
+                    .collect();
+                s.push_str(&format!(", only: {}", items.join(", ")));
+            } else {
+                for (l, r) in &u.renames {
+                    s.push_str(&format!(", {l} => {r}"));
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+/// Whether a procedure symbol names a module procedure (reached by use or
+/// host association, so it must not be redeclared `external`).
+fn is_module_procedure(program: &Program, sym: &Symbol) -> bool {
+    sym.storage == Storage::Procedure
+        && program.units_named(&sym.name).any(|u| {
+            u.parent
+                .is_some_and(|p| program.unit(p).kind == UnitKind::Module)
+        })
+}
+
+/// The lines of the unit's COMMON blocks, and for each block with a
+/// member that has a derivative, the block of derivatives
+/// `/<name><suffix>/` (members without one get a placeholder of the same
+/// type, so that the layout is the same in every routine).
+fn common_blocks(
+    unit: &Unit,
+    names: &HashMap<SymbolId, String>,
+    with_d: &BTreeSet<(String, u32)>,
+    suffix: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &unit.commons {
+        let members: Vec<&str> = c
+            .members
+            .iter()
+            .map(|m| unit.symbol(*m).name.as_str())
+            .collect();
+        out.push(format!("common /{}/ {}", c.name, members.join(", ")));
+        if !(0..c.members.len()).any(|i| with_d.contains(&(c.name.clone(), i as u32))) {
+            continue;
+        }
+        let mut dnames = Vec::new();
+        for m in &c.members {
+            match names.get(m) {
+                Some(d) => dnames.push(d.clone()),
+                None => {
+                    let sym = unit.symbol(*m);
+                    let pad = format!("dfort_pad_{}", sym.name);
+                    if let Some(d) = declaration(unit, sym, &pad, false) {
+                        out.push(d);
+                    }
+                    dnames.push(pad);
+                }
+            }
+        }
+        let block = if c.name.is_empty() {
+            "dfort_blank".to_string()
+        } else {
+            c.name.clone()
+        };
+        out.push(format!("common /{block}{suffix}/ {}", dnames.join(", ")));
+    }
+    out
+}
+
+/// Whether any statement of the unit references function `name`.
+fn references_function(unit: &Unit, name: &str) -> bool {
+    unit.stmts.iter().any(|st| {
+        st.kind.exprs().iter().any(|e| {
+            let mut found = false;
+            e.walk(&mut |x| {
+                if let ExprKind::FunctionCall { name: n, .. } = &x.kind {
+                    found |= n == name;
+                }
+            });
+            found
+        })
+    })
+}
+
+/// Declarations of the hoisted functions the unit names without declaring
+/// them (implicitly typed externals), since derivatives use
+/// `implicit none`.
+fn undeclared_functions(program: &Program, unit: &Unit, hoisted: &HoistMap) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut ids: Vec<&StmtId> = hoisted.keys().collect();
+    ids.sort();
+    for h in ids.into_iter().flat_map(|id| &hoisted[id]) {
+        let callee = program.unit(h.callee);
+        let declared = unit
+            .lookup(&h.name)
+            .is_some_and(|s| unit.symbol(s).ty.base != BaseType::None);
+        let in_module = callee
+            .parent
+            .is_some_and(|p| program.unit(p).kind == UnitKind::Module);
+        let line = format!(
+            "{}, external :: {}",
+            crate::calls::result_type(callee),
+            h.name
+        );
+        if !declared && !in_module && !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// `use <m><suffix>, only: …` for the derivatives of the module variables
+/// a routine uses (not needed inside `<m><suffix>` itself).
+fn module_var_uses(
+    program: &Program,
+    unit: &Unit,
+    names: &HashMap<SymbolId, String>,
+    own: Option<&String>,
+    suffix: &str,
+) -> Vec<String> {
+    let mut per: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (s, d) in names {
+        if let Some((m, _)) = crate::names::module_var(program, unit.symbol(*s)) {
+            let mname = &program.unit(m).name;
+            if Some(mname) != own {
+                per.entry(mname.clone()).or_default().push(d.clone());
+            }
+        }
+    }
+    per.into_iter()
+        .map(|(m, mut names)| {
+            names.sort();
+            names.dedup();
+            format!("use {m}{suffix}, only: {}", names.join(", "))
+        })
+        .collect()
+}
+
+/// Whether a procedure must have an explicit interface where it is
+/// called (Fortran 2008, 12.4.2.2): a dummy that is assumed-shape,
+/// optional, allocatable, a pointer or a target, or an array-valued,
+/// allocatable or pointer result.
+fn needs_explicit_interface(unit: &Unit) -> bool {
+    let special = |s: &Symbol| {
+        s.dims.iter().any(|d| d.kind == DimKind::AssumedShape)
+            || s.attrs.optional
+            || s.attrs.allocatable
+            || s.attrs.pointer
+            || s.attrs.target
+    };
+    unit.args.iter().any(|a| special(unit.symbol(*a)))
+        || unit.result.is_some_and(|r| {
+            let s = unit.symbol(r);
+            s.rank() > 0 || s.attrs.allocatable || s.attrs.pointer
+        })
+}
+
+/// The specification part being written, and alongside it the routine's
+/// interface body.
+#[derive(Default)]
+struct Spec {
+    w: Writer,
+    iface: Writer,
+}
+
+impl Spec {
+    /// A line of both the routine and its interface.
+    fn both(&mut self, text: &str) {
+        self.w.line(text);
+        self.iface.line(text);
+    }
+
+    fn indent(&mut self) {
+        self.w.indent();
+        self.iface.indent();
+    }
+
+    /// Declares `unit`'s symbols in [`declaration_order`], each followed
+    /// by its derivative (`names`): variables from modules and hosts are
+    /// not redeclared (their derivatives are, unless they live in a
+    /// derivative module), procedures only when `orig` references them as
+    /// functions outside an interface block and they are not module
+    /// procedures. `intents(sym)` gives the intents of the variable and of
+    /// its derivative. The interface gets the declarations of dummies,
+    /// the result, COMMON members and named constants.
+    fn declarations(
+        &mut self,
+        program: &Program,
+        unit: &Unit,
+        orig: &Unit,
+        names: &HashMap<SymbolId, String>,
+        intents: impl Fn(&Symbol) -> (Option<Intent>, Option<Intent>),
+    ) {
+        let in_interface = |name: &str| {
+            orig.interface_blocks
+                .iter()
+                .any(|b| b.names.iter().any(|n| n == name))
+        };
+        for s in declaration_order(unit) {
+            let sym = unit.symbol(s);
+            let imported = matches!(
+                sym.storage,
+                Storage::Imported { .. } | Storage::UnknownModule { .. }
+            );
+            if sym.storage == Storage::Procedure
+                && (!references_function(orig, &sym.name)
+                    || is_module_procedure(program, sym)
+                    || in_interface(&sym.name))
+            {
+                continue;
+            }
+            let (primal, derivative) = intents(sym);
+            let interface_needs = matches!(
+                sym.storage,
+                Storage::Dummy(_) | Storage::Common { .. } | Storage::Result
+            ) || sym.attrs.parameter;
+            if !imported {
+                let mut p = sym.clone();
+                p.intent = primal;
+                if let Some(d) = declaration(unit, &p, &sym.name, true) {
+                    self.w.line(&d);
+                    if interface_needs {
+                        self.iface.line(&d);
+                    }
+                }
+            }
+            // A module variable's derivative is declared in its derivative
+            // module.
+            let in_module = matches!(sym.storage, Storage::Imported { .. });
+            if let (Some(dn), false) = (names.get(&s), in_module) {
+                let mut d = sym.clone();
+                d.intent = derivative;
+                if let Some(text) = declaration(unit, &d, dn, true) {
+                    self.w.line(&text);
+                    if interface_needs {
+                        self.iface.line(&text);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The COMMON blocks ([`common_blocks`]), in both.
+    fn commons(
+        &mut self,
+        unit: &Unit,
+        names: &HashMap<SymbolId, String>,
+        with_d: &BTreeSet<(String, u32)>,
+        suffix: &str,
+    ) {
+        for l in common_blocks(unit, names, with_d, suffix) {
+            self.both(&l);
+        }
+    }
+
+    /// The interface blocks of the original unit, copied (the block's
+    /// text starts at `interface`; the other lines lose the indentation
+    /// of its `end interface`).
+    fn interface_blocks(&mut self, orig: &Unit) {
+        for b in &orig.interface_blocks {
+            let base = b
+                .text
+                .lines()
+                .last()
+                .map_or(0, |l| l.len() - l.trim_start_matches(' ').len());
+            for (i, l) in b.text.lines().enumerate() {
+                let spaces = l.len() - l.trim_start_matches(' ').len();
+                let l = if i == 0 { l } else { &l[spaces.min(base)..] };
+                self.w.line(l.trim_end());
+            }
+        }
+    }
+
+    /// The routine's interface body, closed by `end`.
+    fn interface(&mut self, end: &str) -> String {
+        let mut iface = std::mem::take(&mut self.iface);
+        iface.dedent();
+        iface.line(end);
+        iface.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dfort_analysis::bitset::BitSet;
+
+    fn program(src: &str) -> Program {
+        let mut parser = dfort_syntax::FortranParser::new();
+        let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
+        let lowered = dfort_ir::lower::lower_file(&parsed, FileId(0));
+        let file = SourceFile {
+            id: FileId(0),
+            path: "t.f90".into(),
+        };
+        dfort_ir::link::link(vec![file], vec![lowered]).0
+    }
+
+    fn named<'p>(p: &'p Program, name: &str) -> &'p Unit {
+        p.units.iter().find(|u| u.name == name).expect("unit")
+    }
+
+    fn symbols(u: &Unit, names: &[&str]) -> BitSet {
+        names
+            .iter()
+            .map(|n| u.lookup(n).expect("symbol").0 as usize)
+            .collect()
+    }
+
+    /// `f`'s routine of `flavour`, with derivatives for `x` and the result.
+    fn written(p: &Program, flavour: Flavour) -> Routine {
+        let f = named(p, "f");
+        let names: HashMap<SymbolId, String> = match flavour {
+            Flavour::Copy => HashMap::new(),
+            _ => {
+                let c = if flavour == Flavour::Tangent {
+                    'd'
+                } else {
+                    'b'
+                };
+                ["x", "y"]
+                    .iter()
+                    .map(|n| (f.lookup(n).expect("symbol"), format!("{n}{c}")))
+                    .collect()
+            }
+        };
+        let mut r = open(
+            &Declared {
+                program: p,
+                unit: f,
+                orig: f,
+                hoisted: &HashMap::new(),
+                names: &names,
+                commons: &BTreeSet::new(),
+                module: None,
+                used_modules: &BTreeSet::new(),
+                extra_uses: &[],
+            },
+            flavour,
+        );
+        r.w.line("integer :: dfort_temp");
+        r.end_specification();
+        r.w.line("y = x");
+        r.finish(BTreeSet::new(), BTreeSet::new())
+    }
+
+    const FUNCTION: &str = "function f(x, n) result(y)\n  integer, intent(in) :: n\n  real(8), intent(in) :: x(:)\n  real(8) :: y\n  y = sum(x) * n\nend function f\n";
+
+    #[test]
+    fn the_flavours_differ_in_header_intents_and_runtime_only() {
+        let p = program(FUNCTION);
+        let tangent = written(&p, Flavour::Tangent).text;
+        assert!(
+            tangent.starts_with("subroutine f_d(x, xd, n, y, yd)\n"),
+            "{tangent}"
+        );
+        assert!(
+            tangent.contains("real(8), intent(in) :: xd(:)"),
+            "{tangent}"
+        );
+        assert!(tangent.contains("real(8), intent(out) :: y\n"), "{tangent}");
+        assert!(
+            tangent.contains("real(8), intent(out) :: yd\n"),
+            "{tangent}"
+        );
+        assert!(tangent.ends_with("end subroutine f_d\n"), "{tangent}");
+        assert!(!tangent.contains("dfort_stack"), "{tangent}");
+
+        let adjoint = written(&p, Flavour::Adjoint).text;
+        assert!(
+            adjoint.starts_with("subroutine f_b(x, xb, n, yb)\n  use dfort_stack\n"),
+            "{adjoint}"
+        );
+        assert!(
+            adjoint.contains("real(8), intent(inout) :: xb(:)"),
+            "{adjoint}"
+        );
+        assert!(adjoint.ends_with("end subroutine f_b\n"), "{adjoint}");
+
+        let copy = written(&p, Flavour::Copy).text;
+        assert!(copy.starts_with("function f(x, n) result(y)\n"), "{copy}");
+        assert!(!copy.contains("xd") && !copy.contains("xb"), "{copy}");
+        assert!(copy.ends_with("end function f\n"), "{copy}");
+
+        // The same primal declarations in the same order everywhere, the
+        // specification part ending before the body.
+        for text in [&tangent, &adjoint, &copy] {
+            let n = text
+                .find("integer(4), intent(in) :: n")
+                .expect("n declared");
+            let x = text
+                .find("real(8), intent(in) :: x(:)")
+                .expect("x declared");
+            assert!(n < x, "{text}");
+            assert!(
+                text.find("implicit none").expect("implicit none") < n,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_explicit_interface_is_kept_for_derivatives_not_for_copies() {
+        let p = program(FUNCTION);
+        let tangent = written(&p, Flavour::Tangent);
+        let iface = tangent.interface.expect("assumed shape needs an interface");
+        assert!(
+            iface.starts_with("subroutine f_d(x, xd, n, y, yd)\n"),
+            "{iface}"
+        );
+        assert!(iface.contains("real(8), intent(in) :: xd(:)"), "{iface}");
+        assert!(iface.ends_with("end subroutine f_d\n"), "{iface}");
+        assert!(!iface.contains("dfort_temp"), "{iface}");
+        // The interface blocks of callees go after the generator's
+        // temporaries, before the body.
+        let spec = &tangent.text[..tangent.spec_end];
+        assert!(spec.ends_with("integer :: dfort_temp\n"), "{spec}");
+        assert!(written(&p, Flavour::Adjoint).interface.is_some());
+        assert!(written(&p, Flavour::Copy).interface.is_none());
+    }
+
+    #[test]
+    fn hoisted_function_results_get_derivative_names_of_the_mode() {
+        let p = program(
+            "subroutine r(a, b)\n  real(8), intent(in) :: a\n  real(8), intent(out) :: b\n  b = 2 * g(a)\nend subroutine r\n\
+             function g(t)\n  real(8), intent(in) :: t\n  real(8) :: g\n  g = t * t\nend function g\n",
+        );
+        let r = named(&p, "r");
+        let diff = DiffSet::new(&p, r.id, &symbols(r, &["a"]), &symbols(r, &["b"]));
+        let (unit, hoisted, names) = derivative_unit(&p, &diff, r, Some('b'));
+        let temps: Vec<SymbolId> = hoisted.values().flatten().map(|h| h.temp).collect();
+        assert_eq!(temps.len(), 1, "{hoisted:?}");
+        let temp = &unit.symbol(temps[0]).name;
+        assert_eq!(names.get(&temps[0]), Some(&format!("{temp}b")));
+        assert_eq!(
+            names.get(&r.lookup("a").expect("a")),
+            Some(&"ab".to_string())
+        );
+        // A copy has neither derivatives nor hoisted references.
+        let (copy, hoisted, names) = derivative_unit(&p, &diff, r, None);
+        assert!(hoisted.is_empty() && names.is_empty());
+        assert_eq!(copy.symbols.len(), r.symbols.len());
+    }
+}
