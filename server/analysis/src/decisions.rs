@@ -25,11 +25,12 @@ use crate::undo::UnitUndo;
 use dfort_ir::{ExprKind, Program, StmtId, Unit};
 
 /// What the forward sweep records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Recording {
     /// TBR, with loops' address values recovered by inversion and
     /// recomputation where the token game finds a way (paper 003); the
     /// default.
+    #[default]
     Inversion,
     /// TBR, with every overwritten address value stored (`--no-inversion`).
     Tbr,

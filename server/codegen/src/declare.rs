@@ -719,7 +719,9 @@ mod tests {
              function g(t)\n  real(8), intent(in) :: t\n  real(8) :: g\n  g = t * t\nend function g\n",
         );
         let r = named(&p, "r");
-        let diff = DiffSet::new(&p, r.id, &symbols(r, &["a"]), &symbols(r, &["b"]));
+        let (ind, dep) = (symbols(r, &["a"]), symbols(r, &["b"]));
+        let facts = crate::root_facts(&p, r.id, &ind, &dep, Default::default());
+        let diff = DiffSet::of_root(&facts, r.id).expect("a root");
         let (unit, hoisted, names) = derivative_unit(&p, &diff, r, Some('b'));
         let temps: Vec<SymbolId> = hoisted.values().flatten().map(|h| h.temp).collect();
         assert_eq!(temps.len(), 1, "{hoisted:?}");

@@ -14,12 +14,12 @@
 use dfort_analysis::activity::active_anywhere;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::dp::{differentiable, dp_of, target};
-use dfort_analysis::interproc::{analyze_program, ProgramActivity};
+use dfort_analysis::interproc::ProgramActivity;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
 
-pub struct DiffSet {
+pub struct DiffSet<'a> {
     pub root: UnitId,
     /// Units that get a derivative routine: the root first.
     pub units: Vec<UnitId>,
@@ -31,22 +31,46 @@ pub struct DiffSet {
     /// once, in the derivative module `<m>_b` / `<m>_d`, and every routine
     /// shares it.
     pub module_vars: BTreeSet<(UnitId, SymbolId)>,
-    pub activity: ProgramActivity,
+    /// The activity the set follows (the analyses' facts).
+    pub activity: &'a ProgramActivity,
 }
 
 fn carries(unit: &Unit, s: SymbolId) -> bool {
     differentiable(unit, s) && unit.symbol(s).ty.base != BaseType::Derived
 }
 
-impl DiffSet {
+impl<'a> DiffSet<'a> {
+    /// The set of `root`, a root of `facts`, with the roles the analyses
+    /// took for it.
+    pub fn of_root(
+        facts: &'a dfort_analysis::facts::ProgramFacts,
+        root: UnitId,
+    ) -> Result<DiffSet<'a>, Vec<crate::Refusal>> {
+        let program = &facts.program;
+        let Some(roles) = facts.roles_of(root) else {
+            let unit = program.unit(root);
+            return Err(vec![crate::Refusal {
+                span: unit.name_span,
+                message: format!("`{}` is not a root of this analysis", unit.name),
+            }]);
+        };
+        Ok(DiffSet::new(
+            program,
+            &facts.activity,
+            root,
+            &roles.independents,
+            &roles.dependents,
+        ))
+    }
+
+    /// The set of `root` with its roles, from the analyses' `activity`.
     pub fn new(
         program: &Program,
+        activity: &'a ProgramActivity,
         root: UnitId,
         independents: &BitSet,
         dependents: &BitSet,
-    ) -> DiffSet {
-        let activity =
-            analyze_program(program, &[(root, independents.clone(), dependents.clone())]);
+    ) -> DiffSet<'a> {
         let n = program.units.len();
         let reachable = reachable(program, root);
         let mut with_d = vec![BitSet::default(); n];
@@ -292,7 +316,7 @@ pub fn module_var_name(module: &Unit, s: SymbolId, suffix: char) -> String {
     name
 }
 
-impl DiffSet {
+impl DiffSet<'_> {
     /// Declarations of the module variables' derivatives, per module name.
     pub fn module_declarations(
         &self,

@@ -26,6 +26,7 @@ use crate::{check_root, Refusal};
 use dfort_analysis::activity::active_actuals;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::dp::{dp_of, target};
+use dfort_analysis::facts::ProgramFacts;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
@@ -35,7 +36,7 @@ const ARRAY_INTRINSICS: &[&str] = &["sum", "transpose", "dot_product", "matmul"]
 
 struct Gen<'a> {
     program: &'a Program,
-    diff: &'a DiffSet,
+    diff: &'a DiffSet<'a>,
     unit: &'a Unit,
     /// Derivative name of each symbol that has one.
     dname: HashMap<SymbolId, String>,
@@ -449,7 +450,8 @@ fn sum(a: Option<String>, b: Option<String>) -> Option<String> {
 
 /// The tangent of subroutine `root` (and of every procedure it calls that
 /// has active variables) as a free-form source file, or the reasons it
-/// cannot be produced.
+/// cannot be produced: the analyses run from `root` alone with these
+/// roles.
 pub fn tangent(
     program: &Program,
     root: UnitId,
@@ -457,12 +459,29 @@ pub fn tangent(
     dependents: &BitSet,
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
-    let program = &*dfort_analysis::prepare::program(program);
+    let facts = crate::root_facts(
+        program,
+        root,
+        independents,
+        dependents,
+        dfort_analysis::decisions::Recording::Inversion,
+    );
+    tangent_of(&facts, root, header)
+}
+
+/// The tangent of `root`, a root of `facts`, from the activity the
+/// analyses computed there.
+pub fn tangent_of(
+    facts: &ProgramFacts,
+    root: UnitId,
+    header: &str,
+) -> Result<String, Vec<Refusal>> {
+    let program = &facts.program;
     let unit = program.unit(root);
     check_root(program, unit, "a tangent")?;
-    let diff = DiffSet::new(program, root, independents, dependents);
-    let effects = dfort_analysis::effects::all(program);
-    let mut refusals = crate::limits::check(program, &diff, &effects);
+    let diff = DiffSet::of_root(facts, root)?;
+    let effects = facts.effects();
+    let mut refusals = crate::limits::check(program, &diff, effects);
     let mut routines = Vec::new();
     for &u in &diff.units {
         match routine(program, &diff, u, Flavour::Tangent) {
@@ -491,8 +510,19 @@ pub fn derivative_names(
     independents: &BitSet,
     dependents: &BitSet,
 ) -> HashMap<SymbolId, String> {
-    let program = &*dfort_analysis::prepare::program(program);
-    DiffSet::new(program, root, independents, dependents).names(program, program.unit(root), 'd')
+    let facts = crate::root_facts(
+        program,
+        root,
+        independents,
+        dependents,
+        dfort_analysis::decisions::Recording::Inversion,
+    );
+    let program = &facts.program;
+    DiffSet::new(program, &facts.activity, root, independents, dependents).names(
+        program,
+        program.unit(root),
+        'd',
+    )
 }
 
 /// A copy of an internal procedure, for the derivative of its host (whose

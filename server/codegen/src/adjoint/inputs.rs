@@ -1,16 +1,18 @@
 //! The read-only inputs of the adjoint routines: everything the analyses
-//! decided that writing them needs, gathered in one place ([`gather`]) —
-//! the program as the analyses see it, the derivative set with its
-//! activity, TBR, the effects of every unit, and for each routine the
-//! analysis' decisions (reversal of each construct, recovery plans, undo,
-//! dropped assignments, pushed records) with what follows from them
-//! (the unit with its function references hoisted, adjoint names, what
-//! each basic block must save).
+//! decided that writing them needs, read from their one entry point
+//! ([`dfort_analysis::facts`]) in one place ([`gather`]) — the program as
+//! the analyses see it, the derivative set with its activity, TBR, the
+//! effects of every unit, and for each routine the analysis' decisions
+//! (reversal of each construct, recovery plans, undo, dropped
+//! assignments, pushed records) with what follows from them (the unit
+//! with its function references hoisted, adjoint names, what each basic
+//! block must save).
 //!
-//! Contract: [`gather`] is the only place the adjoint generator runs an
-//! analysis or reads its results into its own form; a [`RoutineInputs`]
-//! is built once per routine and never changes while the routine is
-//! written (what writing it accumulates is [`super::emitter`]'s).
+//! Contract: [`gather`] is the only place the adjoint generator reads the
+//! analyses' facts into its own form, and it runs no analysis; a
+//! [`RoutineInputs`] is built once per routine and never changes while
+//! the routine is written (what writing it accumulates is
+//! [`super::emitter`]'s).
 
 use super::emitter::refusal;
 use crate::calls::host_module;
@@ -20,8 +22,8 @@ use crate::names::DiffSet;
 use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
-use dfort_analysis::decisions::{decide, Recording, UnitDecisions};
 use dfort_analysis::effects::{Effects, LocalEffects};
+use dfort_analysis::facts::ProgramFacts;
 use dfort_analysis::recovery::Plan;
 use dfort_analysis::reversal::UnitReversal;
 use dfort_analysis::tbr::{self, Tbr};
@@ -34,7 +36,7 @@ use std::collections::HashMap;
 pub(super) struct Gathered<'a> {
     /// The program as the analyses saw it ([`dfort_analysis::prepare`]).
     pub program: &'a Program,
-    pub diff: &'a DiffSet,
+    pub diff: &'a DiffSet<'a>,
     pub effects: &'a [Effects],
     /// In the order of `diff.units` (the root first), each built as it is
     /// reached.
@@ -44,12 +46,12 @@ pub(super) struct Gathered<'a> {
 /// The read-only inputs of one adjoint routine.
 pub(super) struct RoutineInputs<'a> {
     pub program: &'a Program,
-    pub diff: &'a DiffSet,
+    pub diff: &'a DiffSet<'a>,
     /// Every unit's effects (indexed by `UnitId`).
     pub effects: &'a [Effects],
-    /// Every unit's decisions: a call site reads what its callee's
-    /// adjoint needs.
-    pub decided: &'a [Option<UnitDecisions>],
+    /// Every unit's facts: a call site reads what its callee's adjoint
+    /// needs.
+    pub facts: &'a ProgramFacts,
     pub id: UnitId,
     /// The unit as the analyses saw it.
     pub orig: &'a Unit,
@@ -85,31 +87,20 @@ pub(super) struct RoutineInputs<'a> {
     pub snapshots: HashMap<usize, Vec<String>>,
 }
 
-/// Runs the analyses an adjoint of `root` needs (after checking the root)
-/// and gathers, for each routine of its derivative set, what they decided;
-/// hands the result to `then`.
+/// Gathers, for each routine of the derivative set of `root` (a root of
+/// `facts`, checked first), what the analyses decided; hands the result
+/// to `then`.
 pub(super) fn gather<T>(
-    program: &Program,
+    facts: &ProgramFacts,
     root: UnitId,
-    independents: &BitSet,
-    dependents: &BitSet,
-    recording: Recording,
     then: impl FnOnce(Gathered<'_>) -> T,
 ) -> Result<T, Vec<Refusal>> {
-    let store_all = recording.store_all();
-    let program = &*dfort_analysis::prepare::program(program);
-    check_root(program, program.unit(root), "an adjoint")?;
-    let diff = DiffSet::new(program, root, independents, dependents);
-    let tbrs = tbr::analyze_program(program, &diff.activity, store_all, recording.inversion());
-    let effects = dfort_analysis::effects::all(program);
-    let decided: Vec<Option<UnitDecisions>> = (0..program.units.len())
-        .map(|i| {
-            let u = program.units.get(i)?;
-            let t = tbrs.get(i)?.as_ref()?;
-            diff.contains(u.id)
-                .then(|| decide(program, u, t, &effects, recording))
-        })
-        .collect();
+    let store_all = facts.request.recording.store_all();
+    let program = &facts.program;
+    let root_unit = program.unit(root);
+    check_root(program, root_unit, "an adjoint")?;
+    let diff = DiffSet::of_root(facts, root)?;
+    let effects = facts.effects();
     let routine = |u: UnitId| {
         let orig = program.unit(u);
         let not_analysed = || {
@@ -118,18 +109,16 @@ pub(super) fn gather<T>(
                 format!("`{}` was not analysed", orig.name),
             )]
         };
-        let (Some(act), Some(tbr)) = (&diff.activity.activity[u.0 as usize], &tbrs[u.0 as usize])
+        let (Some(act), Some(tbr), Some(decisions)) =
+            (facts.activity_of(u), facts.tbr_of(u), facts.decisions_of(u))
         else {
-            return Err(not_analysed());
-        };
-        let Some(decisions) = &decided[u.0 as usize] else {
             return Err(not_analysed());
         };
         let (unit, hoisted, bname) = derivative_unit(program, &diff, orig, Some('b'));
         let reversal = &decisions.reversal;
         let unstructured = reversal.by_blocks;
         debug_assert_eq!(unstructured, !unit.cfg.structured);
-        let fx = dfort_analysis::effects::local(program, orig, &effects);
+        let fx = dfort_analysis::effects::local(program, orig, effects);
         let snapshots = if unstructured {
             snapshots(&unit, tbr, &fx, orig.symbols.len(), &decisions.undo.exact)
         } else {
@@ -138,8 +127,8 @@ pub(super) fn gather<T>(
         Ok(RoutineInputs {
             program,
             diff: &diff,
-            effects: &effects,
-            decided: &decided,
+            effects,
+            facts,
             id: u,
             orig,
             unit,
@@ -155,14 +144,14 @@ pub(super) fn gather<T>(
             undo: &decisions.undo,
             dead: &decisions.dead,
             pushed: &decisions.pushed,
-            written_from: dfort_analysis::effects::written_from(program, orig, &effects),
+            written_from: dfort_analysis::effects::written_from(program, orig, effects),
             snapshots,
         })
     };
     Ok(then(Gathered {
         program,
         diff: &diff,
-        effects: &effects,
+        effects,
         routines: Box::new(diff.units.iter().map(move |&u| routine(u))),
     }))
 }
@@ -251,9 +240,8 @@ impl RoutineInputs<'_> {
     /// symbol `s` holds when it is called (unknown symbols: yes).
     pub fn callee_reads(&self, c: UnitId, s: Option<SymbolId>) -> bool {
         let needs = self
-            .decided
-            .get(c.0 as usize)
-            .and_then(|d| d.as_ref())
+            .facts
+            .decisions_of(c)
             .and_then(|d| d.entry_needs.as_ref());
         match (needs, s) {
             (Some(n), Some(s)) => n.contains(s.0 as usize),

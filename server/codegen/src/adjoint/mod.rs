@@ -78,6 +78,7 @@ mod tape;
 use crate::trace::RoutineTrace;
 use crate::Refusal;
 use dfort_analysis::bitset::BitSet;
+use dfort_analysis::facts::ProgramFacts;
 use dfort_ir::{Program, UnitId};
 
 /// The stack runtime the adjoints use (`dfort_stack.f90`).
@@ -86,7 +87,9 @@ pub const RUNTIME: &str = include_str!("../../runtime/dfort_stack.f90");
 pub use dfort_analysis::decisions::Recording;
 
 /// The adjoint `r_b` of subroutine `root` and of every procedure it calls
-/// that has active variables (free-form source), or why not.
+/// that has active variables (free-form source), or why not: the
+/// analyses run from `root` alone with these roles, in `recording` mode
+/// ([`dfort_analysis::facts::analyse_roots`]).
 pub fn adjoint(
     program: &Program,
     root: UnitId,
@@ -108,7 +111,20 @@ pub fn adjoint_traced(
     recording: Recording,
     header: &str,
 ) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
-    inputs::gather(program, root, independents, dependents, recording, |g| {
+    let facts = crate::root_facts(program, root, independents, dependents, recording);
+    adjoint_of(&facts, root, header)
+}
+
+/// The adjoint of `root`, a root of `facts`, from what the analyses
+/// decided there (the recording mode is the facts'), with what each
+/// adjoint routine's code does. The generator reads those decisions; it
+/// runs no analysis of its own.
+pub fn adjoint_of(
+    facts: &ProgramFacts,
+    root: UnitId,
+    header: &str,
+) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
+    inputs::gather(facts, root, |g| {
         let mut refusals = crate::limits::check(g.program, g.diff, g.effects);
         let mut routines = Vec::new();
         let mut traces = Vec::new();
