@@ -9,7 +9,10 @@
 //! and TBR records inside it.
 //! A variable's choice is the costliest of its values' recoveries
 //! (inverted < recomputed < stored). Positions are statements and spans;
-//! callers turn them into lines.
+//! callers turn them into lines. Everything is a typed fact: what a
+//! recovery computes is a [`Formula`], why a value is stored a
+//! [`Reason`]; the sentences are the ide crate's renderer's
+//! (`dfort_ide::render`), shared by the editor and the command line.
 //! A unit with jumps has one report for the whole unit ([`crate::undo`]):
 //! per exact variable the reverse sweep reads, one recovery per
 //! assignment that must be undone (inverted, or stored by TBR), and the
@@ -17,8 +20,9 @@
 //! basic block whose adjoint reads them).
 
 use crate::bitset::BitSet;
+use crate::counted_while::CountedWhile;
 use crate::decisions::UnitDecisions;
-use crate::recovery::{subtree, Blocker, How, Origin, Plan};
+use crate::recovery::{subtree, Ambiguity, Blocker, How, Origin, Plan, Term};
 use crate::tbr::{Record, Tbr};
 use crate::undo::UnitUndo;
 use dfort_ir::*;
@@ -55,9 +59,48 @@ pub struct Recovery {
     pub defined_at: StmtId,
     /// The assignment inverted to get it.
     pub inverts: Option<StmtId>,
-    /// `k ← j - 2` (inverted, recomputed), `k` (stored, final).
-    pub text: String,
+    /// What the reverse sweep computes: `k ← j - 2` (inverted,
+    /// recomputed), `k` (stored, final), `l ← max(0, ilb)` (a counted
+    /// WHILE loop's final counter).
+    pub formula: Formula,
     pub blocker: Option<Blocker>,
+}
+
+/// What a recovery computes, rendered on demand.
+#[derive(Clone, Debug)]
+pub enum Formula {
+    /// The variable's value itself (stored, or known when the reversed
+    /// iteration starts): `k`.
+    Value(SymbolId),
+    /// `var ← term`: `term` reads versions whose variables are
+    /// `version_vars` (indexed by version): `k ← j - 2`.
+    Assign {
+        var: SymbolId,
+        term: Term,
+        version_vars: Vec<SymbolId>,
+    },
+    /// The final value of a counted WHILE loop's counter, computed from
+    /// the trip count: `l ← max(0, ilb)`.
+    FromTripCount(CountedWhile),
+}
+
+/// Why a variable's values are stored.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reason {
+    /// A non-invertible operation blocks the inversion of one of them.
+    Blocked(Blocker),
+    /// An ambiguous definition: the variable is left to TBR's recording.
+    Ambiguous { why: Ambiguity, span: Span },
+}
+
+impl Reason {
+    /// Where the blocking operation or the ambiguous definition is.
+    pub fn span(&self) -> Span {
+        match self {
+            Reason::Blocked(b) => b.span,
+            Reason::Ambiguous { span, .. } => *span,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -70,7 +113,7 @@ pub struct VarReport {
     pub stored_per_iteration: usize,
     /// Why it is stored: the non-invertible operation, or the ambiguous
     /// definition.
-    pub reason: Option<(String, Span)>,
+    pub reason: Option<Reason>,
     /// Left to TBR's recording (an ambiguous definition).
     pub ambiguous: bool,
 }
@@ -82,10 +125,10 @@ pub struct LoopReport {
     pub stmt: Option<StmtId>,
     pub vars: Vec<VarReport>,
     pub saved_after_loop: Vec<SymbolId>,
-    /// The counter of a counted WHILE loop ([`crate::counted_while`]) whose
-    /// final value the reversal computes from the trip count instead, with
-    /// the recovery text (`l ← max(0, ilb)`).
-    pub computed_after_loop: Option<(SymbolId, String)>,
+    /// The counted WHILE loop ([`crate::counted_while`]) whose counter's
+    /// final value the reversal computes from the trip count instead of
+    /// saving it (`l ← max(0, ilb)`).
+    pub computed_after_loop: Option<CountedWhile>,
     pub saved_before_loop: Vec<SymbolId>,
     pub stored_per_iteration: usize,
 }
@@ -94,25 +137,30 @@ pub struct LoopReport {
 /// pushes for TBR ([`UnitDecisions::pushed`]).
 pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr, pushed: &[Record]) -> LoopReport {
     let vs = &plan.versions;
-    let name = |v: usize| unit.symbol(vs[v].var).name.clone();
+    let version_vars: Vec<SymbolId> = vs.iter().map(|v| v.var).collect();
+    let assign = |var: SymbolId, term: &Term| Formula::Assign {
+        var,
+        term: term.clone(),
+        version_vars: version_vars.clone(),
+    };
     let mut vars: Vec<VarReport> = Vec::new();
-    for (v, ver) in vs.iter().enumerate() {
-        let (choice, inverts, text, blocker) = match &ver.how {
+    for ver in vs {
+        let (choice, inverts, formula, blocker) = match &ver.how {
             How::Unneeded => continue,
-            How::End => (Choice::Final, None, name(v), None),
+            How::End => (Choice::Final, None, Formula::Value(ver.var), None),
             How::Inverted { from, term } => (
                 Choice::Inverted,
                 Some(plan.body[*from]),
-                format!("{} ← {}", name(v), term.render(unit, &name)),
+                assign(ver.var, term),
                 None,
             ),
-            How::Recomputed { term } => (
-                Choice::Recomputed,
+            How::Recomputed { term } => (Choice::Recomputed, None, assign(ver.var, term), None),
+            How::Stored { reason } => (
+                Choice::Stored,
                 None,
-                format!("{} ← {}", name(v), term.render(unit, &name)),
-                None,
+                Formula::Value(ver.var),
+                reason.clone(),
             ),
-            How::Stored { reason } => (Choice::Stored, None, name(v), reason.clone()),
         };
         // Opaque values belong to variables the game does not handle.
         if matches!(ver.origin, Origin::Opaque(_)) && choice != Choice::Stored {
@@ -126,7 +174,7 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr, pushed: &[Record]) -> LoopRep
             choice,
             defined_at,
             inverts,
-            text,
+            formula,
             blocker,
         };
         match vars.iter_mut().find(|x| x.var == ver.var) {
@@ -168,7 +216,10 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr, pushed: &[Record]) -> LoopRep
             choice: Choice::Stored,
             recoveries: Vec::new(),
             stored_per_iteration: stores,
-            reason: Some((a.reason.clone(), a.span)),
+            reason: Some(Reason::Ambiguous {
+                why: a.why,
+                span: a.span,
+            }),
             ambiguous: true,
         });
     }
@@ -202,8 +253,8 @@ fn summarize(vars: &mut [VarReport]) {
         x.reason = x
             .recoveries
             .iter()
-            .find_map(|r| r.blocker.as_ref())
-            .map(|b| (b.what.clone(), b.span));
+            .find_map(|r| r.blocker.clone())
+            .map(Reason::Blocked);
     }
 }
 
@@ -232,20 +283,24 @@ pub fn unit_report(
             continue;
         }
         let needed = tbr.in_req.get(i).is_some_and(|r| r.contains(v.0 as usize));
-        let name = unit.symbol(v).name.clone();
         let r = match undo.inverted.get(&id) {
             Some(u) if needed => Recovery {
                 choice: Choice::Inverted,
                 defined_at: id,
                 inverts: Some(id),
-                text: format!("{name} ← {}", u.render(unit)),
+                // The undo's term reads the variable as version 0.
+                formula: Formula::Assign {
+                    var: v,
+                    term: u.inverse.clone(),
+                    version_vars: vec![v],
+                },
                 blocker: None,
             },
             _ if pushed.iter().any(|r| r.stmt == id && r.variable == v) => Recovery {
                 choice: Choice::Stored,
                 defined_at: id,
                 inverts: None,
-                text: name,
+                formula: Formula::Value(v),
                 blocker: undo.blocked.get(&id).cloned(),
             },
             _ => continue,
@@ -286,7 +341,10 @@ pub fn unit_report(
             choice: Choice::Stored,
             recoveries: Vec::new(),
             stored_per_iteration: blocks,
-            reason: Some((a.reason.clone(), a.span)),
+            reason: Some(Reason::Ambiguous {
+                why: a.why,
+                span: a.span,
+            }),
             ambiguous: true,
         });
     }
@@ -326,11 +384,6 @@ pub fn unit_reports(
             let mut r = report(unit, p, tbr, pushed);
             let cw = p.computed_at_exit.zip(counted.get(&p.stmt));
             if let Some((v, cw)) = cw {
-                let text = format!(
-                    "{} ← {}",
-                    unit.symbol(v).name,
-                    cw.final_value(&cw.trip_count(unit))
-                );
                 // The final value's recovery is the computation.
                 for x in r.vars.iter_mut().filter(|x| x.var == v) {
                     for rc in x
@@ -338,10 +391,10 @@ pub fn unit_reports(
                         .iter_mut()
                         .filter(|rc| rc.choice == Choice::Final)
                     {
-                        rc.text = text.clone();
+                        rc.formula = Formula::FromTripCount(cw.clone());
                     }
                 }
-                r.computed_after_loop = Some((v, text));
+                r.computed_after_loop = Some(cw.clone());
             }
             r
         })

@@ -28,7 +28,7 @@
 
 use crate::bitset::BitSet;
 use crate::dp::{all_writes, vars, WriteBy};
-use crate::recovery::{invert, Ambiguous, Blocker, Term};
+use crate::recovery::{invert, Ambiguity, Ambiguous, Blocker, NonInvertible, Term};
 use dfort_ir::*;
 use std::collections::HashMap;
 
@@ -82,10 +82,10 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
     let mut written = BitSet::default();
     let mut other = BitSet::default();
     let mut why: HashMap<SymbolId, Ambiguous> = HashMap::new();
-    let mut note = |v: SymbolId, reason: &str, span: Span| {
+    let mut note = |v: SymbolId, reason: Ambiguity, span: Span| {
         why.entry(v).or_insert(Ambiguous {
             var: v,
-            reason: reason.to_string(),
+            why: reason,
             span,
         });
     };
@@ -98,11 +98,11 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
             }
             other.insert(v.0 as usize);
             let reason = match by {
-                WriteBy::Call => "a call may modify it",
-                WriteBy::Read => "a READ statement sets it",
-                WriteBy::DoIndex => "it is the index of a DO loop",
-                WriteBy::FunctionArgument => "a function reference may modify it",
-                WriteBy::Assignment { .. } | WriteBy::Allocate => "it is assigned in part",
+                WriteBy::Call => Ambiguity::SetByCall,
+                WriteBy::Read => Ambiguity::SetByRead,
+                WriteBy::DoIndex => Ambiguity::LoopIndex { nested: false },
+                WriteBy::FunctionArgument => Ambiguity::SetByFunctionReference,
+                WriteBy::Assignment { .. } | WriteBy::Allocate => Ambiguity::AssignedInPart,
             };
             note(v, reason, st.span);
         }
@@ -119,7 +119,7 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
             continue;
         }
         if equivalenced.contains(&s) {
-            note(s, "it is equivalenced", unit.name_span);
+            note(s, Ambiguity::Equivalenced, unit.name_span);
         } else if !other.contains(v) {
             out.exact.insert(v);
         }
@@ -167,10 +167,7 @@ fn inverse(
     exact: &BitSet,
     written: &BitSet,
 ) -> Result<Term, Blocker> {
-    let blocked = |what: &str, span: Span| Blocker {
-        what: what.to_string(),
-        span,
-    };
+    let blocked = |op: NonInvertible, span: Span| Blocker { op, span };
     let mut occurrences = 0;
     let mut unsure: Option<Span> = None;
     rhs.walk(&mut |x| match &x.kind {
@@ -184,16 +181,16 @@ fn inverse(
         _ => {}
     });
     match occurrences {
-        0 => return Err(blocked("an assignment that does not read it", rhs.span)),
+        0 => return Err(blocked(NonInvertible::NotRead, rhs.span)),
         1 => {}
-        _ => return Err(blocked("an expression that reads it twice", rhs.span)),
+        _ => return Err(blocked(NonInvertible::ReadTwice, rhs.span)),
     }
-    let t = term(rhs, v).ok_or_else(|| blocked("a function reference", rhs.span))?;
+    let t = term(rhs, v).ok_or_else(|| blocked(NonInvertible::FunctionReference, rhs.span))?;
     let inv = invert(unit, rhs, &t, 0, Term::Version(0))
-        .map_err(|b| b.unwrap_or_else(|| blocked("an operation with no inverse", rhs.span)))?;
+        .map_err(|b| b.unwrap_or_else(|| blocked(NonInvertible::NoInverse, rhs.span)))?;
     // The other operands must hold the same values in the reverse sweep.
     if let Some(sp) = unsure {
-        return Err(blocked("an operand the reverse sweep cannot restore", sp));
+        return Err(blocked(NonInvertible::UnrestorableOperand, sp));
     }
     Ok(inv)
 }

@@ -8,7 +8,7 @@ use dfort_analysis::decisions::{decide, Recording};
 use dfort_analysis::interproc::analyze_program;
 use dfort_analysis::roots::RootSpec;
 use dfort_analysis::{activity, tbr};
-use dfort_ide::Workspace;
+use dfort_ide::{render, Workspace};
 use dfort_ir::Unit;
 use serde_json::json;
 use std::path::PathBuf;
@@ -303,7 +303,7 @@ fn print_text(
                 println!("  line {}: reversal {}", line_of(r.unit, s), how.kind());
             }
             for l in &r.loops {
-                print_loop(r.unit, l, line_of, span_line);
+                print_loop(r.unit, l, span_line);
             }
             if let Some(var) = &args.explain {
                 explain(r, &var.to_ascii_lowercase(), line_of);
@@ -418,99 +418,30 @@ fn loop_json(
         "loop_line": l.stmt.map(|s| line_of(unit, s)),
         "stored_per_iteration": l.stored_per_iteration,
         "saved_after_loop": l.saved_after_loop.iter().map(name).collect::<Vec<_>>(),
-        "computed_after_loop": l.computed_after_loop.as_ref().map(|(v, text)| json!({
-            "variable": name(v),
-            "text": text,
+        "computed_after_loop": l.computed_after_loop.as_ref().map(|cw| json!({
+            "variable": name(&cw.var),
+            "text": render::computed_after_loop(unit, cw),
         })),
         "saved_before_loop": l.saved_before_loop.iter().map(name).collect::<Vec<_>>(),
         "variables": l.vars.iter().map(|v| json!({
             "variable": name(&v.var),
             "choice": v.choice.as_str(),
             "stored_per_iteration": v.stored_per_iteration,
-            "reason": v.reason.as_ref().map(|(what, _)| what.clone()),
-            "reason_line": v.reason.as_ref().map(|(_, sp)| span_line(*sp)),
+            "reason": v.reason.as_ref().map(|r| render::reason(unit, r)),
+            "reason_line": v.reason.as_ref().map(|r| span_line(r.span())),
             "recoveries": v.recoveries.iter().map(|r| json!({
                 "choice": r.choice.as_str(),
                 "defined_line": line_of(unit, r.defined_at),
                 "inverts_line": r.inverts.map(|s| line_of(unit, s)),
-                "text": r.text,
+                "text": render::formula(unit, &r.formula),
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
 }
 
 /// One loop's address recovery as text.
-fn print_loop(
-    unit: &Unit,
-    l: &LoopReport,
-    line_of: &dyn Fn(&Unit, dfort_ir::StmtId) -> u32,
-    span_line: &dyn Fn(dfort_ir::Span) -> u32,
-) {
-    let names = |v: &[dfort_ir::SymbolId]| {
-        v.iter()
-            .map(|s| unit.symbol(*s).name.clone())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let Some(lp) = l.stmt else {
-        println!(
-            "  unit with jumps (reversed through its basic blocks): places that push an address: {}",
-            l.stored_per_iteration
-        );
-        print_vars(unit, l, line_of, span_line);
-        return;
-    };
-    println!(
-        "  loop at line {}: addresses stored per iteration: {}{}",
-        line_of(unit, lp),
-        l.stored_per_iteration,
-        if l.saved_after_loop.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; saved once after the loop: {}",
-                names(&l.saved_after_loop)
-            )
-        },
-    );
-    if let Some((_, text)) = &l.computed_after_loop {
-        println!("    computed after the loop from the trip count: {text}");
-    }
-    print_vars(unit, l, line_of, span_line);
-}
-
-/// The variables of one address-recovery report, as text.
-fn print_vars(
-    unit: &Unit,
-    l: &LoopReport,
-    line_of: &dyn Fn(&Unit, dfort_ir::StmtId) -> u32,
-    span_line: &dyn Fn(dfort_ir::Span) -> u32,
-) {
-    // In a unit with jumps a recovery is of the value an assignment
-    // overwrites; in a loop, of the value it defines.
-    let of = if l.stmt.is_some() { "of" } else { "before" };
-    for v in &l.vars {
-        let why = v
-            .reason
-            .as_ref()
-            .map(|(what, sp)| format!(" ({what} at line {})", span_line(*sp)))
-            .unwrap_or_default();
-        println!(
-            "    {}: {}{why}",
-            unit.symbol(v.var).name,
-            v.choice.as_str()
-        );
-        for r in &v.recoveries {
-            let inv = r
-                .inverts
-                .map(|s| format!(" inverting line {}", line_of(unit, s)))
-                .unwrap_or_default();
-            println!(
-                "      value {of} line {}: {} {}{inv}",
-                line_of(unit, r.defined_at),
-                r.choice.as_str(),
-                r.text
-            );
-        }
+fn print_loop(unit: &Unit, l: &LoopReport, span_line: &dyn Fn(dfort_ir::Span) -> u32) {
+    for line in render::report_lines(unit, l, &render::LinesFrom(span_line)) {
+        println!("{line}");
     }
 }

@@ -17,7 +17,7 @@
 
 use crate::hints::{address_loops, stmt_end, stmt_holding};
 use crate::host::Snapshot;
-use crate::hover::span_line;
+use crate::render;
 use dfort_analysis::activity::{active_actuals, no_derivative_for_call};
 use dfort_analysis::address_report::Choice;
 use dfort_ir::callgraph::Callee;
@@ -280,26 +280,16 @@ fn address_stored(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
             }
             // Stored by the game's choice alone (no blocking operation):
             // not a problem in the source.
-            let Some((what, span)) = &x.reason else {
+            let (Some(why), Some(msg)) = (&x.reason, render::stored_message(u, r, x, snap)) else {
                 continue;
             };
-            let line = span_line(snap, *span).map_or("?".to_string(), |l| l.to_string());
-            let name = &u.symbol(x.var).name;
-            let when = match (x.ambiguous, r.stmt) {
-                (false, Some(_)) => "it is stored each iteration",
-                (true, Some(_)) => "it is stored each time it is overwritten",
-                (false, None) => "it is stored each time it is overwritten there",
-                (true, None) => "it is saved at the end of each basic block whose adjoint reads it",
-            };
-            let msg = format!(
-                "index {name} cannot be recovered by inversion: {what} at line {line}; {when}"
-            );
+            let span = why.span();
             // The blocking operation, or the statement the plan cannot
             // follow (a compound one by its header).
             let Some((_, mut range)) = snap.to_doc(span.file, span.range) else {
                 continue;
             };
-            if let Some(st) = stmt_holding(u, *span).filter(|st| !st.kind.blocks().is_empty()) {
+            if let Some(st) = stmt_holding(u, span).filter(|st| !st.kind.blocks().is_empty()) {
                 if let Some(end) = stmt_end(snap, st) {
                     range = TextRange::new(range.start, end.max(range.start));
                 }

@@ -24,11 +24,11 @@
 //! variables, inside the requested range, in document order.
 
 use crate::host::Snapshot;
-use crate::hover::{span_line, stmt_line};
+use crate::render;
 use dfort_analysis::activity::active_anywhere;
-use dfort_analysis::address_report::{Choice, LoopReport, Recovery, VarReport};
+use dfort_analysis::address_report::{Choice, LoopReport, VarReport};
 use dfort_analysis::reversal::Reversal;
-use dfort_ir::{ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
+use dfort_ir::{ExprKind, Span, Stmt, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
 
@@ -338,63 +338,12 @@ pub(crate) fn stmt_text(snap: &Snapshot, st: &Stmt) -> Option<String> {
     Some(t.lines().next().unwrap_or("").trim().to_string())
 }
 
-/// `line N` of a statement, or nothing.
-fn at_line(snap: &Snapshot, st: &Stmt) -> String {
-    stmt_line(snap, st).map_or(String::new(), |(l, _)| format!(" (line {l})"))
-}
-
-/// A short label for why an ambiguous variable is left to TBR: where the
-/// statement at `span` sits in the loop `lp`.
-pub(crate) fn ambiguous_label(unit: &Unit, lp: Option<StmtId>, reason: &str, span: Span) -> String {
-    if let (Some(lp), true) = (lp, reason.contains("branch or a nested loop")) {
-        // The nearest construct around the assignment, inside the loop.
-        let target = stmt_holding(unit, span).map(|s| s.id);
-        let mut stack: Vec<(StmtId, Option<StmtId>)> = vec![(lp, None)];
-        while let Some((id, parent)) = stack.pop() {
-            if Some(id) == target {
-                return match parent.map(|p| &unit.stmt(p).kind) {
-                    Some(StmtKind::Do { .. }) if parent != Some(lp) => "assigned in a nested loop",
-                    Some(StmtKind::Do { .. }) | None => "assigned in the loop",
-                    _ => "assigned in a branch",
-                }
-                .to_string();
-            }
-            for b in unit.stmt(id).kind.blocks() {
-                stack.extend(b.iter().map(|c| (*c, Some(id))));
-            }
-        }
-        return "assigned in a branch or nested loop".into();
-    }
-    let short = match reason {
-        "it is the index of a nested loop" => "nested loop index",
-        "it is the index of a DO loop" => "DO loop index",
-        "a call may modify it" => "set by a call",
-        "a READ statement sets it" => "set by READ",
-        "a function reference may modify it" => "set by a function",
-        other => other.strip_prefix("it is ").unwrap_or(other),
-    };
-    short.to_string()
-}
-
-/// What value of its variable a recovery is about, for a sentence (in a
-/// unit with jumps, `lp` = None: the value an assignment overwrites).
-pub(crate) fn value_of(snap: &Snapshot, unit: &Unit, lp: Option<StmtId>, rc: &Recovery) -> String {
-    if Some(rc.defined_at) == lp {
-        return "its value when an iteration starts".into();
-    }
-    let when = if lp.is_some() { "after" } else { "before" };
-    match stmt_line(snap, unit.stmt(rc.defined_at)) {
-        Some((l, _)) => format!("its value {when} line {l}"),
-        None => "its value".into(),
-    }
-}
-
 fn address_hints(snap: &Snapshot, host_unit: &Unit, out: &mut Vec<Hint>) {
     let Some(al) = address_loops(snap, host_unit) else {
         return;
     };
     let unit = &*al.unit;
-    let mut hint = |st: &Stmt, label: String, tooltip: String| {
+    let mut hint = |st: &Stmt, (label, tooltip): (String, String)| {
         if let Some(offset) = stmt_end(snap, st) {
             out.push(Hint {
                 offset,
@@ -406,31 +355,12 @@ fn address_hints(snap: &Snapshot, host_unit: &Unit, out: &mut Vec<Hint>) {
         }
     };
     for r in al.loops {
-        if let (Some(lp), false) = (r.stmt, r.saved_after_loop.is_empty()) {
-            let lp = unit.stmt(lp);
-            let names: Vec<String> = r
-                .saved_after_loop
-                .iter()
-                .map(|s| unit.symbol(*s).name.clone())
-                .collect();
-            hint(
-                lp,
-                format!("saves {}", names.join(", ")),
-                format!(
-                    "After the loop the forward sweep saves the final value of {} once; the reversed loop starts from it and recovers the earlier values iteration by iteration",
-                    quoted(&names)
-                ),
-            );
+        let lp = r.stmt.map(|s| unit.stmt(s));
+        if let (Some(lp), Some(h)) = (lp, render::saves_hint(unit, r)) {
+            hint(lp, h);
         }
-        if let (Some(lp), Some((v, text))) = (r.stmt, &r.computed_after_loop) {
-            let name = &unit.symbol(*v).name;
-            hint(
-                unit.stmt(lp),
-                text.clone(),
-                format!(
-                    "A counted WHILE loop: after it `{name}` is its start plus the trip count times its step, so the reversed loop starts from that value instead of a saved one"
-                ),
-            );
+        if let (Some(lp), Some(cw)) = (lp, &r.computed_after_loop) {
+            hint(lp, render::computed_hint(unit, cw));
         }
         for x in &r.vars {
             var_hints(snap, unit, r, x, &mut hint);
@@ -438,122 +368,36 @@ fn address_hints(snap: &Snapshot, host_unit: &Unit, out: &mut Vec<Hint>) {
     }
 }
 
-fn quoted(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// When a stored value is pushed: each iteration of a loop, or each time
-/// its assignment runs in a unit with jumps.
-fn pushed_when(snap: &Snapshot, r: &LoopReport, def: &Stmt) -> String {
-    match (r.stmt, stmt_line(snap, def)) {
-        (Some(_), _) => "each iteration".into(),
-        (None, Some((l, _))) => format!("each time line {l} overwrites it"),
-        (None, None) => "each time it is overwritten".into(),
-    }
-}
-
+/// The hints of one variable's recoveries, each after the statement it
+/// is about: the assignment that defines the value, the one whose
+/// operation blocks its inversion, or the write that makes it ambiguous.
 fn var_hints(
     snap: &Snapshot,
     unit: &Unit,
     r: &LoopReport,
     x: &VarReport,
-    hint: &mut impl FnMut(&Stmt, String, String),
+    hint: &mut impl FnMut(&Stmt, (String, String)),
 ) {
-    let name = &unit.symbol(x.var).name;
     if x.ambiguous {
-        let Some((reason, span)) = &x.reason else {
+        let Some(why) = &x.reason else {
             return;
         };
-        let Some(st) = stmt_holding(unit, *span) else {
+        let Some(st) = stmt_holding(unit, why.span()) else {
             return;
         };
-        hint(
-            st,
-            format!(
-                "{name} stored: {}",
-                ambiguous_label(unit, r.stmt, reason, *span)
-            ),
-            format!(
-                "`{name}` cannot be recovered by inversion: {reason}{}; {}",
-                span_line(snap, *span).map_or(String::new(), |l| format!(" (line {l})")),
-                if r.stmt.is_some() {
-                    "TBR records it instead: the forward sweep pushes it each time it is overwritten and the reverse sweep pops it"
-                } else {
-                    "the forward sweep saves it at the end of each basic block whose adjoint reads it"
-                }
-            ),
-        );
+        if let Some(h) = render::ambiguous_hint(unit, r, x, snap) {
+            hint(st, h);
+        }
         return;
     }
     for rc in &x.recoveries {
         let def = unit.stmt(rc.defined_at);
-        let value = value_of(snap, unit, r.stmt, rc);
-        match rc.choice {
-            Choice::Final => {}
-            Choice::Inverted => {
-                let inverted = rc.inverts.map(|s| unit.stmt(s));
-                let how = match inverted {
-                    Some(s) => format!(
-                        "by inverting `{}`{}",
-                        stmt_text(snap, s).unwrap_or_default(),
-                        at_line(snap, s)
-                    ),
-                    None => "by inversion".into(),
-                };
-                hint(
-                    def,
-                    rc.text.clone(),
-                    format!(
-                        "The reverse sweep recovers `{name}` ({value}) {how}: nothing is stored"
-                    ),
-                );
-            }
-            Choice::Recomputed => {
-                let how = if Some(rc.defined_at) == r.stmt {
-                    format!("({value}) by evaluating it again")
-                } else {
-                    format!(
-                        "by running `{}`{} again",
-                        stmt_text(snap, def).unwrap_or_default(),
-                        at_line(snap, def)
-                    )
-                };
-                hint(
-                    def,
-                    format!("{} recomputed", rc.text),
-                    format!("The reverse sweep recomputes `{name}` {how}: nothing is stored"),
-                );
-            }
-            Choice::Stored => {
-                let (at, why) = match &rc.blocker {
-                    Some(b) => (
-                        stmt_holding(unit, b.span).unwrap_or(def),
-                        format!(
-                            " ({}{})",
-                            b.what,
-                            span_line(snap, b.span)
-                                .map_or(String::new(), |l| format!(" at line {l}"))
-                        ),
-                    ),
-                    None => (def, String::new()),
-                };
-                let label = match &rc.blocker {
-                    Some(b) => format!("{name} stored: {}", b.what),
-                    None => format!("{name} stored"),
-                };
-                hint(
-                    at,
-                    label,
-                    format!(
-                        "`{name}` ({value}) cannot be recovered by inversion{why}: the forward sweep pushes it {} and the reverse sweep pops it",
-                        pushed_when(snap, r, def)
-                    ),
-                );
-            }
+        let at = match (&rc.choice, &rc.blocker) {
+            (Choice::Stored, Some(b)) => stmt_holding(unit, b.span).unwrap_or(def),
+            _ => def,
+        };
+        if let Some(h) = render::recovery_hint(unit, r, x, rc, snap) {
+            hint(at, h);
         }
     }
 }

@@ -14,7 +14,7 @@
 use crate::host::Snapshot;
 use crate::text::{line_text, word_at};
 use dfort_analysis::activity::{active_anywhere, Activity};
-use dfort_analysis::address_report::{Choice, LoopReport};
+use dfort_analysis::address_report::LoopReport;
 use dfort_analysis::explain::{useful_chain, varied_chain, Step};
 use dfort_ir::{BaseType, ExprKind, FileId, Span, Stmt, StmtKind, Storage, Symbol, SymbolId, Unit};
 use dfort_syntax::TextRange;
@@ -242,97 +242,9 @@ fn address(snap: &Snapshot, unit: &Unit, sym: SymbolId, file: FileId, rel: u32, 
         let sp = r.stmt.map_or(u.span, |s| u.stmt(s).span).range;
         sp.end - sp.start
     });
-    let line = |span: Span| span_line(snap, span).map_or("?".to_string(), |l| l.to_string());
     for r in loops {
-        let Some(x) = r.vars.iter().find(|x| x.var == sym) else {
-            continue;
-        };
-        let _ = match r.stmt {
-            Some(lp) => write!(
-                md,
-                "\n**Address recovery** (loop at line {}):",
-                line(u.stmt(lp).span)
-            ),
-            None => write!(
-                md,
-                "\n**Address recovery** (unit with jumps, reversed through its basic blocks):"
-            ),
-        };
-        if x.ambiguous {
-            let (reason, span) = x.reason.clone().unwrap_or_else(|| {
-                (
-                    "it is written where the loop's plan cannot follow it".into(),
-                    r.stmt.map_or(u.name_span, |s| u.stmt(s).span),
-                )
-            });
-            let how = match r.stmt {
-                Some(_) => "stored each time it is overwritten",
-                None => "saved at the end of each basic block whose adjoint reads it",
-            };
-            let who = match r.stmt {
-                Some(_) => " (TBR records it)",
-                None => "",
-            };
-            let _ = writeln!(md, " {how}: {reason} at line {}{who}.", line(span));
-            continue;
-        }
-        let each = if r.stmt.is_some() {
-            "each iteration"
-        } else {
-            "each time it is overwritten there"
-        };
-        let what = |rc: &dfort_analysis::address_report::Recovery| match rc.choice {
-            Choice::Final
-                if r.computed_after_loop
-                    .as_ref()
-                    .is_some_and(|(v, _)| *v == sym) =>
-            {
-                format!("final value computed from the trip count — {}", rc.text)
-            }
-            Choice::Final => "final value saved once after the loop".to_string(),
-            Choice::Inverted => format!(
-                "inverted — {}{}",
-                rc.text,
-                rc.inverts.map_or(String::new(), |s| format!(
-                    " (inverting line {})",
-                    line(u.stmt(s).span)
-                ))
-            ),
-            Choice::Recomputed => {
-                if Some(rc.defined_at) == r.stmt {
-                    format!("recomputed — {}", rc.text)
-                } else {
-                    format!(
-                        "recomputed — {} (running line {} again)",
-                        rc.text,
-                        line(u.stmt(rc.defined_at).span)
-                    )
-                }
-            }
-            Choice::Stored => match &rc.blocker {
-                Some(b) => format!("stored {each}: {} at line {}", b.what, line(b.span)),
-                None => format!("stored {each}"),
-            },
-        };
-        let which = |rc: &dfort_analysis::address_report::Recovery| {
-            if Some(rc.defined_at) == r.stmt {
-                "value when an iteration starts".to_string()
-            } else if r.stmt.is_none() {
-                format!("value before line {}", line(u.stmt(rc.defined_at).span))
-            } else {
-                format!("value after line {}", line(u.stmt(rc.defined_at).span))
-            }
-        };
-        match x.recoveries.as_slice() {
-            [rc] => {
-                let _ = writeln!(md, " {}.", what(rc));
-            }
-            all => {
-                let _ = writeln!(md, " {}", x.choice.as_str());
-                for rc in all {
-                    let _ = writeln!(md, "- {}: {}", which(rc), what(rc));
-                }
-            }
+        if let Some(x) = r.vars.iter().find(|x| x.var == sym) {
+            md.push_str(&crate::render::hover(u, r, x, snap));
         }
     }
 }

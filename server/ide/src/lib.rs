@@ -7,7 +7,9 @@
 //! * [`workspace`]: a one-shot load for the CLI;
 //! * [`host`]: the language server's incremental state and its snapshots;
 //! * [`analysis`], [`diagnostics`], [`hover`], [`hints`], [`navigation`],
-//!   [`actions`]: one feature each, reading a [`host::Snapshot`].
+//!   [`actions`]: one feature each, reading a [`host::Snapshot`];
+//! * [`render`]: the one renderer of address recovery's facts into
+//!   sentences and labels, for the features above and the CLI.
 
 pub mod actions;
 pub mod analysis;
@@ -16,6 +18,7 @@ pub mod hints;
 pub mod host;
 pub mod hover;
 pub mod navigation;
+pub mod render;
 pub mod text;
 pub mod workspace;
 

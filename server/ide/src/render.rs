@@ -1,0 +1,727 @@
+//! The one renderer of address recovery (paper 003) for people: every
+//! sentence and short label the inlay hints, the hover, the
+//! `address-stored` diagnostic and `dfort analyze`'s text and JSON show
+//! about how the reverse sweep gets an address index back.
+//!
+//! Contract: the analysis hands typed facts
+//! ([`dfort_analysis::address_report`]: choices, [`Formula`]s, [`Reason`]s
+//! with spans, statements); this module turns them into text and nothing
+//! else turns them into text. Lines come from a [`Source`]: the editor's
+//! documents ([`Snapshot`]) or the command line's files ([`LinesFrom`]).
+//! Placement (which statement a hint sits after, which range a
+//! diagnostic covers) stays with each feature. Pure: no I/O, no panics on
+//! any report.
+
+use crate::hints::stmt_holding;
+use crate::host::Snapshot;
+use dfort_analysis::address_report::{Choice, Formula, LoopReport, Reason, Recovery, VarReport};
+use dfort_analysis::counted_while::CountedWhile;
+use dfort_analysis::recovery::{Ambiguity, NonInvertible};
+use dfort_ir::{Span, Stmt, StmtId, StmtKind, SymbolId, Unit};
+use std::fmt::Write;
+
+/// Where the renderer finds the line of a span and the text of a
+/// statement.
+pub trait Source {
+    /// The line (from 1) where `span` starts, when known.
+    fn line(&self, span: Span) -> Option<u32>;
+    /// The text of a statement to quote (its first line, trimmed), when
+    /// known.
+    fn stmt_text(&self, st: &Stmt) -> Option<String>;
+}
+
+/// Lines from a function that always answers (the command line's files:
+/// 0 when a file is unknown); no statement text.
+pub struct LinesFrom<F>(pub F);
+
+impl<F: Fn(Span) -> u32> Source for LinesFrom<F> {
+    fn line(&self, span: Span) -> Option<u32> {
+        Some((self.0)(span))
+    }
+
+    fn stmt_text(&self, _: &Stmt) -> Option<String> {
+        None
+    }
+}
+
+/// The editor's open documents.
+impl Source for Snapshot {
+    fn line(&self, span: Span) -> Option<u32> {
+        crate::hover::span_line(self, span)
+    }
+
+    fn stmt_text(&self, st: &Stmt) -> Option<String> {
+        crate::hints::stmt_text(self, st)
+    }
+}
+
+fn name(unit: &Unit, s: SymbolId) -> &str {
+    unit.symbols
+        .get(s.0 as usize)
+        .map_or("?", |x| x.name.as_str())
+}
+
+/// The line of a statement.
+fn stmt_line(src: &dyn Source, unit: &Unit, id: StmtId) -> Option<u32> {
+    unit.stmts
+        .get(id.0 as usize)
+        .and_then(|st| src.line(st.span))
+}
+
+/// A line number, or `?`.
+fn or_unknown(line: Option<u32>) -> String {
+    line.map_or("?".to_string(), |l| l.to_string())
+}
+
+// ---- Facts as words -------------------------------------------------------
+
+/// What a recovery computes: `k ← j - 2`, `k`, `l ← max(0, ilb)`.
+pub fn formula(unit: &Unit, f: &Formula) -> String {
+    match f {
+        Formula::Value(v) => name(unit, *v).to_string(),
+        Formula::Assign {
+            var,
+            term,
+            version_vars,
+        } => {
+            let of = |v: usize| {
+                version_vars
+                    .get(v)
+                    .map_or("?".to_string(), |s| name(unit, *s).to_string())
+            };
+            format!("{} ← {}", name(unit, *var), term.render(unit, &of))
+        }
+        Formula::FromTripCount(cw) => trip_count_final(unit, cw),
+    }
+}
+
+/// A counted WHILE loop's final counter: `l ← max(0, ilb)`.
+fn trip_count_final(unit: &Unit, cw: &CountedWhile) -> String {
+    format!(
+        "{} ← {}",
+        name(unit, cw.var),
+        cw.final_value(&cw.trip_count(unit))
+    )
+}
+
+/// The operation that blocks an inversion: `integer division`, `` `max` ``.
+pub fn non_invertible(unit: &Unit, op: &NonInvertible) -> String {
+    match op {
+        NonInvertible::LogicalNegation => "a logical negation".into(),
+        NonInvertible::ProductOfVariables => "a product of two variables".into(),
+        NonInvertible::IntegerDivision => "integer division".into(),
+        NonInvertible::Power => "a power".into(),
+        NonInvertible::ComparisonOrLogical => "a comparison or logical operation".into(),
+        NonInvertible::Modulo => "`mod`".into(),
+        NonInvertible::Intrinsic(f) => format!("`{f}`"),
+        NonInvertible::Indirection(a) => format!("an indirection through `{}`", name(unit, *a)),
+        NonInvertible::NotRead => "an assignment that does not read it".into(),
+        NonInvertible::ReadTwice => "an expression that reads it twice".into(),
+        NonInvertible::FunctionReference => "a function reference".into(),
+        NonInvertible::NoInverse => "an operation with no inverse".into(),
+        NonInvertible::UnrestorableOperand => "an operand the reverse sweep cannot restore".into(),
+    }
+}
+
+/// Why a variable is left to recording, as a clause about it.
+pub fn ambiguity(why: Ambiguity) -> &'static str {
+    match why {
+        Ambiguity::InBranchOrNestedLoop => "it is assigned inside a branch or a nested loop",
+        Ambiguity::LoopIndex { nested: true } => "it is the index of a nested loop",
+        Ambiguity::LoopIndex { nested: false } => "it is the index of a DO loop",
+        Ambiguity::SetByCall => "a call may modify it",
+        Ambiguity::SetByRead => "a READ statement sets it",
+        Ambiguity::SetByFunctionReference => "a function reference may modify it",
+        Ambiguity::AssignedInPart => "it is assigned in part",
+        Ambiguity::Equivalenced => "it is equivalenced",
+    }
+}
+
+/// Why a variable's values are stored: the blocking operation or the
+/// ambiguous definition.
+pub fn reason(unit: &Unit, r: &Reason) -> String {
+    match r {
+        Reason::Blocked(b) => non_invertible(unit, &b.op),
+        Reason::Ambiguous { why, .. } => ambiguity(*why).to_string(),
+    }
+}
+
+/// A short label for why an ambiguous variable is left to recording; for
+/// an assignment inside the loop `lp`, where it sits: `assigned in a
+/// branch`, `assigned in a nested loop`.
+pub fn short_reason(unit: &Unit, lp: Option<StmtId>, r: &Reason) -> String {
+    let why = match r {
+        Reason::Ambiguous { why, .. } => *why,
+        Reason::Blocked(b) => return non_invertible(unit, &b.op),
+    };
+    let span = r.span();
+    if let (Some(lp), Ambiguity::InBranchOrNestedLoop) = (lp, why) {
+        // The nearest construct around the assignment, inside the loop.
+        let target = stmt_holding(unit, span).map(|s| s.id);
+        let mut stack: Vec<(StmtId, Option<StmtId>)> = vec![(lp, None)];
+        while let Some((id, parent)) = stack.pop() {
+            if Some(id) == target {
+                let around = parent
+                    .and_then(|p| unit.stmts.get(p.0 as usize))
+                    .map(|s| &s.kind);
+                return match around {
+                    Some(StmtKind::Do { .. }) if parent != Some(lp) => "assigned in a nested loop",
+                    Some(StmtKind::Do { .. }) | None => "assigned in the loop",
+                    _ => "assigned in a branch",
+                }
+                .to_string();
+            }
+            if let Some(st) = unit.stmts.get(id.0 as usize) {
+                for b in st.kind.blocks() {
+                    stack.extend(b.iter().map(|c| (*c, Some(id))));
+                }
+            }
+        }
+        return "assigned in a branch or nested loop".into();
+    }
+    match why {
+        Ambiguity::LoopIndex { nested: true } => "nested loop index",
+        Ambiguity::LoopIndex { nested: false } => "DO loop index",
+        Ambiguity::SetByCall => "set by a call",
+        Ambiguity::SetByRead => "set by READ",
+        Ambiguity::SetByFunctionReference => "set by a function",
+        Ambiguity::InBranchOrNestedLoop => "assigned inside a branch or a nested loop",
+        Ambiguity::AssignedInPart => "assigned in part",
+        Ambiguity::Equivalenced => "equivalenced",
+    }
+    .to_string()
+}
+
+// ---- Inlay hints ----------------------------------------------------------
+
+/// `saves i, j` on a loop whose final values the forward sweep saves.
+pub fn saves_hint(unit: &Unit, r: &LoopReport) -> Option<(String, String)> {
+    if r.stmt.is_none() || r.saved_after_loop.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = r
+        .saved_after_loop
+        .iter()
+        .map(|s| name(unit, *s).to_string())
+        .collect();
+    Some((
+        format!("saves {}", names.join(", ")),
+        format!(
+            "After the loop the forward sweep saves the final value of {} once; the reversed loop starts from it and recovers the earlier values iteration by iteration",
+            quoted(&names)
+        ),
+    ))
+}
+
+/// `l ← max(0, ilb)` on a counted WHILE loop whose final counter the
+/// reversal computes.
+pub fn computed_hint(unit: &Unit, cw: &CountedWhile) -> (String, String) {
+    (
+        trip_count_final(unit, cw),
+        format!(
+            "A counted WHILE loop: after it `{}` is its start plus the trip count times its step, so the reversed loop starts from that value instead of a saved one",
+            name(unit, cw.var)
+        ),
+    )
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `m stored: assigned in a branch` for a variable left to recording.
+pub fn ambiguous_hint(
+    unit: &Unit,
+    r: &LoopReport,
+    x: &VarReport,
+    src: &dyn Source,
+) -> Option<(String, String)> {
+    let why = x.reason.as_ref()?;
+    let name = name(unit, x.var);
+    let at = src
+        .line(why.span())
+        .map_or(String::new(), |l| format!(" (line {l})"));
+    Some((
+        format!("{name} stored: {}", short_reason(unit, r.stmt, why)),
+        format!(
+            "`{name}` cannot be recovered by inversion: {}{at}; {}",
+            reason(unit, why),
+            if r.stmt.is_some() {
+                "TBR records it instead: the forward sweep pushes it each time it is overwritten and the reverse sweep pops it"
+            } else {
+                "the forward sweep saves it at the end of each basic block whose adjoint reads it"
+            }
+        ),
+    ))
+}
+
+/// What value of its variable a recovery is about, for a sentence (in a
+/// unit with jumps, `lp` = None: the value an assignment overwrites).
+fn value_of(src: &dyn Source, unit: &Unit, lp: Option<StmtId>, rc: &Recovery) -> String {
+    if Some(rc.defined_at) == lp {
+        return "its value when an iteration starts".into();
+    }
+    let when = if lp.is_some() { "after" } else { "before" };
+    match stmt_line(src, unit, rc.defined_at) {
+        Some(l) => format!("its value {when} line {l}"),
+        None => "its value".into(),
+    }
+}
+
+/// ` (line N)` of a statement, or nothing.
+fn at_line(src: &dyn Source, st: &Stmt) -> String {
+    src.line(st.span)
+        .map_or(String::new(), |l| format!(" (line {l})"))
+}
+
+/// When a stored value is pushed: each iteration of a loop, or each time
+/// its assignment runs in a unit with jumps.
+fn pushed_when(src: &dyn Source, r: &LoopReport, def: &Stmt) -> String {
+    match (r.stmt, src.line(def.span)) {
+        (Some(_), _) => "each iteration".into(),
+        (None, Some(l)) => format!("each time line {l} overwrites it"),
+        (None, None) => "each time it is overwritten".into(),
+    }
+}
+
+/// The hint of one recovery of `x` (none for a final value, which the
+/// loop's own hints cover): `k ← j - 2`, `m ← k + 3 + l recomputed`,
+/// `k stored: `max``.
+pub fn recovery_hint(
+    unit: &Unit,
+    r: &LoopReport,
+    x: &VarReport,
+    rc: &Recovery,
+    src: &dyn Source,
+) -> Option<(String, String)> {
+    let name = name(unit, x.var);
+    let def = unit.stmts.get(rc.defined_at.0 as usize)?;
+    let value = value_of(src, unit, r.stmt, rc);
+    Some(match rc.choice {
+        Choice::Final => return None,
+        Choice::Inverted => {
+            let inverted = rc.inverts.and_then(|s| unit.stmts.get(s.0 as usize));
+            let how = match inverted {
+                Some(s) => format!(
+                    "by inverting `{}`{}",
+                    src.stmt_text(s).unwrap_or_default(),
+                    at_line(src, s)
+                ),
+                None => "by inversion".into(),
+            };
+            (
+                formula(unit, &rc.formula),
+                format!("The reverse sweep recovers `{name}` ({value}) {how}: nothing is stored"),
+            )
+        }
+        Choice::Recomputed => {
+            let how = if Some(rc.defined_at) == r.stmt {
+                format!("({value}) by evaluating it again")
+            } else {
+                format!(
+                    "by running `{}`{} again",
+                    src.stmt_text(def).unwrap_or_default(),
+                    at_line(src, def)
+                )
+            };
+            (
+                format!("{} recomputed", formula(unit, &rc.formula)),
+                format!("The reverse sweep recomputes `{name}` {how}: nothing is stored"),
+            )
+        }
+        Choice::Stored => {
+            let (label, why) = match &rc.blocker {
+                Some(b) => {
+                    let what = non_invertible(unit, &b.op);
+                    (
+                        format!("{name} stored: {what}"),
+                        format!(
+                            " ({what}{})",
+                            src.line(b.span)
+                                .map_or(String::new(), |l| format!(" at line {l}"))
+                        ),
+                    )
+                }
+                None => (format!("{name} stored"), String::new()),
+            };
+            (
+                label,
+                format!(
+                    "`{name}` ({value}) cannot be recovered by inversion{why}: the forward sweep pushes it {} and the reverse sweep pops it",
+                    pushed_when(src, r, def)
+                ),
+            )
+        }
+    })
+}
+
+// ---- Hover ----------------------------------------------------------------
+
+/// The hover's paragraph on how the reverse sweep recovers `x` in the
+/// loop (or unit with jumps) of report `r`.
+pub fn hover(unit: &Unit, r: &LoopReport, x: &VarReport, src: &dyn Source) -> String {
+    let mut md = String::new();
+    let line = |span: Span| or_unknown(src.line(span));
+    let stmt_line = |id: StmtId| or_unknown(stmt_line(src, unit, id));
+    let _ = match r.stmt {
+        Some(lp) => write!(
+            md,
+            "\n**Address recovery** (loop at line {}):",
+            stmt_line(lp)
+        ),
+        None => write!(
+            md,
+            "\n**Address recovery** (unit with jumps, reversed through its basic blocks):"
+        ),
+    };
+    if x.ambiguous {
+        let (why, span) = match &x.reason {
+            Some(rs) => (reason(unit, rs), rs.span()),
+            None => (
+                "it is written where the loop's plan cannot follow it".into(),
+                r.stmt
+                    .and_then(|s| unit.stmts.get(s.0 as usize))
+                    .map_or(unit.name_span, |st| st.span),
+            ),
+        };
+        let how = match r.stmt {
+            Some(_) => "stored each time it is overwritten",
+            None => "saved at the end of each basic block whose adjoint reads it",
+        };
+        let who = match r.stmt {
+            Some(_) => " (TBR records it)",
+            None => "",
+        };
+        let _ = writeln!(md, " {how}: {why} at line {}{who}.", line(span));
+        return md;
+    }
+    let each = if r.stmt.is_some() {
+        "each iteration"
+    } else {
+        "each time it is overwritten there"
+    };
+    let what = |rc: &Recovery| match rc.choice {
+        Choice::Final
+            if r.computed_after_loop
+                .as_ref()
+                .is_some_and(|cw| cw.var == x.var) =>
+        {
+            format!(
+                "final value computed from the trip count — {}",
+                formula(unit, &rc.formula)
+            )
+        }
+        Choice::Final => "final value saved once after the loop".to_string(),
+        Choice::Inverted => format!(
+            "inverted — {}{}",
+            formula(unit, &rc.formula),
+            rc.inverts.map_or(String::new(), |s| format!(
+                " (inverting line {})",
+                stmt_line(s)
+            ))
+        ),
+        Choice::Recomputed => {
+            if Some(rc.defined_at) == r.stmt {
+                format!("recomputed — {}", formula(unit, &rc.formula))
+            } else {
+                format!(
+                    "recomputed — {} (running line {} again)",
+                    formula(unit, &rc.formula),
+                    stmt_line(rc.defined_at)
+                )
+            }
+        }
+        Choice::Stored => match &rc.blocker {
+            Some(b) => format!(
+                "stored {each}: {} at line {}",
+                non_invertible(unit, &b.op),
+                line(b.span)
+            ),
+            None => format!("stored {each}"),
+        },
+    };
+    let which = |rc: &Recovery| {
+        if Some(rc.defined_at) == r.stmt {
+            "value when an iteration starts".to_string()
+        } else if r.stmt.is_none() {
+            format!("value before line {}", stmt_line(rc.defined_at))
+        } else {
+            format!("value after line {}", stmt_line(rc.defined_at))
+        }
+    };
+    match x.recoveries.as_slice() {
+        [rc] => {
+            let _ = writeln!(md, " {}.", what(rc));
+        }
+        all => {
+            let _ = writeln!(md, " {}", x.choice.as_str());
+            for rc in all {
+                let _ = writeln!(md, "- {}: {}", which(rc), what(rc));
+            }
+        }
+    }
+    md
+}
+
+// ---- Diagnostics ----------------------------------------------------------
+
+/// The message of the `address-stored` note on a variable stored because
+/// of a blocking operation or an ambiguous definition (none when the
+/// game stored it by choice alone: not a problem in the source).
+pub fn stored_message(
+    unit: &Unit,
+    r: &LoopReport,
+    x: &VarReport,
+    src: &dyn Source,
+) -> Option<String> {
+    let why = x.reason.as_ref()?;
+    let line = or_unknown(src.line(why.span()));
+    let when = match (x.ambiguous, r.stmt) {
+        (false, Some(_)) => "it is stored each iteration",
+        (true, Some(_)) => "it is stored each time it is overwritten",
+        (false, None) => "it is stored each time it is overwritten there",
+        (true, None) => "it is saved at the end of each basic block whose adjoint reads it",
+    };
+    Some(format!(
+        "index {} cannot be recovered by inversion: {} at line {line}; {when}",
+        name(unit, x.var),
+        reason(unit, why)
+    ))
+}
+
+// ---- Command line ---------------------------------------------------------
+
+/// `dfort analyze`'s text for one report, line by line.
+pub fn report_lines(unit: &Unit, l: &LoopReport, src: &dyn Source) -> Vec<String> {
+    let line = |span: Span| src.line(span).unwrap_or(0);
+    let stmt_line = |id: StmtId| stmt_line(src, unit, id).unwrap_or(0);
+    let names = |v: &[SymbolId]| {
+        v.iter()
+            .map(|s| name(unit, *s).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = Vec::new();
+    match l.stmt {
+        None => out.push(format!(
+            "  unit with jumps (reversed through its basic blocks): places that push an address: {}",
+            l.stored_per_iteration
+        )),
+        Some(lp) => {
+            out.push(format!(
+                "  loop at line {}: addresses stored per iteration: {}{}",
+                stmt_line(lp),
+                l.stored_per_iteration,
+                if l.saved_after_loop.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; saved once after the loop: {}",
+                        names(&l.saved_after_loop)
+                    )
+                },
+            ));
+            if let Some(cw) = &l.computed_after_loop {
+                out.push(format!(
+                    "    computed after the loop from the trip count: {}",
+                    trip_count_final(unit, cw)
+                ));
+            }
+        }
+    }
+    // In a unit with jumps a recovery is of the value an assignment
+    // overwrites; in a loop, of the value it defines.
+    let of = if l.stmt.is_some() { "of" } else { "before" };
+    for v in &l.vars {
+        let why = v
+            .reason
+            .as_ref()
+            .map(|r| format!(" ({} at line {})", reason(unit, r), line(r.span())))
+            .unwrap_or_default();
+        out.push(format!(
+            "    {}: {}{why}",
+            name(unit, v.var),
+            v.choice.as_str()
+        ));
+        for r in &v.recoveries {
+            let inv = r
+                .inverts
+                .map(|s| format!(" inverting line {}", stmt_line(s)))
+                .unwrap_or_default();
+            out.push(format!(
+                "      value {of} line {}: {} {}{inv}",
+                stmt_line(r.defined_at),
+                r.choice.as_str(),
+                formula(unit, &r.formula)
+            ));
+        }
+    }
+    out
+}
+
+/// The text of a counted WHILE loop's computed final counter, for
+/// `dfort analyze --format json`'s `computed_after_loop.text`.
+pub fn computed_after_loop(unit: &Unit, cw: &CountedWhile) -> String {
+    trip_count_final(unit, cw)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::hints::{inlay_hints, HintKind, HintKinds};
+    use crate::host::Host;
+    use dfort_syntax::TextRange;
+    use std::path::Path;
+
+    /// The labels of the address hints of `src`.
+    fn labels(src: &str) -> Vec<String> {
+        let path = Path::new("/render-tests/reasons.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        inlay_hints(
+            &snap,
+            path,
+            TextRange::new(0, src.len() as u32),
+            HintKinds::default(),
+        )
+        .into_iter()
+        .filter(|h| h.kind == HintKind::Address)
+        .map(|h| h.label)
+        .collect()
+    }
+
+    fn has(labels: &[String], want: &str) {
+        assert!(
+            labels.iter().any(|l| l == want),
+            "no {want:?} in {labels:#?}"
+        );
+    }
+
+    const BLOCKED: &str = "subroutine blocked(a, n, idx)
+  implicit none
+  integer, intent(in) :: n
+  integer, intent(in) :: idx(n)
+  real(8), intent(inout) :: a(1000)
+  integer :: i, j, k, l, p, q, r
+!$ad independent(a)
+!$ad dependent(a)
+  j = 1
+  k = 1
+  l = 1
+  p = 1
+  q = 1
+  r = 1
+  do i = 1, n
+    j = j * k
+    a(j) = a(j) * a(j)
+    k = mod(k, 7) + 1
+    a(k) = a(k) * a(k)
+    l = modulo(l + 3, 9) + 1
+    a(l) = a(l) * a(l)
+    p = p ** 2
+    a(p) = a(p) * a(p)
+    q = idx(q)
+    a(q) = a(q) * a(q)
+    r = abs(r - 3) + 1
+    a(r) = a(r) * a(r)
+  end do
+end subroutine blocked
+";
+
+    #[test]
+    fn each_blocking_operation_has_its_label() {
+        let l = labels(BLOCKED);
+        has(&l, "j stored: a product of two variables");
+        // `modulo` is named as `mod`.
+        has(&l, "k stored: `mod`");
+        has(&l, "l stored: `mod`");
+        has(&l, "p stored: a power");
+        has(&l, "q stored: an indirection through `idx`");
+        has(&l, "r stored: `abs`");
+        has(&l, "saves j, k, l, p, q, r");
+    }
+
+    const AMBIGUOUS: &str = "subroutine ambiguous(a, n)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: a(1000)
+  integer :: i, j, m
+!$ad independent(a)
+!$ad dependent(a)
+  j = 1
+  do i = 1, n
+    read(*, *) m
+    a(m) = a(m) * a(m)
+    j = f(j)
+    a(j) = a(j) * a(j)
+  end do
+contains
+  integer function f(x)
+    integer :: x
+    x = x + 1
+    f = x
+  end function f
+end subroutine ambiguous
+";
+
+    #[test]
+    fn each_ambiguous_write_has_its_short_label() {
+        let l = labels(AMBIGUOUS);
+        has(&l, "m stored: set by READ");
+        has(&l, "j stored: set by a function");
+    }
+
+    const JUMPS: &str = "subroutine jumps(a, n)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: a(1000)
+  integer :: i, j, k, e1, e2
+  equivalence (e1, e2)
+!$ad independent(a)
+!$ad dependent(a)
+  j = 1
+  k = 2
+  e1 = 1
+  i = 0
+10 i = i + 1
+  j = j + j
+  a(j) = a(j) * a(j)
+  k = k / 2
+  a(k) = a(k) * a(k)
+  e1 = e1 + 1
+  a(e1) = a(e1) * a(e1)
+  if (i < n) goto 10
+end subroutine jumps
+";
+
+    #[test]
+    fn a_unit_with_jumps_names_what_blocks_each_undo() {
+        let l = labels(JUMPS);
+        has(&l, "j stored: an expression that reads it twice");
+        has(&l, "k stored: integer division");
+        // No hint for `e1`: what makes it ambiguous is the unit's
+        // EQUIVALENCE, not a statement; the diagnostic says so.
+        assert!(!l.iter().any(|x| x.starts_with("e1 ")), "{l:#?}");
+        let path = Path::new("/render-tests/jumps.f90");
+        let mut host = Host::default();
+        host.set_text(path, JUMPS, true, 1);
+        let snap = host.snapshot();
+        let notes: Vec<String> = crate::diagnostics::of_document(&snap, path)
+            .into_iter()
+            .filter(|d| d.code == "address-stored")
+            .map(|d| d.message)
+            .collect();
+        has(
+            &notes,
+            "index e1 cannot be recovered by inversion: it is equivalenced at line 1; it is saved at the end of each basic block whose adjoint reads it",
+        );
+        has(
+            &notes,
+            "index k cannot be recovered by inversion: integer division at line 16; it is stored each time it is overwritten there",
+        );
+    }
+}
