@@ -21,9 +21,9 @@
 
 use crate::bitset::BitSet;
 use crate::counted_while::CountedWhile;
-use crate::decisions::UnitDecisions;
+use crate::decisions::{Push, UnitDecisions};
 use crate::recovery::{subtree, Ambiguity, Blocker, How, Origin, Plan, Term};
-use crate::tbr::{Record, Tbr};
+use crate::tbr::Tbr;
 use crate::undo::UnitUndo;
 use dfort_ir::*;
 
@@ -135,7 +135,7 @@ pub struct LoopReport {
 
 /// The report of one loop's plan; `pushed` is what the forward sweep
 /// pushes for TBR ([`UnitDecisions::pushed`]).
-pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr, pushed: &[Record]) -> LoopReport {
+pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr, pushed: &[Push]) -> LoopReport {
     let vs = &plan.versions;
     let version_vars: Vec<SymbolId> = vs.iter().map(|v| v.var).collect();
     let assign = |var: SymbolId, term: &Term| Formula::Assign {
@@ -260,12 +260,7 @@ fn summarize(vars: &mut [VarReport]) {
 
 /// The report of a unit with jumps (none when its reverse sweep reads no
 /// integer that changes).
-pub fn unit_report(
-    unit: &Unit,
-    undo: &UnitUndo,
-    tbr: &Tbr,
-    pushed: &[Record],
-) -> Option<LoopReport> {
+pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr, pushed: &[Push]) -> Option<LoopReport> {
     let mut read = BitSet::default();
     for r in &tbr.req {
         read.union_with(r);

@@ -22,7 +22,8 @@ use crate::recovery::{self, Plan};
 use crate::reversal::{self, UnitReversal};
 use crate::tbr::{Record, Tbr};
 use crate::undo::UnitUndo;
-use dfort_ir::{ExprKind, Program, StmtId, Unit};
+use dfort_ir::{BaseType, ExprKind, Program, StmtId, SymbolId, Unit};
+use std::collections::BTreeMap;
 
 /// What the forward sweep records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,13 +79,133 @@ pub struct UnitDecisions {
     /// function, whose call the adjoint checkpoints).
     pub dead: Vec<StmtId>,
     /// What its forward sweep pushes for TBR: the records of the
-    /// statements it keeps, in TBR's order.
-    pub pushed: Vec<Record>,
+    /// statements it keeps, in TBR's order, each with the adjoint that
+    /// needs the value.
+    pub pushed: Vec<Push>,
+    /// In a unit reversed by blocks: per basic block (CFG node index), the
+    /// integer scalars its reverse sweep reads (what TBR says its
+    /// statements' adjoints need, indices included) that something may
+    /// change — pushed with the block's id as the block is left.
+    pub block_saves: BTreeMap<usize, Vec<SymbolId>>,
     /// What its adjoint routine reads of the values it is called with:
     /// what adjoint liveness finds live at entry and the variables its
     /// declarations' bounds read; `None` when it reads everything the
     /// unit reads (`--no-tbr`).
     pub entry_needs: Option<BitSet>,
+}
+
+/// A value the forward sweep pushes for TBR (paper 000 §5): the
+/// statement that overwrites it, and why the reverse sweep needs it back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Push {
+    pub stmt: StmtId,
+    pub variable: SymbolId,
+    pub needed_by: NeededBy,
+}
+
+/// Which adjoint reads a pushed value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NeededBy {
+    /// The overwriting statement's own adjoint (`y = y*x` reads the old
+    /// `y`).
+    OwnAdjoint,
+    /// The adjoint of this statement, which the reverse sweep runs after
+    /// the overwrite's (an earlier statement, or a later one around a
+    /// loop).
+    AdjointOf(StmtId),
+    /// No statement of the unit: the value is required where the unit's
+    /// callers or callees need it (TBR's calling contexts, §5.2).
+    Context,
+}
+
+/// TBR's records of `unit` the forward sweep keeps (not at a statement in
+/// `dead`), with which adjoint needs each value: the overwriting
+/// statement's own, else the nearest one the reverse sweep runs after it
+/// — an earlier statement in source order, else (around a loop) a later
+/// one.
+fn pushes(unit: &Unit, tbr: &Tbr, dead: &[StmtId]) -> Vec<Push> {
+    // Statements in source order (those the structuring of EXIT and CYCLE
+    // appends sit at their loop).
+    let mut order: Vec<&dfort_ir::Stmt> = unit
+        .stmts
+        .iter()
+        .filter(|s| s.kind.blocks().is_empty())
+        .collect();
+    order.sort_by_key(|s| (s.span.file, s.span.range.start, s.id));
+    let holds = |sets: &[BitSet], s: StmtId, v: SymbolId| {
+        sets.get(s.0 as usize)
+            .is_some_and(|r| r.contains(v.0 as usize))
+    };
+    let needed_by = |r: &Record| {
+        // `needs` holds what a statement's adjoint reads of the values
+        // before it, the one it overwrites included; `req`, what it needs
+        // of the values others overwrite.
+        if holds(&tbr.needs, r.stmt, r.variable) {
+            return NeededBy::OwnAdjoint;
+        }
+        let pos = order.iter().position(|s| s.id == r.stmt).unwrap_or(0);
+        order[..pos]
+            .iter()
+            .rev()
+            .chain(order[pos..].iter().rev())
+            .find(|s| s.id != r.stmt && holds(&tbr.req, s.id, r.variable))
+            .map_or(NeededBy::Context, |s| NeededBy::AdjointOf(s.id))
+    };
+    tbr.records
+        .iter()
+        .filter(|r| !dead.contains(&r.stmt))
+        .map(|r| Push {
+            stmt: r.stmt,
+            variable: r.variable,
+            needed_by: needed_by(r),
+        })
+        .collect()
+}
+
+/// Per basic block of a unit reversed by blocks: the integer scalars its
+/// reverse sweep reads that may change (not the exact variables TBR and
+/// the inversions keep, not what nothing writes).
+fn block_saves(
+    program: &Program,
+    unit: &Unit,
+    tbr: &Tbr,
+    effects: &[Effects],
+    exact: &BitSet,
+) -> BTreeMap<usize, Vec<SymbolId>> {
+    let mut out = BTreeMap::new();
+    if unit.cfg.structured {
+        return out;
+    }
+    let fx = crate::effects::local(program, unit, effects);
+    for (i, node) in unit.cfg.nodes.iter().enumerate() {
+        if node.kind != dfort_ir::cfg::NodeKind::BasicBlock {
+            continue;
+        }
+        let mut ints = BitSet::default();
+        for id in &node.stmts {
+            if let Some(n) = tbr.needs.get(id.0 as usize) {
+                ints.union_with(n);
+            }
+        }
+        // TBR's sets may hold slots past the unit's own symbols (globals
+        // only its callees see): those are not the unit's to save.
+        let saved: Vec<SymbolId> = ints
+            .iter()
+            .filter_map(|v| unit.symbols.get(v).map(|s| (v, s)))
+            .filter(|(i, s)| {
+                s.ty.base == BaseType::Integer
+                    && s.rank() == 0
+                    && !s.attrs.parameter
+                    && !exact.contains(*i)
+                    && fx.writes.contains(*i)
+            })
+            .map(|(i, _)| SymbolId(i as u32))
+            .collect();
+        if !saved.is_empty() {
+            out.insert(i, saved);
+        }
+    }
+    out
 }
 
 /// The decisions of `unit`'s adjoint under `recording`.
@@ -103,13 +224,15 @@ pub fn decide(
     } else {
         (Vec::new(), UnitUndo::default())
     };
+    let block_saves = block_saves(program, unit, tbr, effects, &undo.exact);
     if recording.store_all() {
         return UnitDecisions {
             reversal: reversal::of(program, unit),
             plans,
             undo,
             dead: Vec::new(),
-            pushed: tbr.records.clone(),
+            pushed: pushes(unit, tbr, &[]),
+            block_saves,
             entry_needs: None,
         };
     }
@@ -128,18 +251,14 @@ pub fn decide(
         .into_iter()
         .filter(|s| !references_function(unit, *s))
         .collect();
-    let pushed = tbr
-        .records
-        .iter()
-        .filter(|r| !dead.contains(&r.stmt))
-        .cloned()
-        .collect();
+    let pushed = pushes(unit, tbr, &dead);
     UnitDecisions {
         reversal: reversal::of(program, unit),
         plans,
         undo,
         dead,
         pushed,
+        block_saves,
         entry_needs: Some(entry_needs),
     }
 }

@@ -54,7 +54,7 @@ struct UnitResult<'a> {
     active: BitSet,
     /// What the forward sweep pushes for TBR (the records of the
     /// statements it keeps).
-    records: Vec<tbr::Record>,
+    records: Vec<dfort_analysis::decisions::Push>,
     /// Statements the joint-mode forward sweep can drop.
     dead: Vec<dfort_ir::StmtId>,
     /// How each loop's address indices are recovered (paper 003).

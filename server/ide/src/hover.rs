@@ -15,6 +15,7 @@ use crate::host::Snapshot;
 use crate::text::{line_text, word_at};
 use dfort_analysis::activity::{active_anywhere, Activity};
 use dfort_analysis::address_report::LoopReport;
+use dfort_analysis::decisions::NeededBy;
 use dfort_analysis::explain::{useful_chain, varied_chain, Step};
 use dfort_ir::{BaseType, ExprKind, FileId, Span, Stmt, StmtKind, Storage, Symbol, SymbolId, Unit};
 use dfort_syntax::TextRange;
@@ -292,71 +293,63 @@ fn why(snap: &Snapshot, unit: &Unit, act: &Activity, sym: SymbolId, md: &mut Str
 }
 
 fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut String) {
-    let Some(tbr) = snap.analysis.tbr_of(unit.id) else {
+    // What the forward sweep pushes, as the analysis decided it for the
+    // generator (on the unit as analysed: EXIT and CYCLE structured, its
+    // statements keep their ids, appended ones sit at their loop).
+    let (Some(decided), Some(analysed)) = (
+        snap.analysis.decisions_of(unit.id),
+        crate::hints::analysed_unit(snap, unit),
+    ) else {
         return;
     };
-    let here = tbr
-        .records
-        .iter()
-        .any(|r| r.stmt == st.id && r.variable == sym);
     let name = &unit.symbol(sym).name;
-    if here {
-        // The adjoint statement that reads the old value: this statement's
-        // own, else the nearest earlier one (the reverse sweep runs it
-        // later), else — around a loop — a later one.
-        let mut order: Vec<&Stmt> = unit
-            .stmts
-            .iter()
-            .filter(|s| s.kind.blocks().is_empty())
-            .collect();
-        order.sort_by_key(|s| (s.span.file, s.span.range.start));
-        let pos = order.iter().position(|s| s.id == st.id).unwrap_or(0);
-        let needs_it = |s: &&Stmt| {
-            tbr.req
-                .get(s.id.0 as usize)
-                .is_some_and(|r| r.contains(sym.0 as usize))
-        };
+    let here = decided
+        .pushed
+        .iter()
+        .find(|p| p.stmt == st.id && p.variable == sym);
+    if let Some(push) = here {
         let _ = write!(
             md,
             "**Recorded for the adjoint (TBR):** the forward sweep pushes `{name}` before this statement overwrites it"
         );
-        if needs_it(&st) {
-            let _ = writeln!(md, "; the adjoint of this statement needs the old value.");
-        } else {
-            let needs = order[..pos]
-                .iter()
-                .rev()
-                .chain(order[pos..].iter().rev())
-                .find(|s| s.id != st.id && needs_it(s));
-            match needs.and_then(|s| stmt_line(snap, s)) {
-                Some((line, text)) => {
-                    let _ = writeln!(
-                        md,
-                        "; the adjoint of line {line} (`{text}`), which the reverse sweep runs later, needs the old value."
-                    );
-                }
-                None => {
-                    let _ = writeln!(md, ".");
-                }
+        let by = match push.needed_by {
+            NeededBy::AdjointOf(s) => analysed
+                .stmts
+                .get(s.0 as usize)
+                .and_then(|s| stmt_line(snap, s)),
+            _ => None,
+        };
+        match (push.needed_by, by) {
+            (NeededBy::OwnAdjoint, _) => {
+                let _ = writeln!(md, "; the adjoint of this statement needs the old value.");
+            }
+            (NeededBy::AdjointOf(_), Some((line, text))) => {
+                let _ = writeln!(
+                    md,
+                    "; the adjoint of line {line} (`{text}`), which the reverse sweep runs later, needs the old value."
+                );
+            }
+            _ => {
+                let _ = writeln!(md, ".");
             }
         }
         return;
     }
     let writes = matches!(&st.kind, StmtKind::Assign { lhs, .. }
         if matches!(&lhs.kind, ExprKind::Var(x) | ExprKind::ArrayRef { array: x, .. } if *x == sym));
-    if writes && unit.symbol(sym).ty.is_real_or_complex() {
+    if writes && decided.dead.contains(&st.id) {
+        let _ = writeln!(
+            md,
+            "Not recorded: the adjoint's forward sweep drops this statement (nothing its reverse sweep reads depends on it)."
+        );
+    } else if writes && unit.symbol(sym).ty.is_real_or_complex() {
         let _ = writeln!(
             md,
             "Not recorded: no adjoint statement needs the value of `{name}` this statement overwrites (TBR)."
         );
     }
-    // TBR ran on the unit as analysed (EXIT and CYCLE structured): its
-    // records may name statements appended to the source's.
-    let Some(analysed) = crate::hints::analysed_unit(snap, unit) else {
-        return;
-    };
-    let elsewhere: Vec<u32> = tbr
-        .records
+    let elsewhere: Vec<u32> = decided
+        .pushed
         .iter()
         .filter(|r| r.variable == sym && r.stmt != st.id)
         .filter_map(|r| stmt_line(snap, analysed.stmts.get(r.stmt.0 as usize)?).map(|(l, _)| l))
@@ -487,6 +480,62 @@ end subroutine fig2a
         // Outside the loop: no section.
         let before = super::hover(&snap, path, at("j = 1")).unwrap().markdown;
         assert!(!before.contains("Address recovery"), "{before}");
+    }
+
+    /// Issue 15: the hover says what the generated forward sweep pushes
+    /// (the analysis' decisions), not TBR's records at statements the
+    /// forward sweep drops.
+    #[test]
+    fn a_record_hover_says_what_the_forward_sweep_pushes_and_why() {
+        let src = "subroutine s(x, y)
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  real(8) :: a
+  a = x*x
+  y = a*a
+  a = 5.0d0
+  y = y*x
+  y = sin(y)
+end subroutine s
+";
+        let path = Path::new("/hover-tests/s.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        // TBR records `a` at line 8 (line 7's adjoint reads it), but the
+        // forward sweep drops line 8: nothing overwrites `a` there.
+        let unit = snap.units_of(path).next().unwrap();
+        let tbr = snap.analysis.tbr_of(unit.id).unwrap();
+        let a8 = unit
+            .stmts
+            .iter()
+            .find(|st| super::stmt_line(&snap, st).is_some_and(|(l, _)| l == 8))
+            .unwrap()
+            .id;
+        assert!(
+            tbr.records.iter().any(|r| r.stmt == a8),
+            "{:?}",
+            tbr.records
+        );
+        let dropped = super::hover(&snap, path, at("a = 5.0d0")).unwrap().markdown;
+        assert!(
+            dropped.contains("Not recorded: the adjoint's forward sweep drops this statement"),
+            "{dropped}"
+        );
+        assert!(!dropped.contains("Recorded for the adjoint"), "{dropped}");
+        // `y = y*x` reads the `y` it overwrites: its own adjoint needs it
+        // (the forward sweep keeps it: `sin(y)`'s adjoint reads its result).
+        let own = super::hover(&snap, path, at("y = y*x")).unwrap().markdown;
+        assert!(
+            own.contains("the forward sweep pushes `y` before this statement overwrites it; the adjoint of this statement needs the old value."),
+            "{own}"
+        );
+        // The adjoint written from the same facts.
+        let (adj, _) = dfort_codegen::adjoint::adjoint_of(&snap.analysis, unit.id, "").unwrap();
+        assert!(!adj.contains("call dfort_push(a)"), "{adj}");
+        assert!(adj.contains("call dfort_push(y)"), "{adj}");
     }
 
     #[test]

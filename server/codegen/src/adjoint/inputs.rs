@@ -22,11 +22,11 @@ use crate::names::DiffSet;
 use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
-use dfort_analysis::effects::{Effects, LocalEffects};
+use dfort_analysis::effects::Effects;
 use dfort_analysis::facts::ProgramFacts;
 use dfort_analysis::recovery::Plan;
 use dfort_analysis::reversal::UnitReversal;
-use dfort_analysis::tbr::{self, Tbr};
+use dfort_analysis::tbr::Tbr;
 use dfort_analysis::undo::UnitUndo;
 use dfort_ir::*;
 use std::collections::HashMap;
@@ -79,11 +79,12 @@ pub(super) struct RoutineInputs<'a> {
     /// The assignments the forward sweep drops.
     pub dead: &'a [StmtId],
     /// What the forward sweep pushes for TBR.
-    pub pushed: &'a [tbr::Record],
+    pub pushed: &'a [dfort_analysis::decisions::Push],
     /// Per statement: what it or anything after it may write.
     pub written_from: Vec<BitSet>,
     /// In unstructured units, per basic block (node index): the integer
-    /// values its adjoint reads, saved at the block's end.
+    /// values its adjoint reads, saved at the block's end (the analysis'
+    /// `block_saves`, by name).
     pub snapshots: HashMap<usize, Vec<String>>,
 }
 
@@ -118,12 +119,16 @@ pub(super) fn gather<T>(
         let reversal = &decisions.reversal;
         let unstructured = reversal.by_blocks;
         debug_assert_eq!(unstructured, !unit.cfg.structured);
-        let fx = dfort_analysis::effects::local(program, orig, effects);
-        let snapshots = if unstructured {
-            snapshots(&unit, tbr, &fx, orig.symbols.len(), &decisions.undo.exact)
-        } else {
-            HashMap::new()
-        };
+        let snapshots = decisions
+            .block_saves
+            .iter()
+            .map(|(b, vs)| {
+                (
+                    *b,
+                    vs.iter().map(|v| unit.symbol(*v).name.clone()).collect(),
+                )
+            })
+            .collect();
         Ok(RoutineInputs {
             program,
             diff: &diff,
@@ -154,51 +159,6 @@ pub(super) fn gather<T>(
         effects,
         routines: Box::new(diff.units.iter().map(move |&u| routine(u))),
     }))
-}
-
-/// Integer scalars the reverse sweep of each basic block reads (what
-/// TBR says its statements' adjoints need, the indices of what they pop
-/// included): saved at the block's end in unstructured mode.
-fn snapshots(
-    unit: &Unit,
-    tbr: &Tbr,
-    fx: &LocalEffects,
-    fx_len: usize,
-    exact: &BitSet,
-) -> HashMap<usize, Vec<String>> {
-    let mut out = HashMap::new();
-    for (i, node) in unit.cfg.nodes.iter().enumerate() {
-        if node.kind != dfort_ir::cfg::NodeKind::BasicBlock {
-            continue;
-        }
-        let mut ints = BitSet::default();
-        for id in &node.stmts {
-            if let Some(n) = tbr.needs.get(id.0 as usize) {
-                ints.union_with(n);
-            }
-        }
-        // TBR's sets may hold slots past the unit's own symbols (globals
-        // only its callees see): those are not the unit's to save.
-        let names: Vec<String> = ints
-            .iter()
-            .filter(|v| *v < fx_len)
-            .filter_map(|v| unit.symbols.get(v).map(|s| (v, s)))
-            .filter(|(i, s)| {
-                s.ty.base == BaseType::Integer
-                    && s.rank() == 0
-                    && !s.attrs.parameter
-                    // TBR and the inversions keep exact variables.
-                    && !exact.contains(*i)
-                    // Values nothing changes need no saving.
-                    && fx.writes.contains(*i)
-            })
-            .map(|(_, s)| s.name.clone())
-            .collect();
-        if !names.is_empty() {
-            out.insert(i, names);
-        }
-    }
-    out
 }
 
 impl RoutineInputs<'_> {
