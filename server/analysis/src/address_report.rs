@@ -361,8 +361,8 @@ pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr, pushed: &[Push]) -> 
 /// `d` (with inversion) make it: one per planned loop with address
 /// variables, or one for a unit with jumps.
 pub fn unit_reports(
-    program: &Program,
     unit: &Unit,
+    shape: &crate::shape::UnitShape,
     d: &UnitDecisions,
     tbr: &Tbr,
 ) -> Vec<LoopReport> {
@@ -372,7 +372,7 @@ pub fn unit_reports(
             .into_iter()
             .collect();
     }
-    let counted = crate::counted_while::in_unit(program, unit);
+    let counted = &shape.counted;
     plans
         .iter()
         .map(|p| {

@@ -20,6 +20,7 @@ use crate::effects::Effects;
 use crate::liveness;
 use crate::recovery::{self, Plan};
 use crate::reversal::{self, UnitReversal};
+use crate::shape::UnitShape;
 use crate::tbr::{Record, Tbr};
 use crate::undo::UnitUndo;
 use dfort_ir::{BaseType, ExprKind, Program, StmtId, SymbolId, Unit};
@@ -212,14 +213,15 @@ fn block_saves(
 pub fn decide(
     program: &Program,
     unit: &Unit,
+    shape: &UnitShape,
     tbr: &Tbr,
     effects: &[Effects],
     recording: Recording,
 ) -> UnitDecisions {
     let (plans, undo) = if recording.inversion() {
         (
-            recovery::plan_unit(program, unit, tbr),
-            crate::undo::undo_unit(program, unit),
+            recovery::plan_unit(program, unit, shape, tbr),
+            shape.undo.clone(),
         )
     } else {
         (Vec::new(), UnitUndo::default())
@@ -227,7 +229,7 @@ pub fn decide(
     let block_saves = block_saves(program, unit, tbr, effects, &undo.exact);
     if recording.store_all() {
         return UnitDecisions {
-            reversal: reversal::of(program, unit),
+            reversal: reversal::of(program, unit, shape),
             plans,
             undo,
             dead: Vec::new(),
@@ -253,7 +255,7 @@ pub fn decide(
         .collect();
     let pushed = pushes(unit, tbr, &dead);
     UnitDecisions {
-        reversal: reversal::of(program, unit),
+        reversal: reversal::of(program, unit, shape),
         plans,
         undo,
         dead,

@@ -28,6 +28,7 @@ use crate::interproc::{analyze_program_with, ProgramActivity};
 use crate::recovery::Plan;
 use crate::roles::Roles;
 use crate::roots::{resolve, RootProblem, RootSpec, Roots};
+use crate::shape::Shapes;
 use crate::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::{Program, Unit, UnitId};
 use std::sync::{Arc, OnceLock};
@@ -80,6 +81,9 @@ pub struct ProgramFacts {
     pub problems: Vec<RootProblem>,
     pub activity: ProgramActivity,
     pub tbr: ProgramTbr,
+    /// Per unit: what its analyses share that activity does not change
+    /// (counted WHILE loops, undo, the plans' variables), computed once.
+    pub shapes: Shapes,
     /// Per unit the analyses reached: the adjoint's decisions.
     pub units: Vec<Option<Arc<UnitFacts>>>,
     /// What each unit may read and write (callees included), computed
@@ -214,9 +218,11 @@ fn analyse_resolved(
         .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
         .collect();
     let activity = analyze_program_with(&program, &seeds, previous.map(|(p, c)| (&p.activity, c)));
+    let shapes = Shapes::reusing(&program, previous.map(|(p, c)| (&p.shapes, c)));
     let tbr = tbr::analyze_program_with(
         &program,
         &activity,
+        &shapes,
         recording.store_all(),
         recording.inversion(),
         previous.map(|(p, c)| (&p.tbr, c)),
@@ -233,14 +239,15 @@ fn analyse_resolved(
             }
             let unit = &program.units[i];
             let fx = effects.get_or_init(|| Arc::new(crate::effects::all(&program)));
-            let decisions = decide(&program, unit, t, fx, recording);
+            let shape = shapes.of(&program, unit);
+            let decisions = decide(&program, unit, &shape, t, fx, recording);
             // Reports for units with active variables (what the editor
             // and `dfort analyze` show them for), in the default mode.
             let active = activity.activity[i]
                 .as_ref()
                 .is_some_and(|a| !crate::activity::active_anywhere(unit, a).is_empty());
             let reports = if active && recording.inversion() {
-                unit_reports(&program, unit, &decisions, t)
+                unit_reports(unit, &shape, &decisions, t)
             } else {
                 Vec::new()
             };
@@ -255,6 +262,7 @@ fn analyse_resolved(
         problems: resolved.problems,
         activity,
         tbr,
+        shapes,
         units,
         effects,
     }

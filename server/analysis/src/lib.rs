@@ -23,6 +23,7 @@ pub mod recovery;
 pub mod reversal;
 pub mod roles;
 pub mod roots;
+pub mod shape;
 pub mod structure;
 pub mod tbr;
 pub mod undo;

@@ -22,8 +22,9 @@
 //! Analysis only: no I/O, no panics on user input.
 
 use crate::bitset::BitSet;
-use crate::counted_while::{self, CountedWhile};
+use crate::counted_while::CountedWhile;
 use crate::dp::{all_writes, bound_vars};
+use crate::shape::UnitShape;
 use dfort_ir::{DoControl, ExprKind, Program, StmtId, StmtKind, SymbolId, UnaryOp, Unit};
 use std::collections::HashMap;
 
@@ -95,8 +96,9 @@ impl UnitReversal {
     }
 }
 
-/// How the adjoint reverses `unit` (a prepared unit of `program`).
-pub fn of(program: &Program, unit: &Unit) -> UnitReversal {
+/// How the adjoint reverses `unit` (a prepared unit of `program`, with
+/// its `shape`).
+pub fn of(program: &Program, unit: &Unit, shape: &UnitShape) -> UnitReversal {
     let by_blocks = !unit.cfg.structured;
     let mut constructs = HashMap::new();
     if by_blocks {
@@ -105,7 +107,7 @@ pub fn of(program: &Program, unit: &Unit) -> UnitReversal {
             constructs,
         };
     }
-    let mut counted = counted_while::in_unit(program, unit);
+    let mut counted = shape.counted.clone();
     for st in &unit.stmts {
         let r = match &st.kind {
             StmtKind::If { .. } if wraps_loop_left_by_exit(unit, st.id) => Reversal::LeftByExit,

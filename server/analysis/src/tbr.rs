@@ -35,6 +35,7 @@ use crate::dp::{
 use crate::engine::{solve, Direction};
 use crate::incremental::Changes;
 use crate::interproc::ProgramActivity;
+use crate::shape::{Shapes, UnitShape};
 use dfort_ir::callgraph::Callee;
 use dfort_ir::cfg::NodeKind;
 use dfort_ir::*;
@@ -321,9 +322,11 @@ fn expression_actuals(unit: &Unit, act: &Activity, st: &Stmt, args: &[Arg], req:
 
 /// Runs TBR on one unit alone, given its activity (calls conservative).
 pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) -> Tbr {
+    let shape = crate::shape::Shapes::default().of(program, unit);
     analyze_with(
         program,
         unit,
+        &shape,
         act,
         store_all,
         false,
@@ -338,9 +341,11 @@ pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) 
 /// take over ([`crate::recovery::handled`]) are neither required nor
 /// recorded inside those loops (`Tbr::req` still lists them: it is what
 /// the plans read).
+#[allow(clippy::too_many_arguments)]
 pub fn analyze_with(
     program: &Program,
     unit: &Unit,
+    shape: &UnitShape,
     act: &Activity,
     store_all: bool,
     inversion: bool,
@@ -348,19 +353,19 @@ pub fn analyze_with(
     in_req_entry: &BitSet,
 ) -> Tbr {
     let n = unit.stmts.len();
-    let counted = crate::counted_while::in_unit(program, unit);
     let mut full: Vec<(BitSet, BitSet, BitSet)> = unit
         .stmts
         .iter()
-        .map(|st| req_kill(program, unit, act, callees, &counted, st))
+        .map(|st| req_kill(program, unit, act, callees, &shape.counted, st))
         .collect();
     // In units with jumps, an invertible assignment passes its variable's
     // requirement through (the reverse sweep inverts it) and requires the
     // other operands of the inversion.
+    let no_undo = crate::undo::UnitUndo::default();
     let undo = if inversion && !store_all {
-        crate::undo::undo_unit(program, unit)
+        &shape.undo
     } else {
-        crate::undo::UnitUndo::default()
+        &no_undo
     };
     for (id, u) in &undo.inverted {
         if let Some((req, kill, _)) = full.get_mut(id.0 as usize) {
@@ -368,16 +373,17 @@ pub fn analyze_with(
             req.union_with(&crate::undo::operands(unit, unit.stmt(*id), u.var));
         }
     }
+    let none = vec![BitSet::default(); n];
     let handled = if inversion && !store_all {
-        crate::recovery::handled(program, unit)
+        &shape.handled
     } else {
-        vec![BitSet::default(); n]
+        &none
     };
     // What each statement requires once the plans' variables are taken
     // over.
     let mut required: Vec<BitSet> = full
         .iter()
-        .zip(&handled)
+        .zip(handled)
         .map(|((req, _, _), h)| {
             let mut req = req.clone();
             req.subtract(h);
@@ -398,8 +404,8 @@ pub fn analyze_with(
             callees,
             &full,
             &required,
-            &handled,
-            &undo,
+            handled,
+            undo,
             in_req_entry,
         );
         let mut grew = false;
@@ -629,14 +635,19 @@ fn slot(unit: &Unit, space: &Space, i: &Iface) -> Option<usize> {
 /// Req(S) and Kill(S): forward from entry, Req grows by what a statement
 /// requires of values not yet (certainly) overwritten; "not killed" grows
 /// by union over paths, so Kill is what every path overwrites.
-pub fn summarize(unit: &Unit, act: &Activity, callees: &Callees, dep: &Summary) -> TbrSummary {
+pub fn summarize(
+    unit: &Unit,
+    shape: &UnitShape,
+    act: &Activity,
+    callees: &Callees,
+    dep: &Summary,
+) -> TbrSummary {
     let program = callees.program;
     let n = callees.space.size;
-    let counted = crate::counted_while::in_unit(program, unit);
     let per_stmt: Vec<(BitSet, BitSet, BitSet)> = unit
         .stmts
         .iter()
-        .map(|st| req_kill(program, unit, act, Some(callees), &counted, st))
+        .map(|st| req_kill(program, unit, act, Some(callees), &shape.counted, st))
         .collect();
     // Bits [0, n): required entry values; [n, 2n): not certainly killed.
     let mut boundary = BitSet::new(2 * n);
@@ -713,11 +724,18 @@ pub fn analyze_program(
     store_all: bool,
     inversion: bool,
 ) -> Vec<Option<Tbr>> {
-    analyze_program_with(program, pa, store_all, inversion, None)
-        .results
-        .into_iter()
-        .map(|t| t.map(|t| Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())))
-        .collect()
+    analyze_program_with(
+        program,
+        pa,
+        &Shapes::new(program),
+        store_all,
+        inversion,
+        None,
+    )
+    .results
+    .into_iter()
+    .map(|t| t.map(|t| Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())))
+    .collect()
 }
 
 /// [`analyze_program`] reusing the previous run's summaries and results
@@ -727,6 +745,7 @@ pub fn analyze_program(
 pub fn analyze_program_with(
     program: &Program,
     pa: &ProgramActivity,
+    shapes: &Shapes,
     store_all: bool,
     inversion: bool,
     reuse: Option<(&ProgramTbr, &Changes)>,
@@ -784,7 +803,7 @@ pub fn analyze_program_with(
                     tbr: &sums,
                     space: space(u).clone(),
                 };
-                let s = summarize(unit, act, &callees, dep);
+                let s = summarize(unit, &shapes.of(program, unit), act, &callees, dep);
                 if sums[u.0 as usize].as_ref() != Some(&s) {
                     sums[u.0 as usize] = Some(s);
                     changed = true;
@@ -843,6 +862,7 @@ pub fn analyze_program_with(
                 let t = analyze_with(
                     program,
                     unit,
+                    &shapes.of(program, unit),
                     act,
                     store_all,
                     inversion,

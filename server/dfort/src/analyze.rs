@@ -2,12 +2,12 @@
 //! JSON (format documented in README.md).
 
 use clap::Args;
-use dfort_analysis::address_report::{self, LoopReport};
+use dfort_analysis::activity;
+use dfort_analysis::address_report::LoopReport;
 use dfort_analysis::bitset::BitSet;
-use dfort_analysis::decisions::{decide, Recording};
-use dfort_analysis::interproc::analyze_program;
+use dfort_analysis::decisions::Recording;
+use dfort_analysis::facts::{ProgramFacts, Request};
 use dfort_analysis::roots::RootSpec;
-use dfort_analysis::{activity, tbr};
 use dfort_ide::{render, Workspace};
 use dfort_ir::Unit;
 use serde_json::json;
@@ -78,7 +78,7 @@ impl UnitResult<'_> {
             .iter()
             .map(|(s, r)| (*s, r))
             .collect();
-        v.sort_by_key(|(s, _)| self.unit.stmt(*s).span.range.start);
+        v.sort_by_key(|(s, _)| (self.unit.stmt(*s).span.range.start, s.0));
         v
     }
 }
@@ -104,10 +104,6 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         eprintln!("error: not analysing code that has errors");
         return ExitCode::from(1);
     }
-    // The program as the generators see it (statement functions inlined,
-    // EXIT and CYCLE structured; statement ids are kept).
-    let structured = dfort_analysis::prepare::program(&ws.program);
-    let program = &*structured;
     let config = match dfort::config::load(&args.files) {
         Ok(c) => c.map(|(_, c)| c).unwrap_or_default(),
         Err(e) => {
@@ -136,8 +132,8 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         ),
     };
     let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
-    let results = match analyse(&ws, program, &specs, others, recording) {
-        Ok(r) => r,
+    let facts = match facts_for(&ws, &specs, others, recording) {
+        Ok(f) => f,
         Err(problems) => {
             for p in &problems {
                 eprintln!("error: {p}");
@@ -145,6 +141,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let results = analyse(&ws, &facts);
     let span_line = |span: dfort_ir::Span| span_line(&ws, span);
     let line_of = |unit: &Unit, stmt: dfort_ir::StmtId| span_line(unit.stmt(stmt).span);
     if args.format == "json" {
@@ -163,80 +160,67 @@ fn span_line(ws: &Workspace, span: dfort_ir::Span) -> u32 {
         .unwrap_or(0)
 }
 
-/// `dfort analyze --format json` of the prepared `program` of `ws` from
-/// the roots `specs` (and, with `others`, every procedure nobody calls),
-/// or the problems of the roots asked for.
+/// `dfort analyze --format json` of `ws` from the roots `specs` (and,
+/// with `others`, every procedure nobody calls), or the problems of the
+/// roots asked for.
 pub(crate) fn json_for(
     ws: &Workspace,
-    program: &dfort_ir::Program,
     specs: &[RootSpec],
     others: bool,
     recording: Recording,
 ) -> Result<serde_json::Value, Vec<String>> {
-    let results = analyse(ws, program, specs, others, recording)?;
-    Ok(json_report(ws, &results, recording))
+    let facts = facts_for(ws, specs, others, recording)?;
+    Ok(json_report(ws, &analyse(ws, &facts), recording))
 }
 
-/// Every unit the analyses from the roots reach, with its facts.
-fn analyse<'a>(
+/// The analyses' facts for the request, or the problems of the roots
+/// asked for.
+fn facts_for(
     ws: &Workspace,
-    program: &'a dfort_ir::Program,
     specs: &[RootSpec],
     others: bool,
     recording: Recording,
-) -> Result<Vec<UnitResult<'a>>, Vec<String>> {
-    let resolved = dfort_analysis::roots::resolve(program, specs, others);
-    if !resolved.problems.is_empty() {
-        return Err(resolved.problems.iter().map(|p| p.message()).collect());
+) -> Result<ProgramFacts, Vec<String>> {
+    let request = Request {
+        roots: specs.to_vec(),
+        others,
+        recording,
+    };
+    let facts = dfort_analysis::facts::analyse(&ws.program, &request, None);
+    if facts.problems.is_empty() {
+        Ok(facts)
+    } else {
+        Err(facts.problems.iter().map(|p| p.message()).collect())
     }
-    let root_roles = resolved.roots;
-    let seeds: Vec<_> = root_roles
-        .iter()
-        .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
-        .collect();
-    let pa = analyze_program(program, &seeds);
-    let tbrs = tbr::analyze_program(program, &pa, recording.store_all(), recording.inversion());
-    let effects = dfort_analysis::effects::all(program);
-    let results: Vec<UnitResult> = program
+}
+
+/// Every unit the analyses from the roots reach, with its facts.
+fn analyse<'a>(ws: &Workspace, facts: &'a ProgramFacts) -> Vec<UnitResult<'a>> {
+    facts
+        .program
         .all_units()
         .filter_map(|u| {
-            let act = pa.activity[u.id.0 as usize].as_ref()?;
-            let (ind, dep) = pa.contexts[u.id.0 as usize].clone()?;
-            let source = root_roles
-                .iter()
-                .find(|(id, _)| *id == u.id)
-                .map_or("calling contexts", |(_, r)| r.source.as_str());
-            let t = tbrs[u.id.0 as usize].as_ref();
-            // What the adjoint generator decides for this unit, as it
-            // decides it.
-            let decided = t.map(|t| decide(program, u, t, &effects, recording));
+            let act = facts.activity_of(u.id)?;
+            let (ind, dep) = facts.context(u.id)?.clone();
+            let source = facts
+                .roles_of(u.id)
+                .map_or("calling contexts", |r| r.source.as_str());
+            let decided = facts.decisions_of(u.id);
             Some(UnitResult {
-                activity: (**act).clone(),
+                activity: act.clone(),
                 unit: u,
                 independents: ind,
                 dependents: dep,
                 source,
                 active: activity::active_anywhere(u, act),
-                records: decided
-                    .as_ref()
-                    .map(|d| d.pushed.clone())
-                    .unwrap_or_default(),
+                records: decided.map(|d| d.pushed.clone()).unwrap_or_default(),
                 source_len: ws.program.unit(u.id).stmts.len(),
-                loops: match (t, &decided) {
-                    (Some(t), Some(d)) if recording.inversion() => {
-                        address_report::unit_reports(program, u, d, t)
-                    }
-                    _ => Vec::new(),
-                },
-                reversal: decided
-                    .as_ref()
-                    .map(|d| d.reversal.clone())
-                    .unwrap_or_else(|| dfort_analysis::reversal::of(program, u)),
-                dead: decided.map(|d| d.dead).unwrap_or_default(),
+                loops: facts.reports_of(u.id).to_vec(),
+                reversal: decided.map(|d| d.reversal.clone()).unwrap_or_default(),
+                dead: decided.map(|d| d.dead.clone()).unwrap_or_default(),
             })
         })
-        .collect();
-    Ok(results)
+        .collect()
 }
 
 /// The JSON document of `results` (format in README.md).

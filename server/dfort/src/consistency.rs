@@ -129,7 +129,7 @@ pub fn check(
         Err(_) => return Ok(None),
     };
     let adjoint = trace_facts(ws, program, &traces);
-    let json = crate::analyze::json_for(ws, program, std::slice::from_ref(&spec), false, recording)
+    let json = crate::analyze::json_for(ws, std::slice::from_ref(&spec), false, recording)
         .map_err(|p| {
             p.iter()
                 .map(|m| format!("analyze: {m}"))

@@ -226,10 +226,15 @@ pub(crate) fn subtree(unit: &Unit, ids: &[StmtId]) -> Vec<StmtId> {
 
 /// The plans of every DO loop of a structured unit, given its TBR results
 /// (computed with the plans' variables taken over, see [`handled`]).
-pub fn plan_unit(program: &Program, unit: &Unit, tbr: &Tbr) -> Vec<Plan> {
+pub fn plan_unit(
+    program: &Program,
+    unit: &Unit,
+    shape: &crate::shape::UnitShape,
+    tbr: &Tbr,
+) -> Vec<Plan> {
     let mut written_anywhere = BitSet::default();
     build::written(program, unit, &unit.body, &mut written_anywhere);
-    let counted = crate::counted_while::in_unit(program, unit);
+    let counted = &shape.counted;
     planned_loops(unit)
         .into_iter()
         .map(|lp| {
