@@ -337,7 +337,15 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
     }
     let writes = matches!(&st.kind, StmtKind::Assign { lhs, .. }
         if matches!(&lhs.kind, ExprKind::Var(x) | ExprKind::ArrayRef { array: x, .. } if *x == sym));
-    if writes && decided.dead.contains(&st.id) {
+    // TBR asks for the value, but the forward sweep drops the statement,
+    // so nothing overwrites it.
+    let dropped = decided.dead.contains(&st.id)
+        && snap.analysis.tbr_of(unit.id).is_some_and(|t| {
+            t.records
+                .iter()
+                .any(|r| r.stmt == st.id && r.variable == sym)
+        });
+    if writes && dropped {
         let _ = writeln!(
             md,
             "Not recorded: the adjoint's forward sweep drops this statement (nothing its reverse sweep reads depends on it)."
