@@ -3,9 +3,7 @@
 //! the protocol and runtime crates (tower-lsp, lsp-types, tokio,
 //! serde_json).
 
-mod support;
-
-use support::root;
+use crate::support::root;
 
 const PIPELINE: &[(&str, &str)] = &[
     ("dfort-syntax", "server/syntax"),

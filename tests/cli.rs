@@ -1,10 +1,8 @@
 //! The `dfort` binary: `check` output format and exit codes, `ir`, and
 //! errors naming files that cannot be read.
 
-mod support;
-
+use crate::support::*;
 use std::process::Command;
-use support::*;
 
 fn dfort(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
