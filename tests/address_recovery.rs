@@ -2,15 +2,13 @@
 //! adjoints by reversing address computations"), in meaning: which
 //! address values the forward sweep pushes, and which inversions and
 //! recomputations the reverse sweep runs, in order. The full text is a
-//! snapshot (regenerate with `INSTA_UPDATE=always cargo test --test
+//! snapshot (regenerate with `INSTA_UPDATE=always cargo test --test e2e
 //! address_recovery`); the numbers of every one of these adjoints are
 //! checked by `derivatives.rs` (tests/kernels.toml).
 
-mod support;
-
+use crate::support::*;
 use dfort_analysis::roles::roles;
 use dfort_codegen::adjoint::Recording;
-use support::*;
 
 /// The adjoint of `root` in fixture `file`.
 fn adjoint(file: &str, root: &str, recording: Recording) -> String {

@@ -5,12 +5,10 @@
 //! - `! dfort-tbr: UNIT: none`: UNIT records nothing;
 //! - `! dfort-active: UNIT: a, b`: the variables active anywhere in UNIT.
 
-mod support;
-
+use crate::support::*;
 use dfort_analysis::interproc::analyze_program;
 use dfort_analysis::{activity, roles::roles, tbr};
 use std::collections::BTreeSet;
-use support::*;
 
 struct Marks {
     records: BTreeSet<(String, u32, String)>,
@@ -168,7 +166,7 @@ fn store_all_lists_every_overwritten_active_value() {
 }
 
 mod dep {
-    use super::support::*;
+    use crate::support::*;
     use dfort_analysis::dep::{summarize_all, Iface, Summary};
 
     fn formal(ws: &dfort_ide::Workspace, unit_name: &str, var: &str) -> Iface {
@@ -227,7 +225,7 @@ mod dep {
 }
 
 mod interprocedural {
-    use super::support::*;
+    use crate::support::*;
     use dfort_analysis::activity::active_anywhere;
     use dfort_analysis::interproc::analyze_program;
     use dfort_analysis::roles::roles;
@@ -344,7 +342,7 @@ fn adjoint_liveness_drops_bratus_f_updates_but_keeps_h() {
 }
 
 mod incremental {
-    use super::support::*;
+    use crate::support::*;
     use dfort_analysis::dep::{resummarize, summarize_all};
     use dfort_ide::{LoadOptions, Workspace};
     use std::path::PathBuf;

@@ -1,10 +1,8 @@
 //! The `dfort` binary: `check` output format and exit codes, `ir`, and
 //! errors naming files that cannot be read.
 
-mod support;
-
+use crate::support::*;
 use std::process::Command;
-use support::*;
 
 fn dfort(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
@@ -295,51 +293,6 @@ fn verify_says_when_finite_differences_are_unreliable() {
 }
 
 #[test]
-fn fuzz_checks_programs_and_ends_with_one_summary_line() {
-    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("dfort-cli-fuzz-{}", std::process::id()));
-    let (code, out, err) = dfort(&[
-        "fuzz",
-        "--cases",
-        "6",
-        "--seed",
-        "3",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(code, 0, "{out}{err}");
-    let last = out.lines().last().unwrap_or("");
-    let words: Vec<&str> = last.split_whitespace().collect();
-    // "6 programs: P passed, R refused, 0 mismatches"
-    assert_eq!(words.first(), Some(&"6"), "{last}");
-    assert_eq!(words.get(1), Some(&"programs:"), "{last}");
-    let count = |i: usize| {
-        words
-            .get(i)
-            .and_then(|w| w.parse::<u32>().ok())
-            .unwrap_or(99)
-    };
-    assert_eq!(count(2) + count(4), 6, "{last}");
-    assert!(last.ends_with(", 0 mismatches"), "{last}");
-}
-
-#[test]
-fn fuzz_programs_are_reproducible_from_seed_and_case() {
-    let print = |seed: &str, case: &str| {
-        let (code, out, err) = dfort(&["fuzz", "--print", "--seed", seed, "--case", case]);
-        assert_eq!(code, 0, "{err}");
-        out
-    };
-    let a = print("9", "5");
-    assert!(a.contains("subroutine fz(n, "), "{a}");
-    assert_eq!(a, print("9", "5"));
-    assert_ne!(a, print("10", "5"));
-}
-
-#[test]
 fn verify_no_tbr_checks_the_store_all_adjoint() {
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
         return;
@@ -427,31 +380,6 @@ fn adjoint_and_verify_take_roles_ints_and_sizes_from_dfort_toml() {
     assert_eq!(code, 1);
     assert!(err.contains("dfort.toml") && err.contains("sizes"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
-}
-
-#[test]
-fn bench_adjoint_times_one_kernel_with_and_without_tbr() {
-    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
-        return;
-    }
-    let (code, out, err) = dfort(&["bench-adjoint", "--kernel", "bratu", "--reps", "1"]);
-    assert_eq!(code, 0, "{out}{err}");
-    let row: Vec<&str> = out
-        .lines()
-        .find(|l| l.starts_with("bratu "))
-        .unwrap_or_else(|| panic!("no bratu row: {out}"))
-        .split_whitespace()
-        .collect();
-    assert_eq!(row.len(), 7, "{out}");
-    let num = |i: usize| -> f64 { row[i].parse().unwrap_or_else(|_| panic!("{out}")) };
-    assert!(num(1) > 0.0 && num(2) > 0.0, "{out}");
-    assert!(num(3) > 0.0 && num(5) > 0.0, "ratios: {out}");
-    // Store-all records the overwritten f(i-1), f(i), f(i+1); TBR none.
-    assert!(num(6) > 0.0, "pushed bytes without TBR: {out}");
-    assert!(out.contains("1 kernel(s): 1 timed"), "{out}");
-    let (code, _, err) = dfort(&["bench-adjoint", "--kernel", "nosuch"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("nosuch"), "{err}");
 }
 
 /// `dfort analyze` JSON of one unit, with extra flags.

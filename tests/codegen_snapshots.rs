@@ -1,12 +1,10 @@
 //! Golden text of generated derivatives (the numbers are checked in
 //! `derivatives.rs`): a change in what dfort writes shows up as a diff to
-//! review. Regenerate with `INSTA_UPDATE=always cargo test --test
+//! review. Regenerate with `INSTA_UPDATE=always cargo test --test e2e
 //! codegen_snapshots` and read the diff.
 
-mod support;
-
+use crate::support::*;
 use dfort_analysis::roles::roles;
-use support::*;
 
 /// The tangent and the adjoint of `root` in fixture `file`, as one text.
 fn derivatives(file: &str, root: &str) -> String {

@@ -2,10 +2,8 @@
 //! `dfort-expect:` comments list (severity, code, line and, where given,
 //! column of the original text), and its `NAME_ok` twin must give none.
 
-mod support;
-
+use crate::support::*;
 use dfort_syntax::Severity;
-use support::*;
 
 #[derive(Debug)]
 struct Expect {

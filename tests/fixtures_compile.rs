@@ -3,10 +3,8 @@
 //! (`-fsyntax-only`). gfortran is required (CI installs it); set
 //! DFORT_SKIP_GFORTRAN=1 to skip on a machine without it.
 
-mod support;
-
+use crate::support::*;
 use std::process::Command;
-use support::*;
 
 #[test]
 fn fixtures_compile_with_gfortran() {

@@ -3,12 +3,10 @@
 //! says (kinds, implicit typing, COMMON, use association, labelled DO
 //! nesting, statement functions, directives, CFG structure, call graph).
 
-mod support;
-
+use crate::support::*;
 use dfort_ir::callgraph::{Actual, Callee};
 use dfort_ir::cfg::NodeKind;
 use dfort_ir::*;
-use support::*;
 
 /// Files that need a companion to resolve (loaded together).
 const PAIRS: &[(&str, &str)] = &[("free/multi_use.f90", "free/multi_mod.f90")];

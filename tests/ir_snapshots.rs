@@ -1,10 +1,8 @@
 //! Snapshot tests of `dfort ir` dumps for every fixture. Regenerate with
-//! `INSTA_UPDATE=always cargo test --test ir_snapshots` (or `cargo insta
+//! `INSTA_UPDATE=always cargo test --test e2e ir_snapshots` (or `cargo insta
 //! review`) and review the diff.
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 #[test]
 fn ir_dumps() {

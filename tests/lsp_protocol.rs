@@ -5,13 +5,11 @@
 //! `INSTA_UPDATE=always`), live edits, both position encodings, and
 //! requests that must not bring the server down.
 
-mod support;
-
+use crate::support::fixtures;
 use dfort::lsp::client::Connection;
 use dfort::lsp::{spawn_in_process, Options};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use support::fixtures;
 
 /// A fresh directory holding copies of the given paper fixtures.
 fn workspace(name: &str, files: &[&str]) -> PathBuf {

@@ -2,12 +2,10 @@
 //! both source forms: nothing panics, and every diagnostic points inside
 //! its file.
 
-mod support;
-
+use crate::support::*;
 use dfort_ide::{LoadOptions, Workspace};
 use proptest::prelude::*;
 use std::path::PathBuf;
-use support::*;
 
 fn check(text: String, ext: &str) {
     let len = text.len() as u32;

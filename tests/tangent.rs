@@ -4,12 +4,10 @@
 //! fixtures compiles with `gfortran -Wall`. gfortran is required (CI
 //! installs it).
 
-mod support;
-
+use crate::support::*;
 use dfort_analysis::roles::roles;
 use std::path::Path;
 use std::process::Command;
-use support::*;
 
 fn gfortran(dir: &Path, args: &[&str]) {
     let out = Command::new("gfortran")

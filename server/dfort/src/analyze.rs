@@ -163,7 +163,7 @@ fn span_line(ws: &Workspace, span: dfort_ir::Span) -> u32 {
 /// `dfort analyze --format json` of `ws` from the roots `specs` (and,
 /// with `others`, every procedure nobody calls), or the problems of the
 /// roots asked for.
-pub(crate) fn json_for(
+pub fn json_for(
     ws: &Workspace,
     specs: &[RootSpec],
     others: bool,

@@ -1,19 +1,11 @@
 //! `dfort`: the command-line tool and (`dfort lsp`) the language server.
+//! The commands live in the library (lib.rs); this file parses the command
+//! line and dispatches. Benchmarks and test drivers are not here: they
+//! are `cargo xtask` commands (server/xtask).
 
-mod adjoint;
-mod analyze;
-mod bench;
-mod bench_adjoint;
-mod bench_inversion;
-mod bench_lsp;
-mod consistency;
-mod fuzz;
-mod tangent;
-mod verify;
-
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
+use dfort::{adjoint, analyze, tangent, verify, FormArgs};
 use dfort_ide::{LoadOptions, Workspace};
-use dfort_syntax::FixedOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,46 +18,6 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Args, Clone, Copy)]
-pub(crate) struct FormArgs {
-    /// Treat every file as fixed form (default: by extension, .f .for .f77 .F are fixed).
-    #[arg(long, conflicts_with = "free")]
-    fixed: bool,
-    /// Treat every file as free form.
-    #[arg(long)]
-    free: bool,
-    /// Fixed-form line length: 72 (default, like compilers), 132, or none.
-    #[arg(long, default_value = "72", value_parser = parse_line_length)]
-    fixed_line_length: LineLength,
-}
-
-#[derive(Clone, Copy)]
-struct LineLength(Option<usize>);
-
-fn parse_line_length(s: &str) -> Result<LineLength, String> {
-    if s.eq_ignore_ascii_case("none") {
-        return Ok(LineLength(None));
-    }
-    match s.parse::<usize>() {
-        Ok(n) if n >= 7 => Ok(LineLength(Some(n))),
-        _ => Err(format!(
-            "expected a column number of at least 7, or `none`; got `{s}`"
-        )),
-    }
-}
-
-impl FormArgs {
-    pub(crate) fn options(&self) -> LoadOptions {
-        LoadOptions {
-            fixed: FixedOptions {
-                line_length: self.fixed_line_length.0,
-            },
-            force_fixed: self.fixed,
-            force_free: self.free,
-        }
-    }
 }
 
 #[derive(Subcommand)]
@@ -101,38 +53,18 @@ enum Command {
     /// Generate tangent and adjoint, compile them with gfortran and check them
     /// numerically (finite differences, dot-product test).
     Verify(verify::VerifyArgs),
-    /// Measure parse+lower throughput on a generated workspace of mixed
-    /// free- and fixed-form files.
-    Bench(bench::BenchArgs),
     /// Run the language server on stdin/stdout (`--stdio` is accepted, as
     /// VS Code's client appends it).
     Lsp {
         #[arg(long)]
         stdio: bool,
     },
-    /// Replay typing into a generated 20,000-line file against `dfort lsp`:
-    /// didChange-to-diagnostics-and-hints times (p50, p95) and memory.
-    BenchLsp(bench_lsp::BenchLspArgs),
-    /// Time every kernel of a manifest (tests/kernels.toml): adjoint against
-    /// primal run time, with TBR and without, and the bytes each tape pushes.
-    BenchAdjoint(bench_adjoint::BenchAdjointArgs),
-    /// Paper 003's Table 1: Figure 10's adjoint with loop indices recovered
-    /// by inversion against stored: integer tape, real tape and run times.
-    BenchInversion(bench_inversion::BenchInversionArgs),
-    /// Differential fuzzer: random Fortran kernels differentiated in every
-    /// mode, compiled and checked numerically; mismatches are shrunk and
-    /// written out. Ends with `N programs: P passed, R refused, M mismatches`.
-    Fuzz(fuzz::FuzzArgs),
-    /// Check that `analyze --format json`, the language server's hints and
-    /// the generated adjoint agree on one root (active variables, pushes,
-    /// reversal, address recovery); exits 1 on any disagreement.
-    Consistency(consistency::ConsistencyArgs),
 }
 
 /// The server lives long, and its requests and analyses run on several
 /// threads (tokio's, rayon's): have glibc malloc keep one arena, so memory
 /// one thread frees is reused by the next instead of staying resident in
-/// that thread's arena. Measured with `dfort bench-lsp` (20,000-line
+/// that thread's arena. Measured with `cargo xtask bench-lsp` (20,000-line
 /// module): resident 78 MB with glibc's default arenas, 64 MB with one
 /// (mimalloc, used before: 89 MB); edit times unchanged. The batch commands
 /// keep glibc's defaults (parse throughput within 5% of mimalloc's).
@@ -155,16 +87,10 @@ fn main() -> ExitCode {
             with,
             form,
         } => ir(file, unit, with, form.options()),
-        Command::Bench(args) => bench::run(args),
-        Command::BenchAdjoint(args) => bench_adjoint::run(args),
-        Command::BenchInversion(args) => bench_inversion::run(args),
-        Command::BenchLsp(args) => bench_lsp::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Tangent(args) => tangent::run(args),
         Command::Adjoint(args) => adjoint::run(args),
         Command::Verify(args) => verify::run(args),
-        Command::Fuzz(args) => fuzz::run(args),
-        Command::Consistency(args) => consistency::run(args),
         Command::Lsp { stdio: _ } => {
             one_malloc_arena();
             dfort::lsp::run_stdio(dfort::lsp::Options::default())

@@ -7,7 +7,8 @@
 //!
 //! The pieces (planning the driver's arguments, a scratch directory,
 //! writing the original sources, compiling them in dependency order,
-//! linking, running) are also used by `dfort bench-adjoint`.
+//! linking, running) are also used by `cargo xtask bench-adjoint`,
+//! `bench-inversion` and `fuzz`.
 
 use crate::tangent::{load_root, DiffArgs, Loaded};
 use dfort_codegen::driver::{driver, parse_output, DriverArg, DriverSpec};
@@ -375,11 +376,20 @@ pub fn run_program(dir: &Path, exe: &str) -> Result<String, String> {
     }
     // The first line says what happened; the rest is all the driver printed.
     let all = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    let first = crate::bench_adjoint::first_line(&all);
+    let first = first_line(&all);
     Err(format!(
         "the driver failed ({}): {first}\n{all}",
         out.status
     ))
+}
+
+/// The first non-empty line of a tool's output (what went wrong).
+pub fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
 }
 
 pub fn run(args: VerifyArgs) -> ExitCode {

@@ -1,7 +1,7 @@
 //! A small blocking LSP client: Content-Length framing over any byte
 //! streams, requests with timeouts, and the notifications seen meanwhile.
 //! The protocol tests drive the server in process with it, and
-//! `dfort bench-lsp` drives a `dfort lsp` child process.
+//! `cargo xtask bench-lsp` drives a `dfort lsp` child process.
 //!
 //! Server-to-client requests are answered at once: `workspace/applyEdit`
 //! with `applied: true` (the edit is kept in [`Connection::applied_edits`]),

@@ -1,4 +1,4 @@
-//! `dfort fuzz`: the differential fuzzer. It draws random, valid,
+//! `cargo xtask fuzz`: the differential fuzzer. It draws random, valid,
 //! terminating Fortran kernels ([`gen`]), has dfort differentiate each in
 //! tangent mode and in the three adjoint recording modes, compiles them
 //! with gfortran and checks them numerically ([`check`]); a program that
@@ -17,6 +17,7 @@ mod shrink;
 
 use check::{Checker, Kind, Outcome};
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,6 +68,17 @@ struct Result {
 }
 
 pub fn run(args: FuzzArgs) -> ExitCode {
+    if !args.print {
+        // dfort's panics are caught and reported as mismatches: no
+        // backtrace on the terminal for them.
+        std::panic::set_hook(Box::new(|_| {}));
+    }
+    fuzz(&args, &mut std::io::stdout())
+}
+
+/// The run `args` ask for, writing the programs (`--print`, `--case`) and
+/// the report to `out`; progress and mismatches as found go to stderr.
+fn fuzz(args: &FuzzArgs, out: &mut dyn Write) -> ExitCode {
     if args.print {
         let (lo, hi) = match args.case {
             Some(c) => (c, c + 1),
@@ -74,7 +86,7 @@ pub fn run(args: FuzzArgs) -> ExitCode {
         };
         for c in lo..hi {
             let (p, _) = draw(args.seed, c, 0);
-            println!("! case {c} of seed {}\n{}", args.seed, p.print());
+            let _ = writeln!(out, "! case {c} of seed {}\n{}", args.seed, p.print());
         }
         return ExitCode::SUCCESS;
     }
@@ -85,14 +97,11 @@ pub fn run(args: FuzzArgs) -> ExitCode {
     let cases: Vec<u64> = match args.case {
         Some(c) => {
             let (p, _) = draw(args.seed, c, 0);
-            println!("{}", p.print());
+            let _ = writeln!(out, "{}", p.print());
             vec![c]
         }
         None => (0..args.cases).collect(),
     };
-    // dfort's panics are caught and reported as mismatches: no backtrace
-    // on the terminal for them.
-    std::panic::set_hook(Box::new(|_| {}));
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
@@ -112,7 +121,7 @@ pub fn run(args: FuzzArgs) -> ExitCode {
                 &results,
                 &tally,
                 &failed_to_start,
-                &args,
+                args,
             );
             s.spawn(move || {
                 let mut checker = match Checker::new(&format!("fuzz{w}")) {
@@ -169,7 +178,7 @@ pub fn run(args: FuzzArgs) -> ExitCode {
     }
     let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
     results.sort_by_key(|r| r.case);
-    report(&results, start.elapsed().as_secs_f64())
+    report(&results, start.elapsed().as_secs_f64(), out)
 }
 
 /// The program of case `case`, draw `attempt`, and the seed of its points.
@@ -278,7 +287,7 @@ fn write_mismatch(
         shrunk.dependents.join(",")
     );
     let report = format!(
-        "{}\n\n{detail}\n\nFound by: dfort fuzz --seed {} --case {case} (draw {attempt})\n\
+        "{}\n\n{detail}\n\nFound by: cargo xtask fuzz --seed {} --case {case} (draw {attempt})\n\
          Shrunk in {checks} checks from {} to {} lines.\n\
          Check the shrunk program (dfort verify compiles without the fuzzer's bounds checks):\n  {verify}\n",
         kind.describe(),
@@ -306,7 +315,7 @@ fn kind_mentions(kind: Kind, file: &str) -> bool {
     }
 }
 
-fn report(results: &[Result], seconds: f64) -> ExitCode {
+fn report(results: &[Result], seconds: f64, out: &mut dyn Write) -> ExitCode {
     let mut passed = 0;
     let mut mismatches = Vec::new();
     let mut refused: BTreeMap<String, u64> = BTreeMap::new();
@@ -332,17 +341,19 @@ fn report(results: &[Result], seconds: f64) -> ExitCode {
             .join("\n")
     };
     if !refused.is_empty() {
-        println!("refusals by reason:\n{}", by_count(&refused));
+        let _ = writeln!(out, "refusals by reason:\n{}", by_count(&refused));
     }
     if !redrawn.is_empty() {
         let n: u64 = redrawn.values().sum();
-        println!(
+        let _ = writeln!(
+            out,
             "programs drawn again ({n}; not counted):\n{}",
             by_count(&redrawn)
         );
     }
     for (case, m, written) in &mismatches {
-        println!(
+        let _ = writeln!(
+            out,
             "mismatch in case {case}: {}{}\n    {}",
             m.kind.describe(),
             written
@@ -354,8 +365,9 @@ fn report(results: &[Result], seconds: f64) -> ExitCode {
     }
     let total = results.len();
     let refused_n: u64 = refused.values().sum();
-    println!("time: {seconds:.0} s");
-    println!(
+    let _ = writeln!(out, "time: {seconds:.0} s");
+    let _ = writeln!(
+        out,
         "{total} programs: {passed} passed, {refused_n} refused, {} mismatches",
         mismatches.len()
     );
@@ -363,5 +375,73 @@ fn report(results: &[Result], seconds: f64) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo xtask fuzz ARGS` as parsed from the command line.
+    fn parse(args: &[&str]) -> FuzzArgs {
+        let line = ["cargo xtask", "fuzz"].iter().chain(args);
+        match clap::Parser::try_parse_from(line) {
+            Ok(crate::Cli {
+                command: crate::Command::Fuzz(a),
+            }) => a,
+            Ok(_) => panic!("parsed as another command"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// The exit status and the standard output of a run.
+    fn fuzz_output(args: &[&str]) -> (ExitCode, String) {
+        let mut out = Vec::new();
+        let code = fuzz(&parse(args), &mut out);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    #[test]
+    fn fuzz_checks_programs_and_ends_with_one_summary_line() {
+        if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("dfort-xtask-fuzz-{}", std::process::id()));
+        let (code, out) = fuzz_output(&[
+            "--cases",
+            "6",
+            "--seed",
+            "3",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(code, ExitCode::SUCCESS, "{out}");
+        let last = out.lines().last().unwrap_or("");
+        let words: Vec<&str> = last.split_whitespace().collect();
+        // "6 programs: P passed, R refused, 0 mismatches"
+        assert_eq!(words.first(), Some(&"6"), "{last}");
+        assert_eq!(words.get(1), Some(&"programs:"), "{last}");
+        let count = |i: usize| {
+            words
+                .get(i)
+                .and_then(|w| w.parse::<u32>().ok())
+                .unwrap_or(99)
+        };
+        assert_eq!(count(2) + count(4), 6, "{last}");
+        assert!(last.ends_with(", 0 mismatches"), "{last}");
+    }
+
+    #[test]
+    fn fuzz_programs_are_reproducible_from_seed_and_case() {
+        let print = |seed: &str, case: &str| {
+            let (code, out) = fuzz_output(&["--print", "--seed", seed, "--case", case]);
+            assert_eq!(code, ExitCode::SUCCESS, "{out}");
+            out
+        };
+        let a = print("9", "5");
+        assert!(a.contains("subroutine fz(n, "), "{a}");
+        assert_eq!(a, print("9", "5"));
+        assert_ne!(a, print("10", "5"));
     }
 }

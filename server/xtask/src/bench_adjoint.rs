@@ -1,4 +1,4 @@
-//! `dfort bench-adjoint`: the run time of every kernel's adjoint against
+//! `cargo xtask bench-adjoint`: the run time of every kernel's adjoint against
 //! its primal, with TBR and with store-all, and the tape each pushes.
 //!
 //! For each `[[kernel]]` of the manifest (`tests/kernels.toml`; its file
@@ -14,9 +14,9 @@
 //! peak bytes after one adjoint call. Preparation (generation and
 //! compilation) runs in parallel; timings run one kernel at a time.
 
-use crate::verify::{
-    compile, compile_in_order, driver_args, gfortran_available, link, run_program, write_originals,
-    Scratch,
+use dfort::verify::{
+    compile, compile_in_order, driver_args, first_line, gfortran_available, link, run_program,
+    write_originals, Scratch,
 };
 use dfort_codegen::driver::DriverArg;
 use dfort_ide::{LoadOptions, Workspace};
@@ -45,19 +45,19 @@ pub struct BenchAdjointArgs {
 /// The manifest's schema (see the header of tests/kernels.toml). Keys the
 /// benchmark does not need (`tolerance`, `why`, ...) are ignored.
 #[derive(Debug, Deserialize)]
-struct Manifest {
+pub(crate) struct Manifest {
     #[serde(default)]
-    kernel: Vec<Kernel>,
+    pub kernel: Vec<Kernel>,
 }
 
 #[derive(Debug, Deserialize)]
-struct Kernel {
-    files: Vec<PathBuf>,
-    root: String,
+pub(crate) struct Kernel {
+    pub files: Vec<PathBuf>,
+    pub root: String,
     #[serde(default)]
-    independent: Vec<String>,
+    pub independent: Vec<String>,
     #[serde(default)]
-    dependent: Vec<String>,
+    pub dependent: Vec<String>,
     #[serde(default)]
     int: BTreeMap<String, i64>,
     #[serde(default)]
@@ -337,15 +337,6 @@ enum Outcome {
     Timed(Timing, Timing),
 }
 
-/// The first non-empty line of a tool's output (what went wrong).
-pub(crate) fn first_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-        .to_string()
-}
-
 /// Generates both adjoints of a kernel and compiles their drivers.
 fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
     let files: Vec<PathBuf> = kernel.files.iter().map(|f| base.join(f)).collect();
@@ -362,13 +353,13 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         return Prepared::Failed(format!("the sources have errors: {first}"));
     }
     let name = kernel.root.to_ascii_lowercase();
-    let unit = match crate::tangent::find_root(&ws, &name) {
+    let unit = match dfort::tangent::find_root(&ws, &name) {
         Ok(u) => u,
         Err(e) => return Prepared::Failed(e),
     };
     let explicit = (!kernel.independent.is_empty() || !kernel.dependent.is_empty())
         .then_some((kernel.independent.as_slice(), kernel.dependent.as_slice()));
-    let roles = match crate::tangent::root_roles(unit, explicit) {
+    let roles = match dfort::tangent::root_roles(unit, explicit) {
         Ok(r) => r,
         Err(e) => return Prepared::Failed(e),
     };
@@ -387,7 +378,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
             ind,
             dep,
             recording,
-            "dfort bench-adjoint",
+            "cargo xtask bench-adjoint",
         ) {
             Ok(t) => texts.push(t),
             Err(refusals) => {
@@ -463,7 +454,7 @@ fn time(b: &Built) -> Result<Timing, String> {
 }
 
 pub fn run(args: BenchAdjointArgs) -> ExitCode {
-    match bench(&args) {
+    match bench(&args, &mut std::io::stdout()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -480,15 +471,16 @@ fn base_of(manifest: &Path) -> PathBuf {
     dir.parent().unwrap_or(dir).to_path_buf()
 }
 
-fn load_manifest(path: &Path) -> Result<Manifest, String> {
+pub(crate) fn load_manifest(path: &Path) -> Result<Manifest, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn bench(args: &BenchAdjointArgs) -> Result<(), String> {
+/// Times the kernels `args` choose, writing the table to `out` row by row.
+fn bench(args: &BenchAdjointArgs, out: &mut dyn std::io::Write) -> Result<(), String> {
     let manifest = load_manifest(&args.manifest)?;
-    gfortran_available().map_err(|e| format!("{e}; dfort bench-adjoint needs gfortran"))?;
+    gfortran_available().map_err(|e| format!("{e}; cargo xtask bench-adjoint needs gfortran"))?;
     let base = base_of(&args.manifest);
     let kernels: Vec<&Kernel> = manifest
         .kernel
@@ -519,7 +511,8 @@ fn bench(args: &BenchAdjointArgs) -> Result<(), String> {
         .chain([6])
         .max()
         .unwrap_or(6);
-    println!(
+    let _ = writeln!(
+        out,
         "{:<width$}  {:>14}  {:>21}  {:>11}  {:>14}  {:>14}  {:>17}",
         "kernel",
         "primal µs/call",
@@ -539,10 +532,10 @@ fn bench(args: &BenchAdjointArgs) -> Result<(), String> {
                 Err(e) => Outcome::Failed(first_line(&e)),
             },
         };
-        match &outcome {
-            Outcome::Refused(m) => println!("{:<width$}  refused: {m}", k.root),
-            Outcome::Failed(m) => println!("{:<width$}  failed: {m}", k.root),
-            Outcome::Timed(t, s) => println!(
+        let row = match &outcome {
+            Outcome::Refused(m) => format!("{:<width$}  refused: {m}", k.root),
+            Outcome::Failed(m) => format!("{:<width$}  failed: {m}", k.root),
+            Outcome::Timed(t, s) => format!(
                 "{:<width$}  {:>14.4}  {:>21.4}  {:>11.2}  {:>14}  {:>14.2}  {:>17}",
                 k.root,
                 t.primal_s * 1e6,
@@ -552,10 +545,11 @@ fn bench(args: &BenchAdjointArgs) -> Result<(), String> {
                 s.ratio,
                 s.pushed
             ),
-        }
+        };
+        let _ = writeln!(out, "{row}");
         outcomes.push((k.root.as_str(), outcome));
     }
-    println!("{}", summary(&outcomes));
+    let _ = writeln!(out, "{}", summary(&outcomes));
     Ok(())
 }
 
@@ -608,6 +602,50 @@ fn summary(outcomes: &[(&str, Outcome)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `cargo xtask bench-adjoint ARGS` run from the repository root: its
+    /// standard output, or its error.
+    fn bench_output(args: &[&str]) -> Result<String, String> {
+        let root = crate::product::repo_root();
+        let manifest = root.join("tests/kernels.toml");
+        let line = ["cargo xtask", "bench-adjoint", "--manifest"]
+            .into_iter()
+            .chain([manifest.to_str().unwrap()])
+            .chain(args.iter().copied());
+        let args = match clap::Parser::try_parse_from(line) {
+            Ok(crate::Cli {
+                command: crate::Command::BenchAdjoint(a),
+            }) => a,
+            Ok(_) => panic!("parsed as another command"),
+            Err(e) => panic!("{e}"),
+        };
+        let mut out = Vec::new();
+        bench(&args, &mut out)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    #[test]
+    fn bench_adjoint_times_one_kernel_with_and_without_tbr() {
+        if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+            return;
+        }
+        let out = bench_output(&["--kernel", "bratu", "--reps", "1"]).unwrap();
+        let row: Vec<&str> = out
+            .lines()
+            .find(|l| l.starts_with("bratu "))
+            .unwrap_or_else(|| panic!("no bratu row: {out}"))
+            .split_whitespace()
+            .collect();
+        assert_eq!(row.len(), 7, "{out}");
+        let num = |i: usize| -> f64 { row[i].parse().unwrap_or_else(|_| panic!("{out}")) };
+        assert!(num(1) > 0.0 && num(2) > 0.0, "{out}");
+        assert!(num(3) > 0.0 && num(5) > 0.0, "ratios: {out}");
+        // Store-all records the overwritten f(i-1), f(i), f(i+1); TBR none.
+        assert!(num(6) > 0.0, "pushed bytes without TBR: {out}");
+        assert!(out.contains("1 kernel(s): 1 timed"), "{out}");
+        let err = bench_output(&["--kernel", "nosuch"]).unwrap_err();
+        assert!(err.contains("nosuch"), "{err}");
+    }
 
     #[test]
     fn manifest_ignores_keys_it_does_not_need_and_base_is_above_the_manifest() {

@@ -1,4 +1,4 @@
-//! `dfort bench-inversion`: paper 003's Table 1 experiment — the integer
+//! `cargo xtask bench-inversion`: paper 003's Table 1 experiment — the integer
 //! tape and the run time of Figure 10's adjoint when loop address indices
 //! are recovered by inversion (Pi) against stored (Ps).
 //!
@@ -31,7 +31,7 @@
 //! reported, not an error; a missing gfortran, a failed build or a failed
 //! run is (exit status 1).
 
-use crate::verify::{
+use dfort::verify::{
     compile, compile_in_order, gfortran_available, link, write_originals, Scratch,
 };
 use dfort_codegen::adjoint::Recording;
@@ -193,8 +193,8 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
             ws.render_diagnostics()
         ));
     }
-    let unit = crate::tangent::find_root(&ws, form.root)?;
-    let roles = crate::tangent::root_roles(unit, None)?;
+    let unit = dfort::tangent::find_root(&ws, form.root)?;
+    let roles = dfort::tangent::root_roles(unit, None)?;
     let (ind, dep) = (&roles.independents, &roles.dependents);
     // The driver calls `R(olb, ilb, a, p, lo, hi)` and
     // `R_b(olb, ilb, a, ab, p, lo, hi)`: check the kernel still has them.
@@ -235,7 +235,7 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
             ind,
             dep,
             recording,
-            "dfort bench-inversion",
+            "cargo xtask bench-inversion",
         )
         .map_err(|refusals| {
             format!(
@@ -266,7 +266,7 @@ fn run_driver(dir: &Path, exe: &str, olb: u32) -> Result<Run, String> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         let all = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
-        let first = crate::bench_adjoint::first_line(&all);
+        let first = dfort::verify::first_line(&all);
         return Err(format!("{exe} {olb} failed ({}): {first}", out.status));
     }
     parse_run(&stdout).ok_or_else(|| format!("{exe} {olb} printed no result line: {stdout}"))
@@ -401,7 +401,7 @@ Pi 1133269 µs; size of a 1000499 (olB+499); integer tape Ps 52·10^6, Pi 2·10^
 real tape 2·10^7";
 
 fn bench(args: &BenchInversionArgs) -> Result<bool, String> {
-    gfortran_available().map_err(|e| format!("{e}; dfort bench-inversion needs gfortran"))?;
+    gfortran_available().map_err(|e| format!("{e}; cargo xtask bench-inversion needs gfortran"))?;
     let root = args
         .work_dir
         .join(format!("bench-inversion-{}", std::process::id()));

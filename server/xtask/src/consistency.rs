@@ -1,4 +1,4 @@
-//! `dfort consistency`: checks that `dfort analyze --format json`, the
+//! `cargo xtask consistency`: checks that `dfort analyze --format json`, the
 //! language server and the generated adjoint agree on one root — the
 //! active variables, the values pushed per line, how each construct is
 //! reversed and how each address variable is recovered. The editor's
@@ -19,7 +19,7 @@
 //!   procedure with source, which the generator still decides from the
 //!   callee's effects and neither the JSON nor the editor shows.
 
-use crate::tangent::{load_root, DiffArgs};
+use dfort::tangent::{load_root, DiffArgs};
 use dfort_analysis::decisions::Recording;
 use dfort_analysis::roles::Roles;
 use dfort_analysis::roots::RootSpec;
@@ -69,11 +69,10 @@ pub struct Agreement {
 }
 
 pub fn run(args: ConsistencyArgs) -> ExitCode {
-    let Some(loaded) = load_root(&args.diff) else {
+    let Some(verdict) = check_args(&args) else {
         return ExitCode::from(1);
     };
-    let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
-    match check(&loaded.ws, loaded.root, &loaded.roles, recording) {
+    match verdict {
         Ok(Some(a)) => {
             println!(
                 "consistent: {} units, {} pushes, {} constructs, {} recoveries",
@@ -93,6 +92,14 @@ pub fn run(args: ConsistencyArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Loads the root the arguments name and runs [`check`] on it; `None`
+/// when it cannot be loaded (the problems are reported on stderr).
+fn check_args(args: &ConsistencyArgs) -> Option<Result<Option<Agreement>, Vec<String>>> {
+    let loaded = load_root(&args.diff)?;
+    let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
+    Some(check(&loaded.ws, loaded.root, &loaded.roles, recording))
 }
 
 /// Compares the three sides for the root `root_id` of `ws` with `roles`;
@@ -129,7 +136,7 @@ pub fn check(
         Err(_) => return Ok(None),
     };
     let adjoint = trace_facts(ws, program, &traces);
-    let json = crate::analyze::json_for(ws, std::slice::from_ref(&spec), false, recording)
+    let json = dfort::analyze::json_for(ws, std::slice::from_ref(&spec), false, recording)
         .map_err(|p| {
             p.iter()
                 .map(|m| format!("analyze: {m}"))
@@ -425,4 +432,69 @@ fn editor_facts(ws: &Workspace, spec: &RootSpec) -> Facts {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::product::repo_root;
+
+    /// Issue 15: for every kernel of tests/kernels.toml, in the three
+    /// recording modes, what `dfort analyze --format json` prints, what
+    /// the language server shows (its inlay hints and the reports its
+    /// hovers read) and what the generated adjoint does agree — active
+    /// variables, pushes per line, reversal per construct, recovery per
+    /// address variable (`cargo xtask consistency`, which the fuzzer also
+    /// runs on every program). The command line is parsed as
+    /// `cargo xtask consistency` parses it.
+    #[test]
+    fn kernels_agree_in_analyze_the_editor_and_the_adjoint() {
+        let root = repo_root();
+        let kernels = crate::bench_adjoint::load_manifest(&root.join("tests/kernels.toml"))
+            .expect("tests/kernels.toml")
+            .kernel;
+        assert!(kernels.len() >= 25, "{} kernels", kernels.len());
+        let mut failures = Vec::new();
+        let mut pushes = 0usize;
+        let mut constructs = 0usize;
+        for k in &kernels {
+            for mode in [None, Some("--no-inversion"), Some("--no-tbr")] {
+                let mut line: Vec<String> = vec!["cargo xtask".into(), "consistency".into()];
+                line.extend(k.files.iter().map(|f| root.join(f).display().to_string()));
+                line.extend(["--root".into(), k.root.clone()]);
+                if !k.independent.is_empty() {
+                    line.extend(["--independent".into(), k.independent.join(",")]);
+                }
+                if !k.dependent.is_empty() {
+                    line.extend(["--dependent".into(), k.dependent.join(",")]);
+                }
+                line.extend(mode.map(String::from));
+                let args = match clap::Parser::try_parse_from(&line) {
+                    Ok(crate::Cli {
+                        command: crate::Command::Consistency(args),
+                    }) => args,
+                    Ok(_) => panic!("parsed as another command"),
+                    Err(e) => panic!("{}: {e}", line.join(" ")),
+                };
+                let problem = match check_args(&args) {
+                    Some(Ok(Some(a))) if a.units > 0 => {
+                        pushes += a.pushes;
+                        constructs += a.constructs;
+                        continue;
+                    }
+                    Some(Ok(Some(_))) => "no unit compared".to_string(),
+                    Some(Ok(None)) => "the generator refuses the root".to_string(),
+                    Some(Err(d)) => d.join("\n  "),
+                    None => "the root does not load (see stderr)".to_string(),
+                };
+                failures.push(format!("{}:\n  {problem}", line[1..].join(" ")));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // The comparison covers something: the kernels push and reverse.
+        assert!(
+            pushes > 100 && constructs > 100,
+            "{pushes} pushes, {constructs} constructs"
+        );
+    }
 }

@@ -7,7 +7,7 @@
 //! the three adjoints must agree to 1e-10.
 
 use super::ast::Program;
-use crate::verify::{compile, gfortran, link, Scratch};
+use dfort::verify::{compile, gfortran, link, Scratch};
 use dfort_codegen::adjoint::Recording;
 use dfort_codegen::driver::{driver, parse_output, relative, DriverArg, DriverSpec, Point};
 use dfort_ide::{LoadOptions, Workspace};
@@ -60,7 +60,7 @@ pub enum Kind {
     /// An adjoint whose gradient differs from the default mode's.
     Modes(&'static str),
     /// `dfort analyze`, the editor and the adjoint disagree on what the
-    /// adjoint does (`dfort consistency`).
+    /// adjoint does (`cargo xtask consistency`).
     Inconsistent(&'static str),
 }
 
@@ -310,12 +310,12 @@ fn derivatives(path: &Path, p: &Program) -> Result<Vec<(String, String)>, Outcom
     };
     let mut files = Vec::new();
     let t = guarded("tangent", &|| {
-        dfort_codegen::tangent::tangent(program, id, ind, dep, "dfort fuzz")
+        dfort_codegen::tangent::tangent(program, id, ind, dep, "cargo xtask fuzz")
     })?;
     files.push(("tangent".to_string(), t));
     for (rec, name, _) in MODES {
         let a = guarded(name, &|| {
-            dfort_codegen::adjoint::adjoint(program, id, ind, dep, rec, "dfort fuzz")
+            dfort_codegen::adjoint::adjoint(program, id, ind, dep, rec, "cargo xtask fuzz")
         })?;
         files.push((name.to_string(), a));
         let agreed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

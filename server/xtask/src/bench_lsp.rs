@@ -1,5 +1,6 @@
-//! `dfort bench-lsp`: replays typing into a generated 20,000-line file
-//! against a real `dfort lsp` process and reports, p50 and p95, the time
+//! `cargo xtask bench-lsp`: replays typing into a generated 20,000-line file
+//! against a real `dfort lsp` process (the `dfort` binary of xtask's build
+//! profile, or `--server`) and reports, p50 and p95, the time
 //! from `didChange` to fresh diagnostics (the `publishDiagnostics` of that
 //! version) and inlay hints (the answer to an `inlayHint` request for the
 //! screen around the edit), for character edits and for structural edits
@@ -28,6 +29,10 @@ pub struct BenchLspArgs {
     /// (top-level subroutines in modules of about 400 lines).
     #[arg(long, default_value = "module", value_parser = ["module", "units"])]
     shape: String,
+    /// The `dfort` binary to run as the server (default: the one cargo
+    /// builds in xtask's profile, release for `cargo xtask`).
+    #[arg(long, value_name = "PATH")]
+    server: Option<PathBuf>,
 }
 
 fn percentile(v: &[f64], p: f64) -> f64 {
@@ -41,7 +46,7 @@ fn percentile(v: &[f64], p: f64) -> f64 {
 }
 
 /// The generated source: `module` is one module of about `lines` lines
-/// (as `dfort bench` writes them); `units` cuts the same procedures into
+/// (as `cargo xtask bench` writes them); `units` cuts the same procedures into
 /// modules of about 400 lines.
 fn source(lines: usize, shape: &str) -> String {
     if shape == "module" {
@@ -125,7 +130,10 @@ fn bench(args: &BenchLspArgs) -> Result<(), String> {
     let path: PathBuf = dir.join("big.f90");
     let text = source(args.lines, &args.shape);
     std::fs::write(&path, &text).map_err(|e| e.to_string())?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = match &args.server {
+        Some(path) => path.clone(),
+        None => crate::product::dfort_binary()?,
+    };
     let mut child = Command::new(exe)
         .arg("lsp")
         .stdin(Stdio::piped())

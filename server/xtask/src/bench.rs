@@ -1,4 +1,4 @@
-//! `dfort bench`: parse+lower throughput on a generated workspace of mixed
+//! `cargo xtask bench`: parse+lower throughput on a generated workspace of mixed
 //! free- and fixed-form files (the 100,000-line target), on all
 //! cores and on one, with the process's peak memory.
 

@@ -1,0 +1,47 @@
+//! The source-form options every command that reads Fortran files takes
+//! (`--fixed`, `--free`, `--fixed-line-length`), and their conversion to
+//! the workspace loader's options.
+
+use clap::Args;
+use dfort_ide::LoadOptions;
+use dfort_syntax::FixedOptions;
+
+#[derive(Args, Clone, Copy)]
+pub struct FormArgs {
+    /// Treat every file as fixed form (default: by extension, .f .for .f77 .F are fixed).
+    #[arg(long, conflicts_with = "free")]
+    fixed: bool,
+    /// Treat every file as free form.
+    #[arg(long)]
+    free: bool,
+    /// Fixed-form line length: 72 (default, like compilers), 132, or none.
+    #[arg(long, default_value = "72", value_parser = parse_line_length)]
+    fixed_line_length: LineLength,
+}
+
+#[derive(Clone, Copy)]
+struct LineLength(Option<usize>);
+
+fn parse_line_length(s: &str) -> Result<LineLength, String> {
+    if s.eq_ignore_ascii_case("none") {
+        return Ok(LineLength(None));
+    }
+    match s.parse::<usize>() {
+        Ok(n) if n >= 7 => Ok(LineLength(Some(n))),
+        _ => Err(format!(
+            "expected a column number of at least 7, or `none`; got `{s}`"
+        )),
+    }
+}
+
+impl FormArgs {
+    pub fn options(&self) -> LoadOptions {
+        LoadOptions {
+            fixed: FixedOptions {
+                line_length: self.fixed_line_length.0,
+            },
+            force_fixed: self.fixed,
+            force_free: self.free,
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! `cargo xtask <command>` (the alias lives in .cargo/config.toml): the
+//! repository's developer commands, kept out of the product binary
+//! `dfort`. `test` installs what the tests need on a fresh machine and
+//! runs them; the benchmarks, the differential fuzzer and the consistency
+//! check drive the `dfort` library (and, for `bench-lsp`, the `dfort`
+//! binary) the way the product's commands do.
+
+mod bench;
+mod bench_adjoint;
+mod bench_inversion;
+mod bench_lsp;
+mod consistency;
+mod fuzz;
+mod product;
+mod run_tests;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "Developer commands of the dfort repository: tests, benchmarks, fuzzer"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Install what the tests need when it is missing (gfortran, Neovim,
+    /// Node.js and npm, the VS Code extension's npm dependencies), then run
+    /// `cargo test --workspace --locked` with the given arguments.
+    Test(run_tests::TestArgs),
+    /// Measure parse+lower throughput on a generated workspace of mixed
+    /// free- and fixed-form files.
+    Bench(bench::BenchArgs),
+    /// Replay typing into a generated 20,000-line file against `dfort lsp`:
+    /// didChange-to-diagnostics-and-hints times (p50, p95) and memory.
+    BenchLsp(bench_lsp::BenchLspArgs),
+    /// Time every kernel of a manifest (tests/kernels.toml): adjoint against
+    /// primal run time, with TBR and without, and the bytes each tape pushes.
+    BenchAdjoint(bench_adjoint::BenchAdjointArgs),
+    /// Paper 003's Table 1: Figure 10's adjoint with loop indices recovered
+    /// by inversion against stored: integer tape, real tape and run times.
+    BenchInversion(bench_inversion::BenchInversionArgs),
+    /// Differential fuzzer: random Fortran kernels differentiated in every
+    /// mode, compiled and checked numerically; mismatches are shrunk and
+    /// written out. Ends with `N programs: P passed, R refused, M mismatches`.
+    Fuzz(fuzz::FuzzArgs),
+    /// Check that `dfort analyze --format json`, the language server's
+    /// hints and the generated adjoint agree on one root (active variables,
+    /// pushes, reversal, address recovery); exits 1 on any disagreement.
+    Consistency(consistency::ConsistencyArgs),
+}
+
+impl Command {
+    /// Benchmarks measure, and the fuzzer runs thousands of programs
+    /// through, optimised code.
+    fn wants_optimised_build(&self) -> bool {
+        matches!(
+            self,
+            Command::Bench(_)
+                | Command::BenchLsp(_)
+                | Command::BenchAdjoint(_)
+                | Command::BenchInversion(_)
+                | Command::Fuzz(_)
+        )
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.command.wants_optimised_build() {
+        if let Some(code) = product::rerun_optimised() {
+            return code;
+        }
+    }
+    match cli.command {
+        Command::Test(args) => run_tests::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::BenchLsp(args) => bench_lsp::run(args),
+        Command::BenchAdjoint(args) => bench_adjoint::run(args),
+        Command::BenchInversion(args) => bench_inversion::run(args),
+        Command::Fuzz(args) => fuzz::run(args),
+        Command::Consistency(args) => consistency::run(args),
+    }
+}

@@ -1,0 +1,314 @@
+//! `cargo xtask test`: README's test command, on any machine. It installs
+//! what the tests need when it is missing — gfortran (generated
+//! derivatives are compiled and run), Neovim (the Neovim plugin's test),
+//! Node.js and npm (the VS Code extension's test) — from the
+//! distribution's packages with apt-get (as root, or through sudo; else it
+//! prints the command to run and fails), installs the VS Code extension's
+//! npm dependencies (`npm ci`) when node_modules is missing or older than
+//! the extension's package.json or package-lock.json, then runs
+//! `cargo test --workspace --locked` with the given arguments and exits
+//! with its status.
+
+use crate::product::{cargo, exit_code, repo_root};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+#[derive(clap::Args)]
+pub struct TestArgs {
+    /// Passed on to `cargo test --workspace --locked`: a test name filter,
+    /// `--package NAME` (which drops `--workspace`), and after `--` the
+    /// test harness's options (`cargo xtask test e2e::cli -- --nocapture`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    cargo_test_args: Vec<String>,
+}
+
+/// A program the tests run, and the distribution packages that provide it.
+struct Need {
+    program: &'static str,
+    packages: &'static [&'static str],
+    used_by: &'static str,
+}
+
+const NEEDS: [Need; 4] = [
+    Need {
+        program: "gfortran",
+        packages: &["gfortran"],
+        used_by: "compiling and running generated derivatives",
+    },
+    Need {
+        program: "nvim",
+        packages: &["neovim"],
+        used_by: "the Neovim plugin's test",
+    },
+    Need {
+        program: "node",
+        packages: &["nodejs"],
+        used_by: "the VS Code extension's test",
+    },
+    Need {
+        program: "npm",
+        packages: &["nodejs", "npm"],
+        used_by: "the VS Code extension's dependencies",
+    },
+];
+
+pub fn run(args: TestArgs) -> ExitCode {
+    let root = repo_root();
+    if let Err(e) = install_missing_programs() {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
+    if let Err(e) = install_extension_dependencies(&root.join("editors/vscode")) {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
+    let passed = as_given(args.cargo_test_args);
+    let mut line = vec!["test".to_string()];
+    if !names_packages(&passed) {
+        line.push("--workspace".into());
+    }
+    line.push("--locked".into());
+    line.extend(passed);
+    eprintln!("xtask: cargo {}", line.join(" "));
+    let mut test = Command::new(cargo());
+    test.args(&line).current_dir(&root);
+    match test.status() {
+        Ok(status) => exit_code(status),
+        Err(e) => {
+            eprintln!("error: cannot run cargo: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The arguments after `test` as they were given: clap drops a `--` that
+/// comes first (`cargo xtask test -- --nocapture`).
+fn as_given(parsed: Vec<String>) -> Vec<String> {
+    let raw: Vec<String> = std::env::args().skip(2).collect();
+    if raw.len() == parsed.len() + 1 && raw.first().is_some_and(|a| a == "--") {
+        raw
+    } else {
+        parsed
+    }
+}
+
+/// Whether cargo's arguments (before `--`) choose packages (`-p NAME`,
+/// `--package NAME`), which `--workspace` would override.
+fn names_packages(args: &[String]) -> bool {
+    args.iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--package" || a.starts_with("--package=") || a.starts_with("-p"))
+}
+
+/// The packages of the programs not found on the path, each once, in order.
+fn missing_packages(found: impl Fn(&str) -> bool) -> Vec<&'static str> {
+    let mut packages: Vec<&'static str> = Vec::new();
+    for need in NEEDS.iter().filter(|n| !found(n.program)) {
+        eprintln!("xtask: {} not found ({})", need.program, need.used_by);
+        for p in need.packages {
+            if !packages.contains(p) {
+                packages.push(p);
+            }
+        }
+    }
+    packages
+}
+
+/// The commands that install `packages`, as a root shell would run them.
+fn apt_commands(packages: &[&str]) -> [Vec<String>; 2] {
+    let apt = |args: &[&str]| -> Vec<String> {
+        ["DEBIAN_FRONTEND=noninteractive", "apt-get"]
+            .iter()
+            .chain(args)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let mut install = vec!["install", "-y"];
+    install.extend_from_slice(packages);
+    [apt(&["update"]), apt(&install)]
+}
+
+fn install_missing_programs() -> Result<(), String> {
+    let packages = missing_packages(|p| on_path(p).is_some());
+    if packages.is_empty() {
+        return Ok(());
+    }
+    let commands = apt_commands(&packages);
+    let shown = commands
+        .iter()
+        .map(|c| c.join(" "))
+        .collect::<Vec<_>>()
+        .join(" && ");
+    if on_path("apt-get").is_none() {
+        return Err(format!(
+            "the tests need the packages {} and this system has no apt-get: \
+             install them with its package manager, then run `cargo xtask test` again",
+            packages.join(", ")
+        ));
+    }
+    // Run as root, else through sudo (`sudo env VAR=value apt-get …`).
+    let prefix: &[&str] = if is_root() {
+        &["env"]
+    } else if on_path("sudo").is_some() {
+        &["sudo", "env"]
+    } else {
+        return Err(format!(
+            "the tests need the packages {}; install them as root:\n  {shown}\n\
+             then run `cargo xtask test` again",
+            packages.join(", ")
+        ));
+    };
+    for command in &commands {
+        let line = prefix.iter().map(|s| s.to_string()).chain(command.clone());
+        let line: Vec<String> = line.collect();
+        eprintln!("xtask: {}", line.join(" "));
+        let status = Command::new(&line[0])
+            .args(&line[1..])
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", line[0]))?;
+        if !status.success() {
+            return Err(format!(
+                "`{}` failed ({status}); install the packages {} yourself:\n  {shown}",
+                line.join(" "),
+                packages.join(", ")
+            ));
+        }
+    }
+    let still: Vec<&str> = NEEDS
+        .iter()
+        .filter(|n| on_path(n.program).is_none())
+        .map(|n| n.program)
+        .collect();
+    if still.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "still not found after installing {}: {}",
+            packages.join(", "),
+            still.join(", ")
+        ))
+    }
+}
+
+/// Whether this process runs as root.
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `program` in a directory of `$PATH`, if it is there as a file.
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+/// `npm ci` in the extension's directory when its node_modules is missing
+/// or stale.
+fn install_extension_dependencies(extension: &Path) -> Result<(), String> {
+    if !needs_npm_ci(extension) {
+        return Ok(());
+    }
+    eprintln!(
+        "xtask: npm ci --no-audit --no-fund (in {})",
+        extension.display()
+    );
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(extension)
+        .status()
+        .map_err(|e| format!("cannot run npm: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "npm ci failed in {} ({status})",
+            extension.display()
+        ))
+    }
+}
+
+/// Whether node_modules is missing, or older than package.json or
+/// package-lock.json (npm records what it installed in
+/// node_modules/.package-lock.json).
+fn needs_npm_ci(extension: &Path) -> bool {
+    let modified = |p: PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let Some(installed) = modified(extension.join("node_modules/.package-lock.json")) else {
+        return true;
+    };
+    ["package.json", "package-lock.json"]
+        .iter()
+        .filter_map(|f| modified(extension.join(f)))
+        .any(|t| t > installed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn missing_programs_become_their_packages_once() {
+        assert!(missing_packages(|_| true).is_empty());
+        assert_eq!(
+            missing_packages(|_| false),
+            ["gfortran", "neovim", "nodejs", "npm"]
+        );
+        assert_eq!(missing_packages(|p| p != "npm"), ["nodejs", "npm"]);
+        assert_eq!(missing_packages(|p| p != "nvim"), ["neovim"]);
+    }
+
+    #[test]
+    fn packages_named_before_the_separator_replace_the_workspace() {
+        let args = |s: &str| -> Vec<String> { s.split_whitespace().map(String::from).collect() };
+        assert!(names_packages(&args("-p dfort-ir")));
+        assert!(names_packages(&args("--package=dfort-ir tokens")));
+        assert!(!names_packages(&args("cli -- -p")));
+        assert!(!names_packages(&args("")));
+    }
+
+    #[test]
+    fn apt_updates_then_installs_without_questions() {
+        let [update, install] = apt_commands(&["gfortran", "neovim"]);
+        assert_eq!(
+            update.join(" "),
+            "DEBIAN_FRONTEND=noninteractive apt-get update"
+        );
+        assert_eq!(
+            install.join(" "),
+            "DEBIAN_FRONTEND=noninteractive apt-get install -y gfortran neovim"
+        );
+    }
+
+    #[test]
+    fn npm_ci_runs_when_node_modules_is_missing_or_older_than_the_lock() {
+        let dir = std::env::temp_dir().join(format!("xtask-npm-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("node_modules")).unwrap();
+        let set_time = |name: &str, t: SystemTime| {
+            let f = std::fs::File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(dir.join(name))
+                .unwrap();
+            f.set_modified(t).unwrap();
+        };
+        let now = SystemTime::now();
+        let earlier = now - Duration::from_secs(3600);
+        set_time("package.json", earlier);
+        set_time("package-lock.json", earlier);
+        assert!(needs_npm_ci(&dir), "no node_modules/.package-lock.json");
+        set_time("node_modules/.package-lock.json", now);
+        assert!(!needs_npm_ci(&dir), "installed after the lock changed");
+        set_time("package-lock.json", now + Duration::from_secs(60));
+        assert!(needs_npm_ci(&dir), "the lock changed since");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn programs_are_found_on_the_path() {
+        assert!(on_path("sh").is_some());
+        assert!(on_path("no-such-program-xtask").is_none());
+    }
+}
