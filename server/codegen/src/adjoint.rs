@@ -137,11 +137,8 @@ fn p(s: String) -> String {
 }
 
 impl<'a> Gen<'a> {
-    fn refuse(&mut self, span: Span, message: impl Into<String>) {
-        self.refusals.push(Refusal {
-            span,
-            message: message.into(),
-        });
+    fn refuse(&mut self, span: Span, message: impl Into<crate::Reason>) {
+        self.refusals.push(Refusal::new(span, message));
     }
 
     fn has_adjoint(&self, s: SymbolId) -> bool {
@@ -1841,12 +1838,14 @@ fn routine(
     ) else {
         return Err(vec![Refusal {
             span: orig.name_span,
+            rule: &dfort_syntax::rules::INTERNAL_ERROR,
             message: format!("`{}` was not analysed", orig.name),
         }]);
     };
     let Some(decided) = &sh.decided[u.0 as usize] else {
         return Err(vec![Refusal {
             span: orig.name_span,
+            rule: &dfort_syntax::rules::INTERNAL_ERROR,
             message: format!("`{}` was not analysed", orig.name),
         }]);
     };
