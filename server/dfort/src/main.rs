@@ -8,6 +8,7 @@ mod bench_inversion;
 mod bench_lsp;
 mod consistency;
 mod fuzz;
+mod rules;
 mod tangent;
 mod verify;
 
@@ -78,6 +79,8 @@ enum Command {
         #[command(flatten)]
         form: FormArgs,
     },
+    /// List the diagnostic rules (code, severity, summary), or explain one.
+    Rules(rules::RulesArgs),
     /// Print the IR (symbols, statements, CFG, calls) of a file's units.
     Ir {
         file: PathBuf,
@@ -155,6 +158,7 @@ fn main() -> ExitCode {
             with,
             form,
         } => ir(file, unit, with, form.options()),
+        Command::Rules(args) => rules::run(args),
         Command::Bench(args) => bench::run(args),
         Command::BenchAdjoint(args) => bench_adjoint::run(args),
         Command::BenchInversion(args) => bench_inversion::run(args),
