@@ -637,3 +637,31 @@ fn a_dfort_toml_root_with_a_name_only_takes_roles_from_intents_everywhere() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `dfort rules` lists every rule of the registry with its severity;
+/// `dfort rules CODE` explains one; an unknown code is an error.
+#[test]
+fn rules_lists_every_rule_and_explains_one() {
+    let (code, out, err) = dfort(&["rules"]);
+    assert_eq!(code, 0, "{err}");
+    for r in dfort_syntax::rules::RULES {
+        assert!(
+            out.lines().any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.first() == Some(&r.code) && cols.get(1) == Some(&r.severity.as_str())
+            }),
+            "`{}` is not listed:\n{out}",
+            r.code
+        );
+    }
+    let (code, out, err) = dfort(&["rules", "address-stored"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("address-stored (note, address recovery)\n"),
+        "{out}"
+    );
+    assert!(out.contains("paper 003"), "{out}");
+    let (code, out, err) = dfort(&["rules", "no-such-rule"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(err.contains("no rule `no-such-rule`"), "{err}");
+}

@@ -1,5 +1,5 @@
 //! Code generation beyond the numbers (those are in `derivatives.rs`):
-//! refusals name their construct and line, callees and functions get
+//! refusals name their construct, line and rule, callees and functions get
 //! derivative routines of their own, and whatever dfort writes for the
 //! fixtures compiles with `gfortran -Wall`. gfortran is required (CI
 //! installs it).
@@ -215,4 +215,187 @@ fn what_the_analyses_do_not_model_is_refused_not_differentiated() {
     let (lines, msgs) = adjoint_refusals("free/recursion.f90", "gauss_weight");
     assert!(lines.contains(&51), "{lines:?} {msgs:?}");
     assert!(msgs.iter().any(|m| m.contains("prm_a")), "{msgs:?}");
+}
+
+/// The codes of the refusals of both generators for `root` of `src`
+/// (roles from directives or intents), adjoint's first.
+fn refusal_codes(src: &str, root: &str) -> (Vec<&'static str>, Vec<&'static str>) {
+    let dir = std::env::temp_dir().join(format!("dfort-refusal-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{root}.f90"));
+    std::fs::write(&path, src).unwrap();
+    let ws = load_one(&path);
+    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    let u = unit(&ws, root);
+    let r = roles(u, None);
+    let codes = |res: Result<String, Vec<dfort_codegen::Refusal>>| -> Vec<&'static str> {
+        let mut c: Vec<_> = res
+            .err()
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r.rule.code)
+            .collect();
+        c.dedup();
+        c
+    };
+    let adjoint = codes(dfort_codegen::adjoint::adjoint(
+        &ws.program,
+        u.id,
+        &r.independents,
+        &r.dependents,
+        dfort_codegen::adjoint::Recording::Inversion,
+        "",
+    ));
+    let tangent = codes(dfort_codegen::tangent::tangent(
+        &ws.program,
+        u.id,
+        &r.independents,
+        &r.dependents,
+        "",
+    ));
+    (adjoint, tangent)
+}
+
+/// Issue 15: every refusal belongs to a rule of the registry; the
+/// generators' own checks have rules of their own, the rest the general
+/// `not-differentiable`.
+#[test]
+fn refusals_name_their_rule() {
+    let function_root = "real(8) function sq(x)
+  real(8), intent(in) :: x
+  sq = x*x
+end function sq
+";
+    let (adjoint, tangent) = refusal_codes(function_root, "sq");
+    assert_eq!(
+        (adjoint, tangent),
+        (vec!["root-not-subroutine"], vec!["root-not-subroutine"])
+    );
+
+    let internal = "subroutine host(x, y)
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  call inner()
+contains
+  subroutine inner()
+    y = x*x
+  end subroutine inner
+end subroutine host
+";
+    let (adjoint, tangent) = refusal_codes(internal, "inner");
+    assert_eq!(
+        (adjoint, tangent),
+        (vec!["internal-root"], vec!["internal-root"])
+    );
+
+    let side_effect = "real(8) function twice(x)
+  real(8), intent(inout) :: x
+  x = 2.0d0*x
+  twice = x
+end function twice
+subroutine use_twice(x, y)
+  real(8), intent(inout) :: x
+  real(8), intent(out) :: y
+  real(8), external :: twice
+  y = twice(x)
+end subroutine use_twice
+";
+    let (adjoint, tangent) = refusal_codes(side_effect, "use_twice");
+    assert_eq!(adjoint, ["function-side-effect"]);
+    assert_eq!(tangent, ["function-side-effect"]);
+
+    let array_expression = "subroutine smooth(a, n)
+  integer, intent(in) :: n
+  real(8), intent(inout) :: a(n)
+  a = 2.0d0*a
+end subroutine smooth
+subroutine top(a, y, n)
+  integer, intent(in) :: n
+  real(8), intent(in) :: a(n)
+  real(8), intent(out) :: y
+  call smooth(2.0d0*a, n)
+  y = a(1)
+end subroutine top
+";
+    let (adjoint, tangent) = refusal_codes(array_expression, "top");
+    assert_eq!(adjoint, ["derivative-argument"]);
+    assert_eq!(tangent, ["derivative-argument"]);
+
+    // The adjoint replays counted loops from their bounds; the tangent
+    // runs forward and has nothing to refuse.
+    let bounds = "subroutine shrink(a, x, n)
+  integer, intent(inout) :: n
+  real(8), intent(inout) :: a(100), x
+  integer :: i
+  do i = 1, n
+    n = n - 1
+    a(i) = a(i)*x
+  end do
+end subroutine shrink
+";
+    let (adjoint, tangent) = refusal_codes(bounds, "shrink");
+    assert_eq!(adjoint, ["bounds-change-inside"]);
+    assert!(tangent.is_empty(), "{tangent:?}");
+
+    let no_source = "subroutine ext(x, y)
+  real(8), intent(in) :: x
+  real(8), intent(inout) :: y
+  real(8) :: u
+  external :: scale
+  call scale(2.0d0*x, u)
+  y = y + u
+end subroutine ext
+";
+    let (adjoint, tangent) = refusal_codes(no_source, "ext");
+    assert_eq!(adjoint, ["no-source"]);
+    assert_eq!(tangent, ["no-source"]);
+
+    let read = "subroutine rd(x, y)
+  real(8), intent(inout) :: x
+  real(8), intent(out) :: y
+  read(10, *) x
+  y = x*x
+end subroutine rd
+";
+    let (adjoint, tangent) = refusal_codes(read, "rd");
+    assert_eq!(adjoint, ["not-differentiable"]);
+    assert_eq!(tangent, ["not-differentiable"]);
+
+    for rule in [
+        "root-not-subroutine",
+        "internal-root",
+        "function-side-effect",
+        "derivative-argument",
+        "bounds-change-inside",
+        "no-source",
+        "not-differentiable",
+    ] {
+        assert!(
+            dfort_syntax::rules::rule(rule).is_some(),
+            "{rule} is not registered"
+        );
+    }
+}
+
+#[test]
+fn the_limits_of_the_analyses_have_their_rules() {
+    let codes = |file: &str, root: &str| -> Vec<&'static str> {
+        let ws = fixture(file);
+        let u = unit(&ws, root);
+        let r = roles(u, None);
+        dfort_codegen::adjoint::adjoint(
+            &ws.program,
+            u.id,
+            &r.independents,
+            &r.dependents,
+            dfort_codegen::adjoint::Recording::Inversion,
+            "",
+        )
+        .expect_err("refused")
+        .iter()
+        .map(|r| r.rule.code)
+        .collect()
+    };
+    assert!(codes("free/derived_types.f90", "shift").contains(&"active-derived-type"));
+    assert!(codes("free/recursion.f90", "gauss_weight").contains(&"global-through-function"));
 }

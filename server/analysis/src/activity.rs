@@ -20,6 +20,7 @@ use crate::dp::{differentiable, dp, dp_of, writes};
 use crate::engine::{solve, Direction};
 use dfort_ir::cfg::{Cfg, NodeKind};
 use dfort_ir::*;
+use dfort_syntax::rules::{Rule, NO_SOURCE};
 
 /// Varied and useful sets just before and just after each statement,
 /// indexed by `StmtId`.
@@ -104,8 +105,13 @@ pub fn active_actuals(
 
 /// What is said of a call that receives the active values `names` (from
 /// [`active_actuals`]) of a procedure with no derivative: without source
-/// (`has_source` false), or with source but not differentiated.
-pub fn no_derivative_for_call(callee: &str, names: &[String], has_source: bool) -> String {
+/// (`has_source` false), or with source but not differentiated. The rule
+/// (`no-source`) is the editor's warning and the generators' refusal.
+pub fn no_derivative_for_call(
+    callee: &str,
+    names: &[String],
+    has_source: bool,
+) -> (&'static Rule, String) {
     let values = names
         .iter()
         .map(|n| format!("`{n}`"))
@@ -117,9 +123,10 @@ pub fn no_derivative_for_call(callee: &str, names: &[String], has_source: bool) 
     } else {
         "dfort has no source for it"
     };
-    format!(
+    let message = format!(
         "`{callee}` receives the active value{plural} {values} but {why}: the adjoint and tangent cannot be generated through this call; give dfort its source"
-    )
+    );
+    (&NO_SOURCE, message)
 }
 
 /// The statements whose effect a CFG node applies, in order. LOOP and

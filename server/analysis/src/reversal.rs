@@ -26,6 +26,7 @@ use crate::counted_while::CountedWhile;
 use crate::dp::{all_writes, bound_vars};
 use crate::shape::UnitShape;
 use dfort_ir::{DoControl, ExprKind, Program, StmtId, StmtKind, SymbolId, UnaryOp, Unit};
+use dfort_syntax::rules::{Rule, BOUNDS_CHANGE_INSIDE};
 use std::collections::HashMap;
 
 /// How one construct is reversed.
@@ -61,12 +62,14 @@ impl Reversal {
             Reversal::BoundsChangeInside => "bounds-change-inside",
         }
     }
-    /// Why the adjoint cannot reverse the construct, if it cannot.
-    pub fn refusal(&self) -> Option<&'static str> {
+    /// Why the adjoint cannot reverse the construct, if it cannot: the
+    /// rule and the sentence.
+    pub fn refusal(&self) -> Option<(&'static Rule, &'static str)> {
         match self {
-            Reversal::BoundsChangeInside => {
-                Some("this DO loop's bounds change inside it; its reversal is not supported yet")
-            }
+            Reversal::BoundsChangeInside => Some((
+                &BOUNDS_CHANGE_INSIDE,
+                "this DO loop's bounds change inside it; its reversal is not supported yet",
+            )),
             _ => None,
         }
     }

@@ -12,6 +12,7 @@
 
 use crate::roles::{roles, Roles};
 use dfort_ir::{Program, Unit, UnitId};
+use dfort_syntax::rules::{Rule, UNKNOWN_ROOT, UNKNOWN_ROOT_VARIABLE};
 
 /// A root asked for by name, with its independents and dependents (both
 /// empty: from directives, then intents).
@@ -33,6 +34,13 @@ pub enum RootProblem {
 }
 
 impl RootProblem {
+    /// The rule of the registry this problem reports.
+    pub fn rule(&self) -> &'static Rule {
+        match self {
+            RootProblem::NoProcedure { .. } => &UNKNOWN_ROOT,
+            RootProblem::UnknownVariables { .. } => &UNKNOWN_ROOT_VARIABLE,
+        }
+    }
     pub fn message(&self) -> String {
         match self {
             RootProblem::NoProcedure { name } => {

@@ -3,8 +3,10 @@
 //! actual in the callee's formal order, followed by its derivative when
 //! the formal has one), and the module a derivative routine lives in.
 
+use crate::Reason;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
+use dfort_syntax::rules;
 use std::collections::HashMap;
 
 /// The actual bound to each formal of `callee`, in formal order.
@@ -18,6 +20,11 @@ pub fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg
         }
     }
     out
+}
+
+/// A refusal of `derivative-argument`.
+fn refused(message: String) -> Reason {
+    (&rules::DERIVATIVE_ARGUMENT, message).into()
 }
 
 /// What to pass as the derivative of one actual.
@@ -37,17 +44,17 @@ pub fn derivative_args<'e>(
     callee_d: &HashMap<SymbolId, String>,
     args: &'e [Arg],
     deriv: impl Fn(&Expr) -> Option<String>,
-) -> Result<Vec<(String, Option<DerivActual<'e>>)>, String> {
+) -> Result<Vec<(String, Option<DerivActual<'e>>)>, Reason> {
     let mut out = Vec::new();
     for (k, a) in in_formal_order(callee, args).into_iter().enumerate() {
         let f = callee.args[k];
         let Some(a) = a else {
             if callee_d.contains_key(&f) {
-                return Err(format!(
+                return Err(refused(format!(
                     "the optional argument `{}` of `{}` is absent; its derivative cannot be passed",
                     callee.symbol(f).name,
                     callee.name
-                ));
+                )));
             }
             continue;
         };
@@ -61,19 +68,19 @@ pub fn derivative_args<'e>(
                 Some(r) => DerivActual::Ref(r),
                 None if callee.symbol(f).rank() == 0 => DerivActual::Value(&a.value, f),
                 None => {
-                    return Err(format!(
+                    return Err(refused(format!(
                         "`{primal}` has no derivative but `{}` differentiates its array argument `{}`",
                         callee.name,
                         callee.symbol(f).name
-                    ))
+                    )))
                 }
             },
             _ if callee.symbol(f).rank() == 0 => DerivActual::Value(&a.value, f),
             _ => {
-                return Err(format!(
+                return Err(refused(format!(
                     "the array expression `{primal}` is passed to `{}`, which differentiates it; pass a variable",
                     callee.name
-                ))
+                )))
             }
         };
         out.push((primal, Some(d)));
@@ -126,7 +133,7 @@ pub fn prepare<'e>(
     args: &'e [Arg],
     suffix: char,
     deriv: impl Fn(&Expr) -> Option<String>,
-) -> Result<Prepared<'e>, Vec<String>> {
+) -> Result<Prepared<'e>, Vec<Reason>> {
     let cu = program.unit(c);
     let module = host_module(program, cu).filter(|m| Some(m) != own);
     let names = diff.names(program, cu, suffix);

@@ -16,6 +16,8 @@ mod recover;
 pub mod tangent;
 pub mod trace;
 
+use dfort_syntax::rules::{self, Rule};
+
 /// The analyses' facts for one root with the roles `independents` and
 /// `dependents`, from that root alone (what `dfort adjoint --root` and
 /// `dfort tangent --root` analyse).
@@ -35,11 +37,57 @@ pub fn root_facts(
     dfort_analysis::facts::analyse_roots(program, vec![(root, roles)], recording)
 }
 
-/// A construct the generator refuses to differentiate, with where it is.
+/// A construct the generator refuses to differentiate, with where it is
+/// and its rule in the registry ([`dfort_syntax::rules`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
     pub span: dfort_ir::Span,
+    pub rule: &'static Rule,
     pub message: String,
+}
+
+impl Refusal {
+    pub fn new(span: dfort_ir::Span, reason: impl Into<Reason>) -> Self {
+        let Reason { rule, message } = reason.into();
+        Refusal {
+            span,
+            rule,
+            message,
+        }
+    }
+}
+
+/// Why something is refused: a rule and its sentence. A bare sentence is
+/// the general rule `not-differentiable`; `(rule, sentence)` names a
+/// specific one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reason {
+    pub rule: &'static Rule,
+    pub message: String,
+}
+
+impl From<String> for Reason {
+    fn from(message: String) -> Self {
+        Reason {
+            rule: &rules::NOT_DIFFERENTIABLE,
+            message,
+        }
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(message: &str) -> Self {
+        Reason::from(message.to_string())
+    }
+}
+
+impl<M: Into<String>> From<(&'static Rule, M)> for Reason {
+    fn from((rule, message): (&'static Rule, M)) -> Self {
+        Reason {
+            rule,
+            message: message.into(),
+        }
+    }
 }
 
 /// The checks every derivative's root passes: a subroutine; for a module procedure, the module its derivative
@@ -51,23 +99,29 @@ pub fn check_root(
 ) -> Result<Option<String>, Vec<Refusal>> {
     use dfort_ir::UnitKind;
     if unit.kind != UnitKind::Subroutine {
-        return Err(vec![Refusal {
-            span: unit.name_span,
-            message: format!(
-                "`{}` is not a subroutine; only subroutines can be the root of {what} yet",
-                unit.name
+        return Err(vec![Refusal::new(
+            unit.name_span,
+            (
+                &rules::ROOT_NOT_SUBROUTINE,
+                format!(
+                    "`{}` is not a subroutine; only subroutines can be the root of {what} yet",
+                    unit.name
+                ),
             ),
-        }]);
+        )]);
     }
     match unit.parent.map(|p| program.unit(p)) {
         None => Ok(None),
         Some(h) if h.kind == UnitKind::Module => Ok(Some(h.name.clone())),
-        Some(h) => Err(vec![Refusal {
-            span: unit.name_span,
-            message: format!(
-                "`{}` is internal to `{}`; an internal procedure cannot be a root (differentiate its host)",
-                unit.name, h.name
+        Some(h) => Err(vec![Refusal::new(
+            unit.name_span,
+            (
+                &rules::INTERNAL_ROOT,
+                format!(
+                    "`{}` is internal to `{}`; an internal procedure cannot be a root (differentiate its host)",
+                    unit.name, h.name
+                ),
             ),
-        }]),
+        )]),
     }
 }

@@ -13,6 +13,7 @@ use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::dp::differentiable;
 use dfort_analysis::effects::Effects;
 use dfort_ir::*;
+use dfort_syntax::rules;
 
 /// Every refusal of this module for the root's derivative set.
 pub fn check(program: &Program, diff: &DiffSet, effects: &[Effects]) -> Vec<Refusal> {
@@ -50,13 +51,16 @@ fn host_statement_functions(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
                         } = &x.kind
                         {
                             if names.contains(&name.as_str()) {
-                                out.push(Refusal {
-                                    span: x.span,
-                                    message: format!(
-                                        "`{name}` is a statement function of `{}`; internal procedures that use their host's statement functions are not differentiated yet (define it in `{}` too)",
-                                        host.name, child.name
+                                out.push(Refusal::new(
+                                    x.span,
+                                    (
+                                        &rules::HOST_STATEMENT_FUNCTION,
+                                        format!(
+                                            "`{name}` is a statement function of `{}`; internal procedures that use their host's statement functions are not differentiated yet (define it in `{}` too)",
+                                            host.name, child.name
+                                        ),
                                     ),
-                                });
+                                ));
                             }
                         }
                     });
@@ -81,15 +85,18 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
                 continue;
             };
             if sym.ty.base == BaseType::Derived {
-                out.push(Refusal {
-                    span: sym.span,
-                    message: format!(
-                        "`{}` ({}) is active in `{}`; variables of derived type are not differentiated yet",
-                        sym.name,
-                        dfort_ir::dump::type_name(&sym.ty),
-                        unit.name
+                out.push(Refusal::new(
+                    sym.span,
+                    (
+                        &rules::ACTIVE_DERIVED_TYPE,
+                        format!(
+                            "`{}` ({}) is active in `{}`; variables of derived type are not differentiated yet",
+                            sym.name,
+                            dfort_ir::dump::type_name(&sym.ty),
+                            unit.name
+                        ),
                     ),
-                });
+                ));
             }
         }
     }
@@ -108,13 +115,16 @@ fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
                 Storage::UnknownModule { .. } => "variable of a module dfort was not given",
                 _ => continue,
             };
-            out.push(Refusal {
-                span: unit.name_span,
-                message: format!(
-                    "`{}` uses the active {what} `{}`; its derivative cannot be shared",
-                    unit.name, sym.name
+            out.push(Refusal::new(
+                unit.name_span,
+                (
+                    &rules::ACTIVE_UNKNOWN_MODULE_VARIABLE,
+                    format!(
+                        "`{}` uses the active {what} `{}`; its derivative cannot be shared",
+                        unit.name, sym.name
+                    ),
                 ),
-            });
+            ));
         }
     }
     out
@@ -151,12 +161,15 @@ fn globals_through_functions(
                             .is_some_and(|f| differentiable(callee, *f))
                     });
                     if writes_real_formal {
-                        out.push(Refusal {
-                            span: x.span,
-                            message: format!(
-                                "the function `{name}` changes one of its real arguments; such side effects are not followed yet (make `{name}` a subroutine)"
+                        out.push(Refusal::new(
+                            x.span,
+                            (
+                                &rules::FUNCTION_SIDE_EFFECT,
+                                format!(
+                                    "the function `{name}` changes one of its real arguments; such side effects are not followed yet (make `{name}` a subroutine)"
+                                ),
                             ),
-                        });
+                        ));
                         return;
                     }
                     let hit = fx
@@ -165,13 +178,16 @@ fn globals_through_functions(
                         .chain(&fx.written_globals)
                         .find(|k| changed.contains(*k) && real_global(program, k));
                     if let Some(k) = hit {
-                        out.push(Refusal {
-                            span: x.span,
-                            message: format!(
-                                "the function `{name}` reaches {}, which this code changes; derivatives through globals that functions read are not followed yet (pass it as an argument, or make `{name}` a subroutine)",
-                                describe(program, k)
+                        out.push(Refusal::new(
+                            x.span,
+                            (
+                                &rules::GLOBAL_THROUGH_FUNCTION,
+                                format!(
+                                    "the function `{name}` reaches {}, which this code changes; derivatives through globals that functions read are not followed yet (pass it as an argument, or make `{name}` a subroutine)",
+                                    describe(program, k)
+                                ),
                             ),
-                        });
+                        ));
                     }
                 });
             }

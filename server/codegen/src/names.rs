@@ -49,10 +49,13 @@ impl<'a> DiffSet<'a> {
         let program = &facts.program;
         let Some(roles) = facts.roles_of(root) else {
             let unit = program.unit(root);
-            return Err(vec![crate::Refusal {
-                span: unit.name_span,
-                message: format!("`{}` is not a root of this analysis", unit.name),
-            }]);
+            return Err(vec![crate::Refusal::new(
+                unit.name_span,
+                (
+                    &dfort_syntax::rules::INTERNAL_ERROR,
+                    format!("`{}` is not a root of this analysis", unit.name),
+                ),
+            )]);
         };
         Ok(DiffSet::new(
             program,

@@ -14,9 +14,11 @@
 //! overwritten. The versions the plan stores are popped first (they were
 //! pushed last, at the end of the forward iteration).
 
+use crate::Reason;
 use dfort_analysis::address_report::Choice;
 use dfort_analysis::recovery::{How, Plan};
 use dfort_ir::*;
+use dfort_syntax::rules;
 use std::collections::{HashMap, HashSet};
 
 /// A line of a reversed iteration.
@@ -56,7 +58,7 @@ pub(crate) fn reverse_iteration(
     unit: &Unit,
     plan: &Plan,
     temps: &mut Temps,
-) -> Result<(Vec<Item>, Used), String> {
+) -> Result<(Vec<Item>, Used), Reason> {
     let vs = &plan.versions;
     let name = |v: usize| unit.symbol(vs[v].var).name.clone();
     // Dry run: the order of computations and uses.
@@ -93,7 +95,13 @@ pub(crate) fn reverse_iteration(
         ready.insert(v);
         Ok(())
     }
-    let missing = |v: usize| format!("no recovery for `{}` (internal error)", name(v));
+    let missing = |v: usize| -> Reason {
+        (
+            &rules::INTERNAL_ERROR,
+            format!("no recovery for `{}` (internal error)", name(v)),
+        )
+            .into()
+    };
     for pos in (0..plan.body.len()).rev() {
         for &v in &plan.demands[pos] {
             ensure(plan, v, &mut ready, &mut events, 0).map_err(missing)?;

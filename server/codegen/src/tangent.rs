@@ -59,11 +59,8 @@ fn p(s: String) -> String {
 }
 
 impl Gen<'_> {
-    fn refuse(&mut self, span: Span, message: impl Into<String>) {
-        self.refusals.push(Refusal {
-            span,
-            message: message.into(),
-        });
+    fn refuse(&mut self, span: Span, message: impl Into<crate::Reason>) {
+        self.refusals.push(Refusal::new(span, message));
     }
 
     fn e(&self, e: &Expr) -> String {

@@ -16,6 +16,7 @@ pub mod analyze;
 pub mod config;
 mod form;
 pub mod lsp;
+pub mod rules;
 pub mod tangent;
 pub mod verify;
 

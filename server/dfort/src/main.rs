@@ -4,7 +4,7 @@
 //! are `cargo xtask` commands (server/xtask).
 
 use clap::{Parser, Subcommand};
-use dfort::{adjoint, analyze, tangent, verify, FormArgs};
+use dfort::{adjoint, analyze, rules, tangent, verify, FormArgs};
 use dfort_ide::{LoadOptions, Workspace};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,6 +30,8 @@ enum Command {
         #[command(flatten)]
         form: FormArgs,
     },
+    /// List the diagnostic rules (code, severity, summary), or explain one.
+    Rules(rules::RulesArgs),
     /// Print the IR (symbols, statements, CFG, calls) of a file's units.
     Ir {
         file: PathBuf,
@@ -87,6 +89,7 @@ fn main() -> ExitCode {
             with,
             form,
         } => ir(file, unit, with, form.options()),
+        Command::Rules(args) => rules::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Tangent(args) => tangent::run(args),
         Command::Adjoint(args) => adjoint::run(args),

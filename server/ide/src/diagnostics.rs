@@ -13,6 +13,8 @@
 //!   assignment the loop's plan cannot follow (in a branch, a nested loop,
 //!   a call) — so the adjoint stores it each iteration.
 //!
+//! Every code is a rule of the registry (`dfort_syntax::rules`).
+//!
 //! Contract: ranges are document byte offsets, sorted; never panics.
 
 use crate::hints::{address_loops, stmt_end, stmt_holding};
@@ -22,15 +24,30 @@ use dfort_analysis::activity::{active_actuals, no_derivative_for_call};
 use dfort_analysis::address_report::Choice;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::{Arg, Expr, ExprKind, StmtKind, SymbolId, Unit};
-use dfort_syntax::{Severity, TextRange};
+use dfort_syntax::rules::{
+    ADDRESS_STORED, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE, SYNTAX_ERROR, UNSUPPORTED,
+};
+use dfort_syntax::{Code, Rule, Severity, TextRange};
 use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdeDiagnostic {
     pub range: TextRange,
     pub severity: Severity,
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
+}
+
+impl IdeDiagnostic {
+    /// A diagnostic of `rule`, with the rule's severity.
+    pub fn new(rule: &'static Rule, range: TextRange, message: String) -> Self {
+        IdeDiagnostic {
+            range,
+            severity: rule.severity,
+            code: rule.into(),
+            message,
+        }
+    }
 }
 
 pub fn of_document(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
@@ -73,7 +90,7 @@ fn push(
     file: dfort_ir::FileId,
     range: TextRange,
     severity: Severity,
-    code: &'static str,
+    code: Code,
     message: &str,
 ) {
     if let Some((_, range)) = snap.to_doc(file, range) {
@@ -86,6 +103,25 @@ fn push(
     }
 }
 
+/// A diagnostic of `rule`, with the rule's severity.
+fn push_rule(
+    snap: &Snapshot,
+    out: &mut Vec<IdeDiagnostic>,
+    span: dfort_ir::Span,
+    rule: &'static Rule,
+    message: &str,
+) {
+    push(
+        snap,
+        out,
+        span.file,
+        span.range,
+        rule.severity,
+        rule.into(),
+        message,
+    );
+}
+
 /// A syntax error on a line that also holds an `unsupported` construct is
 /// the same problem (dropped); one on a fixed-form line cut at the column
 /// limit says so. `line` gives a diagnostic's code and a key for its line
@@ -93,26 +129,26 @@ fn push(
 /// the language server's documents share this.
 pub fn refine<D>(
     diags: &mut Vec<D>,
-    line: impl Fn(&D) -> (&'static str, (u32, u32)),
+    line: impl Fn(&D) -> (Code, (u32, u32)),
     message: impl Fn(&mut D) -> &mut String,
 ) {
-    let lines_with = |code: &str, diags: &[D]| -> Vec<(u32, u32)> {
+    let lines_with = |rule: &Rule, diags: &[D]| -> Vec<(u32, u32)> {
         diags
             .iter()
             .map(&line)
-            .filter(|(c, _)| *c == code)
+            .filter(|(c, _)| *c == *rule)
             .map(|(_, l)| l)
             .collect()
     };
-    let unsupported = lines_with("unsupported", diags);
-    let cut = lines_with("fixed-line-length", diags);
+    let unsupported = lines_with(&UNSUPPORTED, diags);
+    let cut = lines_with(&FIXED_LINE_LENGTH, diags);
     diags.retain(|d| {
         let (code, l) = line(d);
-        !(code == "syntax-error" && unsupported.contains(&l))
+        !(code == SYNTAX_ERROR && unsupported.contains(&l))
     });
     for d in diags.iter_mut() {
         let (code, l) = line(d);
-        if code == "syntax-error" && cut.contains(&l) {
+        if code == SYNTAX_ERROR && cut.contains(&l) {
             message(d).push_str(
                 " (this line was cut at the fixed-form column limit; the statement looks truncated)",
             );
@@ -185,15 +221,7 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
                     "`{name}` of the active value `{}` {why}",
                     unit.symbol(v).name
                 );
-                push(
-                    snap,
-                    out,
-                    e.span.file,
-                    e.span.range,
-                    Severity::Warning,
-                    "non-differentiable",
-                    &msg,
-                );
+                push_rule(snap, out, e.span, &NON_DIFFERENTIABLE, &msg);
             }
         });
     }
@@ -229,16 +257,8 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
             .iter()
             .map(|s| analysed.symbol(*s).name.clone())
             .collect();
-        let msg = no_derivative_for_call(&site.name, &names, false);
-        push(
-            snap,
-            out,
-            site.span.file,
-            site.span.range,
-            Severity::Warning,
-            "no-source",
-            &msg,
-        );
+        let (rule, msg) = no_derivative_for_call(&site.name, &names, false);
+        push_rule(snap, out, site.span, rule, &msg);
     }
 }
 
@@ -294,12 +314,7 @@ fn address_stored(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
                     range = TextRange::new(range.start, end.max(range.start));
                 }
             }
-            out.push(IdeDiagnostic {
-                range,
-                severity: Severity::Note,
-                code: "address-stored",
-                message: msg,
-            });
+            out.push(IdeDiagnostic::new(&ADDRESS_STORED, range, msg));
         }
     }
 }
@@ -389,7 +404,7 @@ end subroutine amb
 
     /// The `no-source` warnings of `src` and the refusals of the adjoint
     /// and tangent of its first unit (every real dummy independent and
-    /// dependent).
+    /// dependent), which must be of the `no-source` rule too.
     fn no_source(src: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
         let path = Path::new("/diagnostic-tests/ext.f90");
         let mut host = Host::default();
@@ -408,11 +423,15 @@ end subroutine amb
                 args.insert(a.0 as usize);
             }
         }
+        // The refusals' messages; a call's refusal is the editor's rule.
         let messages = |r: Result<String, Vec<dfort_codegen::Refusal>>| -> Vec<String> {
             r.err()
                 .unwrap_or_default()
                 .into_iter()
-                .map(|r| r.message)
+                .map(|r| {
+                    assert_eq!(r.rule, &dfort_syntax::rules::NO_SOURCE, "{}", r.message);
+                    r.message
+                })
                 .collect()
         };
         let adjoint = messages(dfort_codegen::adjoint::adjoint(

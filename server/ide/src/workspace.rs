@@ -5,7 +5,9 @@ use dfort_ir::lower::{lower_file, LoweredFile};
 use dfort_ir::{FileId, Program, SourceFile};
 use dfort_syntax::line_index::LineIndex;
 use dfort_syntax::source_form::form_for_path;
-use dfort_syntax::{Diagnostic, FixedOptions, FortranParser, Severity, SourceForm, TextRange};
+use dfort_syntax::{
+    Code, Diagnostic, FixedOptions, FortranParser, Severity, SourceForm, TextRange,
+};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -72,7 +74,7 @@ pub struct FileState {
 pub struct FileDiagnostic {
     pub file: FileId,
     pub severity: Severity,
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
     pub range: TextRange,
     pub line: u32,

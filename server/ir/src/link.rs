@@ -12,6 +12,7 @@ use crate::ir::*;
 use crate::lower::decl::const_int_in;
 use crate::lower::expr::subscript;
 use crate::lower::LoweredFile;
+use dfort_syntax::rules::{ARGUMENT_COUNT, UNDECLARED, UNKNOWN_MODULE};
 use dfort_syntax::Diagnostic;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -137,8 +138,8 @@ fn resolve(units: &mut [Arc<Unit>], which: &[usize], diags: &mut Vec<(FileId, Di
             if us.target.is_none() && !INTRINSIC_MODULES.contains(&us.module.as_str()) {
                 diags.push((
                     us.span.file,
-                    Diagnostic::warning(
-                        "unknown-module",
+                    Diagnostic::new(
+                        &UNKNOWN_MODULE,
                         us.span.range,
                         format!(
                             "module `{}` is not among the files given to dfort; names from it are not checked",
@@ -200,8 +201,8 @@ fn finish(
             if n > callee.args.len() {
                 diags.push((
                     site.span.file,
-                    Diagnostic::warning(
-                        "argument-count",
+                    Diagnostic::new(
+                        &ARGUMENT_COUNT,
                         site.span.range,
                         format!(
                             "`{}` is given {} arguments but takes {}",
@@ -425,8 +426,8 @@ fn resolve_symbols(units: &[Arc<Unit>], i: usize) -> SymbolUpdates {
                 None => {
                     diags.push((
                         s.span.file,
-                        Diagnostic::error(
-                            "undeclared",
+                        Diagnostic::new(
+                            &UNDECLARED,
                             s.span.range,
                             format!(
                                 "`{}` has no type: it is not declared and IMPLICIT NONE is in effect",

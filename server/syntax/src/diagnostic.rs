@@ -3,6 +3,8 @@
 //! (CLI, language server) can turn them into lines and columns with a
 //! [`crate::line_index::LineIndex`] over the text the user sees.
 
+use crate::rules::Rule;
+
 /// A half-open byte range `[start, end)` in the original text of a file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TextRange {
@@ -52,38 +54,96 @@ impl Severity {
     }
 }
 
-/// One message about a place in a file. `code` is a short stable kebab-case
-/// identifier (`syntax-error`, `fixed-line-length`, ...) that tests and
-/// editors can match on; `message` is for people.
+/// A diagnostic's code: a registered [`Rule`] (the only way to make
+/// one), compared, ordered and printed as its kebab-case string.
+#[derive(Clone, Copy)]
+pub struct Code(&'static Rule);
+
+impl Code {
+    pub fn rule(self) -> &'static Rule {
+        self.0
+    }
+    pub fn as_str(self) -> &'static str {
+        self.0.code
+    }
+}
+
+impl From<&'static Rule> for Code {
+    fn from(rule: &'static Rule) -> Self {
+        Code(rule)
+    }
+}
+
+impl PartialEq for Code {
+    fn eq(&self, other: &Code) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+impl Eq for Code {}
+impl PartialOrd for Code {
+    fn partial_cmp(&self, other: &Code) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Code {
+    fn cmp(&self, other: &Code) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+impl std::hash::Hash for Code {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+impl PartialEq<Rule> for Code {
+    fn eq(&self, rule: &Rule) -> bool {
+        self.as_str() == rule.code
+    }
+}
+impl PartialEq<str> for Code {
+    fn eq(&self, code: &str) -> bool {
+        self.as_str() == code
+    }
+}
+impl PartialEq<&str> for Code {
+    fn eq(&self, code: &&str) -> bool {
+        self.as_str() == *code
+    }
+}
+impl PartialEq<String> for Code {
+    fn eq(&self, code: &String) -> bool {
+        self.as_str() == code
+    }
+}
+impl std::fmt::Debug for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One message about a place in a file. `code` is its rule in the
+/// registry ([`crate::rules`]): a short stable kebab-case identifier
+/// (`syntax-error`, `fixed-line-length`, ...) that tests and editors can
+/// match on; `message` is for people.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub severity: Severity,
-    pub code: &'static str,
+    pub code: Code,
     pub range: TextRange,
     pub message: String,
 }
 
 impl Diagnostic {
-    pub fn error(code: &'static str, range: TextRange, message: impl Into<String>) -> Self {
+    /// A diagnostic of `rule`, with the rule's severity.
+    pub fn new(rule: &'static Rule, range: TextRange, message: impl Into<String>) -> Self {
         Diagnostic {
-            severity: Severity::Error,
-            code,
-            range,
-            message: message.into(),
-        }
-    }
-    pub fn warning(code: &'static str, range: TextRange, message: impl Into<String>) -> Self {
-        Diagnostic {
-            severity: Severity::Warning,
-            code,
-            range,
-            message: message.into(),
-        }
-    }
-    pub fn note(code: &'static str, range: TextRange, message: impl Into<String>) -> Self {
-        Diagnostic {
-            severity: Severity::Note,
-            code,
+            severity: rule.severity,
+            code: Code(rule),
             range,
             message: message.into(),
         }

@@ -31,6 +31,7 @@
 //! The normalisation never fails: it works on half-typed editor text.
 
 use crate::diagnostic::{Diagnostic, TextRange};
+use crate::rules::FIXED_LINE_LENGTH;
 
 /// The result of [`normalize_fixed`].
 #[derive(Clone, Debug)]
@@ -445,8 +446,8 @@ fn emit(
         let removed = content.get(kept_end..).unwrap_or("");
         if removed.chars().any(|c| !c.is_whitespace()) {
             let limit = line_length.unwrap_or(0);
-            diagnostics.push(Diagnostic::warning(
-                "fixed-line-length",
+            diagnostics.push(Diagnostic::new(
+                &FIXED_LINE_LENGTH,
                 TextRange::new(orig, to_u32(line.content_end)),
                 warning_message(limit),
             ));

@@ -6,6 +6,7 @@
 use crate::chunks::{split_units, ChunkSpan};
 use crate::diagnostic::{Diagnostic, TextRange};
 use crate::fixed_form::{normalize_fixed, OffsetMap};
+use crate::rules::{Rule, SYNTAX_ERROR, UNCLOSED_CONSTRUCT, UNSUPPORTED};
 use crate::source_form::SourceForm;
 use std::path::PathBuf;
 use tree_sitter::{Node, Parser, Point, Range, Tree};
@@ -141,7 +142,7 @@ impl FortranParser {
             }
         }
         for (start, end, code, msg) in syntax {
-            diagnostics.push(Diagnostic::error(code, file.to_original(start, end), msg));
+            diagnostics.push(Diagnostic::new(code, file.to_original(start, end), msg));
         }
         file.chunks = chunks;
         file.diagnostics = diagnostics;
@@ -198,7 +199,7 @@ fn point_at(text: &str, end: usize, span: &ChunkSpan) -> Point {
     }
 }
 
-type SyntaxError = (usize, usize, &'static str, String);
+type SyntaxError = (usize, usize, &'static Rule, String);
 
 fn collect_syntax_errors(root: Node, text: &str, out: &mut Vec<SyntaxError>) {
     const MAX_PER_CHUNK: usize = 20;
@@ -260,7 +261,7 @@ fn describe_missing(node: Node, text: &str) -> SyntaxError {
             return (
                 opener.start_byte(),
                 line_end(text, opener.start_byte()),
-                "unclosed-construct",
+                &UNCLOSED_CONSTRUCT,
                 format!(
                     "`{name}` construct is never closed: the `END` meant for the {} closes it instead",
                     unit.kind()
@@ -270,7 +271,7 @@ fn describe_missing(node: Node, text: &str) -> SyntaxError {
         return (
             unit.start_byte(),
             line_end(text, unit.start_byte()),
-            "unclosed-construct",
+            &UNCLOSED_CONSTRUCT,
             format!(
                 "`{}` is never closed (missing `end {}`)",
                 unit.kind(),
@@ -281,7 +282,7 @@ fn describe_missing(node: Node, text: &str) -> SyntaxError {
     (
         at,
         at,
-        "syntax-error",
+        &SYNTAX_ERROR,
         format!("syntax error: missing `{}`", node.kind().replace('_', " ")),
     )
 }
@@ -389,7 +390,7 @@ fn describe_error(node: Node, text: &str) -> SyntaxError {
             return (
                 first.start_byte(),
                 line_end(text, first.start_byte()),
-                "unclosed-construct",
+                &UNCLOSED_CONSTRUCT,
                 format!("`{unit}` is never closed (missing `end {unit}`)"),
             );
         }
@@ -402,7 +403,7 @@ fn describe_error(node: Node, text: &str) -> SyntaxError {
         return (
             line_start + col,
             line_end(text, start),
-            "unsupported",
+            &UNSUPPORTED,
             "dfort does not support assigned GO TO (`go to` a variable)".to_string(),
         );
     }
@@ -412,14 +413,14 @@ fn describe_error(node: Node, text: &str) -> SyntaxError {
     } else {
         format!("syntax error: unexpected `{snippet}`")
     };
-    (start, end, "syntax-error", msg)
+    (start, end, &SYNTAX_ERROR, msg)
 }
 
 fn unclosed(opener: Node, name: &str, text: &str) -> SyntaxError {
     (
         opener.start_byte(),
         line_end(text, opener.start_byte()),
-        "unclosed-construct",
+        &UNCLOSED_CONSTRUCT,
         format!("`{name}` construct is never closed (missing `end {name}`)"),
     )
 }

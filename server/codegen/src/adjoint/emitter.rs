@@ -18,11 +18,8 @@ use dfort_ir::{Span, SymbolId, UnitId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A construct the adjoint generator refuses, with where it is.
-pub(super) fn refusal(span: Span, message: impl Into<String>) -> Refusal {
-    Refusal {
-        span,
-        message: message.into(),
-    }
+pub(super) fn refusal(span: Span, reason: impl Into<crate::Reason>) -> Refusal {
+    Refusal::new(span, reason)
 }
 
 pub(super) struct Emitter {
@@ -82,7 +79,7 @@ impl Emitter {
         }
     }
 
-    pub fn refuse(&mut self, span: Span, message: impl Into<String>) {
+    pub fn refuse(&mut self, span: Span, message: impl Into<crate::Reason>) {
         self.refusals.push(refusal(span, message));
     }
 

@@ -107,7 +107,10 @@ pub(super) fn gather<T>(
         let not_analysed = || {
             vec![refusal(
                 orig.name_span,
-                format!("`{}` was not analysed", orig.name),
+                (
+                    &dfort_syntax::rules::INTERNAL_ERROR,
+                    format!("`{}` was not analysed", orig.name),
+                ),
             )]
         };
         let (Some(act), Some(tbr), Some(decisions)) =

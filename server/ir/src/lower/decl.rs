@@ -5,6 +5,7 @@
 use super::{children, field, fields, label_value, named_children, UnitLowerer};
 use crate::ir::*;
 use dfort_syntax::flat::FNode;
+use dfort_syntax::rules::UNSUPPORTED;
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
     pub(crate) fn header(&mut self, n: FNode<'a>) {
@@ -24,8 +25,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             for (i, p) in named_children(params).into_iter().enumerate() {
                 if p.kind() != "identifier" {
                     let s = self.span(p);
-                    self.fx.error(
-                        "unsupported",
+                    self.fx.report(
+                        &UNSUPPORTED,
                         s,
                         "dfort does not support alternate returns (`*` dummy arguments)",
                     );
@@ -389,8 +390,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 }
                 other => {
                     let sp = self.stmt_span(target);
-                    self.fx.error(
-                        "unsupported",
+                    self.fx.report(
+                        &UNSUPPORTED,
                         sp,
                         format!(
                             "dfort does not support `{}` declarators",

@@ -8,6 +8,7 @@ use super::{children, field, named_children, UnitLowerer};
 use crate::intrinsics::is_intrinsic_function;
 use crate::ir::*;
 use dfort_syntax::flat::FNode;
+use dfort_syntax::rules::UNSUPPORTED;
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
     pub(crate) fn expr(&mut self, n: FNode<'a>) -> Expr {
@@ -73,8 +74,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     };
                 }
                 let Some(op) = binary_op(&op_text) else {
-                    self.fx.error(
-                        "unsupported",
+                    self.fx.report(
+                        &UNSUPPORTED,
                         span,
                         format!("dfort does not support the operator `{op_text}`"),
                     );
@@ -149,8 +150,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             "ERROR" => ExprKind::Error,
             other => {
                 if !n.is_missing() {
-                    self.fx.error(
-                        "unsupported",
+                    self.fx.report(
+                        &UNSUPPORTED,
                         span,
                         format!(
                             "dfort does not support the expression `{}` ({})",
@@ -209,8 +210,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 Ok(v) => ExprKind::Int(v),
                 Err(_) => {
                     let sp = self.span(n);
-                    self.fx.error(
-                        "unsupported",
+                    self.fx.report(
+                        &UNSUPPORTED,
                         sp,
                         format!("integer literal `{full}` is out of range"),
                     );
@@ -284,8 +285,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     }
                 }
                 _ => {
-                    self.fx.error(
-                        "unsupported",
+                    self.fx.report(
+                        &UNSUPPORTED,
                         span,
                         format!(
                             "dfort does not support the reference `{}`",

@@ -14,8 +14,11 @@ mod stmt;
 use crate::cfg::Cfg;
 use crate::ir::*;
 use dfort_syntax::flat::{field_id as flat_field_id, FNode, FlatTree};
+use dfort_syntax::rules::{
+    DIRECTIVE_OUTSIDE_UNIT, DUPLICATE_LABEL, INCOMPLETE_UNIT, UNDEFINED_LABEL, UNSUPPORTED,
+};
 use dfort_syntax::tree_sitter::{Node, Query, QueryCursor, StreamingIterator};
-use dfort_syntax::{Diagnostic, ParsedFile};
+use dfort_syntax::{Diagnostic, ParsedFile, Rule};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -118,13 +121,10 @@ impl<'a> FileLowerer<'a> {
                 .to_original(n.start_byte(), n.start_byte() + trimmed),
         }
     }
-    pub(crate) fn error(&mut self, code: &'static str, span: Span, msg: impl Into<String>) {
+    /// Reports a diagnostic of `rule` (with the rule's severity).
+    pub(crate) fn report(&mut self, rule: &'static Rule, span: Span, msg: impl Into<String>) {
         self.diagnostics
-            .push(Diagnostic::error(code, span.range, msg));
-    }
-    pub(crate) fn warning(&mut self, code: &'static str, span: Span, msg: impl Into<String>) {
-        self.diagnostics
-            .push(Diagnostic::warning(code, span.range, msg));
+            .push(Diagnostic::new(rule, span.range, msg));
     }
 
     fn top_level(&mut self, n: FNode<'a>) {
@@ -138,14 +138,14 @@ impl<'a> FileLowerer<'a> {
             "comment" => {}
             "submodule" => {
                 let s = self.stmt_span(n);
-                self.error("unsupported", s, "dfort does not support submodules");
+                self.report(&UNSUPPORTED, s, "dfort does not support submodules");
             }
             "interface" => {}
             other => {
                 if !n.is_missing() {
                     let s = self.stmt_span(n);
-                    self.error(
-                        "unsupported",
+                    self.report(
+                        &UNSUPPORTED,
                         s,
                         format!(
                             "dfort does not support `{}` outside a program unit",
@@ -185,8 +185,8 @@ impl<'a> FileLowerer<'a> {
             }
             ul.finish()
         };
-        self.warning(
-            "incomplete-unit",
+        self.report(
+            &INCOMPLETE_UNIT,
             unit.name_span,
             format!(
                 "{} `{}` does not parse to its end: its statements are left out of the analyses until the syntax errors are fixed",
@@ -253,8 +253,8 @@ impl<'a> FileLowerer<'a> {
                 Some(i) => self.units[i]
                     .directives
                     .push(Directive { name, args, span }),
-                None => self.warning(
-                    "directive-outside-unit",
+                None => self.report(
+                    &DIRECTIVE_OUTSIDE_UNIT,
                     span,
                     "`!$ad` directive outside any program unit is ignored",
                 ),
@@ -412,8 +412,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     pub(crate) fn define_label(&mut self, label: u32, id: StmtId, span: Span) {
         let span = self.label_span.take().unwrap_or(span);
         if self.labels.contains_key(&label) || self.format_labels.contains(&label) {
-            self.fx.error(
-                "duplicate-label",
+            self.fx.report(
+                &DUPLICATE_LABEL,
                 span,
                 format!("label {label} is already defined in this unit"),
             );
@@ -424,11 +424,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
 
     pub(crate) fn unsupported(&mut self, label: Option<u32>, n: FNode, what: &str) -> StmtId {
         let span = self.stmt_span(n);
-        self.fx.error(
-            "unsupported",
-            span,
-            format!("dfort does not support {what}"),
-        );
+        self.fx
+            .report(&UNSUPPORTED, span, format!("dfort does not support {what}"));
         self.push_stmt(
             label,
             span,
@@ -485,8 +482,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     fn finish(mut self) -> Unit {
         for (label, span) in std::mem::take(&mut self.label_refs) {
             if !self.labels.contains_key(&label) && !self.format_labels.contains(&label) {
-                self.fx.error(
-                    "undefined-label",
+                self.fx.report(
+                    &UNDEFINED_LABEL,
                     span,
                     format!("label {label} is not defined in this unit"),
                 );

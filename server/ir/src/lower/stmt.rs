@@ -6,6 +6,7 @@ use super::decl::parse_label;
 use super::{children, field, named_children, UnitLowerer};
 use crate::ir::*;
 use dfort_syntax::flat::FNode;
+use dfort_syntax::rules::{DUPLICATE_LABEL, UNSUPPORTED};
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
     /// Lowers a sequence of sibling nodes (statements, labels, comments,
@@ -29,8 +30,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     if let Some(l) = label.take() {
                         if self.labels.contains_key(&l) || self.format_labels.contains(&l) {
                             let sp = self.stmt_span(n);
-                            self.fx.error(
-                                "duplicate-label",
+                            self.fx.report(
+                                &DUPLICATE_LABEL,
                                 sp,
                                 format!("label {l} is already defined in this unit"),
                             );
@@ -451,8 +452,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                                 self.unit.stmts[id.0 as usize].kind = StmtKind::Unsupported {
                                     construct: "DO CONCURRENT".into(),
                                 };
-                                self.fx.error(
-                                    "unsupported",
+                                self.fx.report(
+                                    &UNSUPPORTED,
                                     span,
                                     "dfort does not support DO CONCURRENT",
                                 );

@@ -1,0 +1,529 @@
+//! The registry of diagnostic rules: every code dfort reports — front end
+//! (parsing, lowering, linking), differentiability, address recovery and
+//! the generators' refusals — declared once, with its severity, a one-line
+//! summary and the documentation `dfort rules CODE` prints and
+//! `docs/rules.md` is generated from.
+//!
+//! Contract: a diagnostic or a refusal names its rule by reference (a
+//! `&'static Rule` of this module), never by a string, so no code can be
+//! reported that is not registered here; every rule is in [`RULES`] (the
+//! `rules!` declaration puts it there); codes are unique and kebab-case
+//! (tested).
+
+use crate::diagnostic::Severity;
+
+/// One diagnostic rule.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// The stable kebab-case code users and tests match on.
+    pub code: &'static str,
+    /// The severity diagnostics of this rule have.
+    pub severity: Severity,
+    /// Which part of dfort reports it.
+    pub group: Group,
+    /// One line: what the diagnostic says.
+    pub summary: &'static str,
+    /// What it means, why dfort reports it and what the user can do
+    /// (Markdown paragraphs).
+    pub doc: &'static str,
+    /// A small Fortran example that triggers it, if one helps.
+    pub example: Option<&'static str>,
+}
+
+/// Which part of dfort reports a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Group {
+    /// Parsing, lowering and linking: `dfort check`, every command that
+    /// reads files, and the editor.
+    FrontEnd,
+    /// Differentiation checks on the analyses (activity, roots).
+    Differentiability,
+    /// Address and control values the adjoint cannot recover (paper 003).
+    Address,
+    /// What the tangent and adjoint generators refuse to differentiate.
+    Generator,
+}
+
+impl Group {
+    /// Every group, in the order of the documentation.
+    pub const ALL: [Group; 4] = [
+        Group::FrontEnd,
+        Group::Differentiability,
+        Group::Address,
+        Group::Generator,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::FrontEnd => "Front end",
+            Group::Differentiability => "Differentiability",
+            Group::Address => "Address recovery",
+            Group::Generator => "Generator refusals",
+        }
+    }
+
+    /// Who reports the rules of this group.
+    pub fn about(self) -> &'static str {
+        match self {
+            Group::FrontEnd => {
+                "Reported while files are parsed, lowered and linked: by `dfort check`, by every \
+                 command that reads Fortran files, and by the language server as you type. \
+                 Errors stop `analyze`, `tangent` and `adjoint`."
+            }
+            Group::Differentiability => {
+                "Reported on the analyses of the roots (activity, paper 000 §4) by the language \
+                 server, on the code you edit; the problems of roots asked for by name also by \
+                 the commands that take roots (`analyze`, `tangent`, `adjoint`)."
+            }
+            Group::Address => {
+                "Information about the adjoint's address and control values (paper 003): what it \
+                 must store because inversion cannot recover it. Reported by the language server."
+            }
+            Group::Generator => {
+                "What `dfort tangent` and `dfort adjoint` (and the editor's Generate actions) \
+                 refuse to differentiate, with the place: no code is written then, rather than \
+                 code whose derivatives are wrong."
+            }
+        }
+    }
+}
+
+/// The rule with this code.
+pub fn rule(code: &str) -> Option<&'static Rule> {
+    RULES.iter().copied().find(|r| r.code == code)
+}
+
+/// Declares each rule as a `pub static` and lists them all in [`RULES`].
+macro_rules! rules {
+    ($($(#[$attr:meta])* $name:ident = $rule:expr;)*) => {
+        $($(#[$attr])* pub static $name: Rule = $rule;)*
+        /// Every rule, grouped, in the order of the documentation.
+        pub static RULES: &[&Rule] = &[$(&$name),*];
+    };
+}
+
+rules! {
+    // ---------------------------------------------------------------- front end
+    SYNTAX_ERROR = Rule {
+        code: "syntax-error",
+        severity: Severity::Error,
+        group: Group::FrontEnd,
+        summary: "the text does not parse as Fortran",
+        doc: "The parser (tree-sitter-fortran) cannot read the statement: a token is missing \
+              (`syntax error: missing ...`) or unexpected (`syntax error: unexpected ...`). \
+              Each program unit is parsed on its own, so the error stays inside its unit; a \
+              procedure that does not parse to its end keeps its header and declarations (see \
+              `incomplete-unit`).\n\n\
+              Fix the statement. In fixed form, check that it does not run past column 72 \
+              (`fixed-line-length` says so on the same line) and that continuation lines have \
+              a character in column 6.",
+        example: Some("x = (a + b * 2.0\n"),
+    };
+    UNCLOSED_CONSTRUCT = Rule {
+        code: "unclosed-construct",
+        severity: Severity::Error,
+        group: Group::FrontEnd,
+        summary: "an IF, DO, SELECT CASE or program unit is never closed",
+        doc: "A construct lost its `end`: dfort points at the statement that opens it (the \
+              `if ... then`, the `do`, the `subroutine`) rather than at the end of the file \
+              where the parser noticed. A bare `END` meant for the unit that closes an inner \
+              construct instead is reported on that construct.\n\n\
+              Add the missing `end if`, `end do`, `end select` or `end subroutine`.",
+        example: Some(
+            "subroutine relax(n, u)\n  integer :: n, i\n  real(8) :: u(n)\n  do i = 2, n - 1\n    \
+             u(i) = 0.5d0*(u(i-1) + u(i+1))\nend subroutine relax   ! the DO has no END DO\n",
+        ),
+    };
+    UNSUPPORTED = Rule {
+        code: "unsupported",
+        severity: Severity::Error,
+        group: Group::FrontEnd,
+        summary: "a construct dfort does not support",
+        doc: "The statement is valid Fortran that dfort does not model: ENTRY, alternate \
+              returns, ASSIGN and assigned GO TO, WHERE, FORALL, DO CONCURRENT, pointers, \
+              INCLUDE, BLOCK, ASSOCIATE, SELECT TYPE and SELECT RANK, coarrays, submodules, \
+              some declarators and expressions, integer literals out of range. dfort reports \
+              it instead of ignoring it, because analyses and derivatives that skipped a \
+              statement would be silently wrong.\n\n\
+              Rewrite the construct with supported statements (a WHERE as a DO loop with an \
+              IF, an INCLUDE by pasting the file or turning it into a module, ...).",
+        example: Some("where (a > 0.0d0) a = sqrt(a)\n"),
+    };
+    FIXED_LINE_LENGTH = Rule {
+        code: "fixed-line-length",
+        severity: Severity::Warning,
+        group: Group::FrontEnd,
+        summary: "text past the fixed-form column limit is ignored",
+        doc: "In fixed form, compilers ignore everything after column 72 (older code used \
+              columns 73-80 for sequence numbers), and so does dfort. When that text is not \
+              blank it may be code that was meant to count: a statement cut there usually \
+              gives a `syntax-error` on the same line, whose message then says the line was \
+              cut.\n\n\
+              If the text belongs to the statement, continue it on the next line, or use a \
+              longer line length: `--fixed-line-length 132` (or `none`) on the command line, \
+              the `fixedLineLength` setting in the editor (and the matching compiler flag, \
+              e.g. gfortran's `-ffixed-line-length-132`).",
+        example: None,
+    };
+    INCOMPLETE_UNIT = Rule {
+        code: "incomplete-unit",
+        severity: Severity::Warning,
+        group: Group::FrontEnd,
+        summary: "a procedure that does not parse to its end: its statements are left out",
+        doc: "A syntax error (typically an `end if` deleted while typing) stopped the parser \
+              inside a subroutine or function. dfort keeps its header and declarations, so \
+              the rest of the program still resolves its name and arguments, but leaves its \
+              statements out of the analyses until the error, reported beside this warning, \
+              is fixed. Nothing is differentiated through it meanwhile.\n\n\
+              Fix the syntax error; the warning goes away with it.",
+        example: None,
+    };
+    DIRECTIVE_OUTSIDE_UNIT = Rule {
+        code: "directive-outside-unit",
+        severity: Severity::Warning,
+        group: Group::FrontEnd,
+        summary: "an `!$ad` directive outside any program unit is ignored",
+        doc: "`!$ad independent(...)` and `!$ad dependent(...)` belong to the program unit \
+              they are written in; one before the first unit or after the last has no unit to \
+              belong to, and is ignored.\n\n\
+              Move the directive inside the subroutine whose roles it gives (after its \
+              declarations).",
+        example: Some("!$ad independent(x)\nsubroutine f(x, y)\n  ...\n"),
+    };
+    DUPLICATE_LABEL = Rule {
+        code: "duplicate-label",
+        severity: Severity::Error,
+        group: Group::FrontEnd,
+        summary: "a statement label is defined twice in one unit",
+        doc: "Statement labels must be unique within a program unit: with two statements \
+              labelled alike, a GO TO or a DO ending on that label is ambiguous, and so \
+              would be the control flow dfort reverses.\n\n\
+              Renumber one of the labels (and the jumps that mean it).",
+        example: Some("   20 continue\n      nclip = -nclip\n   20 continue\n"),
+    };
+    UNDEFINED_LABEL = Rule {
+        code: "undefined-label",
+        severity: Severity::Error,
+        group: Group::FrontEnd,
+        summary: "a jump or DO refers to a label the unit does not define",
+        doc: "A GO TO, computed GO TO, arithmetic IF or labelled DO names a label that no \
+              statement of the unit carries, so its control flow is unknown.\n\n\
+              Add the label to the statement it is meant for, or correct the jump.",
+        example: Some("      if (x .gt. 0.0) go to 30\n      x = -x\n   20 continue\n"),
+    };
+    UNKNOWN_MODULE = Rule {
+        code: "unknown-module",
+        severity: Severity::Warning,
+        group: Group::FrontEnd,
+        summary: "a USEd module is not among the files given to dfort",
+        doc: "dfort resolves `use m` against the modules of the files it was given (the \
+              command's files, or the editor's workspace). Names from a module it has not \
+              seen are not checked, their types are unknown, and a derivative that needs one \
+              of its variables is refused (`active-unknown-module-variable`).\n\n\
+              Give dfort the file that defines the module (on the command line, or in the \
+              workspace).",
+        example: Some("use constants, only: dp   ! constants.f90 not given\n"),
+    };
+    ARGUMENT_COUNT = Rule {
+        code: "argument-count",
+        severity: Severity::Warning,
+        group: Group::FrontEnd,
+        summary: "a procedure is given more arguments than it takes",
+        doc: "A CALL or function reference passes more actual arguments than the procedure \
+              has dummies. The extra ones bind to nothing, so the analyses cannot follow \
+              them.\n\n\
+              Make the call match the procedure's argument list.",
+        example: Some("subroutine s(a)\n  ...\ncall s(x, y)   ! s takes 1 argument\n"),
+    };
+    UNDECLARED = Rule {
+        code: "undeclared",
+        severity: Severity::Error,
+        group: Group::FrontEnd,
+        summary: "a name has no type: not declared and IMPLICIT NONE is in effect",
+        doc: "Under IMPLICIT NONE every variable needs a declaration; this one has none, and \
+              no host or use association gives it one. Its type (and whether it can carry a \
+              derivative) is unknown.\n\n\
+              Declare it, or give dfort the module it comes from.",
+        example: Some("subroutine f(x)\n  implicit none\n  real(8) :: x\n  r = 2.0d0*x   ! r is not declared\n"),
+    };
+    // ------------------------------------------------------- differentiability
+    NON_DIFFERENTIABLE = Rule {
+        code: "non-differentiable",
+        severity: Severity::Warning,
+        group: Group::Differentiability,
+        summary: "a non-differentiable intrinsic applied to an active value",
+        doc: "`abs`, `max`, `min`, `sign`, `int`, `nint`, `aint`, `floor`, `ceiling`, `mod`, \
+              `modulo` (and their specific names) have kinks or jumps. Applied to a varied \
+              value in an assignment whose result is active, the derivative dfort computes is \
+              that of the branch taken (`abs`, `max`, `min`, `sign`), zero (`int` and friends, \
+              so no gradient flows through them), or wrong where the function jumps (`mod`). \
+              This is usually intended; the warning says where it matters. (A construct the \
+              generators cannot differentiate at all is the refusal `not-differentiable`.)\n\n\
+              If the kink is reached in practice, consider a smooth approximation (for \
+              example `sqrt(x**2 + eps)` for `abs(x)`).",
+        example: Some("y = max(x, 0.0d0)   ! x active: the derivative at x = 0 is a choice\n"),
+    };
+    NO_SOURCE = Rule {
+        code: "no-source",
+        severity: Severity::Warning,
+        group: Group::Differentiability,
+        summary: "an active value is passed to a procedure dfort has no source for",
+        doc: "A call passes an active value (one that depends on an independent and that a \
+              dependent depends on) to a procedure whose source dfort was not given, an \
+              EXTERNAL or library routine, or one for which it finds no derivative. dfort \
+              cannot differentiate through code it cannot read, so the tangent and adjoint \
+              generators refuse such a call (with this same code), and the editor warns where \
+              it is. An actual that is not active at the call (nothing after it depends on \
+              what the procedure may write) is fine.\n\n\
+              Give dfort the procedure's source (on the command line, or in the workspace).",
+        example: Some(
+            "external :: scale\ncall scale(2.0d0*x(1), u)   ! x independent\ny = y + u                   ! y dependent\n",
+        ),
+    };
+    UNKNOWN_ROOT = Rule {
+        code: "unknown-root",
+        severity: Severity::Error,
+        group: Group::Differentiability,
+        summary: "a root names no subroutine or function",
+        doc: "A root asked for by name (`--root`, a `[[root]]` of `dfort.toml`, the editor's \
+              `roots` setting) matches no subroutine or function of the files dfort was given. \
+              That root is skipped.\n\n\
+              Check the spelling (names are case-insensitive) and that the file holding the \
+              procedure is given.",
+        example: None,
+    };
+    UNKNOWN_ROOT_VARIABLE = Rule {
+        code: "unknown-root-variable",
+        severity: Severity::Error,
+        group: Group::Differentiability,
+        summary: "a root's independent or dependent list names no real variable of it",
+        doc: "The independents and dependents of a root must be real (or complex) variables \
+              the procedure sees: its dummies, its locals, or COMMON and module variables. A \
+              list naming anything else is a mistake, and the root is skipped rather than \
+              differentiated with a different list.\n\n\
+              Correct the list (or leave both lists empty to take the roles from the \
+              `!$ad` directives, then from the dummies' intents).",
+        example: None,
+    };
+    // -------------------------------------------------------- address recovery
+    ADDRESS_STORED = Rule {
+        code: "address-stored",
+        severity: Severity::Note,
+        group: Group::Address,
+        summary: "an index the adjoint must store because inversion cannot recover it",
+        doc: "The reverse sweep of a loop needs the integer indices its adjoint statements \
+              read, in reverse order. dfort recovers them by inverting the assignments that \
+              change them (`k = k + 1` gives `k = k - 1`) or by recomputing them; only where \
+              neither works is an index stored on the tape (paper 003). This information says \
+              which index is stored, and why: a non-invertible operation (integer division, \
+              `max`, `min`, `mod`, an indirection, a call) at a line, or an assignment inside \
+              a branch or a nested loop the loop's plan cannot follow. In a unit with jumps \
+              the index is stored where it is overwritten.\n\n\
+              Nothing is wrong: the adjoint is correct either way. If the tape's size \
+              matters, an invertible update (for example `ii = ii - 1` instead of \
+              `ii = ii/2`, where the algorithm allows) lets dfort recover the index instead.",
+        example: Some("do while (ii > 1)\n  a(ii) = a(ii)*a(ii-1)\n  ii = ii/2   ! stored each iteration\nend do\n"),
+    };
+    // ------------------------------------------------------ generator refusals
+    NOT_DIFFERENTIABLE = Rule {
+        code: "not-differentiable",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "a statement or expression the generators do not differentiate yet",
+        doc: "The tangent or adjoint generator has no rule for what it meets on an active \
+              path: READ statements, derived-type components, complex variables in reverse \
+              mode, an intrinsic or function reference without a derivative rule for these \
+              arguments, a statement dfort keeps as unsupported, DO loops without control or \
+              jumps left in code it reverses as structured, ALLOCATE inside loops or of \
+              non-local arrays, values whose type the tape cannot save. The message says \
+              which, and where; refusals with a rule of their own (below) say more. Not to \
+              be confused with the editor's warning `non-differentiable`, about kinks of \
+              intrinsics that are differentiated.\n\n\
+              Rewrite the construct in terms the generators handle, or keep it off the \
+              active path (compute it from values that do not depend on the independents).",
+        example: Some("read(10, *) x   ! x active\n"),
+    };
+    ROOT_NOT_SUBROUTINE = Rule {
+        code: "root-not-subroutine",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "only a subroutine can be the root of a derivative",
+        doc: "The routine to differentiate (`--root`) is a function or a main program. \
+              Functions are differentiated when a subroutine calls them, not as roots.\n\n\
+              Wrap the function in a subroutine that calls it and differentiate that.",
+        example: Some(
+            "subroutine f_root(x, y)\n  real(8), intent(in) :: x\n  real(8), intent(out) :: y\n  \
+             real(8), external :: f\n  y = f(x)\nend subroutine f_root\n",
+        ),
+    };
+    INTERNAL_ROOT = Rule {
+        code: "internal-root",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "an internal procedure cannot be a root",
+        doc: "The root is a procedure CONTAINed in another procedure. Its derivative would \
+              live inside the host's, which is only written when the host is differentiated.\n\n\
+              Differentiate its host: the internal procedure's derivative is written with it.",
+        example: None,
+    };
+    HOST_STATEMENT_FUNCTION = Rule {
+        code: "host-statement-function",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "an internal procedure uses a statement function of its host",
+        doc: "The derivatives inline statement functions only within the unit that defines \
+              them; an internal procedure referring to its host's statement function would \
+              see an unknown external function.\n\n\
+              Define the statement function in the internal procedure too (or make it an \
+              internal function).",
+        example: None,
+    };
+    ACTIVE_DERIVED_TYPE = Rule {
+        code: "active-derived-type",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "an active variable of derived type",
+        doc: "Activity treats a derived-type variable as a whole, but no derivative is \
+              generated for variables of derived type yet.\n\n\
+              Pass the real components that carry derivatives as separate variables or \
+              arrays.",
+        example: None,
+    };
+    ACTIVE_UNKNOWN_MODULE_VARIABLE = Rule {
+        code: "active-unknown-module-variable",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "an active variable of a module dfort was not given",
+        doc: "A routine uses a variable of a module whose source dfort does not have (see \
+              `unknown-module`), and that variable is active. Its derivative would have to \
+              be declared in the derivative module every routine shares, which dfort can \
+              only write for modules it has read.\n\n\
+              Give dfort the source file of the module (on the command line, or in the \
+              workspace).",
+        example: None,
+    };
+    FUNCTION_SIDE_EFFECT = Rule {
+        code: "function-side-effect",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "a function changes one of its real arguments",
+        doc: "A function referenced inside an expression writes one of its real arguments. \
+              The generators differentiate function references as values and do not follow \
+              such side effects yet.\n\n\
+              Make the function a subroutine (its outputs become arguments).",
+        example: Some(
+            "real(8) function step(x)\n  real(8), intent(inout) :: x\n  x = 2.0d0*x   ! side effect\n  step = x\nend function step\n",
+        ),
+    };
+    GLOBAL_THROUGH_FUNCTION = Rule {
+        code: "global-through-function",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "a function reaches a real global that the differentiated code changes",
+        doc: "A function referenced inside an expression reads or writes a real COMMON or \
+              module variable that the root's code changes. Dependences through globals are \
+              followed through CALLs, not yet through functions called inside expressions, \
+              so the derivative could miss them.\n\n\
+              Pass the global as an argument, or make the function a subroutine.",
+        example: None,
+    };
+    DERIVATIVE_ARGUMENT = Rule {
+        code: "derivative-argument",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "the derivative of an actual argument cannot be passed to a call",
+        doc: "A call to a differentiated procedure must pass, after each actual whose formal \
+              has a derivative, that actual's derivative. It cannot when the optional \
+              argument is absent, when the actual is an array without a derivative while the \
+              callee differentiates its array argument, or when it is an array expression \
+              (there is no variable to hold its derivative).\n\n\
+              Pass the optional argument, or a variable (copy the array expression into a \
+              local array first).",
+        example: Some("call smooth(2.0d0*a, n)   ! smooth differentiates its array argument\n"),
+    };
+    BOUNDS_CHANGE_INSIDE = Rule {
+        code: "bounds-change-inside",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "a counted DO loop whose body changes its bounds",
+        doc: "The adjoint runs a counted DO loop backwards by replaying it from its bounds \
+              (paper 001). When the body changes a variable of the bounds, the bounds after \
+              the loop are not those it started with, and the replay would run the wrong \
+              iterations.\n\n\
+              Copy the bound into a variable the loop does not change, and loop to that.",
+        example: Some("do i = 1, n\n  n = n - 1   ! nn = n before the loop, then do i = 1, nn\n  a(i) = a(i)*x\nend do\n"),
+    };
+    INTERNAL_ERROR = Rule {
+        code: "internal-error",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "an inconsistency inside dfort",
+        doc: "The generator found its own inputs inconsistent (a routine that was not \
+              analysed, an address recovery plan with no way to recover a value). This is a \
+              bug in dfort, not in your code: no derivative is written rather than a wrong \
+              one.\n\n\
+              Please report it with the smallest code that shows it.",
+        example: None,
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_kebab_case_and_documented() {
+        let mut seen = HashSet::new();
+        for r in RULES {
+            assert!(seen.insert(r.code), "`{}` is registered twice", r.code);
+            let kebab = !r.code.is_empty()
+                && r.code
+                    .split('-')
+                    .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase()));
+            assert!(kebab, "`{}` is not kebab-case", r.code);
+            let summary = r.summary.trim();
+            assert!(
+                !summary.is_empty() && !summary.contains('\n') && !summary.ends_with('.'),
+                "`{}`: the summary must be one line without a final full stop",
+                r.code
+            );
+            // A paragraph on what it means and one on what to do.
+            let paragraphs: Vec<&str> = r.doc.split("\n\n").map(str::trim).collect();
+            assert!(
+                paragraphs.len() >= 2 && paragraphs.iter().all(|p| p.len() > 40),
+                "`{}`: the documentation must say what it means and what to do",
+                r.code
+            );
+            if let Some(e) = r.example {
+                assert!(
+                    e.ends_with('\n'),
+                    "`{}`: the example must end a line",
+                    r.code
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_group_has_rules_in_one_block() {
+        let groups: Vec<Group> = RULES.iter().map(|r| r.group).collect();
+        let mut sorted = groups.clone();
+        sorted.sort();
+        assert_eq!(groups, sorted, "RULES must list the groups in order");
+        for g in Group::ALL {
+            assert!(groups.contains(&g), "{g:?} has no rule");
+        }
+    }
+
+    #[test]
+    fn rules_are_found_by_code() {
+        assert_eq!(rule("no-source"), Some(&NO_SOURCE));
+        assert_eq!(
+            rule("syntax-error").map(|r| r.severity),
+            Some(Severity::Error)
+        );
+        assert_eq!(rule("No-Source"), None);
+        assert_eq!(rule("unregistered"), None);
+    }
+}
