@@ -3,7 +3,8 @@
 //! independent (varied) and how a dependent came to depend on it (useful),
 //! following the activity sets of [`crate::activity`].
 //!
-//! Contract: plain text steps, at most `MAX_STEPS` per direction, never
+//! Contract: typed steps (the editor and the command line render them,
+//! `dfort_ide::render`), at most `MAX_STEPS` per direction, never
 //! looping (a variable is explained once per direction).
 
 use crate::activity::Activity;
@@ -13,11 +14,29 @@ use dfort_ir::*;
 
 const MAX_STEPS: usize = 8;
 
-/// One step: the statement and a sentence.
+/// One step: the statement (if any) and what it shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
     pub stmt: Option<StmtId>,
-    pub text: String,
+    pub why: Why,
+}
+
+/// What one step of a chain shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// The variable is an independent of the unit (its roles or calling
+    /// context).
+    Independent(SymbolId),
+    /// The variable is a dependent.
+    Dependent(SymbolId),
+    /// `target` depends on `on` through the statement.
+    DependsOn { target: SymbolId, on: SymbolId },
+    /// The call sets the variable from varied arguments.
+    SetByCall(SymbolId),
+    /// The variable is varied in the unit's calling context.
+    VariedByContext(SymbolId),
+    /// The variable is useful through a call or the calling context.
+    UsefulThroughCall(SymbolId),
 }
 
 /// Why `v` is varied (depends on an independent), back to an independent.
@@ -26,11 +45,10 @@ pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: Symbo
     let mut seen = BitSet::default();
     let mut cur = v;
     while steps.len() < MAX_STEPS && seen.insert(cur.0 as usize) {
-        let name = &unit.symbol(cur).name;
         if independents.contains(cur.0 as usize) {
             steps.push(Step {
                 stmt: None,
-                text: format!("{name} is an independent"),
+                why: Why::Independent(cur),
             });
             break;
         }
@@ -56,10 +74,7 @@ pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: Symbo
             Some((s, w)) => {
                 steps.push(Step {
                     stmt: Some(s),
-                    text: format!(
-                        "{name} depends on {} through this statement",
-                        unit.symbol(w).name
-                    ),
+                    why: Why::DependsOn { target: cur, on: w },
                 });
                 cur = w;
             }
@@ -74,11 +89,11 @@ pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: Symbo
                 steps.push(match call {
                     Some(st) => Step {
                         stmt: Some(st.id),
-                        text: format!("{name} is set from varied arguments by this call"),
+                        why: Why::SetByCall(cur),
                     },
                     None => Step {
                         stmt: None,
-                        text: format!("{name} is varied in this unit's calling context"),
+                        why: Why::VariedByContext(cur),
                     },
                 });
                 break;
@@ -94,7 +109,6 @@ pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolI
     let mut seen = BitSet::default();
     let mut cur = v;
     while steps.len() < MAX_STEPS && seen.insert(cur.0 as usize) {
-        let name = &unit.symbol(cur).name;
         // An assignment reading cur whose target is useful after it.
         let found = unit.stmts.iter().find_map(|st| {
             let StmtKind::Assign { lhs, rhs } = &st.kind else {
@@ -108,16 +122,13 @@ pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolI
             Some((s, t)) => {
                 steps.push(Step {
                     stmt: Some(s),
-                    text: format!(
-                        "{} depends on {name} through this statement",
-                        unit.symbol(t).name
-                    ),
+                    why: Why::DependsOn { target: t, on: cur },
                 });
                 cur = t;
                 if dependents.contains(t.0 as usize) {
                     steps.push(Step {
                         stmt: None,
-                        text: format!("{} is a dependent", unit.symbol(t).name),
+                        why: Why::Dependent(t),
                     });
                     break;
                 }
@@ -125,10 +136,10 @@ pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolI
             None => {
                 steps.push(Step {
                     stmt: None,
-                    text: if dependents.contains(cur.0 as usize) {
-                        format!("{name} is a dependent")
+                    why: if dependents.contains(cur.0 as usize) {
+                        Why::Dependent(cur)
                     } else {
-                        format!("{name} is useful through a call or its calling context")
+                        Why::UsefulThroughCall(cur)
                     },
                 });
                 break;

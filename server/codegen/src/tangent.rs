@@ -522,6 +522,16 @@ pub fn derivative_names(
     )
 }
 
+/// [`derivative_names`] of `root`, a root of `facts`, with the roles the
+/// analyses took for it.
+pub fn derivative_names_of(facts: &ProgramFacts, root: UnitId) -> HashMap<SymbolId, String> {
+    let program = &facts.program;
+    match DiffSet::of_root(facts, root) {
+        Ok(diff) => diff.names(program, program.unit(root), 'd'),
+        Err(_) => HashMap::new(),
+    }
+}
+
 /// A copy of an internal procedure, for the derivative of its host (whose
 /// forward sweep calls it): the tangent generator with no derivatives.
 pub fn primal_copy(

@@ -45,6 +45,8 @@ pub struct RoutineTrace {
     pub constructs: Vec<(StmtId, Reversed)>,
     /// Whether the routine is reversed through basic-block ids.
     pub by_blocks: bool,
+    /// The assignments the forward sweep leaves out.
+    pub dropped: Vec<StmtId>,
     /// How each address value is recovered in the reverse sweep: the
     /// planned loop (none for a unit with jumps), the variable, how.
     pub recoveries: Vec<(Option<StmtId>, SymbolId, Choice)>,
@@ -59,6 +61,7 @@ impl RoutineTrace {
             around_calls: Vec::new(),
             constructs: Vec::new(),
             by_blocks,
+            dropped: Vec::new(),
             recoveries: Vec::new(),
         }
     }
@@ -67,6 +70,9 @@ impl RoutineTrace {
     }
     pub(crate) fn around_call(&mut self, st: StmtId, var: SymbolId) {
         self.around_calls.push((st, var));
+    }
+    pub(crate) fn drop(&mut self, st: StmtId) {
+        self.dropped.push(st);
     }
     pub(crate) fn construct(&mut self, st: StmtId, how: Reversed) {
         self.constructs.push((st, how));

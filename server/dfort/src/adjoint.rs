@@ -2,7 +2,8 @@
 //! module `dfort_stack.f90`, or explains with diagnostics why it cannot
 //! (and writes nothing).
 
-use crate::tangent::{load_root, report_refusals, write_output, DiffArgs, Loaded};
+use crate::tangent::{header, load_root, report_refusals, write_output, DiffArgs};
+use dfort_analysis::decisions::Recording;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -19,37 +20,25 @@ pub struct AdjointArgs {
 }
 
 /// The recording the `--no-tbr` / `--no-inversion` flags ask for.
-pub fn recording(no_tbr: bool, no_inversion: bool) -> dfort_codegen::adjoint::Recording {
-    dfort_codegen::adjoint::Recording::from_flags(no_tbr, no_inversion)
+pub fn recording(no_tbr: bool, no_inversion: bool) -> Recording {
+    Recording::from_flags(no_tbr, no_inversion)
 }
 
 pub fn run(args: AdjointArgs) -> ExitCode {
-    let Some(Loaded {
-        ws,
-        root: unit_id,
-        roles,
-        ..
-    }) = load_root(&args.diff)
-    else {
+    let Some(loaded) = load_root(&args.diff, recording(args.no_tbr, args.no_inversion)) else {
         return ExitCode::from(1);
     };
-    let unit = ws.program.unit(unit_id);
-    let header = crate::tangent::header("Adjoint", &unit.name);
-    match dfort_codegen::adjoint::adjoint(
-        &ws.program,
-        unit_id,
-        &roles.independents,
-        &roles.dependents,
-        recording(args.no_tbr, args.no_inversion),
-        &header,
-    ) {
-        Ok(text) => {
+    let snap = &loaded.session.snap;
+    let unit = snap.program.unit(loaded.root);
+    let header = header("Adjoint", &unit.name);
+    match dfort_codegen::adjoint::adjoint_of(&snap.analysis, loaded.root, &header) {
+        Ok((text, _)) => {
             let runtime = (
                 "dfort_stack.f90".to_string(),
                 dfort_codegen::adjoint::RUNTIME.to_string(),
             );
-            write_output(&args.diff, &ws, unit_id, "_b", text, Some(runtime))
+            write_output(&args.diff, &loaded, "_b", text, Some(runtime))
         }
-        Err(refusals) => report_refusals(&ws, &unit.name, "adjoint", &refusals),
+        Err(refusals) => report_refusals(snap, &unit.name, "adjoint", &refusals),
     }
 }

@@ -34,6 +34,17 @@ fn parse_line_length(s: &str) -> Result<LineLength, String> {
     }
 }
 
+impl Default for FormArgs {
+    /// By extension, fixed form cut at column 72.
+    fn default() -> Self {
+        FormArgs {
+            fixed: false,
+            free: false,
+            fixed_line_length: LineLength(Some(72)),
+        }
+    }
+}
+
 impl FormArgs {
     pub fn options(&self) -> LoadOptions {
         LoadOptions {

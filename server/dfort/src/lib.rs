@@ -13,10 +13,13 @@ extern crate self as dfort;
 
 pub mod adjoint;
 pub mod analyze;
+pub mod check;
 pub mod config;
 mod form;
 pub mod lsp;
+pub mod report;
 pub mod rules;
+pub mod session;
 pub mod tangent;
 pub mod verify;
 

@@ -4,7 +4,7 @@
 //! are `cargo xtask` commands (server/xtask).
 
 use clap::{Parser, Subcommand};
-use dfort::{adjoint, analyze, rules, tangent, verify, FormArgs};
+use dfort::{adjoint, analyze, check, rules, tangent, verify, FormArgs};
 use dfort_ide::{LoadOptions, Workspace};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,14 +22,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Parse and lower files; print diagnostics as `file:line:col: severity: message`.
-    /// Exits 1 when there are errors.
-    Check {
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        #[command(flatten)]
-        form: FormArgs,
-    },
+    /// The editor's diagnostics of files (front end; with `--root`, also
+    /// differentiability and the generators' refusals), as
+    /// `file:line:col: severity: message [code]`. Exits 1 when there are errors.
+    Check(check::CheckArgs),
     /// List the diagnostic rules (code, severity, summary), or explain one.
     Rules(rules::RulesArgs),
     /// Print the IR (symbols, statements, CFG, calls) of a file's units.
@@ -82,7 +78,7 @@ fn one_malloc_arena() {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check { files, form } => check(&files, form.options()),
+        Command::Check(args) => check::run(args),
         Command::Ir {
             file,
             unit,
@@ -104,30 +100,6 @@ fn main() -> ExitCode {
 fn report_load_errors(errors: &[dfort_ide::LoadError]) {
     for e in errors {
         eprintln!("error: {e}");
-    }
-}
-
-fn check(files: &[PathBuf], opts: LoadOptions) -> ExitCode {
-    let (ws, errors) = Workspace::load(files, opts);
-    report_load_errors(&errors);
-    print!("{}", ws.render_diagnostics());
-    let n_err = ws.error_count() + errors.len();
-    let n_warn = ws
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == dfort_syntax::Severity::Warning)
-        .count();
-    eprintln!(
-        "{} file(s), {} unit(s): {} error(s), {} warning(s)",
-        ws.files.len(),
-        ws.program.units.len(),
-        n_err,
-        n_warn
-    );
-    if n_err > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
     }
 }
 

@@ -1,10 +1,14 @@
 //! `dfort tangent`: writes `<stem>_d.f90` holding `R_d`, or explains with
-//! diagnostics why it cannot (and writes nothing).
+//! diagnostics why it cannot (and writes nothing). Also what `tangent`,
+//! `adjoint` and `verify` share: the root's loading (on the host, see
+//! [`crate::session`]), the output files and the refusals' report.
 
+use crate::config::RootConfig;
+use crate::session::{Ask, Session};
 use clap::Args;
-use dfort::config::RootConfig;
-use dfort_analysis::roles::{roles, Roles};
-use dfort_ide::Workspace;
+use dfort_analysis::decisions::Recording;
+use dfort_analysis::roles::Roles;
+use dfort_analysis::roots::RootSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,21 +16,21 @@ use std::process::ExitCode;
 #[derive(Args)]
 pub struct DiffArgs {
     #[arg(required = true)]
-    files: Vec<PathBuf>,
+    pub files: Vec<PathBuf>,
     /// The subroutine to differentiate.
     #[arg(long)]
-    root: String,
+    pub root: String,
     /// Independent variables, comma-separated (default: directives, then intents).
     #[arg(long, value_delimiter = ',')]
-    independent: Vec<String>,
+    pub independent: Vec<String>,
     /// Dependent variables, comma-separated.
     #[arg(long, value_delimiter = ',')]
-    dependent: Vec<String>,
+    pub dependent: Vec<String>,
     /// Where to write the output (default: next to the file holding the root).
     #[arg(long)]
-    output_dir: Option<PathBuf>,
+    pub output_dir: Option<PathBuf>,
     #[command(flatten)]
-    form: crate::FormArgs,
+    pub form: crate::FormArgs,
 }
 
 #[derive(Args)]
@@ -35,93 +39,72 @@ pub struct TangentArgs {
     diff: DiffArgs,
 }
 
-/// A root ready to differentiate.
+/// A root ready to differentiate: the files on the host, analysed from
+/// this root alone with its roles.
 pub struct Loaded {
-    pub ws: Workspace,
+    pub session: Session,
     pub root: dfort_ir::UnitId,
     pub roles: Roles,
     /// The root's `[[root]]` table of `dfort.toml`, and that file.
     pub config: Option<(PathBuf, RootConfig)>,
 }
 
-/// The procedure named `name` (lower case).
-pub fn find_root<'a>(ws: &'a Workspace, name: &str) -> Result<&'a dfort_ir::Unit, String> {
-    ws.program
-        .all_units()
-        .find(|u| u.is_procedure() && u.name == name)
-        .ok_or_else(|| format!("no subroutine named `{name}`"))
-}
-
-/// The roles of `unit` from explicit lists, else directives, else intents;
-/// an error naming the variables that do not exist.
-pub fn root_roles(
-    unit: &dfort_ir::Unit,
-    explicit: Option<(&[String], &[String])>,
-) -> Result<Roles, String> {
-    let r = roles(unit, explicit);
-    if r.unknown.is_empty() {
-        Ok(r)
-    } else {
-        Err(format!(
-            "{} has no real variable named {}",
-            unit.name,
-            r.unknown.join(", ")
-        ))
-    }
-}
-
-/// Loads the files and finds the root and its roles, reporting problems.
-/// Roles come from `--independent`/`--dependent`, else from the root's
-/// `[[root]]` in `dfort.toml`, else from directives, else from intents.
-pub fn load_root(args: &DiffArgs) -> Option<Loaded> {
-    let (ws, errors) = Workspace::load(&args.files, args.form.options());
-    for e in &errors {
-        eprintln!("error: {e}");
-    }
-    eprint!("{}", ws.render_diagnostics());
-    if !errors.is_empty() || ws.error_count() > 0 {
-        eprintln!("error: not differentiating code that has errors");
-        return None;
-    }
+/// The root as the analyses are asked for it: named on the command line,
+/// with `--independent`/`--dependent`, else the lists of its `[[root]]`
+/// in `dfort.toml` (said on stderr), else none (directives, then intents
+/// decide).
+pub fn root_spec(args: &DiffArgs, config: Option<&(PathBuf, RootConfig)>) -> RootSpec {
     let name = args.root.to_ascii_lowercase();
-    let unit = match find_root(&ws, &name) {
-        Ok(u) => u,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return None;
-        }
-    };
-    let config = match dfort::config::load(&args.files) {
-        Ok(c) => c.and_then(|(path, c)| c.root_named(&name).cloned().map(|r| (path, r))),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return None;
-        }
-    };
-    let explicit = if !args.independent.is_empty() || !args.dependent.is_empty() {
-        Some((args.independent.as_slice(), args.dependent.as_slice()))
+    let (independent, dependent) = if !args.independent.is_empty() || !args.dependent.is_empty() {
+        (args.independent.clone(), args.dependent.clone())
     } else {
-        match &config {
+        match config {
             Some((path, r)) if r.has_lists() => {
                 eprintln!(
                     "note: independents and dependents of {name} from {}",
                     path.display()
                 );
-                Some((r.independent.as_slice(), r.dependent.as_slice()))
+                (r.independent.clone(), r.dependent.clone())
             }
-            _ => None,
+            _ => (Vec::new(), Vec::new()),
         }
     };
-    let roles = match root_roles(unit, explicit) {
+    RootSpec {
+        name,
+        independent,
+        dependent,
+    }
+}
+
+/// Loads the files, checks them, and finds the root and its roles as the
+/// analyses resolved them, reporting problems on stderr.
+pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
+    let config = match crate::config::load(&args.files) {
+        Ok(c) => c.and_then(|(path, c)| c.root_named(&args.root).cloned().map(|r| (path, r))),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return None;
+        }
+    };
+    let ask = Ask {
+        roots: vec![root_spec(args, config.as_ref())],
+        others: false,
+        recording,
+    };
+    let session = Session::open(&args.files, &args.form, &ask);
+    if !session.usable() {
+        eprintln!("error: not differentiating code that has errors");
+        return None;
+    }
+    let (root, roles) = match session.root(&args.root) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
             return None;
         }
     };
-    let root = unit.id;
     Some(Loaded {
-        ws,
+        session,
         root,
         roles,
         config,
@@ -142,23 +125,22 @@ pub fn header(what: &str, name: &str) -> String {
 /// or into `--output-dir`.
 pub fn write_output(
     args: &DiffArgs,
-    ws: &Workspace,
-    root: dfort_ir::UnitId,
+    loaded: &Loaded,
     suffix: &str,
     text: String,
     extra: Option<(String, String)>,
 ) -> ExitCode {
-    let unit = ws.program.unit(root);
-    let Some(file) = ws.file(unit.span.file) else {
+    let snap = &loaded.session.snap;
+    let unit = snap.program.unit(loaded.root);
+    let Some(file) = snap.location(unit.span).map(|l| l.path.to_path_buf()) else {
         return ExitCode::from(1);
     };
     let dir = args
         .output_dir
         .clone()
-        .or_else(|| file.path.parent().map(|p| p.to_path_buf()))
+        .or_else(|| file.parent().map(|p| p.to_path_buf()))
         .unwrap_or_default();
     let stem = file
-        .path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| unit.name.clone());
@@ -177,29 +159,28 @@ pub fn write_output(
     ExitCode::SUCCESS
 }
 
-/// Prints each refusal as `file:line:col: error: …` and fails.
+/// A refusal as the command line prints it: `file:line:col: error: …
+/// [code]` (`dfort rules CODE` explains the code).
+pub fn render_refusal(snap: &dfort_ide::host::Snapshot, rf: &dfort_codegen::Refusal) -> String {
+    let (path, line, col) = snap
+        .location(rf.span)
+        .map(|l| (l.path.display().to_string(), l.line, l.col))
+        .unwrap_or_default();
+    format!(
+        "{path}:{line}:{col}: error: {} [{}]",
+        rf.message, rf.rule.code
+    )
+}
+
+/// Prints each refusal and fails.
 pub fn report_refusals(
-    ws: &Workspace,
+    snap: &dfort_ide::host::Snapshot,
     name: &str,
     what: &str,
     refusals: &[dfort_codegen::Refusal],
 ) -> ExitCode {
     for rf in refusals {
-        let (path, line, col) = ws
-            .file(rf.span.file)
-            .map(|f| {
-                let lc = f.lines.line_col(rf.span.range.start);
-                (
-                    f.path.display().to_string(),
-                    lc.line + 1,
-                    f.lines.char_col(&f.text, rf.span.range.start) + 1,
-                )
-            })
-            .unwrap_or_default();
-        eprintln!(
-            "{path}:{line}:{col}: error: {} [not-differentiable]",
-            rf.message
-        );
+        eprintln!("{}", render_refusal(snap, rf));
     }
     eprintln!("error: no {what} written for {name}");
     ExitCode::from(1)
@@ -207,25 +188,18 @@ pub fn report_refusals(
 
 pub fn run(args: TangentArgs) -> ExitCode {
     let args = &args.diff;
-    let Some(Loaded {
-        ws,
-        root: unit_id,
-        roles,
-        ..
-    }) = load_root(args)
-    else {
+    let Some(loaded) = load_root(args, Recording::default()) else {
         return ExitCode::from(1);
     };
-    let unit = ws.program.unit(unit_id);
-    let text = dfort_codegen::tangent::tangent(
-        &ws.program,
-        unit_id,
-        &roles.independents,
-        &roles.dependents,
+    let snap = &loaded.session.snap;
+    let unit = snap.program.unit(loaded.root);
+    let text = dfort_codegen::tangent::tangent_of(
+        &snap.analysis,
+        loaded.root,
         &header("Tangent", &unit.name),
     );
     match text {
-        Ok(text) => write_output(args, &ws, unit_id, "_d", text, None),
-        Err(refusals) => report_refusals(&ws, &unit.name, "tangent", &refusals),
+        Ok(text) => write_output(args, &loaded, "_d", text, None),
+        Err(refusals) => report_refusals(snap, &unit.name, "tangent", &refusals),
     }
 }

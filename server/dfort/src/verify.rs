@@ -12,7 +12,6 @@
 
 use crate::tangent::{load_root, DiffArgs, Loaded};
 use dfort_codegen::driver::{driver, parse_output, DriverArg, DriverSpec};
-use dfort_ide::Workspace;
 use dfort_ir::*;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
@@ -270,14 +269,17 @@ impl Drop for Scratch {
     }
 }
 
-/// Writes the workspace's sources into `scratch` as `src<i>.<ext>` (the
+/// Writes the sources (path, text) into `scratch` as `src<i>.<ext>` (the
 /// extension keeps gfortran's choice of source form) and returns the names.
-pub fn write_originals(scratch: &Scratch, ws: &Workspace) -> Result<Vec<String>, String> {
+pub fn write_originals(
+    scratch: &Scratch,
+    sources: &[(&Path, &str)],
+) -> Result<Vec<String>, String> {
     let mut names = Vec::new();
-    for (i, f) in ws.files.iter().enumerate() {
-        let ext = f.path.extension().and_then(|e| e.to_str()).unwrap_or("f90");
+    for (i, (path, text)) in sources.iter().enumerate() {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("f90");
         let name = format!("src{i}.{ext}");
-        scratch.write(&name, &f.text)?;
+        scratch.write(&name, text)?;
         names.push(name);
     }
     Ok(names)
@@ -405,16 +407,20 @@ pub fn run(args: VerifyArgs) -> ExitCode {
 
 fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let (ints, sizes) = (pairs(&args.ints)?, pairs(&args.sizes)?);
-    let Some(Loaded {
-        ws,
+    let recording = crate::adjoint::recording(args.no_tbr, args.no_inversion);
+    let Some(loaded) = load_root(&args.diff, recording) else {
+        return Err("nothing to verify".into());
+    };
+    let Loaded {
+        session,
         root,
         roles,
         config,
-    }) = load_root(&args.diff)
-    else {
-        return Err("nothing to verify".into());
-    };
-    let unit = ws.program.unit(root);
+    } = &loaded;
+    let root = *root;
+    let snap = &session.snap;
+    let facts = &snap.analysis;
+    let unit = snap.program.unit(root);
     let (ints, from_int) = with_config(ints, config.as_ref().map(|(_, c)| &c.int));
     let (sizes, from_size) = with_config(sizes, config.as_ref().map(|(_, c)| &c.size));
     if let Some((path, _)) = &config {
@@ -430,19 +436,18 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     }
     let dargs = driver_args(unit, &ints, &sizes)?;
     let (ind, dep) = (&roles.independents, &roles.dependents);
-    let tangent = dfort_codegen::tangent::tangent(&ws.program, root, ind, dep, "dfort verify");
-    let recording = crate::adjoint::recording(args.no_tbr, args.no_inversion);
+    let tangent = dfort_codegen::tangent::tangent_of(facts, root, "dfort verify");
     let adjoint =
-        dfort_codegen::adjoint::adjoint(&ws.program, root, ind, dep, recording, "dfort verify");
+        dfort_codegen::adjoint::adjoint_of(facts, root, "dfort verify").map(|(text, _)| text);
     for (what, r) in [("tangent", &tangent), ("adjoint", &adjoint)] {
         if let Err(refusals) = r {
-            crate::tangent::report_refusals(&ws, &unit.name, what, refusals);
+            crate::tangent::report_refusals(snap, &unit.name, what, refusals);
         }
     }
     let (Ok(tangent), Ok(adjoint)) = (tangent, adjoint) else {
         return Ok(false);
     };
-    let dn = dfort_codegen::tangent::derivative_names(&ws.program, root, ind, dep);
+    let dn = dfort_codegen::tangent::derivative_names_of(facts, root);
     let names = |set: &dfort_analysis::bitset::BitSet| -> Vec<String> {
         set.iter()
             .filter_map(|i| unit.symbols.get(i).map(|s| s.name.clone()))
@@ -456,7 +461,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         dependents: names(dep),
         tangent: true,
         adjoint: true,
-        module: dfort_codegen::calls::host_module(&ws.program, unit),
+        module: dfort_codegen::calls::host_module(&snap.program, unit),
         points: args.points as usize,
         gradient: false,
         seed: 12345,
@@ -466,7 +471,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         None => Scratch::new("verify")?,
     };
     let dir = scratch.dir.as_path();
-    let originals = write_originals(&scratch, &ws)?;
+    let originals = write_originals(&scratch, &session.sources())?;
     scratch.write("tangent.f90", &tangent)?;
     scratch.write("adjoint.f90", &adjoint)?;
     scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;

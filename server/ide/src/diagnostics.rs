@@ -50,7 +50,17 @@ impl IdeDiagnostic {
     }
 }
 
+/// Every diagnostic of a document: the front end's and the
+/// differentiability checks', sorted (what the editor shows).
 pub fn of_document(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
+    let mut out = front_end(snap, path);
+    out.extend(differentiability(snap, path));
+    sorted(out)
+}
+
+/// The front end's diagnostics of a document (syntax, lowering, linking),
+/// sorted: what `dfort check` reports.
+pub fn front_end(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
     let Some(doc) = snap.doc(path) else {
         return Vec::new();
     };
@@ -74,11 +84,23 @@ pub fn of_document(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
         |d| (d.code, (0, doc.lines.line_of(d.range.start))),
         |d| &mut d.message,
     );
+    sorted(out)
+}
+
+/// The differentiability checks of a document's units on the snapshot's
+/// analyses (units no root reaches have none), sorted: what `dfort check
+/// --root` adds.
+pub fn differentiability(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
+    let mut out = Vec::new();
     for unit in snap.units_of(path) {
         non_differentiable(snap, unit, &mut out);
         calls_without_source(snap, unit, &mut out);
         address_stored(snap, unit, &mut out);
     }
+    sorted(out)
+}
+
+fn sorted(mut out: Vec<IdeDiagnostic>) -> Vec<IdeDiagnostic> {
     out.sort_by_key(|d| (d.range.start, d.range.end, d.severity, d.code));
     out.dedup();
     out

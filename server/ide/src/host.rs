@@ -19,11 +19,12 @@
 
 use crate::analysis::{Analysis, Request, RootSpec};
 use crate::diagnostics::{self, IdeDiagnostic};
+use crate::workspace::LoadError;
 use dfort_analysis::decisions::Recording;
 use dfort_analysis::incremental::Changes;
 use dfort_ir::link::{link, relink};
 use dfort_ir::lower::{lower_file, LoweredFile};
-use dfort_ir::{FileId, Program, SourceFile, Unit, UnitId, UnitKind};
+use dfort_ir::{FileId, Program, SourceFile, Span, Unit, UnitId, UnitKind};
 use dfort_syntax::chunks::{split_fine, ChunkRole};
 use dfort_syntax::fixed_form::normalize_fixed;
 use dfort_syntax::line_index::LineIndex;
@@ -53,6 +54,9 @@ pub struct HostConfig {
     /// What the adjoint's forward sweep records (the editor shows the
     /// default mode).
     pub recording: Recording,
+    /// Read every file in this form, whatever its extension (the command
+    /// line's `--fixed` / `--free`).
+    pub forced_form: Option<SourceForm>,
 }
 
 impl Default for HostConfig {
@@ -64,6 +68,7 @@ impl Default for HostConfig {
             roots: Vec::new(),
             others: true,
             recording: Recording::Inversion,
+            forced_form: None,
         }
     }
 }
@@ -82,6 +87,9 @@ impl HostConfig {
 impl HostConfig {
     /// The source form of `path`, or `None` when it is not Fortran.
     pub fn form_for(&self, path: &Path) -> Option<SourceForm> {
+        if let Some(form) = self.forced_form {
+            return Some(form);
+        }
         let ext = path.extension()?.to_str()?;
         let is = |list: &[String]| {
             list.iter()
@@ -247,6 +255,46 @@ impl Snapshot {
     pub fn doc(&self, path: &Path) -> Option<&DocView> {
         self.docs.get(path)
     }
+
+    /// Where a (chunk-relative) span starts: the document, and its line
+    /// and character column, both from 1.
+    pub fn location(&self, span: Span) -> Option<Location<'_>> {
+        let (path, range) = self.to_doc(span.file, span.range)?;
+        let doc = self.docs.get(path)?;
+        Some(Location {
+            path,
+            line: doc.lines.line_col(range.start).line + 1,
+            col: doc.lines.char_col(&doc.text, range.start) + 1,
+        })
+    }
+
+    /// A document's diagnostic as the command line prints it:
+    /// `file:line:col: severity: message [code]`.
+    pub fn render_diagnostic(&self, path: &Path, d: &IdeDiagnostic) -> String {
+        let (line, col) = self.docs.get(path).map_or((0, 0), |doc| {
+            (
+                doc.lines.line_col(d.range.start).line + 1,
+                doc.lines.char_col(&doc.text, d.range.start) + 1,
+            )
+        });
+        format!(
+            "{}:{line}:{col}: {}: {} [{}]",
+            path.display(),
+            d.severity.as_str(),
+            d.message,
+            d.code
+        )
+    }
+}
+
+/// A place in a document, as the command line prints it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location<'a> {
+    pub path: &'a Path,
+    /// From 1.
+    pub line: u32,
+    /// Characters from 1.
+    pub col: u32,
 }
 
 pub struct Host {
@@ -274,6 +322,29 @@ pub struct TextChange {
 }
 
 impl Host {
+    /// The command line's host: `paths` read from disk (each once, in
+    /// the order given), or why a file could not be read.
+    pub fn load(paths: &[PathBuf], config: HostConfig) -> (Host, Vec<LoadError>) {
+        let mut host = Host::new(config);
+        let mut errors = Vec::new();
+        for p in paths {
+            if host.docs.contains_key(p) {
+                continue;
+            }
+            match std::fs::read(p) {
+                Ok(bytes) => match String::from_utf8(bytes) {
+                    Ok(text) => host.set_text(p, &text, false, 0),
+                    Err(_) => errors.push(LoadError::NotUtf8 { path: p.clone() }),
+                },
+                Err(error) => errors.push(LoadError::Io {
+                    path: p.clone(),
+                    error,
+                }),
+            }
+        }
+        (host, errors)
+    }
+
     pub fn new(config: HostConfig) -> Host {
         Host {
             config,
@@ -547,7 +618,15 @@ impl Host {
                 let oc = old_chunks.iter().find(|c| {
                     (c.base as usize) <= e.start_byte && e.old_end_byte <= (c.base + c.len) as usize
                 })?;
-                if oc.base != start {
+                // The old tree describes the new chunk only if the new
+                // chunk is the old one with the edit applied: same start,
+                // the length changed by the edit's (the chunks around an
+                // edit may be cut differently after it).
+                let grown = e.new_end_byte as i64 - e.old_end_byte as i64;
+                if oc.base != start
+                    || oc.len as i64 + grown != (end - start) as i64
+                    || oc.role != role
+                {
                     return None;
                 }
                 let mut tree = oc.data.tree.clone()?;

@@ -258,10 +258,14 @@ fn steps_md(snap: &Snapshot, unit: &Unit, title: &str, steps: &[Step], md: &mut 
     for s in steps {
         match s.stmt.and_then(|id| stmt_line(snap, unit.stmt(id))) {
             Some((line, text)) => {
-                let _ = writeln!(md, "- line {line} `{text}`: {}", s.text);
+                let _ = writeln!(
+                    md,
+                    "- line {line} `{text}`: {}",
+                    crate::render::why(unit, &s.why)
+                );
             }
             None => {
-                let _ = writeln!(md, "- {}", s.text);
+                let _ = writeln!(md, "- {}", crate::render::why(unit, &s.why));
             }
         }
     }

@@ -19,6 +19,7 @@ pub mod host;
 pub mod hover;
 pub mod navigation;
 pub mod render;
+pub mod summary;
 pub mod text;
 pub mod workspace;
 

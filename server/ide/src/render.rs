@@ -1,7 +1,9 @@
-//! The one renderer of address recovery (paper 003) for people: every
-//! sentence and short label the inlay hints, the hover, the
-//! `address-stored` diagnostic and `dfort analyze`'s text and JSON show
-//! about how the reverse sweep gets an address index back.
+//! The one renderer of the analyses' facts for people: every sentence
+//! and short label the inlay hints, the hover, the `address-stored`
+//! diagnostic and `dfort analyze`'s text and JSON show about how the
+//! reverse sweep gets an address index back (paper 003), the why-chains
+//! of activity (paper 000 §4) and the text report of `dfort analyze`
+//! ([`unit_text`]).
 //!
 //! Contract: the analysis hands typed facts
 //! ([`dfort_analysis::address_report`]: choices, [`Formula`]s, [`Reason`]s
@@ -14,8 +16,10 @@
 
 use crate::hints::stmt_holding;
 use crate::host::Snapshot;
+use crate::summary::{names, UnitSummary};
 use dfort_analysis::address_report::{Choice, Formula, LoopReport, Reason, Recovery, VarReport};
 use dfort_analysis::counted_while::CountedWhile;
+use dfort_analysis::explain::Why;
 use dfort_analysis::recovery::{Ambiguity, NonInvertible};
 use dfort_ir::{Span, Stmt, StmtId, StmtKind, SymbolId, Unit};
 use std::fmt::Write;
@@ -567,6 +571,147 @@ pub fn report_lines(unit: &Unit, l: &LoopReport, src: &dyn Source) -> Vec<String
 /// `dfort analyze --format json`'s `computed_after_loop.text`.
 pub fn computed_after_loop(unit: &Unit, cw: &CountedWhile) -> String {
     trip_count_final(unit, cw)
+}
+
+/// One step of a why-chain of activity ([`dfort_analysis::explain`]).
+pub fn why(unit: &Unit, w: &Why) -> String {
+    let name = |s: &SymbolId| unit.symbol(*s).name.clone();
+    match w {
+        Why::Independent(v) => format!("{} is an independent", name(v)),
+        Why::Dependent(v) => format!("{} is a dependent", name(v)),
+        Why::DependsOn { target, on } => format!(
+            "{} depends on {} through this statement",
+            name(target),
+            name(on)
+        ),
+        Why::SetByCall(v) => format!("{} is set from varied arguments by this call", name(v)),
+        Why::VariedByContext(v) => format!("{} is varied in this unit's calling context", name(v)),
+        Why::UsefulThroughCall(v) => format!(
+            "{} is useful through a call or its calling context",
+            name(v)
+        ),
+    }
+}
+
+/// `dfort analyze`'s text report of one unit (with the why-chains of
+/// `explain` when asked).
+pub fn unit_text(s: &UnitSummary, explain: Option<&str>, src: &dyn Source) -> Vec<String> {
+    let unit = s.unit;
+    let line = |id: StmtId| src.line(unit.stmt(id).span).unwrap_or(0);
+    let mut out = vec![
+        format!("{} {}", unit.kind.as_str(), unit.name),
+        format!(
+            "  independents: {} ; dependents: {}  (from {})",
+            names(unit, &s.independents).join(", "),
+            names(unit, &s.dependents).join(", "),
+            s.roles_from
+        ),
+        format!("  active: {}", names(unit, &s.active).join(", ")),
+    ];
+    if s.pushed.is_empty() {
+        out.push("  records: none".into());
+    }
+    for p in s.pushed {
+        out.push(format!(
+            "  line {}: record {} before it is overwritten",
+            line(p.stmt),
+            unit.symbol(p.variable).name
+        ));
+    }
+    out.push("  statements:".into());
+    for st in &unit.stmts[..s.source_len.min(unit.stmts.len())] {
+        let StmtKind::Assign { lhs, rhs } = &st.kind else {
+            continue;
+        };
+        let active =
+            dfort_analysis::dp::target(lhs).is_some_and(|(t, _)| s.activity.active_after(st.id, t));
+        let pushes: Vec<&str> = s
+            .pushed
+            .iter()
+            .filter(|p| p.stmt == st.id)
+            .map(|p| unit.symbol(p.variable).name.as_str())
+            .collect();
+        out.push(format!(
+            "    line {:>4}: {} = {}   [{}{}]",
+            line(st.id),
+            dfort_ir::dump::expr(unit, lhs),
+            dfort_ir::dump::expr(unit, rhs),
+            if active { "active" } else { "passive" },
+            if pushes.is_empty() {
+                String::new()
+            } else {
+                format!(", records {}", pushes.join(", "))
+            }
+        ));
+    }
+    for (st, how) in s.constructs() {
+        out.push(format!("  line {}: reversal {}", line(st), how.kind()));
+    }
+    for l in s.loops {
+        out.extend(report_lines(unit, l, src));
+    }
+    if let Some(var) = explain {
+        out.extend(explain_lines(s, &var.to_ascii_lowercase(), src));
+    }
+    if !s.dead.is_empty() {
+        let lines: Vec<String> = s.dead.iter().map(|d| line(*d).to_string()).collect();
+        out.push(format!(
+            "  the adjoint's forward sweep does not need lines {}",
+            lines.join(", ")
+        ));
+    }
+    out
+}
+
+/// The why-chains of `dfort analyze --explain VAR` in one unit.
+fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
+    use dfort_analysis::explain::{useful_chain, varied_chain, Step};
+    let unit = s.unit;
+    let Some(v) = unit.lookup(var) else {
+        return Vec::new();
+    };
+    let mut out = vec![format!(
+        "  {var} is {}active. Why:",
+        if s.active.contains(v.0 as usize) {
+            ""
+        } else {
+            "not "
+        }
+    )];
+    let show = |title: &str, steps: Vec<Step>, out: &mut Vec<String>| {
+        out.push(format!("    {title}:"));
+        for st in steps {
+            match st.stmt {
+                Some(id) => out.push(format!(
+                    "      line {}: {}",
+                    src.line(unit.stmt(id).span).unwrap_or(0),
+                    why(unit, &st.why)
+                )),
+                None => out.push(format!("      {}", why(unit, &st.why))),
+            }
+        }
+    };
+    let i = v.0 as usize;
+    let act = s.activity;
+    if act.varied_after.iter().any(|x| x.contains(i)) || s.independents.contains(i) {
+        show(
+            "varied",
+            varied_chain(unit, act, &s.independents, v),
+            &mut out,
+        );
+    } else {
+        out.push("    not varied: it never depends on an independent".into());
+    }
+    if act.useful_before.iter().any(|x| x.contains(i)) || s.dependents.contains(i) {
+        show(
+            "useful",
+            useful_chain(unit, act, &s.dependents, v),
+            &mut out,
+        );
+    } else {
+        out.push("    not useful: no dependent depends on it".into());
+    }
+    out
 }
 
 #[cfg(test)]

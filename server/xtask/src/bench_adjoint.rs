@@ -14,12 +14,14 @@
 //! peak bytes after one adjoint call. Preparation (generation and
 //! compilation) runs in parallel; timings run one kernel at a time.
 
+use dfort::session::Session;
 use dfort::verify::{
     compile, compile_in_order, driver_args, first_line, gfortran_available, link, run_program,
     write_originals, Scratch,
 };
+use dfort_analysis::decisions::Recording;
+use dfort_analysis::roots::RootSpec;
 use dfort_codegen::driver::DriverArg;
-use dfort_ide::{LoadOptions, Workspace};
 use dfort_ir::UnitKind;
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -340,47 +342,36 @@ enum Outcome {
 /// Generates both adjoints of a kernel and compiles their drivers.
 fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
     let files: Vec<PathBuf> = kernel.files.iter().map(|f| base.join(f)).collect();
-    let (ws, errors) = Workspace::load(&files, LoadOptions::default());
-    if let Some(e) = errors.first() {
-        return Prepared::Failed(e.to_string());
-    }
-    if ws.error_count() > 0 {
-        let diags = ws.render_diagnostics();
-        let first = diags
-            .lines()
-            .find(|l| l.contains(": error: "))
-            .unwrap_or("");
-        return Prepared::Failed(format!("the sources have errors: {first}"));
-    }
-    let name = kernel.root.to_ascii_lowercase();
-    let unit = match dfort::tangent::find_root(&ws, &name) {
-        Ok(u) => u,
-        Err(e) => return Prepared::Failed(e),
+    let spec = RootSpec {
+        name: kernel.root.to_ascii_lowercase(),
+        independent: kernel.independent.clone(),
+        dependent: kernel.dependent.clone(),
     };
-    let explicit = (!kernel.independent.is_empty() || !kernel.dependent.is_empty())
-        .then_some((kernel.independent.as_slice(), kernel.dependent.as_slice()));
-    let roles = match dfort::tangent::root_roles(unit, explicit) {
-        Ok(r) => r,
-        Err(e) => return Prepared::Failed(e),
-    };
+    // The analyses' facts in each recording mode (one host each, as
+    // `dfort adjoint` reads its files).
+    let mut sessions = Vec::new();
+    for recording in [Recording::Inversion, Recording::StoreAll] {
+        match Session::for_root(&files, spec.clone(), recording) {
+            Ok(s) => sessions.push(s),
+            Err(e) => return Prepared::Failed(e),
+        }
+    }
+    let (session, root, roles) = &sessions[0];
+    let unit = session.snap.program.unit(*root);
     let lower = |m: &BTreeMap<String, i64>| -> HashMap<String, i64> {
         m.iter()
             .map(|(k, v)| (k.to_ascii_lowercase(), *v))
             .collect()
     };
-    let (ind, dep) = (&roles.independents, &roles.dependents);
+    let dep = &roles.dependents;
     let mut texts = Vec::new();
-    use dfort_codegen::adjoint::Recording;
-    for recording in [Recording::Inversion, Recording::StoreAll] {
-        match dfort_codegen::adjoint::adjoint(
-            &ws.program,
-            unit.id,
-            ind,
-            dep,
-            recording,
+    for (s, root, _) in &sessions {
+        match dfort_codegen::adjoint::adjoint_of(
+            &s.snap.analysis,
+            *root,
             "cargo xtask bench-adjoint",
         ) {
-            Ok(t) => texts.push(t),
+            Ok((t, _)) => texts.push(t),
             Err(refusals) => {
                 return Prepared::Refused(
                     refusals
@@ -396,10 +387,10 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         Ok(a) => a,
         Err(e) => return Prepared::Failed(e),
     };
-    let dn = dfort_codegen::tangent::derivative_names(&ws.program, unit.id, ind, dep);
+    let dn = dfort_codegen::tangent::derivative_names_of(&session.snap.analysis, *root);
     let host = unit
         .parent
-        .map(|p| ws.program.unit(p))
+        .map(|p| session.snap.program.unit(p))
         .filter(|h| h.kind == UnitKind::Module)
         .map(|h| h.name.clone());
     let spec = TimingSpec {
@@ -417,7 +408,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
     let driver = timing_driver(&spec);
     let mut built = Vec::new();
     for (text, tag) in texts.iter().zip(["tbr", "store-all"]) {
-        match build(&ws, text, &driver) {
+        match build(&session.sources(), text, &driver) {
             Ok(b) => built.push(b),
             Err(e) => return Prepared::Failed(format!("{tag}: {}", first_line(&e))),
         }
@@ -431,10 +422,10 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
 
 /// Compiles the originals, the runtime, the adjoint and the driver with
 /// `gfortran -O2` in a scratch directory.
-fn build(ws: &Workspace, adjoint: &str, driver: &str) -> Result<Built, String> {
+fn build(sources: &[(&Path, &str)], adjoint: &str, driver: &str) -> Result<Built, String> {
     let scratch = Scratch::new("bench-adjoint")?;
     let dir = scratch.dir.as_path();
-    let originals = write_originals(&scratch, ws)?;
+    let originals = write_originals(&scratch, sources)?;
     scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
     scratch.write("adjoint.f90", adjoint)?;
     scratch.write("driver.f90", driver)?;

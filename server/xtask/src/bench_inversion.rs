@@ -31,11 +31,12 @@
 //! reported, not an error; a missing gfortran, a failed build or a failed
 //! run is (exit status 1).
 
+use dfort::session::Session;
 use dfort::verify::{
     compile, compile_in_order, gfortran_available, link, write_originals, Scratch,
 };
+use dfort_analysis::roots::RootSpec;
 use dfort_codegen::adjoint::Recording;
-use dfort_ide::{LoadOptions, Workspace};
 use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -182,20 +183,20 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
             path.display()
         ));
     }
-    let (ws, errors) = Workspace::load(&[path], LoadOptions::default());
-    if let Some(e) = errors.first() {
-        return Err(e.to_string());
+    // The analyses' facts in each recording mode (one host each, as
+    // `dfort adjoint` reads its files).
+    let spec = RootSpec {
+        name: form.root.to_string(),
+        ..RootSpec::default()
+    };
+    let mut sessions = Vec::new();
+    for recording in [Recording::Inversion, Recording::Tbr] {
+        let (s, root, _) = Session::for_root(std::slice::from_ref(&path), spec.clone(), recording)
+            .map_err(|e| format!("{}: {e}", form.file))?;
+        sessions.push((s, root));
     }
-    if ws.error_count() > 0 {
-        return Err(format!(
-            "{} has errors:\n{}",
-            form.file,
-            ws.render_diagnostics()
-        ));
-    }
-    let unit = dfort::tangent::find_root(&ws, form.root)?;
-    let roles = dfort::tangent::root_roles(unit, None)?;
-    let (ind, dep) = (&roles.independents, &roles.dependents);
+    let (session, root) = &sessions[0];
+    let unit = session.snap.program.unit(*root);
     // The driver calls `R(olb, ilb, a, p, lo, hi)` and
     // `R_b(olb, ilb, a, ab, p, lo, hi)`: check the kernel still has them.
     let names: Vec<String> = unit
@@ -203,7 +204,7 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
         .iter()
         .map(|&a| unit.symbol(a).name.to_ascii_lowercase())
         .collect();
-    let dn = dfort_codegen::tangent::derivative_names(&ws.program, unit.id, ind, dep);
+    let dn = dfort_codegen::tangent::derivative_names_of(&session.snap.analysis, *root);
     let with_adjoint: Vec<&str> = unit
         .args
         .iter()
@@ -220,7 +221,7 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
         ));
     }
     let scratch = Scratch::at(dir, false)?;
-    let originals = write_originals(&scratch, &ws)?;
+    let originals = write_originals(&scratch, &session.sources())?;
     scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
     scratch.write("driver.f90", &driver(&unit.name))?;
     let flags = ["-O2"];
@@ -228,15 +229,13 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
     let mut objects = compile_in_order(d, &originals, &flags)
         .map_err(|e| format!("{} does not compile: {e}", form.file))?;
     objects.push(compile(d, "dfort_stack.f90", &flags)?);
-    for (tag, recording) in [("pi", Recording::Inversion), ("ps", Recording::Tbr)] {
-        let text = dfort_codegen::adjoint::adjoint(
-            &ws.program,
-            unit.id,
-            ind,
-            dep,
-            recording,
+    for (tag, (s, root)) in ["pi", "ps"].into_iter().zip(&sessions) {
+        let text = dfort_codegen::adjoint::adjoint_of(
+            &s.snap.analysis,
+            *root,
             "cargo xtask bench-inversion",
         )
+        .map(|(text, _)| text)
         .map_err(|refusals| {
             format!(
                 "{} ({tag}): no adjoint: {}",

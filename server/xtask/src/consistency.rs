@@ -1,46 +1,66 @@
-//! `cargo xtask consistency`: checks that `dfort analyze --format json`, the
-//! language server and the generated adjoint agree on one root — the
-//! active variables, the values pushed per line, how each construct is
-//! reversed and how each address variable is recovered. The editor's
-//! side is read from its inlay hints (what the user sees) and from the
-//! recovery reports its hovers and hints are rendered from; the
-//! adjoint's from the generator's record of the code it wrote
-//! (`dfort_codegen::trace`). The fuzzer runs the same check on every
-//! random program.
+//! `cargo xtask consistency`: checks that `dfort analyze --format json`,
+//! the language server and the generated adjoint agree. The editor's side
+//! is read from what the user sees — inlay hints, hovers, diagnostics —
+//! and from the recovery reports its hovers and hints are rendered from;
+//! the adjoint's from the generator's record of the code it wrote
+//! (`dfort_codegen::trace`) and its refusals. The fuzzer runs the root
+//! check on every random program; the tests run both checks on every
+//! fixture and kernel (see [`cases`]).
 //!
-//! Agreement, per unit the adjoint has a routine for:
-//! * active: each variable the editor marks active is active in the
-//!   JSON, and each variable active in the JSON has an adjoint;
-//! * pushes, reversal, recovery: the same sets of (line, variable),
-//!   (line, strategy) and (loop line, variable, choice) in all three
-//!   (the editor is compared in the default recording mode, the only one
-//!   it shows, and in units with active variables, the only ones it
-//!   shows hints in). Left out: what a caller pushes around a call to a
-//!   procedure with source, which the generator still decides from the
-//!   callee's effects and neither the JSON nor the editor shows.
+//! * **One root** ([`check_root`], `--root R`): `dfort analyze --root R`,
+//!   the editor configured with that root alone, and the adjoint `dfort
+//!   adjoint --root R` writes, in one recording mode (the editor in the
+//!   default mode only, the one it shows). Per unit the adjoint has a
+//!   routine for: each variable the editor marks active is active in the
+//!   JSON and each variable active in the JSON has an adjoint; the same
+//!   pushes per line (the hovers' "recorded" statements too), reversal
+//!   per construct, recovery per address variable, and forward-sweep
+//!   drops. The no-source rule: the editor's `no-source` warnings, the
+//!   adjoint's and the tangent's `no-source` refusals are the same
+//!   sentences on the same lines. Left out: what a caller pushes around a
+//!   call to a procedure with source (the generator decides it from the
+//!   callee's effects; neither the JSON nor the editor shows it).
+//! * **The workspace** ([`check_workspace`], no `--root`): `dfort
+//!   analyze` without `--root` and the editor, both from the `dfort.toml`
+//!   roots and every other procedure nobody calls, agree on every unit:
+//!   active variables, pushes, reversal, recovery.
 
-use dfort::tangent::{load_root, DiffArgs};
+use dfort::session::{Ask, Session};
 use dfort_analysis::decisions::Recording;
-use dfort_analysis::roles::Roles;
 use dfort_analysis::roots::RootSpec;
 use dfort_codegen::trace::{Reversed, RoutineTrace};
 use dfort_ide::hints::{inlay_hints, HintKind, HintKinds};
-use dfort_ide::host::{Host, HostConfig};
-use dfort_ide::Workspace;
-use dfort_ir::{Program, Unit};
+use dfort_ide::host::{Host, HostConfig, Snapshot};
+use dfort_ir::{ExprKind, StmtKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct ConsistencyArgs {
-    #[command(flatten)]
-    diff: DiffArgs,
-    /// Check the recording of `--no-tbr` (the editor is not compared).
+    /// The files (with their `dfort.toml`, as the commands find it).
+    #[arg(required_unless_present = "all")]
+    files: Vec<PathBuf>,
+    /// Check every kernel of tests/kernels.toml and every fixture (each
+    /// root in the three modes, each fixture set as a workspace).
+    #[arg(long, conflicts_with_all = ["files", "root"])]
+    all: bool,
+    /// Check this root (else the workspace: `analyze` without `--root`
+    /// against the editor).
     #[arg(long)]
+    root: Option<String>,
+    /// Independent variables of the root, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "root")]
+    independent: Vec<String>,
+    /// Dependent variables of the root, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "root")]
+    dependent: Vec<String>,
+    /// Check the recording of `--no-tbr` (the editor is not compared).
+    #[arg(long, requires = "root")]
     no_tbr: bool,
     /// Check the recording of `--no-inversion` (the editor is not compared).
-    #[arg(long)]
+    #[arg(long, requires = "root")]
     no_inversion: bool,
 }
 
@@ -49,39 +69,94 @@ pub struct ConsistencyArgs {
 pub struct UnitFacts {
     pub active: BTreeSet<String>,
     pub pushes: BTreeSet<(u32, String)>,
+    /// The pushes at assignments to the variable pushed (what a hover on
+    /// the assignment's target says is recorded).
+    pub assignment_pushes: BTreeSet<(u32, String)>,
     pub reversal: BTreeSet<(u32, &'static str)>,
     /// Reversed through basic-block ids.
     pub by_blocks: bool,
     /// (loop line, 0 for a unit with jumps; variable; choice).
     pub recovery: BTreeSet<(u32, String, &'static str)>,
+    /// Lines of the assignments the forward sweep drops (`None`: this
+    /// side does not say).
+    pub drops: Option<BTreeSet<u32>>,
 }
 
 /// Per unit name.
 pub type Facts = BTreeMap<String, UnitFacts>;
 
-/// How much the three sides agreed on.
+/// How much the sides agreed on.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Agreement {
     pub units: usize,
     pub pushes: usize,
     pub constructs: usize,
     pub recoveries: usize,
+    pub drops: usize,
+    /// `no-source` sentences the editor and the generators agree on.
+    pub no_source: usize,
+}
+
+impl Agreement {
+    fn add(&mut self, o: Agreement) {
+        self.units += o.units;
+        self.pushes += o.pushes;
+        self.constructs += o.constructs;
+        self.recoveries += o.recoveries;
+        self.drops += o.drops;
+        self.no_source += o.no_source;
+    }
+}
+
+impl std::fmt::Display for Agreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} units, {} pushes, {} constructs, {} recoveries, {} drops, {} no-source",
+            self.units, self.pushes, self.constructs, self.recoveries, self.drops, self.no_source
+        )
+    }
 }
 
 pub fn run(args: ConsistencyArgs) -> ExitCode {
-    let Some(verdict) = check_args(&args) else {
-        return ExitCode::from(1);
+    if args.all {
+        let repo = crate::product::repo_root();
+        let verdict = cases(&repo)
+            .map_err(|e| vec![e])
+            .and_then(|c| check_cases(&c));
+        return match verdict {
+            Ok(a) => {
+                println!("consistent: {a}");
+                ExitCode::SUCCESS
+            }
+            Err(f) => {
+                for l in &f {
+                    println!("{l}");
+                }
+                println!("{} cases disagree", f.len());
+                ExitCode::from(1)
+            }
+        };
+    }
+    let verdict = match &args.root {
+        Some(r) => {
+            let spec = RootSpec {
+                name: r.to_ascii_lowercase(),
+                independent: args.independent.clone(),
+                dependent: args.dependent.clone(),
+            };
+            let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
+            check_root(&args.files, &spec, recording)
+        }
+        None => check_workspace(&args.files).map(Some),
     };
     match verdict {
         Ok(Some(a)) => {
-            println!(
-                "consistent: {} units, {} pushes, {} constructs, {} recoveries",
-                a.units, a.pushes, a.constructs, a.recoveries
-            );
+            println!("consistent: {a}");
             ExitCode::SUCCESS
         }
         Ok(None) => {
-            println!("no adjoint to compare (the generator refuses this root)");
+            println!("no adjoint to compare (the generator refuses this root; its refusals agree)");
             ExitCode::SUCCESS
         }
         Err(d) => {
@@ -94,130 +169,123 @@ pub fn run(args: ConsistencyArgs) -> ExitCode {
     }
 }
 
-/// Loads the root the arguments name and runs [`check`] on it; `None`
-/// when it cannot be loaded (the problems are reported on stderr).
-fn check_args(args: &ConsistencyArgs) -> Option<Result<Option<Agreement>, Vec<String>>> {
-    let loaded = load_root(&args.diff)?;
-    let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
-    Some(check(&loaded.ws, loaded.root, &loaded.roles, recording))
+/// The roots `dfort.toml` names for `files` (empty without one).
+fn toml_roots(files: &[PathBuf]) -> Result<Vec<RootSpec>, String> {
+    Ok(dfort::config::load(files)
+        .map_err(|e| e.to_string())?
+        .map(|(_, c)| c.root.iter().map(|r| r.spec()).collect())
+        .unwrap_or_default())
 }
 
-/// Compares the three sides for the root `root_id` of `ws` with `roles`;
-/// `Ok(None)` when the generator refuses the root (nothing to compare),
+/// The editor: a host with `config`, every file open.
+fn editor(files: &[PathBuf], config: HostConfig) -> Result<std::sync::Arc<Snapshot>, String> {
+    let mut host = Host::new(config);
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        host.set_text(f, &text, true, 1);
+    }
+    Ok(host.snapshot())
+}
+
+/// Compares `dfort analyze --root`, the editor and the generated adjoint
+/// for the root `spec` of `files` in `recording` mode; `Ok(None)` when
+/// the generator refuses the root (after comparing the no-source rule),
 /// `Err` with one line per disagreement.
-pub fn check(
-    ws: &Workspace,
-    root_id: dfort_ir::UnitId,
-    roles: &Roles,
+pub fn check_root(
+    files: &[PathBuf],
+    spec: &RootSpec,
     recording: Recording,
 ) -> Result<Option<Agreement>, Vec<String>> {
-    let prepared = dfort_analysis::prepare::program(&ws.program);
-    let program = &*prepared;
-    let root = program.unit(root_id);
-    let names = |set: &dfort_analysis::bitset::BitSet| -> Vec<String> {
-        set.iter()
-            .filter_map(|i| root.symbols.get(i).map(|s| s.name.clone()))
-            .collect()
+    let (session, root, _) = Session::for_root(files, spec.clone(), recording)
+        .map_err(|e| vec![format!("load: {e}")])?;
+    let snap = &session.snap;
+    let facts = &snap.analysis;
+    let default_mode = recording == Recording::Inversion;
+    let ed = if default_mode {
+        let config = HostConfig {
+            roots: vec![spec.clone()],
+            others: false,
+            ..HostConfig::default()
+        };
+        Some(editor(files, config).map_err(|e| vec![e])?)
+    } else {
+        None
     };
-    let spec = RootSpec {
-        name: root.name.clone(),
-        independent: names(&roles.independents),
-        dependent: names(&roles.dependents),
-    };
-    let traces = match dfort_codegen::adjoint::adjoint_traced(
-        &ws.program,
-        root_id,
-        &roles.independents,
-        &roles.dependents,
-        recording,
-        "",
-    ) {
+    let mut out = Vec::new();
+    let mut agreed = Agreement::default();
+    // The no-source rule: one sentence for the editor and both generators.
+    let adjoint = dfort_codegen::adjoint::adjoint_of(facts, root, "");
+    let tangent = dfort_codegen::tangent::tangent_of(facts, root, "");
+    if let Some(ed) = &ed {
+        let warned = no_source_warnings(ed);
+        for (what, refusals) in [
+            ("adjoint", adjoint.as_ref().err()),
+            ("tangent", tangent.as_ref().err()),
+        ] {
+            let refused: BTreeSet<(u32, String)> = refusals
+                .into_iter()
+                .flatten()
+                .filter(|r| r.rule.code == "no-source")
+                .filter_map(|r| Some((snap.location(r.span)?.line, r.message.clone())))
+                .collect();
+            for (l, m) in warned.difference(&refused) {
+                out.push(format!(
+                    "no-source: the editor warns at line {l} but the {what} does not refuse: {m}"
+                ));
+            }
+            for (l, m) in refused.difference(&warned) {
+                out.push(format!(
+                    "no-source: the {what} refuses at line {l} but the editor does not warn: {m}"
+                ));
+            }
+            agreed.no_source += refused.len();
+        }
+    }
+    let traces = match adjoint {
         Ok((_, t)) => t,
-        Err(_) => return Ok(None),
+        Err(_) if out.is_empty() => return Ok(None),
+        Err(_) => return Err(out),
     };
-    let adjoint = trace_facts(ws, program, &traces);
-    let json = dfort::analyze::json_for(ws, std::slice::from_ref(&spec), false, recording)
+    let adj = trace_facts(snap, &traces);
+    let json = dfort::analyze::json_for(files, std::slice::from_ref(spec), false, recording)
         .map_err(|p| {
             p.iter()
                 .map(|m| format!("analyze: {m}"))
                 .collect::<Vec<_>>()
         })?;
     let cli = json_facts(&json);
-    let mut out = Vec::new();
-    let editor = (recording == Recording::Inversion).then(|| editor_facts(ws, &spec));
-    let mut agreed = Agreement::default();
-    for (unit, adj) in &adjoint {
+    let ed_facts = ed.as_deref().map(editor_facts);
+    for (unit, a) in &adj {
         let none = UnitFacts::default();
         let c = cli.get(unit).unwrap_or(&none);
-        let mut blocks = Vec::new();
-        let mut say = |what: &str, side: &str, items: Vec<String>| {
-            if !items.is_empty() {
-                out.push(format!("{unit}: {what} {side}: {}", items.join("; ")));
-            }
-        };
-        let diff = |a: &BTreeSet<String>, b: &BTreeSet<String>| -> Vec<String> {
-            a.difference(b).cloned().collect()
-        };
-        // Active: the JSON's active variables all have adjoints.
-        say(
-            "active in the JSON",
-            "without an adjoint",
-            diff(&c.active, &adj.active),
-        );
-        let show_p = |s: &BTreeSet<(u32, String)>| -> BTreeSet<String> {
-            s.iter()
-                .map(|(l, v)| format!("line {l} push {v}"))
-                .collect()
-        };
-        let show_r = |s: &BTreeSet<(u32, &str)>| -> BTreeSet<String> {
-            s.iter().map(|(l, h)| format!("line {l} {h}")).collect()
-        };
-        let show_c = |s: &BTreeSet<(u32, String, &str)>| -> BTreeSet<String> {
-            s.iter()
-                .map(|(l, v, h)| format!("loop line {l} {v} {h}"))
-                .collect()
-        };
-        let mut sides = vec![("JSON", c)];
+        let mut sides = vec![("JSON", c.clone())];
         // The editor shows hints in units with active variables only.
-        if let Some(e) = editor.as_ref().filter(|_| !c.active.is_empty()) {
-            let e = e.get(unit).unwrap_or(&none);
-            say(
-                "active in the editor",
-                "not active in the JSON",
-                diff(&e.active, &c.active),
-            );
-            sides.push(("editor", e));
-        }
-        for (side, f) in sides {
-            if f.by_blocks != adj.by_blocks {
-                blocks.push(format!(
-                    "{unit}: the {side} says the unit is {}reversed by blocks, the adjoint {}",
-                    if f.by_blocks { "" } else { "not " },
-                    if adj.by_blocks { "is" } else { "is not" }
+        if let Some(e) = ed_facts.as_ref().filter(|_| !c.active.is_empty()) {
+            let e = e.get(unit).cloned().unwrap_or_default();
+            let gained: Vec<String> = e.active.difference(&c.active).cloned().collect();
+            if !gained.is_empty() {
+                out.push(format!(
+                    "{unit}: active in the editor, not active in the JSON: {}",
+                    gained.join("; ")
                 ));
             }
-            for (what, a, b) in [
-                ("pushes", show_p(&f.pushes), show_p(&adj.pushes)),
-                ("reversal", show_r(&f.reversal), show_r(&adj.reversal)),
-                ("recovery", show_c(&f.recovery), show_c(&adj.recovery)),
-            ] {
-                say(
-                    &format!("{what}: the {side} shows"),
-                    "but the adjoint does not do it",
-                    diff(&a, &b),
-                );
-                say(
-                    &format!("{what}: the adjoint does"),
-                    &format!("but the {side} does not show it"),
-                    diff(&b, &a),
-                );
-            }
+            sides.push(("editor", e));
         }
-        out.extend(blocks);
+        let lost: Vec<String> = c.active.difference(&a.active).cloned().collect();
+        if !lost.is_empty() {
+            out.push(format!(
+                "{unit}: active in the JSON without an adjoint: {}",
+                lost.join("; ")
+            ));
+        }
+        for (side, f) in &sides {
+            compare(unit, side, f, a, *side == "editor", &mut out);
+        }
         agreed.units += 1;
-        agreed.pushes += adj.pushes.len();
-        agreed.constructs += adj.reversal.len();
-        agreed.recoveries += adj.recovery.len();
+        agreed.pushes += a.pushes.len();
+        agreed.constructs += a.reversal.len();
+        agreed.recoveries += a.recovery.len();
+        agreed.drops += a.drops.as_ref().map_or(0, |d| d.len());
     }
     if out.is_empty() {
         Ok(Some(agreed))
@@ -226,19 +294,143 @@ pub fn check(
     }
 }
 
-/// The line (from 1) of a span.
-fn line(ws: &Workspace, span: dfort_ir::Span) -> u32 {
-    ws.file(span.file)
-        .map(|f| f.lines.line_col(span.range.start).line + 1)
-        .unwrap_or(0)
+/// Compares `dfort analyze` without `--root` and the editor, both from
+/// the `dfort.toml` roots of `files` and every other procedure nobody
+/// calls, on every unit the JSON reports.
+pub fn check_workspace(files: &[PathBuf]) -> Result<Agreement, Vec<String>> {
+    let roots = toml_roots(files).map_err(|e| vec![e])?;
+    let json =
+        dfort::analyze::json_for(files, &roots, true, Recording::Inversion).map_err(|p| {
+            p.iter()
+                .map(|m| format!("analyze: {m}"))
+                .collect::<Vec<_>>()
+        })?;
+    let cli = json_facts(&json);
+    let config = HostConfig {
+        roots,
+        others: true,
+        ..HostConfig::default()
+    };
+    let ed = editor(files, config).map_err(|e| vec![e])?;
+    let e = editor_facts(&ed);
+    let mut out = Vec::new();
+    let mut agreed = Agreement::default();
+    for (unit, c) in &cli {
+        if c.active.is_empty() {
+            continue;
+        }
+        let f = e.get(unit).cloned().unwrap_or_default();
+        let gained: Vec<String> = f.active.difference(&c.active).cloned().collect();
+        if !gained.is_empty() {
+            out.push(format!(
+                "{unit}: active in the editor, not active in the JSON: {}",
+                gained.join("; ")
+            ));
+        }
+        compare(unit, "editor", &f, c, false, &mut out);
+        agreed.units += 1;
+        agreed.pushes += c.pushes.len();
+        agreed.constructs += c.reversal.len();
+        agreed.recoveries += c.recovery.len();
+    }
+    if out.is_empty() {
+        Ok(agreed)
+    } else {
+        Err(out)
+    }
 }
 
-/// The adjoint's side, from the generator's record.
-fn trace_facts(ws: &Workspace, program: &Program, traces: &[RoutineTrace]) -> Facts {
+/// The disagreements of `side`'s facts `f` with the reference `a` (the
+/// adjoint's, or the JSON's) on one unit.
+fn compare(
+    unit: &str,
+    side: &str,
+    f: &UnitFacts,
+    a: &UnitFacts,
+    hovers: bool,
+    out: &mut Vec<String>,
+) {
+    if f.by_blocks != a.by_blocks {
+        out.push(format!(
+            "{unit}: the {side} says the unit is {}reversed by blocks, the reference {}",
+            if f.by_blocks { "" } else { "not " },
+            if a.by_blocks { "is" } else { "is not" }
+        ));
+    }
+    let show_p = |s: &BTreeSet<(u32, String)>| -> BTreeSet<String> {
+        s.iter()
+            .map(|(l, v)| format!("line {l} push {v}"))
+            .collect()
+    };
+    let show_r = |s: &BTreeSet<(u32, &str)>| -> BTreeSet<String> {
+        s.iter().map(|(l, h)| format!("line {l} {h}")).collect()
+    };
+    let show_c = |s: &BTreeSet<(u32, String, &str)>| -> BTreeSet<String> {
+        s.iter()
+            .map(|(l, v, h)| format!("loop line {l} {v} {h}"))
+            .collect()
+    };
+    let show_d = |s: &Option<BTreeSet<u32>>| -> Option<BTreeSet<String>> {
+        s.as_ref()
+            .map(|s| s.iter().map(|l| format!("line {l} dropped")).collect())
+    };
+    let mut pairs = vec![
+        ("pushes", show_p(&f.pushes), show_p(&a.pushes)),
+        ("reversal", show_r(&f.reversal), show_r(&a.reversal)),
+        ("recovery", show_c(&f.recovery), show_c(&a.recovery)),
+    ];
+    if let (Some(x), Some(y)) = (show_d(&f.drops), show_d(&a.drops)) {
+        pairs.push(("forward-sweep drops", x, y));
+    }
+    // The hovers are compared with the adjoint's record (which knows
+    // which statements are assignments).
+    if hovers {
+        pairs.push((
+            "hover's recorded statements",
+            show_p(&f.assignment_pushes),
+            show_p(&a.assignment_pushes),
+        ));
+    }
+    for (what, x, y) in pairs {
+        let more: Vec<String> = x.difference(&y).cloned().collect();
+        let less: Vec<String> = y.difference(&x).cloned().collect();
+        if !more.is_empty() {
+            out.push(format!(
+                "{unit}: {what}: the {side} shows what the reference does not: {}",
+                more.join("; ")
+            ));
+        }
+        if !less.is_empty() {
+            out.push(format!(
+                "{unit}: {what}: the reference has what the {side} does not show: {}",
+                less.join("; ")
+            ));
+        }
+    }
+}
+
+/// The line (from 1) where a span starts in its document, 0 if unknown.
+fn line(snap: &Snapshot, span: dfort_ir::Span) -> u32 {
+    snap.location(span).map_or(0, |l| l.line)
+}
+
+/// Whether statement `s` of `unit` assigns to variable `v`.
+fn assigns(unit: &dfort_ir::Unit, s: dfort_ir::StmtId, v: dfort_ir::SymbolId) -> bool {
+    matches!(&unit.stmt(s).kind, StmtKind::Assign { lhs, .. }
+        if matches!(&lhs.kind, ExprKind::Var(x) | ExprKind::ArrayRef { array: x, .. } if *x == v))
+}
+
+/// The adjoint's side, from the generator's record (on the snapshot the
+/// adjoint was written from).
+fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
+    let program = &snap.analysis.program;
     let mut out = Facts::new();
     for t in traces {
-        let unit: &Unit = program.unit(t.unit);
-        let at = |s: dfort_ir::StmtId| line(ws, unit.stmt(s).span);
+        let unit = program.unit(t.unit);
+        // Statements the structuring of EXIT and CYCLE appends have no
+        // place of their own to hover on.
+        let source_len = snap.program.unit(t.unit).stmts.len();
+        let at = |s: dfort_ir::StmtId| line(snap, unit.stmt(s).span);
         let f = out.entry(unit.name.clone()).or_default();
         f.active = t
             .with_adjoint
@@ -251,7 +443,7 @@ fn trace_facts(ws: &Workspace, program: &Program, traces: &[RoutineTrace]) -> Fa
         let without_source = |s: &dfort_ir::StmtId| {
             !matches!(
                 unit.stmt(*s).kind,
-                dfort_ir::StmtKind::Call {
+                StmtKind::Call {
                     target: dfort_ir::CallTarget::Unit(_),
                     ..
                 }
@@ -261,6 +453,12 @@ fn trace_facts(ws: &Workspace, program: &Program, traces: &[RoutineTrace]) -> Fa
             .pushes
             .iter()
             .chain(t.around_calls.iter().filter(|(s, _)| without_source(s)))
+            .map(|(s, v)| (at(*s), unit.symbol(*v).name.clone()))
+            .collect();
+        f.assignment_pushes = t
+            .pushes
+            .iter()
+            .filter(|(s, v)| assigns(unit, *s, *v) && (s.0 as usize) < source_len)
             .map(|(s, v)| (at(*s), unit.symbol(*v).name.clone()))
             .collect();
         f.by_blocks = t.by_blocks;
@@ -290,6 +488,7 @@ fn trace_facts(ws: &Workspace, program: &Program, traces: &[RoutineTrace]) -> Fa
             .into_iter()
             .map(|((l, v), c)| (l, v, c.as_str()))
             .collect();
+        f.drops = Some(t.dropped.iter().map(|s| at(*s)).collect());
     }
     out
 }
@@ -313,6 +512,14 @@ fn json_facts(doc: &Value) -> Facts {
             .flatten()
             .map(|r| (num(&r["line"]), str_of(&r["variable"])))
             .collect();
+        f.drops = Some(
+            u["forward_sweep_drops"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(num)
+                .collect(),
+        );
         f.by_blocks = u["reversed_by_blocks"].as_bool().unwrap_or(false);
         f.reversal = u["reversal"]
             .as_array()
@@ -350,25 +557,27 @@ fn json_facts(doc: &Value) -> Facts {
     out
 }
 
-/// The editor's side: the language server's host with the same root,
-/// its inlay hints and the recovery reports its hovers read.
-fn editor_facts(ws: &Workspace, spec: &RootSpec) -> Facts {
-    let mut host = Host::new(HostConfig {
-        roots: vec![spec.clone()],
-        ..HostConfig::default()
-    });
-    let mut paths = Vec::new();
-    for f in &ws.files {
-        host.set_text(&f.path, &f.text, true, 1);
-        paths.push(f.path.clone());
+/// The editor's `no-source` warnings: (line, sentence).
+fn no_source_warnings(snap: &Snapshot) -> BTreeSet<(u32, String)> {
+    let mut out = BTreeSet::new();
+    for (path, doc) in &snap.docs {
+        for d in dfort_ide::diagnostics::of_document(snap, path) {
+            if d.code == "no-source" {
+                out.insert((doc.lines.line_of(d.range.start) + 1, d.message));
+            }
+        }
     }
-    let snap = host.snapshot();
+    out
+}
+
+/// The editor's side: its inlay hints, the hovers on assignments' targets,
+/// and the recovery reports its hovers and hints are rendered from.
+fn editor_facts(snap: &Snapshot) -> Facts {
     let mut out = Facts::new();
-    for path in &paths {
-        let Some(doc) = snap.doc(path) else { continue };
+    for (path, doc) in &snap.docs {
         let len = doc.text.len() as u32;
         let hints = inlay_hints(
-            &snap,
+            snap,
             path,
             dfort_syntax::TextRange::new(0, len),
             HintKinds::default(),
@@ -419,19 +628,177 @@ fn editor_facts(ws: &Workspace, spec: &RootSpec) -> Facts {
             };
             let f = out.entry(unit.name.clone()).or_default();
             for r in snap.analysis.reports_of(unit.id) {
-                let lp = r.stmt.map_or(0, |s| {
-                    let span = analysed.stmt(s).span;
-                    snap.to_doc(span.file, span.range)
-                        .map_or(0, |(_, rg)| doc.lines.line_of(rg.start) + 1)
-                });
+                let lp = r.stmt.map_or(0, |s| line(snap, analysed.stmt(s).span));
                 for v in r.vars.iter().filter(|v| !v.recoveries.is_empty()) {
                     f.recovery
                         .insert((lp, analysed.symbol(v.var).name.clone(), v.choice.as_str()));
                 }
             }
+            hover_pushes(snap, path, unit, f);
         }
     }
     out
+}
+
+/// What the hover on each assignment's target says the forward sweep
+/// records there.
+fn hover_pushes(snap: &Snapshot, path: &Path, unit: &dfort_ir::Unit, f: &mut UnitFacts) {
+    if snap.analysis.activity_of(unit.id).is_none() {
+        return;
+    }
+    for st in &unit.stmts {
+        let StmtKind::Assign { lhs, .. } = &st.kind else {
+            continue;
+        };
+        let (ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. }) = &lhs.kind else {
+            continue;
+        };
+        let Some((_, range)) = snap.to_doc(lhs.span.file, lhs.span.range) else {
+            continue;
+        };
+        let Some(h) = dfort_ide::hover::hover(snap, path, range.start) else {
+            continue;
+        };
+        let name = &unit.symbol(*v).name;
+        let said = format!("the forward sweep pushes `{name}` before this statement overwrites it");
+        if h.markdown.contains(&said) {
+            f.assignment_pushes
+                .insert((line(snap, st.span), name.clone()));
+        }
+    }
+}
+
+/// One consistency case of the repository: files, and the root to check
+/// (none: the workspace check).
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub files: Vec<PathBuf>,
+    pub root: Option<RootSpec>,
+}
+
+/// Every case the tests check: each kernel of tests/kernels.toml (its
+/// root and lists), and each fixture file or fixture set that the front
+/// end accepts — the workspace check, and each procedure nobody calls as
+/// a root with its directives or intents (`dfort.toml` lists where the
+/// set has one).
+pub fn cases(repo: &Path) -> Result<Vec<Case>, String> {
+    let mut out = Vec::new();
+    let kernels = crate::bench_adjoint::load_manifest(&repo.join("tests/kernels.toml"))?.kernel;
+    for k in kernels {
+        out.push(Case {
+            files: k.files.iter().map(|f| repo.join(f)).collect(),
+            root: Some(RootSpec {
+                name: k.root.to_ascii_lowercase(),
+                independent: k.independent.clone(),
+                dependent: k.dependent.clone(),
+            }),
+        });
+    }
+    let fixtures = repo.join("tests/fixtures");
+    let mut sets: Vec<Vec<PathBuf>> = Vec::new();
+    for dir in [
+        "papers",
+        "free",
+        "fixed",
+        "interproc",
+        "analysis",
+        "kernels",
+        "consistency",
+    ] {
+        for f in fortran_files(&fixtures.join(dir)) {
+            let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
+            // A module and the file that uses it go together.
+            match name.as_deref() {
+                Some("multi_mod.f90") => continue,
+                Some("multi_use.f90") => sets.push(vec![fixtures.join("free/multi_mod.f90"), f]),
+                _ => sets.push(vec![f]),
+            }
+        }
+    }
+    // Directories that are one workspace with their dfort.toml.
+    let with_toml = fixtures.join("consistency/name_only_root");
+    sets.push(fortran_files(&with_toml));
+    for files in sets {
+        let ask = Ask {
+            roots: toml_roots(&files)?,
+            others: true,
+            recording: Recording::Inversion,
+        };
+        let session = Session::open(&files, &dfort::FormArgs::default(), &ask);
+        if session.first_error().is_some() {
+            continue;
+        }
+        out.push(Case {
+            files: files.clone(),
+            root: None,
+        });
+        for (id, _) in &session.snap.analysis.roots {
+            let name = session.snap.program.unit(*id).name.clone();
+            let spec = ask
+                .roots
+                .iter()
+                .find(|r| r.name == name)
+                .cloned()
+                .unwrap_or(RootSpec {
+                    name,
+                    ..RootSpec::default()
+                });
+            out.push(Case {
+                files: files.clone(),
+                root: Some(spec),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The Fortran files of a directory (not its subdirectories), sorted.
+fn fortran_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && dfort_syntax::source_form::is_fortran_path(p))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs every case: roots in the three recording modes, workspaces once.
+/// The agreement, or one line per disagreement.
+pub fn check_cases(cases: &[Case]) -> Result<Agreement, Vec<String>> {
+    let mut total = Agreement::default();
+    let mut failures = Vec::new();
+    for c in cases {
+        let files: Vec<String> = c.files.iter().map(|f| f.display().to_string()).collect();
+        match &c.root {
+            Some(spec) => {
+                for recording in [Recording::Inversion, Recording::Tbr, Recording::StoreAll] {
+                    match check_root(&c.files, spec, recording) {
+                        Ok(Some(a)) => total.add(a),
+                        Ok(None) => {}
+                        Err(d) => failures.push(format!(
+                            "{} --root {} ({}):\n  {}",
+                            files.join(" "),
+                            spec.name,
+                            recording.as_str(),
+                            d.join("\n  ")
+                        )),
+                    }
+                }
+            }
+            None => match check_workspace(&c.files) {
+                Ok(a) => total.add(a),
+                Err(d) => failures.push(format!("{}:\n  {}", files.join(" "), d.join("\n  "))),
+            },
+        }
+    }
+    if failures.is_empty() {
+        Ok(total)
+    } else {
+        Err(failures)
+    }
 }
 
 #[cfg(test)]
@@ -439,62 +806,163 @@ mod tests {
     use super::*;
     use crate::product::repo_root;
 
-    /// Issue 15: for every kernel of tests/kernels.toml, in the three
-    /// recording modes, what `dfort analyze --format json` prints, what
-    /// the language server shows (its inlay hints and the reports its
-    /// hovers read) and what the generated adjoint does agree — active
-    /// variables, pushes per line, reversal per construct, recovery per
-    /// address variable (`cargo xtask consistency`, which the fuzzer also
-    /// runs on every program). The command line is parsed as
-    /// `cargo xtask consistency` parses it.
+    /// Issue 15: over every kernel and fixture — each root in the three
+    /// recording modes, each fixture set as a workspace — `dfort
+    /// analyze`, the editor (hints, hovers, diagnostics) and the
+    /// generated adjoint agree.
     #[test]
-    fn kernels_agree_in_analyze_the_editor_and_the_adjoint() {
+    fn fixtures_and_kernels_agree_in_analyze_the_editor_and_the_adjoint() {
         let root = repo_root();
-        let kernels = crate::bench_adjoint::load_manifest(&root.join("tests/kernels.toml"))
-            .expect("tests/kernels.toml")
-            .kernel;
-        assert!(kernels.len() >= 25, "{} kernels", kernels.len());
-        let mut failures = Vec::new();
-        let mut pushes = 0usize;
-        let mut constructs = 0usize;
-        for k in &kernels {
-            for mode in [None, Some("--no-inversion"), Some("--no-tbr")] {
-                let mut line: Vec<String> = vec!["cargo xtask".into(), "consistency".into()];
-                line.extend(k.files.iter().map(|f| root.join(f).display().to_string()));
-                line.extend(["--root".into(), k.root.clone()]);
-                if !k.independent.is_empty() {
-                    line.extend(["--independent".into(), k.independent.join(",")]);
-                }
-                if !k.dependent.is_empty() {
-                    line.extend(["--dependent".into(), k.dependent.join(",")]);
-                }
-                line.extend(mode.map(String::from));
-                let args = match clap::Parser::try_parse_from(&line) {
-                    Ok(crate::Cli {
-                        command: crate::Command::Consistency(args),
-                    }) => args,
-                    Ok(_) => panic!("parsed as another command"),
-                    Err(e) => panic!("{}: {e}", line.join(" ")),
-                };
-                let problem = match check_args(&args) {
-                    Some(Ok(Some(a))) if a.units > 0 => {
-                        pushes += a.pushes;
-                        constructs += a.constructs;
-                        continue;
-                    }
-                    Some(Ok(Some(_))) => "no unit compared".to_string(),
-                    Some(Ok(None)) => "the generator refuses the root".to_string(),
-                    Some(Err(d)) => d.join("\n  "),
-                    None => "the root does not load (see stderr)".to_string(),
-                };
-                failures.push(format!("{}:\n  {problem}", line[1..].join(" ")));
-            }
-        }
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-        // The comparison covers something: the kernels push and reverse.
+        let cases = cases(&root).expect("the cases");
+        let roots = cases.iter().filter(|c| c.root.is_some()).count();
+        assert!(roots >= 150, "{roots} roots");
+        let agreed = match check_cases(&cases) {
+            Ok(a) => a,
+            Err(f) => panic!("{} cases disagree:\n{}", f.len(), f.join("\n")),
+        };
+        // The comparison covers something.
         assert!(
-            pushes > 100 && constructs > 100,
-            "{pushes} pushes, {constructs} constructs"
+            agreed.pushes > 200 && agreed.constructs > 200 && agreed.drops > 50,
+            "{agreed}"
         );
+        assert!(agreed.recoveries > 20 && agreed.no_source > 0, "{agreed}");
+    }
+
+    fn fixture(name: &str) -> PathBuf {
+        repo_root().join("tests/fixtures/consistency").join(name)
+    }
+
+    fn json(files: &[PathBuf], root: Option<&str>) -> Value {
+        let (specs, others) = match root {
+            Some(r) => (
+                vec![RootSpec {
+                    name: r.into(),
+                    ..RootSpec::default()
+                }],
+                false,
+            ),
+            None => (toml_roots(files).unwrap(), true),
+        };
+        dfort::analyze::json_for(files, &specs, others, Recording::Inversion).unwrap()
+    }
+
+    fn unit<'a>(doc: &'a Value, name: &str) -> &'a Value {
+        doc["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["name"] == name)
+            .unwrap_or_else(|| panic!("no unit {name} in {doc}"))
+    }
+
+    /// The five divergences of issue 15, each a case of the check above:
+    /// here, what each one must show.
+    #[test]
+    fn the_five_divergences_of_issue_15_agree() {
+        // 1. A dfort.toml root with a name only: roles from intents, for
+        //    analyze (no --root), the editor and the adjoint alike.
+        let files = vec![fixture("name_only_root/scale.f90")];
+        let doc = json(&files, None);
+        let u = unit(&doc, "scale");
+        assert_eq!(u["active"], serde_json::json!(["x", "y"]));
+        assert_eq!(u["roles_from"], "dummy-argument intents (default)");
+        check_workspace(&files).unwrap();
+        let spec = &toml_roots(&files).unwrap()[0];
+        check_root(&files, spec, Recording::Inversion)
+            .unwrap()
+            .unwrap();
+        // 2. A callee's forward-sweep drops: analyze reports the two
+        //    assignments of `sub` the generator drops.
+        let files = vec![repo_root().join("tests/fixtures/interproc/callee_drops.f90")];
+        let doc = json(&files, Some("top"));
+        assert_eq!(
+            unit(&doc, "sub")["forward_sweep_drops"],
+            serde_json::json!([17, 18])
+        );
+        let a = check_root(
+            &files,
+            &RootSpec {
+                name: "top".into(),
+                ..RootSpec::default()
+            },
+            Recording::Inversion,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(a.drops >= 2, "{a}");
+        // 3. Which roots: analyze without --root and the editor both take
+        //    every procedure nobody calls, so the shared callee `smooth`
+        //    has `b` active from `other` in both.
+        let files = vec![fixture("shared_callee.f90")];
+        let doc = json(&files, None);
+        assert_eq!(
+            unit(&doc, "smooth")["active"],
+            serde_json::json!(["a", "b", "f"])
+        );
+        check_workspace(&files).unwrap();
+        //    From `outer` alone (`--root outer`, the adjoint of outer),
+        //    `b` is passive, in analyze, the editor and the adjoint.
+        let doc = json(&files, Some("outer"));
+        assert_eq!(
+            unit(&doc, "smooth")["active"],
+            serde_json::json!(["a", "f"])
+        );
+        let outer = RootSpec {
+            name: "outer".into(),
+            ..RootSpec::default()
+        };
+        check_root(&files, &outer, Recording::Inversion)
+            .unwrap()
+            .unwrap();
+        // 4. Reversal: the unit with an early RETURN is reversed by
+        //    blocks; the DO left by EXIT pushes its trips.
+        let files = vec![fixture("reversal_jumps.f90")];
+        let doc = json(&files, None);
+        assert_eq!(unit(&doc, "early")["reversed_by_blocks"], true);
+        assert_eq!(unit(&doc, "early")["reversal"], serde_json::json!([]));
+        let how: Vec<&str> = unit(&doc, "leave")["reversal"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["how"].as_str().unwrap())
+            .collect();
+        assert!(
+            how.contains(&"left-by-exit") && !how.contains(&"replay"),
+            "{how:?}"
+        );
+        for name in ["early", "leave"] {
+            let spec = RootSpec {
+                name: name.into(),
+                ..RootSpec::default()
+            };
+            check_root(&files, &spec, Recording::Inversion)
+                .unwrap()
+                .unwrap();
+        }
+        // 5. The no-source rule: passive at the call, nobody warns or
+        //    refuses; an expression actual, the editor warns and both
+        //    generators refuse with the same sentence.
+        let files = vec![fixture("no_source.f90")];
+        let spec = |n: &str| RootSpec {
+            name: n.into(),
+            ..RootSpec::default()
+        };
+        assert!(
+            check_root(&files, &spec("passive_at_call"), Recording::Inversion)
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            check_root(&files, &spec("expression_actual"), Recording::Inversion)
+                .unwrap()
+                .is_none()
+        );
+        let config = HostConfig {
+            roots: vec![spec("expression_actual")],
+            others: false,
+            ..HostConfig::default()
+        };
+        let warned = no_source_warnings(&editor(&files, config).unwrap());
+        assert_eq!(warned.len(), 1, "{warned:?}");
     }
 }

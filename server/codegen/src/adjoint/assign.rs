@@ -82,6 +82,9 @@ impl Gen<'_> {
         } else if !label.is_empty() {
             self.out.fwd.line(&format!("{label}continue"));
         }
+        if dead {
+            self.out.trace.drop(id);
+        }
         // Reverse: restore, then propagate.
         if record {
             rev.push(Line::pop(&print(unit, lhs)));

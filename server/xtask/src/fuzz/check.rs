@@ -7,10 +7,11 @@
 //! the three adjoints must agree to 1e-10.
 
 use super::ast::Program;
+use dfort::session::{Ask, Session};
 use dfort::verify::{compile, gfortran, link, Scratch};
+use dfort_analysis::roots::RootSpec;
 use dfort_codegen::adjoint::Recording;
 use dfort_codegen::driver::{driver, parse_output, relative, DriverArg, DriverSpec, Point};
-use dfort_ide::{LoadOptions, Workspace};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -260,33 +261,12 @@ impl Checker {
 /// The tangent and the three adjoints of `p`'s root, or the outcome that
 /// stops the check (a refusal, a panic).
 fn derivatives(path: &Path, p: &Program) -> Result<Vec<(String, String)>, Outcome> {
-    let (ws, errors) = Workspace::load(&[path.to_path_buf()], LoadOptions::default());
-    if let Some(e) = errors.first() {
-        return Err(Outcome::Invalid(format!("cannot load: {e}")));
-    }
-    if let Some(d) = ws
-        .diagnostics
-        .iter()
-        .find(|d| d.severity == dfort_syntax::Severity::Error)
-    {
-        return Err(Outcome::Refused(format!(
-            "front end: {}",
-            normalize(&d.message)
-        )));
-    }
-    let Some(root) = ws.program.all_units().find(|u| u.name == "fz") else {
-        return Err(Outcome::Invalid("no root `fz`".into()));
+    let files = [path.to_path_buf()];
+    let spec = RootSpec {
+        name: "fz".into(),
+        independent: p.independents.clone(),
+        dependent: p.dependents.clone(),
     };
-    let roles = dfort_analysis::roles::roles(root, Some((&p.independents, &p.dependents)));
-    if !roles.unknown.is_empty() {
-        return Err(Outcome::Invalid(format!(
-            "unknown roles {:?}",
-            roles.unknown
-        )));
-    }
-    let (ind, dep) = (&roles.independents, &roles.dependents);
-    let id = root.id;
-    let program = &ws.program;
     let guarded = |what: &str, f: &dyn Fn() -> Result<String, Vec<dfort_codegen::Refusal>>| {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
             Ok(Ok(text)) => Ok(text),
@@ -308,18 +288,46 @@ fn derivatives(path: &Path, p: &Program) -> Result<Vec<(String, String)>, Outcom
             }
         }
     };
-    let mut files = Vec::new();
-    let t = guarded("tangent", &|| {
-        dfort_codegen::tangent::tangent(program, id, ind, dep, "cargo xtask fuzz")
-    })?;
-    files.push(("tangent".to_string(), t));
-    for (rec, name, _) in MODES {
+    let mut files_out = Vec::new();
+    for (i, (rec, name, _)) in MODES.into_iter().enumerate() {
+        // The files read as `dfort adjoint` reads them: on the host,
+        // analysed from the root alone in this mode.
+        let ask = Ask {
+            roots: vec![spec.clone()],
+            others: false,
+            recording: rec,
+        };
+        let session = Session::open(&files, &dfort::FormArgs::default(), &ask);
+        if let Some(e) = session.errors.first() {
+            return Err(Outcome::Invalid(format!("cannot load: {e}")));
+        }
+        if let Some((_, d)) = session
+            .front_end()
+            .into_iter()
+            .find(|(_, d)| d.severity == dfort_syntax::Severity::Error)
+        {
+            return Err(Outcome::Refused(format!(
+                "front end: {}",
+                normalize(&d.message)
+            )));
+        }
+        let id = match session.root("fz") {
+            Ok((id, _)) => id,
+            Err(e) => return Err(Outcome::Invalid(e)),
+        };
+        let facts = &session.snap.analysis;
+        if i == 0 {
+            let t = guarded("tangent", &|| {
+                dfort_codegen::tangent::tangent_of(facts, id, "cargo xtask fuzz")
+            })?;
+            files_out.push(("tangent".to_string(), t));
+        }
         let a = guarded(name, &|| {
-            dfort_codegen::adjoint::adjoint(program, id, ind, dep, rec, "cargo xtask fuzz")
+            dfort_codegen::adjoint::adjoint_of(facts, id, "cargo xtask fuzz").map(|(t, _)| t)
         })?;
-        files.push((name.to_string(), a));
+        files_out.push((name.to_string(), a));
         let agreed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::consistency::check(&ws, id, &roles, rec)
+            crate::consistency::check_root(&files, &spec, rec)
         }));
         match agreed {
             Ok(Ok(_)) => {}
@@ -337,7 +345,7 @@ fn derivatives(path: &Path, p: &Program) -> Result<Vec<(String, String)>, Outcom
             }
         }
     }
-    Ok(files)
+    Ok(files_out)
 }
 
 /// The driver of `p`'s root: `n` and every real argument, with the

@@ -1,0 +1,179 @@
+//! `dfort analyze --format json`: the report as serde types, built from
+//! the same facts the editor shows ([`dfort_ide::summary`]); sentences
+//! come from the one renderer ([`dfort_ide::render`]). Format in
+//! README.md. Fields are declared in alphabetical order, the order of the
+//! objects `dfort analyze` has always printed.
+
+use dfort_analysis::address_report::LoopReport;
+use dfort_analysis::decisions::NeededBy;
+use dfort_ide::render::{self, Source};
+use dfort_ide::summary::{names, UnitSummary};
+use dfort_ir::{StmtId, SymbolId, Unit};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct Report {
+    /// `tbr+inversion`, `tbr` or `store-all`.
+    pub tbr_mode: &'static str,
+    pub units: Vec<UnitReport>,
+}
+
+#[derive(Serialize)]
+pub struct UnitReport {
+    /// Active anywhere in the unit, sorted.
+    pub active: Vec<String>,
+    /// Per DO loop (or per unit with jumps): how each address value is
+    /// recovered (paper 003).
+    pub address_recovery: Vec<LoopJson>,
+    pub dependents: Vec<String>,
+    /// Lines of the assignments the joint-mode forward sweep drops.
+    pub forward_sweep_drops: Vec<u32>,
+    pub independents: Vec<String>,
+    /// Lower case.
+    pub name: String,
+    /// How each IF, SELECT CASE and DO is reversed (paper 001).
+    pub reversal: Vec<ReversalJson>,
+    /// Reversed through basic-block ids.
+    pub reversed_by_blocks: bool,
+    pub roles_from: &'static str,
+    /// What the forward sweep pushes for TBR.
+    pub tbr: Vec<PushJson>,
+}
+
+#[derive(Serialize)]
+pub struct PushJson {
+    /// The line of the overwriting statement.
+    pub line: u32,
+    /// The line of the statement whose adjoint reads the value (the
+    /// overwriting statement's own line when its adjoint reads the old
+    /// value); `null` when the calling context needs it.
+    pub needed_by_line: Option<u32>,
+    pub variable: String,
+}
+
+#[derive(Serialize)]
+pub struct ReversalJson {
+    /// `replay`, `counted-while`, `push-trips`, `push-branch`,
+    /// `left-by-exit`, `bounds-change-inside`.
+    pub how: &'static str,
+    pub line: u32,
+}
+
+#[derive(Serialize)]
+pub struct LoopJson {
+    pub computed_after_loop: Option<ComputedJson>,
+    pub loop_line: Option<u32>,
+    pub saved_after_loop: Vec<String>,
+    pub saved_before_loop: Vec<String>,
+    /// `loop`, or `unit` for a unit with jumps.
+    pub scope: &'static str,
+    pub stored_per_iteration: usize,
+    pub variables: Vec<VarJson>,
+}
+
+#[derive(Serialize)]
+pub struct ComputedJson {
+    pub text: String,
+    pub variable: String,
+}
+
+#[derive(Serialize)]
+pub struct VarJson {
+    pub choice: &'static str,
+    pub reason: Option<String>,
+    pub reason_line: Option<u32>,
+    pub recoveries: Vec<RecoveryJson>,
+    pub stored_per_iteration: usize,
+    pub variable: String,
+}
+
+#[derive(Serialize)]
+pub struct RecoveryJson {
+    pub choice: &'static str,
+    pub defined_line: u32,
+    pub inverts_line: Option<u32>,
+    pub text: String,
+}
+
+impl Report {
+    /// The report of `summaries` in `tbr_mode`, with lines from `src`.
+    pub fn new(summaries: &[UnitSummary], tbr_mode: &'static str, src: &dyn Source) -> Report {
+        Report {
+            tbr_mode,
+            units: summaries.iter().map(|s| unit_report(s, src)).collect(),
+        }
+    }
+}
+
+fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
+    let unit = s.unit;
+    let line = |id: StmtId| src.line(unit.stmt(id).span).unwrap_or(0);
+    UnitReport {
+        active: names(unit, &s.active),
+        address_recovery: s.loops.iter().map(|l| loop_json(unit, l, src)).collect(),
+        dependents: names(unit, &s.dependents),
+        forward_sweep_drops: s.dead.iter().map(|d| line(*d)).collect(),
+        independents: names(unit, &s.independents),
+        name: unit.name.clone(),
+        reversal: s
+            .constructs()
+            .into_iter()
+            .map(|(st, how)| ReversalJson {
+                how: how.kind(),
+                line: line(st),
+            })
+            .collect(),
+        reversed_by_blocks: s.by_blocks(),
+        roles_from: s.roles_from,
+        tbr: s
+            .pushed
+            .iter()
+            .map(|p| PushJson {
+                line: line(p.stmt),
+                needed_by_line: match p.needed_by {
+                    NeededBy::OwnAdjoint => Some(line(p.stmt)),
+                    NeededBy::AdjointOf(by) => Some(line(by)),
+                    NeededBy::Context => None,
+                },
+                variable: unit.symbol(p.variable).name.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn loop_json(unit: &Unit, l: &LoopReport, src: &dyn Source) -> LoopJson {
+    let line = |id: StmtId| src.line(unit.stmt(id).span).unwrap_or(0);
+    let name = |s: &SymbolId| unit.symbol(*s).name.clone();
+    LoopJson {
+        computed_after_loop: l.computed_after_loop.as_ref().map(|cw| ComputedJson {
+            text: render::computed_after_loop(unit, cw),
+            variable: name(&cw.var),
+        }),
+        loop_line: l.stmt.map(line),
+        saved_after_loop: l.saved_after_loop.iter().map(name).collect(),
+        saved_before_loop: l.saved_before_loop.iter().map(name).collect(),
+        scope: if l.stmt.is_some() { "loop" } else { "unit" },
+        stored_per_iteration: l.stored_per_iteration,
+        variables: l
+            .vars
+            .iter()
+            .map(|v| VarJson {
+                choice: v.choice.as_str(),
+                reason: v.reason.as_ref().map(|r| render::reason(unit, r)),
+                reason_line: v.reason.as_ref().map(|r| src.line(r.span()).unwrap_or(0)),
+                recoveries: v
+                    .recoveries
+                    .iter()
+                    .map(|r| RecoveryJson {
+                        choice: r.choice.as_str(),
+                        defined_line: line(r.defined_at),
+                        inverts_line: r.inverts.map(line),
+                        text: render::formula(unit, &r.formula),
+                    })
+                    .collect(),
+                stored_per_iteration: v.stored_per_iteration,
+                variable: name(&v.var),
+            })
+            .collect(),
+    }
+}

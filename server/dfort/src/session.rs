@@ -1,0 +1,174 @@
+//! How the commands that check, analyse or differentiate Fortran files
+//! read them: into the language server's host ([`dfort_ide::host`]), as
+//! the editor does — the same chunked front end and diagnostics, the same
+//! analyses' facts ([`dfort_analysis::facts`]) for the same request — so
+//! that `dfort check`, `analyze`, `adjoint`, `tangent`, `verify` and the
+//! editor cannot drift (rust-analyzer's command line runs on its analysis
+//! host the same way). `dfort ir`, a dump of the front end's IR of whole
+//! files, is the one command on the one-shot workspace loader.
+
+use crate::FormArgs;
+use dfort_analysis::decisions::Recording;
+use dfort_analysis::roles::Roles;
+use dfort_analysis::roots::RootSpec;
+use dfort_ide::diagnostics::IdeDiagnostic;
+use dfort_ide::host::{Host, HostConfig, Snapshot};
+use dfort_ide::LoadError;
+use dfort_ir::Unit;
+use dfort_syntax::Severity;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What the analyses are asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Ask {
+    pub roots: Vec<RootSpec>,
+    /// Also every other procedure nobody calls (as the editor does).
+    pub others: bool,
+    pub recording: Recording,
+}
+
+/// The files of one command, loaded into the host, and its snapshot.
+pub struct Session {
+    pub snap: Arc<Snapshot>,
+    /// The documents read, in the order given (each once).
+    pub paths: Vec<PathBuf>,
+    /// Files that could not be read.
+    pub errors: Vec<LoadError>,
+}
+
+impl FormArgs {
+    /// The host's settings for these options and this request.
+    pub fn host_config(&self, ask: &Ask) -> HostConfig {
+        let opts = self.options();
+        HostConfig {
+            fixed: opts.fixed,
+            forced_form: if opts.force_fixed {
+                Some(dfort_syntax::SourceForm::Fixed(opts.fixed))
+            } else if opts.force_free {
+                Some(dfort_syntax::SourceForm::Free)
+            } else {
+                None
+            },
+            roots: ask.roots.clone(),
+            others: ask.others,
+            recording: ask.recording,
+            ..HostConfig::default()
+        }
+    }
+}
+
+impl Session {
+    /// Reads `files` into a host with the settings of `form` and `ask`.
+    pub fn open(files: &[PathBuf], form: &FormArgs, ask: &Ask) -> Session {
+        let (mut host, errors) = Host::load(files, form.host_config(ask));
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for p in files {
+            if host.document(p).is_some() && !paths.contains(p) {
+                paths.push(p.clone());
+            }
+        }
+        Session {
+            snap: host.snapshot(),
+            paths,
+            errors,
+        }
+    }
+
+    /// Prints the files that could not be read, as errors.
+    pub fn report_load_errors(&self) {
+        for e in &self.errors {
+            eprintln!("error: {e}");
+        }
+    }
+
+    /// The front end's diagnostics (syntax, lowering, linking) of every
+    /// document, in the order the files were given.
+    pub fn front_end(&self) -> Vec<(&Path, IdeDiagnostic)> {
+        self.paths
+            .iter()
+            .flat_map(|p| {
+                dfort_ide::diagnostics::front_end(&self.snap, p)
+                    .into_iter()
+                    .map(move |d| (p.as_path(), d))
+            })
+            .collect()
+    }
+
+    /// Prints the front end's diagnostics to stderr and says whether the
+    /// files can be used (they were all read and none has errors).
+    pub fn usable(&self) -> bool {
+        self.report_load_errors();
+        let diags = self.front_end();
+        for (p, d) in &diags {
+            eprintln!("{}", self.snap.render_diagnostic(p, d));
+        }
+        self.errors.is_empty() && !diags.iter().any(|(_, d)| d.severity == Severity::Error)
+    }
+
+    /// The procedure named `name` (any case).
+    pub fn procedure(&self, name: &str) -> Result<&Unit, String> {
+        let name = name.to_ascii_lowercase();
+        self.snap
+            .program
+            .all_units()
+            .find(|u| u.is_procedure() && u.name == name)
+            .ok_or_else(|| format!("no subroutine named `{name}`"))
+    }
+
+    /// The first reason the files cannot be used: a file that could not
+    /// be read, or the first error of the front end (rendered).
+    pub fn first_error(&self) -> Option<String> {
+        if let Some(e) = self.errors.first() {
+            return Some(e.to_string());
+        }
+        self.front_end()
+            .into_iter()
+            .find(|(_, d)| d.severity == Severity::Error)
+            .map(|(p, d)| self.snap.render_diagnostic(p, &d))
+    }
+
+    /// The root `name` as the analyses resolved it: its id and roles, or
+    /// why it cannot be (no such procedure, variables it does not have).
+    pub fn root(&self, name: &str) -> Result<(dfort_ir::UnitId, Roles), String> {
+        let id = self.procedure(name)?.id;
+        let facts = &self.snap.analysis;
+        if let Some(p) = facts.problems.first() {
+            return Err(p.message());
+        }
+        match facts.roles_of(id) {
+            Some(r) => Ok((id, r.clone())),
+            None => Err(format!("`{name}` was not analysed")),
+        }
+    }
+
+    /// `files` analysed from the root `spec` alone in `recording` mode,
+    /// with the root's id and roles; or the first problem (a file that
+    /// cannot be read or has errors, an unknown root or variable).
+    pub fn for_root(
+        files: &[PathBuf],
+        spec: RootSpec,
+        recording: Recording,
+    ) -> Result<(Session, dfort_ir::UnitId, Roles), String> {
+        let name = spec.name.clone();
+        let ask = Ask {
+            roots: vec![spec],
+            others: false,
+            recording,
+        };
+        let session = Session::open(files, &FormArgs::default(), &ask);
+        if let Some(e) = session.first_error() {
+            return Err(e);
+        }
+        let (id, roles) = session.root(&name)?;
+        Ok((session, id, roles))
+    }
+
+    /// The files' sources in the order given (path, text).
+    pub fn sources(&self) -> Vec<(&Path, &str)> {
+        self.paths
+            .iter()
+            .filter_map(|p| Some((p.as_path(), &*self.snap.doc(p)?.text)))
+            .collect()
+    }
+}

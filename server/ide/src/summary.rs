@@ -1,0 +1,104 @@
+//! What `dfort analyze` reports of each unit the analyses reached,
+//! gathered from a snapshot's facts ([`dfort_analysis::facts`], the ones
+//! the editor shows): its roles or calling context, its active
+//! variables, what its adjoint's forward sweep pushes and drops, how it
+//! reverses each construct and recovers each address. The command line's
+//! text is rendered from it by [`crate::render`]; its JSON is a serde type
+//! of the binary built from it.
+
+use crate::host::Snapshot;
+use dfort_analysis::activity::{active_anywhere, Activity};
+use dfort_analysis::address_report::LoopReport;
+use dfort_analysis::bitset::BitSet;
+use dfort_analysis::decisions::Push;
+use dfort_analysis::reversal::{Reversal, UnitReversal};
+use dfort_ir::{StmtId, Unit};
+
+/// One unit's summary.
+pub struct UnitSummary<'a> {
+    /// The unit as analysed (EXIT and CYCLE structured).
+    pub unit: &'a Unit,
+    /// Varied at entry and useful at exit (the roles of a root, the union
+    /// of calling contexts otherwise).
+    pub independents: BitSet,
+    pub dependents: BitSet,
+    /// Where the roles come from.
+    pub roles_from: &'static str,
+    /// Variables active anywhere in the unit.
+    pub active: BitSet,
+    pub activity: &'a Activity,
+    /// What the forward sweep pushes for TBR, and why.
+    pub pushed: &'a [Push],
+    /// The assignments the forward sweep drops.
+    pub dead: &'a [StmtId],
+    /// How the adjoint reverses each construct (paper 001).
+    pub reversal: Option<&'a UnitReversal>,
+    /// How each loop's address indices are recovered (paper 003).
+    pub loops: &'a [LoopReport],
+    /// How many statements the unit has in the source (the structuring
+    /// of EXIT and CYCLE appends some).
+    pub source_len: usize,
+}
+
+impl UnitSummary<'_> {
+    /// The reversal of each construct (those the structuring of EXIT and
+    /// CYCLE adds sit at the loop they come from), in source order.
+    pub fn constructs(&self) -> Vec<(StmtId, &Reversal)> {
+        let mut v: Vec<_> = self
+            .reversal
+            .map(|r| r.constructs.iter().map(|(s, r)| (*s, r)).collect())
+            .unwrap_or_default();
+        v.sort_by_key(|(s, _)| (self.unit.stmt(*s).span.range.start, s.0));
+        v
+    }
+
+    /// Whether the adjoint reverses the unit through basic-block ids.
+    pub fn by_blocks(&self) -> bool {
+        self.reversal.is_some_and(|r| r.by_blocks)
+    }
+}
+
+/// The summaries of every unit the snapshot's analyses reached, in
+/// program order.
+pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
+    let facts = &snap.analysis;
+    facts
+        .program
+        .all_units()
+        .filter_map(|u| {
+            let act = facts.activity_of(u.id)?;
+            let (independents, dependents) = facts.context(u.id)?.clone();
+            let decided = facts.decisions_of(u.id);
+            Some(UnitSummary {
+                unit: u,
+                independents,
+                dependents,
+                roles_from: facts
+                    .roles_of(u.id)
+                    .map_or("calling contexts", |r| r.source.as_str()),
+                active: active_anywhere(u, act),
+                activity: act,
+                pushed: decided.map_or(&[], |d| d.pushed.as_slice()),
+                dead: decided.map_or(&[], |d| d.dead.as_slice()),
+                reversal: decided.map(|d| &d.reversal),
+                loops: facts.reports_of(u.id),
+                source_len: snap
+                    .program
+                    .units
+                    .get(u.id.0 as usize)
+                    .map_or(u.stmts.len(), |s| s.stmts.len()),
+            })
+        })
+        .collect()
+}
+
+/// Names of the unit's own symbols in `set`, sorted (globals known only
+/// through callees have no name here).
+pub fn names(unit: &Unit, set: &BitSet) -> Vec<String> {
+    let mut v: Vec<String> = set
+        .iter()
+        .filter_map(|i| unit.symbols.get(i).map(|s| s.name.clone()))
+        .collect();
+    v.sort();
+    v
+}
