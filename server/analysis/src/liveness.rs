@@ -9,8 +9,11 @@
 //! in the forward sweep and the code generator may drop it.
 //!
 //! Contract: a backward fixpoint over the CFG ([`crate::engine`]) from the
-//! values live at the unit's exit (none for the root: the adjoint needs no
-//! primal result); partial writes never kill; assignments are the only
+//! values live at the unit's exit — none in joint mode, for the root and
+//! callees alike: a unit's adjoint runs its own forward sweep just before
+//! its reverse sweep, and a callee's primal results reach its caller
+//! through the call to the original, not through its adjoint
+//! ([`crate::decisions`]); partial writes never kill; assignments are the only
 //! statements that can be dead (control, calls and I/O are kept), and an
 //! assignment that records the value it overwrites is kept when the value
 //! may be overwritten again after it (TBR counted on that record: the

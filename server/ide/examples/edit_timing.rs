@@ -1,6 +1,6 @@
 //! Times the phases of an edit through the host on the file given:
 //! `cargo run --release -p dfort-ide --example edit_timing -- big.f90`
-//! (for example the file `dfort bench --lines 20000 --file-lines 20000
+//! (for example the file `cargo xtask bench --lines 20000 --file-lines 20000
 //! --write-to DIR` writes). Character edits type a digit into `0.5_dp`
 //! and delete it; structural ones delete an `end if` and restore it.
 use dfort_ide::hints::{inlay_hints, HintKinds};
