@@ -3,7 +3,10 @@
 //! * `active` after the left-hand side of each assignment whose result is
 //!   active (paper 000 §4);
 //! * `push(x)` before each statement whose overwrite of `x` TBR records
-//!   (§5);
+//!   (§5), and before each CALL to a procedure with source what its
+//!   checkpoint saves ([`dfort_analysis::checkpoint`]: what the call may
+//!   overwrite that the adjoint needs, what the callee's adjoint reads,
+//!   the indices of the actuals);
 //! * what control-flow reversal records (paper 001), as the analysis
 //!   decides it for the generator ([`dfort_analysis::reversal`]):
 //!   `push(branch)` on IF and SELECT CASE, `push(trips)` on loops without
@@ -27,10 +30,13 @@ use crate::host::Snapshot;
 use crate::render;
 use dfort_analysis::activity::active_anywhere;
 use dfort_analysis::address_report::{Choice, LoopReport, VarReport};
+use dfort_analysis::checkpoint::{CallCheckpoint, Why};
+use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::reversal::Reversal;
-use dfort_ir::{ExprKind, Span, Stmt, StmtKind, Unit};
+use dfort_ir::{ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
+use std::collections::BTreeMap;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -184,6 +190,11 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
             {
                 continue;
             }
+            // A call to a procedure with source saves what its checkpoint
+            // says (below).
+            if calls_with_source(&unit, &decided.calls, r.stmt) {
+                continue;
+            }
             let name = unit.symbol(r.variable).name.clone();
             match by_stmt.iter_mut().find(|(s, _)| *s == r.stmt) {
                 Some((_, v)) => {
@@ -209,6 +220,96 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                 });
             }
         }
+    }
+    call_hints(snap, &unit, &decided.calls, out);
+}
+
+/// The start of the tooltip of a call's checkpoint hint.
+pub const CHECKPOINT_TOOLTIP: &str = "Checkpoint of the call to";
+
+/// Whether statement `id` is a CALL to a procedure with source (whose
+/// checkpoint the hints show).
+fn calls_with_source(unit: &Unit, calls: &BTreeMap<StmtId, CallCheckpoint>, id: StmtId) -> bool {
+    calls.get(&id).is_some_and(|cp| cp.callee.is_some())
+        && matches!(
+            unit.stmts.get(id.0 as usize).map(|s| &s.kind),
+            Some(StmtKind::Call { .. })
+        )
+}
+
+/// `push(y, x, i)` before each CALL to a procedure with source whose
+/// checkpoint saves something, as the analysis decided it for the
+/// generator ([`dfort_analysis::checkpoint`]), with why each is saved.
+fn call_hints(
+    snap: &Snapshot,
+    unit: &Unit,
+    calls: &BTreeMap<StmtId, CallCheckpoint>,
+    out: &mut Vec<Hint>,
+) {
+    let program = &snap.analysis.program;
+    for (id, cp) in calls {
+        let Some(c) = cp.callee.filter(|_| calls_with_source(unit, calls, *id)) else {
+            continue;
+        };
+        let Some(callee) = program.units.get(c.0 as usize) else {
+            continue;
+        };
+        let mut names: Vec<String> = Vec::new();
+        let mut why: Vec<String> = Vec::new();
+        for saved in cp.saved() {
+            if saved.variable.0 as usize >= unit.symbols.len() {
+                continue;
+            }
+            let name = unit.symbol(saved.variable).name.clone();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+            let reason = match saved.why {
+                Why::AroundCall => {
+                    "the call may overwrite it and this unit's adjoint needs it".to_string()
+                }
+                Why::Snapshot => format!("the adjoint of `{}` reads it", callee.name),
+                Why::Index => format!("an index of an actual of `{}`", callee.name),
+            };
+            why.push(format!("`{}` ({reason})", saved.text(unit)));
+        }
+        for k in &cp.hidden {
+            let GlobalKey::Shared { unit: m, symbol } = k else {
+                continue;
+            };
+            let Some(module) = program.units.get(m.0 as usize) else {
+                continue;
+            };
+            let Some(sym) = module.symbols.get(symbol.0 as usize) else {
+                continue;
+            };
+            if !names.contains(&sym.name) {
+                names.push(sym.name.clone());
+            }
+            why.push(format!(
+                "`{}` of module `{}` (the adjoint of `{}` reads it; this unit does not declare it)",
+                sym.name, module.name, callee.name
+            ));
+        }
+        if names.is_empty() {
+            continue;
+        }
+        let st = unit.stmt(*id);
+        let Some((_, r)) = snap.to_doc(unit.span.file, st.span.range) else {
+            continue;
+        };
+        out.push(Hint {
+            offset: r.start,
+            label: format!("push({})", names.join(", ")),
+            kind: HintKind::Push,
+            tooltip: format!(
+                "{CHECKPOINT_TOOLTIP} `{}`: the forward sweep pushes {} before the call; the reverse sweep pops them around `{}_b`",
+                callee.name,
+                why.join(", "),
+                callee.name
+            ),
+            before: true,
+        });
     }
 }
 

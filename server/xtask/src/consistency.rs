@@ -15,16 +15,19 @@
 //!   (line, strategy) and (loop line, variable, choice) in all three
 //!   (the editor is compared in the default recording mode, the only one
 //!   it shows, and in units with active variables, the only ones it
-//!   shows hints in). Left out: what a caller pushes around a call to a
-//!   procedure with source, which the generator still decides from the
-//!   callee's effects and neither the JSON nor the editor shows.
+//!   shows hints in);
+//! * call saves: what the forward sweep pushes around each CALL to a
+//!   procedure with source (the call's checkpoint: the caller's records
+//!   and the snapshot), as (line, variable), in the editor's hints and the
+//!   adjoint (the JSON does not show them yet).
 
 use dfort::tangent::{load_root, DiffArgs};
 use dfort_analysis::decisions::Recording;
+use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::roles::Roles;
 use dfort_analysis::roots::RootSpec;
-use dfort_codegen::trace::{Reversed, RoutineTrace};
-use dfort_ide::hints::{inlay_hints, HintKind, HintKinds};
+use dfort_codegen::trace::{Reversed, RoutineTrace, SavedValue};
+use dfort_ide::hints::{inlay_hints, HintKind, HintKinds, CHECKPOINT_TOOLTIP};
 use dfort_ide::host::{Host, HostConfig};
 use dfort_ide::Workspace;
 use dfort_ir::{Program, Unit};
@@ -49,6 +52,8 @@ pub struct ConsistencyArgs {
 pub struct UnitFacts {
     pub active: BTreeSet<String>,
     pub pushes: BTreeSet<(u32, String)>,
+    /// What the checkpoint of each CALL to a procedure with source pushes.
+    pub call_saves: BTreeSet<(u32, String)>,
     pub reversal: BTreeSet<(u32, &'static str)>,
     /// Reversed through basic-block ids.
     pub by_blocks: bool,
@@ -64,6 +69,9 @@ pub type Facts = BTreeMap<String, UnitFacts>;
 pub struct Agreement {
     pub units: usize,
     pub pushes: usize,
+    /// Values saved around CALLs to procedures with source, compared with
+    /// the editor's hints.
+    pub call_saves: usize,
     pub constructs: usize,
     pub recoveries: usize,
 }
@@ -75,8 +83,8 @@ pub fn run(args: ConsistencyArgs) -> ExitCode {
     match verdict {
         Ok(Some(a)) => {
             println!(
-                "consistent: {} units, {} pushes, {} constructs, {} recoveries",
-                a.units, a.pushes, a.constructs, a.recoveries
+                "consistent: {} units, {} pushes, {} call saves, {} constructs, {} recoveries",
+                a.units, a.pushes, a.call_saves, a.constructs, a.recoveries
             );
             ExitCode::SUCCESS
         }
@@ -196,11 +204,15 @@ pub fn check(
                     if adj.by_blocks { "is" } else { "is not" }
                 ));
             }
-            for (what, a, b) in [
+            let mut compared = vec![
                 ("pushes", show_p(&f.pushes), show_p(&adj.pushes)),
                 ("reversal", show_r(&f.reversal), show_r(&adj.reversal)),
                 ("recovery", show_c(&f.recovery), show_c(&adj.recovery)),
-            ] {
+            ];
+            if side == "editor" {
+                compared.push(("call saves", show_p(&f.call_saves), show_p(&adj.call_saves)));
+            }
+            for (what, a, b) in compared {
                 say(
                     &format!("{what}: the {side} shows"),
                     "but the adjoint does not do it",
@@ -216,6 +228,9 @@ pub fn check(
         out.extend(blocks);
         agreed.units += 1;
         agreed.pushes += adj.pushes.len();
+        if editor.is_some() && !c.active.is_empty() {
+            agreed.call_saves += adj.call_saves.len();
+        }
         agreed.constructs += adj.reversal.len();
         agreed.recoveries += adj.recovery.len();
     }
@@ -246,10 +261,10 @@ fn trace_facts(ws: &Workspace, program: &Program, traces: &[RoutineTrace]) -> Fa
             .map(|s| unit.symbol(*s).name.clone())
             .collect();
         // Around a call to a procedure without source, the caller's
-        // records are TBR's; around one with source the generator decides
-        // from the callee's effects (not compared).
-        let without_source = |s: &dfort_ir::StmtId| {
-            !matches!(
+        // records are TBR's; around a CALL to one with source, the call's
+        // checkpoint's records and snapshot.
+        let with_source = |s: &dfort_ir::StmtId| {
+            matches!(
                 unit.stmt(*s).kind,
                 dfort_ir::StmtKind::Call {
                     target: dfort_ir::CallTarget::Unit(_),
@@ -260,8 +275,33 @@ fn trace_facts(ws: &Workspace, program: &Program, traces: &[RoutineTrace]) -> Fa
         f.pushes = t
             .pushes
             .iter()
-            .chain(t.around_calls.iter().filter(|(s, _)| without_source(s)))
+            .chain(t.around_calls.iter().filter(|(s, _)| !with_source(s)))
             .map(|(s, v)| (at(*s), unit.symbol(*v).name.clone()))
+            .collect();
+        // (Only CALL statements: a hoisted reference's snapshot may hold
+        // temporaries the analysed unit does not have.)
+        let snapshots = t
+            .call_snapshots
+            .iter()
+            .filter(|(s, _)| with_source(s))
+            .map(|(s, v)| {
+                let name = match v {
+                    SavedValue::Variable(v) => unit.symbol(*v).name.clone(),
+                    SavedValue::Global(GlobalKey::Shared { unit: m, symbol }) => {
+                        program.unit(*m).symbol(*symbol).name.clone()
+                    }
+                    SavedValue::Global(GlobalKey::Common { block, index }) => {
+                        format!("/{block}/{index}")
+                    }
+                };
+                (at(*s), name)
+            });
+        f.call_saves = t
+            .around_calls
+            .iter()
+            .filter(|(s, _)| with_source(s))
+            .map(|(s, v)| (at(*s), unit.symbol(*v).name.clone()))
+            .chain(snapshots)
             .collect();
         f.by_blocks = t.by_blocks;
         f.reversal = t
@@ -388,8 +428,13 @@ fn editor_facts(ws: &Workspace, spec: &RootSpec) -> Facts {
                 }
                 HintKind::Push => {
                     let inner = h.label.trim_start_matches("push(").trim_end_matches(')');
+                    let set = if h.tooltip.starts_with(CHECKPOINT_TOOLTIP) {
+                        &mut f.call_saves
+                    } else {
+                        &mut f.pushes
+                    };
                     for v in inner.split(", ") {
-                        f.pushes.insert((l, v.to_string()));
+                        set.insert((l, v.to_string()));
                     }
                 }
                 HintKind::Reversal => {
@@ -456,6 +501,7 @@ mod tests {
         assert!(kernels.len() >= 25, "{} kernels", kernels.len());
         let mut failures = Vec::new();
         let mut pushes = 0usize;
+        let mut call_saves = 0usize;
         let mut constructs = 0usize;
         for k in &kernels {
             for mode in [None, Some("--no-inversion"), Some("--no-tbr")] {
@@ -479,6 +525,7 @@ mod tests {
                 let problem = match check_args(&args) {
                     Some(Ok(Some(a))) if a.units > 0 => {
                         pushes += a.pushes;
+                        call_saves += a.call_saves;
                         constructs += a.constructs;
                         continue;
                     }
@@ -496,5 +543,7 @@ mod tests {
             pushes > 100 && constructs > 100,
             "{pushes} pushes, {constructs} constructs"
         );
+        // Calls to procedures with source are compared too.
+        assert!(call_saves > 10, "{call_saves} values saved around calls");
     }
 }
