@@ -752,6 +752,130 @@ cad dependent(a)
         has(&h, 10, "k = j + 1", "k ← j - 2");
     }
 
+    /// What the forward sweep of `routine` (an adjoint's text) pushes
+    /// just before the line `call`, by variable: subscripts dropped,
+    /// hidden module variables (`use m, only: dfort_g1 => s`) by their
+    /// module name.
+    fn pushed_before(adjoint: &str, routine: &str, call: &str) -> Vec<String> {
+        let start = adjoint
+            .find(&format!("subroutine {routine}("))
+            .expect("the routine");
+        let text = &adjoint[start..];
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        let at = lines.iter().position(|l| *l == call).expect("the call");
+        let mut items: Vec<String> = Vec::new();
+        for l in lines[..at].iter().rev() {
+            let Some(item) = l
+                .strip_prefix("call dfort_push(")
+                .and_then(|x| x.strip_suffix(')'))
+            else {
+                break;
+            };
+            let var = item.split('(').next().unwrap_or(item).to_string();
+            let var = lines
+                .iter()
+                .find_map(|d| {
+                    let (_, renames) = d.split_once(", only: ")?;
+                    let (local, name) = renames.split_once(" => ")?;
+                    (local == var).then(|| name.to_string())
+                })
+                .unwrap_or(var);
+            items.insert(0, var);
+        }
+        let mut names: Vec<String> = Vec::new();
+        for v in items {
+            if !names.contains(&v) {
+                names.push(v);
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn call_hints_show_what_the_adjoint_pushes_around_the_call() {
+        let src = "module m
+  implicit none
+  real(8) :: s
+end module m
+
+subroutine setter(v)
+  use m
+  implicit none
+  real(8), intent(in) :: v
+  s = 2.0d0*v
+end subroutine setter
+
+subroutine mul(u, v, q)
+  use m
+  implicit none
+  real(8), intent(inout) :: u
+  real(8), intent(in) :: v
+  integer, intent(out) :: q
+  u = u*v*s
+  q = 3
+end subroutine mul
+
+subroutine top(x, a, y, n)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(inout) :: a(n)
+  real(8), intent(out) :: y
+  integer :: j, k
+  real(8) :: t
+!$ad independent(x, a)
+!$ad dependent(y)
+  k = 2
+  j = 1
+  t = x(1)
+  y = a(j)*a(k)*t
+  call mul(a(k), t, j)
+  call setter(1.0d0)
+  k = 3
+  y = y + a(k)
+end subroutine top
+";
+        let path = Path::new("/address-tests").join("calls.f90");
+        let mut host = Host::default();
+        host.set_text(&path, src, true, 1);
+        let snap = host.snapshot();
+        let doc = snap.doc(&path).unwrap();
+        let call_line = src
+            .lines()
+            .position(|l| l.trim() == "call mul(a(k), t, j)")
+            .unwrap() as u32;
+        let hints: Vec<Hint> = inlay_hints(
+            &snap,
+            &path,
+            TextRange::new(0, src.len() as u32),
+            HintKinds::default(),
+        )
+        .into_iter()
+        .filter(|h| h.kind == HintKind::Push && doc.lines.line_of(h.offset) == call_line)
+        .collect();
+        let [hint] = hints.as_slice() else {
+            panic!("one push hint on the call: {hints:#?}");
+        };
+        assert!(hint.tooltip.starts_with(CHECKPOINT_TOOLTIP), "{hint:#?}");
+        assert!(hint.tooltip.contains("`s` of module `m`"), "{hint:#?}");
+        let top = snap.program.units.iter().find(|u| u.name == "top").unwrap();
+        let (adjoint, _) =
+            dfort_codegen::adjoint::adjoint_of(&snap.analysis, top.id, "").expect("an adjoint");
+        let pushed = pushed_before(&adjoint, "top_b", "call mul(a(k), t, j)");
+        let shown: Vec<String> = hint
+            .label
+            .trim_start_matches("push(")
+            .trim_end_matches(')')
+            .split(", ")
+            .map(String::from)
+            .collect();
+        // The caller's record of `j`, the snapshot of `a(k)`, `j` and the
+        // index `k`, and the module variable `s` that `mul`'s adjoint
+        // reads and `top` does not declare.
+        assert_eq!(shown, ["j", "a", "k", "s"], "{adjoint}");
+        assert_eq!(pushed, shown, "{adjoint}");
+    }
+
     #[test]
     fn no_address_hints_without_active_variables() {
         let src = "subroutine passive(a, n)
