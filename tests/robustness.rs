@@ -183,8 +183,35 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
                 .map(|r| (r.stmt.0, u.symbol(r.variable).name.as_str()))
                 .collect()
         });
+        // What each call's checkpoint saves (it reads the callees'
+        // decisions: reused only while none of them changed).
+        let calls: Option<Vec<String>> = snap
+            .analysis
+            .decisions_of(u.id)
+            .zip(snap.analysis.unit(u.id))
+            .map(|(d, analysed)| {
+                d.calls
+                    .iter()
+                    .map(|(id, cp)| {
+                        let texts = |l: &[dfort_analysis::checkpoint::Saved]| {
+                            l.iter()
+                                .map(|s| format!("{}:{:?}", s.text(analysed), s.why))
+                                .collect::<Vec<_>>()
+                        };
+                        format!(
+                            "{} {} {:?} {:?} {:?} {:?}",
+                            id.0,
+                            cp.callee_routine,
+                            texts(&cp.records),
+                            texts(&cp.snapshot),
+                            cp.hidden,
+                            cp.problems
+                        )
+                    })
+                    .collect()
+            });
         v.push(format!(
-            "{} {:?} in {parent:?}: context {:?} active {active:?} records {records:?}\n{}",
+            "{} {:?} in {parent:?}: context {:?} active {active:?} records {records:?} calls {calls:?}\n{}",
             u.name,
             u.kind,
             snap.analysis.context(u.id),
@@ -412,4 +439,68 @@ end module m
         );
     }
     assert_eq!(active_in(&host.snapshot(), "top"), "u,v");
+}
+
+/// A call's checkpoint reads its callee's decisions (what the callee's
+/// adjoint reads): an edit of the callee that changes them without
+/// re-analysing the caller still updates the caller's checkpoint, as an
+/// analysis from scratch has it.
+#[test]
+fn a_callee_edit_updates_its_callers_call_checkpoint() {
+    use dfort_ide::host::{Host, TextChange};
+    let text = "subroutine sq(x, y, k)
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  integer, intent(in) :: k
+  y = x*x
+end subroutine sq
+
+subroutine top(u, v, n)
+  implicit none
+  real(8), intent(in) :: u
+  real(8), intent(out) :: v
+  integer, intent(inout) :: n
+  real(8) :: t
+  call sq(u, t, n)
+  n = n + 1
+  v = t*2.0d0
+end subroutine top
+";
+    let path = PathBuf::from("/ws/c.f90");
+    let mut host = Host::default();
+    host.set_text(&path, text, true, 1);
+    let snapshot_of_call = |snap: &dfort_ide::host::Snapshot| -> Vec<String> {
+        let top = snap.program.units_named("top").next().expect("top");
+        let analysed = snap.analysis.unit(top.id).expect("analysed");
+        let d = snap.analysis.decisions_of(top.id).expect("decisions");
+        let [(_, cp)] = d.calls.iter().collect::<Vec<_>>()[..] else {
+            panic!("one call");
+        };
+        cp.snapshot.iter().map(|s| s.text(analysed)).collect()
+    };
+    // `sq`'s adjoint does not read `k`.
+    assert!(!snapshot_of_call(&host.snapshot()).contains(&"n".to_string()));
+    // Now it does (its forward sweep evaluates `k > 0`), and `n` changes
+    // after the call: the caller saves it.
+    let (old, new) = (
+        "  y = x*x\n",
+        "  if (k > 0) then\n    y = x*x\n  else\n    y = 2.0d0*x*x\n  end if\n",
+    );
+    let at = text.find(old).expect("edit site") as u32;
+    host.edit(
+        &path,
+        &[TextChange {
+            range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
+            text: new.to_string(),
+        }],
+        2,
+    );
+    let snap = host.snapshot();
+    let mut fresh = Host::default();
+    fresh.set_text(&path, &snap.doc(&path).expect("doc").text, true, 1);
+    let scratch = fresh.snapshot();
+    assert!(snapshot_of_call(&scratch).contains(&"n".to_string()));
+    assert_eq!(snapshot_of_call(&snap), snapshot_of_call(&scratch));
+    assert_eq!(summary(&snap, &path), summary(&scratch, &path));
 }

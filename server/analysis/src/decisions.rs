@@ -9,12 +9,15 @@
 //! jumps inverts (paper 003 §5), the assignments the joint-mode forward
 //! sweep drops (adjoint liveness, paper 000 §6, keeping what the plans and
 //! the inversions reuse) and what the unit's adjoint reads of the values
-//! it is called with. In joint mode a unit's adjoint runs its own forward
+//! it is called with; once every unit's decisions are known,
+//! [`with_calls`] adds what the forward sweep saves around each CALL
+//! ([`crate::checkpoint`]). In joint mode a unit's adjoint runs its own forward
 //! sweep just before its reverse sweep, so nothing is live after the
 //! unit: a callee's primal results reach its caller through the call to
 //! the original, not through the callee's adjoint.
 
 use crate::bitset::BitSet;
+use crate::checkpoint::{CallCheckpoint, Callees, Caller};
 use crate::dp::vars;
 use crate::effects::Effects;
 use crate::liveness;
@@ -93,6 +96,10 @@ pub struct UnitDecisions {
     /// declarations' bounds read; `None` when it reads everything the
     /// unit reads (`--no-tbr`).
     pub entry_needs: Option<BitSet>,
+    /// The checkpoint of each CALL statement: what the forward sweep
+    /// pushes around it and why ([`crate::checkpoint`]; filled by
+    /// [`with_calls`] once every unit's `entry_needs` is known).
+    pub calls: BTreeMap<StmtId, CallCheckpoint>,
 }
 
 /// A value the forward sweep pushes for TBR (paper 000 §5): the
@@ -236,6 +243,7 @@ pub fn decide(
             pushed: pushes(unit, tbr, &[]),
             block_saves,
             entry_needs: None,
+            calls: BTreeMap::new(),
         };
     }
     let kept = recovery::kept_assignments(&plans, &undo);
@@ -262,7 +270,38 @@ pub fn decide(
         pushed,
         block_saves,
         entry_needs: Some(entry_needs),
+        calls: BTreeMap::new(),
     }
+}
+
+/// The checkpoints of the CALL statements of `unit` (whose decisions'
+/// reversal is `reversal`), from its TBR, every unit's effects and what
+/// the callees decided ([`crate::checkpoint::of_unit`]).
+pub fn with_calls(
+    program: &Program,
+    unit: &Unit,
+    tbr: &Tbr,
+    effects: &[Effects],
+    callees: &Callees,
+    reversal: &UnitReversal,
+) -> BTreeMap<StmtId, CallCheckpoint> {
+    if !unit
+        .stmts
+        .iter()
+        .any(|s| matches!(s.kind, dfort_ir::StmtKind::Call { .. }))
+    {
+        return BTreeMap::new();
+    }
+    let written_from = crate::effects::written_from(program, unit, effects);
+    let caller = Caller {
+        program,
+        orig: unit,
+        unit,
+        tbr,
+        effects,
+        written_from: &written_from,
+    };
+    crate::checkpoint::of_unit(&caller, callees, reversal)
 }
 
 /// Whether statement `id` references a user or external function.

@@ -11,8 +11,11 @@
 //! `others`, every procedure nobody calls), interprocedural activity
 //! (paper 000 §4) and TBR (§5), and per unit the adjoint's decisions
 //! ([`crate::decisions`]: reversal strategy of each construct (paper 001),
-//! address-recovery plans (paper 003), dropped statements, pushes) and the
-//! per-variable recovery reports of units with active variables. Given the
+//! address-recovery plans (paper 003), dropped statements, pushes, and
+//! what the forward sweep saves around each CALL, [`crate::checkpoint`],
+//! which reads the callees' decisions and which procedures get a
+//! derivative routine, [`crate::derivatives`]) and the per-variable
+//! recovery reports of units with active variables. Given the
 //! previous facts of the same request and the [`Changes`] since, only the
 //! units whose inputs changed are recomputed
 //! ([`crate::incremental`]); the result equals a run from scratch. Never
@@ -21,7 +24,9 @@
 
 use crate::address_report::{unit_reports, LoopReport};
 use crate::bitset::BitSet;
-use crate::decisions::{decide, Recording, UnitDecisions};
+use crate::checkpoint::Callees;
+use crate::decisions::{decide, with_calls, Recording, UnitDecisions};
+use crate::derivatives::Carriers;
 use crate::effects::Effects;
 use crate::incremental::Changes;
 use crate::interproc::{analyze_program_with, ProgramActivity};
@@ -59,7 +64,7 @@ impl Default for Request {
 
 /// What the adjoint of one unit decides, and what that means per address
 /// variable.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct UnitFacts {
     pub decisions: UnitDecisions,
     /// The recovery reports of its loops (units with active variables in
@@ -84,6 +89,10 @@ pub struct ProgramFacts {
     /// Per unit: what its analyses share that activity does not change
     /// (counted WHILE loops, undo, the plans' variables), computed once.
     pub shapes: Shapes,
+    /// Which variables carry a derivative and which procedures get a
+    /// derivative routine, for all the roots together
+    /// ([`crate::derivatives`]; with one root, the generators' set).
+    pub carriers: Carriers,
     /// Per unit the analyses reached: the adjoint's decisions.
     pub units: Vec<Option<Arc<UnitFacts>>>,
     /// What each unit may read and write (callees included), computed
@@ -229,7 +238,7 @@ fn analyse_resolved(
     );
     let effects: OnceLock<Arc<Vec<Effects>>> = OnceLock::new();
     // Decisions follow their unit's TBR: reused when it was.
-    let units = (0..program.units.len())
+    let mut units: Vec<Option<Arc<UnitFacts>>> = (0..program.units.len())
         .map(|i| {
             let t = tbr.results[i].as_ref()?;
             if !tbr.recomputed[i] {
@@ -254,6 +263,15 @@ fn analyse_resolved(
             Some(Arc::new(UnitFacts { decisions, reports }))
         })
         .collect();
+    let roles: Vec<_> = resolved
+        .roots
+        .iter()
+        .map(|(u, r)| (*u, &r.independents, &r.dependents))
+        .collect();
+    let carriers = crate::derivatives::of_roots(&program, &activity, &roles);
+    add_checkpoints(
+        &program, &activity, &tbr, &carriers, &effects, &mut units, previous,
+    );
     ProgramFacts {
         request,
         sources: source.units.clone(),
@@ -263,7 +281,96 @@ fn analyse_resolved(
         activity,
         tbr,
         shapes,
+        carriers,
         units,
         effects,
+    }
+}
+
+/// Adds to each unit's decisions the checkpoints of its CALL statements
+/// ([`with_calls`]), which read what its callees decided. A unit whose
+/// facts were reused keeps its checkpoints unless it, or a unit it
+/// reaches through calls, changed (its body, activity, TBR or whether it
+/// gets a derivative routine): those are what a checkpoint reads.
+fn add_checkpoints(
+    program: &Program,
+    activity: &ProgramActivity,
+    tbr: &ProgramTbr,
+    carriers: &Carriers,
+    effects: &OnceLock<Arc<Vec<Effects>>>,
+    units: &mut [Option<Arc<UnitFacts>>],
+    previous: Option<(&ProgramFacts, &Changes)>,
+) {
+    let n = units.len();
+    let flag = |v: &[bool], i: usize| v.get(i).copied().unwrap_or(true);
+    let mut stale: Vec<bool> = (0..n)
+        .map(|i| {
+            let Some((p, changes)) = previous else {
+                return true;
+            };
+            let reused = match (p.units.get(i).and_then(|u| u.as_ref()), &units[i]) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            };
+            !reused
+                || flag(&changes.body, i)
+                || flag(&activity.recomputed, i)
+                || flag(&tbr.recomputed, i)
+                || p.carriers.routine.get(i) != carriers.routine.get(i)
+        })
+        .collect();
+    // A unit reaching a changed one through calls is stale too.
+    loop {
+        let mut changed = false;
+        for i in 0..n {
+            if !stale[i]
+                && program
+                    .call_graph
+                    .callees(dfort_ir::UnitId(i as u32))
+                    .any(|c| flag(&stale, c.0 as usize))
+            {
+                stale[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let has_calls = |u: &Unit| {
+        u.stmts
+            .iter()
+            .any(|s| matches!(s.kind, dfort_ir::StmtKind::Call { .. }))
+    };
+    let todo: Vec<usize> = (0..n)
+        .filter(|&i| stale[i] && units[i].is_some() && has_calls(&program.units[i]))
+        .collect();
+    if todo.is_empty() {
+        return;
+    }
+    let fx = effects.get_or_init(|| Arc::new(crate::effects::all(program)));
+    let computed: Vec<_> = {
+        let entry_needs: Vec<Option<&BitSet>> = units
+            .iter()
+            .map(|u| u.as_ref().and_then(|f| f.decisions.entry_needs.as_ref()))
+            .collect();
+        let callees = Callees {
+            routine: &carriers.routine,
+            entry_needs: &entry_needs,
+        };
+        todo.iter()
+            .filter_map(|&i| {
+                let f = units[i].as_ref()?;
+                let t = tbr.results.get(i)?.as_ref()?;
+                let unit = &program.units[i];
+                let calls = with_calls(program, unit, t, fx, &callees, &f.decisions.reversal);
+                Some((i, calls))
+            })
+            .collect()
+    };
+    for (i, calls) in computed {
+        if let Some(f) = units[i].as_mut() {
+            Arc::make_mut(f).decisions.calls = calls;
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! What an adjoint routine's code does, recorded by the generator at the
 //! point it writes each line: the values its forward sweep pushes for
-//! TBR, how it reverses each construct and how it recovers each address
-//! value. It is not read back by the generator; the consistency check
-//! (`dfort::consistency`) compares it with what `dfort analyze` prints
+//! TBR and around each call, how it reverses each construct and how it
+//! recovers each address value. It is not read back by the generator; the consistency check
+//! (`cargo xtask consistency`) compares it with what `dfort analyze` prints
 //! and the editor shows, so that a decision re-derived in one place and
 //! not the others is caught.
 //!
@@ -10,7 +10,18 @@
 //! (`dfort_analysis::prepare`).
 
 use dfort_analysis::address_report::Choice;
+use dfort_analysis::dep::GlobalKey;
 use dfort_ir::{StmtId, SymbolId, UnitId};
+
+/// A value a call's snapshot saves.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SavedValue {
+    /// A variable of the unit (or an element or section of it).
+    Variable(SymbolId),
+    /// A module variable the unit does not declare, brought in to be
+    /// saved.
+    Global(GlobalKey),
+}
 
 /// How the code reverses one construct.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -37,10 +48,15 @@ pub struct RoutineTrace {
     /// The values the forward sweep pushes because TBR asks for them
     /// (a statement and the variable it overwrites), in the order written.
     pub pushes: Vec<(StmtId, SymbolId)>,
-    /// What the caller pushes around a call of what the callee may
-    /// overwrite (the generator decides this from the callee's effects,
-    /// not TBR's records; not compared yet).
+    /// What the caller records around a call (a CALL, or a function
+    /// reference hoisted out of an assignment): what the call may
+    /// overwrite of the values its adjoint needs, as the call's checkpoint
+    /// decides ([`dfort_analysis::checkpoint`]), in the order pushed.
     pub around_calls: Vec<(StmtId, SymbolId)>,
+    /// What the checkpoint of a call to a procedure with a derivative
+    /// routine pushes after those records (the snapshot the callee's
+    /// adjoint reads), in the order pushed.
+    pub call_snapshots: Vec<(StmtId, SavedValue)>,
     /// How each construct is reversed.
     pub constructs: Vec<(StmtId, Reversed)>,
     /// Whether the routine is reversed through basic-block ids.
@@ -59,6 +75,7 @@ impl RoutineTrace {
             with_adjoint: Vec::new(),
             pushes: Vec::new(),
             around_calls: Vec::new(),
+            call_snapshots: Vec::new(),
             constructs: Vec::new(),
             by_blocks,
             dropped: Vec::new(),
@@ -73,6 +90,9 @@ impl RoutineTrace {
     }
     pub(crate) fn drop(&mut self, st: StmtId) {
         self.dropped.push(st);
+    }
+    pub(crate) fn call_snapshot(&mut self, st: StmtId, saved: SavedValue) {
+        self.call_snapshots.push((st, saved));
     }
     pub(crate) fn construct(&mut self, st: StmtId, how: Reversed) {
         self.constructs.push((st, how));

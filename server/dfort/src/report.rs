@@ -25,6 +25,9 @@ pub struct UnitReport {
     /// Per DO loop (or per unit with jumps): how each address value is
     /// recovered (paper 003).
     pub address_recovery: Vec<LoopJson>,
+    /// What the forward sweep pushes around each CALL to a procedure
+    /// with source (the call's checkpoint), in push order.
+    pub call_saves: Vec<CallSaveJson>,
     pub dependents: Vec<String>,
     /// Lines of the assignments the joint-mode forward sweep drops.
     pub forward_sweep_drops: Vec<u32>,
@@ -49,6 +52,20 @@ pub struct PushJson {
     /// value); `null` when the calling context needs it.
     pub needed_by_line: Option<u32>,
     pub variable: String,
+}
+
+#[derive(Serialize)]
+pub struct CallSaveJson {
+    /// The line of the CALL.
+    pub line: u32,
+    /// The reference pushed (`a`, `a(k)`).
+    pub reference: String,
+    pub variable: String,
+    /// `around-call` (the call may overwrite a value this unit's adjoint
+    /// needs), `snapshot` (the callee's adjoint reads it), `index` (an
+    /// index of an actual), `hidden` (a module variable the callee reads
+    /// that this unit does not declare).
+    pub why: &'static str,
 }
 
 #[derive(Serialize)]
@@ -111,6 +128,7 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
     UnitReport {
         active: names(unit, &s.active),
         address_recovery: s.loops.iter().map(|l| loop_json(unit, l, src)).collect(),
+        call_saves: call_saves(s, src),
         dependents: names(unit, &s.dependents),
         forward_sweep_drops: s.dead.iter().map(|d| line(*d)).collect(),
         independents: names(unit, &s.independents),
@@ -139,6 +157,50 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
             })
             .collect(),
     }
+}
+
+/// The saves of the checkpoints of the unit's CALLs to procedures with
+/// source, in statement order then push order.
+fn call_saves(s: &UnitSummary, src: &dyn Source) -> Vec<CallSaveJson> {
+    use dfort_analysis::checkpoint::Why;
+    let unit = s.unit;
+    let mut out = Vec::new();
+    for (id, cp) in s.calls {
+        let is_call = matches!(
+            unit.stmts.get(id.0 as usize).map(|st| &st.kind),
+            Some(dfort_ir::StmtKind::Call { .. })
+        );
+        if cp.callee.is_none() || !is_call {
+            continue;
+        }
+        let line = src.line(unit.stmt(*id).span).unwrap_or(0);
+        for saved in cp.saved() {
+            let Some(sym) = unit.symbols.get(saved.variable.0 as usize) else {
+                continue;
+            };
+            out.push(CallSaveJson {
+                line,
+                reference: saved.text(unit),
+                variable: sym.name.clone(),
+                why: match saved.why {
+                    Why::AroundCall => "around-call",
+                    Why::Snapshot => "snapshot",
+                    Why::Index => "index",
+                },
+            });
+        }
+        for k in &cp.hidden {
+            if let Some(name) = s.global_name(k) {
+                out.push(CallSaveJson {
+                    line,
+                    reference: name.clone(),
+                    variable: name,
+                    why: "hidden",
+                });
+            }
+        }
+    }
+    out
 }
 
 fn loop_json(unit: &Unit, l: &LoopReport, src: &dyn Source) -> LoopJson {

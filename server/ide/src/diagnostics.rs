@@ -5,8 +5,10 @@
 //! * a non-differentiable intrinsic (`abs`, `max`, `min`, `sign`, `int`,
 //!   `nint`, `mod`, …) applied to a varied value in an assignment whose
 //!   result is active: the derivative is wrong at the kink or zero;
-//! * an active value passed to a procedure dfort has no source for: the
-//!   generators refuse such a call;
+//! * an active value passed to a procedure dfort has no source for, or to
+//!   one that gets no derivative routine where the generators
+//!   differentiate the call: the generators refuse such a call (one rule,
+//!   `no-source`, one activity test, `active_actuals`);
 //! * `address-stored` (information): an address index of a DO loop the
 //!   reverse sweep cannot recover by inversion or recomputation — a
 //!   non-invertible operation (integer division, `max`, …) or an
@@ -263,11 +265,33 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
     let Some(sites) = cg.calls_from.get(unit.id.0 as usize) else {
         return;
     };
+    let carriers = &snap.analysis.carriers;
+    let has_derivative = |s: SymbolId| {
+        carriers
+            .with_d
+            .get(unit.id.0 as usize)
+            .is_some_and(|d| d.contains(s.0 as usize))
+    };
     for &i in sites {
         let site = &cg.sites[i];
-        if !matches!(site.callee, Callee::External) {
-            continue;
-        }
+        // A procedure without source, or one with source that gets no
+        // derivative routine where the generators differentiate the call
+        // (a CALL, or a function reference in an assignment whose target
+        // has a derivative: they are hoisted and called).
+        let has_source = match site.callee {
+            Callee::External => false,
+            Callee::Unit(c) => {
+                let routine = carriers.routine.get(c.0 as usize).copied().unwrap_or(true);
+                let differentiated_here = !site.function
+                    || matches!(&analysed.stmts.get(site.stmt.0 as usize).map(|s| &s.kind),
+                        Some(StmtKind::Assign { lhs, .. })
+                            if dfort_analysis::dp::target(lhs).is_some_and(|(t, _)| has_derivative(t)));
+                if routine || !differentiated_here {
+                    continue;
+                }
+                true
+            }
+        };
         let Some(args) = site_args(analysed, site) else {
             continue;
         };
@@ -279,7 +303,7 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
             .iter()
             .map(|s| analysed.symbol(*s).name.clone())
             .collect();
-        let (rule, msg) = no_derivative_for_call(&site.name, &names, false);
+        let (rule, msg) = no_derivative_for_call(&site.name, &names, has_source);
         push_rule(snap, out, site.span, rule, &msg);
     }
 }

@@ -3,7 +3,10 @@
 //! * `active` after the left-hand side of each assignment whose result is
 //!   active (paper 000 §4);
 //! * `push(x)` before each statement whose overwrite of `x` TBR records
-//!   (§5);
+//!   (§5), and before each CALL to a procedure with source what its
+//!   checkpoint saves ([`dfort_analysis::checkpoint`]: what the call may
+//!   overwrite that the adjoint needs, what the callee's adjoint reads,
+//!   the indices of the actuals);
 //! * what control-flow reversal records (paper 001), as the analysis
 //!   decides it for the generator ([`dfort_analysis::reversal`]):
 //!   `push(branch)` on IF and SELECT CASE, `push(trips)` on loops without
@@ -27,10 +30,13 @@ use crate::host::Snapshot;
 use crate::render;
 use dfort_analysis::activity::active_anywhere;
 use dfort_analysis::address_report::{Choice, LoopReport, VarReport};
+use dfort_analysis::checkpoint::CallCheckpoint;
+use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::reversal::Reversal;
-use dfort_ir::{ExprKind, Span, Stmt, StmtKind, Unit};
+use dfort_ir::{ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
+use std::collections::BTreeMap;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -184,6 +190,11 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
             {
                 continue;
             }
+            // A call to a procedure with source saves what its checkpoint
+            // says (below).
+            if calls_with_source(&unit, &decided.calls, r.stmt) {
+                continue;
+            }
             let name = unit.symbol(r.variable).name.clone();
             match by_stmt.iter_mut().find(|(s, _)| *s == r.stmt) {
                 Some((_, v)) => {
@@ -209,6 +220,85 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                 });
             }
         }
+    }
+    call_hints(snap, &unit, &decided.calls, out);
+}
+
+/// The start of the tooltip of a call's checkpoint hint.
+pub const CHECKPOINT_TOOLTIP: &str = "Checkpoint of the call to";
+
+/// Whether statement `id` is a CALL to a procedure with source (whose
+/// checkpoint the hints show).
+fn calls_with_source(unit: &Unit, calls: &BTreeMap<StmtId, CallCheckpoint>, id: StmtId) -> bool {
+    calls.get(&id).is_some_and(|cp| cp.callee.is_some())
+        && matches!(
+            unit.stmts.get(id.0 as usize).map(|s| &s.kind),
+            Some(StmtKind::Call { .. })
+        )
+}
+
+/// `push(y, x, i)` before each CALL to a procedure with source whose
+/// checkpoint saves something, as the analysis decided it for the
+/// generator ([`dfort_analysis::checkpoint`]), with why each is saved.
+fn call_hints(
+    snap: &Snapshot,
+    unit: &Unit,
+    calls: &BTreeMap<StmtId, CallCheckpoint>,
+    out: &mut Vec<Hint>,
+) {
+    let program = &snap.analysis.program;
+    for (id, cp) in calls {
+        let Some(c) = cp.callee.filter(|_| calls_with_source(unit, calls, *id)) else {
+            continue;
+        };
+        let Some(callee) = program.units.get(c.0 as usize) else {
+            continue;
+        };
+        let mut names: Vec<String> = Vec::new();
+        let mut why: Vec<String> = Vec::new();
+        for saved in cp.saved() {
+            if saved.variable.0 as usize >= unit.symbols.len() {
+                continue;
+            }
+            let name = unit.symbol(saved.variable).name.clone();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+            why.push(crate::render::call_save(unit, saved, &callee.name));
+        }
+        for k in &cp.hidden {
+            let GlobalKey::Shared { unit: m, symbol } = k else {
+                continue;
+            };
+            let Some(module) = program.units.get(m.0 as usize) else {
+                continue;
+            };
+            let Some(sym) = module.symbols.get(symbol.0 as usize) else {
+                continue;
+            };
+            if !names.contains(&sym.name) {
+                names.push(sym.name.clone());
+            }
+            why.push(crate::render::hidden_save(
+                &sym.name,
+                &module.name,
+                &callee.name,
+            ));
+        }
+        if names.is_empty() {
+            continue;
+        }
+        let st = unit.stmt(*id);
+        let Some((_, r)) = snap.to_doc(unit.span.file, st.span.range) else {
+            continue;
+        };
+        out.push(Hint {
+            offset: r.start,
+            label: format!("push({})", names.join(", ")),
+            kind: HintKind::Push,
+            tooltip: crate::render::checkpoint_tooltip(&callee.name, &why),
+            before: true,
+        });
     }
 }
 
@@ -649,6 +739,130 @@ cad dependent(a)
         let h = address("fx.f", src, HintKinds::default());
         has(&h, 9, "&          n)", "j ← k - 1");
         has(&h, 10, "k = j + 1", "k ← j - 2");
+    }
+
+    /// What the forward sweep of `routine` (an adjoint's text) pushes
+    /// just before the line `call`, by variable: subscripts dropped,
+    /// hidden module variables (`use m, only: dfort_g1 => s`) by their
+    /// module name.
+    fn pushed_before(adjoint: &str, routine: &str, call: &str) -> Vec<String> {
+        let start = adjoint
+            .find(&format!("subroutine {routine}("))
+            .expect("the routine");
+        let text = &adjoint[start..];
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        let at = lines.iter().position(|l| *l == call).expect("the call");
+        let mut items: Vec<String> = Vec::new();
+        for l in lines[..at].iter().rev() {
+            let Some(item) = l
+                .strip_prefix("call dfort_push(")
+                .and_then(|x| x.strip_suffix(')'))
+            else {
+                break;
+            };
+            let var = item.split('(').next().unwrap_or(item).to_string();
+            let var = lines
+                .iter()
+                .find_map(|d| {
+                    let (_, renames) = d.split_once(", only: ")?;
+                    let (local, name) = renames.split_once(" => ")?;
+                    (local == var).then(|| name.to_string())
+                })
+                .unwrap_or(var);
+            items.insert(0, var);
+        }
+        let mut names: Vec<String> = Vec::new();
+        for v in items {
+            if !names.contains(&v) {
+                names.push(v);
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn call_hints_show_what_the_adjoint_pushes_around_the_call() {
+        let src = "module m
+  implicit none
+  real(8) :: s
+end module m
+
+subroutine setter(v)
+  use m
+  implicit none
+  real(8), intent(in) :: v
+  s = 2.0d0*v
+end subroutine setter
+
+subroutine mul(u, v, q)
+  use m
+  implicit none
+  real(8), intent(inout) :: u
+  real(8), intent(in) :: v
+  integer, intent(out) :: q
+  u = u*v*s
+  q = 3
+end subroutine mul
+
+subroutine top(x, a, y, n)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(inout) :: a(n)
+  real(8), intent(out) :: y
+  integer :: j, k
+  real(8) :: t
+!$ad independent(x, a)
+!$ad dependent(y)
+  k = 2
+  j = 1
+  t = x(1)
+  y = a(j)*a(k)*t
+  call mul(a(k), t, j)
+  call setter(1.0d0)
+  k = 3
+  y = y + a(k)
+end subroutine top
+";
+        let path = Path::new("/address-tests").join("calls.f90");
+        let mut host = Host::default();
+        host.set_text(&path, src, true, 1);
+        let snap = host.snapshot();
+        let doc = snap.doc(&path).unwrap();
+        let call_line = src
+            .lines()
+            .position(|l| l.trim() == "call mul(a(k), t, j)")
+            .unwrap() as u32;
+        let hints: Vec<Hint> = inlay_hints(
+            &snap,
+            &path,
+            TextRange::new(0, src.len() as u32),
+            HintKinds::default(),
+        )
+        .into_iter()
+        .filter(|h| h.kind == HintKind::Push && doc.lines.line_of(h.offset) == call_line)
+        .collect();
+        let [hint] = hints.as_slice() else {
+            panic!("one push hint on the call: {hints:#?}");
+        };
+        assert!(hint.tooltip.starts_with(CHECKPOINT_TOOLTIP), "{hint:#?}");
+        assert!(hint.tooltip.contains("`s` of module `m`"), "{hint:#?}");
+        let top = snap.program.units.iter().find(|u| u.name == "top").unwrap();
+        let (adjoint, _) =
+            dfort_codegen::adjoint::adjoint_of(&snap.analysis, top.id, "").expect("an adjoint");
+        let pushed = pushed_before(&adjoint, "top_b", "call mul(a(k), t, j)");
+        let shown: Vec<String> = hint
+            .label
+            .trim_start_matches("push(")
+            .trim_end_matches(')')
+            .split(", ")
+            .map(String::from)
+            .collect();
+        // The caller's record of `j`, the snapshot of `a(k)`, `j` and the
+        // index `k`, and the module variable `s` that `mul`'s adjoint
+        // reads and `top` does not declare.
+        assert_eq!(shown, ["j", "a", "k", "s"], "{adjoint}");
+        assert_eq!(pushed, shown, "{adjoint}");
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::hints::stmt_holding;
 use crate::host::Snapshot;
 use crate::summary::{names, UnitSummary};
 use dfort_analysis::address_report::{Choice, Formula, LoopReport, Reason, Recovery, VarReport};
+use dfort_analysis::checkpoint::{Saved, Why as SaveWhy};
 use dfort_analysis::counted_while::CountedWhile;
 use dfort_analysis::explain::Why;
 use dfort_analysis::recovery::{Ambiguity, NonInvertible};
@@ -571,6 +572,37 @@ pub fn report_lines(unit: &Unit, l: &LoopReport, src: &dyn Source) -> Vec<String
 /// `dfort analyze --format json`'s `computed_after_loop.text`.
 pub fn computed_after_loop(unit: &Unit, cw: &CountedWhile) -> String {
     trip_count_final(unit, cw)
+}
+
+/// Why one reference is saved around a call to `callee` (a CALL's
+/// checkpoint, [`dfort_analysis::checkpoint`]).
+pub fn call_save(unit: &Unit, saved: &Saved, callee: &str) -> String {
+    let reason = match saved.why {
+        SaveWhy::AroundCall => {
+            "the call may overwrite it and this unit's adjoint needs it".to_string()
+        }
+        SaveWhy::Snapshot => format!("the adjoint of `{callee}` reads it"),
+        SaveWhy::Index => format!("an index of an actual of `{callee}`"),
+    };
+    format!("`{}` ({reason})", saved.text(unit))
+}
+
+/// Why a module variable the unit does not declare is saved around a
+/// call to `callee`.
+pub fn hidden_save(name: &str, module: &str, callee: &str) -> String {
+    format!(
+        "`{name}` of module `{module}` (the adjoint of `{callee}` reads it; this unit does not declare it)"
+    )
+}
+
+/// The tooltip of a CALL's checkpoint hint, from the sentences of
+/// [`call_save`] and [`hidden_save`].
+pub fn checkpoint_tooltip(callee: &str, why: &[String]) -> String {
+    format!(
+        "{} `{callee}`: the forward sweep pushes {} before the call; the reverse sweep pops them around `{callee}_b`",
+        crate::hints::CHECKPOINT_TOOLTIP,
+        why.join(", ")
+    )
 }
 
 /// One step of a why-chain of activity ([`dfort_analysis::explain`]).

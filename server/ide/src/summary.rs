@@ -10,9 +10,15 @@ use crate::host::Snapshot;
 use dfort_analysis::activity::{active_anywhere, Activity};
 use dfort_analysis::address_report::LoopReport;
 use dfort_analysis::bitset::BitSet;
+use dfort_analysis::checkpoint::CallCheckpoint;
 use dfort_analysis::decisions::Push;
+use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::reversal::{Reversal, UnitReversal};
-use dfort_ir::{StmtId, Unit};
+use dfort_ir::{Program, StmtId, Unit};
+use std::collections::BTreeMap;
+
+/// No calls (a unit without decisions).
+static NO_CALLS: BTreeMap<StmtId, CallCheckpoint> = BTreeMap::new();
 
 /// One unit's summary.
 pub struct UnitSummary<'a> {
@@ -31,6 +37,10 @@ pub struct UnitSummary<'a> {
     pub pushed: &'a [Push],
     /// The assignments the forward sweep drops.
     pub dead: &'a [StmtId],
+    /// What the forward sweep saves around each CALL.
+    pub calls: &'a BTreeMap<StmtId, CallCheckpoint>,
+    /// The program as analysed (to name the globals a checkpoint saves).
+    pub program: &'a Program,
     /// How the adjoint reverses each construct (paper 001).
     pub reversal: Option<&'a UnitReversal>,
     /// How each loop's address indices are recovered (paper 003).
@@ -50,6 +60,22 @@ impl UnitSummary<'_> {
             .unwrap_or_default();
         v.sort_by_key(|(s, _)| (self.unit.stmt(*s).span.range.start, s.0));
         v
+    }
+
+    /// The name of a module variable a checkpoint saves.
+    pub fn global_name(&self, k: &GlobalKey) -> Option<String> {
+        match k {
+            GlobalKey::Shared { unit, symbol } => Some(
+                self.program
+                    .units
+                    .get(unit.0 as usize)?
+                    .symbols
+                    .get(symbol.0 as usize)?
+                    .name
+                    .clone(),
+            ),
+            GlobalKey::Common { .. } => None,
+        }
     }
 
     /// Whether the adjoint reverses the unit through basic-block ids.
@@ -80,6 +106,8 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
                 activity: act,
                 pushed: decided.map_or(&[], |d| d.pushed.as_slice()),
                 dead: decided.map_or(&[], |d| d.dead.as_slice()),
+                calls: decided.map_or(&NO_CALLS, |d| &d.calls),
+                program: &facts.program,
                 reversal: decided.map(|d| &d.reversal),
                 loops: facts.reports_of(u.id),
                 source_len: snap

@@ -17,9 +17,11 @@
 //!   per construct, recovery per address variable, and forward-sweep
 //!   drops. The no-source rule: the editor's `no-source` warnings, the
 //!   adjoint's and the tangent's `no-source` refusals are the same
-//!   sentences on the same lines. Left out: what a caller pushes around a
-//!   call to a procedure with source (the generator decides it from the
-//!   callee's effects; neither the JSON nor the editor shows it).
+//!   sentences on the same lines. Call saves: what the forward sweep
+//!   pushes around each CALL to a procedure with source (the call's
+//!   checkpoint, which the analysis decides: the caller's records and the
+//!   snapshot), as (line, variable), in the JSON, the editor's hints and
+//!   the adjoint.
 //! * **The workspace** ([`check_workspace`], no `--root`): `dfort
 //!   analyze` without `--root` and the editor, both from the `dfort.toml`
 //!   roots and every other procedure nobody calls, agree on every unit:
@@ -27,9 +29,10 @@
 
 use dfort::session::{Ask, Session};
 use dfort_analysis::decisions::Recording;
+use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::roots::RootSpec;
-use dfort_codegen::trace::{Reversed, RoutineTrace};
-use dfort_ide::hints::{inlay_hints, HintKind, HintKinds};
+use dfort_codegen::trace::{Reversed, RoutineTrace, SavedValue};
+use dfort_ide::hints::{inlay_hints, HintKind, HintKinds, CHECKPOINT_TOOLTIP};
 use dfort_ide::host::{Host, HostConfig, Snapshot};
 use dfort_ir::{ExprKind, StmtKind};
 use serde_json::Value;
@@ -72,6 +75,8 @@ pub struct UnitFacts {
     /// The pushes at assignments to the variable pushed (what a hover on
     /// the assignment's target says is recorded).
     pub assignment_pushes: BTreeSet<(u32, String)>,
+    /// What the checkpoint of each CALL to a procedure with source pushes.
+    pub call_saves: BTreeSet<(u32, String)>,
     pub reversal: BTreeSet<(u32, &'static str)>,
     /// Reversed through basic-block ids.
     pub by_blocks: bool,
@@ -90,21 +95,27 @@ pub type Facts = BTreeMap<String, UnitFacts>;
 pub struct Agreement {
     pub units: usize,
     pub pushes: usize,
+    /// Values saved around CALLs to procedures with source.
+    pub call_saves: usize,
     pub constructs: usize,
     pub recoveries: usize,
     pub drops: usize,
     /// `no-source` sentences the editor and the generators agree on.
     pub no_source: usize,
+    /// Roots the generator refuses (their no-source refusals compared).
+    pub refused: usize,
 }
 
 impl Agreement {
     fn add(&mut self, o: Agreement) {
         self.units += o.units;
         self.pushes += o.pushes;
+        self.call_saves += o.call_saves;
         self.constructs += o.constructs;
         self.recoveries += o.recoveries;
         self.drops += o.drops;
         self.no_source += o.no_source;
+        self.refused += o.refused;
     }
 }
 
@@ -112,8 +123,15 @@ impl std::fmt::Display for Agreement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} units, {} pushes, {} constructs, {} recoveries, {} drops, {} no-source",
-            self.units, self.pushes, self.constructs, self.recoveries, self.drops, self.no_source
+            "{} units, {} pushes, {} call saves, {} constructs, {} recoveries, {} drops, {} no-source, {} refused",
+            self.units,
+            self.pushes,
+            self.call_saves,
+            self.constructs,
+            self.recoveries,
+            self.drops,
+            self.no_source,
+            self.refused
         )
     }
 }
@@ -148,15 +166,11 @@ pub fn run(args: ConsistencyArgs) -> ExitCode {
             let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
             check_root(&args.files, &spec, recording)
         }
-        None => check_workspace(&args.files).map(Some),
+        None => check_workspace(&args.files),
     };
     match verdict {
-        Ok(Some(a)) => {
+        Ok(a) => {
             println!("consistent: {a}");
-            ExitCode::SUCCESS
-        }
-        Ok(None) => {
-            println!("no adjoint to compare (the generator refuses this root; its refusals agree)");
             ExitCode::SUCCESS
         }
         Err(d) => {
@@ -188,14 +202,14 @@ fn editor(files: &[PathBuf], config: HostConfig) -> Result<std::sync::Arc<Snapsh
 }
 
 /// Compares `dfort analyze --root`, the editor and the generated adjoint
-/// for the root `spec` of `files` in `recording` mode; `Ok(None)` when
-/// the generator refuses the root (after comparing the no-source rule),
-/// `Err` with one line per disagreement.
+/// for the root `spec` of `files` in `recording` mode (when the generator
+/// refuses the root, only the no-source rule is compared and `refused`
+/// counts it), `Err` with one line per disagreement.
 pub fn check_root(
     files: &[PathBuf],
     spec: &RootSpec,
     recording: Recording,
-) -> Result<Option<Agreement>, Vec<String>> {
+) -> Result<Agreement, Vec<String>> {
     let (session, root, _) = Session::for_root(files, spec.clone(), recording)
         .map_err(|e| vec![format!("load: {e}")])?;
     let snap = &session.snap;
@@ -243,7 +257,10 @@ pub fn check_root(
     }
     let traces = match adjoint {
         Ok((_, t)) => t,
-        Err(_) if out.is_empty() => return Ok(None),
+        Err(_) if out.is_empty() => {
+            agreed.refused += 1;
+            return Ok(agreed);
+        }
         Err(_) => return Err(out),
     };
     let adj = trace_facts(snap, &traces);
@@ -283,12 +300,13 @@ pub fn check_root(
         }
         agreed.units += 1;
         agreed.pushes += a.pushes.len();
+        agreed.call_saves += a.call_saves.len();
         agreed.constructs += a.reversal.len();
         agreed.recoveries += a.recovery.len();
         agreed.drops += a.drops.as_ref().map_or(0, |d| d.len());
     }
     if out.is_empty() {
-        Ok(Some(agreed))
+        Ok(agreed)
     } else {
         Err(out)
     }
@@ -376,6 +394,7 @@ fn compare(
     };
     let mut pairs = vec![
         ("pushes", show_p(&f.pushes), show_p(&a.pushes)),
+        ("call saves", show_p(&f.call_saves), show_p(&a.call_saves)),
         ("reversal", show_r(&f.reversal), show_r(&a.reversal)),
         ("recovery", show_c(&f.recovery), show_c(&a.recovery)),
     ];
@@ -438,10 +457,10 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
             .map(|s| unit.symbol(*s).name.clone())
             .collect();
         // Around a call to a procedure without source, the caller's
-        // records are TBR's; around one with source the generator decides
-        // from the callee's effects (not compared).
-        let without_source = |s: &dfort_ir::StmtId| {
-            !matches!(
+        // records are TBR's; around a CALL to one with source, the call's
+        // checkpoint's records and snapshot.
+        let with_source = |s: &dfort_ir::StmtId| {
+            matches!(
                 unit.stmt(*s).kind,
                 StmtKind::Call {
                     target: dfort_ir::CallTarget::Unit(_),
@@ -452,8 +471,33 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
         f.pushes = t
             .pushes
             .iter()
-            .chain(t.around_calls.iter().filter(|(s, _)| without_source(s)))
+            .chain(t.around_calls.iter().filter(|(s, _)| !with_source(s)))
             .map(|(s, v)| (at(*s), unit.symbol(*v).name.clone()))
+            .collect();
+        // (Only CALL statements: a hoisted reference's snapshot may hold
+        // temporaries the analysed unit does not have.)
+        let snapshots = t
+            .call_snapshots
+            .iter()
+            .filter(|(s, _)| with_source(s))
+            .map(|(s, v)| {
+                let name = match v {
+                    SavedValue::Variable(v) => unit.symbol(*v).name.clone(),
+                    SavedValue::Global(GlobalKey::Shared { unit: m, symbol }) => {
+                        program.unit(*m).symbol(*symbol).name.clone()
+                    }
+                    SavedValue::Global(GlobalKey::Common { block, index }) => {
+                        format!("/{block}/{index}")
+                    }
+                };
+                (at(*s), name)
+            });
+        f.call_saves = t
+            .around_calls
+            .iter()
+            .filter(|(s, _)| with_source(s))
+            .map(|(s, v)| (at(*s), unit.symbol(*v).name.clone()))
+            .chain(snapshots)
             .collect();
         f.assignment_pushes = t
             .pushes
@@ -507,6 +551,12 @@ fn json_facts(doc: &Value) -> Facts {
             .map(str_of)
             .collect();
         f.pushes = u["tbr"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| (num(&r["line"]), str_of(&r["variable"])))
+            .collect();
+        f.call_saves = u["call_saves"]
             .as_array()
             .into_iter()
             .flatten()
@@ -597,8 +647,13 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                 }
                 HintKind::Push => {
                     let inner = h.label.trim_start_matches("push(").trim_end_matches(')');
+                    let set = if h.tooltip.starts_with(CHECKPOINT_TOOLTIP) {
+                        &mut f.call_saves
+                    } else {
+                        &mut f.pushes
+                    };
                     for v in inner.split(", ") {
-                        f.pushes.insert((l, v.to_string()));
+                        set.insert((l, v.to_string()));
                     }
                 }
                 HintKind::Reversal => {
@@ -776,8 +831,7 @@ pub fn check_cases(cases: &[Case]) -> Result<Agreement, Vec<String>> {
             Some(spec) => {
                 for recording in [Recording::Inversion, Recording::Tbr, Recording::StoreAll] {
                     match check_root(&c.files, spec, recording) {
-                        Ok(Some(a)) => total.add(a),
-                        Ok(None) => {}
+                        Ok(a) => total.add(a),
                         Err(d) => failures.push(format!(
                             "{} --root {} ({}):\n  {}",
                             files.join(" "),
@@ -826,6 +880,7 @@ mod tests {
             "{agreed}"
         );
         assert!(agreed.recoveries > 20 && agreed.no_source > 0, "{agreed}");
+        assert!(agreed.call_saves > 10, "{agreed}");
     }
 
     fn fixture(name: &str) -> PathBuf {
@@ -855,6 +910,11 @@ mod tests {
             .unwrap_or_else(|| panic!("no unit {name} in {doc}"))
     }
 
+    /// The adjoint was written and compared (not refused).
+    fn compared(a: Agreement) {
+        assert!(a.units > 0 && a.refused == 0, "{a}");
+    }
+
     /// The five divergences of issue 15, each a case of the check above:
     /// here, what each one must show.
     #[test]
@@ -868,9 +928,7 @@ mod tests {
         assert_eq!(u["roles_from"], "dummy-argument intents (default)");
         check_workspace(&files).unwrap();
         let spec = &toml_roots(&files).unwrap()[0];
-        check_root(&files, spec, Recording::Inversion)
-            .unwrap()
-            .unwrap();
+        compared(check_root(&files, spec, Recording::Inversion).unwrap());
         // 2. A callee's forward-sweep drops: analyze reports the two
         //    assignments of `sub` the generator drops.
         let files = vec![repo_root().join("tests/fixtures/interproc/callee_drops.f90")];
@@ -887,7 +945,6 @@ mod tests {
             },
             Recording::Inversion,
         )
-        .unwrap()
         .unwrap();
         assert!(a.drops >= 2, "{a}");
         // 3. Which roots: analyze without --root and the editor both take
@@ -911,9 +968,7 @@ mod tests {
             name: "outer".into(),
             ..RootSpec::default()
         };
-        check_root(&files, &outer, Recording::Inversion)
-            .unwrap()
-            .unwrap();
+        compared(check_root(&files, &outer, Recording::Inversion).unwrap());
         // 4. Reversal: the unit with an early RETURN is reversed by
         //    blocks; the DO left by EXIT pushes its trips.
         let files = vec![fixture("reversal_jumps.f90")];
@@ -935,9 +990,7 @@ mod tests {
                 name: name.into(),
                 ..RootSpec::default()
             };
-            check_root(&files, &spec, Recording::Inversion)
-                .unwrap()
-                .unwrap();
+            compared(check_root(&files, &spec, Recording::Inversion).unwrap());
         }
         // 5. The no-source rule: passive at the call, nobody warns or
         //    refuses; an expression actual, the editor warns and both
@@ -947,16 +1000,10 @@ mod tests {
             name: n.into(),
             ..RootSpec::default()
         };
-        assert!(
-            check_root(&files, &spec("passive_at_call"), Recording::Inversion)
-                .unwrap()
-                .is_some()
-        );
-        assert!(
-            check_root(&files, &spec("expression_actual"), Recording::Inversion)
-                .unwrap()
-                .is_none()
-        );
+        let a = check_root(&files, &spec("passive_at_call"), Recording::Inversion).unwrap();
+        assert!(a.units > 0 && a.refused == 0, "{a}");
+        let a = check_root(&files, &spec("expression_actual"), Recording::Inversion).unwrap();
+        assert!(a.refused == 1 && a.no_source == 2, "{a}");
         let config = HostConfig {
             roots: vec![spec("expression_actual")],
             others: false,

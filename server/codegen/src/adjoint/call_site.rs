@@ -8,31 +8,26 @@
 //! temporaries for the adjoints of values and stand-ins for actuals the
 //! callee's adjoint does not read), then pops the caller's records.
 //!
-//! Contract: what a callee reads and writes comes from its effects
-//! ([`dfort_analysis::effects`]) and what its adjoint reads from its
-//! decisions (`entry_needs`); subscripts are pushed after what they
-//! subscript so that they pop first; an active actual passed to a routine
-//! without a derivative is refused (the rule of
-//! [`dfort_analysis::activity::active_actuals`]).
+//! Contract: what is saved, in which order and why, is decided by the
+//! analysis ([`dfort_analysis::checkpoint`]): read from the unit's
+//! decisions for a CALL, asked of the same function for a hoisted
+//! reference, never re-derived here; its problems become refusals, and an
+//! active actual passed to a routine without a derivative is refused (the
+//! rule of [`dfort_analysis::activity::active_actuals`]).
 
 use super::assign::mentions;
 use super::dispatch::Gen;
 use super::sweep::Line;
-use super::tape::{pushable, subscript_rank};
+use super::tape::describe;
 use crate::calls::{prepare, result_type, DerivActual, Prepared};
 use crate::fortran::call_line;
+use crate::trace::SavedValue;
 use dfort_analysis::activity::active_actuals;
-use dfort_analysis::bitset::BitSet;
-use dfort_analysis::dep::{global_key, GlobalKey};
-use dfort_analysis::dp::{differentiable, index_vars, is_variable, target};
-use dfort_analysis::effects::Effects;
+use dfort_analysis::checkpoint::{self, CallCheckpoint, Callees, Caller, Problem};
+use dfort_analysis::dep::GlobalKey;
+use dfort_analysis::dp::target;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
-use std::collections::BTreeSet;
-
-/// A reference a call site saves: its text, its variable, and whether it
-/// is the whole variable.
-type Item = (String, SymbolId, bool);
 
 /// The reverse sweep of the function references hoisted out of an
 /// assignment, in the two places it goes around the assignment's adjoint.
@@ -132,7 +127,12 @@ impl Gen<'_> {
 
     /// A call to `callee(args)` — a CALL, or a hoisted function reference
     /// whose value goes to `result`: writes to the forward sweep what its
-    /// reversal needs saved and returns its reverse sweep.
+    /// checkpoint saves and returns its reverse sweep. A CALL's checkpoint
+    /// is the analysis' (`UnitDecisions::calls`), taken as decided when
+    /// the callee's derivative routine is the one this root writes; a
+    /// hoisted reference's (and a CALL's whose callee this root
+    /// differentiates otherwise than the analysis took it) comes from the
+    /// same analysis function, run here on the unit as written.
     fn call_site(
         &mut self,
         id: StmtId,
@@ -143,78 +143,79 @@ impl Gen<'_> {
         result: Option<SymbolId>,
     ) -> Vec<Line> {
         let inp = self.inp;
-        let unit = &inp.unit;
-        let in_req = inp
-            .tbr
-            .in_req
-            .get(id.0 as usize)
-            .cloned()
-            .unwrap_or_default();
         let differentiated = callee.is_some_and(|c| inp.diff.contains(c));
-        // What the call may overwrite, and (for a differentiated callee)
-        // what it reads: caller references, with whether each is whole.
-        let mut written: Vec<Item> = Vec::new();
-        let mut read: Vec<Item> = Vec::new();
-        let mut indices = BitSet::default();
-        let mut snapshot_hidden: Vec<String> = Vec::new();
-        match callee {
-            Some(c) => {
-                let cu = inp.program.unit(c);
-                let fx = &inp.effects[c.0 as usize];
-                for (k, a) in crate::calls::in_formal_order(cu, args)
-                    .into_iter()
-                    .enumerate()
-                {
-                    let Some(a) = a else { continue };
-                    let k32 = k as u32;
-                    let rank = cu.symbol(cu.args[k]).rank();
-                    index_vars(unit, &a.value, &mut indices);
-                    // The snapshot restores what the callee's adjoint
-                    // reads, not everything the callee reads.
-                    let needed = inp.callee_reads(c, Some(cu.args[k]));
-                    match actual_item(unit, &a.value, rank) {
-                        Some(item) => {
-                            if fx.written_formals.contains(&k32) {
-                                written.push(item.clone());
-                            }
-                            if fx.read_formals.contains(&k32) && needed {
-                                read.push(item);
-                            }
-                        }
-                        None if needed => leaf_items(unit, &a.value, &mut read),
-                        None => {}
-                    }
-                }
-                let mut declared = BTreeSet::new();
-                for i in 0..inp.orig.symbols.len() {
-                    let s = SymbolId(i as u32);
-                    let Some(key) = global_key(inp.program, inp.orig, s) else {
-                        continue;
-                    };
-                    let item = (unit.symbol(s).name.clone(), s, true);
-                    if fx.written_globals.contains(&key) {
-                        written.push(item.clone());
-                    }
-                    // The callee's own symbol for the global, if it has one.
-                    let theirs = (0..cu.symbols.len() as u32)
-                        .map(SymbolId)
-                        .find(|cs| global_key(inp.program, cu, *cs).as_ref() == Some(&key));
-                    if fx.read_globals.contains(&key) && inp.callee_reads(c, theirs) {
-                        read.push(item);
-                    }
-                    declared.insert(key);
-                }
-                if differentiated {
-                    snapshot_hidden = self.hidden_globals(span, cu, fx, &declared);
-                }
-            }
+        let decided = inp
+            .calls
+            .get(&id)
+            .filter(|cp| result.is_none() && cp.callee_routine == differentiated);
+        let computed;
+        let cp = match decided {
+            Some(cp) => cp,
             None => {
-                for a in args {
-                    if let Some(item) = actual_item(unit, &a.value, 1) {
-                        written.push(item);
-                    }
-                }
+                let caller = Caller {
+                    program: inp.program,
+                    orig: inp.orig,
+                    unit: &inp.unit,
+                    tbr: inp.tbr,
+                    effects: inp.effects,
+                    written_from: &inp.written_from,
+                };
+                let callees = Callees {
+                    routine: &inp.routines,
+                    entry_needs: &inp.entry_needs,
+                };
+                computed =
+                    checkpoint::of_call(&caller, &callees, id, callee, args, &self.out.replayed);
+                &computed
             }
+        };
+        self.checkpointed(id, span, callee, name, args, result, cp)
+    }
+
+    /// The forward and reverse sweeps of a call with checkpoint `cp`.
+    #[allow(clippy::too_many_arguments)]
+    fn checkpointed(
+        &mut self,
+        id: StmtId,
+        span: Span,
+        callee: Option<UnitId>,
+        name: &str,
+        args: &[Arg],
+        result: Option<SymbolId>,
+        cp: &CallCheckpoint,
+    ) -> Vec<Line> {
+        let inp = self.inp;
+        let unit = &inp.unit;
+        let differentiated = cp.callee_routine;
+        // Module variables the callee reads that the unit does not
+        // declare are brought in under a new name.
+        let mut snapshot_hidden: Vec<String> = Vec::new();
+        for k in &cp.hidden {
+            let GlobalKey::Shared { unit: m, symbol } = k else {
+                continue;
+            };
+            let mu = inp.program.unit(*m);
+            let n = self.out.hidden.len() + 1;
+            let local = self
+                .out
+                .hidden
+                .entry(k.clone())
+                .or_insert_with(|| {
+                    (
+                        format!("dfort_g{n}"),
+                        mu.name.clone(),
+                        mu.symbol(*symbol).name.clone(),
+                    )
+                })
+                .0
+                .clone();
+            if !snapshot_hidden.contains(&local) {
+                snapshot_hidden.push(local);
+            }
+        }
+        for p in cp.problems.iter().filter(|p| p.hidden()) {
+            let m = self.problem(p, name, callee);
+            self.out.refuse(span, m);
         }
         if !differentiated {
             let active = active_actuals(unit, inp.orig.symbols.len(), inp.act, id, args);
@@ -233,59 +234,28 @@ impl Gen<'_> {
                 );
             }
         }
-        // The caller records what the call overwrites of the values its
-        // own adjoint needs (a differentiated callee restores the real
-        // ones itself, from its calling context).
-        let mut records: Vec<String> = Vec::new();
-        written.sort_by_key(|(_, s, whole)| subscript_rank(unit, *s, *whole));
-        for (item, s, whole) in &written {
-            if !in_req.contains(s.0 as usize) {
-                continue;
-            }
-            if differentiated && differentiable(inp.orig, *s) {
-                continue;
-            }
-            if let Err(m) = pushable(unit, *s, *whole) {
-                self.out
-                    .refuse(span, format!("{m} (around the call to `{name}`)"));
-            }
-            if !records.contains(item) {
-                records.push(item.clone());
-                self.out.trace.around_call(id, *s);
-            }
+        for p in cp.problems.iter().filter(|p| !p.hidden()) {
+            let m = self.problem(p, name, callee);
+            self.out.refuse(span, m);
         }
-        // The snapshot: what the callee reads (and overwrites of what
-        // the caller needs), among the values anything may change.
-        let mut snapshot: Vec<String> = Vec::new();
-        if differentiated {
-            let mut items = read;
-            items.extend(
-                written
-                    .iter()
-                    .filter(|(_, s, _)| in_req.contains(s.0 as usize))
-                    .cloned(),
-            );
-            for i in indices.iter() {
-                let s = SymbolId(i as u32);
-                // The reversed loop replays its own index.
-                if !self.out.replayed.contains(&s) {
-                    items.push((unit.symbol(s).name.clone(), s, true));
-                }
-            }
-            // Subscripts are popped before what they subscript.
-            items.sort_by_key(|(_, s, whole)| subscript_rank(unit, *s, *whole));
-            for (item, s, whole) in items {
-                if !inp.modifiable(id, s) || snapshot.contains(&item) {
-                    continue;
-                }
-                if let Err(m) = pushable(unit, s, whole) {
-                    self.out
-                        .refuse(span, format!("{m} (saved for the call to `{name}`)"));
-                }
-                snapshot.push(item);
-            }
-            snapshot.extend(snapshot_hidden);
+        // The caller's records, then the snapshot (the hidden module
+        // variables last).
+        let records: Vec<String> = cp.records.iter().map(|r| r.text(unit)).collect();
+        let mut snapshot: Vec<String> = cp.snapshot.iter().map(|r| r.text(unit)).collect();
+        for r in &cp.records {
+            self.out.trace.around_call(id, r.variable);
         }
+        for r in &cp.snapshot {
+            self.out
+                .trace
+                .call_snapshot(id, SavedValue::Variable(r.variable));
+        }
+        for k in &cp.hidden {
+            self.out
+                .trace
+                .call_snapshot(id, SavedValue::Global(k.clone()));
+        }
+        snapshot.extend(snapshot_hidden);
         for item in records.iter().chain(&snapshot) {
             self.out.push(item);
         }
@@ -297,66 +267,40 @@ impl Gen<'_> {
         rev
     }
 
-    /// Globals the differentiated callee `cu` (of effects `fx`) reads that this routine does
-    /// not declare (`declared`) but may change: module variables are
-    /// brought in under a new name and saved (their local names are
-    /// returned); COMMON members cannot be, and are refused.
-    fn hidden_globals(
-        &mut self,
-        span: Span,
-        cu: &Unit,
-        fx: &Effects,
-        declared: &BTreeSet<GlobalKey>,
-    ) -> Vec<String> {
+    /// The refusal of a checkpoint's problem at the call to `name`.
+    fn problem(&self, p: &Problem, name: &str, callee: Option<UnitId>) -> String {
         let inp = self.inp;
-        let mine = &inp.effects[inp.orig.id.0 as usize];
-        let hidden: Vec<GlobalKey> = fx
-            .read_globals
-            .iter()
-            .filter(|k| !declared.contains(*k) && mine.written_globals.contains(*k))
-            .cloned()
-            .collect();
-        let mut saved = Vec::new();
-        for k in hidden {
-            match &k {
-                GlobalKey::Shared { unit: m, symbol }
-                    if inp.program.unit(*m).kind == UnitKind::Module =>
-                {
-                    let mu = inp.program.unit(*m);
-                    let n = self.out.hidden.len() + 1;
-                    let local = self
-                        .out
-                        .hidden
-                        .entry(k.clone())
-                        .or_insert_with(|| {
-                            (
-                                format!("dfort_g{n}"),
-                                mu.name.clone(),
-                                mu.symbol(*symbol).name.clone(),
-                            )
-                        })
-                        .0
-                        .clone();
-                    if let Err(m) = pushable(mu, *symbol, true) {
-                        self.out
-                            .refuse(span, format!("{m} (saved for the call to `{}`)", cu.name));
-                    } else if !saved.contains(&local) {
-                        saved.push(local);
-                    }
+        let callee_name = callee.map_or(name, |c| inp.program.unit(c).name.as_str());
+        match p {
+            Problem::Untapeable {
+                variable,
+                limit,
+                record,
+                ..
+            } => {
+                let m = describe(&inp.unit, *variable, *limit);
+                if *record {
+                    format!("{m} (around the call to `{name}`)")
+                } else {
+                    format!("{m} (saved for the call to `{name}`)")
                 }
-                _ => self.out.refuse(
-                    span,
-                    format!(
-                        "`{}` reads {}, which `{}` does not declare but may change; declare it in `{}` so that the call can be checkpointed",
-                        cu.name,
-                        crate::limits::describe(inp.program, &k),
-                        inp.orig.name,
-                        inp.orig.name
-                    ),
-                ),
             }
+            Problem::UntapeableGlobal { key, limit } => {
+                let m = match key {
+                    GlobalKey::Shared { unit: m, symbol } => {
+                        describe(inp.program.unit(*m), *symbol, *limit)
+                    }
+                    GlobalKey::Common { .. } => crate::limits::describe(inp.program, key),
+                };
+                format!("{m} (saved for the call to `{callee_name}`)")
+            }
+            Problem::Undeclared(k) => format!(
+                "`{callee_name}` reads {}, which `{}` does not declare but may change; declare it in `{}` so that the call can be checkpointed",
+                crate::limits::describe(inp.program, k),
+                inp.orig.name,
+                inp.orig.name
+            ),
         }
-        saved
     }
 
     /// `call c_b(...)`, with temporaries for the adjoints of values.
@@ -465,36 +409,4 @@ impl Gen<'_> {
         };
         Some((self.out.ztemp(dfort_ir::dump::type_name(&sym.ty)), init))
     }
-}
-
-/// The reference a variable actual stands for, for saving: the actual
-/// itself when the formal is a scalar or the actual a section, else the
-/// whole array (sequence association).
-fn actual_item(unit: &Unit, a: &Expr, formal_rank: usize) -> Option<Item> {
-    match &a.kind {
-        ExprKind::Var(v) => Some((unit.symbol(*v).name.clone(), *v, true)),
-        ExprKind::ArrayRef { array, subs } => {
-            let section = subs.iter().any(|s| matches!(s, Subscript::Range { .. }));
-            if formal_rank == 0 || section {
-                Some((print(unit, a), *array, false))
-            } else {
-                Some((unit.symbol(*array).name.clone(), *array, true))
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The variable references an expression reads, and the index variables
-/// of its array references.
-fn leaf_items(unit: &Unit, e: &Expr, out: &mut Vec<Item>) {
-    e.walk(&mut |x| match &x.kind {
-        ExprKind::Var(v) if is_variable(unit, *v) => {
-            out.push((unit.symbol(*v).name.clone(), *v, true))
-        }
-        ExprKind::ArrayRef { array, .. } if is_variable(unit, *array) => {
-            out.push((print(unit, x), *array, false));
-        }
-        _ => {}
-    });
 }

@@ -4,7 +4,7 @@
 //! the analyses see it, the derivative set with its activity, TBR, the
 //! effects of every unit, and for each routine the analysis' decisions
 //! (reversal of each construct, recovery plans, undo, dropped
-//! assignments, pushed records) with what follows from them (the unit
+//! assignments, pushed records, the checkpoint of each call) with what follows from them (the unit
 //! with its function references hoisted, adjoint names, what each basic
 //! block must save).
 //!
@@ -22,6 +22,7 @@ use crate::names::DiffSet;
 use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
+use dfort_analysis::checkpoint::CallCheckpoint;
 use dfort_analysis::effects::Effects;
 use dfort_analysis::facts::ProgramFacts;
 use dfort_analysis::recovery::Plan;
@@ -29,7 +30,7 @@ use dfort_analysis::reversal::UnitReversal;
 use dfort_analysis::tbr::Tbr;
 use dfort_analysis::undo::UnitUndo;
 use dfort_ir::*;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// What one adjoint is written from: the program-wide results, and per
 /// routine of the derivative set its inputs or why it has none.
@@ -80,6 +81,15 @@ pub(super) struct RoutineInputs<'a> {
     pub dead: &'a [StmtId],
     /// What the forward sweep pushes for TBR.
     pub pushed: &'a [dfort_analysis::decisions::Push],
+    /// What the forward sweep saves around each CALL (the analysis'
+    /// checkpoints).
+    pub calls: &'a BTreeMap<StmtId, CallCheckpoint>,
+    /// Per unit: whether this root writes its derivative routine (what
+    /// the checkpoint of a hoisted reference reads).
+    pub routines: Vec<bool>,
+    /// Per unit: what its adjoint reads of the values it is called with
+    /// (`None`: everything).
+    pub entry_needs: Vec<Option<&'a BitSet>>,
     /// Per statement: what it or anything after it may write.
     pub written_from: Vec<BitSet>,
     /// In unstructured units, per basic block (node index): the integer
@@ -152,6 +162,17 @@ pub(super) fn gather<T>(
             undo: &decisions.undo,
             dead: &decisions.dead,
             pushed: &decisions.pushed,
+            calls: &decisions.calls,
+            routines: (0..program.units.len())
+                .map(|i| diff.contains(UnitId(i as u32)))
+                .collect(),
+            entry_needs: (0..program.units.len())
+                .map(|i| {
+                    facts
+                        .decisions_of(UnitId(i as u32))
+                        .and_then(|d| d.entry_needs.as_ref())
+                })
+                .collect(),
             written_from: dfort_analysis::effects::written_from(program, orig, effects),
             snapshots,
         })
@@ -181,22 +202,6 @@ impl RoutineInputs<'_> {
             .filter(|r| r.stmt == st)
             .map(|r| r.variable)
             .collect()
-    }
-
-    /// Whether statement `id` or anything that may run after it may change
-    /// `s` (hoisted temporaries always may). An `intent(in)` dummy never
-    /// changes: no conforming callee writes it.
-    pub fn modifiable(&self, id: StmtId, s: SymbolId) -> bool {
-        if s.0 as usize >= self.orig.symbols.len() {
-            return true;
-        }
-        let sym = self.orig.symbol(s);
-        if matches!(sym.storage, Storage::Dummy(_)) && sym.intent == Some(Intent::In) {
-            return false;
-        }
-        self.written_from
-            .get(id.0 as usize)
-            .is_some_and(|w| w.contains(s.0 as usize))
     }
 
     /// Whether the adjoint routine of callee `c` reads the value its

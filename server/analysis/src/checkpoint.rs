@@ -1,0 +1,712 @@
+//! The checkpoint of a call (paper 000 §5: a call is a statement whose
+//! Req and Kill are its callee's; in joint mode — Tapenade's default — the
+//! caller runs the original callee in its forward sweep and the callee's
+//! adjoint, which runs the callee's forward sweep again, in its reverse
+//! sweep): what the caller's forward sweep pushes around one call so that
+//! its reverse sweep finds the values it needs.
+//!
+//! * The caller's **records**: what the call may overwrite of the values
+//!   the caller's adjoint needs after it (TBR's `in_req`), pushed before
+//!   the call and popped after the callee's adjoint; a callee with a
+//!   derivative routine restores its own differentiable overwrites from
+//!   its calling context, so those are left to it.
+//! * For a callee with a derivative routine, the **snapshot**: what the
+//!   callee's adjoint reads (its decisions' `entry_needs`) among the
+//!   values the call or anything after it may change, the indices of its
+//!   actuals (not those of the loops the reverse sweep replays, which it
+//!   sets itself) and what the call overwrites that the caller needs,
+//!   pushed after the records and popped just before the callee's adjoint
+//!   runs; then the module variables the callee reads that the unit does
+//!   not declare but may change, brought in by the generator under names
+//!   of its own.
+//!
+//! Subscripts are pushed after what they subscript, so that they pop
+//! first ([`subscript_rank`]). What the tape cannot hold ([`tape_limit`])
+//! and a global the callee reads that the unit cannot name are returned
+//! as [`Problem`]s, which the generator turns into refusals.
+//!
+//! Contract: [`of_call`] is the one place this is decided. The analyses'
+//! entry point ([`crate::facts`]) runs it on every CALL statement of every
+//! unit ([`of_unit`], stored in `UnitDecisions::calls`; CALL arguments are
+//! never hoisted, so these are the calls the generator writes); the
+//! adjoint generator runs the same function on the function references it
+//! hoists out of active assignments into temporaries the analyses do not
+//! see. Which callees get a derivative routine is the analyses'
+//! ([`crate::derivatives`]); the checkpoint records what it took, so that
+//! a generator writing the derivatives of one root among several can tell
+//! when its own set differs. Analysis only: no I/O, no panics on user
+//! input.
+
+use crate::bitset::BitSet;
+use crate::dep::{global_key, GlobalKey};
+use crate::dp::{differentiable, index_vars, is_variable};
+use crate::effects::{formal_index, Effects};
+use crate::reversal::UnitReversal;
+use crate::tbr::Tbr;
+use dfort_ir::dump::expr as print;
+use dfort_ir::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Why a reference is saved around a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Why {
+    /// The call may overwrite a value the caller's adjoint needs after it.
+    AroundCall,
+    /// The callee's adjoint reads it, and the call or something after it
+    /// may change it.
+    Snapshot,
+    /// An index variable of an actual argument, which the callee's adjoint
+    /// call subscripts with.
+    Index,
+}
+
+/// One reference the forward sweep pushes around a call.
+#[derive(Clone, Debug)]
+pub struct Saved {
+    pub variable: SymbolId,
+    /// The whole variable, else the element or section `reference`.
+    pub whole: bool,
+    /// What is pushed: the variable, or the actual's element or section.
+    pub reference: Expr,
+    pub why: Why,
+}
+
+impl Saved {
+    /// The reference as the code writes it.
+    pub fn text(&self, unit: &Unit) -> String {
+        print(unit, &self.reference)
+    }
+}
+
+/// Why the tape cannot hold a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TapeLimit {
+    /// Its type (or kind) has no push and pop in the runtime.
+    Type,
+    /// A whole array of this rank (the runtime holds up to rank 3).
+    Rank(usize),
+    /// A whole assumed-size array (its size is unknown).
+    AssumedSize,
+}
+
+/// What the generator cannot write for a call's checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A reference of the unit the tape cannot hold: one of the caller's
+    /// records (`record`) or of the snapshot.
+    Untapeable {
+        variable: SymbolId,
+        whole: bool,
+        limit: TapeLimit,
+        record: bool,
+    },
+    /// A module variable the callee reads that the unit does not declare,
+    /// which the tape cannot hold.
+    UntapeableGlobal { key: GlobalKey, limit: TapeLimit },
+    /// A global the callee reads that the unit does not declare but may
+    /// change, and that the generator cannot bring in (a COMMON member, a
+    /// host's variable).
+    Undeclared(GlobalKey),
+}
+
+impl Problem {
+    /// Whether it is about a global the unit does not declare (the
+    /// generator reports these first).
+    pub fn hidden(&self) -> bool {
+        matches!(
+            self,
+            Problem::UntapeableGlobal { .. } | Problem::Undeclared(_)
+        )
+    }
+}
+
+/// What the forward sweep saves around one call, in push order: the
+/// records, then the snapshot, then the hidden module variables; the
+/// reverse sweep pops the snapshot (hidden variables first), calls the
+/// callee's adjoint, then pops the records.
+#[derive(Clone, Debug, Default)]
+pub struct CallCheckpoint {
+    /// The callee, when dfort has its source.
+    pub callee: Option<UnitId>,
+    /// Whether the callee was taken to get a derivative routine (the
+    /// snapshot and the hidden variables exist only then).
+    pub callee_routine: bool,
+    /// What the call overwrites of the values the caller's adjoint needs.
+    pub records: Vec<Saved>,
+    /// What the callee's adjoint needs restored.
+    pub snapshot: Vec<Saved>,
+    /// Module variables the callee reads that the unit does not declare.
+    pub hidden: Vec<GlobalKey>,
+    pub problems: Vec<Problem>,
+}
+
+impl CallCheckpoint {
+    /// The unit's references it pushes, in push order (the hidden module
+    /// variables come after them).
+    pub fn saved(&self) -> impl Iterator<Item = &Saved> {
+        self.records.iter().chain(&self.snapshot)
+    }
+}
+
+/// The calling unit, as a checkpoint reads it.
+pub struct Caller<'a> {
+    pub program: &'a Program,
+    /// The unit as the analyses saw it.
+    pub orig: &'a Unit,
+    /// The unit the call is written in: `orig`, or a copy of it with
+    /// temporaries appended to its symbols (hoisted function references).
+    pub unit: &'a Unit,
+    pub tbr: &'a Tbr,
+    /// Every unit's effects (indexed by `UnitId`).
+    pub effects: &'a [Effects],
+    /// Per statement of `orig`: what it or anything after it may write
+    /// ([`crate::effects::written_from`]).
+    pub written_from: &'a [BitSet],
+}
+
+/// What a checkpoint reads of the callees (indexed by `UnitId`).
+pub struct Callees<'a> {
+    /// Whether each unit gets a derivative routine.
+    pub routine: &'a [bool],
+    /// What each unit's adjoint reads of the values it is called with
+    /// (`None`: everything, or not analysed).
+    pub entry_needs: &'a [Option<&'a BitSet>],
+}
+
+impl Callees<'_> {
+    fn routine(&self, c: UnitId) -> bool {
+        self.routine.get(c.0 as usize).copied().unwrap_or(false)
+    }
+    /// Whether the adjoint of `c` reads the value its symbol `s` holds when
+    /// it is called (unknown symbols: yes).
+    fn reads(&self, c: UnitId, s: Option<SymbolId>) -> bool {
+        match (self.entry_needs.get(c.0 as usize).copied().flatten(), s) {
+            (Some(n), Some(s)) => n.contains(s.0 as usize),
+            _ => true,
+        }
+    }
+}
+
+/// The checkpoints of the CALL statements of `caller` (its `orig` and
+/// `unit` the same), each with the loops its reverse sweep replays from
+/// `reversal`.
+pub fn of_unit(
+    caller: &Caller,
+    callees: &Callees,
+    reversal: &UnitReversal,
+) -> BTreeMap<StmtId, CallCheckpoint> {
+    let mut out = BTreeMap::new();
+    let replayed = replayed_loops(caller.unit, reversal);
+    for st in &caller.unit.stmts {
+        if let StmtKind::Call { args, target, .. } = &st.kind {
+            let callee = match target {
+                CallTarget::Unit(c) => Some(*c),
+                _ => None,
+            };
+            let around = replayed.get(&st.id).map(Vec::as_slice).unwrap_or(&[]);
+            out.insert(st.id, of_call(caller, callees, st.id, callee, args, around));
+        }
+    }
+    out
+}
+
+/// Per CALL statement of a unit: the indices of the counted DO loops
+/// around it that the reverse sweep replays from their bounds (none in a
+/// unit reversed by basic blocks, whose loops are not replayed).
+pub fn replayed_loops(unit: &Unit, reversal: &UnitReversal) -> BTreeMap<StmtId, Vec<SymbolId>> {
+    fn walk(
+        unit: &Unit,
+        ids: &[StmtId],
+        around: &mut Vec<SymbolId>,
+        out: &mut BTreeMap<StmtId, Vec<SymbolId>>,
+    ) {
+        for &id in ids {
+            let Some(st) = unit.stmts.get(id.0 as usize) else {
+                continue;
+            };
+            match &st.kind {
+                StmtKind::Call { .. } => {
+                    out.insert(id, around.clone());
+                }
+                StmtKind::Do {
+                    control: DoControl::Counted { var, .. },
+                    body,
+                    ..
+                } => {
+                    around.push(*var);
+                    walk(unit, body, around, out);
+                    around.pop();
+                }
+                kind => {
+                    for b in kind.blocks() {
+                        walk(unit, b, around, out);
+                    }
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    if reversal.by_blocks {
+        for st in &unit.stmts {
+            if matches!(st.kind, StmtKind::Call { .. }) {
+                out.insert(st.id, Vec::new());
+            }
+        }
+        return out;
+    }
+    walk(unit, &unit.body, &mut Vec::new(), &mut out);
+    out
+}
+
+/// The checkpoint of statement `id`'s call to `callee` (`None`: no source)
+/// with actuals `args`, inside counted loops with indices `replayed` that
+/// the reverse sweep replays.
+pub fn of_call(
+    caller: &Caller,
+    callees: &Callees,
+    id: StmtId,
+    callee: Option<UnitId>,
+    args: &[Arg],
+    replayed: &[SymbolId],
+) -> CallCheckpoint {
+    let (program, orig, unit) = (caller.program, caller.orig, caller.unit);
+    let in_req = caller
+        .tbr
+        .in_req
+        .get(id.0 as usize)
+        .cloned()
+        .unwrap_or_default();
+    let routine = callee.is_some_and(|c| callees.routine(c));
+    let mut problems = Vec::new();
+    // What the call may overwrite, and (for a callee with a derivative
+    // routine) what it reads: the caller's references.
+    let mut written: Vec<Saved> = Vec::new();
+    let mut read: Vec<Saved> = Vec::new();
+    let mut indices = BitSet::default();
+    let mut hidden = Vec::new();
+    match callee {
+        Some(c) => {
+            let cu = program.unit(c);
+            let no_effects = Effects::default();
+            let fx = caller.effects.get(c.0 as usize).unwrap_or(&no_effects);
+            for (k, a) in in_formal_order(cu, args).into_iter().enumerate() {
+                let (Some(a), Some(&formal)) = (a, cu.args.get(k)) else {
+                    continue;
+                };
+                let k32 = k as u32;
+                let rank = cu.symbol(formal).rank();
+                index_vars(unit, &a.value, &mut indices);
+                // The snapshot restores what the callee's adjoint reads,
+                // not everything the callee reads.
+                let needed = callees.reads(c, Some(formal));
+                match actual_item(&a.value, rank) {
+                    Some((variable, whole, reference)) => {
+                        let saved = |why| Saved {
+                            variable,
+                            whole,
+                            reference: reference.clone(),
+                            why,
+                        };
+                        if fx.written_formals.contains(&k32) {
+                            written.push(saved(Why::AroundCall));
+                        }
+                        if fx.read_formals.contains(&k32) && needed {
+                            read.push(saved(Why::Snapshot));
+                        }
+                    }
+                    None if needed => leaf_items(unit, &a.value, &mut read),
+                    None => {}
+                }
+            }
+            let mut declared = BTreeSet::new();
+            for i in 0..orig.symbols.len() {
+                let s = SymbolId(i as u32);
+                let Some(key) = global_key(program, orig, s) else {
+                    continue;
+                };
+                let whole = |why| Saved {
+                    variable: s,
+                    whole: true,
+                    reference: var_ref(s, unit.symbol(s).span),
+                    why,
+                };
+                if fx.written_globals.contains(&key) {
+                    written.push(whole(Why::AroundCall));
+                }
+                // The callee's own symbol for the global, if it has one.
+                let theirs = (0..cu.symbols.len() as u32)
+                    .map(SymbolId)
+                    .find(|cs| global_key(program, cu, *cs).as_ref() == Some(&key));
+                if fx.read_globals.contains(&key) && callees.reads(c, theirs) {
+                    read.push(whole(Why::Snapshot));
+                }
+                declared.insert(key);
+            }
+            if routine {
+                hidden = hidden_globals(caller, fx, &declared, &mut problems);
+            }
+        }
+        None => {
+            for a in args {
+                if let Some((variable, whole, reference)) = actual_item(&a.value, 1) {
+                    written.push(Saved {
+                        variable,
+                        whole,
+                        reference,
+                        why: Why::AroundCall,
+                    });
+                }
+            }
+        }
+    }
+    let required = |s: SymbolId| in_req.contains(s.0 as usize);
+    // The caller records what the call overwrites of the values its own
+    // adjoint needs (a callee with a derivative routine restores the
+    // differentiable ones itself, from its calling context).
+    let mut records: Vec<Saved> = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
+    written.sort_by_key(|w| subscript_rank(unit, w.variable, w.whole));
+    for w in &written {
+        if !required(w.variable) {
+            continue;
+        }
+        if routine && differentiable(orig, w.variable) {
+            continue;
+        }
+        if let Some(limit) = tape_limit(unit, w.variable, w.whole) {
+            problems.push(Problem::Untapeable {
+                variable: w.variable,
+                whole: w.whole,
+                limit,
+                record: true,
+            });
+        }
+        let text = w.text(unit);
+        if !texts.contains(&text) {
+            texts.push(text);
+            records.push(w.clone());
+        }
+    }
+    // The snapshot: what the callee's adjoint reads (and what the call
+    // overwrites of what the caller needs), among the values anything may
+    // change.
+    let mut snapshot: Vec<Saved> = Vec::new();
+    if routine {
+        let mut items = read;
+        items.extend(written.into_iter().filter(|w| required(w.variable)));
+        for i in indices.iter() {
+            let s = SymbolId(i as u32);
+            // The reversed loop replays its own index.
+            if !replayed.contains(&s) {
+                items.push(Saved {
+                    variable: s,
+                    whole: true,
+                    reference: var_ref(s, unit.symbol(s).span),
+                    why: Why::Index,
+                });
+            }
+        }
+        // Subscripts are popped before what they subscript.
+        items.sort_by_key(|w| subscript_rank(unit, w.variable, w.whole));
+        let mut texts: Vec<String> = Vec::new();
+        for item in items {
+            let text = item.text(unit);
+            if !modifiable(caller, id, item.variable) || texts.contains(&text) {
+                continue;
+            }
+            if let Some(limit) = tape_limit(unit, item.variable, item.whole) {
+                problems.push(Problem::Untapeable {
+                    variable: item.variable,
+                    whole: item.whole,
+                    limit,
+                    record: false,
+                });
+            }
+            texts.push(text);
+            snapshot.push(item);
+        }
+    }
+    CallCheckpoint {
+        callee,
+        callee_routine: routine,
+        records,
+        snapshot,
+        hidden,
+        problems,
+    }
+}
+
+/// Globals the callee (of effects `fx`) reads that the unit does not
+/// declare (`declared`) but may change: the module variables the
+/// generator can bring in and save; the others are problems.
+fn hidden_globals(
+    caller: &Caller,
+    fx: &Effects,
+    declared: &BTreeSet<GlobalKey>,
+    problems: &mut Vec<Problem>,
+) -> Vec<GlobalKey> {
+    let program = caller.program;
+    let no_effects = Effects::default();
+    let mine = caller
+        .effects
+        .get(caller.orig.id.0 as usize)
+        .unwrap_or(&no_effects);
+    let mut saved = Vec::new();
+    for k in &fx.read_globals {
+        if declared.contains(k) || !mine.written_globals.contains(k) {
+            continue;
+        }
+        match k {
+            GlobalKey::Shared { unit: m, symbol } if program.unit(*m).kind == UnitKind::Module => {
+                match tape_limit(program.unit(*m), *symbol, true) {
+                    Some(limit) => problems.push(Problem::UntapeableGlobal {
+                        key: k.clone(),
+                        limit,
+                    }),
+                    None => saved.push(k.clone()),
+                }
+            }
+            _ => problems.push(Problem::Undeclared(k.clone())),
+        }
+    }
+    saved
+}
+
+/// Whether statement `id` or anything that may run after it may change
+/// `s` (temporaries the unit as written adds always may). An `intent(in)`
+/// dummy never changes: no conforming callee writes it.
+fn modifiable(caller: &Caller, id: StmtId, s: SymbolId) -> bool {
+    let Some(sym) = caller.orig.symbols.get(s.0 as usize) else {
+        return true;
+    };
+    if matches!(sym.storage, Storage::Dummy(_)) && sym.intent == Some(Intent::In) {
+        return false;
+    }
+    caller
+        .written_from
+        .get(id.0 as usize)
+        .is_some_and(|w| w.contains(s.0 as usize))
+}
+
+/// The actuals of a call in the order of the callee's formals (absent
+/// optional arguments: `None`).
+fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg>> {
+    let mut out = vec![None; callee.args.len()];
+    for (pos, a) in args.iter().enumerate() {
+        if let Some(slot) = formal_index(callee, pos, a).and_then(|k| out.get_mut(k)) {
+            *slot = Some(a);
+        }
+    }
+    out
+}
+
+/// A reference to the whole variable `s`.
+fn var_ref(s: SymbolId, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Var(s),
+        span,
+    }
+}
+
+/// The reference a variable actual stands for, for saving: the actual
+/// itself when the formal is a scalar or the actual a section, else the
+/// whole array (sequence association); as (variable, whole, reference).
+fn actual_item(a: &Expr, formal_rank: usize) -> Option<(SymbolId, bool, Expr)> {
+    match &a.kind {
+        ExprKind::Var(v) => Some((*v, true, a.clone())),
+        ExprKind::ArrayRef { array, subs } => {
+            let section = subs.iter().any(|s| matches!(s, Subscript::Range { .. }));
+            if formal_rank == 0 || section {
+                Some((*array, false, a.clone()))
+            } else {
+                Some((*array, true, var_ref(*array, a.span)))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The variable references an expression reads, and the index variables
+/// of its array references, as snapshot items.
+fn leaf_items(unit: &Unit, e: &Expr, out: &mut Vec<Saved>) {
+    e.walk(&mut |x| match &x.kind {
+        ExprKind::Var(v) if is_variable(unit, *v) => out.push(Saved {
+            variable: *v,
+            whole: true,
+            reference: x.clone(),
+            why: Why::Snapshot,
+        }),
+        ExprKind::ArrayRef { array, .. } if is_variable(unit, *array) => out.push(Saved {
+            variable: *array,
+            whole: false,
+            reference: x.clone(),
+            why: Why::Snapshot,
+        }),
+        _ => {}
+    });
+}
+
+/// Where a saved value goes in a list of pushes: integer scalars last,
+/// integer array elements before them, the rest first — so that values
+/// that may subscript others pop before what they subscript.
+pub fn subscript_rank(unit: &Unit, s: SymbolId, whole: bool) -> u8 {
+    let sym = unit.symbol(s);
+    match (sym.ty.base, sym.rank() == 0 && whole) {
+        (BaseType::Integer, true) => 2,
+        (BaseType::Integer, false) => 1,
+        _ => 0,
+    }
+}
+
+/// Why the stack runtime (`dfort_stack.f90`) cannot push variable `s`
+/// (`whole`) or an element or section of it; `None` when it can.
+pub fn tape_limit(unit: &Unit, s: SymbolId, whole: bool) -> Option<TapeLimit> {
+    let sym = unit.symbol(s);
+    let kind_ok = match sym.ty.base {
+        BaseType::Real => matches!(sym.ty.kind, Some(4) | Some(8)),
+        BaseType::Integer => matches!(sym.ty.kind, Some(4) | Some(8) | None),
+        BaseType::Logical => sym.rank() == 0 || !whole,
+        _ => false,
+    };
+    if !kind_ok {
+        return Some(TapeLimit::Type);
+    }
+    if whole && sym.rank() > 3 {
+        return Some(TapeLimit::Rank(sym.rank()));
+    }
+    if whole && sym.dims.iter().any(|d| d.kind == DimKind::AssumedSize) {
+        return Some(TapeLimit::AssumedSize);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decisions::Recording;
+    use crate::roles::{RoleSource, Roles};
+
+    fn program(src: &str) -> Program {
+        let mut parser = dfort_syntax::FortranParser::new();
+        let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
+        let lowered = dfort_ir::lower::lower_file(&parsed, FileId(0));
+        let file = SourceFile {
+            id: FileId(0),
+            path: "t.f90".into(),
+        };
+        dfort_ir::link::link(vec![file], vec![lowered]).0
+    }
+
+    /// What a checkpoint list saves: (reference, why).
+    fn saved(unit: &Unit, list: &[Saved]) -> Vec<(String, Why)> {
+        list.iter().map(|s| (s.text(unit), s.why)).collect()
+    }
+
+    const SRC: &str = "subroutine top(x, a, y, n)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(inout) :: a(n)
+  real(8), intent(out) :: y
+  integer :: i, j, k
+  real(8) :: t
+  k = 2
+  j = 1
+  t = x(1)
+  y = a(j)*a(k)*t
+  call mul(a(k), t, j)
+  call ext(k)
+  y = y + x(k)
+  do i = 1, n
+    call mul(a(i), t, j)
+  end do
+  y = y + a(1)
+end subroutine top
+
+subroutine mul(u, v, m)
+  implicit none
+  real(8), intent(inout) :: u
+  real(8), intent(in) :: v
+  integer, intent(out) :: m
+  u = u*v
+  m = 3
+end subroutine mul
+";
+
+    #[test]
+    fn a_call_saves_what_it_overwrites_what_the_callee_adjoint_reads_and_indices() {
+        let p = program(SRC);
+        let top = p.units.iter().find(|u| u.name == "top").expect("top");
+        let sym = |n: &str| top.lookup(n).expect("symbol").0 as usize;
+        let roles = Roles {
+            independents: [sym("x"), sym("a")].into_iter().collect(),
+            dependents: [sym("y")].into_iter().collect(),
+            source: RoleSource::Explicit,
+            unknown: Vec::new(),
+        };
+        let facts = crate::facts::analyse_roots(&p, vec![(top.id, roles)], Recording::Inversion);
+        let top = facts.unit(top.id).expect("analysed");
+        let calls = &facts.decisions_of(top.id).expect("decisions").calls;
+        let at = |line: usize| {
+            let text = SRC.lines().nth(line - 1).expect("line").trim();
+            let id = top
+                .stmts
+                .iter()
+                .find(|s| {
+                    matches!(s.kind, StmtKind::Call { .. }) && {
+                        let r = s.span.range;
+                        SRC[r.start as usize..r.end as usize].trim() == text
+                            && SRC[..r.start as usize].lines().count() == line
+                    }
+                })
+                .map(|s| s.id)
+                .expect("the call");
+            calls.get(&id).expect("a checkpoint")
+        };
+        assert_eq!(calls.len(), 3);
+
+        // `call mul(a(k), t, j)`: `mul` has a derivative routine, which
+        // restores `a(k)` itself; the caller records `j`, which the call
+        // overwrites and the adjoint of `y = a(j)*a(k)*t` (run after the
+        // call's) needs. The snapshot holds what the adjoint of `mul`
+        // reads and something may change later (`a(k)`; not `t`, which
+        // nothing writes again), `j` again, and the index `k`, which
+        // `call ext(k)` may change; integers last.
+        let first = at(13);
+        assert!(first.callee.is_some() && first.callee_routine);
+        assert_eq!(saved(top, &first.records), [("j".into(), Why::AroundCall)]);
+        assert_eq!(
+            saved(top, &first.snapshot),
+            [
+                ("a(k)".into(), Why::Snapshot),
+                ("j".into(), Why::AroundCall),
+                ("k".into(), Why::Index)
+            ]
+        );
+        assert!(first.records[0].whole && !first.snapshot[0].whole);
+        assert!(first.hidden.is_empty() && first.problems.is_empty());
+
+        // `call ext(k)`: no source; the caller records the actual the
+        // call may overwrite that the adjoint of `y = a(j)*a(k)*t` needs,
+        // and takes no snapshot.
+        let ext = at(14);
+        assert!(ext.callee.is_none() && !ext.callee_routine);
+        assert_eq!(saved(top, &ext.records), [("k".into(), Why::AroundCall)]);
+        assert!(ext.snapshot.is_empty());
+
+        // Inside the replayed loop: its index `i` is not saved (the
+        // reverse sweep sets it).
+        let in_loop = at(17);
+        assert_eq!(
+            saved(top, &in_loop.records),
+            [("j".into(), Why::AroundCall)]
+        );
+        assert_eq!(
+            saved(top, &in_loop.snapshot),
+            [
+                ("a(i)".into(), Why::Snapshot),
+                ("j".into(), Why::AroundCall)
+            ]
+        );
+    }
+}
