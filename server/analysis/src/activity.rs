@@ -30,6 +30,9 @@ pub struct Activity {
     pub varied_after: Vec<BitSet>,
     pub useful_before: Vec<BitSet>,
     pub useful_after: Vec<BitSet>,
+    /// Variables active somewhere in the unit ([`active_anywhere`]),
+    /// computed once with the sets.
+    pub anywhere: BitSet,
 }
 
 impl Activity {
@@ -310,6 +313,7 @@ pub fn analyze(
         varied_after: vec![BitSet::default(); n],
         useful_before: vec![BitSet::default(); n],
         useful_after: vec![BitSet::default(); n],
+        anywhere: BitSet::default(),
     };
     let varied = solve(cfg, Direction::Forward, independents, |node, input| {
         let mut s = input.clone();
@@ -354,13 +358,19 @@ pub fn analyze(
             _ => {}
         }
     }
+    act.anywhere = anywhere(unit, &act);
     act
 }
 
 /// Variables active somewhere in the unit: active just before or just
 /// after some statement, or varied at entry and useful there (for units
 /// whose independents are read without being written).
-pub fn active_anywhere(unit: &Unit, act: &Activity) -> BitSet {
+pub fn active_anywhere(_unit: &Unit, act: &Activity) -> BitSet {
+    act.anywhere.clone()
+}
+
+/// [`active_anywhere`], from the per-statement sets.
+fn anywhere(unit: &Unit, act: &Activity) -> BitSet {
     let mut out = BitSet::new(unit.symbols.len());
     for i in 0..unit.stmts.len() {
         for (v, u) in [

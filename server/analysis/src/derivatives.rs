@@ -79,117 +79,146 @@ pub fn of_roots(
         }
         with_d[u.0 as usize] = b;
     }
+    // What the rounds below look at, gathered once: the symbols shared
+    // between units (module, host and COMMON variables) and the bindings
+    // of actuals to formals at call sites.
+    let mut shared: Vec<SharedSymbol> = Vec::new();
+    for u in &reachable {
+        let unit = program.unit(*u);
+        for (i, sym) in unit.symbols.iter().enumerate() {
+            let module = module_var(program, sym);
+            let host = host_var(program, sym);
+            let common = match &sym.storage {
+                Storage::Common { block, index } => Some((block.clone(), *index)),
+                _ => None,
+            };
+            if module.is_some() || host.is_some() || common.is_some() {
+                shared.push(SharedSymbol {
+                    unit: u.0 as usize,
+                    symbol: i,
+                    carries: carries(unit, SymbolId(i as u32)),
+                    module,
+                    host,
+                    common,
+                });
+            }
+        }
+    }
+    let mut bindings: Vec<Binding> = Vec::new();
+    for &site in reachable
+        .iter()
+        .flat_map(|u| program.call_graph.calls_from[u.0 as usize].iter())
+    {
+        let site = &program.call_graph.sites[site];
+        let Callee::Unit(c) = site.callee else {
+            continue;
+        };
+        let (caller, callee) = (program.unit(site.caller), program.unit(c));
+        let st = caller.stmt(site.stmt);
+        for (args, is_fn) in site_args(st, &site.name) {
+            for (pos, a) in args.iter().enumerate() {
+                let Some(k) = crate::effects::formal_index(callee, pos, a) else {
+                    continue;
+                };
+                let Some(&f) = callee.args.get(k) else {
+                    continue;
+                };
+                let actual = match &a.value.kind {
+                    ExprKind::Var(_) | ExprKind::ArrayRef { .. } => {
+                        target(&a.value).map(|(s, _)| s)
+                    }
+                    _ => None,
+                };
+                let formal_carries = carries(callee, f);
+                let actual = match actual {
+                    Some(v) if carries(caller, v) && formal_carries => {
+                        Actual::Variable(v.0 as usize)
+                    }
+                    _ => Actual::Value(dp_of(caller, &a.value)),
+                };
+                bindings.push(Binding {
+                    caller: caller.id.0 as usize,
+                    callee: c.0 as usize,
+                    slot: f.0 as usize,
+                    carries: formal_carries,
+                    actual,
+                });
+            }
+            // A function reference with active arguments: its result
+            // carries a derivative.
+            if is_fn {
+                if let Some(r) = callee.result {
+                    let mut reads = BitSet::default();
+                    for a in args {
+                        reads.union_with(&dp_of(caller, &a.value));
+                    }
+                    bindings.push(Binding {
+                        caller: caller.id.0 as usize,
+                        callee: c.0 as usize,
+                        slot: r.0 as usize,
+                        carries: carries(callee, r),
+                        actual: Actual::Value(reads),
+                    });
+                }
+            }
+        }
+    }
     let mut commons = BTreeSet::new();
     let mut module_vars = BTreeSet::new();
     for _round in 0..256 {
         let mut changed = false;
         // Module variables, and host variables of internal procedures:
         // one derivative shared by every unit.
-        for u in &reachable {
-            let unit = program.unit(*u);
-            for (i, sym) in unit.symbols.iter().enumerate() {
-                if let Some(key) = module_var(program, sym) {
-                    if with_d[u.0 as usize].contains(i) {
-                        changed |= module_vars.insert(key);
-                    }
-                }
-                if let Some((h, hs)) = host_var(program, sym) {
-                    if with_d[u.0 as usize].contains(i) {
-                        changed |= with_d[h.0 as usize].insert(hs.0 as usize);
-                    }
-                }
+        for s in &shared {
+            if !with_d[s.unit].contains(s.symbol) {
+                continue;
+            }
+            if let Some(key) = s.module {
+                changed |= module_vars.insert(key);
+            }
+            if let Some((h, hs)) = s.host {
+                changed |= with_d[h.0 as usize].insert(hs.0 as usize);
             }
         }
-        for u in &reachable {
-            let unit = program.unit(*u);
-            for (i, sym) in unit.symbols.iter().enumerate() {
-                let shared = module_var(program, sym).is_some_and(|k| module_vars.contains(&k))
-                    || host_var(program, sym)
-                        .is_some_and(|(h, hs)| with_d[h.0 as usize].contains(hs.0 as usize));
-                if shared && carries(unit, SymbolId(i as u32)) {
-                    changed |= with_d[u.0 as usize].insert(i);
-                }
+        for s in &shared {
+            let with = s.module.is_some_and(|k| module_vars.contains(&k))
+                || s.host
+                    .is_some_and(|(h, hs)| with_d[h.0 as usize].contains(hs.0 as usize));
+            if with && s.carries {
+                changed |= with_d[s.unit].insert(s.symbol);
             }
         }
         // COMMON members: one derivative shared by every unit.
-        for u in &reachable {
-            let unit = program.unit(*u);
-            for (i, sym) in unit.symbols.iter().enumerate() {
-                if let Storage::Common { block, index } = &sym.storage {
-                    if with_d[u.0 as usize].contains(i) {
-                        changed |= commons.insert((block.clone(), *index));
-                    }
+        for s in &shared {
+            if let Some(c) = &s.common {
+                if with_d[s.unit].contains(s.symbol) {
+                    changed |= commons.insert(c.clone());
                 }
             }
         }
-        for u in &reachable {
-            let unit = program.unit(*u);
-            for (i, sym) in unit.symbols.iter().enumerate() {
-                if let Storage::Common { block, index } = &sym.storage {
-                    if commons.contains(&(block.clone(), *index))
-                        && carries(unit, SymbolId(i as u32))
-                    {
-                        changed |= with_d[u.0 as usize].insert(i);
-                    }
+        for s in &shared {
+            if let Some(c) = &s.common {
+                if commons.contains(c) && s.carries {
+                    changed |= with_d[s.unit].insert(s.symbol);
                 }
             }
         }
         // Call sites: actual and formal agree.
-        for &site in reachable
-            .iter()
-            .flat_map(|u| program.call_graph.calls_from[u.0 as usize].iter())
-        {
-            let site = &program.call_graph.sites[site];
-            let Callee::Unit(c) = site.callee else {
-                continue;
-            };
-            let (caller, callee) = (program.unit(site.caller), program.unit(c));
-            let st = caller.stmt(site.stmt);
-            for (args, is_fn) in site_args(st, &site.name) {
-                for (pos, a) in args.iter().enumerate() {
-                    let Some(k) = crate::effects::formal_index(callee, pos, a) else {
-                        continue;
-                    };
-                    let Some(&f) = callee.args.get(k) else {
-                        continue;
-                    };
-                    let actual = match &a.value.kind {
-                        ExprKind::Var(_) | ExprKind::ArrayRef { .. } => {
-                            target(&a.value).map(|(s, _)| s)
-                        }
-                        _ => None,
-                    };
-                    let fi = f.0 as usize;
-                    match actual {
-                        Some(v) if carries(caller, v) && carries(callee, f) => {
-                            let vi = v.0 as usize;
-                            if with_d[caller.id.0 as usize].contains(vi) {
-                                changed |= with_d[c.0 as usize].insert(fi);
-                            }
-                            if with_d[c.0 as usize].contains(fi) {
-                                changed |= with_d[caller.id.0 as usize].insert(vi);
-                            }
-                        }
-                        _ => {
-                            // An active expression passed by value.
-                            let active =
-                                dp_of(caller, &a.value).intersects(&with_d[caller.id.0 as usize]);
-                            if active && carries(callee, f) {
-                                changed |= with_d[c.0 as usize].insert(fi);
-                            }
-                        }
+        for b in &bindings {
+            match &b.actual {
+                Actual::Variable(v) => {
+                    if with_d[b.caller].contains(*v) {
+                        changed |= with_d[b.callee].insert(b.slot);
+                    }
+                    if with_d[b.callee].contains(b.slot) {
+                        changed |= with_d[b.caller].insert(*v);
                     }
                 }
-                // A function reference with active arguments: its
-                // result carries a derivative.
-                if is_fn {
-                    if let Some(r) = callee.result {
-                        let active = args.iter().any(|a| {
-                            dp_of(caller, &a.value).intersects(&with_d[caller.id.0 as usize])
-                        });
-                        if active && carries(callee, r) {
-                            changed |= with_d[c.0 as usize].insert(r.0 as usize);
-                        }
+                // An active expression passed by value (or a function
+                // reference's arguments, for its result).
+                Actual::Value(reads) => {
+                    if b.carries && reads.intersects(&with_d[b.caller]) {
+                        changed |= with_d[b.callee].insert(b.slot);
                     }
                 }
             }
@@ -228,6 +257,37 @@ pub fn of_roots(
         commons,
         module_vars,
     }
+}
+
+/// A symbol of a reached unit that other units share.
+struct SharedSymbol {
+    unit: usize,
+    symbol: usize,
+    carries: bool,
+    module: Option<(UnitId, SymbolId)>,
+    host: Option<(UnitId, SymbolId)>,
+    common: Option<(String, u32)>,
+}
+
+/// What an actual argument is to the derivative set.
+enum Actual {
+    /// A variable (or element) that carries a derivative, bound to a
+    /// formal that carries one: both have a derivative or neither.
+    Variable(usize),
+    /// A value: it gives the formal (or a function's result) a
+    /// derivative when it reads a variable with one.
+    Value(BitSet),
+}
+
+/// An actual bound to a callee's formal (or a function reference's
+/// arguments to its result).
+struct Binding {
+    caller: usize,
+    callee: usize,
+    /// The formal's (or the result's) symbol in the callee.
+    slot: usize,
+    carries: bool,
+    actual: Actual,
 }
 
 /// The module variable a symbol is (a module's own variable, or one used

@@ -16,6 +16,7 @@
 use crate::bitset::BitSet;
 use crate::dep::{global_key, GlobalKey};
 use crate::dp::{index_vars, target, vars};
+use crate::incremental::Changes;
 use dfort_ir::*;
 use std::collections::BTreeSet;
 
@@ -37,8 +38,35 @@ pub struct LocalEffects {
 
 /// The effects of every unit of the program (indexed by `UnitId`).
 pub fn all(program: &Program) -> Vec<Effects> {
-    let mut out = vec![Effects::default(); program.units.len()];
+    all_with(program, None)
+}
+
+/// [`all`], reusing the previous run's effects of every call-graph
+/// component whose units did not change ([`Changes`]) and whose callees'
+/// effects are the same as before; the result equals a run from scratch.
+pub fn all_with(program: &Program, previous: Option<(&[Effects], &Changes)>) -> Vec<Effects> {
+    let n = program.units.len();
+    let previous = previous.filter(|(p, c)| p.len() == n && c.body.len() == n);
+    let mut out = vec![Effects::default(); n];
+    // Units whose effects differ from the previous run's.
+    let mut differs = vec![true; n];
     for scc in &program.call_graph.sccs {
+        if let Some((prev, changes)) = previous {
+            let inside = |c: &UnitId| scc.contains(c);
+            let unchanged = scc.iter().all(|&u| {
+                !changes.body[u.0 as usize]
+                    && callees(program, program.unit(u))
+                        .iter()
+                        .all(|c| inside(c) || !differs[c.0 as usize])
+            });
+            if unchanged {
+                for &u in scc {
+                    out[u.0 as usize] = prev[u.0 as usize].clone();
+                    differs[u.0 as usize] = false;
+                }
+                continue;
+            }
+        }
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
@@ -77,6 +105,10 @@ pub fn all(program: &Program) -> Vec<Effects> {
             if !changed {
                 break;
             }
+        }
+        for &u in scc {
+            differs[u.0 as usize] =
+                previous.is_none_or(|(prev, _)| prev[u.0 as usize] != out[u.0 as usize]);
         }
     }
     out

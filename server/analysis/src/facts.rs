@@ -247,7 +247,7 @@ fn analyse_resolved(
                 }
             }
             let unit = &program.units[i];
-            let fx = effects.get_or_init(|| Arc::new(crate::effects::all(&program)));
+            let fx = effects_in(&effects, &program, previous);
             let shape = shapes.of(&program, unit);
             let decisions = decide(&program, unit, &shape, t, fx, recording);
             // Reports for units with active variables (what the editor
@@ -285,6 +285,19 @@ fn analyse_resolved(
         units,
         effects,
     }
+}
+
+/// The effects of every unit, computed once per analysis (on first use),
+/// reusing the previous analysis' where its units are unchanged.
+fn effects_in<'a>(
+    cell: &'a OnceLock<Arc<Vec<Effects>>>,
+    program: &Program,
+    previous: Option<(&ProgramFacts, &Changes)>,
+) -> &'a Arc<Vec<Effects>> {
+    cell.get_or_init(|| {
+        let prev = previous.and_then(|(p, c)| Some((p.effects.get()?.as_slice(), c)));
+        Arc::new(crate::effects::all_with(program, prev))
+    })
 }
 
 /// Adds to each unit's decisions the checkpoints of its CALL statements
@@ -348,7 +361,7 @@ fn add_checkpoints(
     if todo.is_empty() {
         return;
     }
-    let fx = effects.get_or_init(|| Arc::new(crate::effects::all(program)));
+    let fx = effects_in(effects, program, previous);
     let computed: Vec<_> = {
         let entry_needs: Vec<Option<&BitSet>> = units
             .iter()
