@@ -19,10 +19,12 @@
 use crate::activity::active_anywhere;
 use crate::bitset::BitSet;
 use crate::dp::{differentiable, dp_of, target};
+use crate::incremental::Changes;
 use crate::interproc::ProgramActivity;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::*;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// The variables with a derivative, and the procedures with a derivative
 /// routine, of a set of roots.
@@ -40,6 +42,21 @@ pub struct Carriers {
     pub commons: BTreeSet<(String, u32)>,
     /// Module variables (module, symbol) with a derivative.
     pub module_vars: BTreeSet<(UnitId, SymbolId)>,
+    /// Per unit: what the closure read of it, reused by the next analysis
+    /// while the unit and its callees' interfaces are unchanged.
+    pub inputs: Vec<Option<Arc<UnitInputs>>>,
+    /// Per unit: the variables active anywhere the closure started from.
+    seeds: Vec<BitSet>,
+    /// The roots' independents and dependents it started from.
+    roots: Vec<(UnitId, BitSet, BitSet)>,
+}
+
+/// What the closure reads of one unit: its symbols that other units
+/// share and the bindings of its call sites.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnitInputs {
+    shared: Vec<SharedSymbol>,
+    bindings: Vec<Binding>,
 }
 
 /// A symbol whose derivative the generators can declare.
@@ -54,16 +71,102 @@ pub fn of_roots(
     activity: &ProgramActivity,
     roots: &[(UnitId, &BitSet, &BitSet)],
 ) -> Carriers {
+    let start = Start::new(program, activity, roots, None);
+    close(program, start)
+}
+
+/// [`of_roots`], reusing what the previous run read of each unit that is
+/// unchanged, with unchanged callees' interfaces ([`Changes`]), and the
+/// previous result itself when everything it starts from is equal; the
+/// result equals a run from scratch.
+pub fn of_roots_with(
+    program: &Program,
+    activity: &ProgramActivity,
+    roots: &[(UnitId, &BitSet, &BitSet)],
+    previous: Option<(&Arc<Carriers>, &Changes)>,
+) -> Arc<Carriers> {
     let n = program.units.len();
-    let reachable = reachable(program, roots.iter().map(|(r, _, _)| *r));
-    let mut with_d = vec![BitSet::default(); n];
-    for u in &reachable {
-        let unit = program.unit(*u);
-        if let Some(act) = activity.activity.get(u.0 as usize).and_then(|a| a.as_ref()) {
-            with_d[u.0 as usize] = active_anywhere(unit, act);
+    let previous = previous.filter(|(p, c)| p.inputs.len() == n && c.body.len() == n);
+    let start = Start::new(program, activity, roots, previous.map(|(p, c)| (&**p, c)));
+    if let Some((p, _)) = previous {
+        let same_inputs = p
+            .inputs
+            .iter()
+            .zip(&start.inputs)
+            .all(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+                (None, None) => true,
+                _ => false,
+            });
+        if same_inputs
+            && p.reachable == start.reachable
+            && p.roots == start.roots
+            && p.seeds == start.seeds
+        {
+            return p.clone();
         }
     }
-    for (root, independents, dependents) in roots {
+    Arc::new(close(program, start))
+}
+
+/// What the closure starts from: the reached units, the variables active
+/// anywhere in each, the roots' roles, and what it reads of each unit.
+struct Start {
+    reachable: Vec<UnitId>,
+    seeds: Vec<BitSet>,
+    roots: Vec<(UnitId, BitSet, BitSet)>,
+    inputs: Vec<Option<Arc<UnitInputs>>>,
+}
+
+impl Start {
+    fn new(
+        program: &Program,
+        activity: &ProgramActivity,
+        roots: &[(UnitId, &BitSet, &BitSet)],
+        previous: Option<(&Carriers, &Changes)>,
+    ) -> Start {
+        let n = program.units.len();
+        let reachable = reachable(program, roots.iter().map(|(r, _, _)| *r));
+        let mut seeds = vec![BitSet::default(); n];
+        // What the rounds look at, gathered once per unit (or reused):
+        // the symbols shared between units (module, host and COMMON
+        // variables) and the bindings of actuals to formals at call sites.
+        let mut inputs: Vec<Option<Arc<UnitInputs>>> = vec![None; n];
+        for u in &reachable {
+            let i = u.0 as usize;
+            let unit = program.unit(*u);
+            if let Some(act) = activity.activity.get(i).and_then(|a| a.as_ref()) {
+                seeds[i] = active_anywhere(unit, act);
+            }
+            let kept = previous.and_then(|(p, changes)| {
+                let same = !changes.inputs_changed(program, *u, |_| false);
+                same.then(|| p.inputs.get(i).cloned().flatten()).flatten()
+            });
+            inputs[i] = Some(kept.unwrap_or_else(|| Arc::new(gather(program, unit))));
+        }
+        Start {
+            reachable,
+            seeds,
+            roots: roots
+                .iter()
+                .map(|(r, i, d)| (*r, (*i).clone(), (*d).clone()))
+                .collect(),
+            inputs,
+        }
+    }
+}
+
+/// The closure from its start.
+fn close(program: &Program, start: Start) -> Carriers {
+    let Start {
+        reachable,
+        seeds,
+        roots,
+        inputs,
+    } = start;
+    let n = program.units.len();
+    let mut with_d = seeds.clone();
+    for (root, independents, dependents) in &roots {
         with_d[root.0 as usize].union_with(independents);
         with_d[root.0 as usize].union_with(dependents);
     }
@@ -79,41 +182,135 @@ pub fn of_roots(
         }
         with_d[u.0 as usize] = b;
     }
-    // What the rounds below look at, gathered once: the symbols shared
-    // between units (module, host and COMMON variables) and the bindings
-    // of actuals to formals at call sites.
-    let mut shared: Vec<SharedSymbol> = Vec::new();
-    for u in &reachable {
-        let unit = program.unit(*u);
-        for (i, sym) in unit.symbols.iter().enumerate() {
-            let module = module_var(program, sym);
-            let host = host_var(program, sym);
-            let common = match &sym.storage {
-                Storage::Common { block, index } => Some((block.clone(), *index)),
-                _ => None,
-            };
-            if module.is_some() || host.is_some() || common.is_some() {
-                shared.push(SharedSymbol {
-                    unit: u.0 as usize,
-                    symbol: i,
-                    carries: carries(unit, SymbolId(i as u32)),
-                    module,
-                    host,
-                    common,
-                });
+    let shared: Vec<&SharedSymbol> = inputs.iter().flatten().flat_map(|x| &x.shared).collect();
+    let bindings: Vec<&Binding> = inputs.iter().flatten().flat_map(|x| &x.bindings).collect();
+    let mut commons = BTreeSet::new();
+    let mut module_vars = BTreeSet::new();
+    for _round in 0..256 {
+        let mut changed = false;
+        // Module variables, and host variables of internal procedures:
+        // one derivative shared by every unit.
+        for s in shared.iter() {
+            if !with_d[s.unit].contains(s.symbol) {
+                continue;
             }
+            if let Some(key) = s.module {
+                changed |= module_vars.insert(key);
+            }
+            if let Some((h, hs)) = s.host {
+                changed |= with_d[h.0 as usize].insert(hs.0 as usize);
+            }
+        }
+        for s in &shared {
+            let with = s.module.is_some_and(|k| module_vars.contains(&k))
+                || s.host
+                    .is_some_and(|(h, hs)| with_d[h.0 as usize].contains(hs.0 as usize));
+            if with && s.carries {
+                changed |= with_d[s.unit].insert(s.symbol);
+            }
+        }
+        // COMMON members: one derivative shared by every unit.
+        for s in &shared {
+            if let Some(c) = &s.common {
+                if with_d[s.unit].contains(s.symbol) {
+                    changed |= commons.insert(c.clone());
+                }
+            }
+        }
+        for s in &shared {
+            if let Some(c) = &s.common {
+                if commons.contains(c) && s.carries {
+                    changed |= with_d[s.unit].insert(s.symbol);
+                }
+            }
+        }
+        // Call sites: actual and formal agree.
+        for b in bindings.iter() {
+            match &b.actual {
+                Actual::Variable(v) => {
+                    if with_d[b.caller].contains(*v) {
+                        changed |= with_d[b.callee].insert(b.slot);
+                    }
+                    if with_d[b.callee].contains(b.slot) {
+                        changed |= with_d[b.caller].insert(*v);
+                    }
+                }
+                // An active expression passed by value (or a function
+                // reference's arguments, for its result).
+                Actual::Value(reads) => {
+                    if b.carries && reads.intersects(&with_d[b.caller]) {
+                        changed |= with_d[b.callee].insert(b.slot);
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // Units with derivatives, the roots, and their callers up to a root.
+    let mut routine: Vec<bool> = (0..n).map(|i| !with_d[i].is_empty()).collect();
+    for (root, _, _) in &roots {
+        routine[root.0 as usize] = true;
+    }
+    for _ in 0..n {
+        let mut changed = false;
+        for u in &reachable {
+            if routine[u.0 as usize] {
+                continue;
+            }
+            let calls_in_set = program.call_graph.calls_from[u.0 as usize]
+                .iter()
+                .any(|&s| matches!(program.call_graph.sites[s].callee, Callee::Unit(c) if routine[c.0 as usize]));
+            if calls_in_set {
+                routine[u.0 as usize] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Carriers {
+        reachable,
+        routine,
+        with_d,
+        commons,
+        module_vars,
+        inputs,
+        seeds,
+        roots,
+    }
+}
+
+/// What the closure reads of `unit`.
+fn gather(program: &Program, unit: &Unit) -> UnitInputs {
+    let mut shared: Vec<SharedSymbol> = Vec::new();
+    for (i, sym) in unit.symbols.iter().enumerate() {
+        let module = module_var(program, sym);
+        let host = host_var(program, sym);
+        let common = match &sym.storage {
+            Storage::Common { block, index } => Some((block.clone(), *index)),
+            _ => None,
+        };
+        if module.is_some() || host.is_some() || common.is_some() {
+            shared.push(SharedSymbol {
+                unit: unit.id.0 as usize,
+                symbol: i,
+                carries: carries(unit, SymbolId(i as u32)),
+                module,
+                host,
+                common,
+            });
         }
     }
     let mut bindings: Vec<Binding> = Vec::new();
-    for &site in reachable
-        .iter()
-        .flat_map(|u| program.call_graph.calls_from[u.0 as usize].iter())
-    {
+    for &site in &program.call_graph.calls_from[unit.id.0 as usize] {
         let site = &program.call_graph.sites[site];
         let Callee::Unit(c) = site.callee else {
             continue;
         };
-        let (caller, callee) = (program.unit(site.caller), program.unit(c));
+        let (caller, callee) = (unit, program.unit(c));
         let st = caller.stmt(site.stmt);
         for (args, is_fn) in site_args(st, &site.name) {
             for (pos, a) in args.iter().enumerate() {
@@ -163,103 +360,11 @@ pub fn of_roots(
             }
         }
     }
-    let mut commons = BTreeSet::new();
-    let mut module_vars = BTreeSet::new();
-    for _round in 0..256 {
-        let mut changed = false;
-        // Module variables, and host variables of internal procedures:
-        // one derivative shared by every unit.
-        for s in &shared {
-            if !with_d[s.unit].contains(s.symbol) {
-                continue;
-            }
-            if let Some(key) = s.module {
-                changed |= module_vars.insert(key);
-            }
-            if let Some((h, hs)) = s.host {
-                changed |= with_d[h.0 as usize].insert(hs.0 as usize);
-            }
-        }
-        for s in &shared {
-            let with = s.module.is_some_and(|k| module_vars.contains(&k))
-                || s.host
-                    .is_some_and(|(h, hs)| with_d[h.0 as usize].contains(hs.0 as usize));
-            if with && s.carries {
-                changed |= with_d[s.unit].insert(s.symbol);
-            }
-        }
-        // COMMON members: one derivative shared by every unit.
-        for s in &shared {
-            if let Some(c) = &s.common {
-                if with_d[s.unit].contains(s.symbol) {
-                    changed |= commons.insert(c.clone());
-                }
-            }
-        }
-        for s in &shared {
-            if let Some(c) = &s.common {
-                if commons.contains(c) && s.carries {
-                    changed |= with_d[s.unit].insert(s.symbol);
-                }
-            }
-        }
-        // Call sites: actual and formal agree.
-        for b in &bindings {
-            match &b.actual {
-                Actual::Variable(v) => {
-                    if with_d[b.caller].contains(*v) {
-                        changed |= with_d[b.callee].insert(b.slot);
-                    }
-                    if with_d[b.callee].contains(b.slot) {
-                        changed |= with_d[b.caller].insert(*v);
-                    }
-                }
-                // An active expression passed by value (or a function
-                // reference's arguments, for its result).
-                Actual::Value(reads) => {
-                    if b.carries && reads.intersects(&with_d[b.caller]) {
-                        changed |= with_d[b.callee].insert(b.slot);
-                    }
-                }
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    // Units with derivatives, the roots, and their callers up to a root.
-    let mut routine: Vec<bool> = (0..n).map(|i| !with_d[i].is_empty()).collect();
-    for (root, _, _) in roots {
-        routine[root.0 as usize] = true;
-    }
-    for _ in 0..n {
-        let mut changed = false;
-        for u in &reachable {
-            if routine[u.0 as usize] {
-                continue;
-            }
-            let calls_in_set = program.call_graph.calls_from[u.0 as usize]
-                .iter()
-                .any(|&s| matches!(program.call_graph.sites[s].callee, Callee::Unit(c) if routine[c.0 as usize]));
-            if calls_in_set {
-                routine[u.0 as usize] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    Carriers {
-        reachable,
-        routine,
-        with_d,
-        commons,
-        module_vars,
-    }
+    UnitInputs { shared, bindings }
 }
 
 /// A symbol of a reached unit that other units share.
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct SharedSymbol {
     unit: usize,
     symbol: usize,
@@ -270,6 +375,7 @@ struct SharedSymbol {
 }
 
 /// What an actual argument is to the derivative set.
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Actual {
     /// A variable (or element) that carries a derivative, bound to a
     /// formal that carries one: both have a derivative or neither.
@@ -281,6 +387,7 @@ enum Actual {
 
 /// An actual bound to a callee's formal (or a function reference's
 /// arguments to its result).
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Binding {
     caller: usize,
     callee: usize,

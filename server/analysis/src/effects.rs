@@ -20,9 +20,21 @@ use crate::incremental::Changes;
 use dfort_ir::*;
 use std::collections::BTreeSet;
 
-/// One procedure's interface effects.
+/// One procedure's interface effects, shared between analyses (a clone
+/// is a reference count).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Effects {
+pub struct Effects(std::sync::Arc<EffectSets>);
+
+impl std::ops::Deref for Effects {
+    type Target = EffectSets;
+    fn deref(&self) -> &EffectSets {
+        &self.0
+    }
+}
+
+/// What a procedure may read and write of its interface.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EffectSets {
     pub read_formals: BTreeSet<u32>,
     pub written_formals: BTreeSet<u32>,
     pub read_globals: BTreeSet<GlobalKey>,
@@ -72,7 +84,7 @@ pub fn all_with(program: &Program, previous: Option<(&[Effects], &Changes)>) -> 
             for &u in scc {
                 let unit = program.unit(u);
                 let local = local(program, unit, &out);
-                let mut e = Effects::default();
+                let mut e = EffectSets::default();
                 for (i, sym) in unit.symbols.iter().enumerate() {
                     let (r, w) = (local.reads.contains(i), local.writes.contains(i));
                     if let Storage::Dummy(k) = sym.storage {
@@ -94,11 +106,11 @@ pub fn all_with(program: &Program, previous: Option<(&[Effects], &Changes)>) -> 
                 // Globals only callees see.
                 for c in callees(program, unit) {
                     let ce = out[c.0 as usize].clone();
-                    e.read_globals.extend(ce.read_globals);
-                    e.written_globals.extend(ce.written_globals);
+                    e.read_globals.extend(ce.read_globals.iter().cloned());
+                    e.written_globals.extend(ce.written_globals.iter().cloned());
                 }
-                if out[u.0 as usize] != e {
-                    out[u.0 as usize] = e;
+                if *out[u.0 as usize].0 != e {
+                    out[u.0 as usize] = Effects(std::sync::Arc::new(e));
                     changed = true;
                 }
             }

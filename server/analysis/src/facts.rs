@@ -32,7 +32,7 @@ use crate::incremental::Changes;
 use crate::interproc::{analyze_program_with, ProgramActivity};
 use crate::recovery::Plan;
 use crate::roles::Roles;
-use crate::roots::{resolve, RootProblem, RootSpec, Roots};
+use crate::roots::{resolve_reusing, RootProblem, RootSpec, Roots};
 use crate::shape::Shapes;
 use crate::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::{Program, Unit, UnitId};
@@ -92,7 +92,7 @@ pub struct ProgramFacts {
     /// Which variables carry a derivative and which procedures get a
     /// derivative routine, for all the roots together
     /// ([`crate::derivatives`]; with one root, the generators' set).
-    pub carriers: Carriers,
+    pub carriers: Arc<Carriers>,
     /// Per unit the analyses reached: the adjoint's decisions.
     pub units: Vec<Option<Arc<UnitFacts>>>,
     /// What each unit may read and write (callees included), computed
@@ -189,7 +189,23 @@ pub fn analyse(
 ) -> ProgramFacts {
     let previous = previous.filter(|(p, _)| p.request == *request);
     let analysed = prepared(program, previous.map(|(p, _)| p));
-    let resolved = resolve(&analysed, &request.roots, request.others);
+    // An unnamed root's roles (directives, intents) are its unit's own:
+    // the previous analysis' are kept for the same unit.
+    let known = |u: &Unit| {
+        let (p, _) = previous?;
+        let i = u.id.0 as usize;
+        let same = p
+            .program
+            .units
+            .get(i)
+            .is_some_and(|x| std::ptr::eq(&**x, u));
+        let named = request.roots.iter().any(|r| r.name == u.name);
+        if !same || named {
+            return None;
+        }
+        p.roles_of(u.id).cloned()
+    };
+    let resolved = resolve_reusing(&analysed, &request.roots, request.others, known);
     analyse_resolved(program, analysed, request.clone(), resolved, previous)
 }
 
@@ -268,7 +284,12 @@ fn analyse_resolved(
         .iter()
         .map(|(u, r)| (*u, &r.independents, &r.dependents))
         .collect();
-    let carriers = crate::derivatives::of_roots(&program, &activity, &roles);
+    let carriers = crate::derivatives::of_roots_with(
+        &program,
+        &activity,
+        &roles,
+        previous.map(|(p, c)| (&p.carriers, c)),
+    );
     add_checkpoints(
         &program, &activity, &tbr, &carriers, &effects, &mut units, previous,
     );

@@ -75,6 +75,18 @@ pub fn uncalled(program: &Program) -> impl Iterator<Item = &Unit> {
 /// The roots `specs` ask for and, with `others`, every other procedure
 /// nobody calls.
 pub fn resolve(program: &Program, specs: &[RootSpec], others: bool) -> Roots {
+    resolve_reusing(program, specs, others, |_| None)
+}
+
+/// [`resolve`], taking the roles of an unnamed root from `known` when it
+/// has them (the previous analysis' roles of the same unit: a unit's
+/// roles from directives and intents depend on the unit alone).
+pub fn resolve_reusing(
+    program: &Program,
+    specs: &[RootSpec],
+    others: bool,
+    known: impl Fn(&Unit) -> Option<Roles>,
+) -> Roots {
     let mut out = Roots::default();
     for spec in specs {
         let name = spec.name.to_ascii_lowercase();
@@ -103,7 +115,7 @@ pub fn resolve(program: &Program, specs: &[RootSpec], others: bool) -> Roots {
         let named = |u: &Unit| specs.iter().any(|s| s.name.eq_ignore_ascii_case(&u.name));
         let rest: Vec<(UnitId, Roles)> = uncalled(program)
             .filter(|u| !named(u))
-            .map(|u| (u.id, roles(u, None)))
+            .map(|u| (u.id, known(u).unwrap_or_else(|| roles(u, None))))
             .collect();
         out.roots.extend(rest);
     }

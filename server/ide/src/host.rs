@@ -34,6 +34,7 @@ use dfort_syntax::{Diagnostic, FixedOptions, FortranParser, SourceForm, TextRang
 use rayon::prelude::*;
 use ropey::Rope;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -136,13 +137,29 @@ struct ChunkData {
 }
 
 /// What a chunk's parse and lowering are a function of: its text, the
-/// source form and its role. Compared by content (hashing only finds
+/// source form and its role. Compared by content (the hash only finds
 /// the candidates), so a reused chunk is always the same text.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 struct ChunkKey {
+    hash: u64,
     text: Arc<str>,
     form: SourceForm,
     role: ChunkRole,
+}
+
+impl ChunkKey {
+    fn hash_of(text: &str, form: SourceForm, role: ChunkRole) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        form.hash(&mut h);
+        role.hash(&mut h);
+        h.finish()
+    }
+
+    /// Whether this key is of that content.
+    fn is(&self, hash: u64, text: &str, form: SourceForm, role: ChunkRole) -> bool {
+        self.hash == hash && self.form == form && self.role == role && &*self.text == text
+    }
 }
 
 #[derive(Clone)]
@@ -551,11 +568,16 @@ impl Host {
             SourceForm::Fixed(opts) => split_fine(&normalize_fixed(&text, opts.line_length).text),
         };
         let lines = doc.lines.clone();
-        let mut old: HashMap<ChunkKey, Chunk> = doc
+        // The old chunks by the hash of their content (candidates only:
+        // reuse needs the same content), each reused at most once.
+        let mut old: Vec<(u64, usize)> = doc
             .chunks
             .iter()
-            .map(|c| (c.key.clone(), c.clone()))
+            .enumerate()
+            .map(|(i, c)| (c.key.hash, i))
             .collect();
+        old.sort_unstable();
+        let mut taken = vec![false; doc.chunks.len()];
         // The one edit whose chunk tree-sitter can reparse incrementally.
         let single_edit = match doc.pending.as_slice() {
             [e] => Some(*e),
@@ -578,13 +600,38 @@ impl Host {
                 .unwrap_or(lines.text_len())
                 .max(start);
             let chunk_text = text.get(start as usize..end as usize).unwrap_or("");
+            let hash = ChunkKey::hash_of(chunk_text, form, role);
+            let first = old.partition_point(|(h, _)| *h < hash);
+            let reused = old[first..]
+                .iter()
+                .take_while(|(h, _)| *h == hash)
+                .map(|(_, i)| *i)
+                .find(|&i| !taken[i] && old_chunks[i].key.is(hash, chunk_text, form, role))
+                .map(|i| {
+                    taken[i] = true;
+                    old_chunks[i].clone()
+                });
+            if let Some(c) = reused {
+                slots.push((
+                    Chunk {
+                        base: start,
+                        len: end - start,
+                        key: c.key,
+                        role,
+                        data: c.data,
+                    },
+                    None,
+                ));
+                continue;
+            }
             let key = ChunkKey {
+                hash,
                 text: Arc::from(chunk_text),
                 form,
                 role,
             };
             let file = FileId(self.next_file);
-            let mut chunk = Chunk {
+            let chunk = Chunk {
                 base: start,
                 len: end - start,
                 key,
@@ -601,11 +648,6 @@ impl Host {
                     diagnostics: Vec::new(),
                 }),
             };
-            if let Some(c) = old.remove(&chunk.key) {
-                chunk.data = c.data;
-                slots.push((chunk, None));
-                continue;
-            }
             self.next_file = self.next_file.wrapping_add(1);
             if role == ChunkRole::ModuleTail {
                 // `end module`: its module's head is parsed with a

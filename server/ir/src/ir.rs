@@ -879,9 +879,11 @@ impl StmtKind {
 /// parsed files).
 #[derive(Clone, Debug, Default)]
 pub struct Program {
-    pub files: Vec<SourceFile>,
+    pub files: std::sync::Arc<Vec<SourceFile>>,
     pub units: Vec<std::sync::Arc<Unit>>,
-    pub call_graph: crate::callgraph::CallGraph,
+    /// Shared: a program whose units are rewritten in place (the
+    /// analyses' prepared program) keeps its call graph.
+    pub call_graph: std::sync::Arc<crate::callgraph::CallGraph>,
 }
 
 impl Program {

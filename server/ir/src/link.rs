@@ -217,9 +217,9 @@ fn finish(
     }
     (
         Program {
-            files,
+            files: std::sync::Arc::new(files),
             units,
-            call_graph,
+            call_graph: std::sync::Arc::new(call_graph),
         },
         diags,
     )
