@@ -771,8 +771,16 @@ pub fn cases(repo: &Path) -> Result<Vec<Case>, String> {
         }
     }
     // Directories that are one workspace with their dfort.toml.
-    let with_toml = fixtures.join("consistency/name_only_root");
-    sets.push(fortran_files(&with_toml));
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures.join("consistency"))
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("dfort.toml").is_file())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        sets.push(fortran_files(&d));
+    }
     for files in sets {
         let ask = Ask {
             roots: toml_roots(&files)?,
@@ -957,6 +965,16 @@ mod tests {
             serde_json::json!(["a", "b", "f"])
         );
         check_workspace(&files).unwrap();
+        //    The same with `outer` configured in dfort.toml: analyze
+        //    takes it and every other procedure nobody calls, as the
+        //    editor does.
+        let configured = vec![fixture("configured_root/shared.f90")];
+        let doc = json(&configured, None);
+        assert_eq!(
+            unit(&doc, "smooth")["active"],
+            serde_json::json!(["a", "b", "f"])
+        );
+        check_workspace(&configured).unwrap();
         //    From `outer` alone (`--root outer`, the adjoint of outer),
         //    `b` is passive, in analyze, the editor and the adjoint.
         let doc = json(&files, Some("outer"));
