@@ -27,6 +27,9 @@ fn fixtures_compile_with_gfortran() {
         "interproc",
         "analysis",
         "kernels",
+        "consistency",
+        "consistency/name_only_root",
+        "consistency/configured_root",
     ] {
         files.extend(fortran_files(&fixtures().join(dir)));
     }
