@@ -15,9 +15,9 @@
 //! what the forward sweep saves around each CALL, [`crate::checkpoint`],
 //! which reads the callees' decisions and which procedures get a
 //! derivative routine, [`crate::derivatives`]) and the per-variable
-//! recovery reports of units with active variables. Given the
-//! previous facts of the same request and the [`Changes`] since, only the
-//! units whose inputs changed are recomputed
+//! recovery reports of units with active variables or a derivative
+//! routine. Given the previous facts of the same request and the
+//! [`Changes`] since, only the units whose inputs changed are recomputed
 //! ([`crate::incremental`]); the result equals a run from scratch. Never
 //! panics on user input; a root asked for that does not exist is a
 //! [`RootProblem`] and is skipped.
@@ -67,8 +67,8 @@ impl Default for Request {
 #[derive(Clone, Debug)]
 pub struct UnitFacts {
     pub decisions: UnitDecisions,
-    /// The recovery reports of its loops (units with active variables in
-    /// the default mode; none otherwise).
+    /// The recovery reports of its loops (units with active variables or
+    /// a derivative routine, in the default mode; none otherwise).
     pub reports: Vec<LoopReport>,
 }
 
@@ -252,33 +252,6 @@ fn analyse_resolved(
         recording.inversion(),
         previous.map(|(p, c)| (&p.tbr, c)),
     );
-    let effects: OnceLock<Arc<Vec<Effects>>> = OnceLock::new();
-    // Decisions follow their unit's TBR: reused when it was.
-    let mut units: Vec<Option<Arc<UnitFacts>>> = (0..program.units.len())
-        .map(|i| {
-            let t = tbr.results[i].as_ref()?;
-            if !tbr.recomputed[i] {
-                if let Some(f) = previous.and_then(|(p, _)| p.units.get(i).cloned().flatten()) {
-                    return Some(f);
-                }
-            }
-            let unit = &program.units[i];
-            let fx = effects_in(&effects, &program, previous);
-            let shape = shapes.of(&program, unit);
-            let decisions = decide(&program, unit, &shape, t, fx, recording);
-            // Reports for units with active variables (what the editor
-            // and `dfort analyze` show them for), in the default mode.
-            let active = activity.activity[i]
-                .as_ref()
-                .is_some_and(|a| !crate::activity::active_anywhere(unit, a).is_empty());
-            let reports = if active && recording.inversion() {
-                unit_reports(unit, &shape, &decisions, t)
-            } else {
-                Vec::new()
-            };
-            Some(Arc::new(UnitFacts { decisions, reports }))
-        })
-        .collect();
     let roles: Vec<_> = resolved
         .roots
         .iter()
@@ -290,6 +263,43 @@ fn analyse_resolved(
         &roles,
         previous.map(|(p, c)| (&p.carriers, c)),
     );
+    let effects: OnceLock<Arc<Vec<Effects>>> = OnceLock::new();
+    // Decisions follow their unit's TBR: reused when it was (and when
+    // whether the unit gets a derivative routine, which decides its
+    // reports, did not change).
+    let mut units: Vec<Option<Arc<UnitFacts>>> = (0..program.units.len())
+        .map(|i| {
+            let t = tbr.results[i].as_ref()?;
+            if !tbr.recomputed[i] {
+                let same_routine =
+                    |p: &ProgramFacts| p.carriers.routine.get(i) == carriers.routine.get(i);
+                if let Some(f) = previous
+                    .filter(|(p, _)| same_routine(p))
+                    .and_then(|(p, _)| p.units.get(i).cloned().flatten())
+                {
+                    return Some(f);
+                }
+            }
+            let unit = &program.units[i];
+            let fx = effects_in(&effects, &program, previous);
+            let shape = shapes.of(&program, unit);
+            let decisions = decide(&program, unit, &shape, t, fx, recording);
+            // Reports, in the default mode, for units with active
+            // variables and units that get a derivative routine (whose
+            // adjoint may zero the adjoints of overwritten elements of
+            // derivative carriers without any active value).
+            let active = activity.activity[i]
+                .as_ref()
+                .is_some_and(|a| !crate::activity::active_anywhere(unit, a).is_empty());
+            let routine = carriers.routine.get(i).copied().unwrap_or(false);
+            let reports = if (active || routine) && recording.inversion() {
+                unit_reports(unit, &shape, &decisions, t)
+            } else {
+                Vec::new()
+            };
+            Some(Arc::new(UnitFacts { decisions, reports }))
+        })
+        .collect();
     add_checkpoints(
         &program, &activity, &tbr, &carriers, &effects, &mut units, previous,
     );
