@@ -87,7 +87,7 @@ fn check(rel: &str) -> usize {
     let roots: Vec<_> = units
         .iter()
         .map(|n| unit(&ws, n))
-        .filter(|u| ws.program.call_graph.calls_to[u.id.0 as usize].is_empty())
+        .filter(|u| ws.program.call_graph.calls_to[u.id].is_empty())
         .map(|u| {
             let r = roles(u, None);
             (u.id, r.independents, r.dependents)
@@ -109,7 +109,7 @@ fn check(rel: &str) -> usize {
         }
         if let Some((_, expect)) = m.active.iter().find(|a| &a.0 == name) {
             let mut active: Vec<String> = activity::active_anywhere(u, &act)
-                .iter()
+                .ids()
                 .map(|i| u.symbols[i].name.clone())
                 .collect();
             active.sort();
@@ -240,7 +240,7 @@ mod interprocedural {
         for u in &ws.program.units {
             if let Some(act) = &pa.activity[u.id.0 as usize] {
                 let mut names: Vec<String> = active_anywhere(u, act)
-                    .iter()
+                    .ids()
                     .filter_map(|i| u.symbols.get(i).map(|s| s.name.clone()))
                     .collect();
                 names.sort();

@@ -173,7 +173,7 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
             .as_ref()
             .map(|a| {
                 let set = dfort_analysis::activity::active_anywhere(u, a);
-                let mut n: Vec<&str> = set.iter().map(|i| u.symbols[i].name.as_str()).collect();
+                let mut n: Vec<&str> = set.ids().map(|i| u.symbols[i].name.as_str()).collect();
                 n.sort();
                 n.join(",")
             });
@@ -312,7 +312,7 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
                         let active = a.activity.activity[u.id.0 as usize].as_ref().map(|act| {
                             let mut n: Vec<String> =
                                 dfort_analysis::activity::active_anywhere(u, act)
-                                    .iter()
+                                    .ids()
                                     .map(|i| u.symbols[i].name.clone())
                                     .collect();
                             n.sort();
@@ -390,7 +390,7 @@ end module m
                 .as_ref()
                 .expect("analysed"),
         );
-        let mut names: Vec<String> = set.iter().map(|i| u.symbols[i].name.clone()).collect();
+        let mut names: Vec<String> = set.ids().map(|i| u.symbols[i].name.clone()).collect();
         names.sort();
         names.join(",")
     };

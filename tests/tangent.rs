@@ -120,7 +120,7 @@ fn every_derivative_written_for_the_fixtures_compiles() {
             gfortran(&dir, &["-std=legacy", "-c", &name, "-o", "orig.o"]);
             for u in ws.program.units.iter().filter(|u| {
                 u.kind == dfort_ir::UnitKind::Subroutine
-                    && ws.program.call_graph.calls_to[u.id.0 as usize].is_empty()
+                    && ws.program.call_graph.calls_to[u.id].is_empty()
             }) {
                 let r = roles(u, None);
                 let (ind, dep) = (&r.independents, &r.dependents);

@@ -221,7 +221,7 @@ pub fn replayed_loops(unit: &Unit, reversal: &UnitReversal) -> BTreeMap<StmtId, 
         out: &mut BTreeMap<StmtId, Vec<SymbolId>>,
     ) {
         for &id in ids {
-            let Some(st) = unit.stmts.get(id.0 as usize) else {
+            let Some(st) = unit.stmts.get(id) else {
                 continue;
             };
             match &st.kind {
@@ -476,7 +476,7 @@ fn hidden_globals(
 /// `s` (temporaries the unit as written adds always may). An `intent(in)`
 /// dummy never changes: no conforming callee writes it.
 fn modifiable(caller: &Caller, id: StmtId, s: SymbolId) -> bool {
-    let Some(sym) = caller.orig.symbols.get(s.0 as usize) else {
+    let Some(sym) = caller.orig.symbols.get(s) else {
         return true;
     };
     if matches!(sym.storage, Storage::Dummy(_)) && sym.intent == Some(Intent::In) {

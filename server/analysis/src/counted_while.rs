@@ -106,7 +106,7 @@ pub fn in_unit(program: &Program, unit: &Unit) -> HashMap<StmtId, CountedWhile> 
     let mut lists: Vec<&[StmtId]> = vec![&unit.body];
     while let Some(list) = lists.pop() {
         for (i, &id) in list.iter().enumerate() {
-            let Some(st) = unit.stmts.get(id.0 as usize) else {
+            let Some(st) = unit.stmts.get(id) else {
                 continue;
             };
             lists.extend(st.kind.blocks());
@@ -291,7 +291,7 @@ fn internal(program: &Program, unit: &Unit, t: &CallTarget) -> bool {
     match t {
         CallTarget::Unit(c) => program
             .units
-            .get(c.0 as usize)
+            .get(*c)
             .is_some_and(|cu| cu.parent == Some(unit.id)),
         _ => false,
     }

@@ -198,16 +198,16 @@ fn block_saves(
         // TBR's sets may hold slots past the unit's own symbols (globals
         // only its callees see): those are not the unit's to save.
         let saved: Vec<SymbolId> = ints
-            .iter()
-            .filter_map(|v| unit.symbols.get(v).map(|s| (v, s)))
-            .filter(|(i, s)| {
-                s.ty.base == BaseType::Integer
-                    && s.rank() == 0
-                    && !s.attrs.parameter
-                    && !exact.contains(*i)
-                    && fx.writes.contains(*i)
+            .ids()
+            .filter(|&v| {
+                unit.symbols.get(v).is_some_and(|s| {
+                    s.ty.base == BaseType::Integer
+                        && s.rank() == 0
+                        && !s.attrs.parameter
+                        && !exact.contains_id(v)
+                        && fx.writes.contains_id(v)
+                })
             })
-            .map(|(i, _)| SymbolId(i as u32))
             .collect();
         if !saved.is_empty() {
             out.insert(i, saved);

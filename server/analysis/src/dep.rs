@@ -42,8 +42,8 @@ pub fn global_key(program: &Program, unit: &Unit, s: SymbolId) -> Option<GlobalK
             index: *index,
         }),
         Storage::Imported { from, symbol, .. } => {
-            let origin = program.units.get(from.0 as usize)?;
-            let declared = origin.symbols.get(symbol.0 as usize)?;
+            let origin = program.units.get(*from)?;
+            let declared = origin.symbols.get(*symbol)?;
             // Association chains end at a declaration, never at the unit
             // itself.
             match &declared.storage {
@@ -300,9 +300,7 @@ fn summarize_component(
         .copied()
         .filter(|u| program.unit(*u).is_procedure())
         .collect();
-    let recursive = procs
-        .iter()
-        .any(|u| program.call_graph.recursive[u.0 as usize]);
+    let recursive = procs.iter().any(|u| program.call_graph.recursive[*u]);
     if recursive {
         for u in &procs {
             let s = summarize(program, program.unit(*u), &[]);
@@ -360,7 +358,7 @@ pub fn resummarize(
         let changed_here = before.iter().any(|(u, b)| sums[u.0 as usize] != *b);
         if changed_here {
             for u in &procs {
-                for &site in &program.call_graph.calls_to[u.0 as usize] {
+                for &site in &program.call_graph.calls_to[*u] {
                     let caller = program.call_graph.sites[site].caller;
                     dirty[caller.0 as usize] = true;
                 }

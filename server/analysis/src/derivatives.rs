@@ -259,7 +259,7 @@ fn close(program: &Program, start: Start) -> Carriers {
             if routine[u.0 as usize] {
                 continue;
             }
-            let calls_in_set = program.call_graph.calls_from[u.0 as usize]
+            let calls_in_set = program.call_graph.calls_from[*u]
                 .iter()
                 .any(|&s| matches!(program.call_graph.sites[s].callee, Callee::Unit(c) if routine[c.0 as usize]));
             if calls_in_set {
@@ -305,7 +305,7 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
         }
     }
     let mut bindings: Vec<Binding> = Vec::new();
-    for &site in &program.call_graph.calls_from[unit.id.0 as usize] {
+    for &site in &program.call_graph.calls_from[unit.id] {
         let site = &program.call_graph.sites[site];
         let Callee::Unit(c) = site.callee else {
             continue;
@@ -454,7 +454,7 @@ fn reachable(program: &Program, roots: impl Iterator<Item = UnitId>) -> Vec<Unit
         }
     }
     while let Some(u) = stack.pop() {
-        for &s in &program.call_graph.calls_from[u.0 as usize] {
+        for &s in &program.call_graph.calls_from[u] {
             if let Callee::Unit(c) = program.call_graph.sites[s].callee {
                 if !seen[c.0 as usize] {
                     seen[c.0 as usize] = true;

@@ -135,7 +135,7 @@ pub fn writes(program: &Program, unit: &Unit, st: &Stmt) -> Vec<(SymbolId, bool)
             target: t, args, ..
         } => {
             let callee = match t {
-                CallTarget::Unit(id) => program.units.get(id.0 as usize),
+                CallTarget::Unit(id) => program.units.get(*id),
                 _ => None,
             };
             args.iter()

@@ -127,7 +127,7 @@ pub fn all_with(program: &Program, previous: Option<(&[Effects], &Changes)>) -> 
 }
 
 fn callees(program: &Program, unit: &Unit) -> Vec<UnitId> {
-    program.call_graph.calls_from[unit.id.0 as usize]
+    program.call_graph.calls_from[unit.id]
         .iter()
         .filter_map(|&s| match &program.call_graph.sites[s].callee {
             dfort_ir::callgraph::Callee::Unit(c) => Some(*c),

@@ -35,7 +35,7 @@ use crate::roles::Roles;
 use crate::roots::{resolve_reusing, RootProblem, RootSpec, Roots};
 use crate::shape::Shapes;
 use crate::tbr::{self, ProgramTbr, Tbr};
-use dfort_ir::{Program, Unit, UnitId};
+use dfort_ir::{IdVec, Idx, Program, Unit, UnitId};
 use std::sync::{Arc, OnceLock};
 
 /// What to analyse.
@@ -79,7 +79,7 @@ pub struct ProgramFacts {
     /// source's own).
     pub program: Program,
     /// The source units these were prepared from (what a rerun compares).
-    pub sources: Vec<Arc<Unit>>,
+    pub sources: IdVec<UnitId, Arc<Unit>>,
     /// The roots analysed, with their roles.
     pub roots: Vec<(UnitId, Roles)>,
     /// Roots asked for that could not be used.
@@ -103,7 +103,7 @@ pub struct ProgramFacts {
 impl ProgramFacts {
     /// The unit as analysed.
     pub fn unit(&self, id: UnitId) -> Option<&Unit> {
-        self.program.units.get(id.0 as usize).map(|u| &**u)
+        self.program.units.get(id).map(|u| &**u)
     }
     pub fn roles_of(&self, unit: UnitId) -> Option<&Roles> {
         self.roots.iter().find(|(u, _)| *u == unit).map(|(_, r)| r)
@@ -123,7 +123,7 @@ impl ProgramFacts {
         self.facts_of(unit).map(|f| &f.decisions)
     }
     pub fn facts_of(&self, unit: UnitId) -> Option<&UnitFacts> {
-        self.units.get(unit.0 as usize)?.as_deref()
+        self.units.get(unit.index())?.as_deref()
     }
     /// The recovery plans of a unit's loops (empty when it has none).
     pub fn plans_of(&self, unit: UnitId) -> &[Plan] {
@@ -160,7 +160,7 @@ impl ProgramFacts {
 /// previous preparation of a unit whose source is the same `Arc`.
 fn prepared(program: &Program, previous: Option<&ProgramFacts>) -> Program {
     let mut units = program.units.clone();
-    for (i, u) in program.units.iter().enumerate() {
+    for (i, u) in program.units.iter_enumerated() {
         let kept = previous.and_then(|p| {
             let same = p.sources.get(i).is_some_and(|s| Arc::ptr_eq(s, u));
             same.then(|| p.program.units[i].clone())
@@ -193,11 +193,10 @@ pub fn analyse(
     // the previous analysis' are kept for the same unit.
     let known = |u: &Unit| {
         let (p, _) = previous?;
-        let i = u.id.0 as usize;
         let same = p
             .program
             .units
-            .get(i)
+            .get(u.id)
             .is_some_and(|x| std::ptr::eq(&**x, u));
         let named = request.roots.iter().any(|r| r.name == u.name);
         if !same || named {
@@ -262,7 +261,7 @@ fn analyse_resolved(
                     return Some(f);
                 }
             }
-            let unit = &program.units[i];
+            let unit = &program.units[UnitId::new(i)];
             let fx = effects_in(&effects, &program, previous);
             let shape = shapes.of(&program, unit);
             let decisions = decide(&program, unit, &shape, t, fx, recording);
@@ -377,7 +376,7 @@ fn add_checkpoints(
             .any(|s| matches!(s.kind, dfort_ir::StmtKind::Call { .. }))
     };
     let todo: Vec<usize> = (0..n)
-        .filter(|&i| stale[i] && units[i].is_some() && has_calls(&program.units[i]))
+        .filter(|&i| stale[i] && units[i].is_some() && has_calls(&program.units[UnitId::new(i)]))
         .collect();
     if todo.is_empty() {
         return;
@@ -396,7 +395,7 @@ fn add_checkpoints(
             .filter_map(|&i| {
                 let f = units[i].as_ref()?;
                 let t = tbr.results.get(i)?.as_ref()?;
-                let unit = &program.units[i];
+                let unit = &program.units[UnitId::new(i)];
                 let calls = with_calls(program, unit, t, fx, &callees, &f.decisions.reversal);
                 Some((i, calls))
             })

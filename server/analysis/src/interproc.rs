@@ -163,7 +163,7 @@ fn contributions<'s>(
     space: &impl Fn(UnitId) -> &'s Space,
 ) -> Vec<(UnitId, BitSet, BitSet)> {
     let mut out = Vec::new();
-    for &site in &program.call_graph.calls_from[unit.id.0 as usize] {
+    for &site in &program.call_graph.calls_from[unit.id] {
         let site = &program.call_graph.sites[site];
         let Callee::Unit(c) = site.callee else {
             continue;

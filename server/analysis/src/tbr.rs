@@ -902,7 +902,7 @@ fn call_contexts<'s>(
     space: &impl Fn(UnitId) -> &'s Space,
 ) -> Vec<(UnitId, BitSet)> {
     let mut out = Vec::new();
-    for &site in &program.call_graph.calls_from[unit.id.0 as usize] {
+    for &site in &program.call_graph.calls_from[unit.id] {
         let site = &program.call_graph.sites[site];
         let (Callee::Unit(c), false) = (&site.callee, site.function) else {
             continue;

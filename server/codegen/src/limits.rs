@@ -80,7 +80,7 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
         let Some(act) = &diff.activity.activity[u.0 as usize] else {
             continue;
         };
-        for i in dfort_analysis::activity::active_anywhere(unit, act).iter() {
+        for i in dfort_analysis::activity::active_anywhere(unit, act).ids() {
             let Some(sym) = unit.symbols.get(i) else {
                 continue;
             };

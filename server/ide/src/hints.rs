@@ -232,7 +232,7 @@ pub const CHECKPOINT_TOOLTIP: &str = "Checkpoint of the call to";
 fn calls_with_source(unit: &Unit, calls: &BTreeMap<StmtId, CallCheckpoint>, id: StmtId) -> bool {
     calls.get(&id).is_some_and(|cp| cp.callee.is_some())
         && matches!(
-            unit.stmts.get(id.0 as usize).map(|s| &s.kind),
+            unit.stmts.get(id).map(|s| &s.kind),
             Some(StmtKind::Call { .. })
         )
 }
@@ -251,7 +251,7 @@ fn call_hints(
         let Some(c) = cp.callee.filter(|_| calls_with_source(unit, calls, *id)) else {
             continue;
         };
-        let Some(callee) = program.units.get(c.0 as usize) else {
+        let Some(callee) = program.units.get(c) else {
             continue;
         };
         let mut names: Vec<String> = Vec::new();
@@ -270,10 +270,10 @@ fn call_hints(
             let GlobalKey::Shared { unit: m, symbol } = k else {
                 continue;
             };
-            let Some(module) = program.units.get(m.0 as usize) else {
+            let Some(module) = program.units.get(*m) else {
                 continue;
             };
-            let Some(sym) = module.symbols.get(symbol.0 as usize) else {
+            let Some(sym) = module.symbols.get(*symbol) else {
                 continue;
             };
             if !names.contains(&sym.name) {
@@ -355,7 +355,7 @@ fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
 /// The unit as `crate::analysis` analysed it (EXIT and CYCLE structured
 /// the way the adjoint generator structures them).
 pub(crate) fn analysed_unit(snap: &Snapshot, unit: &Unit) -> Option<Arc<Unit>> {
-    snap.analysis.program.units.get(unit.id.0 as usize).cloned()
+    snap.analysis.program.units.get(unit.id).cloned()
 }
 
 /// The innermost statement of `unit` whose span holds `span`.
@@ -601,7 +601,7 @@ end subroutine fig8l_max
         let mut host = Host::default();
         host.set_text(&path, src, true, 1);
         let snap = host.snapshot();
-        let unit = &snap.program.units[0];
+        let unit = &snap.program.units[dfort_ir::UnitId(0)];
         let mut args = dfort_analysis::bitset::BitSet::default();
         for a in &unit.args {
             if unit.symbol(*a).ty.is_real_or_complex() {

@@ -24,7 +24,7 @@ use dfort_analysis::decisions::Recording;
 use dfort_analysis::incremental::Changes;
 use dfort_ir::link::{link, relink};
 use dfort_ir::lower::{lower_file, LoweredFile};
-use dfort_ir::{FileId, Program, SourceFile, Span, Unit, UnitId, UnitKind};
+use dfort_ir::{FileId, IdVec, Program, SourceFile, Span, Unit, UnitId, UnitKind};
 use dfort_syntax::chunks::{split_fine, ChunkRole};
 use dfort_syntax::fixed_form::normalize_fixed;
 use dfort_syntax::line_index::LineIndex;
@@ -641,7 +641,7 @@ impl Host {
                     tree: None,
                     lowered: LoweredFile {
                         file,
-                        units: Vec::new(),
+                        units: IdVec::new(),
                         diagnostics: Vec::new(),
                         contained_in: None,
                     },

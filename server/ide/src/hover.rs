@@ -104,7 +104,7 @@ fn storage(snap: &Snapshot, unit: &Unit, s: &Symbol) -> String {
             let host = snap
                 .program
                 .units
-                .get(from.0 as usize)
+                .get(*from)
                 .map_or("?", |u| u.name.as_str());
             format!("from `{host}`")
         }
@@ -317,10 +317,7 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
             "**Recorded for the adjoint (TBR):** the forward sweep pushes `{name}` before this statement overwrites it"
         );
         let by = match push.needed_by {
-            NeededBy::AdjointOf(s) => analysed
-                .stmts
-                .get(s.0 as usize)
-                .and_then(|s| stmt_line(snap, s)),
+            NeededBy::AdjointOf(s) => analysed.stmts.get(s).and_then(|s| stmt_line(snap, s)),
             _ => None,
         };
         match (push.needed_by, by) {
@@ -364,7 +361,7 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
         .pushed
         .iter()
         .filter(|r| r.variable == sym && r.stmt != st.id)
-        .filter_map(|r| stmt_line(snap, analysed.stmts.get(r.stmt.0 as usize)?).map(|(l, _)| l))
+        .filter_map(|r| stmt_line(snap, analysed.stmts.get(r.stmt)?).map(|(l, _)| l))
         .collect();
     if !elsewhere.is_empty() {
         let mut lines = elsewhere;
@@ -402,7 +399,7 @@ fn procedure(snap: &Snapshot, u: &Unit) -> String {
     if let Some(r) = a.roles_of(u.id) {
         let names = |set: &dfort_analysis::bitset::BitSet| {
             let mut v: Vec<&str> = set
-                .iter()
+                .ids()
                 .filter_map(|i| u.symbols.get(i).map(|s| s.name.as_str()))
                 .collect();
             v.sort();
@@ -418,7 +415,7 @@ fn procedure(snap: &Snapshot, u: &Unit) -> String {
     }
     if let Some(act) = a.activity.activity[u.id.0 as usize].as_ref() {
         let mut active: Vec<&str> = active_anywhere(u, act)
-            .iter()
+            .ids()
             .filter_map(|i| u.symbols.get(i).map(|s| s.name.as_str()))
             .collect();
         active.sort();

@@ -678,7 +678,7 @@ fn editor_facts(snap: &Snapshot) -> Facts {
             }
         }
         for unit in snap.units_of(path) {
-            let Some(analysed) = snap.analysis.program.units.get(unit.id.0 as usize) else {
+            let Some(analysed) = snap.analysis.program.units.get(unit.id) else {
                 continue;
             };
             let f = out.entry(unit.name.clone()).or_default();

@@ -339,7 +339,7 @@ impl Gen<'_> {
             }
         }
         let mut rev = self.stmt_body(id, label);
-        let node = cfg.stmt_node.get(id.0 as usize).copied().flatten();
+        let node = cfg.stmt_node.get(id).copied().flatten();
         let in_block = node.filter(|n| cfg.node(*n).kind == dfort_ir::cfg::NodeKind::BasicBlock);
         if let Some(n) = in_block {
             let lines = self.out.block_rev.entry(n.0 as usize).or_default();
@@ -355,7 +355,7 @@ impl Gen<'_> {
     /// The basic block (node index) statement `id` ends.
     fn block_end(&self, id: StmtId) -> Option<usize> {
         let cfg = &self.inp.unit.cfg;
-        let n = (*cfg.stmt_node.get(id.0 as usize)?)?;
+        let n = (*cfg.stmt_node.get(id)?)?;
         let node = cfg.node(n);
         (node.kind == dfort_ir::cfg::NodeKind::BasicBlock && node.stmts.last() == Some(&id))
             .then_some(n.0 as usize)
