@@ -64,7 +64,7 @@ fn bratu_in_fixed_form_with_continuation_lines() {
     assert!(matches!(x.storage, Storage::Dummy(_)));
     // The statement continued with `*` in column 6 is one assignment whose
     // right-hand side holds the part from the continuation line.
-    let text = &ws.files[0].text;
+    let text = &ws.files[dfort_ir::FileId(0)].text;
     let continued = u
         .stmts
         .iter()
@@ -415,7 +415,7 @@ fn every_ir_node_keeps_a_source_range_inside_its_file() {
     for dir in ["papers", "free", "fixed"] {
         for path in fortran_files(&fixtures().join(dir)) {
             let ws = load_one(&path);
-            let len = ws.files[0].text.len() as u32;
+            let len = ws.files[dfort_ir::FileId(0)].text.len() as u32;
             for u in &ws.program.units {
                 assert!(u.span.range.end <= len && !u.span.range.is_empty());
                 for s in &u.stmts {

@@ -26,7 +26,13 @@ fn gfortran(dir: &Path, args: &[&str]) {
 fn refusal_lines(ws: &dfort_ide::Workspace, refusals: &[dfort_codegen::Refusal]) -> Vec<u32> {
     refusals
         .iter()
-        .map(|rf| ws.files[0].lines.line_col(rf.span.range.start).line + 1)
+        .map(|rf| {
+            ws.files[dfort_ir::FileId(0)]
+                .lines
+                .line_col(rf.span.range.start)
+                .line
+                + 1
+        })
         .collect()
 }
 

@@ -81,7 +81,7 @@ impl Rewriter {
     }
 
     fn push(&mut self, kind: StmtKind, span: Span) -> StmtId {
-        let id = StmtId(self.unit.stmts.len() as u32);
+        let id = self.unit.stmts.next_id();
         self.unit.stmts.push(Stmt {
             id,
             label: None,
@@ -93,7 +93,7 @@ impl Rewriter {
 
     fn flag(&mut self, what: &str, span: Span) -> SymbolId {
         self.flags += 1;
-        let id = SymbolId(self.unit.symbols.len() as u32);
+        let id = self.unit.symbols.next_id();
         self.unit.symbols.push(Symbol::local(
             format!("dfort_{what}{}", self.flags),
             Type::new(BaseType::Logical, Some(4)),

@@ -205,7 +205,7 @@ fn written(lhs: &Expr) -> Option<SymbolId> {
 }
 
 fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
-    let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
+    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
     };
     for st in &unit.stmts {
@@ -232,8 +232,8 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
                         if varied.is_none()
                             && act
                                 .varied_before
-                                .get(st.id.0 as usize)
-                                .is_some_and(|v| v.contains(s.0 as usize))
+                                .get(st.id)
+                                .is_some_and(|v| v.contains_id(*s))
                         {
                             varied = Some(*s);
                         }
@@ -255,7 +255,7 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
 /// rule and the sentence the generators refuse with:
 /// `dfort_analysis::activity::active_actuals`), on the unit as analysed.
 fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
-    let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
+    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
     };
     let Some(analysed) = snap.analysis.program.units.get(unit.id) else {
@@ -269,8 +269,8 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
     let has_derivative = |s: SymbolId| {
         carriers
             .with_d
-            .get(unit.id.0 as usize)
-            .is_some_and(|d| d.contains(s.0 as usize))
+            .get(unit.id)
+            .is_some_and(|d| d.contains_id(s))
     };
     for &i in sites {
         let site = &cg.sites[i];
@@ -281,7 +281,7 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
         let has_source = match site.callee {
             Callee::External => false,
             Callee::Unit(c) => {
-                let routine = carriers.routine.get(c.0 as usize).copied().unwrap_or(true);
+                let routine = carriers.routine.get(c).copied().unwrap_or(true);
                 let differentiated_here = !site.function
                     || matches!(&analysed.stmts.get(site.stmt).map(|s| &s.kind),
                         Some(StmtKind::Assign { lhs, .. })
@@ -466,7 +466,7 @@ end subroutine amb
         let mut args = dfort_analysis::bitset::BitSet::default();
         for a in &unit.args {
             if unit.symbol(*a).ty.is_real_or_complex() {
-                args.insert(a.0 as usize);
+                args.insert_id(*a);
             }
         }
         // The refusals' messages; a call's refusal is the editor's rule.

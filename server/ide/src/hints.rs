@@ -110,7 +110,7 @@ pub fn inlay_hints(snap: &Snapshot, path: &Path, range: TextRange, kinds: HintKi
 
 fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
     address_hints(snap, unit, out);
-    let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
+    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
     };
     if active_anywhere(unit, act).is_empty() {
@@ -186,8 +186,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
     {
         let mut by_stmt: Vec<(dfort_ir::StmtId, Vec<String>)> = Vec::new();
         for r in &decided.pushed {
-            if r.variable.0 as usize >= unit.symbols.len() || r.stmt.0 as usize >= unit.stmts.len()
-            {
+            if unit.symbols.get(r.variable).is_none() || unit.stmts.get(r.stmt).is_none() {
                 continue;
             }
             // A call to a procedure with source saves what its checkpoint
@@ -257,7 +256,7 @@ fn call_hints(
         let mut names: Vec<String> = Vec::new();
         let mut why: Vec<String> = Vec::new();
         for saved in cp.saved() {
-            if saved.variable.0 as usize >= unit.symbols.len() {
+            if unit.symbols.get(saved.variable).is_none() {
                 continue;
             }
             let name = unit.symbol(saved.variable).name.clone();
@@ -605,7 +604,7 @@ end subroutine fig8l_max
         let mut args = dfort_analysis::bitset::BitSet::default();
         for a in &unit.args {
             if unit.symbol(*a).ty.is_real_or_complex() {
-                args.insert(a.0 as usize);
+                args.insert_id(*a);
             }
         }
         dfort_codegen::adjoint::adjoint(

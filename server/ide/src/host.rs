@@ -772,12 +772,12 @@ impl Host {
         let (program, link_diagnostics, changes) = match previous {
             Some(prev) => {
                 // Per unit, in link order: whether its chunk is new.
-                let mut body_changed: Vec<bool> = Vec::new();
+                let mut body_changed: IdVec<UnitId, bool> = IdVec::new();
                 let mut replaced = Vec::new();
                 for (data, contained_in) in &chunks {
                     let new = !prev.places.contains_key(&data.file);
                     if new {
-                        let first = UnitId(body_changed.len() as u32);
+                        let first = body_changed.next_id();
                         replaced.push((first, lowering(data, *contained_in)));
                     }
                     body_changed.extend(data.lowered.units.iter().map(|_| new));

@@ -698,11 +698,7 @@ fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
     };
     let mut out = vec![format!(
         "  {var} is {}active. Why:",
-        if s.active.contains(v.0 as usize) {
-            ""
-        } else {
-            "not "
-        }
+        if s.active.contains_id(v) { "" } else { "not " }
     )];
     let show = |title: &str, steps: Vec<Step>, out: &mut Vec<String>| {
         out.push(format!("    {title}:"));
@@ -717,9 +713,8 @@ fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
             }
         }
     };
-    let i = v.0 as usize;
     let act = s.activity;
-    if act.varied_after.iter().any(|x| x.contains(i)) || s.independents.contains(i) {
+    if act.varied_after.iter().any(|x| x.contains_id(v)) || s.independents.contains_id(v) {
         show(
             "varied",
             varied_chain(unit, act, &s.independents, v),
@@ -728,7 +723,7 @@ fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
     } else {
         out.push("    not varied: it never depends on an independent".into());
     }
-    if act.useful_before.iter().any(|x| x.contains(i)) || s.dependents.contains(i) {
+    if act.useful_before.iter().any(|x| x.contains_id(v)) || s.dependents.contains_id(v) {
         show(
             "useful",
             useful_chain(unit, act, &s.dependents, v),
