@@ -17,7 +17,7 @@ struct Marks {
 }
 
 fn marks(ws: &dfort_ide::Workspace) -> Marks {
-    let f = &ws.files[0];
+    let f = &ws.files[dfort_ir::FileId(0)];
     let mut m = Marks {
         records: BTreeSet::new(),
         no_records: Vec::new(),
@@ -66,7 +66,7 @@ fn marks(ws: &dfort_ide::Workspace) -> Marks {
 fn root_activity(ws: &dfort_ide::Workspace, u: &dfort_ir::Unit) -> activity::Activity {
     let r = roles(u, None);
     let pa = analyze_program(&ws.program, &[(u.id, r.independents, r.dependents)]);
-    (*pa.activity[u.id.0 as usize].clone().expect("root analysed")).clone()
+    (*pa.activity[u.id].clone().expect("root analysed")).clone()
 }
 
 fn check(rel: &str) -> usize {
@@ -87,7 +87,7 @@ fn check(rel: &str) -> usize {
     let roots: Vec<_> = units
         .iter()
         .map(|n| unit(&ws, n))
-        .filter(|u| ws.program.call_graph.calls_to[u.id.0 as usize].is_empty())
+        .filter(|u| ws.program.call_graph.calls_to[u.id].is_empty())
         .map(|u| {
             let r = roles(u, None);
             (u.id, r.independents, r.dependents)
@@ -97,10 +97,10 @@ fn check(rel: &str) -> usize {
     let tbrs = tbr::analyze_program(&ws.program, &pa, false, false);
     for name in &units {
         let u = unit(&ws, name);
-        let act = pa.activity[u.id.0 as usize].clone().expect("unit reached");
-        let t = tbrs[u.id.0 as usize].clone().expect("unit reached");
+        let act = pa.activity[u.id].clone().expect("unit reached");
+        let t = tbrs[u.id].clone().expect("unit reached");
         for rec in &t.records {
-            let line = ws.files[0]
+            let line = ws.files[dfort_ir::FileId(0)]
                 .lines
                 .line_col(u.stmt(rec.stmt).span.range.start)
                 .line
@@ -109,7 +109,7 @@ fn check(rel: &str) -> usize {
         }
         if let Some((_, expect)) = m.active.iter().find(|a| &a.0 == name) {
             let mut active: Vec<String> = activity::active_anywhere(u, &act)
-                .iter()
+                .ids()
                 .map(|i| u.symbols[i].name.clone())
                 .collect();
             active.sort();
@@ -181,17 +181,17 @@ mod dep {
 
     fn summary<'a>(
         ws: &dfort_ide::Workspace,
-        sums: &'a [Option<Summary>],
+        sums: &'a dfort_analysis::dep::Summaries,
         name: &str,
     ) -> &'a Summary {
-        sums[unit(ws, name).id.0 as usize]
+        sums[unit(ws, name).id]
             .as_ref()
             .unwrap_or_else(|| panic!("no summary for {name}"))
     }
 
     fn depends(
         ws: &dfort_ide::Workspace,
-        sums: &[Option<Summary>],
+        sums: &dfort_analysis::dep::Summaries,
         u: &str,
         after: &str,
         before: &str,
@@ -238,9 +238,9 @@ mod interprocedural {
         let pa = analyze_program(&ws.program, &[(r.id, rl.independents, rl.dependents)]);
         let mut out = Vec::new();
         for u in &ws.program.units {
-            if let Some(act) = &pa.activity[u.id.0 as usize] {
+            if let Some(act) = &pa.activity[u.id] {
                 let mut names: Vec<String> = active_anywhere(u, act)
-                    .iter()
+                    .ids()
                     .filter_map(|i| u.symbols.get(i).map(|s| s.name.clone()))
                     .collect();
                 names.sort();
@@ -311,7 +311,7 @@ fn adjoint_liveness_drops_bratus_f_updates_but_keeps_h() {
     let r = roles(u, None);
     let pa = analyze_program(&ws.program, &[(u.id, r.independents, r.dependents)]);
     let tbrs = tbr::analyze_program(&ws.program, &pa, false, false);
-    let t = tbrs[u.id.0 as usize].as_ref().unwrap();
+    let t = tbrs[u.id].as_ref().unwrap();
     let live = dfort_analysis::liveness::analyze(
         &ws.program,
         u,

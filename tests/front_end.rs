@@ -52,7 +52,7 @@ fn every_paper_and_construct_fixture_lowers_without_diagnostics() {
 fn bratu_in_fixed_form_with_continuation_lines() {
     let ws = fixture("papers/p000_bratu.f");
     assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
-    let u = &ws.program.units[0];
+    let u = &ws.program.units[UnitId(0)];
     assert_eq!(u.kind, UnitKind::Subroutine);
     let args: Vec<&str> = u.args.iter().map(|a| u.symbol(*a).name.as_str()).collect();
     assert_eq!(args.len(), 5);
@@ -64,7 +64,7 @@ fn bratu_in_fixed_form_with_continuation_lines() {
     assert!(matches!(x.storage, Storage::Dummy(_)));
     // The statement continued with `*` in column 6 is one assignment whose
     // right-hand side holds the part from the continuation line.
-    let text = &ws.files[0].text;
+    let text = &ws.files[dfort_ir::FileId(0)].text;
     let continued = u
         .stmts
         .iter()
@@ -221,8 +221,8 @@ fn recursion_is_found_in_the_call_graph() {
     let aq = unit(&ws, "adapt_quad").id;
     let refine = unit(&ws, "refine").id;
     let integrand = unit(&ws, "integrand").id;
-    assert!(g.recursive[aq.0 as usize] && g.recursive[refine.0 as usize]);
-    assert!(!g.recursive[integrand.0 as usize]);
+    assert!(g.recursive[aq] && g.recursive[refine]);
+    assert!(!g.recursive[integrand]);
     // Bottom-up order: integrand's component comes before adapt_quad's.
     let pos = |id: UnitId| g.sccs.iter().position(|c| c.contains(&id)).unwrap();
     assert!(pos(integrand) < pos(aq));
@@ -332,7 +332,7 @@ fn gotos_make_the_cfg_unstructured_and_still_represent_it() {
 fn structured_paper_example_has_definition_1_node_kinds() {
     // Paper 001's example: a loop around a branch.
     let ws = fixture("papers/p001_sec2_orig.f90");
-    let u = &ws.program.units[0];
+    let u = &ws.program.units[UnitId(0)];
     assert!(u.cfg.structured, "{:?}", u.cfg.jumps);
     let count = |k: NodeKind| u.cfg.nodes.iter().filter(|n| n.kind == k).count();
     assert_eq!(count(NodeKind::Entry), 1);
@@ -394,7 +394,7 @@ fn statement_functions_and_function_references_are_told_apart_from_arrays() {
 #[test]
 fn common_blocks_record_members_in_order() {
     let ws = fixture("fixed/jacobi_common.f");
-    let u = &ws.program.units[0];
+    let u = &ws.program.units[UnitId(0)];
     let fields = u
         .commons
         .iter()
@@ -415,7 +415,7 @@ fn every_ir_node_keeps_a_source_range_inside_its_file() {
     for dir in ["papers", "free", "fixed"] {
         for path in fortran_files(&fixtures().join(dir)) {
             let ws = load_one(&path);
-            let len = ws.files[0].text.len() as u32;
+            let len = ws.files[dfort_ir::FileId(0)].text.len() as u32;
             for u in &ws.program.units {
                 assert!(u.span.range.end <= len && !u.span.range.is_empty());
                 for s in &u.stmts {

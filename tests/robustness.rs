@@ -18,7 +18,7 @@ fn check(text: String, ext: &str) {
     }
     for u in &ws.program.units {
         assert!(u.span.range.end <= len);
-        let _ = dfort_ir::dump::unit(&ws.program, u, &ws.files[0].lines);
+        let _ = dfort_ir::dump::unit(&ws.program, u, &ws.files[dfort_ir::FileId(0)].lines);
     }
     analyze_all(&ws.program);
 }
@@ -169,14 +169,12 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
     let lines = dfort_syntax::line_index::LineIndex::new("");
     for u in snap.program.all_units() {
         let parent = u.parent.map(|p| snap.program.unit(p).name.clone());
-        let active = snap.analysis.activity.activity[u.id.0 as usize]
-            .as_ref()
-            .map(|a| {
-                let set = dfort_analysis::activity::active_anywhere(u, a);
-                let mut n: Vec<&str> = set.iter().map(|i| u.symbols[i].name.as_str()).collect();
-                n.sort();
-                n.join(",")
-            });
+        let active = snap.analysis.activity.activity[u.id].as_ref().map(|a| {
+            let set = dfort_analysis::activity::active_anywhere(u, a);
+            let mut n: Vec<&str> = set.ids().map(|i| u.symbols[i].name.as_str()).collect();
+            n.sort();
+            n.join(",")
+        });
         let records: Option<Vec<(u32, &str)>> = snap.analysis.tbr_of(u.id).map(|t| {
             t.records
                 .iter()
@@ -309,10 +307,10 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
                     .iter()
                     .map(|u| {
                         let parent = u.parent.map(|x| program.unit(x).name.clone());
-                        let active = a.activity.activity[u.id.0 as usize].as_ref().map(|act| {
+                        let active = a.activity.activity[u.id].as_ref().map(|act| {
                             let mut n: Vec<String> =
                                 dfort_analysis::activity::active_anywhere(u, act)
-                                    .iter()
+                                    .ids()
                                     .map(|i| u.symbols[i].name.clone())
                                     .collect();
                             n.sort();
@@ -386,11 +384,11 @@ end module m
         let u = snap.program.units_named(unit).next().expect("unit");
         let set = dfort_analysis::activity::active_anywhere(
             u,
-            snap.analysis.activity.activity[u.id.0 as usize]
+            snap.analysis.activity.activity[u.id]
                 .as_ref()
                 .expect("analysed"),
         );
-        let mut names: Vec<String> = set.iter().map(|i| u.symbols[i].name.clone()).collect();
+        let mut names: Vec<String> = set.ids().map(|i| u.symbols[i].name.clone()).collect();
         names.sort();
         names.join(",")
     };

@@ -26,7 +26,13 @@ fn gfortran(dir: &Path, args: &[&str]) {
 fn refusal_lines(ws: &dfort_ide::Workspace, refusals: &[dfort_codegen::Refusal]) -> Vec<u32> {
     refusals
         .iter()
-        .map(|rf| ws.files[0].lines.line_col(rf.span.range.start).line + 1)
+        .map(|rf| {
+            ws.files[dfort_ir::FileId(0)]
+                .lines
+                .line_col(rf.span.range.start)
+                .line
+                + 1
+        })
         .collect()
 }
 
@@ -120,7 +126,7 @@ fn every_derivative_written_for_the_fixtures_compiles() {
             gfortran(&dir, &["-std=legacy", "-c", &name, "-o", "orig.o"]);
             for u in ws.program.units.iter().filter(|u| {
                 u.kind == dfort_ir::UnitKind::Subroutine
-                    && ws.program.call_graph.calls_to[u.id.0 as usize].is_empty()
+                    && ws.program.call_graph.calls_to[u.id].is_empty()
             }) {
                 let r = roles(u, None);
                 let (ind, dep) = (&r.independents, &r.dependents);

@@ -15,7 +15,7 @@
 //! every differentiable actual.
 
 use crate::bitset::BitSet;
-use crate::dep::{bind_call, space_of, Space, Summary};
+use crate::dep::{bind_call, space_of, Space, Summaries, Summary};
 use crate::dp::{differentiable, dp, dp_of, writes};
 use crate::engine::{solve, Direction};
 use dfort_ir::cfg::{Cfg, NodeKind};
@@ -26,10 +26,10 @@ use dfort_syntax::rules::{Rule, NO_SOURCE};
 /// indexed by `StmtId`.
 #[derive(Clone, Debug, Default)]
 pub struct Activity {
-    pub varied_before: Vec<BitSet>,
-    pub varied_after: Vec<BitSet>,
-    pub useful_before: Vec<BitSet>,
-    pub useful_after: Vec<BitSet>,
+    pub varied_before: IdVec<StmtId, BitSet>,
+    pub varied_after: IdVec<StmtId, BitSet>,
+    pub useful_before: IdVec<StmtId, BitSet>,
+    pub useful_after: IdVec<StmtId, BitSet>,
     /// Variables active somewhere in the unit ([`active_anywhere`]),
     /// computed once with the sets.
     pub anywhere: BitSet,
@@ -39,32 +39,18 @@ impl Activity {
     /// Whether the value `st` assigns to `s` is active (varied and useful
     /// just after the statement).
     pub fn active_after(&self, st: StmtId, s: SymbolId) -> bool {
-        let i = st.0 as usize;
-        self.varied_after
-            .get(i)
-            .is_some_and(|v| v.contains(s.0 as usize))
-            && self
-                .useful_after
-                .get(i)
-                .is_some_and(|u| u.contains(s.0 as usize))
+        self.varied_after.get(st).is_some_and(|v| v.contains_id(s))
+            && self.useful_after.get(st).is_some_and(|u| u.contains_id(s))
     }
     /// Whether `s` is useful just after `st` (its adjoint there may be
     /// nonzero).
     pub fn useful_after(&self, st: StmtId, s: SymbolId) -> bool {
-        self.useful_after
-            .get(st.0 as usize)
-            .is_some_and(|u| u.contains(s.0 as usize))
+        self.useful_after.get(st).is_some_and(|u| u.contains_id(s))
     }
     /// Whether `s` is active just before `st`.
     pub fn active_before(&self, st: StmtId, s: SymbolId) -> bool {
-        let i = st.0 as usize;
-        self.varied_before
-            .get(i)
-            .is_some_and(|v| v.contains(s.0 as usize))
-            && self
-                .useful_before
-                .get(i)
-                .is_some_and(|u| u.contains(s.0 as usize))
+        self.varied_before.get(st).is_some_and(|v| v.contains_id(s))
+            && self.useful_before.get(st).is_some_and(|u| u.contains_id(s))
     }
 }
 
@@ -90,15 +76,13 @@ pub fn active_actuals(
         }
     };
     for a in args {
-        for i in dp_of(unit, &a.value).iter() {
-            let s = SymbolId(i as u32);
-            if i >= analysed || act.active_before(st, s) {
+        for s in dp_of(unit, &a.value).ids::<SymbolId>() {
+            if s.index() >= analysed || act.active_before(st, s) {
                 add(s);
             }
         }
         if let Some((s, _)) = crate::dp::target(&a.value) {
-            let i = s.0 as usize;
-            if differentiable(unit, s) && (i >= analysed || act.active_after(st, s)) {
+            if differentiable(unit, s) && (s.index() >= analysed || act.active_after(st, s)) {
                 add(s);
             }
         }
@@ -145,7 +129,7 @@ pub fn node_stmts(cfg: &Cfg, node: dfort_ir::cfg::NodeId) -> &[StmtId] {
 
 /// What a unit's analysis needs to apply callee summaries.
 pub struct Calls<'a> {
-    pub summaries: &'a [Option<Summary>],
+    pub summaries: &'a Summaries,
     pub space: Space,
 }
 
@@ -155,7 +139,7 @@ impl Calls<'_> {
             StmtKind::Call {
                 target: CallTarget::Unit(c),
                 ..
-            } => Some((*c, self.summaries.get(c.0 as usize)?.as_ref()?)),
+            } => Some((*c, self.summaries.get(*c)?.as_ref()?)),
             _ => None,
         }
     }
@@ -191,11 +175,10 @@ pub(crate) fn varied_transfer(
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
             if let Some((t, whole)) = crate::dp::target(lhs) {
-                let ti = t.0 as usize;
                 if differentiable(unit, t) && dp_of(unit, rhs).intersects(before) {
-                    after.insert(ti);
+                    after.insert_id(t);
                 } else if whole {
-                    after.remove(ti);
+                    after.remove_id(t);
                 }
             }
         }
@@ -207,7 +190,7 @@ pub(crate) fn varied_transfer(
             if inputs.intersects(before) {
                 for (s, _) in writes(program, unit, st) {
                     if differentiable(unit, s) {
-                        after.insert(s.0 as usize);
+                        after.insert_id(s);
                     }
                 }
             }
@@ -217,7 +200,7 @@ pub(crate) fn varied_transfer(
         } => {
             for (s, whole) in writes(program, unit, st) {
                 if whole {
-                    after.remove(s.0 as usize);
+                    after.remove_id(s);
                 }
             }
         }
@@ -260,10 +243,9 @@ fn useful_transfer(
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
             if let Some((t, whole)) = crate::dp::target(lhs) {
-                let ti = t.0 as usize;
-                let was_useful = after.contains(ti);
+                let was_useful = after.contains_id(t);
                 if whole {
-                    before.remove(ti);
+                    before.remove_id(t);
                 }
                 if was_useful && differentiable(unit, t) {
                     dp(unit, rhs, &mut before);
@@ -272,7 +254,7 @@ fn useful_transfer(
         }
         StmtKind::Call { args, .. } => {
             let written = writes(program, unit, st);
-            if written.iter().any(|(s, _)| after.contains(s.0 as usize)) {
+            if written.iter().any(|(s, _)| after.contains_id(*s)) {
                 for a in args {
                     dp(unit, &a.value, &mut before);
                 }
@@ -283,7 +265,7 @@ fn useful_transfer(
         } => {
             for (s, whole) in writes(program, unit, st) {
                 if whole {
-                    before.remove(s.0 as usize);
+                    before.remove_id(s);
                 }
             }
         }
@@ -298,7 +280,7 @@ fn useful_transfer(
 pub fn analyze(
     program: &Program,
     unit: &Unit,
-    summaries: &[Option<Summary>],
+    summaries: &Summaries,
     independents: &BitSet,
     dependents: &BitSet,
 ) -> Activity {
@@ -309,10 +291,10 @@ pub fn analyze(
     let cfg = &unit.cfg;
     let n = unit.stmts.len();
     let mut act = Activity {
-        varied_before: vec![BitSet::default(); n],
-        varied_after: vec![BitSet::default(); n],
-        useful_before: vec![BitSet::default(); n],
-        useful_after: vec![BitSet::default(); n],
+        varied_before: IdVec::from_elem(BitSet::default(), n),
+        varied_after: IdVec::from_elem(BitSet::default(), n),
+        useful_before: IdVec::from_elem(BitSet::default(), n),
+        useful_after: IdVec::from_elem(BitSet::default(), n),
         anywhere: BitSet::default(),
     };
     let varied = solve(cfg, Direction::Forward, independents, |node, input| {
@@ -330,25 +312,24 @@ pub fn analyze(
         s
     });
     // Per-statement sets, replayed inside each node.
-    for (i, node) in cfg.nodes.iter().enumerate() {
+    for (i, node) in cfg.nodes.iter_enumerated() {
         match node.kind {
             NodeKind::BasicBlock => {
                 let mut s = varied.before[i].clone();
-                for id in &node.stmts {
-                    act.varied_before[id.0 as usize] = s.clone();
-                    s = varied_transfer(program, unit, calls, unit.stmt(*id), &s);
-                    act.varied_after[id.0 as usize] = s.clone();
+                for &id in &node.stmts {
+                    act.varied_before[id] = s.clone();
+                    s = varied_transfer(program, unit, calls, unit.stmt(id), &s);
+                    act.varied_after[id] = s.clone();
                 }
                 let mut s = useful.after[i].clone();
-                for id in node.stmts.iter().rev() {
-                    act.useful_after[id.0 as usize] = s.clone();
-                    s = useful_transfer(program, unit, calls, unit.stmt(*id), &s);
-                    act.useful_before[id.0 as usize] = s.clone();
+                for &id in node.stmts.iter().rev() {
+                    act.useful_after[id] = s.clone();
+                    s = useful_transfer(program, unit, calls, unit.stmt(id), &s);
+                    act.useful_before[id] = s.clone();
                 }
             }
             NodeKind::Loop | NodeKind::Branch => {
-                for id in &node.stmts {
-                    let k = id.0 as usize;
+                for &k in &node.stmts {
                     act.varied_before[k] = varied.before[i].clone();
                     act.varied_after[k] = varied.after[i].clone();
                     act.useful_before[k] = useful.before[i].clone();
@@ -372,7 +353,7 @@ pub fn active_anywhere(_unit: &Unit, act: &Activity) -> BitSet {
 /// [`active_anywhere`], from the per-statement sets.
 fn anywhere(unit: &Unit, act: &Activity) -> BitSet {
     let mut out = BitSet::new(unit.symbols.len());
-    for i in 0..unit.stmts.len() {
+    for i in unit.stmts.indices() {
         for (v, u) in [
             (&act.varied_before[i], &act.useful_before[i]),
             (&act.varied_after[i], &act.useful_after[i]),

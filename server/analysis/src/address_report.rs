@@ -193,13 +193,13 @@ pub fn report(unit: &Unit, plan: &Plan, tbr: &Tbr, pushed: &[Push]) -> LoopRepor
     // Ambiguous address variables the loop's adjoint reads.
     let in_body = subtree(unit, &plan.body);
     let mut read = BitSet::default();
-    for id in &in_body {
-        if let Some(r) = tbr.req.get(id.0 as usize) {
+    for &id in &in_body {
+        if let Some(r) = tbr.req.get(id) {
             read.union_with(r);
         }
     }
     for a in &plan.ambiguous {
-        if !read.contains(a.var.0 as usize) || vars.iter().any(|x| x.var == a.var) {
+        if !read.contains_id(a.var) || vars.iter().any(|x| x.var == a.var) {
             continue;
         }
         let stores = pushed
@@ -266,18 +266,17 @@ pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr, pushed: &[Push]) -> 
         read.union_with(r);
     }
     let mut vars: Vec<VarReport> = Vec::new();
-    for (i, st) in unit.stmts.iter().enumerate() {
-        let id = StmtId(i as u32);
+    for (id, st) in unit.stmts.iter_enumerated() {
         let StmtKind::Assign { lhs, .. } = &st.kind else {
             continue;
         };
         let ExprKind::Var(v) = lhs.kind else {
             continue;
         };
-        if !undo.exact.contains(v.0 as usize) {
+        if !undo.exact.contains_id(v) {
             continue;
         }
-        let needed = tbr.in_req.get(i).is_some_and(|r| r.contains(v.0 as usize));
+        let needed = tbr.in_req.get(id).is_some_and(|r| r.contains_id(v));
         let r = match undo.inverted.get(&id) {
             Some(u) if needed => Recovery {
                 choice: Choice::Inverted,
@@ -314,7 +313,7 @@ pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr, pushed: &[Push]) -> 
     }
     summarize(&mut vars);
     for a in &undo.inexact {
-        if !read.contains(a.var.0 as usize) {
+        if !read.contains_id(a.var) {
             continue;
         }
         // Saved at the end of each basic block whose adjoint reads it.
@@ -324,11 +323,9 @@ pub fn unit_report(unit: &Unit, undo: &UnitUndo, tbr: &Tbr, pushed: &[Push]) -> 
             .iter()
             .filter(|n| n.kind == dfort_ir::cfg::NodeKind::BasicBlock)
             .filter(|n| {
-                n.stmts.iter().any(|s| {
-                    tbr.req
-                        .get(s.0 as usize)
-                        .is_some_and(|r| r.contains(a.var.0 as usize))
-                })
+                n.stmts
+                    .iter()
+                    .any(|s| tbr.req.get(*s).is_some_and(|r| r.contains_id(a.var)))
             })
             .count();
         vars.push(VarReport {

@@ -1,5 +1,13 @@
 //! A fixed-size set of small integers (variable indices), the lattice
 //! element of every dataflow analysis here.
+//!
+//! The elements are raw slots: a unit's symbols first (slot = the
+//! [`SymbolId`](dfort_ir::SymbolId)'s index), then slots past them for
+//! globals only callees see. The `*_id` methods take and give ids
+//! ([`Idx`]) for the slots that are ids; the raw `usize` ones stay for the
+//! others.
+
+use dfort_ir::Idx;
 
 #[derive(Clone, Debug, Default)]
 pub struct BitSet {
@@ -56,6 +64,23 @@ impl BitSet {
             .get(i / 64)
             .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
     }
+    /// `insert` of the slot of `id`.
+    pub fn insert_id<I: Idx>(&mut self, id: I) -> bool {
+        self.insert(id.index())
+    }
+    /// `remove` of the slot of `id`.
+    pub fn remove_id<I: Idx>(&mut self, id: I) {
+        self.remove(id.index())
+    }
+    /// `contains` of the slot of `id`.
+    pub fn contains_id<I: Idx>(&self, id: I) -> bool {
+        self.contains(id.index())
+    }
+    /// The elements as ids, in increasing order (every slot, those past
+    /// the ids of the table they key included: the caller's `get` tells).
+    pub fn ids<I: Idx>(&self) -> impl Iterator<Item = I> + '_ {
+        self.iter().map(I::new)
+    }
     fn grow(&mut self, i: usize) {
         if i / 64 >= self.words.len() {
             self.words.resize(i / 64 + 1, 0);
@@ -95,6 +120,11 @@ impl BitSet {
     }
 }
 
+/// The set of the slots of these ids.
+pub fn of_ids<I: Idx>(ids: impl IntoIterator<Item = I>) -> BitSet {
+    ids.into_iter().map(Idx::index).collect()
+}
+
 impl FromIterator<usize> for BitSet {
     fn from_iter<T: IntoIterator<Item = usize>>(iter: T) -> Self {
         let mut s = BitSet::default();
@@ -131,5 +161,18 @@ mod tests {
         assert_eq!(a, c);
         c.insert(299);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn typed_ids() {
+        use dfort_ir::SymbolId;
+        let mut s = of_ids([SymbolId(3), SymbolId(70)]);
+        assert!(s.contains_id(SymbolId(3)) && s.contains(70));
+        assert!(!s.contains_id(SymbolId(4)));
+        assert!(s.insert_id(SymbolId(4)));
+        assert!(!s.insert_id(SymbolId(4)));
+        s.remove_id(SymbolId(3));
+        let ids: Vec<SymbolId> = s.ids().collect();
+        assert_eq!(ids, vec![SymbolId(4), SymbolId(70)]);
     }
 }

@@ -40,7 +40,7 @@
 use crate::bitset::BitSet;
 use crate::dep::{global_key, GlobalKey};
 use crate::dp::{differentiable, index_vars, is_variable};
-use crate::effects::{formal_index, Effects};
+use crate::effects::{formal_index, Effects, ProgramEffects};
 use crate::reversal::UnitReversal;
 use crate::tbr::Tbr;
 use dfort_ir::dump::expr as print;
@@ -158,30 +158,30 @@ pub struct Caller<'a> {
     pub unit: &'a Unit,
     pub tbr: &'a Tbr,
     /// Every unit's effects (indexed by `UnitId`).
-    pub effects: &'a [Effects],
+    pub effects: &'a ProgramEffects,
     /// Per statement of `orig`: what it or anything after it may write
     /// ([`crate::effects::written_from`]).
-    pub written_from: &'a [BitSet],
+    pub written_from: &'a IdVec<StmtId, BitSet>,
 }
 
 /// What a checkpoint reads of the callees (indexed by `UnitId`).
 pub struct Callees<'a> {
     /// Whether each unit gets a derivative routine.
-    pub routine: &'a [bool],
+    pub routine: &'a IdVec<UnitId, bool>,
     /// What each unit's adjoint reads of the values it is called with
     /// (`None`: everything, or not analysed).
-    pub entry_needs: &'a [Option<&'a BitSet>],
+    pub entry_needs: &'a IdVec<UnitId, Option<&'a BitSet>>,
 }
 
 impl Callees<'_> {
     fn routine(&self, c: UnitId) -> bool {
-        self.routine.get(c.0 as usize).copied().unwrap_or(false)
+        self.routine.get(c).copied().unwrap_or(false)
     }
     /// Whether the adjoint of `c` reads the value its symbol `s` holds when
     /// it is called (unknown symbols: yes).
     fn reads(&self, c: UnitId, s: Option<SymbolId>) -> bool {
-        match (self.entry_needs.get(c.0 as usize).copied().flatten(), s) {
-            (Some(n), Some(s)) => n.contains(s.0 as usize),
+        match (self.entry_needs.get(c).copied().flatten(), s) {
+            (Some(n), Some(s)) => n.contains_id(s),
             _ => true,
         }
     }
@@ -221,7 +221,7 @@ pub fn replayed_loops(unit: &Unit, reversal: &UnitReversal) -> BTreeMap<StmtId, 
         out: &mut BTreeMap<StmtId, Vec<SymbolId>>,
     ) {
         for &id in ids {
-            let Some(st) = unit.stmts.get(id.0 as usize) else {
+            let Some(st) = unit.stmts.get(id) else {
                 continue;
             };
             match &st.kind {
@@ -270,12 +270,7 @@ pub fn of_call(
     replayed: &[SymbolId],
 ) -> CallCheckpoint {
     let (program, orig, unit) = (caller.program, caller.orig, caller.unit);
-    let in_req = caller
-        .tbr
-        .in_req
-        .get(id.0 as usize)
-        .cloned()
-        .unwrap_or_default();
+    let in_req = caller.tbr.in_req.get(id).cloned().unwrap_or_default();
     let routine = callee.is_some_and(|c| callees.routine(c));
     let mut problems = Vec::new();
     // What the call may overwrite, and (for a callee with a derivative
@@ -288,7 +283,7 @@ pub fn of_call(
         Some(c) => {
             let cu = program.unit(c);
             let no_effects = Effects::default();
-            let fx = caller.effects.get(c.0 as usize).unwrap_or(&no_effects);
+            let fx = caller.effects.get(c).unwrap_or(&no_effects);
             for (k, a) in in_formal_order(cu, args).into_iter().enumerate() {
                 let (Some(a), Some(&formal)) = (a, cu.args.get(k)) else {
                     continue;
@@ -319,8 +314,7 @@ pub fn of_call(
                 }
             }
             let mut declared = BTreeSet::new();
-            for i in 0..orig.symbols.len() {
-                let s = SymbolId(i as u32);
+            for s in orig.symbols.indices() {
                 let Some(key) = global_key(program, orig, s) else {
                     continue;
                 };
@@ -359,7 +353,7 @@ pub fn of_call(
             }
         }
     }
-    let required = |s: SymbolId| in_req.contains(s.0 as usize);
+    let required = |s: SymbolId| in_req.contains_id(s);
     // The caller records what the call overwrites of the values its own
     // adjoint needs (a callee with a derivative routine restores the
     // differentiable ones itself, from its calling context).
@@ -394,8 +388,7 @@ pub fn of_call(
     if routine {
         let mut items = read;
         items.extend(written.into_iter().filter(|w| required(w.variable)));
-        for i in indices.iter() {
-            let s = SymbolId(i as u32);
+        for s in indices.ids() {
             // The reversed loop replays its own index.
             if !replayed.contains(&s) {
                 items.push(Saved {
@@ -447,10 +440,7 @@ fn hidden_globals(
 ) -> Vec<GlobalKey> {
     let program = caller.program;
     let no_effects = Effects::default();
-    let mine = caller
-        .effects
-        .get(caller.orig.id.0 as usize)
-        .unwrap_or(&no_effects);
+    let mine = caller.effects.get(caller.orig.id).unwrap_or(&no_effects);
     let mut saved = Vec::new();
     for k in &fx.read_globals {
         if declared.contains(k) || !mine.written_globals.contains(k) {
@@ -476,7 +466,7 @@ fn hidden_globals(
 /// `s` (temporaries the unit as written adds always may). An `intent(in)`
 /// dummy never changes: no conforming callee writes it.
 fn modifiable(caller: &Caller, id: StmtId, s: SymbolId) -> bool {
-    let Some(sym) = caller.orig.symbols.get(s.0 as usize) else {
+    let Some(sym) = caller.orig.symbols.get(s) else {
         return true;
     };
     if matches!(sym.storage, Storage::Dummy(_)) && sym.intent == Some(Intent::In) {
@@ -484,8 +474,8 @@ fn modifiable(caller: &Caller, id: StmtId, s: SymbolId) -> bool {
     }
     caller
         .written_from
-        .get(id.0 as usize)
-        .is_some_and(|w| w.contains(s.0 as usize))
+        .get(id)
+        .is_some_and(|w| w.contains_id(s))
 }
 
 /// The actuals of a call in the order of the callee's formals (absent
@@ -637,7 +627,7 @@ end subroutine mul
     fn a_call_saves_what_it_overwrites_what_the_callee_adjoint_reads_and_indices() {
         let p = program(SRC);
         let top = p.units.iter().find(|u| u.name == "top").expect("top");
-        let sym = |n: &str| top.lookup(n).expect("symbol").0 as usize;
+        let sym = |n: &str| top.lookup(n).expect("symbol").index();
         let roles = Roles {
             independents: [sym("x"), sym("a")].into_iter().collect(),
             dependents: [sym("y")].into_iter().collect(),

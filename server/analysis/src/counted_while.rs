@@ -106,7 +106,7 @@ pub fn in_unit(program: &Program, unit: &Unit) -> HashMap<StmtId, CountedWhile> 
     let mut lists: Vec<&[StmtId]> = vec![&unit.body];
     while let Some(list) = lists.pop() {
         for (i, &id) in list.iter().enumerate() {
-            let Some(st) = unit.stmts.get(id.0 as usize) else {
+            let Some(st) = unit.stmts.get(id) else {
                 continue;
             };
             lists.extend(st.kind.blocks());
@@ -170,11 +170,9 @@ fn body_keeps(
     let mut bvars = BitSet::default();
     vars(unit, bound, &mut bvars);
     let mut counter = BitSet::default();
-    counter.insert(var.0 as usize);
+    counter.insert_id(var);
     let calls = calls_in(unit, &inside);
-    let global_bound = bvars
-        .iter()
-        .any(|s| unit.symbol(SymbolId(s as u32)).is_global());
+    let global_bound = bvars.ids().any(|s| unit.symbol(s).is_global());
     let hidden_writes =
         calls.iter().any(|c| internal(program, unit, c)) || (global_bound && !calls.is_empty());
     !hidden_writes
@@ -253,7 +251,7 @@ fn written_in(program: &Program, unit: &Unit, ids: &[StmtId], of: &BitSet) -> us
         .map(|&id| {
             all_writes(program, unit, unit.stmt(id))
                 .iter()
-                .filter(|(s, _)| of.contains(s.0 as usize))
+                .filter(|(s, _)| of.contains_id(*s))
                 .count()
         })
         .sum()
@@ -291,7 +289,7 @@ fn internal(program: &Program, unit: &Unit, t: &CallTarget) -> bool {
     match t {
         CallTarget::Unit(c) => program
             .units
-            .get(c.0 as usize)
+            .get(*c)
             .is_some_and(|cu| cu.parent == Some(unit.id)),
         _ => false,
     }

@@ -19,14 +19,15 @@
 use crate::bitset::BitSet;
 use crate::checkpoint::{CallCheckpoint, Callees, Caller};
 use crate::dp::vars;
-use crate::effects::Effects;
+use crate::effects::ProgramEffects;
 use crate::liveness;
 use crate::recovery::{self, Plan};
 use crate::reversal::{self, UnitReversal};
 use crate::shape::UnitShape;
 use crate::tbr::{Record, Tbr};
 use crate::undo::UnitUndo;
-use dfort_ir::{BaseType, ExprKind, Program, StmtId, SymbolId, Unit};
+use dfort_ir::cfg::NodeId;
+use dfort_ir::{BaseType, ExprKind, IdVec, Program, StmtId, SymbolId, Unit};
 use std::collections::BTreeMap;
 
 /// What the forward sweep records.
@@ -86,11 +87,11 @@ pub struct UnitDecisions {
     /// statements it keeps, in TBR's order, each with the adjoint that
     /// needs the value.
     pub pushed: Vec<Push>,
-    /// In a unit reversed by blocks: per basic block (CFG node index), the
+    /// In a unit reversed by blocks: per basic block (CFG node), the
     /// integer scalars its reverse sweep reads (what TBR says its
     /// statements' adjoints need, indices included) that something may
     /// change — pushed with the block's id as the block is left.
-    pub block_saves: BTreeMap<usize, Vec<SymbolId>>,
+    pub block_saves: BTreeMap<NodeId, Vec<SymbolId>>,
     /// What its adjoint routine reads of the values it is called with:
     /// what adjoint liveness finds live at entry and the variables its
     /// declarations' bounds read; `None` when it reads everything the
@@ -140,9 +141,8 @@ fn pushes(unit: &Unit, tbr: &Tbr, dead: &[StmtId]) -> Vec<Push> {
         .filter(|s| s.kind.blocks().is_empty())
         .collect();
     order.sort_by_key(|s| (s.span.file, s.span.range.start, s.id));
-    let holds = |sets: &[BitSet], s: StmtId, v: SymbolId| {
-        sets.get(s.0 as usize)
-            .is_some_and(|r| r.contains(v.0 as usize))
+    let holds = |sets: &IdVec<StmtId, BitSet>, s: StmtId, v: SymbolId| {
+        sets.get(s).is_some_and(|r| r.contains_id(v))
     };
     let needed_by = |r: &Record| {
         // `needs` holds what a statement's adjoint reads of the values
@@ -177,37 +177,37 @@ fn block_saves(
     program: &Program,
     unit: &Unit,
     tbr: &Tbr,
-    effects: &[Effects],
+    effects: &ProgramEffects,
     exact: &BitSet,
-) -> BTreeMap<usize, Vec<SymbolId>> {
+) -> BTreeMap<NodeId, Vec<SymbolId>> {
     let mut out = BTreeMap::new();
     if unit.cfg.structured {
         return out;
     }
     let fx = crate::effects::local(program, unit, effects);
-    for (i, node) in unit.cfg.nodes.iter().enumerate() {
+    for (i, node) in unit.cfg.nodes.iter_enumerated() {
         if node.kind != dfort_ir::cfg::NodeKind::BasicBlock {
             continue;
         }
         let mut ints = BitSet::default();
-        for id in &node.stmts {
-            if let Some(n) = tbr.needs.get(id.0 as usize) {
+        for &id in &node.stmts {
+            if let Some(n) = tbr.needs.get(id) {
                 ints.union_with(n);
             }
         }
         // TBR's sets may hold slots past the unit's own symbols (globals
         // only its callees see): those are not the unit's to save.
         let saved: Vec<SymbolId> = ints
-            .iter()
-            .filter_map(|v| unit.symbols.get(v).map(|s| (v, s)))
-            .filter(|(i, s)| {
-                s.ty.base == BaseType::Integer
-                    && s.rank() == 0
-                    && !s.attrs.parameter
-                    && !exact.contains(*i)
-                    && fx.writes.contains(*i)
+            .ids()
+            .filter(|&v| {
+                unit.symbols.get(v).is_some_and(|s| {
+                    s.ty.base == BaseType::Integer
+                        && s.rank() == 0
+                        && !s.attrs.parameter
+                        && !exact.contains_id(v)
+                        && fx.writes.contains_id(v)
+                })
             })
-            .map(|(i, _)| SymbolId(i as u32))
             .collect();
         if !saved.is_empty() {
             out.insert(i, saved);
@@ -222,7 +222,7 @@ pub fn decide(
     unit: &Unit,
     shape: &UnitShape,
     tbr: &Tbr,
-    effects: &[Effects],
+    effects: &ProgramEffects,
     recording: Recording,
 ) -> UnitDecisions {
     let (plans, undo) = if recording.inversion() {
@@ -281,7 +281,7 @@ pub fn with_calls(
     program: &Program,
     unit: &Unit,
     tbr: &Tbr,
-    effects: &[Effects],
+    effects: &ProgramEffects,
     callees: &Callees,
     reversal: &UnitReversal,
 ) -> BTreeMap<StmtId, CallCheckpoint> {

@@ -42,8 +42,8 @@ pub fn global_key(program: &Program, unit: &Unit, s: SymbolId) -> Option<GlobalK
             index: *index,
         }),
         Storage::Imported { from, symbol, .. } => {
-            let origin = program.units.get(from.0 as usize)?;
-            let declared = origin.symbols.get(symbol.0 as usize)?;
+            let origin = program.units.get(*from)?;
+            let declared = origin.symbols.get(*symbol)?;
             // Association chains end at a declaration, never at the unit
             // itself.
             match &declared.storage {
@@ -100,6 +100,9 @@ impl Summary {
     }
 }
 
+/// The Dep summary of each unit (None: not a procedure, or not computed).
+pub type Summaries = IdVec<UnitId, Option<Summary>>;
+
 /// The variable slots of a unit: its symbols, then globals only its
 /// callees touch.
 #[derive(Clone, Debug, Default)]
@@ -113,11 +116,10 @@ impl Space {
     pub fn new(program: &Program, unit: &Unit, callee_globals: &[GlobalKey]) -> Space {
         let mut size = unit.symbols.len();
         let mut globals = HashMap::new();
-        for (i, _) in unit.symbols.iter().enumerate() {
-            let s = SymbolId(i as u32);
+        for s in unit.symbols.indices() {
             if let Some(k) = global_key(program, unit, s) {
                 if differentiable(unit, s) {
-                    globals.insert(k, i);
+                    globals.insert(k, s.index());
                 }
             }
         }
@@ -179,7 +181,7 @@ pub fn bind_call(
                         dp(unit, &a.value, &mut b.inputs);
                         b.output = target(&a.value)
                             .filter(|(s, _)| differentiable(unit, *s))
-                            .map(|(s, _)| s.0 as usize);
+                            .map(|(s, _)| s.index());
                     }
                 }
                 Iface::Global(k) => {
@@ -205,11 +207,11 @@ fn is_part(args: &[Arg], i: &Iface) -> bool {
 }
 
 /// The slots of `unit` given its callees' summaries.
-pub fn space_of(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -> Space {
+pub fn space_of(program: &Program, unit: &Unit, summaries: &Summaries) -> Space {
     let callee_globals: Vec<GlobalKey> = program
         .call_graph
         .callees(unit.id)
-        .filter_map(|c| summaries.get(c.0 as usize)?.as_ref())
+        .filter_map(|c| summaries.get(c)?.as_ref())
         .flat_map(|s| {
             s.iface.iter().filter_map(|i| match i {
                 Iface::Global(k) => Some(k.clone()),
@@ -225,7 +227,7 @@ pub fn space_of(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -
 /// input, the varied propagation of [`crate::activity`] from that input
 /// alone gives the interface outputs that depend on it — memory linear in
 /// the number of variables, where a full matrix would be quadratic.
-pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) -> Summary {
+pub fn summarize(program: &Program, unit: &Unit, summaries: &Summaries) -> Summary {
     let space = space_of(program, unit, summaries);
     // Interface: real formals, then globals (own and callees'), sorted for
     // stable output.
@@ -234,7 +236,7 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) 
         .iter()
         .enumerate()
         .filter(|(_, a)| differentiable(unit, **a))
-        .map(|(k, a)| (Iface::Formal(k as u32), a.0 as usize))
+        .map(|(k, a)| (Iface::Formal(k as u32), a.index()))
         .collect();
     let mut globals: Vec<(&GlobalKey, &usize)> = space.globals.iter().collect();
     globals.sort();
@@ -261,11 +263,7 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) 
             }
             s
         });
-        let at_exit = sol
-            .after
-            .get(cfg.exit.0 as usize)
-            .cloned()
-            .unwrap_or_default();
+        let at_exit = sol.after.get(cfg.exit).cloned().unwrap_or_default();
         for (o, (_, out_slot)) in iface.iter().enumerate() {
             if at_exit.contains(*out_slot) {
                 dep[o].insert(i);
@@ -280,8 +278,8 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &[Option<Summary>]) 
 
 /// Dep summaries of every procedure, callees before callers, iterating
 /// to a fixpoint inside recursive components (summaries only grow).
-pub fn summarize_all(program: &Program) -> Vec<Option<Summary>> {
-    let mut sums: Vec<Option<Summary>> = vec![None; program.units.len()];
+pub fn summarize_all(program: &Program) -> Summaries {
+    let mut sums: Summaries = IdVec::from_elem(None, program.units.len());
     for scc in &program.call_graph.sccs {
         summarize_component(program, scc, &mut sums);
     }
@@ -290,23 +288,17 @@ pub fn summarize_all(program: &Program) -> Vec<Option<Summary>> {
 
 /// Recomputes the summaries of one call-graph component (its procedures;
 /// returned), from "depends on nothing" and growing when it is recursive.
-fn summarize_component(
-    program: &Program,
-    scc: &[UnitId],
-    sums: &mut [Option<Summary>],
-) -> Vec<UnitId> {
+fn summarize_component(program: &Program, scc: &[UnitId], sums: &mut Summaries) -> Vec<UnitId> {
     let procs: Vec<UnitId> = scc
         .iter()
         .copied()
         .filter(|u| program.unit(*u).is_procedure())
         .collect();
-    let recursive = procs
-        .iter()
-        .any(|u| program.call_graph.recursive[u.0 as usize]);
+    let recursive = procs.iter().any(|u| program.call_graph.recursive[*u]);
     if recursive {
         for u in &procs {
-            let s = summarize(program, program.unit(*u), &[]);
-            sums[u.0 as usize] = Some(Summary {
+            let s = summarize(program, program.unit(*u), &IdVec::new());
+            sums[*u] = Some(Summary {
                 dep: vec![BitSet::default(); s.iface.len()],
                 iface: s.iface,
             });
@@ -316,8 +308,8 @@ fn summarize_component(
         let mut grew = false;
         for u in &procs {
             let s = summarize(program, program.unit(*u), sums);
-            if sums[u.0 as usize].as_ref() != Some(&s) {
-                sums[u.0 as usize] = Some(s);
+            if sums[*u].as_ref() != Some(&s) {
+                sums[*u] = Some(s);
                 grew = true;
             }
         }
@@ -335,34 +327,32 @@ fn summarize_component(
 /// recomputed.
 pub fn resummarize(
     program: &Program,
-    old: &[Option<Summary>],
+    old: &Summaries,
     changed: &[UnitId],
-) -> (Vec<Option<Summary>>, Vec<UnitId>) {
-    let mut sums = old.to_vec();
+) -> (Summaries, Vec<UnitId>) {
+    let mut sums = old.clone();
     sums.resize(program.units.len(), None);
-    let mut dirty = vec![false; program.units.len()];
+    let mut dirty: IdVec<UnitId, bool> = IdVec::from_elem(false, program.units.len());
     for u in changed {
-        if let Some(d) = dirty.get_mut(u.0 as usize) {
+        if let Some(d) = dirty.get_mut(*u) {
             *d = true;
         }
     }
     let mut recomputed = Vec::new();
     for scc in &program.call_graph.sccs {
-        if !scc.iter().any(|u| dirty[u.0 as usize]) {
+        if !scc.iter().any(|u| dirty[*u]) {
             continue;
         }
-        let before: Vec<(UnitId, Option<Summary>)> = scc
-            .iter()
-            .map(|u| (*u, sums[u.0 as usize].clone()))
-            .collect();
+        let before: Vec<(UnitId, Option<Summary>)> =
+            scc.iter().map(|u| (*u, sums[*u].clone())).collect();
         let procs = summarize_component(program, scc, &mut sums);
         recomputed.extend(procs.iter().copied());
-        let changed_here = before.iter().any(|(u, b)| sums[u.0 as usize] != *b);
+        let changed_here = before.iter().any(|(u, b)| sums[*u] != *b);
         if changed_here {
             for u in &procs {
-                for &site in &program.call_graph.calls_to[u.0 as usize] {
+                for &site in &program.call_graph.calls_to[*u] {
                     let caller = program.call_graph.sites[site].caller;
-                    dirty[caller.0 as usize] = true;
+                    dirty[caller] = true;
                 }
             }
         }

@@ -35,18 +35,18 @@ pub struct Carriers {
     pub reachable: Vec<UnitId>,
     /// Per unit (indexed by `UnitId`): whether it gets a derivative
     /// routine.
-    pub routine: Vec<bool>,
+    pub routine: IdVec<UnitId, bool>,
     /// Per unit (indexed by `UnitId`): the symbols with a derivative.
-    pub with_d: Vec<BitSet>,
+    pub with_d: IdVec<UnitId, BitSet>,
     /// COMMON members (block, position) with a derivative.
     pub commons: BTreeSet<(String, u32)>,
     /// Module variables (module, symbol) with a derivative.
     pub module_vars: BTreeSet<(UnitId, SymbolId)>,
     /// Per unit: what the closure read of it, reused by the next analysis
     /// while the unit and its callees' interfaces are unchanged.
-    pub inputs: Vec<Option<Arc<UnitInputs>>>,
+    pub inputs: IdVec<UnitId, Option<Arc<UnitInputs>>>,
     /// Per unit: the variables active anywhere the closure started from.
-    seeds: Vec<BitSet>,
+    seeds: IdVec<UnitId, BitSet>,
     /// The roots' independents and dependents it started from.
     roots: Vec<(UnitId, BitSet, BitSet)>,
 }
@@ -113,9 +113,9 @@ pub fn of_roots_with(
 /// anywhere in each, the roots' roles, and what it reads of each unit.
 struct Start {
     reachable: Vec<UnitId>,
-    seeds: Vec<BitSet>,
+    seeds: IdVec<UnitId, BitSet>,
     roots: Vec<(UnitId, BitSet, BitSet)>,
-    inputs: Vec<Option<Arc<UnitInputs>>>,
+    inputs: IdVec<UnitId, Option<Arc<UnitInputs>>>,
 }
 
 impl Start {
@@ -127,22 +127,21 @@ impl Start {
     ) -> Start {
         let n = program.units.len();
         let reachable = reachable(program, roots.iter().map(|(r, _, _)| *r));
-        let mut seeds = vec![BitSet::default(); n];
+        let mut seeds: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
         // What the rounds look at, gathered once per unit (or reused):
         // the symbols shared between units (module, host and COMMON
         // variables) and the bindings of actuals to formals at call sites.
-        let mut inputs: Vec<Option<Arc<UnitInputs>>> = vec![None; n];
-        for u in &reachable {
-            let i = u.0 as usize;
-            let unit = program.unit(*u);
-            if let Some(act) = activity.activity.get(i).and_then(|a| a.as_ref()) {
-                seeds[i] = active_anywhere(unit, act);
+        let mut inputs: IdVec<UnitId, Option<Arc<UnitInputs>>> = IdVec::from_elem(None, n);
+        for &u in &reachable {
+            let unit = program.unit(u);
+            if let Some(act) = activity.activity.get(u).and_then(|a| a.as_ref()) {
+                seeds[u] = active_anywhere(unit, act);
             }
             let kept = previous.and_then(|(p, changes)| {
-                let same = !changes.inputs_changed(program, *u, |_| false);
-                same.then(|| p.inputs.get(i).cloned().flatten()).flatten()
+                let same = !changes.inputs_changed(program, u, |_| false);
+                same.then(|| p.inputs.get(u).cloned().flatten()).flatten()
             });
-            inputs[i] = Some(kept.unwrap_or_else(|| Arc::new(gather(program, unit))));
+            inputs[u] = Some(kept.unwrap_or_else(|| Arc::new(gather(program, unit))));
         }
         Start {
             reachable,
@@ -167,20 +166,20 @@ fn close(program: &Program, start: Start) -> Carriers {
     let n = program.units.len();
     let mut with_d = seeds.clone();
     for (root, independents, dependents) in &roots {
-        with_d[root.0 as usize].union_with(independents);
-        with_d[root.0 as usize].union_with(dependents);
+        with_d[*root].union_with(independents);
+        with_d[*root].union_with(dependents);
     }
-    for u in &reachable {
-        let unit = program.unit(*u);
-        let keep: Vec<usize> = with_d[u.0 as usize]
-            .iter()
-            .filter(|&i| i < unit.symbols.len() && carries(unit, SymbolId(i as u32)))
+    for &u in &reachable {
+        let unit = program.unit(u);
+        let keep: Vec<SymbolId> = with_d[u]
+            .ids()
+            .filter(|&i: &SymbolId| i.index() < unit.symbols.len() && carries(unit, i))
             .collect();
         let mut b = BitSet::default();
         for i in keep {
-            b.insert(i);
+            b.insert_id(i);
         }
-        with_d[u.0 as usize] = b;
+        with_d[u] = b;
     }
     let shared: Vec<&SharedSymbol> = inputs.iter().flatten().flat_map(|x| &x.shared).collect();
     let bindings: Vec<&Binding> = inputs.iter().flatten().flat_map(|x| &x.bindings).collect();
@@ -191,28 +190,27 @@ fn close(program: &Program, start: Start) -> Carriers {
         // Module variables, and host variables of internal procedures:
         // one derivative shared by every unit.
         for s in shared.iter() {
-            if !with_d[s.unit].contains(s.symbol) {
+            if !with_d[s.unit].contains_id(s.symbol) {
                 continue;
             }
             if let Some(key) = s.module {
                 changed |= module_vars.insert(key);
             }
             if let Some((h, hs)) = s.host {
-                changed |= with_d[h.0 as usize].insert(hs.0 as usize);
+                changed |= with_d[h].insert_id(hs);
             }
         }
         for s in &shared {
             let with = s.module.is_some_and(|k| module_vars.contains(&k))
-                || s.host
-                    .is_some_and(|(h, hs)| with_d[h.0 as usize].contains(hs.0 as usize));
+                || s.host.is_some_and(|(h, hs)| with_d[h].contains_id(hs));
             if with && s.carries {
-                changed |= with_d[s.unit].insert(s.symbol);
+                changed |= with_d[s.unit].insert_id(s.symbol);
             }
         }
         // COMMON members: one derivative shared by every unit.
         for s in &shared {
             if let Some(c) = &s.common {
-                if with_d[s.unit].contains(s.symbol) {
+                if with_d[s.unit].contains_id(s.symbol) {
                     changed |= commons.insert(c.clone());
                 }
             }
@@ -220,7 +218,7 @@ fn close(program: &Program, start: Start) -> Carriers {
         for s in &shared {
             if let Some(c) = &s.common {
                 if commons.contains(c) && s.carries {
-                    changed |= with_d[s.unit].insert(s.symbol);
+                    changed |= with_d[s.unit].insert_id(s.symbol);
                 }
             }
         }
@@ -228,18 +226,18 @@ fn close(program: &Program, start: Start) -> Carriers {
         for b in bindings.iter() {
             match &b.actual {
                 Actual::Variable(v) => {
-                    if with_d[b.caller].contains(*v) {
-                        changed |= with_d[b.callee].insert(b.slot);
+                    if with_d[b.caller].contains_id(*v) {
+                        changed |= with_d[b.callee].insert_id(b.slot);
                     }
-                    if with_d[b.callee].contains(b.slot) {
-                        changed |= with_d[b.caller].insert(*v);
+                    if with_d[b.callee].contains_id(b.slot) {
+                        changed |= with_d[b.caller].insert_id(*v);
                     }
                 }
                 // An active expression passed by value (or a function
                 // reference's arguments, for its result).
                 Actual::Value(reads) => {
                     if b.carries && reads.intersects(&with_d[b.caller]) {
-                        changed |= with_d[b.callee].insert(b.slot);
+                        changed |= with_d[b.callee].insert_id(b.slot);
                     }
                 }
             }
@@ -249,21 +247,21 @@ fn close(program: &Program, start: Start) -> Carriers {
         }
     }
     // Units with derivatives, the roots, and their callers up to a root.
-    let mut routine: Vec<bool> = (0..n).map(|i| !with_d[i].is_empty()).collect();
+    let mut routine: IdVec<UnitId, bool> = with_d.map_ref(|_, w| !w.is_empty());
     for (root, _, _) in &roots {
-        routine[root.0 as usize] = true;
+        routine[*root] = true;
     }
     for _ in 0..n {
         let mut changed = false;
-        for u in &reachable {
-            if routine[u.0 as usize] {
+        for &u in &reachable {
+            if routine[u] {
                 continue;
             }
-            let calls_in_set = program.call_graph.calls_from[u.0 as usize]
-                .iter()
-                .any(|&s| matches!(program.call_graph.sites[s].callee, Callee::Unit(c) if routine[c.0 as usize]));
+            let calls_in_set = program.call_graph.calls_from[u].iter().any(
+                |&s| matches!(program.call_graph.sites[s].callee, Callee::Unit(c) if routine[c]),
+            );
             if calls_in_set {
-                routine[u.0 as usize] = true;
+                routine[u] = true;
                 changed = true;
             }
         }
@@ -286,7 +284,7 @@ fn close(program: &Program, start: Start) -> Carriers {
 /// What the closure reads of `unit`.
 fn gather(program: &Program, unit: &Unit) -> UnitInputs {
     let mut shared: Vec<SharedSymbol> = Vec::new();
-    for (i, sym) in unit.symbols.iter().enumerate() {
+    for (i, sym) in unit.symbols.iter_enumerated() {
         let module = module_var(program, sym);
         let host = host_var(program, sym);
         let common = match &sym.storage {
@@ -295,9 +293,9 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
         };
         if module.is_some() || host.is_some() || common.is_some() {
             shared.push(SharedSymbol {
-                unit: unit.id.0 as usize,
+                unit: unit.id,
                 symbol: i,
-                carries: carries(unit, SymbolId(i as u32)),
+                carries: carries(unit, i),
                 module,
                 host,
                 common,
@@ -305,7 +303,7 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
         }
     }
     let mut bindings: Vec<Binding> = Vec::new();
-    for &site in &program.call_graph.calls_from[unit.id.0 as usize] {
+    for &site in &program.call_graph.calls_from[unit.id] {
         let site = &program.call_graph.sites[site];
         let Callee::Unit(c) = site.callee else {
             continue;
@@ -328,15 +326,13 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
                 };
                 let formal_carries = carries(callee, f);
                 let actual = match actual {
-                    Some(v) if carries(caller, v) && formal_carries => {
-                        Actual::Variable(v.0 as usize)
-                    }
+                    Some(v) if carries(caller, v) && formal_carries => Actual::Variable(v),
                     _ => Actual::Value(dp_of(caller, &a.value)),
                 };
                 bindings.push(Binding {
-                    caller: caller.id.0 as usize,
-                    callee: c.0 as usize,
-                    slot: f.0 as usize,
+                    caller: caller.id,
+                    callee: c,
+                    slot: f,
                     carries: formal_carries,
                     actual,
                 });
@@ -350,9 +346,9 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
                         reads.union_with(&dp_of(caller, &a.value));
                     }
                     bindings.push(Binding {
-                        caller: caller.id.0 as usize,
-                        callee: c.0 as usize,
-                        slot: r.0 as usize,
+                        caller: caller.id,
+                        callee: c,
+                        slot: r,
                         carries: carries(callee, r),
                         actual: Actual::Value(reads),
                     });
@@ -366,8 +362,8 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
 /// A symbol of a reached unit that other units share.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct SharedSymbol {
-    unit: usize,
-    symbol: usize,
+    unit: UnitId,
+    symbol: SymbolId,
     carries: bool,
     module: Option<(UnitId, SymbolId)>,
     host: Option<(UnitId, SymbolId)>,
@@ -379,7 +375,7 @@ struct SharedSymbol {
 enum Actual {
     /// A variable (or element) that carries a derivative, bound to a
     /// formal that carries one: both have a derivative or neither.
-    Variable(usize),
+    Variable(SymbolId),
     /// A value: it gives the formal (or a function's result) a
     /// derivative when it reads a variable with one.
     Value(BitSet),
@@ -389,10 +385,10 @@ enum Actual {
 /// arguments to its result).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Binding {
-    caller: usize,
-    callee: usize,
+    caller: UnitId,
+    callee: UnitId,
     /// The formal's (or the result's) symbol in the callee.
-    slot: usize,
+    slot: SymbolId,
     carries: bool,
     actual: Actual,
 }
@@ -443,31 +439,27 @@ fn site_args<'a>(st: &'a Stmt, name: &str) -> Vec<(&'a [Arg], bool)> {
 /// Units reachable from the roots through calls, the first root first,
 /// then in program order.
 fn reachable(program: &Program, roots: impl Iterator<Item = UnitId>) -> Vec<UnitId> {
-    let mut seen = vec![false; program.units.len()];
+    let mut seen: IdVec<UnitId, bool> = IdVec::from_elem(false, program.units.len());
     let mut stack: Vec<UnitId> = Vec::new();
     let mut first = None;
     for r in roots {
         first.get_or_insert(r);
-        if !seen[r.0 as usize] {
-            seen[r.0 as usize] = true;
+        if !seen[r] {
+            seen[r] = true;
             stack.push(r);
         }
     }
     while let Some(u) = stack.pop() {
-        for &s in &program.call_graph.calls_from[u.0 as usize] {
+        for &s in &program.call_graph.calls_from[u] {
             if let Callee::Unit(c) = program.call_graph.sites[s].callee {
-                if !seen[c.0 as usize] {
-                    seen[c.0 as usize] = true;
+                if !seen[c] {
+                    seen[c] = true;
                     stack.push(c);
                 }
             }
         }
     }
     let mut out: Vec<UnitId> = first.into_iter().collect();
-    out.extend(
-        (0..program.units.len())
-            .filter(|&i| seen[i] && Some(UnitId(i as u32)) != first)
-            .map(|i| UnitId(i as u32)),
-    );
+    out.extend(seen.indices().filter(|&i| seen[i] && Some(i) != first));
     out
 }

@@ -30,7 +30,7 @@ pub fn is_variable(unit: &Unit, s: SymbolId) -> bool {
 pub fn dp(unit: &Unit, e: &Expr, out: &mut BitSet) {
     match &e.kind {
         ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } if differentiable(unit, *s) => {
-            out.insert(s.0 as usize);
+            out.insert_id(*s);
         }
         ExprKind::Component { base, .. } => dp(unit, base, out),
         ExprKind::Unary { op, operand } if *op != UnaryOp::Not => dp(unit, operand, out),
@@ -73,7 +73,7 @@ pub fn dp_of(unit: &Unit, e: &Expr) -> BitSet {
 pub fn vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
     e.walk(&mut |x| match &x.kind {
         ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } if is_variable(unit, *s) => {
-            out.insert(s.0 as usize);
+            out.insert_id(*s);
         }
         _ => {}
     });
@@ -135,7 +135,7 @@ pub fn writes(program: &Program, unit: &Unit, st: &Stmt) -> Vec<(SymbolId, bool)
             target: t, args, ..
         } => {
             let callee = match t {
-                CallTarget::Unit(id) => program.units.get(id.0 as usize),
+                CallTarget::Unit(id) => program.units.get(*id),
                 _ => None,
             };
             args.iter()

@@ -48,33 +48,39 @@ pub struct LocalEffects {
     pub writes: BitSet,
 }
 
-/// The effects of every unit of the program (indexed by `UnitId`).
-pub fn all(program: &Program) -> Vec<Effects> {
+/// The effects of every unit of a program, by unit.
+pub type ProgramEffects = IdVec<UnitId, Effects>;
+
+/// The effects of every unit of the program.
+pub fn all(program: &Program) -> ProgramEffects {
     all_with(program, None)
 }
 
 /// [`all`], reusing the previous run's effects of every call-graph
 /// component whose units did not change ([`Changes`]) and whose callees'
 /// effects are the same as before; the result equals a run from scratch.
-pub fn all_with(program: &Program, previous: Option<(&[Effects], &Changes)>) -> Vec<Effects> {
+pub fn all_with(
+    program: &Program,
+    previous: Option<(&ProgramEffects, &Changes)>,
+) -> ProgramEffects {
     let n = program.units.len();
     let previous = previous.filter(|(p, c)| p.len() == n && c.body.len() == n);
-    let mut out = vec![Effects::default(); n];
+    let mut out: ProgramEffects = IdVec::from_elem(Effects::default(), n);
     // Units whose effects differ from the previous run's.
-    let mut differs = vec![true; n];
+    let mut differs: IdVec<UnitId, bool> = IdVec::from_elem(true, n);
     for scc in &program.call_graph.sccs {
         if let Some((prev, changes)) = previous {
             let inside = |c: &UnitId| scc.contains(c);
             let unchanged = scc.iter().all(|&u| {
-                !changes.body[u.0 as usize]
+                !changes.body[u]
                     && callees(program, program.unit(u))
                         .iter()
-                        .all(|c| inside(c) || !differs[c.0 as usize])
+                        .all(|c| inside(c) || !differs[*c])
             });
             if unchanged {
                 for &u in scc {
-                    out[u.0 as usize] = prev[u.0 as usize].clone();
-                    differs[u.0 as usize] = false;
+                    out[u] = prev[u].clone();
+                    differs[u] = false;
                 }
                 continue;
             }
@@ -85,8 +91,8 @@ pub fn all_with(program: &Program, previous: Option<(&[Effects], &Changes)>) -> 
                 let unit = program.unit(u);
                 let local = local(program, unit, &out);
                 let mut e = EffectSets::default();
-                for (i, sym) in unit.symbols.iter().enumerate() {
-                    let (r, w) = (local.reads.contains(i), local.writes.contains(i));
+                for (i, sym) in unit.symbols.iter_enumerated() {
+                    let (r, w) = (local.reads.contains_id(i), local.writes.contains_id(i));
                     if let Storage::Dummy(k) = sym.storage {
                         if r {
                             e.read_formals.insert(k);
@@ -94,7 +100,7 @@ pub fn all_with(program: &Program, previous: Option<(&[Effects], &Changes)>) -> 
                         if w {
                             e.written_formals.insert(k);
                         }
-                    } else if let Some(key) = global_key(program, unit, SymbolId(i as u32)) {
+                    } else if let Some(key) = global_key(program, unit, i) {
                         if r {
                             e.read_globals.insert(key.clone());
                         }
@@ -105,12 +111,12 @@ pub fn all_with(program: &Program, previous: Option<(&[Effects], &Changes)>) -> 
                 }
                 // Globals only callees see.
                 for c in callees(program, unit) {
-                    let ce = out[c.0 as usize].clone();
+                    let ce = out[c].clone();
                     e.read_globals.extend(ce.read_globals.iter().cloned());
                     e.written_globals.extend(ce.written_globals.iter().cloned());
                 }
-                if *out[u.0 as usize].0 != e {
-                    out[u.0 as usize] = Effects(std::sync::Arc::new(e));
+                if *out[u].0 != e {
+                    out[u] = Effects(std::sync::Arc::new(e));
                     changed = true;
                 }
             }
@@ -119,15 +125,14 @@ pub fn all_with(program: &Program, previous: Option<(&[Effects], &Changes)>) -> 
             }
         }
         for &u in scc {
-            differs[u.0 as usize] =
-                previous.is_none_or(|(prev, _)| prev[u.0 as usize] != out[u.0 as usize]);
+            differs[u] = previous.is_none_or(|(prev, _)| prev[u] != out[u]);
         }
     }
     out
 }
 
 fn callees(program: &Program, unit: &Unit) -> Vec<UnitId> {
-    program.call_graph.calls_from[unit.id.0 as usize]
+    program.call_graph.calls_from[unit.id]
         .iter()
         .filter_map(|&s| match &program.call_graph.sites[s].callee {
             dfort_ir::callgraph::Callee::Unit(c) => Some(*c),
@@ -153,11 +158,11 @@ pub fn apply_call(
     unit: &Unit,
     target: &CallTarget,
     args: &[Arg],
-    effects: &[Effects],
+    effects: &ProgramEffects,
     out: &mut LocalEffects,
 ) {
     let callee = match target {
-        CallTarget::Unit(c) => Some((program.unit(*c), &effects[c.0 as usize])),
+        CallTarget::Unit(c) => Some((program.unit(*c), &effects[*c])),
         _ => None,
     };
     for (pos, a) in args.iter().enumerate() {
@@ -179,18 +184,18 @@ pub fn apply_call(
         }
         if written {
             if let Some(s) = t {
-                out.writes.insert(s.0 as usize);
+                out.writes.insert_id(s);
             }
         }
     }
     if let Some((_, e)) = callee {
-        for (i, _) in unit.symbols.iter().enumerate() {
-            if let Some(k) = global_key(program, unit, SymbolId(i as u32)) {
+        for i in unit.symbols.indices() {
+            if let Some(k) = global_key(program, unit, i) {
                 if e.read_globals.contains(&k) {
-                    out.reads.insert(i);
+                    out.reads.insert_id(i);
                 }
                 if e.written_globals.contains(&k) {
-                    out.writes.insert(i);
+                    out.writes.insert_id(i);
                 }
             }
         }
@@ -205,7 +210,7 @@ fn target_of(e: &Expr) -> Option<SymbolId> {
 }
 
 /// The variables of `unit` that it may read and write, calls included.
-pub fn local(program: &Program, unit: &Unit, effects: &[Effects]) -> LocalEffects {
+pub fn local(program: &Program, unit: &Unit, effects: &ProgramEffects) -> LocalEffects {
     let mut out = LocalEffects::default();
     for st in &unit.stmts {
         stmt_effects(program, unit, st, effects, &mut out);
@@ -219,7 +224,7 @@ pub fn stmt_effects(
     program: &Program,
     unit: &Unit,
     st: &Stmt,
-    effects: &[Effects],
+    effects: &ProgramEffects,
     out: &mut LocalEffects,
 ) {
     match &st.kind {
@@ -227,7 +232,7 @@ pub fn stmt_effects(
             read_expr(program, unit, rhs, effects, out);
             index_vars(unit, lhs, &mut out.reads);
             if let Some((t, _)) = target(lhs) {
-                out.writes.insert(t.0 as usize);
+                out.writes.insert_id(t);
             }
         }
         StmtKind::Call { target, args, .. } => {
@@ -238,7 +243,7 @@ pub fn stmt_effects(
         }
         StmtKind::Do { control, .. } => {
             if let DoControl::Counted { var, .. } = control {
-                out.writes.insert(var.0 as usize);
+                out.writes.insert_id(*var);
             }
             for e in st.kind.exprs() {
                 read_expr(program, unit, e, effects, out);
@@ -255,7 +260,7 @@ pub fn stmt_effects(
             for w in writes {
                 index_vars(unit, w, &mut out.reads);
                 if let Some((t, _)) = target(w) {
-                    out.writes.insert(t.0 as usize);
+                    out.writes.insert_id(t);
                 }
             }
         }
@@ -271,14 +276,22 @@ pub fn stmt_effects(
 /// any statement that may run after it writes — what a snapshot taken
 /// just before the statement must protect. A backward fixpoint over the
 /// CFG ([`crate::engine`]).
-pub fn written_from(program: &Program, unit: &Unit, effects: &[Effects]) -> Vec<BitSet> {
+pub fn written_from(
+    program: &Program,
+    unit: &Unit,
+    effects: &ProgramEffects,
+) -> IdVec<StmtId, BitSet> {
     may_write(program, unit, effects, true)
 }
 
 /// Per statement (indexed by `StmtId`): the variables any statement that
 /// may run after it writes (itself only when control can come back to
 /// it, in a loop).
-pub fn written_after(program: &Program, unit: &Unit, effects: &[Effects]) -> Vec<BitSet> {
+pub fn written_after(
+    program: &Program,
+    unit: &Unit,
+    effects: &ProgramEffects,
+) -> IdVec<StmtId, BitSet> {
     may_write(program, unit, effects, false)
 }
 
@@ -286,12 +299,12 @@ pub fn written_after(program: &Program, unit: &Unit, effects: &[Effects]) -> Vec
 fn may_write(
     program: &Program,
     unit: &Unit,
-    effects: &[Effects],
+    effects: &ProgramEffects,
     from_itself: bool,
-) -> Vec<BitSet> {
+) -> IdVec<StmtId, BitSet> {
     use crate::engine::{solve, Direction};
     use dfort_ir::cfg::NodeKind;
-    let per: Vec<BitSet> = unit
+    let per: IdVec<StmtId, BitSet> = unit
         .stmts
         .iter()
         .map(|st| {
@@ -310,26 +323,26 @@ fn may_write(
             let nd = cfg.node(node);
             let mut s = after.clone();
             if applies(nd.kind) {
-                for id in &nd.stmts {
-                    s.union_with(&per[id.0 as usize]);
+                for &id in &nd.stmts {
+                    s.union_with(&per[id]);
                 }
             }
             s
         },
     );
-    let mut out = vec![BitSet::default(); unit.stmts.len()];
-    for (i, nd) in cfg.nodes.iter().enumerate() {
+    let mut out: IdVec<StmtId, BitSet> = IdVec::from_elem(BitSet::default(), unit.stmts.len());
+    for (i, nd) in cfg.nodes.iter_enumerated() {
         if !applies(nd.kind) {
             continue;
         }
         let mut running = sol.after[i].clone();
-        for id in nd.stmts.iter().rev() {
+        for &id in nd.stmts.iter().rev() {
             if from_itself {
-                running.union_with(&per[id.0 as usize]);
-                out[id.0 as usize] = running.clone();
+                running.union_with(&per[id]);
+                out[id] = running.clone();
             } else {
-                out[id.0 as usize] = running.clone();
-                running.union_with(&per[id.0 as usize]);
+                out[id] = running.clone();
+                running.union_with(&per[id]);
             }
         }
     }
@@ -340,7 +353,7 @@ fn read_expr(
     program: &Program,
     unit: &Unit,
     e: &Expr,
-    effects: &[Effects],
+    effects: &ProgramEffects,
     out: &mut LocalEffects,
 ) {
     vars(unit, e, &mut out.reads);
@@ -352,7 +365,7 @@ fn calls_inside(
     program: &Program,
     unit: &Unit,
     e: &Expr,
-    effects: &[Effects],
+    effects: &ProgramEffects,
     out: &mut LocalEffects,
 ) {
     e.walk(&mut |x| {

@@ -6,6 +6,7 @@
 
 use crate::bitset::BitSet;
 use dfort_ir::cfg::{Cfg, NodeId};
+use dfort_ir::IdVec;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -21,8 +22,8 @@ pub enum Direction {
 /// program order whatever the direction.
 #[derive(Clone, Debug, Default)]
 pub struct Solution {
-    pub before: Vec<BitSet>,
-    pub after: Vec<BitSet>,
+    pub before: IdVec<NodeId, BitSet>,
+    pub after: IdVec<NodeId, BitSet>,
 }
 
 /// Solves the equations of one analysis on `cfg`. `boundary` holds at the
@@ -35,8 +36,8 @@ pub fn solve(
     mut transfer: impl FnMut(NodeId, &BitSet) -> BitSet,
 ) -> Solution {
     let n = cfg.nodes.len();
-    let mut before = vec![BitSet::default(); n];
-    let mut after = vec![BitSet::default(); n];
+    let mut before: IdVec<NodeId, BitSet> = IdVec::from_elem(BitSet::default(), n);
+    let mut after: IdVec<NodeId, BitSet> = IdVec::from_elem(BitSet::default(), n);
     if n == 0 {
         return Solution { before, after };
     }
@@ -48,11 +49,10 @@ pub fn solve(
             o
         }
     };
-    let mut queued = vec![true; n];
+    let mut queued: IdVec<NodeId, bool> = IdVec::from_elem(true, n);
     let mut work: std::collections::VecDeque<NodeId> = order.into_iter().collect();
     while let Some(id) = work.pop_front() {
-        let i = id.0 as usize;
-        queued[i] = false;
+        queued[id] = false;
         let node = cfg.node(id);
         // Input side: boundary at the start node, else the join.
         let mut input = BitSet::default();
@@ -64,7 +64,6 @@ pub fn solve(
             input.union_with(boundary);
         }
         for p in neighbours {
-            let p = p.0 as usize;
             match dir {
                 Direction::Forward => input.union_with(&after[p]),
                 Direction::Backward => input.union_with(&before[p]),
@@ -72,8 +71,8 @@ pub fn solve(
         }
         let output = transfer(id, &input);
         let (inp, out) = match dir {
-            Direction::Forward => (&mut before[i], &mut after[i]),
-            Direction::Backward => (&mut after[i], &mut before[i]),
+            Direction::Forward => (&mut before[id], &mut after[id]),
+            Direction::Backward => (&mut after[id], &mut before[id]),
         };
         *inp = input;
         if *out != output {
@@ -83,8 +82,8 @@ pub fn solve(
                 Direction::Backward => node.preds.clone(),
             };
             for s in next {
-                if !queued[s.0 as usize] {
-                    queued[s.0 as usize] = true;
+                if !queued[s] {
+                    queued[s] = true;
                     work.push_back(s);
                 }
             }

@@ -44,8 +44,8 @@ pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: Symbo
     let mut steps = Vec::new();
     let mut seen = BitSet::default();
     let mut cur = v;
-    while steps.len() < MAX_STEPS && seen.insert(cur.0 as usize) {
-        if independents.contains(cur.0 as usize) {
+    while steps.len() < MAX_STEPS && seen.insert_id(cur) {
+        if independents.contains_id(cur) {
             steps.push(Step {
                 stmt: None,
                 why: Why::Independent(cur),
@@ -58,17 +58,17 @@ pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: Symbo
                 return None;
             };
             let (t, _) = target(lhs)?;
-            if t != cur || !act.varied_after[st.id.0 as usize].contains(cur.0 as usize) {
+            if t != cur || !act.varied_after[st.id].contains_id(cur) {
                 return None;
             }
             let from = dp_of(unit, rhs);
-            let before = &act.varied_before[st.id.0 as usize];
+            let before = &act.varied_before[st.id];
             // Prefer another variable over the target itself (x = x + y).
             let w = from
-                .iter()
-                .find(|w| before.contains(*w) && *w != cur.0 as usize)
-                .or_else(|| from.iter().find(|w| before.contains(*w)))?;
-            Some((st.id, SymbolId(w as u32)))
+                .ids()
+                .find(|&w| before.contains_id(w) && w != cur)
+                .or_else(|| from.ids().find(|&w| before.contains_id(w)))?;
+            Some((st.id, w))
         });
         match found {
             Some((s, w)) => {
@@ -81,10 +81,10 @@ pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: Symbo
             None => {
                 // A call that makes cur varied, else the calling context.
                 let call = unit.stmts.iter().find(|st| {
-                    let i = st.id.0 as usize;
+                    let i = st.id;
                     matches!(st.kind, StmtKind::Call { .. })
-                        && act.varied_after[i].contains(cur.0 as usize)
-                        && !act.varied_before[i].contains(cur.0 as usize)
+                        && act.varied_after[i].contains_id(cur)
+                        && !act.varied_before[i].contains_id(cur)
                 });
                 steps.push(match call {
                     Some(st) => Step {
@@ -108,15 +108,15 @@ pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolI
     let mut steps = Vec::new();
     let mut seen = BitSet::default();
     let mut cur = v;
-    while steps.len() < MAX_STEPS && seen.insert(cur.0 as usize) {
+    while steps.len() < MAX_STEPS && seen.insert_id(cur) {
         // An assignment reading cur whose target is useful after it.
         let found = unit.stmts.iter().find_map(|st| {
             let StmtKind::Assign { lhs, rhs } = &st.kind else {
                 return None;
             };
             let (t, _) = target(lhs)?;
-            let useful = act.useful_after[st.id.0 as usize].contains(t.0 as usize);
-            (useful && t != cur && dp_of(unit, rhs).contains(cur.0 as usize)).then_some((st.id, t))
+            let useful = act.useful_after[st.id].contains_id(t);
+            (useful && t != cur && dp_of(unit, rhs).contains_id(cur)).then_some((st.id, t))
         });
         match found {
             Some((s, t)) => {
@@ -125,7 +125,7 @@ pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolI
                     why: Why::DependsOn { target: t, on: cur },
                 });
                 cur = t;
-                if dependents.contains(t.0 as usize) {
+                if dependents.contains_id(t) {
                     steps.push(Step {
                         stmt: None,
                         why: Why::Dependent(t),
@@ -136,7 +136,7 @@ pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolI
             None => {
                 steps.push(Step {
                     stmt: None,
-                    why: if dependents.contains(cur.0 as usize) {
+                    why: if dependents.contains_id(cur) {
                         Why::Dependent(cur)
                     } else {
                         Why::UsefulThroughCall(cur)

@@ -27,7 +27,7 @@ use crate::bitset::BitSet;
 use crate::checkpoint::Callees;
 use crate::decisions::{decide, with_calls, Recording, UnitDecisions};
 use crate::derivatives::Carriers;
-use crate::effects::Effects;
+use crate::effects::ProgramEffects;
 use crate::incremental::Changes;
 use crate::interproc::{analyze_program_with, ProgramActivity};
 use crate::recovery::Plan;
@@ -35,7 +35,7 @@ use crate::roles::Roles;
 use crate::roots::{resolve_reusing, RootProblem, RootSpec, Roots};
 use crate::shape::Shapes;
 use crate::tbr::{self, ProgramTbr, Tbr};
-use dfort_ir::{Program, Unit, UnitId};
+use dfort_ir::{IdVec, Program, Unit, UnitId};
 use std::sync::{Arc, OnceLock};
 
 /// What to analyse.
@@ -79,7 +79,7 @@ pub struct ProgramFacts {
     /// source's own).
     pub program: Program,
     /// The source units these were prepared from (what a rerun compares).
-    pub sources: Vec<Arc<Unit>>,
+    pub sources: IdVec<UnitId, Arc<Unit>>,
     /// The roots analysed, with their roles.
     pub roots: Vec<(UnitId, Roles)>,
     /// Roots asked for that could not be used.
@@ -94,36 +94,36 @@ pub struct ProgramFacts {
     /// ([`crate::derivatives`]; with one root, the generators' set).
     pub carriers: Arc<Carriers>,
     /// Per unit the analyses reached: the adjoint's decisions.
-    pub units: Vec<Option<Arc<UnitFacts>>>,
+    pub units: IdVec<UnitId, Option<Arc<UnitFacts>>>,
     /// What each unit may read and write (callees included), computed
     /// when a unit's decisions needed it.
-    effects: OnceLock<Arc<Vec<Effects>>>,
+    effects: OnceLock<Arc<ProgramEffects>>,
 }
 
 impl ProgramFacts {
     /// The unit as analysed.
     pub fn unit(&self, id: UnitId) -> Option<&Unit> {
-        self.program.units.get(id.0 as usize).map(|u| &**u)
+        self.program.units.get(id).map(|u| &**u)
     }
     pub fn roles_of(&self, unit: UnitId) -> Option<&Roles> {
         self.roots.iter().find(|(u, _)| *u == unit).map(|(_, r)| r)
     }
     /// Varied-at-entry and useful-at-exit of a unit the analyses reached.
     pub fn context(&self, unit: UnitId) -> Option<&(BitSet, BitSet)> {
-        self.activity.contexts.get(unit.0 as usize)?.as_ref()
+        self.activity.contexts.get(unit)?.as_ref()
     }
     pub fn activity_of(&self, unit: UnitId) -> Option<&crate::activity::Activity> {
-        self.activity.activity.get(unit.0 as usize)?.as_deref()
+        self.activity.activity.get(unit)?.as_deref()
     }
     pub fn tbr_of(&self, unit: UnitId) -> Option<&Tbr> {
-        self.tbr.results.get(unit.0 as usize)?.as_deref()
+        self.tbr.results.get(unit)?.as_deref()
     }
     /// What the adjoint of a unit the analyses reached decides.
     pub fn decisions_of(&self, unit: UnitId) -> Option<&UnitDecisions> {
         self.facts_of(unit).map(|f| &f.decisions)
     }
     pub fn facts_of(&self, unit: UnitId) -> Option<&UnitFacts> {
-        self.units.get(unit.0 as usize)?.as_deref()
+        self.units.get(unit)?.as_deref()
     }
     /// The recovery plans of a unit's loops (empty when it has none).
     pub fn plans_of(&self, unit: UnitId) -> &[Plan] {
@@ -136,7 +136,7 @@ impl ProgramFacts {
         self.facts_of(unit).map_or(&[], |f| f.reports.as_slice())
     }
     /// What every unit may read and write.
-    pub fn effects(&self) -> &[Effects] {
+    pub fn effects(&self) -> &ProgramEffects {
         self.effects
             .get_or_init(|| Arc::new(crate::effects::all(&self.program)))
     }
@@ -146,11 +146,13 @@ impl ProgramFacts {
         let act = &self.activity;
         let tbr = &self.tbr;
         (
-            (0..act.recomputed.len())
-                .filter(|&i| act.recomputed[i] && act.activity[i].is_some())
+            act.recomputed
+                .iter_enumerated()
+                .filter(|&(i, r)| *r && act.activity[i].is_some())
                 .count(),
-            (0..tbr.recomputed.len())
-                .filter(|&i| tbr.recomputed[i] && tbr.results[i].is_some())
+            tbr.recomputed
+                .iter_enumerated()
+                .filter(|&(i, r)| *r && tbr.results[i].is_some())
                 .count(),
         )
     }
@@ -160,7 +162,7 @@ impl ProgramFacts {
 /// previous preparation of a unit whose source is the same `Arc`.
 fn prepared(program: &Program, previous: Option<&ProgramFacts>) -> Program {
     let mut units = program.units.clone();
-    for (i, u) in program.units.iter().enumerate() {
+    for (i, u) in program.units.iter_enumerated() {
         let kept = previous.and_then(|p| {
             let same = p.sources.get(i).is_some_and(|s| Arc::ptr_eq(s, u));
             same.then(|| p.program.units[i].clone())
@@ -193,11 +195,10 @@ pub fn analyse(
     // the previous analysis' are kept for the same unit.
     let known = |u: &Unit| {
         let (p, _) = previous?;
-        let i = u.id.0 as usize;
         let same = p
             .program
             .units
-            .get(i)
+            .get(u.id)
             .is_some_and(|x| std::ptr::eq(&**x, u));
         let named = request.roots.iter().any(|r| r.name == u.name);
         if !same || named {
@@ -263,11 +264,13 @@ fn analyse_resolved(
         &roles,
         previous.map(|(p, c)| (&p.carriers, c)),
     );
-    let effects: OnceLock<Arc<Vec<Effects>>> = OnceLock::new();
+    let effects: OnceLock<Arc<ProgramEffects>> = OnceLock::new();
     // Decisions follow their unit's TBR: reused when it was (and when
     // whether the unit gets a derivative routine, which decides its
     // reports, did not change).
-    let mut units: Vec<Option<Arc<UnitFacts>>> = (0..program.units.len())
+    let mut units: IdVec<UnitId, Option<Arc<UnitFacts>>> = program
+        .units
+        .indices()
         .map(|i| {
             let t = tbr.results[i].as_ref()?;
             if !tbr.recomputed[i] {
@@ -321,12 +324,12 @@ fn analyse_resolved(
 /// The effects of every unit, computed once per analysis (on first use),
 /// reusing the previous analysis' where its units are unchanged.
 fn effects_in<'a>(
-    cell: &'a OnceLock<Arc<Vec<Effects>>>,
+    cell: &'a OnceLock<Arc<ProgramEffects>>,
     program: &Program,
     previous: Option<(&ProgramFacts, &Changes)>,
-) -> &'a Arc<Vec<Effects>> {
+) -> &'a Arc<ProgramEffects> {
     cell.get_or_init(|| {
-        let prev = previous.and_then(|(p, c)| Some((p.effects.get()?.as_slice(), c)));
+        let prev = previous.and_then(|(p, c)| Some((&**p.effects.get()?, c)));
         Arc::new(crate::effects::all_with(program, prev))
     })
 }
@@ -341,13 +344,13 @@ fn add_checkpoints(
     activity: &ProgramActivity,
     tbr: &ProgramTbr,
     carriers: &Carriers,
-    effects: &OnceLock<Arc<Vec<Effects>>>,
-    units: &mut [Option<Arc<UnitFacts>>],
+    effects: &OnceLock<Arc<ProgramEffects>>,
+    units: &mut IdVec<UnitId, Option<Arc<UnitFacts>>>,
     previous: Option<(&ProgramFacts, &Changes)>,
 ) {
-    let n = units.len();
-    let flag = |v: &[bool], i: usize| v.get(i).copied().unwrap_or(true);
-    let mut stale: Vec<bool> = (0..n)
+    let flag = |v: &IdVec<UnitId, bool>, i: UnitId| v.get(i).copied().unwrap_or(true);
+    let mut stale: IdVec<UnitId, bool> = units
+        .indices()
         .map(|i| {
             let Some((p, changes)) = previous else {
                 return true;
@@ -366,13 +369,8 @@ fn add_checkpoints(
     // A unit reaching a changed one through calls is stale too.
     loop {
         let mut changed = false;
-        for i in 0..n {
-            if !stale[i]
-                && program
-                    .call_graph
-                    .callees(dfort_ir::UnitId(i as u32))
-                    .any(|c| flag(&stale, c.0 as usize))
-            {
+        for i in units.indices() {
+            if !stale[i] && program.call_graph.callees(i).any(|c| flag(&stale, c)) {
                 stale[i] = true;
                 changed = true;
             }
@@ -386,7 +384,8 @@ fn add_checkpoints(
             .iter()
             .any(|s| matches!(s.kind, dfort_ir::StmtKind::Call { .. }))
     };
-    let todo: Vec<usize> = (0..n)
+    let todo: Vec<UnitId> = units
+        .indices()
         .filter(|&i| stale[i] && units[i].is_some() && has_calls(&program.units[i]))
         .collect();
     if todo.is_empty() {
@@ -394,7 +393,7 @@ fn add_checkpoints(
     }
     let fx = effects_in(effects, program, previous);
     let computed: Vec<_> = {
-        let entry_needs: Vec<Option<&BitSet>> = units
+        let entry_needs: IdVec<UnitId, Option<&BitSet>> = units
             .iter()
             .map(|u| u.as_ref().and_then(|f| f.decisions.entry_needs.as_ref()))
             .collect();

@@ -13,20 +13,20 @@
 //! caller reads of `u` changed: its name, kind, the dummy arguments'
 //! names, types, intents and ranks, or the function result's type.
 
-use dfort_ir::{Program, Unit, UnitId};
+use dfort_ir::{IdVec, Program, Unit, UnitId};
 
 /// Which units of a program changed since the previous analysis.
 #[derive(Clone, Debug)]
 pub struct Changes {
-    pub body: Vec<bool>,
-    pub interface: Vec<bool>,
+    pub body: IdVec<UnitId, bool>,
+    pub interface: IdVec<UnitId, bool>,
 }
 
 impl Changes {
     /// The changes from `old` to `new`, given which units' IR changed.
     /// `None` when the programs are not numbered alike (then nothing can
     /// be reused).
-    pub fn between(old: &Program, new: &Program, body: Vec<bool>) -> Option<Changes> {
+    pub fn between(old: &Program, new: &Program, body: IdVec<UnitId, bool>) -> Option<Changes> {
         if old.units.len() != new.units.len() || body.len() != new.units.len() {
             return None;
         }
@@ -57,11 +57,11 @@ impl Changes {
         u: UnitId,
         callee_changed: impl Fn(UnitId) -> bool,
     ) -> bool {
-        let i = u.0 as usize;
-        self.body.get(i).copied().unwrap_or(true)
-            || program.call_graph.callees(u).any(|c| {
-                self.interface.get(c.0 as usize).copied().unwrap_or(true) || callee_changed(c)
-            })
+        self.body.get(u).copied().unwrap_or(true)
+            || program
+                .call_graph
+                .callees(u)
+                .any(|c| self.interface.get(c).copied().unwrap_or(true) || callee_changed(c))
     }
 }
 

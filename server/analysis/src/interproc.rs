@@ -16,7 +16,7 @@
 
 use crate::activity::{self, Activity};
 use crate::bitset::BitSet;
-use crate::dep::{bind_call, resummarize, space_of, summarize_all, Iface, Space, Summary};
+use crate::dep::{bind_call, resummarize, space_of, summarize_all, Iface, Space, Summaries};
 use crate::dp::target;
 use crate::incremental::Changes;
 use dfort_ir::callgraph::Callee;
@@ -27,27 +27,27 @@ use std::sync::Arc;
 /// Activity of every unit that some root reaches, with its calling
 /// context (varied at entry, useful at exit), and what a rerun reuses.
 pub struct ProgramActivity {
-    pub summaries: Vec<Option<Summary>>,
-    pub contexts: Vec<Option<(BitSet, BitSet)>>,
-    pub activity: Vec<Option<Arc<Activity>>>,
+    pub summaries: Summaries,
+    pub contexts: IdVec<UnitId, Option<(BitSet, BitSet)>>,
+    pub activity: IdVec<UnitId, Option<Arc<Activity>>>,
     /// Per unit: the context the roots and the callers outside its
     /// call-graph component gave it (what a rerun compares).
-    pub entry: Vec<Option<(BitSet, BitSet)>>,
+    pub entry: IdVec<UnitId, Option<(BitSet, BitSet)>>,
     /// Per unit: what each of its calls adds to its callee's context
     /// (callee, varied at entry, useful at exit).
-    pub outgoing: Vec<Vec<(UnitId, BitSet, BitSet)>>,
+    pub outgoing: IdVec<UnitId, Vec<(UnitId, BitSet, BitSet)>>,
     /// Units whose results this run computed (possibly none, for units
     /// no root reaches); the others' were reused.
-    pub recomputed: Vec<bool>,
+    pub recomputed: IdVec<UnitId, bool>,
     /// Units whose Dep summary differs from the previous run's (every
     /// unit on a run from scratch).
-    pub summary_changed: Vec<bool>,
+    pub summary_changed: IdVec<UnitId, bool>,
 }
 
 /// The callee slot standing for interface variable `i`.
 fn callee_slot(callee: &Unit, space: &Space, i: &Iface) -> Option<usize> {
     match i {
-        Iface::Formal(k) => callee.args.get(*k as usize).map(|s| s.0 as usize),
+        Iface::Formal(k) => callee.args.get(*k as usize).map(|s| s.index()),
         Iface::Global(key) => space.globals.get(key).copied(),
     }
 }
@@ -69,46 +69,45 @@ pub fn analyze_program_with(
     let (summaries, summary_changed) = match reuse {
         Some((prev, changes)) => {
             let (sums, _) = resummarize(program, &prev.summaries, &changes.summary_seeds(program));
-            let changed = (0..n).map(|i| sums[i] != prev.summaries[i]).collect();
+            let changed = sums.map_ref(|i, s| *s != prev.summaries[i]);
             (sums, changed)
         }
-        None => (summarize_all(program), vec![true; n]),
+        None => (summarize_all(program), IdVec::from_elem(true, n)),
     };
-    let spaces: Vec<OnceCell<Space>> = (0..n).map(|_| OnceCell::new()).collect();
-    let space = |u: UnitId| {
-        spaces[u.0 as usize].get_or_init(|| space_of(program, program.unit(u), &summaries))
-    };
-    let mut contexts: Vec<Option<(BitSet, BitSet)>> = vec![None; n];
+    let spaces: IdVec<UnitId, OnceCell<Space>> = IdVec::from_fn(n, |_| OnceCell::new());
+    let space =
+        |u: UnitId| spaces[u].get_or_init(|| space_of(program, program.unit(u), &summaries));
+    type Contexts = IdVec<UnitId, Option<(BitSet, BitSet)>>;
+    let mut contexts: Contexts = IdVec::from_elem(None, n);
     for (u, ind, dep) in roots {
-        let c = contexts[u.0 as usize].get_or_insert_with(Default::default);
+        let c = contexts[*u].get_or_insert_with(Default::default);
         c.0.union_with(ind);
         c.1.union_with(dep);
     }
-    let mut entry: Vec<Option<(BitSet, BitSet)>> = vec![None; n];
-    let mut outgoing: Vec<Vec<(UnitId, BitSet, BitSet)>> = vec![Vec::new(); n];
-    let mut activity: Vec<Option<Arc<Activity>>> = vec![None; n];
-    let mut recomputed = vec![false; n];
-    let add = |contexts: &mut [Option<(BitSet, BitSet)>],
-               (c, iv, ou): &(UnitId, BitSet, BitSet)| {
-        let ctx = contexts[c.0 as usize].get_or_insert_with(Default::default);
+    let mut entry: Contexts = IdVec::from_elem(None, n);
+    let mut outgoing: IdVec<UnitId, Vec<(UnitId, BitSet, BitSet)>> =
+        IdVec::from_elem(Vec::new(), n);
+    let mut activity: IdVec<UnitId, Option<Arc<Activity>>> = IdVec::from_elem(None, n);
+    let mut recomputed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
+    let add = |contexts: &mut Contexts, (c, iv, ou): &(UnitId, BitSet, BitSet)| {
+        let ctx = contexts[*c].get_or_insert_with(Default::default);
         ctx.0.union_with(iv) | ctx.1.union_with(ou)
     };
     // Callers before callees.
     for scc in program.call_graph.sccs.iter().rev() {
         for &u in scc {
-            entry[u.0 as usize] = contexts[u.0 as usize].clone();
+            entry[u] = contexts[u].clone();
         }
         if let Some((prev, changes)) = reuse {
             let unchanged = scc.iter().all(|&u| {
-                prev.entry[u.0 as usize] == entry[u.0 as usize]
-                    && !changes.inputs_changed(program, u, |c| summary_changed[c.0 as usize])
+                prev.entry[u] == entry[u]
+                    && !changes.inputs_changed(program, u, |c| summary_changed[c])
             });
             if unchanged {
                 for &u in scc {
-                    let i = u.0 as usize;
-                    activity[i] = prev.activity[i].clone();
-                    outgoing[i] = prev.outgoing[i].clone();
-                    for o in &outgoing[i] {
+                    activity[u] = prev.activity[u].clone();
+                    outgoing[u] = prev.outgoing[u].clone();
+                    for o in &outgoing[u] {
                         add(&mut contexts, o);
                     }
                 }
@@ -116,12 +115,12 @@ pub fn analyze_program_with(
             }
         }
         for &u in scc {
-            recomputed[u.0 as usize] = true;
+            recomputed[u] = true;
         }
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
-                let Some((ind, dep)) = contexts[u.0 as usize].clone() else {
+                let Some((ind, dep)) = contexts[u].clone() else {
                     continue;
                 };
                 let unit = program.unit(u);
@@ -133,8 +132,8 @@ pub fn analyze_program_with(
                 for o in &out {
                     changed |= add(&mut contexts, o) && scc.contains(&o.0);
                 }
-                outgoing[u.0 as usize] = out;
-                activity[u.0 as usize] = Some(Arc::new(act));
+                outgoing[u] = out;
+                activity[u] = Some(Arc::new(act));
             }
             if !changed {
                 break;
@@ -159,21 +158,21 @@ fn contributions<'s>(
     program: &Program,
     unit: &Unit,
     act: &Activity,
-    summaries: &[Option<Summary>],
+    summaries: &Summaries,
     space: &impl Fn(UnitId) -> &'s Space,
 ) -> Vec<(UnitId, BitSet, BitSet)> {
     let mut out = Vec::new();
-    for &site in &program.call_graph.calls_from[unit.id.0 as usize] {
+    for &site in &program.call_graph.calls_from[unit.id] {
         let site = &program.call_graph.sites[site];
         let Callee::Unit(c) = site.callee else {
             continue;
         };
-        let Some(sum) = summaries[c.0 as usize].as_ref() else {
+        let Some(sum) = summaries[c].as_ref() else {
             continue;
         };
         let callee = program.unit(c);
         let st = unit.stmt(site.stmt);
-        let i = site.stmt.0 as usize;
+        let i = site.stmt;
         let mut in_vary = BitSet::default();
         let mut out_useful = BitSet::default();
         match &st.kind {
@@ -197,7 +196,7 @@ fn contributions<'s>(
                 // statement's target is.
                 let useful_target = match &st.kind {
                     StmtKind::Assign { lhs, .. } => {
-                        target(lhs).is_some_and(|(t, _)| act.useful_after[i].contains(t.0 as usize))
+                        target(lhs).is_some_and(|(t, _)| act.useful_after[i].contains_id(t))
                     }
                     _ => false,
                 };
@@ -208,12 +207,12 @@ fn contributions<'s>(
                 if inputs.intersects(&act.varied_before[i]) {
                     for a in &callee.args {
                         if crate::dp::differentiable(callee, *a) {
-                            in_vary.insert(a.0 as usize);
+                            in_vary.insert_id(*a);
                         }
                     }
                 }
                 if let (true, Some(r)) = (useful_target, callee.result) {
-                    out_useful.insert(r.0 as usize);
+                    out_useful.insert_id(r);
                 }
             }
         }

@@ -21,7 +21,7 @@
 
 use crate::bitset::BitSet;
 use crate::dp::{target, writes};
-use crate::effects::{stmt_effects, Effects, LocalEffects};
+use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
 use crate::engine::{solve, Direction};
 use crate::tbr::Tbr;
 use dfort_ir::cfg::NodeKind;
@@ -32,7 +32,7 @@ use dfort_ir::*;
 pub struct Liveness {
     pub dead: Vec<StmtId>,
     /// Live values just after each statement, indexed by `StmtId`.
-    pub live_after: Vec<BitSet>,
+    pub live_after: IdVec<StmtId, BitSet>,
     /// What the adjoint reads of the values the unit starts with.
     pub live_at_entry: BitSet,
 }
@@ -46,7 +46,7 @@ fn uses_kills(
     program: &Program,
     unit: &Unit,
     st: &Stmt,
-    effects: &[Effects],
+    effects: &ProgramEffects,
 ) -> (BitSet, BitSet, bool) {
     let mut fx = LocalEffects::default();
     stmt_effects(program, unit, st, effects, &mut fx);
@@ -56,9 +56,9 @@ fn uses_kills(
         StmtKind::Assign { lhs, .. } => {
             if let Some((t, whole)) = target(lhs) {
                 if whole {
-                    kills.insert(t.0 as usize);
+                    kills.insert_id(t);
                 }
-                side_effects = fx.writes.iter().any(|w| w != t.0 as usize);
+                side_effects = fx.writes.ids::<SymbolId>().any(|w| w != t);
             }
             st.kind.exprs().iter().for_each(|e| {
                 e.walk(&mut |x| {
@@ -75,7 +75,7 @@ fn uses_kills(
         _ => {
             for (v, whole) in writes(program, unit, st) {
                 if whole && matches!(st.kind, StmtKind::Io { .. }) {
-                    kills.insert(v.0 as usize);
+                    kills.insert_id(v);
                 }
             }
         }
@@ -97,7 +97,7 @@ pub fn analyze(
     program: &Program,
     unit: &Unit,
     tbr: &Tbr,
-    effects: &[Effects],
+    effects: &ProgramEffects,
     live_at_exit: &BitSet,
 ) -> Liveness {
     analyze_keeping(program, unit, tbr, effects, live_at_exit, &[])
@@ -110,7 +110,7 @@ pub fn analyze_keeping(
     program: &Program,
     unit: &Unit,
     tbr: &Tbr,
-    effects: &[Effects],
+    effects: &ProgramEffects,
     live_at_exit: &BitSet,
     keep: &[StmtId],
 ) -> Liveness {
@@ -122,25 +122,19 @@ pub fn analyze_keeping(
     let recording: Vec<StmtId> = tbr
         .records
         .iter()
-        .filter(|r| {
-            after
-                .get(r.stmt.0 as usize)
-                .is_some_and(|w| w.contains(r.variable.0 as usize))
-        })
+        .filter(|r| after.get(r.stmt).is_some_and(|w| w.contains_id(r.variable)))
         .map(|r| r.stmt)
         .collect();
-    let info: Vec<(BitSet, BitSet, bool)> = unit
+    let info: IdVec<StmtId, (BitSet, BitSet, bool)> = unit
         .stmts
         .iter()
         .map(|st| uses_kills(program, unit, st, effects))
         .collect();
     let step = |id: StmtId, after: &BitSet| -> (bool, BitSet) {
         let st = unit.stmt(id);
-        let (uses, kills, side_effects) = &info[id.0 as usize];
+        let (uses, kills, side_effects) = &info[id];
         let writes_live = match &st.kind {
-            StmtKind::Assign { lhs, .. } => {
-                target(lhs).is_some_and(|(t, _)| after.contains(t.0 as usize))
-            }
+            StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| after.contains_id(t)),
             _ => false,
         };
         let live = writes_live
@@ -154,7 +148,7 @@ pub fn analyze_keeping(
         }
         // The statement's adjoint runs whether or not the statement stays
         // in the forward sweep: what it reads is live before it.
-        if let Some(needs) = tbr.needs.get(id.0 as usize) {
+        if let Some(needs) = tbr.needs.get(id) {
             before.union_with(needs);
         }
         (live, before)
@@ -171,8 +165,8 @@ pub fn analyze_keeping(
             }
             NodeKind::Loop | NodeKind::Branch => {
                 let mut s = output.clone();
-                if let Some(id) = nd.stmts.first() {
-                    s.union_with(&info[id.0 as usize].0);
+                if let Some(&id) = nd.stmts.first() {
+                    s.union_with(&info[id].0);
                 }
                 s
             }
@@ -181,23 +175,19 @@ pub fn analyze_keeping(
     });
     let mut out = Liveness {
         dead: Vec::new(),
-        live_after: vec![BitSet::default(); unit.stmts.len()],
-        live_at_entry: sol
-            .before
-            .get(cfg.entry.0 as usize)
-            .cloned()
-            .unwrap_or_default(),
+        live_after: IdVec::from_elem(BitSet::default(), unit.stmts.len()),
+        live_at_entry: sol.before.get(cfg.entry).cloned().unwrap_or_default(),
     };
-    for (i, node) in cfg.nodes.iter().enumerate() {
+    for (i, node) in cfg.nodes.iter_enumerated() {
         if node.kind != NodeKind::BasicBlock {
             continue;
         }
         let mut s = sol.after[i].clone();
-        for id in node.stmts.iter().rev() {
-            out.live_after[id.0 as usize] = s.clone();
-            let (live, before) = step(*id, &s);
+        for &id in node.stmts.iter().rev() {
+            out.live_after[id] = s.clone();
+            let (live, before) = step(id, &s);
             if !live {
-                out.dead.push(*id);
+                out.dead.push(id);
             }
             s = before;
         }

@@ -82,12 +82,17 @@ fn inline_unit(unit: &Unit) -> Option<Unit> {
     Some(u)
 }
 
-fn substitute(body: &mut Expr, symbols: &[Symbol], params: &[String], actuals: &[Expr]) {
+fn substitute(
+    body: &mut Expr,
+    symbols: &IdVec<SymbolId, Symbol>,
+    params: &[String],
+    actuals: &[Expr],
+) {
     // Replace dummies in one pass over the original body, so that an
     // actual mentioning a dummy's name is not substituted again.
-    fn go(e: &mut Expr, symbols: &[Symbol], params: &[String], actuals: &[Expr]) {
+    fn go(e: &mut Expr, symbols: &IdVec<SymbolId, Symbol>, params: &[String], actuals: &[Expr]) {
         if let ExprKind::Var(s) = &e.kind {
-            let name = symbols.get(s.0 as usize).map(|s| s.name.as_str());
+            let name = symbols.get(*s).map(|s| s.name.as_str());
             if let Some(k) = params.iter().position(|p| Some(p.as_str()) == name) {
                 if let Some(a) = actuals.get(k) {
                     let span = e.span;

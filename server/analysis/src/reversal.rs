@@ -130,7 +130,7 @@ pub fn of(program: &Program, unit: &Unit, shape: &UnitShape) -> UnitReversal {
                 bound_vars(unit, start, end, step.as_ref(), &mut bounds);
                 if body_writes(program, unit, body)
                     .iter()
-                    .any(|v| bounds.contains(v.0 as usize))
+                    .any(|v| bounds.contains_id(*v))
                 {
                     Reversal::BoundsChangeInside
                 } else {

@@ -59,7 +59,7 @@ pub fn roles(unit: &Unit, explicit: Option<(&[String], &[String])>) -> Roles {
                         } else {
                             &mut r.independents
                         };
-                        set.insert(s.0 as usize);
+                        set.insert_id(s);
                     }
                     _ => r.unknown.push(name),
                 }
@@ -94,15 +94,15 @@ pub fn roles(unit: &Unit, explicit: Option<(&[String], &[String])>) -> Roles {
         }
         let intent = unit.symbol(*a).intent;
         if intent != Some(Intent::Out) {
-            r.independents.insert(a.0 as usize);
+            r.independents.insert_id(*a);
         }
         if intent != Some(Intent::In) {
-            r.dependents.insert(a.0 as usize);
+            r.dependents.insert_id(*a);
         }
     }
     if let Some(res) = unit.result {
         if differentiable(unit, res) {
-            r.dependents.insert(res.0 as usize);
+            r.dependents.insert_id(res);
         }
     }
     r

@@ -67,7 +67,7 @@ pub fn uncalled(program: &Program) -> impl Iterator<Item = &Unit> {
             && program
                 .call_graph
                 .calls_to
-                .get(u.id.0 as usize)
+                .get(u.id)
                 .is_none_or(|c| c.is_empty())
     })
 }

@@ -19,7 +19,7 @@ use crate::bitset::BitSet;
 use crate::counted_while::CountedWhile;
 use crate::incremental::Changes;
 use crate::undo::UnitUndo;
-use dfort_ir::{Program, StmtId, Unit, UnitId};
+use dfort_ir::{IdVec, Program, StmtId, Unit, UnitId};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -33,7 +33,7 @@ pub struct UnitShape {
     pub undo: UnitUndo,
     /// Per statement: the address variables the loops' recovery plans
     /// take over from TBR ([`crate::recovery::handled`]).
-    pub handled: Vec<BitSet>,
+    pub handled: IdVec<StmtId, BitSet>,
 }
 
 impl UnitShape {
@@ -49,14 +49,14 @@ impl UnitShape {
 /// The shapes of every unit of one program, computed on first use.
 #[derive(Debug, Default)]
 pub struct Shapes {
-    cells: Vec<OnceLock<Arc<UnitShape>>>,
+    cells: IdVec<UnitId, OnceLock<Arc<UnitShape>>>,
 }
 
 impl Shapes {
     /// Empty cells for every unit of `program`.
     pub fn new(program: &Program) -> Shapes {
         Shapes {
-            cells: (0..program.units.len()).map(|_| OnceLock::new()).collect(),
+            cells: IdVec::from_fn(program.units.len(), |_| OnceLock::new()),
         }
     }
 
@@ -70,11 +70,11 @@ impl Shapes {
         if prev.cells.len() != shapes.cells.len() {
             return shapes;
         }
-        for (i, cell) in shapes.cells.iter().enumerate() {
+        for (i, cell) in shapes.cells.iter_enumerated() {
             let Some(old) = prev.cells[i].get() else {
                 continue;
             };
-            if !changes.inputs_changed(program, UnitId(i as u32), |_| false) {
+            if !changes.inputs_changed(program, i, |_| false) {
                 let _ = cell.set(old.clone());
             }
         }
@@ -84,7 +84,7 @@ impl Shapes {
     /// The shape of `unit` (a unit of the program these cells were made
     /// for; any other unit gets a shape computed on the spot).
     pub fn of(&self, program: &Program, unit: &Unit) -> Arc<UnitShape> {
-        match self.cells.get(unit.id.0 as usize) {
+        match self.cells.get(unit.id) {
             Some(cell) => cell
                 .get_or_init(|| Arc::new(UnitShape::of(program, unit)))
                 .clone(),

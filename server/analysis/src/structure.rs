@@ -21,7 +21,7 @@ use std::borrow::Cow;
 /// control flow structured.
 pub fn structure_exits(program: &Program) -> Cow<'_, Program> {
     let mut out: Option<Program> = None;
-    for (i, unit) in program.units.iter().enumerate() {
+    for (i, unit) in program.units.iter_enumerated() {
         if let Some(u) = structure_unit(unit) {
             out.get_or_insert_with(|| program.clone()).units[i] = u.into();
         }
@@ -81,7 +81,7 @@ impl Rewriter {
     }
 
     fn push(&mut self, kind: StmtKind, span: Span) -> StmtId {
-        let id = StmtId(self.unit.stmts.len() as u32);
+        let id = self.unit.stmts.next_id();
         self.unit.stmts.push(Stmt {
             id,
             label: None,
@@ -93,7 +93,7 @@ impl Rewriter {
 
     fn flag(&mut self, what: &str, span: Span) -> SymbolId {
         self.flags += 1;
-        let id = SymbolId(self.unit.symbols.len() as u32);
+        let id = self.unit.symbols.next_id();
         self.unit.symbols.push(Symbol::local(
             format!("dfort_{what}{}", self.flags),
             Type::new(BaseType::Logical, Some(4)),
@@ -157,7 +157,7 @@ impl Rewriter {
                         Some(b) => Some(self.loops_in(&b)?),
                         None => None,
                     };
-                    self.unit.stmts[id.0 as usize].kind = StmtKind::If {
+                    self.unit.stmts[id].kind = StmtKind::If {
                         arms,
                         else_body,
                         one_line,
@@ -170,7 +170,7 @@ impl Rewriter {
                     for c in &mut cases {
                         c.body = self.loops_in(&c.body)?;
                     }
-                    self.unit.stmts[id.0 as usize].kind = StmtKind::SelectCase { selector, cases };
+                    self.unit.stmts[id].kind = StmtKind::SelectCase { selector, cases };
                 }
                 StmtKind::Do { .. } => self.rewrite_loop(id)?,
                 _ => {}
@@ -321,7 +321,7 @@ impl Rewriter {
         seq.push(reset);
         seq.push(lp);
         let always = self.expr(ExprKind::Logical(true), span);
-        self.unit.stmts[id.0 as usize].kind = StmtKind::If {
+        self.unit.stmts[id].kind = StmtKind::If {
             arms: vec![IfArm {
                 cond: always,
                 body: seq,
@@ -342,7 +342,7 @@ impl Rewriter {
         body: Vec<StmtId>,
         end_label: Option<u32>,
     ) {
-        self.unit.stmts[id.0 as usize].kind = StmtKind::Do {
+        self.unit.stmts[id].kind = StmtKind::Do {
             name,
             control,
             body,
@@ -403,14 +403,14 @@ impl Rewriter {
                 StmtKind::Cycle { construct } if mine(&construct) => {
                     let flag = f.cycle?;
                     let s = self.set(flag, true, span);
-                    self.unit.stmts[s.0 as usize].label = self.unit.stmt(id).label;
+                    self.unit.stmts[s].label = self.unit.stmt(id).label;
                     out.push(s);
                     return Some(out);
                 }
                 StmtKind::Exit { construct } if mine(&construct) => {
                     let flag = f.exit?;
                     let s = self.set(flag, true, span);
-                    self.unit.stmts[s.0 as usize].label = self.unit.stmt(id).label;
+                    self.unit.stmts[s].label = self.unit.stmt(id).label;
                     out.push(s);
                     return Some(out);
                 }
@@ -426,7 +426,7 @@ impl Rewriter {
                         Some(b) => Some(self.guard(&b, f)?),
                         None => None,
                     };
-                    self.unit.stmts[id.0 as usize].kind = StmtKind::If {
+                    self.unit.stmts[id].kind = StmtKind::If {
                         arms,
                         else_body,
                         one_line: false,
@@ -441,7 +441,7 @@ impl Rewriter {
                     for c in &mut cases {
                         c.body = self.guard(&c.body, f)?;
                     }
-                    self.unit.stmts[id.0 as usize].kind = StmtKind::SelectCase { selector, cases };
+                    self.unit.stmts[id].kind = StmtKind::SelectCase { selector, cases };
                     out.push(id);
                     return self.guard_rest(out, &ids[k + 1..], f, span);
                 }

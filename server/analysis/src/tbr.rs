@@ -27,7 +27,7 @@
 
 use crate::activity::Activity;
 use crate::bitset::BitSet;
-use crate::dep::{bind_call, space_of, Iface, Space, Summary};
+use crate::dep::{bind_call, space_of, Iface, Space, Summaries, Summary};
 use crate::dp::{
     bound_vars, constant_element, disjoint_constant_elements, dp_of, index_vars, target, vars,
     writes,
@@ -83,14 +83,14 @@ pub struct Tbr {
     /// The variables each statement's adjoint needs, indexed by `StmtId`,
     /// minus the variable it overwrites completely (that value is its own
     /// record, not a requirement on what follows).
-    pub req: Vec<BitSet>,
+    pub req: IdVec<StmtId, BitSet>,
     /// Everything each statement's adjoint reads of the values just
     /// before it, indexed by `StmtId`: `req` plus the overwritten target
     /// when the adjoint reads it (`y = y*x` needs the old `y`). What
     /// adjoint liveness keeps alive before the statement.
-    pub needs: Vec<BitSet>,
+    pub needs: IdVec<StmtId, BitSet>,
     /// Variables whose value is required just before each statement.
-    pub in_req: Vec<BitSet>,
+    pub in_req: IdVec<StmtId, BitSet>,
     /// Recorded overwrites, in statement order.
     pub records: Vec<Record>,
 }
@@ -209,12 +209,12 @@ fn req_kill(
     let mut req = BitSet::new(n);
     let mut kill = BitSet::new(n);
     let mut own = BitSet::new(n);
-    let i = st.id.0 as usize;
+    let i = st.id;
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
             if let Some((t, whole)) = target(lhs) {
                 if whole {
-                    kill.insert(t.0 as usize);
+                    kill.insert_id(t);
                 }
                 if act.active_after(st.id, t) {
                     let rules = Rules {
@@ -231,7 +231,7 @@ fn req_kill(
                     // cheap refinement of the whole-array rule).
                     if let Some(elem) = constant_element(unit, lhs) {
                         if disjoint_constant_elements(unit, rhs, t, &elem) {
-                            own.remove(t.0 as usize);
+                            own.remove_id(t);
                         }
                     }
                 } else if crate::dp::differentiable(unit, t) && act.useful_after(st.id, t) {
@@ -271,7 +271,7 @@ fn req_kill(
         } => {
             for (s, whole) in writes(program, unit, st) {
                 if whole {
-                    kill.insert(s.0 as usize);
+                    kill.insert_id(s);
                 }
             }
         }
@@ -288,7 +288,7 @@ fn req_kill(
                 },
             ..
         } => {
-            kill.insert(var.0 as usize);
+            kill.insert_id(*var);
             bound_vars(unit, start, end, step.as_ref(), &mut req);
         }
         // A counted WHILE loop's trip count is computed from its bound
@@ -313,7 +313,7 @@ fn req_kill(
 fn expression_actuals(unit: &Unit, act: &Activity, st: &Stmt, args: &[Arg], req: &mut BitSet) {
     let rules = Rules {
         unit,
-        varied: &act.varied_before[st.id.0 as usize],
+        varied: &act.varied_before[st.id],
     };
     for a in args.iter().filter(|a| target(&a.value).is_none()) {
         rules.req(&a.value, req);
@@ -353,7 +353,7 @@ pub fn analyze_with(
     in_req_entry: &BitSet,
 ) -> Tbr {
     let n = unit.stmts.len();
-    let mut full: Vec<(BitSet, BitSet, BitSet)> = unit
+    let mut full: IdVec<StmtId, (BitSet, BitSet, BitSet)> = unit
         .stmts
         .iter()
         .map(|st| req_kill(program, unit, act, callees, &shape.counted, st))
@@ -368,12 +368,12 @@ pub fn analyze_with(
         &no_undo
     };
     for (id, u) in &undo.inverted {
-        if let Some((req, kill, _)) = full.get_mut(id.0 as usize) {
-            kill.remove(u.var.0 as usize);
+        if let Some((req, kill, _)) = full.get_mut(*id) {
+            kill.remove_id(u.var);
             req.union_with(&crate::undo::operands(unit, unit.stmt(*id), u.var));
         }
     }
-    let none = vec![BitSet::default(); n];
+    let none: IdVec<StmtId, BitSet> = IdVec::from_elem(BitSet::default(), n);
     let handled = if inversion && !store_all {
         &shape.handled
     } else {
@@ -381,7 +381,7 @@ pub fn analyze_with(
     };
     // What each statement requires once the plans' variables are taken
     // over.
-    let mut required: Vec<BitSet> = full
+    let mut required: IdVec<StmtId, BitSet> = full
         .iter()
         .zip(handled)
         .map(|((req, _, _), h)| {
@@ -393,7 +393,7 @@ pub fn analyze_with(
     // A recorded element is popped back into the same element: its
     // indices are required where it is recorded, which may make more
     // records (a fixpoint; records only grow).
-    let mut popped_indices: Vec<BitSet> = vec![BitSet::default(); n];
+    let mut popped_indices: IdVec<StmtId, BitSet> = IdVec::from_elem(BitSet::default(), n);
     let mut tbr = Tbr::default();
     for _round in 0..16 {
         tbr = records_of(
@@ -410,7 +410,7 @@ pub fn analyze_with(
         );
         let mut grew = false;
         for r in &tbr.records {
-            let i = r.stmt.0 as usize;
+            let i = r.stmt;
             let mut idx = BitSet::default();
             for e in written_references(unit.stmt(r.stmt), r.variable) {
                 index_vars(unit, e, &mut idx);
@@ -459,9 +459,9 @@ fn records_of(
     act: &Activity,
     store_all: bool,
     callees: Option<&Callees>,
-    full: &[(BitSet, BitSet, BitSet)],
-    required: &[BitSet],
-    handled: &[BitSet],
+    full: &IdVec<StmtId, (BitSet, BitSet, BitSet)>,
+    required: &IdVec<StmtId, BitSet>,
+    handled: &IdVec<StmtId, BitSet>,
     undo: &crate::undo::UnitUndo,
     in_req_entry: &BitSet,
 ) -> Tbr {
@@ -474,8 +474,8 @@ fn records_of(
             // A LOOP node applies its DO statement: kill the index,
             // require the bounds.
             NodeKind::BasicBlock | NodeKind::Loop => {
-                for id in &nd.stmts {
-                    let (req, kill) = (&required[id.0 as usize], &full[id.0 as usize].1);
+                for &id in &nd.stmts {
+                    let (req, kill) = (&required[id], &full[id].1);
                     s.subtract(kill);
                     s.union_with(req);
                 }
@@ -494,31 +494,31 @@ fn records_of(
                 n
             })
             .collect(),
-        in_req: vec![BitSet::default(); n],
+        in_req: IdVec::from_elem(BitSet::default(), n),
         records: Vec::new(),
     };
-    for (i, node) in cfg.nodes.iter().enumerate() {
+    for (i, node) in cfg.nodes.iter_enumerated() {
         // A DO statement's InReq is what reaches the loop from before it
         // (not around its back edge).
         if node.kind == NodeKind::Loop {
             let mut entry = BitSet::default();
             for p in &node.preds {
                 if Some(*p) != node.partner {
-                    entry.union_with(&sol.after[p.0 as usize]);
+                    entry.union_with(&sol.after[*p]);
                 }
             }
-            for id in &node.stmts {
-                tbr.in_req[id.0 as usize] = entry.clone();
+            for &id in &node.stmts {
+                tbr.in_req[id] = entry.clone();
             }
         }
         if node.kind != NodeKind::BasicBlock {
             continue;
         }
         let mut s = sol.before[i].clone();
-        for id in &node.stmts {
-            let st = unit.stmt(*id);
-            tbr.in_req[id.0 as usize] = s.clone();
-            let (req, (_, kill, own)) = (&required[id.0 as usize], &full[id.0 as usize]);
+        for &id in &node.stmts {
+            let st = unit.stmt(id);
+            tbr.in_req[id] = s.clone();
+            let (req, (_, kill, own)) = (&required[id], &full[id]);
             // A callee analysed with its calling context records its own
             // overwrites (§5.2); only calls without source record here.
             let recorded_inside = matches!(
@@ -527,22 +527,18 @@ fn records_of(
                     if callees.is_some_and(|cs| cs.has(*c))
             );
             for (v, _) in writes(program, unit, st).into_iter().filter(|(v, _)| {
-                !recorded_inside
-                    && !handled[id.0 as usize].contains(v.0 as usize)
-                    && undo.inverts(*id) != Some(*v)
+                !recorded_inside && !handled[id].contains_id(*v) && undo.inverts(id) != Some(*v)
             }) {
-                let vi = v.0 as usize;
                 // Store-all records every overwrite of an active value on
                 // top of what TBR requires (passive values an adjoint reads
                 // must be restored in either mode).
-                let needed = s.contains(vi)
-                    || own.contains(vi)
+                let needed = s.contains_id(v)
+                    || own.contains_id(v)
                     || (store_all
-                        && (act.varied_before[id.0 as usize].contains(vi)
-                            || act.active_after(*id, v)));
+                        && (act.varied_before[id].contains_id(v) || act.active_after(id, v)));
                 if needed {
                     tbr.records.push(Record {
-                        stmt: *id,
+                        stmt: id,
                         variable: v,
                     });
                 }
@@ -566,24 +562,22 @@ pub struct TbrSummary {
 /// The summaries a unit's TBR analysis applies at its calls.
 pub struct Callees<'a> {
     pub program: &'a Program,
-    pub dep: &'a [Option<Summary>],
-    pub tbr: &'a [Option<TbrSummary>],
+    pub dep: &'a Summaries,
+    pub tbr: &'a IdVec<UnitId, Option<TbrSummary>>,
     pub space: Space,
 }
 
 impl Callees<'_> {
     fn has(&self, c: UnitId) -> bool {
         matches!(
-            (self.dep.get(c.0 as usize), self.tbr.get(c.0 as usize)),
+            (self.dep.get(c), self.tbr.get(c)),
             (Some(Some(_)), Some(Some(_)))
         )
     }
 
     /// Req(I) and Kill(I) of `call c(args)` from the callee's summaries.
     fn translate(&self, unit: &Unit, c: UnitId, args: &[Arg], req: &mut BitSet, kill: &mut BitSet) {
-        let (Some(Some(dep)), Some(Some(t))) =
-            (self.dep.get(c.0 as usize), self.tbr.get(c.0 as usize))
-        else {
+        let (Some(Some(dep)), Some(Some(t))) = (self.dep.get(c), self.tbr.get(c)) else {
             return;
         };
         let binds = bind_call(self.program, unit, &self.space, dep, c, args);
@@ -627,7 +621,7 @@ fn actual<'a>(callee: &Unit, args: &'a [Arg], k: u32) -> Option<&'a Arg> {
 /// The slot of interface variable `i` in `unit` (whose slots are `space`).
 fn slot(unit: &Unit, space: &Space, i: &Iface) -> Option<usize> {
     match i {
-        Iface::Formal(k) => unit.args.get(*k as usize).map(|s| s.0 as usize),
+        Iface::Formal(k) => unit.args.get(*k as usize).map(|s| s.index()),
         Iface::Global(key) => space.globals.get(key).copied(),
     }
 }
@@ -644,7 +638,7 @@ pub fn summarize(
 ) -> TbrSummary {
     let program = callees.program;
     let n = callees.space.size;
-    let per_stmt: Vec<(BitSet, BitSet, BitSet)> = unit
+    let per_stmt: IdVec<StmtId, (BitSet, BitSet, BitSet)> = unit
         .stmts
         .iter()
         .map(|st| req_kill(program, unit, act, Some(callees), &shape.counted, st))
@@ -669,18 +663,14 @@ pub fn summarize(
             }
         };
         if matches!(nd.kind, NodeKind::BasicBlock | NodeKind::Loop) {
-            for id in &nd.stmts {
-                let (req, kill, _) = &per_stmt[id.0 as usize];
+            for &id in &nd.stmts {
+                let (req, kill, _) = &per_stmt[id];
                 apply(req, kill);
             }
         }
         s
     });
-    let at_exit = sol
-        .after
-        .get(cfg.exit.0 as usize)
-        .cloned()
-        .unwrap_or_default();
+    let at_exit = sol.after.get(cfg.exit).cloned().unwrap_or_default();
     let mut out = TbrSummary::default();
     for (i, iface) in dep.iface.iter().enumerate() {
         let Some(sl) = slot(unit, &callees.space, iface) else {
@@ -698,19 +688,19 @@ pub fn summarize(
 
 /// TBR over the whole program, and what a rerun reuses.
 pub struct ProgramTbr {
-    pub results: Vec<Option<Arc<Tbr>>>,
-    pub summaries: Vec<Option<TbrSummary>>,
+    pub results: IdVec<UnitId, Option<Arc<Tbr>>>,
+    pub summaries: IdVec<UnitId, Option<TbrSummary>>,
     pub store_all: bool,
     /// Whether loops' address variables were left to their plans.
     pub inversion: bool,
     /// Per unit: the `InReq` context its callers outside its call-graph
     /// component gave it (what a rerun compares).
-    pub entry: Vec<BitSet>,
+    pub entry: IdVec<UnitId, BitSet>,
     /// Per unit: what each of its calls adds to its callee's context.
-    pub outgoing: Vec<Vec<(UnitId, BitSet)>>,
+    pub outgoing: IdVec<UnitId, Vec<(UnitId, BitSet)>>,
     /// Units whose results this run computed (possibly none); the others'
     /// were reused.
-    pub recomputed: Vec<bool>,
+    pub recomputed: IdVec<UnitId, bool>,
 }
 
 /// TBR over the whole program: summaries bottom-up (fixpoint inside
@@ -723,7 +713,7 @@ pub fn analyze_program(
     pa: &ProgramActivity,
     store_all: bool,
     inversion: bool,
-) -> Vec<Option<Tbr>> {
+) -> IdVec<UnitId, Option<Tbr>> {
     analyze_program_with(
         program,
         pa,
@@ -733,9 +723,7 @@ pub fn analyze_program(
         None,
     )
     .results
-    .into_iter()
     .map(|t| t.map(|t| Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())))
-    .collect()
 }
 
 /// [`analyze_program`] reusing the previous run's summaries and results
@@ -757,33 +745,30 @@ pub fn analyze_program_with(
             && p.store_all == store_all
             && p.inversion == inversion
     });
-    let spaces: Vec<OnceCell<Space>> = (0..n).map(|_| OnceCell::new()).collect();
-    let space = |u: UnitId| {
-        spaces[u.0 as usize].get_or_init(|| space_of(program, program.unit(u), &pa.summaries))
-    };
-    let mut sums: Vec<Option<TbrSummary>> = vec![None; n];
-    let mut sum_changed = vec![true; n];
+    let spaces: IdVec<UnitId, OnceCell<Space>> = IdVec::from_fn(n, |_| OnceCell::new());
+    let space =
+        |u: UnitId| spaces[u].get_or_init(|| space_of(program, program.unit(u), &pa.summaries));
+    let mut sums: IdVec<UnitId, Option<TbrSummary>> = IdVec::from_elem(None, n);
+    let mut sum_changed: IdVec<UnitId, bool> = IdVec::from_elem(true, n);
     // Whether the inputs of unit u's TBR (its IR, its activity, its
     // callees' interfaces and summaries) changed.
-    let stale = |u: UnitId, sum_changed: &[bool]| {
-        pa.recomputed[u.0 as usize]
+    let stale = |u: UnitId, sum_changed: &IdVec<UnitId, bool>| {
+        pa.recomputed[u]
             || reuse.is_none_or(|(_, changes)| {
-                changes.inputs_changed(program, u, |c| {
-                    pa.summary_changed[c.0 as usize] || sum_changed[c.0 as usize]
-                })
+                changes.inputs_changed(program, u, |c| pa.summary_changed[c] || sum_changed[c])
             })
     };
     for scc in &program.call_graph.sccs {
         // Inside a component, a summary changes only if an input from
         // outside it does.
         for &u in scc {
-            sum_changed[u.0 as usize] = false;
+            sum_changed[u] = false;
         }
         if let Some((prev, _)) = reuse {
             if !scc.iter().any(|&u| stale(u, &sum_changed)) {
                 for &u in scc {
-                    sums[u.0 as usize] = prev.summaries[u.0 as usize].clone();
-                    sum_changed[u.0 as usize] = false;
+                    sums[u] = prev.summaries[u].clone();
+                    sum_changed[u] = false;
                 }
                 continue;
             }
@@ -791,9 +776,7 @@ pub fn analyze_program_with(
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
-                let (Some(act), Some(dep)) =
-                    (&pa.activity[u.0 as usize], &pa.summaries[u.0 as usize])
-                else {
+                let (Some(act), Some(dep)) = (&pa.activity[u], &pa.summaries[u]) else {
                     continue;
                 };
                 let unit = program.unit(u);
@@ -804,8 +787,8 @@ pub fn analyze_program_with(
                     space: space(u).clone(),
                 };
                 let s = summarize(unit, &shapes.of(program, unit), act, &callees, dep);
-                if sums[u.0 as usize].as_ref() != Some(&s) {
-                    sums[u.0 as usize] = Some(s);
+                if sums[u].as_ref() != Some(&s) {
+                    sums[u] = Some(s);
                     changed = true;
                 }
             }
@@ -814,42 +797,40 @@ pub fn analyze_program_with(
             }
         }
         for &u in scc {
-            sum_changed[u.0 as usize] =
-                reuse.is_none_or(|(prev, _)| prev.summaries[u.0 as usize] != sums[u.0 as usize]);
+            sum_changed[u] = reuse.is_none_or(|(prev, _)| prev.summaries[u] != sums[u]);
         }
     }
-    let mut contexts: Vec<BitSet> = vec![BitSet::default(); n];
-    let mut entry: Vec<BitSet> = vec![BitSet::default(); n];
-    let mut outgoing: Vec<Vec<(UnitId, BitSet)>> = vec![Vec::new(); n];
-    let mut results: Vec<Option<Arc<Tbr>>> = vec![None; n];
-    let mut recomputed = vec![false; n];
+    let mut contexts: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
+    let mut entry: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
+    let mut outgoing: IdVec<UnitId, Vec<(UnitId, BitSet)>> = IdVec::from_elem(Vec::new(), n);
+    let mut results: IdVec<UnitId, Option<Arc<Tbr>>> = IdVec::from_elem(None, n);
+    let mut recomputed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     for scc in program.call_graph.sccs.iter().rev() {
         for &u in scc {
-            entry[u.0 as usize] = contexts[u.0 as usize].clone();
+            entry[u] = contexts[u].clone();
         }
         if let Some((prev, _)) = reuse {
-            let unchanged = scc.iter().all(|&u| {
-                prev.entry[u.0 as usize] == entry[u.0 as usize] && !stale(u, &sum_changed)
-            });
+            let unchanged = scc
+                .iter()
+                .all(|&u| prev.entry[u] == entry[u] && !stale(u, &sum_changed));
             if unchanged {
                 for &u in scc {
-                    let i = u.0 as usize;
-                    results[i] = prev.results[i].clone();
-                    outgoing[i] = prev.outgoing[i].clone();
-                    for (c, ctx) in &outgoing[i] {
-                        contexts[c.0 as usize].union_with(ctx);
+                    results[u] = prev.results[u].clone();
+                    outgoing[u] = prev.outgoing[u].clone();
+                    for (c, ctx) in &outgoing[u] {
+                        contexts[*c].union_with(ctx);
                     }
                 }
                 continue;
             }
         }
         for &u in scc {
-            recomputed[u.0 as usize] = true;
+            recomputed[u] = true;
         }
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
-                let Some(act) = &pa.activity[u.0 as usize] else {
+                let Some(act) = &pa.activity[u] else {
                     continue;
                 };
                 let unit = program.unit(u);
@@ -867,14 +848,14 @@ pub fn analyze_program_with(
                     store_all,
                     inversion,
                     Some(&callees),
-                    &contexts[u.0 as usize],
+                    &contexts[u],
                 );
                 let out = call_contexts(program, unit, &t, &pa.summaries, &space);
                 for (c, ctx) in &out {
-                    changed |= contexts[c.0 as usize].union_with(ctx) && scc.contains(c);
+                    changed |= contexts[*c].union_with(ctx) && scc.contains(c);
                 }
-                outgoing[u.0 as usize] = out;
-                results[u.0 as usize] = Some(Arc::new(t));
+                outgoing[u] = out;
+                results[u] = Some(Arc::new(t));
             }
             if !changed {
                 break;
@@ -898,21 +879,20 @@ fn call_contexts<'s>(
     program: &Program,
     unit: &Unit,
     t: &Tbr,
-    dep_sums: &[Option<Summary>],
+    dep_sums: &Summaries,
     space: &impl Fn(UnitId) -> &'s Space,
 ) -> Vec<(UnitId, BitSet)> {
     let mut out = Vec::new();
-    for &site in &program.call_graph.calls_from[unit.id.0 as usize] {
+    for &site in &program.call_graph.calls_from[unit.id] {
         let site = &program.call_graph.sites[site];
         let (Callee::Unit(c), false) = (&site.callee, site.function) else {
             continue;
         };
-        let (Some(dep), StmtKind::Call { args, .. }) =
-            (&dep_sums[c.0 as usize], &unit.stmt(site.stmt).kind)
+        let (Some(dep), StmtKind::Call { args, .. }) = (&dep_sums[*c], &unit.stmt(site.stmt).kind)
         else {
             continue;
         };
-        let in_req = &t.in_req[site.stmt.0 as usize];
+        let in_req = &t.in_req[site.stmt];
         let binds = bind_call(program, unit, space(unit.id), dep, *c, args);
         let callee = program.unit(*c);
         let mut ctx = BitSet::default();

@@ -91,12 +91,12 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
     };
     for st in &unit.stmts {
         for (v, by) in all_writes(program, unit, st) {
-            written.insert(v.0 as usize);
+            written.insert_id(v);
             let plain = matches!(&st.kind, StmtKind::Assign { lhs, .. } if matches!(lhs.kind, ExprKind::Var(s) if s == v));
             if plain {
                 continue;
             }
-            other.insert(v.0 as usize);
+            other.insert_id(v);
             let reason = match by {
                 WriteBy::Call => Ambiguity::SetByCall,
                 WriteBy::Read => Ambiguity::SetByRead,
@@ -108,8 +108,7 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
         }
     }
     let equivalenced: Vec<SymbolId> = unit.equivalences.iter().flatten().copied().collect();
-    for v in written.iter() {
-        let s = SymbolId(v as u32);
+    for s in written.ids() {
         let sym = unit.symbol(s);
         let own = sym.ty.base == BaseType::Integer
             && sym.rank() == 0
@@ -120,13 +119,13 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
         }
         if equivalenced.contains(&s) {
             note(s, Ambiguity::Equivalenced, unit.name_span);
-        } else if !other.contains(v) {
-            out.exact.insert(v);
+        } else if !other.contains_id(s) {
+            out.exact.insert_id(s);
         }
     }
     out.inexact = why
         .into_values()
-        .filter(|a| !out.exact.contains(a.var.0 as usize))
+        .filter(|a| !out.exact.contains_id(a.var))
         .filter(|a| {
             let sym = unit.symbol(a.var);
             sym.ty.base == BaseType::Integer
@@ -135,17 +134,16 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
         })
         .collect();
     out.inexact.sort_by_key(|a| a.var);
-    for (i, st) in unit.stmts.iter().enumerate() {
+    for (id, st) in unit.stmts.iter_enumerated() {
         let StmtKind::Assign { lhs, rhs } = &st.kind else {
             continue;
         };
         let ExprKind::Var(v) = lhs.kind else {
             continue;
         };
-        if !out.exact.contains(v.0 as usize) {
+        if !out.exact.contains_id(v) {
             continue;
         }
-        let id = StmtId(i as u32);
         match inverse(unit, rhs, v, &out.exact, &written) {
             Ok(inverse) => {
                 out.inverted.insert(id, Undo { var: v, inverse });
@@ -172,11 +170,10 @@ fn inverse(
     let mut unsure: Option<Span> = None;
     rhs.walk(&mut |x| match &x.kind {
         ExprKind::Var(s) if *s == v => occurrences += 1,
-        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => {
-            let i = s.0 as usize;
-            if written.contains(i) && !exact.contains(i) && unsure.is_none() {
-                unsure = Some(x.span);
-            }
+        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. }
+            if written.contains_id(*s) && !exact.contains_id(*s) && unsure.is_none() =>
+        {
+            unsure = Some(x.span);
         }
         _ => {}
     });
@@ -235,6 +232,6 @@ pub fn operands(unit: &Unit, st: &Stmt, v: SymbolId) -> BitSet {
     if let StmtKind::Assign { rhs, .. } = &st.kind {
         vars(unit, rhs, &mut out);
     }
-    out.remove(v.0 as usize);
+    out.remove_id(v);
     out
 }

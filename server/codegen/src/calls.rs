@@ -152,7 +152,7 @@ pub fn is_recursive(program: &Program, unit: &Unit) -> bool {
         || program
             .call_graph
             .recursive
-            .get(unit.id.0 as usize)
+            .get(unit.id)
             .copied()
             .unwrap_or(false)
 }

@@ -106,7 +106,7 @@ pub fn derivative_unit(
             let cu = program.unit(h.callee);
             if cu
                 .result
-                .is_some_and(|r| diff.with_d[h.callee.0 as usize].contains(r.0 as usize))
+                .is_some_and(|r| diff.with_d[h.callee].contains_id(r))
             {
                 names.insert(h.temp, format!("{}{c}", unit.symbol(h.temp).name));
             }
@@ -594,10 +594,7 @@ mod tests {
     }
 
     fn symbols(u: &Unit, names: &[&str]) -> BitSet {
-        names
-            .iter()
-            .map(|n| u.lookup(n).expect("symbol").0 as usize)
-            .collect()
+        dfort_analysis::bitset::of_ids(names.iter().map(|n| u.lookup(n).expect("symbol")))
     }
 
     /// `f`'s routine of `flavour`, with derivatives for `x` and the result.

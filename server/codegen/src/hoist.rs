@@ -28,15 +28,14 @@ pub type HoistMap = HashMap<StmtId, Vec<Hoisted>>;
 pub fn hoist(program: &Program, unit: &Unit, wanted: impl Fn(&Stmt) -> bool) -> (Unit, HoistMap) {
     let mut out = unit.clone();
     let mut map: HoistMap = HashMap::new();
-    for i in 0..out.stmts.len() {
-        if !wanted(&unit.stmts[i]) {
+    for id in out.stmts.indices() {
+        if !wanted(&unit.stmts[id]) {
             continue;
         }
-        let id = StmtId(i as u32);
         loop {
             let mut found: Option<(UnitId, String, Vec<Arg>, Span)> = None;
-            let next = SymbolId(out.symbols.len() as u32);
-            let StmtKind::Assign { rhs, .. } = &mut out.stmts[i].kind else {
+            let next = out.symbols.next_id();
+            let StmtKind::Assign { rhs, .. } = &mut out.stmts[id].kind else {
                 break;
             };
             rhs.walk_mut(&mut |x| {
@@ -63,7 +62,7 @@ pub fn hoist(program: &Program, unit: &Unit, wanted: impl Fn(&Stmt) -> bool) -> 
             let cu = program.unit(callee);
             let Some(r) = cu.result else { break };
             let mut sym = cu.symbol(r).clone();
-            sym.name = format!("dfort_f{}", next.0 as usize - unit.symbols.len() + 1);
+            sym.name = format!("dfort_f{}", next.index() - unit.symbols.len() + 1);
             sym.storage = Storage::Local;
             sym.intent = None;
             sym.attrs = Attrs::default();

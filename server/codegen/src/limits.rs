@@ -11,12 +11,12 @@ use crate::names::DiffSet;
 use crate::Refusal;
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::dp::differentiable;
-use dfort_analysis::effects::Effects;
+use dfort_analysis::effects::ProgramEffects;
 use dfort_ir::*;
 use dfort_syntax::rules;
 
 /// Every refusal of this module for the root's derivative set.
-pub fn check(program: &Program, diff: &DiffSet, effects: &[Effects]) -> Vec<Refusal> {
+pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
     let mut out = shared_globals(program, diff);
     out.extend(globals_through_functions(program, diff, effects));
     out.extend(active_derived_types(program, diff));
@@ -77,10 +77,10 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &u in &diff.units {
         let unit = program.unit(u);
-        let Some(act) = &diff.activity.activity[u.0 as usize] else {
+        let Some(act) = &diff.activity.activity[u] else {
             continue;
         };
-        for i in dfort_analysis::activity::active_anywhere(unit, act).iter() {
+        for i in dfort_analysis::activity::active_anywhere(unit, act).ids() {
             let Some(sym) = unit.symbols.get(i) else {
                 continue;
             };
@@ -109,8 +109,8 @@ fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &u in &diff.units {
         let unit = program.unit(u);
-        for i in diff.with_d[u.0 as usize].iter() {
-            let sym = unit.symbol(SymbolId(i as u32));
+        for i in diff.with_d[u].ids() {
+            let sym = unit.symbol(i);
             let what = match sym.storage {
                 Storage::UnknownModule { .. } => "variable of a module dfort was not given",
                 _ => continue,
@@ -135,10 +135,10 @@ fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
 fn globals_through_functions(
     program: &Program,
     diff: &DiffSet,
-    effects: &[Effects],
+    effects: &ProgramEffects,
 ) -> Vec<Refusal> {
     let mut out = Vec::new();
-    let changed = &effects[diff.root.0 as usize].written_globals;
+    let changed = &effects[diff.root].written_globals;
     for &u in &diff.units {
         let unit = program.unit(u);
         for st in &unit.stmts {
@@ -152,7 +152,7 @@ fn globals_through_functions(
                     else {
                         return;
                     };
-                    let fx = &effects[c.0 as usize];
+                    let fx = &effects[*c];
                     let callee = program.unit(*c);
                     let writes_real_formal = fx.written_formals.iter().any(|k| {
                         callee

@@ -18,7 +18,7 @@ pub struct DiffSet<'a> {
     /// Units that get a derivative routine: the root first.
     pub units: Vec<UnitId>,
     /// Per unit (indexed by `UnitId`): the symbols with a derivative.
-    pub with_d: Vec<BitSet>,
+    pub with_d: IdVec<UnitId, BitSet>,
     /// COMMON members (block, position) with a derivative.
     pub commons: BTreeSet<(String, u32)>,
     /// Module variables (module, symbol) with a derivative: it is declared
@@ -74,7 +74,7 @@ impl<'a> DiffSet<'a> {
             .reachable
             .iter()
             .copied()
-            .filter(|u| *u == root || c.routine[u.0 as usize])
+            .filter(|u| *u == root || c.routine[*u])
             .collect();
         DiffSet {
             root,
@@ -96,8 +96,7 @@ impl<'a> DiffSet<'a> {
     pub fn names(&self, program: &Program, unit: &Unit, suffix: char) -> HashMap<SymbolId, String> {
         let mut taken: Vec<String> = unit.symbols.iter().map(|s| s.name.clone()).collect();
         let mut out = HashMap::new();
-        for i in self.with_d[unit.id.0 as usize].iter() {
-            let s = SymbolId(i as u32);
+        for s in self.with_d[unit.id].ids() {
             let sym = unit.symbol(s);
             let host = host_var(program, sym)
                 .and_then(|(h, hs)| self.names(program, program.unit(h), suffix).remove(&hs));

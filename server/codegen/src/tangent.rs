@@ -139,8 +139,8 @@ impl Gen<'_> {
 
     fn has_derivative_inside(&self, e: &Expr) -> bool {
         dp_of(self.unit, e)
-            .iter()
-            .any(|i| self.dname.contains_key(&SymbolId(i as u32)))
+            .ids()
+            .any(|i| self.dname.contains_key(&i))
     }
 
     /// Array intrinsics, whose derivatives are arrays too.
@@ -312,8 +312,7 @@ impl Gen<'_> {
                 match callee {
                     Some(c) => self.tangent_call(st.span, c, args, None),
                     None => {
-                        let active = match self.diff.activity.activity[unit.id.0 as usize].as_ref()
-                        {
+                        let active = match self.diff.activity.activity[unit.id].as_ref() {
                             Some(act) if !self.primal => {
                                 let analysed = self.program.unit(unit.id).symbols.len();
                                 active_actuals(unit, analysed, act, id, args)

@@ -167,7 +167,7 @@ fn call_saves(s: &UnitSummary, src: &dyn Source) -> Vec<CallSaveJson> {
     let mut out = Vec::new();
     for (id, cp) in s.calls {
         let is_call = matches!(
-            unit.stmts.get(id.0 as usize).map(|st| &st.kind),
+            unit.stmts.get(*id).map(|st| &st.kind),
             Some(dfort_ir::StmtKind::Call { .. })
         );
         if cp.callee.is_none() || !is_call {
@@ -175,7 +175,7 @@ fn call_saves(s: &UnitSummary, src: &dyn Source) -> Vec<CallSaveJson> {
         }
         let line = src.line(unit.stmt(*id).span).unwrap_or(0);
         for saved in cp.saved() {
-            let Some(sym) = unit.symbols.get(saved.variable.0 as usize) else {
+            let Some(sym) = unit.symbols.get(saved.variable) else {
                 continue;
             };
             out.push(CallSaveJson {

@@ -449,7 +449,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     };
     let dn = dfort_codegen::tangent::derivative_names_of(facts, root);
     let names = |set: &dfort_analysis::bitset::BitSet| -> Vec<String> {
-        set.iter()
+        set.ids()
             .filter_map(|i| unit.symbols.get(i).map(|s| s.name.clone()))
             .collect()
     };

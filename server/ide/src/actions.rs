@@ -69,7 +69,7 @@ pub fn procedure_at<'a>(snap: &'a Snapshot, path: &Path, offset: u32) -> Option<
         return None;
     }
     // Internal procedures are differentiated with their host.
-    while let Some(p) = u.parent.and_then(|p| snap.program.units.get(p.0 as usize)) {
+    while let Some(p) = u.parent.and_then(|p| snap.program.units.get(p)) {
         if !p.is_procedure() {
             break;
         }
@@ -202,18 +202,12 @@ pub fn reached(snap: &Snapshot, root: UnitId) -> Vec<UnitId> {
         let u = seen[i];
         i += 1;
         let mut next: Vec<UnitId> = Vec::new();
-        for &s in p
-            .call_graph
-            .calls_from
-            .get(u.0 as usize)
-            .into_iter()
-            .flatten()
-        {
+        for &s in p.call_graph.calls_from.get(u).into_iter().flatten() {
             if let dfort_ir::callgraph::Callee::Unit(c) = p.call_graph.sites[s].callee {
                 next.push(c);
             }
         }
-        if let Some(unit) = p.units.get(u.0 as usize) {
+        if let Some(unit) = p.units.get(u) {
             next.extend(unit.parent);
             next.extend(unit.children.iter().copied());
             next.extend(unit.uses.iter().filter_map(|us| us.target));
@@ -249,10 +243,7 @@ pub fn generate(
     // Errors in any file the root depends on block generation.
     let files: Vec<PathBuf> = reached(snap, unit.id)
         .iter()
-        .filter_map(|u| {
-            snap.places
-                .get(&snap.program.units.get(u.0 as usize)?.span.file)
-        })
+        .filter_map(|u| snap.places.get(&snap.program.units.get(*u)?.span.file))
         .map(|p| p.path.clone())
         .collect();
     let mut problems = Vec::new();

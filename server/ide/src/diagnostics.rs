@@ -205,7 +205,7 @@ fn written(lhs: &Expr) -> Option<SymbolId> {
 }
 
 fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
-    let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
+    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
     };
     for st in &unit.stmts {
@@ -232,8 +232,8 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
                         if varied.is_none()
                             && act
                                 .varied_before
-                                .get(st.id.0 as usize)
-                                .is_some_and(|v| v.contains(s.0 as usize))
+                                .get(st.id)
+                                .is_some_and(|v| v.contains_id(*s))
                         {
                             varied = Some(*s);
                         }
@@ -255,22 +255,22 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
 /// rule and the sentence the generators refuse with:
 /// `dfort_analysis::activity::active_actuals`), on the unit as analysed.
 fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
-    let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
+    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
     };
-    let Some(analysed) = snap.analysis.program.units.get(unit.id.0 as usize) else {
+    let Some(analysed) = snap.analysis.program.units.get(unit.id) else {
         return;
     };
     let cg = &snap.program.call_graph;
-    let Some(sites) = cg.calls_from.get(unit.id.0 as usize) else {
+    let Some(sites) = cg.calls_from.get(unit.id) else {
         return;
     };
     let carriers = &snap.analysis.carriers;
     let has_derivative = |s: SymbolId| {
         carriers
             .with_d
-            .get(unit.id.0 as usize)
-            .is_some_and(|d| d.contains(s.0 as usize))
+            .get(unit.id)
+            .is_some_and(|d| d.contains_id(s))
     };
     for &i in sites {
         let site = &cg.sites[i];
@@ -281,9 +281,9 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
         let has_source = match site.callee {
             Callee::External => false,
             Callee::Unit(c) => {
-                let routine = carriers.routine.get(c.0 as usize).copied().unwrap_or(true);
+                let routine = carriers.routine.get(c).copied().unwrap_or(true);
                 let differentiated_here = !site.function
-                    || matches!(&analysed.stmts.get(site.stmt.0 as usize).map(|s| &s.kind),
+                    || matches!(&analysed.stmts.get(site.stmt).map(|s| &s.kind),
                         Some(StmtKind::Assign { lhs, .. })
                             if dfort_analysis::dp::target(lhs).is_some_and(|(t, _)| has_derivative(t)));
                 if routine || !differentiated_here {
@@ -311,7 +311,7 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
 /// The actual arguments of a call site: its CALL statement's, or those of
 /// the function reference written at its span.
 fn site_args<'a>(unit: &'a Unit, site: &dfort_ir::callgraph::CallSite) -> Option<&'a [Arg]> {
-    let st = unit.stmts.get(site.stmt.0 as usize)?;
+    let st = unit.stmts.get(site.stmt)?;
     if !site.function {
         return match &st.kind {
             StmtKind::Call { args, .. } => Some(args),
@@ -462,11 +462,11 @@ end subroutine amb
             .filter(|d| d.code == "no-source")
             .map(|d| d.message.clone())
             .collect();
-        let unit = &snap.program.units[0];
+        let unit = &snap.program.units[dfort_ir::UnitId(0)];
         let mut args = dfort_analysis::bitset::BitSet::default();
         for a in &unit.args {
             if unit.symbol(*a).ty.is_real_or_complex() {
-                args.insert(a.0 as usize);
+                args.insert_id(*a);
             }
         }
         // The refusals' messages; a call's refusal is the editor's rule.

@@ -110,7 +110,7 @@ pub fn inlay_hints(snap: &Snapshot, path: &Path, range: TextRange, kinds: HintKi
 
 fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
     address_hints(snap, unit, out);
-    let Some(act) = snap.analysis.activity.activity[unit.id.0 as usize].as_ref() else {
+    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
     };
     if active_anywhere(unit, act).is_empty() {
@@ -186,8 +186,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
     {
         let mut by_stmt: Vec<(dfort_ir::StmtId, Vec<String>)> = Vec::new();
         for r in &decided.pushed {
-            if r.variable.0 as usize >= unit.symbols.len() || r.stmt.0 as usize >= unit.stmts.len()
-            {
+            if unit.symbols.get(r.variable).is_none() || unit.stmts.get(r.stmt).is_none() {
                 continue;
             }
             // A call to a procedure with source saves what its checkpoint
@@ -232,7 +231,7 @@ pub const CHECKPOINT_TOOLTIP: &str = "Checkpoint of the call to";
 fn calls_with_source(unit: &Unit, calls: &BTreeMap<StmtId, CallCheckpoint>, id: StmtId) -> bool {
     calls.get(&id).is_some_and(|cp| cp.callee.is_some())
         && matches!(
-            unit.stmts.get(id.0 as usize).map(|s| &s.kind),
+            unit.stmts.get(id).map(|s| &s.kind),
             Some(StmtKind::Call { .. })
         )
 }
@@ -251,13 +250,13 @@ fn call_hints(
         let Some(c) = cp.callee.filter(|_| calls_with_source(unit, calls, *id)) else {
             continue;
         };
-        let Some(callee) = program.units.get(c.0 as usize) else {
+        let Some(callee) = program.units.get(c) else {
             continue;
         };
         let mut names: Vec<String> = Vec::new();
         let mut why: Vec<String> = Vec::new();
         for saved in cp.saved() {
-            if saved.variable.0 as usize >= unit.symbols.len() {
+            if unit.symbols.get(saved.variable).is_none() {
                 continue;
             }
             let name = unit.symbol(saved.variable).name.clone();
@@ -270,10 +269,10 @@ fn call_hints(
             let GlobalKey::Shared { unit: m, symbol } = k else {
                 continue;
             };
-            let Some(module) = program.units.get(m.0 as usize) else {
+            let Some(module) = program.units.get(*m) else {
                 continue;
             };
-            let Some(sym) = module.symbols.get(symbol.0 as usize) else {
+            let Some(sym) = module.symbols.get(*symbol) else {
                 continue;
             };
             if !names.contains(&sym.name) {
@@ -355,7 +354,7 @@ fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
 /// The unit as `crate::analysis` analysed it (EXIT and CYCLE structured
 /// the way the adjoint generator structures them).
 pub(crate) fn analysed_unit(snap: &Snapshot, unit: &Unit) -> Option<Arc<Unit>> {
-    snap.analysis.program.units.get(unit.id.0 as usize).cloned()
+    snap.analysis.program.units.get(unit.id).cloned()
 }
 
 /// The innermost statement of `unit` whose span holds `span`.
@@ -601,11 +600,11 @@ end subroutine fig8l_max
         let mut host = Host::default();
         host.set_text(&path, src, true, 1);
         let snap = host.snapshot();
-        let unit = &snap.program.units[0];
+        let unit = &snap.program.units[dfort_ir::UnitId(0)];
         let mut args = dfort_analysis::bitset::BitSet::default();
         for a in &unit.args {
             if unit.symbol(*a).ty.is_real_or_complex() {
-                args.insert(a.0 as usize);
+                args.insert_id(*a);
             }
         }
         dfort_codegen::adjoint::adjoint(

@@ -24,7 +24,7 @@ use dfort_analysis::decisions::Recording;
 use dfort_analysis::incremental::Changes;
 use dfort_ir::link::{link, relink};
 use dfort_ir::lower::{lower_file, LoweredFile};
-use dfort_ir::{FileId, Program, SourceFile, Span, Unit, UnitId, UnitKind};
+use dfort_ir::{FileId, IdVec, Program, SourceFile, Span, Unit, UnitId, UnitKind};
 use dfort_syntax::chunks::{split_fine, ChunkRole};
 use dfort_syntax::fixed_form::normalize_fixed;
 use dfort_syntax::line_index::LineIndex;
@@ -641,7 +641,7 @@ impl Host {
                     tree: None,
                     lowered: LoweredFile {
                         file,
-                        units: Vec::new(),
+                        units: IdVec::new(),
                         diagnostics: Vec::new(),
                         contained_in: None,
                     },
@@ -772,12 +772,12 @@ impl Host {
         let (program, link_diagnostics, changes) = match previous {
             Some(prev) => {
                 // Per unit, in link order: whether its chunk is new.
-                let mut body_changed: Vec<bool> = Vec::new();
+                let mut body_changed: IdVec<UnitId, bool> = IdVec::new();
                 let mut replaced = Vec::new();
                 for (data, contained_in) in &chunks {
                     let new = !prev.places.contains_key(&data.file);
                     if new {
-                        let first = UnitId(body_changed.len() as u32);
+                        let first = body_changed.next_id();
                         replaced.push((first, lowering(data, *contained_in)));
                     }
                     body_changed.extend(data.lowered.units.iter().map(|_| new));

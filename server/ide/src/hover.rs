@@ -104,7 +104,7 @@ fn storage(snap: &Snapshot, unit: &Unit, s: &Symbol) -> String {
             let host = snap
                 .program
                 .units
-                .get(from.0 as usize)
+                .get(*from)
                 .map_or("?", |u| u.name.as_str());
             format!("from `{host}`")
         }
@@ -141,7 +141,7 @@ fn variable(
     let _ = writeln!(md, "{}\n", facts.join(" · "));
 
     let a = &snap.analysis;
-    let Some(act) = a.activity.activity[unit.id.0 as usize].as_ref() else {
+    let Some(act) = a.activity.activity[unit.id].as_ref() else {
         let _ = writeln!(
             md,
             "Activity: not analysed — no root reaches `{}` (set roots in `dfort.toml` or the `dfort.roots` setting, or mark independents with `!$ad independent(...)`).",
@@ -157,24 +157,23 @@ fn variable(
     }
     let (file, rel) = snap.chunk_at(path, range.start)?;
     let st = stmt_at(unit, rel).filter(|st| st.span.file == file);
-    let v = sym.0 as usize;
     match st {
         Some(st) if s.ty.is_real_or_complex() => {
             let writes = matches!(&st.kind, StmtKind::Assign { lhs, .. }
                 if matches!(&lhs.kind, ExprKind::Var(x) | ExprKind::ArrayRef { array: x, .. } if *x == sym)
                     && rel < lhs.span.range.end.max(lhs.span.range.start + 1));
-            let i = st.id.0 as usize;
+            let i = st.id;
             let (when, varied, useful) = if writes {
                 (
                     "after this statement",
-                    act.varied_after[i].contains(v),
-                    act.useful_after[i].contains(v),
+                    act.varied_after[i].contains_id(sym),
+                    act.useful_after[i].contains_id(sym),
                 )
             } else {
                 (
                     "before this statement",
-                    act.varied_before[i].contains(v),
-                    act.useful_before[i].contains(v),
+                    act.varied_before[i].contains_id(sym),
+                    act.useful_before[i].contains_id(sym),
                 )
             };
             let verdict = if varied && useful {
@@ -198,7 +197,7 @@ fn variable(
             );
         }
         _ if s.ty.is_real_or_complex() => {
-            let anywhere = active_anywhere(unit, act).contains(v);
+            let anywhere = active_anywhere(unit, act).contains_id(sym);
             let _ = writeln!(
                 md,
                 "{} in `{}`.\n",
@@ -277,7 +276,7 @@ fn why(snap: &Snapshot, unit: &Unit, act: &Activity, sym: SymbolId, md: &mut Str
         return;
     };
     let anywhere = active_anywhere(unit, act);
-    if !anywhere.contains(sym.0 as usize) {
+    if !anywhere.contains_id(sym) {
         return;
     }
     steps_md(
@@ -317,10 +316,7 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
             "**Recorded for the adjoint (TBR):** the forward sweep pushes `{name}` before this statement overwrites it"
         );
         let by = match push.needed_by {
-            NeededBy::AdjointOf(s) => analysed
-                .stmts
-                .get(s.0 as usize)
-                .and_then(|s| stmt_line(snap, s)),
+            NeededBy::AdjointOf(s) => analysed.stmts.get(s).and_then(|s| stmt_line(snap, s)),
             _ => None,
         };
         match (push.needed_by, by) {
@@ -364,7 +360,7 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
         .pushed
         .iter()
         .filter(|r| r.variable == sym && r.stmt != st.id)
-        .filter_map(|r| stmt_line(snap, analysed.stmts.get(r.stmt.0 as usize)?).map(|(l, _)| l))
+        .filter_map(|r| stmt_line(snap, analysed.stmts.get(r.stmt)?).map(|(l, _)| l))
         .collect();
     if !elsewhere.is_empty() {
         let mut lines = elsewhere;
@@ -402,7 +398,7 @@ fn procedure(snap: &Snapshot, u: &Unit) -> String {
     if let Some(r) = a.roles_of(u.id) {
         let names = |set: &dfort_analysis::bitset::BitSet| {
             let mut v: Vec<&str> = set
-                .iter()
+                .ids()
                 .filter_map(|i| u.symbols.get(i).map(|s| s.name.as_str()))
                 .collect();
             v.sort();
@@ -416,9 +412,9 @@ fn procedure(snap: &Snapshot, u: &Unit) -> String {
             r.source.as_str()
         );
     }
-    if let Some(act) = a.activity.activity[u.id.0 as usize].as_ref() {
+    if let Some(act) = a.activity.activity[u.id].as_ref() {
         let mut active: Vec<&str> = active_anywhere(u, act)
-            .iter()
+            .ids()
             .filter_map(|i| u.symbols.get(i).map(|s| s.name.as_str()))
             .collect();
         active.sort();

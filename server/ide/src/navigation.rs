@@ -74,7 +74,7 @@ fn unit_symbol(snap: &Snapshot, u: &Unit) -> Option<DocumentSymbol> {
         }
     }
     for c in &u.children {
-        if let Some(cu) = snap.program.units.get(c.0 as usize) {
+        if let Some(cu) = snap.program.units.get(*c) {
             children.extend(unit_symbol(snap, cu));
         }
     }
@@ -119,7 +119,7 @@ pub fn definition(snap: &Snapshot, path: &Path, offset: u32) -> Vec<Location> {
                 _ => (unit.id, sid),
             };
             if s.storage != Storage::Procedure {
-                if let Some(ou) = snap.program.units.get(owner.0 as usize) {
+                if let Some(ou) = snap.program.units.get(owner) {
                     let os = ou.symbol(sym);
                     if os.declared || owner != unit.id {
                         if let Some((p, r)) = snap.to_doc(os.span.file, os.span.range) {
@@ -161,7 +161,7 @@ fn is_visible_from(snap: &Snapshot, host: Option<UnitId>, scope: UnitId) -> bool
         if Some(c) == host {
             return true;
         }
-        cur = snap.program.units.get(c.0 as usize).and_then(|u| u.parent);
+        cur = snap.program.units.get(c).and_then(|u| u.parent);
     }
     false
 }
@@ -181,7 +181,7 @@ pub fn workspace_symbols(snap: &Snapshot, query: &str, limit: usize) -> Vec<Work
     for u in &snap.program.units {
         let container = u
             .parent
-            .and_then(|p| snap.program.units.get(p.0 as usize))
+            .and_then(|p| snap.program.units.get(p))
             .map(|p| p.name.clone());
         if u.name.contains(&q) {
             if let Some(location) = unit_location(snap, u) {

@@ -61,16 +61,12 @@ impl Source for Snapshot {
 }
 
 fn name(unit: &Unit, s: SymbolId) -> &str {
-    unit.symbols
-        .get(s.0 as usize)
-        .map_or("?", |x| x.name.as_str())
+    unit.symbols.get(s).map_or("?", |x| x.name.as_str())
 }
 
 /// The line of a statement.
 fn stmt_line(src: &dyn Source, unit: &Unit, id: StmtId) -> Option<u32> {
-    unit.stmts
-        .get(id.0 as usize)
-        .and_then(|st| src.line(st.span))
+    unit.stmts.get(id).and_then(|st| src.line(st.span))
 }
 
 /// A line number, or `?`.
@@ -166,9 +162,7 @@ pub fn short_reason(unit: &Unit, lp: Option<StmtId>, r: &Reason) -> String {
         let mut stack: Vec<(StmtId, Option<StmtId>)> = vec![(lp, None)];
         while let Some((id, parent)) = stack.pop() {
             if Some(id) == target {
-                let around = parent
-                    .and_then(|p| unit.stmts.get(p.0 as usize))
-                    .map(|s| &s.kind);
+                let around = parent.and_then(|p| unit.stmts.get(p)).map(|s| &s.kind);
                 return match around {
                     Some(StmtKind::Do { .. }) if parent != Some(lp) => "assigned in a nested loop",
                     Some(StmtKind::Do { .. }) | None => "assigned in the loop",
@@ -176,7 +170,7 @@ pub fn short_reason(unit: &Unit, lp: Option<StmtId>, r: &Reason) -> String {
                 }
                 .to_string();
             }
-            if let Some(st) = unit.stmts.get(id.0 as usize) {
+            if let Some(st) = unit.stmts.get(id) {
                 for b in st.kind.blocks() {
                     stack.extend(b.iter().map(|c| (*c, Some(id))));
                 }
@@ -304,12 +298,12 @@ pub fn recovery_hint(
     src: &dyn Source,
 ) -> Option<(String, String)> {
     let name = name(unit, x.var);
-    let def = unit.stmts.get(rc.defined_at.0 as usize)?;
+    let def = unit.stmts.get(rc.defined_at)?;
     let value = value_of(src, unit, r.stmt, rc);
     Some(match rc.choice {
         Choice::Final => return None,
         Choice::Inverted => {
-            let inverted = rc.inverts.and_then(|s| unit.stmts.get(s.0 as usize));
+            let inverted = rc.inverts.and_then(|s| unit.stmts.get(s));
             let how = match inverted {
                 Some(s) => format!(
                     "by inverting `{}`{}",
@@ -389,7 +383,7 @@ pub fn hover(unit: &Unit, r: &LoopReport, x: &VarReport, src: &dyn Source) -> St
             None => (
                 "it is written where the loop's plan cannot follow it".into(),
                 r.stmt
-                    .and_then(|s| unit.stmts.get(s.0 as usize))
+                    .and_then(|s| unit.stmts.get(s))
                     .map_or(unit.name_span, |st| st.span),
             ),
         };
@@ -651,7 +645,7 @@ pub fn unit_text(s: &UnitSummary, explain: Option<&str>, src: &dyn Source) -> Ve
         ));
     }
     out.push("  statements:".into());
-    for st in &unit.stmts[..s.source_len.min(unit.stmts.len())] {
+    for st in unit.stmts.iter().take(s.source_len) {
         let StmtKind::Assign { lhs, rhs } = &st.kind else {
             continue;
         };
@@ -704,11 +698,7 @@ fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
     };
     let mut out = vec![format!(
         "  {var} is {}active. Why:",
-        if s.active.contains(v.0 as usize) {
-            ""
-        } else {
-            "not "
-        }
+        if s.active.contains_id(v) { "" } else { "not " }
     )];
     let show = |title: &str, steps: Vec<Step>, out: &mut Vec<String>| {
         out.push(format!("    {title}:"));
@@ -723,9 +713,8 @@ fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
             }
         }
     };
-    let i = v.0 as usize;
     let act = s.activity;
-    if act.varied_after.iter().any(|x| x.contains(i)) || s.independents.contains(i) {
+    if act.varied_after.iter().any(|x| x.contains_id(v)) || s.independents.contains_id(v) {
         show(
             "varied",
             varied_chain(unit, act, &s.independents, v),
@@ -734,7 +723,7 @@ fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
     } else {
         out.push("    not varied: it never depends on an independent".into());
     }
-    if act.useful_before.iter().any(|x| x.contains(i)) || s.dependents.contains(i) {
+    if act.useful_before.iter().any(|x| x.contains_id(v)) || s.dependents.contains_id(v) {
         show(
             "useful",
             useful_chain(unit, act, &s.dependents, v),

@@ -68,9 +68,9 @@ impl UnitSummary<'_> {
             GlobalKey::Shared { unit, symbol } => Some(
                 self.program
                     .units
-                    .get(unit.0 as usize)?
+                    .get(*unit)?
                     .symbols
-                    .get(symbol.0 as usize)?
+                    .get(*symbol)?
                     .name
                     .clone(),
             ),
@@ -113,7 +113,7 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
                 source_len: snap
                     .program
                     .units
-                    .get(u.id.0 as usize)
+                    .get(u.id)
                     .map_or(u.stmts.len(), |s| s.stmts.len()),
             })
         })
@@ -124,7 +124,7 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
 /// through callees have no name here).
 pub fn names(unit: &Unit, set: &BitSet) -> Vec<String> {
     let mut v: Vec<String> = set
-        .iter()
+        .ids()
         .filter_map(|i| unit.symbols.get(i).map(|s| s.name.clone()))
         .collect();
     v.sort();

@@ -2,7 +2,7 @@
 
 use dfort_ir::link::link;
 use dfort_ir::lower::{lower_file, LoweredFile};
-use dfort_ir::{FileId, Program, SourceFile};
+use dfort_ir::{FileId, IdVec, Idx, Program, SourceFile};
 use dfort_syntax::line_index::LineIndex;
 use dfort_syntax::source_form::form_for_path;
 use dfort_syntax::{
@@ -84,7 +84,7 @@ pub struct FileDiagnostic {
 }
 
 pub struct Workspace {
-    pub files: Vec<FileState>,
+    pub files: IdVec<FileId, FileState>,
     pub program: Program,
     /// Sorted by file, position.
     pub diagnostics: Vec<FileDiagnostic>,
@@ -117,7 +117,7 @@ impl Workspace {
             .into_par_iter()
             .enumerate()
             .map_init(FortranParser::new, |parser, (i, (path, text))| {
-                let id = FileId(i as u32);
+                let id = FileId::new(i);
                 let form = opts.form_for(&path);
                 let parsed = parser.parse(path.clone(), text, form);
                 let lowered = lower_file(&parsed, id);
@@ -137,7 +137,7 @@ impl Workspace {
                 )
             })
             .collect();
-        let mut files = Vec::with_capacity(results.len());
+        let mut files: IdVec<FileId, FileState> = IdVec::with_capacity(results.len());
         let mut lowered = Vec::with_capacity(results.len());
         let mut raw: Vec<(FileId, Diagnostic)> = Vec::new();
         for (f, l, d) in results {
@@ -157,7 +157,7 @@ impl Workspace {
         let mut diagnostics: Vec<FileDiagnostic> = raw
             .into_iter()
             .filter_map(|(fid, d)| {
-                let f = files.get(fid.0 as usize)?;
+                let f = files.get(fid)?;
                 Some(to_file_diagnostic(f, d))
             })
             .collect();
@@ -183,7 +183,7 @@ impl Workspace {
     }
 
     pub fn file(&self, id: FileId) -> Option<&FileState> {
-        self.files.get(id.0 as usize)
+        self.files.get(id)
     }
 
     pub fn error_count(&self) -> usize {

@@ -4,6 +4,7 @@
 //! (recursion) in bottom-up order (callees before callers), which is the
 //! order interprocedural analyses summarise units in.
 
+use crate::idx::IdVec;
 use crate::ir::*;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,21 +53,21 @@ pub struct CallSite {
 pub struct CallGraph {
     pub sites: Vec<CallSite>,
     /// Site indices per calling unit.
-    pub calls_from: Vec<Vec<usize>>,
+    pub calls_from: IdVec<UnitId, Vec<usize>>,
     /// Site indices per called unit.
-    pub calls_to: Vec<Vec<usize>>,
+    pub calls_to: IdVec<UnitId, Vec<usize>>,
     /// Strongly connected components, callees before callers.
     pub sccs: Vec<Vec<UnitId>>,
     /// Per unit: whether it can call itself (directly or through others).
-    pub recursive: Vec<bool>,
+    pub recursive: IdVec<UnitId, bool>,
 }
 
 impl CallGraph {
-    pub fn build(units: &[std::sync::Arc<Unit>]) -> CallGraph {
+    pub fn build(units: &IdVec<UnitId, std::sync::Arc<Unit>>) -> CallGraph {
         let mut g = CallGraph {
-            calls_from: vec![Vec::new(); units.len()],
-            calls_to: vec![Vec::new(); units.len()],
-            recursive: vec![false; units.len()],
+            calls_from: IdVec::from_elem(Vec::new(), units.len()),
+            calls_to: IdVec::from_elem(Vec::new(), units.len()),
+            recursive: IdVec::from_elem(false, units.len()),
             ..CallGraph::default()
         };
         for u in units {
@@ -103,7 +104,7 @@ impl CallGraph {
     #[allow(clippy::too_many_arguments)]
     fn add_site(
         &mut self,
-        units: &[std::sync::Arc<Unit>],
+        units: &IdVec<UnitId, std::sync::Arc<Unit>>,
         caller: &Unit,
         st: &Stmt,
         name: &str,
@@ -116,7 +117,7 @@ impl CallGraph {
             _ => Callee::External,
         };
         let callee_unit = match callee {
-            Callee::Unit(id) => units.get(id.0 as usize),
+            Callee::Unit(id) => units.get(id),
             Callee::External => None,
         };
         let bindings = args
@@ -155,9 +156,9 @@ impl CallGraph {
             function,
             bindings,
         });
-        self.calls_from[caller.id.0 as usize].push(idx);
+        self.calls_from[caller.id].push(idx);
         if let Callee::Unit(id) = callee {
-            if let Some(v) = self.calls_to.get_mut(id.0 as usize) {
+            if let Some(v) = self.calls_to.get_mut(id) {
                 v.push(idx);
             }
         }
@@ -166,7 +167,7 @@ impl CallGraph {
     /// The units `u` calls, once per call site (external procedures left out).
     pub fn callees(&self, u: UnitId) -> impl Iterator<Item = UnitId> + '_ {
         self.calls_from
-            .get(u.0 as usize)
+            .get(u)
             .into_iter()
             .flatten()
             .filter_map(|&i| match self.sites.get(i)?.callee {
@@ -178,27 +179,22 @@ impl CallGraph {
     /// Tarjan's algorithm, iterative (no recursion depth limit on user
     /// input). Emits components callees-first.
     fn compute_sccs(&mut self, n: usize) {
-        let succ: Vec<Vec<usize>> = (0..n)
-            .map(|u| {
-                let mut s: Vec<usize> = self
-                    .callees(UnitId(u as u32))
-                    .map(|c| c.0 as usize)
-                    .collect();
-                s.sort_unstable();
-                s.dedup();
-                s
-            })
-            .collect();
-        let mut index = vec![usize::MAX; n];
-        let mut low = vec![0usize; n];
-        let mut on_stack = vec![false; n];
+        let succ: IdVec<UnitId, Vec<UnitId>> = IdVec::from_fn(n, |u| {
+            let mut s: Vec<UnitId> = self.callees(u).collect();
+            s.sort_unstable();
+            s.dedup();
+            s
+        });
+        let mut index: IdVec<UnitId, usize> = IdVec::from_elem(usize::MAX, n);
+        let mut low: IdVec<UnitId, usize> = IdVec::from_elem(0, n);
+        let mut on_stack: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
         let mut stack = Vec::new();
         let mut next = 0usize;
-        for root in 0..n {
+        for root in succ.indices() {
             if index[root] != usize::MAX {
                 continue;
             }
-            let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+            let mut work: Vec<(UnitId, usize)> = vec![(root, 0)];
             index[root] = next;
             low[root] = next;
             next += 1;
@@ -227,7 +223,7 @@ impl CallGraph {
                         let mut comp = Vec::new();
                         while let Some(w) = stack.pop() {
                             on_stack[w] = false;
-                            comp.push(UnitId(w as u32));
+                            comp.push(w);
                             if w == v {
                                 break;
                             }
@@ -235,7 +231,7 @@ impl CallGraph {
                         comp.sort();
                         let rec = comp.len() > 1 || succ[v].contains(&v);
                         for c in &comp {
-                            self.recursive[c.0 as usize] = rec;
+                            self.recursive[*c] = rec;
                         }
                         self.sccs.push(comp);
                     }

@@ -13,18 +13,14 @@
 //! represented as edges, and `structured` is false with one `Jump` per
 //! offending statement saying why.
 
+use crate::idx::IdVec;
 use crate::ir::{Span, Stmt, StmtId, StmtKind, Unit};
 use std::collections::{HashMap, HashSet};
 
 /// A vertex of a [`Cfg`], an index into [`Cfg::nodes`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
-
-impl NodeId {
-    fn index(self) -> usize {
-        self.0 as usize
-    }
-}
+crate::impl_idx!(NodeId);
 
 /// The vertex types of paper 001, Definition 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +99,7 @@ pub struct Jump {
 
 #[derive(Clone, Debug, Default)]
 pub struct Cfg {
-    pub nodes: Vec<Node>,
+    pub nodes: IdVec<NodeId, Node>,
     pub entry: NodeId,
     pub exit: NodeId,
     /// No jumps: the graph satisfies Definition 1.
@@ -111,10 +107,10 @@ pub struct Cfg {
     pub jumps: Vec<Jump>,
     /// The node holding each statement (BASICBLOCK for simple and jump
     /// statements, LOOP for DO, BRANCH for IF/SELECT CASE), indexed by
-    /// `StmtId.0`. Every statement of the unit's statement tree gets a node,
+    /// `StmtId`. Every statement of the unit's statement tree gets a node,
     /// unreachable ones included (their block has no predecessors); `None`
     /// only for arena statements that are not in the tree.
-    pub stmt_node: Vec<Option<NodeId>>,
+    pub stmt_node: IdVec<StmtId, Option<NodeId>>,
 }
 
 impl Cfg {
@@ -125,7 +121,7 @@ impl Cfg {
     }
 
     pub fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id.index()]
+        &self.nodes[id]
     }
 
     /// Nodes in a topological order. For a structured graph this is paper
@@ -144,16 +140,16 @@ impl Cfg {
         } else {
             self.reverse_post_order()
         };
-        let mut seen = vec![false; n];
+        let mut seen: IdVec<NodeId, bool> = IdVec::from_elem(false, n);
         for id in &order {
-            seen[id.index()] = true;
+            seen[*id] = true;
         }
-        order.extend((0..n).filter(|&i| !seen[i]).map(|i| NodeId(i as u32)));
+        order.extend(seen.indices().filter(|&i| !seen[i]));
         order
     }
 
     fn valid(&self, id: NodeId) -> bool {
-        id.index() < self.nodes.len()
+        self.nodes.get(id).is_some()
     }
 
     /// Algorithm 1 of paper 001, iterative (no recursion depth limit). The
@@ -165,18 +161,18 @@ impl Cfg {
             AfterBranch(NodeId),
         }
         let n = self.nodes.len();
-        let mut visited = vec![false; n];
-        let mut appended = vec![false; n];
+        let mut visited: IdVec<NodeId, bool> = IdVec::from_elem(false, n);
+        let mut appended: IdVec<NodeId, bool> = IdVec::from_elem(false, n);
         let mut order = Vec::with_capacity(n);
         let mut tasks = vec![Task::Visit(self.entry)];
         while let Some(task) = tasks.pop() {
             match task {
                 Task::Visit(i) => {
-                    if !self.valid(i) || visited[i.index()] {
+                    if !self.valid(i) || visited[i] {
                         continue;
                     }
-                    visited[i.index()] = true;
-                    let node = &self.nodes[i.index()];
+                    visited[i] = true;
+                    let node = &self.nodes[i];
                     if node.kind == NodeKind::EndBranch
                         && node.partner.is_some_and(|p| self.valid(p))
                     {
@@ -184,7 +180,7 @@ impl Cfg {
                         continue;
                     }
                     order.push(i);
-                    appended[i.index()] = true;
+                    appended[i] = true;
                     if node.kind == NodeKind::Branch {
                         tasks.push(Task::AfterBranch(i));
                     }
@@ -210,16 +206,16 @@ impl Cfg {
                     tasks.extend(succs.into_iter().rev().map(Task::Visit));
                 }
                 Task::AfterBranch(b) => {
-                    let Some(e) = self.nodes[b.index()].partner else {
+                    let Some(e) = self.nodes[b].partner else {
                         continue;
                     };
-                    if !self.valid(e) || appended[e.index()] {
+                    if !self.valid(e) || appended[e] {
                         continue;
                     }
-                    visited[e.index()] = true;
-                    appended[e.index()] = true;
+                    visited[e] = true;
+                    appended[e] = true;
                     order.push(e);
-                    let succs = &self.nodes[e.index()].succs;
+                    let succs = &self.nodes[e].succs;
                     tasks.extend(succs.iter().rev().map(|(s, _)| Task::Visit(*s)));
                 }
             }
@@ -231,22 +227,22 @@ impl Cfg {
     /// `Back` edges.
     fn reverse_post_order(&self) -> Vec<NodeId> {
         let n = self.nodes.len();
-        let mut visited = vec![false; n];
+        let mut visited: IdVec<NodeId, bool> = IdVec::from_elem(false, n);
         let mut post = Vec::with_capacity(n);
         if !self.valid(self.entry) {
             return post;
         }
         // (node, index of the next successor to look at)
         let mut stack: Vec<(NodeId, usize)> = vec![(self.entry, 0)];
-        visited[self.entry.index()] = true;
+        visited[self.entry] = true;
         while let Some(top) = stack.last_mut() {
             let (node, next) = *top;
-            let succs = &self.nodes[node.index()].succs;
+            let succs = &self.nodes[node].succs;
             if next < succs.len() {
                 top.1 += 1;
                 let (s, kind) = succs[next];
-                if kind != EdgeKind::Back && self.valid(s) && !visited[s.index()] {
-                    visited[s.index()] = true;
+                if kind != EdgeKind::Back && self.valid(s) && !visited[s] {
+                    visited[s] = true;
                     stack.push((s, 0));
                 }
             } else {
@@ -280,7 +276,7 @@ struct PendingGoto {
 
 struct Builder<'a> {
     unit: &'a Unit,
-    nodes: Vec<Node>,
+    nodes: IdVec<NodeId, Node>,
     /// Edges waiting for the next node created.
     pending: Vec<(NodeId, EdgeKind)>,
     /// The BASICBLOCK simple statements are being added to; when set,
@@ -301,7 +297,7 @@ struct Builder<'a> {
     /// Edges from RETURN / STOP blocks to EXIT.
     to_exit: Vec<(NodeId, EdgeKind)>,
     jumps: Vec<Jump>,
-    stmt_node: Vec<Option<NodeId>>,
+    stmt_node: IdVec<StmtId, Option<NodeId>>,
 }
 
 impl<'a> Builder<'a> {
@@ -324,7 +320,7 @@ impl<'a> Builder<'a> {
         }
         Builder {
             unit,
-            nodes: Vec::new(),
+            nodes: IdVec::new(),
             pending: Vec::new(),
             current: None,
             loops: Vec::new(),
@@ -335,7 +331,7 @@ impl<'a> Builder<'a> {
             gotos: Vec::new(),
             to_exit: Vec::new(),
             jumps: Vec::new(),
-            stmt_node: vec![None; unit.stmts.len()],
+            stmt_node: IdVec::from_elem(None, unit.stmts.len()),
         }
     }
 
@@ -385,14 +381,13 @@ impl<'a> Builder<'a> {
     }
 
     fn add_edge(&mut self, from: NodeId, to: NodeId, kind: EdgeKind) {
-        self.nodes[from.index()].succs.push((to, kind));
-        self.nodes[to.index()].preds.push(from);
+        self.nodes[from].succs.push((to, kind));
+        self.nodes[to].preds.push(from);
     }
 
     /// Creates a node and connects the pending edges to it.
     fn new_node(&mut self, kind: NodeKind, stmts: Vec<StmtId>) -> NodeId {
-        let id = NodeId(self.nodes.len() as u32);
-        self.nodes.push(Node {
+        let id = self.nodes.push(Node {
             kind,
             stmts,
             succs: Vec::new(),
@@ -408,7 +403,7 @@ impl<'a> Builder<'a> {
 
     /// Records the node of a statement (and of its label).
     fn place(&mut self, id: StmtId, stmt: &Stmt, node: NodeId) {
-        if let Some(slot) = self.stmt_node.get_mut(id.0 as usize) {
+        if let Some(slot) = self.stmt_node.get_mut(id) {
             *slot = Some(node);
         }
         if let Some(l) = stmt.label {
@@ -432,7 +427,7 @@ impl<'a> Builder<'a> {
                 b
             }
         };
-        self.nodes[block.index()].stmts.push(id);
+        self.nodes[block].stmts.push(id);
         self.place(id, stmt, block);
         block
     }
@@ -475,16 +470,12 @@ impl<'a> Builder<'a> {
 
     fn build_stmt(&mut self, id: StmtId) {
         let unit = self.unit;
-        let Some(stmt) = unit.stmts.get(id.0 as usize) else {
+        let Some(stmt) = unit.stmts.get(id) else {
             return;
         };
         // A statement already placed (the tree refers to it twice, or
         // contains itself) is not built again.
-        if self
-            .stmt_node
-            .get(id.0 as usize)
-            .is_some_and(|n| n.is_some())
-        {
+        if self.stmt_node.get(id).is_some_and(|n| n.is_some()) {
             return;
         }
         match &stmt.kind {
@@ -633,12 +624,12 @@ impl<'a> Builder<'a> {
         self.pending = ends;
         let end = self.new_node(NodeKind::EndBranch, vec![id]);
         // Empty arms were connected only now: keep the arms in order.
-        self.nodes[branch.index()].succs.sort_by_key(|e| match e.1 {
+        self.nodes[branch].succs.sort_by_key(|e| match e.1 {
             EdgeKind::Arm(k) => k,
             _ => u32::MAX,
         });
-        self.nodes[branch.index()].partner = Some(end);
-        self.nodes[end.index()].partner = Some(branch);
+        self.nodes[branch].partner = Some(end);
+        self.nodes[end].partner = Some(branch);
         self.pending = vec![(end, EdgeKind::Seq)];
     }
 
@@ -674,8 +665,8 @@ impl<'a> Builder<'a> {
         }
         self.constructs.pop();
         self.add_edge(end, lp, EdgeKind::Back);
-        self.nodes[lp.index()].partner = Some(end);
-        self.nodes[end.index()].partner = Some(lp);
+        self.nodes[lp].partner = Some(end);
+        self.nodes[end].partner = Some(lp);
         self.pending = vec![(lp, EdgeKind::LoopExit)];
         self.pending.extend(frame.exits);
     }
@@ -698,12 +689,12 @@ mod tests {
     /// `[i, i + 1)` where i is its id.
     #[derive(Default)]
     struct T {
-        stmts: Vec<Stmt>,
+        stmts: IdVec<StmtId, Stmt>,
     }
 
     impl T {
         fn push(&mut self, label: Option<u32>, kind: StmtKind) -> StmtId {
-            let id = StmtId(self.stmts.len() as u32);
+            let id = self.stmts.next_id();
             self.stmts.push(Stmt {
                 id,
                 label,
@@ -852,7 +843,7 @@ mod tests {
                 recursive: false,
                 args: vec![],
                 result: None,
-                symbols: vec![],
+                symbols: IdVec::new(),
                 implicit: ImplicitRules::default(),
                 uses: vec![],
                 commons: vec![],
@@ -880,7 +871,7 @@ mod tests {
 
     /// The node holding a statement.
     fn at(cfg: &Cfg, s: StmtId) -> NodeId {
-        cfg.stmt_node[s.0 as usize].expect("statement has a node")
+        cfg.stmt_node[s].expect("statement has a node")
     }
 
     fn succs(cfg: &Cfg, n: NodeId) -> Vec<(NodeId, EdgeKind)> {
@@ -891,8 +882,7 @@ mod tests {
     fn check_consistent(cfg: &Cfg) {
         let mut from_succs = Vec::new();
         let mut from_preds = Vec::new();
-        for (i, n) in cfg.nodes.iter().enumerate() {
-            let me = NodeId(i as u32);
+        for (me, n) in cfg.nodes.iter_enumerated() {
             for (s, _) in &n.succs {
                 from_succs.push((me, *s));
             }
@@ -903,9 +893,9 @@ mod tests {
         from_succs.sort();
         from_preds.sort();
         assert_eq!(from_succs, from_preds, "preds and succs disagree");
-        for (i, n) in cfg.nodes.iter().enumerate() {
+        for (i, n) in cfg.nodes.iter_enumerated() {
             if let Some(p) = n.partner {
-                assert_eq!(cfg.node(p).partner, Some(NodeId(i as u32)));
+                assert_eq!(cfg.node(p).partner, Some(i));
             }
         }
     }
@@ -914,7 +904,7 @@ mod tests {
         let order = cfg.topological_order();
         let mut sorted = order.clone();
         sorted.sort();
-        let all: Vec<NodeId> = (0..cfg.nodes.len() as u32).map(NodeId).collect();
+        let all: Vec<NodeId> = cfg.nodes.indices().collect();
         assert_eq!(sorted, all, "every node exactly once");
         assert_eq!(order.first(), Some(&cfg.entry));
         order
@@ -983,18 +973,14 @@ mod tests {
             }
         }
         let order = check_topological(cfg);
-        let mut pos = vec![0; cfg.nodes.len()];
+        let mut pos: IdVec<NodeId, usize> = IdVec::from_elem(0, cfg.nodes.len());
         for (k, n) in order.iter().enumerate() {
-            pos[n.0 as usize] = k;
+            pos[*n] = k;
         }
-        for (i, n) in cfg.nodes.iter().enumerate() {
+        for (i, n) in cfg.nodes.iter_enumerated() {
             for (s, k) in &n.succs {
                 if *k != EdgeKind::Back {
-                    assert!(
-                        pos[i] < pos[s.0 as usize],
-                        "edge {i} -> {} against order",
-                        s.0
-                    );
+                    assert!(pos[i] < pos[*s], "edge {} -> {} against order", i.0, s.0);
                 }
             }
         }
@@ -1651,7 +1637,7 @@ mod tests {
         let a = t.la(10);
         let b = t.la(10);
         let g = t.goto(10);
-        let self_loop = StmtId(t.stmts.len() as u32);
+        let self_loop = t.stmts.next_id();
         let d = t.do_(None, vec![self_loop, StmtId(1000)]);
         assert_eq!(d, self_loop);
         let cfg = t.cfg(vec![a, b, g, a, StmtId(77), d]);

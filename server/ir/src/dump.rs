@@ -31,10 +31,7 @@ fn prec(op: BinaryOp) -> u8 {
 }
 
 fn sym_name(unit: &Unit, id: SymbolId) -> &str {
-    unit.symbols
-        .get(id.0 as usize)
-        .map(|s| s.name.as_str())
-        .unwrap_or("?")
+    unit.symbols.get(id).map(|s| s.name.as_str()).unwrap_or("?")
 }
 
 fn write_args(unit: &Unit, args: &[Arg], out: &mut String) {
@@ -247,7 +244,7 @@ fn storage(program: &Program, s: &Symbol) -> String {
         Storage::Imported { from, via, .. } => {
             let name = program
                 .units
-                .get(from.0 as usize)
+                .get(*from)
                 .map(|u| u.name.as_str())
                 .unwrap_or("?");
             match via {
@@ -645,7 +642,7 @@ fn cfg(u: &Unit, o: &mut String) {
     for j in &c.jumps {
         let _ = writeln!(o, "    jump: s{} {}", j.stmt.0, j.reason);
     }
-    for (i, n) in c.nodes.iter().enumerate() {
+    for (i, n) in c.nodes.iter_enumerated() {
         let stmts: Vec<String> = n.stmts.iter().map(|s| format!("s{}", s.0)).collect();
         let succs: Vec<String> = n
             .succs
@@ -661,7 +658,8 @@ fn cfg(u: &Unit, o: &mut String) {
             .collect();
         let _ = writeln!(
             o,
-            "    n{i} {}{} -> {}",
+            "    n{} {}{} -> {}",
+            i.0,
             n.kind.as_str(),
             if stmts.is_empty() {
                 String::new()
@@ -679,7 +677,7 @@ fn cfg(u: &Unit, o: &mut String) {
 
 fn calls(program: &Program, u: &Unit, lines: &LineIndex, o: &mut String) {
     let g = &program.call_graph;
-    let Some(sites) = g.calls_from.get(u.id.0 as usize) else {
+    let Some(sites) = g.calls_from.get(u.id) else {
         return;
     };
     if sites.is_empty() {

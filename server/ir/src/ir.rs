@@ -5,6 +5,7 @@
 //! Every node keeps the range of the original source it came from.
 
 use crate::cfg::Cfg;
+use crate::idx::IdVec;
 use dfort_syntax::TextRange;
 use std::path::PathBuf;
 
@@ -16,6 +17,7 @@ pub struct UnitId(pub u32);
 pub struct SymbolId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StmtId(pub u32);
+crate::impl_idx!(FileId, UnitId, SymbolId, StmtId);
 
 /// A range of a file's original text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -70,14 +72,14 @@ pub struct Unit {
     pub args: Vec<SymbolId>,
     /// The result variable of a function.
     pub result: Option<SymbolId>,
-    pub symbols: Vec<Symbol>,
+    pub symbols: IdVec<SymbolId, Symbol>,
     pub implicit: ImplicitRules,
     pub uses: Vec<UseDecl>,
     pub commons: Vec<CommonBlock>,
     pub equivalences: Vec<Vec<SymbolId>>,
     pub stmt_functions: Vec<StmtFunction>,
     /// Statement arena; `body` and nested blocks refer to it by id.
-    pub stmts: Vec<Stmt>,
+    pub stmts: IdVec<StmtId, Stmt>,
     pub body: Vec<StmtId>,
     pub cfg: Cfg,
     pub directives: Vec<Directive>,
@@ -88,16 +90,13 @@ pub struct Unit {
 
 impl Unit {
     pub fn symbol(&self, id: SymbolId) -> &Symbol {
-        &self.symbols[id.0 as usize]
+        &self.symbols[id]
     }
     pub fn stmt(&self, id: StmtId) -> &Stmt {
-        &self.stmts[id.0 as usize]
+        &self.stmts[id]
     }
     pub fn lookup(&self, name: &str) -> Option<SymbolId> {
-        self.symbols
-            .iter()
-            .position(|s| s.name == name)
-            .map(|i| SymbolId(i as u32))
+        self.symbols.position(|s| s.name == name)
     }
     pub fn is_procedure(&self) -> bool {
         matches!(self.kind, UnitKind::Subroutine | UnitKind::Function)
@@ -880,7 +879,7 @@ impl StmtKind {
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     pub files: std::sync::Arc<Vec<SourceFile>>,
-    pub units: Vec<std::sync::Arc<Unit>>,
+    pub units: IdVec<UnitId, std::sync::Arc<Unit>>,
     /// Shared: a program whose units are rewritten in place (the
     /// analyses' prepared program) keeps its call graph.
     pub call_graph: std::sync::Arc<crate::callgraph::CallGraph>,
@@ -888,7 +887,7 @@ pub struct Program {
 
 impl Program {
     pub fn unit(&self, id: UnitId) -> &Unit {
-        &self.units[id.0 as usize]
+        &self.units[id]
     }
     /// Every unit, in id order.
     pub fn all_units(&self) -> impl Iterator<Item = &Unit> + '_ {

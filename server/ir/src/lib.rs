@@ -5,9 +5,11 @@
 pub mod callgraph;
 pub mod cfg;
 pub mod dump;
+pub mod idx;
 pub mod intrinsics;
 pub mod ir;
 pub mod link;
 pub mod lower;
 
+pub use idx::{IdVec, Idx};
 pub use ir::*;

@@ -7,6 +7,7 @@
 //! graph.
 
 use crate::callgraph::CallGraph;
+use crate::idx::IdVec;
 use crate::intrinsics::is_intrinsic_function;
 use crate::ir::*;
 use crate::lower::decl::const_int_in;
@@ -29,12 +30,15 @@ const INTRINSIC_MODULES: &[&str] = &[
     "mpi",
 ];
 
+/// All units of the program, by id.
+type Units = IdVec<UnitId, Arc<Unit>>;
+
 pub fn link(
     files: Vec<SourceFile>,
     lowered: Vec<LoweredFile>,
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
     let mut diags: Vec<(FileId, Diagnostic)> = Vec::new();
-    let mut units: Vec<Arc<Unit>> = Vec::new();
+    let mut units: Units = IdVec::new();
     // Where each lowered file's units start, and module procedures lowered
     // apart from their module: (procedure, module) pairs to join.
     let mut bases: Vec<u32> = Vec::with_capacity(lowered.len());
@@ -59,19 +63,23 @@ pub fn link(
         let Some(&base) = bases.get(k) else {
             continue;
         };
-        let module = units[base as usize..]
+        let Some(file) = units.get(UnitId(base)).map(|u| u.span.file) else {
+            continue;
+        };
+        let module = units
             .iter()
-            .take_while(|u| u.span.file == units[base as usize].span.file)
+            .skip(base as usize)
+            .take_while(|u| u.span.file == file)
             .find(|u| u.kind == UnitKind::Module && u.parent.is_none())
             .map(|u| u.id);
         if let Some(m) = module {
             if m != child {
-                Arc::make_mut(&mut units[child.0 as usize]).parent = Some(m);
-                Arc::make_mut(&mut units[m.0 as usize]).children.push(child);
+                Arc::make_mut(&mut units[child]).parent = Some(m);
+                Arc::make_mut(&mut units[m]).children.push(child);
             }
         }
     }
-    let all: Vec<usize> = (0..units.len()).collect();
+    let all: Vec<UnitId> = units.indices().collect();
     resolve(&mut units, &all, &mut diags);
     finish(files, units, diags)
 }
@@ -94,14 +102,14 @@ pub fn relink(
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
     let mut units = previous.units.clone();
     let mut diags: Vec<(FileId, Diagnostic)> = Vec::new();
-    let mut fresh: Vec<usize> = Vec::new();
+    let mut fresh: Vec<UnitId> = Vec::new();
     for (base, lf) in replaced {
         for d in lf.diagnostics {
             diags.push((lf.file, d));
         }
         for mut u in lf.units {
             renumber(&mut u, base.0);
-            let i = u.id.0 as usize;
+            let i = u.id;
             let Some(slot) = units.get_mut(i) else {
                 continue;
             };
@@ -128,7 +136,7 @@ fn renumber(u: &mut Unit, base: u32) {
 
 /// Resolves the units at `which` (USE targets, symbols, references)
 /// against all of `units`.
-fn resolve(units: &mut [Arc<Unit>], which: &[usize], diags: &mut Vec<(FileId, Diagnostic)>) {
+fn resolve(units: &mut Units, which: &[UnitId], diags: &mut Vec<(FileId, Diagnostic)>) {
     let index = NameIndex::new(units);
     // USE → module units.
     for &i in which {
@@ -153,7 +161,7 @@ fn resolve(units: &mut [Arc<Unit>], which: &[usize], diags: &mut Vec<(FileId, Di
     // Symbols: modules first (their users copy types from them), then
     // every other unit; within each round units are resolved in parallel.
     for modules in [true, false] {
-        let updates: Vec<(usize, SymbolUpdates)> = which
+        let updates: Vec<(UnitId, SymbolUpdates)> = which
             .par_iter()
             .copied()
             .filter(|&i| (units[i].kind == UnitKind::Module) == modules)
@@ -166,37 +174,40 @@ fn resolve(units: &mut [Arc<Unit>], which: &[usize], diags: &mut Vec<(FileId, Di
             }
             let u = Arc::make_mut(&mut units[i]);
             for (id, sym) in changes {
-                u.symbols[id.0 as usize] = sym;
+                u.symbols[id] = sym;
             }
         }
     }
     // Names applied to arguments, and CALL targets.
-    let mut plans: Vec<Option<ReferencePlan>> = Vec::new();
-    plans.resize_with(units.len(), || None);
-    let found: Vec<(usize, ReferencePlan)> = which
+    let mut plans: IdVec<UnitId, Option<ReferencePlan>> = units.iter().map(|_| None).collect();
+    let found: Vec<(UnitId, ReferencePlan)> = which
         .par_iter()
         .map(|&i| (i, resolve_references(units, &index, i)))
         .collect();
     for (i, plan) in found {
         plans[i] = Some(plan);
     }
-    units.par_iter_mut().zip(plans).for_each(|(u, plan)| {
-        if let Some(plan) = plan {
-            apply_references(Arc::make_mut(u), plan);
-        }
-    });
+    units
+        .as_mut_slice()
+        .par_iter_mut()
+        .zip(plans.into_vec())
+        .for_each(|(u, plan)| {
+            if let Some(plan) = plan {
+                apply_references(Arc::make_mut(u), plan);
+            }
+        });
 }
 
 /// The call graph, its argument-count warnings, and the program.
 fn finish(
     files: Vec<SourceFile>,
-    units: Vec<Arc<Unit>>,
+    units: Units,
     mut diags: Vec<(FileId, Diagnostic)>,
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
     let call_graph = CallGraph::build(&units);
     for site in &call_graph.sites {
         if let crate::callgraph::Callee::Unit(id) = site.callee {
-            let callee = &units[id.0 as usize];
+            let callee = &units[id];
             let n = site.bindings.len();
             if n > callee.args.len() {
                 diags.push((
@@ -232,7 +243,7 @@ struct NameIndex {
 }
 
 impl NameIndex {
-    fn new(units: &[Arc<Unit>]) -> NameIndex {
+    fn new(units: &Units) -> NameIndex {
         let mut modules = HashMap::new();
         let mut globals = HashMap::new();
         for u in units {
@@ -254,7 +265,7 @@ impl NameIndex {
 
 /// Where a name visible in unit `u` but not declared there comes from.
 fn find_visible(
-    units: &[Arc<Unit>],
+    units: &Units,
     u: &Unit,
     name: &str,
     depth: u32,
@@ -265,7 +276,7 @@ fn find_visible(
     if let Some((m, s)) = find_through_uses(units, u, name, depth) {
         return Some((m, s, Association::Use));
     }
-    let host = units.get(u.parent?.0 as usize)?;
+    let host = units.get(u.parent?)?;
     if let Some(id) = host.lookup(name) {
         let s = host.symbol(id);
         if s.declared && !matches!(s.storage, Storage::Procedure) {
@@ -307,7 +318,7 @@ fn remote_name<'a>(us: &'a UseDecl, local: &'a str) -> Option<&'a str> {
 }
 
 fn find_through_uses(
-    units: &[Arc<Unit>],
+    units: &Units,
     u: &Unit,
     name: &str,
     depth: u32,
@@ -320,7 +331,7 @@ fn find_through_uses(
         let Some(remote) = remote_name(us, name) else {
             continue;
         };
-        let module = units.get(m.0 as usize)?;
+        let module = units.get(m)?;
         if let Some(id) = module.lookup(remote) {
             let s = module.symbol(id);
             if s.declared && !matches!(s.storage, Storage::Procedure) {
@@ -337,7 +348,7 @@ fn find_through_uses(
     None
 }
 
-fn uses_unknown_module(units: &[Arc<Unit>], u: &Unit, depth: u32) -> Option<String> {
+fn uses_unknown_module(units: &Units, u: &Unit, depth: u32) -> Option<String> {
     if depth > 32 {
         return None;
     }
@@ -348,7 +359,7 @@ fn uses_unknown_module(units: &[Arc<Unit>], u: &Unit, depth: u32) -> Option<Stri
             }
             Some(m) => {
                 if let Some(x) = units
-                    .get(m.0 as usize)
+                    .get(m)
                     .and_then(|mu| uses_unknown_module(units, mu, depth + 1))
                 {
                     return Some(x);
@@ -357,19 +368,19 @@ fn uses_unknown_module(units: &[Arc<Unit>], u: &Unit, depth: u32) -> Option<Stri
             None => {}
         }
     }
-    let parent = units.get(u.parent?.0 as usize)?;
+    let parent = units.get(u.parent?)?;
     uses_unknown_module(units, parent, depth + 1)
 }
 
 /// The implicit rules in force in `u` (inherited from the host when the
 /// unit has no IMPLICIT statement of its own).
-fn effective_implicit<'a>(units: &'a [Arc<Unit>], u: &'a Unit) -> &'a ImplicitRules {
+fn effective_implicit<'a>(units: &'a Units, u: &'a Unit) -> &'a ImplicitRules {
     let mut cur = u;
     for _ in 0..32 {
         if cur.implicit != ImplicitRules::default() {
             return &cur.implicit;
         }
-        match cur.parent.and_then(|p| units.get(p.0 as usize)) {
+        match cur.parent.and_then(|p| units.get(p)) {
             Some(p) => cur = p,
             None => break,
         }
@@ -380,19 +391,18 @@ fn effective_implicit<'a>(units: &'a [Arc<Unit>], u: &'a Unit) -> &'a ImplicitRu
 /// New versions of a unit's symbols, and the diagnostics found.
 type SymbolUpdates = (Vec<(SymbolId, Symbol)>, Vec<(FileId, Diagnostic)>);
 
-fn resolve_symbols(units: &[Arc<Unit>], i: usize) -> SymbolUpdates {
+fn resolve_symbols(units: &Units, i: UnitId) -> SymbolUpdates {
     let mut diags = Vec::new();
     let u = &units[i];
     let rules = effective_implicit(units, u);
     let unknown_module = uses_unknown_module(units, u, 0);
     let mut out = Vec::new();
-    for (k, s) in u.symbols.iter().enumerate() {
-        let id = SymbolId(k as u32);
+    for (id, s) in u.symbols.iter_enumerated() {
         let mut s2 = s.clone();
         let mut changed = false;
         if !s.declared && s.storage == Storage::Local {
             if let Some((from, sym, via)) = find_visible(units, u, &s.name, 0) {
-                let origin = units[from.0 as usize].symbol(sym);
+                let origin = units[from].symbol(sym);
                 s2.ty = origin.ty.clone();
                 s2.dims = origin.dims.clone();
                 s2.attrs = origin.attrs.clone();
@@ -457,7 +467,7 @@ fn resolve_symbols(units: &[Arc<Unit>], i: usize) -> SymbolUpdates {
     (out, diags)
 }
 
-fn kind_from_name(units: &[Arc<Unit>], u: &Unit, name: &str) -> Option<u32> {
+fn kind_from_name(units: &Units, u: &Unit, name: &str) -> Option<u32> {
     if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return None;
     }
@@ -465,7 +475,7 @@ fn kind_from_name(units: &[Arc<Unit>], u: &Unit, name: &str) -> Option<u32> {
         Some(id) if u.symbol(id).declared => (u, id),
         _ => {
             let (m, s, _) = find_visible(units, u, name, 0)?;
-            (&**units.get(m.0 as usize)?, s)
+            (&**units.get(m)?, s)
         }
     };
     let s = owner.symbol(sym);
@@ -489,12 +499,7 @@ struct ReferencePlan {
     names: HashMap<String, Resolved>,
 }
 
-fn resolve_procedure(
-    units: &[Arc<Unit>],
-    index: &NameIndex,
-    u: &Unit,
-    name: &str,
-) -> Option<UnitId> {
+fn resolve_procedure(units: &Units, index: &NameIndex, u: &Unit, name: &str) -> Option<UnitId> {
     // Contained procedures of this unit and of its hosts (siblings).
     let mut cur = Some(u);
     let mut depth = 0;
@@ -504,7 +509,7 @@ fn resolve_procedure(
         }
         for ch in &c.children {
             if units
-                .get(ch.0 as usize)
+                .get(*ch)
                 .is_some_and(|x| x.name == name && x.is_procedure())
             {
                 return Some(*ch);
@@ -516,13 +521,13 @@ fn resolve_procedure(
         if c.parent.is_none() && c.name == name && c.is_procedure() {
             return Some(c.id);
         }
-        cur = c.parent.and_then(|p| units.get(p.0 as usize)).map(|p| &**p);
+        cur = c.parent.and_then(|p| units.get(p)).map(|p| &**p);
         depth += 1;
     }
     index.globals.get(name).copied()
 }
 
-fn through_uses_procedure(units: &[Arc<Unit>], u: &Unit, name: &str, depth: u32) -> Option<UnitId> {
+fn through_uses_procedure(units: &Units, u: &Unit, name: &str, depth: u32) -> Option<UnitId> {
     if depth > 32 {
         return None;
     }
@@ -531,9 +536,9 @@ fn through_uses_procedure(units: &[Arc<Unit>], u: &Unit, name: &str, depth: u32)
         let Some(remote) = remote_name(us, name) else {
             continue;
         };
-        let module = units.get(m.0 as usize)?;
+        let module = units.get(m)?;
         for ch in &module.children {
-            if units.get(ch.0 as usize).is_some_and(|x| x.name == remote) {
+            if units.get(*ch).is_some_and(|x| x.name == remote) {
                 return Some(*ch);
             }
         }
@@ -544,7 +549,7 @@ fn through_uses_procedure(units: &[Arc<Unit>], u: &Unit, name: &str, depth: u32)
     None
 }
 
-fn resolve_references(units: &[Arc<Unit>], index: &NameIndex, i: usize) -> ReferencePlan {
+fn resolve_references(units: &Units, index: &NameIndex, i: UnitId) -> ReferencePlan {
     let u = &units[i];
     let mut wanted: Vec<(String, bool)> = Vec::new();
     let note = |e: &Expr, wanted: &mut Vec<(String, bool)>| match &e.kind {
@@ -583,7 +588,7 @@ fn resolve_references(units: &[Arc<Unit>], index: &NameIndex, i: usize) -> Refer
             local.filter(|(_, s)| s.declared),
             find_visible(units, u, &name, 0),
         ) {
-            let origin = units[from.0 as usize].symbol(sym);
+            let origin = units[from].symbol(sym);
             if !origin.dims.is_empty() {
                 let mut s = origin.clone();
                 s.typing = Typing::Imported;
@@ -606,7 +611,7 @@ fn resolve_references(units: &[Arc<Unit>], index: &NameIndex, i: usize) -> Refer
 }
 
 fn proc_or_intrinsic(
-    units: &[Arc<Unit>],
+    units: &Units,
     index: &NameIndex,
     u: &Unit,
     name: &str,
@@ -641,13 +646,10 @@ fn apply_references(u: &mut Unit, plan: ReferencePlan) {
             Resolved::ImportedArray(sym) => {
                 let id = match u.lookup(name) {
                     Some(id) => {
-                        u.symbols[id.0 as usize] = (**sym).clone();
+                        u.symbols[id] = (**sym).clone();
                         id
                     }
-                    None => {
-                        u.symbols.push((**sym).clone());
-                        SymbolId(u.symbols.len() as u32 - 1)
-                    }
+                    None => u.symbols.push((**sym).clone()),
                 };
                 ids.insert(name.clone(), id);
             }
@@ -655,7 +657,7 @@ fn apply_references(u: &mut Unit, plan: ReferencePlan) {
                 // A symbol created for the name (an EXTERNAL declaration or a
                 // typed function name) is a procedure, not a variable.
                 if let Some(id) = u.lookup(name) {
-                    let s = &mut u.symbols[id.0 as usize];
+                    let s = &mut u.symbols[id];
                     if s.storage == Storage::Local {
                         s.storage = Storage::Procedure;
                     }
@@ -746,7 +748,7 @@ fn assignments_not_statement_functions(u: &mut Unit) {
                     _ => sf.name,
                 };
                 fate.push(Err(array));
-                let id = StmtId(u.stmts.len() as u32);
+                let id = u.stmts.next_id();
                 u.stmts.push(Stmt {
                     id,
                     label,

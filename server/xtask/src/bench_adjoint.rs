@@ -399,7 +399,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         args,
         with_adjoint: unit.args.iter().map(|a| dn.contains_key(a)).collect(),
         dependents: dep
-            .iter()
+            .ids()
             .filter_map(|i| unit.symbols.get(i).map(|s| s.name.clone()))
             .collect(),
         reps,

@@ -34,7 +34,7 @@ use dfort_analysis::roots::RootSpec;
 use dfort_codegen::trace::{Reversed, RoutineTrace, SavedValue};
 use dfort_ide::hints::{inlay_hints, HintKind, HintKinds, CHECKPOINT_TOOLTIP};
 use dfort_ide::host::{Host, HostConfig, Snapshot};
-use dfort_ir::{ExprKind, StmtKind};
+use dfort_ir::{ExprKind, Idx, StmtKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -502,7 +502,7 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
         f.assignment_pushes = t
             .pushes
             .iter()
-            .filter(|(s, v)| assigns(unit, *s, *v) && (s.0 as usize) < source_len)
+            .filter(|(s, v)| assigns(unit, *s, *v) && s.index() < source_len)
             .map(|(s, v)| (at(*s), unit.symbol(*v).name.clone()))
             .collect();
         f.by_blocks = t.by_blocks;
@@ -678,7 +678,7 @@ fn editor_facts(snap: &Snapshot) -> Facts {
             }
         }
         for unit in snap.units_of(path) {
-            let Some(analysed) = snap.analysis.program.units.get(unit.id.0 as usize) else {
+            let Some(analysed) = snap.analysis.program.units.get(unit.id) else {
                 continue;
             };
             let f = out.entry(unit.name.clone()).or_default();

@@ -69,21 +69,22 @@ pub(super) fn decide(
             _ => {}
         }
     }
-    for f in fixed.iter() {
-        let s = SymbolId(f as u32);
+    for s in fixed.ids() {
         let sym = unit.symbol(s);
-        if Some(s) != own && sym.rank() == 0 && !sym.attrs.parameter && written_anywhere.contains(f)
+        if Some(s) != own
+            && sym.rank() == 0
+            && !sym.attrs.parameter
+            && written_anywhere.contains_id(s)
         {
             saved_at_exit.push(s);
         }
     }
     saved_at_exit.sort();
     saved_at_exit.dedup();
-    let entry_req = tbr.in_req.get(lp.0 as usize).cloned().unwrap_or_default();
+    let entry_req = tbr.in_req.get(lp).cloned().unwrap_or_default();
     let saved_at_entry: Vec<SymbolId> = handled
-        .iter()
-        .map(|v| SymbolId(v as u32))
-        .filter(|s| entry_req.contains(s.0 as usize) && !carried.contains(s))
+        .ids()
+        .filter(|s| entry_req.contains_id(*s) && !carried.contains(s))
         .collect();
     let mut stored: Vec<usize> = (0..versions.len())
         .filter(|&v| matches!(versions[v].how, How::Stored { .. }))

@@ -78,8 +78,7 @@ pub(super) fn build(
     };
     // Versions in body order; the start versions first.
     let mut cur: HashMap<SymbolId, usize> = HashMap::new();
-    for v in handled.iter() {
-        let s = SymbolId(v as u32);
+    for s in handled.ids() {
         let ver = b.version(s, Origin::Start, false);
         cur.insert(s, ver);
     }
@@ -92,8 +91,8 @@ pub(super) fn build(
         let d = demand_vars(unit, tbr, id, handled);
         let compound = !st.kind.blocks().is_empty();
         let mut here = Vec::new();
-        for v in d.iter() {
-            let Some(&ver) = cur.get(&SymbolId(v as u32)) else {
+        for v in d.ids::<SymbolId>() {
+            let Some(&ver) = cur.get(&v) else {
                 continue;
             };
             here.push(ver);
@@ -109,7 +108,7 @@ pub(super) fn build(
         // A top-level assignment to a handled variable: a new version.
         if let StmtKind::Assign { lhs, rhs } = &st.kind {
             if let ExprKind::Var(t) = lhs.kind {
-                if handled.contains(t.0 as usize) {
+                if handled.contains_id(t) {
                     b.assignment(t, rhs, pos, &mut cur);
                 }
             }
@@ -148,15 +147,14 @@ impl Invariance<'_> {
         if sym.storage == Storage::Procedure {
             return false;
         }
-        let i = s.0 as usize;
         if sym.is_global() && self.body_calls {
             return false;
         }
         if sym.rank() > 0 {
             // An array must not change anywhere: it is not saved.
-            return !self.written_anywhere.contains(i);
+            return !self.written_anywhere.contains_id(s);
         }
-        !self.written_in_body.contains(i)
+        !self.written_in_body.contains_id(s)
     }
 }
 
@@ -167,7 +165,7 @@ pub(super) fn written(program: &Program, unit: &Unit, ids: &[StmtId], out: &mut 
     for id in subtree(unit, ids) {
         let st = unit.stmt(id);
         for (v, _) in all_writes(program, unit, st) {
-            out.insert(v.0 as usize);
+            out.insert_id(v);
         }
         calls |= matches!(st.kind, StmtKind::Call { .. });
         for e in st.kind.exprs() {
@@ -266,7 +264,7 @@ impl Builder<'_> {
         let mut free = true;
         e.walk(&mut |x| match &x.kind {
             ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. }
-                if self.handled.contains(s.0 as usize) || !self.inv.fixed(*s) =>
+                if self.handled.contains_id(*s) || !self.inv.fixed(*s) =>
             {
                 free = false;
             }
@@ -281,7 +279,7 @@ impl Builder<'_> {
         Some(match &e.kind {
             ExprKind::Var(s) => {
                 let v = match cur.get(s) {
-                    Some(v) if self.handled.contains(s.0 as usize) => *v,
+                    Some(v) if self.handled.contains_id(*s) => *v,
                     _ => {
                         let sym = self.unit.symbol(*s);
                         if sym.ty.base != BaseType::Integer || sym.rank() > 0 {
@@ -331,7 +329,7 @@ impl Builder<'_> {
 fn demand_vars(unit: &Unit, tbr: &Tbr, id: StmtId, handled: &BitSet) -> BitSet {
     let mut d = BitSet::default();
     for s in subtree(unit, &[id]) {
-        if let Some(r) = tbr.req.get(s.0 as usize) {
+        if let Some(r) = tbr.req.get(s) {
             d.union_with(r);
         }
         let st = unit.stmt(s);

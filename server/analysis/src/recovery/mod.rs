@@ -178,7 +178,7 @@ pub fn planned_loops(unit: &Unit) -> Vec<StmtId> {
     let mut out = Vec::new();
     let mut stack = unit.body.clone();
     while let Some(id) = stack.pop() {
-        let Some(st) = unit.stmts.get(id.0 as usize) else {
+        let Some(st) = unit.stmts.get(id) else {
             continue;
         };
         if let StmtKind::Do { control, .. } = &st.kind {

@@ -37,7 +37,7 @@ pub(super) fn handled_vars(program: &Program, unit: &Unit, lp: StmtId) -> (BitSe
         if let StmtKind::Assign { lhs, .. } = &st.kind {
             if let ExprKind::Var(v) = lhs.kind {
                 if address_candidate(unit, v) {
-                    top.insert(v.0 as usize);
+                    top.insert_id(v);
                 }
             }
         }
@@ -92,10 +92,10 @@ pub(super) fn handled_vars(program: &Program, unit: &Unit, lp: StmtId) -> (BitSe
         }
     }
     for v in bad.keys() {
-        top.remove(v.0 as usize);
+        top.remove_id(*v);
     }
     if let Some(i) = own_index(unit, lp) {
-        top.remove(i.0 as usize);
+        top.remove_id(i);
     }
     let mut amb: Vec<Ambiguous> = bad.into_values().collect();
     amb.sort_by_key(|a| (a.span.range.start, a.var));
@@ -104,15 +104,15 @@ pub(super) fn handled_vars(program: &Program, unit: &Unit, lp: StmtId) -> (BitSe
 
 /// Per statement (by `StmtId`): the variables whose recovery the plans of
 /// the loops around it take over from TBR's recording.
-pub fn handled(program: &Program, unit: &Unit) -> Vec<BitSet> {
-    let mut out = vec![BitSet::default(); unit.stmts.len()];
+pub fn handled(program: &Program, unit: &Unit) -> IdVec<StmtId, BitSet> {
+    let mut out: IdVec<StmtId, BitSet> = IdVec::from_elem(BitSet::default(), unit.stmts.len());
     for lp in planned_loops(unit) {
         let (h, _) = handled_vars(program, unit, lp);
         if h.is_empty() {
             continue;
         }
         for id in subtree(unit, loop_body(unit, lp)) {
-            out[id.0 as usize].union_with(&h);
+            out[id].union_with(&h);
         }
     }
     out

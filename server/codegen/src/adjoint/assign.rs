@@ -59,7 +59,7 @@ impl Gen<'_> {
                 self.out.refuse(span, m);
             }
             self.out.trace.push(id, t);
-            if inp.undo.exact.contains(t.0 as usize) {
+            if inp.undo.exact.contains_id(t) {
                 self.out.trace.recovery(None, t, Choice::Stored);
             }
         }
@@ -90,11 +90,7 @@ impl Gen<'_> {
             rev.push(Line::pop(&print(unit, lhs)));
         }
         if let Some(u) = inp.undo.inverted.get(&id) {
-            let needed = inp
-                .tbr
-                .in_req
-                .get(id.0 as usize)
-                .is_some_and(|r| r.contains(u.var.0 as usize));
+            let needed = inp.tbr.in_req.get(id).is_some_and(|r| r.contains_id(u.var));
             if needed {
                 rev.push(Line::Plain(format!(
                     "{} = {}",
@@ -152,8 +148,8 @@ impl Gen<'_> {
     fn active_inside(&self, e: &Expr) -> bool {
         let inp = self.inp;
         let n = inp.orig.symbols.len();
-        dp_of(&inp.unit, e).iter().any(|i| {
-            inp.bname.contains_key(&SymbolId(i as u32)) && (i >= n || self.out.varied.contains(i))
+        dp_of(&inp.unit, e).ids().any(|i: SymbolId| {
+            inp.bname.contains_key(&i) && (i.index() >= n || self.out.varied.contains_id(i))
         })
     }
 

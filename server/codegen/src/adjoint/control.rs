@@ -22,6 +22,7 @@ use crate::trace::Reversed;
 use dfort_analysis::counted_while::CountedWhile;
 use dfort_analysis::recovery::Plan;
 use dfort_analysis::reversal::Reversal;
+use dfort_ir::cfg::NodeId;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 
@@ -184,12 +185,7 @@ impl Gen<'_> {
         let k = format!("dfort_k{}", self.out.counters);
         // The index is saved only when a statement before the loop needs
         // its value.
-        let save = inp.store_all
-            || inp
-                .tbr
-                .in_req
-                .get(id.0 as usize)
-                .is_some_and(|r| r.contains(var.0 as usize));
+        let save = inp.store_all || inp.tbr.in_req.get(id).is_some_and(|r| r.contains_id(var));
         let plan = inp.plans.get(&id).copied();
         let mut pre = self.entry_saves(plan);
         if save {
@@ -339,10 +335,10 @@ impl Gen<'_> {
             }
         }
         let mut rev = self.stmt_body(id, label);
-        let node = cfg.stmt_node.get(id.0 as usize).copied().flatten();
+        let node = cfg.stmt_node.get(id).copied().flatten();
         let in_block = node.filter(|n| cfg.node(*n).kind == dfort_ir::cfg::NodeKind::BasicBlock);
         if let Some(n) = in_block {
-            let lines = self.out.block_rev.entry(n.0 as usize).or_default();
+            let lines = self.out.block_rev.entry(n).or_default();
             rev.append(lines);
             *lines = rev;
         }
@@ -352,18 +348,18 @@ impl Gen<'_> {
         Vec::new()
     }
 
-    /// The basic block (node index) statement `id` ends.
-    fn block_end(&self, id: StmtId) -> Option<usize> {
+    /// The basic block statement `id` ends.
+    fn block_end(&self, id: StmtId) -> Option<NodeId> {
         let cfg = &self.inp.unit.cfg;
-        let n = (*cfg.stmt_node.get(id.0 as usize)?)?;
+        let n = (*cfg.stmt_node.get(id)?)?;
         let node = cfg.node(n);
         (node.kind == dfort_ir::cfg::NodeKind::BasicBlock && node.stmts.last() == Some(&id))
-            .then_some(n.0 as usize)
+            .then_some(n)
     }
 
     /// Records that basic block `node` was left — only blocks whose
     /// adjoint does something: the reverse sweep skips the others anyway.
-    fn leave_block(&mut self, node: usize) -> bool {
+    fn leave_block(&mut self, node: NodeId) -> bool {
         let saved = self.inp.snapshots.get(&node);
         let work = self.out.block_rev.get(&node).is_some_and(|l| !l.is_empty()) || saved.is_some();
         if !work {
@@ -372,7 +368,13 @@ impl Gen<'_> {
         for v in saved.into_iter().flatten() {
             self.out.push(v);
         }
-        self.out.push(&(node + 1).to_string());
+        self.out.push(&block_number(node).to_string());
         true
     }
+}
+
+/// The id the reverse sweep of an unstructured unit gives basic block
+/// `node` (its position among the CFG's nodes, from 1: 0 marks the entry).
+pub(super) fn block_number(node: NodeId) -> usize {
+    node.index() + 1
 }

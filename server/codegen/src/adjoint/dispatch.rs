@@ -55,12 +55,7 @@ impl<'a> Gen<'a> {
         let unit = &inp.unit;
         let st = unit.stmt(id);
         let span = st.span;
-        self.out.varied = inp
-            .act
-            .varied_before
-            .get(id.0 as usize)
-            .cloned()
-            .unwrap_or_default();
+        self.out.varied = inp.act.varied_before.get(id).cloned().unwrap_or_default();
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => self.assignment(id, span, lhs, rhs, label),
             StmtKind::Call { name, args, target } => self.call(id, span, name, args, target, label),

@@ -14,6 +14,7 @@ use crate::trace::RoutineTrace;
 use crate::Refusal;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::dep::GlobalKey;
+use dfort_ir::cfg::NodeId;
 use dfort_ir::{Span, SymbolId, UnitId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -53,9 +54,9 @@ pub(super) struct Emitter {
     /// in as `use m, only: local => name` to be saved around calls:
     /// (local name, module, name in the module).
     pub hidden: BTreeMap<GlobalKey, (String, String, String)>,
-    /// In unstructured units, per basic block (node index): its reverse
+    /// In unstructured units, per basic block (CFG node): its reverse
     /// sweep.
-    pub block_rev: HashMap<usize, Vec<Line>>,
+    pub block_rev: HashMap<NodeId, Vec<Line>>,
 }
 
 impl Emitter {

@@ -23,12 +23,13 @@ use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::bitset::BitSet;
 use dfort_analysis::checkpoint::CallCheckpoint;
-use dfort_analysis::effects::Effects;
+use dfort_analysis::effects::ProgramEffects;
 use dfort_analysis::facts::ProgramFacts;
 use dfort_analysis::recovery::Plan;
 use dfort_analysis::reversal::UnitReversal;
 use dfort_analysis::tbr::Tbr;
 use dfort_analysis::undo::UnitUndo;
+use dfort_ir::cfg::NodeId;
 use dfort_ir::*;
 use std::collections::{BTreeMap, HashMap};
 
@@ -38,7 +39,7 @@ pub(super) struct Gathered<'a> {
     /// The program as the analyses saw it ([`dfort_analysis::prepare`]).
     pub program: &'a Program,
     pub diff: &'a DiffSet<'a>,
-    pub effects: &'a [Effects],
+    pub effects: &'a ProgramEffects,
     /// In the order of `diff.units` (the root first), each built as it is
     /// reached.
     pub routines: Box<dyn Iterator<Item = Result<RoutineInputs<'a>, Vec<Refusal>>> + 'a>,
@@ -49,7 +50,7 @@ pub(super) struct RoutineInputs<'a> {
     pub program: &'a Program,
     pub diff: &'a DiffSet<'a>,
     /// Every unit's effects (indexed by `UnitId`).
-    pub effects: &'a [Effects],
+    pub effects: &'a ProgramEffects,
     /// Every unit's facts: a call site reads what its callee's adjoint
     /// needs.
     pub facts: &'a ProgramFacts,
@@ -86,16 +87,16 @@ pub(super) struct RoutineInputs<'a> {
     pub calls: &'a BTreeMap<StmtId, CallCheckpoint>,
     /// Per unit: whether this root writes its derivative routine (what
     /// the checkpoint of a hoisted reference reads).
-    pub routines: Vec<bool>,
+    pub routines: IdVec<UnitId, bool>,
     /// Per unit: what its adjoint reads of the values it is called with
     /// (`None`: everything).
-    pub entry_needs: Vec<Option<&'a BitSet>>,
+    pub entry_needs: IdVec<UnitId, Option<&'a BitSet>>,
     /// Per statement: what it or anything after it may write.
-    pub written_from: Vec<BitSet>,
-    /// In unstructured units, per basic block (node index): the integer
+    pub written_from: IdVec<StmtId, BitSet>,
+    /// In unstructured units, per basic block (CFG node): the integer
     /// values its adjoint reads, saved at the block's end (the analysis'
     /// `block_saves`, by name).
-    pub snapshots: HashMap<usize, Vec<String>>,
+    pub snapshots: HashMap<NodeId, Vec<String>>,
 }
 
 /// Gathers, for each routine of the derivative set of `root` (a root of
@@ -163,15 +164,11 @@ pub(super) fn gather<T>(
             dead: &decisions.dead,
             pushed: &decisions.pushed,
             calls: &decisions.calls,
-            routines: (0..program.units.len())
-                .map(|i| diff.contains(UnitId(i as u32)))
-                .collect(),
-            entry_needs: (0..program.units.len())
-                .map(|i| {
-                    facts
-                        .decisions_of(UnitId(i as u32))
-                        .and_then(|d| d.entry_needs.as_ref())
-                })
+            routines: program.units.indices().map(|i| diff.contains(i)).collect(),
+            entry_needs: program
+                .units
+                .indices()
+                .map(|i| facts.decisions_of(i).and_then(|d| d.entry_needs.as_ref()))
                 .collect(),
             written_from: dfort_analysis::effects::written_from(program, orig, effects),
             snapshots,
@@ -212,7 +209,7 @@ impl RoutineInputs<'_> {
             .decisions_of(c)
             .and_then(|d| d.entry_needs.as_ref());
         match (needs, s) {
-            (Some(n), Some(s)) => n.contains(s.0 as usize),
+            (Some(n), Some(s)) => n.contains_id(s),
             _ => true,
         }
     }

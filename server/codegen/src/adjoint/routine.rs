@@ -8,7 +8,7 @@
 //! routine is not written and the refusals are returned. The trace
 //! records which variables have an adjoint.
 
-use super::control::REVERSE_LABEL;
+use super::control::{block_number, REVERSE_LABEL};
 use super::dispatch::Gen;
 use super::inputs::RoutineInputs;
 use super::sweep::emit;
@@ -16,7 +16,8 @@ use crate::declare::{Declared, Flavour};
 use crate::fortran::{declaration_order, Routine};
 use crate::trace::RoutineTrace;
 use crate::Refusal;
-use dfort_ir::Storage;
+use dfort_ir::cfg::NodeId;
+use dfort_ir::{Idx, Storage};
 
 /// The adjoint routine of one unit of the derivative set, with its trace.
 pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Vec<Refusal>> {
@@ -96,7 +97,7 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
         w.line("do while (dfort_branch /= 0)");
         w.indent();
         w.line("select case (dfort_branch)");
-        let mut blocks: Vec<usize> = out
+        let mut blocks: Vec<NodeId> = out
             .block_rev
             .keys()
             .chain(inp.snapshots.keys())
@@ -105,7 +106,7 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
         blocks.sort_unstable();
         blocks.dedup();
         for b in blocks {
-            w.line(&format!("case ({})", b + 1));
+            w.line(&format!("case ({})", block_number(b)));
             w.indent();
             for v in inp.snapshots.get(&b).into_iter().flatten().rev() {
                 w.line(&format!("call dfort_pop({v})"));
@@ -124,7 +125,7 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
     trace.with_adjoint = inp
         .bname
         .keys()
-        .filter(|s| (s.0 as usize) < inp.orig.symbols.len())
+        .filter(|s| s.index() < inp.orig.symbols.len())
         .copied()
         .collect();
     trace.with_adjoint.sort();

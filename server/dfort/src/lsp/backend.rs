@@ -486,7 +486,7 @@ impl Backend {
                         if let Some(place) = snap
                             .program
                             .units
-                            .get(id.0 as usize)
+                            .get(id)
                             .and_then(|x| snap.places.get(&x.span.file))
                         {
                             let generated = snap

@@ -662,7 +662,7 @@ pub(crate) fn const_int_in(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
     match &e.kind {
         ExprKind::Int(v) => Some(*v),
         ExprKind::Var(id) => {
-            let s = unit.symbols.get(id.0 as usize)?;
+            let s = unit.symbols.get(*id)?;
             if s.attrs.parameter {
                 const_int_in(unit, s.init.as_ref()?, depth + 1)
             } else {

@@ -197,7 +197,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 self.names
                     .get(s)
                     .and_then(|id| {
-                        let sym = &self.unit.symbols[id.0 as usize];
+                        let sym = &self.unit.symbols[*id];
                         sym.init.as_ref().and_then(|e| self.const_int(e))
                     })
                     .map(|v| v as u32)
@@ -300,7 +300,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let name = self.lname(callee);
         let args = self.args(list);
         if let Some(&id) = self.names.get(&name) {
-            let sym = &self.unit.symbols[id.0 as usize];
+            let sym = &self.unit.symbols[id];
             if let Some(i) = self.unit.stmt_functions.iter().position(|sf| sf.name == id) {
                 return ExprKind::FunctionCall {
                     name,

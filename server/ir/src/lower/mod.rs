@@ -12,6 +12,7 @@ pub(crate) mod expr;
 mod stmt;
 
 use crate::cfg::Cfg;
+use crate::idx::IdVec;
 use crate::ir::*;
 use dfort_syntax::flat::{field_id as flat_field_id, FNode, FlatTree};
 use dfort_syntax::rules::{
@@ -23,12 +24,12 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// Units of one file, in source order (hosts before the procedures they
-/// contain). `UnitId`s and `parent` refer to positions in this vector
+/// contain). `UnitId`s and `parent` refer to positions in this table
 /// until [`crate::link`] renumbers them.
 #[derive(Clone)]
 pub struct LoweredFile {
     pub file: FileId,
-    pub units: Vec<Unit>,
+    pub units: IdVec<UnitId, Unit>,
     pub diagnostics: Vec<Diagnostic>,
     /// Set when this "file" is one procedure of a module lowered on its
     /// own (the language server lowers module procedures one by one): the
@@ -48,12 +49,12 @@ pub fn lower_file(parsed: &ParsedFile, file: FileId) -> LoweredFile {
         parsed,
         text: parsed.parse_text(),
         file,
-        units: Vec::new(),
+        units: IdVec::new(),
         diagnostics: Vec::new(),
     };
     for (chunk, flat) in parsed.chunks.iter().zip(&flats) {
         let root = chunk.tree.root_node();
-        let first = cx.units.len();
+        let first = cx.units.next_id();
         for child in flat.root().named_children() {
             cx.top_level(child);
         }
@@ -78,7 +79,7 @@ pub(crate) struct FileLowerer<'a> {
     parsed: &'a ParsedFile,
     text: &'a str,
     file: FileId,
-    units: Vec<Unit>,
+    units: IdVec<UnitId, Unit>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -174,9 +175,9 @@ impl<'a> FileLowerer<'a> {
             "function_statement" => UnitKind::Function,
             _ => return,
         };
-        let index = self.units.len();
+        let id = self.units.next_id();
         let unit = {
-            let mut ul = UnitLowerer::new(self, kind, n, None, index);
+            let mut ul = UnitLowerer::new(self, kind, n, None, id);
             ul.header(first);
             for c in items {
                 if c.is_missing() || c.kind() == "ERROR" || !ul.specification(c) {
@@ -197,8 +198,8 @@ impl<'a> FileLowerer<'a> {
         self.units.push(unit);
     }
 
-    /// Lowers a unit node and the procedures it contains; returns its index.
-    fn unit(&mut self, n: FNode<'a>, parent: Option<usize>) -> usize {
+    /// Lowers a unit node and the procedures it contains; returns its id.
+    fn unit(&mut self, n: FNode<'a>, parent: Option<UnitId>) -> UnitId {
         let kind = match n.kind() {
             "program" => UnitKind::Program,
             "subroutine" => UnitKind::Subroutine,
@@ -206,25 +207,25 @@ impl<'a> FileLowerer<'a> {
             "module" => UnitKind::Module,
             _ => UnitKind::BlockData,
         };
-        let index = self.units.len();
+        let id = self.units.next_id();
         let (unit, contained) = {
-            let mut ul = UnitLowerer::new(self, kind, n, parent, index);
+            let mut ul = UnitLowerer::new(self, kind, n, parent, id);
             let contained = ul.lower_body(n);
             (ul.finish(), contained)
         };
         self.units.push(unit);
         if let Some(p) = parent {
-            self.units[p].children.push(UnitId(index as u32));
+            self.units[p].children.push(id);
         }
         for c in contained {
-            self.unit(c, Some(index));
+            self.unit(c, Some(id));
         }
-        index
+        id
     }
 
     /// Attaches each `!$ad` directive comment to the innermost unit (of
     /// those lowered from this chunk, from `first` on) that contains it.
-    fn attach_directives(&mut self, root: Node<'a>, first: usize) {
+    fn attach_directives(&mut self, root: Node<'a>, first: UnitId) {
         let Some(query) = directives_query() else {
             return;
         };
@@ -243,7 +244,10 @@ impl<'a> FileLowerer<'a> {
             }
         }
         for (span, (name, args)) in found {
-            let owner = (first..self.units.len())
+            let owner = self
+                .units
+                .indices()
+                .filter(|&i| i >= first)
                 .filter(|&i| {
                     let r = self.units[i].span.range;
                     r.start <= span.range.start && span.range.end <= r.end
@@ -320,28 +324,28 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         fx: &'f mut FileLowerer<'a>,
         kind: UnitKind,
         n: FNode,
-        parent: Option<usize>,
-        index: usize,
+        parent: Option<UnitId>,
+        id: UnitId,
     ) -> Self {
         let span = fx.stmt_span(n);
         let unit = Unit {
-            id: UnitId(index as u32),
+            id,
             name: String::new(),
             kind,
             span,
             name_span: span,
-            parent: parent.map(|p| UnitId(p as u32)),
+            parent,
             children: Vec::new(),
             recursive: false,
             args: Vec::new(),
             result: None,
-            symbols: Vec::new(),
+            symbols: IdVec::new(),
             implicit: ImplicitRules::default(),
             uses: Vec::new(),
             commons: Vec::new(),
             equivalences: Vec::new(),
             stmt_functions: Vec::new(),
-            stmts: Vec::new(),
+            stmts: IdVec::new(),
             body: Vec::new(),
             cfg: Cfg::default(),
             directives: Vec::new(),
@@ -379,8 +383,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         if let Some(&id) = self.names.get(name) {
             return id;
         }
-        let id = SymbolId(self.unit.symbols.len() as u32);
-        self.unit.symbols.push(Symbol::local(
+        let id = self.unit.symbols.push(Symbol::local(
             name.to_string(),
             Type::none(),
             Typing::Unknown,
@@ -392,11 +395,11 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     }
 
     pub(crate) fn sym_mut(&mut self, id: SymbolId) -> &mut Symbol {
-        &mut self.unit.symbols[id.0 as usize]
+        &mut self.unit.symbols[id]
     }
 
     pub(crate) fn push_stmt(&mut self, label: Option<u32>, span: Span, kind: StmtKind) -> StmtId {
-        let id = StmtId(self.unit.stmts.len() as u32);
+        let id = self.unit.stmts.next_id();
         self.unit.stmts.push(Stmt {
             id,
             label,

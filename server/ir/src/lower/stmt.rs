@@ -85,10 +85,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             return false;
         };
         let name = self.lname(name_node);
-        let known = self
-            .names
-            .get(&name)
-            .map(|&id| &self.unit.symbols[id.0 as usize]);
+        let known = self.names.get(&name).map(|&id| &self.unit.symbols[id]);
         if let Some(s) = known {
             if !s.dims.is_empty() || s.ty.base == BaseType::Character {
                 return false;
@@ -387,7 +384,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 },
             );
         }
-        self.unit.stmts[id.0 as usize].kind = StmtKind::If {
+        self.unit.stmts[id].kind = StmtKind::If {
             arms,
             else_body,
             one_line,
@@ -449,7 +446,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                                 control = DoControl::While(cond);
                             }
                             "concurrent_statement" => {
-                                self.unit.stmts[id.0 as usize].kind = StmtKind::Unsupported {
+                                self.unit.stmts[id].kind = StmtKind::Unsupported {
                                     construct: "DO CONCURRENT".into(),
                                 };
                                 self.fx.report(
@@ -483,12 +480,12 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         }
         let mut body = self.block(&body_nodes);
         if !terminal.is_empty() {
-            let before = self.unit.stmts.len();
+            let before = self.unit.stmts.next_id();
             let mut term = self.block(&terminal);
             // The terminal statement carries the loop's label.
             if let (Some(l), Some(first)) = (end_label, term.first()) {
-                let st = &mut self.unit.stmts[first.0 as usize];
-                if st.label.is_none() && first.0 as usize >= before {
+                let st = &mut self.unit.stmts[*first];
+                if st.label.is_none() && *first >= before {
                     st.label = Some(l);
                     let sp = st.span;
                     self.define_label(l, *first, sp);
@@ -502,7 +499,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 None => body.append(&mut term),
             }
         }
-        self.unit.stmts[id.0 as usize].kind = StmtKind::Do {
+        self.unit.stmts[id].kind = StmtKind::Do {
             name,
             control,
             body,
@@ -517,13 +514,12 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 end_label: Some(l),
                 body: inner,
                 ..
-            } = &mut self.unit.stmts[last.0 as usize].kind
+            } = &mut self.unit.stmts[last].kind
             {
                 if *l == label {
                     let mut inner = std::mem::take(inner);
                     self.append_to_innermost(&mut inner, label, term);
-                    if let StmtKind::Do { body: b, .. } = &mut self.unit.stmts[last.0 as usize].kind
-                    {
+                    if let StmtKind::Do { body: b, .. } = &mut self.unit.stmts[last].kind {
                         *b = inner;
                     }
                     return;
@@ -585,7 +581,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 _ => {}
             }
         }
-        self.unit.stmts[id.0 as usize].kind = StmtKind::SelectCase { selector, cases };
+        self.unit.stmts[id].kind = StmtKind::SelectCase { selector, cases };
         id
     }
 
