@@ -180,22 +180,6 @@ pub fn refine<D>(
     }
 }
 
-/// What goes wrong when the intrinsic `name` is differentiated.
-fn kink(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "abs" => "is not differentiable where its argument is 0 (dfort takes the derivative of the branch the sign selects)",
-        "max" | "min" | "max0" | "min0" | "amax1" | "amin1" | "dmax1" | "dmin1" => {
-            "is not differentiable where its arguments are equal (dfort takes the derivative of the argument selected)"
-        }
-        "sign" => "is not differentiable where its second argument is 0",
-        "int" | "nint" | "aint" | "anint" | "floor" | "ceiling" | "idint" | "idnint" => {
-            "has a zero derivative and jumps at integers: no gradient flows through it"
-        }
-        "mod" | "modulo" => "jumps where the quotient crosses an integer (the derivative there is wrong)",
-        _ => return None,
-    })
-}
-
 /// The variable an assignment writes.
 fn written(lhs: &Expr) -> Option<SymbolId> {
     match &lhs.kind {
@@ -222,7 +206,7 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
             let ExprKind::Intrinsic { name, args } = &e.kind else {
                 return;
             };
-            let Some(why) = kink(name) else {
+            let Some(why) = crate::render::kink(name) else {
                 return;
             };
             let mut varied = None;
@@ -241,10 +225,7 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
                 });
             }
             if let Some(v) = varied {
-                let msg = format!(
-                    "`{name}` of the active value `{}` {why}",
-                    unit.symbol(v).name
-                );
+                let msg = crate::render::kink_message(name, &unit.symbol(v).name, why);
                 push_rule(snap, out, e.span, &NON_DIFFERENTIABLE, &msg);
             }
         });

@@ -32,7 +32,6 @@ use dfort_analysis::activity::active_anywhere;
 use dfort_analysis::address_report::{Choice, LoopReport, VarReport};
 use dfort_analysis::checkpoint::CallCheckpoint;
 use dfort_analysis::dep::GlobalKey;
-use dfort_analysis::reversal::Reversal;
 use dfort_ir::{ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
@@ -129,10 +128,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                             offset: o,
                             label: "active".into(),
                             kind: HintKind::Active,
-                            tooltip: format!(
-                                "`{}` is active after this statement: it depends on an independent and a dependent depends on it",
-                                unit.symbol(*s).name
-                            ),
+                            tooltip: crate::render::active_tooltip(&unit.symbol(*s).name),
                             before: false,
                         });
                     }
@@ -158,7 +154,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                 offset: o,
                 label: "reversed by blocks".into(),
                 kind: HintKind::Reversal,
-                tooltip: "This unit's jumps (GO TO, computed GO TO, arithmetic IF, or an EXIT, CYCLE or RETURN that cannot be structured) make the adjoint reverse it through basic-block ids: the forward sweep records each block whose adjoint does work as it leaves it, the reverse sweep pops them".into(),
+                tooltip: crate::render::BLOCKS_TOOLTIP.into(),
                 before: true,
             });
         }
@@ -166,7 +162,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
     let mut constructs: Vec<_> = reversal.constructs.iter().collect();
     constructs.sort_by_key(|(s, _)| (unit.stmt(**s).span.range.start, s.0));
     for (id, r) in constructs {
-        let Some((label, tooltip)) = reversal_hint(&unit, r) else {
+        let Some((label, tooltip)) = crate::render::reversal_hint(&unit, r) else {
             continue;
         };
         let Some(o) = at(unit.stmt(*id).span.range, false) else {
@@ -211,10 +207,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                     offset: o,
                     label: format!("push({})", names.join(", ")),
                     kind: HintKind::Push,
-                    tooltip: format!(
-                        "TBR: this statement overwrites {} whose old value the adjoint needs; the forward sweep pushes it first and the reverse sweep pops it",
-                        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-                    ),
+                    tooltip: crate::render::tbr_push_tooltip(&names),
                     before: true,
                 });
             }
@@ -321,33 +314,6 @@ pub(crate) fn address_loops<'a>(snap: &'a Snapshot, unit: &Unit) -> Option<Addre
     Some(AddressLoops {
         unit: analysed,
         loops,
-    })
-}
-
-/// The label and tooltip of a construct's reversal.
-fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
-    Some(match r {
-        Reversal::CountedWhile(cw) => (
-            format!("trips ← {}", cw.trip_count(unit)),
-            "A counted WHILE loop (its counter is set just before it and only ever increased by a constant, its bound is unchanged inside): the reverse sweep computes its trip count from the bound, so nothing is recorded".to_string(),
-        ),
-        Reversal::PushBranch => (
-            "push(branch)".to_string(),
-            "The adjoint's forward sweep records which branch runs; the reverse sweep pops it to take the same branch backwards".to_string(),
-        ),
-        Reversal::Replay { index } => (
-            format!("replay {}", unit.symbol(*index).name),
-            "A counted loop: the reverse sweep replays it backwards from its bounds, so nothing per iteration is recorded (the index is saved once around the loop)".to_string(),
-        ),
-        Reversal::PushTrips => (
-            "push(trips)".to_string(),
-            "A loop without a counted header: the forward sweep counts its iterations and records the count; the reverse sweep runs that many".to_string(),
-        ),
-        Reversal::LeftByExit => (
-            "push(trips)".to_string(),
-            "A DO loop left by EXIT: the adjoint runs it as a DO WHILE on a flag; the forward sweep counts its iterations and records the count, the reverse sweep runs that many".to_string(),
-        ),
-        Reversal::BoundsChangeInside => return None,
     })
 }
 

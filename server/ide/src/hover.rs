@@ -346,15 +346,9 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
                 .any(|r| r.stmt == st.id && r.variable == sym)
         });
     if writes && dropped {
-        let _ = writeln!(
-            md,
-            "Not recorded: the adjoint's forward sweep drops this statement (nothing its reverse sweep reads depends on it)."
-        );
+        let _ = writeln!(md, "{}", crate::render::DROPPED_STATEMENT);
     } else if writes && unit.symbol(sym).ty.is_real_or_complex() {
-        let _ = writeln!(
-            md,
-            "Not recorded: no adjoint statement needs the value of `{name}` this statement overwrites (TBR)."
-        );
+        let _ = writeln!(md, "{}", crate::render::not_needed(name));
     }
     let elsewhere: Vec<u32> = decided
         .pushed
@@ -366,17 +360,7 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
         let mut lines = elsewhere;
         lines.sort();
         lines.dedup();
-        let _ = writeln!(
-            md,
-            "`{name}` is recorded for the adjoint where line{} {} overwrite{} it.",
-            if lines.len() > 1 { "s" } else { "" },
-            lines
-                .iter()
-                .map(|l| l.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if lines.len() > 1 { "" } else { "s" }
-        );
+        let _ = writeln!(md, "{}", crate::render::recorded_elsewhere(name, &lines));
     }
 }
 

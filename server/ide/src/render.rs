@@ -1,9 +1,10 @@
 //! The one renderer of the analyses' facts for people: every sentence
-//! and short label the inlay hints, the hover, the `address-stored`
-//! diagnostic and `dfort analyze`'s text and JSON show about how the
-//! reverse sweep gets an address index back (paper 003), the why-chains
-//! of activity (paper 000 §4) and the text report of `dfort analyze`
-//! ([`unit_text`]).
+//! and short label the inlay hints, the hover, the diagnostics and
+//! `dfort analyze`'s text and JSON show about how the reverse sweep gets
+//! an address index back (paper 003), how each construct is reversed
+//! (paper 001), what the forward sweep pushes and why (TBR, paper 000
+//! §5; call checkpoints), the why-chains of activity (§4), the kinks of
+//! intrinsics, and the text report of `dfort analyze` ([`unit_text`]).
 //!
 //! Contract: the analysis hands typed facts
 //! ([`dfort_analysis::address_report`]: choices, [`Formula`]s, [`Reason`]s
@@ -22,6 +23,7 @@ use dfort_analysis::checkpoint::{Saved, Why as SaveWhy};
 use dfort_analysis::counted_while::CountedWhile;
 use dfort_analysis::explain::Why;
 use dfort_analysis::recovery::{Ambiguity, NonInvertible};
+use dfort_analysis::reversal::Reversal;
 use dfort_ir::{Span, Stmt, StmtId, StmtKind, SymbolId, Unit};
 use std::fmt::Write;
 
@@ -617,6 +619,97 @@ pub fn why(unit: &Unit, w: &Why) -> String {
             name(v)
         ),
     }
+}
+
+/// The tooltip of the `active` hint after an assignment to `name`.
+pub fn active_tooltip(name: &str) -> String {
+    format!("`{name}` is active after this statement: it depends on an independent and a dependent depends on it")
+}
+
+/// The tooltip of the `reversed by blocks` hint.
+pub const BLOCKS_TOOLTIP: &str = "This unit's jumps (GO TO, computed GO TO, arithmetic IF, or an EXIT, CYCLE or RETURN that cannot be structured) make the adjoint reverse it through basic-block ids: the forward sweep records each block whose adjoint does work as it leaves it, the reverse sweep pops them";
+
+/// The tooltip of a `push(…)` hint on a statement whose overwritten
+/// values of `names` TBR records.
+pub fn tbr_push_tooltip(names: &[String]) -> String {
+    format!(
+        "TBR: this statement overwrites {} whose old value the adjoint needs; the forward sweep pushes it first and the reverse sweep pops it",
+        quoted(names)
+    )
+}
+
+/// The label and tooltip of a construct's reversal.
+pub fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
+    Some(match r {
+        Reversal::CountedWhile(cw) => (
+            format!("trips ← {}", cw.trip_count(unit)),
+            "A counted WHILE loop (its counter is set just before it and only ever increased by a constant, its bound is unchanged inside): the reverse sweep computes its trip count from the bound, so nothing is recorded".to_string(),
+        ),
+        Reversal::PushBranch => (
+            "push(branch)".to_string(),
+            "The adjoint's forward sweep records which branch runs; the reverse sweep pops it to take the same branch backwards".to_string(),
+        ),
+        Reversal::Replay { index } => (
+            format!("replay {}", unit.symbol(*index).name),
+            "A counted loop: the reverse sweep replays it backwards from its bounds, so nothing per iteration is recorded (the index is saved once around the loop)".to_string(),
+        ),
+        Reversal::PushTrips => (
+            "push(trips)".to_string(),
+            "A loop without a counted header: the forward sweep counts its iterations and records the count; the reverse sweep runs that many".to_string(),
+        ),
+        Reversal::LeftByExit => (
+            "push(trips)".to_string(),
+            "A DO loop left by EXIT: the adjoint runs it as a DO WHILE on a flag; the forward sweep counts its iterations and records the count, the reverse sweep runs that many".to_string(),
+        ),
+        Reversal::BoundsChangeInside => return None,
+    })
+}
+
+/// The hover's sentence on a statement TBR asks to record but the
+/// forward sweep drops.
+pub const DROPPED_STATEMENT: &str = "Not recorded: the adjoint's forward sweep drops this statement (nothing its reverse sweep reads depends on it).";
+
+/// The hover's sentence on an overwrite of `name` nothing needs.
+pub fn not_needed(name: &str) -> String {
+    format!("Not recorded: no adjoint statement needs the value of `{name}` this statement overwrites (TBR).")
+}
+
+/// The hover's sentence on the other lines (sorted) where `name` is
+/// recorded.
+pub fn recorded_elsewhere(name: &str, lines: &[u32]) -> String {
+    let many = lines.len() > 1;
+    format!(
+        "`{name}` is recorded for the adjoint where line{} {} overwrite{} it.",
+        if many { "s" } else { "" },
+        lines
+            .iter()
+            .map(|l| l.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if many { "" } else { "s" }
+    )
+}
+
+/// What goes wrong when the intrinsic `name` is differentiated.
+pub fn kink(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "abs" => "is not differentiable where its argument is 0 (dfort takes the derivative of the branch the sign selects)",
+        "max" | "min" | "max0" | "min0" | "amax1" | "amin1" | "dmax1" | "dmin1" => {
+            "is not differentiable where its arguments are equal (dfort takes the derivative of the argument selected)"
+        }
+        "sign" => "is not differentiable where its second argument is 0",
+        "int" | "nint" | "aint" | "anint" | "floor" | "ceiling" | "idint" | "idnint" => {
+            "has a zero derivative and jumps at integers: no gradient flows through it"
+        }
+        "mod" | "modulo" => "jumps where the quotient crosses an integer (the derivative there is wrong)",
+        _ => return None,
+    })
+}
+
+/// The `non-differentiable` diagnostic: `name` of the active `var`,
+/// what goes wrong ([`kink`]).
+pub fn kink_message(name: &str, var: &str, why: &str) -> String {
+    format!("`{name}` of the active value `{var}` {why}")
 }
 
 /// `dfort analyze`'s text report of one unit (with the why-chains of
