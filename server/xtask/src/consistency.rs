@@ -1030,4 +1030,29 @@ mod tests {
         let warned = no_source_warnings(&editor(&files, config).unwrap());
         assert_eq!(warned.len(), 1, "{warned:?}");
     }
+
+    #[test]
+    fn a_callee_without_active_variables_reports_what_its_adjoint_recovers() {
+        // 6. `fill` has nothing active, but its adjoint zeroes `pb(k)` for
+        //    each element it overwrites of the caller's derivative
+        //    carrier, recovering `k` by inversion: analyze says so too.
+        let files = vec![fixture("carrier_only.f90")];
+        let doc = json(&files, Some("outer"));
+        let fill = unit(&doc, "fill");
+        assert_eq!(fill["active"], serde_json::json!([]));
+        let recovered: Vec<_> = fill["address_recovery"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|l| l["variables"].as_array().unwrap().iter())
+            .map(|v| (v["variable"].as_str(), v["choice"].as_str()))
+            .collect();
+        assert_eq!(recovered, [(Some("k"), Some("inverted"))]);
+        let spec = RootSpec {
+            name: "outer".into(),
+            ..RootSpec::default()
+        };
+        let a = check_root(&files, &spec, Recording::Inversion).unwrap();
+        assert!(a.recoveries == 1, "{a}");
+    }
 }
