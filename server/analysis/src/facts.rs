@@ -125,6 +125,13 @@ impl ProgramFacts {
     pub fn facts_of(&self, unit: UnitId) -> Option<&UnitFacts> {
         self.units.get(unit)?.as_deref()
     }
+    /// Whether the adjoint works in `unit`: it has active variables, or
+    /// it gets a derivative routine (whose adjoint may zero the adjoints
+    /// of overwritten elements of derivative carriers without any active
+    /// value). The units whose decisions the clients show.
+    pub fn differentiated(&self, unit: &Unit) -> bool {
+        differentiated(&self.activity, &self.carriers, unit)
+    }
     /// The recovery plans of a unit's loops (empty when it has none).
     pub fn plans_of(&self, unit: UnitId) -> &[Plan] {
         self.facts_of(unit)
@@ -287,15 +294,9 @@ fn analyse_resolved(
             let fx = effects_in(&effects, &program, previous);
             let shape = shapes.of(&program, unit);
             let decisions = decide(&program, unit, &shape, t, fx, recording);
-            // Reports, in the default mode, for units with active
-            // variables and units that get a derivative routine (whose
-            // adjoint may zero the adjoints of overwritten elements of
-            // derivative carriers without any active value).
-            let active = activity.activity[i]
-                .as_ref()
-                .is_some_and(|a| !crate::activity::active_anywhere(unit, a).is_empty());
-            let routine = carriers.routine.get(i).copied().unwrap_or(false);
-            let reports = if (active || routine) && recording.inversion() {
+            // Reports, in the default mode, for the units the adjoint
+            // works in.
+            let reports = if differentiated(&activity, &carriers, unit) && recording.inversion() {
                 unit_reports(unit, &shape, &decisions, t)
             } else {
                 Vec::new()
@@ -319,6 +320,16 @@ fn analyse_resolved(
         units,
         effects,
     }
+}
+
+/// [`ProgramFacts::differentiated`].
+fn differentiated(activity: &ProgramActivity, carriers: &Carriers, unit: &Unit) -> bool {
+    carriers.routine.get(unit.id).copied().unwrap_or(false)
+        || activity
+            .activity
+            .get(unit.id)
+            .and_then(|a| a.as_ref())
+            .is_some_and(|a| !crate::activity::active_anywhere(unit, a).is_empty())
 }
 
 /// The effects of every unit, computed once per analysis (on first use),

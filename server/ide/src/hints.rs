@@ -28,7 +28,6 @@
 
 use crate::host::Snapshot;
 use crate::render;
-use dfort_analysis::activity::active_anywhere;
 use dfort_analysis::address_report::{Choice, LoopReport, VarReport};
 use dfort_analysis::checkpoint::CallCheckpoint;
 use dfort_analysis::dep::GlobalKey;
@@ -112,7 +111,8 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
     let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
     };
-    if active_anywhere(unit, act).is_empty() {
+    // The units the adjoint works in (as `dfort analyze` reports them).
+    if !snap.analysis.differentiated(unit) {
         return;
     }
     let at = |range: TextRange, end: bool| {

@@ -276,8 +276,8 @@ pub fn check_root(
         let none = UnitFacts::default();
         let c = cli.get(unit).unwrap_or(&none);
         let mut sides = vec![("JSON", c.clone())];
-        // The editor shows hints in units with active variables only.
-        if let Some(e) = ed_facts.as_ref().filter(|_| !c.active.is_empty()) {
+        // The editor shows hints in every unit the adjoint works in.
+        if let Some(e) = ed_facts.as_ref() {
             let e = e.get(unit).cloned().unwrap_or_default();
             let gained: Vec<String> = e.active.difference(&c.active).cloned().collect();
             if !gained.is_empty() {
