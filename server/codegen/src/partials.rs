@@ -127,3 +127,34 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
         _ => return None,
     })
 }
+
+/// The denominator of the derivative of `norm2(x)` (`x` printed,
+/// parenthesised): `norm2(x)`, or 1 where it is 0 — there `x` is 0, so
+/// the derivative's numerator is 0 and the derivative is the subgradient
+/// 0. One kind for both values of `merge`.
+pub fn norm2_nonzero(x: &str) -> String {
+    let n = format!("norm2({x})");
+    format!("merge({n}, {n} + 1, {n} > 0)")
+}
+
+/// The index of the element `maxval(x)` / `minval(x)` selects, for a
+/// whole rank-1 array variable `x`: the first extremal one (the one
+/// `maxloc` / `minloc` returns, shifted to `x`'s lower bound). Its
+/// derivative is that element's: at ties the derivative of the first
+/// (a subgradient). `None` for other arguments (refused).
+pub fn selected_element(unit: &Unit, name: &str, x: &Expr) -> Option<String> {
+    let loc = match name {
+        "maxval" => "maxloc",
+        "minval" => "minloc",
+        _ => return None,
+    };
+    let ExprKind::Var(s) = x.kind else {
+        return None;
+    };
+    let sym = unit.symbol(s);
+    if sym.rank() != 1 || !sym.ty.is_real_or_complex() {
+        return None;
+    }
+    let n = &sym.name;
+    Some(format!("{loc}({n}, 1) + lbound({n}, 1) - 1"))
+}

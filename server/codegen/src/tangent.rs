@@ -32,7 +32,15 @@ use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
 
 /// Intrinsics whose derivative is itself an array expression.
-const ARRAY_INTRINSICS: &[&str] = &["sum", "transpose", "dot_product", "matmul"];
+const ARRAY_INTRINSICS: &[&str] = &[
+    "sum",
+    "transpose",
+    "dot_product",
+    "matmul",
+    "norm2",
+    "maxval",
+    "minval",
+];
 
 struct Gen<'a> {
     program: &'a Program,
@@ -164,6 +172,28 @@ impl Gen<'_> {
                 }
             }),
             ("transpose", 1) => d0.map(|d| format!("transpose({d})")),
+            // The derivative of the element selected (the first at ties).
+            ("maxval" | "minval", 1) => {
+                match crate::partials::selected_element(self.unit, name, &args[0].value) {
+                    Some(at) => self.dref(&args[0].value).map(|d| format!("{d}({at})")),
+                    None => {
+                        self.refuse(
+                            e.span,
+                            format!(
+                                "no derivative rule for `{name}` of `{}` (only of a whole rank-1 array variable)",
+                                print(self.unit, &args[0].value)
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
+            // ‖x‖' = Σ xᵢ ẋᵢ / ‖x‖, and 0 at x = 0 (the subgradient 0;
+            // no division by zero: the numerator is 0 there too).
+            ("norm2", 1) if args[0].keyword.is_none() => d0.map(|d| {
+                let x = self.e(&args[0].value);
+                format!("sum({x} * {d}) / {}", crate::partials::norm2_nonzero(&x))
+            }),
             ("dot_product" | "matmul", 2) => {
                 let a = self.e(&args[0].value);
                 let b = self.e(&args[1].value);

@@ -3,7 +3,7 @@
 //! snapshot's analyses (paper 000 §4, paper 003):
 //!
 //! * a non-differentiable intrinsic (`abs`, `max`, `min`, `sign`, `int`,
-//!   `nint`, `mod`, …) applied to a varied value in an assignment whose
+//!   `nint`, `mod`, `maxval`, `minval`, `norm2`, …) applied to a varied value in an assignment whose
 //!   result is active: the derivative is wrong at the kink or zero;
 //! * an active value passed to a procedure dfort has no source for, or to
 //!   one that gets no derivative routine where the generators
@@ -372,6 +372,51 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn maxval_and_norm2_of_active_arrays_say_where_they_are_not_differentiable() {
+        let src = include_str!("../../../tests/fixtures/kernels/maxval.f90");
+        let path = Path::new("/diagnostic-tests/maxval.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let messages: Vec<String> = host
+            .snapshot()
+            .diagnostics(path)
+            .iter()
+            .filter(|d| d.code == "non-differentiable")
+            .map(|d| d.message.clone())
+            .collect();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.starts_with("`maxval` of the active value `t`")
+                    && m.contains("the first, the one maxloc/minloc returns")),
+            "{messages:?}"
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.starts_with("`minval` of the active value `x`")),
+            "{messages:?}"
+        );
+        let src = include_str!("../../../tests/fixtures/kernels/norm2.f90");
+        let path = Path::new("/diagnostic-tests/norm2.f90");
+        host.set_text(path, src, true, 1);
+        let messages: Vec<String> = host
+            .snapshot()
+            .diagnostics(path)
+            .iter()
+            .filter(|d| d.code == "non-differentiable")
+            .map(|d| d.message.clone())
+            .collect();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.starts_with("`norm2` of the active value `t`")
+                    && m.contains("subgradient 0")),
+            "{messages:?}"
+        );
     }
 
     #[test]

@@ -698,6 +698,10 @@ pub fn kink(name: &str) -> Option<&'static str> {
             "is not differentiable where its arguments are equal (dfort takes the derivative of the argument selected)"
         }
         "sign" => "is not differentiable where its second argument is 0",
+        "maxval" | "minval" => {
+            "is not differentiable where elements tie for the extremum (dfort takes the derivative of the first, the one maxloc/minloc returns)"
+        }
+        "norm2" => "is not differentiable where its argument is 0 (dfort takes the subgradient 0 there)",
         "int" | "nint" | "aint" | "anint" | "floor" | "ceiling" | "idint" | "idnint" => {
             "has a zero derivative and jumps at integers: no gradient flows through it"
         }

@@ -253,9 +253,11 @@ rules! {
         group: Group::Differentiability,
         summary: "a non-differentiable intrinsic applied to an active value",
         doc: "`abs`, `max`, `min`, `sign`, `int`, `nint`, `aint`, `floor`, `ceiling`, `mod`, \
-              `modulo` (and their specific names) have kinks or jumps. Applied to a varied \
-              value in an assignment whose result is active, the derivative dfort computes is \
-              that of the branch taken (`abs`, `max`, `min`, `sign`), zero (`int` and friends, \
+              `modulo` (and their specific names), `maxval`, `minval` and `norm2` have kinks \
+              or jumps. Applied to a varied value in an assignment whose result is active, the \
+              derivative dfort computes is that of the branch taken (`abs`, `max`, `min`, \
+              `sign`; for `maxval`/`minval` the first extremal element, the one `maxloc`/`minloc` \
+              returns; for `norm2` of a zero vector the subgradient 0), zero (`int` and friends, \
               so no gradient flows through them), or wrong where the function jumps (`mod`). \
               This is usually intended; the warning says where it matters. (A construct the \
               generators cannot differentiate at all is the refusal `not-differentiable`.)\n\n\

@@ -193,7 +193,7 @@ impl Gen<'_> {
             ExprKind::Intrinsic { name, args }
                 if matches!(
                     name.as_str(),
-                    "sum" | "dot_product" | "matmul" | "transpose"
+                    "sum" | "dot_product" | "matmul" | "transpose" | "norm2" | "maxval" | "minval"
                 ) =>
             {
                 self.adj_array_intrinsic(e, name, args, m, mr, out);
@@ -239,6 +239,27 @@ impl Gen<'_> {
                 // Every element gets the scalar adjoint (broadcast: the
                 // adjoint stays a scalar for the rules below).
                 self.adj(&args[0].value, &m, 0, out);
+            }
+            // x̄ += m x / ‖x‖, nothing at x = 0 (the subgradient 0).
+            ("norm2", 1) if !keywords && mr == 0 => {
+                let x = &args[0].value;
+                let n = crate::partials::norm2_nonzero(&v(x));
+                self.adj(x, &format!("{m} * {} / {n}", v(x)), rank_of(unit, x), out);
+            }
+            // The selected element (the first at ties) gets the adjoint.
+            ("maxval" | "minval", 1) if !keywords && mr == 0 => {
+                let x = &args[0].value;
+                match (crate::partials::selected_element(unit, name, x), inp.bref(x)) {
+                    (Some(at), Some(b)) => out.push(format!("{b}({at}) = {b}({at}) + {m}")),
+                    (Some(_), None) => {}
+                    (None, _) => self.out.refuse(
+                        e.span,
+                        format!(
+                            "no adjoint rule for `{name}` of `{}` (only of a whole rank-1 array variable)",
+                            print(unit, x)
+                        ),
+                    ),
+                }
             }
             // A broadcast scalar is its own transpose.
             ("transpose", 1) if mr == 0 => self.adj(&args[0].value, &m, 0, out),
