@@ -137,6 +137,30 @@ pub fn norm2_nonzero(x: &str) -> String {
     format!("merge({n}, {n} + 1, {n} > 0)")
 }
 
+/// For `product(x)` of a whole rank-1 array variable `x`: the
+/// derivative with respect to element `j` (the index variable's name),
+/// the product of the other elements — `product(x(:j - 1)) *
+/// product(x(j + 1:))`, which divides by nothing (zeros are fine) — and
+/// `j`'s range, `lbound(x, 1), ubound(x, 1)`. `None` for other
+/// arguments (refused).
+pub fn product_of_others(unit: &Unit, x: &Expr, j: &str) -> Option<(String, String)> {
+    let n = whole_rank1_real(unit, x)?;
+    Some((
+        format!("product({n}(:{j} - 1)) * product({n}({j} + 1:))"),
+        format!("lbound({n}, 1), ubound({n}, 1)"),
+    ))
+}
+
+/// The name of `x` when it is a whole rank-1 real or complex array
+/// variable.
+fn whole_rank1_real<'u>(unit: &'u Unit, x: &Expr) -> Option<&'u str> {
+    let ExprKind::Var(s) = x.kind else {
+        return None;
+    };
+    let sym = unit.symbol(s);
+    (sym.rank() == 1 && sym.ty.is_real_or_complex()).then_some(sym.name.as_str())
+}
+
 /// The index of the element `maxval(x)` / `minval(x)` selects, for a
 /// whole rank-1 array variable `x`: the first extremal one (the one
 /// `maxloc` / `minloc` returns, shifted to `x`'s lower bound). Its
@@ -148,13 +172,6 @@ pub fn selected_element(unit: &Unit, name: &str, x: &Expr) -> Option<String> {
         "minval" => "minloc",
         _ => return None,
     };
-    let ExprKind::Var(s) = x.kind else {
-        return None;
-    };
-    let sym = unit.symbol(s);
-    if sym.rank() != 1 || !sym.ty.is_real_or_complex() {
-        return None;
-    }
-    let n = &sym.name;
+    let n = whole_rank1_real(unit, x)?;
     Some(format!("{loc}({n}, 1) + lbound({n}, 1) - 1"))
 }

@@ -40,6 +40,7 @@ const ARRAY_INTRINSICS: &[&str] = &[
     "norm2",
     "maxval",
     "minval",
+    "product",
 ];
 
 struct Gen<'a> {
@@ -53,6 +54,9 @@ struct Gen<'a> {
     w: Writer,
     /// Scalar temporaries holding derivatives of values passed to calls.
     ztemps: Vec<String>,
+    /// Whether `dfort_j` (the element index of `product`'s derivative)
+    /// is used.
+    index_j: bool,
     /// Derivative modules (`m_d`) of the callees this routine calls.
     used_modules: BTreeSet<String>,
     /// The units whose tangent routines this routine calls.
@@ -172,6 +176,26 @@ impl Gen<'_> {
                 }
             }),
             ("transpose", 1) => d0.map(|d| format!("transpose({d})")),
+            // Σⱼ ẋⱼ Πᵢ≠ⱼ xᵢ, without dividing by any element.
+            ("product", 1) if args[0].keyword.is_none() => {
+                let j = "dfort_j";
+                match crate::partials::product_of_others(self.unit, &args[0].value, j) {
+                    Some((others, range)) => self.dref(&args[0].value).map(|d| {
+                        self.index_j = true;
+                        format!("sum({d} * [({others}, {j} = {range})])")
+                    }),
+                    None => {
+                        self.refuse(
+                            e.span,
+                            format!(
+                                "no derivative rule for `product` of `{}` (only of a whole rank-1 array variable)",
+                                print(self.unit, &args[0].value)
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
             // The derivative of the element selected (the first at ties).
             ("maxval" | "minval", 1) => {
                 match crate::partials::selected_element(self.unit, name, &args[0].value) {
@@ -592,6 +616,7 @@ fn routine(
         refusals: Vec::new(),
         w: Writer::default(),
         ztemps: Vec::new(),
+        index_j: false,
         used_modules: BTreeSet::new(),
         called: BTreeSet::new(),
         module: module.clone(),
@@ -618,6 +643,9 @@ fn routine(
     );
     for (k, ty) in g.ztemps.iter().enumerate() {
         r.w.line(&format!("{ty} :: dfort_z{}", k + 1));
+    }
+    if g.index_j {
+        r.w.line("integer :: dfort_j");
     }
     r.end_specification();
     for l in body.lines() {

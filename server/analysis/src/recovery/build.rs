@@ -60,6 +60,7 @@ pub(super) fn build(
     let mut written_in_body = BitSet::default();
     let body_calls = written(program, unit, body, &mut written_in_body);
     let inv = Invariance {
+        program,
         unit,
         written_in_body,
         written_anywhere: written_anywhere.clone(),
@@ -129,6 +130,7 @@ pub(super) fn build(
 
 /// Whether a non-handled variable keeps its value through the body.
 struct Invariance<'a> {
+    program: &'a Program,
     unit: &'a Unit,
     /// Written somewhere in the body.
     written_in_body: BitSet,
@@ -146,6 +148,20 @@ impl Invariance<'_> {
         }
         if sym.storage == Storage::Procedure {
             return false;
+        }
+        // A host's INTENT(IN) dummy or named constant cannot change (a
+        // call cannot change it either: the standard forbids changing an
+        // INTENT(IN) dummy's actual through another path), so it needs no
+        // saving — and restoring it would not compile.
+        if let Storage::Imported { from, symbol, .. } = &sym.storage {
+            let original = self
+                .program
+                .units
+                .get(*from)
+                .and_then(|u| u.symbols.get(*symbol));
+            if original.is_some_and(|o| o.attrs.parameter || o.intent == Some(Intent::In)) {
+                return true;
+            }
         }
         if sym.is_global() && self.body_calls {
             return false;

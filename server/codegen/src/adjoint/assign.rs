@@ -193,7 +193,14 @@ impl Gen<'_> {
             ExprKind::Intrinsic { name, args }
                 if matches!(
                     name.as_str(),
-                    "sum" | "dot_product" | "matmul" | "transpose" | "norm2" | "maxval" | "minval"
+                    "sum"
+                        | "dot_product"
+                        | "matmul"
+                        | "transpose"
+                        | "norm2"
+                        | "maxval"
+                        | "minval"
+                        | "product"
                 ) =>
             {
                 self.adj_array_intrinsic(e, name, args, m, mr, out);
@@ -245,6 +252,27 @@ impl Gen<'_> {
                 let x = &args[0].value;
                 let n = crate::partials::norm2_nonzero(&v(x));
                 self.adj(x, &format!("{m} * {} / {n}", v(x)), rank_of(unit, x), out);
+            }
+            // x̄ⱼ += m Πᵢ≠ⱼ xᵢ, without dividing by any element.
+            ("product", 1) if !keywords && mr == 0 => {
+                let x = &args[0].value;
+                let j = "dfort_j";
+                match (crate::partials::product_of_others(unit, x, j), inp.bref(x)) {
+                    (Some((others, range)), Some(b)) => {
+                        self.out.column_loops = true;
+                        out.push(format!("do {j} = {range}"));
+                        out.push(format!("  {b}({j}) = {b}({j}) + {m} * {others}"));
+                        out.push("end do".into());
+                    }
+                    (Some(_), None) => {}
+                    (None, _) => self.out.refuse(
+                        e.span,
+                        format!(
+                            "no adjoint rule for `product` of `{}` (only of a whole rank-1 array variable)",
+                            print(unit, x)
+                        ),
+                    ),
+                }
             }
             // The selected element (the first at ties) gets the adjoint.
             ("maxval" | "minval", 1) if !keywords && mr == 0 => {

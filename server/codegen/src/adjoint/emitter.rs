@@ -42,7 +42,8 @@ pub(super) struct Emitter {
     pub ztemps: Vec<String>,
     /// The types of the recovery plans' temporaries `dfort_i<n>`.
     pub int_temps: Vec<String>,
-    /// Whether `dfort_j` (the column index of matrix adjoints) is used.
+    /// Whether `dfort_j` (the column index of matrix adjoints, the element
+    /// index of `product`'s adjoint) is used.
     pub column_loops: bool,
     /// Ranks of the array temporaries of array assignments.
     pub array_temps: BTreeSet<usize>,

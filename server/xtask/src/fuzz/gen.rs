@@ -1813,10 +1813,10 @@ impl<'r> Generator<'r> {
         vec![Stmt::IfOne(c, Box::new(s))]
     }
 
-    /// The array language of issue 16, drawn rarely: `maxval` and
-    /// `norm2` of a whole array (differentiated), and constructs dfort
-    /// does not differentiate yet (WHERE, FORALL, `product`), so that the
-    /// refusals by reason show what to build next.
+    /// The array language of issue 16, drawn rarely: `maxval`, `product`
+    /// and `norm2` of a whole array (differentiated), and constructs dfort
+    /// does not differentiate yet (WHERE, FORALL), so that the refusals
+    /// by reason show what to build next.
     fn beyond(&mut self, env: &mut Env) -> Vec<Stmt> {
         let arrays: Vec<RVar> = env
             .reals
