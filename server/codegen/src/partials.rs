@@ -175,3 +175,12 @@ pub fn selected_element(unit: &Unit, name: &str, x: &Expr) -> Option<String> {
     let n = whole_rank1_real(unit, x)?;
     Some(format!("{loc}({n}, 1) + lbound({n}, 1) - 1"))
 }
+
+/// The refusal of `name` (`maxval`, `minval`, `product`) of an argument
+/// other than a whole rank-1 array variable, in both generators.
+pub fn whole_rank1_only(unit: &Unit, name: &str, x: &Expr) -> String {
+    format!(
+        "no derivative rule for `{name}` of `{}` (only of a whole rank-1 array variable)",
+        dfort_ir::dump::expr(unit, x)
+    )
+}

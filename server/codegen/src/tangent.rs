@@ -187,10 +187,7 @@ impl Gen<'_> {
                     None => {
                         self.refuse(
                             e.span,
-                            format!(
-                                "no derivative rule for `product` of `{}` (only of a whole rank-1 array variable)",
-                                print(self.unit, &args[0].value)
-                            ),
+                            crate::partials::whole_rank1_only(self.unit, "product", &args[0].value),
                         );
                         None
                     }
@@ -203,10 +200,7 @@ impl Gen<'_> {
                     None => {
                         self.refuse(
                             e.span,
-                            format!(
-                                "no derivative rule for `{name}` of `{}` (only of a whole rank-1 array variable)",
-                                print(self.unit, &args[0].value)
-                            ),
+                            crate::partials::whole_rank1_only(self.unit, name, &args[0].value),
                         );
                         None
                     }

@@ -374,19 +374,23 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn maxval_and_norm2_of_active_arrays_say_where_they_are_not_differentiable() {
-        let src = include_str!("../../../tests/fixtures/kernels/maxval.f90");
-        let path = Path::new("/diagnostic-tests/maxval.f90");
+    /// The messages of the `non-differentiable` diagnostics of `src`.
+    fn non_differentiable(name: &str, src: &str) -> Vec<String> {
+        let path = Path::new("/diagnostic-tests").join(name);
         let mut host = Host::default();
-        host.set_text(path, src, true, 1);
-        let messages: Vec<String> = host
-            .snapshot()
-            .diagnostics(path)
+        host.set_text(&path, src, true, 1);
+        host.snapshot()
+            .diagnostics(&path)
             .iter()
             .filter(|d| d.code == "non-differentiable")
             .map(|d| d.message.clone())
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn maxval_and_norm2_of_active_arrays_say_where_they_are_not_differentiable() {
+        let src = include_str!("../../../tests/fixtures/kernels/maxval.f90");
+        let messages = non_differentiable("maxval.f90", src);
         assert!(
             messages
                 .iter()
@@ -401,15 +405,7 @@ mod tests {
             "{messages:?}"
         );
         let src = include_str!("../../../tests/fixtures/kernels/norm2.f90");
-        let path = Path::new("/diagnostic-tests/norm2.f90");
-        host.set_text(path, src, true, 1);
-        let messages: Vec<String> = host
-            .snapshot()
-            .diagnostics(path)
-            .iter()
-            .filter(|d| d.code == "non-differentiable")
-            .map(|d| d.message.clone())
-            .collect();
+        let messages = non_differentiable("norm2.f90", src);
         assert!(
             messages
                 .iter()

@@ -267,26 +267,22 @@ impl Gen<'_> {
                     (Some(_), None) => {}
                     (None, _) => self.out.refuse(
                         e.span,
-                        format!(
-                            "no adjoint rule for `product` of `{}` (only of a whole rank-1 array variable)",
-                            print(unit, x)
-                        ),
+                        crate::partials::whole_rank1_only(unit, "product", x),
                     ),
                 }
             }
             // The selected element (the first at ties) gets the adjoint.
             ("maxval" | "minval", 1) if !keywords && mr == 0 => {
                 let x = &args[0].value;
-                match (crate::partials::selected_element(unit, name, x), inp.bref(x)) {
+                match (
+                    crate::partials::selected_element(unit, name, x),
+                    inp.bref(x),
+                ) {
                     (Some(at), Some(b)) => out.push(format!("{b}({at}) = {b}({at}) + {m}")),
                     (Some(_), None) => {}
-                    (None, _) => self.out.refuse(
-                        e.span,
-                        format!(
-                            "no adjoint rule for `{name}` of `{}` (only of a whole rank-1 array variable)",
-                            print(unit, x)
-                        ),
-                    ),
+                    (None, _) => self
+                        .out
+                        .refuse(e.span, crate::partials::whole_rank1_only(unit, name, x)),
                 }
             }
             // A broadcast scalar is its own transpose.
