@@ -437,3 +437,130 @@ fn every_ir_node_keeps_a_source_range_inside_its_file() {
         }
     }
 }
+
+fn from_text(text: &str) -> dfort_ide::Workspace {
+    dfort_ide::Workspace::from_sources(
+        vec![(std::path::PathBuf::from("t.f90"), text.to_string())],
+        dfort_ide::LoadOptions::default(),
+    )
+}
+
+#[test]
+fn where_lowers_to_arms_with_an_else_and_reads_its_masks_in_its_block() {
+    let ws = from_text(
+        "subroutine w(n, x, y)\n  integer :: n\n  real(8) :: x(n), y(n)\n  where (x > 0) y = x\n  where (x > 1)\n    y = 2*y\n    where (y > 3) y = 3\n  elsewhere (x < -1)\n    y = -y\n  elsewhere\n    y = 0\n  end where\nend subroutine\n",
+    );
+    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    let u = unit(&ws, "w");
+    let wheres: Vec<_> = u
+        .stmts
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Where {
+                arms,
+                else_body,
+                one_line,
+            } => Some((arms.len(), else_body.is_some(), *one_line)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        wheres,
+        vec![(1, false, true), (2, true, false), (1, false, true)]
+    );
+    // The construct and its assignments share one basic block.
+    let node = |s: StmtId| u.cfg.stmt_node[s].expect("placed");
+    let construct = u.body[1];
+    for b in u.stmt(construct).kind.blocks() {
+        for s in b {
+            assert_eq!(node(*s), node(construct));
+        }
+    }
+}
+
+#[test]
+fn a_where_body_holds_only_assignments_and_wheres() {
+    let ws = from_text(
+        "subroutine w(n, x)\n  integer :: n\n  real(8) :: x(n)\n  where (x > 0)\n    call f(x)\n  end where\nend subroutine\n",
+    );
+    let d = first_with_code(&ws, "unsupported");
+    assert!(
+        d.message.contains("only assignments and nested WHERE"),
+        "{}",
+        d.message
+    );
+}
+
+#[test]
+fn do_concurrent_and_forall_lower_to_loops_on_indices_of_their_own() {
+    let ws = from_text(
+        "subroutine c(n, x, y)\n  integer :: n, i\n  real(8) :: x(n), y(n), t, s\n  i = 7\n  do concurrent (i = 1:n:2, x(i) > 0) local(t) local_init(s)\n    t = x(i) + s\n    y(i) = t\n  end do\n  forall (i = 1:n)\n    y(i) = y(i) * 2\n    x(i) = y(i)\n  end forall\n  y(1) = i\nend subroutine\n",
+    );
+    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    let u = unit(&ws, "c");
+    let name = |s: SymbolId| u.symbol(s).name.as_str();
+    // do dfort_i (the mask an IF inside), then one loop per FORALL
+    // assignment; the last statement still reads the outer `i`.
+    let heads: Vec<&str> = u
+        .body
+        .iter()
+        .filter_map(|s| match &u.stmt(*s).kind {
+            StmtKind::Do {
+                control: DoControl::Counted { var, .. },
+                ..
+            } => Some(name(*var)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(heads, vec!["dfort_i", "dfort_i", "dfort_i"]);
+    let StmtKind::Do { body, .. } = &u.stmt(u.body[1]).kind else {
+        panic!("a DO")
+    };
+    let StmtKind::If { arms, .. } = &u.stmt(body[0]).kind else {
+        panic!("the mask as an IF")
+    };
+    // local_init copies the outer value first; local gets a fresh name.
+    let firsts: Vec<String> = arms[0]
+        .body
+        .iter()
+        .map(|s| match &u.stmt(*s).kind {
+            StmtKind::Assign { lhs, rhs } => {
+                format!("{} = {}", dump::expr(u, lhs), dump::expr(u, rhs))
+            }
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        firsts,
+        vec![
+            "dfort_s = s",
+            "dfort_t = x(dfort_i) + dfort_s",
+            "y(dfort_i) = dfort_t"
+        ]
+    );
+    let StmtKind::Assign { rhs, .. } = &u.stmt(*u.body.last().unwrap()).kind else {
+        panic!("an assignment")
+    };
+    assert!(matches!(rhs.kind, ExprKind::Var(s) if name(s) == "i"));
+}
+
+#[test]
+fn forall_orders_the_sequential_loop_would_change_are_refused() {
+    for (body, why) in [
+        (
+            "forall (i = 2:n) x(i) = x(i-1)",
+            "from other elements of it",
+        ),
+        ("forall (i = 1:n, x(n+1-i) > 0) x(i) = 1", "mask reads `x`"),
+        (
+            "forall (i = 1:n)\n    where (x > 0) x = 1\n  end forall",
+            "other than assignments",
+        ),
+    ] {
+        let ws = from_text(&format!(
+            "subroutine f(n, x)\n  integer :: n, i\n  real(8) :: x(n)\n  {body}\nend subroutine\n"
+        ));
+        let d = first_with_code(&ws, "unsupported");
+        assert!(d.message.contains(why), "{body}: {}", d.message);
+    }
+}

@@ -561,7 +561,7 @@ pub fn tape_limit(unit: &Unit, s: SymbolId, whole: bool) -> Option<TapeLimit> {
     if !kind_ok {
         return Some(TapeLimit::Type);
     }
-    if whole && sym.rank() > 3 {
+    if whole && sym.rank() > 7 {
         return Some(TapeLimit::Rank(sym.rank()));
     }
     if whole && sym.dims.iter().any(|d| d.kind == DimKind::AssumedSize) {

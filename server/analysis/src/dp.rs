@@ -54,7 +54,7 @@ pub fn dp(unit: &Unit, e: &Expr, out: &mut BitSet) {
             dp(unit, a, out);
             dp(unit, b, out);
         }
-        ExprKind::ArrayCtor(items) => {
+        ExprKind::ArrayCtor(items) | ExprKind::ImpliedDo { items, .. } => {
             for i in items {
                 dp(unit, i, out);
             }

@@ -89,6 +89,38 @@ fn always_live(st: &Stmt, side_effects: bool) -> bool {
     !matches!(st.kind, StmtKind::Assign { .. }) || side_effects
 }
 
+/// The assignments inside a WHERE whose target one of its masks reads.
+/// They stay: the CFG reads every mask where the construct starts
+/// ([`dfort_ir::cfg`]), but an `elsewhere (mask)` is evaluated after the
+/// arms before it and reads what they assign.
+fn read_by_masks(unit: &Unit) -> Vec<StmtId> {
+    let mut out = Vec::new();
+    for st in &unit.stmts {
+        let StmtKind::Where { arms, .. } = &st.kind else {
+            continue;
+        };
+        let mut reads = BitSet::default();
+        for a in arms {
+            a.cond.walk(&mut |x| {
+                if let ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. } = &x.kind {
+                    reads.insert_id(*v);
+                }
+            });
+        }
+        let mut stack: Vec<StmtId> = st.kind.blocks().concat();
+        while let Some(id) = stack.pop() {
+            let inner = unit.stmt(id);
+            if let StmtKind::Assign { lhs, .. } = &inner.kind {
+                if target(lhs).is_some_and(|(t, _)| reads.contains_id(t)) {
+                    out.push(id);
+                }
+            }
+            stack.extend(inner.kind.blocks().concat());
+        }
+    }
+    out
+}
+
 /// `live_at_exit`: what the unit's caller still needs after it returns (empty
 /// for the root of a joint-mode adjoint; a called unit's outputs are needed
 /// by its caller's forward sweep).
@@ -115,6 +147,7 @@ pub fn analyze_keeping(
     keep: &[StmtId],
 ) -> Liveness {
     let cfg = &unit.cfg;
+    let masked = read_by_masks(unit);
     // A statement that records a value stays when something after it
     // overwrites that value again: TBR counted on its record there (the
     // later overwrite does not record the value a second time).
@@ -140,6 +173,7 @@ pub fn analyze_keeping(
         let live = writes_live
             || always_live(st, *side_effects)
             || keep.contains(&id)
+            || masked.contains(&id)
             || recording.contains(&id);
         let mut before = after.clone();
         before.subtract(kills);

@@ -1,7 +1,10 @@
 //! The program as the analyses and the generators see it: every
 //! statement-function reference replaced by the function's body (F77
-//! statement functions are macros of their unit) and loops with EXIT and
-//! CYCLE in structured form ([`crate::structure`]). Statement and symbol
+//! statement functions are macros of their unit), loops with EXIT and
+//! CYCLE in structured form ([`crate::structure`]), and every whole-array
+//! target of an assignment inside a WHERE written as the full section
+//! `y(:)` (a masked assignment writes part of its target, and the
+//! analyses see it so). Statement and symbol
 //! ids are unchanged, so what is decided on the prepared program is
 //! shown on the source.
 
@@ -10,17 +13,70 @@ use std::borrow::Cow;
 
 /// `program` prepared (borrowed when there is nothing to rewrite).
 pub fn program(program: &Program) -> Cow<'_, Program> {
-    match inline_statement_functions(program) {
+    let structured = match inline_statement_functions(program) {
         Cow::Borrowed(p) => crate::structure::structure_exits(p),
         Cow::Owned(p) => Cow::Owned(crate::structure::structure_exits(&p).into_owned()),
+    };
+    if !structured.units.iter().any(|u| has_where(u)) {
+        return structured;
     }
+    let mut out = structured.into_owned();
+    for u in &mut out.units {
+        if let Some(masked) = mask_where_targets(u) {
+            *u = std::sync::Arc::new(masked);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// One unit prepared, or `None` when it needs no rewriting.
 pub fn unit(unit: &Unit) -> Option<Unit> {
     let inlined = inline_unit(unit);
     let base = inlined.as_ref().unwrap_or(unit);
-    crate::structure::structure_unit(base).or(inlined)
+    let structured = crate::structure::structure_unit(base).or(inlined);
+    let base = structured.as_ref().unwrap_or(unit);
+    mask_where_targets(base).or(structured)
+}
+
+fn has_where(unit: &Unit) -> bool {
+    unit.stmts
+        .iter()
+        .any(|s| matches!(s.kind, StmtKind::Where { .. }))
+}
+
+/// The unit with the whole-array target `y` of every assignment inside a
+/// WHERE written `y(:)`; `None` when it has no WHERE.
+fn mask_where_targets(unit: &Unit) -> Option<Unit> {
+    if !has_where(unit) {
+        return None;
+    }
+    let mut u = unit.clone();
+    let mut stack: Vec<StmtId> = unit
+        .stmts
+        .iter()
+        .filter(|s| matches!(s.kind, StmtKind::Where { .. }))
+        .flat_map(|s| s.kind.blocks().concat())
+        .collect();
+    while let Some(id) = stack.pop() {
+        let st = &mut u.stmts[id];
+        if let StmtKind::Assign { lhs, .. } = &mut st.kind {
+            if let ExprKind::Var(s) = lhs.kind {
+                let rank = unit.symbol(s).rank();
+                if rank > 0 {
+                    let full = Subscript::Range {
+                        lo: None,
+                        hi: None,
+                        stride: None,
+                    };
+                    lhs.kind = ExprKind::ArrayRef {
+                        array: s,
+                        subs: vec![full; rank],
+                    };
+                }
+            }
+        }
+    }
+    Some(u)
 }
 
 /// The program with every statement-function reference inlined.

@@ -17,13 +17,16 @@
 //! reversed by blocks (GO TO, computed GO TO, arithmetic IF, or an EXIT,
 //! CYCLE or RETURN the structuring cannot remove) records the id of each
 //! basic block whose adjoint does work as the block is left; its
-//! constructs record nothing of their own. Statement ids are those of the
+//! constructs record nothing of their own but a WHERE's masks, which are
+//! pushed. A WHERE's masks are evaluated again in the reverse sweep when
+//! nothing they read can change once it starts, and pushed otherwise
+//! ([`where_masks`]). Statement ids are those of the
 //! prepared unit, which keeps the original statements' ids.
 //! Analysis only: no I/O, no panics on user input.
 
 use crate::bitset::BitSet;
 use crate::counted_while::CountedWhile;
-use crate::dp::{all_writes, bound_vars};
+use crate::dp::{all_writes, bound_vars, WriteBy};
 use crate::shape::UnitShape;
 use dfort_ir::{DoControl, ExprKind, Program, StmtId, StmtKind, SymbolId, UnaryOp, Unit};
 use dfort_syntax::rules::{Rule, BOUNDS_CHANGE_INSIDE};
@@ -48,6 +51,12 @@ pub enum Reversal {
     /// A counted DO loop whose body changes one of its bounds: not
     /// reversed (the generator refuses it).
     BoundsChangeInside,
+    /// A WHERE whose masks the reverse sweep evaluates again: nothing
+    /// they read can change once the construct starts.
+    MaskRecomputed,
+    /// A WHERE whose masks the forward sweep pushes (64 elements a tape
+    /// slot) after each arm, and the reverse sweep pops.
+    MaskPushed,
 }
 
 impl Reversal {
@@ -60,6 +69,8 @@ impl Reversal {
             Reversal::PushBranch => "push-branch",
             Reversal::LeftByExit => "left-by-exit",
             Reversal::BoundsChangeInside => "bounds-change-inside",
+            Reversal::MaskRecomputed => "mask-recomputed",
+            Reversal::MaskPushed => "mask-pushed",
         }
     }
     /// Why the adjoint cannot reverse the construct, if it cannot: the
@@ -105,6 +116,12 @@ pub fn of(program: &Program, unit: &Unit, shape: &UnitShape) -> UnitReversal {
     let by_blocks = !unit.cfg.structured;
     let mut constructs = HashMap::new();
     if by_blocks {
+        // A WHERE still reverses on its own, by its recorded masks.
+        for st in &unit.stmts {
+            if matches!(st.kind, StmtKind::Where { .. }) {
+                constructs.insert(st.id, Reversal::MaskPushed);
+            }
+        }
         return UnitReversal {
             by_blocks,
             constructs,
@@ -145,6 +162,13 @@ pub fn of(program: &Program, unit: &Unit, shape: &UnitShape) -> UnitReversal {
                 None => Reversal::PushTrips,
             },
             StmtKind::Do { .. } => Reversal::PushTrips,
+            StmtKind::Where { arms, .. } => {
+                let replayed: Vec<StmtId> = enclosing_loops(unit, st.id)
+                    .into_iter()
+                    .filter(|l| matches!(constructs.get(l), Some(Reversal::Replay { .. })))
+                    .collect();
+                where_masks(program, unit, st.id, arms, &replayed)
+            }
             _ => continue,
         };
         constructs.insert(st.id, r);
@@ -185,6 +209,104 @@ fn wraps_loop_left_by_exit(unit: &Unit, id: StmtId) -> bool {
     };
     matches!(&c.kind, ExprKind::Unary { op: UnaryOp::Not, operand }
         if matches!(operand.kind, ExprKind::Var(v) if unit.symbol(v).name.starts_with("dfort_ex")))
+}
+
+/// How a WHERE's masks reach the reverse sweep (paper 000's TBR question
+/// asked of the masks): evaluated again when nothing they read can change
+/// once the construct starts — no statement that can run from there on
+/// (its own assignments, what follows it, the rest of an enclosing loop)
+/// writes one, no call from there on can write a global one, and no
+/// function is referenced in them — and pushed otherwise; the index of
+/// an enclosing loop the reverse sweep replays (`replayed`) has its value
+/// back there. (An `elsewhere (mask)` reading what an earlier arm assigns
+/// is pushed: that arm's assignments run after the construct starts.)
+fn where_masks(
+    program: &Program,
+    unit: &Unit,
+    id: StmtId,
+    arms: &[dfort_ir::IfArm],
+    replayed: &[StmtId],
+) -> Reversal {
+    let mut reads = BitSet::default();
+    let mut function = false;
+    for arm in arms {
+        arm.cond.walk(&mut |x| match &x.kind {
+            ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. } => {
+                reads.insert_id(*v);
+            }
+            ExprKind::FunctionCall { .. } | ExprKind::Apply { .. } => function = true,
+            _ => {}
+        });
+    }
+    if function {
+        return Reversal::MaskPushed;
+    }
+    let reads_global = reads.ids::<SymbolId>().any(|v| unit.symbol(v).is_global());
+    let changes = |st: &dfort_ir::Stmt| {
+        all_writes(program, unit, st)
+            .iter()
+            .filter(|(_, by)| !(*by == WriteBy::DoIndex && replayed.contains(&st.id)))
+            .any(|(v, _)| reads.contains_id(*v))
+            || (reads_global && matches!(st.kind, StmtKind::Call { .. }))
+    };
+    // The statements that can run once the construct starts: the rest of
+    // its basic block (its own assignments are there), and every block
+    // reachable from it (the whole block again when it is in a loop).
+    let cfg = &unit.cfg;
+    let Some(start) = cfg.stmt_node.get(id).copied().flatten() else {
+        return Reversal::MaskPushed;
+    };
+    let own = &cfg.node(start).stmts;
+    let from = own.iter().position(|s| *s == id).unwrap_or(0);
+    if own[from..].iter().any(|s| changes(unit.stmt(*s))) {
+        return Reversal::MaskPushed;
+    }
+    let mut seen = BitSet::default();
+    let mut work: Vec<dfort_ir::cfg::NodeId> =
+        cfg.node(start).succs.iter().map(|(n, _)| *n).collect();
+    while let Some(n) = work.pop() {
+        if seen.contains_id(n) {
+            continue;
+        }
+        seen.insert_id(n);
+        let node = cfg.node(n);
+        if node.stmts.iter().any(|s| changes(unit.stmt(*s))) {
+            return Reversal::MaskPushed;
+        }
+        work.extend(node.succs.iter().map(|(m, _)| *m));
+    }
+    Reversal::MaskRecomputed
+}
+
+/// The DO loops enclosing statement `id`, outermost first.
+fn enclosing_loops(unit: &Unit, id: StmtId) -> Vec<StmtId> {
+    fn find(unit: &Unit, ids: &[StmtId], id: StmtId, path: &mut Vec<StmtId>) -> bool {
+        for &s in ids {
+            if s == id {
+                return true;
+            }
+            let st = unit.stmt(s);
+            let is_loop = matches!(st.kind, StmtKind::Do { .. });
+            if is_loop {
+                path.push(s);
+            }
+            if st
+                .kind
+                .blocks()
+                .into_iter()
+                .any(|b| find(unit, b, id, path))
+            {
+                return true;
+            }
+            if is_loop {
+                path.pop();
+            }
+        }
+        false
+    }
+    let mut path = Vec::new();
+    find(unit, &unit.body, id, &mut path);
+    path
 }
 
 /// The variables the statements `ids` (nested ones included) write.

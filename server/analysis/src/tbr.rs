@@ -150,7 +150,19 @@ impl Rules<'_> {
                 if !self.active(e) {
                     return;
                 }
-                if LINEAR_INTRINSICS.contains(&name.as_str()) {
+                if let Some(slots) = dfort_ir::intrinsics::slots(name, args) {
+                    // The data arguments' Req; the values of the others
+                    // (dim, shift, mask, …), which the adjoint reads.
+                    let (names, data) =
+                        dfort_ir::intrinsics::linear_array(name).unwrap_or_default();
+                    for (k, a) in slots.iter().enumerate() {
+                        match a {
+                            Some(a) if data.contains(&names[k]) => self.req(a, out),
+                            Some(a) => self.vars(a, out),
+                            None => {}
+                        }
+                    }
+                } else if LINEAR_INTRINSICS.contains(&name.as_str()) {
                     for a in args {
                         self.req(&a.value, out);
                     }
@@ -185,6 +197,18 @@ impl Rules<'_> {
                 self.req(b, out);
             }
             ExprKind::ArrayCtor(items) => {
+                for i in items {
+                    self.req(i, out);
+                }
+            }
+            // The adjoint loops over the implied DO again: its bounds'
+            // values are needed.
+            ExprKind::ImpliedDo { items, bounds, .. } => {
+                if self.active(e) {
+                    for b in bounds {
+                        self.vars(b, out);
+                    }
+                }
                 for i in items {
                     self.req(i, out);
                 }

@@ -11,6 +11,7 @@ module dfort_stack
   private
   public :: dfort_push, dfort_pop, dfort_stack_stats, dfort_stack_reset
   public :: dfort_stack_counts, dfort_stack_depth
+  public :: dfort_push_mask, dfort_pop_mask
 
   integer(8), allocatable, save :: tape(:)
   integer(8), save :: top = 0
@@ -24,11 +25,25 @@ module dfort_stack
     module procedure push_r8, push_r4, push_i4, push_i8, push_l
     module procedure push_r8a, push_r4a, push_i4a, push_i8a, push_la
     module procedure push_r8a2, push_r4a2, push_i4a2, push_r8a3, push_r4a3, push_i4a3
+    module procedure push_r8a4, push_r4a4, push_i4a4, push_r8a5, push_r4a5, push_i4a5
+    module procedure push_r8a6, push_r4a6, push_i4a6, push_r8a7, push_r4a7, push_i4a7
   end interface
   interface dfort_pop
     module procedure pop_r8, pop_r4, pop_i4, pop_i8, pop_l
     module procedure pop_r8a, pop_r4a, pop_i4a, pop_i8a, pop_la
     module procedure pop_r8a2, pop_r4a2, pop_i4a2, pop_r8a3, pop_r4a3, pop_i4a3
+    module procedure pop_r8a4, pop_r4a4, pop_i4a4, pop_r8a5, pop_r4a5, pop_i4a5
+    module procedure pop_r8a6, pop_r4a6, pop_i4a6, pop_r8a7, pop_r4a7, pop_i4a7
+  end interface
+  ! The mask of a WHERE (rank 1 to 7), 64 elements a tape slot, and its
+  ! shape: popping allocates the mask to that shape.
+  interface dfort_push_mask
+    module procedure push_mask1, push_mask2, push_mask3, push_mask4, push_mask5, push_mask6
+    module procedure push_mask7
+  end interface
+  interface dfort_pop_mask
+    module procedure pop_mask1, pop_mask2, pop_mask3, pop_mask4, pop_mask5, pop_mask6
+    module procedure pop_mask7
   end interface
 
 contains
@@ -328,6 +343,304 @@ contains
     call pop_i4a(flat)
     v = reshape(flat, shape(v))
   end subroutine pop_i4a3
+
+  !> Pushes the elements of a mask in array element order, packed 64 a
+  !> slot, then its shape. Counted as one integer entry per slot.
+  subroutine push_bits(v, shp)
+    logical, intent(in) :: v(:)
+    integer(8), intent(in) :: shp(:)
+    integer(8) :: n, w, i, r
+    n = size(v, kind=8)
+    w = (n + 63_8) / 64_8
+    r = size(shp, kind=8)
+    call reserve(w + r)
+    tape(top + 1:top + w) = 0_8
+    do i = 0_8, n - 1_8
+      if (v(i + 1_8)) then
+        tape(top + 1_8 + i / 64_8) = ibset(tape(top + 1_8 + i / 64_8), int(mod(i, 64_8)))
+      end if
+    end do
+    tape(top + w + 1:top + w + r) = shp
+    call note_i(8_8 * (w + r), w + r)
+  end subroutine push_bits
+
+  !> Pops the shape of a mask of rank r, then its elements (of push_bits).
+  subroutine pop_bits(r, shp, flat)
+    integer, intent(in) :: r
+    integer(8), intent(out) :: shp(r)
+    logical, allocatable, intent(out) :: flat(:)
+    integer(8) :: n, w, i
+    call take(int(r, 8))
+    shp = tape(top - r + 1:top)
+    top = top - r
+    n = product(shp)
+    w = (n + 63_8) / 64_8
+    call take(w)
+    allocate(flat(n))
+    do i = 0_8, n - 1_8
+      flat(i + 1_8) = btest(tape(top - w + 1_8 + i / 64_8), int(mod(i, 64_8)))
+    end do
+    top = top - w
+  end subroutine pop_bits
+
+  subroutine push_mask1(v)
+    logical, allocatable, intent(in) :: v(:)
+    call push_bits(v, shape(v, kind=8))
+  end subroutine push_mask1
+
+  subroutine pop_mask1(v)
+    logical, allocatable, intent(inout) :: v(:)
+    integer(8) :: shp(1)
+    logical, allocatable :: flat(:)
+    call pop_bits(1, shp, flat)
+    call move_alloc(flat, v)
+  end subroutine pop_mask1
+
+  subroutine push_mask2(v)
+    logical, allocatable, intent(in) :: v(:, :)
+    call push_bits(reshape(v, [size(v)]), shape(v, kind=8))
+  end subroutine push_mask2
+
+  subroutine pop_mask2(v)
+    logical, allocatable, intent(inout) :: v(:, :)
+    integer(8) :: shp(2)
+    logical, allocatable :: flat(:)
+    call pop_bits(2, shp, flat)
+    if (allocated(v)) deallocate(v)
+    allocate(v(shp(1), shp(2)))
+    v = reshape(flat, shape(v))
+  end subroutine pop_mask2
+
+  subroutine push_mask3(v)
+    logical, allocatable, intent(in) :: v(:, :, :)
+    call push_bits(reshape(v, [size(v)]), shape(v, kind=8))
+  end subroutine push_mask3
+
+  subroutine pop_mask3(v)
+    logical, allocatable, intent(inout) :: v(:, :, :)
+    integer(8) :: shp(3)
+    logical, allocatable :: flat(:)
+    call pop_bits(3, shp, flat)
+    if (allocated(v)) deallocate(v)
+    allocate(v(shp(1), shp(2), shp(3)))
+    v = reshape(flat, shape(v))
+  end subroutine pop_mask3
+
+  subroutine push_r8a4(v)
+    real(8), intent(in) :: v(:, :, :, :)
+    call push_r8a(reshape(v, [size(v)]))
+  end subroutine push_r8a4
+
+  subroutine pop_r8a4(v)
+    real(8), intent(out) :: v(:, :, :, :)
+    real(8), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r8a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r8a4
+
+  subroutine push_r4a4(v)
+    real(4), intent(in) :: v(:, :, :, :)
+    call push_r4a(reshape(v, [size(v)]))
+  end subroutine push_r4a4
+
+  subroutine pop_r4a4(v)
+    real(4), intent(out) :: v(:, :, :, :)
+    real(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r4a4
+
+  subroutine push_i4a4(v)
+    integer(4), intent(in) :: v(:, :, :, :)
+    call push_i4a(reshape(v, [size(v)]))
+  end subroutine push_i4a4
+
+  subroutine pop_i4a4(v)
+    integer(4), intent(out) :: v(:, :, :, :)
+    integer(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_i4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_i4a4
+
+  subroutine push_r8a5(v)
+    real(8), intent(in) :: v(:, :, :, :, :)
+    call push_r8a(reshape(v, [size(v)]))
+  end subroutine push_r8a5
+
+  subroutine pop_r8a5(v)
+    real(8), intent(out) :: v(:, :, :, :, :)
+    real(8), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r8a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r8a5
+
+  subroutine push_r4a5(v)
+    real(4), intent(in) :: v(:, :, :, :, :)
+    call push_r4a(reshape(v, [size(v)]))
+  end subroutine push_r4a5
+
+  subroutine pop_r4a5(v)
+    real(4), intent(out) :: v(:, :, :, :, :)
+    real(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r4a5
+
+  subroutine push_i4a5(v)
+    integer(4), intent(in) :: v(:, :, :, :, :)
+    call push_i4a(reshape(v, [size(v)]))
+  end subroutine push_i4a5
+
+  subroutine pop_i4a5(v)
+    integer(4), intent(out) :: v(:, :, :, :, :)
+    integer(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_i4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_i4a5
+
+  subroutine push_r8a6(v)
+    real(8), intent(in) :: v(:, :, :, :, :, :)
+    call push_r8a(reshape(v, [size(v)]))
+  end subroutine push_r8a6
+
+  subroutine pop_r8a6(v)
+    real(8), intent(out) :: v(:, :, :, :, :, :)
+    real(8), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r8a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r8a6
+
+  subroutine push_r4a6(v)
+    real(4), intent(in) :: v(:, :, :, :, :, :)
+    call push_r4a(reshape(v, [size(v)]))
+  end subroutine push_r4a6
+
+  subroutine pop_r4a6(v)
+    real(4), intent(out) :: v(:, :, :, :, :, :)
+    real(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r4a6
+
+  subroutine push_i4a6(v)
+    integer(4), intent(in) :: v(:, :, :, :, :, :)
+    call push_i4a(reshape(v, [size(v)]))
+  end subroutine push_i4a6
+
+  subroutine pop_i4a6(v)
+    integer(4), intent(out) :: v(:, :, :, :, :, :)
+    integer(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_i4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_i4a6
+
+  subroutine push_r8a7(v)
+    real(8), intent(in) :: v(:, :, :, :, :, :, :)
+    call push_r8a(reshape(v, [size(v)]))
+  end subroutine push_r8a7
+
+  subroutine pop_r8a7(v)
+    real(8), intent(out) :: v(:, :, :, :, :, :, :)
+    real(8), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r8a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r8a7
+
+  subroutine push_r4a7(v)
+    real(4), intent(in) :: v(:, :, :, :, :, :, :)
+    call push_r4a(reshape(v, [size(v)]))
+  end subroutine push_r4a7
+
+  subroutine pop_r4a7(v)
+    real(4), intent(out) :: v(:, :, :, :, :, :, :)
+    real(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_r4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_r4a7
+
+  subroutine push_i4a7(v)
+    integer(4), intent(in) :: v(:, :, :, :, :, :, :)
+    call push_i4a(reshape(v, [size(v)]))
+  end subroutine push_i4a7
+
+  subroutine pop_i4a7(v)
+    integer(4), intent(out) :: v(:, :, :, :, :, :, :)
+    integer(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_i4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_i4a7
+
+  subroutine push_mask4(v)
+    logical, allocatable, intent(in) :: v(:, :, :, :)
+    call push_bits(reshape(v, [size(v)]), shape(v, kind=8))
+  end subroutine push_mask4
+
+  subroutine pop_mask4(v)
+    logical, allocatable, intent(inout) :: v(:, :, :, :)
+    integer(8) :: shp(4)
+    logical, allocatable :: flat(:)
+    call pop_bits(4, shp, flat)
+    if (allocated(v)) deallocate(v)
+    allocate(v(shp(1), shp(2), shp(3), shp(4)))
+    v = reshape(flat, shape(v))
+  end subroutine pop_mask4
+
+  subroutine push_mask5(v)
+    logical, allocatable, intent(in) :: v(:, :, :, :, :)
+    call push_bits(reshape(v, [size(v)]), shape(v, kind=8))
+  end subroutine push_mask5
+
+  subroutine pop_mask5(v)
+    logical, allocatable, intent(inout) :: v(:, :, :, :, :)
+    integer(8) :: shp(5)
+    logical, allocatable :: flat(:)
+    call pop_bits(5, shp, flat)
+    if (allocated(v)) deallocate(v)
+    allocate(v(shp(1), shp(2), shp(3), shp(4), shp(5)))
+    v = reshape(flat, shape(v))
+  end subroutine pop_mask5
+
+  subroutine push_mask6(v)
+    logical, allocatable, intent(in) :: v(:, :, :, :, :, :)
+    call push_bits(reshape(v, [size(v)]), shape(v, kind=8))
+  end subroutine push_mask6
+
+  subroutine pop_mask6(v)
+    logical, allocatable, intent(inout) :: v(:, :, :, :, :, :)
+    integer(8) :: shp(6)
+    logical, allocatable :: flat(:)
+    call pop_bits(6, shp, flat)
+    if (allocated(v)) deallocate(v)
+    allocate(v(shp(1), shp(2), shp(3), shp(4), shp(5), shp(6)))
+    v = reshape(flat, shape(v))
+  end subroutine pop_mask6
+
+  subroutine push_mask7(v)
+    logical, allocatable, intent(in) :: v(:, :, :, :, :, :, :)
+    call push_bits(reshape(v, [size(v)]), shape(v, kind=8))
+  end subroutine push_mask7
+
+  subroutine pop_mask7(v)
+    logical, allocatable, intent(inout) :: v(:, :, :, :, :, :, :)
+    integer(8) :: shp(7)
+    logical, allocatable :: flat(:)
+    call pop_bits(7, shp, flat)
+    if (allocated(v)) deallocate(v)
+    allocate(v(shp(1), shp(2), shp(3), shp(4), shp(5), shp(6), shp(7)))
+    v = reshape(flat, shape(v))
+  end subroutine pop_mask7
 
   !> Bytes pushed since the start (or the last reset), and the peak tape
   !> size in bytes (8 bytes a slot).

@@ -184,3 +184,54 @@ pub fn whole_rank1_only(unit: &Unit, name: &str, x: &Expr) -> String {
         dfort_ir::dump::expr(unit, x)
     )
 }
+
+/// Why a user function referenced in a masked assignment is refused: its
+/// call would have to be hoisted out of the WHERE, where the original
+/// evaluates it element by element under the mask.
+pub(crate) const USER_FUNCTION_IN_WHERE: &str =
+    "user function references inside WHERE are not differentiated yet";
+
+/// The rank of an expression's value (0 for scalars).
+pub(crate) fn rank_of(unit: &Unit, e: &Expr) -> usize {
+    match &e.kind {
+        ExprKind::Var(s) => unit.symbol(*s).rank(),
+        ExprKind::ArrayRef { subs, .. } => subs
+            .iter()
+            .filter(|s| matches!(s, Subscript::Range { .. }))
+            .count(),
+        ExprKind::Unary { operand, .. } => rank_of(unit, operand),
+        ExprKind::Binary { lhs, rhs, .. } => rank_of(unit, lhs).max(rank_of(unit, rhs)),
+        ExprKind::ArrayCtor(_) | ExprKind::ImpliedDo { .. } => 1,
+        ExprKind::Intrinsic { name, args } => {
+            let r = |i: usize| args.get(i).map(|a| rank_of(unit, &a.value)).unwrap_or(0);
+            // A reduction with DIM= (by keyword, or second by position
+            // and not a mask) drops one rank.
+            let dim = args.iter().enumerate().any(|(i, a)| match &a.keyword {
+                Some(k) => k == "dim",
+                None => i == 1 && rank_of(unit, &a.value) == 0,
+            });
+            match name.as_str() {
+                "sum" | "product" | "maxval" | "minval" if dim => r(0).saturating_sub(1),
+                "sum" | "product" | "maxval" | "minval" | "dot_product" | "size" | "norm2" => 0,
+                "spread" => r(0) + 1,
+                "pack" => 1,
+                "unpack" => r(1),
+                "reshape" => match args.get(1).map(|a| &a.value.kind) {
+                    Some(ExprKind::ArrayCtor(items)) => items.len(),
+                    Some(ExprKind::Intrinsic { name, args }) if name == "shape" => {
+                        args.first().map(|a| rank_of(unit, &a.value)).unwrap_or(1)
+                    }
+                    _ => 1,
+                },
+                "transpose" => 2,
+                "matmul" => (r(0) + r(1)).saturating_sub(2),
+                _ => args
+                    .iter()
+                    .map(|a| rank_of(unit, &a.value))
+                    .max()
+                    .unwrap_or(0),
+            }
+        }
+        _ => 0,
+    }
+}

@@ -31,10 +31,9 @@ use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
 
-/// Intrinsics whose derivative is itself an array expression.
+/// Intrinsics whose derivative is itself an array expression (besides
+/// the linear ones, [`dfort_ir::intrinsics::linear_array`]).
 const ARRAY_INTRINSICS: &[&str] = &[
-    "sum",
-    "transpose",
     "dot_product",
     "matmul",
     "norm2",
@@ -64,6 +63,8 @@ struct Gen<'a> {
     module: Option<String>,
     /// A copy of the original (no derivatives, calls unchanged).
     primal: bool,
+    /// How many WHERE constructs enclose the statement being written.
+    in_where: u32,
 }
 
 fn p(s: String) -> String {
@@ -90,6 +91,11 @@ impl Gen<'_> {
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } => self.dref(e),
             ExprKind::Int(_) | ExprKind::Real { .. } | ExprKind::Logical(_) | ExprKind::Str(_) => {
                 None
+            }
+            ExprKind::Intrinsic { name, args }
+                if dfort_ir::intrinsics::linear_array(name).is_some() =>
+            {
+                self.linear_intrinsic(e, name, args)
             }
             ExprKind::Intrinsic { name, args } if ARRAY_INTRINSICS.contains(&name.as_str()) => {
                 self.array_intrinsic(e, name, args)
@@ -127,14 +133,10 @@ impl Gen<'_> {
                 None
             }
             ExprKind::ArrayCtor(items) => {
-                let ds: Vec<Option<String>> = items.iter().map(|i| self.tan(i)).collect();
-                if ds.iter().all(Option::is_none) {
+                if !items.iter().any(|i| self.has_derivative_inside(i)) {
                     return None;
                 }
-                let parts: Vec<String> = ds
-                    .into_iter()
-                    .map(|d| d.unwrap_or_else(|| "0.0d0".into()))
-                    .collect();
+                let parts: Vec<String> = items.iter().map(|i| self.tan_item(i)).collect();
                 Some(format!("[{}]", parts.join(", ")))
             }
             _ => {
@@ -161,21 +163,8 @@ impl Gen<'_> {
         if ds.iter().all(Option::is_none) {
             return None;
         }
-        let rest: Vec<String> = args
-            .iter()
-            .skip(1)
-            .map(|x| print(self.unit, &x.value))
-            .collect();
         let d0 = ds[0].clone().map(p);
         match (name, args.len()) {
-            ("sum", _) => d0.map(|d| {
-                if rest.is_empty() {
-                    format!("sum({d})")
-                } else {
-                    format!("sum({d}, {})", rest.join(", "))
-                }
-            }),
-            ("transpose", 1) => d0.map(|d| format!("transpose({d})")),
             // Σⱼ ẋⱼ Πᵢ≠ⱼ xᵢ, without dividing by any element.
             ("product", 1) if args[0].keyword.is_none() => {
                 let j = "dfort_j";
@@ -230,6 +219,78 @@ impl Gen<'_> {
                 );
                 None
             }
+        }
+    }
+
+    /// A linear array intrinsic (`sum`, `spread`, `cshift`, `eoshift`,
+    /// `reshape`, `pack`, `unpack`, `merge`, `transpose`): the same
+    /// reference with each data argument replaced by its tangent (zeros
+    /// of its shape when it has none), the others unchanged.
+    fn linear_intrinsic(&mut self, e: &Expr, name: &str, args: &[Arg]) -> Option<String> {
+        let Some(slots) = dfort_ir::intrinsics::slots(name, args) else {
+            if args.iter().any(|a| self.has_derivative_inside(&a.value)) {
+                self.refuse(
+                    e.span,
+                    format!(
+                        "no derivative rule for `{}` with these arguments",
+                        print(self.unit, e)
+                    ),
+                );
+            }
+            return None;
+        };
+        let (names, data) = dfort_ir::intrinsics::linear_array(name)?;
+        let ds: Vec<Option<String>> = slots
+            .iter()
+            .enumerate()
+            .map(|(k, a)| {
+                a.filter(|_| data.contains(&names[k]))
+                    .and_then(|a| self.tan(a))
+            })
+            .collect();
+        if ds.iter().all(Option::is_none) {
+            return None;
+        }
+        let mut parts = Vec::new();
+        // Positional while every earlier argument is there, by keyword
+        // after a gap.
+        let mut gap = false;
+        for (k, a) in slots.iter().enumerate() {
+            let Some(a) = a else {
+                gap = true;
+                continue;
+            };
+            let v = if data.contains(&names[k]) {
+                match &ds[k] {
+                    Some(d) => d.clone(),
+                    None if crate::partials::rank_of(self.unit, a) > 0 => {
+                        format!("0.0d0 * {}", self.e(a))
+                    }
+                    None => "0.0d0".into(),
+                }
+            } else {
+                print(self.unit, a)
+            };
+            parts.push(if gap { format!("{}={v}", names[k]) } else { v });
+        }
+        Some(format!("{name}({})", parts.join(", ")))
+    }
+
+    /// The tangent of one item of an array constructor, as many elements
+    /// as the item has: zeros of its shape when it carries no derivative.
+    fn tan_item(&mut self, item: &Expr) -> String {
+        if let ExprKind::ImpliedDo { items, var, bounds } = &item.kind {
+            let parts: Vec<String> = items.iter().map(|i| self.tan_item(i)).collect();
+            let b: Vec<String> = bounds.iter().map(|b| print(self.unit, b)).collect();
+            let v = &self.unit.symbol(*var).name;
+            return format!("({}, {v} = {})", parts.join(", "), b.join(", "));
+        }
+        match self.tan(item) {
+            Some(d) => d,
+            None if crate::partials::rank_of(self.unit, item) > 0 => {
+                format!("0.0d0 * {}", self.e(item))
+            }
+            None => "0.0d0".into(),
         }
     }
 
@@ -311,6 +372,10 @@ impl Gen<'_> {
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => {
                 let hoisted = self.hoisted.get(&id).cloned().unwrap_or_default();
+                if !hoisted.is_empty() && self.in_where > 0 {
+                    self.refuse(st.span, crate::partials::USER_FUNCTION_IN_WHERE);
+                    return;
+                }
                 if !hoisted.is_empty() && !label.is_empty() {
                     self.w.line(&format!("{label}continue"));
                     label.clear();
@@ -406,6 +471,33 @@ impl Gen<'_> {
                     self.w.dedent();
                 }
                 self.w.line("end if");
+            }
+            StmtKind::Where {
+                arms, else_body, ..
+            } => {
+                // The masks are evaluated where the original evaluates
+                // them; each masked assignment is preceded by its
+                // tangent, under the same mask.
+                self.in_where += 1;
+                for (i, arm) in arms.iter().enumerate() {
+                    let kw = if i == 0 {
+                        format!("{label}where")
+                    } else {
+                        "elsewhere".into()
+                    };
+                    self.w.line(&format!("{kw} ({})", print(unit, &arm.cond)));
+                    self.w.indent();
+                    self.block(&arm.body);
+                    self.w.dedent();
+                }
+                if let Some(b) = else_body {
+                    self.w.line("elsewhere");
+                    self.w.indent();
+                    self.block(b);
+                    self.w.dedent();
+                }
+                self.w.line("end where");
+                self.in_where -= 1;
             }
             StmtKind::Do {
                 name,
@@ -610,6 +702,7 @@ fn routine(
         refusals: Vec::new(),
         w: Writer::default(),
         ztemps: Vec::new(),
+        in_where: 0,
         index_j: false,
         used_modules: BTreeSet::new(),
         called: BTreeSet::new(),

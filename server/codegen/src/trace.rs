@@ -37,6 +37,10 @@ pub enum Reversed {
     /// A jump after which the forward sweep pushes the id of the basic
     /// block it leaves.
     BlockPushed,
+    /// A WHERE whose masks the forward sweep pushes.
+    MaskPushed,
+    /// A WHERE whose masks the reverse sweep evaluates again.
+    MaskRecomputed,
 }
 
 /// One adjoint routine's record.

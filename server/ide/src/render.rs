@@ -661,6 +661,14 @@ pub fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
             "push(trips)".to_string(),
             "A DO loop left by EXIT: the adjoint runs it as a DO WHILE on a flag; the forward sweep counts its iterations and records the count, the reverse sweep runs that many".to_string(),
         ),
+        Reversal::MaskPushed => (
+            "push(mask)".to_string(),
+            "A WHERE whose masks read something that may change before the adjoint gets back here (an assignment that can run after the masks are evaluated, a call, a function reference): the forward sweep records each arm's mask (64 elements a tape slot) after the arm; the reverse sweep pops it and runs the arm's adjoint under it".to_string(),
+        ),
+        Reversal::MaskRecomputed => (
+            "recompute mask".to_string(),
+            "A WHERE whose masks read nothing that changes once it starts: the reverse sweep evaluates them again and runs each arm's adjoint under its mask, so nothing is recorded".to_string(),
+        ),
         Reversal::BoundsChangeInside => return None,
     })
 }

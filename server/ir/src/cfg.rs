@@ -487,6 +487,19 @@ impl<'a> Builder<'a> {
             | StmtKind::Unsupported { .. } => {
                 self.add_to_block(id, stmt);
             }
+            StmtKind::Where { .. } => {
+                // The masks and the masked assignments, in order, in one
+                // straight line: every element goes through some arm, the
+                // assignments are partial writes (none kills), and an arm
+                // sees what the earlier ones wrote (through a non-elemental
+                // reference like `sum(a)`), so nothing is skipped.
+                self.add_to_block(id, stmt);
+                for body in stmt.kind.blocks() {
+                    for &s in body {
+                        self.build_stmt(s);
+                    }
+                }
+            }
             StmtKind::If {
                 arms, else_body, ..
             } => {

@@ -152,6 +152,22 @@ fn write_expr(unit: &Unit, e: &Expr, ctx: u8, out: &mut String) {
             }
             out.push(']');
         }
+        ExprKind::ImpliedDo { items, var, bounds } => {
+            out.push('(');
+            for x in items {
+                write_expr(unit, x, 0, out);
+                out.push_str(", ");
+            }
+            out.push_str(sym_name(unit, *var));
+            out.push_str(" = ");
+            for (i, x) in bounds.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_expr(unit, x, 0, out);
+            }
+            out.push(')');
+        }
         ExprKind::Component { base, name, subs } => {
             write_expr(unit, base, 11, out);
             out.push('%');
@@ -471,6 +487,20 @@ fn stmt(program: &Program, u: &Unit, id: StmtId, depth: usize, lines: &LineIndex
             }
             if let Some(b) = else_body {
                 let _ = writeln!(o, "{ind}      else");
+                block(b, o);
+            }
+        }
+        StmtKind::Where {
+            arms, else_body, ..
+        } => {
+            for (i, arm) in arms.iter().enumerate() {
+                let kw = if i == 0 { "where" } else { "elsewhere" };
+                let _ = writeln!(o, "{head}{kw} ({})", expr(u, &arm.cond));
+                refs(program, u, &[&arm.cond], &ind, o);
+                block(&arm.body, o);
+            }
+            if let Some(b) = else_body {
+                let _ = writeln!(o, "{ind}      elsewhere");
                 block(b, o);
             }
         }

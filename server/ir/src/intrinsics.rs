@@ -212,6 +212,66 @@ pub fn has_non_differentiable_result(name: &str) -> bool {
     function(name) == Some(ResultKind::NoDerivative)
 }
 
+/// The array intrinsics linear in some of their arguments: argument names
+/// in positional order, and those that carry the data the result depends
+/// on linearly (the others — `dim`, `shift`, `mask`, `shape`, … — are
+/// read as values).
+const LINEAR_ARRAY: &[(&str, &[&str], &[&str])] = &[
+    ("sum", &["array", "dim", "mask"], &["array"]),
+    ("spread", &["source", "dim", "ncopies"], &["source"]),
+    ("cshift", &["array", "shift", "dim"], &["array"]),
+    (
+        "eoshift",
+        &["array", "shift", "boundary", "dim"],
+        &["array", "boundary"],
+    ),
+    (
+        "reshape",
+        &["source", "shape", "pad", "order"],
+        &["source", "pad"],
+    ),
+    ("pack", &["array", "mask", "vector"], &["array", "vector"]),
+    ("unpack", &["vector", "mask", "field"], &["vector", "field"]),
+    (
+        "merge",
+        &["tsource", "fsource", "mask"],
+        &["tsource", "fsource"],
+    ),
+    ("transpose", &["matrix"], &["matrix"]),
+];
+
+/// The argument names of a linear array intrinsic (see [`LINEAR_ARRAY`])
+/// and which of them carry data.
+pub fn linear_array(name: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
+    LINEAR_ARRAY
+        .iter()
+        .find(|(n, ..)| *n == name)
+        .map(|(_, names, data)| (*names, *data))
+}
+
+/// The actual arguments of a reference to a linear array intrinsic in
+/// their slots (positional, then by keyword; `None`: absent); `None` when
+/// the intrinsic is not one or an argument does not fit.
+pub fn slots<'e>(
+    name: &str,
+    args: &'e [crate::ir::Arg],
+) -> Option<Vec<Option<&'e crate::ir::Expr>>> {
+    let (names, _) = linear_array(name)?;
+    let mut out: Vec<Option<&crate::ir::Expr>> = vec![None; names.len()];
+    for (i, a) in args.iter().enumerate() {
+        let k = match &a.keyword {
+            Some(kw) => names.iter().position(|n| n == kw)?,
+            None => i,
+        };
+        let slot = out.get_mut(k)?;
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(&a.value);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

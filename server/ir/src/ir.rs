@@ -468,6 +468,17 @@ pub enum StmtKind {
         else_body: Option<Vec<StmtId>>,
         one_line: bool,
     },
+    /// `where (mask) … elsewhere (mask) … elsewhere … end where`, and the
+    /// one-line WHERE statement (one arm, `one_line`): each arm's mask
+    /// selects, among the elements no earlier arm took, those its body
+    /// assigns. Bodies hold assignments and nested WHEREs only; every
+    /// assignment in them is a masked, partial write (the analyses'
+    /// prepared program writes a whole-array target as the section `y(:)`).
+    Where {
+        arms: Vec<IfArm>,
+        else_body: Option<Vec<StmtId>>,
+        one_line: bool,
+    },
     Do {
         /// Construct name (`outer: do`).
         name: Option<String>,
@@ -655,6 +666,15 @@ pub enum ExprKind {
         rhs: Box<Expr>,
     },
     ArrayCtor(Vec<Expr>),
+    /// `(items, var = start, end[, step])` in an array constructor (its
+    /// variable is a fresh `dfort_<name>`: it has the scope of the implied
+    /// DO) or in an I/O list (the variable itself). `bounds`: start, end
+    /// and the step if written.
+    ImpliedDo {
+        items: Vec<Expr>,
+        var: SymbolId,
+        bounds: Vec<Expr>,
+    },
     /// `base%name` or `base%name(subs)`.
     Component {
         base: Box<Expr>,
@@ -695,6 +715,11 @@ impl Expr {
             }
             ExprKind::ArrayCtor(items) => {
                 for e in items {
+                    e.walk(f);
+                }
+            }
+            ExprKind::ImpliedDo { items, bounds, .. } => {
+                for e in items.iter().chain(bounds) {
                     e.walk(f);
                 }
             }
@@ -748,6 +773,11 @@ impl Expr {
                     e.walk_mut(f);
                 }
             }
+            ExprKind::ImpliedDo { items, bounds, .. } => {
+                for e in items.iter_mut().chain(bounds) {
+                    e.walk_mut(f);
+                }
+            }
             ExprKind::Component { base, subs, .. } => {
                 base.walk_mut(f);
                 for s in subs {
@@ -792,7 +822,9 @@ macro_rules! direct_exprs {
         match $kind {
             StmtKind::Assign { lhs, rhs } => vec![lhs, rhs],
             StmtKind::Call { args, .. } => args.$iter().map(|a| &$($m)? a.value).collect(),
-            StmtKind::If { arms, .. } => arms.$iter().map(|a| &$($m)? a.cond).collect(),
+            StmtKind::If { arms, .. } | StmtKind::Where { arms, .. } => {
+                arms.$iter().map(|a| &$($m)? a.cond).collect()
+            }
             StmtKind::Do { control, .. } => match control {
                 DoControl::Counted {
                     start, end, step, ..
@@ -860,6 +892,9 @@ impl StmtKind {
     pub fn blocks(&self) -> Vec<&[StmtId]> {
         match self {
             StmtKind::If {
+                arms, else_body, ..
+            }
+            | StmtKind::Where {
                 arms, else_body, ..
             } => arms
                 .iter()

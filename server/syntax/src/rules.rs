@@ -140,14 +140,18 @@ rules! {
         group: Group::FrontEnd,
         summary: "a construct dfort does not support",
         doc: "The statement is valid Fortran that dfort does not model: ENTRY, alternate \
-              returns, ASSIGN and assigned GO TO, WHERE, FORALL, DO CONCURRENT, pointers, \
-              INCLUDE, BLOCK, ASSOCIATE, SELECT TYPE and SELECT RANK, coarrays, submodules, \
-              some declarators and expressions, integer literals out of range. dfort reports \
-              it instead of ignoring it, because analyses and derivatives that skipped a \
-              statement would be silently wrong.\n\n\
-              Rewrite the construct with supported statements (a WHERE as a DO loop with an \
-              IF, an INCLUDE by pasting the file or turning it into a module, ...).",
-        example: Some("where (a > 0.0d0) a = sqrt(a)\n"),
+              returns, ASSIGN and assigned GO TO, pointers, INCLUDE, BLOCK, ASSOCIATE, SELECT \
+              TYPE and SELECT RANK, coarrays, submodules, some declarators and expressions, \
+              integer literals out of range; a FORALL whose assignment reads elements of its \
+              target other than the one it assigns, or whose mask reads what it assigns (run \
+              as loops, it would read values it has already changed), or that holds other \
+              than assignments; statements other than assignments in a WHERE; DO CONCURRENT \
+              with a REDUCE locality. dfort reports it instead of ignoring it, because \
+              analyses and derivatives that skipped a statement would be silently wrong.\n\n\
+              Rewrite the construct with supported statements (copy the array a FORALL reads \
+              into another one first, an INCLUDE by pasting the file or turning it into a \
+              module, ...).",
+        example: Some("forall (i = 2:n-1) b(i) = 0.5d0*(b(i-1) + b(i+1))\n"),
     };
     FIXED_LINE_LENGTH = Rule {
         code: "fixed-line-length",

@@ -76,6 +76,14 @@ pub fn free_file(k: usize, lines: usize) -> String {
       end select
     end do
     y(1:n:2) = y(1:n:2) + state{k}(1)
+
+    ! Damp the tendency where the state is negative, push it up where
+    ! the state exceeds one.
+    where (x < 0.0_dp)
+      y = y * 0.5_dp
+    elsewhere (x > 1.0_dp)
+      y = y + x
+    end where
     call helper{k}(n, y, f)
   end subroutine step{k}_{p}
 

@@ -515,6 +515,8 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
                     Reversed::CountedFromBound => "counted",
                     Reversed::TripsPushed => "trips",
                     Reversed::BranchPushed => "branch",
+                    Reversed::MaskPushed => "mask",
+                    Reversed::MaskRecomputed => "recompute-mask",
                     Reversed::BlockPushed => return None,
                 };
                 Some((at(*s), h))
@@ -581,6 +583,8 @@ fn json_facts(doc: &Value) -> Facts {
                     "counted-while" => "counted",
                     "push-trips" | "left-by-exit" => "trips",
                     "push-branch" => "branch",
+                    "mask-pushed" => "mask",
+                    "mask-recomputed" => "recompute-mask",
                     _ => return None,
                 };
                 Some((num(&r["line"]), h))
@@ -665,6 +669,8 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                         match h.label.as_str() {
                             "push(trips)" => "trips",
                             "push(branch)" => "branch",
+                            "push(mask)" => "mask",
+                            "recompute mask" => "recompute-mask",
                             "reversed by blocks" => {
                                 f.by_blocks = true;
                                 continue;

@@ -14,7 +14,7 @@
 use super::dispatch::Gen;
 use super::sweep::Line;
 use super::tape::pushable;
-use crate::partials::partials;
+use crate::partials::{partials, rank_of};
 use dfort_analysis::address_report::Choice;
 use dfort_analysis::dp::{dp_of, target};
 use dfort_ir::dump::expr as print;
@@ -64,18 +64,33 @@ impl Gen<'_> {
             }
         }
         let adjoint = inp.has_adjoint(t) && inp.act.active_after(id, t);
+        if self.out.mask.is_some() && calls_user_function(rhs) {
+            self.out
+                .refuse(span, crate::partials::USER_FUNCTION_IN_WHERE);
+            return rev;
+        }
+        // Under a WHERE: the assignment, its inversion and its adjoint's
+        // element-wise lines run under the arm's mask.
+        let under = self
+            .out
+            .mask
+            .as_ref()
+            .map(|w| format!("where ({w}) "))
+            .unwrap_or_default();
         let mut label = label;
         let hoisted = self.hoisted_references(id, rhs, adjoint, &mut label);
         if record {
             self.out
                 .fwd
                 .line(&format!("{label}call dfort_push({})", print(unit, lhs)));
-            self.out
-                .fwd
-                .line(&format!("{} = {}", print(unit, lhs), print(unit, rhs)));
+            self.out.fwd.line(&format!(
+                "{under}{} = {}",
+                print(unit, lhs),
+                print(unit, rhs)
+            ));
         } else if !dead {
             self.out.fwd.line(&format!(
-                "{label}{} = {}",
+                "{label}{under}{} = {}",
                 print(unit, lhs),
                 print(unit, rhs)
             ));
@@ -93,7 +108,7 @@ impl Gen<'_> {
             let needed = inp.tbr.in_req.get(id).is_some_and(|r| r.contains_id(u.var));
             if needed {
                 rev.push(Line::Plain(format!(
-                    "{} = {}",
+                    "{under}{} = {}",
                     print(unit, lhs),
                     u.render(unit)
                 )));
@@ -117,7 +132,7 @@ impl Gen<'_> {
             } else if r > 0 && !mentions(rhs, t) {
                 // No aliasing: the lhs adjoint is read in place.
                 self.adj(rhs, &lb, r, &mut body);
-                body.push(format!("{lb} = 0.0d0"));
+                body.push(format!("{under}{lb} = 0.0d0"));
             } else {
                 let tb = if r == 0 {
                     "dfort_tb".to_string()
@@ -126,7 +141,7 @@ impl Gen<'_> {
                     format!("dfort_ta{r}")
                 };
                 body.push(format!("{tb} = {lb}"));
-                body.push(format!("{lb} = 0.0d0"));
+                body.push(format!("{under}{lb} = 0.0d0"));
                 self.adj(rhs, &tb, r, &mut body);
             }
             rev.extend(body.into_iter().map(Line::Plain));
@@ -134,7 +149,7 @@ impl Gen<'_> {
             // A passive value overwrites a useful variable: its adjoint is
             // cut here (elsewhere it is zero already).
             if let Some(lb) = inp.bref(lhs) {
-                rev.push(Line::Plain(format!("{lb} = 0.0d0")));
+                rev.push(Line::Plain(format!("{under}{lb} = 0.0d0")));
             }
         }
         rev.extend(hoisted.after_adjoint());
@@ -164,12 +179,17 @@ impl Gen<'_> {
         let unit = &inp.unit;
         // A scalar operand of an array expression: its adjoint is the sum
         // of the array adjoint.
+        // Under a WHERE, the sum runs over the arm's elements only.
+        let total = |m: &str| match &self.out.mask {
+            Some(w) => format!("sum({m}, mask={w})"),
+            None => format!("sum({m})"),
+        };
         let collapsed;
         let (m, mr) = if mr > 0
             && rank_of(unit, e) == 0
             && !matches!(e.kind, ExprKind::Var(_) | ExprKind::ArrayRef { .. })
         {
-            collapsed = format!("sum({m})");
+            collapsed = total(m);
             (collapsed.as_str(), 0)
         } else {
             (m, mr)
@@ -178,7 +198,9 @@ impl Gen<'_> {
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } => {
                 if let Some(b) = inp.bref(e) {
                     if rank_of(unit, e) == 0 && mr > 0 {
-                        out.push(format!("{b} = {b} + sum({m})"));
+                        out.push(format!("{b} = {b} + {}", total(m)));
+                    } else if let (Some(w), true) = (&self.out.mask, mr > 0) {
+                        out.push(format!("where ({w}) {b} = {b} + {m}"));
                     } else {
                         out.push(format!("{b} = {b} + {m}"));
                     }
@@ -194,6 +216,13 @@ impl Gen<'_> {
                 if matches!(
                     name.as_str(),
                     "sum"
+                        | "spread"
+                        | "cshift"
+                        | "eoshift"
+                        | "reshape"
+                        | "pack"
+                        | "unpack"
+                        | "merge"
                         | "dot_product"
                         | "matmul"
                         | "transpose"
@@ -203,8 +232,21 @@ impl Gen<'_> {
                         | "product"
                 ) =>
             {
-                self.adj_array_intrinsic(e, name, args, m, mr, out);
+                match self.out.mask.take() {
+                    // An array adjoint entering a non-elemental rule under
+                    // a WHERE: zero outside the arm's elements.
+                    Some(w) if mr > 0 => {
+                        let mm = format!("merge({m}, 0.0d0, {w})");
+                        self.adj_array_intrinsic(e, name, args, &mm, mr, out);
+                        self.out.mask = Some(w);
+                    }
+                    mask => {
+                        self.out.mask = mask;
+                        self.adj_array_intrinsic(e, name, args, m, mr, out);
+                    }
+                }
             }
+            ExprKind::ArrayCtor(items) => self.adj_ctor(e, items, m, mr, out),
             _ => match partials(unit, e) {
                 Some(parts) => {
                     for (child, d) in parts {
@@ -226,6 +268,213 @@ impl Gen<'_> {
         }
     }
 
+    /// An array constructor: with a scalar adjoint (under a sum), every
+    /// element gets it; with an array adjoint, it is copied to
+    /// `dfort_tc` and each item gets its elements, `dfort_p` counting
+    /// them, implied DOs looping again over their bounds.
+    fn adj_ctor(&mut self, e: &Expr, items: &[Expr], m: &str, mr: usize, out: &mut Vec<String>) {
+        let mask = self.out.mask.take();
+        if mr == 0 {
+            for it in items {
+                self.adj_ctor_item(it, None, m, out);
+            }
+        } else if self.out.ctor_seed {
+            self.out.refuse(
+                e.span,
+                "array constructors nested in array constructors are not differentiated in reverse mode yet",
+            );
+        } else {
+            let m = match &mask {
+                Some(w) => format!("merge({m}, 0.0d0, {w})"),
+                None => m.to_string(),
+            };
+            self.out.ctor_temps = true;
+            self.out.ctor_seed = true;
+            out.push(format!("dfort_tc = {m}"));
+            out.push("dfort_p = 0".into());
+            for it in items {
+                self.adj_ctor_item(it, Some("dfort_tc"), "", out);
+            }
+            self.out.ctor_seed = false;
+        }
+        self.out.mask = mask;
+    }
+
+    /// One item of a constructor: its elements' adjoints are the next
+    /// elements of `seed` (`dfort_p` counts them), or the scalar `m` when
+    /// there is no `seed`.
+    fn adj_ctor_item(&mut self, it: &Expr, seed: Option<&str>, m: &str, out: &mut Vec<String>) {
+        let unit = &self.inp.unit;
+        if let ExprKind::ImpliedDo { items, var, bounds } = &it.kind {
+            let b: Vec<String> = bounds.iter().map(|b| print(unit, b)).collect();
+            let mut inner = Vec::new();
+            for x in items {
+                self.adj_ctor_item(x, seed, m, &mut inner);
+            }
+            if !inner.is_empty() {
+                out.push(format!("do {} = {}", unit.symbol(*var).name, b.join(", ")));
+                out.extend(inner.into_iter().map(|l| format!("  {l}")));
+                out.push("end do".into());
+            }
+            return;
+        }
+        let r = rank_of(unit, it);
+        let Some(seed) = seed else {
+            self.adj(it, m, 0, out);
+            return;
+        };
+        if r == 0 {
+            out.push("dfort_p = dfort_p + 1".into());
+            self.adj(it, &format!("{seed}(dfort_p)"), 0, out);
+        } else {
+            let size = format!("size({})", print(unit, it));
+            let part = format!("{seed}(dfort_p + 1:dfort_p + {size})");
+            let part = if r == 1 {
+                part
+            } else {
+                format!("reshape({part}, shape({}))", print(unit, it))
+            };
+            self.adj(it, &part, r, out);
+            out.push(format!("dfort_p = dfort_p + {size}"));
+        }
+    }
+
+    /// Reverse rules of the linear array intrinsics: each data argument
+    /// gets the transposed operator applied to the adjoint `m` (of rank
+    /// `mr`; a scalar `m` is broadcast over the result).
+    fn adj_linear(
+        &mut self,
+        e: &Expr,
+        name: &str,
+        args: &[Arg],
+        m: &str,
+        mr: usize,
+        out: &mut Vec<String>,
+    ) {
+        let unit = &self.inp.unit;
+        let v = |x: &Expr| p(print(unit, x));
+        let Some(slots) = dfort_ir::intrinsics::slots(name, args) else {
+            self.out.refuse(
+                e.span,
+                format!(
+                    "no adjoint rule for `{}` with these arguments",
+                    print(unit, e)
+                ),
+            );
+            return;
+        };
+        let refuse = |g: &mut Self, why: &str| {
+            g.out.refuse(
+                e.span,
+                format!("no adjoint rule for `{}`: {why}", print(unit, e)),
+            );
+        };
+        let kw = |k: usize, key: &str| {
+            slots[k]
+                .map(|x| format!(", {key}={}", v(x)))
+                .unwrap_or_default()
+        };
+        match (name, slots.as_slice()) {
+            ("sum", [Some(x), dim, mask]) => {
+                let r = rank_of(unit, x);
+                let (mut seed, mut sr) = match dim {
+                    Some(d) if mr > 0 => (
+                        format!("spread({m}, {}, size({}, {}))", v(d), v(x), v(d)),
+                        r,
+                    ),
+                    _ => (m.to_string(), 0),
+                };
+                if let Some(k) = mask {
+                    seed = format!("merge({seed}, 0.0d0, {})", v(k));
+                    sr = r;
+                }
+                self.adj(x, &seed, sr, out);
+            }
+            ("spread", [Some(x), Some(d), Some(n)]) => {
+                if mr == 0 {
+                    self.adj(x, &format!("{m} * {}", v(n)), 0, out);
+                } else {
+                    self.adj(x, &format!("sum({m}, dim={})", v(d)), rank_of(unit, x), out);
+                }
+            }
+            ("cshift", [Some(x), Some(sh), _]) => {
+                if mr == 0 {
+                    self.adj(x, m, 0, out);
+                } else {
+                    let seed = format!("cshift({m}, -{}{})", v(sh), kw(2, "dim"));
+                    self.adj(x, &seed, rank_of(unit, x), out);
+                }
+            }
+            ("eoshift", [Some(x), Some(sh), boundary, _]) => {
+                if boundary.is_some_and(|b| self.active_inside(b)) {
+                    return refuse(self, "an active boundary is not differentiated yet");
+                }
+                let mm = if mr == 0 {
+                    format!("({m} + 0.0d0 * {})", v(x))
+                } else {
+                    m.to_string()
+                };
+                let seed = format!("eoshift({mm}, -{}{})", v(sh), kw(3, "dim"));
+                self.adj(x, &seed, rank_of(unit, x), out);
+            }
+            ("reshape", [Some(x), Some(_), pad, order]) => {
+                if order.is_some() || pad.is_some_and(|p| self.active_inside(p)) {
+                    return refuse(self, "ORDER= and an active PAD= are not differentiated yet");
+                }
+                if mr == 0 {
+                    self.adj(x, m, 0, out);
+                } else {
+                    let seed = format!("reshape({m}, shape({}))", v(x));
+                    self.adj(x, &seed, rank_of(unit, x), out);
+                }
+            }
+            ("pack", [Some(x), Some(mask), vector]) => {
+                if rank_of(unit, mask) == 0 {
+                    return refuse(self, "a scalar mask is not differentiated yet");
+                }
+                let seed = if mr == 0 {
+                    format!("merge({m}, 0.0d0, {})", v(mask))
+                } else {
+                    format!("unpack({m}, {}, 0.0d0)", v(mask))
+                };
+                self.adj(x, &seed, rank_of(unit, x), out);
+                // The elements after the packed ones come from VECTOR=:
+                // the adjoint without its first count(mask) elements.
+                if let Some(w) = vector {
+                    let full = if mr == 0 {
+                        format!("({m} + 0.0d0 * {})", v(w))
+                    } else {
+                        m.to_string()
+                    };
+                    let c = format!("count({})", v(mask));
+                    self.adj(w, &format!("eoshift(eoshift({full}, {c}), -{c})"), 1, out);
+                }
+            }
+            ("unpack", [Some(x), Some(mask), Some(field)]) => {
+                let full = if mr > 0 {
+                    m.to_string()
+                } else {
+                    format!("merge({m}, {m}, {})", v(mask))
+                };
+                let into_x = format!("pack({full}, {}, 0.0d0 * {})", v(mask), v(x));
+                self.adj(x, &into_x, 1, out);
+                if rank_of(unit, field) > 0 {
+                    let seed = format!("merge(0.0d0, {full}, {})", v(mask));
+                    self.adj(field, &seed, rank_of(unit, field), out);
+                } else {
+                    let seed = format!("sum({full}, mask=.not. {})", v(mask));
+                    self.adj(field, &seed, 0, out);
+                }
+            }
+            ("merge", [Some(t), Some(f), Some(mask)]) => {
+                let r = mr.max(rank_of(unit, e));
+                self.adj(t, &format!("merge({m}, 0.0d0, {})", v(mask)), r, out);
+                self.adj(f, &format!("merge(0.0d0, {m}, {})", v(mask)), r, out);
+            }
+            _ => refuse(self, "these arguments are not supported"),
+        }
+    }
+
     /// Reverse rules of the array intrinsics.
     fn adj_array_intrinsic(
         &mut self,
@@ -241,12 +490,11 @@ impl Gen<'_> {
         let v = |x: &Expr| p(print(unit, x));
         let m = p(m.to_string());
         let keywords = args.iter().any(|a| a.keyword.is_some());
+        if name != "transpose" && dfort_ir::intrinsics::linear_array(name).is_some() {
+            self.adj_linear(e, name, args, &m, mr, out);
+            return;
+        }
         match (name, args.len()) {
-            ("sum", 1) if !keywords && mr == 0 => {
-                // Every element gets the scalar adjoint (broadcast: the
-                // adjoint stays a scalar for the rules below).
-                self.adj(&args[0].value, &m, 0, out);
-            }
             // x̄ += m x / ‖x‖, nothing at x = 0 (the subgradient 0).
             ("norm2", 1) if !keywords && mr == 0 => {
                 let x = &args[0].value;
@@ -399,6 +647,21 @@ fn accumulation<'e>(unit: &Unit, lhs: &Expr, rhs: &'e Expr, t: SymbolId) -> Opti
     }
 }
 
+/// Whether `e` references a function dfort has the source of.
+fn calls_user_function(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        found |= matches!(
+            x.kind,
+            ExprKind::FunctionCall {
+                target: CallTarget::Unit(_),
+                ..
+            }
+        )
+    });
+    found
+}
+
 /// Whether `e` mentions variable `s`.
 pub(super) fn mentions(e: &Expr, s: SymbolId) -> bool {
     let mut found = false;
@@ -408,35 +671,6 @@ pub(super) fn mentions(e: &Expr, s: SymbolId) -> bool {
         }
     });
     found
-}
-
-/// The rank of an expression's value (0 for scalars).
-fn rank_of(unit: &Unit, e: &Expr) -> usize {
-    match &e.kind {
-        ExprKind::Var(s) => unit.symbol(*s).rank(),
-        ExprKind::ArrayRef { subs, .. } => subs
-            .iter()
-            .filter(|s| matches!(s, Subscript::Range { .. }))
-            .count(),
-        ExprKind::Unary { operand, .. } => rank_of(unit, operand),
-        ExprKind::Binary { lhs, rhs, .. } => rank_of(unit, lhs).max(rank_of(unit, rhs)),
-        ExprKind::ArrayCtor(_) => 1,
-        ExprKind::Intrinsic { name, args } => {
-            let r = |i: usize| args.get(i).map(|a| rank_of(unit, &a.value)).unwrap_or(0);
-            match name.as_str() {
-                "sum" | "product" | "maxval" | "minval" if args.len() > 1 => r(0).saturating_sub(1),
-                "sum" | "product" | "maxval" | "minval" | "dot_product" | "size" | "norm2" => 0,
-                "transpose" => 2,
-                "matmul" => (r(0) + r(1)).saturating_sub(2),
-                _ => args
-                    .iter()
-                    .map(|a| rank_of(unit, &a.value))
-                    .max()
-                    .unwrap_or(0),
-            }
-        }
-        _ => 0,
-    }
 }
 
 /// Whether an assignment target denotes more than one element.

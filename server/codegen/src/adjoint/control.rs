@@ -83,6 +83,101 @@ impl Gen<'_> {
         vec![Line::Branch(arm_revs)]
     }
 
+    /// A WHERE construct, the branch of paper 001 taken element by
+    /// element: each arm's mask goes into a logical array `dfort_w<n>` —
+    /// the elements no earlier arm took (among the enclosing arm's) for
+    /// which its mask holds — and its assignments run under it. The
+    /// reverse sweep gets the masks back as [`Reversal`] decided —
+    /// evaluated again before the arms' adjoints, or pushed after each
+    /// arm (once its own records are on the tape) and popped before its
+    /// adjoint — and runs the arms backwards under them.
+    pub(super) fn where_construct(
+        &mut self,
+        id: StmtId,
+        span: Span,
+        arms: &[IfArm],
+        else_body: Option<&[StmtId]>,
+        mut label: String,
+    ) -> Vec<Line> {
+        let inp = self.inp;
+        let unit = &inp.unit;
+        let how = inp.reversal.of_stmt(id);
+        if let Some(why) = how.and_then(|r| r.refusal()) {
+            self.out.refuse(span, why);
+            return Vec::new();
+        }
+        // In a unit reversed by blocks, the construct and its assignments
+        // share one basic block: their reverse goes there as one piece.
+        let pushed = !matches!(how, Some(Reversal::MaskRecomputed));
+        let rank = arms
+            .first()
+            .map(|a| crate::partials::rank_of(unit, &a.cond))
+            .unwrap_or(0);
+        if rank == 0 || (pushed && rank > 7) {
+            self.out.refuse(
+                span,
+                format!("a WHERE mask of rank {rank} is not differentiated yet"),
+            );
+            return Vec::new();
+        }
+        self.out.trace.construct(
+            id,
+            if pushed {
+                Reversed::MaskPushed
+            } else {
+                Reversed::MaskRecomputed
+            },
+        );
+        let outer = self.out.mask.clone();
+        let bodies = arms
+            .iter()
+            .map(|a| (Some(&a.cond), a.body.as_slice()))
+            .chain(else_body.map(|b| (None, b)));
+        let mut taken: Vec<String> = Vec::new();
+        let mut masks: Vec<String> = Vec::new();
+        let mut arm_revs = Vec::new();
+        for (cond, body) in bodies {
+            let w = self.out.mask_temp(rank);
+            let pending = match (&outer, taken.is_empty()) {
+                (None, true) => None,
+                (Some(o), true) => Some(o.clone()),
+                (None, false) => Some(format!(".not. ({})", taken.join(" .or. "))),
+                (Some(o), false) => Some(format!("{o} .and. .not. ({})", taken.join(" .or. "))),
+            };
+            let lines = match (pending, cond) {
+                (None, Some(c)) => vec![format!("{w} = {}", print(unit, c))],
+                (Some(p), Some(c)) => vec![
+                    format!("{w} = {p}"),
+                    format!("where ({w}) {w} = {}", print(unit, c)),
+                ],
+                (Some(p), None) => vec![format!("{w} = {p}")],
+                (None, None) => vec![format!("{w} = .true.")],
+            };
+            self.out.labelled_lines(&label, &lines);
+            label.clear();
+            masks.extend(lines);
+            let enclosing = self.out.mask.replace(w.clone());
+            let rev = self.block(body);
+            self.out.mask = enclosing;
+            if pushed {
+                self.out.fwd.line(&format!("call dfort_push_mask({w})"));
+            }
+            arm_revs.push((w.clone(), rev));
+            taken.push(w);
+        }
+        let mut rev = Vec::new();
+        if !pushed {
+            rev.extend(masks.into_iter().map(Line::Plain));
+        }
+        for (w, r) in arm_revs.into_iter().rev() {
+            if pushed {
+                rev.push(Line::Plain(format!("call dfort_pop_mask({w})")));
+            }
+            rev.extend(r);
+        }
+        rev
+    }
+
     /// A SELECT CASE construct: the case taken is pushed (a `case
     /// default` is added to push when the original has none).
     pub(super) fn select_case(
@@ -327,7 +422,11 @@ impl Gen<'_> {
         let st = inp.unit.stmt(id);
         let is_jump = st.kind.is_jump();
         let mut label = label_of(st);
-        let end = self.block_end(id);
+        // A WHERE's assignments follow it in its block: the block may end
+        // with the last of them.
+        let end = self
+            .block_end(id)
+            .or_else(|| self.block_end(last_nested(&inp.unit, id)?));
         if let (Some(n), true) = (end, is_jump) {
             self.out.flush_label(&mut label);
             if self.leave_block(n) {
@@ -371,6 +470,28 @@ impl Gen<'_> {
         self.out.push(&block_number(node).to_string());
         true
     }
+}
+
+/// The last statement nested in a WHERE `id` (`None` for other
+/// statements, or a WHERE with empty arms).
+fn last_nested(unit: &Unit, id: StmtId) -> Option<StmtId> {
+    if !matches!(unit.stmt(id).kind, StmtKind::Where { .. }) {
+        return None;
+    }
+    let mut last = None;
+    let mut at = id;
+    while let Some(&s) = unit
+        .stmt(at)
+        .kind
+        .blocks()
+        .into_iter()
+        .rev()
+        .find_map(|b| b.last())
+    {
+        last = Some(s);
+        at = s;
+    }
+    last
 }
 
 /// The id the reverse sweep of an unstructured unit gives basic block

@@ -41,7 +41,8 @@ impl<'a> Gen<'a> {
 
     /// Forward sweep of statement `id`; returns its reverse sweep.
     pub fn stmt(&mut self, id: StmtId) -> Vec<Line> {
-        if self.inp.unstructured {
+        // The assignments of a WHERE go with it ([`Gen::where_construct`]).
+        if self.inp.unstructured && self.out.mask.is_none() {
             return self.stmt_by_blocks(id);
         }
         let label = label_of(self.inp.unit.stmt(id));
@@ -65,6 +66,9 @@ impl<'a> Gen<'a> {
             StmtKind::SelectCase { selector, cases } => {
                 self.select_case(id, selector, cases, label)
             }
+            StmtKind::Where {
+                arms, else_body, ..
+            } => self.where_construct(id, span, arms, else_body.as_deref(), label),
             StmtKind::Do {
                 control,
                 body,

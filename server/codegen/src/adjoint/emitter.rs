@@ -58,6 +58,14 @@ pub(super) struct Emitter {
     /// In unstructured units, per basic block (CFG node): its reverse
     /// sweep.
     pub block_rev: HashMap<NodeId, Vec<Line>>,
+    /// The ranks of the WHERE masks `dfort_w<n>` (logical arrays).
+    pub masks: Vec<usize>,
+    /// The mask of the WHERE arm holding the statement being written.
+    pub mask: Option<String>,
+    /// Whether the constructor adjoint's `dfort_tc` and `dfort_p` are
+    /// used, and whether one is being written.
+    pub ctor_temps: bool,
+    pub ctor_seed: bool,
 }
 
 impl Emitter {
@@ -78,7 +86,17 @@ impl Emitter {
             called: BTreeSet::new(),
             hidden: BTreeMap::new(),
             block_rev: HashMap::new(),
+            masks: Vec::new(),
+            mask: None,
+            ctor_temps: false,
+            ctor_seed: false,
         }
+    }
+
+    /// A new WHERE mask `dfort_w<n>` of rank `rank`.
+    pub fn mask_temp(&mut self, rank: usize) -> String {
+        self.masks.push(rank);
+        format!("dfort_w{}", self.masks.len())
     }
 
     pub fn refuse(&mut self, span: Span, message: impl Into<crate::Reason>) {

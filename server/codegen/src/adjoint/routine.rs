@@ -69,6 +69,17 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
         let colons = vec![":"; *rank].join(", ");
         w.line(&format!("real(8), allocatable :: dfort_ta{rank}({colons})"));
     }
+    if out.ctor_temps {
+        w.line("integer :: dfort_p");
+        w.line("real(8), allocatable :: dfort_tc(:)");
+    }
+    for (k, rank) in out.masks.iter().enumerate() {
+        let colons = vec![":"; *rank].join(", ");
+        w.line(&format!(
+            "logical, allocatable :: dfort_w{}({colons})",
+            k + 1
+        ));
+    }
     r.end_specification();
     let w = &mut r.w;
     // Adjoints of locals start at zero (not those of dummies, of the

@@ -99,28 +99,16 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             }
             "call_expression" => self.call_expression(n, span),
             "array_literal" => {
+                self.ctor_depth += 1;
                 let items = named_children(n)
                     .into_iter()
                     .filter(|c| !matches!(c.kind(), "intrinsic_type" | "derived_type" | "comment"))
                     .map(|c| self.expr(c))
                     .collect();
+                self.ctor_depth -= 1;
                 ExprKind::ArrayCtor(items)
             }
-            "implied_do_loop_expression" => {
-                // (item, ..., i = lo, hi[, step]): kept as the list of items
-                // and control expressions, which is what analyses read.
-                let mut items = Vec::new();
-                for c in named_children(n) {
-                    if c.kind() == "loop_control_expression" {
-                        for e in named_children(c) {
-                            items.push(self.expr(e));
-                        }
-                    } else if c.kind() != "intrinsic_type" {
-                        items.push(self.expr(c));
-                    }
-                }
-                ExprKind::ArrayCtor(items)
-            }
+            "implied_do_loop_expression" => self.implied_do(n),
             "derived_type_member_expression" => {
                 let kids = named_children(n);
                 let base = self.boxed(kids.first().copied(), span);

@@ -7,6 +7,7 @@
 //! `StmtKind::Unsupported` statement, so later stages can refuse to
 //! differentiate it instead of ignoring it silently.
 
+mod concurrent;
 pub(crate) mod decl;
 pub(crate) mod expr;
 mod stmt;
@@ -317,6 +318,11 @@ pub(crate) struct UnitLowerer<'f, 'a> {
     /// Where the label of the statement being lowered is written.
     pub(crate) label_span: Option<Span>,
     pub(crate) seen_executable: bool,
+    /// Statements a lowered statement adds after itself (a FORALL's loop
+    /// nests after the first).
+    pub(crate) following: Vec<StmtId>,
+    /// How many array constructors enclose the expression being lowered.
+    pub(crate) ctor_depth: u32,
 }
 
 impl<'f, 'a> UnitLowerer<'f, 'a> {
@@ -360,6 +366,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             label_refs: Vec::new(),
             label_span: None,
             seen_executable: false,
+            following: Vec::new(),
+            ctor_depth: 0,
         }
     }
 

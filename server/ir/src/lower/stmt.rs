@@ -61,6 +61,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             if let Some(id) = self.statement(n, label.take()) {
                 out.push(id);
             }
+            out.append(&mut self.following);
             self.label_span = None;
         }
         out
@@ -263,8 +264,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             "assign_statement" => {
                 return Some(self.unsupported(label, n, "ASSIGN statements (assigned GO TO)"))
             }
-            "where_statement" => return Some(self.unsupported(label, n, "WHERE")),
-            "forall_statement" => return Some(self.unsupported(label, n, "FORALL")),
+            "where_statement" => return Some(self.where_statement(n, label)),
+            "forall_statement" => return Some(self.forall(n, label)),
             "include_statement" => return Some(self.unsupported(label, n, "INCLUDE")),
             "pointer_association_statement" | "nullify_statement" => {
                 return Some(self.unsupported(label, n, "pointer assignment"))
@@ -392,6 +393,95 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         id
     }
 
+    /// A WHERE statement or construct: the first mask and the body before
+    /// any ELSEWHERE make the first arm, each `elsewhere (mask)` another
+    /// arm, a bare `elsewhere` the else body. A body may hold assignments
+    /// and nested WHEREs only.
+    fn where_statement(&mut self, n: FNode<'a>, label: Option<u32>) -> StmtId {
+        let span = self.stmt_span(n);
+        let id = self.push_stmt(label, span, StmtKind::Continue);
+        let kids = named_children(n);
+        let one_line = !kids.iter().any(|k| k.kind() == "end_where_statement");
+        let mut arms = Vec::new();
+        let mut else_body = None;
+        let mut clauses: Vec<(Option<FNode<'a>>, Span, Vec<FNode<'a>>)> =
+            vec![(None, span, Vec::new())];
+        for k in kids {
+            match k.kind() {
+                "parenthesized_expression" if clauses.len() == 1 && clauses[0].0.is_none() => {
+                    clauses[0].0 = Some(k);
+                }
+                "elsewhere_clause" => {
+                    let ck = named_children(k);
+                    let mask = ck
+                        .iter()
+                        .copied()
+                        .find(|c| c.kind() == "parenthesized_expression");
+                    let rest = ck
+                        .into_iter()
+                        .filter(|c| c.kind() != "parenthesized_expression")
+                        .collect();
+                    clauses.push((mask, self.stmt_span(k), rest));
+                }
+                "end_where_statement" => {}
+                _ => {
+                    if let Some(last) = clauses.last_mut() {
+                        last.2.push(k);
+                    }
+                }
+            }
+        }
+        for (i, (mask, arm_span, nodes)) in clauses.into_iter().enumerate() {
+            let body = self.block(&nodes);
+            self.where_body_check(&body);
+            match mask {
+                Some(m) => arms.push(IfArm {
+                    cond: self.expr(m),
+                    body,
+                    span: arm_span,
+                }),
+                None if i == 0 => arms.push(IfArm {
+                    cond: Expr {
+                        kind: ExprKind::Error,
+                        span,
+                    },
+                    body,
+                    span,
+                }),
+                None => else_body = Some(body),
+            }
+        }
+        self.unit.stmts[id].kind = StmtKind::Where {
+            arms,
+            else_body,
+            one_line,
+        };
+        id
+    }
+
+    /// A WHERE body holds assignments and nested WHEREs only: anything
+    /// else is reported where it stands.
+    fn where_body_check(&mut self, body: &[StmtId]) {
+        for &s in body {
+            let st = &self.unit.stmts[s];
+            if !matches!(
+                st.kind,
+                StmtKind::Assign { .. } | StmtKind::Where { .. } | StmtKind::Unsupported { .. }
+            ) {
+                let sp = st.span;
+                self.unit.stmts[s].kind = StmtKind::Unsupported {
+                    construct: "statements other than assignments inside WHERE".into(),
+                };
+                self.fx.report(
+                    &UNSUPPORTED,
+                    sp,
+                    "only assignments and nested WHERE constructs may appear inside a WHERE"
+                        .to_string(),
+                );
+            }
+        }
+    }
+
     fn do_loop(&mut self, n: FNode<'a>, label: Option<u32>) -> StmtId {
         let span = self.stmt_span(n);
         let id = self.push_stmt(label, span, StmtKind::Continue);
@@ -400,6 +490,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let mut end_label = None;
         let mut body_nodes: Vec<FNode<'a>> = Vec::new();
         let mut terminal: Vec<FNode<'a>> = Vec::new();
+        let mut concurrent = None;
         for k in named_children(n) {
             match k.kind() {
                 "block_label_start_expression" => {
@@ -445,17 +536,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                                     });
                                 control = DoControl::While(cond);
                             }
-                            "concurrent_statement" => {
-                                self.unit.stmts[id].kind = StmtKind::Unsupported {
-                                    construct: "DO CONCURRENT".into(),
-                                };
-                                self.fx.report(
-                                    &UNSUPPORTED,
-                                    span,
-                                    "dfort does not support DO CONCURRENT",
-                                );
-                                return id;
-                            }
+                            "concurrent_statement" => concurrent = Some(c),
                             _ => {}
                         }
                     }
@@ -477,6 +558,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         if let Some(l) = end_label {
             let sp = span;
             self.label_refs.push((l, sp));
+        }
+        if let Some(c) = concurrent {
+            body_nodes.extend(terminal);
+            return self.do_concurrent(id, name, c, &body_nodes);
         }
         let mut body = self.block(&body_nodes);
         if !terminal.is_empty() {

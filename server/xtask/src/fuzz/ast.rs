@@ -190,8 +190,25 @@ pub enum Stmt {
     ArithmeticIf(Expr, [u32; 3]),
     /// `<label> continue`: a jump target.
     Label(u32),
-    /// A statement dfort may refuse, as written (WHERE blocks and the
-    /// like, which the generator adds to learn what is refused).
+    /// `where (m1) … elsewhere (m2) … elsewhere … end where`; written as
+    /// a one-line WHERE statement when `one_line` and it has one arm of
+    /// one assignment.
+    Where {
+        arms: Vec<(Expr, Vec<Stmt>)>,
+        els: Option<Vec<Stmt>>,
+        one_line: bool,
+    },
+    /// `do concurrent (i = 1:hi[, mask])` or `forall (i = 1:hi[, mask])`
+    /// (a construct) around `body`.
+    Concurrent {
+        forall: bool,
+        index: String,
+        hi: Expr,
+        mask: Option<Expr>,
+        body: Vec<Stmt>,
+    },
+    /// A statement dfort may refuse, as written, which the generator
+    /// adds to learn what is refused.
     Raw(Vec<String>),
 }
 
@@ -199,8 +216,12 @@ impl Stmt {
     /// The statement lists nested directly in this statement.
     pub fn blocks(&self) -> Vec<&Vec<Stmt>> {
         match self {
-            Stmt::If(arms, els) => arms.iter().map(|(_, b)| b).chain(els.iter()).collect(),
-            Stmt::Do { body, .. } | Stmt::While { body, .. } => vec![body],
+            Stmt::If(arms, els) | Stmt::Where { arms, els, .. } => {
+                arms.iter().map(|(_, b)| b).chain(els.iter()).collect()
+            }
+            Stmt::Do { body, .. } | Stmt::While { body, .. } | Stmt::Concurrent { body, .. } => {
+                vec![body]
+            }
             Stmt::Select { cases, default, .. } => {
                 cases.iter().map(|(_, b)| b).chain(default.iter()).collect()
             }
@@ -210,12 +231,14 @@ impl Stmt {
 
     pub fn blocks_mut(&mut self) -> Vec<&mut Vec<Stmt>> {
         match self {
-            Stmt::If(arms, els) => arms
+            Stmt::If(arms, els) | Stmt::Where { arms, els, .. } => arms
                 .iter_mut()
                 .map(|(_, b)| b)
                 .chain(els.iter_mut())
                 .collect(),
-            Stmt::Do { body, .. } | Stmt::While { body, .. } => vec![body],
+            Stmt::Do { body, .. } | Stmt::While { body, .. } | Stmt::Concurrent { body, .. } => {
+                vec![body]
+            }
             Stmt::Select { cases, default, .. } => cases
                 .iter_mut()
                 .map(|(_, b)| b)
@@ -229,7 +252,9 @@ impl Stmt {
     pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
         match self {
             Stmt::Assign(l, r) => vec![l, r],
-            Stmt::If(arms, _) => arms.iter_mut().map(|(c, _)| c).collect(),
+            Stmt::If(arms, _) | Stmt::Where { arms, .. } => {
+                arms.iter_mut().map(|(c, _)| c).collect()
+            }
             Stmt::IfOne(c, s) => {
                 let mut v = vec![c];
                 v.extend(s.exprs_mut());
@@ -241,6 +266,7 @@ impl Stmt {
                 v
             }
             Stmt::While { cond, .. } => vec![cond],
+            Stmt::Concurrent { hi, mask, .. } => std::iter::once(hi).chain(mask.as_mut()).collect(),
             Stmt::Select { sel, .. } => vec![sel],
             Stmt::Call(_, args) => args.iter_mut().collect(),
             Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) => vec![e],
@@ -251,7 +277,7 @@ impl Stmt {
     pub fn exprs(&self) -> Vec<&Expr> {
         match self {
             Stmt::Assign(l, r) => vec![l, r],
-            Stmt::If(arms, _) => arms.iter().map(|(c, _)| c).collect(),
+            Stmt::If(arms, _) | Stmt::Where { arms, .. } => arms.iter().map(|(c, _)| c).collect(),
             Stmt::IfOne(c, s) => {
                 let mut v = vec![c];
                 v.extend(s.exprs());
@@ -263,6 +289,7 @@ impl Stmt {
                 v
             }
             Stmt::While { cond, .. } => vec![cond],
+            Stmt::Concurrent { hi, mask, .. } => std::iter::once(hi).chain(mask.as_ref()).collect(),
             Stmt::Select { sel, .. } => vec![sel],
             Stmt::Call(_, args) => args.iter().collect(),
             Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) => vec![e],
@@ -541,6 +568,55 @@ impl Printer {
             }
             Stmt::IfOne(c, s) => {
                 self.line(&format!("if ({}) {}", c.print(), Printer::simple(s)));
+            }
+            Stmt::Concurrent {
+                forall,
+                index,
+                hi,
+                mask,
+                body,
+            } => {
+                // tree-sitter-fortran 0.6.0 does not parse a FORALL mask
+                // that starts with a parenthesis: the comparison is
+                // written bare.
+                let m = match mask {
+                    Some(Expr::Bin(op, a, b)) => format!(", {} {op} {}", a.print(), b.print()),
+                    Some(m) => format!(", {}", m.print()),
+                    None => String::new(),
+                };
+                let head = format!("({index} = 1:{}{m})", hi.print());
+                if *forall {
+                    self.line(&format!("forall {head}"));
+                    self.block(body);
+                    self.line("end forall");
+                } else {
+                    self.line(&format!("do concurrent {head}"));
+                    self.block(body);
+                    self.line("end do");
+                }
+            }
+            Stmt::Where {
+                arms,
+                els,
+                one_line,
+            } => {
+                if let ([(c, body)], None, true) = (arms.as_slice(), els, *one_line) {
+                    if let [one @ Stmt::Assign(..)] = body.as_slice() {
+                        let line = format!("where ({}) {}", c.print(), Printer::simple(one));
+                        self.line(&line);
+                        return;
+                    }
+                }
+                for (i, (c, body)) in arms.iter().enumerate() {
+                    let kw = if i == 0 { "where" } else { "elsewhere" };
+                    self.line(&format!("{kw} ({})", c.print()));
+                    self.block(body);
+                }
+                if let Some(b) = els {
+                    self.line("elsewhere");
+                    self.block(b);
+                }
+                self.line("end where");
             }
             Stmt::Do {
                 name,

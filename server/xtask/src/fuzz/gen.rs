@@ -919,20 +919,22 @@ impl<'r> Generator<'r> {
     fn stmt(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
         let nested = depth < 3;
         let in_loop = !env.loops.is_empty();
-        let table: [(u32, u8); 13] = [
-            (30, 0),                                             // real assignment
-            (10, 1),                                             // accumulation
-            (8, 2),                                              // array assignment
-            (if env.free_ints().is_empty() { 0 } else { 8 }, 3), // index arithmetic
-            (if nested { 13 } else { 0 }, 4),                    // DO loop
-            (if nested { 4 } else { 0 }, 5),                     // DO WHILE
-            (if nested { 10 } else { 0 }, 6),                    // IF
-            (if nested { 4 } else { 0 }, 7),                     // SELECT CASE
-            (if env.subs.is_empty() { 0 } else { 7 }, 8),        // CALL
-            (if nested { 3 } else { 0 }, 9),                     // GO TO
-            (if in_loop { 4 } else { 0 }, 10),                   // EXIT / CYCLE
-            (if self.beyond { 1 } else { 0 }, 11),               // beyond dfort
-            (if nested && depth == 0 { 2 } else { 0 }, 12),      // counter loop
+        let table: [(u32, u8); 15] = [
+            (30, 0),                                              // real assignment
+            (10, 1),                                              // accumulation
+            (8, 2),                                               // array assignment
+            (if env.free_ints().is_empty() { 0 } else { 8 }, 3),  // index arithmetic
+            (if nested { 13 } else { 0 }, 4),                     // DO loop
+            (if nested { 4 } else { 0 }, 5),                      // DO WHILE
+            (if nested { 10 } else { 0 }, 6),                     // IF
+            (if nested { 4 } else { 0 }, 7),                      // SELECT CASE
+            (if env.subs.is_empty() { 0 } else { 7 }, 8),         // CALL
+            (if nested { 3 } else { 0 }, 9),                      // GO TO
+            (if in_loop { 4 } else { 0 }, 10),                    // EXIT / CYCLE
+            (if self.beyond { 1 } else { 0 }, 11),                // beyond dfort
+            (if nested && depth == 0 { 2 } else { 0 }, 12),       // counter loop
+            (if depth < 3 { 3 } else { 0 }, 13),                  // WHERE
+            (if env.free_ints().is_empty() { 0 } else { 2 }, 14), // DO CONCURRENT, FORALL
         ];
         let total: u32 = table.iter().map(|t| t.0).sum();
         let mut r = self.rng.random_range(0..total);
@@ -957,7 +959,9 @@ impl<'r> Generator<'r> {
             9 => self.goto(env, budget, depth),
             10 => self.exit_cycle(env),
             11 => self.beyond(env),
-            _ => self.counter_loop(env, budget, depth),
+            12 => self.counter_loop(env, budget, depth),
+            13 => self.where_stmt(env, 0),
+            _ => self.concurrent(env),
         }
     }
 
@@ -1813,10 +1817,10 @@ impl<'r> Generator<'r> {
         vec![Stmt::IfOne(c, Box::new(s))]
     }
 
-    /// The array language of issue 16, drawn rarely: `maxval`, `product`
-    /// and `norm2` of a whole array (differentiated), and constructs dfort
-    /// does not differentiate yet (WHERE, FORALL), so that the refusals
-    /// by reason show what to build next.
+    /// The array language of issue 16, drawn rarely: WHERE
+    /// ([`Generator::where_stmt`]), DO CONCURRENT and FORALL
+    /// ([`Generator::concurrent`]), `maxval`, `product` and `norm2` of a
+    /// whole array.
     fn beyond(&mut self, env: &mut Env) -> Vec<Stmt> {
         let arrays: Vec<RVar> = env
             .reals
@@ -1830,27 +1834,156 @@ impl<'r> Generator<'r> {
         let Some(r) = self.target(env).filter(|v| v.dims.is_empty()) else {
             return Vec::new();
         };
-        let free = env.free_ints();
         let name = t.name;
-        let ext = t.dims[0].text.clone();
-        let lines = match (self.rng.random_range(0..5), self.pick(&free).cloned()) {
-            (0, _) => vec![
-                format!("where ({name} > 1.0d0)"),
-                format!("  {name} = {name}*0.5d0"),
-                "end where".to_string(),
-            ],
-            (1, _) => vec![format!("{} = maxval({name})", r.name)],
-            (2, _) => vec![format!("{} = product({name})", r.name)],
-            (3, _) => vec![format!("{} = norm2({name})", r.name)],
-            (_, Some(m)) => {
-                env.set_range(&m, None);
-                vec![format!(
-                    "forall ({m} = 1:{ext}) {name}({m}) = {name}({m})**2"
-                )]
-            }
-            _ => Vec::new(),
+        let lines = match self.rng.random_range(0..5) {
+            0 => return self.where_stmt(env, 0),
+            1 => vec![format!("{} = maxval({name})", r.name)],
+            2 => vec![format!("{} = product({name})", r.name)],
+            3 => vec![format!("{} = norm2({name})", r.name)],
+            _ => return self.concurrent(env),
         };
         vec![Stmt::Raw(lines)]
+    }
+
+    /// A WHERE over a whole array or a section of one: masks compare an
+    /// array expression of its shape (active values included) with a
+    /// constant; arms assign that array, or others of the same shape,
+    /// element-wise expressions (scalars, `matmul` and all), and may nest
+    /// one WHERE; one or two arms, sometimes a bare ELSEWHERE, sometimes
+    /// the one-line statement.
+    fn where_stmt(&mut self, env: &mut Env, depth: usize) -> Vec<Stmt> {
+        let arrays: Vec<RVar> = env
+            .reals
+            .iter()
+            .filter(|v| v.write && !v.dims.is_empty())
+            .cloned()
+            .collect();
+        let Some(t) = self.pick(&arrays).cloned() else {
+            return Vec::new();
+        };
+        let (lhs, shape) = self.section(env, &t);
+        let mut targets = vec![lhs];
+        for v in &arrays {
+            let dims: Vec<i64> = v.dims.iter().map(|d| d.value).collect();
+            if dims == shape && v.name != t.name {
+                targets.push(Expr::var(v.name.clone()));
+            }
+        }
+        let arm = |g: &mut Generator, env: &mut Env| {
+            let mut body = Vec::new();
+            for _ in 0..g.range(1, 2) {
+                if depth == 0 && g.chance(0.15) {
+                    body.extend(g.where_nested(env, &targets, &shape));
+                } else if let Some(l) = g.pick(&targets).cloned() {
+                    let r = g.aexpr(env, &shape, 2);
+                    body.push(Stmt::Assign(l, r));
+                }
+            }
+            body
+        };
+        let mut arms = Vec::new();
+        for _ in 0..self.range(1, 2) {
+            let m = self.mask(env, &shape);
+            let b = arm(self, env);
+            arms.push((m, b));
+        }
+        let els = if self.chance(0.4) {
+            Some(arm(self, env))
+        } else {
+            None
+        };
+        let one_line = self.chance(0.5);
+        vec![Stmt::Where {
+            arms,
+            els,
+            one_line,
+        }]
+    }
+
+    /// DO CONCURRENT or FORALL over one index of an extent: each
+    /// assignment writes element `i` of an array the construct reads
+    /// nowhere else (so iterations are independent, as both constructs
+    /// require, and the order of FORALL's assignments does not matter),
+    /// from the other variables (no function references: they would have
+    /// to be pure) and that element itself; sometimes a mask. The index's
+    /// own value outside is untouched.
+    fn concurrent(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let free = env.free_ints();
+        let Some(index) = self.pick(&free).cloned() else {
+            return Vec::new();
+        };
+        let arrays: Vec<RVar> = env
+            .reals
+            .iter()
+            .filter(|v| v.write && v.dims.len() == 1)
+            .cloned()
+            .collect();
+        let Some(first) = self.pick(&arrays).cloned() else {
+            return Vec::new();
+        };
+        let ext = first.dims[0].clone();
+        let mut targets = vec![first.name.clone()];
+        for v in &arrays {
+            if v.dims[0].text == ext.text && !targets.contains(&v.name) && self.chance(0.3) {
+                targets.push(v.name.clone());
+            }
+        }
+        let mut inner = env.clone();
+        inner.reals.retain(|v| !targets.contains(&v.name));
+        inner.funcs.clear();
+        inner.index_arrays.clear();
+        inner.set_range(&index, Some((1, ext.value)));
+        let i = Expr::var(index.clone());
+        let mut body = Vec::new();
+        for t in &targets {
+            let own = Expr::at(t.clone(), vec![i.clone()]);
+            let e = self.rexpr(&inner, 2);
+            let rhs = if self.chance(0.5) {
+                let f = self.rexpr(&inner, 1);
+                Expr::bin("+", Expr::bin("*", own.clone(), f), e)
+            } else {
+                e
+            };
+            body.push(Stmt::Assign(own, rhs));
+        }
+        let mask = self.chance(0.4).then(|| {
+            let a = self.rexpr(&inner, 1);
+            Expr::bin(">", a, Expr::lit("0.0d0"))
+        });
+        vec![Stmt::Concurrent {
+            forall: self.chance(0.5),
+            index,
+            hi: Expr::var(ext.text.clone()),
+            mask,
+            body,
+        }]
+    }
+
+    /// A WHERE nested in an arm, over the enclosing one's shape.
+    fn where_nested(&mut self, env: &mut Env, targets: &[Expr], shape: &[i64]) -> Vec<Stmt> {
+        let m = self.mask(env, shape);
+        let Some(l) = self.pick(targets).cloned() else {
+            return Vec::new();
+        };
+        let r = self.aexpr(env, shape, 1);
+        let els = self.chance(0.5).then(|| {
+            let r2 = self.aexpr(env, shape, 1);
+            vec![Stmt::Assign(l.clone(), r2)]
+        });
+        vec![Stmt::Where {
+            arms: vec![(m, vec![Stmt::Assign(l, r)])],
+            els,
+            one_line: false,
+        }]
+    }
+
+    /// A WHERE mask of `shape`: an array expression compared with a
+    /// constant.
+    fn mask(&mut self, env: &Env, shape: &[i64]) -> Expr {
+        let a = self.aexpr(env, shape, 1);
+        let op = [">", "<"][self.rng.random_range(0..2)];
+        let c = ["0.0d0", "0.5d0", "-0.3d0", "1.0d0"][self.rng.random_range(0..4)];
+        Expr::bin(op, a, Expr::lit(c))
     }
 
     // ---------------------------------------------------------------
