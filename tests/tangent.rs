@@ -221,6 +221,27 @@ fn what_the_analyses_do_not_model_is_refused_not_differentiated() {
     let (lines, msgs) = adjoint_refusals("free/recursion.f90", "gauss_weight");
     assert!(lines.contains(&51), "{lines:?} {msgs:?}");
     assert!(msgs.iter().any(|m| m.contains("prm_a")), "{msgs:?}");
+    // An elemental function applied to an array (its derivative routine
+    // would be called with arrays for scalars): refused by both, where
+    // the derivative code used not to compile.
+    let elemental = "module em
+contains
+  elemental function cube(a) result(r)
+    real(8), intent(in) :: a
+    real(8) :: r
+    r = a * a * a
+  end function
+  subroutine use_cube(n, x, y)
+    integer, intent(in) :: n
+    real(8), intent(in) :: x(n)
+    real(8), intent(out) :: y(n)
+    y = cube(x) + cube(x(1))
+  end subroutine
+end module
+";
+    let (adjoint, tangent) = refusal_codes(elemental, "use_cube");
+    assert_eq!(adjoint, ["not-differentiable"]);
+    assert_eq!(tangent, ["not-differentiable"]);
 }
 
 /// The codes of the refusals of both generators for `root` of `src`

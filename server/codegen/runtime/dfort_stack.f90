@@ -11,7 +11,7 @@ module dfort_stack
   private
   public :: dfort_push, dfort_pop, dfort_stack_stats, dfort_stack_reset
   public :: dfort_stack_counts, dfort_stack_depth
-  public :: dfort_push_mask, dfort_pop_mask
+  public :: dfort_push_mask, dfort_pop_mask, dfort_push_where, dfort_pop_where
 
   integer(8), allocatable, save :: tape(:)
   integer(8), save :: top = 0
@@ -34,6 +34,20 @@ module dfort_stack
     module procedure pop_r8a2, pop_r4a2, pop_i4a2, pop_r8a3, pop_r4a3, pop_i4a3
     module procedure pop_r8a4, pop_r4a4, pop_i4a4, pop_r8a5, pop_r4a5, pop_i4a5
     module procedure pop_r8a6, pop_r4a6, pop_i4a6, pop_r8a7, pop_r4a7, pop_i4a7
+  end interface
+  ! The elements of an array a WHERE mask selects (the values a masked
+  ! assignment overwrites), and their restoration.
+  interface dfort_push_where
+    module procedure pushw_r8_1, pushw_r4_1, pushw_i4_1, pushw_r8_2, pushw_r4_2, pushw_i4_2
+    module procedure pushw_r8_3, pushw_r4_3, pushw_i4_3, pushw_r8_4, pushw_r4_4, pushw_i4_4
+    module procedure pushw_r8_5, pushw_r4_5, pushw_i4_5, pushw_r8_6, pushw_r4_6, pushw_i4_6
+    module procedure pushw_r8_7, pushw_r4_7, pushw_i4_7
+  end interface
+  interface dfort_pop_where
+    module procedure popw_r8_1, popw_r4_1, popw_i4_1, popw_r8_2, popw_r4_2, popw_i4_2
+    module procedure popw_r8_3, popw_r4_3, popw_i4_3, popw_r8_4, popw_r4_4, popw_i4_4
+    module procedure popw_r8_5, popw_r4_5, popw_i4_5, popw_r8_6, popw_r4_6, popw_i4_6
+    module procedure popw_r8_7, popw_r4_7, popw_i4_7
   end interface
   ! The mask of a WHERE (rank 1 to 7), 64 elements a tape slot, and its
   ! shape: popping allocates the mask to that shape.
@@ -641,6 +655,972 @@ contains
     allocate(v(shp(1), shp(2), shp(3), shp(4), shp(5), shp(6), shp(7)))
     v = reshape(flat, shape(v))
   end subroutine pop_mask7
+
+  subroutine pushw_r8_1(v, m)
+    real(8), intent(in) :: v(:)
+    logical, intent(in) :: m(:)
+    integer(8) :: n, k
+    integer :: i1
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i1 = 1, size(v, 1)
+      if (m(i1)) then
+        k = k + 1
+        tape(top + k) = transfer(v(i1), 0_8)
+      end if
+    end do
+    call note_r(8_8*n, n)
+  end subroutine pushw_r8_1
+
+  subroutine popw_r8_1(v, m)
+    real(8), intent(inout) :: v(:)
+    logical, intent(in) :: m(:)
+    integer(8) :: n, k
+    integer :: i1
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i1 = 1, size(v, 1)
+      if (m(i1)) then
+        k = k + 1
+        v(i1) = transfer(tape(top - n + k), v(i1))
+      end if
+    end do
+    top = top - n
+  end subroutine popw_r8_1
+
+  subroutine pushw_r4_1(v, m)
+    real(4), intent(in) :: v(:)
+    logical, intent(in) :: m(:)
+    integer(8) :: n, k
+    integer :: i1
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i1 = 1, size(v, 1)
+      if (m(i1)) then
+        k = k + 1
+        tape(top + k) = int(transfer(v(i1), 0_4), 8)
+      end if
+    end do
+    call note_r(4_8*n, n)
+  end subroutine pushw_r4_1
+
+  subroutine popw_r4_1(v, m)
+    real(4), intent(inout) :: v(:)
+    logical, intent(in) :: m(:)
+    integer(8) :: n, k
+    integer :: i1
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i1 = 1, size(v, 1)
+      if (m(i1)) then
+        k = k + 1
+        v(i1) = transfer(int(tape(top - n + k), 4), v(i1))
+      end if
+    end do
+    top = top - n
+  end subroutine popw_r4_1
+
+  subroutine pushw_i4_1(v, m)
+    integer(4), intent(in) :: v(:)
+    logical, intent(in) :: m(:)
+    integer(8) :: n, k
+    integer :: i1
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i1 = 1, size(v, 1)
+      if (m(i1)) then
+        k = k + 1
+        tape(top + k) = int(v(i1), 8)
+      end if
+    end do
+    call note_i(4_8*n, n)
+  end subroutine pushw_i4_1
+
+  subroutine popw_i4_1(v, m)
+    integer(4), intent(inout) :: v(:)
+    logical, intent(in) :: m(:)
+    integer(8) :: n, k
+    integer :: i1
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i1 = 1, size(v, 1)
+      if (m(i1)) then
+        k = k + 1
+        v(i1) = int(tape(top - n + k), 4)
+      end if
+    end do
+    top = top - n
+  end subroutine popw_i4_1
+
+  subroutine pushw_r8_2(v, m)
+    real(8), intent(in) :: v(:, :)
+    logical, intent(in) :: m(:, :)
+    integer(8) :: n, k
+    integer :: i1, i2
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i2 = 1, size(v, 2)
+      do i1 = 1, size(v, 1)
+        if (m(i1, i2)) then
+          k = k + 1
+          tape(top + k) = transfer(v(i1, i2), 0_8)
+        end if
+      end do
+    end do
+    call note_r(8_8*n, n)
+  end subroutine pushw_r8_2
+
+  subroutine popw_r8_2(v, m)
+    real(8), intent(inout) :: v(:, :)
+    logical, intent(in) :: m(:, :)
+    integer(8) :: n, k
+    integer :: i1, i2
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i2 = 1, size(v, 2)
+      do i1 = 1, size(v, 1)
+        if (m(i1, i2)) then
+          k = k + 1
+          v(i1, i2) = transfer(tape(top - n + k), v(i1, i2))
+        end if
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r8_2
+
+  subroutine pushw_r4_2(v, m)
+    real(4), intent(in) :: v(:, :)
+    logical, intent(in) :: m(:, :)
+    integer(8) :: n, k
+    integer :: i1, i2
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i2 = 1, size(v, 2)
+      do i1 = 1, size(v, 1)
+        if (m(i1, i2)) then
+          k = k + 1
+          tape(top + k) = int(transfer(v(i1, i2), 0_4), 8)
+        end if
+      end do
+    end do
+    call note_r(4_8*n, n)
+  end subroutine pushw_r4_2
+
+  subroutine popw_r4_2(v, m)
+    real(4), intent(inout) :: v(:, :)
+    logical, intent(in) :: m(:, :)
+    integer(8) :: n, k
+    integer :: i1, i2
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i2 = 1, size(v, 2)
+      do i1 = 1, size(v, 1)
+        if (m(i1, i2)) then
+          k = k + 1
+          v(i1, i2) = transfer(int(tape(top - n + k), 4), v(i1, i2))
+        end if
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r4_2
+
+  subroutine pushw_i4_2(v, m)
+    integer(4), intent(in) :: v(:, :)
+    logical, intent(in) :: m(:, :)
+    integer(8) :: n, k
+    integer :: i1, i2
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i2 = 1, size(v, 2)
+      do i1 = 1, size(v, 1)
+        if (m(i1, i2)) then
+          k = k + 1
+          tape(top + k) = int(v(i1, i2), 8)
+        end if
+      end do
+    end do
+    call note_i(4_8*n, n)
+  end subroutine pushw_i4_2
+
+  subroutine popw_i4_2(v, m)
+    integer(4), intent(inout) :: v(:, :)
+    logical, intent(in) :: m(:, :)
+    integer(8) :: n, k
+    integer :: i1, i2
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i2 = 1, size(v, 2)
+      do i1 = 1, size(v, 1)
+        if (m(i1, i2)) then
+          k = k + 1
+          v(i1, i2) = int(tape(top - n + k), 4)
+        end if
+      end do
+    end do
+    top = top - n
+  end subroutine popw_i4_2
+
+  subroutine pushw_r8_3(v, m)
+    real(8), intent(in) :: v(:, :, :)
+    logical, intent(in) :: m(:, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i3 = 1, size(v, 3)
+      do i2 = 1, size(v, 2)
+        do i1 = 1, size(v, 1)
+          if (m(i1, i2, i3)) then
+            k = k + 1
+            tape(top + k) = transfer(v(i1, i2, i3), 0_8)
+          end if
+        end do
+      end do
+    end do
+    call note_r(8_8*n, n)
+  end subroutine pushw_r8_3
+
+  subroutine popw_r8_3(v, m)
+    real(8), intent(inout) :: v(:, :, :)
+    logical, intent(in) :: m(:, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i3 = 1, size(v, 3)
+      do i2 = 1, size(v, 2)
+        do i1 = 1, size(v, 1)
+          if (m(i1, i2, i3)) then
+            k = k + 1
+            v(i1, i2, i3) = transfer(tape(top - n + k), v(i1, i2, i3))
+          end if
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r8_3
+
+  subroutine pushw_r4_3(v, m)
+    real(4), intent(in) :: v(:, :, :)
+    logical, intent(in) :: m(:, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i3 = 1, size(v, 3)
+      do i2 = 1, size(v, 2)
+        do i1 = 1, size(v, 1)
+          if (m(i1, i2, i3)) then
+            k = k + 1
+            tape(top + k) = int(transfer(v(i1, i2, i3), 0_4), 8)
+          end if
+        end do
+      end do
+    end do
+    call note_r(4_8*n, n)
+  end subroutine pushw_r4_3
+
+  subroutine popw_r4_3(v, m)
+    real(4), intent(inout) :: v(:, :, :)
+    logical, intent(in) :: m(:, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i3 = 1, size(v, 3)
+      do i2 = 1, size(v, 2)
+        do i1 = 1, size(v, 1)
+          if (m(i1, i2, i3)) then
+            k = k + 1
+            v(i1, i2, i3) = transfer(int(tape(top - n + k), 4), v(i1, i2, i3))
+          end if
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r4_3
+
+  subroutine pushw_i4_3(v, m)
+    integer(4), intent(in) :: v(:, :, :)
+    logical, intent(in) :: m(:, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i3 = 1, size(v, 3)
+      do i2 = 1, size(v, 2)
+        do i1 = 1, size(v, 1)
+          if (m(i1, i2, i3)) then
+            k = k + 1
+            tape(top + k) = int(v(i1, i2, i3), 8)
+          end if
+        end do
+      end do
+    end do
+    call note_i(4_8*n, n)
+  end subroutine pushw_i4_3
+
+  subroutine popw_i4_3(v, m)
+    integer(4), intent(inout) :: v(:, :, :)
+    logical, intent(in) :: m(:, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i3 = 1, size(v, 3)
+      do i2 = 1, size(v, 2)
+        do i1 = 1, size(v, 1)
+          if (m(i1, i2, i3)) then
+            k = k + 1
+            v(i1, i2, i3) = int(tape(top - n + k), 4)
+          end if
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_i4_3
+
+  subroutine pushw_r8_4(v, m)
+    real(8), intent(in) :: v(:, :, :, :)
+    logical, intent(in) :: m(:, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i4 = 1, size(v, 4)
+      do i3 = 1, size(v, 3)
+        do i2 = 1, size(v, 2)
+          do i1 = 1, size(v, 1)
+            if (m(i1, i2, i3, i4)) then
+              k = k + 1
+              tape(top + k) = transfer(v(i1, i2, i3, i4), 0_8)
+            end if
+          end do
+        end do
+      end do
+    end do
+    call note_r(8_8*n, n)
+  end subroutine pushw_r8_4
+
+  subroutine popw_r8_4(v, m)
+    real(8), intent(inout) :: v(:, :, :, :)
+    logical, intent(in) :: m(:, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i4 = 1, size(v, 4)
+      do i3 = 1, size(v, 3)
+        do i2 = 1, size(v, 2)
+          do i1 = 1, size(v, 1)
+            if (m(i1, i2, i3, i4)) then
+              k = k + 1
+              v(i1, i2, i3, i4) = transfer(tape(top - n + k), v(i1, i2, i3, i4))
+            end if
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r8_4
+
+  subroutine pushw_r4_4(v, m)
+    real(4), intent(in) :: v(:, :, :, :)
+    logical, intent(in) :: m(:, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i4 = 1, size(v, 4)
+      do i3 = 1, size(v, 3)
+        do i2 = 1, size(v, 2)
+          do i1 = 1, size(v, 1)
+            if (m(i1, i2, i3, i4)) then
+              k = k + 1
+              tape(top + k) = int(transfer(v(i1, i2, i3, i4), 0_4), 8)
+            end if
+          end do
+        end do
+      end do
+    end do
+    call note_r(4_8*n, n)
+  end subroutine pushw_r4_4
+
+  subroutine popw_r4_4(v, m)
+    real(4), intent(inout) :: v(:, :, :, :)
+    logical, intent(in) :: m(:, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i4 = 1, size(v, 4)
+      do i3 = 1, size(v, 3)
+        do i2 = 1, size(v, 2)
+          do i1 = 1, size(v, 1)
+            if (m(i1, i2, i3, i4)) then
+              k = k + 1
+              v(i1, i2, i3, i4) = transfer(int(tape(top - n + k), 4), v(i1, i2, i3, i4))
+            end if
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r4_4
+
+  subroutine pushw_i4_4(v, m)
+    integer(4), intent(in) :: v(:, :, :, :)
+    logical, intent(in) :: m(:, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i4 = 1, size(v, 4)
+      do i3 = 1, size(v, 3)
+        do i2 = 1, size(v, 2)
+          do i1 = 1, size(v, 1)
+            if (m(i1, i2, i3, i4)) then
+              k = k + 1
+              tape(top + k) = int(v(i1, i2, i3, i4), 8)
+            end if
+          end do
+        end do
+      end do
+    end do
+    call note_i(4_8*n, n)
+  end subroutine pushw_i4_4
+
+  subroutine popw_i4_4(v, m)
+    integer(4), intent(inout) :: v(:, :, :, :)
+    logical, intent(in) :: m(:, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i4 = 1, size(v, 4)
+      do i3 = 1, size(v, 3)
+        do i2 = 1, size(v, 2)
+          do i1 = 1, size(v, 1)
+            if (m(i1, i2, i3, i4)) then
+              k = k + 1
+              v(i1, i2, i3, i4) = int(tape(top - n + k), 4)
+            end if
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_i4_4
+
+  subroutine pushw_r8_5(v, m)
+    real(8), intent(in) :: v(:, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i5 = 1, size(v, 5)
+      do i4 = 1, size(v, 4)
+        do i3 = 1, size(v, 3)
+          do i2 = 1, size(v, 2)
+            do i1 = 1, size(v, 1)
+              if (m(i1, i2, i3, i4, i5)) then
+                k = k + 1
+                tape(top + k) = transfer(v(i1, i2, i3, i4, i5), 0_8)
+              end if
+            end do
+          end do
+        end do
+      end do
+    end do
+    call note_r(8_8*n, n)
+  end subroutine pushw_r8_5
+
+  subroutine popw_r8_5(v, m)
+    real(8), intent(inout) :: v(:, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i5 = 1, size(v, 5)
+      do i4 = 1, size(v, 4)
+        do i3 = 1, size(v, 3)
+          do i2 = 1, size(v, 2)
+            do i1 = 1, size(v, 1)
+              if (m(i1, i2, i3, i4, i5)) then
+                k = k + 1
+                v(i1, i2, i3, i4, i5) = transfer(tape(top - n + k), v(i1, i2, i3, i4, i5))
+              end if
+            end do
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r8_5
+
+  subroutine pushw_r4_5(v, m)
+    real(4), intent(in) :: v(:, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i5 = 1, size(v, 5)
+      do i4 = 1, size(v, 4)
+        do i3 = 1, size(v, 3)
+          do i2 = 1, size(v, 2)
+            do i1 = 1, size(v, 1)
+              if (m(i1, i2, i3, i4, i5)) then
+                k = k + 1
+                tape(top + k) = int(transfer(v(i1, i2, i3, i4, i5), 0_4), 8)
+              end if
+            end do
+          end do
+        end do
+      end do
+    end do
+    call note_r(4_8*n, n)
+  end subroutine pushw_r4_5
+
+  subroutine popw_r4_5(v, m)
+    real(4), intent(inout) :: v(:, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i5 = 1, size(v, 5)
+      do i4 = 1, size(v, 4)
+        do i3 = 1, size(v, 3)
+          do i2 = 1, size(v, 2)
+            do i1 = 1, size(v, 1)
+              if (m(i1, i2, i3, i4, i5)) then
+                k = k + 1
+                v(i1, i2, i3, i4, i5) = transfer(int(tape(top - n + k), 4), v(i1, i2, i3, i4, i5))
+              end if
+            end do
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r4_5
+
+  subroutine pushw_i4_5(v, m)
+    integer(4), intent(in) :: v(:, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i5 = 1, size(v, 5)
+      do i4 = 1, size(v, 4)
+        do i3 = 1, size(v, 3)
+          do i2 = 1, size(v, 2)
+            do i1 = 1, size(v, 1)
+              if (m(i1, i2, i3, i4, i5)) then
+                k = k + 1
+                tape(top + k) = int(v(i1, i2, i3, i4, i5), 8)
+              end if
+            end do
+          end do
+        end do
+      end do
+    end do
+    call note_i(4_8*n, n)
+  end subroutine pushw_i4_5
+
+  subroutine popw_i4_5(v, m)
+    integer(4), intent(inout) :: v(:, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i5 = 1, size(v, 5)
+      do i4 = 1, size(v, 4)
+        do i3 = 1, size(v, 3)
+          do i2 = 1, size(v, 2)
+            do i1 = 1, size(v, 1)
+              if (m(i1, i2, i3, i4, i5)) then
+                k = k + 1
+                v(i1, i2, i3, i4, i5) = int(tape(top - n + k), 4)
+              end if
+            end do
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_i4_5
+
+  subroutine pushw_r8_6(v, m)
+    real(8), intent(in) :: v(:, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i6 = 1, size(v, 6)
+      do i5 = 1, size(v, 5)
+        do i4 = 1, size(v, 4)
+          do i3 = 1, size(v, 3)
+            do i2 = 1, size(v, 2)
+              do i1 = 1, size(v, 1)
+                if (m(i1, i2, i3, i4, i5, i6)) then
+                  k = k + 1
+                  tape(top + k) = transfer(v(i1, i2, i3, i4, i5, i6), 0_8)
+                end if
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    call note_r(8_8*n, n)
+  end subroutine pushw_r8_6
+
+  subroutine popw_r8_6(v, m)
+    real(8), intent(inout) :: v(:, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i6 = 1, size(v, 6)
+      do i5 = 1, size(v, 5)
+        do i4 = 1, size(v, 4)
+          do i3 = 1, size(v, 3)
+            do i2 = 1, size(v, 2)
+              do i1 = 1, size(v, 1)
+                if (m(i1, i2, i3, i4, i5, i6)) then
+                  k = k + 1
+                  v(i1, i2, i3, i4, i5, i6) = transfer(tape(top - n + k), v(i1, i2, i3, i4, i5, i6))
+                end if
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r8_6
+
+  subroutine pushw_r4_6(v, m)
+    real(4), intent(in) :: v(:, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i6 = 1, size(v, 6)
+      do i5 = 1, size(v, 5)
+        do i4 = 1, size(v, 4)
+          do i3 = 1, size(v, 3)
+            do i2 = 1, size(v, 2)
+              do i1 = 1, size(v, 1)
+                if (m(i1, i2, i3, i4, i5, i6)) then
+                  k = k + 1
+                  tape(top + k) = int(transfer(v(i1, i2, i3, i4, i5, i6), 0_4), 8)
+                end if
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    call note_r(4_8*n, n)
+  end subroutine pushw_r4_6
+
+  subroutine popw_r4_6(v, m)
+    real(4), intent(inout) :: v(:, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i6 = 1, size(v, 6)
+      do i5 = 1, size(v, 5)
+        do i4 = 1, size(v, 4)
+          do i3 = 1, size(v, 3)
+            do i2 = 1, size(v, 2)
+              do i1 = 1, size(v, 1)
+                if (m(i1, i2, i3, i4, i5, i6)) then
+                  k = k + 1
+                  v(i1, i2, i3, i4, i5, i6) = transfer(int(tape(top - n + k), 4), v(i1, i2, i3, i4, i5, i6))
+                end if
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r4_6
+
+  subroutine pushw_i4_6(v, m)
+    integer(4), intent(in) :: v(:, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i6 = 1, size(v, 6)
+      do i5 = 1, size(v, 5)
+        do i4 = 1, size(v, 4)
+          do i3 = 1, size(v, 3)
+            do i2 = 1, size(v, 2)
+              do i1 = 1, size(v, 1)
+                if (m(i1, i2, i3, i4, i5, i6)) then
+                  k = k + 1
+                  tape(top + k) = int(v(i1, i2, i3, i4, i5, i6), 8)
+                end if
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    call note_i(4_8*n, n)
+  end subroutine pushw_i4_6
+
+  subroutine popw_i4_6(v, m)
+    integer(4), intent(inout) :: v(:, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i6 = 1, size(v, 6)
+      do i5 = 1, size(v, 5)
+        do i4 = 1, size(v, 4)
+          do i3 = 1, size(v, 3)
+            do i2 = 1, size(v, 2)
+              do i1 = 1, size(v, 1)
+                if (m(i1, i2, i3, i4, i5, i6)) then
+                  k = k + 1
+                  v(i1, i2, i3, i4, i5, i6) = int(tape(top - n + k), 4)
+                end if
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_i4_6
+
+  subroutine pushw_r8_7(v, m)
+    real(8), intent(in) :: v(:, :, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6, i7
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i7 = 1, size(v, 7)
+      do i6 = 1, size(v, 6)
+        do i5 = 1, size(v, 5)
+          do i4 = 1, size(v, 4)
+            do i3 = 1, size(v, 3)
+              do i2 = 1, size(v, 2)
+                do i1 = 1, size(v, 1)
+                  if (m(i1, i2, i3, i4, i5, i6, i7)) then
+                    k = k + 1
+                    tape(top + k) = transfer(v(i1, i2, i3, i4, i5, i6, i7), 0_8)
+                  end if
+                end do
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    call note_r(8_8*n, n)
+  end subroutine pushw_r8_7
+
+  subroutine popw_r8_7(v, m)
+    real(8), intent(inout) :: v(:, :, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6, i7
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i7 = 1, size(v, 7)
+      do i6 = 1, size(v, 6)
+        do i5 = 1, size(v, 5)
+          do i4 = 1, size(v, 4)
+            do i3 = 1, size(v, 3)
+              do i2 = 1, size(v, 2)
+                do i1 = 1, size(v, 1)
+                  if (m(i1, i2, i3, i4, i5, i6, i7)) then
+                    k = k + 1
+                    v(i1, i2, i3, i4, i5, i6, i7) = transfer(tape(top - n + k), v(i1, i2, i3, i4, i5, i6, i7))
+                  end if
+                end do
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r8_7
+
+  subroutine pushw_r4_7(v, m)
+    real(4), intent(in) :: v(:, :, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6, i7
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i7 = 1, size(v, 7)
+      do i6 = 1, size(v, 6)
+        do i5 = 1, size(v, 5)
+          do i4 = 1, size(v, 4)
+            do i3 = 1, size(v, 3)
+              do i2 = 1, size(v, 2)
+                do i1 = 1, size(v, 1)
+                  if (m(i1, i2, i3, i4, i5, i6, i7)) then
+                    k = k + 1
+                    tape(top + k) = int(transfer(v(i1, i2, i3, i4, i5, i6, i7), 0_4), 8)
+                  end if
+                end do
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    call note_r(4_8*n, n)
+  end subroutine pushw_r4_7
+
+  subroutine popw_r4_7(v, m)
+    real(4), intent(inout) :: v(:, :, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6, i7
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i7 = 1, size(v, 7)
+      do i6 = 1, size(v, 6)
+        do i5 = 1, size(v, 5)
+          do i4 = 1, size(v, 4)
+            do i3 = 1, size(v, 3)
+              do i2 = 1, size(v, 2)
+                do i1 = 1, size(v, 1)
+                  if (m(i1, i2, i3, i4, i5, i6, i7)) then
+                    k = k + 1
+                    v(i1, i2, i3, i4, i5, i6, i7) = transfer(int(tape(top - n + k), 4), v(i1, i2, i3, i4, i5, i6, i7))
+                  end if
+                end do
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_r4_7
+
+  subroutine pushw_i4_7(v, m)
+    integer(4), intent(in) :: v(:, :, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6, i7
+    n = count(m, kind=8)
+    call reserve(n)
+    k = 0
+    do i7 = 1, size(v, 7)
+      do i6 = 1, size(v, 6)
+        do i5 = 1, size(v, 5)
+          do i4 = 1, size(v, 4)
+            do i3 = 1, size(v, 3)
+              do i2 = 1, size(v, 2)
+                do i1 = 1, size(v, 1)
+                  if (m(i1, i2, i3, i4, i5, i6, i7)) then
+                    k = k + 1
+                    tape(top + k) = int(v(i1, i2, i3, i4, i5, i6, i7), 8)
+                  end if
+                end do
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    call note_i(4_8*n, n)
+  end subroutine pushw_i4_7
+
+  subroutine popw_i4_7(v, m)
+    integer(4), intent(inout) :: v(:, :, :, :, :, :, :)
+    logical, intent(in) :: m(:, :, :, :, :, :, :)
+    integer(8) :: n, k
+    integer :: i1, i2, i3, i4, i5, i6, i7
+    n = count(m, kind=8)
+    call take(n)
+    k = 0
+    do i7 = 1, size(v, 7)
+      do i6 = 1, size(v, 6)
+        do i5 = 1, size(v, 5)
+          do i4 = 1, size(v, 4)
+            do i3 = 1, size(v, 3)
+              do i2 = 1, size(v, 2)
+                do i1 = 1, size(v, 1)
+                  if (m(i1, i2, i3, i4, i5, i6, i7)) then
+                    k = k + 1
+                    v(i1, i2, i3, i4, i5, i6, i7) = int(tape(top - n + k), 4)
+                  end if
+                end do
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    top = top - n
+  end subroutine popw_i4_7
 
   !> Bytes pushed since the start (or the last reset), and the peak tape
   !> size in bytes (8 bytes a slot).

@@ -7,7 +7,9 @@
 //! Contract: returns a copy of the unit with the temporaries appended to
 //! its symbols (existing symbol and statement ids are unchanged) and, per
 //! statement, the hoisted calls in evaluation order. Only references to
-//! functions dfort has the source of, with a scalar result, are hoisted.
+//! functions dfort has the source of, with a scalar result, applied to
+//! arguments of their dummies' ranks (not element by element), are
+//! hoisted.
 
 use dfort_ir::*;
 use std::collections::HashMap;
@@ -50,7 +52,10 @@ pub fn hoist(program: &Program, unit: &Unit, wanted: impl Fn(&Stmt) -> bool) -> 
                 else {
                     return;
                 };
-                if !innermost(args) || !scalar_result(program, *c) {
+                if !innermost(args)
+                    || !scalar_result(program, *c)
+                    || elemental_use(program, unit, *c, args)
+                {
                     return;
                 }
                 found = Some((*c, name.clone(), args.clone(), x.span));
@@ -85,6 +90,28 @@ pub fn hoist(program: &Program, unit: &Unit, wanted: impl Fn(&Stmt) -> bool) -> 
 fn scalar_result(program: &Program, c: UnitId) -> bool {
     let u = program.unit(c);
     u.kind == UnitKind::Function && u.result.is_some_and(|r| u.symbol(r).rank() == 0)
+}
+
+/// Whether a reference applies function `c` element by element: an array
+/// actual where the dummy is a scalar. It is not hoisted (its temporary
+/// would be an array); the generators refuse it when it is active.
+fn elemental_use(program: &Program, unit: &Unit, c: UnitId, args: &[Arg]) -> bool {
+    let cu = program.unit(c);
+    args.iter().enumerate().any(|(i, a)| {
+        let dummy = match &a.keyword {
+            Some(k) => cu.args.iter().find(|d| cu.symbol(**d).name == *k),
+            None => cu.args.get(i),
+        };
+        // Temporaries hoisted already (scalars) are not in `unit`.
+        let mut value = a.value.clone();
+        value.walk_mut(&mut |x| {
+            if matches!(x.kind, ExprKind::Var(v) if v.index() >= unit.symbols.len()) {
+                x.kind = ExprKind::Int(0);
+            }
+        });
+        crate::partials::rank_of(unit, &value) > 0
+            && dummy.is_some_and(|d| cu.symbol(*d).rank() == 0)
+    })
 }
 
 /// Whether no argument holds another user-function reference.

@@ -79,10 +79,19 @@ impl Gen<'_> {
             .unwrap_or_default();
         let mut label = label;
         let hoisted = self.hoisted_references(id, rhs, adjoint, &mut label);
+        // Under a WHERE only the elements the mask selects are recorded.
+        let (push, pop) = match &self.out.mask {
+            Some(w) => (
+                format!("call dfort_push_where({}, {w})", print(unit, lhs)),
+                format!("call dfort_pop_where({}, {w})", print(unit, lhs)),
+            ),
+            None => (
+                format!("call dfort_push({})", print(unit, lhs)),
+                format!("call dfort_pop({})", print(unit, lhs)),
+            ),
+        };
         if record {
-            self.out
-                .fwd
-                .line(&format!("{label}call dfort_push({})", print(unit, lhs)));
+            self.out.fwd.line(&format!("{label}{push}"));
             self.out.fwd.line(&format!(
                 "{under}{} = {}",
                 print(unit, lhs),
@@ -102,7 +111,7 @@ impl Gen<'_> {
         }
         // Reverse: restore, then propagate.
         if record {
-            rev.push(Line::pop(&print(unit, lhs)));
+            rev.push(Line::Plain(pop));
         }
         if let Some(u) = inp.undo.inverted.get(&id) {
             let needed = inp.tbr.in_req.get(id).is_some_and(|r| r.contains_id(u.var));
