@@ -161,26 +161,90 @@ fn whole_rank1_real<'u>(unit: &'u Unit, x: &Expr) -> Option<&'u str> {
     (sym.rank() == 1 && sym.ty.is_real_or_complex()).then_some(sym.name.as_str())
 }
 
-/// The index of the element `maxval(x)` / `minval(x)` selects, for a
-/// whole rank-1 array variable `x`: the first extremal one (the one
-/// `maxloc` / `minloc` returns, shifted to `x`'s lower bound). Its
-/// derivative is that element's: at ties the derivative of the first
-/// (a subgradient). `None` for other arguments (refused).
-pub fn selected_element(unit: &Unit, name: &str, x: &Expr) -> Option<String> {
+/// What `maxval(x[, dim][, mask])` / `minval` of a whole array variable
+/// `x` selects: its derivative is the selected elements' (the first at
+/// ties, a subgradient).
+pub enum Selection {
+    /// One element of a rank-1 `x` (under a mask: `some` is `any(mask)`,
+    /// false when no element is selected and the derivative is 0).
+    Element { at: String, some: Option<String> },
+    /// One element per column (`dim=1`) or row (`dim=2`) of a rank-2 `x`:
+    /// the subscripts `subs` of the one selected in line `dfort_j`, which
+    /// runs over `range`; `lower` is its first value.
+    Along {
+        subs: String,
+        range: String,
+        lower: String,
+    },
+}
+
+/// The selection of `name` (`maxval`, `minval`) with arguments `args`;
+/// `None` for other forms (refused): an expression, a section, `dim=`
+/// with a mask or on other than a rank-2 array.
+pub fn selection(unit: &Unit, name: &str, args: &[Arg]) -> Option<Selection> {
     let loc = match name {
         "maxval" => "maxloc",
         "minval" => "minloc",
         _ => return None,
     };
-    let n = whole_rank1_real(unit, x)?;
-    Some(format!("{loc}({n}, 1) + lbound({n}, 1) - 1"))
+    let (first, rest) = args.split_first()?;
+    if first.keyword.as_deref().is_some_and(|k| k != "array") {
+        return None;
+    }
+    let ExprKind::Var(s) = first.value.kind else {
+        return None;
+    };
+    let sym = unit.symbol(s);
+    if !sym.ty.is_real_or_complex() {
+        return None;
+    }
+    let n = sym.name.as_str();
+    let (mut dim, mut mask) = (None, None);
+    for (i, a) in rest.iter().enumerate() {
+        match a.keyword.as_deref() {
+            Some("dim") => dim = Some(&a.value),
+            Some("mask") => mask = Some(&a.value),
+            Some(_) => return None,
+            None if i == 0 && rank_of(unit, &a.value) == 0 => dim = Some(&a.value),
+            None => mask = Some(&a.value),
+        }
+    }
+    let dim = match dim.map(|d| &d.kind) {
+        None => None,
+        Some(ExprKind::Int(k)) => Some(*k),
+        Some(_) => return None,
+    };
+    match (sym.rank(), dim, mask) {
+        (1, None | Some(1), None) => Some(Selection::Element {
+            at: format!("{loc}({n}, 1) + lbound({n}, 1) - 1"),
+            some: None,
+        }),
+        (1, None | Some(1), Some(m)) => {
+            let m = print(unit, m);
+            Some(Selection::Element {
+                at: format!("max({loc}({n}, 1, mask={m}), 1) + lbound({n}, 1) - 1"),
+                some: Some(format!("any({m})")),
+            })
+        }
+        (2, Some(1), None) => Some(Selection::Along {
+            subs: format!("{loc}({n}(:, dfort_j), 1) + lbound({n}, 1) - 1, dfort_j"),
+            range: format!("lbound({n}, 2), ubound({n}, 2)"),
+            lower: format!("lbound({n}, 2)"),
+        }),
+        (2, Some(2), None) => Some(Selection::Along {
+            subs: format!("dfort_j, {loc}({n}(dfort_j, :), 1) + lbound({n}, 2) - 1"),
+            range: format!("lbound({n}, 1), ubound({n}, 1)"),
+            lower: format!("lbound({n}, 1)"),
+        }),
+        _ => None,
+    }
 }
 
 /// The refusal of `name` (`maxval`, `minval`, `product`) of an argument
 /// other than a whole rank-1 array variable, in both generators.
 pub fn whole_rank1_only(unit: &Unit, name: &str, x: &Expr) -> String {
     format!(
-        "no derivative rule for `{name}` of `{}` (only of a whole rank-1 array variable)",
+        "no derivative rule for `{name}` of `{}` (only of a whole array variable: rank 1, with or without a mask, or rank 2 along a constant dimension)",
         dfort_ir::dump::expr(unit, x)
     )
 }

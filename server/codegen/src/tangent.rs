@@ -182,19 +182,34 @@ impl Gen<'_> {
                     }
                 }
             }
-            // The derivative of the element selected (the first at ties).
-            ("maxval" | "minval", 1) => {
-                match crate::partials::selected_element(self.unit, name, &args[0].value) {
-                    Some(at) => self.dref(&args[0].value).map(|d| format!("{d}({at})")),
-                    None => {
-                        self.refuse(
-                            e.span,
-                            crate::partials::whole_rank1_only(self.unit, name, &args[0].value),
-                        );
-                        None
-                    }
+            // The derivative of the element(s) selected (the first at ties).
+            ("maxval" | "minval", _) => match crate::partials::selection(self.unit, name, args) {
+                Some(sel) => {
+                    let d = self.dref(&args[0].value)?;
+                    Some(match sel {
+                        crate::partials::Selection::Element { at, some: None } => {
+                            format!("{d}({at})")
+                        }
+                        crate::partials::Selection::Element {
+                            at,
+                            some: Some(any),
+                        } => {
+                            format!("merge({d}({at}), 0.0d0, {any})")
+                        }
+                        crate::partials::Selection::Along { subs, range, .. } => {
+                            self.index_j = true;
+                            format!("[({d}({subs}), dfort_j = {range})]")
+                        }
+                    })
                 }
-            }
+                None => {
+                    self.refuse(
+                        e.span,
+                        crate::partials::whole_rank1_only(self.unit, name, &args[0].value),
+                    );
+                    None
+                }
+            },
             // ‖x‖' = Σ xᵢ ẋᵢ / ‖x‖, and 0 at x = 0 (the subgradient 0;
             // no division by zero: the numerator is 0 there too).
             ("norm2", 1) if args[0].keyword.is_none() => d0.map(|d| {

@@ -193,16 +193,18 @@ impl Gen<'_> {
             Some(w) => format!("sum({m}, mask={w})"),
             None => format!("sum({m})"),
         };
-        let collapsed;
-        let (m, mr) = if mr > 0
+        if mr > 0
             && rank_of(unit, e) == 0
             && !matches!(e.kind, ExprKind::Var(_) | ExprKind::ArrayRef { .. })
         {
-            collapsed = total(m);
-            (collapsed.as_str(), 0)
-        } else {
-            (m, mr)
-        };
+            // Below a scalar the adjoint is a scalar: no WHERE mask
+            // applies to what is inside (a `sum`'s argument is whole).
+            let collapsed = total(m);
+            let mask = self.out.mask.take();
+            self.adj(e, &collapsed, 0, out);
+            self.out.mask = mask;
+            return;
+        }
         match &e.kind {
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } => {
                 if let Some(b) = inp.bref(e) {
@@ -528,18 +530,38 @@ impl Gen<'_> {
                     ),
                 }
             }
-            // The selected element (the first at ties) gets the adjoint.
-            ("maxval" | "minval", 1) if !keywords && mr == 0 => {
+            // The selected element(s) (the first at ties) get the adjoint.
+            ("maxval" | "minval", _) => {
                 let x = &args[0].value;
-                match (
-                    crate::partials::selected_element(unit, name, x),
-                    inp.bref(x),
-                ) {
-                    (Some(at), Some(b)) => out.push(format!("{b}({at}) = {b}({at}) + {m}")),
-                    (Some(_), None) => {}
-                    (None, _) => self
+                let Some(sel) = crate::partials::selection(unit, name, args) else {
+                    return self
                         .out
-                        .refuse(e.span, crate::partials::whole_rank1_only(unit, name, x)),
+                        .refuse(e.span, crate::partials::whole_rank1_only(unit, name, x));
+                };
+                let Some(b) = inp.bref(x) else { return };
+                match sel {
+                    crate::partials::Selection::Element { at, some } => {
+                        let guard = some.map(|a| format!("if ({a}) ")).unwrap_or_default();
+                        out.push(format!("{guard}{b}({at}) = {b}({at}) + {m}"));
+                    }
+                    crate::partials::Selection::Along { subs, range, lower } => {
+                        let each = if mr == 0 {
+                            m.clone()
+                        } else if self.out.ctor_seed {
+                            return self.out.refuse(
+                                e.span,
+                                "maxval/minval along a dimension inside an array constructor is not differentiated in reverse mode yet",
+                            );
+                        } else {
+                            self.out.ctor_temps = true;
+                            out.push(format!("dfort_tc = {m}"));
+                            format!("dfort_tc(dfort_j - ({lower}) + 1)")
+                        };
+                        self.out.column_loops = true;
+                        out.push(format!("do dfort_j = {range}"));
+                        out.push(format!("  {b}({subs}) = {b}({subs}) + {each}"));
+                        out.push("end do".into());
+                    }
                 }
             }
             // A broadcast scalar is its own transpose.

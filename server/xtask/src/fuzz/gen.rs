@@ -1837,7 +1837,11 @@ impl<'r> Generator<'r> {
         let name = t.name;
         let lines = match self.rng.random_range(0..5) {
             0 => return self.where_stmt(env, 0),
-            1 => vec![format!("{} = maxval({name})", r.name)],
+            1 if self.chance(0.5) => vec![format!("{} = maxval({name})", r.name)],
+            1 => vec![format!(
+                "{} = minval({name}, mask={name} > 0.5d0) + maxval({name}, mask={name} < 0.5d0)",
+                r.name
+            )],
             2 => vec![format!("{} = product({name})", r.name)],
             3 => vec![format!("{} = norm2({name})", r.name)],
             _ => return self.concurrent(env),
