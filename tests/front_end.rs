@@ -499,7 +499,7 @@ fn do_concurrent_and_forall_lower_to_loops_on_indices_of_their_own() {
     assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
     let u = unit(&ws, "c");
     let name = |s: SymbolId| u.symbol(s).name.as_str();
-    // do dfort_i (the mask an IF inside), then one loop per FORALL
+    // do dfort_i_ (the mask an IF inside), then one loop per FORALL
     // assignment; the last statement still reads the outer `i`.
     let heads: Vec<&str> = u
         .body
@@ -512,7 +512,7 @@ fn do_concurrent_and_forall_lower_to_loops_on_indices_of_their_own() {
             _ => None,
         })
         .collect();
-    assert_eq!(heads, vec!["dfort_i", "dfort_i", "dfort_i"]);
+    assert_eq!(heads, vec!["dfort_i_", "dfort_i_", "dfort_i_"]);
     let StmtKind::Do { body, .. } = &u.stmt(u.body[1]).kind else {
         panic!("a DO")
     };
@@ -533,9 +533,9 @@ fn do_concurrent_and_forall_lower_to_loops_on_indices_of_their_own() {
     assert_eq!(
         firsts,
         vec![
-            "dfort_s = s",
-            "dfort_t = x(dfort_i) + dfort_s",
-            "y(dfort_i) = dfort_t"
+            "dfort_s_ = s",
+            "dfort_t_ = x(dfort_i_) + dfort_s_",
+            "y(dfort_i_) = dfort_t_"
         ]
     );
     let StmtKind::Assign { rhs, .. } = &u.stmt(*u.body.last().unwrap()).kind else {

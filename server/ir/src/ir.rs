@@ -667,7 +667,7 @@ pub enum ExprKind {
     },
     ArrayCtor(Vec<Expr>),
     /// `(items, var = start, end[, step])` in an array constructor (its
-    /// variable is a fresh `dfort_<name>`: it has the scope of the implied
+    /// variable is a fresh `dfort_<name>_`: it has the scope of the implied
     /// DO) or in an I/O list (the variable itself). `bounds`: start, end
     /// and the step if written.
     ImpliedDo {

@@ -8,8 +8,10 @@
 //!
 //! Contract: index names (and DO CONCURRENT's `local`/`local_init`
 //! variables) have the scope of the construct, so they are lowered as
-//! fresh locals `dfort_<name>` (the original variable keeps its value
-//! after the construct, as the standard says); `local_init` copies the
+//! fresh locals `dfort_<name>_` (the original variable keeps its value
+//! after the construct, as the standard says; the trailing underscore
+//! keeps them apart from the generators' temporaries such as `dfort_j`
+//! or `dfort_k1`); `local_init` copies the
 //! outer value at the start of each iteration. Every nest statement has
 //! the construct's span; the first takes its label and name. What is not
 //! supported becomes an `Unsupported` statement with a diagnostic.
@@ -265,10 +267,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         out
     }
 
-    /// A fresh integer `dfort_<name>` standing for an index inside the
+    /// A fresh integer `dfort_<name>_` standing for an index inside the
     /// construct.
     fn fresh_index(&mut self, name: &str, span: Span, scope: &mut Scope) -> SymbolId {
-        let fresh = format!("dfort_{name}");
+        let fresh = format!("dfort_{name}_");
         let ty = self
             .names
             .get(name)
@@ -286,7 +288,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         id
     }
 
-    /// A fresh local `dfort_<name>` like variable `name` (same type and
+    /// A fresh local `dfort_<name>_` like variable `name` (same type and
     /// shape) for a LOCAL or LOCAL_INIT variable; `None` when `name` is
     /// not a plain local or dummy variable of the unit.
     fn fresh_local(&mut self, name: &str, scope: &mut Scope) -> Option<SymbolId> {
@@ -295,7 +297,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         if sym.attrs.allocatable || sym.attrs.pointer || sym.is_global() || sym.attrs.parameter {
             return None;
         }
-        let fresh_name = format!("dfort_{name}");
+        let fresh_name = format!("dfort_{name}_");
         let mut fresh = Symbol::local(
             fresh_name.clone(),
             sym.ty.clone(),
