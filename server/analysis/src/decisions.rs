@@ -172,13 +172,17 @@ fn pushes(unit: &Unit, tbr: &Tbr, dead: &[StmtId]) -> Vec<Push> {
 
 /// Per basic block of a unit reversed by blocks: the integer scalars its
 /// reverse sweep reads that may change (not the exact variables TBR and
-/// the inversions keep, not what nothing writes).
-fn block_saves(
+/// the inversions keep, not what nothing writes) — its statements' own
+/// needs and the indices of what is pushed around its calls (`calls`,
+/// empty until [`with_calls`] has run), which the reverse sweep pops
+/// back into.
+pub(crate) fn block_saves(
     program: &Program,
     unit: &Unit,
     tbr: &Tbr,
     effects: &ProgramEffects,
     exact: &BitSet,
+    calls: &BTreeMap<StmtId, CallCheckpoint>,
 ) -> BTreeMap<NodeId, Vec<SymbolId>> {
     let mut out = BTreeMap::new();
     if unit.cfg.structured {
@@ -193,6 +197,11 @@ fn block_saves(
         for &id in &node.stmts {
             if let Some(n) = tbr.needs.get(id) {
                 ints.union_with(n);
+            }
+            for saved in calls.get(&id).into_iter().flat_map(|cp| cp.saved()) {
+                if !saved.whole {
+                    vars(unit, &saved.reference, &mut ints);
+                }
             }
         }
         // TBR's sets may hold slots past the unit's own symbols (globals
@@ -233,7 +242,7 @@ pub fn decide(
     } else {
         (Vec::new(), UnitUndo::default())
     };
-    let block_saves = block_saves(program, unit, tbr, effects, &undo.exact);
+    let block_saves = block_saves(program, unit, tbr, effects, &undo.exact, &BTreeMap::new());
     if recording.store_all() {
         return UnitDecisions {
             reversal: reversal::of(program, unit, shape),

@@ -25,7 +25,7 @@
 use crate::address_report::{unit_reports, LoopReport};
 use crate::bitset::BitSet;
 use crate::checkpoint::Callees;
-use crate::decisions::{decide, with_calls, Recording, UnitDecisions};
+use crate::decisions::{block_saves, decide, with_calls, Recording, UnitDecisions};
 use crate::derivatives::Carriers;
 use crate::effects::ProgramEffects;
 use crate::incremental::Changes;
@@ -417,14 +417,18 @@ fn add_checkpoints(
                 let f = units[i].as_ref()?;
                 let t = tbr.results.get(i)?.as_ref()?;
                 let unit = &program.units[i];
-                let calls = with_calls(program, unit, t, fx, &callees, &f.decisions.reversal);
-                Some((i, calls))
+                let d = &f.decisions;
+                let calls = with_calls(program, unit, t, fx, &callees, &d.reversal);
+                let saves = block_saves(program, unit, t, fx, &d.undo.exact, &calls);
+                Some((i, calls, saves))
             })
             .collect()
     };
-    for (i, calls) in computed {
+    for (i, calls, saves) in computed {
         if let Some(f) = units[i].as_mut() {
-            Arc::make_mut(f).decisions.calls = calls;
+            let d = &mut Arc::make_mut(f).decisions;
+            d.calls = calls;
+            d.block_saves = saves;
         }
     }
 }

@@ -342,6 +342,13 @@ pub struct Point {
     pub gradient: Vec<f64>,
 }
 
+/// Whether `ratio`, the change of the central differences from step h to
+/// h/2 over their change from h/2 to h/4, is what a smooth function gives:
+/// about 4 (error terms in h²) or 16 (in h⁴).
+fn fourfold(ratio: f64) -> bool {
+    (2.5..=6.5).contains(&ratio) || (12.0..=20.0).contains(&ratio)
+}
+
 /// Relative difference of two values, `floor` the smallest denominator.
 pub fn relative(a: f64, b: f64, floor: f64) -> f64 {
     let d = (a - b).abs();
@@ -377,13 +384,23 @@ impl Point {
     }
 
     /// Whether the two Richardson extrapolations agree (to `tol`
-    /// relative, beyond the rounding noise): otherwise finite differences
-    /// are unreliable here (a kink or a jump nearby).
+    /// relative, beyond the rounding noise) and the differences converge
+    /// as a smooth function's do (halving the step shrinks their change
+    /// about fourfold, or sixteenfold where the third derivative vanishes,
+    /// unless both changes are a hundredth of that tolerance or rounding): otherwise finite differences are
+    /// unreliable here (a kink or a jump nearby, or a function that
+    /// oscillates faster than the steps, such as `sin` of a value in the
+    /// millions).
     pub fn smooth(&self, tol: f64) -> bool {
         let (a, b) = self.richardson();
-        a.is_finite()
-            && b.is_finite()
-            && (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-8) + self.noise()
+        let scale = a.abs().max(b.abs()).max(1e-8);
+        let allowed = tol * scale + self.noise();
+        let [h1, h2, h4] = self.fd;
+        let (d1, d2) = (h1 - h2, h2 - h4);
+        let settled = 0.01 * tol * scale + 4.0 * self.noise();
+        let converging =
+            (d1.abs() <= settled && d2.abs() <= settled) || (d2 != 0.0 && fourfold(d1 / d2));
+        a.is_finite() && b.is_finite() && (a - b).abs() <= allowed && converging
     }
 
     /// The tangent's relative error against the differences, their
@@ -475,6 +492,25 @@ mod tests {
         assert!(!p[1].smooth(1e-4));
         assert_eq!(p[1].depth, 3);
         assert_eq!(p[1].adjoint_error(), Some(0.0));
+    }
+
+    #[test]
+    fn differences_that_do_not_converge_fourfold_are_not_smooth() {
+        let at = |fd: [f64; 3]| Point {
+            fd,
+            values: 1.0,
+            tangent: None,
+            adjoint: None,
+            depth: 0,
+            gradient: Vec::new(),
+        };
+        // Richardson's two estimates agree to 1e-5 in both, but only the
+        // first shrinks its changes fourfold as the step halves (the
+        // second is `sin` of a huge value seen through the steps).
+        assert!(at([5e8 + 1600.0, 5e8 + 400.0, 5e8 + 100.0]).smooth(1e-5));
+        assert!(!at([5e8, 5e8 + 900.0, 5e8 + 600.0]).smooth(1e-5));
+        // Seen by the fuzzer: changes 2062 then 1079 (ratio 1.9).
+        assert!(!at([94568697.55, 94566635.17, 94565556.54]).smooth(1e-5));
     }
 
     #[test]

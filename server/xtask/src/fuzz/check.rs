@@ -36,9 +36,13 @@ const FLAGS: [&str; 6] = [
     "-fmax-errors=3",
 ];
 
-/// Random points per run, and the tolerances.
+/// Random points per run, and the tolerances. A point counts for the
+/// tangent only where the differences' two extrapolations agree to well
+/// within the tangent's tolerance: a program that takes `sin` of a value
+/// in the millions next to a large smooth part otherwise passes as smooth
+/// with differences off by 1e-4 (seed 1125, case 7163).
 const POINTS: usize = 4;
-const SMOOTH: f64 = 1e-5;
+const SMOOTH: f64 = 1e-7;
 const TANGENT_TOL: f64 = 1e-6;
 const DOT_TOL: f64 = 1e-10;
 const MODES_TOL: f64 = 1e-10;
