@@ -70,6 +70,9 @@ impl Flavour {
                 (Some(Intent::Out), Some(Intent::Out))
             }
             Flavour::Tangent | Flavour::Copy => (sym.intent, sym.intent),
+            // The result's adjoint is an argument the routine reads and
+            // resets.
+            Flavour::Adjoint if sym.storage == Storage::Result => (None, Some(Intent::InOut)),
             Flavour::Adjoint => {
                 let primal = match sym.intent {
                     Some(Intent::Out) => Some(Intent::InOut),
@@ -250,10 +253,13 @@ fn header(
         }
         _ => {}
     }
-    let recursive = if crate::calls::is_recursive(program, unit) {
-        "recursive "
-    } else {
-        ""
+    // An elemental function's derivatives are elemental too, impure for
+    // the tape (each element's adjoint pops what it pushed).
+    let recursive = match (crate::calls::is_recursive(program, unit), unit.elemental) {
+        (_, true) if flavour == Flavour::Copy => "elemental ",
+        (_, true) => "impure elemental ",
+        (true, false) => "recursive ",
+        (false, false) => "",
     };
     let name = format!("{}{}", unit.name, flavour.routine_suffix());
     let args = args.join(", ");
@@ -376,8 +382,8 @@ fn references_function(unit: &Unit, name: &str) -> bool {
 }
 
 /// Declarations of the hoisted functions the unit names without declaring
-/// them (implicitly typed externals), since derivatives use
-/// `implicit none`.
+/// them (implicitly typed externals, not those of its interface blocks),
+/// since derivatives use `implicit none`.
 fn undeclared_functions(program: &Program, unit: &Unit, hoisted: &HoistMap) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut ids: Vec<&StmtId> = hoisted.keys().collect();
@@ -395,7 +401,11 @@ fn undeclared_functions(program: &Program, unit: &Unit, hoisted: &HoistMap) -> V
             crate::calls::result_type(callee),
             h.name
         );
-        if !declared && !in_module && !out.contains(&line) {
+        let in_interface = unit
+            .interface_blocks
+            .iter()
+            .any(|b| b.names.contains(&h.name));
+        if !declared && !in_module && !in_interface && !out.contains(&line) {
             out.push(line);
         }
     }
@@ -432,8 +442,12 @@ fn module_var_uses(
 /// Whether a procedure must have an explicit interface where it is
 /// called (Fortran 2008, 12.4.2.2): a dummy that is assumed-shape,
 /// optional, allocatable, a pointer or a target, or an array-valued,
-/// allocatable or pointer result.
+/// allocatable or pointer result, or an ELEMENTAL procedure (whose
+/// derivative routines are elemental subroutines).
 fn needs_explicit_interface(unit: &Unit) -> bool {
+    if unit.elemental {
+        return true;
+    }
     let special = |s: &Symbol| {
         s.dims.iter().any(|d| d.kind == DimKind::AssumedShape)
             || s.attrs.optional

@@ -123,12 +123,10 @@ impl Gen<'_> {
                     }
                 }
             }
-            ExprKind::FunctionCall { name, args, .. } => {
+            ExprKind::FunctionCall { name, args, target } => {
                 if args.iter().any(|a| self.has_derivative_inside(&a.value)) {
-                    self.refuse(
-                        e.span,
-                        format!("the tangent generator does not handle the active function reference `{name}` yet"),
-                    );
+                    let m = crate::hoist::not_hoisted(self.program, self.unit, name, target, args);
+                    self.refuse(e.span, m);
                 }
                 None
             }
@@ -396,6 +394,12 @@ impl Gen<'_> {
                     label.clear();
                 }
                 for h in &hoisted {
+                    let temps = [Some(&unit.symbol(h.temp).name), self.dname.get(&h.temp)];
+                    for t in temps.into_iter().flatten() {
+                        for line in h.allocation(unit, t) {
+                            self.w.line(&line);
+                        }
+                    }
                     if self.diff.contains(h.callee) {
                         self.tangent_call(h.span, h.callee, &h.args, Some(h.temp));
                     } else {

@@ -854,6 +854,7 @@ mod tests {
                 parent: None,
                 children: vec![],
                 recursive: false,
+                elemental: false,
                 args: vec![],
                 result: None,
                 symbols: IdVec::new(),

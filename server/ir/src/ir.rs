@@ -68,6 +68,8 @@ pub struct Unit {
     pub parent: Option<UnitId>,
     pub children: Vec<UnitId>,
     pub recursive: bool,
+    /// Declared ELEMENTAL (applied element by element to arrays).
+    pub elemental: bool,
     /// Dummy arguments in order (`*` alternate returns are rejected).
     pub args: Vec<SymbolId>,
     /// The result variable of a function.

@@ -217,11 +217,9 @@ impl Gen<'_> {
                     }
                 }
             }
-            ExprKind::FunctionCall { name, .. } => {
-                self.out.refuse(
-                    e.span,
-                    format!("the active reference to `{name}` cannot be differentiated (array-valued or unknown function)"),
-                );
+            ExprKind::FunctionCall { name, args, target } => {
+                let m = crate::hoist::not_hoisted(inp.program, unit, name, target, args);
+                self.out.refuse(e.span, m);
             }
             ExprKind::Intrinsic { name, args }
                 if matches!(

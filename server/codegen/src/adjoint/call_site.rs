@@ -32,6 +32,9 @@ use dfort_ir::*;
 /// The reverse sweep of the function references hoisted out of an
 /// assignment, in the two places it goes around the assignment's adjoint.
 pub(super) struct HoistedReversal {
+    /// The array temporaries and adjoints below allocated again (their
+    /// bounds do not change in the unit, [`crate::hoist`]).
+    allocations: Vec<String>,
     /// The temporaries pushed for the assignment's adjoint.
     temps: Vec<String>,
     /// The adjoints of the temporaries, reset before the adjoint.
@@ -41,15 +44,16 @@ pub(super) struct HoistedReversal {
 }
 
 impl HoistedReversal {
-    /// Before the assignment's adjoint: the temporaries it reads popped,
-    /// their adjoints reset.
+    /// Before the assignment's adjoint: the array temporaries allocated,
+    /// the temporaries it reads popped, their adjoints reset.
     pub fn before_adjoint(&self) -> Vec<Line> {
+        let allocations = self.allocations.iter().map(|l| Line::Plain(l.clone()));
         let pops = self.temps.iter().rev().map(|tn| Line::pop(tn));
         let zeros = self
             .zeroed
             .iter()
             .map(|b| Line::Plain(format!("{b} = 0.0d0")));
-        pops.chain(zeros).collect()
+        allocations.chain(pops).chain(zeros).collect()
     }
 
     /// After it: the references reversed, the last first.
@@ -98,10 +102,19 @@ impl Gen<'_> {
             self.out.flush_label(label);
         }
         let mut calls = Vec::new();
+        let mut allocations = Vec::new();
         for h in hoisted {
             calls.push(self.call_site(id, h.span, Some(h.callee), &h.name, &h.args, Some(h.temp)));
             let a: Vec<String> = h.args.iter().map(|x| print(unit, &x.value)).collect();
             let tn = &unit.symbol(h.temp).name;
+            for line in h.allocation(unit, tn) {
+                self.out.fwd.line(&line);
+            }
+            let popped = adjoint && mentions(rhs, h.temp);
+            let adjoint_temp = inp.bname.get(&h.temp);
+            for t in popped.then_some(tn).into_iter().chain(adjoint_temp) {
+                allocations.extend(h.allocation(unit, t));
+            }
             self.out
                 .fwd
                 .line(&format!("{tn} = {}({})", h.name, a.join(", ")));
@@ -119,6 +132,7 @@ impl Gen<'_> {
             .filter_map(|h| inp.bname.get(&h.temp).cloned())
             .collect();
         HoistedReversal {
+            allocations,
             temps,
             zeroed,
             calls,
@@ -348,7 +362,27 @@ impl Gen<'_> {
             .enumerate()
             .filter_map(|(k, a)| Some((cu.args[k], a?)))
             .collect();
+        // An elemental function applied to arrays: its adjoint runs
+        // element by element, so what it adds into must be an array of the
+        // result's shape too; a scalar actual's adjoint gets one
+        // (`dfort_te<k>`, summed into it afterwards).
+        let elementwise = result
+            .filter(|r| cu.elemental && inp.unit.symbol(*r).rank() > 0)
+            .and_then(|r| Some((inp.bname.get(&r)?.clone(), inp.unit.symbol(r).rank())));
         for (k, (primal, d)) in dargs.into_iter().enumerate() {
+            let scalar_actual = bound
+                .get(k)
+                .is_some_and(|(_, a)| crate::partials::rank_of(&inp.unit, &a.value) == 0);
+            let spread = elementwise
+                .as_ref()
+                .filter(|_| scalar_actual && d.is_some());
+            let spread = spread.map(|(rb, rank)| {
+                let te = self.out.elemental_temp(*rank);
+                pre.push(format!("if (allocated({te})) deallocate({te})"));
+                pre.push(format!("allocate({te}, mold={rb})"));
+                pre.push(format!("{te} = 0.0d0"));
+                te
+            });
             // An expression whose value the callee's adjoint does not read
             // is not evaluated again: its variables may hold other values
             // by now (nothing restored them), an index out of bounds too.
@@ -363,10 +397,18 @@ impl Gen<'_> {
                 }
                 None => list.push(primal),
             }
-            match d {
-                None => {}
-                Some(DerivActual::Ref(r)) => list.push(r),
-                Some(DerivActual::Value(e, f)) => {
+            match (d, spread) {
+                (None, _) => {}
+                (Some(DerivActual::Ref(r)), Some(te)) => {
+                    post.push(format!("{r} = {r} + sum({te})"));
+                    list.push(te);
+                }
+                (Some(DerivActual::Value(e, _)), Some(te)) => {
+                    self.adj(e, &format!("sum({te})"), 0, &mut post);
+                    list.push(te);
+                }
+                (Some(DerivActual::Ref(r)), None) => list.push(r),
+                (Some(DerivActual::Value(e, f)), None) => {
                     let z = self.out.ztemp(dfort_ir::dump::type_name(&cu.symbol(f).ty));
                     pre.push(format!("{z} = 0.0d0"));
                     self.adj(e, &z, 0, &mut post);

@@ -47,6 +47,9 @@ pub(super) struct Emitter {
     pub column_loops: bool,
     /// Ranks of the array temporaries of array assignments.
     pub array_temps: BTreeSet<usize>,
+    /// Ranks of the adjoints of scalar actuals of elemental functions
+    /// applied to arrays (`dfort_te<k>`, [`Emitter::elemental_temp`]).
+    pub elemental_temps: Vec<usize>,
     /// Derivative modules (`m_b`) of the callees this routine calls.
     pub used_modules: BTreeSet<String>,
     /// The units whose adjoint routines this routine calls.
@@ -82,6 +85,7 @@ impl Emitter {
             int_temps: Vec::new(),
             column_loops: false,
             array_temps: BTreeSet::new(),
+            elemental_temps: Vec::new(),
             used_modules: BTreeSet::new(),
             called: BTreeSet::new(),
             hidden: BTreeMap::new(),
@@ -107,6 +111,12 @@ impl Emitter {
     pub fn ztemp(&mut self, ty: String) -> String {
         self.ztemps.push(ty);
         format!("dfort_z{}", self.ztemps.len())
+    }
+
+    /// A new allocatable `real(8)` array of `rank` (`dfort_te<k>`).
+    pub fn elemental_temp(&mut self, rank: usize) -> String {
+        self.elemental_temps.push(rank);
+        format!("dfort_te{}", self.elemental_temps.len())
     }
 
     /// `call dfort_push(item)` in the forward sweep.

@@ -47,7 +47,8 @@
 //! sweep) and output statements are left out. What this version cannot
 //! reverse is refused with its location, and no code is produced:
 //! complex variables, derived-type components, READ, active references
-//! to array-valued or unknown functions, DO loops without control that
+//! to unknown functions (and array-valued ones whose result's bounds
+//! cannot be computed at the reference), DO loops without control that
 //! the structuring could not turn into DO WHILE loops, ALLOCATE inside
 //! loops or in units with jumps, values the tape cannot hold; and before
 //! anything is written ([`crate::limits`]), variables of modules dfort

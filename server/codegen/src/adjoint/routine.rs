@@ -65,6 +65,13 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
     for (k, ty) in out.ztemps.iter().enumerate() {
         w.line(&format!("{ty} :: dfort_z{}", k + 1));
     }
+    for (k, rank) in out.elemental_temps.iter().enumerate() {
+        let colons = vec![":"; *rank].join(", ");
+        w.line(&format!(
+            "real(8), allocatable :: dfort_te{}({colons})",
+            k + 1
+        ));
+    }
     for rank in &out.array_temps {
         let colons = vec![":"; *rank].join(", ");
         w.line(&format!("real(8), allocatable :: dfort_ta{rank}({colons})"));

@@ -20,6 +20,9 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             if !c.is_named() && t == "recursive" {
                 self.unit.recursive = true;
             }
+            if t == "elemental" {
+                self.unit.elemental = true;
+            }
         }
         if let Some(params) = field(n, "parameters") {
             for (i, p) in named_children(params).into_iter().enumerate() {

@@ -343,6 +343,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             parent,
             children: Vec::new(),
             recursive: false,
+            elemental: false,
             args: Vec::new(),
             result: None,
             symbols: IdVec::new(),

@@ -382,6 +382,8 @@ pub enum ProcKind {
 pub struct Proc {
     pub kind: ProcKind,
     pub recursive: bool,
+    /// An ELEMENTAL function (of scalars, applied to arrays).
+    pub elemental: bool,
     pub name: String,
     pub args: Vec<String>,
     pub uses: Vec<String>,
@@ -400,7 +402,11 @@ impl Proc {
     }
 
     fn print(&self, w: &mut Printer) {
-        let prefix = if self.recursive { "recursive " } else { "" };
+        let prefix = match (self.recursive, self.elemental) {
+            (_, true) => "elemental ",
+            (true, false) => "recursive ",
+            (false, false) => "",
+        };
         let head = match self.kind {
             ProcKind::Subroutine => {
                 format!("{prefix}subroutine {}({})", self.name, self.args.join(", "))
@@ -418,7 +424,9 @@ impl Proc {
             w.line(&format!("use {u}"));
         }
         w.line("implicit none");
-        if self.kind == ProcKind::Function {
+        // An array-valued result is among the declarations.
+        let result_declared = self.decls.iter().any(|d| d.name == self.result());
+        if self.kind == ProcKind::Function && !result_declared {
             w.line(&format!("real(8) :: {}", self.result()));
         }
         for d in &self.decls {
@@ -698,6 +706,7 @@ mod tests {
         let root = Proc {
             kind: ProcKind::Subroutine,
             recursive: false,
+            elemental: false,
             name: "fz".into(),
             args: vec!["n".into(), "x".into()],
             uses: vec![],

@@ -94,6 +94,11 @@ struct Env {
     reals: Vec<RVar>,
     ints: Vec<IVar>,
     funcs: Vec<FnSig>,
+    /// Array-valued module functions of one assumed-shape vector, whose
+    /// result has its argument's size.
+    afuncs: Vec<String>,
+    /// Elemental module functions of a real and a real scalar.
+    efuncs: Vec<String>,
     subs: Vec<SubSig>,
     /// Names of the enclosing DO constructs (`None`: unnamed), innermost
     /// last.
@@ -285,6 +290,8 @@ impl<'r> Generator<'r> {
         let mut mod_vars: Vec<RVar> = Vec::new();
         let mut env_subs: Vec<SubSig> = Vec::new();
         let mut env_funcs: Vec<FnSig> = Vec::new();
+        let mut env_afuncs: Vec<String> = Vec::new();
+        let mut env_efuncs: Vec<String> = Vec::new();
         let mut externals = Vec::new();
         if self.chance(0.4) {
             let ge = Self::const_ext(self.n);
@@ -318,6 +325,16 @@ impl<'r> Generator<'r> {
                 let (p, sig) = self.function("fzm_f", &mod_vars, &env_funcs);
                 m.procs.push(p);
                 env_funcs.push(sig);
+            }
+            if self.chance(0.4) {
+                let p = self.array_function("fzm_a");
+                env_afuncs.push(p.name.clone());
+                m.procs.push(p);
+            }
+            if self.chance(0.3) {
+                let p = self.elemental_function("fzm_e");
+                env_efuncs.push(p.name.clone());
+                m.procs.push(p);
             }
             module = Some(m);
         }
@@ -380,6 +397,8 @@ impl<'r> Generator<'r> {
         let mut args = vec!["n".to_string()];
         let mut env = Env {
             funcs: env_funcs.clone(),
+            afuncs: env_afuncs,
+            efuncs: env_efuncs,
             subs: env_subs.clone(),
             ..Env::default()
         };
@@ -547,6 +566,7 @@ impl<'r> Generator<'r> {
                 internal.push(Proc {
                     kind: ProcKind::Subroutine,
                     recursive: false,
+                    elemental: false,
                     name: name.clone(),
                     args: vec![],
                     uses: vec![],
@@ -586,6 +606,7 @@ impl<'r> Generator<'r> {
         let root = Proc {
             kind: ProcKind::Subroutine,
             recursive: false,
+            elemental: false,
             name: "fz".into(),
             args,
             uses: if module.is_some() {
@@ -760,6 +781,7 @@ impl<'r> Generator<'r> {
         let p = Proc {
             kind: ProcKind::Subroutine,
             recursive,
+            elemental: false,
             name: name.clone(),
             args,
             uses: vec![],
@@ -834,6 +856,7 @@ impl<'r> Generator<'r> {
         let p = Proc {
             kind: ProcKind::Function,
             recursive: false,
+            elemental: false,
             name: name.clone(),
             args,
             uses: vec![],
@@ -843,6 +866,125 @@ impl<'r> Generator<'r> {
             internal: vec![],
         };
         (p, FnSig { name, arity })
+    }
+
+    /// A function of an assumed-shape vector `v` whose result has `v`'s
+    /// size (`real(8) :: r(size(v))`): a whole-array formula or a loop
+    /// over the elements.
+    fn array_function(&mut self, stem: &str) -> Proc {
+        let name = self.fresh(stem);
+        let result = format!("{name}_r");
+        let v = || Expr::var("v");
+        let c = self.literal();
+        let elementwise = match self.rng.random_range(0..4) {
+            0 => Expr::bin("+", Expr::bin("*", v(), v()), Expr::call("sin", vec![v()])),
+            1 => Expr::bin(
+                "+",
+                Expr::bin("*", c, v()),
+                Expr::bin("*", Expr::call("tanh", vec![v()]), v()),
+            ),
+            2 => Expr::bin(
+                "/",
+                v(),
+                Expr::bin("+", Expr::lit("1.5d0"), Expr::bin("*", v(), v())),
+            ),
+            _ => Expr::bin("-", Expr::bin("*", Expr::call("cos", vec![v()]), v()), c),
+        };
+        let mut decls = vec![
+            Decl::real("v", vec![":".into()]).with_intent("in"),
+            Decl::real(result.clone(), vec!["size(v)".into()]),
+        ];
+        let body = if self.chance(0.5) {
+            vec![Stmt::Assign(Expr::var(result.clone()), elementwise)]
+        } else {
+            // r(i) = v(i-1)*v(i) + …: the loop reads neighbours.
+            decls.push(Decl::int("i"));
+            let at = |k: Expr| Expr::Index("v".into(), vec![Sub::At(k)]);
+            let i = || Expr::var("i");
+            let first = Stmt::Assign(
+                Expr::Index(result.clone(), vec![Sub::At(Expr::int(1))]),
+                Expr::bin("*", self.literal(), at(Expr::int(1))),
+            );
+            let rest = Stmt::Do {
+                name: None,
+                var: "i".into(),
+                lo: Expr::int(2),
+                hi: Expr::call("size", vec![v()]),
+                step: None,
+                body: vec![Stmt::Assign(
+                    Expr::Index(result.clone(), vec![Sub::At(i())]),
+                    Expr::bin(
+                        "+",
+                        Expr::bin("*", at(Expr::bin("-", i(), Expr::int(1))), at(i())),
+                        Expr::call("sin", vec![at(i())]),
+                    ),
+                )],
+            };
+            vec![first, rest]
+        };
+        Proc {
+            kind: ProcKind::Function,
+            recursive: false,
+            elemental: false,
+            name,
+            args: vec!["v".into()],
+            uses: vec![],
+            decls,
+            spec: vec![],
+            body,
+            internal: vec![],
+        }
+    }
+
+    /// `elemental function f(a, s)` of two real scalars, with a branch:
+    /// applied to arrays with a scalar or an array `s`.
+    fn elemental_function(&mut self, stem: &str) -> Proc {
+        let name = self.fresh(stem);
+        let result = format!("{name}_r");
+        let a = || Expr::var("a");
+        let s = || Expr::var("s");
+        let c = self.literal();
+        let smooth = match self.rng.random_range(0..3) {
+            0 => Expr::bin("+", Expr::bin("*", a(), s()), Expr::call("sin", vec![a()])),
+            1 => Expr::bin(
+                "/",
+                Expr::bin("*", a(), a()),
+                Expr::bin("+", Expr::lit("1.0d0"), Expr::bin("*", s(), s())),
+            ),
+            _ => Expr::bin(
+                "-",
+                Expr::call("tanh", vec![Expr::bin("*", a(), s())]),
+                Expr::bin("*", c, a()),
+            ),
+        };
+        let body = vec![
+            Stmt::Assign(Expr::var(result.clone()), smooth),
+            Stmt::If(
+                vec![(
+                    Expr::bin(">", a(), Expr::lit("1.0d0")),
+                    vec![Stmt::Assign(
+                        Expr::var(result.clone()),
+                        Expr::bin("*", Expr::var(result.clone()), Expr::call("cos", vec![s()])),
+                    )],
+                )],
+                None,
+            ),
+        ];
+        Proc {
+            kind: ProcKind::Function,
+            recursive: false,
+            elemental: true,
+            name,
+            args: vec!["a".into(), "s".into()],
+            uses: vec![],
+            decls: vec![
+                Decl::real("a", vec![]).with_intent("in"),
+                Decl::real("s", vec![]).with_intent("in"),
+            ],
+            spec: vec![],
+            body,
+            internal: vec![],
+        }
     }
 
     fn sf_body(&mut self) -> Expr {
@@ -1084,6 +1226,32 @@ impl<'r> Generator<'r> {
     fn aexpr(&mut self, env: &Env, shape: &[i64], depth: usize) -> Expr {
         if depth == 0 || self.chance(0.3) {
             return self.aleaf(env, shape);
+        }
+        // An array-valued function of a vector or a section (an actual
+        // the function differentiates must be a variable).
+        if shape.len() == 1 && !env.afuncs.is_empty() && self.chance(0.4) {
+            let f = self.pick(&env.afuncs).cloned().unwrap_or_default();
+            let a = self.aleaf(env, shape);
+            let array = match &a {
+                Expr::Var(name) => env
+                    .reals
+                    .iter()
+                    .any(|r| r.name == *name && !r.dims.is_empty()),
+                Expr::Index(_, subs) => subs.iter().any(|s| matches!(s, Sub::Range(..))),
+                _ => false,
+            };
+            return if array { Expr::call(f, vec![a]) } else { a };
+        }
+        // An elemental function of an array and a scalar or another array.
+        if !env.efuncs.is_empty() && self.chance(0.3) {
+            let f = self.pick(&env.efuncs).cloned().unwrap_or_default();
+            let a = self.aleaf(env, shape);
+            let s = if self.chance(0.5) {
+                self.rexpr(env, 1)
+            } else {
+                self.aleaf(env, shape)
+            };
+            return Expr::call(f, vec![a, s]);
         }
         match self.rng.random_range(0..6) {
             0 | 1 => {

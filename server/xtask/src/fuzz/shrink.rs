@@ -233,6 +233,7 @@ mod tests {
             root: Proc {
                 kind: ProcKind::Subroutine,
                 recursive: false,
+                elemental: false,
                 name: "fz".into(),
                 args: vec!["x".into()],
                 uses: vec![],
