@@ -419,6 +419,26 @@ pub fn of_call(
             snapshot.push(item);
         }
     }
+    // Without a derivative routine nothing else restores the subscripts
+    // of the elements recorded around the call: they are saved with them
+    // and popped first (fuzzer, seed 1126, case 849: `call s(t1(is))`,
+    // then `is` changes).
+    if !routine {
+        let mut subscripts = BitSet::default();
+        for r in records.iter().filter(|r| !r.whole) {
+            index_vars(unit, &r.reference, &mut subscripts);
+        }
+        for s in subscripts.ids() {
+            if !replayed.contains(&s) && modifiable(caller, id, s) {
+                snapshot.push(Saved {
+                    variable: s,
+                    whole: true,
+                    reference: var_ref(s, unit.symbol(s).span),
+                    why: Why::Index,
+                });
+            }
+        }
+    }
     CallCheckpoint {
         callee,
         callee_routine: routine,

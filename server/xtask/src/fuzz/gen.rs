@@ -112,6 +112,15 @@ struct Env {
 }
 
 impl Env {
+    /// The real variables of `rank` random statements may assign.
+    fn writable(&self, rank: usize) -> Vec<RVar> {
+        self.reals
+            .iter()
+            .filter(|v| v.write && v.dims.len() == rank)
+            .cloned()
+            .collect()
+    }
+
     fn int(&self, name: &str) -> Option<&IVar> {
         self.ints.iter().find(|v| v.name == name)
     }
@@ -1990,12 +1999,7 @@ impl<'r> Generator<'r> {
     /// ([`Generator::concurrent`]), `maxval`, `product` and `norm2` of a
     /// whole array.
     fn beyond(&mut self, env: &mut Env) -> Vec<Stmt> {
-        let arrays: Vec<RVar> = env
-            .reals
-            .iter()
-            .filter(|v| v.write && v.dims.len() == 1)
-            .cloned()
-            .collect();
+        let arrays = env.writable(1);
         let Some(t) = self.pick(&arrays).cloned() else {
             return Vec::new();
         };
@@ -2084,12 +2088,7 @@ impl<'r> Generator<'r> {
         let Some(index) = self.pick(&free).cloned() else {
             return Vec::new();
         };
-        let arrays: Vec<RVar> = env
-            .reals
-            .iter()
-            .filter(|v| v.write && v.dims.len() == 1)
-            .cloned()
-            .collect();
+        let arrays = env.writable(1);
         let Some(first) = self.pick(&arrays).cloned() else {
             return Vec::new();
         };
