@@ -248,6 +248,45 @@ end module
     let (adjoint, tangent) = refusal_codes(elemental, "use_cube");
     assert_eq!(adjoint, ["not-differentiable"]);
     assert_eq!(tangent, ["not-differentiable"]);
+    // Inside a WHERE an elemental function runs only where the mask
+    // holds: both refuse it. A non-elemental one whose argument the
+    // construct assigns cannot be called before the construct: the
+    // tangent refuses it, the adjoint calls it beside the assignment.
+    let in_where = "module wm
+contains
+  elemental function cube(a) result(r)
+    real(8), intent(in) :: a
+    real(8) :: r
+    r = a * a * a
+  end function
+  function sq(v) result(r)
+    real(8), intent(in) :: v(:)
+    real(8) :: r(size(v))
+    r = v * v
+  end function
+  subroutine masked_cube(n, x, y)
+    integer, intent(in) :: n
+    real(8), intent(in) :: x(n)
+    real(8), intent(inout) :: y(n)
+    where (x > 0.0d0) y = cube(x)
+  end subroutine
+  subroutine masked_sq(n, x, y)
+    integer, intent(in) :: n
+    real(8), intent(in) :: x(n)
+    real(8), intent(inout) :: y(n)
+    where (x > 0.0d0)
+      y = y * x
+      y = sq(y)
+    end where
+  end subroutine
+end module
+";
+    let (adjoint, tangent) = refusal_codes(in_where, "masked_cube");
+    assert_eq!(adjoint, ["not-differentiable"]);
+    assert_eq!(tangent, ["not-differentiable"]);
+    let (adjoint, tangent) = refusal_codes(in_where, "masked_sq");
+    assert!(adjoint.is_empty(), "{adjoint:?}");
+    assert_eq!(tangent, ["not-differentiable"]);
 }
 
 /// The codes of the refusals of both generators for `root` of `src`

@@ -29,10 +29,50 @@ pub struct Hoisted {
     /// The bounds (lower, upper) of an array-valued result in the unit's
     /// terms; empty for a scalar result.
     pub shape: Bounds,
+    /// An ELEMENTAL function applied element by element (under a WHERE
+    /// the original evaluates it only where the mask holds).
+    pub elementwise: bool,
 }
 
 /// Bounds (lower, upper) per dimension.
 pub type Bounds = Vec<(Expr, Expr)>;
+
+/// A reference found to hoist: callee, name, actuals, range, result
+/// bounds, element by element.
+type Found = (UnitId, String, Vec<Arg>, Span, Bounds, bool);
+
+/// Whether the references hoisted out of assignment `id`, inside WHERE
+/// construct `construct`, may be evaluated before the construct (the
+/// tangent writes them there): none applies an elemental function (the
+/// original evaluates those only under the mask), and their actuals read
+/// nothing the construct assigns. A non-elemental function is evaluated
+/// whole in a WHERE anyway (Fortran 2008, 7.2.3.2).
+pub fn before_where(unit: &Unit, construct: StmtId, hoisted: &[Hoisted]) -> bool {
+    let mut assigned = Vec::new();
+    let mut todo = vec![construct];
+    while let Some(s) = todo.pop() {
+        let st = unit.stmt(s);
+        if let StmtKind::Assign { lhs, .. } = &st.kind {
+            if let Some((t, _)) = dfort_analysis::dp::target(lhs) {
+                assigned.push(t);
+            }
+        }
+        for b in st.kind.blocks() {
+            todo.extend(b.iter().copied());
+        }
+    }
+    hoisted.iter().all(|h| {
+        let mut reads_assigned = false;
+        for a in &h.args {
+            a.value.walk(&mut |x| {
+                if let ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. } = x.kind {
+                    reads_assigned |= assigned.contains(&v);
+                }
+            });
+        }
+        !h.elementwise && !reads_assigned
+    })
+}
 
 impl Hoisted {
     /// `allocate(t(l:u, ...))` for the array temporary named `t`, after
@@ -66,7 +106,7 @@ pub fn hoist(program: &Program, unit: &Unit, wanted: impl Fn(&Stmt) -> bool) -> 
             continue;
         }
         loop {
-            let mut found: Option<(UnitId, String, Vec<Arg>, Span, Bounds)> = None;
+            let mut found: Option<Found> = None;
             let next = out.symbols.next_id();
             let StmtKind::Assign { rhs, .. } = &mut out.stmts[id].kind else {
                 break;
@@ -86,7 +126,8 @@ pub fn hoist(program: &Program, unit: &Unit, wanted: impl Fn(&Stmt) -> bool) -> 
                 if !innermost(args) {
                     return;
                 }
-                let shape = match elemental_use(program, unit, &ranks, *c, args) {
+                let elementwise = elemental_use(program, unit, &ranks, *c, args);
+                let shape = match elementwise {
                     Some(true) => elemental_shape(program, unit, &ranks, *c, args),
                     Some(false) => result_shape(program, unit, *c, args),
                     None => None,
@@ -94,10 +135,17 @@ pub fn hoist(program: &Program, unit: &Unit, wanted: impl Fn(&Stmt) -> bool) -> 
                 let Some(shape) = shape else {
                     return;
                 };
-                found = Some((*c, name.clone(), args.clone(), x.span, shape));
+                found = Some((
+                    *c,
+                    name.clone(),
+                    args.clone(),
+                    x.span,
+                    shape,
+                    elementwise == Some(true),
+                ));
                 x.kind = ExprKind::Var(next);
             });
-            let Some((callee, name, args, span, shape)) = found else {
+            let Some((callee, name, args, span, shape, elementwise)) = found else {
                 break;
             };
             let cu = program.unit(callee);
@@ -130,6 +178,7 @@ pub fn hoist(program: &Program, unit: &Unit, wanted: impl Fn(&Stmt) -> bool) -> 
                 args,
                 span,
                 shape,
+                elementwise,
             });
         }
     }

@@ -65,6 +65,9 @@ struct Gen<'a> {
     primal: bool,
     /// How many WHERE constructs enclose the statement being written.
     in_where: u32,
+    /// Assignments in WHERE constructs whose hoisted references were
+    /// written before the construct.
+    before_where: std::collections::HashSet<StmtId>,
 }
 
 fn p(s: String) -> String {
@@ -368,6 +371,55 @@ impl Gen<'_> {
             .line(&format!("call {}_d({})", cu.name, list.join(", ")));
     }
 
+    /// The hoisted references' derivative calls (or, for functions
+    /// without one, the references), their array temporaries allocated.
+    fn hoisted_calls(&mut self, hoisted: &[crate::hoist::Hoisted]) {
+        let unit = self.unit;
+        for h in hoisted {
+            let temps = [Some(&unit.symbol(h.temp).name), self.dname.get(&h.temp)];
+            for t in temps.into_iter().flatten() {
+                for line in h.allocation(unit, t) {
+                    self.w.line(&line);
+                }
+            }
+            if self.diff.contains(h.callee) {
+                self.tangent_call(h.span, h.callee, &h.args, Some(h.temp));
+            } else {
+                let a: Vec<String> = h.args.iter().map(|x| print(unit, &x.value)).collect();
+                let tn = &unit.symbol(h.temp).name;
+                self.w.line(&format!("{tn} = {}({})", h.name, a.join(", ")));
+            }
+        }
+    }
+
+    /// Writes, before WHERE construct `id`, the calls of the references
+    /// hoisted out of its assignments that may go there
+    /// ([`crate::hoist::before_where`]; the construct's `label` goes on
+    /// a `continue` before them); the others are refused where they are.
+    fn where_hoisted(&mut self, id: StmtId, label: &mut String) {
+        let unit = self.unit;
+        let mut nested = Vec::new();
+        let mut todo = vec![id];
+        while let Some(s) = todo.pop() {
+            nested.push(s);
+            for b in unit.stmt(s).kind.blocks().into_iter().rev() {
+                todo.extend(b.iter().rev().copied());
+            }
+        }
+        for s in nested {
+            let hoisted = self.hoisted.get(&s).cloned().unwrap_or_default();
+            if hoisted.is_empty() || !crate::hoist::before_where(unit, id, &hoisted) {
+                continue;
+            }
+            if !label.is_empty() {
+                self.w.line(&format!("{label}continue"));
+                label.clear();
+            }
+            self.hoisted_calls(&hoisted);
+            self.before_where.insert(s);
+        }
+    }
+
     fn label(st: &Stmt) -> String {
         st.label.map(|l| format!("{l} ")).unwrap_or_default()
     }
@@ -386,27 +438,17 @@ impl Gen<'_> {
             StmtKind::Assign { lhs, rhs } => {
                 let hoisted = self.hoisted.get(&id).cloned().unwrap_or_default();
                 if !hoisted.is_empty() && self.in_where > 0 {
-                    self.refuse(st.span, crate::partials::USER_FUNCTION_IN_WHERE);
-                    return;
-                }
-                if !hoisted.is_empty() && !label.is_empty() {
-                    self.w.line(&format!("{label}continue"));
-                    label.clear();
-                }
-                for h in &hoisted {
-                    let temps = [Some(&unit.symbol(h.temp).name), self.dname.get(&h.temp)];
-                    for t in temps.into_iter().flatten() {
-                        for line in h.allocation(unit, t) {
-                            self.w.line(&line);
-                        }
+                    // Written before the construct ([`Tangent::where_hoisted`]).
+                    if !self.before_where.contains(&id) {
+                        self.refuse(st.span, crate::partials::USER_FUNCTION_IN_WHERE);
+                        return;
                     }
-                    if self.diff.contains(h.callee) {
-                        self.tangent_call(h.span, h.callee, &h.args, Some(h.temp));
-                    } else {
-                        let a: Vec<String> = h.args.iter().map(|x| print(unit, &x.value)).collect();
-                        let tn = &unit.symbol(h.temp).name;
-                        self.w.line(&format!("{tn} = {}({})", h.name, a.join(", ")));
+                } else {
+                    if !hoisted.is_empty() && !label.is_empty() {
+                        self.w.line(&format!("{label}continue"));
+                        label.clear();
                     }
+                    self.hoisted_calls(&hoisted);
                 }
                 if let Some((t, _)) = target(lhs) {
                     if self.dname.contains_key(&t) {
@@ -496,7 +538,11 @@ impl Gen<'_> {
             } => {
                 // The masks are evaluated where the original evaluates
                 // them; each masked assignment is preceded by its
-                // tangent, under the same mask.
+                // tangent, under the same mask; function references go
+                // before the outermost construct.
+                if self.in_where == 0 {
+                    self.where_hoisted(id, &mut label);
+                }
                 self.in_where += 1;
                 for (i, arm) in arms.iter().enumerate() {
                     let kw = if i == 0 {
@@ -722,6 +768,7 @@ fn routine(
         w: Writer::default(),
         ztemps: Vec::new(),
         in_where: 0,
+        before_where: Default::default(),
         index_j: false,
         used_modules: BTreeSet::new(),
         called: BTreeSet::new(),

@@ -64,7 +64,13 @@ impl Gen<'_> {
             }
         }
         let adjoint = inp.has_adjoint(t) && inp.act.active_after(id, t);
-        if self.out.mask.is_some() && calls_user_function(rhs) {
+        // An elemental function would be evaluated (and differentiated)
+        // outside the mask too.
+        let elementwise = inp
+            .hoisted
+            .get(&id)
+            .is_some_and(|hs| hs.iter().any(|h| h.elementwise));
+        if self.out.mask.is_some() && (calls_user_function(rhs) || elementwise) {
             self.out
                 .refuse(span, crate::partials::USER_FUNCTION_IN_WHERE);
             return rev;
