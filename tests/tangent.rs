@@ -287,6 +287,20 @@ end module
     let (adjoint, tangent) = refusal_codes(in_where, "masked_sq");
     assert!(adjoint.is_empty(), "{adjoint:?}");
     assert_eq!(tangent, ["not-differentiable"]);
+    // An array expression as an elemental function's actual has no
+    // derivative to pass element by element (fuzzer, seed 1127, case 8:
+    // the tangent did not compile).
+    let transposed = in_where.replace("where (x > 0.0d0) y = cube(x)", "y = cube(x(n:1:-1)) + y");
+    let transposed = transposed.replace("subroutine masked_cube", "subroutine reversed_cube");
+    let (adjoint, tangent) = refusal_codes(&transposed, "reversed_cube");
+    assert!(
+        adjoint.is_empty() && tangent.is_empty(),
+        "{adjoint:?} {tangent:?}"
+    );
+    let transposed = transposed.replace("cube(x(n:1:-1))", "cube(2.0d0 * x)");
+    let (adjoint, tangent) = refusal_codes(&transposed, "reversed_cube");
+    assert_eq!(adjoint, ["derivative-argument"]);
+    assert_eq!(tangent, ["derivative-argument"]);
 }
 
 /// The codes of the refusals of both generators for `root` of `src`

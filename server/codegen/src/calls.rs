@@ -63,7 +63,19 @@ pub fn derivative_args<'e>(
             out.push((primal, None));
             continue;
         }
+        // An array for a scalar formal (an elemental function applied to
+        // arrays) is passed by reference only: its derivative has no
+        // scalar temporary.
+        let elementwise =
+            callee.symbol(f).rank() == 0 && crate::partials::rank_of(unit, &a.value) > 0;
         let d = match &a.value.kind {
+            _ if elementwise && deriv(&a.value).is_none() => {
+                return Err(refused(format!(
+                    "`{primal}` is passed to the elemental `{}` for `{}`, which it differentiates: only an array variable with a derivative can be (not an array expression or an array without one)",
+                    callee.name,
+                    callee.symbol(f).name
+                )))
+            }
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } => match deriv(&a.value) {
                 Some(r) => DerivActual::Ref(r),
                 None if callee.symbol(f).rank() == 0 => DerivActual::Value(&a.value, f),

@@ -184,6 +184,19 @@ pub struct Generator<'r> {
     beyond: bool,
 }
 
+/// Whether `e` is an array variable or a section of one (not an
+/// expression, not an element).
+fn is_array_ref(env: &Env, e: &Expr) -> bool {
+    match e {
+        Expr::Var(name) => env
+            .reals
+            .iter()
+            .any(|r| r.name == *name && !r.dims.is_empty()),
+        Expr::Index(_, subs) => subs.iter().any(|s| matches!(s, Sub::Range(..))),
+        _ => false,
+    }
+}
+
 fn real_lit(v: f64) -> String {
     let s = format!("{v}");
     if s.contains('.') {
@@ -1241,26 +1254,29 @@ impl<'r> Generator<'r> {
         if shape.len() == 1 && !env.afuncs.is_empty() && self.chance(0.4) {
             let f = self.pick(&env.afuncs).cloned().unwrap_or_default();
             let a = self.aleaf(env, shape);
-            let array = match &a {
-                Expr::Var(name) => env
-                    .reals
-                    .iter()
-                    .any(|r| r.name == *name && !r.dims.is_empty()),
-                Expr::Index(_, subs) => subs.iter().any(|s| matches!(s, Sub::Range(..))),
-                _ => false,
+            return if is_array_ref(env, &a) {
+                Expr::call(f, vec![a])
+            } else {
+                a
             };
-            return if array { Expr::call(f, vec![a]) } else { a };
         }
-        // An elemental function of an array and a scalar or another array.
+        // An elemental function of an array and a scalar or another array
+        // (an array expression is refused as an elemental actual).
         if !env.efuncs.is_empty() && self.chance(0.3) {
             let f = self.pick(&env.efuncs).cloned().unwrap_or_default();
             let a = self.aleaf(env, shape);
-            let s = if self.chance(0.5) {
-                self.rexpr(env, 1)
+            let (s, usable) = if self.chance(0.5) {
+                (self.rexpr(env, 1), true)
             } else {
-                self.aleaf(env, shape)
+                let s = self.aleaf(env, shape);
+                let usable = is_array_ref(env, &s);
+                (s, usable)
             };
-            return Expr::call(f, vec![a, s]);
+            return if is_array_ref(env, &a) && usable {
+                Expr::call(f, vec![a, s])
+            } else {
+                a
+            };
         }
         match self.rng.random_range(0..6) {
             0 | 1 => {
