@@ -485,3 +485,41 @@ fn the_limits_of_the_analyses_have_their_rules() {
     assert!(codes("free/derived_types.f90", "shift").contains(&"active-derived-type"));
     assert!(codes("free/recursion.f90", "gauss_weight").contains(&"global-through-function"));
 }
+
+/// Fuzzer-found (seed 1128, case 5363): a function reading a global the
+/// root changes, referenced from an internal procedure that activity sees
+/// as passive (it does not follow globals through functions), gave a
+/// tangent and an adjoint without the global's derivative. Such a
+/// reference is refused wherever the root reaches it.
+#[test]
+fn globals_read_by_functions_are_refused_in_every_unit_the_root_reaches() {
+    let src = "module gm
+  implicit none
+  real(8) :: gv(2)
+contains
+  function g3(u) result(r)
+    real(8), intent(in) :: u
+    real(8) :: r
+    r = u + dot_product(gv, gv)
+  end function g3
+end module gm
+
+subroutine gr(x, f)
+  use gm
+  implicit none
+  real(8), intent(in) :: x(2)
+  real(8), intent(out) :: f
+  real(8) :: r1
+  gv = x
+  call inner()
+  f = r1
+contains
+  subroutine inner()
+    r1 = g3(2.0d0)
+  end subroutine inner
+end subroutine gr
+";
+    let (adjoint, tangent) = refusal_codes(src, "gr");
+    assert_eq!(adjoint, ["global-through-function"]);
+    assert_eq!(tangent, ["global-through-function"]);
+}

@@ -41,8 +41,8 @@ pub type Bounds = Vec<(Expr, Expr)>;
 /// bounds, element by element.
 type Found = (UnitId, String, Vec<Arg>, Span, Bounds, bool);
 
-/// Whether the references hoisted out of assignment `id`, inside WHERE
-/// construct `construct`, may be evaluated before the construct (the
+/// Whether the references `hoisted` out of one assignment inside WHERE
+/// construct `construct` may be evaluated before the construct (the
 /// tangent writes them there): none applies an elemental function (the
 /// original evaluates those only under the mask), and their actuals read
 /// nothing the construct assigns. A non-elemental function is evaluated

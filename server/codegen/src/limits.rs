@@ -130,7 +130,9 @@ fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     out
 }
 
-/// Function references (in the units of the set) whose callee reads or
+/// Function references (in every unit the root reaches, not only those
+/// of the set: activity does not see a global a function reads, so the
+/// unit holding the reference may look passive) whose callee reads or
 /// writes a real global that the root's code may change.
 fn globals_through_functions(
     program: &Program,
@@ -139,7 +141,7 @@ fn globals_through_functions(
 ) -> Vec<Refusal> {
     let mut out = Vec::new();
     let changed = &effects[diff.root].written_globals;
-    for &u in &diff.units {
+    for u in reached_from(program, diff.root) {
         let unit = program.unit(u);
         for st in &unit.stmts {
             for e in st.kind.exprs() {
@@ -194,6 +196,26 @@ fn globals_through_functions(
         }
     }
     out
+}
+
+/// `root` and every unit it calls, directly or not, in program order.
+fn reached_from(program: &Program, root: UnitId) -> Vec<UnitId> {
+    let mut seen = vec![false; program.units.len()];
+    let mut todo = vec![root];
+    seen[root.index()] = true;
+    while let Some(u) = todo.pop() {
+        for c in program.call_graph.callees(u) {
+            if !std::mem::replace(&mut seen[c.index()], true) {
+                todo.push(c);
+            }
+        }
+    }
+    program
+        .units
+        .iter()
+        .map(|u| u.id)
+        .filter(|u| seen[u.index()])
+        .collect()
 }
 
 /// Whether a global can carry a derivative.

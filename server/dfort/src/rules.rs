@@ -3,7 +3,7 @@
 //! summary, or one rule's documentation — and the page `docs/rules.md`,
 //! generated from the same registry (`dfort rules --markdown`; a test
 //! fails when it is out of date, and
-//! `DFORT_UPDATE_DOCS=1 cargo test -p dfort --bin dfort rules` rewrites it).
+//! `DFORT_UPDATE_DOCS=1 cargo test -p dfort --lib rules` rewrites it).
 
 use clap::Args;
 use dfort_syntax::rules::{rule, Group, Rule, RULES};
@@ -122,7 +122,7 @@ fn capitalised(s: &str) -> String {
 fn markdown() -> String {
     let mut out = String::from(
         "<!-- Generated from server/syntax/src/rules.rs by \
-         `DFORT_UPDATE_DOCS=1 cargo test -p dfort --bin dfort rules`; do not edit. -->\n\n\
+         `DFORT_UPDATE_DOCS=1 cargo test -p dfort --lib rules`; do not edit. -->\n\n\
          # dfort's diagnostic rules\n\n\
          Every diagnostic dfort reports, and every refusal of its generators, belongs to one \
          of these rules. The code is printed after the message (`dfort check`: \
@@ -181,7 +181,7 @@ mod tests {
     }
 
     /// The page is the registry's: regenerate it with
-    /// `DFORT_UPDATE_DOCS=1 cargo test -p dfort --bin dfort rules`.
+    /// `DFORT_UPDATE_DOCS=1 cargo test -p dfort --lib rules`.
     #[test]
     fn docs_rules_md_is_up_to_date() {
         let want = markdown();
@@ -191,7 +191,7 @@ mod tests {
         let have = std::fs::read_to_string(page()).unwrap_or_default();
         assert!(
             have == want,
-            "docs/rules.md is out of date: run `DFORT_UPDATE_DOCS=1 cargo test -p dfort --bin dfort rules` and review the diff"
+            "docs/rules.md is out of date: run `DFORT_UPDATE_DOCS=1 cargo test -p dfort --lib rules` and review the diff"
         );
     }
 

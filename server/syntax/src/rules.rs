@@ -341,7 +341,11 @@ rules! {
               mode, an intrinsic or function reference without a derivative rule for these \
               arguments, a statement dfort keeps as unsupported, DO loops without control or \
               jumps left in code it reverses as structured, ALLOCATE inside loops or of \
-              non-local arrays, values whose type the tape cannot save. The message says \
+              non-local arrays, values whose type the tape cannot save, an array-valued \
+              function whose result bounds read values the caller changes, an elemental \
+              function applied under a WHERE mask in the adjoint, a function whose \
+              differentiated actual is an expression without a derivative to pass. The \
+              message says \
               which, and where; refusals with a rule of their own (below) say more. Not to \
               be confused with the editor's warning `non-differentiable`, about kinks of \
               intrinsics that are differentiated.\n\n\

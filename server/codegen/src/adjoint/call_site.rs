@@ -87,7 +87,8 @@ impl Gen<'_> {
     /// after its snapshot (the statement's label goes on a `continue`
     /// before them); then the temporaries the assignment's adjoint reads
     /// (`adjoint`: whether it has one) are pushed, after every snapshot so
-    /// that they pop first.
+    /// that they pop first. Without an adjoint, the references have
+    /// neither snapshot nor reverse sweep.
     pub(super) fn hoisted_references(
         &mut self,
         id: StmtId,
@@ -104,7 +105,20 @@ impl Gen<'_> {
         let mut calls = Vec::new();
         let mut allocations = Vec::new();
         for h in hoisted {
-            calls.push(self.call_site(id, h.span, Some(h.callee), &h.name, &h.args, Some(h.temp)));
+            // Without the assignment's adjoint no temporary's adjoint is
+            // ever seeded (a function changes nothing else, crate::limits):
+            // the reference has no reverse sweep, nor a snapshot for one
+            // (its actuals' indices are not restored for it either).
+            if adjoint {
+                calls.push(self.call_site(
+                    id,
+                    h.span,
+                    Some(h.callee),
+                    &h.name,
+                    &h.args,
+                    Some(h.temp),
+                ));
+            }
             let a: Vec<String> = h.args.iter().map(|x| print(unit, &x.value)).collect();
             let tn = &unit.symbol(h.temp).name;
             for line in h.allocation(unit, tn) {
