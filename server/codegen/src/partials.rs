@@ -129,12 +129,27 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
 }
 
 /// The denominator of the derivative of `norm2(x)` (`x` printed,
-/// parenthesised): `norm2(x)`, or 1 where it is 0 — there `x` is 0, so
-/// the derivative's numerator is 0 and the derivative is the subgradient
-/// 0. One kind for both values of `merge`.
-pub fn norm2_nonzero(x: &str) -> String {
-    let n = format!("norm2({x})");
+/// parenthesised; `dim`: empty or `, dim=k`): `norm2(x)`, or 1 where it
+/// is 0 — there `x` (or its line along `k`) is 0, so the derivative's
+/// numerator is 0 and the derivative is the subgradient 0. One kind for
+/// both values of `merge`, element by element along a dimension.
+pub fn norm2_nonzero(x: &str, dim: &str) -> String {
+    let n = format!("norm2({x}{dim})");
     format!("merge({n}, {n} + 1, {n} > 0)")
+}
+
+/// The dimension of `norm2(x, dim)` (`dim` positional or by keyword),
+/// `None` for other argument lists.
+pub fn norm2_dim(args: &[Arg]) -> Option<&Expr> {
+    match args {
+        [x, d]
+            if x.keyword.as_deref().is_none_or(|k| k == "x")
+                && d.keyword.as_deref().is_none_or(|k| k == "dim") =>
+        {
+            Some(&d.value)
+        }
+        _ => None,
+    }
 }
 
 /// For `product(x)` of a whole rank-1 array variable `x`: the
@@ -275,7 +290,7 @@ pub(crate) fn rank_of(unit: &Unit, e: &Expr) -> usize {
                 None => i == 1 && rank_of(unit, &a.value) == 0,
             });
             match name.as_str() {
-                "sum" | "product" | "maxval" | "minval" if dim => r(0).saturating_sub(1),
+                "sum" | "product" | "maxval" | "minval" | "norm2" if dim => r(0).saturating_sub(1),
                 "sum" | "product" | "maxval" | "minval" | "dot_product" | "size" | "norm2" => 0,
                 "spread" => r(0) + 1,
                 "pack" => 1,

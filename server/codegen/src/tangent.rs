@@ -215,7 +215,17 @@ impl Gen<'_> {
             // no division by zero: the numerator is 0 there too).
             ("norm2", 1) if args[0].keyword.is_none() => d0.map(|d| {
                 let x = self.e(&args[0].value);
-                format!("sum({x} * {d}) / {}", crate::partials::norm2_nonzero(&x))
+                format!(
+                    "sum({x} * {d}) / {}",
+                    crate::partials::norm2_nonzero(&x, "")
+                )
+            }),
+            // Along a dimension: the same, line by line.
+            ("norm2", 2) if crate::partials::norm2_dim(args).is_some() => d0.map(|d| {
+                let x = self.e(&args[0].value);
+                let dim = format!(", dim={}", self.e(&args[1].value));
+                let nz = crate::partials::norm2_nonzero(&x, &dim);
+                format!("sum({x} * {d}{dim}) / {nz}")
             }),
             ("dot_product" | "matmul", 2) => {
                 let a = self.e(&args[0].value);

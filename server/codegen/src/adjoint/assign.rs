@@ -421,15 +421,24 @@ impl Gen<'_> {
                 }
             }
             ("eoshift", [Some(x), Some(sh), boundary, _]) => {
-                if boundary.is_some_and(|b| self.active_inside(b)) {
-                    return refuse(self, "an active boundary is not differentiated yet");
+                let boundary = boundary.filter(|b| self.active_inside(b));
+                if boundary.is_some_and(|b| rank_of(unit, b) > 0) {
+                    return refuse(self, "an active array boundary is not differentiated yet");
                 }
                 let mm = if mr == 0 {
                     format!("({m} + 0.0d0 * {})", v(x))
                 } else {
                     m.to_string()
                 };
-                let seed = format!("eoshift({mm}, -{}{})", v(sh), kw(3, "dim"));
+                let dim = kw(3, "dim");
+                let seed = format!("eoshift({mm}, -{}{dim})", v(sh));
+                // A scalar boundary fills the elements no element of x
+                // reaches: it gets their adjoints, those the shift back
+                // and forth (which zeroes them) leaves out.
+                if let Some(b) = boundary {
+                    let filled = format!("sum({mm} - eoshift({seed}, {}{dim}))", v(sh));
+                    self.adj(b, &filled, 0, out);
+                }
                 self.adj(x, &seed, rank_of(unit, x), out);
             }
             ("reshape", [Some(x), Some(_), pad, order]) => {
@@ -513,8 +522,17 @@ impl Gen<'_> {
             // x̄ += m x / ‖x‖, nothing at x = 0 (the subgradient 0).
             ("norm2", 1) if !keywords && mr == 0 => {
                 let x = &args[0].value;
-                let n = crate::partials::norm2_nonzero(&v(x));
+                let n = crate::partials::norm2_nonzero(&v(x), "");
                 self.adj(x, &format!("{m} * {} / {n}", v(x)), rank_of(unit, x), out);
+            }
+            // Along dimension k: each line's adjoint over its norm, spread
+            // back along k.
+            ("norm2", 2) if crate::partials::norm2_dim(args).is_some() => {
+                let x = &args[0].value;
+                let k = v(&args[1].value);
+                let n = crate::partials::norm2_nonzero(&v(x), &format!(", dim={k}"));
+                let seed = format!("spread({m} / {n}, {k}, size({}, {k})) * {}", v(x), v(x));
+                self.adj(x, &seed, rank_of(unit, x), out);
             }
             // x̄ⱼ += m Πᵢ≠ⱼ xᵢ, without dividing by any element.
             ("product", 1) if !keywords && mr == 0 => {

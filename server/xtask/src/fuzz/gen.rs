@@ -1278,7 +1278,52 @@ impl<'r> Generator<'r> {
                 a
             };
         }
-        match self.rng.random_range(0..6) {
+        match self.rng.random_range(0..8) {
+            // eoshift of a vector, by a constant, sometimes with a scalar
+            // boundary (active values included; by position).
+            6 if shape.len() == 1 => {
+                let a = self.aleaf(env, shape);
+                if !is_array_ref(env, &a) {
+                    return a;
+                }
+                let a = if self.chance(0.5) {
+                    Expr::call("sin", vec![a])
+                } else {
+                    a
+                };
+                let mut args = vec![a, Expr::int(self.range(-2, 2))];
+                if self.chance(0.6) {
+                    args.push(self.rexpr(env, 1));
+                }
+                Expr::call("eoshift", args)
+            }
+            // norm2 of a matrix along the dimension (by position) that
+            // leaves the shape.
+            7 if shape.len() == 1 => {
+                let lines: Vec<(RVar, i64)> = env
+                    .reals
+                    .iter()
+                    .filter(|v| v.dims.len() == 2)
+                    .flat_map(|v| {
+                        [1i64, 2]
+                            .into_iter()
+                            .filter(|k| v.dims[2 - *k as usize].value == shape[0])
+                            .map(|k| (v.clone(), k))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                match self.pick(&lines).cloned() {
+                    Some((m, k)) => {
+                        let x = if self.chance(0.5) {
+                            Expr::var(m.name.clone())
+                        } else {
+                            Expr::bin("*", self.rexpr(env, 1), Expr::var(m.name.clone()))
+                        };
+                        Expr::call("norm2", vec![x, Expr::int(k)])
+                    }
+                    None => self.aleaf(env, shape),
+                }
+            }
             0 | 1 => {
                 let op = ["+", "-", "*"][self.rng.random_range(0..3)];
                 let a = self.aexpr(env, shape, depth - 1);
