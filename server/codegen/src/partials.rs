@@ -191,11 +191,15 @@ pub enum Selection {
         range: String,
         lower: String,
     },
+    /// One element per line along dimension `dim` of a rank-2 `x`, under
+    /// a mask: `chosen` is the logical matrix true at each line's selected
+    /// element (none in a line the mask leaves empty).
+    Masked { chosen: String, dim: i64 },
 }
 
 /// The selection of `name` (`maxval`, `minval`) with arguments `args`;
 /// `None` for other forms (refused): an expression, a section, `dim=`
-/// with a mask or on other than a rank-2 array.
+/// on other than a rank-2 array.
 pub fn selection(unit: &Unit, name: &str, args: &[Arg]) -> Option<Selection> {
     let loc = match name {
         "maxval" => "maxloc",
@@ -251,6 +255,18 @@ pub fn selection(unit: &Unit, name: &str, args: &[Arg]) -> Option<Selection> {
             range: format!("lbound({n}, 1), ubound({n}, 1)"),
             lower: format!("lbound({n}, 1)"),
         }),
+        // Each line's position (from 1; 0 in an empty line) spread along
+        // the line, against the positions.
+        (2, Some(k @ (1 | 2)), Some(m)) => {
+            let m = print(unit, m);
+            let other = 3 - k;
+            Some(Selection::Masked {
+                chosen: format!(
+                    "spread({loc}({n}, dim={k}, mask={m}), {k}, size({n}, {k})) == spread([(dfort_j, dfort_j = 1, size({n}, {k}))], {other}, size({n}, {other}))"
+                ),
+                dim: k,
+            })
+        }
         _ => None,
     }
 }
@@ -259,7 +275,7 @@ pub fn selection(unit: &Unit, name: &str, args: &[Arg]) -> Option<Selection> {
 /// other than a whole rank-1 array variable, in both generators.
 pub fn whole_rank1_only(unit: &Unit, name: &str, x: &Expr) -> String {
     format!(
-        "no derivative rule for `{name}` of `{}` (only of a whole array variable: rank 1, with or without a mask, or rank 2 along a constant dimension)",
+        "no derivative rule for `{name}` of `{}` (only of a whole array variable: rank 1, or rank 2 along a constant dimension, with or without a mask)",
         dfort_ir::dump::expr(unit, x)
     )
 }

@@ -201,6 +201,10 @@ impl Gen<'_> {
                             self.index_j = true;
                             format!("[({d}({subs}), dfort_j = {range})]")
                         }
+                        crate::partials::Selection::Masked { chosen, dim } => {
+                            self.index_j = true;
+                            format!("sum(merge({d}, 0.0d0, {chosen}), dim={dim})")
+                        }
                     })
                 }
                 None => {

@@ -584,6 +584,15 @@ impl Gen<'_> {
                         out.push(format!("  {b}({subs}) = {b}({subs}) + {each}"));
                         out.push("end do".into());
                     }
+                    crate::partials::Selection::Masked { chosen, dim } => {
+                        let each = if mr == 0 {
+                            m.clone()
+                        } else {
+                            format!("spread({m}, {dim}, size({}, {dim}))", v(x))
+                        };
+                        self.out.column_loops = true;
+                        out.push(format!("{b} = {b} + merge({each}, 0.0d0, {chosen})"));
+                    }
                 }
             }
             // A broadcast scalar is its own transpose.

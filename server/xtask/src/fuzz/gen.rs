@@ -1297,8 +1297,8 @@ impl<'r> Generator<'r> {
                 }
                 Expr::call("eoshift", args)
             }
-            // norm2 of a matrix along the dimension (by position) that
-            // leaves the shape.
+            // norm2, maxval or minval of a matrix along the dimension (by
+            // position) that leaves the shape.
             7 if shape.len() == 1 => {
                 let lines: Vec<(RVar, i64)> = env
                     .reals
@@ -1313,13 +1313,28 @@ impl<'r> Generator<'r> {
                     })
                     .collect();
                 match self.pick(&lines).cloned() {
-                    Some((m, k)) => {
+                    Some((m, k)) if self.chance(0.5) => {
                         let x = if self.chance(0.5) {
                             Expr::var(m.name.clone())
                         } else {
                             Expr::bin("*", self.rexpr(env, 1), Expr::var(m.name.clone()))
                         };
                         Expr::call("norm2", vec![x, Expr::int(k)])
+                    }
+                    // maxval/minval along it, sometimes under a mask from
+                    // its values; clamped to ±1000, the values of a line
+                    // the mask empties (∓huge otherwise, which overflows).
+                    Some((m, k)) => {
+                        let f = ["maxval", "minval"][self.rng.random_range(0..2)];
+                        let x = Expr::var(m.name.clone());
+                        let mut args = vec![x.clone(), Expr::int(k)];
+                        if self.chance(0.6) {
+                            let op = [">", "<"][self.rng.random_range(0..2)];
+                            args.push(Expr::bin(op, x, Expr::lit(real_lit(0.5))));
+                        }
+                        let bound = Expr::lit("1.0d3");
+                        let upper = Expr::call("min", vec![bound.clone(), Expr::call(f, args)]);
+                        Expr::call("max", vec![Expr::Neg(Box::new(bound)), upper])
                     }
                     None => self.aleaf(env, shape),
                 }
