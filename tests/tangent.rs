@@ -523,3 +523,46 @@ end subroutine gr
     assert_eq!(adjoint, ["global-through-function"]);
     assert_eq!(tangent, ["global-through-function"]);
 }
+
+/// Fuzzer-found (seed 1134, case 207): the adjoint of `sum(eoshift(v, 2,
+/// s))` with `v` passive broadcast the scalar adjoint as `adj + 0*v`,
+/// reading `v`, which the forward sweep (rightly) never computes: a
+/// signalling NaN there trapped. The broadcast reads `v`'s shape only.
+#[test]
+fn broadcast_adjoints_read_only_the_shape_of_passive_arrays() {
+    let src = "subroutine eb(n, s)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: s
+  real(8) :: t2(n, 2)
+  t2 = 0.5d0
+  s = sum(eoshift(t2(1, :), 2, s)) + s
+end subroutine eb
+";
+    let dir = std::env::temp_dir().join(format!("dfort-broadcast-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("eb.f90");
+    std::fs::write(&path, src).unwrap();
+    let ws = load_one(&path);
+    let u = unit(&ws, "eb");
+    let r = roles(u, None);
+    let text = dfort_codegen::adjoint::adjoint(
+        &ws.program,
+        u.id,
+        &r.independents,
+        &r.dependents,
+        dfort_codegen::adjoint::Recording::Inversion,
+        "",
+    )
+    .expect("adjoint");
+    let reverse = text
+        .split("! reverse sweep")
+        .nth(1)
+        .expect("a reverse sweep");
+    assert!(reverse.contains("eoshift"), "{text}");
+    assert!(!reverse.contains("* (t2(1, :))"), "{text}");
+    assert!(
+        !text.contains("t2 = 0.5d0"),
+        "the forward sweep computes t2: {text}"
+    );
+}

@@ -426,7 +426,7 @@ impl Gen<'_> {
                     return refuse(self, "an active array boundary is not differentiated yet");
                 }
                 let mm = if mr == 0 {
-                    format!("({m} + 0.0d0 * {})", v(x))
+                    shaped_like(&m, &v(x))
                 } else {
                     m.to_string()
                 };
@@ -442,13 +442,49 @@ impl Gen<'_> {
                 self.adj(x, &seed, rank_of(unit, x), out);
             }
             ("reshape", [Some(x), Some(_), pad, order]) => {
-                if order.is_some() || pad.is_some_and(|p| self.active_inside(p)) {
-                    return refuse(self, "ORDER= and an active PAD= are not differentiated yet");
+                if pad.is_some_and(|p| self.active_inside(p)) {
+                    return refuse(self, "an active PAD= is not differentiated yet");
                 }
+                // ORDER= of a rank-2 result: [1, 2] is the array element
+                // order, [2, 1] fills it row by row, so its adjoint is read
+                // row by row (transposed) back into x's order.
+                let transposed =
+                    match order.map(|o| &o.kind) {
+                        None => false,
+                        Some(ExprKind::ArrayCtor(items)) => {
+                            let ints: Vec<Option<i64>> = items
+                                .iter()
+                                .map(|i| match i.kind {
+                                    ExprKind::Int(k) => Some(k),
+                                    _ => None,
+                                })
+                                .collect();
+                            match ints.as_slice() {
+                                [Some(1), Some(2)] => false,
+                                [Some(2), Some(1)] => true,
+                                _ => return refuse(
+                                    self,
+                                    "ORDER= other than [1, 2] or [2, 1] is not differentiated yet",
+                                ),
+                            }
+                        }
+                        Some(_) => {
+                            return refuse(
+                                self,
+                                "ORDER= other than [1, 2] or [2, 1] is not differentiated yet",
+                            )
+                        }
+                    };
                 if mr == 0 {
                     self.adj(x, m, 0, out);
                 } else {
-                    let seed = format!("reshape({m}, shape({}))", v(x));
+                    let back = if transposed {
+                        format!("transpose({m})")
+                    } else {
+                        m.to_string()
+                    };
+                    // x's elements past the result's get none (PAD=).
+                    let seed = format!("reshape({back}, shape({}), pad=[0.0d0])", v(x));
                     self.adj(x, &seed, rank_of(unit, x), out);
                 }
             }
@@ -466,7 +502,7 @@ impl Gen<'_> {
                 // the adjoint without its first count(mask) elements.
                 if let Some(w) = vector {
                     let full = if mr == 0 {
-                        format!("({m} + 0.0d0 * {})", v(w))
+                        shaped_like(&m, &v(w))
                     } else {
                         m.to_string()
                     };
@@ -480,7 +516,7 @@ impl Gen<'_> {
                 } else {
                     format!("merge({m}, {m}, {})", v(mask))
                 };
-                let into_x = format!("pack({full}, {}, 0.0d0 * {})", v(mask), v(x));
+                let into_x = format!("pack({full}, {}, {})", v(mask), shaped_like("0.0d0", &v(x)));
                 self.adj(x, &into_x, 1, out);
                 if rank_of(unit, field) > 0 {
                     let seed = format!("merge(0.0d0, {full}, {})", v(mask));
@@ -744,4 +780,12 @@ fn array_valued(unit: &Unit, e: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// Scalar `m` broadcast to the shape of array `x` (both printed), from
+/// `x`'s shape alone: the reverse sweep may not hold `x`'s values (the
+/// forward sweep can leave them uncomputed), and `0 * x` of a signalling
+/// NaN traps (fuzzer seed 1134, case 207).
+fn shaped_like(m: &str, x: &str) -> String {
+    format!("reshape(spread({m}, 1, size({x})), shape({x}))")
 }

@@ -1278,7 +1278,25 @@ impl<'r> Generator<'r> {
                 a
             };
         }
-        match self.rng.random_range(0..8) {
+        match self.rng.random_range(0..9) {
+            // A matrix reshaped from a vector of its first extent (PAD=
+            // fills the rest), row by row or in array element order.
+            8 if shape.len() == 2 => {
+                let v = self.aleaf(env, &shape[..1]);
+                if !is_array_ref(env, &v) {
+                    return self.aleaf(env, shape);
+                }
+                let order = ["[2, 1]", "[1, 2]"][self.rng.random_range(0..2)];
+                Expr::call(
+                    "reshape",
+                    vec![
+                        v,
+                        Expr::lit(format!("[{}, {}]", shape[0], shape[1])),
+                        Expr::lit(format!("[{}]", real_lit(0.25))),
+                        Expr::lit(order),
+                    ],
+                )
+            }
             // eoshift of a vector, by a constant, sometimes with a scalar
             // boundary (active values included; by position).
             6 if shape.len() == 1 => {
