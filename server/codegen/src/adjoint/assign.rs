@@ -426,7 +426,7 @@ impl Gen<'_> {
                     return refuse(self, "an active array boundary is not differentiated yet");
                 }
                 let mm = if mr == 0 {
-                    shaped_like(&m, &v(x))
+                    shaped_like(m, &v(x))
                 } else {
                     m.to_string()
                 };
@@ -502,7 +502,7 @@ impl Gen<'_> {
                 // the adjoint without its first count(mask) elements.
                 if let Some(w) = vector {
                     let full = if mr == 0 {
-                        shaped_like(&m, &v(w))
+                        shaped_like(m, &v(w))
                     } else {
                         m.to_string()
                     };
