@@ -665,3 +665,31 @@ fn rules_lists_every_rule_and_explains_one() {
     assert_eq!(code, 1, "{out}");
     assert!(err.contains("no rule `no-such-rule`"), "{err}");
 }
+
+/// A root outside a module with assumed-shape dummies: the driver would
+/// call it through an implicit interface (it crashed); verify says why it
+/// cannot, before compiling anything.
+#[test]
+fn verify_refuses_assumed_shape_roots_outside_modules() {
+    let dir = std::env::temp_dir().join(format!("dfort-verify-shape-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("sq.f90");
+    std::fs::write(
+        &src,
+        "subroutine sq(x, y)\n  real(8), intent(in) :: x(:)\n  real(8), intent(out) :: y(:)\n  y = x*x\nend subroutine sq\n",
+    )
+    .unwrap();
+    let (code, out, err) = dfort(&[
+        "verify",
+        src.to_str().unwrap(),
+        "--root",
+        "sq",
+        "--size",
+        "x=4,y=4",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("`sq` is not in a module") && err.contains("`x`, `y`"),
+        "{err}"
+    );
+}
