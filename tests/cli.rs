@@ -666,30 +666,57 @@ fn rules_lists_every_rule_and_explains_one() {
     assert!(err.contains("no rule `no-such-rule`"), "{err}");
 }
 
-/// A root outside a module with assumed-shape dummies: the driver would
-/// call it through an implicit interface (it crashed); verify says why it
-/// cannot, before compiling anything.
+/// A root outside a module with assumed-shape dummies: the driver called
+/// it through an implicit interface (it crashed). Rank-1 ones are declared
+/// in an interface block and verified; others are refused with the reason
+/// before anything is compiled.
 #[test]
-fn verify_refuses_assumed_shape_roots_outside_modules() {
+fn verify_declares_rank1_assumed_shape_roots_and_refuses_others() {
     let dir = std::env::temp_dir().join(format!("dfort-verify-shape-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("sq.f90");
+    let rank2 = dir.join("sq2.f90");
     std::fs::write(
-        &src,
-        "subroutine sq(x, y)\n  real(8), intent(in) :: x(:)\n  real(8), intent(out) :: y(:)\n  y = x*x\nend subroutine sq\n",
+        &rank2,
+        "subroutine sq2(a, y)\n  real(8), intent(in) :: a(:, :)\n  real(8), intent(out) :: y(:)\n  y = a(:, 1)*a(:, 2)\nend subroutine sq2\n",
     )
     .unwrap();
     let (code, out, err) = dfort(&[
         "verify",
-        src.to_str().unwrap(),
+        rank2.to_str().unwrap(),
         "--root",
-        "sq",
+        "sq2",
         "--size",
-        "x=4,y=4",
+        "a=8,y=4",
     ]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
-        err.contains("`sq` is not in a module") && err.contains("`x`, `y`"),
+        err.contains("`sq2` is not in a module") && err.contains("`a`") && !err.contains("`y`"),
         "{err}"
     );
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let rank1 = dir.join("sq.f90");
+    std::fs::write(
+        &rank1,
+        "subroutine sq(n, x, y)\n  integer, intent(in) :: n\n  real(8), intent(in) :: x(:)\n  real(8), intent(out) :: y(:)\n  y = x*x + sin(x(n))\nend subroutine sq\n",
+    )
+    .unwrap();
+    let (code, out, err) = dfort(&[
+        "verify",
+        rank1.to_str().unwrap(),
+        "--root",
+        "sq",
+        "--int",
+        "n=2",
+        "--size",
+        "x=4,y=4",
+        "--bounds",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("against central finite differences (ok)"),
+        "{out}"
+    );
+    assert!(out.contains("in the dot-product test (ok)"), "{out}");
 }

@@ -54,6 +54,54 @@ pub struct DriverSpec {
     pub gradient: bool,
     /// The seed of the points' random numbers.
     pub seed: u64,
+    /// The rank-1 assumed-shape dummies of a root outside a module: the
+    /// driver declares the root and its derivatives in an interface block
+    /// instead of `external`.
+    pub assumed_shape: Vec<String>,
+}
+
+/// An interface block for a root and its derivatives (`routines`: each
+/// name with its derivative suffix, `None` for the root), for a root
+/// outside a module whose rank-1 assumed-shape dummies (`assumed_shape`)
+/// need one: each argument declared by type and shape (`x(:)`, or `x(*)`
+/// for explicit shapes; intents left out), a derivative after each
+/// argument that has one (`with_derivative`).
+pub fn interface_block(
+    args: &[DriverArg],
+    with_derivative: &[bool],
+    assumed_shape: &[String],
+    routines: &[(String, Option<char>)],
+) -> String {
+    let mut out = String::from("\n  interface");
+    for (routine, derivative) in routines {
+        let mut names = Vec::new();
+        let mut decls = Vec::new();
+        for (a, with_d) in args.iter().zip(with_derivative) {
+            let mut own = vec![a.name().to_string()];
+            if let (Some(sfx), true) = (derivative, *with_d) {
+                own.push(format!("dv{sfx}_{}", a.name()));
+            }
+            for n in own {
+                decls.push(match a {
+                    DriverArg::Int { .. } => format!("      integer :: {n}"),
+                    DriverArg::Real { size: 0, .. } => format!("      real(8) :: {n}"),
+                    DriverArg::Real { name, .. } if assumed_shape.contains(name) => {
+                        format!("      real(8) :: {n}(:)")
+                    }
+                    DriverArg::Real { .. } => format!("      real(8) :: {n}(*)"),
+                });
+                names.push(n);
+            }
+        }
+        let _ = write!(
+            out,
+            "\n    subroutine {routine}({})\n{}\n    end subroutine {routine}",
+            names.join(", "),
+            decls.join("\n")
+        );
+    }
+    out.push_str("\n  end interface");
+    out
 }
 
 /// The format of every line the driver prints.
@@ -86,7 +134,24 @@ pub fn driver(spec: &DriverSpec) -> String {
             }
             String::new()
         }
-        None => format!("\n  external {}", ext.join(", ")),
+        None if spec.assumed_shape.is_empty() => format!("\n  external {}", ext.join(", ")),
+        None => {
+            let routines: Vec<(String, Option<char>)> = ext
+                .iter()
+                .map(|r| {
+                    (
+                        r.clone(),
+                        r.strip_prefix(root.as_str()).and_then(|t| t.chars().nth(1)),
+                    )
+                })
+                .collect();
+            interface_block(
+                &spec.args,
+                &spec.with_derivative,
+                &spec.assumed_shape,
+                &routines,
+            )
+        }
     };
     let _ = writeln!(
         w,
@@ -541,6 +606,7 @@ mod tests {
             points: 3,
             gradient: true,
             seed: 7,
+            assumed_shape: Vec::new(),
         };
         let d = driver(&spec);
         assert!(d.contains("do dv_point = 1, 3"));

@@ -394,35 +394,36 @@ pub fn first_line(s: &str) -> String {
         .to_string()
 }
 
-/// The driver calls a root outside a module through an implicit
-/// interface: its dummies must not need an explicit one (assumed shape,
-/// allocatable or pointer arrays; the call would pass them wrongly).
-fn needs_no_interface(unit: &dfort_ir::Unit) -> Result<(), String> {
-    let explicit: Vec<&str> = unit
-        .args
-        .iter()
-        .map(|a| unit.symbol(*a))
-        .filter(|s| {
-            s.dims.iter().any(|d| {
+/// The dummies of a root outside a module that the driver declares in an
+/// interface block (rank-1 assumed shape), or why it cannot call the
+/// root: dummies of higher rank with assumed shape, allocatable or
+/// pointer ones (the driver passes flat arrays).
+pub fn interface_dummies(unit: &dfort_ir::Unit) -> Result<Vec<String>, String> {
+    let mut rank1 = Vec::new();
+    let mut unsupported = Vec::new();
+    for s in unit.args.iter().map(|a| unit.symbol(*a)) {
+        let kinds: Vec<_> = s.dims.iter().map(|d| d.kind).collect();
+        match kinds.as_slice() {
+            [dfort_ir::DimKind::AssumedShape] => rank1.push(s.name.clone()),
+            k if k.iter().any(|d| {
                 matches!(
-                    d.kind,
+                    d,
                     dfort_ir::DimKind::AssumedShape | dfort_ir::DimKind::Deferred
                 )
-            })
-        })
-        .map(|s| s.name.as_str())
-        .collect();
-    if explicit.is_empty() {
-        return Ok(());
+            }) =>
+            {
+                unsupported.push(format!("`{}`", s.name))
+            }
+            _ => {}
+        }
+    }
+    if unsupported.is_empty() {
+        return Ok(rank1);
     }
     Err(format!(
-        "`{}` is not in a module and its dummies {} need an explicit interface, which the verification driver does not write yet: put `{}` in a module (its derivatives then go in the module's derivative modules) to verify it",
+        "`{}` is not in a module and its dummies {} (assumed shape of rank 2 or more, allocatable or pointer) need an explicit interface the verification driver does not write: put `{}` in a module (its derivatives then go in the module's derivative modules) to verify it",
         unit.name,
-        explicit
-            .iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        unsupported.join(", "),
         unit.name
     ))
 }
@@ -468,9 +469,10 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         }
     }
     let module = dfort_codegen::calls::host_module(&snap.program, unit);
-    if module.is_none() {
-        needs_no_interface(unit)?;
-    }
+    let assumed_shape = match module {
+        Some(_) => Vec::new(),
+        None => interface_dummies(unit)?,
+    };
     let dargs = driver_args(unit, &ints, &sizes)?;
     let (ind, dep) = (&roles.independents, &roles.dependents);
     let tangent = dfort_codegen::tangent::tangent_of(facts, root, "dfort verify");
@@ -502,6 +504,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         points: args.points as usize,
         gradient: false,
         seed: 12345,
+        assumed_shape,
     };
     let scratch = match &args.keep {
         Some(d) => Scratch::kept(d)?,

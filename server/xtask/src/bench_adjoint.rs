@@ -93,6 +93,9 @@ pub struct TimingSpec {
     /// Per argument: whether `R_b` takes its adjoint right after it.
     pub with_adjoint: Vec<bool>,
     pub dependents: Vec<String>,
+    /// The rank-1 assumed-shape dummies of a root outside a module
+    /// (declared in an interface block, `driver::interface_block`).
+    pub assumed_shape: Vec<String>,
     /// Timed repetitions; the fastest is printed.
     pub reps: u32,
     /// The primal loop's calibration target, in seconds.
@@ -117,8 +120,21 @@ pub fn timing_driver(spec: &TimingSpec) -> String {
             let _ = writeln!(w, "  use {m}, only: {root}\n  use {m}_b, only: {root}_b");
             let _ = writeln!(w, "  implicit none");
         }
-        None => {
+        None if spec.assumed_shape.is_empty() => {
             let _ = writeln!(w, "  implicit none\n  external {root}, {root}_b");
+        }
+        None => {
+            let routines = [(root.clone(), None), (format!("{root}_b"), Some('b'))];
+            let _ = writeln!(
+                w,
+                "  implicit none{}",
+                dfort_codegen::driver::interface_block(
+                    &spec.args,
+                    &spec.with_adjoint,
+                    &spec.assumed_shape,
+                    &routines
+                )
+            );
         }
     }
     let _ = writeln!(
@@ -393,9 +409,17 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         .map(|p| session.snap.program.unit(p))
         .filter(|h| h.kind == UnitKind::Module)
         .map(|h| h.name.clone());
+    let assumed_shape = match &host {
+        Some(_) => Vec::new(),
+        None => match dfort::verify::interface_dummies(unit) {
+            Ok(a) => a,
+            Err(e) => return Prepared::Failed(e),
+        },
+    };
     let spec = TimingSpec {
         root: unit.name.clone(),
         host,
+        assumed_shape,
         args,
         with_adjoint: unit.args.iter().map(|a| dn.contains_key(a)).collect(),
         dependents: dep
@@ -674,6 +698,7 @@ mod tests {
             ],
             with_adjoint: vec![false, true, true],
             dependents: vec!["y".into()],
+            assumed_shape: Vec::new(),
             reps: 2,
             min_seconds: 0.05,
         };

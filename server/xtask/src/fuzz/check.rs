@@ -449,6 +449,7 @@ fn spec_of(p: &Program, points: usize, seed: u64) -> DriverSpec {
         points,
         gradient: true,
         seed,
+        assumed_shape: Vec::new(),
     }
 }
 
@@ -781,6 +782,7 @@ end subroutine fz_d
             points: POINTS,
             gradient: false,
             seed: 7,
+            assumed_shape: Vec::new(),
         };
         let agrees = |derivative: &str| {
             let dir = std::env::temp_dir().join(format!(
