@@ -527,7 +527,8 @@ end subroutine gr
 /// Fuzzer-found (seed 1134, case 207): the adjoint of `sum(eoshift(v, 2,
 /// s))` with `v` passive broadcast the scalar adjoint as `adj + 0*v`,
 /// reading `v`, which the forward sweep (rightly) never computes: a
-/// signalling NaN there trapped. The broadcast reads `v`'s shape only.
+/// signalling NaN there trapped. The broadcast reads `v`'s shape only,
+/// and of `sin(v)` the shape of `v` (seed 1136, case 7805).
 #[test]
 fn broadcast_adjoints_read_only_the_shape_of_passive_arrays() {
     let src = "subroutine eb(n, s)
@@ -537,6 +538,7 @@ fn broadcast_adjoints_read_only_the_shape_of_passive_arrays() {
   real(8) :: t2(n, 2)
   t2 = 0.5d0
   s = sum(eoshift(t2(1, :), 2, s)) + s
+  s = sum(eoshift(sin(t2(2, :)), 1, s))
 end subroutine eb
 ";
     let dir = std::env::temp_dir().join(format!("dfort-broadcast-{}", std::process::id()));
@@ -561,8 +563,54 @@ end subroutine eb
         .expect("a reverse sweep");
     assert!(reverse.contains("eoshift"), "{text}");
     assert!(!reverse.contains("* (t2(1, :))"), "{text}");
+    // Seed 1136, case 7805: nor sin(t2(2, :)) for its shape.
+    assert!(reverse.contains("size((t2(2, :)))"), "{text}");
+    assert!(!reverse.contains("sin(t2"), "{text}");
     assert!(
         !text.contains("t2 = 0.5d0"),
         "the forward sweep computes t2: {text}"
     );
+}
+
+/// Fuzzer-found (seed 1136, case 7686): `t2(1, :) = matmul(t2, t1)` with
+/// `t2` passive before it (its adjoint dies at `t2 = 0.75d0`) accumulated
+/// the outer product into `t2b` column by column anyway, reading `t1`,
+/// which the forward sweep does not compute for it: a signalling NaN
+/// there trapped. The matrix gets an adjoint only where one flows.
+#[test]
+fn matmul_gives_no_adjoint_to_a_matrix_no_derivative_flows_into() {
+    let src = "subroutine mm(n, x, f)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: f
+  real(8) :: t1(n), t2(n, 2)
+  t1 = x
+  t2 = 0.75d0
+  t2(1, :) = matmul(t2, t1)
+  f = t2(1, 1)
+end subroutine mm
+";
+    let dir = std::env::temp_dir().join(format!("dfort-matmul-passive-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mm.f90");
+    std::fs::write(&path, src).unwrap();
+    let ws = load_one(&path);
+    let u = unit(&ws, "mm");
+    let r = roles(u, None);
+    let text = dfort_codegen::adjoint::adjoint(
+        &ws.program,
+        u.id,
+        &r.independents,
+        &r.dependents,
+        dfort_codegen::adjoint::Recording::Inversion,
+        "",
+    )
+    .expect("adjoint");
+    let reverse = text
+        .split("! reverse sweep")
+        .nth(1)
+        .expect("a reverse sweep");
+    assert!(reverse.contains("matmul(transpose"), "{text}");
+    assert!(!reverse.contains("t1(dfort_j)"), "{text}");
 }

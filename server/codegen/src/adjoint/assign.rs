@@ -426,7 +426,7 @@ impl Gen<'_> {
                     return refuse(self, "an active array boundary is not differentiated yet");
                 }
                 let mm = if mr == 0 {
-                    shaped_like(m, &v(x))
+                    shaped_like(m, &v(shape_source(unit, x)))
                 } else {
                     m.to_string()
                 };
@@ -484,7 +484,10 @@ impl Gen<'_> {
                         m.to_string()
                     };
                     // x's elements past the result's get none (PAD=).
-                    let seed = format!("reshape({back}, shape({}), pad=[0.0d0])", v(x));
+                    let seed = format!(
+                        "reshape({back}, shape({}), pad=[0.0d0])",
+                        v(shape_source(unit, x))
+                    );
                     self.adj(x, &seed, rank_of(unit, x), out);
                 }
             }
@@ -502,7 +505,7 @@ impl Gen<'_> {
                 // the adjoint without its first count(mask) elements.
                 if let Some(w) = vector {
                     let full = if mr == 0 {
-                        shaped_like(m, &v(w))
+                        shaped_like(m, &v(shape_source(unit, w)))
                     } else {
                         m.to_string()
                     };
@@ -516,7 +519,11 @@ impl Gen<'_> {
                 } else {
                     format!("merge({m}, {m}, {})", v(mask))
                 };
-                let into_x = format!("pack({full}, {}, {})", v(mask), shaped_like("0.0d0", &v(x)));
+                let into_x = format!(
+                    "pack({full}, {}, {})",
+                    v(mask),
+                    shaped_like("0.0d0", &v(shape_source(unit, x)))
+                );
                 self.adj(x, &into_x, 1, out);
                 if rank_of(unit, field) > 0 {
                     let seed = format!("merge(0.0d0, {full}, {})", v(mask));
@@ -671,9 +678,11 @@ impl Gen<'_> {
                 };
                 // A whole matrix times a vector variable: the outer
                 // product accumulated column by column, without the
-                // temporaries the array form needs.
+                // temporaries the array form needs — when a derivative
+                // flows into the matrix here (otherwise the vector's
+                // values may not be there to read: seed 1136, case 7686).
                 let column_loop = match (&a.kind, &b.kind, ra, rb) {
-                    (ExprKind::Var(av), ExprKind::Var(bv), 2, 1) => {
+                    (ExprKind::Var(av), ExprKind::Var(bv), 2, 1) if self.active_inside(a) => {
                         inp.bname.get(av).cloned().map(|ab| (ab, *bv))
                     }
                     _ => None,
@@ -788,4 +797,30 @@ fn array_valued(unit: &Unit, e: &Expr) -> bool {
 /// NaN traps (fuzzer seed 1134, case 207).
 fn shaped_like(m: &str, x: &str) -> String {
     format!("reshape(spread({m}, 1, size({x})), shape({x}))")
+}
+
+/// A part of array expression `e` with its shape whose evaluation reads
+/// no more than needed: through element-wise operations and intrinsics
+/// down to an array operand of the same rank (`sin(t(1, :))` → `t(1, :)`:
+/// the reverse sweep may not hold `t`'s values, and `sin` of a signalling
+/// NaN traps, fuzzer seed 1136, case 7805); `e` itself otherwise.
+fn shape_source<'e>(unit: &Unit, e: &'e Expr) -> &'e Expr {
+    const ELEMENTAL: [&str; 26] = [
+        "sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+        "sinh", "cosh", "tanh", "abs", "sign", "max", "min", "mod", "modulo", "dble", "real",
+        "float", "aint", "anint", "dim",
+    ];
+    let r = rank_of(unit, e);
+    let same = |x: &'e Expr| rank_of(unit, x) == r;
+    match &e.kind {
+        ExprKind::Unary { operand, .. } => shape_source(unit, operand),
+        ExprKind::Binary { lhs, rhs, .. } if same(lhs) => shape_source(unit, lhs),
+        ExprKind::Binary { rhs, .. } if same(rhs) => shape_source(unit, rhs),
+        ExprKind::Intrinsic { name, args } if ELEMENTAL.contains(&name.as_str()) => args
+            .iter()
+            .map(|a| &a.value)
+            .find(|x| same(x))
+            .map_or(e, |x| shape_source(unit, x)),
+        _ => e,
+    }
 }
