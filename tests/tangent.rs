@@ -305,12 +305,34 @@ end module
 
 /// The codes of the refusals of both generators for `root` of `src`
 /// (roles from directives or intents), adjoint's first.
-fn refusal_codes(src: &str, root: &str) -> (Vec<&'static str>, Vec<&'static str>) {
-    let dir = std::env::temp_dir().join(format!("dfort-refusal-rules-{}", std::process::id()));
+/// The workspace of `src`, written to `<root>.f90` in a fresh directory.
+fn load_source(src: &str, root: &str) -> dfort_ide::Workspace {
+    let dir = std::env::temp_dir().join(format!("dfort-source-{root}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{root}.f90"));
     std::fs::write(&path, src).unwrap();
-    let ws = load_one(&path);
+    load_one(&path)
+}
+
+/// The adjoint (with inversion) of `root` in `src`, with the roles its
+/// intents give.
+fn adjoint_text(src: &str, root: &str) -> String {
+    let ws = load_source(src, root);
+    let u = unit(&ws, root);
+    let r = roles(u, None);
+    dfort_codegen::adjoint::adjoint(
+        &ws.program,
+        u.id,
+        &r.independents,
+        &r.dependents,
+        dfort_codegen::adjoint::Recording::Inversion,
+        "",
+    )
+    .expect("adjoint")
+}
+
+fn refusal_codes(src: &str, root: &str) -> (Vec<&'static str>, Vec<&'static str>) {
+    let ws = load_source(src, root);
     assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
     let u = unit(&ws, root);
     let r = roles(u, None);
@@ -541,22 +563,7 @@ fn broadcast_adjoints_read_only_the_shape_of_passive_arrays() {
   s = sum(eoshift(sin(t2(2, :)), 1, s))
 end subroutine eb
 ";
-    let dir = std::env::temp_dir().join(format!("dfort-broadcast-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("eb.f90");
-    std::fs::write(&path, src).unwrap();
-    let ws = load_one(&path);
-    let u = unit(&ws, "eb");
-    let r = roles(u, None);
-    let text = dfort_codegen::adjoint::adjoint(
-        &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
-        dfort_codegen::adjoint::Recording::Inversion,
-        "",
-    )
-    .expect("adjoint");
+    let text = adjoint_text(src, "eb");
     let reverse = text
         .split("! reverse sweep")
         .nth(1)
@@ -591,22 +598,7 @@ fn matmul_gives_no_adjoint_to_a_matrix_no_derivative_flows_into() {
   f = t2(1, 1)
 end subroutine mm
 ";
-    let dir = std::env::temp_dir().join(format!("dfort-matmul-passive-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("mm.f90");
-    std::fs::write(&path, src).unwrap();
-    let ws = load_one(&path);
-    let u = unit(&ws, "mm");
-    let r = roles(u, None);
-    let text = dfort_codegen::adjoint::adjoint(
-        &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
-        dfort_codegen::adjoint::Recording::Inversion,
-        "",
-    )
-    .expect("adjoint");
+    let text = adjoint_text(src, "mm");
     let reverse = text
         .split("! reverse sweep")
         .nth(1)
