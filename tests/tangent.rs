@@ -458,16 +458,16 @@ end subroutine ext
     assert_eq!(adjoint, ["no-source"]);
     assert_eq!(tangent, ["no-source"]);
 
-    let read = "subroutine rd(x, y)
-  real(8), intent(inout) :: x
+    let complex = "subroutine cz(x, y)
+  real(8), intent(in) :: x
   real(8), intent(out) :: y
-  read(10, *) x
-  y = x*x
-end subroutine rd
+  complex(8) :: z
+  z = cmplx(x, 2.0d0*x, 8)
+  y = abs(z)
+end subroutine cz
 ";
-    let (adjoint, tangent) = refusal_codes(read, "rd");
+    let (adjoint, _) = refusal_codes(complex, "cz");
     assert_eq!(adjoint, ["not-differentiable"]);
-    assert_eq!(tangent, ["not-differentiable"]);
 
     for rule in [
         "root-not-subroutine",
@@ -605,4 +605,73 @@ end subroutine mm
         .expect("a reverse sweep");
     assert!(reverse.contains("matmul(transpose"), "{text}");
     assert!(!reverse.contains("t1(dfort_j)"), "{text}");
+}
+
+#[test]
+fn io_statements_run_in_the_derivatives_and_read_resets_derivatives() {
+    let src = "subroutine rd(x, y)
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  real(8) :: t
+  character(len=8) :: line
+  t = x*x
+  y = t*x
+  write(line, '(f8.3)') 1.5d0
+  read(line, *) t
+  y = y + t*x
+  print 10, y
+10 format('y =', &
+     & es12.4)
+end subroutine rd
+";
+    let text = adjoint_text(src, "rd");
+    let (forward, reverse) = text.split_once("! reverse sweep").expect("a reverse sweep");
+    assert!(forward.contains("write(line, '(f8.3)') 1.5d0"), "{text}");
+    assert!(
+        forward.contains("call dfort_push(t)\n  read(line, *) t"),
+        "{text}"
+    );
+    assert!(forward.contains("print 10, y"), "{text}");
+    assert!(text.contains("10 format('y =', es12.4)"), "{text}");
+    // The READ cuts t's adjoint, then restores the t that y = t*x read.
+    let reset = reverse.find("tb = 0.0d0").expect("t's adjoint reset");
+    let pop = reverse.find("call dfort_pop(t)").expect("t restored");
+    assert!(reset < pop, "{text}");
+}
+
+#[test]
+fn io_branches_and_module_allocatables_are_refused_where_unsupported() {
+    let io = "subroutine rb(x, y)
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  real(8) :: t
+  t = x
+  read(11, *, end=20) t
+20 y = t*x
+end subroutine rb
+";
+    // The tangent keeps the jump; the adjoint does not reverse it yet.
+    assert_eq!(
+        refusal_codes(io, "rb"),
+        (vec!["not-differentiable"], vec![])
+    );
+    let module = "module fld
+  implicit none
+  real(8), allocatable :: u(:)
+contains
+  subroutine ma(n, x, y)
+    integer, intent(in) :: n
+    real(8), intent(in) :: x(n)
+    real(8), intent(out) :: y
+    u = u*x
+    y = sum(u**2)
+  end subroutine ma
+end module fld
+";
+    assert_eq!(
+        refusal_codes(module, "ma"),
+        (vec!["not-differentiable"], vec!["not-differentiable"])
+    );
 }

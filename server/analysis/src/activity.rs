@@ -195,9 +195,7 @@ pub(crate) fn varied_transfer(
                 }
             }
         }
-        StmtKind::Io {
-            kind: IoKind::Read, ..
-        } => {
+        StmtKind::Io { .. } => {
             for (s, whole) in writes(program, unit, st) {
                 if whole {
                     after.remove_id(s);
@@ -260,9 +258,7 @@ fn useful_transfer(
                 }
             }
         }
-        StmtKind::Io {
-            kind: IoKind::Read, ..
-        } => {
+        StmtKind::Io { .. } => {
             for (s, whole) in writes(program, unit, st) {
                 if whole {
                     before.remove_id(s);

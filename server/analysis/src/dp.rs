@@ -108,6 +108,22 @@ pub fn index_vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
     }
 }
 
+/// What the items an I/O statement defines write: each item's variable
+/// (an implied DO's items in part, and its variable whole).
+pub fn io_targets(items: &[Expr]) -> Vec<(SymbolId, bool)> {
+    let mut out = Vec::new();
+    for e in items {
+        match &e.kind {
+            ExprKind::ImpliedDo { items, var, .. } => {
+                out.extend(io_targets(items).into_iter().map(|(s, _)| (s, false)));
+                out.push((*var, true));
+            }
+            _ => out.extend(target(e)),
+        }
+    }
+    out
+}
+
 /// The variable an assignment target writes, and whether the write covers
 /// all of it (a scalar or a whole array) or only part (an element, a
 /// section, a component) — partial writes do not kill (paper 000 §5.1).
@@ -126,11 +142,7 @@ pub fn target(e: &Expr) -> Option<(SymbolId, bool)> {
 pub fn writes(program: &Program, unit: &Unit, st: &Stmt) -> Vec<(SymbolId, bool)> {
     match &st.kind {
         StmtKind::Assign { lhs, .. } => target(lhs).into_iter().collect(),
-        StmtKind::Io {
-            kind: IoKind::Read,
-            writes,
-            ..
-        } => writes.iter().filter_map(target).collect(),
+        StmtKind::Io { writes, .. } => io_targets(writes),
         StmtKind::Call {
             target: t, args, ..
         } => {

@@ -249,25 +249,34 @@ pub fn stmt_effects(
                 read_expr(program, unit, e, effects, out);
             }
         }
-        StmtKind::Io {
-            kind: IoKind::Read,
-            reads,
-            writes,
-        } => {
+        StmtKind::Io { reads, writes, .. } => {
             for e in reads {
                 read_expr(program, unit, e, effects, out);
             }
-            for w in writes {
-                index_vars(unit, w, &mut out.reads);
-                if let Some((t, _)) = target(w) {
-                    out.writes.insert_id(t);
-                }
+            io_item_reads(unit, writes, &mut out.reads);
+            for (t, _) in crate::dp::io_targets(writes) {
+                out.writes.insert_id(t);
             }
         }
         _ => {
             for e in st.kind.exprs() {
                 read_expr(program, unit, e, effects, out);
             }
+        }
+    }
+}
+
+/// What defining the items of an I/O list reads: their subscripts, and
+/// the bounds of implied DOs.
+fn io_item_reads(unit: &Unit, items: &[Expr], reads: &mut BitSet) {
+    for w in items {
+        if let ExprKind::ImpliedDo { items, bounds, .. } = &w.kind {
+            for b in bounds {
+                vars(unit, b, reads);
+            }
+            io_item_reads(unit, items, reads);
+        } else {
+            index_vars(unit, w, reads);
         }
     }
 }

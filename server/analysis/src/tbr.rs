@@ -290,14 +290,16 @@ fn req_kill(
             }
             expression_actuals(unit, act, st, args, &mut req);
         }
-        StmtKind::Io {
-            kind: IoKind::Read, ..
-        } => {
+        StmtKind::Io { writes: items, .. } => {
             for (s, whole) in writes(program, unit, st) {
                 if whole {
                     kill.insert_id(s);
                 }
             }
+            // A READ is a passive overwrite: the adjoint resets the items
+            // whose adjoint may be nonzero, so it needs their indices (an
+            // implied DO's bounds; its variable is replayed).
+            reset_indices(unit, act, i, items, &mut req);
         }
         // The reversed loop (paper 001) replays the index from the bounds,
         // so their values are required and the index is killed, not
@@ -459,6 +461,28 @@ pub fn analyze_with(
     tbr.records.sort_by_key(|r| (r.stmt, r.variable));
     tbr.records.dedup();
     tbr
+}
+
+/// The indices the adjoint of a READ reads to reset the adjoints of
+/// `items` that may be nonzero after statement `i`.
+fn reset_indices(unit: &Unit, act: &Activity, i: StmtId, items: &[Expr], req: &mut BitSet) {
+    for item in items {
+        if let ExprKind::ImpliedDo { items, var, bounds } = &item.kind {
+            let mut inner = BitSet::default();
+            reset_indices(unit, act, i, items, &mut inner);
+            if !inner.is_empty() {
+                inner.remove_id(*var);
+                for b in bounds {
+                    vars(unit, b, &mut inner);
+                }
+                req.union_with(&inner);
+            }
+        } else if let Some((t, _)) = target(item) {
+            if crate::dp::differentiable(unit, t) && act.useful_after(i, t) {
+                index_vars(unit, item, req);
+            }
+        }
+    }
 }
 
 /// The references of `st` that write `v` (assignment targets, READ items,

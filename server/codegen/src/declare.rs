@@ -153,6 +153,8 @@ pub struct Opened {
     interface: Option<String>,
     end: String,
     spec_end: usize,
+    /// The original's FORMAT statements, written before the end.
+    formats: Vec<(u32, String)>,
 }
 
 /// The header, USE lines, `implicit none`, declarations, COMMON blocks and
@@ -185,6 +187,9 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         spec.w.line(&l);
     }
     spec.commons(unit, d.names, d.commons, suffix);
+    for data in &orig.data {
+        spec.w.line(data);
+    }
     spec.interface_blocks(orig);
     let interface = spec.interface(&end);
     let explicit = flavour != Flavour::Copy && needs_explicit_interface(orig);
@@ -196,6 +201,7 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         interface: explicit.then_some(interface),
         end,
         spec_end: 0,
+        formats: orig.formats.clone(),
     }
 }
 
@@ -210,6 +216,9 @@ impl Opened {
     /// derivative modules it uses, `calls` the units whose derivative
     /// routines it calls.
     pub fn finish(mut self, uses: BTreeSet<String>, calls: BTreeSet<UnitId>) -> Routine {
+        for (label, text) in &self.formats {
+            self.w.line(&format!("{label} {text}"));
+        }
         self.w.dedent();
         self.w.line(&self.end);
         Routine {
@@ -537,6 +546,9 @@ impl Spec {
             if let (Some(dn), false) = (names.get(&s), in_module) {
                 let mut d = sym.clone();
                 d.intent = derivative;
+                // A derivative starts at zero, not at the primal's value.
+                d.init = None;
+                d.attrs.initialized = false;
                 if let Some(text) = declaration(unit, &d, dn, true) {
                     self.w.line(&text);
                     if interface_needs {

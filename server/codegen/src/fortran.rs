@@ -124,7 +124,9 @@ pub fn declaration(unit: &Unit, s: &Symbol, name: &str, with_intent: bool) -> Op
         parts.push("external".into());
     }
     let mut d = format!("{} :: {}{}", parts.join(", "), name, dims(unit, s));
-    if s.attrs.parameter {
+    // A PARAMETER's value, or a variable's initialiser (it keeps its
+    // initial value in the derivatives).
+    if s.attrs.parameter || s.attrs.initialized {
         if let Some(init) = &s.init {
             d.push_str(&format!(" = {}", dfort_ir::dump::expr(unit, init)));
         }

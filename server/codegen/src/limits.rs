@@ -18,6 +18,7 @@ use dfort_syntax::rules;
 /// Every refusal of this module for the root's derivative set.
 pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
     let mut out = shared_globals(program, diff);
+    out.extend(module_allocatables(program, diff));
     out.extend(globals_through_functions(program, diff, effects));
     out.extend(active_derived_types(program, diff));
     out.extend(host_statement_functions(program, diff));
@@ -126,6 +127,35 @@ fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
                 ),
             ));
         }
+    }
+    out
+}
+
+/// Allocatable and pointer module variables with a derivative: the
+/// derivative module cannot give their derivatives a shape yet (they
+/// would be declared, and used, unallocated).
+fn module_allocatables(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for &(m, s) in &diff.module_vars {
+        let sym = program.unit(m).symbol(s);
+        if !(sym.attrs.allocatable || sym.attrs.pointer) {
+            continue;
+        }
+        let what = if sym.attrs.pointer {
+            "pointer"
+        } else {
+            "allocatable"
+        };
+        out.push(Refusal::new(
+            sym.span,
+            (
+                &rules::NOT_DIFFERENTIABLE,
+                format!(
+                    "the {what} module variable `{}` needs a derivative, and derivatives of {what} module variables are not generated yet (pass it as an argument)",
+                    sym.name
+                ),
+            ),
+        ));
     }
     out
 }

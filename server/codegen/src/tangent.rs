@@ -84,6 +84,36 @@ impl Gen<'_> {
     }
 
     /// The derivative of a variable reference (`xd`, `xd(i)`), if it has one.
+    /// Zeroes the derivative of what READ item `item` defined (an implied
+    /// DO is replayed: its variable ends as the READ left it).
+    fn reset_read_item(&mut self, item: &Expr) {
+        if let ExprKind::ImpliedDo { items, var, bounds } = &item.kind {
+            let has_d = |x: &Expr| {
+                dfort_analysis::dp::io_targets(std::slice::from_ref(x))
+                    .iter()
+                    .any(|(t, _)| self.dname.contains_key(t) && t != var)
+            };
+            if items.iter().any(has_d) {
+                let b: Vec<String> = bounds.iter().map(|e| print(self.unit, e)).collect();
+                self.w.line(&format!(
+                    "do {} = {}",
+                    self.unit.symbol(*var).name,
+                    b.join(", ")
+                ));
+                self.w.indent();
+                for it in items {
+                    self.reset_read_item(it);
+                }
+                self.w.dedent();
+                self.w.line("end do");
+            }
+            return;
+        }
+        if let Some(d) = self.dref(item) {
+            self.w.line(&format!("{d} = 0.0d0"));
+        }
+    }
+
     fn dref(&self, e: &Expr) -> Option<String> {
         renamed_ref(self.unit, &self.dname, e)
     }
@@ -613,15 +643,13 @@ impl Gen<'_> {
             StmtKind::Return => self.w.line(&format!("{label}return")),
             StmtKind::Stop => self.w.line(&format!("{label}stop")),
             StmtKind::Continue => self.w.line(&format!("{label}continue")),
-            StmtKind::Io { kind, .. } => {
-                if *kind == IoKind::Read {
-                    self.refuse(st.span, "READ statements are not differentiated yet");
+            StmtKind::Io { writes, text, .. } => {
+                // Run as written; a READ is a passive overwrite: the
+                // derivatives of what it defines are zero after it.
+                self.w.line(&format!("{label}{text}"));
+                for item in writes {
+                    self.reset_read_item(item);
                 }
-                // Output has no effect on derivatives; keep a labelled
-                // placeholder so jumps still land.
-                self.w.line(&format!(
-                    "{label}continue ! I/O statement of the original omitted"
-                ));
             }
             StmtKind::Allocate {
                 objects,

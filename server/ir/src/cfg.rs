@@ -309,6 +309,7 @@ impl<'a> Builder<'a> {
                     targets.insert(*target);
                 }
                 StmtKind::ComputedGoto { targets: ts, .. } => targets.extend(ts.iter().copied()),
+                StmtKind::Io { branches, .. } => targets.extend(branches.iter().copied()),
                 StmtKind::ArithmeticIf {
                     negative,
                     zero,
@@ -482,7 +483,6 @@ impl<'a> Builder<'a> {
             StmtKind::Assign { .. }
             | StmtKind::Call { .. }
             | StmtKind::Continue
-            | StmtKind::Io { .. }
             | StmtKind::Allocate { .. }
             | StmtKind::Unsupported { .. } => {
                 self.add_to_block(id, stmt);
@@ -522,6 +522,15 @@ impl<'a> Builder<'a> {
             StmtKind::Goto { target } => {
                 let from = self.end_block_with(id, stmt);
                 self.goto(id, stmt, from, vec![*target], "go to");
+            }
+            StmtKind::Io { branches, .. } if branches.is_empty() => {
+                self.add_to_block(id, stmt);
+            }
+            StmtKind::Io { branches, .. } => {
+                // ERR=, END=, EOR=: a jump when the transfer fails.
+                let from = self.end_block_with(id, stmt);
+                self.goto(id, stmt, from, branches.clone(), "I/O branch");
+                self.pending = vec![(from, EdgeKind::Seq)];
             }
             StmtKind::ComputedGoto { targets, .. } => {
                 let from = self.end_block_with(id, stmt);
@@ -868,6 +877,8 @@ mod tests {
                 cfg: Cfg::default(),
                 directives: vec![],
                 interface_blocks: vec![],
+                formats: vec![],
+                data: vec![],
             }
         }
         fn cfg(self, body: Vec<StmtId>) -> Cfg {
@@ -1397,6 +1408,34 @@ mod tests {
             ]
         );
         assert_eq!(cfg.node(at(&cfg, b)).preds, vec![at(&cfg, a), from, from]);
+        check_topological(&cfg);
+    }
+
+    #[test]
+    fn io_branches_are_jumps() {
+        // read(1, *, end=10) x; a; 10 b
+        let mut t = T::default();
+        let rd = t.push(
+            None,
+            StmtKind::Io {
+                kind: IoKind::Read,
+                reads: vec![],
+                writes: vec![],
+                text: "read(1, *, end=10) x".into(),
+                branches: vec![10],
+            },
+        );
+        let a = t.a();
+        let b = t.la(10);
+        let cfg = t.cfg(vec![rd, a, b]);
+        check_consistent(&cfg);
+        assert!(!cfg.structured);
+        assert_eq!(cfg.jumps[0].reason, "I/O branch");
+        let from = at(&cfg, rd);
+        assert_eq!(
+            succs(&cfg, from),
+            vec![(at(&cfg, a), EdgeKind::Seq), (at(&cfg, b), EdgeKind::Jump)]
+        );
         check_topological(&cfg);
     }
 

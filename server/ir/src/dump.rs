@@ -611,13 +611,21 @@ fn stmt(program: &Program, u: &Unit, id: StmtId, depth: usize, lines: &LineIndex
             kind,
             reads,
             writes,
+            branches,
+            ..
         } => {
             let k = format!("{kind:?}").to_ascii_lowercase();
             let r: Vec<String> = reads.iter().map(|e| expr(u, e)).collect();
             let w: Vec<String> = writes.iter().map(|e| expr(u, e)).collect();
+            let b: Vec<String> = branches.iter().map(|l| l.to_string()).collect();
+            let jumps = if b.is_empty() {
+                String::new()
+            } else {
+                format!(" branches [{}]", b.join(", "))
+            };
             let _ = writeln!(
                 o,
-                "{head}{k} reads [{}] writes [{}]",
+                "{head}{k} reads [{}] writes [{}]{jumps}",
                 r.join(", "),
                 w.join(", ")
             );

@@ -88,6 +88,12 @@ pub struct Unit {
     /// The unit's interface blocks, for derivatives to declare the same
     /// explicit interfaces.
     pub interface_blocks: Vec<InterfaceBlock>,
+    /// The unit's FORMAT statements: label and text (one line, without the
+    /// label), for derivatives that keep the I/O statements using them.
+    pub formats: Vec<(u32, String)>,
+    /// The unit's DATA statements, each as one line: derivatives declare
+    /// the variables they initialise and keep them.
+    pub data: Vec<String>,
 }
 
 impl Unit {
@@ -516,11 +522,18 @@ pub enum StmtKind {
     Stop,
     Continue,
     /// READ/WRITE/PRINT/OPEN/CLOSE/...: `reads` are the expressions it
-    /// evaluates, `writes` the variables it defines (READ items).
+    /// evaluates (output items, the unit, the format and the specifiers'
+    /// values), `writes` the variables it defines (READ items, an internal
+    /// file written to, IOSTAT=, IOMSG=, SIZE= and INQUIRE's results).
     Io {
         kind: IoKind,
         reads: Vec<Expr>,
         writes: Vec<Expr>,
+        /// The statement as one free-form line, without its label or
+        /// comments: the derivatives run it as written.
+        text: String,
+        /// The labels its ERR=, END= and EOR= specifiers jump to.
+        branches: Vec<u32>,
     },
     Allocate {
         objects: Vec<Expr>,

@@ -337,8 +337,10 @@ rules! {
         group: Group::Generator,
         summary: "a statement or expression the generators do not differentiate yet",
         doc: "The tangent or adjoint generator has no rule for what it meets on an active \
-              path: READ statements, derived-type components, complex variables in reverse \
-              mode, an intrinsic or function reference without a derivative rule for these \
+              path: derived-type components, complex variables in reverse mode, allocatable \
+              or pointer module variables that need a derivative, I/O statements with \
+              ERR=, END= or EOR= jumps (in reverse mode), a READ that defines an index of \
+              an item whose derivative it resets, an intrinsic or function reference without a derivative rule for these \
               arguments, a statement dfort keeps as unsupported, DO loops without control or \
               jumps left in code it reverses as structured, ALLOCATE inside loops or of \
               non-local arrays, values whose type the tape cannot save, an array-valued \
@@ -351,7 +353,7 @@ rules! {
               intrinsics that are differentiated.\n\n\
               Rewrite the construct in terms the generators handle, or keep it off the \
               active path (compute it from values that do not depend on the independents).",
-        example: Some("read(10, *) x   ! x active\n"),
+        example: Some("complex(8) :: z\nz = cmplx(x, 2.0d0*x, 8)   ! x active, adjoint asked for\n"),
     };
     ROOT_NOT_SUBROUTINE = Rule {
         code: "root-not-subroutine",

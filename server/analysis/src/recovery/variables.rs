@@ -70,9 +70,7 @@ pub(super) fn handled_vars(program: &Program, unit: &Unit, lp: StmtId) -> (BitSe
                     note(v, Ambiguity::SetByCall);
                 }
             }
-            StmtKind::Io {
-                kind: IoKind::Read, ..
-            } => {
+            StmtKind::Io { .. } => {
                 for (v, _) in writes(program, unit, st) {
                     note(v, Ambiguity::SetByRead);
                 }

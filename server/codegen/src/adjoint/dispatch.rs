@@ -80,12 +80,12 @@ impl<'a> Gen<'a> {
                 Vec::new()
             }
             StmtKind::Return if unit.body.last() == Some(&id) => Vec::new(),
-            StmtKind::Io { kind, .. } if *kind != IoKind::Read => {
-                self.out.fwd.line(&format!(
-                    "{label}continue ! I/O statement of the original omitted"
-                ));
-                Vec::new()
-            }
+            StmtKind::Io {
+                writes,
+                text,
+                branches,
+                ..
+            } => self.io(id, span, writes, text, branches, label),
             StmtKind::Goto { .. }
             | StmtKind::ComputedGoto { .. }
             | StmtKind::ArithmeticIf { .. }
@@ -98,11 +98,6 @@ impl<'a> Gen<'a> {
             // A run that stops has no reverse sweep: STOP stays as it is.
             StmtKind::Stop => {
                 self.out.fwd.line(&format!("{label}stop"));
-                Vec::new()
-            }
-            StmtKind::Io { .. } => {
-                self.out
-                    .refuse(span, "READ statements are not differentiated yet");
                 Vec::new()
             }
             StmtKind::Allocate {

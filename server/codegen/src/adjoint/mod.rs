@@ -71,6 +71,7 @@ mod control;
 mod dispatch;
 mod emitter;
 mod inputs;
+mod io;
 mod planned;
 mod routine;
 mod sweep;

@@ -103,6 +103,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 }
             }
             "data_statement" => {
+                let text = super::io::one_line(self.text(n));
+                self.unit.data.push(text);
                 for set in named_children(n) {
                     for m in named_children(set) {
                         if m.kind() == "data_value" {

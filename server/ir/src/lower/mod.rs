@@ -10,6 +10,7 @@
 mod concurrent;
 pub(crate) mod decl;
 pub(crate) mod expr;
+pub mod io;
 mod stmt;
 
 use crate::cfg::Cfg;
@@ -357,6 +358,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             cfg: Cfg::default(),
             directives: Vec::new(),
             interface_blocks: Vec::new(),
+            formats: Vec::new(),
+            data: Vec::new(),
         };
         UnitLowerer {
             fx,

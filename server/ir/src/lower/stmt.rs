@@ -37,6 +37,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                             );
                         } else {
                             self.format_labels.push(l);
+                            self.format(n, l);
                         }
                     }
                     continue;
@@ -208,21 +209,12 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 }
             }
             "stop_statement" => StmtKind::Stop,
-            "print_statement" | "write_statement" | "read_statement" => self.io(n),
-            "open_statement"
-            | "close_statement"
-            | "inquire_statement"
-            | "file_position_statement" => StmtKind::Io {
-                kind: if n.kind() == "open_statement" {
-                    IoKind::Open
-                } else if n.kind() == "close_statement" {
-                    IoKind::Close
-                } else {
-                    IoKind::Other
-                },
-                reads: Vec::new(),
-                writes: Vec::new(),
-            },
+            "print_statement" => self.io(n, IoKind::Print),
+            "write_statement" => self.io(n, IoKind::Write),
+            "read_statement" => self.io(n, IoKind::Read),
+            "open_statement" => self.io(n, IoKind::Open),
+            "close_statement" => self.io(n, IoKind::Close),
+            "inquire_statement" | "file_position_statement" => self.io(n, IoKind::Other),
             "allocate_statement" | "deallocate_statement" => {
                 let mut objects = Vec::new();
                 for c in named_children(n) {
@@ -283,38 +275,6 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             }
         };
         Some(self.push_stmt(label, span, kind))
-    }
-
-    fn io(&mut self, n: FNode<'a>) -> StmtKind {
-        let kind = match n.kind() {
-            "print_statement" => IoKind::Print,
-            "write_statement" => IoKind::Write,
-            _ => IoKind::Read,
-        };
-        let mut reads = Vec::new();
-        let mut writes = Vec::new();
-        for c in named_children(n) {
-            match c.kind() {
-                "input_item_list" => {
-                    for item in named_children(c) {
-                        let e = self.expr(item);
-                        writes.push(e);
-                    }
-                }
-                "output_item_list" => {
-                    for item in named_children(c) {
-                        let e = self.expr(item);
-                        reads.push(e);
-                    }
-                }
-                _ => {}
-            }
-        }
-        StmtKind::Io {
-            kind,
-            reads,
-            writes,
-        }
     }
 
     fn if_statement(&mut self, n: FNode<'a>, label: Option<u32>) -> StmtId {

@@ -207,9 +207,55 @@ pub enum Stmt {
         mask: Option<Expr>,
         body: Vec<Stmt>,
     },
+    /// `read(fz_data, *) items`: passive values from an internal file
+    /// (the character variable [`IO_DATA`]) overwrite the items.
+    Read(Vec<Expr>),
+    /// `write(fz_text, '(es24.16)') e`: a value written to an internal
+    /// file ([`IO_TEXT`]) that nothing reads back.
+    WriteText(Expr),
     /// A statement dfort may refuse, as written, which the generator
     /// adds to learn what is refused.
     Raw(Vec<String>),
+}
+
+/// The internal file READs take their values from, and its declaration.
+pub const IO_DATA: &str = "fz_data";
+/// The internal file of WRITEs.
+pub const IO_TEXT: &str = "fz_text";
+
+/// The declarations of the internal files a procedure's I/O statements
+/// use.
+pub fn io_declarations(body: &[Stmt]) -> Vec<Decl> {
+    fn find(body: &[Stmt], read: &mut bool, write: &mut bool) {
+        for s in body {
+            match s {
+                Stmt::Read(_) => *read = true,
+                Stmt::WriteText(_) => *write = true,
+                Stmt::IfOne(_, inner) => find(std::slice::from_ref(inner), read, write),
+                _ => {}
+            }
+            for b in s.blocks() {
+                find(b, read, write);
+            }
+        }
+    }
+    let (mut read, mut write) = (false, false);
+    find(body, &mut read, &mut write);
+    let mut out = Vec::new();
+    if read {
+        out.push(Decl {
+            ty: "character(len=64)",
+            init: Some("'0.75 -1.5 2.25 0.5 1.25 -0.375 1.75 0.625 -0.25 1.5'".into()),
+            ..Decl::real(IO_DATA, Vec::new())
+        });
+    }
+    if write {
+        out.push(Decl {
+            ty: "character(len=32)",
+            ..Decl::real(IO_TEXT, Vec::new())
+        });
+    }
+    out
 }
 
 impl Stmt {
@@ -269,7 +315,8 @@ impl Stmt {
             Stmt::Concurrent { hi, mask, .. } => std::iter::once(hi).chain(mask.as_mut()).collect(),
             Stmt::Select { sel, .. } => vec![sel],
             Stmt::Call(_, args) => args.iter_mut().collect(),
-            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) => vec![e],
+            // READ items stay variables.
+            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) | Stmt::WriteText(e) => vec![e],
             _ => Vec::new(),
         }
     }
@@ -291,8 +338,8 @@ impl Stmt {
             Stmt::While { cond, .. } => vec![cond],
             Stmt::Concurrent { hi, mask, .. } => std::iter::once(hi).chain(mask.as_ref()).collect(),
             Stmt::Select { sel, .. } => vec![sel],
-            Stmt::Call(_, args) => args.iter().collect(),
-            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) => vec![e],
+            Stmt::Call(_, args) | Stmt::Read(args) => args.iter().collect(),
+            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) | Stmt::WriteText(e) => vec![e],
             _ => Vec::new(),
         }
     }
@@ -688,6 +735,13 @@ impl Printer {
                 self.line(&format!("if ({}) {a}, {b}, {c}", e.print()))
             }
             Stmt::Label(l) => self.line(&format!("{l} continue")),
+            Stmt::Read(items) => {
+                let a: Vec<String> = items.iter().map(Expr::print).collect();
+                self.line(&format!("read({IO_DATA}, *) {}", a.join(", ")));
+            }
+            Stmt::WriteText(e) => {
+                self.line(&format!("write({IO_TEXT}, '(es24.16)') {}", e.print()));
+            }
             Stmt::Raw(lines) => {
                 for l in lines {
                     self.line(l);

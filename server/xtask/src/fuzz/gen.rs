@@ -460,6 +460,19 @@ impl<'r> Generator<'r> {
             });
         }
         let mut locals = locals;
+        if self.chance(0.2) {
+            // An initialised local (SAVE implied) the code only reads.
+            let init = self.literal();
+            decls.push(Decl {
+                init: Some(init.print()),
+                ..Decl::real("c0", Vec::new())
+            });
+            env.reals.push(RVar {
+                name: "c0".into(),
+                dims: Vec::new(),
+                write: false,
+            });
+        }
         if self.chance(0.3) {
             let dims = vec![two.clone(), n.clone(), two.clone()];
             decls.push(Decl::real(
@@ -653,6 +666,8 @@ impl<'r> Generator<'r> {
             if q.kind == ProcKind::Subroutine {
                 declare_externals(q, &ext_funcs);
             }
+            let io = io_declarations(&q.body);
+            q.decls.extend(io);
         });
         p
     }
@@ -1083,7 +1098,7 @@ impl<'r> Generator<'r> {
     fn stmt(&mut self, env: &mut Env, budget: &mut Budget, depth: usize) -> Vec<Stmt> {
         let nested = depth < 3;
         let in_loop = !env.loops.is_empty();
-        let table: [(u32, u8); 15] = [
+        let table: [(u32, u8); 16] = [
             (30, 0),                                              // real assignment
             (10, 1),                                              // accumulation
             (8, 2),                                               // array assignment
@@ -1099,6 +1114,7 @@ impl<'r> Generator<'r> {
             (if nested && depth == 0 { 2 } else { 0 }, 12),       // counter loop
             (if depth < 3 { 3 } else { 0 }, 13),                  // WHERE
             (if env.free_ints().is_empty() { 0 } else { 2 }, 14), // DO CONCURRENT, FORALL
+            (2, 15),                                              // READ, WRITE
         ];
         let total: u32 = table.iter().map(|t| t.0).sum();
         let mut r = self.rng.random_range(0..total);
@@ -1125,8 +1141,28 @@ impl<'r> Generator<'r> {
             11 => self.beyond(env),
             12 => self.counter_loop(env, budget, depth),
             13 => self.where_stmt(env, 0),
-            _ => self.concurrent(env),
+            14 => self.concurrent(env),
+            _ => self.io(env),
         }
+    }
+
+    /// A READ of passive values from an internal file into one to three
+    /// real scalars or elements, or a WRITE of a value to one.
+    fn io(&mut self, env: &mut Env) -> Vec<Stmt> {
+        if self.chance(0.3) {
+            return vec![Stmt::WriteText(self.rexpr(env, 2))];
+        }
+        let mut items = Vec::new();
+        for _ in 0..self.range(1, 3) {
+            if let Some(t) = self.target(env) {
+                let e = self.element(env, &t);
+                items.push(e);
+            }
+        }
+        if items.is_empty() {
+            return Vec::new();
+        }
+        vec![Stmt::Read(items)]
     }
 
     /// A writable real variable, preferring scalars.

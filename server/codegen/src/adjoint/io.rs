@@ -1,0 +1,145 @@
+//! I/O statements in the adjoint: the forward sweep runs them as written
+//! (output, OPEN, CLOSE, INQUIRE, internal files); a READ is a passive
+//! overwrite of the items it defines, so its reverse sweep resets their
+//! adjoints (where they may be nonzero) and restores the values TBR
+//! records before it.
+//!
+//! Contract: the reverse of a READ first resets the adjoints, with the
+//! values the READ left (an implied DO is replayed with its own variable),
+//! then pops what the forward sweep pushed, in reverse order. Refused: an
+//! I/O statement with ERR=, END= or EOR= jumps, and a READ list that
+//! defines an index of one of its items whose adjoint it resets.
+
+use super::dispatch::Gen;
+use super::sweep::Line;
+use super::tape::pushable;
+use dfort_analysis::address_report::Choice;
+use dfort_analysis::dp::{io_targets, target};
+use dfort_ir::dump::expr as print;
+use dfort_ir::*;
+
+impl Gen<'_> {
+    /// The I/O statement `id`, `text` as written.
+    pub(super) fn io(
+        &mut self,
+        id: StmtId,
+        span: Span,
+        writes: &[Expr],
+        text: &str,
+        branches: &[u32],
+        label: String,
+    ) -> Vec<Line> {
+        let inp = self.inp;
+        let unit = &inp.unit;
+        if !branches.is_empty() {
+            self.out.refuse(
+                span,
+                "I/O statements with ERR=, END= or EOR= jumps are not reversed yet (test IOSTAT= instead)",
+            );
+        }
+        // Reset the adjoints of the items the READ defines.
+        let mut rev = Vec::new();
+        let defined: Vec<SymbolId> = io_targets(writes).iter().map(|(s, _)| *s).collect();
+        for item in writes {
+            let mut lines = Vec::new();
+            self.reset_item(id, span, item, &defined, &mut lines);
+            rev.extend(lines.into_iter().map(Line::Plain));
+        }
+        // Record what TBR asks for, before the READ.
+        let recorded = inp.recorded(id);
+        let mut pushed: Vec<String> = Vec::new();
+        for (s, whole) in io_targets(writes) {
+            if !recorded.contains(&s) {
+                continue;
+            }
+            // A variable the list defines in several items, or in an
+            // implied DO, is saved whole.
+            let items: Vec<&Expr> = writes
+                .iter()
+                .filter(|w| target(w).is_some_and(|(t, _)| t == s))
+                .collect();
+            let implied = writes.iter().any(|w| {
+                matches!(w.kind, ExprKind::ImpliedDo { .. })
+                    && io_targets(std::slice::from_ref(w))
+                        .iter()
+                        .any(|(t, _)| *t == s)
+            });
+            let (item, whole) = match items.as_slice() {
+                [one] if !implied => (print(unit, one), whole),
+                _ => (unit.symbol(s).name.clone(), true),
+            };
+            if let Err(m) = pushable(unit, s, whole) {
+                self.out.refuse(span, m);
+            }
+            if pushed.contains(&item) {
+                continue;
+            }
+            self.out.trace.push(id, s);
+            if inp.undo.exact.contains_id(s) {
+                self.out.trace.recovery(None, s, Choice::Stored);
+            }
+            pushed.push(item);
+        }
+        let mut label = label;
+        for item in &pushed {
+            self.out
+                .fwd
+                .line(&format!("{label}call dfort_push({item})"));
+            label.clear();
+        }
+        self.out.fwd.line(&format!("{label}{text}"));
+        for item in pushed.iter().rev() {
+            rev.push(Line::Plain(format!("call dfort_pop({item})")));
+        }
+        rev
+    }
+
+    /// The lines that reset the adjoint of READ item `item` where a
+    /// derivative may be nonzero after it; `defined` are the variables
+    /// the whole list defines.
+    fn reset_item(
+        &mut self,
+        id: StmtId,
+        span: Span,
+        item: &Expr,
+        defined: &[SymbolId],
+        out: &mut Vec<String>,
+    ) {
+        let inp = self.inp;
+        let unit = &inp.unit;
+        if let ExprKind::ImpliedDo { items, var, bounds } = &item.kind {
+            // Its own variable is an index the replay sets.
+            let outer: Vec<SymbolId> = defined.iter().copied().filter(|d| d != var).collect();
+            let mut body = Vec::new();
+            for it in items {
+                self.reset_item(id, span, it, &outer, &mut body);
+            }
+            if !body.is_empty() {
+                let b: Vec<String> = bounds.iter().map(|e| print(unit, e)).collect();
+                out.push(format!("do {} = {}", unit.symbol(*var).name, b.join(", ")));
+                out.extend(body.into_iter().map(|l| format!("  {l}")));
+                out.push("end do".into());
+            }
+            return;
+        }
+        let Some((t, _)) = target(item) else { return };
+        if !(inp.has_adjoint(t) && inp.act.useful_after(id, t)) {
+            return;
+        }
+        let mut indices = dfort_analysis::bitset::BitSet::default();
+        dfort_analysis::dp::index_vars(unit, item, &mut indices);
+        if let Some(&d) = defined.iter().find(|d| indices.contains_id(**d)) {
+            self.out.refuse(
+                span,
+                format!(
+                    "this READ defines `{}`, an index of `{}`, whose derivative it resets: read them in two statements",
+                    unit.symbol(d).name,
+                    unit.symbol(t).name
+                ),
+            );
+        }
+        if let Some(b) = inp.bref(item) {
+            out.push(format!("{b} = 0.0d0"));
+        }
+    }
+}
