@@ -675,3 +675,34 @@ end module fld
         (vec!["not-differentiable"], vec!["not-differentiable"])
     );
 }
+
+#[test]
+fn saved_locals_keep_their_initial_value_and_their_derivatives_start_at_zero() {
+    // Seed 1139, cases 301 and 1081: the derivative of an initialised
+    // (so saved) local, passed where a function differentiates its
+    // argument, was declared without a value and read undefined.
+    let src = "subroutine sv(x, y)
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  real(8) :: c = 2.0d0
+  real(8) :: w(2)
+  data w /0.5d0, 1.5d0/
+  y = g(c, x) + g(x, w(2))
+contains
+  real(8) function g(u, v)
+    real(8), intent(in) :: u, v
+    g = u*v
+  end function g
+end subroutine sv
+";
+    let ws = load_source(src, "sv");
+    let u = unit(&ws, "sv");
+    let r = roles(u, None);
+    let text =
+        dfort_codegen::tangent::tangent(&ws.program, u.id, &r.independents, &r.dependents, "")
+            .expect("tangent");
+    assert!(text.contains("real(8) :: c = 2.0d0\n"), "{text}");
+    assert!(text.contains("real(8) :: cd = 0.0d0\n"), "{text}");
+    assert!(text.contains("data w /0.5d0, 1.5d0/"), "{text}");
+}

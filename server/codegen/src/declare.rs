@@ -546,9 +546,20 @@ impl Spec {
             if let (Some(dn), false) = (names.get(&s), in_module) {
                 let mut d = sym.clone();
                 d.intent = derivative;
-                // A derivative starts at zero, not at the primal's value.
-                d.init = None;
-                d.attrs.initialized = false;
+                // A derivative starts at zero, not at the primal's value;
+                // a saved local's is saved too, and starts at zero once.
+                let saved = sym.storage == Storage::Local
+                    && (sym.attrs.initialized || sym.attrs.save)
+                    && sym.ty.is_real_or_complex();
+                d.init = saved.then(|| Expr {
+                    kind: ExprKind::Real {
+                        value: 0.0,
+                        text: "0.0d0".into(),
+                        kind: 8,
+                    },
+                    span: sym.span,
+                });
+                d.attrs.initialized = saved;
                 if let Some(text) = declaration(unit, &d, dn, true) {
                     self.w.line(&text);
                     if interface_needs {
