@@ -458,15 +458,16 @@ end subroutine ext
     assert_eq!(adjoint, ["no-source"]);
     assert_eq!(tangent, ["no-source"]);
 
-    let complex = "subroutine cz(x, y)
+    let read_end = "subroutine cz(x, y)
   real(8), intent(in) :: x
   real(8), intent(out) :: y
-  complex(8) :: z
-  z = cmplx(x, 2.0d0*x, 8)
-  y = abs(z)
+  real(8) :: t
+  t = x
+  read(11, *, end=20) t
+20 y = t*x
 end subroutine cz
 ";
-    let (adjoint, _) = refusal_codes(complex, "cz");
+    let (adjoint, _) = refusal_codes(read_end, "cz");
     assert_eq!(adjoint, ["not-differentiable"]);
 
     for rule in [
@@ -705,4 +706,20 @@ end subroutine sv
     assert!(text.contains("real(8) :: c = 2.0d0\n"), "{text}");
     assert!(text.contains("real(8) :: cd = 0.0d0\n"), "{text}");
     assert!(text.contains("data w /0.5d0, 1.5d0/"), "{text}");
+}
+
+#[test]
+fn quotients_differentiate_without_squaring_the_denominator() {
+    // Seed 1140, case 759: -a/b**2 overflowed (and trapped) for a b near
+    // 1e160 where the program's a/b did not.
+    let src = "subroutine q(a, b, y)
+  implicit none
+  real(8), intent(in) :: a, b
+  real(8), intent(out) :: y
+  y = a/b
+end subroutine q
+";
+    let text = adjoint_text(src, "q");
+    assert!(text.contains("-(((a) / (b)) / (b))"), "{text}");
+    assert!(!text.contains("**2"), "{text}");
 }

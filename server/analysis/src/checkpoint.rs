@@ -576,10 +576,14 @@ pub fn tape_limit(unit: &Unit, s: SymbolId, whole: bool) -> Option<TapeLimit> {
         BaseType::Real => matches!(sym.ty.kind, Some(4) | Some(8)),
         BaseType::Integer => matches!(sym.ty.kind, Some(4) | Some(8) | None),
         BaseType::Logical => sym.rank() == 0 || !whole,
+        BaseType::Complex => sym.ty.kind == Some(8),
         _ => false,
     };
     if !kind_ok {
         return Some(TapeLimit::Type);
+    }
+    if whole && sym.ty.base == BaseType::Complex && sym.rank() > 3 {
+        return Some(TapeLimit::Rank(sym.rank()));
     }
     if whole && sym.rank() > 7 {
         return Some(TapeLimit::Rank(sym.rank()));

@@ -27,6 +27,7 @@ module dfort_stack
     module procedure push_r8a2, push_r4a2, push_i4a2, push_r8a3, push_r4a3, push_i4a3
     module procedure push_r8a4, push_r4a4, push_i4a4, push_r8a5, push_r4a5, push_i4a5
     module procedure push_r8a6, push_r4a6, push_i4a6, push_r8a7, push_r4a7, push_i4a7
+    module procedure push_c8, push_c8a, push_c8a2, push_c8a3
   end interface
   interface dfort_pop
     module procedure pop_r8, pop_r4, pop_i4, pop_i8, pop_l
@@ -34,6 +35,7 @@ module dfort_stack
     module procedure pop_r8a2, pop_r4a2, pop_i4a2, pop_r8a3, pop_r4a3, pop_i4a3
     module procedure pop_r8a4, pop_r4a4, pop_i4a4, pop_r8a5, pop_r4a5, pop_i4a5
     module procedure pop_r8a6, pop_r4a6, pop_i4a6, pop_r8a7, pop_r4a7, pop_i4a7
+    module procedure pop_c8, pop_c8a, pop_c8a2, pop_c8a3
   end interface
   ! The elements of an array a WHERE mask selects (the values a masked
   ! assignment overwrites), and their restoration.
@@ -121,6 +123,62 @@ contains
     v = transfer(tape(top), v)
     top = top - 1
   end subroutine pop_r8
+
+  ! A complex(8) value is its real part, then its imaginary part.
+  subroutine push_c8(v)
+    complex(8), intent(in) :: v
+    call push_r8(real(v, 8))
+    call push_r8(aimag(v))
+  end subroutine push_c8
+
+  subroutine pop_c8(v)
+    complex(8), intent(out) :: v
+    real(8) :: re, im
+    call pop_r8(im)
+    call pop_r8(re)
+    v = cmplx(re, im, 8)
+  end subroutine pop_c8
+
+  subroutine push_c8a(v)
+    complex(8), intent(in) :: v(:)
+    call push_r8a(real(v, 8))
+    call push_r8a(aimag(v))
+  end subroutine push_c8a
+
+  subroutine pop_c8a(v)
+    complex(8), intent(out) :: v(:)
+    real(8), allocatable :: re(:), im(:)
+    allocate(re(size(v)), im(size(v)))
+    call pop_r8a(im)
+    call pop_r8a(re)
+    v = cmplx(re, im, 8)
+  end subroutine pop_c8a
+
+  subroutine push_c8a2(v)
+    complex(8), intent(in) :: v(:, :)
+    call push_c8a(reshape(v, [size(v)]))
+  end subroutine push_c8a2
+
+  subroutine pop_c8a2(v)
+    complex(8), intent(out) :: v(:, :)
+    complex(8), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_c8a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_c8a2
+
+  subroutine push_c8a3(v)
+    complex(8), intent(in) :: v(:, :, :)
+    call push_c8a(reshape(v, [size(v)]))
+  end subroutine push_c8a3
+
+  subroutine pop_c8a3(v)
+    complex(8), intent(out) :: v(:, :, :)
+    complex(8), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_c8a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_c8a3
 
   subroutine push_r4(v)
     real(4), intent(in) :: v

@@ -5,6 +5,7 @@
 
 pub mod adjoint;
 pub mod calls;
+pub mod complex;
 pub mod declare;
 pub mod driver;
 pub mod fortran;

@@ -25,9 +25,11 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
                 BinaryOp::Add => vec![(&**lhs, "1.0d0".into()), (&**rhs, "1.0d0".into())],
                 BinaryOp::Sub => vec![(&**lhs, "1.0d0".into()), (&**rhs, "-1.0d0".into())],
                 BinaryOp::Mul => vec![(&**lhs, b), (&**rhs, a)],
+                // ∂(a/b)/∂b = -a/b², computed as -(a/b)/b: b² overflows
+                // where a/b does not (seed 1140, case 759).
                 BinaryOp::Div => vec![
                     (&**lhs, format!("1.0d0 / {b}")),
-                    (&**rhs, format!("-({a} / {b}**2)")),
+                    (&**rhs, format!("-(({a} / {b}) / {b})")),
                 ],
                 BinaryOp::Pow => match rhs.kind {
                     // An integer constant exponent: k a^(k-1), folded.

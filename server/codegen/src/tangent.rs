@@ -133,6 +133,16 @@ impl Gen<'_> {
             ExprKind::Intrinsic { name, args } if ARRAY_INTRINSICS.contains(&name.as_str()) => {
                 self.array_intrinsic(e, name, args)
             }
+            ExprKind::Intrinsic { args, .. } if crate::complex::special(self.unit, e).is_some() => {
+                let s = crate::complex::special(self.unit, e)?;
+                let ds: Vec<Option<String>> = args.iter().map(|a| self.tan(&a.value)).collect();
+                let d = |x: &Expr| {
+                    args.iter()
+                        .position(|a| std::ptr::eq(&a.value, x))
+                        .and_then(|i| ds[i].clone())
+                };
+                crate::complex::tangent(self.unit, e, s, &d)
+            }
             ExprKind::Unary { .. } | ExprKind::Binary { .. } | ExprKind::Intrinsic { .. } => {
                 match partials(self.unit, e) {
                     // ẏ = Σ ∂φ/∂cᵢ · ċᵢ

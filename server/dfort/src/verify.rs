@@ -229,7 +229,7 @@ fn with_config(
 pub struct Scratch {
     pub dir: PathBuf,
     /// Whether the directory stays when dropped.
-    keep: bool,
+    pub keep: bool,
 }
 
 impl Scratch {

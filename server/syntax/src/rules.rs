@@ -337,8 +337,9 @@ rules! {
         group: Group::Generator,
         summary: "a statement or expression the generators do not differentiate yet",
         doc: "The tangent or adjoint generator has no rule for what it meets on an active \
-              path: derived-type components, complex variables in reverse mode, allocatable \
-              or pointer module variables that need a derivative, I/O statements with \
+              path: derived-type components, complex arrays assigned under WHERE or from \
+              expressions of themselves (in reverse mode), allocatable or pointer module \
+              variables that need a derivative, I/O statements with \
               ERR=, END= or EOR= jumps (in reverse mode), a READ that defines an index of \
               an item whose derivative it resets, an intrinsic or function reference without a derivative rule for these \
               arguments, a statement dfort keeps as unsupported, DO loops without control or \
@@ -353,7 +354,7 @@ rules! {
               intrinsics that are differentiated.\n\n\
               Rewrite the construct in terms the generators handle, or keep it off the \
               active path (compute it from values that do not depend on the independents).",
-        example: Some("complex(8) :: z\nz = cmplx(x, 2.0d0*x, 8)   ! x active, adjoint asked for\n"),
+        example: Some("read(11, *, end=20) t   ! t active, adjoint asked for\n"),
     };
     ROOT_NOT_SUBROUTINE = Rule {
         code: "root-not-subroutine",

@@ -14,6 +14,7 @@
 use super::dispatch::Gen;
 use super::sweep::Line;
 use super::tape::pushable;
+use crate::complex;
 use crate::partials::{partials, rank_of};
 use dfort_analysis::address_report::Choice;
 use dfort_analysis::dp::{dp_of, target};
@@ -47,10 +48,13 @@ impl Gen<'_> {
             self.out
                 .refuse(span, "derived-type components are not differentiated yet");
         }
-        if inp.has_adjoint(t) && unit.symbol(t).ty.base == BaseType::Complex {
+        if inp.has_adjoint(t)
+            && unit.symbol(t).ty.base == BaseType::Complex
+            && self.out.mask.is_some()
+        {
             self.out.refuse(
                 span,
-                "complex variables are not differentiated in reverse mode yet",
+                "complex variables assigned under WHERE are not differentiated in reverse mode yet",
             );
         }
         let record = !dead && inp.recorded(id).contains(&t);
@@ -139,25 +143,43 @@ impl Gen<'_> {
                 0
             };
             let mut body = Vec::new();
+            // A complex target of a real value passes on its real part.
+            let complex_lhs = unit.symbol(t).ty.base == BaseType::Complex;
+            let real_part = |m: String| {
+                if complex_lhs && !crate::complex::is_complex(unit, rhs) {
+                    format!("real({m}, 8)")
+                } else {
+                    m
+                }
+            };
             if let Some((rest, sign)) = accumulation(unit, lhs, rhs, t) {
                 // `v = v ± e`: v's adjoint passes through unchanged and
                 // e's gets ±v̄.
                 let m = if sign < 0 { format!("-({lb})") } else { lb };
-                self.adj(rest, &m, r, &mut body);
+                self.adj(rest, &real_part(m), r, &mut body);
             } else if r > 0 && !mentions(rhs, t) {
                 // No aliasing: the lhs adjoint is read in place.
-                self.adj(rhs, &lb, r, &mut body);
+                self.adj(rhs, &real_part(lb.clone()), r, &mut body);
                 body.push(format!("{under}{lb} = 0.0d0"));
             } else {
-                let tb = if r == 0 {
-                    "dfort_tb".to_string()
-                } else {
-                    self.out.array_temps.insert(r);
-                    format!("dfort_ta{r}")
+                let tb = match (r, complex_lhs) {
+                    (0, false) => "dfort_tb".to_string(),
+                    (0, true) => self.out.ztemp("complex(8)".into()),
+                    (_, false) => {
+                        self.out.array_temps.insert(r);
+                        format!("dfort_ta{r}")
+                    }
+                    (_, true) => {
+                        self.out.refuse(
+                            span,
+                            "a complex array assigned an expression of itself is not differentiated in reverse mode yet",
+                        );
+                        return rev;
+                    }
                 };
                 body.push(format!("{tb} = {lb}"));
                 body.push(format!("{under}{lb} = 0.0d0"));
-                self.adj(rhs, &tb, r, &mut body);
+                self.adj(rhs, &real_part(tb), r, &mut body);
             }
             rev.extend(body.into_iter().map(Line::Plain));
         } else if inp.has_adjoint(t) && inp.act.useful_after(id, t) {
@@ -262,13 +284,43 @@ impl Gen<'_> {
                 }
             }
             ExprKind::ArrayCtor(items) => self.adj_ctor(e, items, m, mr, out),
+            _ if complex::special(unit, e).is_some() => {
+                let s = complex::special(unit, e).unwrap_or(complex::Special::Conjugate);
+                for (child, mm) in complex::adjoint(unit, e, s, m) {
+                    let r = mr.max(partial_rank(unit, e, child));
+                    self.adj(child, &mm, r, out);
+                }
+            }
             _ => match partials(unit, e) {
                 Some(parts) => {
+                    let complex_value = complex::is_complex(unit, e);
                     for (child, d) in parts {
                         // The multiplier's own rank: a scalar adjoint times
                         // a scalar partial stays a scalar.
                         let r = mr.max(partial_rank(unit, e, child));
-                        let mm = format!("{} * {}", p(m.to_string()), p(d));
+                        let mm = match (complex_value, complex::is_complex(unit, child)) {
+                            (false, false) => format!("{} * {}", p(m.to_string()), p(d)),
+                            // z̄ += conj(f'(z)) w̄; a real operand takes the
+                            // real part.
+                            (true, true) => {
+                                format!("{} * {}", p(m.to_string()), p(complex::conjugate(&d)))
+                            }
+                            (true, false) => format!(
+                                "real({} * {}, 8)",
+                                p(m.to_string()),
+                                p(complex::conjugate(&d))
+                            ),
+                            (false, true) => {
+                                self.out.refuse(
+                                    e.span,
+                                    format!(
+                                        "no adjoint rule for `{}` of a complex value",
+                                        print(unit, e)
+                                    ),
+                                );
+                                continue;
+                            }
+                        };
                         self.adj(child, &mm, r, out);
                     }
                 }

@@ -120,7 +120,8 @@ pub struct Checker {
 
 impl Checker {
     pub fn new(tag: &str) -> Result<Checker, String> {
-        let scratch = Scratch::new(tag)?;
+        let mut scratch = Scratch::new(tag)?;
+        scratch.keep = std::env::var_os("DFORT_FUZZ_KEEP").is_some();
         scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
         compile(&scratch.dir, "dfort_stack.f90", &FLAGS)?;
         Ok(Checker { scratch, cases: 0 })
@@ -135,7 +136,12 @@ impl Checker {
             return Outcome::Invalid(format!("cannot create {}: {e}", dir.display()));
         }
         let out = self.check_in(&dir, p, seed);
-        let _ = std::fs::remove_dir_all(&dir);
+        // `DFORT_FUZZ_KEEP=1` keeps each case's files, to debug it.
+        if std::env::var_os("DFORT_FUZZ_KEEP").is_some() {
+            eprintln!("case files kept in {}", dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         out
     }
 

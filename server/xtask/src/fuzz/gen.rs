@@ -620,6 +620,22 @@ impl<'r> Generator<'r> {
             stmts: self.range(4, 22) as usize,
         };
         body.extend(self.block(&mut env, &mut budget, 0));
+        if self.chance(0.25) {
+            // A complex local: built from reals, updated, read back.
+            decls.push(Decl {
+                ty: "complex(8)",
+                ..Decl::real("zc", Vec::new())
+            });
+            let (set, uses) = self.complex_stmts(&env);
+            let at = self.rng.random_range(0..=body.len());
+            let later = self.rng.random_range(at..=body.len());
+            for (k, st) in uses.into_iter().enumerate() {
+                body.insert(later + k, st);
+            }
+            for (k, st) in set.into_iter().enumerate() {
+                body.insert(at + k, st);
+            }
+        }
         // Every local reaches an output.
         let outs: Vec<RVar> = env
             .reals
@@ -1144,6 +1160,73 @@ impl<'r> Generator<'r> {
             14 => self.concurrent(env),
             _ => self.io(env),
         }
+    }
+
+    /// Statements on the complex local `zc`: its construction from real
+    /// values and updates through holomorphic and non-holomorphic
+    /// operations, then assignments of real values read from it.
+    fn complex_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let zc = || Expr::var("zc");
+        let c = |a: Expr, b: Expr| Expr::call("cmplx", vec![a, b, Expr::int(8)]);
+        let mut set = vec![Stmt::Assign(
+            zc(),
+            c(self.rexpr(env, 2), self.rexpr(env, 2)),
+        )];
+        for _ in 0..self.range(1, 3) {
+            let rhs = match self.rng.random_range(0..4) {
+                0 => Expr::bin(
+                    "+",
+                    Expr::bin("*", zc(), c(self.rexpr(env, 1), Expr::lit("0.5d0"))),
+                    Expr::bin("*", Expr::call("conjg", vec![zc()]), Expr::lit("0.25d0")),
+                ),
+                1 => Expr::bin(
+                    "+",
+                    Expr::call("sqrt", vec![Expr::bin("+", zc(), Expr::lit("2.0d0"))]),
+                    Expr::call("exp", vec![c(Expr::lit("0.0d0"), self.rexpr(env, 1))]),
+                ),
+                2 => Expr::bin(
+                    "+",
+                    Expr::bin(
+                        "/",
+                        zc(),
+                        Expr::bin("+", Expr::lit("1.0d0"), Expr::call("abs", vec![zc()])),
+                    ),
+                    Expr::bin("*", Expr::call("sin", vec![zc()]), Expr::lit("0.1d0")),
+                ),
+                _ => Expr::bin(
+                    "-",
+                    Expr::bin("*", zc(), zc()),
+                    Expr::bin(
+                        "*",
+                        self.rexpr(env, 1),
+                        c(
+                            Expr::call("aimag", vec![zc()]),
+                            Expr::call("real", vec![zc()]),
+                        ),
+                    ),
+                ),
+            };
+            set.push(Stmt::Assign(zc(), rhs));
+        }
+        let mut uses = Vec::new();
+        for _ in 0..self.range(1, 2) {
+            let Some(t) = self.target(env) else { break };
+            let lhs = self.element(env, &t);
+            let read = match self.rng.random_range(0..3) {
+                0 => Expr::bin("*", Expr::call("real", vec![zc()]), self.rexpr(env, 1)),
+                1 => Expr::bin(
+                    "+",
+                    Expr::call("aimag", vec![zc()]),
+                    Expr::bin("*", Expr::call("abs", vec![zc()]), self.literal()),
+                ),
+                _ => Expr::call(
+                    "real",
+                    vec![Expr::bin("*", Expr::call("conjg", vec![zc()]), zc())],
+                ),
+            };
+            uses.push(Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, read)));
+        }
+        (set, uses)
     }
 
     /// A READ of passive values from an internal file into one to three
