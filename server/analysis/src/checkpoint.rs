@@ -576,7 +576,7 @@ pub fn tape_limit(unit: &Unit, s: SymbolId, whole: bool) -> Option<TapeLimit> {
         BaseType::Real => matches!(sym.ty.kind, Some(4) | Some(8)),
         BaseType::Integer => matches!(sym.ty.kind, Some(4) | Some(8) | None),
         BaseType::Logical => sym.rank() == 0 || !whole,
-        BaseType::Complex => sym.ty.kind == Some(8),
+        BaseType::Complex => matches!(sym.ty.kind, Some(4) | Some(8)),
         _ => false,
     };
     if !kind_ok {

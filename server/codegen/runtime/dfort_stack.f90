@@ -28,6 +28,7 @@ module dfort_stack
     module procedure push_r8a4, push_r4a4, push_i4a4, push_r8a5, push_r4a5, push_i4a5
     module procedure push_r8a6, push_r4a6, push_i4a6, push_r8a7, push_r4a7, push_i4a7
     module procedure push_c8, push_c8a, push_c8a2, push_c8a3
+    module procedure push_c4, push_c4a, push_c4a2, push_c4a3
   end interface
   interface dfort_pop
     module procedure pop_r8, pop_r4, pop_i4, pop_i8, pop_l
@@ -36,6 +37,7 @@ module dfort_stack
     module procedure pop_r8a4, pop_r4a4, pop_i4a4, pop_r8a5, pop_r4a5, pop_i4a5
     module procedure pop_r8a6, pop_r4a6, pop_i4a6, pop_r8a7, pop_r4a7, pop_i4a7
     module procedure pop_c8, pop_c8a, pop_c8a2, pop_c8a3
+    module procedure pop_c4, pop_c4a, pop_c4a2, pop_c4a3
   end interface
   ! The elements of an array a WHERE mask selects (the values a masked
   ! assignment overwrites), and their restoration.
@@ -179,6 +181,62 @@ contains
     call pop_c8a(flat)
     v = reshape(flat, shape(v))
   end subroutine pop_c8a3
+
+  ! A complex(4) value is its real part, then its imaginary part.
+  subroutine push_c4(v)
+    complex(4), intent(in) :: v
+    call push_r4(real(v, 4))
+    call push_r4(aimag(v))
+  end subroutine push_c4
+
+  subroutine pop_c4(v)
+    complex(4), intent(out) :: v
+    real(4) :: re, im
+    call pop_r4(im)
+    call pop_r4(re)
+    v = cmplx(re, im, 4)
+  end subroutine pop_c4
+
+  subroutine push_c4a(v)
+    complex(4), intent(in) :: v(:)
+    call push_r4a(real(v, 4))
+    call push_r4a(aimag(v))
+  end subroutine push_c4a
+
+  subroutine pop_c4a(v)
+    complex(4), intent(out) :: v(:)
+    real(4), allocatable :: re(:), im(:)
+    allocate(re(size(v)), im(size(v)))
+    call pop_r4a(im)
+    call pop_r4a(re)
+    v = cmplx(re, im, 4)
+  end subroutine pop_c4a
+
+  subroutine push_c4a2(v)
+    complex(4), intent(in) :: v(:, :)
+    call push_c4a(reshape(v, [size(v)]))
+  end subroutine push_c4a2
+
+  subroutine pop_c4a2(v)
+    complex(4), intent(out) :: v(:, :)
+    complex(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_c4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_c4a2
+
+  subroutine push_c4a3(v)
+    complex(4), intent(in) :: v(:, :, :)
+    call push_c4a(reshape(v, [size(v)]))
+  end subroutine push_c4a3
+
+  subroutine pop_c4a3(v)
+    complex(4), intent(out) :: v(:, :, :)
+    complex(4), allocatable :: flat(:)
+    allocate(flat(size(v)))
+    call pop_c4a(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_c4a3
 
   subroutine push_r4(v)
     real(4), intent(in) :: v

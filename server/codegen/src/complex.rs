@@ -1,6 +1,7 @@
 //! Complex values in the derivatives: which expressions are complex, and
 //! the rules of the intrinsics that are not holomorphic (`conjg`, `real`,
-//! `aimag`, `abs` of a complex value, `cmplx`).
+//! `aimag`, `abs` of a complex value, `cmplx`). Complex values of kind 4
+//! and 8 alike.
 //!
 //! Convention (Tapenade's): the derivative of a complex `z = x + iy` is
 //! the complex `ż = ẋ + iẏ`, its adjoint `z̄ = x̄ + iȳ`. A holomorphic
@@ -27,9 +28,9 @@ pub fn is_complex(unit: &Unit, e: &Expr) -> bool {
         }
         ExprKind::Intrinsic { name, args } => match name.as_str() {
             "cmplx" | "dcmplx" | "conjg" | "dconjg" => true,
-            "real" | "dble" | "aimag" | "dimag" | "abs" | "cdabs" | "int" | "nint" | "size"
-            | "norm2" | "count" | "any" | "all" | "maxloc" | "minloc" | "maxval" | "minval"
-            | "floor" | "ceiling" => false,
+            "real" | "dble" | "aimag" | "dimag" | "abs" | "cabs" | "cdabs" | "int" | "nint"
+            | "size" | "norm2" | "count" | "any" | "all" | "maxloc" | "minloc" | "maxval"
+            | "minval" | "floor" | "ceiling" => false,
             _ => args.first().is_some_and(|a| is_complex(unit, &a.value)),
         },
         ExprKind::FunctionCall { .. } | ExprKind::Apply { .. } => false,
@@ -72,7 +73,7 @@ pub fn special(unit: &Unit, e: &Expr) -> Option<Special> {
         "conjg" | "dconjg" => Special::Conjugate,
         "real" | "dble" if complex_arg => Special::RealPart,
         "aimag" | "dimag" => Special::ImaginaryPart,
-        "abs" | "cdabs" if complex_arg => Special::Modulus,
+        "abs" | "cabs" | "cdabs" if complex_arg => Special::Modulus,
         "cmplx" | "dcmplx" if !complex_arg => Special::Build,
         _ => return None,
     })

@@ -190,6 +190,9 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
     for data in &orig.data {
         spec.w.line(data);
     }
+    for l in io_statement_functions(orig) {
+        spec.w.line(&l);
+    }
     spec.interface_blocks(orig);
     let interface = spec.interface(&end);
     let explicit = flavour != Flavour::Copy && needs_explicit_interface(orig);
@@ -232,6 +235,54 @@ impl Opened {
             calls,
         }
     }
+}
+
+/// The declarations and definitions of the unit's statement functions
+/// when an I/O statement references one: the derivatives run I/O
+/// statements as written, while they inline statement functions
+/// everywhere else.
+fn io_statement_functions(unit: &Unit) -> Vec<String> {
+    // The analyses inline the references in the statements' expressions,
+    // not in their text: look for the names there.
+    let texts: Vec<String> = unit
+        .stmts
+        .iter()
+        .filter_map(|st| match &st.kind {
+            StmtKind::Io { text, .. } => Some(text.to_ascii_lowercase()),
+            _ => None,
+        })
+        .collect();
+    let used = unit.stmt_functions.iter().any(|f| {
+        let name = &unit.symbol(f.name).name;
+        texts.iter().any(|t| {
+            t.match_indices(name.as_str()).any(|(i, _)| {
+                let before = t[..i].chars().next_back();
+                let after = t[i + name.len()..].trim_start().chars().next();
+                !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') && after == Some('(')
+            })
+        })
+    });
+    if !used {
+        return Vec::new();
+    }
+    let mut decls = Vec::new();
+    let mut defs = Vec::new();
+    for f in &unit.stmt_functions {
+        let mut sym = unit.symbol(f.name).clone();
+        sym.storage = Storage::Local;
+        sym.attrs = Attrs::default();
+        sym.intent = None;
+        sym.init = None;
+        decls.extend(crate::fortran::declaration(unit, &sym, &sym.name, false));
+        defs.push(format!(
+            "{}({}) = {}",
+            sym.name,
+            f.params.join(", "),
+            dfort_ir::dump::expr(unit, &f.body)
+        ));
+    }
+    decls.extend(defs);
+    decls
 }
 
 /// The routine's first line and its `end` line.

@@ -253,6 +253,9 @@ impl Scratch {
     pub fn at(dir: PathBuf, keep: bool) -> Result<Scratch, String> {
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // Absolute: the programs built there run with it as their
+        // working directory (`--keep k` could not run `k/run`).
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
         Ok(Scratch { dir, keep })
     }
 

@@ -218,7 +218,17 @@ impl Checker {
                 }
                 match run(dir, &exe) {
                     Ok(out) => runs.push((mode_label(name), parse_output(&out))),
-                    Err(Failure::Error(stderr)) => return crashed(name, &stderr),
+                    Err(Failure::Error(stderr)) => {
+                        if arithmetic_failure(&stderr)
+                            && derivatives_overflow(dir, &spec, &main_flags)
+                        {
+                            return Outcome::Invalid(
+                                "the program's derivatives are too large for the differences"
+                                    .into(),
+                            );
+                        }
+                        return crashed(name, &stderr);
+                    }
                     Err(Failure::Hang) => {
                         // The program's own loops, or the derivative's?
                         let mut primal = spec.clone();
@@ -280,6 +290,44 @@ impl Checker {
             outcome => outcome,
         }
     }
+}
+
+/// Whether a derivative's run stopped on invalid or overflowing
+/// arithmetic (a trap, or NaN in its results).
+fn arithmetic_failure(stderr: &str) -> bool {
+    stderr.contains("Floating-point exception") || stderr.contains("computes NaN")
+}
+
+/// Whether the program's finite differences alone (no derivative run)
+/// exceed [`LARGEST_DIFFERENCE`] or are not finite: a program whose values
+/// grow so fast through its loops that its true derivatives overflow
+/// where its values do not (seed 1141, case 6678: values near 1e81, a
+/// tangent past 1e308). Such a program is unusable, not a mismatch.
+fn derivatives_overflow(dir: &Path, spec: &DriverSpec, flags: &[&str]) -> bool {
+    let mut primal = spec.clone();
+    primal.tangent = false;
+    primal.adjoint = false;
+    let out = std::fs::write(dir.join("differences.f90"), driver(&primal))
+        .map_err(|e| e.to_string())
+        .and_then(|_| {
+            link(
+                dir,
+                "differences.f90",
+                &["prog.f90.o".to_string()],
+                flags,
+                "run_differences",
+            )
+        })
+        .map_err(Failure::Error)
+        .and_then(|_| run(dir, "run_differences"));
+    let Ok(out) = out else { return false };
+    let points = parse_output(&out);
+    !points.is_empty()
+        && points.iter().any(|pt| {
+            pt.fd
+                .iter()
+                .any(|v| !v.is_finite() || v.abs() > LARGEST_DIFFERENCE)
+        })
 }
 
 /// Whether the tangent agrees with finite differences when the program,
