@@ -272,7 +272,9 @@ fn verify_reports_both_relative_errors_and_asks_for_missing_sizes() {
     assert!(out.contains("in the dot-product test (ok)"), "{out}");
     // A relative `--keep` directory keeps the build (it could not run
     // the driver there).
-    assert!(root().join("target/verify-keep-relative/driver.f90").exists());
+    assert!(root()
+        .join("target/verify-keep-relative/driver.f90")
+        .exists());
     std::fs::remove_dir_all(root().join("target/verify-keep-relative")).ok();
     let (code, _, err) = dfort(&[
         "verify",
