@@ -231,22 +231,7 @@ impl Checker {
                     }
                     Err(Failure::Hang) => {
                         // The program's own loops, or the derivative's?
-                        let mut primal = spec.clone();
-                        primal.tangent = false;
-                        primal.adjoint = false;
-                        let alone = std::fs::write(dir.join("primal.f90"), driver(&primal))
-                            .map_err(|e| e.to_string())
-                            .and_then(|_| {
-                                link(
-                                    dir,
-                                    "primal.f90",
-                                    &["prog.f90.o".to_string()],
-                                    &main_flags,
-                                    "run_primal",
-                                )
-                            })
-                            .map_err(Failure::Error)
-                            .and_then(|_| run(dir, "run_primal"));
+                        let alone = run_primal_alone(dir, &spec, &main_flags, "primal");
                         if alone.is_err() {
                             return Outcome::Invalid("the program does not end".into());
                         }
@@ -298,28 +283,33 @@ fn arithmetic_failure(stderr: &str) -> bool {
     stderr.contains("Floating-point exception") || stderr.contains("computes NaN")
 }
 
+/// Builds and runs a driver of the program alone (its finite
+/// differences, no derivative), named after `name`, and returns its output.
+fn run_primal_alone(
+    dir: &Path,
+    spec: &DriverSpec,
+    flags: &[&str],
+    name: &str,
+) -> Result<String, Failure> {
+    let mut primal = spec.clone();
+    primal.tangent = false;
+    primal.adjoint = false;
+    let source = format!("{name}.f90");
+    let exe = format!("run_{name}");
+    std::fs::write(dir.join(&source), driver(&primal))
+        .map_err(|e| e.to_string())
+        .and_then(|_| link(dir, &source, &["prog.f90.o".to_string()], flags, &exe))
+        .map_err(Failure::Error)?;
+    run(dir, &exe)
+}
+
 /// Whether the program's finite differences alone (no derivative run)
 /// exceed [`LARGEST_DIFFERENCE`] or are not finite: a program whose values
 /// grow so fast through its loops that its true derivatives overflow
 /// where its values do not (seed 1141, case 6678: values near 1e81, a
 /// tangent past 1e308). Such a program is unusable, not a mismatch.
 fn derivatives_overflow(dir: &Path, spec: &DriverSpec, flags: &[&str]) -> bool {
-    let mut primal = spec.clone();
-    primal.tangent = false;
-    primal.adjoint = false;
-    let out = std::fs::write(dir.join("differences.f90"), driver(&primal))
-        .map_err(|e| e.to_string())
-        .and_then(|_| {
-            link(
-                dir,
-                "differences.f90",
-                &["prog.f90.o".to_string()],
-                flags,
-                "run_differences",
-            )
-        })
-        .map_err(Failure::Error)
-        .and_then(|_| run(dir, "run_differences"));
+    let out = run_primal_alone(dir, spec, flags, "differences");
     let Ok(out) = out else { return false };
     let points = parse_output(&out);
     !points.is_empty()
