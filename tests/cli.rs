@@ -224,20 +224,20 @@ fn adjoint_writes_the_routine_and_the_runtime_or_refuses_with_a_location() {
     );
     assert!(text.contains("subroutine tbr_fig1_b(x, xb)"), "{text}");
     assert!(dir.join("dfort_stack.f90").exists());
-    // An active derived-type variable is refused: an error naming the
-    // line, no file.
+    // An active derived-type variable whose type gets no derivative type
+    // is refused: an error naming the line, no file.
     let (code, _, err) = dfort(&[
         "adjoint",
-        "tests/fixtures/free/derived_types.f90",
+        "tests/fixtures/kernels/derived.f90",
         "--root",
-        "shift",
+        "mesh_scale",
         "--output-dir",
         dir.to_str().unwrap(),
     ]);
     assert_eq!(code, 1);
-    assert!(err.contains("derived_types.f90:30:"), "{err}");
+    assert!(err.contains("derived.f90:139:"), "{err}");
     assert!(err.contains("active-derived-type"), "{err}");
-    assert!(!dir.join("derived_types_b.f90").exists());
+    assert!(!dir.join("derived_b.f90").exists());
     // Complex values (default kind here) are differentiated.
     let (code, out, err) = dfort(&[
         "adjoint",

@@ -213,9 +213,14 @@ fn adjoint_refusals(file: &str, root: &str) -> (Vec<u32>, Vec<String>) {
 
 #[test]
 fn what_the_analyses_do_not_model_is_refused_not_differentiated() {
-    // An active derived-type variable (no derivative would be written).
-    let (lines, msgs) = adjoint_refusals("free/derived_types.f90", "shift");
-    assert!(msgs.iter().any(|m| m.contains("derived type")), "{msgs:?}");
+    // An active derived-type variable whose type gets no derivative type
+    // (an allocatable component).
+    let (lines, msgs) = adjoint_refusals("kernels/derived.f90", "mesh_scale");
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("component `w` of `mesh` is allocatable")),
+        "{msgs:?}"
+    );
     assert!(!lines.is_empty());
     // A function reaching a module variable the root changes.
     let (lines, msgs) = adjoint_refusals("free/recursion.f90", "gauss_weight");
@@ -505,7 +510,7 @@ fn the_limits_of_the_analyses_have_their_rules() {
         .map(|r| r.rule.code)
         .collect()
     };
-    assert!(codes("free/derived_types.f90", "shift").contains(&"active-derived-type"));
+    assert!(codes("kernels/derived.f90", "mesh_scale").contains(&"active-derived-type"));
     assert!(codes("free/recursion.f90", "gauss_weight").contains(&"global-through-function"));
 }
 

@@ -367,7 +367,8 @@ pub fn of_call(
         if routine && differentiable(orig, w.variable) {
             continue;
         }
-        if let Some(limit) = tape_limit(unit, w.variable, w.whole) {
+        if let Some(limit) = reference_tape_limit(program, unit, w.variable, w.whole, &w.reference)
+        {
             problems.push(Problem::Untapeable {
                 variable: w.variable,
                 whole: w.whole,
@@ -407,7 +408,9 @@ pub fn of_call(
             if !modifiable(caller, id, item.variable) || texts.contains(&text) {
                 continue;
             }
-            if let Some(limit) = tape_limit(unit, item.variable, item.whole) {
+            if let Some(limit) =
+                reference_tape_limit(program, unit, item.variable, item.whole, &item.reference)
+            {
                 problems.push(Problem::Untapeable {
                     variable: item.variable,
                     whole: item.whole,
@@ -525,13 +528,16 @@ fn actual_item(a: &Expr, formal_rank: usize) -> Option<(SymbolId, bool, Expr)> {
     match &a.kind {
         ExprKind::Var(v) => Some((*v, true, a.clone())),
         ExprKind::ArrayRef { array, subs } => {
-            let section = subs.iter().any(|s| matches!(s, Subscript::Range { .. }));
+            let section = subs.iter().any(|s| matches!(s, Subscript::Range { .. }))
+                || matches!(a.kind, ExprKind::Component { .. });
             if formal_rank == 0 || section {
                 Some((*array, false, a.clone()))
             } else {
                 Some((*array, true, var_ref(*array, a.span)))
             }
         }
+        // A component is saved as itself.
+        ExprKind::Component { .. } => crate::dp::target(a).map(|(v, _)| (v, false, a.clone())),
         _ => None,
     }
 }
@@ -539,21 +545,58 @@ fn actual_item(a: &Expr, formal_rank: usize) -> Option<(SymbolId, bool, Expr)> {
 /// The variable references an expression reads, and the index variables
 /// of its array references, as snapshot items.
 fn leaf_items(unit: &Unit, e: &Expr, out: &mut Vec<Saved>) {
-    e.walk(&mut |x| match &x.kind {
+    // A component reference is one item (its subscripts' variables
+    // others); what it is a component of is not read whole.
+    if let ExprKind::Component { base, subs, .. } = &e.kind {
+        if let Some((v, _)) = crate::dp::target(e) {
+            out.push(Saved {
+                variable: v,
+                whole: false,
+                reference: e.clone(),
+                why: Why::Snapshot,
+            });
+        }
+        let mut inner = base;
+        while let ExprKind::Component { base, subs, .. } = &inner.kind {
+            for x in dfort_ir::subscript_exprs(subs) {
+                leaf_items(unit, x, out);
+            }
+            inner = base;
+        }
+        if let ExprKind::ArrayRef { subs, .. } = &inner.kind {
+            for x in dfort_ir::subscript_exprs(subs) {
+                leaf_items(unit, x, out);
+            }
+        }
+        for x in dfort_ir::subscript_exprs(subs) {
+            leaf_items(unit, x, out);
+        }
+        return;
+    }
+    match &e.kind {
         ExprKind::Var(v) if is_variable(unit, *v) => out.push(Saved {
             variable: *v,
             whole: true,
-            reference: x.clone(),
+            reference: e.clone(),
             why: Why::Snapshot,
         }),
-        ExprKind::ArrayRef { array, .. } if is_variable(unit, *array) => out.push(Saved {
-            variable: *array,
-            whole: false,
-            reference: x.clone(),
-            why: Why::Snapshot,
-        }),
-        _ => {}
-    });
+        ExprKind::ArrayRef { array, subs } if is_variable(unit, *array) => {
+            out.push(Saved {
+                variable: *array,
+                whole: false,
+                reference: e.clone(),
+                why: Why::Snapshot,
+            });
+            for x in dfort_ir::subscript_exprs(subs) {
+                leaf_items(unit, x, out);
+            }
+        }
+        _ => {
+            for x in e.children() {
+                leaf_items(unit, x, out);
+            }
+        }
+    }
 }
 
 /// Where a saved value goes in a list of pushes: integer scalars last,
@@ -565,6 +608,107 @@ pub fn subscript_rank(unit: &Unit, s: SymbolId, whole: bool) -> u8 {
         (BaseType::Integer, true) => 2,
         (BaseType::Integer, false) => 1,
         _ => 0,
+    }
+}
+
+/// [`tape_limit`] of the data reference `e` to variable `s`: a component
+/// of a derived-type variable is saved as the component (a scalar of a
+/// type the runtime holds), anything else of derived type cannot be.
+pub fn reference_tape_limit(
+    program: &Program,
+    unit: &Unit,
+    s: SymbolId,
+    whole: bool,
+    e: &Expr,
+) -> Option<TapeLimit> {
+    if unit.symbol(s).ty.base != BaseType::Derived {
+        return tape_limit(unit, s, whole);
+    }
+    let scalar_parts = |mut x: &Expr| loop {
+        match &x.kind {
+            ExprKind::Component { base, subs, .. } => {
+                if subs.iter().any(|s| matches!(s, Subscript::Range { .. })) {
+                    return false;
+                }
+                x = base;
+            }
+            ExprKind::ArrayRef { subs, .. } => {
+                return !subs.iter().any(|s| matches!(s, Subscript::Range { .. }))
+            }
+            ExprKind::Var(v) => return unit.symbol(*v).rank() == 0,
+            _ => return false,
+        }
+    };
+    if let Some((scope, ty)) = program.reference_type(unit, e) {
+        if ty.base == BaseType::Derived && tapeable_type(program, scope, &ty) {
+            // The derivative module's `dfort_push` for the type, up to
+            // rank 3 (`crate`'s generators write them).
+            let rank = match &e.kind {
+                ExprKind::Var(v) => unit.symbol(*v).rank(),
+                ExprKind::ArrayRef { subs, .. } => subs
+                    .iter()
+                    .filter(|s| matches!(s, Subscript::Range { .. }))
+                    .count(),
+                ExprKind::Component { .. } if scalar_parts(e) => 0,
+                _ => 99,
+            };
+            if rank <= 3
+                && !unit
+                    .symbol(s)
+                    .dims
+                    .iter()
+                    .any(|d| d.kind == DimKind::AssumedSize && whole)
+            {
+                return None;
+            }
+        }
+    }
+    match program.reference_type(unit, e) {
+        Some((_, ty))
+            if matches!(e.kind, ExprKind::Component { .. })
+                && scalar_parts(e)
+                && match ty.base {
+                    BaseType::Real | BaseType::Complex => matches!(ty.kind, Some(4) | Some(8)),
+                    BaseType::Integer => matches!(ty.kind, Some(4) | Some(8) | None),
+                    BaseType::Logical => true,
+                    _ => false,
+                } =>
+        {
+            None
+        }
+        _ => Some(TapeLimit::Type),
+    }
+}
+
+/// Whether values of the derived type `ty` (as `unit` spells it) can be
+/// saved component by component: a type defined in a module, whose
+/// components are reals, complexes and integers (arrays too), logical
+/// scalars, and values of such types defined in the same module — no
+/// allocatable, pointer or character components.
+pub fn tapeable_type(program: &Program, unit: &Unit, ty: &Type) -> bool {
+    fn ok(program: &Program, owner: UnitId, def: &TypeDef, depth: u32) -> bool {
+        if depth > 16 || program.unit(owner).kind != UnitKind::Module || def.unsupported.is_some() {
+            return false;
+        }
+        def.components.iter().all(|c| {
+            !c.allocatable
+                && !c.pointer
+                && c.rank <= 7
+                && match c.ty.base {
+                    BaseType::Real | BaseType::Complex => matches!(c.ty.kind, Some(4) | Some(8)),
+                    BaseType::Integer => matches!(c.ty.kind, Some(4) | Some(8) | None),
+                    BaseType::Logical => c.rank == 0,
+                    BaseType::Derived => match program.type_of(program.unit(owner), &c.ty) {
+                        Some((o, d)) => o == owner && ok(program, o, d, depth + 1),
+                        None => false,
+                    },
+                    _ => false,
+                }
+        })
+    }
+    match program.type_of(unit, ty) {
+        Some((owner, def)) => ok(program, owner, def, 0),
+        None => false,
     }
 }
 

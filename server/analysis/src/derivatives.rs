@@ -60,8 +60,13 @@ pub struct UnitInputs {
 }
 
 /// A symbol whose derivative the generators can declare.
-fn carries(unit: &Unit, s: SymbolId) -> bool {
-    differentiable(unit, s) && unit.symbol(s).ty.base != BaseType::Derived
+/// A derived-type variable does when its type has a derivative type
+/// ([`Program::derivative_type`]).
+pub fn carries(program: &Program, unit: &Unit, s: SymbolId) -> bool {
+    let ty = &unit.symbol(s).ty;
+    differentiable(unit, s)
+        && (ty.base != BaseType::Derived
+            || program.derivative_type_of(unit, ty) == Some(DerivativeType::Yes))
 }
 
 /// The carriers of `roots` (each with its independents and dependents),
@@ -173,7 +178,7 @@ fn close(program: &Program, start: Start) -> Carriers {
         let unit = program.unit(u);
         let keep: Vec<SymbolId> = with_d[u]
             .ids()
-            .filter(|&i: &SymbolId| i.index() < unit.symbols.len() && carries(unit, i))
+            .filter(|&i: &SymbolId| i.index() < unit.symbols.len() && carries(program, unit, i))
             .collect();
         let mut b = BitSet::default();
         for i in keep {
@@ -295,7 +300,7 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
             shared.push(SharedSymbol {
                 unit: unit.id,
                 symbol: i,
-                carries: carries(unit, i),
+                carries: carries(program, unit, i),
                 module,
                 host,
                 common,
@@ -324,9 +329,9 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
                     }
                     _ => None,
                 };
-                let formal_carries = carries(callee, f);
+                let formal_carries = carries(program, callee, f);
                 let actual = match actual {
-                    Some(v) if carries(caller, v) && formal_carries => Actual::Variable(v),
+                    Some(v) if carries(program, caller, v) && formal_carries => Actual::Variable(v),
                     _ => Actual::Value(dp_of(caller, &a.value)),
                 };
                 bindings.push(Binding {
@@ -349,7 +354,7 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
                         caller: caller.id,
                         callee: c,
                         slot: r,
-                        carries: carries(callee, r),
+                        carries: carries(program, callee, r),
                         actual: Actual::Value(reads),
                     });
                 }

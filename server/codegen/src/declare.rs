@@ -155,6 +155,8 @@ pub struct Opened {
     spec_end: usize,
     /// The original's FORMAT statements, written before the end.
     formats: Vec<(u32, String)>,
+    /// The modules whose derivative modules define its derivative types.
+    type_modules: Vec<String>,
 }
 
 /// The header, USE lines, `implicit none`, declarations, COMMON blocks and
@@ -172,6 +174,20 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
     for m in d.used_modules {
         spec.both(&format!("use {m}{suffix}"));
     }
+    // Modules defining the derivative types of derived variables.
+    let type_modules: Vec<String> = crate::derived::modules_of(
+        program,
+        unit,
+        d.names,
+        d.module,
+        flavour == Flavour::Adjoint,
+    )
+    .into_iter()
+    .filter(|m| !d.used_modules.contains(m))
+    .collect();
+    for m in &type_modules {
+        spec.both(&format!("use {m}{suffix}"));
+    }
     for l in module_var_uses(program, unit, d.names, d.module, suffix) {
         spec.both(&l);
     }
@@ -182,7 +198,9 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         spec.both(&u);
     }
     spec.both("implicit none");
-    spec.declarations(program, unit, orig, d.names, |sym| flavour.intents(sym));
+    spec.declarations(program, unit, orig, d.names, suffix, |sym| {
+        flavour.intents(sym)
+    });
     for l in undeclared_functions(program, unit, d.hoisted) {
         spec.w.line(&l);
     }
@@ -205,6 +223,7 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         end,
         spec_end: 0,
         formats: orig.formats.clone(),
+        type_modules,
     }
 }
 
@@ -218,7 +237,8 @@ impl Opened {
     /// Closes the routine; `uses` are the original modules whose
     /// derivative modules it uses, `calls` the units whose derivative
     /// routines it calls.
-    pub fn finish(mut self, uses: BTreeSet<String>, calls: BTreeSet<UnitId>) -> Routine {
+    pub fn finish(mut self, mut uses: BTreeSet<String>, calls: BTreeSet<UnitId>) -> Routine {
+        uses.extend(self.type_modules.iter().cloned());
         for (label, text) in &self.formats {
             self.w.line(&format!("{label} {text}"));
         }
@@ -556,6 +576,7 @@ impl Spec {
         unit: &Unit,
         orig: &Unit,
         names: &HashMap<SymbolId, String>,
+        suffix: &str,
         intents: impl Fn(&Symbol) -> (Option<Intent>, Option<Intent>),
     ) {
         let in_interface = |name: &str| {
@@ -597,6 +618,7 @@ impl Spec {
             if let (Some(dn), false) = (names.get(&s), in_module) {
                 let mut d = sym.clone();
                 d.intent = derivative;
+                d.ty = crate::derived::derivative_type(program, unit, &sym.ty, suffix);
                 // A derivative starts at zero, not at the primal's value;
                 // a saved local's is saved too, and starts at zero once.
                 let saved = sym.storage == Storage::Local

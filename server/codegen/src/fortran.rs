@@ -237,6 +237,14 @@ pub fn renamed_ref(unit: &Unit, names: &HashMap<SymbolId, String>, e: &Expr) -> 
             let n = unit.symbol(*array).name.len();
             Some(format!("{d}{}", &printed[n.min(printed.len())..]))
         }
+        // `ps(i)%x` → `psb(i)%x`: the derivative type has the component.
+        ExprKind::Component { .. } => {
+            let (s, _) = dfort_analysis::dp::target(e)?;
+            let d = names.get(&s)?;
+            let printed = dfort_ir::dump::expr(unit, e);
+            let n = unit.symbol(s).name.len();
+            Some(format!("{d}{}", &printed[n.min(printed.len())..]))
+        }
         _ => None,
     }
 }
@@ -346,6 +354,10 @@ pub fn assemble(
         w.line(&format!("module {m}{suffix}"));
         w.indent();
         w.line(&format!("use {m}"));
+        // The adjoint's modules may extend the runtime's generics.
+        if suffix == "_b" {
+            w.line("use dfort_stack");
+        }
         for d in deps(m) {
             if modules.contains(&d) {
                 w.line(&format!("use {d}{suffix}"));

@@ -7,6 +7,7 @@ pub mod adjoint;
 pub mod calls;
 pub mod complex;
 pub mod declare;
+pub mod derived;
 pub mod driver;
 pub mod fortran;
 pub mod hoist;

@@ -72,8 +72,10 @@ fn host_statement_functions(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     out
 }
 
-/// Active variables of derived type: activity treats them as wholes, but
-/// no derivative is generated for them yet.
+/// Active variables of a derived type that gets no derivative type
+/// ([`Program::derivative_type`] says why), function results of derived
+/// type, and references to components that are arrays of values
+/// (`ps%x`), which the generators do not differentiate yet.
 fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &u in &diff.units {
@@ -85,23 +87,84 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
             let Some(sym) = unit.symbols.get(i) else {
                 continue;
             };
-            if sym.ty.base == BaseType::Derived {
-                out.push(Refusal::new(
-                    sym.span,
-                    (
-                        &rules::ACTIVE_DERIVED_TYPE,
-                        format!(
-                            "`{}` ({}) is active in `{}`; variables of derived type are not differentiated yet",
-                            sym.name,
-                            dfort_ir::dump::type_name(&sym.ty),
-                            unit.name
-                        ),
+            if sym.ty.base != BaseType::Derived {
+                continue;
+            }
+            let why = match program.derivative_type_of(unit, &sym.ty) {
+                Some(DerivativeType::Unsupported(why)) => why,
+                Some(_) if sym.storage == Storage::Result => {
+                    "functions of derived type are not differentiated yet".into()
+                }
+                Some(_) => continue,
+                None => "its type's definition is not among the files given to dfort".into(),
+            };
+            out.push(Refusal::new(
+                sym.span,
+                (
+                    &rules::ACTIVE_DERIVED_TYPE,
+                    format!(
+                        "`{}` ({}) is active in `{}`; {why}",
+                        sym.name,
+                        dfort_ir::dump::type_name(&sym.ty),
+                        unit.name
                     ),
-                ));
+                ),
+            ));
+        }
+        for st in &unit.stmts {
+            for e in st.kind.exprs() {
+                differentiated_parts(e, &mut |x| {
+                    let ExprKind::Component { .. } = &x.kind else {
+                        return;
+                    };
+                    let Some((s, _)) = dfort_analysis::dp::target(x) else {
+                        return;
+                    };
+                    if diff.with_d[u].contains_id(s)
+                        && crate::derived::carries_ref(program, unit, x)
+                        && crate::derived::component_rank(program, unit, x) > 0
+                    {
+                        out.push(Refusal::new(
+                            x.span,
+                            (
+                                &rules::ACTIVE_DERIVED_TYPE,
+                                format!(
+                                    "`{}` is an array of components; its derivative is not generated yet (index it in a loop)",
+                                    dfort_ir::dump::expr(unit, x)
+                                ),
+                            ),
+                        ));
+                    }
+                });
             }
         }
     }
     out
+}
+
+/// Calls `f` on `e` and its sub-expressions, except inside the arguments
+/// of inquiry intrinsics (`size(c%corner)` reads no value).
+fn differentiated_parts<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
+    if let ExprKind::Intrinsic { name, .. } = &e.kind {
+        if matches!(
+            name.as_str(),
+            "size"
+                | "shape"
+                | "lbound"
+                | "ubound"
+                | "allocated"
+                | "associated"
+                | "present"
+                | "kind"
+                | "len"
+        ) {
+            return;
+        }
+    }
+    f(e);
+    for c in e.children() {
+        differentiated_parts(c, f);
+    }
 }
 
 /// Active variables whose derivative cannot be declared where every

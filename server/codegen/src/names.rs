@@ -131,21 +131,25 @@ pub fn module_var_name(module: &Unit, s: SymbolId, suffix: char) -> String {
 }
 
 impl DiffSet<'_> {
-    /// Declarations of the module variables' derivatives, per module name.
+    /// The derivative types ([`crate::derived`]) and the declarations of
+    /// the module variables' derivatives, per module name.
     pub fn module_declarations(
         &self,
         program: &Program,
         suffix: char,
     ) -> std::collections::BTreeMap<String, Vec<String>> {
-        let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        let type_suffix = format!("_{suffix}");
+        let mut out = crate::derived::definitions(program, self, &type_suffix);
         for &(m, s) in &self.module_vars {
             let mu = program.unit(m);
             let mut sym = mu.symbol(s).clone();
             sym.attrs = Attrs::default();
             sym.intent = None;
+            sym.ty = crate::derived::derivative_type(program, mu, &sym.ty, &type_suffix);
             let name = module_var_name(mu, s, suffix);
             if let Some(mut d) = crate::fortran::declaration(mu, &sym, &name, false) {
-                // Module variables start undefined: derivatives start at 0.
+                // Module variables start undefined: derivatives start at 0
+                // (those of derived type by their type's default).
                 if sym.ty.is_real_or_complex() {
                     d.push_str(" = 0.0d0");
                 }

@@ -110,7 +110,8 @@ impl Gen<'_> {
             return;
         }
         if let Some(d) = self.dref(item) {
-            self.w.line(&format!("{d} = 0.0d0"));
+            let zero = crate::derived::zero(self.program, self.unit, item, "_d");
+            self.w.line(&format!("{d} = {zero}"));
         }
     }
 
@@ -122,6 +123,13 @@ impl Gen<'_> {
     fn tan(&mut self, e: &Expr) -> Option<String> {
         match &e.kind {
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } => self.dref(e),
+            ExprKind::Component { .. } => {
+                if crate::derived::carries_ref(self.program, self.unit, e) {
+                    self.dref(e)
+                } else {
+                    None
+                }
+            }
             ExprKind::Int(_) | ExprKind::Real { .. } | ExprKind::Logical(_) | ExprKind::Str(_) => {
                 None
             }
@@ -505,14 +513,23 @@ impl Gen<'_> {
                     self.hoisted_calls(&hoisted);
                 }
                 if let Some((t, _)) = target(lhs) {
-                    if self.dname.contains_key(&t) {
-                        if matches!(lhs.kind, ExprKind::Component { .. }) {
-                            self.refuse(
-                                st.span,
-                                "derived-type components are not differentiated yet",
-                            );
+                    let program = self.program;
+                    if self.dname.contains_key(&t)
+                        && crate::derived::carries_ref(program, unit, lhs)
+                    {
+                        let zero = crate::derived::zero(program, unit, lhs, "_d");
+                        if crate::derived::is_derived(program, unit, lhs) {
+                            if let Some(m) = crate::derived::unsupported_assignment(
+                                program,
+                                unit,
+                                lhs,
+                                rhs,
+                                self.has_derivative_inside(rhs),
+                            ) {
+                                self.refuse(st.span, m);
+                            }
                         }
-                        let d = self.tan(rhs).unwrap_or_else(|| "0.0d0".into());
+                        let d = self.tan(rhs).unwrap_or(zero);
                         if let Some(dl) = self.dref(lhs) {
                             self.w.line(&format!("{label}{dl} = {d}"));
                             label.clear();

@@ -877,6 +877,7 @@ mod tests {
                 cfg: Cfg::default(),
                 directives: vec![],
                 interface_blocks: vec![],
+                types: vec![],
                 formats: vec![],
                 data: vec![],
             }

@@ -88,6 +88,8 @@ pub struct Unit {
     /// The unit's interface blocks, for derivatives to declare the same
     /// explicit interfaces.
     pub interface_blocks: Vec<InterfaceBlock>,
+    /// Derived-type definitions, in order.
+    pub types: Vec<crate::types::TypeDef>,
     /// The unit's FORMAT statements: label and text (one line, without the
     /// label), for derivatives that keep the I/O statements using them.
     pub formats: Vec<(u32, String)>,
@@ -707,6 +709,31 @@ pub enum ExprKind {
 }
 
 impl Expr {
+    /// The direct sub-expressions, in [`Expr::walk`]'s order.
+    pub fn children(&self) -> Vec<&Expr> {
+        let mut out: Vec<&Expr> = Vec::new();
+        match &self.kind {
+            ExprKind::Complex(a, b) => out.extend([&**a, &**b]),
+            ExprKind::ArrayRef { subs, .. } => out.extend(subscript_exprs(subs)),
+            ExprKind::Intrinsic { args, .. }
+            | ExprKind::FunctionCall { args, .. }
+            | ExprKind::Apply { args, .. } => out.extend(args.iter().map(|a| &a.value)),
+            ExprKind::Unary { operand, .. } => out.push(operand),
+            ExprKind::Binary { lhs, rhs, .. } => out.extend([&**lhs, &**rhs]),
+            ExprKind::ArrayCtor(items) => out.extend(items.iter()),
+            ExprKind::ImpliedDo { items, bounds, .. } => out.extend(items.iter().chain(bounds)),
+            ExprKind::Component { base, subs, .. } => {
+                out.push(base);
+                out.extend(subscript_exprs(subs));
+            }
+            ExprKind::Range { lo, hi, stride } => {
+                out.extend([lo, hi, stride].into_iter().flatten().map(|b| &**b))
+            }
+            _ => {}
+        }
+        out
+    }
+
     /// Calls `f` on this expression and every sub-expression, pre-order.
     pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
         f(self);
@@ -814,6 +841,14 @@ impl Expr {
             _ => {}
         }
     }
+}
+
+/// The expressions of subscripts (indices, and range bounds and strides).
+pub fn subscript_exprs(subs: &[Subscript]) -> impl Iterator<Item = &Expr> {
+    subs.iter().flat_map(|s| match s {
+        Subscript::Index(e) => vec![e],
+        Subscript::Range { lo, hi, stride } => [lo, hi, stride].into_iter().flatten().collect(),
+    })
 }
 
 fn walk_subs<'a>(subs: &'a [Subscript], f: &mut impl FnMut(&'a Expr)) {

@@ -10,6 +10,8 @@ pub mod intrinsics;
 pub mod ir;
 pub mod link;
 pub mod lower;
+pub mod types;
 
 pub use idx::{IdVec, Idx};
 pub use ir::*;
+pub use types::{ComponentDef, DerivativeType, TypeDef};

@@ -178,6 +178,27 @@ fn resolve(units: &mut Units, which: &[UnitId], diags: &mut Vec<(FileId, Diagnos
             }
         }
     }
+    // Component kinds named by constants (`real(dp) :: x` in a type).
+    let mut kinds: Vec<(UnitId, usize, usize, u32)> = Vec::new();
+    for &i in which {
+        let u = &units[i];
+        for (t, def) in u.types.iter().enumerate() {
+            for (c, comp) in def.components.iter().enumerate() {
+                if comp.ty.kind.is_some() {
+                    continue;
+                }
+                let Some(kt) = comp.ty.kind_text.as_deref() else {
+                    continue;
+                };
+                if let Some(k) = kind_from_name(units, u, kt) {
+                    kinds.push((i, t, c, k));
+                }
+            }
+        }
+    }
+    for (i, t, c, k) in kinds {
+        Arc::make_mut(&mut units[i]).types[t].components[c].ty.kind = Some(k);
+    }
     // Names applied to arguments, and CALL targets.
     let mut plans: IdVec<UnitId, Option<ReferencePlan>> = units.iter().map(|_| None).collect();
     let found: Vec<(UnitId, ReferencePlan)> = which
@@ -301,7 +322,7 @@ fn find_visible(
 
 /// The remote name `local` refers to through a USE, if that USE makes it
 /// visible.
-fn remote_name<'a>(us: &'a UseDecl, local: &'a str) -> Option<&'a str> {
+pub(crate) fn remote_name<'a>(us: &'a UseDecl, local: &'a str) -> Option<&'a str> {
     if let Some(only) = &us.only {
         return only
             .iter()

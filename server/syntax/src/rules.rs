@@ -395,11 +395,16 @@ rules! {
         code: "active-derived-type",
         severity: Severity::Error,
         group: Group::Generator,
-        summary: "an active variable of derived type",
-        doc: "Activity treats a derived-type variable as a whole, but no derivative is \
-              generated for variables of derived type yet.\n\n\
-              Pass the real components that carry derivatives as separate variables or \
-              arrays.",
+        summary: "an active derived-type variable that gets no derivative",
+        doc: "A derived type `t` whose values carry derivatives gets a derivative type \
+              `t_d` (tangent) or `t_b` (adjoint) in the derivative module of the module \
+              that defines `t`, holding its real and complex components. This rule \
+              reports what does not get one yet: types with allocatable or pointer real \
+              components, types defined outside modules or with `extends`, type \
+              parameters or type-bound procedures, functions of derived type, and \
+              references to arrays of components (`ps%x`) in differentiated code.\n\n\
+              Index arrays of components in a loop (`ps(i)%x`); pass allocatable or \
+              pointer components as separate arrays.",
         example: None,
     };
     ACTIVE_UNKNOWN_MODULE_VARIABLE = Rule {

@@ -296,6 +296,33 @@ fn plan_loop(
         own_index(unit, lp),
         written_anywhere,
     );
+    // Computed versions nothing the reverse sweep reads depends on are
+    // not recovered (the generator computes only what the statements and
+    // the loop's start read; the report says the same).
+    let mut reached: Vec<bool> = vec![false; versions.len()];
+    let mut todo: Vec<usize> = built
+        .demands
+        .iter()
+        .flatten()
+        .chain(b.starts.iter())
+        .copied()
+        .collect();
+    while let Some(v) = todo.pop() {
+        if v >= versions.len() || reached[v] {
+            continue;
+        }
+        reached[v] = true;
+        if let How::Inverted { term, .. } | How::Recomputed { term } = &versions[v].how {
+            let mut deps = Vec::new();
+            term.versions(&mut deps);
+            todo.extend(deps);
+        }
+    }
+    for (v, ver) in versions.iter_mut().enumerate() {
+        if !reached[v] && matches!(ver.how, How::Inverted { .. } | How::Recomputed { .. }) {
+            ver.how = How::Unneeded;
+        }
+    }
     Plan {
         stmt: lp,
         body: loop_body(unit, lp).to_vec(),

@@ -60,7 +60,11 @@ impl Gen<'_> {
             let bn = target(o).and_then(|(s, _)| inp.bname.get(&s));
             if let (Some(b), Some(bn)) = (inp.bref(o), bn) {
                 self.out.fwd.line(&format!("allocate({b})"));
-                self.out.fwd.line(&format!("{bn} = 0.0d0"));
+                let ty = target(o).map(|(s, _)| inp.unit.symbol(s).ty.clone());
+                let zero = ty
+                    .map(|ty| crate::derived::zero_of(inp.program, &inp.unit, &ty, "_b"))
+                    .unwrap_or_else(|| "0.0d0".into());
+                self.out.fwd.line(&format!("{bn} = {zero}"));
                 freed.push(bn.clone());
             }
             if let Some((s, _)) = target(o) {

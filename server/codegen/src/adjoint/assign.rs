@@ -44,9 +44,21 @@ impl Gen<'_> {
                 .refuse(span, "this assignment target cannot be differentiated");
             return rev;
         };
-        if matches!(lhs.kind, ExprKind::Component { .. }) && inp.has_adjoint(t) {
-            self.out
-                .refuse(span, "derived-type components are not differentiated yet");
+        let program = inp.program;
+        // A component without a derivative (`p%id`) is passive.
+        let carried = crate::derived::carries_ref(program, unit, lhs);
+        let derived_lhs = carried && crate::derived::is_derived(program, unit, lhs);
+        if derived_lhs && inp.has_adjoint(t) {
+            if let Some(m) = crate::derived::unsupported_assignment(
+                program,
+                unit,
+                lhs,
+                rhs,
+                self.active_inside(rhs),
+            ) {
+                self.out.refuse(span, m);
+                return rev;
+            }
         }
         if inp.has_adjoint(t)
             && unit.symbol(t).ty.base == BaseType::Complex
@@ -59,7 +71,7 @@ impl Gen<'_> {
         }
         let record = !dead && inp.recorded(id).contains(&t);
         if record {
-            if let Err(m) = pushable(unit, t, whole) {
+            if let Err(m) = pushable(program, unit, t, whole, lhs) {
                 self.out.refuse(span, m);
             }
             self.out.trace.push(id, t);
@@ -67,7 +79,7 @@ impl Gen<'_> {
                 self.out.trace.recovery(None, t, Choice::Stored);
             }
         }
-        let adjoint = inp.has_adjoint(t) && inp.act.active_after(id, t);
+        let adjoint = inp.has_adjoint(t) && carried && inp.act.active_after(id, t);
         // An elemental function would be evaluated (and differentiated)
         // outside the mask too.
         let elementwise = inp
@@ -135,7 +147,14 @@ impl Gen<'_> {
             }
         }
         rev.extend(hoisted.before_adjoint());
-        if adjoint {
+        let zero = crate::derived::zero(program, unit, lhs, "_b");
+        if adjoint && derived_lhs {
+            rev.extend(
+                self.derived_adjoint(lhs, rhs, t)
+                    .into_iter()
+                    .map(Line::Plain),
+            );
+        } else if adjoint {
             let lb = inp.bref(lhs).unwrap_or_default();
             let r = if array_valued(unit, lhs) {
                 rank_of(unit, lhs)
@@ -182,15 +201,60 @@ impl Gen<'_> {
                 self.adj(rhs, &real_part(tb), r, &mut body);
             }
             rev.extend(body.into_iter().map(Line::Plain));
-        } else if inp.has_adjoint(t) && inp.act.useful_after(id, t) {
+        } else if inp.has_adjoint(t) && carried && inp.act.useful_after(id, t) {
             // A passive value overwrites a useful variable: its adjoint is
             // cut here (elsewhere it is zero already).
             if let Some(lb) = inp.bref(lhs) {
-                rev.push(Line::Plain(format!("{under}{lb} = 0.0d0")));
+                rev.push(Line::Plain(format!("{under}{lb} = {zero}")));
             }
         }
         rev.extend(hoisted.after_adjoint());
         rev
+    }
+
+    /// The adjoint of `lhs = rhs` for a derived-type `lhs` (one value):
+    /// `rhs`'s adjoint gains `lhs`'s leaf by leaf, and `lhs`'s is reset
+    /// (through a temporary when `rhs` may be `lhs` itself).
+    fn derived_adjoint(&mut self, lhs: &Expr, rhs: &Expr, t: SymbolId) -> Vec<String> {
+        let inp = self.inp;
+        let (program, unit) = (inp.program, &inp.unit);
+        let Some(lb) = inp.bref(lhs) else {
+            return Vec::new();
+        };
+        let zero = crate::derived::zero(program, unit, lhs, "_b");
+        let rb = if self.active_inside(rhs) && crate::derived::carries_ref(program, unit, rhs) {
+            inp.bref(rhs)
+        } else {
+            None
+        };
+        let Some(rb) = rb else {
+            return vec![format!("{lb} = {zero}")];
+        };
+        let leaves = program
+            .reference_type(unit, lhs)
+            .map(|(scope, ty)| crate::derived::leaves(program, scope, &ty))
+            .unwrap_or_default();
+        let mut out = Vec::new();
+        let from = if mentions(rhs, t) {
+            let ty = program
+                .reference_type(unit, lhs)
+                .map(|(scope, ty)| crate::derived::derivative_type(program, scope, &ty, "_b"))
+                .map(|ty| dfort_ir::dump::type_name(&ty))
+                .unwrap_or_default();
+            let tmp = self.out.ztemp(ty);
+            out.push(format!("{tmp} = {lb}"));
+            out.push(format!("{lb} = {zero}"));
+            tmp
+        } else {
+            lb.clone()
+        };
+        for l in &leaves {
+            out.push(format!("{rb}{l} = {rb}{l} + {from}{l}"));
+        }
+        if from == lb {
+            out.push(format!("{lb} = {zero}"));
+        }
+        out
     }
 
     /// Whether a derivative flows through `e` here: it holds a variable
@@ -223,7 +287,10 @@ impl Gen<'_> {
         };
         if mr > 0
             && rank_of(unit, e) == 0
-            && !matches!(e.kind, ExprKind::Var(_) | ExprKind::ArrayRef { .. })
+            && !matches!(
+                e.kind,
+                ExprKind::Var(_) | ExprKind::ArrayRef { .. } | ExprKind::Component { .. }
+            )
         {
             // Below a scalar the adjoint is a scalar: no WHERE mask
             // applies to what is inside (a `sum`'s argument is whole).
@@ -234,7 +301,8 @@ impl Gen<'_> {
             return;
         }
         match &e.kind {
-            ExprKind::Var(_) | ExprKind::ArrayRef { .. } => {
+            ExprKind::Component { .. } if !crate::derived::carries_ref(inp.program, unit, e) => {}
+            ExprKind::Var(_) | ExprKind::ArrayRef { .. } | ExprKind::Component { .. } => {
                 if let Some(b) = inp.bref(e) {
                     if rank_of(unit, e) == 0 && mr > 0 {
                         out.push(format!("{b} = {b} + {}", total(m)));

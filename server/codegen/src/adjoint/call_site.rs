@@ -423,6 +423,13 @@ impl Gen<'_> {
                 }
                 (Some(DerivActual::Ref(r)), None) => list.push(r),
                 (Some(DerivActual::Value(e, f)), None) => {
+                    if cu.symbol(f).ty.base == BaseType::Derived {
+                        self.out.refuse(
+                            e.span,
+                            "a derived-type value that is not a variable is passed where the callee differentiates it; its derivative is not generated yet",
+                        );
+                        continue;
+                    }
                     let z = self.out.ztemp(dfort_ir::dump::type_name(&cu.symbol(f).ty));
                     pre.push(format!("{z} = 0.0d0"));
                     self.adj(e, &z, 0, &mut post);

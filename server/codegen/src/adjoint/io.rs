@@ -64,11 +64,15 @@ impl Gen<'_> {
                         .iter()
                         .any(|(t, _)| *t == s)
             });
-            let (item, whole) = match items.as_slice() {
-                [one] if !implied => (print(unit, one), whole),
-                _ => (unit.symbol(s).name.clone(), true),
+            let whole_ref = Expr {
+                kind: ExprKind::Var(s),
+                span,
             };
-            if let Err(m) = pushable(unit, s, whole) {
+            let (item, whole, reference) = match items.as_slice() {
+                [one] if !implied => (print(unit, one), whole, *one),
+                _ => (unit.symbol(s).name.clone(), true, &whole_ref),
+            };
+            if let Err(m) = pushable(inp.program, unit, s, whole, reference) {
                 self.out.refuse(span, m);
             }
             if pushed.contains(&item) {
@@ -139,7 +143,8 @@ impl Gen<'_> {
             );
         }
         if let Some(b) = inp.bref(item) {
-            out.push(format!("{b} = 0.0d0"));
+            let zero = crate::derived::zero(inp.program, unit, item, "_b");
+            out.push(format!("{b} = {zero}"));
         }
     }
 }

@@ -101,7 +101,8 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
         // Allocatable adjoints are zeroed when they are allocated.
         let owned = owned || unit.symbol(*s).attrs.allocatable;
         if let (Some(b), false) = (inp.bname.get(s), owned) {
-            w.line(&format!("{b} = 0.0d0"));
+            let zero = crate::derived::zero_of(inp.program, unit, &unit.symbol(*s).ty, "_b");
+            w.line(&format!("{b} = {zero}"));
         }
     }
     w.line("! forward sweep");

@@ -5,13 +5,21 @@
 //! ([`dfort_analysis::checkpoint::tape_limit`]); [`pushable`] and
 //! [`describe`] say why, for a refusal.
 
-use dfort_analysis::checkpoint::{tape_limit, TapeLimit};
+use dfort_analysis::checkpoint::{reference_tape_limit, TapeLimit};
 use dfort_ir::*;
 
 /// Whether the runtime can push this variable (`whole`) or an element or
 /// section of it; why not otherwise.
-pub(super) fn pushable(unit: &Unit, s: SymbolId, whole: bool) -> Result<(), String> {
-    match tape_limit(unit, s, whole) {
+/// `e` is the data reference pushed (a component of a derived-type
+/// variable is pushed as itself).
+pub(super) fn pushable(
+    program: &Program,
+    unit: &Unit,
+    s: SymbolId,
+    whole: bool,
+    e: &Expr,
+) -> Result<(), String> {
+    match reference_tape_limit(program, unit, s, whole, e) {
         Some(limit) => Err(describe(unit, s, limit)),
         None => Ok(()),
     }

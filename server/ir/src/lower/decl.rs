@@ -138,8 +138,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 }
             }
             "interface" => self.interface_block(n),
-            "derived_type_definition"
-            | "import_statement"
+            "derived_type_definition" => self.derived_type_definition(n),
+            "import_statement"
             | "private_statement"
             | "public_statement"
             | "namelist_statement"
@@ -154,6 +154,104 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             _ => return false,
         }
         true
+    }
+
+    /// A derived-type definition: its name and components (types, bounds
+    /// as written, allocatable and pointer), and what dfort does not give
+    /// a derivative type.
+    fn derived_type_definition(&mut self, n: FNode<'a>) {
+        let mut def = crate::types::TypeDef {
+            name: String::new(),
+            span: self.span(n),
+            components: Vec::new(),
+            unsupported: None,
+        };
+        for c in named_children(n) {
+            match c.kind() {
+                "derived_type_statement" => {
+                    for k in named_children(c) {
+                        match k.kind() {
+                            "type_name" | "name" if def.name.is_empty() => {
+                                def.name = self.lname(k);
+                                def.span = self.span(k);
+                            }
+                            "access_specifier" => {}
+                            _ => {
+                                let t = self.text(k).trim().to_ascii_lowercase();
+                                def.unsupported.get_or_insert(format!("`{t}`"));
+                            }
+                        }
+                    }
+                }
+                "variable_declaration" => self.components(c, &mut def),
+                "end_type_statement" | "comment" | "private_statement" | "public_statement" => {}
+                other => {
+                    def.unsupported
+                        .get_or_insert(format!("a {}", other.replace('_', " ")));
+                }
+            }
+        }
+        if !def.name.is_empty() {
+            self.unit.types.push(def);
+        }
+    }
+
+    /// The components one declaration inside a type definition declares.
+    fn components(&mut self, n: FNode<'a>, def: &mut crate::types::TypeDef) {
+        let ty = field(n, "type")
+            .map(|t| self.lower_type(t))
+            .unwrap_or_else(Type::none);
+        let (mut allocatable, mut pointer) = (false, false);
+        let mut dims_attr = String::new();
+        for q in fields(n, "attribute") {
+            let t = self.text(q).trim().to_ascii_lowercase();
+            if t.starts_with("allocatable") {
+                allocatable = true;
+            } else if t.starts_with("pointer") {
+                pointer = true;
+            } else if let Some(rest) = t.strip_prefix("dimension") {
+                dims_attr = rest.trim().to_string();
+            } else {
+                def.unsupported
+                    .get_or_insert(format!("a component declared `{t}`"));
+            }
+        }
+        for d in fields(n, "declarator") {
+            let target = match d.kind() {
+                "init_declarator" | "pointer_init_declarator" => field(d, "left"),
+                _ => Some(d),
+            };
+            let Some(target) = target else { continue };
+            let (name, size) = match target.kind() {
+                "identifier" => (Some(target), None),
+                "sized_declarator" => {
+                    let kids = named_children(target);
+                    (
+                        kids.iter().copied().find(|k| k.kind() == "identifier"),
+                        kids.iter().copied().find(|k| k.kind() == "size"),
+                    )
+                }
+                _ => (None, None),
+            };
+            let Some(name) = name else { continue };
+            let mut dims = match size {
+                Some(s) => self.text(s).trim().to_ascii_lowercase(),
+                None => dims_attr.clone(),
+            };
+            dims.retain(|c| !c.is_whitespace());
+            if !dims.is_empty() && !dims.starts_with('(') {
+                dims = format!("({dims})");
+            }
+            def.components.push(crate::types::ComponentDef {
+                name: self.lname(name),
+                ty: ty.clone(),
+                rank: rank_of_bounds(&dims),
+                dims,
+                allocatable,
+                pointer,
+                span: self.span(name),
+            });
+        }
     }
 
     fn interface_block(&mut self, n: FNode<'a>) {
@@ -782,4 +880,23 @@ fn data_objects(n: FNode) -> Vec<FNode> {
 /// A label's value from a `statement_label` node text.
 pub(crate) fn parse_label(text: &str) -> Option<u32> {
     label_value(text)
+}
+
+/// The rank of array bounds written `(a, b:c, :)`: top-level commas plus
+/// one (0 for none).
+fn rank_of_bounds(dims: &str) -> usize {
+    if dims.is_empty() {
+        return 0;
+    }
+    let mut depth = 0i32;
+    let mut rank = 1;
+    for c in dims.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 1 => rank += 1,
+            _ => {}
+        }
+    }
+    rank
 }

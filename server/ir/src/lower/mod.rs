@@ -358,6 +358,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             cfg: Cfg::default(),
             directives: Vec::new(),
             interface_blocks: Vec::new(),
+            types: Vec::new(),
             formats: Vec::new(),
             data: Vec::new(),
         };

@@ -505,6 +505,8 @@ impl Proc {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Module {
     pub name: String,
+    /// Derived-type definitions, as lines.
+    pub types: Vec<String>,
     pub decls: Vec<Decl>,
     pub procs: Vec<Proc>,
 }
@@ -529,6 +531,9 @@ impl Program {
             w.line(&format!("module {}", m.name));
             w.indent();
             w.line("implicit none");
+            for t in &m.types {
+                w.line(t);
+            }
             for d in &m.decls {
                 w.line(&d.print());
             }

@@ -331,6 +331,7 @@ impl<'r> Generator<'r> {
             ];
             let mut m = Module {
                 name: "fzm".into(),
+                types: Vec::new(),
                 decls: vec![
                     Decl::real("gs", vec![]),
                     Decl::real("gv", vec![ge.text.clone()]),
@@ -627,6 +628,33 @@ impl<'r> Generator<'r> {
                 ..Decl::real("zc", Vec::new())
             });
             let (set, uses) = self.complex_stmts(&env);
+            let at = self.rng.random_range(0..=body.len());
+            let later = self.rng.random_range(at..=body.len());
+            for (k, st) in uses.into_iter().enumerate() {
+                body.insert(later + k, st);
+            }
+            for (k, st) in set.into_iter().enumerate() {
+                body.insert(at + k, st);
+            }
+        }
+        if let (Some(m), true) = (module.as_mut(), self.chance(0.3)) {
+            // Locals of a derived type of the module: components set,
+            // overwritten (one indexes another), copied whole, read back.
+            m.types = [
+                "type fzt",
+                "  real(8) :: a, b(3)",
+                "  integer :: k",
+                "end type fzt",
+            ]
+            .map(String::from)
+            .to_vec();
+            for name in ["td", "tq"] {
+                decls.push(Decl {
+                    ty: "type(fzt)",
+                    ..Decl::real(name, Vec::new())
+                });
+            }
+            let (set, uses) = self.derived_stmts(&env);
             let at = self.rng.random_range(0..=body.len());
             let later = self.rng.random_range(at..=body.len());
             for (k, st) in uses.into_iter().enumerate() {
@@ -1223,6 +1251,73 @@ impl<'r> Generator<'r> {
                     "real",
                     vec![Expr::bin("*", Expr::call("conjg", vec![zc()]), zc())],
                 ),
+            };
+            uses.push(Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, read)));
+        }
+        (set, uses)
+    }
+
+    /// Statements on the derived-type locals `td` and `tq` (type `fzt`:
+    /// reals `a`, `b(3)`, an integer `k`): components set from real
+    /// values and overwritten (`b(td%k)` indexed by a component), a
+    /// whole copy, then assignments of real values read from them.
+    fn derived_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let v = |t: &str| Expr::var(t);
+        let mut set = vec![
+            Stmt::Assign(v("td%a"), self.rexpr(env, 2)),
+            Stmt::Assign(v("td%b(1)"), self.rexpr(env, 2)),
+            Stmt::Assign(v("td%b(2)"), Expr::bin("*", v("td%a"), self.rexpr(env, 1))),
+            Stmt::Assign(
+                v("td%b(3)"),
+                Expr::bin("+", Expr::call("sin", vec![v("td%b(1)")]), v("td%a")),
+            ),
+            Stmt::Assign(v("td%k"), Expr::int(self.range(1, 3))),
+            Stmt::Assign(v("tq"), v("td")),
+        ];
+        for _ in 0..self.range(1, 3) {
+            let (lhs, rhs) = match self.rng.random_range(0..3) {
+                0 => (
+                    "td%a",
+                    Expr::bin(
+                        "+",
+                        Expr::bin("*", v("td%a"), v("td%b(td%k)")),
+                        Expr::bin("*", Expr::lit("0.5d0"), v("tq%b(3)")),
+                    ),
+                ),
+                1 => (
+                    "td%b(2)",
+                    Expr::bin(
+                        "*",
+                        v("td%b(2)"),
+                        Expr::call("cos", vec![Expr::bin("*", v("td%a"), self.literal())]),
+                    ),
+                ),
+                _ => (
+                    "tq%b(1)",
+                    Expr::bin(
+                        "-",
+                        v("tq%b(1)"),
+                        Expr::bin("*", v("td%b(3)"), self.rexpr(env, 1)),
+                    ),
+                ),
+            };
+            set.push(Stmt::Assign(v(lhs), rhs));
+            if self.chance(0.3) {
+                set.push(Stmt::Assign(v("tq"), v("td")));
+            }
+        }
+        let mut uses = Vec::new();
+        for _ in 0..self.range(1, 2) {
+            let Some(t) = self.target(env) else { break };
+            let lhs = self.element(env, &t);
+            let read = match self.rng.random_range(0..3) {
+                0 => Expr::bin("*", v("td%a"), self.rexpr(env, 1)),
+                1 => Expr::bin(
+                    "+",
+                    v("tq%b(2)"),
+                    Expr::bin("*", v("td%b(3)"), self.literal()),
+                ),
+                _ => Expr::bin("*", v("tq%a"), v("td%b(1)")),
             };
             uses.push(Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, read)));
         }

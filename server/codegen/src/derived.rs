@@ -1,0 +1,412 @@
+//! Derivative types, Tapenade's convention: a derived type `t` whose
+//! values carry derivatives ([`dfort_ir::Program::derivative_type`]) gets
+//! the type `t_d` (tangent) or `t_b` (adjoint), defined in the derivative
+//! module `<m>_d` / `<m>_b` of the module `m` that defines `t`. It holds
+//! the real and complex components of `t` under their own names (so that
+//! `p%x`'s derivative is `pb%x`), and components of derived types as
+//! their derivative types; every component starts at zero, so `t_b()` is
+//! the zero of the type.
+//!
+//! Contract: the generators declare a derived variable's derivative with
+//! [`derivative_type`], zero it with [`zero`], and add the adjoint of one
+//! derived value to another leaf by leaf ([`leaves`]).
+
+use crate::names::DiffSet;
+use dfort_ir::*;
+use std::collections::BTreeMap;
+
+/// `t<suffix>`, the name of `t`'s derivative type.
+pub fn type_name(name: &str, suffix: &str) -> String {
+    format!("{name}{suffix}")
+}
+
+/// The definition a derived type (as `unit` spells it) refers to, by
+/// its defining module's name and its own.
+fn defined<'a>(program: &'a Program, unit: &Unit, ty: &Type) -> Option<(&'a Unit, &'a TypeDef)> {
+    let (owner, def) = program.type_of(unit, ty)?;
+    Some((program.unit(owner), def))
+}
+
+/// The type of a derivative of a value of type `ty` (seen from `unit`):
+/// `ty` itself unless it is derived.
+pub fn derivative_type(program: &Program, unit: &Unit, ty: &Type, suffix: &str) -> Type {
+    let mut out = ty.clone();
+    if let Some((_, def)) = defined(program, unit, ty) {
+        out.derived = Some(type_name(&def.name, suffix));
+    }
+    out
+}
+
+/// The zero of a derivative of the data reference `e` (`0.0d0`, or the
+/// derivative type's constructor with its default, zero, components).
+pub fn zero(program: &Program, unit: &Unit, e: &Expr, suffix: &str) -> String {
+    match program.reference_type(unit, e) {
+        Some((scope, ty)) => zero_of(program, scope, &ty, suffix),
+        None => "0.0d0".into(),
+    }
+}
+
+/// The zero of a derivative of a value of type `ty`.
+pub fn zero_of(program: &Program, unit: &Unit, ty: &Type, suffix: &str) -> String {
+    match defined(program, unit, ty) {
+        Some((_, def)) => format!("{}()", type_name(&def.name, suffix)),
+        None => "0.0d0".into(),
+    }
+}
+
+/// Whether the data reference `e` is of a derived type.
+pub fn is_derived(program: &Program, unit: &Unit, e: &Expr) -> bool {
+    program
+        .reference_type(unit, e)
+        .is_some_and(|(_, t)| t.base == BaseType::Derived)
+}
+
+/// The component paths (`%x`, `%c%y`) of a derived type's values that
+/// carry derivatives, depth first in declaration order.
+pub fn leaves(program: &Program, unit: &Unit, ty: &Type) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some((owner, def)) = defined(program, unit, ty) {
+        for c in &def.components {
+            match c.ty.base {
+                BaseType::Real | BaseType::Complex => out.push(format!("%{}", c.name)),
+                BaseType::Derived
+                    if program.derivative_type_of(owner, &c.ty) == Some(DerivativeType::Yes) =>
+                {
+                    for l in leaves(program, owner, &c.ty) {
+                        out.push(format!("%{}{l}", c.name));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The modules whose derivative modules a routine of `unit` uses for its
+/// derived variables: for the derivative types of those with a
+/// derivative (`names`), and in the adjoint (`tape`) for the `dfort_push`
+/// and `dfort_pop` of every type [`tape_types`] holds; `own`, the
+/// routine's module, excepted.
+pub fn modules_of(
+    program: &Program,
+    unit: &Unit,
+    names: &std::collections::HashMap<SymbolId, String>,
+    own: Option<&String>,
+    tape: bool,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (s, sym) in unit.symbols.iter_enumerated() {
+        let Some((m, _)) = defined(program, unit, &sym.ty) else {
+            continue;
+        };
+        let carried = names.contains_key(&s)
+            && program.derivative_type_of(unit, &sym.ty) == Some(DerivativeType::Yes);
+        let saved = tape && dfort_analysis::checkpoint::tapeable_type(program, unit, &sym.ty);
+        if (carried || saved) && Some(&m.name) != own && !out.contains(&m.name) {
+            out.push(m.name.clone());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The derived types whose values the adjoints of `diff` may save: the
+/// tapeable types ([`dfort_analysis::checkpoint::tapeable_type`]) of the
+/// variables of its units, with their components' types first.
+pub fn tape_types(program: &Program, diff: &DiffSet) -> Vec<(UnitId, String)> {
+    let mut order: Vec<(UnitId, String)> = Vec::new();
+    fn add(program: &Program, unit: &Unit, ty: &Type, order: &mut Vec<(UnitId, String)>, d: u32) {
+        if d > 16 || !dfort_analysis::checkpoint::tapeable_type(program, unit, ty) {
+            return;
+        }
+        let Some((owner, def)) = program.type_of(unit, ty) else {
+            return;
+        };
+        if order.iter().any(|(o, n)| *o == owner && *n == def.name) {
+            return;
+        }
+        for c in &def.components {
+            add(program, program.unit(owner), &c.ty, order, d + 1);
+        }
+        order.push((owner, def.name.clone()));
+    }
+    for &u in &diff.units {
+        let unit = program.unit(u);
+        for sym in unit.symbols.iter() {
+            add(program, unit, &sym.ty, &mut order, 0);
+        }
+    }
+    order
+}
+
+/// `dfort_push` and `dfort_pop` for the types of [`tape_types`], per
+/// module: the lines that extend the runtime's generic interfaces, and
+/// the procedures (component by component for one value, element by
+/// element for arrays up to rank 3; pops in the reverse order).
+pub fn tape_procedures(
+    program: &Program,
+    diff: &DiffSet,
+) -> BTreeMap<String, (Vec<String>, String)> {
+    let mut out: BTreeMap<String, (Vec<String>, String)> = BTreeMap::new();
+    for (owner, name) in tape_types(program, diff) {
+        let unit = program.unit(owner);
+        let Some(def) = unit.types.iter().find(|t| t.name == name) else {
+            continue;
+        };
+        let (decls, text) = out.entry(unit.name.clone()).or_default();
+        let specific = |op: &str, r: usize| {
+            if r == 0 {
+                format!("dfort_{op}_{name}")
+            } else {
+                format!("dfort_{op}_{name}_{r}")
+            }
+        };
+        for op in ["push", "pop"] {
+            let all: Vec<String> = (0..=3).map(|r| specific(op, r)).collect();
+            decls.push(format!("interface dfort_{op}"));
+            decls.push(format!("  module procedure {}", all.join(", ")));
+            decls.push("end interface".into());
+        }
+        for op in ["push", "pop"] {
+            let intent = if op == "push" { "in" } else { "inout" };
+            // One value: its components (in reverse for the pop).
+            let mut comps: Vec<&str> = def.components.iter().map(|c| c.name.as_str()).collect();
+            if op == "pop" {
+                comps.reverse();
+            }
+            text.push_str(&format!(
+                "  subroutine {}(v)
+",
+                specific(op, 0)
+            ));
+            text.push_str(&format!(
+                "    type({name}), intent({intent}) :: v
+"
+            ));
+            for c in comps {
+                text.push_str(&format!(
+                    "    call dfort_{op}(v%{c})
+"
+                ));
+            }
+            text.push_str(&format!(
+                "  end subroutine {}
+",
+                specific(op, 0)
+            ));
+            for r in 1..=3usize {
+                let colons = vec![":"; r].join(", ");
+                let idx: Vec<String> = (1..=r).map(|k| format!("i{k}")).collect();
+                text.push_str(&format!(
+                    "  subroutine {}(v)
+",
+                    specific(op, r)
+                ));
+                text.push_str(&format!(
+                    "    type({name}), intent({intent}) :: v({colons})
+"
+                ));
+                text.push_str(&format!(
+                    "    integer :: {}
+",
+                    idx.join(", ")
+                ));
+                // Column-major order; the pop walks it backwards.
+                for k in (1..=r).rev() {
+                    let indent = "  ".repeat(2 + r - k);
+                    if op == "push" {
+                        text.push_str(&format!(
+                            "{indent}do i{k} = 1, size(v, {k})
+"
+                        ));
+                    } else {
+                        text.push_str(&format!(
+                            "{indent}do i{k} = size(v, {k}), 1, -1
+"
+                        ));
+                    }
+                }
+                let indent = "  ".repeat(2 + r);
+                text.push_str(&format!(
+                    "{indent}call dfort_{op}(v({}))
+",
+                    idx.join(", ")
+                ));
+                for k in 1..=r {
+                    let indent = "  ".repeat(2 + r - k);
+                    text.push_str(&format!(
+                        "{indent}end do
+"
+                    ));
+                }
+                text.push_str(&format!(
+                    "  end subroutine {}
+",
+                    specific(op, r)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The definitions of the derivative types the derivative set needs
+/// (its variables' types and their components' types), per defining
+/// module, each type after those of its components.
+pub fn definitions(
+    program: &Program,
+    diff: &DiffSet,
+    suffix: &str,
+) -> BTreeMap<String, Vec<String>> {
+    let mut order: Vec<(UnitId, String)> = Vec::new();
+    let visit = |unit: &Unit, ty: &Type, order: &mut Vec<(UnitId, String)>| {
+        need(program, unit, ty, order, 0);
+    };
+    for &u in &diff.units {
+        let unit = program.unit(u);
+        for s in diff.with_d[u].ids() {
+            if let Some(sym) = unit.symbols.get(s) {
+                visit(unit, &sym.ty, &mut order);
+            }
+        }
+    }
+    for &(m, s) in &diff.module_vars {
+        let unit = program.unit(m);
+        visit(unit, &unit.symbol(s).ty, &mut order);
+    }
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (owner, name) in order {
+        let unit = program.unit(owner);
+        let Some(def) = unit.types.iter().find(|t| t.name == name) else {
+            continue;
+        };
+        let lines = out.entry(unit.name.clone()).or_default();
+        lines.push(format!("type {}", type_name(&def.name, suffix)));
+        for c in &def.components {
+            let carried = match c.ty.base {
+                BaseType::Real | BaseType::Complex => true,
+                BaseType::Derived => {
+                    program.derivative_type_of(unit, &c.ty) == Some(DerivativeType::Yes)
+                }
+                _ => false,
+            };
+            if !carried {
+                continue;
+            }
+            let ty = derivative_type(program, unit, &c.ty, suffix);
+            let init = if c.ty.base == BaseType::Derived {
+                ""
+            } else {
+                " = 0.0d0"
+            };
+            lines.push(format!(
+                "  {} :: {}{}{init}",
+                dfort_ir::dump::type_name(&ty),
+                c.name,
+                c.dims
+            ));
+        }
+        lines.push(format!("end type {}", type_name(&def.name, suffix)));
+    }
+    out
+}
+
+/// Adds the derivative types `ty` needs (its components' first) to
+/// `order`.
+fn need(program: &Program, unit: &Unit, ty: &Type, order: &mut Vec<(UnitId, String)>, depth: u32) {
+    if depth > 16 {
+        return;
+    }
+    let Some((owner, def)) = program.type_of(unit, ty) else {
+        return;
+    };
+    if program.derivative_type(owner, def) != DerivativeType::Yes
+        || order.iter().any(|(o, n)| *o == owner && *n == def.name)
+    {
+        return;
+    }
+    let owner_unit = program.unit(owner);
+    for c in &def.components {
+        need(program, owner_unit, &c.ty, order, depth + 1);
+    }
+    order.push((owner, def.name.clone()));
+}
+
+/// Whether the data reference `e` carries a derivative by its type: a
+/// component of a type without one (`p%id`) does not.
+pub fn carries_ref(program: &Program, unit: &Unit, e: &Expr) -> bool {
+    if !matches!(e.kind, ExprKind::Component { .. }) {
+        return true;
+    }
+    match program.reference_type(unit, e) {
+        Some((scope, ty)) => match ty.base {
+            BaseType::Real | BaseType::Complex => true,
+            BaseType::Derived => {
+                program.derivative_type_of(scope, &ty) == Some(DerivativeType::Yes)
+            }
+            _ => false,
+        },
+        None => false,
+    }
+}
+
+/// The rank of a component reference (`ps%x` is 1, `ps(i)%y` is the
+/// rank of `y`); 0 for other expressions.
+pub fn component_rank(program: &Program, unit: &Unit, e: &Expr) -> usize {
+    fn ranked(subs: &[Subscript]) -> usize {
+        subs.iter()
+            .filter(|s| matches!(s, Subscript::Range { .. }))
+            .count()
+    }
+    match &e.kind {
+        ExprKind::Var(s) => unit.symbol(*s).rank(),
+        ExprKind::ArrayRef { subs, .. } => ranked(subs),
+        ExprKind::Component { base, name, subs } => {
+            let own = if subs.is_empty() {
+                program
+                    .reference_type(unit, base)
+                    .and_then(|(scope, bt)| {
+                        let (_, def) = program.type_of(scope, &bt)?;
+                        def.component(name).map(|c| c.rank)
+                    })
+                    .unwrap_or(0)
+            } else {
+                ranked(subs)
+            };
+            component_rank(program, unit, base) + own
+        }
+        _ => 0,
+    }
+}
+
+/// Why an assignment to a derived-type data reference with a derivative
+/// is not differentiated (`None` when it is): the target must be one
+/// value (not an array of them), and the value a data reference when
+/// derivatives flow into it (`active`).
+pub fn unsupported_assignment(
+    program: &Program,
+    unit: &Unit,
+    lhs: &Expr,
+    rhs: &Expr,
+    active: bool,
+) -> Option<String> {
+    if component_rank(program, unit, lhs) > 0 {
+        return Some(format!(
+            "`{}` is an array of derived type assigned whole; its derivative is not generated yet (assign it element by element)",
+            dfort_ir::dump::expr(unit, lhs)
+        ));
+    }
+    let reference = matches!(
+        rhs.kind,
+        ExprKind::Var(_) | ExprKind::ArrayRef { .. } | ExprKind::Component { .. }
+    );
+    if active && !(reference && component_rank(program, unit, rhs) == 0) {
+        return Some(format!(
+            "`{}` is assigned a derived-type value that is not a variable or an element (`{}`); its derivative is not generated yet",
+            dfort_ir::dump::expr(unit, lhs),
+            dfort_ir::dump::expr(unit, rhs)
+        ));
+    }
+    None
+}

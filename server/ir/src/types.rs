@@ -1,0 +1,197 @@
+//! Derived types: the definitions a unit holds, the definition a local
+//! type name refers to (by host or use association, renames included),
+//! and the type of a data reference through its components.
+
+use crate::ir::*;
+
+/// A derived-type definition (`type [, attrs ::] name … end type`).
+#[derive(Clone, Debug)]
+pub struct TypeDef {
+    /// Lower case.
+    pub name: String,
+    pub span: Span,
+    pub components: Vec<ComponentDef>,
+    /// What makes the type one dfort does not give a derivative type
+    /// (`extends`, type parameters, type-bound procedures, `sequence`),
+    /// as a phrase.
+    pub unsupported: Option<String>,
+}
+
+/// One component of a derived type.
+#[derive(Clone, Debug)]
+pub struct ComponentDef {
+    /// Lower case.
+    pub name: String,
+    pub ty: Type,
+    /// The array bounds as written (`(3)`, `(0:nmax)`, `(:)`), empty for
+    /// a scalar component.
+    pub dims: String,
+    pub rank: usize,
+    pub allocatable: bool,
+    pub pointer: bool,
+    pub span: Span,
+}
+
+impl TypeDef {
+    pub fn component(&self, name: &str) -> Option<&ComponentDef> {
+        self.components.iter().find(|c| c.name == name)
+    }
+}
+
+impl Program {
+    /// The definition the type name `local` refers to in `unit`: the
+    /// unit's own, a host's, or a module's through USE (renames and ONLY
+    /// lists followed), with the unit that defines it.
+    pub fn type_def<'a>(&'a self, unit: &Unit, local: &str) -> Option<(UnitId, &'a TypeDef)> {
+        self.type_def_in(unit, local, 0)
+    }
+
+    fn type_def_in<'a>(
+        &'a self,
+        unit: &Unit,
+        local: &str,
+        depth: u32,
+    ) -> Option<(UnitId, &'a TypeDef)> {
+        if depth > 32 {
+            return None;
+        }
+        // The program's copy of the unit: callers may hold a rewritten one.
+        let own = self.units.get(unit.id)?;
+        if let Some(t) = own.types.iter().find(|t| t.name == local) {
+            return Some((unit.id, t));
+        }
+        for us in &unit.uses {
+            let Some(m) = us.target else { continue };
+            let Some(remote) = crate::link::remote_name(us, local) else {
+                continue;
+            };
+            if let Some(found) = self.type_def_in(self.unit(m), remote, depth + 1) {
+                return Some(found);
+            }
+        }
+        let host = self.unit(unit.parent?);
+        self.type_def_in(host, local, depth + 1)
+    }
+
+    /// The definition of a derived type `ty` seen from `unit`.
+    pub fn type_of<'a>(&'a self, unit: &Unit, ty: &Type) -> Option<(UnitId, &'a TypeDef)> {
+        if ty.base != BaseType::Derived {
+            return None;
+        }
+        self.type_def(unit, ty.derived.as_deref()?)
+    }
+
+    /// The type of a data reference (`x`, `a(i)`, `p%x`, `ps(i)%c(2)%y`)
+    /// and the unit whose names its derived type is spelt in; `None` for
+    /// anything else or a component dfort cannot resolve.
+    pub fn reference_type<'a>(&'a self, unit: &'a Unit, e: &Expr) -> Option<(&'a Unit, Type)> {
+        match &e.kind {
+            ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => {
+                Some((unit, unit.symbol(*s).ty.clone()))
+            }
+            ExprKind::Component { base, name, .. } => {
+                let (scope, bt) = self.reference_type(unit, base)?;
+                let (owner, def) = self.type_of(scope, &bt)?;
+                let c = def.component(name)?;
+                Some((self.unit(owner), c.ty.clone()))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether a derived type gets a derivative type, and why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DerivativeType {
+    /// It has differentiable components, all of a kind dfort handles.
+    Yes,
+    /// No component can carry a derivative (integers, logicals, …).
+    Passive,
+    /// It has differentiable components dfort cannot give a derivative
+    /// type yet; the phrase says which.
+    Unsupported(String),
+}
+
+impl Program {
+    /// Whether the type `def`, defined in `owner`, gets a derivative type
+    /// (real and complex components, and components of types that do;
+    /// defined in a module, so that every routine can name it).
+    pub fn derivative_type(&self, owner: UnitId, def: &TypeDef) -> DerivativeType {
+        self.derivative_type_in(owner, def, 0)
+    }
+
+    fn derivative_type_in(&self, owner: UnitId, def: &TypeDef, depth: u32) -> DerivativeType {
+        if depth > 16 {
+            return DerivativeType::Unsupported(format!("`{}` nests too deeply", def.name));
+        }
+        let unit = self.unit(owner);
+        let mut any = false;
+        for c in &def.components {
+            let differentiable = match c.ty.base {
+                BaseType::Real | BaseType::Complex => true,
+                BaseType::Derived => match self.type_of(unit, &c.ty) {
+                    Some((o, _)) if o != owner => {
+                        return DerivativeType::Unsupported(format!(
+                            "component `{}` of `{}` has a type defined in another module",
+                            c.name, def.name
+                        ))
+                    }
+                    Some((o, d)) => match self.derivative_type_in(o, d, depth + 1) {
+                        DerivativeType::Yes => true,
+                        DerivativeType::Passive => false,
+                        other => return other,
+                    },
+                    None => {
+                        return DerivativeType::Unsupported(format!(
+                        "the type of component `{}` of `{}` is not among the files given to dfort",
+                        c.name, def.name
+                    ))
+                    }
+                },
+                _ => false,
+            };
+            if !differentiable {
+                continue;
+            }
+            any = true;
+            if c.allocatable || c.pointer {
+                return DerivativeType::Unsupported(format!(
+                    "component `{}` of `{}` is {}",
+                    c.name,
+                    def.name,
+                    if c.pointer {
+                        "a pointer"
+                    } else {
+                        "allocatable"
+                    }
+                ));
+            }
+            if c.ty.base != BaseType::Derived && !matches!(c.ty.kind, Some(4) | Some(8)) {
+                return DerivativeType::Unsupported(format!(
+                    "component `{}` of `{}` has a kind dfort does not know",
+                    c.name, def.name
+                ));
+            }
+        }
+        if !any {
+            return DerivativeType::Passive;
+        }
+        if let Some(what) = &def.unsupported {
+            return DerivativeType::Unsupported(format!("`{}` has {what}", def.name));
+        }
+        if unit.kind != UnitKind::Module {
+            return DerivativeType::Unsupported(format!(
+                "`{}` is defined in `{}`, not in a module",
+                def.name, unit.name
+            ));
+        }
+        DerivativeType::Yes
+    }
+
+    /// [`Program::derivative_type`] of a symbol's type in `unit` (`None`
+    /// for a type that is not derived or not found).
+    pub fn derivative_type_of(&self, unit: &Unit, ty: &Type) -> Option<DerivativeType> {
+        let (o, d) = self.type_of(unit, ty)?;
+        Some(self.derivative_type(o, d))
+    }
+}
