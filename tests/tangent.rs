@@ -647,7 +647,7 @@ end subroutine rd
 }
 
 #[test]
-fn io_branches_and_module_allocatables_are_refused_where_unsupported() {
+fn io_branches_and_module_pointers_are_refused_where_unsupported() {
     let io = "subroutine rb(x, y)
   implicit none
   real(8), intent(in) :: x
@@ -665,7 +665,7 @@ end subroutine rb
     );
     let module = "module fld
   implicit none
-  real(8), allocatable :: u(:)
+  real(8), pointer :: u(:)
 contains
   subroutine ma(n, x, y)
     integer, intent(in) :: n
@@ -680,6 +680,91 @@ end module fld
         refusal_codes(module, "ma"),
         (vec!["not-differentiable"], vec!["not-differentiable"])
     );
+}
+
+#[test]
+fn module_allocatables_allocated_before_the_root_get_derivatives_of_their_shape() {
+    // The caller allocates the module array; the root's tangent and
+    // adjoint give its derivative the array's shape on entry (and keep
+    // it between calls: it is global state, like the array). Checked by
+    // the dot-product test, twice.
+    let src = "module fld
+  implicit none
+  real(8), allocatable :: u(:)
+contains
+  subroutine ma(n, x, y)
+    integer, intent(in) :: n
+    real(8), intent(in) :: x(n)
+    real(8), intent(out) :: y
+    u = u*x + sin(u)
+    y = sum(u**2)
+  end subroutine ma
+end module fld
+";
+    let ws = load_source(src, "ma");
+    let u = unit(&ws, "ma");
+    let r = roles(u, None);
+    let tangent =
+        dfort_codegen::tangent::tangent(&ws.program, u.id, &r.independents, &r.dependents, "")
+            .expect("tangent");
+    let adjoint = adjoint_text(src, "ma");
+    assert!(tangent.contains("allocate(ud, mold=u)"), "{tangent}");
+    assert!(adjoint.contains("call dfort_shape_fld()"), "{adjoint}");
+    let dir = std::env::temp_dir().join(format!("dfort-module-alloc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("dfort_stack.f90"), dfort_codegen::adjoint::RUNTIME).unwrap();
+    std::fs::write(dir.join("fld.f90"), src).unwrap();
+    std::fs::write(dir.join("fld_d.f90"), &tangent).unwrap();
+    std::fs::write(dir.join("fld_b.f90"), &adjoint).unwrap();
+    std::fs::write(
+        dir.join("drive.f90"),
+        "program drive
+  use fld
+  use fld_d, only: ma_d, ud
+  use fld_b, only: ma_b, ub
+  implicit none
+  integer, parameter :: n = 3
+  real(8) :: x(n), xd(n), xb(n), y, yd, yb, u0(n)
+  integer :: rep
+  x = [0.3d0, -1.2d0, 0.7d0]
+  xd = [0.5d0, 0.25d0, -1.0d0]
+  u0 = [1.1d0, 0.4d0, -0.6d0]
+  allocate(u(n))
+  do rep = 1, 2
+    u = u0
+    if (allocated(ud)) ud = 0.0d0
+    call ma_d(n, x, xd, y, yd)
+    u = u0
+    xb = 0.0d0
+    yb = 1.0d0
+    call ma_b(n, x, xb, y, yb)
+    if (abs(yd - sum(xd*xb)) > 1d-12*abs(yd)) stop 1
+    print '(2es24.16)', yd, sum(xd*xb)
+  end do
+end program drive
+",
+    )
+    .unwrap();
+    for f in ["dfort_stack", "fld", "fld_d", "fld_b", "drive"] {
+        gfortran(&dir, &["-fcheck=all", "-c", &format!("{f}.f90")]);
+    }
+    gfortran(
+        &dir,
+        &[
+            "-o",
+            "drive",
+            "dfort_stack.o",
+            "fld.o",
+            "fld_d.o",
+            "fld_b.o",
+            "drive.o",
+        ],
+    );
+    let out = Command::new(dir.join("drive")).output().expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 2, "{text}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -36,31 +36,61 @@ pub enum DerivActual<'e> {
     Value(&'e Expr, SymbolId),
 }
 
+/// One actual of a call to a derivative routine: the primal actual as
+/// written, its derivative if the formal has one, and the keywords both
+/// are passed with once an absent optional argument came before them.
+pub type DerivativeArg<'e> = (String, Option<DerivActual<'e>>, Option<Keywords>);
+
+/// The formal names an actual and its derivative are passed to.
+#[derive(Clone, Debug)]
+pub struct Keywords {
+    pub primal: String,
+    pub derivative: Option<String>,
+}
+
+impl Keywords {
+    /// `formal=actual` for the primal.
+    pub fn primal(k: &Option<Keywords>, actual: String) -> String {
+        match k {
+            Some(k) => format!("{}={actual}", k.primal),
+            None => actual,
+        }
+    }
+    /// `dformal=actual` for the derivative.
+    pub fn derivative(k: &Option<Keywords>, actual: String) -> String {
+        match k.as_ref().and_then(|k| k.derivative.as_ref()) {
+            Some(d) => format!("{d}={actual}"),
+            None => actual,
+        }
+    }
+}
+
 /// The argument list of `callee_<sfx>(...)`, or why it cannot be written.
-/// `deriv` names the derivative of a variable reference of the caller.
+/// `deriv` names the derivative of a variable reference of the caller. An
+/// absent optional argument's derivative is absent too (the derivative
+/// routine declares it optional); what follows is passed by keyword.
 pub fn derivative_args<'e>(
     unit: &Unit,
     callee: &Unit,
     callee_d: &HashMap<SymbolId, String>,
     args: &'e [Arg],
     deriv: impl Fn(&Expr) -> Option<String>,
-) -> Result<Vec<(String, Option<DerivActual<'e>>)>, Reason> {
+) -> Result<Vec<DerivativeArg<'e>>, Reason> {
     let mut out = Vec::new();
+    let mut by_keyword = false;
     for (k, a) in in_formal_order(callee, args).into_iter().enumerate() {
         let f = callee.args[k];
         let Some(a) = a else {
-            if callee_d.contains_key(&f) {
-                return Err(refused(format!(
-                    "the optional argument `{}` of `{}` is absent; its derivative cannot be passed",
-                    callee.symbol(f).name,
-                    callee.name
-                )));
-            }
+            by_keyword = true;
             continue;
         };
+        let keywords = by_keyword.then(|| Keywords {
+            primal: callee.symbol(f).name.clone(),
+            derivative: callee_d.get(&f).cloned(),
+        });
         let primal = print(unit, &a.value);
         if !callee_d.contains_key(&f) {
-            out.push((primal, None));
+            out.push((primal, None, keywords));
             continue;
         }
         // An array for a scalar formal (an elemental function applied to
@@ -95,7 +125,7 @@ pub fn derivative_args<'e>(
                 )))
             }
         };
-        out.push((primal, Some(d)));
+        out.push((primal, Some(d), keywords));
     }
     Ok(out)
 }
@@ -130,7 +160,7 @@ pub struct Prepared<'e> {
     /// The callee's derivative names.
     pub names: HashMap<SymbolId, String>,
     /// The actuals in formal order, each with its derivative if any.
-    pub args: Vec<(String, Option<DerivActual<'e>>)>,
+    pub args: Vec<DerivativeArg<'e>>,
 }
 
 /// Prepares a call from `unit` (whose derivative routine lives in module

@@ -385,6 +385,36 @@ pub fn assemble(
     out
 }
 
+/// Adds procedures of derivative modules that belong to no unit of the
+/// program (`(module, (specification lines, procedure text))`): the
+/// lines go before the module's `contains`, the text after it.
+pub fn add_module_procedures(
+    program: &Program,
+    decls: &mut std::collections::BTreeMap<String, Vec<String>>,
+    routines: &mut Vec<Routine>,
+    procedures: impl Iterator<Item = (String, (Vec<String>, String))>,
+) {
+    for (m, (lines, text)) in procedures {
+        decls.entry(m.clone()).or_default().extend(lines);
+        let Some(owner) = program
+            .all_units()
+            .find(|u| u.name == m && u.kind == UnitKind::Module)
+        else {
+            continue;
+        };
+        routines.push(Routine {
+            unit: owner.id,
+            host: None,
+            module: Some(m),
+            uses: Default::default(),
+            text,
+            spec_end: 0,
+            interface: None,
+            calls: Default::default(),
+        });
+    }
+}
+
 /// Each routine with an interface block for every external derivative
 /// routine it calls that needs an explicit interface (its own excepted:
 /// a routine's interface is explicit inside it).

@@ -18,7 +18,7 @@ use dfort_syntax::rules;
 /// Every refusal of this module for the root's derivative set.
 pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
     let mut out = shared_globals(program, diff);
-    out.extend(module_allocatables(program, diff));
+    out.extend(module_pointers(program, diff));
     out.extend(globals_through_functions(program, diff, effects));
     out.extend(active_derived_types(program, diff));
     out.extend(host_statement_functions(program, diff));
@@ -194,21 +194,16 @@ fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     out
 }
 
-/// Allocatable and pointer module variables with a derivative: the
-/// derivative module cannot give their derivatives a shape yet (they
-/// would be declared, and used, unallocated).
-fn module_allocatables(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+/// Pointer module variables with a derivative: the derivative module
+/// cannot make their derivatives follow their targets yet.
+fn module_pointers(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &(m, s) in &diff.module_vars {
         let sym = program.unit(m).symbol(s);
-        if !(sym.attrs.allocatable || sym.attrs.pointer) {
+        if !sym.attrs.pointer {
             continue;
         }
-        let what = if sym.attrs.pointer {
-            "pointer"
-        } else {
-            "allocatable"
-        };
+        let what = "pointer";
         out.push(Refusal::new(
             sym.span,
             (

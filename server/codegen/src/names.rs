@@ -143,18 +143,72 @@ impl DiffSet<'_> {
         for &(m, s) in &self.module_vars {
             let mu = program.unit(m);
             let mut sym = mu.symbol(s).clone();
-            sym.attrs = Attrs::default();
+            let allocatable = sym.attrs.allocatable;
+            sym.attrs = Attrs {
+                allocatable,
+                ..Attrs::default()
+            };
             sym.intent = None;
             sym.ty = crate::derived::derivative_type(program, mu, &sym.ty, &type_suffix);
             let name = module_var_name(mu, s, suffix);
             if let Some(mut d) = crate::fortran::declaration(mu, &sym, &name, false) {
                 // Module variables start undefined: derivatives start at 0
                 // (those of derived type by their type's default).
-                if sym.ty.is_real_or_complex() {
+                if sym.ty.is_real_or_complex() && !allocatable {
                     d.push_str(" = 0.0d0");
                 }
                 out.entry(mu.name.clone()).or_default().push(d);
             }
+        }
+        out
+    }
+}
+
+impl DiffSet<'_> {
+    /// The allocatable module variables with a derivative, per module
+    /// name (module, symbol).
+    fn module_allocatables(&self, program: &Program) -> Vec<(UnitId, SymbolId)> {
+        self.module_vars
+            .iter()
+            .copied()
+            .filter(|&(m, s)| program.unit(m).symbol(s).attrs.allocatable)
+            .collect()
+    }
+
+    /// The modules whose allocatable variables have derivatives: the
+    /// root's derivative calls their `dfort_shape_<m>` on entry.
+    pub fn shaped_modules(&self, program: &Program) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .module_allocatables(program)
+            .into_iter()
+            .map(|(m, _)| program.unit(m).name.clone())
+            .collect();
+        out.dedup();
+        out
+    }
+
+    /// Per module with allocatable variables that have derivatives, the
+    /// subroutine `dfort_shape_<m>` of its derivative module: each such
+    /// derivative is given its variable's shape and bounds (and zeroed)
+    /// when the variable is allocated and the derivative is not, or has
+    /// another shape — the variables are allocated before the root runs.
+    pub fn shape_procedures(&self, program: &Program, suffix: char) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for m in self.shaped_modules(program) {
+            let mut text = format!("  subroutine dfort_shape_{m}()\n");
+            for (mu, s) in self.module_allocatables(program) {
+                let unit = program.unit(mu);
+                if unit.name != m {
+                    continue;
+                }
+                let x = &unit.symbol(s).name;
+                let d = module_var_name(unit, s, suffix);
+                text.push_str(&format!(
+                    "    if (allocated({x})) then\n      if (allocated({d})) then\n        if (any(shape({d}) /= shape({x}))) deallocate({d})\n      end if\n      if (.not. allocated({d})) then\n        allocate({d}, mold={x})\n        {d} = 0.0d0\n      end if\n    end if\n"
+                ));
+            }
+            text.push_str(&format!("  end subroutine dfort_shape_{m}\n"));
+            out.push((m, text));
         }
         out
     }

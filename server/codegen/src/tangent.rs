@@ -16,7 +16,7 @@
 //! specification part is written by [`crate::declare`], shared with the
 //! adjoint.
 
-use crate::calls::{host_module, prepare, result_type, DerivActual, Prepared};
+use crate::calls::{host_module, prepare, result_type, DerivActual, Keywords, Prepared};
 use crate::declare::{derivative_unit, Declared, Flavour};
 use crate::fortran::{call_line, case_line, do_head, end_do, jump_line, renamed_ref, Writer};
 use crate::hoist::HoistMap;
@@ -402,20 +402,27 @@ impl Gen<'_> {
         self.used_modules.extend(module);
         self.called.insert(c);
         let mut list = Vec::new();
-        for (primal, d) in dargs {
-            list.push(primal);
+        let by_keyword = dargs.iter().any(|(_, _, k)| k.is_some());
+        for (primal, d, kw) in dargs {
+            list.push(Keywords::primal(&kw, primal));
             match d {
                 None => {}
-                Some(DerivActual::Ref(r)) => list.push(r),
+                Some(DerivActual::Ref(r)) => list.push(Keywords::derivative(&kw, r)),
                 Some(DerivActual::Value(e, f)) => {
                     self.ztemps
                         .push(dfort_ir::dump::type_name(&cu.symbol(f).ty));
                     let z = format!("dfort_z{}", self.ztemps.len());
                     let d = self.tan(e).unwrap_or_else(|| "0.0d0".into());
                     self.w.line(&format!("{z} = {d}"));
-                    list.push(z);
+                    list.push(Keywords::derivative(&kw, z));
                 }
             }
+        }
+        if result.is_some() && by_keyword {
+            self.refuse(
+                span,
+                "a function reference with an absent optional argument is not differentiated yet",
+            );
         }
         if let Some(r) = result {
             list.push(self.unit.symbol(r).name.clone());
@@ -698,8 +705,14 @@ impl Gen<'_> {
                     if *deallocate {
                         self.w.line(&format!("deallocate({dn})"));
                     } else if let Some(d) = self.dref(o) {
+                        // A module variable's may be allocated by the
+                        // root's entry or an earlier call.
+                        self.w
+                            .line(&format!("if (allocated({dn})) deallocate({dn})"));
                         self.w.line(&format!("allocate({d})"));
-                        self.w.line(&format!("{dn} = 0.0d0"));
+                        let ty = &unit.symbol(s).ty;
+                        let zero = crate::derived::zero_of(self.program, unit, ty, "_d");
+                        self.w.line(&format!("{dn} = {zero}"));
                     }
                 }
             }
@@ -767,7 +780,15 @@ pub fn tangent_of(
     if !refusals.is_empty() {
         return Err(refusals);
     }
-    let decls = diff.module_declarations(program, 'd');
+    let mut decls = diff.module_declarations(program, 'd');
+    crate::fortran::add_module_procedures(
+        program,
+        &mut decls,
+        &mut routines,
+        diff.shape_procedures(program, 'd')
+            .into_iter()
+            .map(|(m, t)| (m, (Vec::new(), t))),
+    );
     Ok(crate::fortran::assemble(header, &routines, &decls, "_d"))
 }
 
@@ -844,6 +865,16 @@ fn routine(
         module: module.clone(),
         primal,
     };
+    // The root gives the derivatives of allocatable module variables
+    // their variables' shapes first.
+    if u == diff.root && !primal {
+        for m in diff.shaped_modules(program) {
+            g.w.line(&format!("call dfort_shape_{m}()"));
+            if module.as_ref() != Some(&m) {
+                g.used_modules.insert(m);
+            }
+        }
+    }
     g.block(&hunit.body);
     if !g.refusals.is_empty() {
         return Err(g.refusals);

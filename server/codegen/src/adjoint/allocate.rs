@@ -3,8 +3,11 @@
 //! the reverse sweep (the reverse of the ALLOCATE), and an adjoint is
 //! allocated and zeroed with its array.
 //!
-//! Contract: only local allocatable arrays, allocated once, outside loops
-//! and in units without jumps, are handled; the rest is refused.
+//! Contract: only local allocatable arrays (and module ones in the root),
+//! allocated once, outside loops and in units without jumps, are
+//! handled; the rest is refused. Module arrays allocated before the root
+//! runs get adjoints of their shape on the root's entry
+//! ([`crate::names::DiffSet::shape_procedures`]).
 
 use super::dispatch::Gen;
 use super::sweep::Line;
@@ -33,7 +36,12 @@ impl Gen<'_> {
                 continue;
             };
             let sym = unit.symbol(s);
-            if sym.storage != Storage::Local || !sym.attrs.allocatable {
+            // A module variable's in the root, which runs its forward and
+            // reverse sweeps once (a callee's adjoint runs its forward
+            // sweep again, where the array is allocated already).
+            let module_var = crate::names::module_var(inp.program, sym).is_some();
+            let here = sym.storage == Storage::Local || (module_var && unit.id == inp.diff.root);
+            if !here || !sym.attrs.allocatable {
                 self.out.refuse(span, format!("`{}` is not a local allocatable array; its (de)allocation is not differentiated yet", sym.name));
             } else if allocations(unit, s) > 1 {
                 self.out.refuse(span, format!("`{}` is allocated more than once; the adjoint keeps each array until its reverse sweep, so it can be allocated once only", sym.name));
@@ -59,6 +67,11 @@ impl Gen<'_> {
         for o in objects {
             let bn = target(o).and_then(|(s, _)| inp.bname.get(&s));
             if let (Some(b), Some(bn)) = (inp.bref(o), bn) {
+                // A module variable's adjoint may be left allocated by an
+                // earlier call.
+                self.out
+                    .fwd
+                    .line(&format!("if (allocated({bn})) deallocate({bn})"));
                 self.out.fwd.line(&format!("allocate({b})"));
                 let ty = target(o).map(|(s, _)| inp.unit.symbol(s).ty.clone());
                 let zero = ty

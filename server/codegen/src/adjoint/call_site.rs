@@ -19,7 +19,7 @@ use super::assign::mentions;
 use super::dispatch::Gen;
 use super::sweep::Line;
 use super::tape::describe;
-use crate::calls::{prepare, result_type, DerivActual, Prepared};
+use crate::calls::{prepare, result_type, DerivActual, Keywords, Prepared};
 use crate::fortran::call_line;
 use crate::trace::SavedValue;
 use dfort_analysis::activity::active_actuals;
@@ -383,7 +383,14 @@ impl Gen<'_> {
         let elementwise = result
             .filter(|r| cu.elemental && inp.unit.symbol(*r).rank() > 0)
             .and_then(|r| Some((inp.bname.get(&r)?.clone(), inp.unit.symbol(r).rank())));
-        for (k, (primal, d)) in dargs.into_iter().enumerate() {
+        let by_keyword = dargs.iter().any(|(_, _, k)| k.is_some());
+        if result.is_some() && by_keyword {
+            self.out.refuse(
+                span,
+                "a function reference with an absent optional argument is not differentiated yet",
+            );
+        }
+        for (k, (primal, d, kw)) in dargs.into_iter().enumerate() {
             let scalar_actual = bound
                 .get(k)
                 .is_some_and(|(_, a)| crate::partials::rank_of(&inp.unit, &a.value) == 0);
@@ -407,21 +414,21 @@ impl Gen<'_> {
             match stand_in {
                 Some((z, init)) => {
                     pre.push(format!("{z} = {init}"));
-                    list.push(z);
+                    list.push(Keywords::primal(&kw, z));
                 }
-                None => list.push(primal),
+                None => list.push(Keywords::primal(&kw, primal)),
             }
             match (d, spread) {
                 (None, _) => {}
                 (Some(DerivActual::Ref(r)), Some(te)) => {
                     post.push(format!("{r} = {r} + sum({te})"));
-                    list.push(te);
+                    list.push(Keywords::derivative(&kw, te));
                 }
                 (Some(DerivActual::Value(e, _)), Some(te)) => {
                     self.adj(e, &format!("sum({te})"), 0, &mut post);
-                    list.push(te);
+                    list.push(Keywords::derivative(&kw, te));
                 }
-                (Some(DerivActual::Ref(r)), None) => list.push(r),
+                (Some(DerivActual::Ref(r)), None) => list.push(Keywords::derivative(&kw, r)),
                 (Some(DerivActual::Value(e, f)), None) => {
                     if cu.symbol(f).ty.base == BaseType::Derived {
                         self.out.refuse(
@@ -433,7 +440,7 @@ impl Gen<'_> {
                     let z = self.out.ztemp(dfort_ir::dump::type_name(&cu.symbol(f).ty));
                     pre.push(format!("{z} = 0.0d0"));
                     self.adj(e, &z, 0, &mut post);
-                    list.push(z);
+                    list.push(Keywords::derivative(&kw, z));
                 }
             }
         }

@@ -149,27 +149,21 @@ pub fn adjoint_of(
         }
         let mut decls = g.diff.module_declarations(g.program, 'b');
         // Saving derived-type values: the runtime's generics extended in
-        // the derivative modules of the modules that define the types.
-        for (m, (lines, text)) in crate::derived::tape_procedures(g.program, g.diff) {
-            decls.entry(m.clone()).or_default().extend(lines);
-            let Some(owner) = g
-                .program
-                .all_units()
-                .find(|u| u.name == m && u.kind == dfort_ir::UnitKind::Module)
-            else {
-                continue;
-            };
-            routines.push(crate::fortran::Routine {
-                unit: owner.id,
-                host: None,
-                module: Some(m),
-                uses: Default::default(),
-                text,
-                spec_end: 0,
-                interface: None,
-                calls: Default::default(),
-            });
-        }
+        // the derivative modules of the modules that define the types;
+        // and the shapes of allocatable module variables' adjoints.
+        crate::fortran::add_module_procedures(
+            g.program,
+            &mut decls,
+            &mut routines,
+            crate::derived::tape_procedures(g.program, g.diff)
+                .into_iter()
+                .chain(
+                    g.diff
+                        .shape_procedures(g.program, 'b')
+                        .into_iter()
+                        .map(|(m, t)| (m, (Vec::new(), t))),
+                ),
+        );
         Ok((
             crate::fortran::assemble(header, &routines, &decls, "_b"),
             traces,

@@ -31,6 +31,19 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
     if !out.refusals.is_empty() {
         return Err(out.refusals);
     }
+    // The root gives the adjoints of allocatable module variables their
+    // variables' shapes first.
+    let mut used_modules = out.used_modules.clone();
+    let shaped = if unit.id == inp.diff.root {
+        inp.diff.shaped_modules(inp.program)
+    } else {
+        Vec::new()
+    };
+    for m in &shaped {
+        if inp.module.as_ref() != Some(m) {
+            used_modules.insert(m.clone());
+        }
+    }
     let extra_uses: Vec<String> = out
         .hidden
         .values()
@@ -45,7 +58,7 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
             names: &inp.bname,
             commons: &inp.diff.commons,
             module: inp.module.as_ref(),
-            used_modules: &out.used_modules,
+            used_modules: &used_modules,
             extra_uses: &extra_uses,
         },
         Flavour::Adjoint,
@@ -105,6 +118,9 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
             w.line(&format!("{b} = {zero}"));
         }
     }
+    for m in &shaped {
+        w.line(&format!("call dfort_shape_{m}()"));
+    }
     w.line("! forward sweep");
     for l in out.fwd.finish().lines() {
         w.line(l);
@@ -148,5 +164,5 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
         .copied()
         .collect();
     trace.with_adjoint.sort();
-    Ok((r.finish(out.used_modules, out.called), trace))
+    Ok((r.finish(used_modules, out.called), trace))
 }

@@ -315,6 +315,10 @@ impl<'r> Generator<'r> {
         let mut env_afuncs: Vec<String> = Vec::new();
         let mut env_efuncs: Vec<String> = Vec::new();
         let mut externals = Vec::new();
+        // The extent of the allocatable module array `ga`, when there is one.
+        let mut allocatable_extent: Option<String> = None;
+        // Whether the module has `fzm_o`, with optional arguments.
+        let mut optional_calls = false;
         if self.chance(0.4) {
             let ge = Self::const_ext(self.n);
             mod_vars = vec![
@@ -338,6 +342,19 @@ impl<'r> Generator<'r> {
                 ],
                 procs: Vec::new(),
             };
+            if self.chance(0.35) {
+                // An allocatable module array, allocated by the root.
+                m.decls.push(Decl {
+                    attrs: vec!["allocatable"],
+                    ..Decl::real("ga", vec![":".into()])
+                });
+                mod_vars.push(RVar {
+                    name: "ga".into(),
+                    dims: vec![ge.clone()],
+                    write: true,
+                });
+                allocatable_extent = Some(ge.text.clone());
+            }
             for _ in 0..self.range(0, 2) {
                 let earlier = env_subs.clone();
                 let (p, sig) = self.subroutine("fzm_s", &mod_vars, &earlier, &[]);
@@ -358,6 +375,10 @@ impl<'r> Generator<'r> {
                 let p = self.elemental_function("fzm_e");
                 env_efuncs.push(p.name.clone());
                 m.procs.push(p);
+            }
+            if self.chance(0.3) {
+                m.procs.push(optional_procedure());
+                optional_calls = true;
             }
             module = Some(m);
         }
@@ -664,6 +685,32 @@ impl<'r> Generator<'r> {
                 body.insert(at + k, st);
             }
         }
+        if optional_calls {
+            // Calls of `fzm_o` with its optional arguments present or
+            // absent, by position and by keyword.
+            for _ in 0..self.range(1, 3) {
+                let Some(t) = self.target(&env) else { break };
+                let p = self.element(&env, &t);
+                let mut args = vec![p];
+                match self.rng.random_range(0..4) {
+                    0 => {}
+                    1 => args.push(self.rexpr(&env, 1)),
+                    2 => args.push(Expr::lit(format!("w={}", self.rexpr(&env, 1).print()))),
+                    _ => {
+                        args.push(self.rexpr(&env, 1));
+                        args.push(self.rexpr(&env, 1));
+                    }
+                }
+                let at = self.rng.random_range(0..=body.len());
+                body.insert(at, Stmt::Call("fzm_o".into(), args));
+            }
+        }
+        if let Some(ext) = &allocatable_extent {
+            body.insert(
+                0,
+                Stmt::Raw(vec![format!("allocate(ga({ext}))"), "ga = 0.25d0".into()]),
+            );
+        }
         // Every local reaches an output.
         let outs: Vec<RVar> = env
             .reals
@@ -681,6 +728,9 @@ impl<'r> Generator<'r> {
                 let rhs = Expr::bin("+", lhs.clone(), Expr::bin("*", self.literal(), term));
                 body.push(Stmt::Assign(lhs, rhs));
             }
+        }
+        if allocatable_extent.is_some() {
+            body.push(Stmt::Raw(vec!["deallocate(ga)".into()]));
         }
         let root = Proc {
             kind: ProcKind::Subroutine,
@@ -2756,6 +2806,42 @@ fn declare_externals(p: &mut Proc, funcs: &[String]) {
         let names: Vec<&str> = used.iter().map(|s| s.as_str()).collect();
         p.spec
             .insert(0, format!("real(8), external :: {}", names.join(", ")));
+    }
+}
+
+/// The module subroutine `fzm_o(p, q, w)`: `q` and `w` are optional
+/// reals, each used only when present.
+fn optional_procedure() -> Proc {
+    let optional = |name: &str| Decl {
+        attrs: vec!["optional"],
+        ..Decl::real(name, Vec::new()).with_intent("in")
+    };
+    Proc {
+        kind: ProcKind::Subroutine,
+        recursive: false,
+        elemental: false,
+        name: "fzm_o".into(),
+        args: vec!["p".into(), "q".into(), "w".into()],
+        uses: Vec::new(),
+        decls: vec![
+            Decl::real("p", Vec::new()).with_intent("inout"),
+            optional("q"),
+            optional("w"),
+        ],
+        spec: Vec::new(),
+        body: vec![Stmt::Raw(
+            [
+                "if (present(q)) then",
+                "  p = p*q + sin(p)",
+                "else",
+                "  p = p + 0.5d0*cos(p)",
+                "end if",
+                "if (present(w)) p = p - 0.1d0*w*p**2",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )],
+        internal: Vec::new(),
     }
 }
 
