@@ -79,10 +79,46 @@ pub fn vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
     });
 }
 
-/// The variables of a counted DO loop's bounds and step.
+/// The variables of a counted DO loop's bounds and step whose values
+/// they read: not those whose shape only they ask (`size(c%corner)`, of
+/// an array that is not allocatable or a pointer), which writes to the
+/// array do not change.
 pub fn bound_vars(unit: &Unit, start: &Expr, end: &Expr, step: Option<&Expr>, out: &mut BitSet) {
+    fn read(unit: &Unit, e: &Expr, out: &mut BitSet) {
+        match &e.kind {
+            ExprKind::Intrinsic { name, args }
+                if matches!(name.as_str(), "size" | "lbound" | "ubound" | "shape") =>
+            {
+                for (i, a) in args.iter().enumerate() {
+                    let fixed = target(&a.value).is_some_and(|(s, _)| {
+                        let sym = unit.symbol(s);
+                        !sym.attrs.allocatable && !sym.attrs.pointer
+                    });
+                    if i == 0 && fixed {
+                        // Its subscripts are read all the same.
+                        let mut subs = BitSet::default();
+                        index_vars(unit, &a.value, &mut subs);
+                        out.union_with(&subs);
+                    } else {
+                        read(unit, &a.value, out);
+                    }
+                }
+            }
+            ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } if is_variable(unit, *s) => {
+                out.insert_id(*s);
+                for c in e.children() {
+                    read(unit, c, out);
+                }
+            }
+            _ => {
+                for c in e.children() {
+                    read(unit, c, out);
+                }
+            }
+        }
+    }
     for e in [Some(start), Some(end), step].into_iter().flatten() {
-        vars(unit, e, out);
+        read(unit, e, out);
     }
 }
 

@@ -149,16 +149,39 @@ fn variable(
         );
         return Some(md);
     };
-    if !s.ty.is_real_or_complex() {
-        let _ = writeln!(
-            md,
-            "**not active**: only real and complex variables carry derivatives."
-        );
+    // Derived-type variables carry derivatives in their real and
+    // complex components (the derivative type `t_d` / `t_b`).
+    let derivative_type = snap.program.derivative_type_of(unit, &s.ty);
+    let carries =
+        s.ty.is_real_or_complex() || derivative_type == Some(dfort_ir::DerivativeType::Yes);
+    match &derivative_type {
+        Some(dfort_ir::DerivativeType::Yes) => {
+            let _ = writeln!(md, "{}\n", components(snap, unit, &s.ty));
+        }
+        Some(dfort_ir::DerivativeType::Passive) => {
+            let _ = writeln!(
+                md,
+                "**not active**: no component of its type carries derivatives (only real and complex ones do)."
+            );
+        }
+        Some(dfort_ir::DerivativeType::Unsupported(why)) => {
+            let _ = writeln!(
+                md,
+                "**no derivative**: {why}; dfort refuses to differentiate it where it is active."
+            );
+        }
+        None if !s.ty.is_real_or_complex() => {
+            let _ = writeln!(
+                md,
+                "**not active**: only real and complex variables carry derivatives."
+            );
+        }
+        None => {}
     }
     let (file, rel) = snap.chunk_at(path, range.start)?;
     let st = stmt_at(unit, rel).filter(|st| st.span.file == file);
     match st {
-        Some(st) if s.ty.is_real_or_complex() => {
+        Some(st) if carries => {
             let writes = matches!(&st.kind, StmtKind::Assign { lhs, .. }
                 if matches!(&lhs.kind, ExprKind::Var(x) | ExprKind::ArrayRef { array: x, .. } if *x == sym)
                     && rel < lhs.span.range.end.max(lhs.span.range.start + 1));
@@ -196,7 +219,7 @@ fn variable(
                 }
             );
         }
-        _ if s.ty.is_real_or_complex() => {
+        _ if carries => {
             let anywhere = active_anywhere(unit, act).contains_id(sym);
             let _ = writeln!(
                 md,
@@ -211,7 +234,7 @@ fn variable(
         }
         _ => {}
     }
-    if s.ty.is_real_or_complex() {
+    if carries {
         why(snap, unit, act, sym, &mut md);
     }
     if let Some(st) = st {
@@ -221,6 +244,41 @@ fn variable(
         address(snap, unit, sym, file, rel, &mut md);
     }
     Some(md)
+}
+
+/// Which components of a derived type carry derivatives and which do
+/// not: `pos%x, mass carry derivatives (in \`particle_b\`); id does not`.
+fn components(snap: &Snapshot, unit: &Unit, ty: &dfort_ir::Type) -> String {
+    let carried = dfort_codegen::derived::leaves(&snap.program, unit, ty);
+    let mut passive = Vec::new();
+    let mut name = ty.derived.clone().unwrap_or_default();
+    if let Some((owner, def)) = snap.program.type_of(unit, ty) {
+        name = def.name.clone();
+        let owner = snap.program.unit(owner);
+        for c in &def.components {
+            let has = match c.ty.base {
+                BaseType::Real | BaseType::Complex => true,
+                BaseType::Derived => {
+                    snap.program.derivative_type_of(owner, &c.ty)
+                        == Some(dfort_ir::DerivativeType::Yes)
+                }
+                _ => false,
+            };
+            if !has {
+                passive.push(format!("`%{}`", c.name));
+            }
+        }
+    }
+    let carried: Vec<String> = carried.iter().map(|l| format!("`{l}`")).collect();
+    let mut out = format!(
+        "Components with derivatives (type `{name}_d` / `{name}_b`): {}",
+        carried.join(", ")
+    );
+    if !passive.is_empty() {
+        let _ = write!(out, "; passive: {}", passive.join(", "));
+    }
+    out.push('.');
+    out
 }
 
 /// How the reverse sweep recovers the integer `sym` in each planned loop
@@ -472,6 +530,62 @@ end subroutine fig2a
         // Outside the loop: no section.
         let before = super::hover(&snap, path, at("j = 1")).unwrap().markdown;
         assert!(!before.contains("Address recovery"), "{before}");
+    }
+
+    /// Issue 17: a derived-type variable's hover says which components
+    /// carry derivatives and whether it is active.
+    #[test]
+    fn a_derived_type_hover_lists_its_components_with_derivatives() {
+        let src = "module pm
+  implicit none
+  type vec
+    real(8) :: x, y
+  end type vec
+  type particle
+    type(vec) :: pos
+    real(8) :: mass
+    integer :: id
+  end type particle
+  type tag
+    integer :: k
+  end type tag
+end module pm
+subroutine mv(x, e)
+  use pm
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: e
+  type(particle) :: p
+  type(tag) :: t
+!$ad independent(x)
+!$ad dependent(e)
+  t%k = 2
+  p%id = t%k
+  p%pos%x = x*x
+  p%mass = 2.0d0
+  e = p%pos%x*p%mass
+end subroutine mv
+";
+        let path = Path::new("/hover-tests/mv.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let p = super::hover(&snap, path, at("p%pos%x*p%mass"))
+            .unwrap()
+            .markdown;
+        assert!(
+            p.contains(
+                "Components with derivatives (type `particle_d` / `particle_b`): `%pos%x`, `%pos%y`, `%mass`; passive: `%id`."
+            ),
+            "{p}"
+        );
+        assert!(p.contains("**active** before this statement"), "{p}");
+        let t = super::hover(&snap, path, at("t%k = 2")).unwrap().markdown;
+        assert!(
+            t.contains("no component of its type carries derivatives"),
+            "{t}"
+        );
     }
 
     /// Issue 15: the hover says what the generated forward sweep pushes
