@@ -528,8 +528,7 @@ fn actual_item(a: &Expr, formal_rank: usize) -> Option<(SymbolId, bool, Expr)> {
     match &a.kind {
         ExprKind::Var(v) => Some((*v, true, a.clone())),
         ExprKind::ArrayRef { array, subs } => {
-            let section = subs.iter().any(|s| matches!(s, Subscript::Range { .. }))
-                || matches!(a.kind, ExprKind::Component { .. });
+            let section = subs.iter().any(|s| matches!(s, Subscript::Range { .. }));
             if formal_rank == 0 || section {
                 Some((*array, false, a.clone()))
             } else {
@@ -670,7 +669,8 @@ pub fn reference_tape_limit(
                 && match ty.base {
                     BaseType::Real | BaseType::Complex => matches!(ty.kind, Some(4) | Some(8)),
                     BaseType::Integer => matches!(ty.kind, Some(4) | Some(8) | None),
-                    BaseType::Logical => true,
+                    // The runtime saves logical scalars only.
+                    BaseType::Logical => program.component_rank(unit, e) == Some(0),
                     _ => false,
                 } =>
         {

@@ -351,30 +351,17 @@ pub fn carries_ref(program: &Program, unit: &Unit, e: &Expr) -> bool {
     }
 }
 
-/// The rank of a component reference (`ps%x` is 1, `ps(i)%y` is the
-/// rank of `y`); 0 for other expressions.
+/// The rank of a data reference, its components' included (`ps%x` is 1,
+/// `ps(i)%y` the rank of `y`); 0 for other expressions.
 pub fn component_rank(program: &Program, unit: &Unit, e: &Expr) -> usize {
-    fn ranked(subs: &[Subscript]) -> usize {
-        subs.iter()
-            .filter(|s| matches!(s, Subscript::Range { .. }))
-            .count()
-    }
     match &e.kind {
         ExprKind::Var(s) => unit.symbol(*s).rank(),
-        ExprKind::ArrayRef { subs, .. } => ranked(subs),
-        ExprKind::Component { base, name, subs } => {
-            let own = if subs.is_empty() {
-                program
-                    .reference_type(unit, base)
-                    .and_then(|(scope, bt)| {
-                        let (_, def) = program.type_of(scope, &bt)?;
-                        def.component(name).map(|c| c.rank)
-                    })
-                    .unwrap_or(0)
-            } else {
-                ranked(subs)
-            };
-            component_rank(program, unit, base) + own
+        ExprKind::ArrayRef { subs, .. } => subs
+            .iter()
+            .filter(|s| matches!(s, Subscript::Range { .. }))
+            .count(),
+        ExprKind::Component { base, .. } => {
+            component_rank(program, unit, base) + program.component_rank(unit, e).unwrap_or(0)
         }
         _ => 0,
     }

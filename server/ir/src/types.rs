@@ -81,6 +81,24 @@ impl Program {
         self.type_def(unit, ty.derived.as_deref()?)
     }
 
+    /// The rank of the component reference `e` itself (`p%y` of an array
+    /// component `y(3)` is 1, `p%y(2)` 0), not counting its base's.
+    pub fn component_rank(&self, unit: &Unit, e: &Expr) -> Option<usize> {
+        let ExprKind::Component { base, name, subs } = &e.kind else {
+            return None;
+        };
+        if !subs.is_empty() {
+            return Some(
+                subs.iter()
+                    .filter(|s| matches!(s, Subscript::Range { .. }))
+                    .count(),
+            );
+        }
+        let (scope, bt) = self.reference_type(unit, base)?;
+        let (_, def) = self.type_of(scope, &bt)?;
+        def.component(name).map(|c| c.rank)
+    }
+
     /// The type of a data reference (`x`, `a(i)`, `p%x`, `ps(i)%c(2)%y`)
     /// and the unit whose names its derived type is spelt in; `None` for
     /// anything else or a component dfort cannot resolve.
