@@ -8,8 +8,11 @@
 //! the zero of the type.
 //!
 //! Contract: the generators declare a derived variable's derivative with
-//! [`derivative_type`], zero it with [`zero`], and add the adjoint of one
-//! derived value to another leaf by leaf ([`leaves`]).
+//! [`derivative_type`], zero it with [`zero`], add the adjoint of one
+//! derived value to another leaf by leaf ([`leaves`]), and save derived
+//! values with the `dfort_push` / `dfort_pop` specifics that
+//! [`tape_procedures`] adds to the derivative modules (component by
+//! component, every component, passive ones included).
 
 use crate::names::DiffSet;
 use dfort_ir::*;
@@ -20,8 +23,8 @@ pub fn type_name(name: &str, suffix: &str) -> String {
     format!("{name}{suffix}")
 }
 
-/// The definition a derived type (as `unit` spells it) refers to, by
-/// its defining module's name and its own.
+/// The definition a derived type (as `unit` spells it) refers to, with
+/// the unit (a module, for types with derivative types) defining it.
 fn defined<'a>(program: &'a Program, unit: &Unit, ty: &Type) -> Option<(&'a Unit, &'a TypeDef)> {
     let (owner, def) = program.type_of(unit, ty)?;
     Some((program.unit(owner), def))

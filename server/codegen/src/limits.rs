@@ -4,8 +4,9 @@
 //! given, globals reached through function references (Dep summaries
 //! follow globals through CALLs, not through functions called inside
 //! expressions), functions that change their arguments, active variables
-//! of derived type, and host statement functions used by internal
-//! procedures.
+//! of derived types that get no derivative type (and arrays of
+//! components), pointer module variables, and host statement functions
+//! used by internal procedures.
 
 use crate::names::DiffSet;
 use crate::Refusal;

@@ -6,7 +6,9 @@
 //! integer inside a DO loop whose recovery plan (paper 003 §3–4) covers
 //! it, how the reverse sweep gets each of its values back: inverted,
 //! recomputed, stored each iteration (and what blocks the inversion), or
-//! saved once after the loop.
+//! saved once after the loop. On a derived-type variable it lists the
+//! components that carry derivatives (its derivative type's) and the
+//! passive ones.
 //!
 //! Contract: plain Markdown; `None` when the cursor is on no name dfort
 //! knows; never panics on any offset.
