@@ -358,11 +358,7 @@ pub fn carries_ref(program: &Program, unit: &Unit, e: &Expr) -> bool {
 /// `ps(i)%y` the rank of `y`); 0 for other expressions.
 pub fn component_rank(program: &Program, unit: &Unit, e: &Expr) -> usize {
     match &e.kind {
-        ExprKind::Var(s) => unit.symbol(*s).rank(),
-        ExprKind::ArrayRef { subs, .. } => subs
-            .iter()
-            .filter(|s| matches!(s, Subscript::Range { .. }))
-            .count(),
+        ExprKind::Var(_) | ExprKind::ArrayRef { .. } => crate::partials::rank_of(unit, e),
         ExprKind::Component { base, .. } => {
             component_rank(program, unit, base) + program.component_rank(unit, e).unwrap_or(0)
         }

@@ -649,14 +649,7 @@ impl<'r> Generator<'r> {
                 ..Decl::real("zc", Vec::new())
             });
             let (set, uses) = self.complex_stmts(&env);
-            let at = self.rng.random_range(0..=body.len());
-            let later = self.rng.random_range(at..=body.len());
-            for (k, st) in uses.into_iter().enumerate() {
-                body.insert(later + k, st);
-            }
-            for (k, st) in set.into_iter().enumerate() {
-                body.insert(at + k, st);
-            }
+            self.insert_set_and_uses(&mut body, set, uses);
         }
         if let (Some(m), true) = (module.as_mut(), self.chance(0.3)) {
             // Locals of a derived type of the module: components set,
@@ -676,14 +669,7 @@ impl<'r> Generator<'r> {
                 });
             }
             let (set, uses) = self.derived_stmts(&env);
-            let at = self.rng.random_range(0..=body.len());
-            let later = self.rng.random_range(at..=body.len());
-            for (k, st) in uses.into_iter().enumerate() {
-                body.insert(later + k, st);
-            }
-            for (k, st) in set.into_iter().enumerate() {
-                body.insert(at + k, st);
-            }
+            self.insert_set_and_uses(&mut body, set, uses);
         }
         if optional_calls {
             // Calls of `fzm_o` with its optional arguments present or
@@ -1237,6 +1223,19 @@ impl<'r> Generator<'r> {
             13 => self.where_stmt(env, 0),
             14 => self.concurrent(env),
             _ => self.io(env),
+        }
+    }
+
+    /// Inserts the statements that set a local at a random place of
+    /// `body` and those that read it at a random place after them.
+    fn insert_set_and_uses(&mut self, body: &mut Vec<Stmt>, set: Vec<Stmt>, uses: Vec<Stmt>) {
+        let at = self.rng.random_range(0..=body.len());
+        let later = self.rng.random_range(at..=body.len());
+        for (k, st) in uses.into_iter().enumerate() {
+            body.insert(later + k, st);
+        }
+        for (k, st) in set.into_iter().enumerate() {
+            body.insert(at + k, st);
         }
     }
 
