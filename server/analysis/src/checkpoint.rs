@@ -719,8 +719,10 @@ pub fn tape_limit(unit: &Unit, s: SymbolId, whole: bool) -> Option<TapeLimit> {
     let kind_ok = match sym.ty.base {
         BaseType::Real => matches!(sym.ty.kind, Some(4) | Some(8)),
         BaseType::Integer => matches!(sym.ty.kind, Some(4) | Some(8) | None),
-        BaseType::Logical => sym.rank() == 0 || !whole,
+        BaseType::Logical => matches!(sym.ty.kind, Some(4) | None) && (!whole || sym.rank() <= 3),
         BaseType::Complex => matches!(sym.ty.kind, Some(4) | Some(8)),
+        // One entry per character; whole arrays up to rank 1.
+        BaseType::Character => matches!(sym.ty.kind, Some(1) | None) && (!whole || sym.rank() <= 1),
         _ => false,
     };
     if !kind_ok {

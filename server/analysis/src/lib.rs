@@ -20,6 +20,7 @@ pub mod facts;
 pub mod incremental;
 pub mod interproc;
 pub mod liveness;
+pub mod pointers;
 pub mod prepare;
 pub mod recovery;
 pub mod reversal;

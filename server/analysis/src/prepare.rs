@@ -4,7 +4,8 @@
 //! CYCLE in structured form ([`crate::structure`]), and every whole-array
 //! target of an assignment inside a WHERE written as the full section
 //! `y(:)` (a masked assignment writes part of its target, and the
-//! analyses see it so). Statement and symbol
+//! analyses see it so), and local pointers read as their targets where
+//! their association is known ([`crate::pointers`]). Statement and symbol
 //! ids are unchanged, so what is decided on the prepared program is
 //! shown on the source.
 
@@ -17,11 +18,18 @@ pub fn program(program: &Program) -> Cow<'_, Program> {
         Cow::Borrowed(p) => crate::structure::structure_exits(p),
         Cow::Owned(p) => Cow::Owned(crate::structure::structure_exits(&p).into_owned()),
     };
-    if !structured.units.iter().any(|u| has_where(u)) {
+    if !structured
+        .units
+        .iter()
+        .any(|u| has_where(u) || crate::pointers::see_through(u).is_some())
+    {
         return structured;
     }
     let mut out = structured.into_owned();
     for u in &mut out.units {
+        if let Some(seen) = crate::pointers::see_through(u) {
+            *u = std::sync::Arc::new(seen);
+        }
         if let Some(masked) = mask_where_targets(u) {
             *u = std::sync::Arc::new(masked);
         }
@@ -35,7 +43,9 @@ pub fn unit(unit: &Unit) -> Option<Unit> {
     let base = inlined.as_ref().unwrap_or(unit);
     let structured = crate::structure::structure_unit(base).or(inlined);
     let base = structured.as_ref().unwrap_or(unit);
-    mask_where_targets(base).or(structured)
+    let seen = crate::pointers::see_through(base).or(structured);
+    let base = seen.as_ref().unwrap_or(unit);
+    mask_where_targets(base).or(seen)
 }
 
 fn has_where(unit: &Unit) -> bool {

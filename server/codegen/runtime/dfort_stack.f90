@@ -29,6 +29,7 @@ module dfort_stack
     module procedure push_r8a6, push_r4a6, push_i4a6, push_r8a7, push_r4a7, push_i4a7
     module procedure push_c8, push_c8a, push_c8a2, push_c8a3
     module procedure push_c4, push_c4a, push_c4a2, push_c4a3
+    module procedure push_la2, push_la3, push_ch, push_cha
   end interface
   interface dfort_pop
     module procedure pop_r8, pop_r4, pop_i4, pop_i8, pop_l
@@ -38,6 +39,7 @@ module dfort_stack
     module procedure pop_r8a6, pop_r4a6, pop_i4a6, pop_r8a7, pop_r4a7, pop_i4a7
     module procedure pop_c8, pop_c8a, pop_c8a2, pop_c8a3
     module procedure pop_c4, pop_c4a, pop_c4a2, pop_c4a3
+    module procedure pop_la2, pop_la3, pop_ch, pop_cha
   end interface
   ! The elements of an array a WHERE mask selects (the values a masked
   ! assignment overwrites), and their restoration.
@@ -395,6 +397,69 @@ contains
     v = tape(top - n + 1:top) /= 0
     top = top - n
   end subroutine pop_la
+
+  subroutine push_la2(v)
+    logical, intent(in) :: v(:, :)
+    call push_la(reshape(v, [size(v)]))
+  end subroutine push_la2
+
+  subroutine pop_la2(v)
+    logical, intent(out) :: v(:, :)
+    logical :: flat(size(v))
+    call pop_la(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_la2
+
+  subroutine push_la3(v)
+    logical, intent(in) :: v(:, :, :)
+    call push_la(reshape(v, [size(v)]))
+  end subroutine push_la3
+
+  subroutine pop_la3(v)
+    logical, intent(out) :: v(:, :, :)
+    logical :: flat(size(v))
+    call pop_la(flat)
+    v = reshape(flat, shape(v))
+  end subroutine pop_la3
+
+  !> A character value: one entry per character (its code).
+  subroutine push_ch(v)
+    character(len=*), intent(in) :: v
+    integer(8) :: n, i
+    n = len(v, kind=8)
+    call reserve(n)
+    do i = 1, n
+      tape(top + i) = ichar(v(i:i), kind=8)
+    end do
+    call note_i(n, n)
+  end subroutine push_ch
+
+  subroutine pop_ch(v)
+    character(len=*), intent(out) :: v
+    integer(8) :: n, i
+    n = len(v, kind=8)
+    call take(n)
+    do i = 1, n
+      v(i:i) = char(tape(top - n + i))
+    end do
+    top = top - n
+  end subroutine pop_ch
+
+  subroutine push_cha(v)
+    character(len=*), intent(in) :: v(:)
+    integer :: i
+    do i = 1, size(v)
+      call push_ch(v(i))
+    end do
+  end subroutine push_cha
+
+  subroutine pop_cha(v)
+    character(len=*), intent(out) :: v(:)
+    integer :: i
+    do i = size(v), 1, -1
+      call pop_ch(v(i))
+    end do
+  end subroutine pop_cha
 
   subroutine push_r8a2(v)
     real(8), intent(in) :: v(:, :)

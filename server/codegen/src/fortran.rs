@@ -475,3 +475,23 @@ fn nest_internal(routines: &[Routine], suffix: &str) -> Vec<Routine> {
     }
     out
 }
+
+/// A pointer assignment or NULLIFY as the derivatives run it: in the
+/// primal's terms, where the primal has it (the analyses read the
+/// pointer's uses as its target's, so nothing else refers to it); `None`
+/// for other statements.
+pub fn pointer_line(unit: &Unit, kind: &StmtKind) -> Option<String> {
+    use dfort_ir::dump::expr as print;
+    match kind {
+        StmtKind::PointerAssign { pointer, target } => Some(format!(
+            "{} => {}",
+            print(unit, pointer),
+            print(unit, target)
+        )),
+        StmtKind::Nullify { objects } => {
+            let v: Vec<String> = objects.iter().map(|o| print(unit, o)).collect();
+            Some(format!("nullify({})", v.join(", ")))
+        }
+        _ => None,
+    }
+}

@@ -5,7 +5,8 @@
 //! follow globals through CALLs, not through functions called inside
 //! expressions), functions that change their arguments, active variables
 //! of derived types that get no derivative type (and arrays of
-//! components), pointer module variables, and host statement functions
+//! components), pointer module variables, pointers whose target the
+//! analyses cannot tell, and host statement functions
 //! used by internal procedures.
 
 use crate::names::DiffSet;
@@ -20,6 +21,7 @@ use dfort_syntax::rules;
 pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
     let mut out = shared_globals(program, diff);
     out.extend(module_pointers(program, diff));
+    out.extend(unfollowed_pointers(program, diff));
     out.extend(globals_through_functions(program, diff, effects));
     out.extend(active_derived_types(program, diff));
     out.extend(host_statement_functions(program, diff));
@@ -215,6 +217,19 @@ fn module_pointers(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
                 ),
             ),
         ));
+    }
+    out
+}
+
+/// Pointer uses the analyses could not read as their targets
+/// ([`dfort_analysis::pointers`]), in every unit the root reaches (a
+/// passive-looking callee may change active data through one).
+fn unfollowed_pointers(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for u in reached_from(program, diff.root) {
+        for (span, why) in dfort_analysis::pointers::unresolved(program.unit(u)) {
+            out.push(Refusal::new(span, (&rules::POINTER_NOT_FOLLOWED, why)));
+        }
     }
     out
 }

@@ -716,6 +716,11 @@ impl Gen<'_> {
                     }
                 }
             }
+            StmtKind::PointerAssign { .. } | StmtKind::Nullify { .. } => {
+                if let Some(line) = crate::fortran::pointer_line(unit, &st.kind) {
+                    self.w.line(&format!("{label}{line}"));
+                }
+            }
             StmtKind::Unsupported { construct } => {
                 self.refuse(st.span, format!("{construct} cannot be differentiated"));
             }

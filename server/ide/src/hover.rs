@@ -40,7 +40,20 @@ pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
     if let Some(unit) = unit {
         if let Some(sym) = unit.lookup(&name) {
             if unit.symbol(sym).storage != Storage::Procedure && unit.name != name {
-                let markdown = variable(snap, path, unit, sym, range)?;
+                // A pointer the analyses read as its target here: the
+                // hover is about the target.
+                if let Some((target, seen)) = pointer_target(snap, path, unit, sym, offset) {
+                    let about = variable(snap, path, unit, target, range)?;
+                    let markdown = format!(
+                        "**{name}** is a pointer; here it is `{seen}`, and dfort reads it so: what follows is about `{}`.\n\n{about}",
+                        unit.symbol(target).name
+                    );
+                    return Some(Hover { range, markdown });
+                }
+                let mut markdown = variable(snap, path, unit, sym, range)?;
+                if unit.symbol(sym).attrs.pointer {
+                    markdown.push_str(POINTER_NOTE);
+                }
                 return Some(Hover { range, markdown });
             }
         }
@@ -54,6 +67,44 @@ pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
         range,
         markdown: procedure(snap, target),
     })
+}
+
+/// What the hover on a pointer adds where dfort does not read it as a
+/// target.
+const POINTER_NOTE: &str = "\nA pointer: dfort reads its uses as its target where one pointer assignment reaches them; elsewhere what uses it is not differentiated (`pointer-not-followed`).\n";
+
+/// The variable a pointer is read as at `offset` (the analysed unit holds
+/// its target there, under the use's span), and that target as written.
+fn pointer_target(
+    snap: &Snapshot,
+    path: &Path,
+    unit: &Unit,
+    sym: SymbolId,
+    offset: u32,
+) -> Option<(SymbolId, String)> {
+    if !unit.symbol(sym).attrs.pointer {
+        return None;
+    }
+    let (file, rel) = snap.chunk_at(path, offset)?;
+    let st = stmt_at(unit, rel).filter(|st| st.span.file == file)?;
+    let analysed = crate::hints::analysed_unit(snap, unit)?;
+    let ast = analysed.stmts.get(st.id)?;
+    let mut best: Option<&dfort_ir::Expr> = None;
+    for e in ast.kind.exprs() {
+        e.walk(&mut |x| {
+            let r = x.span.range;
+            let data = matches!(x.kind, ExprKind::Var(_) | ExprKind::ArrayRef { .. });
+            let inside = data && x.span.file == file && r.start <= rel && rel < r.end;
+            if inside
+                && best.is_none_or(|b| r.end - r.start < b.span.range.end - b.span.range.start)
+            {
+                best = Some(x);
+            }
+        });
+    }
+    let best = best?;
+    let (target, _) = dfort_analysis::dp::target(best)?;
+    (target != sym).then(|| (target, dfort_ir::dump::expr(&analysed, best)))
 }
 
 /// The statement of `unit` holding the chunk-relative offset (innermost).
@@ -181,7 +232,17 @@ fn variable(
         None => {}
     }
     let (file, rel) = snap.chunk_at(path, range.start)?;
-    let st = stmt_at(unit, rel).filter(|st| st.span.file == file);
+    // The statement as the analyses read it (same id): a pointer is its
+    // target there.
+    let analysed = crate::hints::analysed_unit(snap, unit);
+    let st = stmt_at(unit, rel)
+        .filter(|st| st.span.file == file)
+        .map(|st| {
+            analysed
+                .as_ref()
+                .and_then(|a| a.stmts.get(st.id))
+                .unwrap_or(st)
+        });
     match st {
         Some(st) if carries => {
             let writes = matches!(&st.kind, StmtKind::Assign { lhs, .. }
@@ -536,6 +597,55 @@ end subroutine fig2a
 
     /// Issue 17: a derived-type variable's hover says which components
     /// carry derivatives and whether it is active.
+    #[test]
+    fn a_pointer_hover_is_about_the_target_it_is_read_as_there() {
+        let src = "subroutine sp(a, n, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), target, intent(inout) :: a(n)
+  real(8), intent(out) :: y
+  real(8), pointer :: p(:), q(:)
+  logical :: c
+!$ad independent(a)
+!$ad dependent(y)
+  p => a(2:n)
+  p(1) = p(1) * p(2)
+  y = p(1)
+  c = n > 3
+  if (c) then
+    q => a
+  else
+    q => p
+  end if
+  y = y + q(1)
+end subroutine sp
+";
+        let path = Path::new("/hover-tests/sp.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let p = super::hover(&snap, path, at("p(1) = p(1)"))
+            .unwrap()
+            .markdown;
+        assert!(
+            p.starts_with("**p** is a pointer; here it is `a(2)`, and dfort reads it so: what follows is about `a`."),
+            "{p}"
+        );
+        assert!(p.contains("**active** after this statement"), "{p}");
+        assert!(
+            p.contains("the forward sweep pushes `a` before this statement overwrites it"),
+            "{p}"
+        );
+        // Associated differently on the two paths: not read as a target.
+        let q = super::hover(&snap, path, at("q(1)")).unwrap().markdown;
+        assert!(q.starts_with("**q**"), "{q}");
+        assert!(
+            q.contains("A pointer: dfort reads its uses as its target"),
+            "{q}"
+        );
+    }
+
     #[test]
     fn a_derived_type_hover_lists_its_components_with_derivatives() {
         let src = "module pm

@@ -484,6 +484,8 @@ impl<'a> Builder<'a> {
             | StmtKind::Call { .. }
             | StmtKind::Continue
             | StmtKind::Allocate { .. }
+            | StmtKind::PointerAssign { .. }
+            | StmtKind::Nullify { .. }
             | StmtKind::Unsupported { .. } => {
                 self.add_to_block(id, stmt);
             }

@@ -642,6 +642,13 @@ fn stmt(program: &Program, u: &Unit, id: StmtId, depth: usize, lines: &LineIndex
             };
             let _ = writeln!(o, "{head}{kw} {}", v.join(", "));
         }
+        StmtKind::PointerAssign { pointer, target } => {
+            let _ = writeln!(o, "{head}{} => {}", expr(u, pointer), expr(u, target));
+        }
+        StmtKind::Nullify { objects } => {
+            let v: Vec<String> = objects.iter().map(|e| expr(u, e)).collect();
+            let _ = writeln!(o, "{head}nullify {}", v.join(", "));
+        }
         StmtKind::Unsupported { construct } => {
             let _ = writeln!(o, "{head}unsupported: {construct}");
         }

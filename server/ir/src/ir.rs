@@ -541,6 +541,17 @@ pub enum StmtKind {
         objects: Vec<Expr>,
         deallocate: bool,
     },
+    /// `pointer => target`: the pointer (a variable or component)
+    /// becomes an alias of the target (a variable, element or section).
+    /// `=> null()` is a [`StmtKind::Nullify`].
+    PointerAssign {
+        pointer: Expr,
+        target: Expr,
+    },
+    /// `nullify(p, q)` and `p => null()`: the pointers point nowhere.
+    Nullify {
+        objects: Vec<Expr>,
+    },
     /// Something dfort does not support (a diagnostic names it).
     Unsupported {
         construct: String,
@@ -904,7 +915,10 @@ macro_rules! direct_exprs {
             StmtKind::ComputedGoto { index, .. } => vec![index],
             StmtKind::ArithmeticIf { expr, .. } => vec![expr],
             StmtKind::Io { reads, writes, .. } => reads.$iter().chain(writes.$iter()).collect(),
-            StmtKind::Allocate { objects, .. } => objects.$iter().collect(),
+            StmtKind::Allocate { objects, .. } | StmtKind::Nullify { objects } => {
+                objects.$iter().collect()
+            }
+            StmtKind::PointerAssign { pointer, target } => vec![pointer, target],
             _ => vec![],
         }
     };

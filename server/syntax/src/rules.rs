@@ -433,6 +433,23 @@ rules! {
             "real(8) function step(x)\n  real(8), intent(inout) :: x\n  x = 2.0d0*x   ! side effect\n  step = x\nend function step\n",
         ),
     };
+    POINTER_NOT_FOLLOWED = Rule {
+        code: "pointer-not-followed",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "a pointer whose target dfort cannot tell",
+        doc: "dfort reads a local pointer as its target (`p(i)` with `p => a(2:n)` is `a(i+1)`) \
+              where one pointer assignment reaches the use on every path and nothing on the way \
+              changes what the target's subscripts read. Elsewhere — a pointer associated \
+              differently in the branches of an IF or the iterations of a loop, pointer \
+              arguments, module pointers, pointer components, strided or function-valued \
+              targets, routines with GO TO — the derivatives would not know which data it \
+              changes, and are refused.\n\n\
+              Associate the pointer once before its uses, or use the target directly.",
+        example: Some(
+            "subroutine pick(a, b, y, c)\n  real(8), target :: a(3), b(3)\n  real(8) :: y\n  logical :: c\n  real(8), pointer :: p(:)\n  if (c) then\n    p => a\n  else\n    p => b\n  end if\n  y = sum(p)   ! a or b?\nend subroutine pick\n",
+        ),
+    };
     GLOBAL_THROUGH_FUNCTION = Rule {
         code: "global-through-function",
         severity: Severity::Error,

@@ -707,8 +707,14 @@ fn hover_pushes(snap: &Snapshot, path: &Path, unit: &dfort_ir::Unit, f: &mut Uni
     if snap.analysis.activity_of(unit.id).is_none() {
         return;
     }
+    // The target as the analyses read it (a pointer is its target
+    // there), hovered where the source writes it.
+    let analysed = snap.analysis.program.units.get(unit.id);
     for st in &unit.stmts {
-        let StmtKind::Assign { lhs, .. } = &st.kind else {
+        let kind = analysed
+            .and_then(|a| a.stmts.get(st.id))
+            .map_or(&st.kind, |s| &s.kind);
+        let StmtKind::Assign { lhs, .. } = kind else {
             continue;
         };
         let (ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. }) = &lhs.kind else {

@@ -104,6 +104,14 @@ impl<'a> Gen<'a> {
                 objects,
                 deallocate,
             } => self.allocate(span, objects, *deallocate, label),
+            // Only the forward sweep needs the association: the analyses
+            // read the pointer's uses as its target's.
+            StmtKind::PointerAssign { .. } | StmtKind::Nullify { .. } => {
+                if let Some(line) = crate::fortran::pointer_line(unit, &st.kind) {
+                    self.out.fwd.line(&format!("{label}{line}"));
+                }
+                Vec::new()
+            }
             StmtKind::Unsupported { construct } => {
                 self.out
                     .refuse(span, format!("{construct} cannot be differentiated"));

@@ -259,9 +259,37 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             "where_statement" => return Some(self.where_statement(n, label)),
             "forall_statement" => return Some(self.forall(n, label)),
             "include_statement" => return Some(self.unsupported(label, n, "INCLUDE")),
-            "pointer_association_statement" | "nullify_statement" => {
-                return Some(self.unsupported(label, n, "pointer assignment"))
+            "pointer_association_statement" => {
+                let kids = named_children(n);
+                let (Some(p), Some(t)) = (kids.first(), kids.get(1)) else {
+                    return Some(self.unsupported(label, n, "this pointer assignment"));
+                };
+                let pointer = self.expr(*p);
+                let plain = match &pointer.kind {
+                    ExprKind::Var(_) => true,
+                    ExprKind::Component { subs, .. } => subs.is_empty(),
+                    _ => false,
+                };
+                if !plain {
+                    return Some(self.unsupported(label, n, "pointer bounds remapping"));
+                }
+                if t.kind() == "null_literal" {
+                    StmtKind::Nullify {
+                        objects: vec![pointer],
+                    }
+                } else {
+                    StmtKind::PointerAssign {
+                        pointer,
+                        target: self.expr(*t),
+                    }
+                }
             }
+            "nullify_statement" => StmtKind::Nullify {
+                objects: named_children(n)
+                    .into_iter()
+                    .map(|c| self.expr(c))
+                    .collect(),
+            },
             "block_construct" => return Some(self.unsupported(label, n, "BLOCK constructs")),
             "associate_statement" => return Some(self.unsupported(label, n, "ASSOCIATE")),
             "select_type_statement" => return Some(self.unsupported(label, n, "SELECT TYPE")),

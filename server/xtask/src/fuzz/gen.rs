@@ -319,6 +319,7 @@ impl<'r> Generator<'r> {
         let mut allocatable_extent: Option<String> = None;
         // Whether the module has `fzm_o`, with optional arguments.
         let mut optional_calls = false;
+        let mut flag_calls = false;
         if self.chance(0.4) {
             let ge = Self::const_ext(self.n);
             mod_vars = vec![
@@ -379,6 +380,10 @@ impl<'r> Generator<'r> {
             if self.chance(0.3) {
                 m.procs.push(optional_procedure());
                 optional_calls = true;
+            }
+            if self.chance(0.25) {
+                m.procs.push(flag_procedure());
+                flag_calls = true;
             }
             module = Some(m);
         }
@@ -651,6 +656,26 @@ impl<'r> Generator<'r> {
             let (set, uses) = self.complex_stmts(&env);
             self.insert_set_and_uses(&mut body, set, uses);
         }
+        if self.chance(0.25) {
+            // Local pointers into a local target array: a section, an
+            // element, sections re-associated in a loop; written and read
+            // through, read back.
+            decls.push(Decl {
+                attrs: vec!["target"],
+                ..Decl::real("pa", vec!["4".into()])
+            });
+            decls.push(Decl {
+                attrs: vec!["pointer"],
+                ..Decl::real("pp", vec![":".into()])
+            });
+            decls.push(Decl {
+                attrs: vec!["pointer"],
+                ..Decl::real("pq", Vec::new())
+            });
+            decls.push(Decl::int("pk"));
+            let (set, uses) = self.pointer_stmts(&env);
+            self.insert_set_and_uses(&mut body, set, uses);
+        }
         if let (Some(m), true) = (module.as_mut(), self.chance(0.3)) {
             // Locals of a derived type of the module: components set,
             // overwritten (one indexes another), copied whole, read back.
@@ -690,6 +715,42 @@ impl<'r> Generator<'r> {
                 let at = self.rng.random_range(0..=body.len());
                 body.insert(at, Stmt::Call("fzm_o".into(), args));
             }
+        }
+        if flag_calls {
+            // Calls of `fzm_c`, which rewrites its character and logical
+            // array arguments (saved and restored around the calls), at
+            // the top level or in a loop.
+            decls.push(Decl {
+                ty: "character(len=4)",
+                ..Decl::real("fct", Vec::new())
+            });
+            decls.push(Decl {
+                ty: "logical",
+                ..Decl::real("flg", vec!["2".into()])
+            });
+            decls.push(Decl::int("fk"));
+            for _ in 0..self.range(1, 3) {
+                let Some(t) = self.target(&env) else { break };
+                let p = self.element(&env, &t);
+                let call = Stmt::Call("fzm_c".into(), vec![p, Expr::var("fct"), Expr::var("flg")]);
+                let st = match self.chance(0.5) {
+                    true => Stmt::Do {
+                        name: None,
+                        var: "fk".into(),
+                        lo: Expr::int(1),
+                        hi: Expr::int(self.range(2, 3)),
+                        step: None,
+                        body: vec![call],
+                    },
+                    false => call,
+                };
+                let at = self.rng.random_range(0..=body.len());
+                body.insert(at, st);
+            }
+            body.insert(
+                0,
+                Stmt::Raw(vec!["fct = 'up'".into(), "flg = [.true., .false.]".into()]),
+            );
         }
         if let Some(ext) = &allocatable_extent {
             body.insert(
@@ -1237,6 +1298,93 @@ impl<'r> Generator<'r> {
         for (k, st) in set.into_iter().enumerate() {
             body.insert(at + k, st);
         }
+    }
+
+    /// Statements on the pointers `pp` (rank 1) and `pq` (scalar) into the
+    /// local target `pa(4)`: `pa` set from the inputs, the pointers
+    /// associated with a section or the whole array and an element,
+    /// elements updated through them (the two may alias), a section
+    /// re-associated in each iteration of a loop; then assignments that
+    /// read through them.
+    fn pointer_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let v = |t: &str| Expr::var(t);
+        let mut set: Vec<Stmt> = (1..=4)
+            .map(|k| Stmt::Assign(Expr::at("pa", vec![Expr::int(k)]), self.rexpr(env, 2)))
+            .collect();
+        // The section's extent: pp(1..=ext) are valid.
+        let (section, ext) = match self.rng.random_range(0..3) {
+            0 => ("pa(2:4)", 3),
+            1 => ("pa(1:3)", 3),
+            _ => ("pa", 4),
+        };
+        let element = self.range(1, 4);
+        let mut assoc = vec![
+            Stmt::Raw(vec![format!("pp => {section}")]),
+            Stmt::Raw(vec![format!("pq => pa({element})")]),
+        ];
+        if self.chance(0.5) {
+            assoc.reverse();
+        }
+        set.extend(assoc);
+        for _ in 0..self.range(1, 3) {
+            let i = self.range(1, ext);
+            let at = |k: i64| Expr::at("pp", vec![Expr::int(k)]);
+            let st = match self.rng.random_range(0..3) {
+                0 => Stmt::Assign(
+                    at(i),
+                    Expr::bin("+", Expr::bin("*", at(i), v("pq")), self.rexpr(env, 1)),
+                ),
+                1 => Stmt::Assign(
+                    v("pq"),
+                    Expr::bin("*", v("pq"), Expr::call("sin", vec![at(i)])),
+                ),
+                _ => Stmt::Assign(
+                    at(i),
+                    Expr::bin("-", at(i), Expr::bin("*", self.literal(), v("pq"))),
+                ),
+            };
+            set.push(st);
+        }
+        if self.chance(0.5) {
+            // Re-associated in every iteration: pp(1:2) is pa(pk:pk+1).
+            set.push(Stmt::Do {
+                name: None,
+                var: "pk".into(),
+                lo: Expr::int(1),
+                hi: Expr::int(3),
+                step: None,
+                body: vec![
+                    Stmt::Raw(vec!["pp => pa(pk:pk + 1)".into()]),
+                    Stmt::Assign(
+                        Expr::at("pp", vec![Expr::int(2)]),
+                        Expr::bin(
+                            "+",
+                            Expr::at("pp", vec![Expr::int(2)]),
+                            Expr::bin("*", self.literal(), Expr::at("pp", vec![Expr::int(1)])),
+                        ),
+                    ),
+                ],
+            });
+            // Associated again before the reads below.
+            set.push(Stmt::Raw(vec![format!("pp => {section}")]));
+        }
+        let mut uses = Vec::new();
+        for _ in 0..self.range(1, 2) {
+            let Some(t) = self.target(env) else { break };
+            let lhs = self.element(env, &t);
+            let j = self.range(1, ext);
+            let read = match self.rng.random_range(0..3) {
+                0 => Expr::bin("*", Expr::at("pp", vec![Expr::int(j)]), self.rexpr(env, 1)),
+                1 => Expr::bin("*", v("pq"), Expr::call("sum", vec![v("pp")])),
+                _ => Expr::bin(
+                    "+",
+                    Expr::at("pa", vec![Expr::int(self.range(1, 4))]),
+                    Expr::bin("*", v("pq"), self.literal()),
+                ),
+            };
+            uses.push(Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, read)));
+        }
+        (set, uses)
     }
 
     /// Statements on the complex local `zc`: its construction from real
@@ -2836,6 +2984,47 @@ fn optional_procedure() -> Proc {
                 "  p = p + 0.5d0*cos(p)",
                 "end if",
                 "if (present(w)) p = p - 0.1d0*w*p**2",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )],
+        internal: Vec::new(),
+    }
+}
+
+/// The module routine `fzm_c(p, tag, flags)`: its path depends on its
+/// character and logical array arguments, which it rewrites.
+fn flag_procedure() -> Proc {
+    Proc {
+        kind: ProcKind::Subroutine,
+        recursive: false,
+        elemental: false,
+        name: "fzm_c".into(),
+        args: vec!["p".into(), "tag".into(), "flags".into()],
+        uses: Vec::new(),
+        decls: vec![
+            Decl::real("p", Vec::new()).with_intent("inout"),
+            Decl {
+                ty: "character(len=*)",
+                ..Decl::real("tag", Vec::new()).with_intent("inout")
+            },
+            Decl {
+                ty: "logical",
+                ..Decl::real("flags", vec!["2".into()]).with_intent("inout")
+            },
+        ],
+        spec: Vec::new(),
+        body: vec![Stmt::Raw(
+            [
+                "if (tag == 'up') then",
+                "  p = 0.5d0*p + sin(p)",
+                "  tag = 'down'",
+                "else",
+                "  p = p - 0.25d0*cos(p)*p",
+                "  tag = 'up'",
+                "end if",
+                "if (flags(1)) p = p + 0.1d0*tanh(p)*p",
+                "flags = .not. flags",
             ]
             .map(String::from)
             .to_vec(),
