@@ -215,6 +215,11 @@ pub fn end_do(name: Option<&String>) -> String {
 
 /// `call name(a, k=b)` as the original writes it, without its label.
 pub fn call_line(unit: &Unit, name: &str, args: &[Arg]) -> String {
+    format!("call {name}({})", actuals(unit, args))
+}
+
+/// Actual arguments as the original writes them, keywords kept: `a, k=b`.
+pub fn actuals(unit: &Unit, args: &[Arg]) -> String {
     let a: Vec<String> = args
         .iter()
         .map(|x| match &x.keyword {
@@ -222,7 +227,7 @@ pub fn call_line(unit: &Unit, name: &str, args: &[Arg]) -> String {
             None => dfort_ir::dump::expr(unit, &x.value),
         })
         .collect();
-    format!("call {name}({})", a.join(", "))
+    a.join(", ")
 }
 
 /// The reference `e` (a variable or an array element or section) with

@@ -402,7 +402,6 @@ impl Gen<'_> {
         self.used_modules.extend(module);
         self.called.insert(c);
         let mut list = Vec::new();
-        let by_keyword = dargs.iter().any(|(_, _, k)| k.is_some());
         for (primal, d, kw) in dargs {
             list.push(Keywords::primal(&kw, primal));
             match d {
@@ -418,22 +417,29 @@ impl Gen<'_> {
                 }
             }
         }
-        if result.is_some() && by_keyword {
-            self.refuse(
-                span,
-                "a function reference with an absent optional argument is not differentiated yet",
-            );
-        }
-        if let Some(r) = result {
-            list.push(self.unit.symbol(r).name.clone());
-            if cu.result.is_some_and(|cr| cn.contains_key(&cr)) {
-                match self.dname.get(&r) {
-                    Some(d) => list.push(d.clone()),
+        // With an absent optional argument (trailing ones too) the result
+        // and its derivative go by keyword.
+        let by_keyword = crate::calls::in_formal_order(cu, args)
+            .iter()
+            .any(|a| a.is_none());
+        let keyword = |formal: &str, actual: String| match by_keyword {
+            true => format!("{formal}={actual}"),
+            false => actual,
+        };
+        if let (Some(r), Some(cr)) = (result, cu.result) {
+            list.push(keyword(
+                &cu.symbol(cr).name,
+                self.unit.symbol(r).name.clone(),
+            ));
+            if let Some(formal) = cn.get(&cr) {
+                let d = match self.dname.get(&r) {
+                    Some(d) => d.clone(),
                     None => {
                         self.ztemps.push(result_type(cu));
-                        list.push(format!("dfort_z{}", self.ztemps.len()));
+                        format!("dfort_z{}", self.ztemps.len())
                     }
-                }
+                };
+                list.push(keyword(formal, d));
             }
         }
         self.w
@@ -454,9 +460,9 @@ impl Gen<'_> {
             if self.diff.contains(h.callee) {
                 self.tangent_call(h.span, h.callee, &h.args, Some(h.temp));
             } else {
-                let a: Vec<String> = h.args.iter().map(|x| print(unit, &x.value)).collect();
+                let a = crate::fortran::actuals(unit, &h.args);
                 let tn = &unit.symbol(h.temp).name;
-                self.w.line(&format!("{tn} = {}({})", h.name, a.join(", ")));
+                self.w.line(&format!("{tn} = {}({a})", h.name));
             }
         }
     }

@@ -26,7 +26,6 @@ use dfort_analysis::activity::active_actuals;
 use dfort_analysis::checkpoint::{self, CallCheckpoint, Callees, Caller, Problem};
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::dp::target;
-use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 
 /// The reverse sweep of the function references hoisted out of an
@@ -119,7 +118,7 @@ impl Gen<'_> {
                     Some(h.temp),
                 ));
             }
-            let a: Vec<String> = h.args.iter().map(|x| print(unit, &x.value)).collect();
+            let a = crate::fortran::actuals(unit, &h.args);
             let tn = &unit.symbol(h.temp).name;
             for line in h.allocation(unit, tn) {
                 self.out.fwd.line(&line);
@@ -129,9 +128,7 @@ impl Gen<'_> {
             for t in popped.then_some(tn).into_iter().chain(adjoint_temp) {
                 allocations.extend(h.allocation(unit, t));
             }
-            self.out
-                .fwd
-                .line(&format!("{tn} = {}({})", h.name, a.join(", ")));
+            self.out.fwd.line(&format!("{tn} = {}({a})", h.name));
         }
         let mut temps = Vec::new();
         for h in hoisted {
@@ -383,13 +380,11 @@ impl Gen<'_> {
         let elementwise = result
             .filter(|r| cu.elemental && inp.unit.symbol(*r).rank() > 0)
             .and_then(|r| Some((inp.bname.get(&r)?.clone(), inp.unit.symbol(r).rank())));
-        let by_keyword = dargs.iter().any(|(_, _, k)| k.is_some());
-        if result.is_some() && by_keyword {
-            self.out.refuse(
-                span,
-                "a function reference with an absent optional argument is not differentiated yet",
-            );
-        }
+        // With an absent optional argument (trailing ones too) the
+        // result's adjoint goes by keyword.
+        let by_keyword = crate::calls::in_formal_order(cu, args)
+            .iter()
+            .any(|a| a.is_none());
         for (k, (primal, d, kw)) in dargs.into_iter().enumerate() {
             let scalar_actual = bound
                 .get(k)
@@ -445,14 +440,18 @@ impl Gen<'_> {
             }
         }
         if let (Some(r), Some(cr)) = (result, cu.result) {
-            if cn.contains_key(&cr) {
-                match inp.bname.get(&r) {
-                    Some(b) => list.push(b.clone()),
+            if let Some(formal) = cn.get(&cr) {
+                let b = match inp.bname.get(&r) {
+                    Some(b) => b.clone(),
                     None => {
                         let z = self.out.ztemp(result_type(cu));
                         pre.push(format!("{z} = 0.0d0"));
-                        list.push(z);
+                        z
                     }
+                };
+                match by_keyword {
+                    true => list.push(format!("{formal}={b}")),
+                    false => list.push(b),
                 }
             }
         }

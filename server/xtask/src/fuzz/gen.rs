@@ -379,6 +379,7 @@ impl<'r> Generator<'r> {
             }
             if self.chance(0.3) {
                 m.procs.push(optional_procedure());
+                m.procs.push(optional_function());
                 optional_calls = true;
             }
             if self.chance(0.25) {
@@ -714,6 +715,25 @@ impl<'r> Generator<'r> {
                 }
                 let at = self.rng.random_range(0..=body.len());
                 body.insert(at, Stmt::Call("fzm_o".into(), args));
+            }
+            // References of the function `fzm_g` in expressions, its
+            // optional arguments present or absent, keywords in any order.
+            for _ in 0..self.range(0, 2) {
+                let Some(t) = self.target(&env) else { break };
+                let lhs = self.element(&env, &t);
+                let p = self.rexpr(&env, 1).print();
+                let q = self.rexpr(&env, 1).print();
+                let w = self.rexpr(&env, 1).print();
+                let args = match self.rng.random_range(0..5) {
+                    0 => p,
+                    1 => format!("{p}, {q}"),
+                    2 => format!("{p}, w={w}"),
+                    3 => format!("{p}, {q}, w={w}"),
+                    _ => format!("w={w}, p={p}"),
+                };
+                let call = Expr::lit(format!("fzm_g({args})"));
+                let at = self.rng.random_range(0..=body.len());
+                body.insert(at, Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, call)));
             }
         }
         if flag_calls {
@@ -2984,6 +3004,39 @@ fn optional_procedure() -> Proc {
                 "  p = p + 0.5d0*cos(p)",
                 "end if",
                 "if (present(w)) p = p - 0.1d0*w*p**2",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )],
+        internal: Vec::new(),
+    }
+}
+
+/// The module function `fzm_g(p, q, w)` with optional `q` and `w`.
+fn optional_function() -> Proc {
+    let optional = |name: &str| Decl {
+        attrs: vec!["optional"],
+        ..Decl::real(name, Vec::new()).with_intent("in")
+    };
+    Proc {
+        kind: ProcKind::Function,
+        recursive: false,
+        elemental: false,
+        name: "fzm_g".into(),
+        args: vec!["p".into(), "q".into(), "w".into()],
+        uses: Vec::new(),
+        decls: vec![
+            Decl::real("p", Vec::new()).with_intent("in"),
+            optional("q"),
+            optional("w"),
+            Decl::real("fzm_g_r", Vec::new()),
+        ],
+        spec: Vec::new(),
+        body: vec![Stmt::Raw(
+            [
+                "fzm_g_r = p*p",
+                "if (present(q)) fzm_g_r = fzm_g_r + q*sin(p)",
+                "if (present(w)) fzm_g_r = fzm_g_r*(1.0d0 + 0.1d0*w)",
             ]
             .map(String::from)
             .to_vec(),
