@@ -104,8 +104,8 @@ pub enum Problem {
     /// which the tape cannot hold.
     UntapeableGlobal { key: GlobalKey, limit: TapeLimit },
     /// A global the callee reads that the unit does not declare but may
-    /// change, and that the generator cannot bring in (a COMMON member, a
-    /// host's variable).
+    /// change, and that the generator cannot bring in (a host's variable,
+    /// a member of a COMMON block no unit declares with constant bounds).
     Undeclared(GlobalKey),
 }
 
@@ -479,10 +479,75 @@ fn hidden_globals(
                     None => saved.push(k.clone()),
                 }
             }
+            GlobalKey::Common { block, index } => {
+                // A COMMON block the unit does not declare is declared in
+                // its adjoint under new names, when its layout is known.
+                let member = common_layout(program, block)
+                    .and_then(|l| Some((l.unit, *l.members.get(*index as usize)?)));
+                match member {
+                    Some((u, s)) => match tape_limit(program.unit(u), s, true) {
+                        Some(limit) => problems.push(Problem::UntapeableGlobal {
+                            key: k.clone(),
+                            limit,
+                        }),
+                        None => saved.push(k.clone()),
+                    },
+                    None => problems.push(Problem::Undeclared(k.clone())),
+                }
+            }
             _ => problems.push(Problem::Undeclared(k.clone())),
         }
     }
     saved
+}
+
+/// A COMMON block as a unit declares it, for a unit that does not: its
+/// members in order, each of a type and constant bounds another unit
+/// can declare.
+#[derive(Clone, Debug)]
+pub struct CommonLayout {
+    pub unit: UnitId,
+    pub members: Vec<SymbolId>,
+    /// Per member, its bounds as constants (lower, upper).
+    pub bounds: Vec<Vec<(i64, i64)>>,
+}
+
+/// The name of member `index` of COMMON block `block` where
+/// [`common_layout`] finds it declared.
+pub fn common_member_name(program: &Program, block: &str, index: u32) -> Option<String> {
+    let l = common_layout(program, block)?;
+    let m = *l.members.get(index as usize)?;
+    Some(program.unit(l.unit).symbol(m).name.clone())
+}
+
+/// The layout of COMMON block `block` from the first unit that declares
+/// it with constant bounds (`None` when none does).
+pub fn common_layout(program: &Program, block: &str) -> Option<CommonLayout> {
+    program.all_units().find_map(|u| {
+        let c = u.commons.iter().find(|c| c.name == block)?;
+        let mut bounds = Vec::new();
+        for &m in &c.members {
+            let sym = u.symbol(m);
+            if matches!(sym.ty.base, BaseType::None | BaseType::Derived) {
+                return None;
+            }
+            let mut dims = Vec::new();
+            for d in &sym.dims {
+                let lo = match &d.lower {
+                    Some(e) => crate::dp::constant_int(u, e, 0)?,
+                    None => 1,
+                };
+                let hi = crate::dp::constant_int(u, d.upper.as_ref()?, 0)?;
+                dims.push((lo, hi));
+            }
+            bounds.push(dims);
+        }
+        Some(CommonLayout {
+            unit: u.id,
+            members: c.members.clone(),
+            bounds,
+        })
+    })
 }
 
 /// Whether statement `id` or anything that may run after it may change

@@ -259,6 +259,22 @@ fn call_hints(
             why.push(crate::render::call_save(unit, saved, &callee.name));
         }
         for k in &cp.hidden {
+            if let GlobalKey::Common { block, index } = k {
+                let Some(name) =
+                    dfort_analysis::checkpoint::common_member_name(program, block, *index)
+                else {
+                    continue;
+                };
+                if !names.contains(&name) {
+                    names.push(name.clone());
+                }
+                why.push(crate::render::hidden_common_save(
+                    &name,
+                    block,
+                    &callee.name,
+                ));
+                continue;
+            }
             let GlobalKey::Shared { unit: m, symbol } = k else {
                 continue;
             };

@@ -591,6 +591,14 @@ pub fn hidden_save(name: &str, module: &str, callee: &str) -> String {
     )
 }
 
+/// Why a member of a COMMON block the unit does not declare is saved
+/// around a call to `callee` (the adjoint declares the block).
+pub fn hidden_common_save(name: &str, block: &str, callee: &str) -> String {
+    format!(
+        "`{name}` of COMMON /{block}/ (the adjoint of `{callee}` reads it; this unit does not declare the block, its adjoint does)"
+    )
+}
+
 /// The tooltip of a CALL's checkpoint hint, from the sentences of
 /// [`call_save`] and [`hidden_save`].
 pub fn checkpoint_tooltip(callee: &str, why: &[String]) -> String {

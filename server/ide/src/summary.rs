@@ -74,7 +74,9 @@ impl UnitSummary<'_> {
                     .name
                     .clone(),
             ),
-            GlobalKey::Common { .. } => None,
+            GlobalKey::Common { block, index } => {
+                dfort_analysis::checkpoint::common_member_name(self.program, block, *index)
+            }
         }
     }
 

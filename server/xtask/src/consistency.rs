@@ -487,7 +487,8 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
                         program.unit(*m).symbol(*symbol).name.clone()
                     }
                     SavedValue::Global(GlobalKey::Common { block, index }) => {
-                        format!("/{block}/{index}")
+                        dfort_analysis::checkpoint::common_member_name(program, block, *index)
+                            .unwrap_or_else(|| format!("/{block}/{index}"))
                     }
                 };
                 (at(*s), name)

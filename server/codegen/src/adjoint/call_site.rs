@@ -216,6 +216,14 @@ impl Gen<'_> {
         // declare are brought in under a new name.
         let mut snapshot_hidden: Vec<String> = Vec::new();
         for k in &cp.hidden {
+            if let GlobalKey::Common { block, index } = k {
+                if let Some(local) = self.hidden_common(block, *index) {
+                    if !snapshot_hidden.contains(&local) {
+                        snapshot_hidden.push(local);
+                    }
+                }
+                continue;
+            }
             let GlobalKey::Shared { unit: m, symbol } = k else {
                 continue;
             };
@@ -290,6 +298,42 @@ impl Gen<'_> {
         }
         rev.extend(records.iter().rev().map(|item| Line::pop(item)));
         rev
+    }
+
+    /// The name member `index` of COMMON block `block` (which the unit
+    /// does not declare) has in this adjoint routine, where the whole
+    /// block is declared under new names (`dfort_c<b>_<k>`).
+    fn hidden_common(&mut self, block: &str, index: u32) -> Option<String> {
+        let layout = dfort_analysis::checkpoint::common_layout(self.inp.program, block)?;
+        let b = self.out.hidden_commons.len() + 1;
+        let names = self
+            .out
+            .hidden_commons
+            .entry(block.to_string())
+            .or_insert_with(|| {
+                let owner = self.inp.program.unit(layout.unit);
+                let names: Vec<String> = (1..=layout.members.len())
+                    .map(|k| format!("dfort_c{b}_{k}"))
+                    .collect();
+                let mut lines: Vec<String> = layout
+                    .members
+                    .iter()
+                    .zip(&layout.bounds)
+                    .zip(&names)
+                    .map(|((m, dims), name)| {
+                        let ty = dfort_ir::dump::type_name(&owner.symbol(*m).ty);
+                        let shape: Vec<String> =
+                            dims.iter().map(|(lo, hi)| format!("{lo}:{hi}")).collect();
+                        match shape.is_empty() {
+                            true => format!("{ty} :: {name}"),
+                            false => format!("{ty} :: {name}({})", shape.join(", ")),
+                        }
+                    })
+                    .collect();
+                lines.push(format!("common /{block}/ {}", names.join(", ")));
+                (names, lines)
+            });
+        names.0.get(index as usize).cloned()
     }
 
     /// The refusal of a checkpoint's problem at the call to `name`.

@@ -58,6 +58,10 @@ pub(super) struct Emitter {
     /// in as `use m, only: local => name` to be saved around calls:
     /// (local name, module, name in the module).
     pub hidden: BTreeMap<GlobalKey, (String, String, String)>,
+    /// COMMON blocks callees read that the unit does not declare,
+    /// declared whole under new names to save members around calls:
+    /// block → (member names, declaration lines).
+    pub hidden_commons: BTreeMap<String, (Vec<String>, Vec<String>)>,
     /// In unstructured units, per basic block (CFG node): its reverse
     /// sweep.
     pub block_rev: HashMap<NodeId, Vec<Line>>,
@@ -89,6 +93,7 @@ impl Emitter {
             used_modules: BTreeSet::new(),
             called: BTreeSet::new(),
             hidden: BTreeMap::new(),
+            hidden_commons: BTreeMap::new(),
             block_rev: HashMap::new(),
             masks: Vec::new(),
             mask: None,

@@ -64,6 +64,11 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
         Flavour::Adjoint,
     );
     let w = &mut r.w;
+    for (_, lines) in out.hidden_commons.values() {
+        for l in lines {
+            w.line(l);
+        }
+    }
     w.line("integer :: dfort_branch");
     for k in 1..=out.counters {
         w.line(&format!("integer :: dfort_k{k}, dfort_count{k}"));

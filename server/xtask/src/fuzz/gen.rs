@@ -424,8 +424,11 @@ impl<'r> Generator<'r> {
         } else {
             Vec::new()
         };
-        for _ in 0..self.range(0, 2) {
-            let use_common = common && self.chance(0.5);
+        for k in 0..self.range(0, 2) {
+            // The first subroutine holds the COMMON block; a later one
+            // that calls it may not declare it (its adjoint declares the
+            // block to save it around the call).
+            let use_common = common && (k == 0 || self.chance(0.3));
             let globals = if use_common {
                 common_vars.clone()
             } else {
