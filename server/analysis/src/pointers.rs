@@ -69,21 +69,6 @@ pub fn unresolved(unit: &Unit) -> Vec<(Span, String)> {
     w.unresolved
 }
 
-/// The association of every local pointer of `unit` that its pointer
-/// statements give, for the editor: (pointer, the assignment, the target
-/// as the analyses read it).
-pub fn associations(unit: &Unit) -> Vec<(SymbolId, StmtId)> {
-    let mut out = Vec::new();
-    for (id, st) in unit.stmts.iter_enumerated() {
-        if let StmtKind::PointerAssign { pointer, .. } = &st.kind {
-            if let ExprKind::Var(p) = pointer.kind {
-                out.push((p, id));
-            }
-        }
-    }
-    out
-}
-
 fn uses_pointers(unit: &Unit) -> bool {
     let pointer_symbols = unit.symbols.iter().any(|s| s.attrs.pointer);
     pointer_symbols
