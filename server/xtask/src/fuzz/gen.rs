@@ -2538,8 +2538,13 @@ impl<'r> Generator<'r> {
         let lines = match self.rng.random_range(0..5) {
             0 => return self.where_stmt(env, 0),
             1 if self.chance(0.5) => vec![format!("{} = maxval({name})", r.name)],
+            // An empty mask gives +-huge: clamped, so that later arithmetic
+            // does not overflow where the program's own run never looked
+            // (seed 1149, case 571: an IF condition the compiler dropped
+            // from the program, with an empty arm, and kept in the
+            // adjoint, whose arm pushes the branch).
             1 => vec![format!(
-                "{} = minval({name}, mask={name} > 0.5d0) + maxval({name}, mask={name} < 0.5d0)",
+                "{} = min(4.0d0, minval({name}, mask={name} > 0.5d0)) + max(-4.0d0, maxval({name}, mask={name} < 0.5d0))",
                 r.name
             )],
             2 => vec![format!("{} = product({name})", r.name)],
