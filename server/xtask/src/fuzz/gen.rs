@@ -650,6 +650,9 @@ impl<'r> Generator<'r> {
         let mut budget = Budget {
             stmts: self.range(4, 22) as usize,
         };
+        // The set statements of the locals below go after the
+        // initialisations (their expressions read the integers).
+        let prologue = body.len();
         body.extend(self.block(&mut env, &mut budget, 0));
         if self.chance(0.25) {
             // A complex local: built from reals, updated, read back.
@@ -658,7 +661,7 @@ impl<'r> Generator<'r> {
                 ..Decl::real("zc", Vec::new())
             });
             let (set, uses) = self.complex_stmts(&env);
-            self.insert_set_and_uses(&mut body, set, uses);
+            self.insert_set_and_uses(&mut body, prologue, set, uses);
         }
         if self.chance(0.25) {
             // Local pointers into a local target array: a section, an
@@ -678,7 +681,7 @@ impl<'r> Generator<'r> {
             });
             decls.push(Decl::int("pk"));
             let (set, uses) = self.pointer_stmts(&env);
-            self.insert_set_and_uses(&mut body, set, uses);
+            self.insert_set_and_uses(&mut body, prologue, set, uses);
         }
         if let (Some(m), true) = (module.as_mut(), self.chance(0.3)) {
             // Locals of a derived type of the module: components set,
@@ -698,7 +701,7 @@ impl<'r> Generator<'r> {
                 });
             }
             let (set, uses) = self.derived_stmts(&env);
-            self.insert_set_and_uses(&mut body, set, uses);
+            self.insert_set_and_uses(&mut body, prologue, set, uses);
         }
         if optional_calls {
             // Calls of `fzm_o` with its optional arguments present or
@@ -1311,9 +1314,17 @@ impl<'r> Generator<'r> {
     }
 
     /// Inserts the statements that set a local at a random place of
-    /// `body` and those that read it at a random place after them.
-    fn insert_set_and_uses(&mut self, body: &mut Vec<Stmt>, set: Vec<Stmt>, uses: Vec<Stmt>) {
-        let at = self.rng.random_range(0..=body.len());
+    /// `body` after its first `prologue` statements (the
+    /// initialisations), and those that read it at a random place after
+    /// them.
+    fn insert_set_and_uses(
+        &mut self,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+        set: Vec<Stmt>,
+        uses: Vec<Stmt>,
+    ) {
+        let at = self.rng.random_range(prologue.min(body.len())..=body.len());
         let later = self.rng.random_range(at..=body.len());
         for (k, st) in uses.into_iter().enumerate() {
             body.insert(later + k, st);
