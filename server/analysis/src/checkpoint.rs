@@ -811,16 +811,7 @@ mod tests {
     use crate::decisions::Recording;
     use crate::roles::{RoleSource, Roles};
 
-    fn program(src: &str) -> Program {
-        let mut parser = dfort_syntax::FortranParser::new();
-        let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
-        let lowered = dfort_ir::lower::lower_file(&parsed, FileId(0));
-        let file = SourceFile {
-            id: FileId(0),
-            path: "t.f90".into(),
-        };
-        dfort_ir::link::link(vec![file], vec![lowered]).0
-    }
+    use crate::test_support::program;
 
     /// What a checkpoint list saves: (reference, why).
     fn saved(unit: &Unit, list: &[Saved]) -> Vec<(String, Why)> {

@@ -30,3 +30,21 @@ pub mod shape;
 pub mod structure;
 pub mod tbr;
 pub mod undo;
+
+/// What the unit tests of the analyses share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use dfort_ir::*;
+
+    /// The linked program of one free-form file `t.f90`.
+    pub fn program(src: &str) -> Program {
+        let mut parser = dfort_syntax::FortranParser::new();
+        let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
+        let lowered = dfort_ir::lower::lower_file(&parsed, FileId(0));
+        let file = SourceFile {
+            id: FileId(0),
+            path: "t.f90".into(),
+        };
+        dfort_ir::link::link(vec![file], vec![lowered]).0
+    }
+}

@@ -768,14 +768,7 @@ mod tests {
     use super::*;
 
     fn unit(src: &str) -> Unit {
-        let mut parser = dfort_syntax::FortranParser::new();
-        let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
-        let lowered = dfort_ir::lower::lower_file(&parsed, FileId(0));
-        let file = SourceFile {
-            id: FileId(0),
-            path: "t.f90".into(),
-        };
-        let program = dfort_ir::link::link(vec![file], vec![lowered]).0;
+        let program = crate::test_support::program(src);
         (*program.units[UnitId::new(0)]).clone()
     }
 
