@@ -647,7 +647,7 @@ end subroutine rd
 }
 
 #[test]
-fn io_branches_and_module_pointers_are_refused_where_unsupported() {
+fn io_branches_are_refused_in_the_adjoint() {
     let io = "subroutine rb(x, y)
   implicit none
   real(8), intent(in) :: x
@@ -663,34 +663,27 @@ end subroutine rb
         refusal_codes(io, "rb"),
         (vec!["not-differentiable"], vec![])
     );
-    let module = "module fld
-  implicit none
-  real(8), pointer :: u(:)
-contains
-  subroutine ma(n, x, y)
-    integer, intent(in) :: n
-    real(8), intent(in) :: x(n)
-    real(8), intent(out) :: y
-    u = u*x
-    y = sum(u**2)
-  end subroutine ma
-end module fld
-";
-    // The module pointer needs a derivative, and its uses are not read
-    // as a target (module pointers are not followed).
-    let both = vec!["not-differentiable", "pointer-not-followed"];
-    assert_eq!(refusal_codes(module, "ma"), (both.clone(), both));
 }
 
 #[test]
 fn module_allocatables_allocated_before_the_root_get_derivatives_of_their_shape() {
-    // The caller allocates the module array; the root's tangent and
-    // adjoint give its derivative the array's shape on entry (and keep
-    // it between calls: it is global state, like the array). Checked by
-    // the dot-product test, twice.
+    module_array_allocated_before_the_root("allocatable", "allocated");
+}
+
+#[test]
+fn module_pointers_associated_before_the_root_get_derivatives_of_their_shape() {
+    module_array_allocated_before_the_root("pointer", "associated");
+}
+
+/// The caller allocates the module array (`attribute`: allocatable or
+/// pointer; `status`: the intrinsic that tells); the root's tangent and
+/// adjoint give its derivative the array's shape on entry (and keep it
+/// between calls: it is global state, like the array). Checked by the
+/// dot-product test, twice.
+fn module_array_allocated_before_the_root(attribute: &str, status: &str) {
     let src = "module fld
   implicit none
-  real(8), allocatable :: u(:)
+  real(8), ATTRIBUTE :: u(:)
 contains
   subroutine ma(n, x, y)
     integer, intent(in) :: n
@@ -700,7 +693,9 @@ contains
     y = sum(u**2)
   end subroutine ma
 end module fld
-";
+"
+    .replace("ATTRIBUTE", attribute);
+    let src = src.as_str();
     let ws = load_source(src, "ma");
     let u = unit(&ws, "ma");
     let r = roles(u, None);
@@ -710,7 +705,7 @@ end module fld
     let adjoint = adjoint_text(src, "ma");
     assert!(tangent.contains("allocate(ud, mold=u)"), "{tangent}");
     assert!(adjoint.contains("call dfort_shape_fld()"), "{adjoint}");
-    let dir = std::env::temp_dir().join(format!("dfort-module-alloc-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("dfort-module-{attribute}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("dfort_stack.f90"), dfort_codegen::adjoint::RUNTIME).unwrap();
     std::fs::write(dir.join("fld.f90"), src).unwrap();
@@ -732,7 +727,7 @@ end module fld
   allocate(u(n))
   do rep = 1, 2
     u = u0
-    if (allocated(ud)) ud = 0.0d0
+    if (STATUS(ud)) ud = 0.0d0
     call ma_d(n, x, xd, y, yd)
     u = u0
     xb = 0.0d0
@@ -742,7 +737,8 @@ end module fld
     print '(2es24.16)', yd, sum(xd*xb)
   end do
 end program drive
-",
+"
+        .replace("STATUS", status),
     )
     .unwrap();
     for f in ["dfort_stack", "fld", "fld_d", "fld_b", "drive"] {

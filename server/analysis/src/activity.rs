@@ -145,7 +145,22 @@ impl Calls<'_> {
     }
 }
 
+/// The varied set after `st` given the one before it, closed over the
+/// unit's may-alias classes ([`crate::aliases`]: a write to one member is
+/// a partial write to all).
 pub(crate) fn varied_transfer(
+    program: &Program,
+    unit: &Unit,
+    calls: &Calls,
+    st: &Stmt,
+    before: &BitSet,
+) -> BitSet {
+    let mut after = varied_through(program, unit, calls, st, before);
+    crate::aliases::close(unit, &mut after);
+    after
+}
+
+fn varied_through(
     program: &Program,
     unit: &Unit,
     calls: &Calls,
@@ -207,7 +222,21 @@ pub(crate) fn varied_transfer(
     after
 }
 
+/// The useful set before `st` given the one after it, closed over the
+/// unit's may-alias classes.
 fn useful_transfer(
+    program: &Program,
+    unit: &Unit,
+    calls: &Calls,
+    st: &Stmt,
+    after: &BitSet,
+) -> BitSet {
+    let mut before = useful_through(program, unit, calls, st, after);
+    crate::aliases::close(unit, &mut before);
+    before
+}
+
+fn useful_through(
     program: &Program,
     unit: &Unit,
     calls: &Calls,
@@ -293,14 +322,18 @@ pub fn analyze(
         useful_after: IdVec::from_elem(BitSet::default(), n),
         anywhere: BitSet::default(),
     };
-    let varied = solve(cfg, Direction::Forward, independents, |node, input| {
+    // A class holding an independent (a dependent) holds it whole.
+    let (mut independents, mut dependents) = (independents.clone(), dependents.clone());
+    crate::aliases::close(unit, &mut independents);
+    crate::aliases::close(unit, &mut dependents);
+    let varied = solve(cfg, Direction::Forward, &independents, |node, input| {
         let mut s = input.clone();
         for id in node_stmts(cfg, node) {
             s = varied_transfer(program, unit, calls, unit.stmt(*id), &s);
         }
         s
     });
-    let useful = solve(cfg, Direction::Backward, dependents, |node, output| {
+    let useful = solve(cfg, Direction::Backward, &dependents, |node, output| {
         let mut s = output.clone();
         for id in node_stmts(cfg, node).iter().rev() {
             s = useful_transfer(program, unit, calls, unit.stmt(*id), &s);

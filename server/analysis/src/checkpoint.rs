@@ -756,8 +756,25 @@ pub fn tapeable_type(program: &Program, unit: &Unit, ty: &Type) -> bool {
             return false;
         }
         def.components.iter().all(|c| {
+            if c.pointer {
+                // Its association goes on a pointer stack: the runtime's
+                // (real(8), real(4), integer(4), complex(8), ranks 0-3) or
+                // the derivative module's (a type of the same module).
+                return c.rank <= 3
+                    && match c.ty.base {
+                        BaseType::Real => matches!(c.ty.kind, Some(4) | Some(8)),
+                        BaseType::Integer => matches!(c.ty.kind, Some(4) | None),
+                        BaseType::Complex => c.ty.kind == Some(8),
+                        BaseType::Derived => {
+                            c.rank == 0
+                                && program
+                                    .type_of(program.unit(owner), &c.ty)
+                                    .is_some_and(|(o, _)| o == owner)
+                        }
+                        _ => false,
+                    };
+            }
             !c.allocatable
-                && !c.pointer
                 && c.rank <= 7
                 && match c.ty.base {
                     BaseType::Real | BaseType::Complex => matches!(c.ty.kind, Some(4) | Some(8)),
@@ -775,6 +792,35 @@ pub fn tapeable_type(program: &Program, unit: &Unit, ty: &Type) -> bool {
         Some((owner, def)) => ok(program, owner, def, 0),
         None => false,
     }
+}
+
+/// Whether the association of the pointer reference `e` (a pointer
+/// variable or component) can go on a pointer stack: the runtime's
+/// (real(8), real(4), integer(4) and complex(8) pointers of rank 0 to 3)
+/// or a derivative module's (scalar pointers to a derived type defined in
+/// a module).
+pub fn pointer_tapeable(program: &Program, unit: &Unit, e: &Expr) -> bool {
+    let Some((scope, ty)) = program.reference_type(unit, e) else {
+        return false;
+    };
+    let rank = match &e.kind {
+        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => unit.symbol(*s).rank(),
+        ExprKind::Component { .. } => program.component_def(unit, e).map_or(99, |c| c.rank),
+        _ => 99,
+    };
+    rank <= 3
+        && match ty.base {
+            BaseType::Real => matches!(ty.kind, Some(4) | Some(8)),
+            BaseType::Integer => matches!(ty.kind, Some(4) | None),
+            BaseType::Complex => ty.kind == Some(8),
+            BaseType::Derived => {
+                rank == 0
+                    && program
+                        .type_of(scope, &ty)
+                        .is_some_and(|(o, _)| program.unit(o).kind == UnitKind::Module)
+            }
+            _ => false,
+        }
 }
 
 /// Why the stack runtime (`dfort_stack.f90`) cannot push variable `s`

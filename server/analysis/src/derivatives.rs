@@ -247,6 +247,16 @@ fn close(program: &Program, start: Start) -> Carriers {
                 }
             }
         }
+        // May-alias classes: a derivative pointer follows its target, so
+        // every member of a class has a derivative when one has.
+        for &u in &reachable {
+            let unit = program.unit(u);
+            let before = with_d[u].clone();
+            crate::aliases::close(unit, &mut with_d[u]);
+            if with_d[u] != before {
+                changed = true;
+            }
+        }
         if !changed {
             break;
         }

@@ -264,6 +264,10 @@ pub fn stmt_effects(
             }
         }
     }
+    // Reading or writing one member of a may-alias class may read or
+    // write any of them.
+    crate::aliases::close(unit, &mut out.reads);
+    crate::aliases::close(unit, &mut out.writes);
 }
 
 /// What defining the items of an I/O list reads: their subscripts, and

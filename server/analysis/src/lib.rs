@@ -6,6 +6,7 @@
 
 pub mod activity;
 pub mod address_report;
+pub mod aliases;
 pub mod bitset;
 pub mod checkpoint;
 pub mod counted_while;

@@ -80,6 +80,12 @@ fn uses_kills(
             }
         }
     }
+    // Overwriting one member of a may-alias class kills none.
+    for class in &unit.aliases {
+        for s in class {
+            kills.remove_id(*s);
+        }
+    }
     (fx.reads, kills, side_effects)
 }
 
@@ -185,6 +191,8 @@ pub fn analyze_keeping(
         if let Some(needs) = tbr.needs.get(id) {
             before.union_with(needs);
         }
+        // A member of a may-alias class is live when another is.
+        crate::aliases::close(unit, &mut before);
         (live, before)
     };
     let sol = solve(cfg, Direction::Backward, live_at_exit, |node, output| {

@@ -69,6 +69,179 @@ pub fn unresolved(unit: &Unit) -> Vec<(Span, String)> {
     w.unresolved
 }
 
+/// The pointer references whose association statement `st` of a
+/// prepared unit changes and the adjoint saves before it (restoring it in
+/// the reverse sweep, so that every pointer the reverse sweep reads
+/// through is associated as it was at that point of the forward sweep):
+/// the pointer of a pointer assignment, the objects of NULLIFY and the
+/// pointer objects of ALLOCATE and DEALLOCATE, except local pointers that
+/// nothing uses any more (every use read as its target).
+pub fn recorded_associations<'s>(program: &Program, unit: &Unit, st: &'s Stmt) -> Vec<&'s Expr> {
+    let objects: Vec<&Expr> = match &st.kind {
+        StmtKind::PointerAssign { pointer, .. } => vec![pointer],
+        StmtKind::Nullify { objects } => objects.iter().collect(),
+        StmtKind::Allocate { objects, .. } => objects
+            .iter()
+            .filter(|o| is_pointer_reference(program, unit, o))
+            .collect(),
+        _ => return Vec::new(),
+    };
+    let used = crate::aliases::used_pointers(unit);
+    objects
+        .into_iter()
+        .filter(|o| match o.kind {
+            ExprKind::Var(p) | ExprKind::ArrayRef { array: p, .. } => {
+                used.contains_id(p) || unit.symbol(p).storage != Storage::Local
+            }
+            _ => true,
+        })
+        .collect()
+}
+
+/// Whether a data reference names a pointer: a pointer variable, or a
+/// component declared POINTER.
+pub fn is_pointer_reference(program: &Program, unit: &Unit, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(p) | ExprKind::ArrayRef { array: p, .. } => unit.symbol(*p).attrs.pointer,
+        ExprKind::Component { .. } => program.component_def(unit, e).is_some_and(|c| c.pointer),
+        _ => false,
+    }
+}
+
+/// What the derivatives cannot follow of a prepared unit's pointers,
+/// located and with the reason (`root`: the unit is the root of the
+/// derivative, whose one routine runs both sweeps):
+/// - a pointer the unit's caller can see (a pointer argument or result, a
+///   module, COMMON or SAVE pointer, or a component of data the caller
+///   can reach) associated, nullified, allocated or deallocated outside
+///   the root: the caller's forward sweep runs the original routine, which
+///   would leave the derivative pointers behind;
+/// - an association that makes two variables other routines see name the
+///   same memory, in a unit that calls other routines (they would not know
+///   it);
+/// - a pointer associated with a function's result, and pointer function
+///   results (what they point to is not known).
+pub fn refusals(program: &Program, unit: &Unit, root: bool) -> Vec<(Span, String)> {
+    let mut out = Vec::new();
+    if !uses_pointers(unit) {
+        return out;
+    }
+    if let Some(r) = unit.result.filter(|r| unit.symbol(*r).attrs.pointer) {
+        out.push((
+            unit.symbol(r).span,
+            format!(
+                "`{}` returns a pointer; pointer function results are not followed",
+                unit.name
+            ),
+        ));
+    }
+    let calls = unit.stmts.iter().any(|st| {
+        matches!(st.kind, StmtKind::Call { .. })
+            || st.kind.exprs().iter().any(|e| {
+                let mut f = false;
+                e.walk(&mut |x| {
+                    f |= matches!(
+                        x.kind,
+                        ExprKind::FunctionCall {
+                            target: CallTarget::Unit(_),
+                            ..
+                        }
+                    )
+                });
+                f
+            })
+    });
+    for st in &unit.stmts {
+        if let StmtKind::PointerAssign { pointer, target } = &st.kind {
+            if crate::dp::target(target).is_none() {
+                out.push((
+                    st.span,
+                    format!(
+                        "`{}` is associated with something other than a variable (a function's result?); dfort cannot tell what it points to",
+                        dfort_ir::dump::expr(unit, pointer)
+                    ),
+                ));
+                continue;
+            }
+        }
+        for o in recorded_associations(program, unit, st) {
+            let Some((r, _)) = crate::dp::target(o) else {
+                continue;
+            };
+            let text = dfort_ir::dump::expr(unit, o);
+            let whole = matches!(o.kind, ExprKind::Var(_) | ExprKind::ArrayRef { .. });
+            let frees = matches!(
+                st.kind,
+                StmtKind::Allocate {
+                    deallocate: true,
+                    ..
+                }
+            );
+            let mut class: Vec<SymbolId> = crate::aliases::class_of(unit, r)
+                .map(|c| c.to_vec())
+                .unwrap_or_else(|| vec![r]);
+            class.retain(|s| nonlocal(unit, *s));
+            let shared = if whole && !frees {
+                nonlocal(unit, r)
+            } else {
+                !class.is_empty()
+            };
+            if !shared {
+                continue;
+            }
+            if !root {
+                let what = match &st.kind {
+                    StmtKind::PointerAssign { .. } => "associated",
+                    StmtKind::Nullify { .. } => "nullified",
+                    StmtKind::Allocate {
+                        deallocate: true, ..
+                    } => "deallocated",
+                    _ => "allocated",
+                };
+                out.push((
+                    st.span,
+                    format!(
+                        "`{text}` is {what} in `{}`, and its caller can see it; the adjoint follows pointers its callers see only where the root changes them (do it in the root, or pass the data as arguments)",
+                        unit.name
+                    ),
+                ));
+            } else if calls
+                && class
+                    .iter()
+                    .filter(|s| unit.symbol(**s).is_global())
+                    .count()
+                    > 1
+            {
+                let names: Vec<String> = class
+                    .iter()
+                    .filter(|s| unit.symbol(**s).is_global())
+                    .map(|s| format!("`{}`", unit.symbol(*s).name))
+                    .collect();
+                out.push((
+                    st.span,
+                    format!(
+                        "after `{text}` is associated, {} may name the same memory, and the routines `{}` calls would not know it",
+                        names.join(" and "),
+                        unit.name
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Whether a variable outlives the unit or is shared with other units: an
+/// argument, a function result, a global, or a SAVE local.
+fn nonlocal(unit: &Unit, s: SymbolId) -> bool {
+    let sym = unit.symbol(s);
+    match sym.storage {
+        Storage::Local => sym.attrs.save || sym.attrs.initialized || unit.kind == UnitKind::Module,
+        Storage::Procedure => false,
+        _ => true,
+    }
+}
+
 fn uses_pointers(unit: &Unit) -> bool {
     let pointer_symbols = unit.symbols.iter().any(|s| s.attrs.pointer);
     pointer_symbols
@@ -432,8 +605,14 @@ impl<'u> Walker<'u> {
             return;
         }
         let mut kind = std::mem::replace(&mut self.out.stmts[id].kind, StmtKind::Continue);
+        let call = matches!(kind, StmtKind::Call { .. });
         if let Some(e) = kind.exprs_mut().into_iter().nth(k) {
-            self.rewrite(e, env);
+            // A pointer passed whole to a procedure stays itself: the
+            // formal may be a pointer (the derivatives pass its derivative
+            // pointer beside it).
+            if !(call && bare_pointer(self.unit, e)) {
+                self.rewrite(e, env);
+            }
         }
         self.out.stmts[id].kind = kind;
     }
@@ -443,8 +622,22 @@ impl<'u> Walker<'u> {
     fn rewrite(&mut self, e: &mut Expr, env: &Env) {
         let unit = self.unit;
         let mut problems = Vec::new();
+        // Pointers passed whole to user functions stay themselves.
+        let mut kept: Vec<Span> = Vec::new();
+        e.walk(&mut |x| {
+            if let ExprKind::FunctionCall { args, .. } = &x.kind {
+                kept.extend(
+                    args.iter()
+                        .filter(|a| bare_pointer(unit, &a.value))
+                        .map(|a| a.value.span),
+                );
+            }
+        });
         e.walk_mut(&mut |x| {
             let span = x.span;
+            if kept.contains(&span) && bare_pointer(unit, x) {
+                return;
+            }
             let pointer_of = |e: &Expr| match &e.kind {
                 ExprKind::Var(p) if env.contains_key(p) => Some(*p),
                 _ => None,
@@ -498,6 +691,11 @@ impl<'u> Walker<'u> {
             self.unresolved.extend(problems);
         }
     }
+}
+
+/// Whether `e` is a pointer variable, whole.
+fn bare_pointer(unit: &Unit, e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Var(p) if unit.symbol(p).attrs.pointer)
 }
 
 /// `p(subs)` read as an element or section of `p`'s target `t`: each of

@@ -5,7 +5,8 @@
 //! target of an assignment inside a WHERE written as the full section
 //! `y(:)` (a masked assignment writes part of its target, and the
 //! analyses see it so), and local pointers read as their targets where
-//! their association is known ([`crate::pointers`]). Statement and symbol
+//! their association is known ([`crate::pointers`]), with the may-alias
+//! classes of the others ([`crate::aliases`]). Statement and symbol
 //! ids are unchanged, so what is decided on the prepared program is
 //! shown on the source.
 
@@ -28,7 +29,7 @@ pub fn program(program: &Program) -> Cow<'_, Program> {
     let mut out = structured.into_owned();
     for u in &mut out.units {
         if let Some(seen) = crate::pointers::see_through(u) {
-            *u = std::sync::Arc::new(seen);
+            *u = std::sync::Arc::new(with_aliases(seen));
         }
         if let Some(masked) = mask_where_targets(u) {
             *u = std::sync::Arc::new(masked);
@@ -43,9 +44,17 @@ pub fn unit(unit: &Unit) -> Option<Unit> {
     let base = inlined.as_ref().unwrap_or(unit);
     let structured = crate::structure::structure_unit(base).or(inlined);
     let base = structured.as_ref().unwrap_or(unit);
-    let seen = crate::pointers::see_through(base).or(structured);
+    let seen = crate::pointers::see_through(base)
+        .map(with_aliases)
+        .or(structured);
     let base = seen.as_ref().unwrap_or(unit);
     mask_where_targets(base).or(seen)
+}
+
+/// The unit with its may-alias classes ([`crate::aliases`]).
+fn with_aliases(mut unit: Unit) -> Unit {
+    unit.aliases = crate::aliases::classes(&unit);
+    unit
 }
 
 fn has_where(unit: &Unit) -> bool {

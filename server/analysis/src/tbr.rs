@@ -329,6 +329,16 @@ fn req_kill(
         }
         _ => {}
     }
+    // What is required of one member of a may-alias class is required of
+    // all (the value may be read through any of them), and overwriting one
+    // member kills none (it may be another's memory).
+    crate::aliases::close(unit, &mut req);
+    crate::aliases::close(unit, &mut own);
+    for class in &unit.aliases {
+        for s in class {
+            kill.remove_id(*s);
+        }
+    }
     (req, kill, own)
 }
 

@@ -113,7 +113,8 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
         let own = sym.ty.base == BaseType::Integer
             && sym.rank() == 0
             && !sym.attrs.parameter
-            && matches!(sym.storage, Storage::Local | Storage::Dummy(_));
+            && matches!(sym.storage, Storage::Local | Storage::Dummy(_))
+            && !crate::aliases::is_aliased(unit, s);
         if !own {
             continue;
         }

@@ -6,12 +6,18 @@
 ! (a scalar counts 1, an array its elements); dfort_stack_depth the number
 ! of entries on the tape now. Popping more than the tape holds stops the
 ! program with a message instead of reading past the tape.
+! dfort_push_pointer / dfort_pop_pointer save and restore a pointer's
+! association, and dfort_push_allocation / dfort_pop_allocation move an
+! allocatable array's allocation (with its values) out and back, each kind
+! on a stack of its own with one mark on the tape per entry.
 module dfort_stack
   implicit none
   private
   public :: dfort_push, dfort_pop, dfort_stack_stats, dfort_stack_reset
   public :: dfort_stack_counts, dfort_stack_depth
   public :: dfort_push_mask, dfort_pop_mask, dfort_push_where, dfort_pop_where
+  public :: dfort_push_pointer, dfort_pop_pointer, dfort_push_allocation, dfort_pop_allocation
+  public :: dfort_stack_mark, dfort_stack_unmark
 
   integer(8), allocatable, save :: tape(:)
   integer(8), save :: top = 0
@@ -20,6 +26,148 @@ module dfort_stack
   integer(8), save :: peak_words = 0
   integer(8), save :: pushed_ints = 0
   integer(8), save :: pushed_reals = 0
+  ! Pointer associations and moved-out allocations, each kind on a stack
+  ! of its own (a mark on the tape keeps the order checked).
+  type ptr_r8_0
+    real(8), pointer :: p => null()
+  end type ptr_r8_0
+  type(ptr_r8_0), allocatable, save :: ptape_r8_0(:)
+  integer, save :: ptop_r8_0 = 0
+  type ptr_r8_1
+    real(8), pointer :: p(:) => null()
+  end type ptr_r8_1
+  type(ptr_r8_1), allocatable, save :: ptape_r8_1(:)
+  integer, save :: ptop_r8_1 = 0
+  type ptr_r8_2
+    real(8), pointer :: p(:, :) => null()
+  end type ptr_r8_2
+  type(ptr_r8_2), allocatable, save :: ptape_r8_2(:)
+  integer, save :: ptop_r8_2 = 0
+  type ptr_r8_3
+    real(8), pointer :: p(:, :, :) => null()
+  end type ptr_r8_3
+  type(ptr_r8_3), allocatable, save :: ptape_r8_3(:)
+  integer, save :: ptop_r8_3 = 0
+  type ptr_r4_0
+    real(4), pointer :: p => null()
+  end type ptr_r4_0
+  type(ptr_r4_0), allocatable, save :: ptape_r4_0(:)
+  integer, save :: ptop_r4_0 = 0
+  type ptr_r4_1
+    real(4), pointer :: p(:) => null()
+  end type ptr_r4_1
+  type(ptr_r4_1), allocatable, save :: ptape_r4_1(:)
+  integer, save :: ptop_r4_1 = 0
+  type ptr_r4_2
+    real(4), pointer :: p(:, :) => null()
+  end type ptr_r4_2
+  type(ptr_r4_2), allocatable, save :: ptape_r4_2(:)
+  integer, save :: ptop_r4_2 = 0
+  type ptr_r4_3
+    real(4), pointer :: p(:, :, :) => null()
+  end type ptr_r4_3
+  type(ptr_r4_3), allocatable, save :: ptape_r4_3(:)
+  integer, save :: ptop_r4_3 = 0
+  type ptr_i4_0
+    integer(4), pointer :: p => null()
+  end type ptr_i4_0
+  type(ptr_i4_0), allocatable, save :: ptape_i4_0(:)
+  integer, save :: ptop_i4_0 = 0
+  type ptr_i4_1
+    integer(4), pointer :: p(:) => null()
+  end type ptr_i4_1
+  type(ptr_i4_1), allocatable, save :: ptape_i4_1(:)
+  integer, save :: ptop_i4_1 = 0
+  type ptr_i4_2
+    integer(4), pointer :: p(:, :) => null()
+  end type ptr_i4_2
+  type(ptr_i4_2), allocatable, save :: ptape_i4_2(:)
+  integer, save :: ptop_i4_2 = 0
+  type ptr_i4_3
+    integer(4), pointer :: p(:, :, :) => null()
+  end type ptr_i4_3
+  type(ptr_i4_3), allocatable, save :: ptape_i4_3(:)
+  integer, save :: ptop_i4_3 = 0
+  type ptr_c8_0
+    complex(8), pointer :: p => null()
+  end type ptr_c8_0
+  type(ptr_c8_0), allocatable, save :: ptape_c8_0(:)
+  integer, save :: ptop_c8_0 = 0
+  type ptr_c8_1
+    complex(8), pointer :: p(:) => null()
+  end type ptr_c8_1
+  type(ptr_c8_1), allocatable, save :: ptape_c8_1(:)
+  integer, save :: ptop_c8_1 = 0
+  type ptr_c8_2
+    complex(8), pointer :: p(:, :) => null()
+  end type ptr_c8_2
+  type(ptr_c8_2), allocatable, save :: ptape_c8_2(:)
+  integer, save :: ptop_c8_2 = 0
+  type ptr_c8_3
+    complex(8), pointer :: p(:, :, :) => null()
+  end type ptr_c8_3
+  type(ptr_c8_3), allocatable, save :: ptape_c8_3(:)
+  integer, save :: ptop_c8_3 = 0
+  type alc_r8_1
+    real(8), allocatable :: a(:)
+  end type alc_r8_1
+  type(alc_r8_1), allocatable, save :: atape_r8_1(:)
+  integer, save :: atop_r8_1 = 0
+  type alc_r8_2
+    real(8), allocatable :: a(:, :)
+  end type alc_r8_2
+  type(alc_r8_2), allocatable, save :: atape_r8_2(:)
+  integer, save :: atop_r8_2 = 0
+  type alc_r8_3
+    real(8), allocatable :: a(:, :, :)
+  end type alc_r8_3
+  type(alc_r8_3), allocatable, save :: atape_r8_3(:)
+  integer, save :: atop_r8_3 = 0
+  type alc_r4_1
+    real(4), allocatable :: a(:)
+  end type alc_r4_1
+  type(alc_r4_1), allocatable, save :: atape_r4_1(:)
+  integer, save :: atop_r4_1 = 0
+  type alc_r4_2
+    real(4), allocatable :: a(:, :)
+  end type alc_r4_2
+  type(alc_r4_2), allocatable, save :: atape_r4_2(:)
+  integer, save :: atop_r4_2 = 0
+  type alc_r4_3
+    real(4), allocatable :: a(:, :, :)
+  end type alc_r4_3
+  type(alc_r4_3), allocatable, save :: atape_r4_3(:)
+  integer, save :: atop_r4_3 = 0
+  type alc_i4_1
+    integer(4), allocatable :: a(:)
+  end type alc_i4_1
+  type(alc_i4_1), allocatable, save :: atape_i4_1(:)
+  integer, save :: atop_i4_1 = 0
+  type alc_i4_2
+    integer(4), allocatable :: a(:, :)
+  end type alc_i4_2
+  type(alc_i4_2), allocatable, save :: atape_i4_2(:)
+  integer, save :: atop_i4_2 = 0
+  type alc_i4_3
+    integer(4), allocatable :: a(:, :, :)
+  end type alc_i4_3
+  type(alc_i4_3), allocatable, save :: atape_i4_3(:)
+  integer, save :: atop_i4_3 = 0
+  type alc_c8_1
+    complex(8), allocatable :: a(:)
+  end type alc_c8_1
+  type(alc_c8_1), allocatable, save :: atape_c8_1(:)
+  integer, save :: atop_c8_1 = 0
+  type alc_c8_2
+    complex(8), allocatable :: a(:, :)
+  end type alc_c8_2
+  type(alc_c8_2), allocatable, save :: atape_c8_2(:)
+  integer, save :: atop_c8_2 = 0
+  type alc_c8_3
+    complex(8), allocatable :: a(:, :, :)
+  end type alc_c8_3
+  type(alc_c8_3), allocatable, save :: atape_c8_3(:)
+  integer, save :: atop_c8_3 = 0
 
   interface dfort_push
     module procedure push_r8, push_r4, push_i4, push_i8, push_l
@@ -64,6 +212,25 @@ module dfort_stack
   interface dfort_pop_mask
     module procedure pop_mask1, pop_mask2, pop_mask3, pop_mask4, pop_mask5, pop_mask6
     module procedure pop_mask7
+  end interface
+
+  interface dfort_push_pointer
+    module procedure pushp_r8_0, pushp_r8_1, pushp_r8_2, pushp_r8_3, pushp_r4_0, pushp_r4_1
+    module procedure pushp_r4_2, pushp_r4_3, pushp_i4_0, pushp_i4_1, pushp_i4_2, pushp_i4_3
+    module procedure pushp_c8_0, pushp_c8_1, pushp_c8_2, pushp_c8_3
+  end interface
+  interface dfort_pop_pointer
+    module procedure popp_r8_0, popp_r8_1, popp_r8_2, popp_r8_3, popp_r4_0, popp_r4_1
+    module procedure popp_r4_2, popp_r4_3, popp_i4_0, popp_i4_1, popp_i4_2, popp_i4_3
+    module procedure popp_c8_0, popp_c8_1, popp_c8_2, popp_c8_3
+  end interface
+  interface dfort_push_allocation
+    module procedure pusha_r8_1, pusha_r8_2, pusha_r8_3, pusha_r4_1, pusha_r4_2, pusha_r4_3
+    module procedure pusha_i4_1, pusha_i4_2, pusha_i4_3, pusha_c8_1, pusha_c8_2, pusha_c8_3
+  end interface
+  interface dfort_pop_allocation
+    module procedure popa_r8_1, popa_r8_2, popa_r8_3, popa_r4_1, popa_r4_2, popa_r4_3
+    module procedure popa_i4_1, popa_i4_2, popa_i4_3, popa_c8_1, popa_c8_2, popa_c8_3
   end interface
 
 contains
@@ -1803,6 +1970,711 @@ contains
     top = top - n
   end subroutine popw_i4_7
 
+  subroutine pushp_r8_0(p)
+    real(8), pointer, intent(in) :: p
+    type(ptr_r8_0), allocatable :: bigger(:)
+    if (.not. allocated(ptape_r8_0)) allocate(ptape_r8_0(64))
+    if (ptop_r8_0 == size(ptape_r8_0)) then
+      allocate(bigger(2*size(ptape_r8_0)))
+      bigger(1:ptop_r8_0) = ptape_r8_0(1:ptop_r8_0)
+      call move_alloc(bigger, ptape_r8_0)
+    end if
+    ptop_r8_0 = ptop_r8_0 + 1
+    ptape_r8_0(ptop_r8_0)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_r8_0
+
+  subroutine popp_r8_0(p)
+    real(8), pointer, intent(inout) :: p
+    call dfort_stack_unmark()
+    if (ptop_r8_0 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_r8_0(ptop_r8_0)%p
+    nullify(ptape_r8_0(ptop_r8_0)%p)
+    ptop_r8_0 = ptop_r8_0 - 1
+  end subroutine popp_r8_0
+
+  subroutine pushp_r8_1(p)
+    real(8), pointer, intent(in) :: p(:)
+    type(ptr_r8_1), allocatable :: bigger(:)
+    if (.not. allocated(ptape_r8_1)) allocate(ptape_r8_1(64))
+    if (ptop_r8_1 == size(ptape_r8_1)) then
+      allocate(bigger(2*size(ptape_r8_1)))
+      bigger(1:ptop_r8_1) = ptape_r8_1(1:ptop_r8_1)
+      call move_alloc(bigger, ptape_r8_1)
+    end if
+    ptop_r8_1 = ptop_r8_1 + 1
+    ptape_r8_1(ptop_r8_1)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_r8_1
+
+  subroutine popp_r8_1(p)
+    real(8), pointer, intent(inout) :: p(:)
+    call dfort_stack_unmark()
+    if (ptop_r8_1 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_r8_1(ptop_r8_1)%p
+    nullify(ptape_r8_1(ptop_r8_1)%p)
+    ptop_r8_1 = ptop_r8_1 - 1
+  end subroutine popp_r8_1
+
+  subroutine pushp_r8_2(p)
+    real(8), pointer, intent(in) :: p(:, :)
+    type(ptr_r8_2), allocatable :: bigger(:)
+    if (.not. allocated(ptape_r8_2)) allocate(ptape_r8_2(64))
+    if (ptop_r8_2 == size(ptape_r8_2)) then
+      allocate(bigger(2*size(ptape_r8_2)))
+      bigger(1:ptop_r8_2) = ptape_r8_2(1:ptop_r8_2)
+      call move_alloc(bigger, ptape_r8_2)
+    end if
+    ptop_r8_2 = ptop_r8_2 + 1
+    ptape_r8_2(ptop_r8_2)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_r8_2
+
+  subroutine popp_r8_2(p)
+    real(8), pointer, intent(inout) :: p(:, :)
+    call dfort_stack_unmark()
+    if (ptop_r8_2 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_r8_2(ptop_r8_2)%p
+    nullify(ptape_r8_2(ptop_r8_2)%p)
+    ptop_r8_2 = ptop_r8_2 - 1
+  end subroutine popp_r8_2
+
+  subroutine pushp_r8_3(p)
+    real(8), pointer, intent(in) :: p(:, :, :)
+    type(ptr_r8_3), allocatable :: bigger(:)
+    if (.not. allocated(ptape_r8_3)) allocate(ptape_r8_3(64))
+    if (ptop_r8_3 == size(ptape_r8_3)) then
+      allocate(bigger(2*size(ptape_r8_3)))
+      bigger(1:ptop_r8_3) = ptape_r8_3(1:ptop_r8_3)
+      call move_alloc(bigger, ptape_r8_3)
+    end if
+    ptop_r8_3 = ptop_r8_3 + 1
+    ptape_r8_3(ptop_r8_3)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_r8_3
+
+  subroutine popp_r8_3(p)
+    real(8), pointer, intent(inout) :: p(:, :, :)
+    call dfort_stack_unmark()
+    if (ptop_r8_3 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_r8_3(ptop_r8_3)%p
+    nullify(ptape_r8_3(ptop_r8_3)%p)
+    ptop_r8_3 = ptop_r8_3 - 1
+  end subroutine popp_r8_3
+
+  subroutine pushp_r4_0(p)
+    real(4), pointer, intent(in) :: p
+    type(ptr_r4_0), allocatable :: bigger(:)
+    if (.not. allocated(ptape_r4_0)) allocate(ptape_r4_0(64))
+    if (ptop_r4_0 == size(ptape_r4_0)) then
+      allocate(bigger(2*size(ptape_r4_0)))
+      bigger(1:ptop_r4_0) = ptape_r4_0(1:ptop_r4_0)
+      call move_alloc(bigger, ptape_r4_0)
+    end if
+    ptop_r4_0 = ptop_r4_0 + 1
+    ptape_r4_0(ptop_r4_0)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_r4_0
+
+  subroutine popp_r4_0(p)
+    real(4), pointer, intent(inout) :: p
+    call dfort_stack_unmark()
+    if (ptop_r4_0 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_r4_0(ptop_r4_0)%p
+    nullify(ptape_r4_0(ptop_r4_0)%p)
+    ptop_r4_0 = ptop_r4_0 - 1
+  end subroutine popp_r4_0
+
+  subroutine pushp_r4_1(p)
+    real(4), pointer, intent(in) :: p(:)
+    type(ptr_r4_1), allocatable :: bigger(:)
+    if (.not. allocated(ptape_r4_1)) allocate(ptape_r4_1(64))
+    if (ptop_r4_1 == size(ptape_r4_1)) then
+      allocate(bigger(2*size(ptape_r4_1)))
+      bigger(1:ptop_r4_1) = ptape_r4_1(1:ptop_r4_1)
+      call move_alloc(bigger, ptape_r4_1)
+    end if
+    ptop_r4_1 = ptop_r4_1 + 1
+    ptape_r4_1(ptop_r4_1)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_r4_1
+
+  subroutine popp_r4_1(p)
+    real(4), pointer, intent(inout) :: p(:)
+    call dfort_stack_unmark()
+    if (ptop_r4_1 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_r4_1(ptop_r4_1)%p
+    nullify(ptape_r4_1(ptop_r4_1)%p)
+    ptop_r4_1 = ptop_r4_1 - 1
+  end subroutine popp_r4_1
+
+  subroutine pushp_r4_2(p)
+    real(4), pointer, intent(in) :: p(:, :)
+    type(ptr_r4_2), allocatable :: bigger(:)
+    if (.not. allocated(ptape_r4_2)) allocate(ptape_r4_2(64))
+    if (ptop_r4_2 == size(ptape_r4_2)) then
+      allocate(bigger(2*size(ptape_r4_2)))
+      bigger(1:ptop_r4_2) = ptape_r4_2(1:ptop_r4_2)
+      call move_alloc(bigger, ptape_r4_2)
+    end if
+    ptop_r4_2 = ptop_r4_2 + 1
+    ptape_r4_2(ptop_r4_2)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_r4_2
+
+  subroutine popp_r4_2(p)
+    real(4), pointer, intent(inout) :: p(:, :)
+    call dfort_stack_unmark()
+    if (ptop_r4_2 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_r4_2(ptop_r4_2)%p
+    nullify(ptape_r4_2(ptop_r4_2)%p)
+    ptop_r4_2 = ptop_r4_2 - 1
+  end subroutine popp_r4_2
+
+  subroutine pushp_r4_3(p)
+    real(4), pointer, intent(in) :: p(:, :, :)
+    type(ptr_r4_3), allocatable :: bigger(:)
+    if (.not. allocated(ptape_r4_3)) allocate(ptape_r4_3(64))
+    if (ptop_r4_3 == size(ptape_r4_3)) then
+      allocate(bigger(2*size(ptape_r4_3)))
+      bigger(1:ptop_r4_3) = ptape_r4_3(1:ptop_r4_3)
+      call move_alloc(bigger, ptape_r4_3)
+    end if
+    ptop_r4_3 = ptop_r4_3 + 1
+    ptape_r4_3(ptop_r4_3)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_r4_3
+
+  subroutine popp_r4_3(p)
+    real(4), pointer, intent(inout) :: p(:, :, :)
+    call dfort_stack_unmark()
+    if (ptop_r4_3 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_r4_3(ptop_r4_3)%p
+    nullify(ptape_r4_3(ptop_r4_3)%p)
+    ptop_r4_3 = ptop_r4_3 - 1
+  end subroutine popp_r4_3
+
+  subroutine pushp_i4_0(p)
+    integer(4), pointer, intent(in) :: p
+    type(ptr_i4_0), allocatable :: bigger(:)
+    if (.not. allocated(ptape_i4_0)) allocate(ptape_i4_0(64))
+    if (ptop_i4_0 == size(ptape_i4_0)) then
+      allocate(bigger(2*size(ptape_i4_0)))
+      bigger(1:ptop_i4_0) = ptape_i4_0(1:ptop_i4_0)
+      call move_alloc(bigger, ptape_i4_0)
+    end if
+    ptop_i4_0 = ptop_i4_0 + 1
+    ptape_i4_0(ptop_i4_0)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_i4_0
+
+  subroutine popp_i4_0(p)
+    integer(4), pointer, intent(inout) :: p
+    call dfort_stack_unmark()
+    if (ptop_i4_0 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_i4_0(ptop_i4_0)%p
+    nullify(ptape_i4_0(ptop_i4_0)%p)
+    ptop_i4_0 = ptop_i4_0 - 1
+  end subroutine popp_i4_0
+
+  subroutine pushp_i4_1(p)
+    integer(4), pointer, intent(in) :: p(:)
+    type(ptr_i4_1), allocatable :: bigger(:)
+    if (.not. allocated(ptape_i4_1)) allocate(ptape_i4_1(64))
+    if (ptop_i4_1 == size(ptape_i4_1)) then
+      allocate(bigger(2*size(ptape_i4_1)))
+      bigger(1:ptop_i4_1) = ptape_i4_1(1:ptop_i4_1)
+      call move_alloc(bigger, ptape_i4_1)
+    end if
+    ptop_i4_1 = ptop_i4_1 + 1
+    ptape_i4_1(ptop_i4_1)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_i4_1
+
+  subroutine popp_i4_1(p)
+    integer(4), pointer, intent(inout) :: p(:)
+    call dfort_stack_unmark()
+    if (ptop_i4_1 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_i4_1(ptop_i4_1)%p
+    nullify(ptape_i4_1(ptop_i4_1)%p)
+    ptop_i4_1 = ptop_i4_1 - 1
+  end subroutine popp_i4_1
+
+  subroutine pushp_i4_2(p)
+    integer(4), pointer, intent(in) :: p(:, :)
+    type(ptr_i4_2), allocatable :: bigger(:)
+    if (.not. allocated(ptape_i4_2)) allocate(ptape_i4_2(64))
+    if (ptop_i4_2 == size(ptape_i4_2)) then
+      allocate(bigger(2*size(ptape_i4_2)))
+      bigger(1:ptop_i4_2) = ptape_i4_2(1:ptop_i4_2)
+      call move_alloc(bigger, ptape_i4_2)
+    end if
+    ptop_i4_2 = ptop_i4_2 + 1
+    ptape_i4_2(ptop_i4_2)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_i4_2
+
+  subroutine popp_i4_2(p)
+    integer(4), pointer, intent(inout) :: p(:, :)
+    call dfort_stack_unmark()
+    if (ptop_i4_2 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_i4_2(ptop_i4_2)%p
+    nullify(ptape_i4_2(ptop_i4_2)%p)
+    ptop_i4_2 = ptop_i4_2 - 1
+  end subroutine popp_i4_2
+
+  subroutine pushp_i4_3(p)
+    integer(4), pointer, intent(in) :: p(:, :, :)
+    type(ptr_i4_3), allocatable :: bigger(:)
+    if (.not. allocated(ptape_i4_3)) allocate(ptape_i4_3(64))
+    if (ptop_i4_3 == size(ptape_i4_3)) then
+      allocate(bigger(2*size(ptape_i4_3)))
+      bigger(1:ptop_i4_3) = ptape_i4_3(1:ptop_i4_3)
+      call move_alloc(bigger, ptape_i4_3)
+    end if
+    ptop_i4_3 = ptop_i4_3 + 1
+    ptape_i4_3(ptop_i4_3)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_i4_3
+
+  subroutine popp_i4_3(p)
+    integer(4), pointer, intent(inout) :: p(:, :, :)
+    call dfort_stack_unmark()
+    if (ptop_i4_3 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_i4_3(ptop_i4_3)%p
+    nullify(ptape_i4_3(ptop_i4_3)%p)
+    ptop_i4_3 = ptop_i4_3 - 1
+  end subroutine popp_i4_3
+
+  subroutine pushp_c8_0(p)
+    complex(8), pointer, intent(in) :: p
+    type(ptr_c8_0), allocatable :: bigger(:)
+    if (.not. allocated(ptape_c8_0)) allocate(ptape_c8_0(64))
+    if (ptop_c8_0 == size(ptape_c8_0)) then
+      allocate(bigger(2*size(ptape_c8_0)))
+      bigger(1:ptop_c8_0) = ptape_c8_0(1:ptop_c8_0)
+      call move_alloc(bigger, ptape_c8_0)
+    end if
+    ptop_c8_0 = ptop_c8_0 + 1
+    ptape_c8_0(ptop_c8_0)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_c8_0
+
+  subroutine popp_c8_0(p)
+    complex(8), pointer, intent(inout) :: p
+    call dfort_stack_unmark()
+    if (ptop_c8_0 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_c8_0(ptop_c8_0)%p
+    nullify(ptape_c8_0(ptop_c8_0)%p)
+    ptop_c8_0 = ptop_c8_0 - 1
+  end subroutine popp_c8_0
+
+  subroutine pushp_c8_1(p)
+    complex(8), pointer, intent(in) :: p(:)
+    type(ptr_c8_1), allocatable :: bigger(:)
+    if (.not. allocated(ptape_c8_1)) allocate(ptape_c8_1(64))
+    if (ptop_c8_1 == size(ptape_c8_1)) then
+      allocate(bigger(2*size(ptape_c8_1)))
+      bigger(1:ptop_c8_1) = ptape_c8_1(1:ptop_c8_1)
+      call move_alloc(bigger, ptape_c8_1)
+    end if
+    ptop_c8_1 = ptop_c8_1 + 1
+    ptape_c8_1(ptop_c8_1)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_c8_1
+
+  subroutine popp_c8_1(p)
+    complex(8), pointer, intent(inout) :: p(:)
+    call dfort_stack_unmark()
+    if (ptop_c8_1 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_c8_1(ptop_c8_1)%p
+    nullify(ptape_c8_1(ptop_c8_1)%p)
+    ptop_c8_1 = ptop_c8_1 - 1
+  end subroutine popp_c8_1
+
+  subroutine pushp_c8_2(p)
+    complex(8), pointer, intent(in) :: p(:, :)
+    type(ptr_c8_2), allocatable :: bigger(:)
+    if (.not. allocated(ptape_c8_2)) allocate(ptape_c8_2(64))
+    if (ptop_c8_2 == size(ptape_c8_2)) then
+      allocate(bigger(2*size(ptape_c8_2)))
+      bigger(1:ptop_c8_2) = ptape_c8_2(1:ptop_c8_2)
+      call move_alloc(bigger, ptape_c8_2)
+    end if
+    ptop_c8_2 = ptop_c8_2 + 1
+    ptape_c8_2(ptop_c8_2)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_c8_2
+
+  subroutine popp_c8_2(p)
+    complex(8), pointer, intent(inout) :: p(:, :)
+    call dfort_stack_unmark()
+    if (ptop_c8_2 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_c8_2(ptop_c8_2)%p
+    nullify(ptape_c8_2(ptop_c8_2)%p)
+    ptop_c8_2 = ptop_c8_2 - 1
+  end subroutine popp_c8_2
+
+  subroutine pushp_c8_3(p)
+    complex(8), pointer, intent(in) :: p(:, :, :)
+    type(ptr_c8_3), allocatable :: bigger(:)
+    if (.not. allocated(ptape_c8_3)) allocate(ptape_c8_3(64))
+    if (ptop_c8_3 == size(ptape_c8_3)) then
+      allocate(bigger(2*size(ptape_c8_3)))
+      bigger(1:ptop_c8_3) = ptape_c8_3(1:ptop_c8_3)
+      call move_alloc(bigger, ptape_c8_3)
+    end if
+    ptop_c8_3 = ptop_c8_3 + 1
+    ptape_c8_3(ptop_c8_3)%p => p
+    call dfort_stack_mark()
+  end subroutine pushp_c8_3
+
+  subroutine popp_c8_3(p)
+    complex(8), pointer, intent(inout) :: p(:, :, :)
+    call dfort_stack_unmark()
+    if (ptop_c8_3 < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => ptape_c8_3(ptop_c8_3)%p
+    nullify(ptape_c8_3(ptop_c8_3)%p)
+    ptop_c8_3 = ptop_c8_3 - 1
+  end subroutine popp_c8_3
+
+  subroutine pusha_r8_1(a)
+    real(8), allocatable, intent(inout) :: a(:)
+    type(alc_r8_1), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_r8_1)) allocate(atape_r8_1(64))
+    if (atop_r8_1 == size(atape_r8_1)) then
+      allocate(bigger(2*size(atape_r8_1)))
+      do k = 1, atop_r8_1
+        call move_alloc(atape_r8_1(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_r8_1)
+    end if
+    atop_r8_1 = atop_r8_1 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_r8_1(atop_r8_1)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_r8_1
+
+  subroutine popa_r8_1(a)
+    real(8), allocatable, intent(inout) :: a(:)
+    call dfort_stack_unmark()
+    if (atop_r8_1 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_r8_1(atop_r8_1)%a, a)
+    atop_r8_1 = atop_r8_1 - 1
+  end subroutine popa_r8_1
+
+  subroutine pusha_r8_2(a)
+    real(8), allocatable, intent(inout) :: a(:, :)
+    type(alc_r8_2), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_r8_2)) allocate(atape_r8_2(64))
+    if (atop_r8_2 == size(atape_r8_2)) then
+      allocate(bigger(2*size(atape_r8_2)))
+      do k = 1, atop_r8_2
+        call move_alloc(atape_r8_2(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_r8_2)
+    end if
+    atop_r8_2 = atop_r8_2 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_r8_2(atop_r8_2)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_r8_2
+
+  subroutine popa_r8_2(a)
+    real(8), allocatable, intent(inout) :: a(:, :)
+    call dfort_stack_unmark()
+    if (atop_r8_2 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_r8_2(atop_r8_2)%a, a)
+    atop_r8_2 = atop_r8_2 - 1
+  end subroutine popa_r8_2
+
+  subroutine pusha_r8_3(a)
+    real(8), allocatable, intent(inout) :: a(:, :, :)
+    type(alc_r8_3), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_r8_3)) allocate(atape_r8_3(64))
+    if (atop_r8_3 == size(atape_r8_3)) then
+      allocate(bigger(2*size(atape_r8_3)))
+      do k = 1, atop_r8_3
+        call move_alloc(atape_r8_3(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_r8_3)
+    end if
+    atop_r8_3 = atop_r8_3 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_r8_3(atop_r8_3)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_r8_3
+
+  subroutine popa_r8_3(a)
+    real(8), allocatable, intent(inout) :: a(:, :, :)
+    call dfort_stack_unmark()
+    if (atop_r8_3 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_r8_3(atop_r8_3)%a, a)
+    atop_r8_3 = atop_r8_3 - 1
+  end subroutine popa_r8_3
+
+  subroutine pusha_r4_1(a)
+    real(4), allocatable, intent(inout) :: a(:)
+    type(alc_r4_1), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_r4_1)) allocate(atape_r4_1(64))
+    if (atop_r4_1 == size(atape_r4_1)) then
+      allocate(bigger(2*size(atape_r4_1)))
+      do k = 1, atop_r4_1
+        call move_alloc(atape_r4_1(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_r4_1)
+    end if
+    atop_r4_1 = atop_r4_1 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_r4_1(atop_r4_1)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_r4_1
+
+  subroutine popa_r4_1(a)
+    real(4), allocatable, intent(inout) :: a(:)
+    call dfort_stack_unmark()
+    if (atop_r4_1 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_r4_1(atop_r4_1)%a, a)
+    atop_r4_1 = atop_r4_1 - 1
+  end subroutine popa_r4_1
+
+  subroutine pusha_r4_2(a)
+    real(4), allocatable, intent(inout) :: a(:, :)
+    type(alc_r4_2), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_r4_2)) allocate(atape_r4_2(64))
+    if (atop_r4_2 == size(atape_r4_2)) then
+      allocate(bigger(2*size(atape_r4_2)))
+      do k = 1, atop_r4_2
+        call move_alloc(atape_r4_2(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_r4_2)
+    end if
+    atop_r4_2 = atop_r4_2 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_r4_2(atop_r4_2)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_r4_2
+
+  subroutine popa_r4_2(a)
+    real(4), allocatable, intent(inout) :: a(:, :)
+    call dfort_stack_unmark()
+    if (atop_r4_2 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_r4_2(atop_r4_2)%a, a)
+    atop_r4_2 = atop_r4_2 - 1
+  end subroutine popa_r4_2
+
+  subroutine pusha_r4_3(a)
+    real(4), allocatable, intent(inout) :: a(:, :, :)
+    type(alc_r4_3), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_r4_3)) allocate(atape_r4_3(64))
+    if (atop_r4_3 == size(atape_r4_3)) then
+      allocate(bigger(2*size(atape_r4_3)))
+      do k = 1, atop_r4_3
+        call move_alloc(atape_r4_3(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_r4_3)
+    end if
+    atop_r4_3 = atop_r4_3 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_r4_3(atop_r4_3)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_r4_3
+
+  subroutine popa_r4_3(a)
+    real(4), allocatable, intent(inout) :: a(:, :, :)
+    call dfort_stack_unmark()
+    if (atop_r4_3 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_r4_3(atop_r4_3)%a, a)
+    atop_r4_3 = atop_r4_3 - 1
+  end subroutine popa_r4_3
+
+  subroutine pusha_i4_1(a)
+    integer(4), allocatable, intent(inout) :: a(:)
+    type(alc_i4_1), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_i4_1)) allocate(atape_i4_1(64))
+    if (atop_i4_1 == size(atape_i4_1)) then
+      allocate(bigger(2*size(atape_i4_1)))
+      do k = 1, atop_i4_1
+        call move_alloc(atape_i4_1(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_i4_1)
+    end if
+    atop_i4_1 = atop_i4_1 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_i4_1(atop_i4_1)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_i4_1
+
+  subroutine popa_i4_1(a)
+    integer(4), allocatable, intent(inout) :: a(:)
+    call dfort_stack_unmark()
+    if (atop_i4_1 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_i4_1(atop_i4_1)%a, a)
+    atop_i4_1 = atop_i4_1 - 1
+  end subroutine popa_i4_1
+
+  subroutine pusha_i4_2(a)
+    integer(4), allocatable, intent(inout) :: a(:, :)
+    type(alc_i4_2), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_i4_2)) allocate(atape_i4_2(64))
+    if (atop_i4_2 == size(atape_i4_2)) then
+      allocate(bigger(2*size(atape_i4_2)))
+      do k = 1, atop_i4_2
+        call move_alloc(atape_i4_2(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_i4_2)
+    end if
+    atop_i4_2 = atop_i4_2 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_i4_2(atop_i4_2)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_i4_2
+
+  subroutine popa_i4_2(a)
+    integer(4), allocatable, intent(inout) :: a(:, :)
+    call dfort_stack_unmark()
+    if (atop_i4_2 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_i4_2(atop_i4_2)%a, a)
+    atop_i4_2 = atop_i4_2 - 1
+  end subroutine popa_i4_2
+
+  subroutine pusha_i4_3(a)
+    integer(4), allocatable, intent(inout) :: a(:, :, :)
+    type(alc_i4_3), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_i4_3)) allocate(atape_i4_3(64))
+    if (atop_i4_3 == size(atape_i4_3)) then
+      allocate(bigger(2*size(atape_i4_3)))
+      do k = 1, atop_i4_3
+        call move_alloc(atape_i4_3(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_i4_3)
+    end if
+    atop_i4_3 = atop_i4_3 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_i4_3(atop_i4_3)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_i4_3
+
+  subroutine popa_i4_3(a)
+    integer(4), allocatable, intent(inout) :: a(:, :, :)
+    call dfort_stack_unmark()
+    if (atop_i4_3 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_i4_3(atop_i4_3)%a, a)
+    atop_i4_3 = atop_i4_3 - 1
+  end subroutine popa_i4_3
+
+  subroutine pusha_c8_1(a)
+    complex(8), allocatable, intent(inout) :: a(:)
+    type(alc_c8_1), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_c8_1)) allocate(atape_c8_1(64))
+    if (atop_c8_1 == size(atape_c8_1)) then
+      allocate(bigger(2*size(atape_c8_1)))
+      do k = 1, atop_c8_1
+        call move_alloc(atape_c8_1(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_c8_1)
+    end if
+    atop_c8_1 = atop_c8_1 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_c8_1(atop_c8_1)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_c8_1
+
+  subroutine popa_c8_1(a)
+    complex(8), allocatable, intent(inout) :: a(:)
+    call dfort_stack_unmark()
+    if (atop_c8_1 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_c8_1(atop_c8_1)%a, a)
+    atop_c8_1 = atop_c8_1 - 1
+  end subroutine popa_c8_1
+
+  subroutine pusha_c8_2(a)
+    complex(8), allocatable, intent(inout) :: a(:, :)
+    type(alc_c8_2), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_c8_2)) allocate(atape_c8_2(64))
+    if (atop_c8_2 == size(atape_c8_2)) then
+      allocate(bigger(2*size(atape_c8_2)))
+      do k = 1, atop_c8_2
+        call move_alloc(atape_c8_2(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_c8_2)
+    end if
+    atop_c8_2 = atop_c8_2 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_c8_2(atop_c8_2)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_c8_2
+
+  subroutine popa_c8_2(a)
+    complex(8), allocatable, intent(inout) :: a(:, :)
+    call dfort_stack_unmark()
+    if (atop_c8_2 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_c8_2(atop_c8_2)%a, a)
+    atop_c8_2 = atop_c8_2 - 1
+  end subroutine popa_c8_2
+
+  subroutine pusha_c8_3(a)
+    complex(8), allocatable, intent(inout) :: a(:, :, :)
+    type(alc_c8_3), allocatable :: bigger(:)
+    integer :: k
+    if (.not. allocated(atape_c8_3)) allocate(atape_c8_3(64))
+    if (atop_c8_3 == size(atape_c8_3)) then
+      allocate(bigger(2*size(atape_c8_3)))
+      do k = 1, atop_c8_3
+        call move_alloc(atape_c8_3(k)%a, bigger(k)%a)
+      end do
+      call move_alloc(bigger, atape_c8_3)
+    end if
+    atop_c8_3 = atop_c8_3 + 1
+    if (allocated(a)) pushed_bytes = pushed_bytes + int(storage_size(a), 8)/8_8*size(a, kind=8)
+    call move_alloc(a, atape_c8_3(atop_c8_3)%a)
+    call dfort_stack_mark()
+  end subroutine pusha_c8_3
+
+  subroutine popa_c8_3(a)
+    complex(8), allocatable, intent(inout) :: a(:, :, :)
+    call dfort_stack_unmark()
+    if (atop_c8_3 < 1) error stop 'dfort_pop_allocation: no allocation to restore'
+    if (allocated(a)) deallocate(a)
+    call move_alloc(atape_c8_3(atop_c8_3)%a, a)
+    atop_c8_3 = atop_c8_3 - 1
+  end subroutine popa_c8_3
+
+  !> One entry on the tape for a pointer association or an allocation
+  !> kept on a stack of its own (derivative modules' stacks use it too).
+  subroutine dfort_stack_mark()
+    call reserve(1_8)
+    tape(top + 1) = 0_8
+    call note_i(8_8, 1_8)
+  end subroutine dfort_stack_mark
+
+  subroutine dfort_stack_unmark()
+    call take(1_8)
+    top = top - 1
+  end subroutine dfort_stack_unmark
+
   !> Bytes pushed since the start (or the last reset), and the peak tape
   !> size in bytes (8 bytes a slot).
   subroutine dfort_stack_stats(bytes, peak)
@@ -1831,5 +2703,33 @@ contains
     peak_words = 0
     pushed_ints = 0
     pushed_reals = 0
+    ptop_r8_0 = 0
+    ptop_r8_1 = 0
+    ptop_r8_2 = 0
+    ptop_r8_3 = 0
+    ptop_r4_0 = 0
+    ptop_r4_1 = 0
+    ptop_r4_2 = 0
+    ptop_r4_3 = 0
+    ptop_i4_0 = 0
+    ptop_i4_1 = 0
+    ptop_i4_2 = 0
+    ptop_i4_3 = 0
+    ptop_c8_0 = 0
+    ptop_c8_1 = 0
+    ptop_c8_2 = 0
+    ptop_c8_3 = 0
+    atop_r8_1 = 0
+    atop_r8_2 = 0
+    atop_r8_3 = 0
+    atop_r4_1 = 0
+    atop_r4_2 = 0
+    atop_r4_3 = 0
+    atop_i4_1 = 0
+    atop_i4_2 = 0
+    atop_i4_3 = 0
+    atop_c8_1 = 0
+    atop_c8_2 = 0
+    atop_c8_3 = 0
   end subroutine dfort_stack_reset
 end module dfort_stack

@@ -69,7 +69,9 @@ pub fn is_derived(program: &Program, unit: &Unit, e: &Expr) -> bool {
 pub fn leaves(program: &Program, unit: &Unit, ty: &Type) -> Vec<String> {
     let mut out = Vec::new();
     if let Some((owner, def)) = defined(program, unit, ty) {
-        for c in &def.components {
+        // A pointer component's derivative is its target's, reached
+        // through the derivative pointer: not a leaf of the value.
+        for c in def.components.iter().filter(|c| !c.pointer) {
             match c.ty.base {
                 BaseType::Real | BaseType::Complex => out.push(format!("%{}", c.name)),
                 BaseType::Derived
@@ -129,10 +131,13 @@ pub fn tape_types(program: &Program, diff: &DiffSet) -> Vec<(UnitId, String)> {
         if order.iter().any(|(o, n)| *o == owner && *n == def.name) {
             return;
         }
-        for c in &def.components {
+        for c in def.components.iter().filter(|c| !c.pointer) {
             add(program, program.unit(owner), &c.ty, order, d + 1);
         }
         order.push((owner, def.name.clone()));
+        for c in def.components.iter().filter(|c| c.pointer) {
+            add(program, program.unit(owner), &c.ty, order, d + 1);
+        }
     }
     for &u in &diff.units {
         let unit = program.unit(u);
@@ -173,8 +178,13 @@ pub fn tape_procedures(
         }
         for op in ["push", "pop"] {
             let intent = if op == "push" { "in" } else { "inout" };
-            // One value: its components (in reverse for the pop).
-            let mut comps: Vec<&str> = def.components.iter().map(|c| c.name.as_str()).collect();
+            // One value: its components (in reverse for the pop); a
+            // pointer component's association.
+            let mut comps: Vec<(&str, bool)> = def
+                .components
+                .iter()
+                .map(|c| (c.name.as_str(), c.pointer))
+                .collect();
             if op == "pop" {
                 comps.reverse();
             }
@@ -187,9 +197,14 @@ pub fn tape_procedures(
                 "    type({name}), intent({intent}) :: v
 "
             ));
-            for c in comps {
+            for (c, pointer) in comps {
+                let generic = if pointer {
+                    format!("{op}_pointer")
+                } else {
+                    op.to_string()
+                };
                 text.push_str(&format!(
-                    "    call dfort_{op}(v%{c})
+                    "    call dfort_{generic}(v%{c})
 "
                 ));
             }
@@ -254,6 +269,122 @@ pub fn tape_procedures(
     out
 }
 
+/// The derived types some pointer of the derivative set's units points
+/// to (a pointer variable, or a pointer component of a type their
+/// variables hold, at any depth), each with its defining module.
+fn pointed_types(program: &Program, diff: &DiffSet) -> Vec<(UnitId, String)> {
+    let mut seen: Vec<(UnitId, String)> = Vec::new();
+    let mut pointed: Vec<(UnitId, String)> = Vec::new();
+    fn walk(
+        program: &Program,
+        unit: &Unit,
+        ty: &Type,
+        pointer: bool,
+        seen: &mut Vec<(UnitId, String)>,
+        pointed: &mut Vec<(UnitId, String)>,
+    ) {
+        let Some((owner, def)) = program.type_of(unit, ty) else {
+            return;
+        };
+        let key = (owner, def.name.clone());
+        if pointer && !pointed.contains(&key) {
+            pointed.push(key.clone());
+        }
+        if seen.contains(&key) {
+            return;
+        }
+        seen.push(key);
+        for c in &def.components {
+            walk(
+                program,
+                program.unit(owner),
+                &c.ty,
+                c.pointer,
+                seen,
+                pointed,
+            );
+        }
+    }
+    for &u in &diff.units {
+        let unit = program.unit(u);
+        for sym in unit.symbols.iter() {
+            walk(
+                program,
+                unit,
+                &sym.ty,
+                sym.attrs.pointer,
+                &mut seen,
+                &mut pointed,
+            );
+        }
+    }
+    pointed
+}
+
+/// `dfort_push_pointer` and `dfort_pop_pointer` for the derived types
+/// pointers point to ([`pointed_types`]) and their derivative types, per
+/// defining module: each type's associations on a stack of its own (the
+/// runtime's stacks hold intrinsic types), with a mark on the tape.
+pub fn pointer_tape_procedures(
+    program: &Program,
+    diff: &DiffSet,
+    suffix: &str,
+) -> BTreeMap<String, (Vec<String>, String)> {
+    let mut out: BTreeMap<String, (Vec<String>, String)> = BTreeMap::new();
+    for (owner, name) in pointed_types(program, diff) {
+        let unit = program.unit(owner);
+        let Some(def) = unit.types.iter().find(|t| t.name == name) else {
+            continue;
+        };
+        let mut types = vec![name.clone()];
+        if program.derivative_type(owner, def) == DerivativeType::Yes {
+            types.push(type_name(&name, suffix));
+        }
+        let (decls, text) = out.entry(unit.name.clone()).or_default();
+        for t in types {
+            let tag = format!("{}_{t}", unit.name);
+            decls.push(format!("type dfort_ptr_{tag}"));
+            decls.push(format!("  type({t}), pointer :: p => null()"));
+            decls.push(format!("end type dfort_ptr_{tag}"));
+            decls.push(format!(
+                "type(dfort_ptr_{tag}), allocatable, save :: dfort_ptape_{tag}(:)"
+            ));
+            decls.push(format!("integer, save :: dfort_ptop_{tag} = 0"));
+            decls.push("interface dfort_push_pointer".into());
+            decls.push(format!("  module procedure dfort_pushp_{tag}"));
+            decls.push("end interface".into());
+            decls.push("interface dfort_pop_pointer".into());
+            decls.push(format!("  module procedure dfort_popp_{tag}"));
+            decls.push("end interface".into());
+            text.push_str(&format!(
+                "  subroutine dfort_pushp_{tag}(p)
+    type({t}), pointer, intent(in) :: p
+    type(dfort_ptr_{tag}), allocatable :: bigger(:)
+    if (.not. allocated(dfort_ptape_{tag})) allocate(dfort_ptape_{tag}(64))
+    if (dfort_ptop_{tag} == size(dfort_ptape_{tag})) then
+      allocate(bigger(2*size(dfort_ptape_{tag})))
+      bigger(1:dfort_ptop_{tag}) = dfort_ptape_{tag}(1:dfort_ptop_{tag})
+      call move_alloc(bigger, dfort_ptape_{tag})
+    end if
+    dfort_ptop_{tag} = dfort_ptop_{tag} + 1
+    dfort_ptape_{tag}(dfort_ptop_{tag})%p => p
+    call dfort_stack_mark()
+  end subroutine dfort_pushp_{tag}
+  subroutine dfort_popp_{tag}(p)
+    type({t}), pointer, intent(inout) :: p
+    call dfort_stack_unmark()
+    if (dfort_ptop_{tag} < 1) error stop 'dfort_pop_pointer: no association to restore'
+    p => dfort_ptape_{tag}(dfort_ptop_{tag})%p
+    nullify(dfort_ptape_{tag}(dfort_ptop_{tag})%p)
+    dfort_ptop_{tag} = dfort_ptop_{tag} - 1
+  end subroutine dfort_popp_{tag}
+"
+            ));
+        }
+    }
+    out
+}
+
 /// The definitions of the derivative types the derivative set needs
 /// (its variables' types and their components' types), per defining
 /// module, each type after those of its components.
@@ -298,13 +429,15 @@ pub fn definitions(
                 continue;
             }
             let ty = derivative_type(program, unit, &c.ty, suffix);
-            let init = if c.ty.base == BaseType::Derived {
-                ""
+            let (attr, init) = if c.pointer {
+                (", pointer", " => null()")
+            } else if c.ty.base == BaseType::Derived {
+                ("", "")
             } else {
-                " = 0.0d0"
+                ("", " = 0.0d0")
             };
             lines.push(format!(
-                "  {} :: {}{}{init}",
+                "  {}{attr} :: {}{}{init}",
                 dfort_ir::dump::type_name(&ty),
                 c.name,
                 c.dims
@@ -315,8 +448,8 @@ pub fn definitions(
     out
 }
 
-/// Adds the derivative types `ty` needs (its components' first) to
-/// `order`.
+/// Adds the derivative types `ty` needs (its components' first, except
+/// those of pointer components, which may come later) to `order`.
 fn need(program: &Program, unit: &Unit, ty: &Type, order: &mut Vec<(UnitId, String)>, depth: u32) {
     if depth > 16 {
         return;
@@ -330,10 +463,13 @@ fn need(program: &Program, unit: &Unit, ty: &Type, order: &mut Vec<(UnitId, Stri
         return;
     }
     let owner_unit = program.unit(owner);
-    for c in &def.components {
+    for c in def.components.iter().filter(|c| !c.pointer) {
         need(program, owner_unit, &c.ty, order, depth + 1);
     }
     order.push((owner, def.name.clone()));
+    for c in def.components.iter().filter(|c| c.pointer) {
+        need(program, owner_unit, &c.ty, order, depth + 1);
+    }
 }
 
 /// Whether the data reference `e` carries a derivative by its type: a
@@ -383,6 +519,12 @@ pub fn unsupported_assignment(
             dfort_ir::dump::expr(unit, lhs)
         ));
     }
+    if has_pointer_components(program, unit, lhs) {
+        return Some(format!(
+            "`{}` is assigned a whole value of a type with pointer components; its derivative is not generated yet (assign the components)",
+            dfort_ir::dump::expr(unit, lhs)
+        ));
+    }
     let reference = matches!(
         rhs.kind,
         ExprKind::Var(_) | ExprKind::ArrayRef { .. } | ExprKind::Component { .. }
@@ -395,4 +537,28 @@ pub fn unsupported_assignment(
         ));
     }
     None
+}
+
+/// Whether the data reference `e` is of a derived type with pointer
+/// components ([`type_has_pointer_components`]).
+fn has_pointer_components(program: &Program, unit: &Unit, e: &Expr) -> bool {
+    program
+        .reference_type(unit, e)
+        .is_some_and(|(scope, ty)| type_has_pointer_components(program, scope, &ty))
+}
+
+/// Whether values of type `ty` (seen from `unit`) hold pointer
+/// components, at any depth of their other components.
+pub fn type_has_pointer_components(program: &Program, unit: &Unit, ty: &Type) -> bool {
+    fn walk(program: &Program, unit: &Unit, ty: &Type, depth: u32) -> bool {
+        let Some((owner, def)) = program.type_of(unit, ty) else {
+            return false;
+        };
+        depth < 16
+            && def
+                .components
+                .iter()
+                .any(|c| c.pointer || walk(program, program.unit(owner), &c.ty, depth + 1))
+    }
+    walk(program, unit, ty, 0)
 }

@@ -5,8 +5,8 @@
 //! follow globals through CALLs, not through functions called inside
 //! expressions), functions that change their arguments, active variables
 //! of derived types that get no derivative type (and arrays of
-//! components), pointer module variables, pointers whose target the
-//! analyses cannot tell, and host statement functions
+//! components), pointers whose association the derivatives cannot
+//! follow, and host statement functions
 //! used by internal procedures.
 
 use crate::names::DiffSet;
@@ -20,7 +20,6 @@ use dfort_syntax::rules;
 /// Every refusal of this module for the root's derivative set.
 pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
     let mut out = shared_globals(program, diff);
-    out.extend(module_pointers(program, diff));
     out.extend(unfollowed_pointers(program, diff));
     out.extend(globals_through_functions(program, diff, effects));
     out.extend(active_derived_types(program, diff));
@@ -115,6 +114,15 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
             ));
         }
         for st in &unit.stmts {
+            // Associations name whole components (`v%h => eta`).
+            if matches!(
+                st.kind,
+                StmtKind::PointerAssign { .. }
+                    | StmtKind::Nullify { .. }
+                    | StmtKind::Allocate { .. }
+            ) {
+                continue;
+            }
             for e in st.kind.exprs() {
                 differentiated_parts(e, &mut |x| {
                     let ExprKind::Component { .. } = &x.kind else {
@@ -197,37 +205,15 @@ fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     out
 }
 
-/// Pointer module variables with a derivative: the derivative module
-/// cannot make their derivatives follow their targets yet.
-fn module_pointers(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
-    let mut out = Vec::new();
-    for &(m, s) in &diff.module_vars {
-        let sym = program.unit(m).symbol(s);
-        if !sym.attrs.pointer {
-            continue;
-        }
-        let what = "pointer";
-        out.push(Refusal::new(
-            sym.span,
-            (
-                &rules::NOT_DIFFERENTIABLE,
-                format!(
-                    "the {what} module variable `{}` needs a derivative, and derivatives of {what} module variables are not generated yet (pass it as an argument)",
-                    sym.name
-                ),
-            ),
-        ));
-    }
-    out
-}
-
-/// Pointer uses the analyses could not read as their targets
-/// ([`dfort_analysis::pointers`]), in every unit the root reaches (a
-/// passive-looking callee may change active data through one).
+/// What the derivatives cannot follow of the pointers of every unit the
+/// root reaches ([`dfort_analysis::pointers::refusals`]; a passive-looking
+/// callee may change active data through one).
 fn unfollowed_pointers(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for u in reached_from(program, diff.root) {
-        for (span, why) in dfort_analysis::pointers::unresolved(program.unit(u)) {
+        for (span, why) in
+            dfort_analysis::pointers::refusals(program, program.unit(u), u == diff.root)
+        {
             out.push(Refusal::new(span, (&rules::POINTER_NOT_FOLLOWED, why)));
         }
     }

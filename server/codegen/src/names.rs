@@ -143,9 +143,10 @@ impl DiffSet<'_> {
         for &(m, s) in &self.module_vars {
             let mu = program.unit(m);
             let mut sym = mu.symbol(s).clone();
-            let allocatable = sym.attrs.allocatable;
+            let (allocatable, pointer) = (sym.attrs.allocatable, sym.attrs.pointer);
             sym.attrs = Attrs {
                 allocatable,
+                pointer,
                 ..Attrs::default()
             };
             sym.intent = None;
@@ -154,7 +155,9 @@ impl DiffSet<'_> {
             if let Some(mut d) = crate::fortran::declaration(mu, &sym, &name, false) {
                 // Module variables start undefined: derivatives start at 0
                 // (those of derived type by their type's default).
-                if sym.ty.is_real_or_complex() && !allocatable {
+                if pointer {
+                    d.push_str(" => null()");
+                } else if sym.ty.is_real_or_complex() && !allocatable {
                     d.push_str(" = 0.0d0");
                 }
                 out.entry(mu.name.clone()).or_default().push(d);
@@ -165,18 +168,22 @@ impl DiffSet<'_> {
 }
 
 impl DiffSet<'_> {
-    /// The allocatable module variables with a derivative, per module
-    /// name (module, symbol).
+    /// The allocatable and pointer module variables with a derivative,
+    /// per module name (module, symbol).
     fn module_allocatables(&self, program: &Program) -> Vec<(UnitId, SymbolId)> {
         self.module_vars
             .iter()
             .copied()
-            .filter(|&(m, s)| program.unit(m).symbol(s).attrs.allocatable)
+            .filter(|&(m, s)| {
+                let a = &program.unit(m).symbol(s).attrs;
+                a.allocatable || a.pointer
+            })
             .collect()
     }
 
-    /// The modules whose allocatable variables have derivatives: the
-    /// root's derivative calls their `dfort_shape_<m>` on entry.
+    /// The modules whose allocatable or pointer variables have
+    /// derivatives: the root's derivative calls their `dfort_shape_<m>`
+    /// on entry.
     pub fn shaped_modules(&self, program: &Program) -> Vec<String> {
         let mut out: Vec<String> = self
             .module_allocatables(program)
@@ -187,11 +194,14 @@ impl DiffSet<'_> {
         out
     }
 
-    /// Per module with allocatable variables that have derivatives, the
-    /// subroutine `dfort_shape_<m>` of its derivative module: each such
-    /// derivative is given its variable's shape and bounds (and zeroed)
-    /// when the variable is allocated and the derivative is not, or has
-    /// another shape — the variables are allocated before the root runs.
+    /// Per module with allocatable or pointer variables that have
+    /// derivatives, the subroutine `dfort_shape_<m>` of its derivative
+    /// module: each such derivative is given its variable's shape and
+    /// bounds (and zeroed) when the variable is allocated (associated) and
+    /// the derivative is not, or (allocatables) has another shape — the
+    /// variables are allocated before the root runs. A pointer to a
+    /// derived type with pointer components cannot be mirrored so: the
+    /// root stops with a message when one is associated before it runs.
     pub fn shape_procedures(&self, program: &Program, suffix: char) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
         for m in self.shaped_modules(program) {
@@ -201,8 +211,13 @@ impl DiffSet<'_> {
                 if unit.name != m {
                     continue;
                 }
-                let x = &unit.symbol(s).name;
+                let sym = unit.symbol(s);
+                let x = &sym.name;
                 let d = module_var_name(unit, s, suffix);
+                if sym.attrs.pointer {
+                    text.push_str(&pointer_shadow(program, unit, sym, &d, suffix));
+                    continue;
+                }
                 text.push_str(&format!(
                     "    if (allocated({x})) then\n      if (allocated({d})) then\n        if (any(shape({d}) /= shape({x}))) deallocate({d})\n      end if\n      if (.not. allocated({d})) then\n        allocate({d}, mold={x})\n        {d} = 0.0d0\n      end if\n    end if\n"
                 ));
@@ -212,4 +227,24 @@ impl DiffSet<'_> {
         }
         out
     }
+}
+
+/// The lines of `dfort_shape_<m>` for the module pointer `sym` and its
+/// derivative `d` (see [`DiffSet::shape_procedures`]).
+fn pointer_shadow(program: &Program, unit: &Unit, sym: &Symbol, d: &str, suffix: char) -> String {
+    let x = &sym.name;
+    let zero = crate::derived::zero_of(program, unit, &sym.ty, &format!("_{suffix}"));
+    if sym.ty.base != BaseType::Derived {
+        return format!(
+            "    if (associated({x}) .and. .not. associated({d})) then\n      allocate({d}, mold={x})\n      {d} = {zero}\n    end if\n"
+        );
+    }
+    if crate::derived::type_has_pointer_components(program, unit, &sym.ty) {
+        return format!(
+            "    if (associated({x}) .and. .not. associated({d})) error stop 'dfort: the pointer {x} was associated before the root ran; its derivative structure cannot be rebuilt'\n"
+        );
+    }
+    format!(
+        "    if (associated({x}) .and. .not. associated({d})) then\n      allocate({d})\n      {d} = {zero}\n    end if\n"
+    )
 }

@@ -695,7 +695,8 @@ impl Gen<'_> {
                 objects,
                 deallocate,
             } => {
-                // Derivatives are allocated and freed with their arrays.
+                // Derivatives are allocated and freed with their arrays
+                // (and pointers).
                 let names: Vec<String> = objects.iter().map(|o| print(unit, o)).collect();
                 let kw = if *deallocate {
                     "deallocate"
@@ -704,28 +705,52 @@ impl Gen<'_> {
                 };
                 self.w.line(&format!("{label}{kw}({})", names.join(", ")));
                 for o in objects {
-                    let Some((s, _)) = target(o) else { continue };
-                    let Some(dn) = self.dname.get(&s).cloned() else {
+                    let whole = crate::fortran::without_bounds(o);
+                    let Some(dn) = self.dref(&whole) else {
                         continue;
                     };
+                    let pointer =
+                        dfort_analysis::pointers::is_pointer_reference(self.program, unit, o);
                     if *deallocate {
                         self.w.line(&format!("deallocate({dn})"));
                     } else if let Some(d) = self.dref(o) {
                         // A module variable's may be allocated by the
                         // root's entry or an earlier call.
-                        self.w
-                            .line(&format!("if (allocated({dn})) deallocate({dn})"));
+                        if !pointer {
+                            self.w
+                                .line(&format!("if (allocated({dn})) deallocate({dn})"));
+                        }
                         self.w.line(&format!("allocate({d})"));
-                        let ty = &unit.symbol(s).ty;
-                        let zero = crate::derived::zero_of(self.program, unit, ty, "_d");
+                        let zero = crate::derived::zero(self.program, unit, &whole, "_d");
                         self.w.line(&format!("{dn} = {zero}"));
                     }
                 }
             }
-            StmtKind::PointerAssign { .. } | StmtKind::Nullify { .. } => {
+            // The derivative pointer follows its pointer (first: the
+            // target's subscripts may read the pointer).
+            StmtKind::PointerAssign { pointer, target } => {
+                if let Some(pd) = self.dref(pointer) {
+                    match self.dref(target) {
+                        Some(td) => self.w.line(&format!("{label}{pd} => {td}")),
+                        None => self.refuse(
+                            st.span,
+                            format!(
+                                "`{}` has a derivative and its target `{}` has none",
+                                print(unit, pointer),
+                                print(unit, target)
+                            ),
+                        ),
+                    }
+                    label.clear();
+                }
                 if let Some(line) = crate::fortran::pointer_line(unit, &st.kind) {
                     self.w.line(&format!("{label}{line}"));
                 }
+            }
+            StmtKind::Nullify { objects } => {
+                let mut all: Vec<String> = objects.iter().filter_map(|o| self.dref(o)).collect();
+                all.extend(objects.iter().map(|o| print(unit, o)));
+                self.w.line(&format!("{label}nullify({})", all.join(", ")));
             }
             StmtKind::Unsupported { construct } => {
                 self.refuse(st.span, format!("{construct} cannot be differentiated"));

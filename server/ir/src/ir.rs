@@ -79,6 +79,11 @@ pub struct Unit {
     pub uses: Vec<UseDecl>,
     pub commons: Vec<CommonBlock>,
     pub equivalences: Vec<Vec<SymbolId>>,
+    /// May-alias classes (two or more variables that a pointer may make
+    /// name the same memory), which the analyses treat as one variable:
+    /// empty after lowering, filled when the analyses prepare the unit
+    /// (`dfort_analysis::aliases`).
+    pub aliases: Vec<Vec<SymbolId>>,
     pub stmt_functions: Vec<StmtFunction>,
     /// Statement arena; `body` and nested blocks refer to it by id.
     pub stmts: IdVec<StmtId, Stmt>,

@@ -99,6 +99,17 @@ impl Program {
         def.component(name).map(|c| c.rank)
     }
 
+    /// The definition of the last component of a component reference
+    /// (`y` of `ps(i)%c(2)%y`).
+    pub fn component_def(&self, unit: &Unit, e: &Expr) -> Option<&ComponentDef> {
+        let ExprKind::Component { base, name, .. } = &e.kind else {
+            return None;
+        };
+        let (scope, bt) = self.reference_type(unit, base)?;
+        let (_, def) = self.type_of(scope, &bt)?;
+        def.component(name)
+    }
+
     /// The type of a data reference (`x`, `a(i)`, `p%x`, `ps(i)%c(2)%y`)
     /// and the unit whose names its derived type is spelt in; `None` for
     /// anything else or a component dfort cannot resolve.
@@ -135,13 +146,33 @@ impl Program {
     /// (real and complex components, and components of types that do;
     /// defined in a module, so that every routine can name it).
     pub fn derivative_type(&self, owner: UnitId, def: &TypeDef) -> DerivativeType {
-        self.derivative_type_in(owner, def, 0)
+        self.derivative_type_in(owner, def, &mut Vec::new())
     }
 
-    fn derivative_type_in(&self, owner: UnitId, def: &TypeDef, depth: u32) -> DerivativeType {
-        if depth > 16 {
+    /// `visiting`: the types whose answer is being worked out (a type
+    /// holding a pointer to its own kind, `type(node), pointer :: next`,
+    /// is what its other components make it).
+    fn derivative_type_in(
+        &self,
+        owner: UnitId,
+        def: &TypeDef,
+        visiting: &mut Vec<String>,
+    ) -> DerivativeType {
+        if visiting.len() > 16 {
             return DerivativeType::Unsupported(format!("`{}` nests too deeply", def.name));
         }
+        visiting.push(def.name.clone());
+        let answer = self.derivative_type_of_components(owner, def, visiting);
+        visiting.pop();
+        answer
+    }
+
+    fn derivative_type_of_components(
+        &self,
+        owner: UnitId,
+        def: &TypeDef,
+        visiting: &mut Vec<String>,
+    ) -> DerivativeType {
         let unit = self.unit(owner);
         let mut any = false;
         for c in &def.components {
@@ -154,7 +185,8 @@ impl Program {
                             c.name, def.name
                         ))
                     }
-                    Some((o, d)) => match self.derivative_type_in(o, d, depth + 1) {
+                    Some((_, d)) if visiting.contains(&d.name) => false,
+                    Some((o, d)) => match self.derivative_type_in(o, d, visiting) {
                         DerivativeType::Yes => true,
                         DerivativeType::Passive => false,
                         other => return other,
@@ -172,16 +204,10 @@ impl Program {
                 continue;
             }
             any = true;
-            if c.allocatable || c.pointer {
+            if c.allocatable {
                 return DerivativeType::Unsupported(format!(
-                    "component `{}` of `{}` is {}",
-                    c.name,
-                    def.name,
-                    if c.pointer {
-                        "a pointer"
-                    } else {
-                        "allocatable"
-                    }
+                    "component `{}` of `{}` is allocatable",
+                    c.name, def.name
                 ));
             }
             if c.ty.base != BaseType::Derived && !matches!(c.ty.kind, Some(4) | Some(8)) {

@@ -24,6 +24,7 @@ pub(crate) fn address_candidate(unit: &Unit, s: SymbolId) -> bool {
         && sym.rank() == 0
         && !sym.attrs.parameter
         && matches!(sym.storage, Storage::Local | Storage::Dummy(_))
+        && !crate::aliases::is_aliased(unit, s)
 }
 
 /// The tractable variables of loop `lp`, and the ambiguous address

@@ -1,14 +1,29 @@
-//! ALLOCATE and DEALLOCATE in the adjoint: the arrays must live until the
-//! reverse sweep is done with them, so DEALLOCATE waits for the end of
-//! the reverse sweep (the reverse of the ALLOCATE), and an adjoint is
-//! allocated and zeroed with its array.
+//! ALLOCATE and DEALLOCATE in the adjoint. An array must live until the
+//! reverse sweep is done with it, and so must its adjoint:
+//! - ALLOCATE allocates the array and its adjoint (zeroed); its reverse
+//!   frees both (the forward sweep found them unallocated). A pointer's
+//!   association is saved before and restored after
+//!   ([`super::association`]).
+//! - DEALLOCATE of an allocatable moves the allocation and its adjoint's
+//!   onto the tape (`dfort_push_allocation`: the array is unallocated, as
+//!   the program expects, and its values are kept); its reverse moves
+//!   them back. DEALLOCATE of a pointer saves the associations and
+//!   nullifies the pointers: the memory stays until the reverse of its
+//!   ALLOCATE.
 //!
-//! Contract: only local allocatable arrays (and module ones in the root),
-//! allocated once, outside loops and in units without jumps, are
-//! handled; the rest is refused. Module arrays allocated before the root
-//! runs get adjoints of their shape on the root's entry
-//! ([`crate::names::DiffSet::shape_procedures`]).
+//! So an array may be allocated and deallocated any number of times, in
+//! loops too.
+//!
+//! Contract: allocatable and pointer objects of the unit's own (locals
+//! that are not SAVE, and the root's module variables, which the root's
+//! one routine allocates and frees in both sweeps) are handled; the
+//! callers of another routine run its original in their forward sweep,
+//! which would leave the adjoints behind, so a routine other than the
+//! root (de)allocating what its caller sees is refused. Module arrays
+//! allocated before the root runs get adjoints of their shape on the
+//! root's entry ([`crate::names::DiffSet::shape_procedures`]).
 
+use super::association::{pointer_object, strip_bounds};
 use super::dispatch::Gen;
 use super::sweep::Line;
 use dfort_analysis::dp::target;
@@ -16,90 +31,100 @@ use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 
 impl Gen<'_> {
-    /// `allocate(objects)` or `deallocate(objects)`.
+    /// `allocate(objects)` or `deallocate(objects)` (statement `id`).
     pub(super) fn allocate(
         &mut self,
-        span: Span,
+        id: StmtId,
         objects: &[Expr],
         deallocate: bool,
         label: String,
     ) -> Vec<Line> {
         let inp = self.inp;
         let unit = &inp.unit;
-        let names: Vec<String> = objects.iter().map(|o| print(unit, o)).collect();
-        for o in objects {
+        let st = inp.orig.stmt(id);
+        let span = st.span;
+        let pointers: Vec<bool> = objects
+            .iter()
+            .map(|o| dfort_analysis::pointers::is_pointer_reference(inp.program, unit, o))
+            .collect();
+        for (o, &pointer) in objects.iter().zip(&pointers) {
             let Some((s, _)) = target(o) else {
                 self.out.refuse(
                     span,
-                    "only allocatable variables can be (de)allocated in differentiated code",
+                    "only allocatable and pointer variables can be (de)allocated in differentiated code",
                 );
                 continue;
             };
             let sym = unit.symbol(s);
-            // A module variable's in the root, which runs its forward and
-            // reverse sweeps once (a callee's adjoint runs its forward
-            // sweep again, where the array is allocated already).
             let module_var = crate::names::module_var(inp.program, sym).is_some();
-            let here = sym.storage == Storage::Local || (module_var && unit.id == inp.diff.root);
-            if !here || !sym.attrs.allocatable {
-                self.out.refuse(span, format!("`{}` is not a local allocatable array; its (de)allocation is not differentiated yet", sym.name));
-            } else if allocations(unit, s) > 1 {
-                self.out.refuse(span, format!("`{}` is allocated more than once; the adjoint keeps each array until its reverse sweep, so it can be allocated once only", sym.name));
+            let own = (sym.storage == Storage::Local && !sym.attrs.save && !sym.attrs.initialized)
+                || (module_var && unit.id == inp.diff.root);
+            // A pointer's (de)allocation outside the root is the analysis'
+            // refusal (`pointer-not-followed`).
+            if !own && !pointer {
+                self.out.refuse(span, format!("`{}` is (de)allocated in `{}`, and its caller can see it; the adjoint follows the allocations its callers see only where the root makes them (do it in the root)", print(unit, o), unit.name));
             }
         }
-        if self.out.loop_depth > 0 || inp.unstructured {
-            self.out.refuse(
-                span,
-                "ALLOCATE and DEALLOCATE inside loops or in code with jumps are not differentiated yet",
-            );
-        }
+        let mut label = label;
+        self.out.flush_label(&mut label);
+        let saved = self.save_associations(st);
+        let names: Vec<String> = objects.iter().map(|o| print(unit, o)).collect();
         if deallocate {
-            self.out.fwd.line(&format!(
-                "{label}continue ! deallocate({}) waits for the reverse sweep",
-                names.join(", ")
-            ));
-            return Vec::new();
+            let mut moved = Vec::new();
+            let mut nullified = Vec::new();
+            for (o, &pointer) in objects.iter().zip(&pointers) {
+                let whole = strip_bounds(o);
+                let mut both = vec![pointer_object(unit, o)];
+                both.extend(inp.bref(&whole));
+                if pointer {
+                    nullified.extend(both);
+                } else {
+                    moved.extend(both);
+                }
+            }
+            for m in &moved {
+                self.out
+                    .fwd
+                    .line(&format!("call dfort_push_allocation({m})"));
+            }
+            if !nullified.is_empty() {
+                self.out.fwd.line(&format!(
+                    "nullify({}) ! deallocate({}): the memory waits for the reverse sweep",
+                    nullified.join(", "),
+                    names.join(", ")
+                ));
+            }
+            let mut rev: Vec<Line> = moved
+                .iter()
+                .rev()
+                .map(|m| Line::Plain(format!("call dfort_pop_allocation({m})")))
+                .collect();
+            rev.extend(self.restore_associations(&saved));
+            return rev;
         }
         self.out
             .fwd
-            .line(&format!("{label}allocate({})", names.join(", ")));
+            .line(&format!("allocate({})", names.join(", ")));
         let mut freed = Vec::new();
-        for o in objects {
-            let bn = target(o).and_then(|(s, _)| inp.bname.get(&s));
-            if let (Some(b), Some(bn)) = (inp.bref(o), bn) {
+        for (o, &pointer) in objects.iter().zip(&pointers) {
+            let whole = strip_bounds(o);
+            if let (Some(b), Some(bn)) = (inp.bref(o), inp.bref(&whole)) {
                 // A module variable's adjoint may be left allocated by an
                 // earlier call.
-                self.out
-                    .fwd
-                    .line(&format!("if (allocated({bn})) deallocate({bn})"));
+                if !pointer {
+                    self.out
+                        .fwd
+                        .line(&format!("if (allocated({bn})) deallocate({bn})"));
+                }
                 self.out.fwd.line(&format!("allocate({b})"));
-                let ty = target(o).map(|(s, _)| inp.unit.symbol(s).ty.clone());
-                let zero = ty
-                    .map(|ty| crate::derived::zero_of(inp.program, &inp.unit, &ty, "_b"))
-                    .unwrap_or_else(|| "0.0d0".into());
+                let zero = crate::derived::zero(inp.program, unit, &whole, "_b");
                 self.out.fwd.line(&format!("{bn} = {zero}"));
-                freed.push(bn.clone());
+                freed.push(bn);
             }
-            if let Some((s, _)) = target(o) {
-                freed.push(unit.symbol(s).name.clone());
-            }
+            freed.push(pointer_object(unit, o));
         }
-        vec![Line::Plain(format!("deallocate({})", freed.join(", ")))]
+        let mut rev = vec![Line::Plain(format!("deallocate({})", freed.join(", ")))];
+        rev.extend(self.restore_associations(&saved));
+        rev
     }
-}
-
-/// How many ALLOCATE statements of the unit allocate `s`.
-fn allocations(unit: &Unit, s: SymbolId) -> usize {
-    unit.stmts
-        .iter()
-        .filter(|st| match &st.kind {
-            StmtKind::Allocate {
-                objects,
-                deallocate: false,
-            } => objects
-                .iter()
-                .any(|o| target(o).is_some_and(|(t, _)| t == s)),
-            _ => false,
-        })
-        .count()
 }

@@ -2,7 +2,8 @@
 //! emitter) and the dispatch of each statement to the code that writes
 //! its forward sweep and returns its reverse sweep: assignments
 //! ([`super::assign`]), calls ([`super::call_site`]), constructs and jumps
-//! ([`super::control`]), ALLOCATE ([`super::allocate`]); the few
+//! ([`super::control`]), ALLOCATE ([`super::allocate`]), pointer
+//! statements ([`super::association`]); the few
 //! statements with nothing to reverse are written here.
 //!
 //! Contract: [`Gen::block`] writes the forward sweep of a block and
@@ -103,14 +104,9 @@ impl<'a> Gen<'a> {
             StmtKind::Allocate {
                 objects,
                 deallocate,
-            } => self.allocate(span, objects, *deallocate, label),
-            // Only the forward sweep needs the association: the analyses
-            // read the pointer's uses as its target's.
+            } => self.allocate(id, objects, *deallocate, label),
             StmtKind::PointerAssign { .. } | StmtKind::Nullify { .. } => {
-                if let Some(line) = crate::fortran::pointer_line(unit, &st.kind) {
-                    self.out.fwd.line(&format!("{label}{line}"));
-                }
-                Vec::new()
+                self.pointer_statement(id, label)
             }
             StmtKind::Unsupported { construct } => {
                 self.out

@@ -66,6 +66,7 @@
 
 mod allocate;
 mod assign;
+mod association;
 mod call_site;
 mod control;
 mod dispatch;
@@ -157,6 +158,9 @@ pub fn adjoint_of(
             &mut routines,
             crate::derived::tape_procedures(g.program, g.diff)
                 .into_iter()
+                .chain(crate::derived::pointer_tape_procedures(
+                    g.program, g.diff, "_b",
+                ))
                 .chain(
                     g.diff
                         .shape_procedures(g.program, 'b')

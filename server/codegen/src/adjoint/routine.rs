@@ -107,10 +107,27 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
     }
     r.end_specification();
     let w = &mut r.w;
+    // Local pointers and their derivative pointers start disassociated
+    // (their associations are saved before they change).
+    for s in &declaration_order(unit) {
+        let sym = unit.symbol(*s);
+        if sym.attrs.pointer
+            && sym.storage == Storage::Local
+            && !sym.attrs.save
+            && !sym.attrs.initialized
+        {
+            let mut both = vec![sym.name.clone()];
+            both.extend(inp.bname.get(s).cloned());
+            w.line(&format!("nullify({})", both.join(", ")));
+        }
+    }
     // Adjoints of locals start at zero (not those of dummies, of the
     // function result, of COMMON members or of module variables, which
-    // the caller owns).
+    // the caller owns; pointers' adjoints are their targets').
     for s in &declaration_order(unit) {
+        if unit.symbol(*s).attrs.pointer {
+            continue;
+        }
         let storage = &unit.symbol(*s).storage;
         let owned = matches!(
             storage,
