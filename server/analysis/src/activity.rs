@@ -160,6 +160,13 @@ pub(crate) fn varied_transfer(
     after
 }
 
+/// `call move_alloc(from, to)` as the analyses see it: the variables
+/// `from` and `to` (`to = from`, then `from` undefined).
+pub fn moved(st: &Stmt) -> Option<(SymbolId, SymbolId)> {
+    let (from, to) = dfort_ir::intrinsics::move_alloc(&st.kind)?;
+    Some((crate::dp::target(from)?.0, crate::dp::target(to)?.0))
+}
+
 fn varied_through(
     program: &Program,
     unit: &Unit,
@@ -168,6 +175,14 @@ fn varied_through(
     before: &BitSet,
 ) -> BitSet {
     let mut after = before.clone();
+    if let Some((from, to)) = moved(st) {
+        after.remove_id(to);
+        if before.contains_id(from) {
+            after.insert_id(to);
+        }
+        after.remove_id(from);
+        return after;
+    }
     if let (Some((c, sum)), StmtKind::Call { args, .. }) = (calls.summary(st), &st.kind) {
         let binds = bind_call(program, unit, &calls.space, sum, c, args);
         let mut written = BitSet::default();
@@ -244,6 +259,14 @@ fn useful_through(
     after: &BitSet,
 ) -> BitSet {
     let mut before = after.clone();
+    if let Some((from, to)) = moved(st) {
+        before.remove_id(from);
+        if after.contains_id(to) {
+            before.insert_id(from);
+        }
+        before.remove_id(to);
+        return before;
+    }
     if let (Some((c, sum)), StmtKind::Call { args, .. }) = (calls.summary(st), &st.kind) {
         let binds = bind_call(program, unit, &calls.space, sum, c, args);
         let mut needed = BitSet::default();

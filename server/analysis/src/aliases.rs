@@ -9,7 +9,8 @@
 //! prepared unit: the root variable of each pointer assignment's pointer
 //! side is joined with the root variable of its target, except for local
 //! pointers whose every use [`crate::pointers::see_through`] read as its
-//! target (nothing uses them any more). The analyses treat a class as one
+//! target (nothing uses them any more), and the members of each
+//! EQUIVALENCE set are joined. The analyses treat a class as one
 //! variable: every set of variables they compute is [`close`]d (holding
 //! one member, it holds all), so that a write to one member is a partial
 //! write to all of them and a read of one reads all of them.
@@ -48,6 +49,20 @@ pub fn classes(unit: &Unit) -> Vec<Vec<SymbolId>> {
         if a != b {
             parent[a.max(b)] = a.min(b);
             joined = true;
+        }
+    }
+    // EQUIVALENCE: storage association, the same memory for good.
+    for set in &unit.equivalences {
+        for pair in set.windows(2) {
+            let (p, t) = (pair[0].index(), pair[1].index());
+            if p >= n || t >= n {
+                continue;
+            }
+            let (a, b) = (find(&mut parent, p), find(&mut parent, t));
+            if a != b {
+                parent[a.max(b)] = a.min(b);
+                joined = true;
+            }
         }
     }
     if !joined {

@@ -198,6 +198,11 @@ pub fn of_unit(
     let mut out = BTreeMap::new();
     let replayed = replayed_loops(caller.unit, reversal);
     for st in &caller.unit.stmts {
+        // `move_alloc` overwrites nothing: the adjoint keeps the
+        // allocations it moves.
+        if crate::activity::moved(st).is_some() {
+            continue;
+        }
         if let StmtKind::Call { args, target, .. } = &st.kind {
             let callee = match target {
                 CallTarget::Unit(c) => Some(*c),

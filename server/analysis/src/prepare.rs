@@ -19,17 +19,15 @@ pub fn program(program: &Program) -> Cow<'_, Program> {
         Cow::Borrowed(p) => crate::structure::structure_exits(p),
         Cow::Owned(p) => Cow::Owned(crate::structure::structure_exits(&p).into_owned()),
     };
-    if !structured
-        .units
-        .iter()
-        .any(|u| has_where(u) || crate::pointers::see_through(u).is_some())
-    {
+    if !structured.units.iter().any(|u| {
+        has_where(u) || !u.equivalences.is_empty() || crate::pointers::see_through(u).is_some()
+    }) {
         return structured;
     }
     let mut out = structured.into_owned();
     for u in &mut out.units {
-        if let Some(seen) = crate::pointers::see_through(u) {
-            *u = std::sync::Arc::new(with_aliases(seen));
+        if let Some(aliased) = see_through_with_aliases(u) {
+            *u = std::sync::Arc::new(aliased);
         }
         if let Some(masked) = mask_where_targets(u) {
             *u = std::sync::Arc::new(masked);
@@ -44,17 +42,22 @@ pub fn unit(unit: &Unit) -> Option<Unit> {
     let base = inlined.as_ref().unwrap_or(unit);
     let structured = crate::structure::structure_unit(base).or(inlined);
     let base = structured.as_ref().unwrap_or(unit);
-    let seen = crate::pointers::see_through(base)
-        .map(with_aliases)
-        .or(structured);
+    let seen = see_through_with_aliases(base).or(structured);
     let base = seen.as_ref().unwrap_or(unit);
     mask_where_targets(base).or(seen)
 }
 
-/// The unit with its may-alias classes ([`crate::aliases`]).
-fn with_aliases(mut unit: Unit) -> Unit {
-    unit.aliases = crate::aliases::classes(&unit);
-    unit
+/// The unit with its pointers read as their targets where they can be
+/// and its may-alias classes ([`crate::aliases`]); `None` when it has
+/// neither pointers nor EQUIVALENCE.
+fn see_through_with_aliases(unit: &Unit) -> Option<Unit> {
+    let mut out = match crate::pointers::see_through(unit) {
+        Some(seen) => seen,
+        None if !unit.equivalences.is_empty() => unit.clone(),
+        None => return None,
+    };
+    out.aliases = crate::aliases::classes(&out);
+    Some(out)
 }
 
 fn has_where(unit: &Unit) -> bool {

@@ -234,6 +234,14 @@ fn req_kill(
     let mut kill = BitSet::new(n);
     let mut own = BitSet::new(n);
     let i = st.id;
+    // `move_alloc`: no value is overwritten (the adjoint keeps `to`'s old
+    // allocation on the tape), and `from`'s requirement goes with its
+    // memory to `to` ([`apply`]).
+    if let Some((from, to)) = crate::activity::moved(st) {
+        kill.insert_id(from);
+        kill.insert_id(to);
+        return (req, kill, own);
+    }
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
             if let Some((t, whole)) = target(lhs) {
@@ -533,9 +541,7 @@ fn records_of(
             // require the bounds.
             NodeKind::BasicBlock | NodeKind::Loop => {
                 for &id in &nd.stmts {
-                    let (req, kill) = (&required[id], &full[id].1);
-                    s.subtract(kill);
-                    s.union_with(req);
+                    apply(unit.stmt(id), &mut s, &required[id], &full[id].1);
                 }
             }
             _ => {}
@@ -584,8 +590,12 @@ fn records_of(
                 StmtKind::Call { target: CallTarget::Unit(c), .. }
                     if callees.is_some_and(|cs| cs.has(*c))
             );
+            let moves = crate::activity::moved(st).is_some();
             for (v, _) in writes(program, unit, st).into_iter().filter(|(v, _)| {
-                !recorded_inside && !handled[id].contains_id(*v) && undo.inverts(id) != Some(*v)
+                !recorded_inside
+                    && !moves
+                    && !handled[id].contains_id(*v)
+                    && undo.inverts(id) != Some(*v)
             }) {
                 // Store-all records every overwrite of an active value on
                 // top of what TBR requires (passive values an adjoint reads
@@ -601,11 +611,22 @@ fn records_of(
                     });
                 }
             }
-            s.subtract(kill);
-            s.union_with(req);
+            apply(st, &mut s, req, kill);
         }
     }
     tbr
+}
+
+/// InReq across one statement: `(s ∖ kill) ∪ req`, and through a
+/// `move_alloc` the requirement of `from` held by `to`, which now names
+/// its memory.
+fn apply(st: &Stmt, s: &mut BitSet, req: &BitSet, kill: &BitSet) {
+    let carried = crate::activity::moved(st).filter(|(from, _)| s.contains_id(*from));
+    s.subtract(kill);
+    s.union_with(req);
+    if let Some((_, to)) = carried {
+        s.insert_id(to);
+    }
 }
 
 /// Bottom-up TBR summary of a unit (§5.1): over the unit's interface (as
@@ -723,7 +744,15 @@ pub fn summarize(
         if matches!(nd.kind, NodeKind::BasicBlock | NodeKind::Loop) {
             for &id in &nd.stmts {
                 let (req, kill, _) = &per_stmt[id];
-                apply(req, kill);
+                match crate::activity::moved(unit.stmt(id)) {
+                    // What is required of `to` after a `move_alloc` was
+                    // `from`'s: both, conservatively, and neither killed.
+                    Some((from, to)) => {
+                        let both: BitSet = [from.index(), to.index()].into_iter().collect();
+                        apply(&both, &BitSet::default());
+                    }
+                    None => apply(req, kill),
+                }
             }
         }
         s

@@ -205,6 +205,9 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         spec.w.line(&l);
     }
     spec.commons(unit, d.names, d.commons, suffix);
+    for l in equivalences(orig, d.names) {
+        spec.w.line(&l);
+    }
     for data in &orig.data {
         spec.w.line(data);
     }
@@ -681,6 +684,29 @@ impl Spec {
         iface.line(end);
         iface.finish()
     }
+}
+
+/// The unit's EQUIVALENCE statements, and for each set whose members have
+/// derivatives the same set of their derivatives (`equivalence (ab(1),
+/// bb(1))`: the derivatives share memory as the values do).
+fn equivalences(orig: &Unit, names: &HashMap<SymbolId, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (set, texts) in orig.equivalences.iter().zip(&orig.equivalence_text) {
+        out.push(format!("equivalence ({})", texts.join(", ")));
+        let renamed: Option<Vec<String>> = set
+            .iter()
+            .zip(texts)
+            .map(|(s, t)| {
+                let d = names.get(s)?;
+                let name = &orig.symbol(*s).name;
+                Some(format!("{d}{}", t.get(name.len()..).unwrap_or("")))
+            })
+            .collect();
+        if let Some(r) = renamed {
+            out.push(format!("equivalence ({})", r.join(", ")));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -24,6 +24,42 @@ pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec
     out.extend(globals_through_functions(program, diff, effects));
     out.extend(active_derived_types(program, diff));
     out.extend(host_statement_functions(program, diff));
+    out.extend(mixed_equivalences(program, diff));
+    out
+}
+
+/// EQUIVALENCE sets in which a member with a derivative shares memory
+/// with one that cannot have the same derivative (another type or kind):
+/// writing the one changes the other's bits, which no derivative follows.
+fn mixed_equivalences(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for &u in &diff.units {
+        let unit = program.unit(u);
+        for set in &unit.equivalences {
+            let Some(&with) = set.iter().find(|s| diff.with_d[u].contains_id(**s)) else {
+                continue;
+            };
+            let ty = &unit.symbol(with).ty;
+            let other = set.iter().find(|s| {
+                let t = &unit.symbol(**s).ty;
+                !diff.with_d[u].contains_id(**s) || t.base != ty.base || t.kind != ty.kind
+            });
+            if let Some(&o) = other {
+                out.push(Refusal::new(
+                    unit.symbol(with).span,
+                    (
+                        &rules::NOT_DIFFERENTIABLE,
+                        format!(
+                            "`{}` is active and EQUIVALENCEd with `{}` ({}), whose writes change its bits; no derivative follows that",
+                            unit.symbol(with).name,
+                            unit.symbol(o).name,
+                            dfort_ir::dump::type_name(&unit.symbol(o).ty)
+                        ),
+                    ),
+                ));
+            }
+        }
+    }
     out
 }
 

@@ -567,8 +567,18 @@ impl Gen<'_> {
                     CallTarget::Unit(c) if self.diff.contains(*c) && !self.primal => Some(*c),
                     _ => None,
                 };
+                let moved = dfort_ir::intrinsics::move_alloc(&st.kind);
                 match callee {
                     Some(c) => self.tangent_call(st.span, c, args, None),
+                    // The tangents' allocations move with the arrays'.
+                    None if moved.is_some() => {
+                        if let Some((from, to)) = moved {
+                            if let (Some(fd), Some(td)) = (self.dref(from), self.dref(to)) {
+                                self.w.line(&format!("call move_alloc({fd}, {td})"));
+                            }
+                        }
+                        self.w.line(&call_line(unit, name, args));
+                    }
                     None => {
                         let active = match self.diff.activity.activity[unit.id].as_ref() {
                             Some(act) if !self.primal => {

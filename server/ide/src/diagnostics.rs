@@ -255,6 +255,15 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
     };
     for &i in sites {
         let site = &cg.sites[i];
+        // `move_alloc` moves derivatives with the arrays.
+        if !site.function
+            && analysed
+                .stmts
+                .get(site.stmt)
+                .is_some_and(|st| dfort_ir::intrinsics::move_alloc(&st.kind).is_some())
+        {
+            continue;
+        }
         // A procedure without source, or one with source that gets no
         // derivative routine where the generators differentiate the call
         // (a CALL, or a function reference in an assignment whose target

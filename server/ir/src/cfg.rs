@@ -873,6 +873,7 @@ mod tests {
                 uses: vec![],
                 commons: vec![],
                 equivalences: vec![],
+                equivalence_text: vec![],
                 aliases: vec![],
                 stmt_functions: vec![],
                 stmts: self.stmts,

@@ -207,6 +207,28 @@ pub fn is_intrinsic_subroutine(name: &str) -> bool {
     SUBROUTINES.contains(&name)
 }
 
+/// The `from` and `to` arguments of `call move_alloc(from, to)` (by
+/// position or keyword): the allocation of `from`, with its values, moves
+/// to `to` (whose own is freed first), and `from` is left unallocated.
+pub fn move_alloc(kind: &crate::StmtKind) -> Option<(&crate::Expr, &crate::Expr)> {
+    let crate::StmtKind::Call {
+        name, target, args, ..
+    } = kind
+    else {
+        return None;
+    };
+    if name != "move_alloc" || *target != crate::CallTarget::External || args.len() != 2 {
+        return None;
+    }
+    let by = |kw: &str, pos: usize| {
+        args.iter()
+            .find(|a| a.keyword.as_deref() == Some(kw))
+            .or_else(|| args.get(pos).filter(|a| a.keyword.is_none()))
+            .map(|a| &a.value)
+    };
+    Some((by("from", 0)?, by("to", 1)?))
+}
+
 /// True when the intrinsic's result carries no derivative.
 pub fn has_non_differentiable_result(name: &str) -> bool {
     function(name) == Some(ResultKind::NoDerivative)

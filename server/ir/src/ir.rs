@@ -79,6 +79,9 @@ pub struct Unit {
     pub uses: Vec<UseDecl>,
     pub commons: Vec<CommonBlock>,
     pub equivalences: Vec<Vec<SymbolId>>,
+    /// The members of each EQUIVALENCE set as written (`a(1)`), in the
+    /// order of `equivalences`: derivatives declare the same sets.
+    pub equivalence_text: Vec<Vec<String>>,
     /// May-alias classes (two or more variables that a pointer may make
     /// name the same memory), which the analyses treat as one variable:
     /// empty after lowering, filled when the analyses prepare the unit

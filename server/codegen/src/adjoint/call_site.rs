@@ -77,8 +77,59 @@ impl Gen<'_> {
             _ => None,
         };
         self.out.flush_label(&mut label);
+        if let Some((from, to)) = dfort_ir::intrinsics::move_alloc(&self.inp.unit.stmt(id).kind) {
+            return self.move_alloc(from, to);
+        }
         let rev = self.call_site(id, span, callee, name, args, None);
         self.out.fwd.line(&call_line(&self.inp.unit, name, args));
+        rev
+    }
+
+    /// `call move_alloc(from, to)`: `to`'s own allocation (and its
+    /// adjoint's) goes onto the tape, then the allocations move, the
+    /// adjoint's with the array's; the reverse sweep moves them back
+    /// (`to`'s adjoint becomes `from`'s: the adjoint of the copy) and
+    /// restores `to`'s.
+    fn move_alloc(&mut self, from: &Expr, to: &Expr) -> Vec<Line> {
+        let inp = self.inp;
+        let unit = &inp.unit;
+        let pair = |e: &Expr| {
+            let mut v = vec![dfort_ir::dump::expr(unit, e)];
+            v.extend(inp.bref(e));
+            v
+        };
+        let (f, t) = (pair(from), pair(to));
+        if f.len() != t.len() {
+            self.out.refuse(
+                from.span,
+                (
+                    &dfort_syntax::rules::INTERNAL_ERROR,
+                    format!(
+                        "`move_alloc({}, {})`: one of them has an adjoint, the other none",
+                        f[0], t[0]
+                    ),
+                ),
+            );
+        }
+        for x in &t {
+            self.out
+                .fwd
+                .line(&format!("call dfort_push_allocation({x})"));
+        }
+        for (a, b) in f.iter().zip(&t) {
+            self.out.fwd.line(&format!("call move_alloc({a}, {b})"));
+        }
+        let mut rev: Vec<Line> = f
+            .iter()
+            .zip(&t)
+            .rev()
+            .map(|(a, b)| Line::Plain(format!("call move_alloc({b}, {a})")))
+            .collect();
+        rev.extend(
+            t.iter()
+                .rev()
+                .map(|x| Line::Plain(format!("call dfort_pop_allocation({x})"))),
+        );
         rev
     }
 

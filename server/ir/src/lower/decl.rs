@@ -89,16 +89,19 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             "equivalence_statement" => {
                 for set in named_children(n) {
                     let mut members = Vec::new();
+                    let mut texts = Vec::new();
                     for m in named_children(set) {
                         let base = base_identifier(m);
                         if let Some(b) = base {
                             let nm = self.lname(b);
                             let sp = self.span(b);
                             members.push(self.symbol(&nm, sp));
+                            texts.push(super::io::one_line(self.text(m)).to_lowercase());
                         }
                     }
                     if !members.is_empty() {
                         self.unit.equivalences.push(members);
+                        self.unit.equivalence_text.push(texts);
                     }
                 }
             }

@@ -352,6 +352,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             uses: Vec::new(),
             commons: Vec::new(),
             equivalences: Vec::new(),
+            equivalence_text: Vec::new(),
             aliases: Vec::new(),
             stmt_functions: Vec::new(),
             stmts: IdVec::new(),
