@@ -222,10 +222,27 @@ fn what_the_analyses_do_not_model_is_refused_not_differentiated() {
         "{msgs:?}"
     );
     assert!(!lines.is_empty());
-    // A function reaching a module variable the root changes.
-    let (lines, msgs) = adjoint_refusals("free/recursion.f90", "gauss_weight");
-    assert!(lines.contains(&51), "{lines:?} {msgs:?}");
-    assert!(msgs.iter().any(|m| m.contains("prm_a")), "{msgs:?}");
+    // A function reaching a module variable the root changes is followed
+    // in an assignment (kernel gauss_weight), refused in a condition.
+    let ws = fixture("free/recursion.f90");
+    let u = unit(&ws, "gauss_weight");
+    let r = roles(u, None);
+    assert!(dfort_codegen::adjoint::adjoint(
+        &ws.program,
+        u.id,
+        &r.independents,
+        &r.dependents,
+        dfort_codegen::adjoint::Recording::Inversion,
+        "",
+    )
+    .is_ok());
+    let src = std::fs::read_to_string(fixtures().join("free/recursion.f90")).expect("fixture");
+    let in_condition = src.replace(
+        "  w = 2.0_wp*adapt_quad(0.0_wp, xmax, 1.0e-8_wp, 20)",
+        "  w = alpha\n  if (adapt_quad(0.0_wp, xmax, 1.0e-8_wp, 20) > 0.5_wp) w = 2.0_wp*w",
+    );
+    let (adjoint, _) = refusal_codes(&in_condition, "gauss_weight");
+    assert!(adjoint.contains(&"global-through-function"), "{adjoint:?}");
     // An elemental function applied to a section whose bounds the
     // routine changes afterwards: its derivative's result could not be
     // allocated again in the reverse sweep, so both refuse it (the
@@ -410,7 +427,8 @@ subroutine use_twice(x, y)
   real(8), intent(inout) :: x
   real(8), intent(out) :: y
   real(8), external :: twice
-  y = twice(x)
+  y = x
+  if (twice(x) > 1.0d0) y = 2.0d0*y
 end subroutine use_twice
 ";
     let (adjoint, tangent) = refusal_codes(side_effect, "use_twice");
@@ -511,43 +529,27 @@ fn the_limits_of_the_analyses_have_their_rules() {
         .collect()
     };
     assert!(codes("kernels/derived.f90", "mesh_scale").contains(&"active-derived-type"));
-    assert!(codes("free/recursion.f90", "gauss_weight").contains(&"global-through-function"));
 }
 
 /// Fuzzer-found (seed 1128, case 5363): a function reading a global the
-/// root changes, referenced from an internal procedure that activity sees
-/// as passive (it does not follow globals through functions), gave a
-/// tangent and an adjoint without the global's derivative. Such a
-/// reference is refused wherever the root reaches it.
+/// root changes, referenced from an internal procedure that activity saw
+/// as passive, gave derivatives without the global's. Function
+/// references in assignments now run as calls for the analyses (kernel
+/// `gr`, checked numerically); referenced anywhere else — here in a
+/// CALL's actual argument — such a function is refused wherever the root
+/// reaches it.
 #[test]
-fn globals_read_by_functions_are_refused_in_every_unit_the_root_reaches() {
-    let src = "module gm
-  implicit none
-  real(8) :: gv(2)
-contains
-  function g3(u) result(r)
-    real(8), intent(in) :: u
-    real(8) :: r
-    r = u + dot_product(gv, gv)
-  end function g3
-end module gm
-
-subroutine gr(x, f)
-  use gm
-  implicit none
-  real(8), intent(in) :: x(2)
-  real(8), intent(out) :: f
-  real(8) :: r1
-  gv = x
-  call inner()
-  f = r1
-contains
-  subroutine inner()
-    r1 = g3(2.0d0)
-  end subroutine inner
-end subroutine gr
-";
-    let (adjoint, tangent) = refusal_codes(src, "gr");
+fn globals_read_by_functions_are_followed_in_assignments_and_refused_elsewhere() {
+    let src = std::fs::read_to_string(fixtures().join("kernels/function_global_internal.f90"))
+        .expect("fixture");
+    assert_eq!(refusal_codes(&src, "gr"), (vec![], vec![]));
+    let elsewhere = src
+        .replace("    r1 = g3(2.0d0)", "    call set(g3(2.0d0), r1)")
+        .replace(
+            "end subroutine gr",
+            "end subroutine gr\nsubroutine set(v, w)\n  real(8), intent(in) :: v\n  real(8), intent(out) :: w\n  w = v\nend subroutine set",
+        );
+    let (adjoint, tangent) = refusal_codes(&elsewhere, "gr");
     assert_eq!(adjoint, ["global-through-function"]);
     assert_eq!(tangent, ["global-through-function"]);
 }

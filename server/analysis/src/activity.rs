@@ -160,6 +160,77 @@ pub(crate) fn varied_transfer(
     after
 }
 
+/// The varied set after a call bound by `binds` to the callee's Dep
+/// summary `sum`, given the one before: each output the callee may write
+/// is varied when what it depends on was (§4.2, `OutVary = InVary ×
+/// Dep(S)`).
+fn call_varied(binds: &[crate::dep::CallBinding], sum: &Summary, before: &BitSet) -> BitSet {
+    let mut after = before.clone();
+    let mut written = BitSet::default();
+    let mut varied = BitSet::default();
+    for (o, b) in binds.iter().enumerate() {
+        let Some(slot) = b.output else { continue };
+        written.insert(slot);
+        if b.keeps_old && before.contains(slot)
+            || sum.dep[o]
+                .iter()
+                .any(|i| binds[i].inputs.intersects(before))
+        {
+            varied.insert(slot);
+        }
+    }
+    after.subtract(&written);
+    after.union_with(&varied);
+    after
+}
+
+/// The useful set before a call bound by `binds` to `sum`, given the one
+/// after it (§4.2, `InUseful = Dep(S) × OutUseful`).
+fn call_useful(binds: &[crate::dep::CallBinding], sum: &Summary, after: &BitSet) -> BitSet {
+    let mut before = after.clone();
+    let mut needed = BitSet::default();
+    for (o, b) in binds.iter().enumerate() {
+        let Some(slot) = b.output else { continue };
+        if !after.contains(slot) {
+            continue;
+        }
+        if b.keeps_old {
+            needed.insert(slot);
+        }
+        for i in sum.dep[o].iter() {
+            needed.union_with(&binds[i].inputs);
+        }
+    }
+    for b in binds {
+        if let (Some(slot), false) = (b.output, b.keeps_old) {
+            before.remove(slot);
+        }
+    }
+    before.union_with(&needed);
+    before
+}
+
+/// The references to procedures dfort has the source of in `e`, in the
+/// order they are evaluated (innermost first), with their arguments.
+pub fn function_references(e: &Expr) -> Vec<(UnitId, &[Arg])> {
+    fn walk<'e>(e: &'e Expr, out: &mut Vec<(UnitId, &'e [Arg])>) {
+        for c in e.children() {
+            walk(c, out);
+        }
+        if let ExprKind::FunctionCall {
+            target: CallTarget::Unit(c),
+            args,
+            ..
+        } = &e.kind
+        {
+            out.push((*c, args));
+        }
+    }
+    let mut out = Vec::new();
+    walk(e, &mut out);
+    out
+}
+
 /// `call move_alloc(from, to)` as the analyses see it: the variables
 /// `from` and `to` (`to = from`, then `from` undefined).
 pub fn moved(st: &Stmt) -> Option<(SymbolId, SymbolId)> {
@@ -185,27 +256,29 @@ fn varied_through(
     }
     if let (Some((c, sum)), StmtKind::Call { args, .. }) = (calls.summary(st), &st.kind) {
         let binds = bind_call(program, unit, &calls.space, sum, c, args);
-        let mut written = BitSet::default();
-        let mut varied = BitSet::default();
-        for (o, b) in binds.iter().enumerate() {
-            let Some(slot) = b.output else { continue };
-            written.insert(slot);
-            if b.keeps_old && before.contains(slot)
-                || sum.dep[o]
-                    .iter()
-                    .any(|i| binds[i].inputs.intersects(before))
-            {
-                varied.insert(slot);
-            }
-        }
-        after.subtract(&written);
-        after.union_with(&varied);
-        return after;
+        return call_varied(&binds, sum, before);
     }
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
+            // The function references of the right-hand side run first
+            // (innermost first), each like a CALL: what they change of
+            // their arguments and globals, and whether their result
+            // depends on something varied.
+            let mut result_varied = false;
+            for (c, args) in function_references(rhs) {
+                let Some(sum) = calls.summaries.get(c).and_then(|s| s.as_ref()) else {
+                    continue;
+                };
+                let binds = bind_call(program, unit, &calls.space, sum, c, args);
+                result_varied |= sum
+                    .result
+                    .iter()
+                    .any(|i| binds[i].inputs.intersects(&after));
+                after = call_varied(&binds, sum, &after);
+            }
             if let Some((t, whole)) = crate::dp::target(lhs) {
-                if differentiable(unit, t) && dp_of(unit, rhs).intersects(before) {
+                if differentiable(unit, t) && (result_varied || dp_of(unit, rhs).intersects(&after))
+                {
                     after.insert_id(t);
                 } else if whole {
                     after.remove_id(t);
@@ -269,29 +342,11 @@ fn useful_through(
     }
     if let (Some((c, sum)), StmtKind::Call { args, .. }) = (calls.summary(st), &st.kind) {
         let binds = bind_call(program, unit, &calls.space, sum, c, args);
-        let mut needed = BitSet::default();
-        for (o, b) in binds.iter().enumerate() {
-            let Some(slot) = b.output else { continue };
-            if !after.contains(slot) {
-                continue;
-            }
-            if b.keeps_old {
-                needed.insert(slot);
-            }
-            for i in sum.dep[o].iter() {
-                needed.union_with(&binds[i].inputs);
-            }
-        }
-        for b in &binds {
-            if let (Some(slot), false) = (b.output, b.keeps_old) {
-                before.remove(slot);
-            }
-        }
-        before.union_with(&needed);
-        return before;
+        return call_useful(&binds, sum, after);
     }
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
+            let mut value_useful = false;
             if let Some((t, whole)) = crate::dp::target(lhs) {
                 let was_useful = after.contains_id(t);
                 if whole {
@@ -299,6 +354,21 @@ fn useful_through(
                 }
                 if was_useful && differentiable(unit, t) {
                     dp(unit, rhs, &mut before);
+                    value_useful = true;
+                }
+            }
+            // The function references, last evaluated first: what their
+            // side effects make useful, then what their result reads.
+            for (c, args) in function_references(rhs).into_iter().rev() {
+                let Some(sum) = calls.summaries.get(c).and_then(|s| s.as_ref()) else {
+                    continue;
+                };
+                let binds = bind_call(program, unit, &calls.space, sum, c, args);
+                before = call_useful(&binds, sum, &before);
+                if value_useful {
+                    for i in sum.result.iter() {
+                        before.union_with(&binds[i].inputs);
+                    }
                 }
             }
         }
@@ -410,7 +480,9 @@ fn anywhere(unit: &Unit, act: &Activity) -> BitSet {
             (&act.varied_before[i], &act.useful_before[i]),
             (&act.varied_after[i], &act.useful_after[i]),
         ] {
-            for s in v.iter() {
+            // The unit's own symbols (not the globals only its callees
+            // see).
+            for s in v.iter().take_while(|s| *s < unit.symbols.len()) {
                 if u.contains(s) {
                     out.insert(s);
                 }

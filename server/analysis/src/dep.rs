@@ -84,6 +84,9 @@ pub enum Iface {
 pub struct Summary {
     pub iface: Vec<Iface>,
     pub dep: Vec<BitSet>,
+    /// For a function with a differentiable result: the interface
+    /// variables (indices into `iface`) its result depends on.
+    pub result: BitSet,
 }
 
 impl Summary {
@@ -251,6 +254,11 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &Summaries) -> Summa
     };
     let cfg = &unit.cfg;
     let mut dep = vec![BitSet::default(); iface.len()];
+    let mut result = BitSet::default();
+    let result_slot = unit
+        .result
+        .filter(|r| differentiable(unit, *r))
+        .map(|r| r.index());
     for (i, (_, slot)) in iface.iter().enumerate() {
         let start: BitSet = [*slot].into_iter().collect();
         let sol = solve(cfg, Direction::Forward, &start, |node, input| {
@@ -269,10 +277,14 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &Summaries) -> Summa
                 dep[o].insert(i);
             }
         }
+        if result_slot.is_some_and(|r| at_exit.contains(r)) {
+            result.insert(i);
+        }
     }
     Summary {
         iface: iface.into_iter().map(|(i, _)| i).collect(),
         dep,
+        result,
     }
 }
 
@@ -301,6 +313,7 @@ fn summarize_component(program: &Program, scc: &[UnitId], sums: &mut Summaries) 
             sums[*u] = Some(Summary {
                 dep: vec![BitSet::default(); s.iface.len()],
                 iface: s.iface,
+                result: BitSet::default(),
             });
         }
     }

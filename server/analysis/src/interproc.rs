@@ -190,6 +190,40 @@ fn contributions<'s>(
                     }
                 }
             }
+            StmtKind::Assign { lhs, rhs } if site.function => {
+                // The references to `c` of the right-hand side, each like
+                // a CALL at the statement (its arguments and the globals
+                // it reads varied before, what it writes useful after);
+                // the result is useful when the target is.
+                let useful_target =
+                    target(lhs).is_some_and(|(t, _)| act.useful_after[i].contains_id(t));
+                // Another reference of the statement may run in between:
+                // what is varied or useful on either side of it counts.
+                let mut varied = act.varied_before[i].clone();
+                varied.union_with(&act.varied_after[i]);
+                let mut useful = act.useful_after[i].clone();
+                useful.union_with(&act.useful_before[i]);
+                for (f, args) in activity::function_references(rhs) {
+                    if f != c {
+                        continue;
+                    }
+                    let binds = bind_call(program, unit, space(unit.id), sum, c, args);
+                    for (iface, b) in sum.iface.iter().zip(&binds) {
+                        let Some(slot) = callee_slot(callee, space(c), iface) else {
+                            continue;
+                        };
+                        if b.inputs.intersects(&varied) {
+                            in_vary.insert(slot);
+                        }
+                        if b.output.is_some_and(|o| useful.contains(o)) {
+                            out_useful.insert(slot);
+                        }
+                    }
+                }
+                if let (true, Some(r)) = (useful_target, callee.result) {
+                    out_useful.insert_id(r);
+                }
+            }
             _ => {
                 // A function reference inside an expression: its
                 // arguments may be varied, its result is useful when the

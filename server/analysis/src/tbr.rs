@@ -98,11 +98,21 @@ pub struct Tbr {
 struct Rules<'a> {
     unit: &'a Unit,
     varied: &'a BitSet,
+    /// The callees' summaries: a function reference is active when its
+    /// result depends on something varied, its globals included (without
+    /// them, every reference to a procedure with source is).
+    callees: Option<&'a Callees<'a>>,
 }
 
 impl Rules<'_> {
     fn active(&self, e: &Expr) -> bool {
         dp_of(self.unit, e).intersects(self.varied)
+            || crate::activity::function_references(e)
+                .into_iter()
+                .any(|(c, args)| match self.callees {
+                    Some(cs) => cs.result_varied(self.unit, c, args, self.varied),
+                    None => true,
+                })
     }
     fn vars(&self, e: &Expr, out: &mut BitSet) {
         vars(self.unit, e, out)
@@ -249,9 +259,14 @@ fn req_kill(
                     kill.insert_id(t);
                 }
                 if act.active_after(st.id, t) {
+                    // What the function references of the statement change
+                    // is varied for the ones after them.
+                    let mut varied = act.varied_before[i].clone();
+                    varied.union_with(&act.varied_after[i]);
                     let rules = Rules {
                         unit,
-                        varied: &act.varied_before[i],
+                        varied: &varied,
+                        callees,
                     };
                     rules.req(rhs, &mut own);
                     req.union_with(&own);
@@ -271,6 +286,16 @@ fn req_kill(
                     // may be nonzero: the adjoint resets that element, so
                     // it needs the indices.
                     index_vars(unit, lhs, &mut req);
+                }
+            }
+            // The function references run first, each like a CALL: their
+            // Req and Kill in this unit's names (what they overwrite they
+            // record themselves, given their calling context).
+            if let Some(cs) = callees {
+                for (c, args) in crate::activity::function_references(rhs) {
+                    if cs.has(c) {
+                        cs.translate(unit, c, args, &mut req, &mut kill);
+                    }
                 }
             }
         }
@@ -358,6 +383,7 @@ fn expression_actuals(unit: &Unit, act: &Activity, st: &Stmt, args: &[Arg], req:
     let rules = Rules {
         unit,
         varied: &act.varied_before[st.id],
+        callees: None,
     };
     for a in args.iter().filter(|a| target(&a.value).is_none()) {
         rules.req(&a.value, req);
@@ -647,6 +673,18 @@ pub struct Callees<'a> {
 }
 
 impl Callees<'_> {
+    /// Whether the result of the reference `c(args)` in `unit` depends on
+    /// something in `varied` (its arguments, or the globals it reads).
+    fn result_varied(&self, unit: &Unit, c: UnitId, args: &[Arg], varied: &BitSet) -> bool {
+        let Some(Some(dep)) = self.dep.get(c) else {
+            return true;
+        };
+        let binds = bind_call(self.program, unit, &self.space, dep, c, args);
+        dep.result
+            .iter()
+            .any(|i| binds[i].inputs.intersects(varied))
+    }
+
     fn has(&self, c: UnitId) -> bool {
         matches!(
             (self.dep.get(c), self.tbr.get(c)),
@@ -972,21 +1010,33 @@ fn call_contexts<'s>(
     let mut out = Vec::new();
     for &site in &program.call_graph.calls_from[unit.id] {
         let site = &program.call_graph.sites[site];
-        let (Callee::Unit(c), false) = (&site.callee, site.function) else {
+        let Callee::Unit(c) = &site.callee else {
             continue;
         };
-        let (Some(dep), StmtKind::Call { args, .. }) = (&dep_sums[*c], &unit.stmt(site.stmt).kind)
-        else {
+        let Some(dep) = &dep_sums[*c] else {
             continue;
+        };
+        // A CALL, or a function reference of an assignment's right-hand
+        // side (each of the statement's references to `c`).
+        let refs: Vec<&[Arg]> = match (&unit.stmt(site.stmt).kind, site.function) {
+            (StmtKind::Call { args, .. }, false) => vec![args.as_slice()],
+            (StmtKind::Assign { rhs, .. }, true) => crate::activity::function_references(rhs)
+                .into_iter()
+                .filter(|(f, _)| f == c)
+                .map(|(_, a)| a)
+                .collect(),
+            _ => continue,
         };
         let in_req = &t.in_req[site.stmt];
-        let binds = bind_call(program, unit, space(unit.id), dep, *c, args);
         let callee = program.unit(*c);
         let mut ctx = BitSet::default();
-        for (iface, b) in dep.iface.iter().zip(&binds) {
-            if b.output.is_some_and(|o| in_req.contains(o)) {
-                if let Some(sl) = slot(callee, space(*c), iface) {
-                    ctx.insert(sl);
+        for args in refs {
+            let binds = bind_call(program, unit, space(unit.id), dep, *c, args);
+            for (iface, b) in dep.iface.iter().zip(&binds) {
+                if b.output.is_some_and(|o| in_req.contains(o)) {
+                    if let Some(sl) = slot(callee, space(*c), iface) {
+                        ctx.insert(sl);
+                    }
                 }
             }
         }

@@ -113,14 +113,13 @@ pub fn undo_unit(program: &Program, unit: &Unit) -> UnitUndo {
         let own = sym.ty.base == BaseType::Integer
             && sym.rank() == 0
             && !sym.attrs.parameter
-            && matches!(sym.storage, Storage::Local | Storage::Dummy(_))
-            && !crate::aliases::is_aliased(unit, s);
+            && matches!(sym.storage, Storage::Local | Storage::Dummy(_));
         if !own {
             continue;
         }
         if equivalenced.contains(&s) {
             note(s, Ambiguity::Equivalenced, unit.name_span);
-        } else if !other.contains_id(s) {
+        } else if !other.contains_id(s) && !crate::aliases::is_aliased(unit, s) {
             out.exact.insert_id(s);
         }
     }

@@ -100,8 +100,17 @@ pub fn derivative_unit(
         Some(c) => diff.names(program, orig, c),
         None => HashMap::new(),
     };
+    // Assignments whose target has a derivative, and those referencing a
+    // function that writes something else with one (its derivative
+    // routine must run).
     let (unit, hoisted) = hoist(program, orig, |st| match &st.kind {
-        StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| names.contains_key(&t)),
+        StmtKind::Assign { lhs, rhs } => {
+            target(lhs).is_some_and(|(t, _)| names.contains_key(&t))
+                || (suffix.is_some()
+                    && dfort_analysis::activity::function_references(rhs)
+                        .iter()
+                        .any(|(c, _)| diff.writes_derivatives(*c)))
+        }
         _ => false,
     });
     if let Some(c) = suffix {

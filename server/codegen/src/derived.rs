@@ -331,13 +331,14 @@ pub fn pointer_tape_procedures(
     suffix: &str,
 ) -> BTreeMap<String, (Vec<String>, String)> {
     let mut out: BTreeMap<String, (Vec<String>, String)> = BTreeMap::new();
+    let defined = defined_types(program, diff);
     for (owner, name) in pointed_types(program, diff) {
         let unit = program.unit(owner);
-        let Some(def) = unit.types.iter().find(|t| t.name == name) else {
+        if !unit.types.iter().any(|t| t.name == name) {
             continue;
-        };
+        }
         let mut types = vec![name.clone()];
-        if program.derivative_type(owner, def) == DerivativeType::Yes {
+        if defined.contains(&(owner, name.clone())) {
             types.push(type_name(&name, suffix));
         }
         let (decls, text) = out.entry(unit.name.clone()).or_default();
@@ -393,22 +394,7 @@ pub fn definitions(
     diff: &DiffSet,
     suffix: &str,
 ) -> BTreeMap<String, Vec<String>> {
-    let mut order: Vec<(UnitId, String)> = Vec::new();
-    let visit = |unit: &Unit, ty: &Type, order: &mut Vec<(UnitId, String)>| {
-        need(program, unit, ty, order, 0);
-    };
-    for &u in &diff.units {
-        let unit = program.unit(u);
-        for s in diff.with_d[u].ids() {
-            if let Some(sym) = unit.symbols.get(s) {
-                visit(unit, &sym.ty, &mut order);
-            }
-        }
-    }
-    for &(m, s) in &diff.module_vars {
-        let unit = program.unit(m);
-        visit(unit, &unit.symbol(s).ty, &mut order);
-    }
+    let order = defined_types(program, diff);
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (owner, name) in order {
         let unit = program.unit(owner);
@@ -446,6 +432,26 @@ pub fn definitions(
         lines.push(format!("end type {}", type_name(&def.name, suffix)));
     }
     out
+}
+
+/// The types whose derivative types the derivative set defines (those
+/// of its variables with derivatives and their components'), each after
+/// its components' (but pointer components').
+fn defined_types(program: &Program, diff: &DiffSet) -> Vec<(UnitId, String)> {
+    let mut order: Vec<(UnitId, String)> = Vec::new();
+    for &u in &diff.units {
+        let unit = program.unit(u);
+        for s in diff.with_d[u].ids() {
+            if let Some(sym) = unit.symbols.get(s) {
+                need(program, unit, &sym.ty, &mut order, 0);
+            }
+        }
+    }
+    for &(m, s) in &diff.module_vars {
+        let unit = program.unit(m);
+        need(program, unit, &unit.symbol(s).ty, &mut order, 0);
+    }
+    order
 }
 
 /// Adds the derivative types `ty` needs (its components' first, except

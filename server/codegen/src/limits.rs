@@ -269,8 +269,19 @@ fn globals_through_functions(
     let changed = &effects[diff.root].written_globals;
     for u in reached_from(program, diff.root) {
         let unit = program.unit(u);
+        let in_where = where_bodies(unit);
         for st in &unit.stmts {
+            // The references of an assignment's right-hand side run as
+            // calls (their Dep, TBR and effects are the callee's), except
+            // under a WHERE mask.
+            let followed: &[&Expr] = match &st.kind {
+                StmtKind::Assign { rhs, .. } if !in_where.contains(&st.id) => &[rhs],
+                _ => &[],
+            };
             for e in st.kind.exprs() {
+                if followed.iter().any(|f| std::ptr::eq(*f, e)) {
+                    continue;
+                }
                 e.walk(&mut |x| {
                     let ExprKind::FunctionCall {
                         name,
@@ -294,7 +305,7 @@ fn globals_through_functions(
                             (
                                 &rules::FUNCTION_SIDE_EFFECT,
                                 format!(
-                                    "the function `{name}` changes one of its real arguments; such side effects are not followed yet (make `{name}` a subroutine)"
+                                    "the function `{name}` changes one of its real arguments; such side effects are followed only where it is referenced in the right-hand side of an assignment outside WHERE (assign its value to a variable first)"
                                 ),
                             ),
                         ));
@@ -311,7 +322,7 @@ fn globals_through_functions(
                             (
                                 &rules::GLOBAL_THROUGH_FUNCTION,
                                 format!(
-                                    "the function `{name}` reaches {}, which this code changes; derivatives through globals that functions read are not followed yet (pass it as an argument, or make `{name}` a subroutine)",
+                                    "the function `{name}` reaches {}, which this code changes; derivatives through the globals of functions are followed only where they are referenced in the right-hand side of an assignment outside WHERE (assign its value to a variable first)",
                                     describe(program, k)
                                 ),
                             ),
@@ -320,6 +331,22 @@ fn globals_through_functions(
                 });
             }
         }
+    }
+    out
+}
+
+/// The statements inside the WHERE constructs of `unit`.
+fn where_bodies(unit: &Unit) -> Vec<StmtId> {
+    let mut out = Vec::new();
+    let mut todo: Vec<StmtId> = unit
+        .stmts
+        .iter()
+        .filter(|s| matches!(s.kind, StmtKind::Where { .. }))
+        .flat_map(|s| s.kind.blocks().concat())
+        .collect();
+    while let Some(id) = todo.pop() {
+        out.push(id);
+        todo.extend(unit.stmt(id).kind.blocks().concat());
     }
     out
 }

@@ -27,6 +27,10 @@ pub struct DiffSet<'a> {
     pub module_vars: BTreeSet<(UnitId, SymbolId)>,
     /// The activity the set follows (the analyses' facts).
     pub activity: &'a ProgramActivity,
+    /// Units of the set that write an argument or a global with a
+    /// derivative (a function reference to one must run its derivative
+    /// routine even where its result has no derivative).
+    pub writers: Vec<UnitId>,
 }
 
 impl<'a> DiffSet<'a> {
@@ -76,6 +80,26 @@ impl<'a> DiffSet<'a> {
             .copied()
             .filter(|u| *u == root || c.routine[*u])
             .collect();
+        let effects = dfort_analysis::effects::all(program);
+        let writers = (&units as &Vec<UnitId>)
+            .iter()
+            .copied()
+            .filter(|&u| {
+                let cu = program.unit(u);
+                let fx = &effects[u];
+                let carried = |s: SymbolId| c.with_d[u].contains_id(s);
+                let formal = fx
+                    .written_formals
+                    .iter()
+                    .any(|k| cu.args.get(*k as usize).is_some_and(|f| carried(*f)));
+                let global = cu.symbols.indices().any(|s| {
+                    carried(s)
+                        && dfort_analysis::dep::global_key(program, cu, s)
+                            .is_some_and(|k| fx.written_globals.contains(&k))
+                });
+                formal || global
+            })
+            .collect();
         DiffSet {
             root,
             units,
@@ -83,6 +107,7 @@ impl<'a> DiffSet<'a> {
             commons: c.commons,
             module_vars: c.module_vars,
             activity,
+            writers,
         }
     }
 
@@ -143,10 +168,12 @@ impl DiffSet<'_> {
         for &(m, s) in &self.module_vars {
             let mu = program.unit(m);
             let mut sym = mu.symbol(s).clone();
-            let (allocatable, pointer) = (sym.attrs.allocatable, sym.attrs.pointer);
+            let (allocatable, pointer, target) =
+                (sym.attrs.allocatable, sym.attrs.pointer, sym.attrs.target);
             sym.attrs = Attrs {
                 allocatable,
                 pointer,
+                target,
                 ..Attrs::default()
             };
             sym.intent = None;
@@ -168,6 +195,12 @@ impl DiffSet<'_> {
 }
 
 impl DiffSet<'_> {
+    /// Whether procedure `c` gets a derivative routine and writes an
+    /// argument or a global with a derivative ([`DiffSet::writers`]).
+    pub fn writes_derivatives(&self, c: UnitId) -> bool {
+        self.writers.contains(&c)
+    }
+
     /// The allocatable and pointer module variables with a derivative,
     /// per module name (module, symbol).
     fn module_allocatables(&self, program: &Program) -> Vec<(UnitId, SymbolId)> {

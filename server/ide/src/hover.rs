@@ -51,9 +51,7 @@ pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
                     return Some(Hover { range, markdown });
                 }
                 let mut markdown = variable(snap, path, unit, sym, range)?;
-                if unit.symbol(sym).attrs.pointer {
-                    markdown.push_str(POINTER_NOTE);
-                }
+                markdown.push_str(&aliasing_note(snap, unit, sym));
                 return Some(Hover { range, markdown });
             }
         }
@@ -69,9 +67,34 @@ pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
     })
 }
 
-/// What the hover on a pointer adds where dfort does not read it as a
-/// target.
-const POINTER_NOTE: &str = "\nA pointer: dfort reads its uses as its target where one pointer assignment reaches them; elsewhere what uses it is not differentiated (`pointer-not-followed`).\n";
+/// What the hover on a variable adds when it may share memory with
+/// others (its may-alias class, `dfort_analysis::aliases`) or is a
+/// pointer dfort follows rather than reads as its target.
+fn aliasing_note(snap: &Snapshot, unit: &Unit, sym: SymbolId) -> String {
+    let Some(analysed) = crate::hints::analysed_unit(snap, unit) else {
+        return String::new();
+    };
+    let pointer = unit.symbol(sym).attrs.pointer;
+    let others: Vec<String> = dfort_analysis::aliases::class_of(&analysed, sym)
+        .unwrap_or(&[])
+        .iter()
+        .filter(|s| **s != sym)
+        .filter_map(|s| analysed.symbols.get(*s))
+        .map(|s| format!("`{}`", s.name))
+        .collect();
+    let mut out = String::new();
+    if !others.is_empty() {
+        let _ = write!(
+            out,
+            "\nMay share its memory with {} (pointer associations or EQUIVALENCE): the analyses treat them as one variable, so a write to one is a partial write to all.\n",
+            others.join(", ")
+        );
+    }
+    if pointer {
+        out.push_str("\nA pointer dfort follows where it cannot read it as its target: a derivative pointer follows each of its associations, and the adjoint saves the association at each pointer assignment, NULLIFY, ALLOCATE and DEALLOCATE of it and restores it in the reverse sweep.\n");
+    }
+    out
+}
 
 /// The variable a pointer is read as at `offset` (the analysed unit holds
 /// its target there, under the use's span), and that target as written.
@@ -637,11 +660,13 @@ end subroutine sp
             p.contains("the forward sweep pushes `a` before this statement overwrites it"),
             "{p}"
         );
-        // Associated differently on the two paths: not read as a target.
+        // Associated differently on the two paths: not read as a target
+        // but followed, one may-alias class with what it may point to.
         let q = super::hover(&snap, path, at("q(1)")).unwrap().markdown;
         assert!(q.starts_with("**q**"), "{q}");
+        assert!(q.contains("May share its memory with `a`, `p`"), "{q}");
         assert!(
-            q.contains("A pointer: dfort reads its uses as its target"),
+            q.contains("A pointer dfort follows where it cannot read it as its target"),
             "{q}"
         );
     }

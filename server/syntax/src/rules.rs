@@ -337,14 +337,14 @@ rules! {
         group: Group::Generator,
         summary: "a statement or expression the generators do not differentiate yet",
         doc: "The tangent or adjoint generator has no rule for what it meets on an active \
-              path: derived-type components, complex arrays assigned under WHERE or from \
-              expressions of themselves (in reverse mode), allocatable or pointer module \
-              variables that need a derivative, I/O statements with \
+              path: derived-type values it cannot assign whole, complex arrays assigned under \
+              WHERE or from expressions of themselves (in reverse mode), I/O statements with \
               ERR=, END= or EOR= jumps (in reverse mode), a READ that defines an index of \
               an item whose derivative it resets, an intrinsic or function reference without a derivative rule for these \
               arguments, a statement dfort keeps as unsupported, DO loops without control or \
-              jumps left in code it reverses as structured, ALLOCATE inside loops or of \
-              non-local arrays, values whose type the tape cannot save, an array-valued \
+              jumps left in code it reverses as structured, ALLOCATE of an array the \
+              caller sees outside the root, a variable EQUIVALENCEd with one of another type \
+              or kind, values whose type the tape cannot save, an array-valued \
               function whose result bounds read values the caller changes, an elemental \
               function applied under a WHERE mask in the adjoint, a function whose \
               differentiated actual is an expression without a derivative to pass. The \
@@ -398,13 +398,14 @@ rules! {
         summary: "an active derived-type variable that gets no derivative",
         doc: "A derived type `t` whose values carry derivatives gets a derivative type \
               `t_d` (tangent) or `t_b` (adjoint) in the derivative module of the module \
-              that defines `t`, holding its real and complex components. This rule \
-              reports what does not get one yet: types with allocatable or pointer real \
-              components, types defined outside modules or with `extends`, type \
-              parameters or type-bound procedures, functions of derived type, and \
-              references to arrays of components (`ps%x`) in differentiated code.\n\n\
-              Index arrays of components in a loop (`ps(i)%x`); pass allocatable or \
-              pointer components as separate arrays.",
+              that defines `t`, holding its real and complex components (and its pointer \
+              components, as pointers to derivatives). This rule reports what does not get \
+              one yet: types with allocatable real components, types defined outside \
+              modules or with `extends`, type parameters or type-bound procedures, functions \
+              of derived type, and references to arrays of components (`ps%x`) in \
+              differentiated code.\n\n\
+              Index arrays of components in a loop (`ps(i)%x`); pass allocatable \
+              components as separate arrays.",
         example: None,
     };
     ACTIVE_UNKNOWN_MODULE_VARIABLE = Rule {
@@ -424,42 +425,51 @@ rules! {
         code: "function-side-effect",
         severity: Severity::Error,
         group: Group::Generator,
-        summary: "a function changes one of its real arguments",
-        doc: "A function referenced inside an expression writes one of its real arguments. \
-              The generators differentiate function references as values and do not follow \
-              such side effects yet.\n\n\
-              Make the function a subroutine (its outputs become arguments).",
+        summary: "a function that changes one of its real arguments, referenced where its side effects are not followed",
+        doc: "A function referenced in the right-hand side of an assignment runs, for the \
+              analyses and the derivatives, as a call before the assignment: what it changes \
+              of its arguments and of globals is followed. Elsewhere — in an IF or WHILE \
+              condition, a DO bound, an actual argument of a CALL, an I/O list, under a \
+              WHERE mask — a reference to a function that changes a real argument is refused.\n\n\
+              Assign the function's value to a variable first, and use the variable there.",
         example: Some(
-            "real(8) function step(x)\n  real(8), intent(inout) :: x\n  x = 2.0d0*x   ! side effect\n  step = x\nend function step\n",
+            "real(8) function step(x)\n  real(8), intent(inout) :: x\n  x = 2.0d0*x   ! side effect\n  step = x\nend function step\n! ...\nif (step(t) > 1.0d0) y = t   ! refused: t = step(t) first\n",
         ),
     };
     POINTER_NOT_FOLLOWED = Rule {
         code: "pointer-not-followed",
         severity: Severity::Error,
         group: Group::Generator,
-        summary: "a pointer whose target dfort cannot tell",
-        doc: "dfort reads a local pointer as its target (`p(i)` with `p => a(2:n)` is `a(i+1)`) \
-              where one pointer assignment reaches the use on every path and nothing on the way \
-              changes what the target's subscripts read. Elsewhere — a pointer associated \
-              differently in the branches of an IF or the iterations of a loop, pointer \
-              arguments, module pointers, pointer components, strided or function-valued \
-              targets, routines with GO TO — the derivatives would not know which data it \
-              changes, and are refused.\n\n\
-              Associate the pointer once before its uses, or use the target directly.",
+        summary: "a pointer association the derivatives cannot follow",
+        doc: "dfort reads a local pointer as its target where one pointer assignment reaches \
+              its uses (`p(i)` with `p => a(2:n)` is `a(i+1)`); elsewhere it follows the \
+              pointer: the pointer and the variables it may point to are one may-alias class \
+              to the analyses, a derivative pointer follows every association (`pb => ab`), \
+              and the adjoint saves each association it changes and restores it in the \
+              reverse sweep. What it cannot follow is refused: a pointer its caller can see \
+              (a pointer argument, a module, COMMON or SAVE pointer, a pointer component of \
+              data the caller reaches) associated, nullified, allocated or deallocated in a \
+              routine other than the root (the caller's forward sweep runs the original \
+              routine, which would leave the derivative pointer behind); an association that \
+              makes two module or COMMON variables name the same memory in a routine that \
+              calls others (they would not know it); a pointer associated with a function's \
+              result, and pointer function results.\n\n\
+              Make the association in the root, or pass the data as arguments.",
         example: Some(
-            "subroutine pick(a, b, y, c)\n  real(8), target :: a(3), b(3)\n  real(8) :: y\n  logical :: c\n  real(8), pointer :: p(:)\n  if (c) then\n    p => a\n  else\n    p => b\n  end if\n  y = sum(p)   ! a or b?\nend subroutine pick\n",
+            "subroutine attach(n)   ! called by the root\n  use fields, only: view, eta\n  integer :: n\n  view => eta(2:n)   ! the caller sees `view`\nend subroutine attach\n",
         ),
     };
     GLOBAL_THROUGH_FUNCTION = Rule {
         code: "global-through-function",
         severity: Severity::Error,
         group: Group::Generator,
-        summary: "a function reaches a real global that the differentiated code changes",
-        doc: "A function referenced inside an expression reads or writes a real COMMON or \
-              module variable that the root's code changes. Dependences through globals are \
-              followed through CALLs, not yet through functions called inside expressions, \
-              so the derivative could miss them.\n\n\
-              Pass the global as an argument, or make the function a subroutine.",
+        summary: "a function reaches a real global that the differentiated code changes, where that is not followed",
+        doc: "A function referenced in the right-hand side of an assignment runs as a call for \
+              the analyses, so the globals it reads and writes are followed. Referenced \
+              elsewhere (a condition, a DO bound, a CALL's actual argument, an I/O list, \
+              under a WHERE mask), a function that reads or writes a real COMMON or module \
+              variable the root's code changes is refused.\n\n\
+              Assign the function's value to a variable first, and use the variable there.",
         example: None,
     };
     DERIVATIVE_ARGUMENT = Rule {

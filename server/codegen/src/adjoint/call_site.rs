@@ -156,10 +156,11 @@ impl Gen<'_> {
         let mut allocations = Vec::new();
         for h in hoisted {
             // Without the assignment's adjoint no temporary's adjoint is
-            // ever seeded (a function changes nothing else, crate::limits):
-            // the reference has no reverse sweep, nor a snapshot for one
-            // (its actuals' indices are not restored for it either).
-            if adjoint {
+            // ever seeded: unless the function writes an argument or a
+            // global with a derivative, the reference has no reverse
+            // sweep, nor a snapshot for one (its actuals' indices are not
+            // restored for it either).
+            if adjoint || inp.diff.writes_derivatives(h.callee) {
                 calls.push(self.call_site(
                     id,
                     h.span,
