@@ -324,6 +324,100 @@ pub fn compile(dir: &Path, file: &str, flags: &[&str]) -> Result<String, String>
     Ok(object)
 }
 
+/// Puts the stack runtime, compiled with `flags`, into `dir`: its object
+/// (`dfort_stack.f90.o`, returned) and module file (`dfort_stack.mod`).
+/// Compiled once per runtime text, flags and gfortran version into the
+/// cache directory ([`cache_dir`]) and copied from there afterwards: the
+/// runtime is long (every stack of every kind and rank) and takes
+/// gfortran seconds at -O2, where a kernel's derivatives take a fraction
+/// of one. Without a usable cache directory it is compiled in `dir`.
+pub fn runtime_object(dir: &Path, flags: &[&str]) -> Result<String, String> {
+    runtime_object_cached(dir, flags, cache_dir().as_deref())
+}
+
+/// [`runtime_object`] with the cache directory given (`None`: compile in
+/// `dir`).
+fn runtime_object_cached(
+    dir: &Path,
+    flags: &[&str],
+    cache: Option<&Path>,
+) -> Result<String, String> {
+    const FILES: [&str; 2] = ["dfort_stack.f90.o", "dfort_stack.mod"];
+    let compile_here = || {
+        std::fs::write(dir.join("dfort_stack.f90"), dfort_codegen::adjoint::RUNTIME)
+            .map_err(|e| format!("cannot write dfort_stack.f90: {e}"))?;
+        compile(dir, "dfort_stack.f90", flags)
+    };
+    let Some(cache) = cache else {
+        return compile_here();
+    };
+    let version = Command::new("gfortran")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let key = fnv1a(&[dfort_codegen::adjoint::RUNTIME, &flags.join(" "), &version]);
+    let entry = cache.join(format!("runtime-{key:016x}"));
+    if !FILES.iter().all(|f| entry.join(f).is_file()) {
+        // Built beside the entry and renamed into place: a concurrent
+        // build of the same entry either wins the rename or is dropped.
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let building = cache.join(format!("building-{key:016x}-{}-{n}", std::process::id()));
+        if std::fs::create_dir_all(&building).is_err() {
+            return compile_here();
+        }
+        let built = std::fs::write(
+            building.join("dfort_stack.f90"),
+            dfort_codegen::adjoint::RUNTIME,
+        )
+        .map_err(|e| format!("cannot write dfort_stack.f90: {e}"))
+        .and_then(|()| compile(&building, "dfort_stack.f90", flags));
+        if let Err(e) = built {
+            std::fs::remove_dir_all(&building).ok();
+            return Err(e);
+        }
+        if std::fs::rename(&building, &entry).is_err() {
+            std::fs::remove_dir_all(&building).ok();
+        }
+    }
+    for f in FILES {
+        if std::fs::copy(entry.join(f), dir.join(f)).is_err() {
+            return compile_here();
+        }
+    }
+    Ok(FILES[0].to_string())
+}
+
+/// Where dfort keeps what it compiles once for many runs: `DFORT_CACHE_DIR`,
+/// else `$XDG_CACHE_HOME/dfort`, else `$HOME/.cache/dfort` (created when
+/// missing); `None` when none can be created.
+pub fn cache_dir() -> Option<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let dir = env("DFORT_CACHE_DIR")
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("dfort")))
+        .or_else(|| env("HOME").map(|d| d.join(".cache/dfort")))?;
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir)
+}
+
+/// The 64-bit FNV-1a hash of `parts` (each followed by a zero byte): a
+/// key that stays the same from one build of dfort to the next.
+fn fnv1a(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain([0]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
 /// Compiles `files` in an order that satisfies their `use`s (by retrying
 /// those that fail until no more succeed); returns the objects in the order
 /// compiled, or the last compiler error.
@@ -517,11 +611,10 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let originals = write_originals(&scratch, &session.sources())?;
     scratch.write("tangent.f90", &tangent)?;
     scratch.write("adjoint.f90", &adjoint)?;
-    scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
     scratch.write("driver.f90", &driver(&spec))?;
     let mut objects = compile_in_order(dir, &originals, &["-O2"])
         .map_err(|e| format!("the original sources do not compile: {e}"))?;
-    objects.push(compile(dir, "dfort_stack.f90", &["-O2"])?);
+    objects.push(runtime_object(dir, &["-O2"])?);
     let mut flags = POISON.to_vec();
     if args.bounds {
         flags.push("-fcheck=bounds");
@@ -604,6 +697,41 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_runtime_is_compiled_once_into_the_cache_and_copied_from_it() {
+        if gfortran_available().is_err() || std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+            return;
+        }
+        let cache = Scratch::new("runtime-cache").unwrap();
+        let (first, second) = (
+            Scratch::new("runtime-use").unwrap(),
+            Scratch::new("runtime-use").unwrap(),
+        );
+        let object = runtime_object_cached(&first.dir, &["-O0"], Some(&cache.dir)).unwrap();
+        assert!(first.dir.join(&object).is_file() && first.dir.join("dfort_stack.mod").is_file());
+        let entries: Vec<PathBuf> = std::fs::read_dir(&cache.dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        assert!(entries[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("runtime-"));
+        // The second use copies the cached object (marked here) instead
+        // of compiling the runtime again.
+        std::fs::write(entries[0].join(&object), "cached").unwrap();
+        runtime_object_cached(&second.dir, &["-O0"], Some(&cache.dir)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(second.dir.join(&object)).unwrap(),
+            "cached"
+        );
+        // Other flags are another entry.
+        runtime_object_cached(&second.dir, &["-O1"], Some(&cache.dir)).unwrap();
+        assert_eq!(std::fs::read_dir(&cache.dir).unwrap().count(), 2);
+    }
 
     #[test]
     fn flags_win_over_dfort_toml_values() {

@@ -17,7 +17,7 @@
 use dfort::session::Session;
 use dfort::verify::{
     compile, compile_in_order, driver_args, first_line, gfortran_available, link, run_program,
-    write_originals, Scratch,
+    runtime_object, write_originals, Scratch,
 };
 use dfort_analysis::decisions::Recording;
 use dfort_analysis::roots::RootSpec;
@@ -450,15 +450,13 @@ fn build(sources: &[(&Path, &str)], adjoint: &str, driver: &str) -> Result<Built
     let scratch = Scratch::new("bench-adjoint")?;
     let dir = scratch.dir.as_path();
     let originals = write_originals(&scratch, sources)?;
-    scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
     scratch.write("adjoint.f90", adjoint)?;
     scratch.write("driver.f90", driver)?;
     let flags = ["-O2"];
     let mut objects = compile_in_order(dir, &originals, &flags)
         .map_err(|e| format!("the original sources do not compile: {e}"))?;
-    for f in ["dfort_stack.f90", "adjoint.f90"] {
-        objects.push(compile(dir, f, &flags)?);
-    }
+    objects.push(runtime_object(dir, &flags)?);
+    objects.push(compile(dir, "adjoint.f90", &flags)?);
     link(dir, "driver.f90", &objects, &flags, "bench")?;
     Ok(Built { scratch })
 }

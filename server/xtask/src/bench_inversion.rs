@@ -33,7 +33,7 @@
 
 use dfort::session::Session;
 use dfort::verify::{
-    compile, compile_in_order, gfortran_available, link, write_originals, Scratch,
+    compile, compile_in_order, gfortran_available, link, runtime_object, write_originals, Scratch,
 };
 use dfort_analysis::roots::RootSpec;
 use dfort_codegen::adjoint::Recording;
@@ -222,13 +222,12 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
     }
     let scratch = Scratch::at(dir, false)?;
     let originals = write_originals(&scratch, &session.sources())?;
-    scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
     scratch.write("driver.f90", &driver(&unit.name))?;
     let flags = ["-O2"];
     let d = scratch.dir.as_path();
     let mut objects = compile_in_order(d, &originals, &flags)
         .map_err(|e| format!("{} does not compile: {e}", form.file))?;
-    objects.push(compile(d, "dfort_stack.f90", &flags)?);
+    objects.push(runtime_object(d, &flags)?);
     for (tag, (s, root)) in ["pi", "ps"].into_iter().zip(&sessions) {
         let text = dfort_codegen::adjoint::adjoint_of(
             &s.snap.analysis,
