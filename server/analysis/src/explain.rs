@@ -37,6 +37,17 @@ pub enum Why {
     VariedByContext(SymbolId),
     /// The variable is useful through a call or the calling context.
     UsefulThroughCall(SymbolId),
+    /// `var` may name the same memory as `with` (one may-alias class,
+    /// [`crate::aliases`]): what one is, the other is.
+    SharesMemory { var: SymbolId, with: SymbolId },
+}
+
+/// A member of `cur`'s may-alias class the chain has not explained yet.
+fn alias_step(unit: &Unit, cur: SymbolId, seen: &BitSet) -> Option<SymbolId> {
+    crate::aliases::class_of(unit, cur)?
+        .iter()
+        .copied()
+        .find(|m| *m != cur && !seen.contains_id(*m))
 }
 
 /// Why `v` is varied (depends on an independent), back to an independent.
@@ -70,15 +81,23 @@ pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: Symbo
                 .or_else(|| from.ids().find(|&w| before.contains_id(w)))?;
             Some((st.id, w))
         });
-        match found {
-            Some((s, w)) => {
+        let alias = alias_step(unit, cur, &seen);
+        match (found, alias) {
+            (Some((s, w)), _) => {
                 steps.push(Step {
                     stmt: Some(s),
                     why: Why::DependsOn { target: cur, on: w },
                 });
                 cur = w;
             }
-            None => {
+            (None, Some(with)) => {
+                steps.push(Step {
+                    stmt: None,
+                    why: Why::SharesMemory { var: cur, with },
+                });
+                cur = with;
+            }
+            (None, None) => {
                 // A call that makes cur varied, else the calling context.
                 let call = unit.stmts.iter().find(|st| {
                     let i = st.id;
@@ -118,8 +137,9 @@ pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolI
             let useful = act.useful_after[st.id].contains_id(t);
             (useful && t != cur && dp_of(unit, rhs).contains_id(cur)).then_some((st.id, t))
         });
-        match found {
-            Some((s, t)) => {
+        let alias = alias_step(unit, cur, &seen).filter(|_| !dependents.contains_id(cur));
+        match (found, alias) {
+            (Some((s, t)), _) => {
                 steps.push(Step {
                     stmt: Some(s),
                     why: Why::DependsOn { target: t, on: cur },
@@ -133,7 +153,14 @@ pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolI
                     break;
                 }
             }
-            None => {
+            (None, Some(with)) => {
+                steps.push(Step {
+                    stmt: None,
+                    why: Why::SharesMemory { var: cur, with },
+                });
+                cur = with;
+            }
+            (None, None) => {
                 steps.push(Step {
                     stmt: None,
                     why: if dependents.contains_id(cur) {

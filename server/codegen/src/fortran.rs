@@ -485,26 +485,6 @@ fn nest_internal(routines: &[Routine], suffix: &str) -> Vec<Routine> {
 /// primal's terms, where the primal has it (the analyses read the
 /// pointer's uses as its target's, so nothing else refers to it); `None`
 /// for other statements.
-/// `o` without the bounds an ALLOCATE gives it: `p(n)` → `p`, `c%v(n)`
-/// → `c%v`.
-pub fn without_bounds(o: &Expr) -> Expr {
-    match &o.kind {
-        ExprKind::ArrayRef { array, .. } => Expr {
-            kind: ExprKind::Var(*array),
-            span: o.span,
-        },
-        ExprKind::Component { base, name, .. } => Expr {
-            kind: ExprKind::Component {
-                base: base.clone(),
-                name: name.clone(),
-                subs: Vec::new(),
-            },
-            span: o.span,
-        },
-        _ => o.clone(),
-    }
-}
-
 pub fn pointer_line(unit: &Unit, kind: &StmtKind) -> Option<String> {
     use dfort_ir::dump::expr as print;
     match kind {

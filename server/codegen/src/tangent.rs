@@ -715,7 +715,7 @@ impl Gen<'_> {
                 };
                 self.w.line(&format!("{label}{kw}({})", names.join(", ")));
                 for o in objects {
-                    let whole = crate::fortran::without_bounds(o);
+                    let whole = o.without_bounds();
                     let Some(dn) = self.dref(&whole) else {
                         continue;
                     };

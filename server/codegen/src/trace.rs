@@ -61,6 +61,10 @@ pub struct RoutineTrace {
     /// routine pushes after those records (the snapshot the callee's
     /// adjoint reads), in the order pushed.
     pub call_snapshots: Vec<(StmtId, SavedValue)>,
+    /// The pointer associations the forward sweep saves before a pointer
+    /// statement changes them (the pointer as written), in the order
+    /// saved.
+    pub associations: Vec<(StmtId, String)>,
     /// How each construct is reversed.
     pub constructs: Vec<(StmtId, Reversed)>,
     /// Whether the routine is reversed through basic-block ids.
@@ -80,12 +84,17 @@ impl RoutineTrace {
             pushes: Vec::new(),
             around_calls: Vec::new(),
             call_snapshots: Vec::new(),
+            associations: Vec::new(),
             constructs: Vec::new(),
             by_blocks,
             dropped: Vec::new(),
             recoveries: Vec::new(),
         }
     }
+    pub(crate) fn association(&mut self, st: StmtId, pointer: String) {
+        self.associations.push((st, pointer));
+    }
+
     pub(crate) fn push(&mut self, st: StmtId, var: SymbolId) {
         self.pushes.push((st, var));
     }

@@ -6,7 +6,9 @@
 //!   (§5), and before each CALL to a procedure with source what its
 //!   checkpoint saves ([`dfort_analysis::checkpoint`]: what the call may
 //!   overwrite that the adjoint needs, what the callee's adjoint reads,
-//!   the indices of the actuals);
+//!   the indices of the actuals); `push(p =>)` before each pointer
+//!   statement whose association the adjoint saves
+//!   ([`dfort_analysis::pointers::recorded_associations`]);
 //! * what control-flow reversal records (paper 001), as the analysis
 //!   decides it for the generator ([`dfort_analysis::reversal`]):
 //!   `push(branch)` on IF and SELECT CASE, `push(trips)` on loops without
@@ -214,6 +216,33 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
         }
     }
     call_hints(snap, &unit, &decided.calls, out);
+    association_hints(snap, &unit, out);
+}
+
+/// `push(p =>)` before each pointer statement whose association the
+/// adjoint saves ([`dfort_analysis::pointers::recorded_associations`], as
+/// the generator does).
+fn association_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
+    let program = &snap.analysis.program;
+    for st in &unit.stmts {
+        let names: Vec<String> = dfort_analysis::pointers::recorded_associations(program, unit, st)
+            .into_iter()
+            .map(|o| dfort_ir::dump::expr(unit, &o.without_bounds()))
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        let Some((_, r)) = snap.to_doc(unit.span.file, st.span.range) else {
+            continue;
+        };
+        out.push(Hint {
+            offset: r.start,
+            label: format!("push({} =>)", names.join(", ")),
+            kind: HintKind::Push,
+            tooltip: crate::render::association_push_tooltip(&names),
+            before: true,
+        });
+    }
 }
 
 /// The start of the tooltip of a call's checkpoint hint.

@@ -423,6 +423,10 @@ fn why(snap: &Snapshot, unit: &Unit, act: &Activity, sym: SymbolId, md: &mut Str
     if !anywhere.contains_id(sym) {
         return;
     }
+    // The chains follow the unit as analysed (pointers read as their
+    // targets, may-alias classes).
+    let analysed = crate::hints::analysed_unit(snap, unit);
+    let unit = analysed.as_deref().unwrap_or(unit);
     steps_md(
         snap,
         unit,

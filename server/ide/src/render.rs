@@ -626,7 +626,21 @@ pub fn why(unit: &Unit, w: &Why) -> String {
             "{} is useful through a call or its calling context",
             name(v)
         ),
+        Why::SharesMemory { var, with } => format!(
+            "{} may name the same memory as {} (a pointer association or EQUIVALENCE)",
+            name(var),
+            name(with)
+        ),
     }
+}
+
+/// The tooltip of the `push(p =>)` hint on a pointer statement.
+pub fn association_push_tooltip(names: &[String]) -> String {
+    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    format!(
+        "The forward sweep saves the association of {} (and of its derivative pointer) before this statement changes it; the reverse sweep restores it, so the adjoint reads every pointer as the program had it",
+        names.join(", ")
+    )
 }
 
 /// The tooltip of the `active` hint after an assignment to `name`.

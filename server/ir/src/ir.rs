@@ -728,6 +728,26 @@ pub enum ExprKind {
 }
 
 impl Expr {
+    /// The data reference without the bounds an ALLOCATE gives it: `p(n)`
+    /// → `p`, `c%v(n)` → `c%v`.
+    pub fn without_bounds(&self) -> Expr {
+        match &self.kind {
+            ExprKind::ArrayRef { array, .. } => Expr {
+                kind: ExprKind::Var(*array),
+                span: self.span,
+            },
+            ExprKind::Component { base, name, .. } => Expr {
+                kind: ExprKind::Component {
+                    base: base.clone(),
+                    name: name.clone(),
+                    subs: Vec::new(),
+                },
+                span: self.span,
+            },
+            _ => self.clone(),
+        }
+    }
+
     /// The direct sub-expressions, in [`Expr::walk`]'s order.
     pub fn children(&self) -> Vec<&Expr> {
         let mut out: Vec<&Expr> = Vec::new();

@@ -77,6 +77,9 @@ pub struct UnitFacts {
     pub assignment_pushes: BTreeSet<(u32, String)>,
     /// What the checkpoint of each CALL to a procedure with source pushes.
     pub call_saves: BTreeSet<(u32, String)>,
+    /// The pointer associations saved before pointer statements (`None`:
+    /// this side does not say).
+    pub associations: Option<BTreeSet<(u32, String)>>,
     pub reversal: BTreeSet<(u32, &'static str)>,
     /// Reversed through basic-block ids.
     pub by_blocks: bool,
@@ -100,6 +103,8 @@ pub struct Agreement {
     pub constructs: usize,
     pub recoveries: usize,
     pub drops: usize,
+    /// Pointer associations saved before pointer statements.
+    pub associations: usize,
     /// `no-source` sentences the editor and the generators agree on.
     pub no_source: usize,
     /// Roots the generator refuses (their no-source refusals compared).
@@ -114,6 +119,7 @@ impl Agreement {
         self.constructs += o.constructs;
         self.recoveries += o.recoveries;
         self.drops += o.drops;
+        self.associations += o.associations;
         self.no_source += o.no_source;
         self.refused += o.refused;
     }
@@ -123,13 +129,14 @@ impl std::fmt::Display for Agreement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} units, {} pushes, {} call saves, {} constructs, {} recoveries, {} drops, {} no-source, {} refused",
+            "{} units, {} pushes, {} call saves, {} constructs, {} recoveries, {} drops, {} associations, {} no-source, {} refused",
             self.units,
             self.pushes,
             self.call_saves,
             self.constructs,
             self.recoveries,
             self.drops,
+            self.associations,
             self.no_source,
             self.refused
         )
@@ -304,6 +311,7 @@ pub fn check_root(
         agreed.constructs += a.reversal.len();
         agreed.recoveries += a.recovery.len();
         agreed.drops += a.drops.as_ref().map_or(0, |d| d.len());
+        agreed.associations += a.associations.as_ref().map_or(0, |d| d.len());
     }
     if out.is_empty() {
         Ok(agreed)
@@ -400,6 +408,9 @@ fn compare(
     ];
     if let (Some(x), Some(y)) = (show_d(&f.drops), show_d(&a.drops)) {
         pairs.push(("forward-sweep drops", x, y));
+    }
+    if let (Some(x), Some(y)) = (&f.associations, &a.associations) {
+        pairs.push(("saved associations", show_p(x), show_p(y)));
     }
     // The hovers are compared with the adjoint's record (which knows
     // which statements are assignments).
@@ -536,6 +547,12 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
             .map(|((l, v), c)| (l, v, c.as_str()))
             .collect();
         f.drops = Some(t.dropped.iter().map(|s| at(*s)).collect());
+        f.associations = Some(
+            t.associations
+                .iter()
+                .map(|(s, p)| (at(*s), format!("{p} =>")))
+                .collect(),
+        );
     }
     out
 }
@@ -654,6 +671,12 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                     let inner = h.label.trim_start_matches("push(").trim_end_matches(')');
                     let set = if h.tooltip.starts_with(CHECKPOINT_TOOLTIP) {
                         &mut f.call_saves
+                    } else if let Some(pointers) = inner.strip_suffix(" =>") {
+                        let saved = f.associations.get_or_insert_with(BTreeSet::new);
+                        for p in pointers.split(", ") {
+                            saved.insert((l, format!("{p} =>")));
+                        }
+                        continue;
                     } else {
                         &mut f.pushes
                     };
@@ -689,6 +712,7 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                 continue;
             };
             let f = out.entry(unit.name.clone()).or_default();
+            f.associations.get_or_insert_with(BTreeSet::new);
             for r in snap.analysis.reports_of(unit.id) {
                 let lp = r.stmt.map_or(0, |s| line(snap, analysed.stmt(s).span));
                 for v in r.vars.iter().filter(|v| !v.recoveries.is_empty()) {

@@ -23,7 +23,7 @@
 //! allocated before the root runs get adjoints of their shape on the
 //! root's entry ([`crate::names::DiffSet::shape_procedures`]).
 
-use super::association::{pointer_object, strip_bounds};
+use super::association::pointer_object;
 use super::dispatch::Gen;
 use super::sweep::Line;
 use dfort_analysis::dp::target;
@@ -73,7 +73,7 @@ impl Gen<'_> {
             let mut moved = Vec::new();
             let mut nullified = Vec::new();
             for (o, &pointer) in objects.iter().zip(&pointers) {
-                let whole = strip_bounds(o);
+                let whole = o.without_bounds();
                 let mut both = vec![pointer_object(unit, o)];
                 both.extend(inp.bref(&whole));
                 if pointer {
@@ -107,7 +107,7 @@ impl Gen<'_> {
             .line(&format!("allocate({})", names.join(", ")));
         let mut freed = Vec::new();
         for (o, &pointer) in objects.iter().zip(&pointers) {
-            let whole = strip_bounds(o);
+            let whole = o.without_bounds();
             if let (Some(b), Some(bn)) = (inp.bref(o), inp.bref(&whole)) {
                 // A module variable's adjoint may be left allocated by an
                 // earlier call.

@@ -73,10 +73,11 @@ impl Gen<'_> {
         let mut saved = Vec::new();
         for o in dfort_analysis::pointers::recorded_associations(inp.program, inp.orig, st) {
             let whole = pointer_object(&inp.unit, o);
+            self.out.trace.association(st.id, whole.clone());
             if !dfort_analysis::checkpoint::pointer_tapeable(
                 inp.program,
                 inp.orig,
-                &strip_bounds(o),
+                &o.without_bounds(),
             ) {
                 self.out.refuse(
                     st.span,
@@ -85,7 +86,7 @@ impl Gen<'_> {
                 continue;
             }
             saved.push(whole.clone());
-            if let Some(b) = inp.bref(&strip_bounds(o)) {
+            if let Some(b) = inp.bref(&o.without_bounds()) {
                 saved.push(b);
             }
         }
@@ -108,7 +109,5 @@ impl Gen<'_> {
 /// The pointer an ALLOCATE object or pointer statement names, without
 /// the bounds an ALLOCATE gives it (`p` of `p(n)`, `c%next`).
 pub(super) fn pointer_object(unit: &Unit, o: &Expr) -> String {
-    print(unit, &strip_bounds(o))
+    print(unit, &o.without_bounds())
 }
-
-pub(super) use crate::fortran::without_bounds as strip_bounds;
