@@ -876,6 +876,70 @@ end subroutine top
     }
 
     #[test]
+    fn association_hints_mark_the_pointer_statements_whose_association_the_adjoint_saves() {
+        let src = "subroutine pick(n, a, b, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout), target :: a(n), b(n)
+  real(8), intent(out) :: y
+  real(8), pointer :: p(:)
+  integer :: i
+  if (sum(a) > sum(b)) then
+    p => a
+  else
+    p => b
+  end if
+  do i = 1, n
+    p(i) = p(i)*cos(p(i))
+  end do
+  y = sum(a*b) + sum(p)
+end subroutine pick
+";
+        let path = Path::new("/association-tests").join("pick.f90");
+        let mut host = Host::default();
+        host.set_text(&path, src, true, 1);
+        let snap = host.snapshot();
+        let doc = snap.doc(&path).unwrap();
+        let lines: Vec<u32> = inlay_hints(
+            &snap,
+            &path,
+            TextRange::new(0, src.len() as u32),
+            HintKinds::default(),
+        )
+        .into_iter()
+        .filter(|h| h.label == "push(p =>)")
+        .map(|h| doc.lines.line_of(h.offset))
+        .collect();
+        let at = |text: &str| src.lines().position(|l| l.trim() == text).unwrap() as u32;
+        assert_eq!(lines, [at("p => a"), at("p => b")]);
+        let unit = snap
+            .program
+            .units
+            .iter()
+            .find(|u| u.name == "pick")
+            .unwrap();
+        let (adjoint, _) =
+            dfort_codegen::adjoint::adjoint_of(&snap.analysis, unit.id, "").expect("an adjoint");
+        // The forward sweep saves p's association (and its derivative
+        // pointer's) before each of the two statements.
+        let lines: Vec<&str> = adjoint.lines().map(str::trim).collect();
+        for target in ["a", "b"] {
+            let at = lines
+                .iter()
+                .position(|l| *l == format!("p => {target}"))
+                .expect("the pointer assignment");
+            let saved: Vec<&str> = lines[..at]
+                .iter()
+                .rev()
+                .skip_while(|l| l.starts_with("pb => "))
+                .take_while(|l| l.starts_with("call dfort_push_pointer("))
+                .copied()
+                .collect();
+            assert!(saved.contains(&"call dfort_push_pointer(p)"), "{adjoint}");
+        }
+    }
+
+    #[test]
     fn no_address_hints_without_active_variables() {
         let src = "subroutine passive(a, n)
   implicit none
