@@ -732,21 +732,49 @@ pub fn reference_tape_limit(
             }
         }
     }
+    // A component of an intrinsic type: a scalar, or an array of rank 3
+    // at most (`ps%x`, `v%h(:)`) the runtime saves as it saves arrays.
+    let rank = reference_rank(program, unit, e);
     match program.reference_type(unit, e) {
         Some((_, ty))
             if matches!(e.kind, ExprKind::Component { .. })
-                && scalar_parts(e)
+                && (scalar_parts(e) || rank <= 3)
                 && match ty.base {
                     BaseType::Real | BaseType::Complex => matches!(ty.kind, Some(4) | Some(8)),
                     BaseType::Integer => matches!(ty.kind, Some(4) | Some(8) | None),
                     // The runtime saves logical scalars only.
-                    BaseType::Logical => program.component_rank(unit, e) == Some(0),
+                    BaseType::Logical => {
+                        scalar_parts(e) && program.component_rank(unit, e) == Some(0)
+                    }
                     _ => false,
                 } =>
         {
             None
         }
         _ => Some(TapeLimit::Type),
+    }
+}
+
+/// The rank of a data reference, its components' included (`ps%x` has the
+/// rank of `ps`, `v%h` that of the component `h`).
+pub fn reference_rank(program: &Program, unit: &Unit, e: &Expr) -> usize {
+    let ranges = |subs: &[Subscript]| {
+        subs.iter()
+            .filter(|s| matches!(s, Subscript::Range { .. }))
+            .count()
+    };
+    match &e.kind {
+        ExprKind::Var(v) => unit.symbol(*v).rank(),
+        ExprKind::ArrayRef { subs, .. } => ranges(subs),
+        ExprKind::Component { base, subs, .. } => {
+            reference_rank(program, unit, base)
+                + if subs.is_empty() {
+                    program.component_def(unit, e).map_or(0, |c| c.rank)
+                } else {
+                    ranges(subs)
+                }
+        }
+        _ => 0,
     }
 }
 

@@ -999,7 +999,11 @@ pub fn analyze_program_with(
 }
 
 /// What each CALL of `unit` adds to its callee's `InReq` context: the
-/// callee slots whose actuals are required after the call.
+/// callee slots whose actuals are required after the call — by the
+/// statements before it (`InReq` of the call) or by the call's own
+/// reverse, whose partials of expression actuals (`r2 / r1` of
+/// `call g(r2, r2 / r1)`) read their variables after the callee's
+/// adjoint returns (fuzzer, seed 4102, case 69).
 fn call_contexts<'s>(
     program: &Program,
     unit: &Unit,
@@ -1031,9 +1035,13 @@ fn call_contexts<'s>(
         let callee = program.unit(*c);
         let mut ctx = BitSet::default();
         for args in refs {
+            let mut read_after = in_req.clone();
+            for a in args.iter().filter(|a| target(&a.value).is_none()) {
+                vars(unit, &a.value, &mut read_after);
+            }
             let binds = bind_call(program, unit, space(unit.id), dep, *c, args);
             for (iface, b) in dep.iface.iter().zip(&binds) {
-                if b.output.is_some_and(|o| in_req.contains(o)) {
+                if b.output.is_some_and(|o| read_after.contains(o)) {
                     if let Some(sl) = slot(callee, space(*c), iface) {
                         ctx.insert(sl);
                     }

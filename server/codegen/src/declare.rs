@@ -113,6 +113,7 @@ pub fn derivative_unit(
         }
         _ => false,
     });
+    let unit = explicit_component_sections(program, unit);
     if let Some(c) = suffix {
         for h in hoisted.values().flatten() {
             let cu = program.unit(h.callee);
@@ -125,6 +126,107 @@ pub fn derivative_unit(
         }
     }
     (unit, hoisted, names)
+}
+
+/// `unit` with each whole array component referenced in an expression
+/// written as the full section it is (`v%h` → `v%h(:)`), so that the
+/// generators see its rank as they see a variable's; not where a whole
+/// component is named rather than its values read (pointer statements,
+/// ALLOCATE, the arguments of inquiry intrinsics and whole actual
+/// arguments, which may be bound to pointer dummies).
+fn explicit_component_sections(program: &Program, mut unit: Unit) -> Unit {
+    let full = || Subscript::Range {
+        lo: None,
+        hi: None,
+        stride: None,
+    };
+    let rank_of = |unit: &Unit, e: &Expr| match &e.kind {
+        ExprKind::Component { subs, .. } if subs.is_empty() => program
+            .component_def(unit, e)
+            .filter(|c| c.rank > 0)
+            .map(|c| c.rank),
+        _ => None,
+    };
+    fn rewrite(
+        e: &mut Expr,
+        rank_of: &dyn Fn(&Expr) -> Option<usize>,
+        full: &dyn Fn() -> Subscript,
+    ) {
+        match &mut e.kind {
+            ExprKind::Intrinsic { name, .. }
+                if matches!(
+                    name.as_str(),
+                    "size" | "shape" | "lbound" | "ubound" | "allocated" | "associated" | "present"
+                ) =>
+            {
+                return;
+            }
+            ExprKind::FunctionCall { args, .. } => {
+                for a in args {
+                    if !matches!(a.value.kind, ExprKind::Component { .. }) {
+                        rewrite(&mut a.value, rank_of, full);
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+        if let Some(r) = rank_of(e) {
+            if let ExprKind::Component { subs, .. } = &mut e.kind {
+                *subs = (0..r).map(|_| full()).collect();
+            }
+        }
+        let mut children: Vec<&mut Expr> = Vec::new();
+        match &mut e.kind {
+            ExprKind::Component { base, subs, .. } => {
+                children.push(base);
+                for sub in subs {
+                    if let Subscript::Index(i) = sub {
+                        children.push(i);
+                    }
+                }
+            }
+            ExprKind::Unary { operand, .. } => children.push(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                children.push(lhs);
+                children.push(rhs);
+            }
+            ExprKind::Intrinsic { args, .. } => {
+                children.extend(args.iter_mut().map(|a| &mut a.value))
+            }
+            ExprKind::ArrayCtor(items) => children.extend(items.iter_mut()),
+            ExprKind::Complex(a, b) => {
+                children.push(a);
+                children.push(b);
+            }
+            _ => {}
+        }
+        for c in children {
+            rewrite(c, rank_of, full);
+        }
+    }
+    let snapshot = unit.clone();
+    let rank = |e: &Expr| rank_of(&snapshot, e);
+    for st in unit.stmts.iter_mut() {
+        match &mut st.kind {
+            StmtKind::PointerAssign { .. }
+            | StmtKind::Nullify { .. }
+            | StmtKind::Allocate { .. } => {}
+            StmtKind::Call { args, .. } => {
+                for a in args {
+                    if !matches!(a.value.kind, ExprKind::Component { .. }) {
+                        rewrite(&mut a.value, &rank, &full);
+                    }
+                }
+            }
+            kind => {
+                for e in kind.exprs_mut() {
+                    rewrite(e, &rank, &full);
+                }
+            }
+        }
+    }
+    unit
 }
 
 /// What the specification part of one derivative routine is made of.

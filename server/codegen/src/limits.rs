@@ -4,8 +4,7 @@
 //! given, globals reached through function references (Dep summaries
 //! follow globals through CALLs, not through functions called inside
 //! expressions), functions that change their arguments, active variables
-//! of derived types that get no derivative type (and arrays of
-//! components), pointers whose association the derivatives cannot
+//! of derived types that get no derivative type, pointers whose association the derivatives cannot
 //! follow, and host statement functions
 //! used by internal procedures.
 
@@ -111,9 +110,8 @@ fn host_statement_functions(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
 }
 
 /// Active variables of a derived type that gets no derivative type
-/// ([`Program::derivative_type`] says why), function results of derived
-/// type, and references to components that are arrays of values
-/// (`ps%x`), which the generators do not differentiate yet.
+/// ([`Program::derivative_type`] says why), and function results of
+/// derived type, which the generators do not differentiate yet.
 fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &u in &diff.units {
@@ -149,69 +147,8 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
                 ),
             ));
         }
-        for st in &unit.stmts {
-            // Associations name whole components (`v%h => eta`).
-            if matches!(
-                st.kind,
-                StmtKind::PointerAssign { .. }
-                    | StmtKind::Nullify { .. }
-                    | StmtKind::Allocate { .. }
-            ) {
-                continue;
-            }
-            for e in st.kind.exprs() {
-                differentiated_parts(e, &mut |x| {
-                    let ExprKind::Component { .. } = &x.kind else {
-                        return;
-                    };
-                    let Some((s, _)) = dfort_analysis::dp::target(x) else {
-                        return;
-                    };
-                    if diff.with_d[u].contains_id(s)
-                        && crate::derived::carries_ref(program, unit, x)
-                        && crate::derived::component_rank(program, unit, x) > 0
-                    {
-                        out.push(Refusal::new(
-                            x.span,
-                            (
-                                &rules::ACTIVE_DERIVED_TYPE,
-                                format!(
-                                    "`{}` is an array of components; its derivative is not generated yet (index it in a loop)",
-                                    dfort_ir::dump::expr(unit, x)
-                                ),
-                            ),
-                        ));
-                    }
-                });
-            }
-        }
     }
     out
-}
-
-/// Calls `f` on `e` and its sub-expressions, except inside the arguments
-/// of inquiry intrinsics (`size(c%corner)` reads no value).
-fn differentiated_parts<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
-    if let ExprKind::Intrinsic { name, .. } = &e.kind {
-        if matches!(
-            name.as_str(),
-            "size"
-                | "shape"
-                | "lbound"
-                | "ubound"
-                | "allocated"
-                | "associated"
-                | "present"
-                | "kind"
-                | "len"
-        ) {
-            return;
-        }
-    }
-    f(e);
-    for c in e.children() {
-        differentiated_parts(c, f);
-    }
 }
 
 /// Active variables whose derivative cannot be declared where every

@@ -296,6 +296,16 @@ pub(crate) fn rank_of(unit: &Unit, e: &Expr) -> usize {
             .iter()
             .filter(|s| matches!(s, Subscript::Range { .. }))
             .count(),
+        // `ps%x` has the rank of `ps`, `v%h(:)` of its section (whole array
+        // components are written as full sections,
+        // [`crate::declare::derivative_unit`]).
+        ExprKind::Component { base, subs, .. } => {
+            rank_of(unit, base)
+                + subs
+                    .iter()
+                    .filter(|s| matches!(s, Subscript::Range { .. }))
+                    .count()
+        }
         ExprKind::Unary { operand, .. } => rank_of(unit, operand),
         ExprKind::Binary { lhs, rhs, .. } => rank_of(unit, lhs).max(rank_of(unit, rhs)),
         ExprKind::ArrayCtor(_) | ExprKind::ImpliedDo { .. } => 1,

@@ -401,11 +401,10 @@ rules! {
               that defines `t`, holding its real and complex components (and its pointer \
               components, as pointers to derivatives). This rule reports what does not get \
               one yet: types with allocatable real components, types defined outside \
-              modules or with `extends`, type parameters or type-bound procedures, functions \
-              of derived type, and references to arrays of components (`ps%x`) in \
-              differentiated code.\n\n\
-              Index arrays of components in a loop (`ps(i)%x`); pass allocatable \
-              components as separate arrays.",
+              modules or with `extends`, type parameters or type-bound procedures, and \
+              functions of derived type.\n\n\
+              Pass allocatable components as separate arrays; move the type into a \
+              module.",
         example: None,
     };
     ACTIVE_UNKNOWN_MODULE_VARIABLE = Rule {

@@ -176,7 +176,7 @@ impl Gen<'_> {
                 // e's gets ±v̄.
                 let m = if sign < 0 { format!("-({lb})") } else { lb };
                 self.adj(rest, &real_part(m), r, &mut body);
-            } else if r > 0 && !mentions(rhs, t) {
+            } else if r > 0 && !mentions_storage(unit, rhs, t) {
                 // No aliasing: the lhs adjoint is read in place.
                 self.adj(rhs, &real_part(lb.clone()), r, &mut body);
                 body.push(format!("{under}{lb} = 0.0d0"));
@@ -235,7 +235,7 @@ impl Gen<'_> {
             .map(|(scope, ty)| crate::derived::leaves(program, scope, &ty))
             .unwrap_or_default();
         let mut out = Vec::new();
-        let from = if mentions(rhs, t) {
+        let from = if mentions_storage(unit, rhs, t) {
             let ty = program
                 .reference_type(unit, lhs)
                 .map(|(scope, ty)| crate::derived::derivative_type(program, scope, &ty, "_b"))
@@ -860,16 +860,17 @@ fn outer(u: &str, v: &str) -> String {
 }
 
 /// `v = v + e`, `v = e + v` or `v = v - e` with `e` not mentioning `v`'s
-/// variable: the other term and its sign.
+/// variable or one that may share its memory: the other term and its
+/// sign.
 fn accumulation<'e>(unit: &Unit, lhs: &Expr, rhs: &'e Expr, t: SymbolId) -> Option<(&'e Expr, i8)> {
     let ExprKind::Binary { op, lhs: a, rhs: b } = &rhs.kind else {
         return None;
     };
     let same = |x: &Expr| print(unit, x) == print(unit, lhs);
     match op {
-        BinaryOp::Add if same(a) && !mentions(b, t) => Some((b, 1)),
-        BinaryOp::Add if same(b) && !mentions(a, t) => Some((a, 1)),
-        BinaryOp::Sub if same(a) && !mentions(b, t) => Some((b, -1)),
+        BinaryOp::Add if same(a) && !mentions_storage(unit, b, t) => Some((b, 1)),
+        BinaryOp::Add if same(b) && !mentions_storage(unit, a, t) => Some((a, 1)),
+        BinaryOp::Sub if same(a) && !mentions_storage(unit, b, t) => Some((b, -1)),
         _ => None,
     }
 }
@@ -887,6 +888,16 @@ fn calls_user_function(e: &Expr) -> bool {
         )
     });
     found
+}
+
+/// Whether `e` mentions variable `s` or a variable that may share its
+/// memory (its may-alias class): the adjoints `e`'s partials increment
+/// may then be `s`'s own, which must be read before they change.
+fn mentions_storage(unit: &Unit, e: &Expr, s: SymbolId) -> bool {
+    match dfort_analysis::aliases::class_of(unit, s) {
+        Some(class) => class.iter().any(|&m| mentions(e, m)),
+        None => mentions(e, s),
+    }
 }
 
 /// Whether `e` mentions variable `s`.
@@ -907,6 +918,9 @@ fn array_valued(unit: &Unit, e: &Expr) -> bool {
         ExprKind::ArrayRef { subs, .. } => {
             subs.iter().any(|s| matches!(s, Subscript::Range { .. }))
         }
+        // `ps%x`, `v%h(:)` (whole array components are written as full
+        // sections, [`crate::declare::derivative_unit`]).
+        ExprKind::Component { .. } => rank_of(unit, e) > 0,
         _ => false,
     }
 }

@@ -9,7 +9,13 @@
 //! loops run on a counter); real values stay bounded (divisions by
 //! `1 + e²`, `exp`/`sinh`/`cosh` of a sine, logarithms and roots of
 //! `1 + e²`); no actual is both written and aliased, and procedures that
-//! reach globals are never passed them. What the generator cannot keep
+//! reach globals are never passed them; statements inserted into the
+//! root's body go after its initialisations and where no GO TO crosses
+//! (a jump would skip them, or run them again); pointers are associated
+//! before they are read and list pointers nullified, what is allocated
+//! is deallocated; functions with side effects are referenced once per
+//! statement, in the right-hand side of an assignment, the variable they
+//! change named nowhere else in it. What the generator cannot keep
 //! finite (a product growing over nested loops) the checker finds and
 //! the case is drawn again.
 
@@ -660,7 +666,7 @@ impl<'r> Generator<'r> {
                 ty: "complex(8)",
                 ..Decl::real("zc", Vec::new())
             });
-            let (set, uses) = self.complex_stmts(&env);
+            let (set, uses) = self.complex_stmts(&anywhere(&env));
             self.insert_set_and_uses(&mut body, prologue, set, uses);
         }
         if self.chance(0.25) {
@@ -680,56 +686,69 @@ impl<'r> Generator<'r> {
                 ..Decl::real("pq", Vec::new())
             });
             decls.push(Decl::int("pk"));
-            let (set, uses) = self.pointer_stmts(&env);
+            let (set, uses) = self.pointer_stmts(&anywhere(&env));
             self.insert_set_and_uses(&mut body, prologue, set, uses);
         }
         if let (Some(m), true) = (module.as_mut(), self.chance(0.3)) {
             // Locals of a derived type of the module: components set,
             // overwritten (one indexes another), copied whole, read back.
-            m.types = [
-                "type fzt",
-                "  real(8) :: a, b(3)",
-                "  integer :: k",
-                "end type fzt",
-            ]
-            .map(String::from)
-            .to_vec();
+            m.types.extend(
+                [
+                    "type fzt",
+                    "  real(8) :: a, b(3)",
+                    "  integer :: k",
+                    "end type fzt",
+                ]
+                .map(String::from),
+            );
             for name in ["td", "tq"] {
                 decls.push(Decl {
                     ty: "type(fzt)",
                     ..Decl::real(name, Vec::new())
                 });
             }
-            let (set, uses) = self.derived_stmts(&env);
+            let (set, uses) = self.derived_stmts(&anywhere(&env));
             self.insert_set_and_uses(&mut body, prologue, set, uses);
         }
+        self.dynamic_constructs(
+            &env,
+            &mut decls,
+            &mut spec,
+            &mut body,
+            prologue,
+            &mut module,
+        );
+        // The calls below go anywhere after the initialisations, where
+        // what is known of the integers at the end of the body does not
+        // hold.
+        let late = anywhere(&env);
         if optional_calls {
             // Calls of `fzm_o` with its optional arguments present or
             // absent, by position and by keyword.
             for _ in 0..self.range(1, 3) {
-                let Some(t) = self.target(&env) else { break };
-                let p = self.element(&env, &t);
+                let Some(t) = self.target(&late) else { break };
+                let p = self.element(&late, &t);
                 let mut args = vec![p];
                 match self.rng.random_range(0..4) {
                     0 => {}
-                    1 => args.push(self.rexpr(&env, 1)),
-                    2 => args.push(Expr::lit(format!("w={}", self.rexpr(&env, 1).print()))),
+                    1 => args.push(self.rexpr(&late, 1)),
+                    2 => args.push(Expr::lit(format!("w={}", self.rexpr(&late, 1).print()))),
                     _ => {
-                        args.push(self.rexpr(&env, 1));
-                        args.push(self.rexpr(&env, 1));
+                        args.push(self.rexpr(&late, 1));
+                        args.push(self.rexpr(&late, 1));
                     }
                 }
-                let at = self.rng.random_range(0..=body.len());
+                let at = self.free_point(&body, prologue);
                 body.insert(at, Stmt::Call("fzm_o".into(), args));
             }
             // References of the function `fzm_g` in expressions, its
             // optional arguments present or absent, keywords in any order.
             for _ in 0..self.range(0, 2) {
-                let Some(t) = self.target(&env) else { break };
-                let lhs = self.element(&env, &t);
-                let p = self.rexpr(&env, 1).print();
-                let q = self.rexpr(&env, 1).print();
-                let w = self.rexpr(&env, 1).print();
+                let Some(t) = self.target(&late) else { break };
+                let lhs = self.element(&late, &t);
+                let p = self.rexpr(&late, 1).print();
+                let q = self.rexpr(&late, 1).print();
+                let w = self.rexpr(&late, 1).print();
                 let args = match self.rng.random_range(0..5) {
                     0 => p,
                     1 => format!("{p}, {q}"),
@@ -738,7 +757,7 @@ impl<'r> Generator<'r> {
                     _ => format!("w={w}, p={p}"),
                 };
                 let call = Expr::lit(format!("fzm_g({args})"));
-                let at = self.rng.random_range(0..=body.len());
+                let at = self.free_point(&body, prologue);
                 body.insert(at, Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, call)));
             }
         }
@@ -756,8 +775,8 @@ impl<'r> Generator<'r> {
             });
             decls.push(Decl::int("fk"));
             for _ in 0..self.range(1, 3) {
-                let Some(t) = self.target(&env) else { break };
-                let p = self.element(&env, &t);
+                let Some(t) = self.target(&late) else { break };
+                let p = self.element(&late, &t);
                 let call = Stmt::Call("fzm_c".into(), vec![p, Expr::var("fct"), Expr::var("flg")]);
                 let st = match self.chance(0.5) {
                     true => Stmt::Do {
@@ -770,7 +789,7 @@ impl<'r> Generator<'r> {
                     },
                     false => call,
                 };
-                let at = self.rng.random_range(0..=body.len());
+                let at = self.free_point(&body, prologue);
                 body.insert(at, st);
             }
             body.insert(
@@ -1316,7 +1335,8 @@ impl<'r> Generator<'r> {
     /// Inserts the statements that set a local at a random place of
     /// `body` after its first `prologue` statements (the
     /// initialisations), and those that read it at a random place after
-    /// them.
+    /// them; neither between a jump and its label (a GO TO would skip
+    /// the set statements, or a backward one run them again).
     fn insert_set_and_uses(
         &mut self,
         body: &mut Vec<Stmt>,
@@ -1324,14 +1344,23 @@ impl<'r> Generator<'r> {
         set: Vec<Stmt>,
         uses: Vec<Stmt>,
     ) {
-        let at = self.rng.random_range(prologue.min(body.len())..=body.len());
-        let later = self.rng.random_range(at..=body.len());
+        let points = free_points(body, prologue);
+        let at = points[self.rng.random_range(0..points.len())];
+        let after: Vec<usize> = points.into_iter().filter(|p| *p >= at).collect();
+        let later = after[self.rng.random_range(0..after.len())];
         for (k, st) in uses.into_iter().enumerate() {
             body.insert(later + k, st);
         }
         for (k, st) in set.into_iter().enumerate() {
             body.insert(at + k, st);
         }
+    }
+
+    /// A random place of `body` after its first `prologue` statements
+    /// that no jump crosses.
+    fn free_point(&mut self, body: &[Stmt], prologue: usize) -> usize {
+        let points = free_points(body, prologue);
+        points[self.rng.random_range(0..points.len())]
     }
 
     /// Statements on the pointers `pp` (rank 1) and `pq` (scalar) into the
@@ -1553,6 +1582,985 @@ impl<'r> Generator<'r> {
             uses.push(Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, read)));
         }
         (set, uses)
+    }
+
+    // ---------------------------------------------------------------
+    // Storage and associations that change as the code runs
+
+    /// The constructs whose storage or associations change as the root
+    /// runs, each drawn with its own chance: pointers associated by the
+    /// path ([`Generator::branch_pointer_stmts`],
+    /// [`Generator::swap_pointer_stmts`],
+    /// [`Generator::pointer_block_stmts`]), a linked list
+    /// ([`Generator::list_stmts`]), allocatables allocated in a loop or
+    /// grown ([`Generator::scratch_stmts`], [`Generator::grow_stmts`]),
+    /// EQUIVALENCE ([`Generator::equivalence_stmts`]) and module
+    /// functions with side effects ([`Generator::writer_stmts`],
+    /// [`Generator::reader_stmts`]). Their locals go to `decls`, their
+    /// types, variables and functions to the module (made when there is
+    /// none), their statements into `body` after its first `prologue`
+    /// statements.
+    fn dynamic_constructs(
+        &mut self,
+        env: &Env,
+        decls: &mut Vec<Decl>,
+        spec: &mut Vec<String>,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+        module: &mut Option<Module>,
+    ) {
+        // The statements go anywhere after the initialisations: what is
+        // known of the integers at the end of the body does not hold.
+        let env = &anywhere(env);
+        let ints = |names: &[&str]| names.iter().map(|n| Decl::int(*n)).collect::<Vec<_>>();
+        if self.chance(0.15) {
+            decls.extend([
+                real_with("target", "bt1", &["n"]),
+                real_with("target", "bt2", &["n"]),
+                real_with("pointer", "bp", &[":"]),
+            ]);
+            decls.extend(ints(&["bk"]));
+            let (set, uses) = self.branch_pointer_stmts(env);
+            self.insert_set_and_uses(body, prologue, set, uses);
+        }
+        if self.chance(0.15) {
+            decls.extend([
+                real_with("target", "lv1", &["n"]),
+                real_with("target", "lv2", &["n"]),
+                real_with("pointer", "lvo", &[":"]),
+                real_with("pointer", "lvn", &[":"]),
+                real_with("pointer", "lvt", &[":"]),
+            ]);
+            decls.extend(ints(&["lvs", "lvi"]));
+            let (set, uses) = self.swap_pointer_stmts(env);
+            self.insert_set_and_uses(body, prologue, set, uses);
+        }
+        if self.chance(0.1) {
+            decls.push(real_with("pointer", "ap", &[":"]));
+            decls.push(Decl::real("apa", Vec::new()));
+            decls.extend(ints(&["api", "apj", "apm"]));
+            let (set, uses) = self.pointer_block_stmts(env);
+            self.insert_set_and_uses(body, prologue, set, uses);
+        }
+        if self.chance(0.15) {
+            let m = module.get_or_insert_with(empty_module);
+            m.types.extend(
+                [
+                    "type fzl",
+                    "  real(8) :: v",
+                    "  type(fzl), pointer :: nx => null()",
+                    "end type fzl",
+                ]
+                .map(String::from),
+            );
+            for name in ["hd", "nd", "cur"] {
+                decls.push(Decl {
+                    ty: "type(fzl)",
+                    ..real_with("pointer", name, &[])
+                });
+            }
+            decls.extend(ints(&["li"]));
+            let set = self.list_stmts(env);
+            self.insert_set_and_uses(body, prologue, set, Vec::new());
+        }
+        if self.chance(0.12) {
+            decls.push(real_with("allocatable", "aw", &[":"]));
+            decls.extend(ints(&["awk"]));
+            let set = self.scratch_stmts(env);
+            self.insert_set_and_uses(body, prologue, set, Vec::new());
+        }
+        if self.chance(0.12) {
+            decls.push(real_with("allocatable", "gr", &[":"]));
+            decls.push(real_with("allocatable", "grt", &[":"]));
+            decls.extend(ints(&["grk", "grm"]));
+            let (set, uses) = self.grow_stmts(env);
+            self.insert_set_and_uses(body, prologue, set, uses);
+        }
+        if self.chance(0.15) {
+            decls.extend(ints(&["ek"]));
+            let (set, uses) = self.equivalence_stmts(env, decls, spec);
+            self.insert_set_and_uses(body, prologue, set, uses);
+        }
+        if self.chance(0.15) {
+            let f = self.writer_function();
+            let m = module.get_or_insert_with(empty_module);
+            m.decls.push(Decl::real("gse", Vec::new()));
+            m.procs.push(f);
+            decls.extend(ints(&["fwk"]));
+            let (set, uses) = self.writer_stmts(env);
+            self.insert_set_and_uses(body, prologue, set, uses);
+        }
+        if self.chance(0.15) {
+            let f = self.reader_function();
+            let m = module.get_or_insert_with(empty_module);
+            m.decls.push(Decl::real("gsr", Vec::new()));
+            m.decls.push(Decl::real("gsp", vec!["3".into()]));
+            m.procs.push(f);
+            decls.extend(ints(&["frk"]));
+            let (set, uses) = self.reader_stmts(env);
+            self.insert_set_and_uses(body, prologue, set, uses);
+        }
+    }
+
+    /// Statements on the rank-1 pointer `bp`, associated in the two arms
+    /// of a data-dependent IF with one of the local targets `bt1(n)` and
+    /// `bt2(n)`: the targets set (whole or element by element), elements
+    /// updated through the pointer and through a target; then
+    /// assignments that read through the pointer and the targets.
+    fn branch_pointer_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let n = self.n;
+        let v = |t: &str| Expr::var(t);
+        let at = |a: &str, k: Expr| Expr::at(a, vec![k]);
+        let mut set = if self.chance(0.5) {
+            vec![
+                Stmt::Assign(v("bt1"), self.aexpr(env, &[n], 2)),
+                Stmt::Assign(v("bt2"), self.aexpr(env, &[n], 2)),
+            ]
+        } else {
+            let inner = with_index(env, "bk", 1, n);
+            let a = self.rexpr(&inner, 2);
+            let b = self.rexpr(&inner, 2);
+            vec![counted(
+                "bk",
+                v("n"),
+                vec![
+                    Stmt::Assign(at("bt1", v("bk")), a),
+                    Stmt::Assign(at("bt2", v("bk")), b),
+                ],
+            )]
+        };
+        let cond = match self.rng.random_range(0..3) {
+            0 => Expr::bin(
+                ">",
+                Expr::call("sum", vec![v("bt1")]),
+                Expr::call("sum", vec![v("bt2")]),
+            ),
+            1 => Expr::bin(
+                "<",
+                at("bt1", Expr::int(self.range(1, n))),
+                at("bt2", Expr::int(self.range(1, n))),
+            ),
+            _ => self.condition(env),
+        };
+        set.push(Stmt::If(
+            vec![(cond, vec![raw(&["bp => bt1"])])],
+            Some(vec![raw(&["bp => bt2"])]),
+        ));
+        for _ in 0..self.range(1, 3) {
+            let j = Expr::int(self.range(1, n));
+            let st = match self.rng.random_range(0..3) {
+                0 => Stmt::Assign(
+                    at("bp", j.clone()),
+                    Expr::bin(
+                        "+",
+                        Expr::bin(
+                            "*",
+                            at("bp", j.clone()),
+                            Expr::call("cos", vec![at("bp", j)]),
+                        ),
+                        self.rexpr(env, 1),
+                    ),
+                ),
+                // Each element read through the targets, one of which
+                // it is.
+                1 => counted(
+                    "bk",
+                    v("n"),
+                    vec![add_to(
+                        at("bp", v("bk")),
+                        Expr::bin(
+                            "*",
+                            self.literal(),
+                            Expr::bin(
+                                "*",
+                                Expr::call("sin", vec![at("bt1", v("bk"))]),
+                                at("bt2", v("bk")),
+                            ),
+                        ),
+                    )],
+                ),
+                _ => {
+                    let k = Expr::int(self.range(1, n));
+                    add_to(at("bt2", j), Expr::bin("*", self.literal(), at("bp", k)))
+                }
+            };
+            set.push(st);
+        }
+        let mut uses = Vec::new();
+        for _ in 0..self.range(1, 2) {
+            let Some(t) = self.target(env) else { break };
+            let lhs = self.element(env, &t);
+            let j = Expr::int(self.range(1, n));
+            let read = match self.rng.random_range(0..3) {
+                0 => Expr::bin("*", at("bp", j), self.rexpr(env, 1)),
+                1 => Expr::bin("*", self.literal(), Expr::call("sum", vec![v("bp")])),
+                _ => Expr::bin("*", at("bt1", j), at("bt2", Expr::int(self.range(1, n)))),
+            };
+            uses.push(add_to(lhs, read));
+        }
+        (set, uses)
+    }
+
+    /// Two time levels swapped by pointers: the local targets `lv1(n)`
+    /// and `lv2(n)` set, `lvo => lv1; lvn => lv2`, then in a counted
+    /// loop the new level computed from the old one (element by element
+    /// from neighbours, or whole) and `lvt => lvo; lvo => lvn; lvn =>
+    /// lvt`; then assignments that read through `lvo`, `lvn` and a
+    /// target.
+    fn swap_pointer_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let n = self.n;
+        let v = |t: &str| Expr::var(t);
+        let at = |a: &str, k: Expr| Expr::at(a, vec![k]);
+        let old = |k: Expr| Expr::at("lvo", vec![k]);
+        let i = || Expr::var("lvi");
+        let left = || Expr::bin("-", Expr::var("lvi"), Expr::int(1));
+        let mut set = vec![Stmt::Assign(v("lv1"), self.aexpr(env, &[n], 2))];
+        let second = if self.chance(0.5) {
+            Expr::lit("0.0d0")
+        } else {
+            self.aexpr(env, &[n], 1)
+        };
+        set.push(Stmt::Assign(v("lv2"), second));
+        set.push(raw(&["lvo => lv1", "lvn => lv2"]));
+        let mut step = Vec::new();
+        if self.chance(0.3) {
+            // The whole level at once.
+            let c = damp(self.rexpr(env, 1));
+            step.push(Stmt::Assign(
+                v("lvn"),
+                Expr::bin(
+                    "+",
+                    Expr::bin("*", Expr::lit("0.5d0"), v("lvo")),
+                    Expr::bin("*", c, Expr::call("sin", vec![v("lvo")])),
+                ),
+            ));
+        } else {
+            let first = if self.chance(0.5) {
+                old(Expr::int(1))
+            } else {
+                Expr::bin(
+                    "+",
+                    Expr::bin("*", Expr::lit("0.5d0"), old(Expr::int(1))),
+                    Expr::bin("*", Expr::lit("0.25d0"), old(v("n"))),
+                )
+            };
+            step.push(Stmt::Assign(at("lvn", Expr::int(1)), first));
+            let rhs = match self.rng.random_range(0..3) {
+                0 => {
+                    let c = ["0.25d0", "0.5d0", "0.75d0"][self.rng.random_range(0..3)];
+                    Expr::bin(
+                        "+",
+                        Expr::bin(
+                            "-",
+                            old(i()),
+                            Expr::bin("*", Expr::lit(c), Expr::bin("-", old(i()), old(left()))),
+                        ),
+                        Expr::bin("*", Expr::lit("0.1d0"), Expr::call("sin", vec![old(i())])),
+                    )
+                }
+                1 => Expr::bin(
+                    "+",
+                    Expr::bin(
+                        "*",
+                        Expr::lit("0.5d0"),
+                        Expr::bin("+", old(i()), old(left())),
+                    ),
+                    Expr::bin("*", Expr::call("tanh", vec![old(i())]), self.rexpr(env, 1)),
+                ),
+                _ => Expr::bin(
+                    "+",
+                    Expr::bin("*", old(i()), Expr::call("cos", vec![old(left())])),
+                    Expr::bin(
+                        "*",
+                        Expr::lit("0.25d0"),
+                        Expr::call("sin", vec![old(left())]),
+                    ),
+                ),
+            };
+            step.push(Stmt::Do {
+                name: None,
+                var: "lvi".into(),
+                lo: Expr::int(2),
+                hi: v("n"),
+                step: None,
+                body: vec![Stmt::Assign(at("lvn", i()), rhs)],
+            });
+        }
+        step.push(raw(&["lvt => lvo", "lvo => lvn", "lvn => lvt"]));
+        set.push(counted("lvs", Expr::int(self.range(2, 4)), step));
+        let mut uses = Vec::new();
+        for _ in 0..self.range(1, 2) {
+            let Some(t) = self.target(env) else { break };
+            let lhs = self.element(env, &t);
+            let j = Expr::int(self.range(1, n));
+            let read = match self.rng.random_range(0..3) {
+                0 => Expr::bin("*", at("lvo", j), self.rexpr(env, 1)),
+                1 => Expr::bin(
+                    "*",
+                    self.literal(),
+                    Expr::call("sum", vec![Expr::bin("**", v("lvn"), Expr::int(2))]),
+                ),
+                _ => Expr::bin(
+                    "+",
+                    at("lv1", j),
+                    Expr::bin("*", self.literal(), at("lvn", Expr::int(self.range(1, n)))),
+                ),
+            };
+            uses.push(add_to(lhs, read));
+        }
+        (set, uses)
+    }
+
+    /// The rank-1 pointer `ap` allocated in each iteration of a counted
+    /// loop (to the iteration's extent `apm`), filled from the running
+    /// value `apa`, read into it and deallocated in the same iteration;
+    /// then assignments that read `apa`.
+    fn pointer_block_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let v = |t: &str| Expr::var(t);
+        let at = |k: Expr| Expr::at("ap", vec![k]);
+        let extent = if self.chance(0.5) {
+            Expr::bin("+", v("api"), Expr::int(1))
+        } else {
+            v("n")
+        };
+        let fill = Expr::bin(
+            "+",
+            Expr::bin("*", Expr::lit("0.5d0"), v("apa")),
+            Expr::bin(
+                "+",
+                self.rexpr(env, 1),
+                Expr::bin("*", Expr::lit("0.1d0"), Expr::call("dble", vec![v("apj")])),
+            ),
+        );
+        let body = vec![
+            Stmt::Assign(v("apm"), extent),
+            raw(&["allocate(ap(apm))"]),
+            counted("apj", v("apm"), vec![Stmt::Assign(at(v("apj")), fill)]),
+            add_to(
+                at(Expr::int(1)),
+                Expr::bin("*", self.literal(), Expr::call("sin", vec![at(v("apm"))])),
+            ),
+            Stmt::Assign(
+                v("apa"),
+                Expr::bin(
+                    "+",
+                    Expr::bin("*", Expr::lit("0.5d0"), v("apa")),
+                    Expr::bin(
+                        "/",
+                        Expr::call(
+                            "sum",
+                            vec![Expr::bin("*", Expr::call("sin", vec![v("ap")]), v("ap"))],
+                        ),
+                        Expr::call("dble", vec![v("apm")]),
+                    ),
+                ),
+            ),
+            raw(&["deallocate(ap)"]),
+        ];
+        let set = vec![
+            raw(&["nullify(ap)"]),
+            Stmt::Assign(v("apa"), self.rexpr(env, 2)),
+            counted("api", Expr::int(self.range(2, 3)), body),
+        ];
+        let mut uses = Vec::new();
+        for _ in 0..self.range(1, 2) {
+            let Some(t) = self.target(env) else { break };
+            let lhs = self.element(env, &t);
+            let read = if self.chance(0.5) {
+                Expr::bin("*", v("apa"), self.rexpr(env, 1))
+            } else {
+                Expr::bin("*", self.literal(), Expr::call("sin", vec![v("apa")]))
+            };
+            uses.push(add_to(lhs, read));
+        }
+        (set, uses)
+    }
+
+    /// A linked list of the module type `fzl` (a value `v`, a pointer
+    /// `nx` to the next node): the local pointers `hd`, `nd` and `cur`
+    /// nullified, nodes allocated from real values and pushed in front,
+    /// the list walked by `cur` in a DO WHILE that accumulates into a
+    /// variable and updates `cur%v` nonlinearly (sometimes under a
+    /// condition; sometimes walked twice), then freed node by node.
+    fn list_stmts(&mut self, env: &Env) -> Vec<Stmt> {
+        let v = |t: &str| Expr::var(t);
+        let (hi, len) = if self.chance(0.6) {
+            (v("n"), self.n)
+        } else {
+            let c = self.range(2, 4);
+            (Expr::int(c), c)
+        };
+        let inner = with_index(env, "li", 1, len);
+        let value = if self.chance(0.5) {
+            self.rexpr(&inner, 2)
+        } else {
+            Expr::bin(
+                "*",
+                self.rexpr(&inner, 1),
+                Expr::call(
+                    "cos",
+                    vec![Expr::bin(
+                        "*",
+                        Expr::lit("0.5d0"),
+                        Expr::call("dble", vec![v("li")]),
+                    )],
+                ),
+            )
+        };
+        let mut set = vec![
+            raw(&["nullify(hd)", "nullify(nd)", "nullify(cur)"]),
+            counted(
+                "li",
+                hi,
+                vec![
+                    raw(&["allocate(nd)"]),
+                    Stmt::Assign(v("nd%v"), value),
+                    raw(&["nd%nx => hd", "hd => nd"]),
+                ],
+            ),
+        ];
+        let cv = || Expr::var("cur%v");
+        for pass in 0..self.range(1, 2) {
+            let Some(t) = self.target(env) else { break };
+            let lhs = self.element(env, &t);
+            let term = match self.rng.random_range(0..3) {
+                0 => Expr::bin("*", cv(), Expr::call("sin", vec![cv()])),
+                1 => Expr::bin("*", self.literal(), cv()),
+                _ => Expr::bin("*", cv(), self.rexpr(env, 1)),
+            };
+            let mut walk = vec![add_to(lhs, term)];
+            if pass == 0 || self.chance(0.5) {
+                let rhs = match self.rng.random_range(0..3) {
+                    0 => Expr::bin(
+                        "+",
+                        Expr::bin("*", cv(), Expr::call("cos", vec![cv()])),
+                        self.literal(),
+                    ),
+                    1 => Expr::bin(
+                        "+",
+                        Expr::bin("*", cv(), Expr::call("tanh", vec![cv()])),
+                        Expr::lit("0.25d0"),
+                    ),
+                    _ => Expr::bin(
+                        "+",
+                        Expr::call("sin", vec![cv()]),
+                        Expr::bin("*", Expr::lit("0.5d0"), cv()),
+                    ),
+                };
+                let update = Stmt::Assign(cv(), rhs);
+                walk.push(if self.chance(0.3) {
+                    Stmt::IfOne(Expr::bin(">", cv(), self.literal()), Box::new(update))
+                } else {
+                    update
+                });
+            }
+            walk.push(raw(&["cur => cur%nx"]));
+            set.push(raw(&["cur => hd"]));
+            set.push(Stmt::While {
+                name: None,
+                cond: Expr::call("associated", vec![v("cur")]),
+                body: walk,
+            });
+        }
+        set.push(Stmt::While {
+            name: None,
+            cond: Expr::call("associated", vec![v("hd")]),
+            body: vec![raw(&["cur => hd%nx", "deallocate(hd)", "hd => cur"])],
+        });
+        set
+    }
+
+    /// The allocatable local `aw` allocated and deallocated in every
+    /// iteration of a counted loop: set from the inputs (to `n` or to
+    /// the iteration's extent), passed through a bounded function,
+    /// summed into a variable.
+    fn scratch_stmts(&mut self, env: &Env) -> Vec<Stmt> {
+        let n = self.n;
+        let v = |t: &str| Expr::var(t);
+        let Some(t) = self.target(env) else {
+            return Vec::new();
+        };
+        let lhs = self.element(env, &t);
+        let (alloc, base) = if self.chance(0.6) {
+            ("allocate(aw(n))", self.aexpr(env, &[n], 2))
+        } else {
+            ("allocate(aw(awk + 1))", self.rexpr(env, 2))
+        };
+        let fill = Expr::bin(
+            "+",
+            base,
+            Expr::bin(
+                "+",
+                Expr::bin("*", Expr::lit("0.1d0"), Expr::call("dble", vec![v("awk")])),
+                Expr::bin("*", self.literal(), lhs.clone()),
+            ),
+        );
+        let aw = || Expr::var("aw");
+        let bounded = match self.rng.random_range(0..3) {
+            0 => Expr::call("sin", vec![aw()]),
+            1 => Expr::bin("/", aw(), safe_denominator(aw())),
+            _ => Expr::bin(
+                "*",
+                Expr::call("tanh", vec![aw()]),
+                Expr::call("cos", vec![aw()]),
+            ),
+        };
+        let body = vec![
+            raw(&[alloc]),
+            Stmt::Assign(aw(), fill),
+            Stmt::Assign(aw(), bounded),
+            add_to(
+                lhs,
+                Expr::bin("*", self.literal(), Expr::call("sum", vec![aw()])),
+            ),
+            raw(&["deallocate(aw)"]),
+        ];
+        vec![counted("awk", Expr::int(self.range(2, 3)), body)]
+    }
+
+    /// The allocatable local `gr` grown by one element per iteration of
+    /// a loop: `allocate(grt(grm + 1))`, the old values transformed into
+    /// `grt(1:grm)`, a new last one, `call move_alloc(grt, gr)`; then
+    /// assignments that read `gr`, and its deallocation.
+    fn grow_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let v = |t: &str| Expr::var(t);
+        let gr = || Expr::var("gr");
+        let at = |a: &str, k: Expr| Expr::at(a, vec![k]);
+        // The final extent.
+        let last = self.range(2, 4);
+        let m = if self.chance(0.5) {
+            Expr::call("size", vec![gr()])
+        } else {
+            Expr::bin("-", v("grk"), Expr::int(1))
+        };
+        let kept = if self.chance(0.5) {
+            Expr::bin("*", gr(), Expr::call("cos", vec![gr()]))
+        } else {
+            Expr::bin(
+                "+",
+                Expr::bin("*", Expr::lit("0.5d0"), gr()),
+                Expr::bin("*", self.literal(), Expr::call("sin", vec![gr()])),
+            )
+        };
+        let added = if self.chance(0.5) {
+            Expr::bin(
+                "+",
+                Expr::bin("*", at("gr", v("grm")), damp(self.rexpr(env, 1))),
+                self.literal(),
+            )
+        } else {
+            Expr::bin(
+                "+",
+                Expr::call("tanh", vec![at("gr", Expr::int(1))]),
+                self.rexpr(env, 1),
+            )
+        };
+        let body = vec![
+            Stmt::Assign(v("grm"), m),
+            raw(&["allocate(grt(grm + 1))"]),
+            Stmt::Assign(
+                Expr::Index(
+                    "grt".into(),
+                    vec![Sub::Range(Some(Expr::int(1)), Some(v("grm")), None)],
+                ),
+                kept,
+            ),
+            Stmt::Assign(at("grt", Expr::bin("+", v("grm"), Expr::int(1))), added),
+            raw(&["call move_alloc(grt, gr)"]),
+        ];
+        let set = vec![
+            raw(&["allocate(gr(1))"]),
+            Stmt::Assign(at("gr", Expr::int(1)), self.rexpr(env, 2)),
+            Stmt::Do {
+                name: None,
+                var: "grk".into(),
+                lo: Expr::int(2),
+                hi: Expr::int(last),
+                step: None,
+                body,
+            },
+        ];
+        let mut uses = Vec::new();
+        for _ in 0..self.range(1, 2) {
+            let Some(t) = self.target(env) else { break };
+            let lhs = self.element(env, &t);
+            let read = match self.rng.random_range(0..3) {
+                0 => Expr::bin(
+                    "*",
+                    at("gr", Expr::int(self.range(1, last))),
+                    self.rexpr(env, 1),
+                ),
+                1 => Expr::bin(
+                    "*",
+                    self.literal(),
+                    Expr::call("sum", vec![Expr::bin("**", gr(), Expr::int(2))]),
+                ),
+                _ => Expr::bin(
+                    "*",
+                    self.literal(),
+                    Expr::call("sin", vec![at("gr", Expr::int(last))]),
+                ),
+            };
+            uses.push(add_to(lhs, read));
+        }
+        uses.push(raw(&["deallocate(gr)"]));
+        (set, uses)
+    }
+
+    /// Local real(8) arrays in storage association, declared here (with
+    /// the EQUIVALENCE line in `spec`): a work array `ew(6)` seen as
+    /// `eu(3)` (from its first or second element, overlapping `ev` then)
+    /// and `ev(3)` (from its fourth), or an array `ea(4)` one element of
+    /// which is the scalar `es`. Every element set through one name,
+    /// updated through the others; then assignments that read them
+    /// through all names.
+    fn equivalence_stmts(
+        &mut self,
+        env: &Env,
+        decls: &mut Vec<Decl>,
+        spec: &mut Vec<String>,
+    ) -> (Vec<Stmt>, Vec<Stmt>) {
+        let v = |t: &str| Expr::var(t);
+        let at = |a: &str, k: i64| Expr::at(a, vec![Expr::int(k)]);
+        let every = |g: &mut Self, name: &str, size: i64| {
+            let inner = with_index(env, "ek", 1, size);
+            let e = g.rexpr(&inner, 2);
+            counted(
+                "ek",
+                Expr::int(size),
+                vec![Stmt::Assign(
+                    Expr::at(name, vec![v("ek")]),
+                    Expr::bin(
+                        "+",
+                        e,
+                        Expr::bin("*", Expr::lit("0.1d0"), Expr::call("dble", vec![v("ek")])),
+                    ),
+                )],
+            )
+        };
+        let mut set;
+        let mut uses = Vec::new();
+        // Statements equivalence puts at the start of the specification
+        // (before any statement function).
+        if self.chance(0.6) {
+            decls.push(Decl::real("ew", vec!["6".into()]));
+            decls.push(Decl::real("eu", vec!["3".into()]));
+            decls.push(Decl::real("ev", vec!["3".into()]));
+            let from = self.range(1, 2);
+            spec.insert(
+                0,
+                format!("equivalence (ew({from}), eu(1)), (ew(4), ev(1))"),
+            );
+            set = vec![every(self, "ew", 6)];
+            for _ in 0..self.range(1, 3) {
+                let (j, k, m) = (self.range(1, 3), self.range(1, 3), self.range(1, 6));
+                let st = match self.rng.random_range(0..3) {
+                    0 => Stmt::Assign(
+                        at("eu", j),
+                        Expr::bin(
+                            "+",
+                            Expr::bin("*", at("eu", j), Expr::call("cos", vec![at("ev", k)])),
+                            Expr::bin("*", self.literal(), Expr::call("sin", vec![at("ew", m)])),
+                        ),
+                    ),
+                    1 => Stmt::Assign(
+                        at("ev", j),
+                        Expr::bin(
+                            "-",
+                            at("ev", j),
+                            Expr::bin(
+                                "*",
+                                self.literal(),
+                                Expr::bin("*", Expr::call("tanh", vec![at("eu", k)]), at("ew", m)),
+                            ),
+                        ),
+                    ),
+                    _ => Stmt::Assign(
+                        at("ew", m),
+                        Expr::bin(
+                            "+",
+                            Expr::bin("*", at("ew", m), Expr::call("sin", vec![at("eu", j)])),
+                            self.rexpr(env, 1),
+                        ),
+                    ),
+                };
+                set.push(st);
+            }
+            for _ in 0..self.range(1, 2) {
+                let Some(t) = self.target(env) else { break };
+                let lhs = self.element(env, &t);
+                let (j, m) = (self.range(1, 3), self.range(1, 6));
+                let read = match self.rng.random_range(0..3) {
+                    0 => Expr::bin("*", at("eu", j), self.rexpr(env, 1)),
+                    1 => Expr::bin("*", self.literal(), Expr::call("sum", vec![v("ev")])),
+                    _ => Expr::bin("*", at("ew", m), at("ev", j)),
+                };
+                uses.push(add_to(lhs, read));
+            }
+        } else {
+            decls.push(Decl::real("ea", vec!["4".into()]));
+            decls.push(Decl::real("es", Vec::new()));
+            let c = self.range(1, 4);
+            spec.insert(0, format!("equivalence (ea({c}), es)"));
+            set = vec![every(self, "ea", 4)];
+            let k = self.range(1, 4);
+            set.push(Stmt::Assign(
+                v("es"),
+                Expr::bin(
+                    "+",
+                    Expr::bin("*", v("es"), Expr::call("cos", vec![at("ea", k)])),
+                    self.rexpr(env, 1),
+                ),
+            ));
+            if self.chance(0.5) {
+                let j = self.range(1, 4);
+                set.push(add_to(at("ea", j), Expr::bin("*", self.literal(), v("es"))));
+            }
+            for _ in 0..self.range(1, 2) {
+                let Some(t) = self.target(env) else { break };
+                let lhs = self.element(env, &t);
+                let read = match self.rng.random_range(0..3) {
+                    0 => Expr::bin("*", self.literal(), v("es")),
+                    1 => Expr::bin("*", at("ea", c), self.rexpr(env, 1)),
+                    _ => Expr::bin("*", self.literal(), Expr::call("sum", vec![v("ea")])),
+                };
+                uses.push(add_to(lhs, read));
+            }
+        }
+        (set, uses)
+    }
+
+    /// The module function `fzm_w(u, acc)`, with side effects: it
+    /// changes its argument `acc` and the module variable `gse` (one of
+    /// three bodies, one with a branch) and returns a value of both.
+    fn writer_function(&mut self) -> Proc {
+        let lines: &[&str] = match self.rng.random_range(0..3) {
+            0 => &[
+                "acc = 0.5d0*acc + u*sin(u)",
+                "gse = gse + 0.25d0*tanh(acc)",
+                "fzm_w_r = u*acc + cos(gse)",
+            ],
+            1 => &[
+                "acc = acc*cos(u) + 0.1d0*u**2",
+                "gse = 0.5d0*gse + u*acc",
+                "fzm_w_r = sin(acc)*gse + u",
+            ],
+            _ => &[
+                "if (u > acc) then",
+                "  acc = acc + 0.5d0*(u - acc)",
+                "else",
+                "  acc = 0.75d0*acc",
+                "end if",
+                "gse = 0.5d0*gse + sin(acc)*u",
+                "fzm_w_r = 0.5d0*acc*acc + gse",
+            ],
+        };
+        Proc {
+            kind: ProcKind::Function,
+            recursive: false,
+            elemental: false,
+            name: "fzm_w".into(),
+            args: vec!["u".into(), "acc".into()],
+            uses: Vec::new(),
+            decls: vec![
+                Decl::real("u", Vec::new()).with_intent("in"),
+                Decl::real("acc", Vec::new()).with_intent("inout"),
+            ],
+            spec: Vec::new(),
+            body: vec![raw(lines)],
+            internal: Vec::new(),
+        }
+    }
+
+    /// References of `fzm_w` (which changes its second argument and the
+    /// module variable `gse`) in the right-hand sides of assignments:
+    /// `gse` set, a reference at the top level or in a counted loop,
+    /// sometimes another later, then `gse` read into a variable.
+    fn writer_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let mut set = vec![Stmt::Assign(Expr::var("gse"), self.rexpr(env, 1))];
+        if self.chance(0.4) {
+            let trips = self.range(2, self.n.min(3));
+            let inner = with_index(env, "fwk", 1, trips);
+            let body = self.writer_ref(&inner);
+            set.push(counted("fwk", Expr::int(trips), body));
+        } else {
+            set.extend(self.writer_ref(env));
+        }
+        let mut uses = Vec::new();
+        if self.chance(0.5) {
+            uses.extend(self.writer_ref(env));
+        }
+        if let Some(t) = self.target(env) {
+            let lhs = self.element(env, &t);
+            uses.push(add_to(
+                lhs,
+                Expr::bin("*", self.literal(), Expr::var("gse")),
+            ));
+        }
+        (set, uses)
+    }
+
+    /// One assignment referencing `fzm_w(u, acc)` once in its right-hand
+    /// side: `acc` a writable variable that is no global, which the
+    /// statement names nowhere else (neither its left-hand side nor `u`
+    /// reads it: Fortran forbids a reference changing what the statement
+    /// reads).
+    fn writer_ref(&mut self, env: &Env) -> Vec<Stmt> {
+        const GLOBALS: [&str; 5] = ["gs", "gv", "ga", "cc", "cv"];
+        let accs: Vec<RVar> = env
+            .reals
+            .iter()
+            .filter(|v| v.write && !GLOBALS.contains(&v.name.as_str()))
+            .cloned()
+            .collect();
+        let Some(a) = self.pick(&accs).cloned() else {
+            return Vec::new();
+        };
+        let others = Env {
+            reals: env
+                .reals
+                .iter()
+                .filter(|v| v.name != a.name)
+                .cloned()
+                .collect(),
+            ..env.clone()
+        };
+        let Some(t) = self.target(&others) else {
+            return Vec::new();
+        };
+        let acc = self.element(env, &a);
+        let lhs = self.element(env, &t);
+        let u = self.rexpr(&others, 1);
+        let f = Expr::call("fzm_w", vec![u, acc]);
+        let st = match self.rng.random_range(0..3) {
+            0 => add_to(lhs, Expr::bin("*", self.literal(), f)),
+            1 => Stmt::Assign(
+                lhs.clone(),
+                Expr::bin(
+                    "+",
+                    Expr::bin("*", Expr::lit("0.5d0"), lhs),
+                    Expr::call("sin", vec![f]),
+                ),
+            ),
+            _ => Stmt::Assign(lhs, f),
+        };
+        vec![st]
+    }
+
+    /// The module function `fzm_p(u, k)`, which reads the module
+    /// variables `gsr` and `gsp(k)` (one of three bodies).
+    fn reader_function(&mut self) -> Proc {
+        let line = [
+            "fzm_p_r = u*gsp(k) + sin(gsr)*gsp(k)",
+            "fzm_p_r = gsr*cos(u) + 0.5d0*gsp(k)**2",
+            "fzm_p_r = tanh(gsr*u) + gsp(k)*gsr",
+        ][self.rng.random_range(0..3)];
+        Proc {
+            kind: ProcKind::Function,
+            recursive: false,
+            elemental: false,
+            name: "fzm_p".into(),
+            args: vec!["u".into(), "k".into()],
+            uses: Vec::new(),
+            decls: vec![
+                Decl::real("u", Vec::new()).with_intent("in"),
+                Decl::int("k").with_intent("in"),
+            ],
+            spec: Vec::new(),
+            body: vec![raw(&[line])],
+            internal: Vec::new(),
+        }
+    }
+
+    /// References of `fzm_p` (which reads the module variables `gsr` and
+    /// `gsp`) in the right-hand sides of assignments, the root writing
+    /// those variables before and after each: `gsr` and `gsp` set, then
+    /// a reference between changes of `gsp(k)` and `gsr`, in a loop over
+    /// `k` or once; later another reference, and `gsr` read into a
+    /// variable.
+    fn reader_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let v = |t: &str| Expr::var(t);
+        let gsp = |k: Expr| Expr::at("gsp", vec![k]);
+        let inner = with_index(env, "frk", 1, 3);
+        let e = self.rexpr(&inner, 1);
+        let mut set = vec![
+            Stmt::Assign(v("gsr"), self.rexpr(env, 2)),
+            counted(
+                "frk",
+                Expr::int(3),
+                vec![Stmt::Assign(
+                    gsp(v("frk")),
+                    Expr::bin(
+                        "+",
+                        e,
+                        Expr::bin("*", Expr::lit("0.1d0"), Expr::call("dble", vec![v("frk")])),
+                    ),
+                )],
+            ),
+        ];
+        let (k, env_k) = if self.chance(0.5) {
+            (v("frk"), inner.clone())
+        } else {
+            (Expr::int(self.range(1, 3)), env.clone())
+        };
+        let before = Stmt::Assign(
+            gsp(k.clone()),
+            Expr::bin(
+                "*",
+                gsp(k.clone()),
+                Expr::call("cos", vec![self.rexpr(&env_k, 1)]),
+            ),
+        );
+        let reference = self.reader_ref(&env_k, k.clone());
+        let after = Stmt::Assign(
+            v("gsr"),
+            Expr::bin(
+                "+",
+                Expr::bin("*", Expr::lit("0.5d0"), v("gsr")),
+                Expr::bin("*", self.literal(), gsp(k.clone())),
+            ),
+        );
+        let mut round = vec![before];
+        round.extend(reference);
+        round.push(after);
+        if k == v("frk") {
+            set.push(counted("frk", Expr::int(3), round));
+        } else {
+            set.extend(round);
+        }
+        let k = self.index(env, &Self::const_ext(3));
+        let mut uses = self.reader_ref(env, k);
+        if self.chance(0.5) {
+            if let Some(t) = self.target(env) {
+                let lhs = self.element(env, &t);
+                uses.push(add_to(lhs, Expr::bin("*", self.literal(), v("gsr"))));
+            }
+        }
+        (set, uses)
+    }
+
+    /// One assignment referencing `fzm_p(u, k)` once in its right-hand
+    /// side.
+    fn reader_ref(&mut self, env: &Env, k: Expr) -> Vec<Stmt> {
+        let Some(t) = self.target(env) else {
+            return Vec::new();
+        };
+        let lhs = self.element(env, &t);
+        let u = self.rexpr(env, 1);
+        let f = Expr::call("fzm_p", vec![u, k]);
+        let st = if self.chance(0.5) {
+            add_to(lhs, Expr::bin("*", self.literal(), f))
+        } else {
+            Stmt::Assign(
+                lhs.clone(),
+                Expr::bin(
+                    "+",
+                    Expr::bin("*", Expr::lit("0.5d0"), lhs),
+                    Expr::bin("*", f, damp(self.rexpr(env, 1))),
+                ),
+            )
+        };
+        vec![st]
     }
 
     /// A READ of passive values from an internal file into one to three
@@ -2968,6 +3976,110 @@ fn one_plus_square(e: Expr) -> Expr {
     Expr::bin("+", Expr::lit("1.0d0"), Expr::bin("**", e, Expr::int(2)))
 }
 
+/// The places of `body` from `from` on (`body.len()` always among
+/// them) that no jump crosses: not between a GO TO, computed GO TO or
+/// arithmetic IF and a label it goes to, whichever comes first.
+fn free_points(body: &[Stmt], from: usize) -> Vec<usize> {
+    fn targets(s: &Stmt, out: &mut Vec<u32>) {
+        match s {
+            Stmt::Goto(l) => out.push(*l),
+            Stmt::ComputedGoto(ls, _) => out.extend(ls.iter().copied()),
+            Stmt::ArithmeticIf(_, ls) => out.extend(ls.iter().copied()),
+            Stmt::IfOne(_, inner) => targets(inner, out),
+            _ => {}
+        }
+        for b in s.blocks() {
+            for x in b {
+                targets(x, out);
+            }
+        }
+    }
+    let mut inside = vec![false; body.len() + 1];
+    for (i, s) in body.iter().enumerate() {
+        let mut labels = Vec::new();
+        targets(s, &mut labels);
+        for l in labels {
+            let at = body
+                .iter()
+                .position(|x| matches!(x, Stmt::Label(m) if *m == l));
+            if let Some(j) = at {
+                for p in &mut inside[i.min(j) + 1..=i.max(j)] {
+                    *p = true;
+                }
+            }
+        }
+    }
+    (from.min(body.len())..=body.len())
+        .filter(|p| !inside[*p])
+        .collect()
+}
+
+/// What holds anywhere in the root's body after its initialisations:
+/// `env` with the values of its integers (but `n`) unknown.
+fn anywhere(env: &Env) -> Env {
+    let mut out = env.clone();
+    for v in &mut out.ints {
+        if v.name != "n" {
+            v.range = None;
+        }
+    }
+    out.loops.clear();
+    out.reserved.clear();
+    out
+}
+
+/// `env` with the integer `name` (a loop's index, which nothing else
+/// assigns) known to lie in `lo..=hi`.
+fn with_index(env: &Env, name: &str, lo: i64, hi: i64) -> Env {
+    let mut out = env.clone();
+    out.ints.push(IVar {
+        name: name.into(),
+        range: Some((lo, hi)),
+        write: false,
+    });
+    out
+}
+
+/// A module with nothing in it yet.
+fn empty_module() -> Module {
+    Module {
+        name: "fzm".into(),
+        types: Vec::new(),
+        decls: Vec::new(),
+        procs: Vec::new(),
+    }
+}
+
+/// `real(8), <attr> :: name(dims)`.
+fn real_with(attr: &'static str, name: &str, dims: &[&str]) -> Decl {
+    Decl {
+        attrs: vec![attr],
+        ..Decl::real(name, dims.iter().map(|d| d.to_string()).collect())
+    }
+}
+
+/// `do var = 1, hi` around `body`.
+fn counted(var: &str, hi: Expr, body: Vec<Stmt>) -> Stmt {
+    Stmt::Do {
+        name: None,
+        var: var.into(),
+        lo: Expr::int(1),
+        hi,
+        step: None,
+        body,
+    }
+}
+
+/// `lhs = lhs + e`.
+fn add_to(lhs: Expr, e: Expr) -> Stmt {
+    Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, e))
+}
+
+/// Lines as a [`Stmt::Raw`].
+fn raw(lines: &[&str]) -> Stmt {
+    Stmt::Raw(lines.iter().map(|l| l.to_string()).collect())
+}
+
 /// A denominator kept away from zero: `1 + e²`.
 fn safe_denominator(e: Expr) -> Expr {
     one_plus_square(e)
@@ -3118,6 +4230,96 @@ mod tests {
         assert_eq!(text(7, 3), text(7, 3));
         assert_ne!(text(7, 3), text(7, 4));
         assert_ne!(text(7, 3), text(8, 3));
+    }
+
+    #[test]
+    fn each_construct_on_changing_storage_is_drawn() {
+        let texts: Vec<String> = (0..300)
+            .map(|case| {
+                let mut rng = rng_for(5, case, 0);
+                Generator::new(&mut rng).program().print()
+            })
+            .collect();
+        for mark in [
+            "bp => bt1",
+            "lvt => lvo",
+            "allocate(ap(apm))",
+            "type(fzl), pointer :: nx",
+            "allocate(aw(",
+            "call move_alloc(grt, gr)",
+            "equivalence (",
+            "fzm_w(",
+            "fzm_p(",
+        ] {
+            assert!(
+                texts.iter().any(|t| t.contains(mark)),
+                "never drawn: {mark}"
+            );
+        }
+    }
+
+    /// How many times `e` names `name` (variables, arrays, functions).
+    fn count(e: &Expr, name: &str) -> usize {
+        let here = match e {
+            Expr::Var(v) | Expr::Index(v, _) | Expr::Call(v, _) => usize::from(v == name),
+            _ => 0,
+        };
+        here + e.children().iter().map(|c| count(c, name)).sum::<usize>()
+    }
+
+    /// The statements of `body` and those nested in them.
+    fn all_stmts(body: &[Stmt], out: &mut Vec<Stmt>) {
+        for s in body {
+            out.push(s.clone());
+            if let Stmt::IfOne(_, inner) = s {
+                all_stmts(std::slice::from_ref(inner), out);
+            }
+            for b in s.blocks() {
+                all_stmts(b, out);
+            }
+        }
+    }
+
+    #[test]
+    fn functions_with_side_effects_are_referenced_as_fortran_allows() {
+        for case in 0..300 {
+            let mut rng = rng_for(6, case, 0);
+            let p = Generator::new(&mut rng).program();
+            let mut stmts = Vec::new();
+            all_stmts(&p.root.body, &mut stmts);
+            for s in &stmts {
+                let Stmt::Assign(lhs, rhs) = s else {
+                    // Nowhere but in the right-hand side of an assignment
+                    // outside WHERE.
+                    let text = match s {
+                        Stmt::Where { .. } => format!("{s:?}"),
+                        _ => format!("{:?}", s.exprs()),
+                    };
+                    assert!(!text.contains("fzm_w") && !text.contains("fzm_p"), "{text}");
+                    continue;
+                };
+                assert_eq!(count(lhs, "fzm_w") + count(lhs, "fzm_p"), 0, "{s:?}");
+                assert!(count(rhs, "fzm_w") + count(rhs, "fzm_p") <= 1, "{s:?}");
+                // The variable fzm_w changes is named once, as its actual.
+                let mut changed = None;
+                fn find(e: &Expr, out: &mut Option<String>) {
+                    if let Expr::Call(f, args) = e {
+                        if f == "fzm_w" {
+                            if let Some(Expr::Var(v) | Expr::Index(v, _)) = args.get(1) {
+                                *out = Some(v.clone());
+                            }
+                        }
+                    }
+                    for c in e.children() {
+                        find(c, out);
+                    }
+                }
+                find(rhs, &mut changed);
+                if let Some(v) = changed {
+                    assert_eq!(count(lhs, &v) + count(rhs, &v), 1, "{s:?}");
+                }
+            }
+        }
     }
 
     #[test]
