@@ -220,7 +220,12 @@ fn contributions<'s>(
                         }
                     }
                 }
-                if let (true, Some(r)) = (useful_target, callee.result) {
+                // A reference inside another's actual feeds that one,
+                // whose changes to its arguments and globals may be
+                // useful whatever the target is (fuzzer, seed 4200, case
+                // 161): its result counts as useful.
+                let feeds_another = nested_references(rhs).contains(&c);
+                if let (true, Some(r)) = (useful_target || feeds_another, callee.result) {
                     out_useful.insert_id(r);
                 }
             }
@@ -251,6 +256,22 @@ fn contributions<'s>(
             }
         }
         out.push((c, in_vary, out_useful));
+    }
+    out
+}
+
+/// The procedures referenced inside the actual arguments of another
+/// procedure reference of `e` (`g` of `f(g(x), y)`).
+fn nested_references(e: &Expr) -> Vec<UnitId> {
+    let mut out = Vec::new();
+    for (_, args) in activity::function_references(e) {
+        for a in args {
+            out.extend(
+                activity::function_references(&a.value)
+                    .into_iter()
+                    .map(|(f, _)| f),
+            );
+        }
     }
     out
 }

@@ -152,15 +152,25 @@ impl Gen<'_> {
         if !hoisted.is_empty() {
             self.out.flush_label(label);
         }
+        // Without the assignment's adjoint no temporary's adjoint is ever
+        // seeded: unless the function writes an argument or a global with
+        // a derivative, or its result feeds a reference that runs
+        // (innermost references come first; fuzzer, seed 4200, case 161),
+        // the reference has no reverse sweep, nor a snapshot for one (its
+        // actuals' indices are not restored for it either).
+        let mut reversed = vec![false; hoisted.len()];
+        for j in (0..hoisted.len()).rev() {
+            let h = &hoisted[j];
+            let feeds = hoisted[j + 1..]
+                .iter()
+                .zip(&reversed[j + 1..])
+                .any(|(k, &r)| r && k.args.iter().any(|a| mentions(&a.value, h.temp)));
+            reversed[j] = adjoint || inp.diff.writes_derivatives(h.callee) || feeds;
+        }
         let mut calls = Vec::new();
         let mut allocations = Vec::new();
-        for h in hoisted {
-            // Without the assignment's adjoint no temporary's adjoint is
-            // ever seeded: unless the function writes an argument or a
-            // global with a derivative, the reference has no reverse
-            // sweep, nor a snapshot for one (its actuals' indices are not
-            // restored for it either).
-            if adjoint || inp.diff.writes_derivatives(h.callee) {
+        for (h, &reversed) in hoisted.iter().zip(&reversed) {
+            if reversed {
                 calls.push(self.call_site(
                     id,
                     h.span,
