@@ -21,5 +21,6 @@ mod fixtures_compile;
 mod front_end;
 mod ir_snapshots;
 mod lsp_protocol;
+mod preprocessor;
 mod robustness;
 mod tangent;

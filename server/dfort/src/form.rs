@@ -55,4 +55,18 @@ impl FormArgs {
             force_free: self.free,
         }
     }
+
+    /// The source form of `path` under these options.
+    pub fn form_of(&self, path: &std::path::Path) -> dfort_syntax::SourceForm {
+        let fixed = FixedOptions {
+            line_length: self.fixed_line_length.0,
+        };
+        if self.fixed {
+            dfort_syntax::SourceForm::Fixed(fixed)
+        } else if self.free {
+            dfort_syntax::SourceForm::Free
+        } else {
+            dfort_syntax::source_form::form_for_path(path, fixed)
+        }
+    }
 }

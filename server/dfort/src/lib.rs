@@ -17,6 +17,7 @@ pub mod check;
 pub mod config;
 mod form;
 pub mod lsp;
+pub mod preprocess;
 pub mod report;
 pub mod rules;
 pub mod session;

@@ -4,7 +4,7 @@
 //! are `cargo xtask` commands (server/xtask).
 
 use clap::{Parser, Subcommand};
-use dfort::{adjoint, analyze, check, rules, tangent, verify, FormArgs};
+use dfort::{adjoint, analyze, check, preprocess, rules, tangent, verify, FormArgs};
 use dfort_ide::{LoadOptions, Workspace};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,6 +51,10 @@ enum Command {
     /// Generate tangent and adjoint, compile them with gfortran and check them
     /// numerically (finite differences, dot-product test).
     Verify(verify::VerifyArgs),
+    /// Run a file through dfort's C preprocessor (`#include`, `#define`,
+    /// `#if`…, with `-I` and `-D`) and print the result with `# LINE
+    /// "FILE"` markers, as `gfortran -cpp -E` does.
+    Preprocess(preprocess::PreprocessArgs),
     /// Run the language server on stdin/stdout (`--stdio` is accepted, as
     /// VS Code's client appends it).
     Lsp {
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::Tangent(args) => tangent::run(args),
         Command::Adjoint(args) => adjoint::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Preprocess(args) => preprocess::run(args),
         Command::Lsp { stdio: _ } => {
             one_malloc_arena();
             dfort::lsp::run_stdio(dfort::lsp::Options::default())

@@ -5,6 +5,7 @@
 //! registry of their rules ([`rules`]).
 
 pub mod chunks;
+pub mod cpp;
 pub mod diagnostic;
 pub mod fixed_form;
 pub mod flat;
