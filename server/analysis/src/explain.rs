@@ -91,10 +91,7 @@ pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: Symbo
                 cur = w;
             }
             (None, Some(with)) => {
-                steps.push(Step {
-                    stmt: None,
-                    why: Why::SharesMemory { var: cur, with },
-                });
+                steps.push(shares_memory(cur, with));
                 cur = with;
             }
             (None, None) => {
@@ -120,6 +117,14 @@ pub fn varied_chain(unit: &Unit, act: &Activity, independents: &BitSet, v: Symbo
         }
     }
     steps
+}
+
+/// The step from `var` to `with`, a variable it may share memory with.
+fn shares_memory(var: SymbolId, with: SymbolId) -> Step {
+    Step {
+        stmt: None,
+        why: Why::SharesMemory { var, with },
+    }
 }
 
 /// Why `v` is useful (a dependent depends on it), forward to a dependent.
@@ -154,10 +159,7 @@ pub fn useful_chain(unit: &Unit, act: &Activity, dependents: &BitSet, v: SymbolI
                 }
             }
             (None, Some(with)) => {
-                steps.push(Step {
-                    stmt: None,
-                    why: Why::SharesMemory { var: cur, with },
-                });
+                steps.push(shares_memory(cur, with));
                 cur = with;
             }
             (None, None) => {

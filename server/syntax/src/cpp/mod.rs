@@ -427,7 +427,7 @@ impl Run<'_> {
                 });
             }
             "elif" | "else" => {
-                let Some(c) = stack.last() else {
+                let Some(mut c) = stack.pop() else {
                     self.diag(
                         file,
                         line,
@@ -446,7 +446,6 @@ impl Run<'_> {
                 }
                 let (outer, taken) = (c.outer, c.taken);
                 let value = outer && !taken && (word == "else" || self.condition(file, line, rest));
-                let c = stack.last_mut().expect("checked above");
                 if c.active {
                     c.inactive_from = Some(line + 1);
                 } else if value {
@@ -457,6 +456,7 @@ impl Run<'_> {
                 c.active = value;
                 c.taken |= value;
                 c.else_seen |= word == "else";
+                stack.push(c);
             }
             "endif" => match stack.pop() {
                 Some(c) => {
