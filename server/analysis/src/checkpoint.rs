@@ -174,12 +174,12 @@ pub struct Callees<'a> {
 }
 
 impl Callees<'_> {
-    fn routine(&self, c: UnitId) -> bool {
+    pub(crate) fn routine(&self, c: UnitId) -> bool {
         self.routine.get(c).copied().unwrap_or(false)
     }
     /// Whether the adjoint of `c` reads the value its symbol `s` holds when
     /// it is called (unknown symbols: yes).
-    fn reads(&self, c: UnitId, s: Option<SymbolId>) -> bool {
+    pub(crate) fn reads(&self, c: UnitId, s: Option<SymbolId>) -> bool {
         match (self.entry_needs.get(c).copied().flatten(), s) {
             (Some(n), Some(s)) => n.contains_id(s),
             _ => true,
@@ -188,15 +188,14 @@ impl Callees<'_> {
 }
 
 /// The checkpoints of the CALL statements of `caller` (its `orig` and
-/// `unit` the same), each with the loops its reverse sweep replays from
-/// `reversal`.
+/// `unit` the same), each with the loops its reverse sweep replays
+/// (`replayed`, [`replayed_loops`]).
 pub fn of_unit(
     caller: &Caller,
     callees: &Callees,
-    reversal: &UnitReversal,
+    replayed: &BTreeMap<StmtId, Vec<SymbolId>>,
 ) -> BTreeMap<StmtId, CallCheckpoint> {
     let mut out = BTreeMap::new();
-    let replayed = replayed_loops(caller.unit, reversal);
     for st in &caller.unit.stmts {
         // `move_alloc` overwrites nothing: the adjoint keeps the
         // allocations it moves.
@@ -215,8 +214,9 @@ pub fn of_unit(
     out
 }
 
-/// Per CALL statement of a unit: the indices of the counted DO loops
-/// around it that the reverse sweep replays from their bounds (none in a
+/// Per CALL statement and assignment (whose function references are
+/// reversed as calls, [`crate::references`]) of a unit: the indices of
+/// the counted DO loops around it that the reverse sweep replays from their bounds (none in a
 /// unit reversed by basic blocks, whose loops are not replayed).
 pub fn replayed_loops(unit: &Unit, reversal: &UnitReversal) -> BTreeMap<StmtId, Vec<SymbolId>> {
     fn walk(
@@ -230,7 +230,7 @@ pub fn replayed_loops(unit: &Unit, reversal: &UnitReversal) -> BTreeMap<StmtId, 
                 continue;
             };
             match &st.kind {
-                StmtKind::Call { .. } => {
+                StmtKind::Call { .. } | StmtKind::Assign { .. } => {
                     out.insert(id, around.clone());
                 }
                 StmtKind::Do {
@@ -253,7 +253,7 @@ pub fn replayed_loops(unit: &Unit, reversal: &UnitReversal) -> BTreeMap<StmtId, 
     let mut out = BTreeMap::new();
     if reversal.by_blocks {
         for st in &unit.stmts {
-            if matches!(st.kind, StmtKind::Call { .. }) {
+            if matches!(st.kind, StmtKind::Call { .. } | StmtKind::Assign { .. }) {
                 out.insert(st.id, Vec::new());
             }
         }
@@ -573,7 +573,7 @@ fn modifiable(caller: &Caller, id: StmtId, s: SymbolId) -> bool {
 
 /// The actuals of a call in the order of the callee's formals (absent
 /// optional arguments: `None`).
-fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg>> {
+pub(crate) fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg>> {
     let mut out = vec![None; callee.args.len()];
     for (pos, a) in args.iter().enumerate() {
         if let Some(slot) = formal_index(callee, pos, a).and_then(|k| out.get_mut(k)) {

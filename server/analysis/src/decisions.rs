@@ -16,18 +16,21 @@
 //! unit: a callee's primal results reach its caller through the call to
 //! the original, not through the callee's adjoint.
 
+use crate::activity::Activity;
 use crate::bitset::BitSet;
 use crate::checkpoint::{CallCheckpoint, Callees, Caller};
 use crate::dp::vars;
 use crate::effects::ProgramEffects;
 use crate::liveness;
 use crate::recovery::{self, Plan};
+use crate::references::Carried;
+use crate::references::ReferenceCheckpoint;
 use crate::reversal::{self, UnitReversal};
 use crate::shape::UnitShape;
 use crate::tbr::{Record, Tbr};
 use crate::undo::UnitUndo;
 use dfort_ir::cfg::NodeId;
-use dfort_ir::{BaseType, ExprKind, IdVec, Program, StmtId, SymbolId, Unit};
+use dfort_ir::{BaseType, ExprKind, IdVec, Program, StmtId, SymbolId, Unit, UnitId};
 use std::collections::BTreeMap;
 
 /// What the forward sweep records.
@@ -101,6 +104,65 @@ pub struct UnitDecisions {
     /// pushes around it and why ([`crate::checkpoint`]; filled by
     /// [`with_calls`] once every unit's `entry_needs` is known).
     pub calls: BTreeMap<StmtId, CallCheckpoint>,
+    /// Per assignment the generator hoists function references out of:
+    /// those references in hoisting order, each with its checkpoint when
+    /// the reverse sweep runs its adjoint ([`crate::references`]; filled
+    /// with `calls`).
+    pub references: BTreeMap<StmtId, Vec<ReferenceCheckpoint>>,
+}
+
+/// A call to a procedure dfort has the source of — a CALL statement or a
+/// function reference in an assignment — and what the forward sweep
+/// saves around it.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckpointedCall<'a> {
+    pub stmt: StmtId,
+    pub callee: UnitId,
+    pub checkpoint: &'a CallCheckpoint,
+}
+
+impl UnitDecisions {
+    /// The checkpoints of `unit`'s calls to procedures with source, in
+    /// statement order (a statement's references in hoisting order): what
+    /// the editor and `dfort analyze` show the forward sweep saving
+    /// around calls.
+    pub fn checkpointed_calls<'a>(&'a self, unit: &Unit) -> Vec<CheckpointedCall<'a>> {
+        let mut out = Vec::new();
+        for st in &unit.stmts {
+            if matches!(st.kind, dfort_ir::StmtKind::Call { .. }) {
+                if let Some(cp) = self.calls.get(&st.id) {
+                    if let Some(callee) = cp.callee {
+                        out.push(CheckpointedCall {
+                            stmt: st.id,
+                            callee,
+                            checkpoint: cp,
+                        });
+                    }
+                }
+            }
+            for r in self.references.get(&st.id).into_iter().flatten() {
+                if let Some(cp) = &r.checkpoint {
+                    out.push(CheckpointedCall {
+                        stmt: st.id,
+                        callee: r.callee,
+                        checkpoint: cp,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether statement `id` is a CALL to a procedure with source (whose
+    /// checkpoint holds what the forward sweep saves around it, TBR's
+    /// records of the caller included).
+    pub fn is_checkpointed_call(&self, unit: &Unit, id: StmtId) -> bool {
+        self.calls.get(&id).is_some_and(|cp| cp.callee.is_some())
+            && matches!(
+                unit.stmts.get(id).map(|s| &s.kind),
+                Some(dfort_ir::StmtKind::Call { .. })
+            )
+    }
 }
 
 /// A value the forward sweep pushes for TBR (paper 000 §5): the
@@ -253,6 +315,7 @@ pub fn decide(
             block_saves,
             entry_needs: None,
             calls: BTreeMap::new(),
+            references: BTreeMap::new(),
         };
     }
     let kept = recovery::kept_assignments(&plans, &undo);
@@ -280,26 +343,39 @@ pub fn decide(
         block_saves,
         entry_needs: Some(entry_needs),
         calls: BTreeMap::new(),
+        references: BTreeMap::new(),
     }
 }
 
+/// What the forward sweep saves around the calls of a unit: the
+/// checkpoints of its CALL statements and its assignments' function
+/// references.
+pub struct CallDecisions {
+    pub calls: BTreeMap<StmtId, CallCheckpoint>,
+    pub references: BTreeMap<StmtId, Vec<ReferenceCheckpoint>>,
+}
+
 /// The checkpoints of the CALL statements of `unit` (whose decisions'
-/// reversal is `reversal`), from its TBR, every unit's effects and what
-/// the callees decided ([`crate::checkpoint::of_unit`]).
+/// reversal is `reversal`, activity `act` if analysed), from its TBR, every unit's
+/// effects and what the callees decided ([`crate::checkpoint::of_unit`]),
+/// and of the function references of its assignments
+/// ([`crate::references::of_unit`]).
+#[allow(clippy::too_many_arguments)]
 pub fn with_calls(
     program: &Program,
     unit: &Unit,
     tbr: &Tbr,
     effects: &ProgramEffects,
     callees: &Callees,
+    carried: &Carried,
+    act: Option<&Activity>,
     reversal: &UnitReversal,
-) -> BTreeMap<StmtId, CallCheckpoint> {
-    if !unit
-        .stmts
-        .iter()
-        .any(|s| matches!(s.kind, dfort_ir::StmtKind::Call { .. }))
-    {
-        return BTreeMap::new();
+) -> CallDecisions {
+    if !calls_anything(unit) {
+        return CallDecisions {
+            calls: BTreeMap::new(),
+            references: BTreeMap::new(),
+        };
     }
     let written_from = crate::effects::written_from(program, unit, effects);
     let caller = Caller {
@@ -310,7 +386,25 @@ pub fn with_calls(
         effects,
         written_from: &written_from,
     };
-    crate::checkpoint::of_unit(&caller, callees, reversal)
+    let replayed = crate::checkpoint::replayed_loops(unit, reversal);
+    CallDecisions {
+        calls: crate::checkpoint::of_unit(&caller, callees, &replayed),
+        references: act.map_or_else(BTreeMap::new, |act| {
+            crate::references::of_unit(&caller, callees, carried, act, &replayed)
+        }),
+    }
+}
+
+/// Whether `unit` has a CALL statement or an assignment referencing a
+/// procedure dfort has the source of (what [`with_calls`] decides about).
+pub fn calls_anything(unit: &Unit) -> bool {
+    unit.stmts.iter().any(|s| match &s.kind {
+        dfort_ir::StmtKind::Call { .. } => true,
+        dfort_ir::StmtKind::Assign { rhs, .. } => {
+            !crate::activity::function_references(rhs).is_empty()
+        }
+        _ => false,
+    })
 }
 
 /// Whether statement `id` references a user or external function.

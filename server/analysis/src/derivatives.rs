@@ -69,6 +69,50 @@ pub fn carries(program: &Program, unit: &Unit, s: SymbolId) -> bool {
             || program.derivative_type_of(unit, ty) == Some(DerivativeType::Yes))
 }
 
+/// Whether the data reference `e` carries a derivative by its type: a
+/// component of a type without one (`p%id`) does not.
+pub fn carries_ref(program: &Program, unit: &Unit, e: &Expr) -> bool {
+    if !matches!(e.kind, ExprKind::Component { .. }) {
+        return true;
+    }
+    match program.reference_type(unit, e) {
+        Some((scope, ty)) => match ty.base {
+            BaseType::Real | BaseType::Complex => true,
+            BaseType::Derived => {
+                program.derivative_type_of(scope, &ty) == Some(DerivativeType::Yes)
+            }
+            _ => false,
+        },
+        None => false,
+    }
+}
+
+/// Whether unit `u` (whose symbols with a derivative are `with_d`) writes
+/// an argument or a global with a derivative: a reference to a function
+/// that does must run its derivative routine even where its result has
+/// no derivative.
+pub fn writes_derivatives(
+    program: &Program,
+    effects: &crate::effects::ProgramEffects,
+    with_d: &BitSet,
+    u: UnitId,
+) -> bool {
+    let (cu, Some(fx)) = (program.unit(u), effects.get(u)) else {
+        return false;
+    };
+    let formal = fx.written_formals.iter().any(|k| {
+        cu.args
+            .get(*k as usize)
+            .is_some_and(|f| with_d.contains_id(*f))
+    });
+    let global = cu.symbols.indices().any(|s| {
+        with_d.contains_id(s)
+            && crate::dep::global_key(program, cu, s)
+                .is_some_and(|k| fx.written_globals.contains(&k))
+    });
+    formal || global
+}
+
 /// The carriers of `roots` (each with its independents and dependents),
 /// from the analyses' `activity`.
 pub fn of_roots(

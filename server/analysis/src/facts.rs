@@ -25,12 +25,13 @@
 use crate::address_report::{unit_reports, LoopReport};
 use crate::bitset::BitSet;
 use crate::checkpoint::Callees;
-use crate::decisions::{block_saves, decide, with_calls, Recording, UnitDecisions};
+use crate::decisions::{block_saves, calls_anything, decide, with_calls, Recording, UnitDecisions};
 use crate::derivatives::Carriers;
 use crate::effects::ProgramEffects;
 use crate::incremental::Changes;
 use crate::interproc::{analyze_program_with, ProgramActivity};
 use crate::recovery::Plan;
+use crate::references::Carried;
 use crate::roles::Roles;
 use crate::roots::{resolve_reusing, RootProblem, RootSpec, Roots};
 use crate::shape::Shapes;
@@ -390,14 +391,9 @@ fn add_checkpoints(
             break;
         }
     }
-    let has_calls = |u: &Unit| {
-        u.stmts
-            .iter()
-            .any(|s| matches!(s.kind, dfort_ir::StmtKind::Call { .. }))
-    };
     let todo: Vec<UnitId> = units
         .indices()
-        .filter(|&i| stale[i] && units[i].is_some() && has_calls(&program.units[i]))
+        .filter(|&i| stale[i] && units[i].is_some() && calls_anything(&program.units[i]))
         .collect();
     if todo.is_empty() {
         return;
@@ -412,22 +408,40 @@ fn add_checkpoints(
             routine: &carriers.routine,
             entry_needs: &entry_needs,
         };
+        let writers: IdVec<UnitId, bool> = program
+            .units
+            .indices()
+            .map(|u| {
+                carriers
+                    .with_d
+                    .get(u)
+                    .is_some_and(|d| crate::derivatives::writes_derivatives(program, fx, d, u))
+            })
+            .collect();
+        let no_carriers = BitSet::default();
         todo.iter()
             .filter_map(|&i| {
                 let f = units[i].as_ref()?;
                 let t = tbr.results.get(i)?.as_ref()?;
+                let act = activity.activity.get(i).and_then(|a| a.as_deref());
                 let unit = &program.units[i];
                 let d = &f.decisions;
-                let calls = with_calls(program, unit, t, fx, &callees, &d.reversal);
-                let saves = block_saves(program, unit, t, fx, &d.undo.exact, &calls);
-                Some((i, calls, saves))
+                let carried = Carried {
+                    with_d: carriers.with_d.get(i).unwrap_or(&no_carriers),
+                    writers: &writers,
+                };
+                let decided =
+                    with_calls(program, unit, t, fx, &callees, &carried, act, &d.reversal);
+                let saves = block_saves(program, unit, t, fx, &d.undo.exact, &decided.calls);
+                Some((i, decided, saves))
             })
             .collect()
     };
-    for (i, calls, saves) in computed {
+    for (i, decided, saves) in computed {
         if let Some(f) = units[i].as_mut() {
             let d = &mut Arc::make_mut(f).decisions;
-            d.calls = calls;
+            d.calls = decided.calls;
+            d.references = decided.references;
             d.block_saves = saves;
         }
     }

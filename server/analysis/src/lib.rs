@@ -24,6 +24,7 @@ pub mod liveness;
 pub mod pointers;
 pub mod prepare;
 pub mod recovery;
+pub mod references;
 pub mod reversal;
 pub mod roles;
 pub mod roots;

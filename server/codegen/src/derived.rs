@@ -478,23 +478,7 @@ fn need(program: &Program, unit: &Unit, ty: &Type, order: &mut Vec<(UnitId, Stri
     }
 }
 
-/// Whether the data reference `e` carries a derivative by its type: a
-/// component of a type without one (`p%id`) does not.
-pub fn carries_ref(program: &Program, unit: &Unit, e: &Expr) -> bool {
-    if !matches!(e.kind, ExprKind::Component { .. }) {
-        return true;
-    }
-    match program.reference_type(unit, e) {
-        Some((scope, ty)) => match ty.base {
-            BaseType::Real | BaseType::Complex => true,
-            BaseType::Derived => {
-                program.derivative_type_of(scope, &ty) == Some(DerivativeType::Yes)
-            }
-            _ => false,
-        },
-        None => false,
-    }
-}
+pub use dfort_analysis::derivatives::carries_ref;
 
 /// The rank of a data reference, its components' included (`ps%x` is 1,
 /// `ps(i)%y` the rank of `y`); 0 for other expressions.

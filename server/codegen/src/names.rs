@@ -74,30 +74,18 @@ impl<'a> DiffSet<'a> {
             activity,
             &[(root, independents, dependents)],
         );
-        let units = c
+        let units: Vec<UnitId> = c
             .reachable
             .iter()
             .copied()
             .filter(|u| *u == root || c.routine[*u])
             .collect();
         let effects = dfort_analysis::effects::all(program);
-        let writers = (&units as &Vec<UnitId>)
+        let writers = units
             .iter()
             .copied()
             .filter(|&u| {
-                let cu = program.unit(u);
-                let fx = &effects[u];
-                let carried = |s: SymbolId| c.with_d[u].contains_id(s);
-                let formal = fx
-                    .written_formals
-                    .iter()
-                    .any(|k| cu.args.get(*k as usize).is_some_and(|f| carried(*f)));
-                let global = cu.symbols.indices().any(|s| {
-                    carried(s)
-                        && dfort_analysis::dep::global_key(program, cu, s)
-                            .is_some_and(|k| fx.written_globals.contains(&k))
-                });
-                formal || global
+                dfort_analysis::derivatives::writes_derivatives(program, &effects, &c.with_d[u], u)
             })
             .collect();
         DiffSet {

@@ -159,21 +159,16 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
     }
 }
 
-/// The saves of the checkpoints of the unit's CALLs to procedures with
-/// source, in statement order then push order.
+/// The saves of the checkpoints of the unit's calls to procedures with
+/// source (CALL statements and function references), in statement order
+/// then push order.
 fn call_saves(s: &UnitSummary, src: &dyn Source) -> Vec<CallSaveJson> {
     use dfort_analysis::checkpoint::Why;
     let unit = s.unit;
     let mut out = Vec::new();
-    for (id, cp) in s.calls {
-        let is_call = matches!(
-            unit.stmts.get(*id).map(|st| &st.kind),
-            Some(dfort_ir::StmtKind::Call { .. })
-        );
-        if cp.callee.is_none() || !is_call {
-            continue;
-        }
-        let line = src.line(unit.stmt(*id).span).unwrap_or(0);
+    for site in &s.calls {
+        let cp = site.checkpoint;
+        let line = src.line(unit.stmt(site.stmt).span).unwrap_or(0);
         for saved in cp.saved() {
             let Some(sym) = unit.symbols.get(saved.variable) else {
                 continue;

@@ -31,12 +31,11 @@
 use crate::host::Snapshot;
 use crate::render;
 use dfort_analysis::address_report::{Choice, LoopReport, VarReport};
-use dfort_analysis::checkpoint::CallCheckpoint;
+use dfort_analysis::decisions::CheckpointedCall;
 use dfort_analysis::dep::GlobalKey;
-use dfort_ir::{ExprKind, Span, Stmt, StmtId, StmtKind, Unit};
+use dfort_ir::{ExprKind, Span, Stmt, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
-use std::collections::BTreeMap;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -189,7 +188,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
             }
             // A call to a procedure with source saves what its checkpoint
             // says (below).
-            if calls_with_source(&unit, &decided.calls, r.stmt) {
+            if decided.is_checkpointed_call(&unit, r.stmt) {
                 continue;
             }
             let name = unit.symbol(r.variable).name.clone();
@@ -215,7 +214,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
             }
         }
     }
-    call_hints(snap, &unit, &decided.calls, out);
+    call_hints(snap, &unit, &decided.checkpointed_calls(&unit), out);
     association_hints(snap, &unit, out);
 }
 
@@ -248,31 +247,15 @@ fn association_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
 /// The start of the tooltip of a call's checkpoint hint.
 pub const CHECKPOINT_TOOLTIP: &str = "Checkpoint of the call to";
 
-/// Whether statement `id` is a CALL to a procedure with source (whose
-/// checkpoint the hints show).
-fn calls_with_source(unit: &Unit, calls: &BTreeMap<StmtId, CallCheckpoint>, id: StmtId) -> bool {
-    calls.get(&id).is_some_and(|cp| cp.callee.is_some())
-        && matches!(
-            unit.stmts.get(id).map(|s| &s.kind),
-            Some(StmtKind::Call { .. })
-        )
-}
-
-/// `push(y, x, i)` before each CALL to a procedure with source whose
-/// checkpoint saves something, as the analysis decided it for the
-/// generator ([`dfort_analysis::checkpoint`]), with why each is saved.
-fn call_hints(
-    snap: &Snapshot,
-    unit: &Unit,
-    calls: &BTreeMap<StmtId, CallCheckpoint>,
-    out: &mut Vec<Hint>,
-) {
+/// `push(y, x, i)` before each call to a procedure with source (a CALL
+/// or a function reference) whose checkpoint saves something, as the
+/// analysis decided it for the generator ([`dfort_analysis::checkpoint`],
+/// [`dfort_analysis::references`]), with why each is saved.
+fn call_hints(snap: &Snapshot, unit: &Unit, calls: &[CheckpointedCall], out: &mut Vec<Hint>) {
     let program = &snap.analysis.program;
-    for (id, cp) in calls {
-        let Some(c) = cp.callee.filter(|_| calls_with_source(unit, calls, *id)) else {
-            continue;
-        };
-        let Some(callee) = program.units.get(c) else {
+    for site in calls {
+        let cp = site.checkpoint;
+        let Some(callee) = program.units.get(site.callee) else {
             continue;
         };
         let mut names: Vec<String> = Vec::new();
@@ -325,7 +308,7 @@ fn call_hints(
         if names.is_empty() {
             continue;
         }
-        let st = unit.stmt(*id);
+        let st = unit.stmt(site.stmt);
         let Some((_, r)) = snap.to_doc(unit.span.file, st.span.range) else {
             continue;
         };
@@ -872,6 +855,71 @@ end subroutine top
         // index `k`, and the module variable `s` that `mul`'s adjoint
         // reads and `top` does not declare.
         assert_eq!(shown, ["j", "a", "k", "s"], "{adjoint}");
+        assert_eq!(pushed, shown, "{adjoint}");
+    }
+
+    #[test]
+    fn call_hints_show_what_the_adjoint_saves_around_a_function_reference() {
+        // `w` changes its second argument: the adjoint runs its reference
+        // as a call, saving `r` before it (fuzzer, seed 4201, case 202:
+        // the adjoint saved it and the editor did not show it).
+        let src = "module fm
+  implicit none
+contains
+  function w(u, acc) result(res)
+    real(8) :: res
+    real(8), intent(in) :: u
+    real(8), intent(inout) :: acc
+    acc = 0.75d0*acc*u
+    res = 0.5d0*acc*acc
+  end function w
+end module fm
+
+subroutine top(x, y)
+  use fm
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  real(8) :: r, t
+!$ad independent(x)
+!$ad dependent(y)
+  r = x
+  t = w(x, r)
+  y = t*r
+end subroutine top
+";
+        let path = Path::new("/address-tests").join("reference.f90");
+        let mut host = Host::default();
+        host.set_text(&path, src, true, 1);
+        let snap = host.snapshot();
+        let doc = snap.doc(&path).unwrap();
+        let line = src.lines().position(|l| l.trim() == "t = w(x, r)").unwrap() as u32;
+        let hints: Vec<Hint> = inlay_hints(
+            &snap,
+            &path,
+            TextRange::new(0, src.len() as u32),
+            HintKinds::default(),
+        )
+        .into_iter()
+        .filter(|h| h.kind == HintKind::Push && doc.lines.line_of(h.offset) == line)
+        .filter(|h| h.tooltip.starts_with(CHECKPOINT_TOOLTIP))
+        .collect();
+        let [hint] = hints.as_slice() else {
+            panic!("one checkpoint hint on the reference: {hints:#?}");
+        };
+        assert!(hint.tooltip.contains("`w`"), "{hint:#?}");
+        let top = snap.program.units.iter().find(|u| u.name == "top").unwrap();
+        let (adjoint, _) =
+            dfort_codegen::adjoint::adjoint_of(&snap.analysis, top.id, "").expect("an adjoint");
+        let pushed = pushed_before(&adjoint, "top_b", "dfort_f1 = w(x, r)");
+        let shown: Vec<String> = hint
+            .label
+            .trim_start_matches("push(")
+            .trim_end_matches(')')
+            .split(", ")
+            .map(String::from)
+            .collect();
+        assert_eq!(shown, ["r"], "{adjoint}");
         assert_eq!(pushed, shown, "{adjoint}");
     }
 

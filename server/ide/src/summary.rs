@@ -10,15 +10,10 @@ use crate::host::Snapshot;
 use dfort_analysis::activity::{active_anywhere, Activity};
 use dfort_analysis::address_report::LoopReport;
 use dfort_analysis::bitset::BitSet;
-use dfort_analysis::checkpoint::CallCheckpoint;
-use dfort_analysis::decisions::Push;
+use dfort_analysis::decisions::{CheckpointedCall, Push};
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::reversal::{Reversal, UnitReversal};
 use dfort_ir::{Program, StmtId, Unit};
-use std::collections::BTreeMap;
-
-/// No calls (a unit without decisions).
-static NO_CALLS: BTreeMap<StmtId, CallCheckpoint> = BTreeMap::new();
 
 /// One unit's summary.
 pub struct UnitSummary<'a> {
@@ -37,8 +32,9 @@ pub struct UnitSummary<'a> {
     pub pushed: &'a [Push],
     /// The assignments the forward sweep drops.
     pub dead: &'a [StmtId],
-    /// What the forward sweep saves around each CALL.
-    pub calls: &'a BTreeMap<StmtId, CallCheckpoint>,
+    /// What the forward sweep saves around each call to a procedure
+    /// with source (CALL statements and function references).
+    pub calls: Vec<CheckpointedCall<'a>>,
     /// The program as analysed (to name the globals a checkpoint saves).
     pub program: &'a Program,
     /// How the adjoint reverses each construct (paper 001).
@@ -108,7 +104,7 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
                 activity: act,
                 pushed: decided.map_or(&[], |d| d.pushed.as_slice()),
                 dead: decided.map_or(&[], |d| d.dead.as_slice()),
-                calls: decided.map_or(&NO_CALLS, |d| &d.calls),
+                calls: decided.map_or_else(Vec::new, |d| d.checkpointed_calls(u)),
                 program: &facts.program,
                 reversal: decided.map(|d| &d.reversal),
                 loops: facts.reports_of(u.id),

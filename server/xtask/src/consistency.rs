@@ -468,32 +468,33 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
             .map(|s| unit.symbol(*s).name.clone())
             .collect();
         // Around a call to a procedure without source, the caller's
-        // records are TBR's; around a CALL to one with source, the call's
-        // checkpoint's records and snapshot.
-        let with_source = |s: &dfort_ir::StmtId| {
-            matches!(
-                unit.stmt(*s).kind,
-                StmtKind::Call {
-                    target: dfort_ir::CallTarget::Unit(_),
-                    ..
-                }
-            )
+        // records are TBR's; around a CALL to one with source, or a
+        // function reference to one hoisted out of an assignment, the
+        // call's checkpoint's records and snapshot.
+        let with_source = |s: &dfort_ir::StmtId| match &unit.stmt(*s).kind {
+            StmtKind::Call { target, .. } => matches!(target, dfort_ir::CallTarget::Unit(_)),
+            StmtKind::Assign { rhs, .. } => {
+                !dfort_analysis::activity::function_references(rhs).is_empty()
+            }
+            _ => false,
         };
+        // (A hoisted reference's snapshot may save the temporary holding
+        // a nested reference's result: the generator's own variable, not
+        // the unit's, which nothing shows.)
+        let name_of = |v: &dfort_ir::SymbolId| unit.symbols.get(*v).map(|s| s.name.clone());
         f.pushes = t
             .pushes
             .iter()
             .chain(t.around_calls.iter().filter(|(s, _)| !with_source(s)))
-            .map(|(s, v)| (at(*s), unit.symbol(*v).name.clone()))
+            .filter_map(|(s, v)| Some((at(*s), name_of(v)?)))
             .collect();
-        // (Only CALL statements: a hoisted reference's snapshot may hold
-        // temporaries the analysed unit does not have.)
         let snapshots = t
             .call_snapshots
             .iter()
             .filter(|(s, _)| with_source(s))
-            .map(|(s, v)| {
+            .filter_map(|(s, v)| {
                 let name = match v {
-                    SavedValue::Variable(v) => unit.symbol(*v).name.clone(),
+                    SavedValue::Variable(v) => name_of(v)?,
                     SavedValue::Global(GlobalKey::Shared { unit: m, symbol }) => {
                         program.unit(*m).symbol(*symbol).name.clone()
                     }
@@ -502,13 +503,13 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
                             .unwrap_or_else(|| format!("/{block}/{index}"))
                     }
                 };
-                (at(*s), name)
+                Some((at(*s), name))
             });
         f.call_saves = t
             .around_calls
             .iter()
             .filter(|(s, _)| with_source(s))
-            .map(|(s, v)| (at(*s), unit.symbol(*v).name.clone()))
+            .filter_map(|(s, v)| Some((at(*s), name_of(v)?)))
             .chain(snapshots)
             .collect();
         f.assignment_pushes = t

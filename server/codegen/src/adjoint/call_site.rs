@@ -26,6 +26,7 @@ use dfort_analysis::activity::active_actuals;
 use dfort_analysis::checkpoint::{self, CallCheckpoint, Callees, Caller, Problem};
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::dp::target;
+use dfort_analysis::references::ReferenceCheckpoint;
 use dfort_ir::*;
 
 /// The reverse sweep of the function references hoisted out of an
@@ -80,7 +81,7 @@ impl Gen<'_> {
         if let Some((from, to)) = dfort_ir::intrinsics::move_alloc(&self.inp.unit.stmt(id).kind) {
             return self.move_alloc(from, to);
         }
-        let rev = self.call_site(id, span, callee, name, args, None);
+        let rev = self.call_site(id, span, callee, name, args, None, None);
         self.out.fwd.line(&call_line(&self.inp.unit, name, args));
         rev
     }
@@ -152,14 +153,39 @@ impl Gen<'_> {
         if !hoisted.is_empty() {
             self.out.flush_label(label);
         }
-        // Without the assignment's adjoint no temporary's adjoint is ever
-        // seeded: unless the function writes an argument or a global with
-        // a derivative, or its result feeds a reference that runs
-        // (innermost references come first; fuzzer, seed 4200, case 161),
-        // the reference has no reverse sweep, nor a snapshot for one (its
-        // actuals' indices are not restored for it either).
+        // Whether each reference's reverse sweep runs, and its checkpoint:
+        // the analysis decides both ([`dfort_analysis::references`]). A
+        // reference it did not decide (this root's derivative routines
+        // differ from those of the analysis' roots) is decided here by
+        // the same rule: without the assignment's adjoint no temporary's
+        // adjoint is ever seeded, so unless the function writes an
+        // argument or a global with a derivative, or its result feeds a
+        // reference that runs (innermost references come first; fuzzer,
+        // seed 4200, case 161), the reference has no reverse sweep, nor a
+        // snapshot for one.
+        let decided: Vec<Option<&ReferenceCheckpoint>> = {
+            let refs = inp.references.get(&id).map(Vec::as_slice).unwrap_or(&[]);
+            hoisted
+                .iter()
+                .enumerate()
+                .map(|(j, h)| {
+                    refs.get(j)
+                        .filter(|r| r.callee == h.callee && r.span == h.span)
+                        .filter(|r| {
+                            let differentiated = inp.diff.contains(h.callee);
+                            r.checkpoint
+                                .as_ref()
+                                .is_none_or(|cp| cp.callee_routine == differentiated)
+                        })
+                })
+                .collect()
+        };
         let mut reversed = vec![false; hoisted.len()];
         for j in (0..hoisted.len()).rev() {
+            if let Some(r) = decided[j] {
+                reversed[j] = r.checkpoint.is_some();
+                continue;
+            }
             let h = &hoisted[j];
             let feeds = hoisted[j + 1..]
                 .iter()
@@ -169,8 +195,14 @@ impl Gen<'_> {
         }
         let mut calls = Vec::new();
         let mut allocations = Vec::new();
-        for (h, &reversed) in hoisted.iter().zip(&reversed) {
+        for ((h, &reversed), decided) in hoisted.iter().zip(&reversed).zip(&decided) {
             if reversed {
+                // The temporaries of nested references whose results the
+                // decided snapshot saves.
+                let decided = decided.and_then(|r| {
+                    let temps = r.saved_results.iter().filter_map(|&i| hoisted.get(i));
+                    Some((r.checkpoint.as_ref()?, temps.map(|h| h.temp).collect()))
+                });
                 calls.push(self.call_site(
                     id,
                     h.span,
@@ -178,6 +210,7 @@ impl Gen<'_> {
                     &h.name,
                     &h.args,
                     Some(h.temp),
+                    decided,
                 ));
             }
             let a = crate::fortran::actuals(unit, &h.args);
@@ -213,13 +246,15 @@ impl Gen<'_> {
     }
 
     /// A call to `callee(args)` — a CALL, or a hoisted function reference
-    /// whose value goes to `result`: writes to the forward sweep what its
-    /// checkpoint saves and returns its reverse sweep. A CALL's checkpoint
-    /// is the analysis' (`UnitDecisions::calls`), taken as decided when
-    /// the callee's derivative routine is the one this root writes; a
-    /// hoisted reference's (and a CALL's whose callee this root
-    /// differentiates otherwise than the analysis took it) comes from the
-    /// same analysis function, run here on the unit as written.
+    /// whose value goes to `result` (with the checkpoint `reference` the
+    /// analysis decided for it, if any, and the temporaries of nested
+    /// references its snapshot saves first): writes to the forward sweep what
+    /// its checkpoint saves and returns its reverse sweep. A CALL's
+    /// checkpoint is the analysis' (`UnitDecisions::calls`, a reference's
+    /// `UnitDecisions::references`), taken as decided when the callee's
+    /// derivative routine is the one this root writes; otherwise it comes
+    /// from the same analysis function, run here on the unit as written.
+    #[allow(clippy::too_many_arguments)]
     fn call_site(
         &mut self,
         id: StmtId,
@@ -228,16 +263,18 @@ impl Gen<'_> {
         name: &str,
         args: &[Arg],
         result: Option<SymbolId>,
+        reference: Option<(&CallCheckpoint, Vec<SymbolId>)>,
     ) -> Vec<Line> {
         let inp = self.inp;
         let differentiated = callee.is_some_and(|c| inp.diff.contains(c));
-        let decided = inp
-            .calls
-            .get(&id)
-            .filter(|cp| result.is_none() && cp.callee_routine == differentiated);
+        let decided = match result {
+            None => inp.calls.get(&id).map(|cp| (cp, Vec::new())),
+            Some(_) => reference,
+        }
+        .filter(|(cp, _)| cp.callee_routine == differentiated);
         let computed;
-        let cp = match decided {
-            Some(cp) => cp,
+        let (cp, results) = match decided {
+            Some(d) => d,
             None => {
                 let caller = Caller {
                     program: inp.program,
@@ -253,13 +290,14 @@ impl Gen<'_> {
                 };
                 computed =
                     checkpoint::of_call(&caller, &callees, id, callee, args, &self.out.replayed);
-                &computed
+                (&computed, Vec::new())
             }
         };
-        self.checkpointed(id, span, callee, name, args, result, cp)
+        self.checkpointed(id, span, callee, name, args, result, cp, &results)
     }
 
-    /// The forward and reverse sweeps of a call with checkpoint `cp`.
+    /// The forward and reverse sweeps of a call with checkpoint `cp`, whose
+    /// snapshot first saves the temporaries `results`.
     #[allow(clippy::too_many_arguments)]
     fn checkpointed(
         &mut self,
@@ -270,6 +308,7 @@ impl Gen<'_> {
         args: &[Arg],
         result: Option<SymbolId>,
         cp: &CallCheckpoint,
+        results: &[SymbolId],
     ) -> Vec<Line> {
         let inp = self.inp;
         let unit = &inp.unit;
@@ -336,14 +375,19 @@ impl Gen<'_> {
         // The caller's records, then the snapshot (the hidden module
         // variables last).
         let records: Vec<String> = cp.records.iter().map(|r| r.text(unit)).collect();
-        let mut snapshot: Vec<String> = cp.snapshot.iter().map(|r| r.text(unit)).collect();
+        let mut snapshot: Vec<String> = results
+            .iter()
+            .map(|t| unit.symbol(*t).name.clone())
+            .chain(cp.snapshot.iter().map(|r| r.text(unit)))
+            .collect();
         for r in &cp.records {
             self.out.trace.around_call(id, r.variable);
         }
-        for r in &cp.snapshot {
-            self.out
-                .trace
-                .call_snapshot(id, SavedValue::Variable(r.variable));
+        for v in results
+            .iter()
+            .chain(cp.snapshot.iter().map(|r| &r.variable))
+        {
+            self.out.trace.call_snapshot(id, SavedValue::Variable(*v));
         }
         for k in &cp.hidden {
             self.out

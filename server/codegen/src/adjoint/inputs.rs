@@ -26,6 +26,7 @@ use dfort_analysis::checkpoint::CallCheckpoint;
 use dfort_analysis::effects::ProgramEffects;
 use dfort_analysis::facts::ProgramFacts;
 use dfort_analysis::recovery::Plan;
+use dfort_analysis::references::ReferenceCheckpoint;
 use dfort_analysis::reversal::UnitReversal;
 use dfort_analysis::tbr::Tbr;
 use dfort_analysis::undo::UnitUndo;
@@ -85,6 +86,9 @@ pub(super) struct RoutineInputs<'a> {
     /// What the forward sweep saves around each CALL (the analysis'
     /// checkpoints).
     pub calls: &'a BTreeMap<StmtId, CallCheckpoint>,
+    /// Per assignment: its function references as the analysis decided
+    /// them (hoisting order; whether each is reversed, its checkpoint).
+    pub references: &'a BTreeMap<StmtId, Vec<ReferenceCheckpoint>>,
     /// Per unit: whether this root writes its derivative routine (what
     /// the checkpoint of a hoisted reference reads).
     pub routines: IdVec<UnitId, bool>,
@@ -164,6 +168,7 @@ pub(super) fn gather<T>(
             dead: &decisions.dead,
             pushed: &decisions.pushed,
             calls: &decisions.calls,
+            references: &decisions.references,
             routines: program.units.indices().map(|i| diff.contains(i)).collect(),
             entry_needs: program
                 .units

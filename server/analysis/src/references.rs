@@ -1,0 +1,204 @@
+//! Function references inside assignments, as the adjoint runs them: the
+//! generator hoists each reference to a procedure dfort has the source of
+//! out of an assignment into a temporary of its own (innermost first,
+//! paper 004 §3) and reverses it as a call (paper 000 §5.2, Tapenade's
+//! joint-mode checkpoint). This decides, per reference, whether the
+//! reverse sweep runs its adjoint and what the forward sweep saves around
+//! it — so that the generator, `dfort analyze` and the editor read one
+//! decision.
+//!
+//! Contract: [`of_unit`] returns, per assignment the generator hoists out
+//! of (its target carries a derivative, or a referenced function writes
+//! something with one), the references in hoisting order — post-order,
+//! which is the order in which evaluation completes them — each with its
+//! checkpoint when its reverse sweep runs: when the assignment has an
+//! adjoint (its target carries a derivative and is active after it), the
+//! function writes an argument or a global with a derivative, or its
+//! result feeds a reference whose reverse sweep runs. The checkpoint is
+//! [`crate::checkpoint::of_call`]'s with the references nested in the
+//! actuals taken as the temporaries they become (values nothing changes
+//! after they are computed, so nothing of them is saved).
+
+use crate::activity::Activity;
+use crate::bitset::BitSet;
+use crate::checkpoint::{in_formal_order, of_call, CallCheckpoint, Callees, Caller};
+use crate::derivatives::carries_ref;
+use crate::dp::target;
+use dfort_ir::*;
+use std::collections::BTreeMap;
+
+/// One function reference of an assignment, as the adjoint reverses it.
+#[derive(Clone, Debug)]
+pub struct ReferenceCheckpoint {
+    pub callee: UnitId,
+    /// Where the reference is written.
+    pub span: Span,
+    /// What the forward sweep saves around it; `None` when the reverse
+    /// sweep does not run its adjoint (nor saves anything for it).
+    pub checkpoint: Option<CallCheckpoint>,
+    /// The references nested in its actuals (indices into the
+    /// statement's list) whose results its adjoint reads: the snapshot
+    /// saves the temporaries holding them first (a loop computes them
+    /// again in its next iteration).
+    pub saved_results: Vec<usize>,
+}
+
+/// What [`of_unit`] reads of the derivatives the roots need.
+pub struct Carried<'a> {
+    /// The unit's symbols with a derivative.
+    pub with_d: &'a BitSet,
+    /// Per unit: whether it writes an argument or a global with a
+    /// derivative ([`crate::derivatives::writes_derivatives`]).
+    pub writers: &'a IdVec<UnitId, bool>,
+}
+
+/// A reference found in an expression: callee, actuals, where, and the
+/// references directly nested in its actuals (indices into the list).
+struct Found<'e> {
+    callee: UnitId,
+    args: &'e [Arg],
+    span: Span,
+    nested: Vec<usize>,
+}
+
+/// The references to procedures with source in `e`, in post-order.
+fn references(e: &Expr) -> Vec<Found<'_>> {
+    fn walk<'e>(e: &'e Expr, out: &mut Vec<Found<'e>>) -> Vec<usize> {
+        let mut inner = Vec::new();
+        for c in e.children() {
+            inner.extend(walk(c, out));
+        }
+        match &e.kind {
+            ExprKind::FunctionCall {
+                target: CallTarget::Unit(c),
+                args,
+                ..
+            } => {
+                out.push(Found {
+                    callee: *c,
+                    args,
+                    span: e.span,
+                    nested: inner,
+                });
+                vec![out.len() - 1]
+            }
+            _ => inner,
+        }
+    }
+    let mut out = Vec::new();
+    walk(e, &mut out);
+    out
+}
+
+/// `args` with each reference to a procedure with source replaced by a
+/// constant: the temporary the generator hoists it into is saved apart
+/// ([`ReferenceCheckpoint::saved_results`]).
+fn as_hoisted(args: &[Arg]) -> Vec<Arg> {
+    let mut out = args.to_vec();
+    for a in &mut out {
+        a.value.walk_mut(&mut |x| {
+            if matches!(
+                x.kind,
+                ExprKind::FunctionCall {
+                    target: CallTarget::Unit(_),
+                    ..
+                }
+            ) {
+                x.kind = ExprKind::Int(0);
+            }
+        });
+    }
+    out
+}
+
+/// The references of the assignments of `caller`'s unit (its `orig` and
+/// `unit` the same, activity `act`), each assignment's inside counted
+/// loops with indices `replayed` (per statement) that the reverse sweep
+/// replays.
+pub fn of_unit(
+    caller: &Caller,
+    callees: &Callees,
+    carried: &Carried,
+    act: &Activity,
+    replayed: &BTreeMap<StmtId, Vec<SymbolId>>,
+) -> BTreeMap<StmtId, Vec<ReferenceCheckpoint>> {
+    let (program, unit) = (caller.program, caller.unit);
+    let writer = |c: UnitId| carried.writers.get(c).copied().unwrap_or(false);
+    let mut out = BTreeMap::new();
+    for st in &unit.stmts {
+        let StmtKind::Assign { lhs, rhs } = &st.kind else {
+            continue;
+        };
+        let found = references(rhs);
+        if found.is_empty() {
+            continue;
+        }
+        let t = target(lhs).map(|(t, _)| t);
+        let carries = t.is_some_and(|t| carried.with_d.contains_id(t));
+        if !carries && !found.iter().any(|f| writer(f.callee)) {
+            continue;
+        }
+        let adjoint = carries
+            && carries_ref(program, unit, lhs)
+            && t.is_some_and(|t| act.active_after(st.id, t));
+        // Outermost last: a reference runs when one it feeds does.
+        let mut reversed = vec![false; found.len()];
+        for j in (0..found.len()).rev() {
+            let feeds = (j + 1..found.len()).any(|k| reversed[k] && found[k].nested.contains(&j));
+            reversed[j] = adjoint || writer(found[j].callee) || feeds;
+        }
+        let around = replayed.get(&st.id).map(Vec::as_slice).unwrap_or(&[]);
+        let refs = found
+            .iter()
+            .zip(reversed)
+            .map(|(f, reversed)| ReferenceCheckpoint {
+                callee: f.callee,
+                span: f.span,
+                checkpoint: reversed.then(|| {
+                    let args = as_hoisted(f.args);
+                    of_call(caller, callees, st.id, Some(f.callee), &args, around)
+                }),
+                saved_results: match reversed && callees.routine(f.callee) {
+                    true => read_results(caller, callees, f, &found),
+                    false => Vec::new(),
+                },
+            })
+            .collect();
+        out.insert(st.id, refs);
+    }
+    out
+}
+
+/// The references nested in `f`'s actuals whose results `f`'s adjoint
+/// reads: an actual that is such a reference, bound to a formal the
+/// callee reads, or an expression containing one.
+fn read_results(caller: &Caller, callees: &Callees, f: &Found, found: &[Found]) -> Vec<usize> {
+    let cu = caller.program.unit(f.callee);
+    let formal_read = |k: usize| {
+        caller
+            .effects
+            .get(f.callee)
+            .is_some_and(|fx| fx.read_formals.contains(&(k as u32)))
+    };
+    let mut out = Vec::new();
+    for (k, a) in in_formal_order(cu, f.args).into_iter().enumerate() {
+        let Some(a) = a else { continue };
+        let formal = cu.args.get(k).copied();
+        if !callees.reads(f.callee, formal) {
+            continue;
+        }
+        for &j in &f.nested {
+            let within = a.value.span.range.start <= found[j].span.range.start
+                && found[j].span.range.end <= a.value.span.range.end;
+            if !within || out.contains(&j) {
+                continue;
+            }
+            let direct = a.value.span == found[j].span;
+            if direct && !formal_read(k) {
+                continue;
+            }
+            out.push(j);
+        }
+    }
+    out
+}
