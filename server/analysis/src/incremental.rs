@@ -65,8 +65,22 @@ impl Changes {
     }
 }
 
-/// Whether a caller reads the same of `a` and `b`.
+/// Whether a caller reads the same of `a` and `b`. What callers keep of
+/// a callee — the contexts they give it, its summary's rows — is indexed
+/// by the callee's symbol ids (its formals', its globals', and past its
+/// symbols the slots of globals only its callees declare), so the symbol
+/// table must be the same, name for name, id for id (an edit that turned
+/// a declaration into a continuation renumbered every symbol after it;
+/// robustness test, case 45f01bcc).
 pub fn same_interface(a: &Unit, b: &Unit) -> bool {
+    if a.symbols.len() != b.symbols.len()
+        || a.symbols
+            .iter()
+            .zip(&b.symbols)
+            .any(|(x, y)| x.name != y.name)
+    {
+        return false;
+    }
     let same_symbol = |x: dfort_ir::SymbolId, y: dfort_ir::SymbolId| {
         let (x, y) = (a.symbol(x), b.symbol(y));
         x.name == y.name && x.ty == y.ty && x.intent == y.intent && x.rank() == y.rank()
