@@ -653,3 +653,64 @@ fn address_recovery_in_hints_hover_and_diagnostics() {
     assert!(labels.iter().any(|(_, l)| l == "push(x)"), "{labels:?}");
     c.shutdown().unwrap();
 }
+
+/// A `.F` file through the C preprocessor in the editor: `-I`/`-D` from
+/// the settings, a problem in an included header published on the header,
+/// the file's own positions (after a header and a macro) for diagnostics
+/// and hover.
+#[test]
+fn preprocessed_files_report_header_problems_on_the_header() {
+    let root = workspace("cpp", &[]);
+    std::fs::create_dir_all(root.join("inc")).unwrap();
+    let header = root.join("inc").join("decls.h");
+    std::fs::write(
+        &header,
+        "      REAL*8 a, b\n      COMMON /ab/ a, b\n      REAL*8 c = = 1\n",
+    )
+    .unwrap();
+    let main = root.join("main.F");
+    std::fs::write(
+        &main,
+        "#define TWICE(x) (2 _d 0*(x))\n      SUBROUTINE s(y)\n#include \"decls.h\"\n      REAL*8 y\n      y = TWICE(a) + b\n      y = y 2\n      END\n",
+    )
+    .unwrap();
+    let mut c = spawn_in_process(Options::default()).expect("server starts");
+    c.initialize(
+        Some(&uri(&root)),
+        vscode_caps(),
+        json!({"preprocessor": {"include": ["inc"], "define": {"_d": "D"}}}),
+    )
+    .expect("initialize answered");
+    let text = open(&mut c, &main);
+    let header_uri = uri(&std::fs::canonicalize(&header).unwrap());
+    let (mut mine, mut theirs) = (None, None);
+    while mine.is_none() || theirs.is_none() {
+        let d = c
+            .wait_notification("textDocument/publishDiagnostics")
+            .unwrap();
+        if d["uri"] == json!(uri(&main)) {
+            mine = Some(d["diagnostics"].clone());
+        } else if d["uri"] == json!(header_uri) {
+            theirs = Some(d["diagnostics"].clone());
+        }
+    }
+    let (mine, theirs) = (mine.unwrap(), theirs.unwrap());
+    // main.F: only `y = y 2` (line 5), at its column.
+    let mine = mine.as_array().unwrap();
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!(
+        mine[0]["range"]["start"],
+        json!({"line": 5, "character": 12})
+    );
+    // The header: its third line.
+    let theirs = theirs.as_array().unwrap();
+    assert_eq!(theirs.len(), 1, "{theirs:?}");
+    assert_eq!(theirs[0]["range"]["start"]["line"], 2, "{theirs:?}");
+    assert_eq!(theirs[0]["code"], "syntax-error");
+    // Hover on `b`, after the header and the macro use.
+    let line = text.lines().nth(4).unwrap();
+    assert!(line.ends_with("TWICE(a) + b"), "{line}");
+    let at = json!({"line": 4, "character": line.len() - 1});
+    let h = hover_text(&mut c, &main, at);
+    assert!(h.contains("**b**") && h.contains("COMMON /ab/"), "{h}");
+}

@@ -189,3 +189,168 @@ fn preprocess_reports_directive_errors_at_their_file_and_line() {
     assert!(out.starts_with("# 1 \"h.h\"\n"), "{out}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `dfort check` on every configuration of the corpus, with its `-I` and
+/// `-D`: the front end reads the preprocessor's output (headers with
+/// COMMON blocks and PARAMETERs, `_RL` type macros, `2.0 _d 0` literals
+/// spliced by `-D_d=D`, `CHARACTER*(*)`, statement macros, WRF-style `#if`)
+/// and finds no error and no warning.
+#[test]
+fn the_cpp_corpus_checks_clean_under_its_settings() {
+    let dir = corpus_dir();
+    let text = std::fs::read_to_string(dir.join("corpus.toml")).expect("corpus.toml");
+    let corpus: Corpus = toml::from_str(&text).expect("corpus.toml parses");
+    let mut files = 0;
+    for config in &corpus.config {
+        let mut args = vec!["check".to_string()];
+        args.extend(config.files.iter().cloned());
+        args.extend(config.flags());
+        let (ok, out, err) = run(env!("CARGO_BIN_EXE_dfort"), &args, &dir);
+        assert!(ok, "{}: {out}{err}", config.name);
+        let summary = err.lines().last().unwrap_or("");
+        assert!(
+            summary.ends_with(": 0 error(s), 0 warning(s)"),
+            "{}: {out}{err}",
+            config.name
+        );
+        files += config.files.len();
+    }
+    assert!(files >= 100, "only {files} files checked");
+    // Without `-D_d=D`, `_d` stays in the literals: syntax errors at the
+    // file's own lines and columns (the headers are found next to it).
+    let (ok, out, err) = run(
+        env!("CARGO_BIN_EXE_dfort"),
+        &["check".into(), "ocean/cost_theta.F".into()],
+        &dir,
+    );
+    assert!(!ok, "{err}");
+    assert!(
+        out.lines()
+            .next()
+            .is_some_and(|l| l.starts_with("ocean/cost_theta.F:32:19: error: syntax error")),
+        "{out}"
+    );
+}
+
+/// Positions map back through the preprocessor: an error in an included
+/// header is reported in the header at its own line; one in the file
+/// after an include and a multi-line macro expansion at the file's line;
+/// an `#error` and a `#warning` at theirs. `dfort.toml`'s
+/// `[preprocessor]` gives what `-I` and `-D` would.
+#[test]
+fn diagnostics_of_preprocessed_files_land_in_the_file_that_holds_the_text() {
+    let dir = std::env::temp_dir().join(format!("dfort-cpp-pos-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::write(
+        dir.join("inc/decls.h"),
+        "      REAL*8 a, b\n      COMMON /ab/ a, b\n      REAL*8 c = = 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.F"),
+        "#define TWICE(x) \\\n  (2 _d 0*(x))\n\
+         #warning \"not tested\"\n\
+         \x20     SUBROUTINE s(y)\n\
+         #include \"decls.h\"\n\
+         \x20     REAL*8 y\n\
+         \x20     y = TWICE(a) + b\n\
+         \x20     y = y 2\n\
+         \x20     END\n\
+         \x20     SUBROUTINE t(y)\n\
+         #include \"decls.h\"\n\
+         \x20     REAL*8 y\n\
+         \x20     y = a\n\
+         \x20     END\n\
+         #if N > 3\n\
+         #error \"N too large\"\n\
+         #endif\n",
+    )
+    .unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check".to_string(), "main.F".to_string()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        run(env!("CARGO_BIN_EXE_dfort"), &args, &dir)
+    };
+    let (ok, err, _) = check(&["-Iinc", "-D_d=D", "-DN=4"]);
+    assert!(!ok, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let has = |prefix: &str, code: &str| {
+        lines
+            .iter()
+            .any(|l| l.starts_with(prefix) && l.ends_with(&format!("[{code}]")))
+    };
+    assert!(
+        has("main.F:3:1: warning: #warning", "preprocessor-warning"),
+        "{err}"
+    );
+    assert!(
+        has(
+            "main.F:16:1: error: #error \"N too large\"",
+            "preprocessor-error"
+        ),
+        "{err}"
+    );
+    assert!(
+        has("main.F:8:13: error: syntax error", "syntax-error"),
+        "{err}"
+    );
+    // The header's error, once, though two routines include it.
+    let in_header: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("inc/decls.h:"))
+        .collect();
+    assert_eq!(in_header.len(), 1, "{err}");
+    assert!(in_header[0].starts_with("inc/decls.h:3:"), "{err}");
+    // No error lands on a line of main.F that holds none.
+    for l in &lines {
+        if let Some(rest) = l.strip_prefix("main.F:") {
+            let line: u32 = rest.split(':').next().unwrap().parse().unwrap();
+            assert!([3, 8, 16].contains(&line), "{err}");
+        }
+    }
+    // The same settings from dfort.toml; the command line's -D wins.
+    std::fs::write(
+        dir.join("dfort.toml"),
+        "[preprocessor]\ninclude = [\"inc\"]\ndefine = { _d = \"D\", N = \"4\" }\n",
+    )
+    .unwrap();
+    let (_, from_toml, _) = check(&[]);
+    // (Its directories are relative to dfort.toml, printed as found.)
+    let from_toml = from_toml.replace(&format!("{}/", dir.display()), "");
+    assert_eq!(from_toml, err);
+    let (_, overridden, _) = check(&["-DN=2"]);
+    assert!(!overridden.contains("N too large"), "{overridden}");
+    // --no-cpp: the directives are not Fortran.
+    let (ok, raw, _) = check(&["--no-cpp"]);
+    assert!(!ok && !raw.contains("preprocessor"), "{raw}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `dfort verify` on routines of the ocean corpus that read their
+/// PARAMETERs and COMMON blocks from headers and their literals through
+/// `_d`: tangent against finite differences and adjoint by the dot-product
+/// test, compiled from the preprocessor's output.
+#[test]
+fn routines_built_from_headers_and_macros_are_gradient_checked() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let dir = corpus_dir();
+    for (files, root, ints) in [
+        (vec!["ocean/cost_theta.F"], "cost_theta", "n=4"),
+        (vec!["ocean/calc_diffusion.F"], "calc_diffusion", "mythid=1"),
+    ] {
+        let mut args = vec!["verify".to_string()];
+        args.extend(files.iter().map(|f| f.to_string()));
+        for a in ["--root", root, "--int", ints, "-Iocean", "-D_d=D"] {
+            args.push(a.to_string());
+        }
+        let (ok, out, err) = run(env!("CARGO_BIN_EXE_dfort"), &args, &dir);
+        assert!(ok, "{root}: {out}{err}");
+        assert!(
+            out.contains("tangent relative error") && out.contains("(ok)"),
+            "{out}"
+        );
+        assert!(out.contains("dot-product test (ok)"), "{out}");
+    }
+}

@@ -55,6 +55,7 @@ export interface DfortSettings {
   roots: RootSetting[];
   fixedFormExtensions: string[];
   fixedLineLength: number;
+  preprocessor: { enabled: boolean | null; include: string[]; define: Record<string, string> };
   trace: { server: string };
 }
 
@@ -88,6 +89,15 @@ export function readSettings(): DfortSettings {
       })),
     fixedFormExtensions: strings(cfg.get<unknown>('fixedFormExtensions', ['.f', '.for', '.f77', '.F'])),
     fixedLineLength: cfg.get<number>('fixedLineLength', 72),
+    preprocessor: {
+      enabled: cfg.get<boolean | null>('preprocessor.enabled', null),
+      include: strings(cfg.get<unknown>('preprocessor.include', [])),
+      define: Object.fromEntries(
+        Object.entries(cfg.get<Record<string, unknown>>('preprocessor.define', {}) ?? {}).filter(
+          (e): e is [string, string] => typeof e[1] === 'string',
+        ),
+      ),
+    },
     trace: { server: cfg.get<string>('trace.server', 'off') },
   };
 }

@@ -222,6 +222,7 @@ async function main() {
     roots: [],
     fixedFormExtensions: ['.f', '.for', '.f77', '.F'],
     fixedLineLength: 72,
+    preprocessor: { enabled: null, include: [], define: {} },
   };
   for (const [key, value] of Object.entries(expected)) {
     check(JSON.stringify(options && options[key]) === JSON.stringify(value), `initializationOptions.${key} = ${JSON.stringify(value)}`, JSON.stringify(options));

@@ -72,9 +72,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
         errors += 1;
     }
     let mut lines: Vec<(PathBuf, Vec<Line>)> = session
-        .paths
-        .iter()
-        .map(|p| (p.clone(), document_lines(snap, p, !args.roots.is_empty())))
+        .files_read()
+        .into_iter()
+        .map(|p| {
+            (
+                p.to_path_buf(),
+                document_lines(snap, p, !args.roots.is_empty()),
+            )
+        })
         .collect();
     let front_end_errors = lines
         .iter()
@@ -142,14 +147,14 @@ fn document_lines(snap: &Snapshot, path: &Path, differentiability: bool) -> Vec<
     if differentiability {
         diags.extend(dfort_ide::diagnostics::differentiability(snap, path));
     }
-    let Some(doc) = snap.doc(path) else {
+    let Some((text, lines)) = snap.file_text(path) else {
         return Vec::new();
     };
     diags
         .into_iter()
         .map(|d| Line {
-            line: doc.lines.line_col(d.range.start).line + 1,
-            col: doc.lines.char_col(&doc.text, d.range.start) + 1,
+            line: lines.line_col(d.range.start).line + 1,
+            col: lines.char_col(text, d.range.start) + 1,
             severity: d.severity,
             message: d.message,
             code: d.code.to_string(),

@@ -8,7 +8,15 @@
 //! dependent = ["f"]
 //! int = { dim = 12, parmax = 2 }   # optional: integer arguments for `dfort verify`
 //! size = { x = 12 }                # optional: array sizes for `dfort verify`
+//!
+//! [preprocessor]               # optional: the C preprocessor's settings
+//! include = ["inc", "../model/inc"]  # like -I, relative to this file
+//! define = { _d = "D", ALLOW_COST = "1" } # like -D NAME=VALUE
 //! ```
+//!
+//! The `[preprocessor]` settings come before the command line's: its
+//! include directories are searched after `-I`'s, and a `-D` redefines a
+//! macro it defines.
 //!
 //! `dfort analyze` uses the roots named here when no `--root` is given.
 //! `dfort tangent`, `adjoint` and `verify` take the independent and
@@ -22,11 +30,41 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
     pub root: Vec<RootConfig>,
+    #[serde(default)]
+    pub preprocessor: PreprocessorConfig,
+}
+
+/// `[preprocessor]`: include directories and macros.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreprocessorConfig {
+    #[serde(default)]
+    pub include: Vec<PathBuf>,
+    #[serde(default)]
+    pub define: BTreeMap<String, String>,
+}
+
+impl PreprocessorConfig {
+    /// Adds these settings to the command line's `cpp` (of `dfort.toml`
+    /// at `path`): directories after its own, relative to the file's
+    /// directory; macros before its own, which may redefine them.
+    pub fn apply(&self, path: &Path, cpp: &mut dfort_ide::preprocessing::CppConfig) {
+        let base = path.parent().unwrap_or(Path::new("."));
+        cpp.include
+            .extend(self.include.iter().map(|d| base.join(d)));
+        let mut define: Vec<(String, String)> = self
+            .define
+            .iter()
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect();
+        define.append(&mut cpp.define);
+        cpp.define = define;
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -110,6 +148,33 @@ pub fn read(path: &Path) -> Result<Config, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn preprocessor_settings_come_before_the_command_line() {
+        let c: Config = toml::from_str(
+            "[preprocessor]\ninclude = [\"inc\"]\ndefine = { _d = \"D\", N = \"4\" }\n",
+        )
+        .unwrap();
+        let mut cpp = dfort_ide::preprocessing::CppConfig {
+            forced: None,
+            include: vec![PathBuf::from("cli")],
+            define: vec![("N".into(), "8".into())],
+        };
+        c.preprocessor.apply(Path::new("/ws/dfort.toml"), &mut cpp);
+        assert_eq!(
+            cpp.include,
+            [PathBuf::from("cli"), PathBuf::from("/ws/inc")]
+        );
+        assert_eq!(
+            cpp.define,
+            [
+                ("N".to_string(), "4".to_string()),
+                ("_d".to_string(), "D".to_string()),
+                ("N".to_string(), "8".to_string())
+            ]
+        );
+        assert!(toml::from_str::<Config>("[preprocessor]\nincludes = []\n").is_err());
+    }
 
     #[test]
     fn parses_roots_and_rejects_unknown_keys() {

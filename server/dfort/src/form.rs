@@ -1,12 +1,13 @@
 //! The source-form options every command that reads Fortran files takes
-//! (`--fixed`, `--free`, `--fixed-line-length`), and their conversion to
-//! the workspace loader's options.
+//! (`--fixed`, `--free`, `--fixed-line-length`; the C preprocessor's
+//! `--cpp`, `--no-cpp`, `-I`, `-D`), and their conversion to the workspace
+//! loader's options.
 
 use clap::Args;
 use dfort_ide::LoadOptions;
 use dfort_syntax::FixedOptions;
 
-#[derive(Args, Clone, Copy)]
+#[derive(Args, Clone)]
 pub struct FormArgs {
     /// Treat every file as fixed form (default: by extension, .f .for .f77 .F are fixed).
     #[arg(long, conflicts_with = "free")]
@@ -17,6 +18,16 @@ pub struct FormArgs {
     /// Fixed-form line length: 72 (default, like compilers), 132, or none.
     #[arg(long, default_value = "72", value_parser = parse_line_length)]
     fixed_line_length: LineLength,
+    /// Run the C preprocessor on every file (default: on `.F`, `.F90`,
+    /// `.F95`, `.F03`, `.F08`, `.FOR`, `.fpp` and `.FPP` files, as gfortran
+    /// does).
+    #[arg(long, conflicts_with = "no_cpp")]
+    cpp: bool,
+    /// Run the C preprocessor on no file.
+    #[arg(long)]
+    no_cpp: bool,
+    #[command(flatten)]
+    pub pp: crate::preprocess::CppArgs,
 }
 
 #[derive(Clone, Copy)]
@@ -41,6 +52,9 @@ impl Default for FormArgs {
             fixed: false,
             free: false,
             fixed_line_length: LineLength(Some(72)),
+            cpp: false,
+            no_cpp: false,
+            pp: crate::preprocess::CppArgs::default(),
         }
     }
 }
@@ -53,6 +67,25 @@ impl FormArgs {
             },
             force_fixed: self.fixed,
             force_free: self.free,
+        }
+    }
+
+    /// The preprocessor's settings: which files, `-I`, `-D`.
+    pub fn cpp_config(&self) -> dfort_ide::preprocessing::CppConfig {
+        use dfort_ide::preprocessing::CppConfig;
+        CppConfig {
+            forced: match (self.cpp, self.no_cpp) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            include: self.pp.include.clone(),
+            define: self
+                .pp
+                .define
+                .iter()
+                .map(|d| CppConfig::parse_define(d))
+                .collect(),
         }
     }
 

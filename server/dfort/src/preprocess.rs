@@ -32,10 +32,7 @@ impl CppArgs {
             define: self
                 .define
                 .iter()
-                .map(|d| match d.split_once('=') {
-                    Some((n, v)) => (n.to_string(), v.to_string()),
-                    None => (d.clone(), "1".to_string()),
-                })
+                .map(|d| dfort_ide::preprocessing::CppConfig::parse_define(d))
                 .collect(),
             fixed: matches!(form, SourceForm::Fixed(_)),
         }
@@ -45,8 +42,6 @@ impl CppArgs {
 #[derive(clap::Args)]
 pub struct PreprocessArgs {
     file: PathBuf,
-    #[command(flatten)]
-    cpp: CppArgs,
     #[command(flatten)]
     form: FormArgs,
 }
@@ -60,7 +55,7 @@ pub fn run(args: PreprocessArgs) -> ExitCode {
         }
     };
     let form = args.form.form_of(&args.file);
-    let out = preprocess(&args.file, &text, &args.cpp.options(form), &read_file);
+    let out = preprocess(&args.file, &text, &args.form.pp.options(form), &read_file);
     print!("{}", with_line_markers(&out));
     let mut errors = 0;
     for d in &out.diagnostics {

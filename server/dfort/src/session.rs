@@ -53,6 +53,7 @@ impl FormArgs {
             roots: ask.roots.clone(),
             others: ask.others,
             recording: ask.recording,
+            cpp: self.cpp_config(),
             ..HostConfig::default()
         }
     }
@@ -60,8 +61,15 @@ impl FormArgs {
 
 impl Session {
     /// Reads `files` into a host with the settings of `form` and `ask`.
+    /// The `[preprocessor]` settings of the `dfort.toml` found for the
+    /// files come before the command line's (a `dfort.toml` that cannot be
+    /// read is reported by the command).
     pub fn open(files: &[PathBuf], form: &FormArgs, ask: &Ask) -> Session {
-        let (mut host, errors) = Host::load(files, form.host_config(ask));
+        let mut config = form.host_config(ask);
+        if let Ok(Some((path, c))) = crate::config::load(files) {
+            c.preprocessor.apply(&path, &mut config.cpp);
+        }
+        let (mut host, errors) = Host::load(files, config);
         let mut paths: Vec<PathBuf> = Vec::new();
         for p in files {
             if host.document(p).is_some() && !paths.contains(p) {
@@ -82,15 +90,37 @@ impl Session {
         }
     }
 
-    /// The front end's diagnostics (syntax, lowering, linking) of every
-    /// document, in the order the files were given.
+    /// The documents in the order given, each followed by the headers the
+    /// C preprocessor included into it first (each file once).
+    pub fn files_read(&self) -> Vec<&Path> {
+        let mut files: Vec<&Path> = Vec::new();
+        for p in &self.paths {
+            let headers = self
+                .snap
+                .doc(p)
+                .and_then(|d| d.preprocessed.as_ref())
+                .into_iter()
+                .flat_map(|pp| pp.headers().map(|(_, f)| f.path.as_path()));
+            for f in std::iter::once(p.as_path()).chain(headers) {
+                if !files.contains(&f) {
+                    files.push(f);
+                }
+            }
+        }
+        files
+    }
+
+    /// The front end's diagnostics (syntax, lowering, linking, the C
+    /// preprocessor's) of every document and header read
+    /// ([`Session::files_read`]): a problem in a header is reported in
+    /// the header, once.
     pub fn front_end(&self) -> Vec<(&Path, IdeDiagnostic)> {
-        self.paths
-            .iter()
+        self.files_read()
+            .into_iter()
             .flat_map(|p| {
                 dfort_ide::diagnostics::front_end(&self.snap, p)
                     .into_iter()
-                    .map(move |d| (p.as_path(), d))
+                    .map(move |d| (p, d))
             })
             .collect()
     }
@@ -164,11 +194,20 @@ impl Session {
         Ok((session, id, roles))
     }
 
-    /// The files' sources in the order given (path, text).
+    /// The files' sources in the order given (path, text): for a file the
+    /// C preprocessor ran on, its output (what dfort analysed, which
+    /// compiles without `-cpp`, `-I` or `-D`).
     pub fn sources(&self) -> Vec<(&Path, &str)> {
         self.paths
             .iter()
-            .filter_map(|p| Some((p.as_path(), &*self.snap.doc(p)?.text)))
+            .filter_map(|p| {
+                let doc = self.snap.doc(p)?;
+                let text = match &doc.preprocessed {
+                    Some(pp) => pp.pp.text.as_str(),
+                    None => &*doc.text,
+                };
+                Some((p.as_path(), text))
+            })
             .collect()
     }
 }

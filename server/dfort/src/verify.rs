@@ -273,14 +273,24 @@ impl Drop for Scratch {
 }
 
 /// Writes the sources (path, text) into `scratch` as `src<i>.<ext>` (the
-/// extension keeps gfortran's choice of source form) and returns the names.
+/// extension keeps gfortran's choice of source form, in lower case: the
+/// text of a preprocessed file is the preprocessor's output, which
+/// gfortran must not preprocess again) and returns the names.
 pub fn write_originals(
     scratch: &Scratch,
     sources: &[(&Path, &str)],
 ) -> Result<Vec<String>, String> {
     let mut names = Vec::new();
     for (i, (path, text)) in sources.iter().enumerate() {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("f90");
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("f90")
+            .to_ascii_lowercase();
+        let ext = match ext.as_str() {
+            "for" | "fpp" | "ftn" => "f".to_string(),
+            _ => ext,
+        };
         let name = format!("src{i}.{ext}");
         scratch.write(&name, text)?;
         names.push(name);

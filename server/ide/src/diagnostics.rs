@@ -27,7 +27,8 @@ use dfort_analysis::address_report::Choice;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::{Arg, Expr, ExprKind, StmtKind, SymbolId, Unit};
 use dfort_syntax::rules::{
-    ADDRESS_STORED, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE, SYNTAX_ERROR, UNSUPPORTED,
+    ADDRESS_STORED, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE, PREPROCESSOR_ERROR,
+    PREPROCESSOR_WARNING, SYNTAX_ERROR, UNSUPPORTED,
 };
 use dfort_syntax::{Code, Rule, Severity, TextRange};
 use std::path::Path;
@@ -60,33 +61,68 @@ pub fn of_document(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
     sorted(out)
 }
 
-/// The front end's diagnostics of a document (syntax, lowering, linking),
-/// sorted: what `dfort check` reports.
+/// The front end's diagnostics of a document (syntax, lowering, linking,
+/// the C preprocessor's), sorted: what `dfort check` reports. For a
+/// header that preprocessed documents include, the diagnostics of its
+/// text as they read it.
 pub fn front_end(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
-    let Some(doc) = snap.doc(path) else {
+    let Some((_, lines)) = snap.file_text(path) else {
         return Vec::new();
     };
+    let readers: Vec<&crate::host::DocView> = snap
+        .doc(path)
+        .into_iter()
+        .chain(snap.includers(path))
+        .collect();
     let mut out = Vec::new();
-    for (file, _, _) in &doc.chunks {
-        for d in snap.chunk_diagnostics.get(file).into_iter().flatten() {
-            push(
-                snap, &mut out, *file, d.range, d.severity, d.code, &d.message,
-            );
+    for doc in &readers {
+        for (file, _, _) in &doc.chunks {
+            for d in snap.chunk_diagnostics.get(file).into_iter().flatten() {
+                push(
+                    snap, &mut out, path, *file, d.range, d.severity, d.code, &d.message,
+                );
+            }
         }
-    }
-    for (file, d) in &snap.link_diagnostics {
-        if doc.chunks.iter().any(|(f, _, _)| f == file) {
-            push(
-                snap, &mut out, *file, d.range, d.severity, d.code, &d.message,
-            );
+        for (file, d) in &snap.link_diagnostics {
+            if doc.chunks.iter().any(|(f, _, _)| f == file) {
+                push(
+                    snap, &mut out, path, *file, d.range, d.severity, d.code, &d.message,
+                );
+            }
+        }
+        if let Some(pp) = &doc.preprocessed {
+            preprocessor(pp, path, &mut out);
         }
     }
     refine(
         &mut out,
-        |d| (d.code, (0, doc.lines.line_of(d.range.start))),
+        |d| (d.code, (0, lines.line_of(d.range.start))),
         |d| &mut d.message,
     );
     sorted(out)
+}
+
+/// The preprocessor's problems in file `path` (the document or a header
+/// it read), on their lines.
+fn preprocessor(
+    pp: &crate::preprocessing::PreprocessedDoc,
+    path: &Path,
+    out: &mut Vec<IdeDiagnostic>,
+) {
+    use dfort_syntax::cpp::CppSeverity;
+    for d in &pp.pp.diagnostics {
+        let Some(f) = pp.files.get(d.file as usize).filter(|f| f.path == path) else {
+            continue;
+        };
+        let Some(range) = f.lines.line_range(d.line) else {
+            continue;
+        };
+        let rule = match d.severity {
+            CppSeverity::Error => &PREPROCESSOR_ERROR,
+            CppSeverity::Warning => &PREPROCESSOR_WARNING,
+        };
+        out.push(IdeDiagnostic::new(rule, range, d.message.clone()));
+    }
 }
 
 /// The differentiability checks of a document's units on the snapshot's
@@ -108,26 +144,33 @@ fn sorted(mut out: Vec<IdeDiagnostic>) -> Vec<IdeDiagnostic> {
     out
 }
 
+/// A diagnostic at `range` of chunk `file`, when that lands in file
+/// `path` (text a preprocessor included lands in the header).
+#[allow(clippy::too_many_arguments)]
 fn push(
     snap: &Snapshot,
     out: &mut Vec<IdeDiagnostic>,
+    path: &Path,
     file: dfort_ir::FileId,
     range: TextRange,
     severity: Severity,
     code: Code,
     message: &str,
 ) {
-    if let Some((_, range)) = snap.to_doc(file, range) {
-        out.push(IdeDiagnostic {
-            range,
-            severity,
-            code,
-            message: message.to_string(),
-        });
+    if let Some((at, range)) = snap.to_doc(file, range) {
+        if at == path {
+            out.push(IdeDiagnostic {
+                range,
+                severity,
+                code,
+                message: message.to_string(),
+            });
+        }
     }
 }
 
-/// A diagnostic of `rule`, with the rule's severity.
+/// A diagnostic of `rule`, with the rule's severity, in the document of
+/// the span's chunk.
 fn push_rule(
     snap: &Snapshot,
     out: &mut Vec<IdeDiagnostic>,
@@ -135,9 +178,13 @@ fn push_rule(
     rule: &'static Rule,
     message: &str,
 ) {
+    let Some(place) = snap.places.get(&span.file) else {
+        return;
+    };
     push(
         snap,
         out,
+        &place.path,
         span.file,
         span.range,
         rule.severity,

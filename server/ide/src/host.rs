@@ -19,6 +19,7 @@
 
 use crate::analysis::{Analysis, Request, RootSpec};
 use crate::diagnostics::{self, IdeDiagnostic};
+use crate::preprocessing::{CppConfig, PreprocessedDoc};
 use crate::workspace::LoadError;
 use dfort_analysis::decisions::Recording;
 use dfort_analysis::incremental::Changes;
@@ -58,6 +59,8 @@ pub struct HostConfig {
     /// Read every file in this form, whatever its extension (the command
     /// line's `--fixed` / `--free`).
     pub forced_form: Option<SourceForm>,
+    /// Which files the C preprocessor runs on, with which `-I` and `-D`.
+    pub cpp: CppConfig,
 }
 
 impl Default for HostConfig {
@@ -70,6 +73,7 @@ impl Default for HostConfig {
             others: true,
             recording: Recording::Inversion,
             forced_form: None,
+            cpp: CppConfig::default(),
         }
     }
 }
@@ -182,6 +186,9 @@ pub struct Document {
     /// Open in the editor (else indexed from disk).
     pub open: bool,
     pub version: i32,
+    /// The C preprocessor's output and position map, when it runs on the
+    /// document: the chunks are cut from its text.
+    pub preprocessed: Option<Arc<PreprocessedDoc>>,
     chunks: Vec<Chunk>,
     /// Edits since the chunks were last brought up to date.
     pending: Vec<InputEdit>,
@@ -206,8 +213,11 @@ pub struct DocView {
     pub open: bool,
     /// The editor's version of the text.
     pub version: i32,
-    /// The chunks' file ids in document order, with their base offsets.
+    /// The chunks' file ids in document order, with their base offsets
+    /// (in the preprocessor's output, when it ran).
     pub chunks: Vec<(FileId, u32, u32)>,
+    /// The preprocessor's output and position map, when it ran.
+    pub preprocessed: Option<Arc<PreprocessedDoc>>,
 }
 
 /// Everything the features read, immutable and shareable across threads.
@@ -228,16 +238,58 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// A chunk-relative range as a document range.
+    /// In a preprocessed document, the range is where the text came from:
+    /// the document, or a header it includes (whose path is returned).
     pub fn to_doc(&self, file: FileId, range: TextRange) -> Option<(&Path, TextRange)> {
         let p = self.places.get(&file)?;
         let s = range.start.min(p.len) + p.base;
         let e = range.end.min(p.len).max(range.start.min(p.len)) + p.base;
-        Some((p.path.as_path(), TextRange::new(s, e)))
+        let range = TextRange::new(s, e);
+        match self.docs.get(&p.path).and_then(|d| d.preprocessed.as_ref()) {
+            Some(pp) => {
+                let (f, range) = pp.range_to_source(range);
+                let path = match f {
+                    0 => p.path.as_path(),
+                    _ => pp.files.get(f as usize)?.path.as_path(),
+                };
+                Some((path, range))
+            }
+            None => Some((p.path.as_path(), range)),
+        }
     }
 
-    /// The chunk holding document offset `offset`, and the chunk-relative offset.
+    /// The text and lines of a file positions may map to: a document, or
+    /// a header a preprocessed document includes.
+    pub fn file_text(&self, path: &Path) -> Option<(&str, &LineIndex)> {
+        if let Some(d) = self.docs.get(path) {
+            return Some((&d.text, &d.lines));
+        }
+        self.docs
+            .values()
+            .filter_map(|d| d.preprocessed.as_ref())
+            .flat_map(|pp| pp.headers())
+            .find(|(_, f)| f.path == path)
+            .map(|(_, f)| (&*f.text, &*f.lines))
+    }
+
+    /// The documents that include the header `path` (none for a path that
+    /// is not a header of a preprocessed document).
+    pub fn includers<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a DocView> + 'a {
+        self.docs.values().filter(move |d| {
+            d.preprocessed
+                .as_ref()
+                .is_some_and(|pp| pp.headers().any(|(_, f)| f.path == path))
+        })
+    }
+
+    /// The chunk holding document offset `offset`, and the chunk-relative
+    /// offset (`None` on a line a preprocessor `#if` left out).
     pub fn chunk_at(&self, path: &Path, offset: u32) -> Option<(FileId, u32)> {
         let doc = self.docs.get(path)?;
+        let offset = match &doc.preprocessed {
+            Some(pp) => pp.from_document(offset)?,
+            None => offset,
+        };
         let i = doc
             .chunks
             .partition_point(|(_, base, _)| *base <= offset)
@@ -277,21 +329,21 @@ impl Snapshot {
     /// and character column, both from 1.
     pub fn location(&self, span: Span) -> Option<Location<'_>> {
         let (path, range) = self.to_doc(span.file, span.range)?;
-        let doc = self.docs.get(path)?;
+        let (text, lines) = self.file_text(path)?;
         Some(Location {
             path,
-            line: doc.lines.line_col(range.start).line + 1,
-            col: doc.lines.char_col(&doc.text, range.start) + 1,
+            line: lines.line_col(range.start).line + 1,
+            col: lines.char_col(text, range.start) + 1,
         })
     }
 
     /// A document's diagnostic as the command line prints it:
     /// `file:line:col: severity: message [code]`.
     pub fn render_diagnostic(&self, path: &Path, d: &IdeDiagnostic) -> String {
-        let (line, col) = self.docs.get(path).map_or((0, 0), |doc| {
+        let (line, col) = self.file_text(path).map_or((0, 0), |(text, lines)| {
             (
-                doc.lines.line_col(d.range.start).line + 1,
-                doc.lines.char_col(&doc.text, d.range.start) + 1,
+                lines.line_col(d.range.start).line + 1,
+                lines.char_col(text, d.range.start) + 1,
             )
         });
         format!(
@@ -423,6 +475,7 @@ impl Host {
                 form,
                 open,
                 version,
+                preprocessed: None,
                 chunks: Vec::new(),
                 pending: Vec::new(),
                 stale: true,
@@ -519,6 +572,9 @@ impl Host {
             .filter(|(_, d)| d.stale)
             .map(|(p, _)| p.clone())
             .collect();
+        for p in &paths {
+            self.preprocess(p);
+        }
         // Plan every stale document's chunks, then parse and lower all new
         // chunks of all documents at once, in parallel.
         let mut jobs = Vec::new();
@@ -557,17 +613,47 @@ impl Host {
         snap
     }
 
+    /// Runs the C preprocessor on document `path` when the settings say
+    /// it applies (an included file's text is the editor's when it is
+    /// open, else the disk's), or drops a previous run's output.
+    fn preprocess(&mut self, path: &Path) {
+        let cpp = &self.config.cpp;
+        let result = match self.docs.get(path) {
+            Some(doc) if cpp.applies_to(path) => {
+                let options = cpp.options(matches!(doc.form, SourceForm::Fixed(_)));
+                let docs = &self.docs;
+                let read = |p: &Path| match docs.get(p) {
+                    Some(d) => Some(d.text.to_string()),
+                    None => std::fs::read_to_string(p).ok(),
+                };
+                Some(Arc::new(PreprocessedDoc::new(
+                    path, &doc.text, &doc.lines, &options, &read,
+                )))
+            }
+            _ => None,
+        };
+        if let Some(doc) = self.docs.get_mut(path) {
+            doc.preprocessed = result;
+        }
+    }
+
     /// Plans one document's chunks for its current text: chunks whose text
     /// is unchanged are reused; the others become parse jobs in `jobs`.
     fn plan_chunks(&mut self, path: &Path, jobs: &mut Vec<ParseJob>) -> Option<ChunkPlan> {
         let doc = self.docs.get_mut(path)?;
-        let text = doc.text.clone();
+        // A preprocessed document's chunks are cut from the output.
+        let (text, lines): (Arc<str>, Arc<LineIndex>) = match &doc.preprocessed {
+            Some(pp) => (
+                Arc::from(pp.pp.text.as_str()),
+                Arc::new(LineIndex::new(&pp.pp.text)),
+            ),
+            None => (doc.text.clone(), doc.lines.clone()),
+        };
         let form = doc.form;
         let spans = match form {
             SourceForm::Free => split_fine(&text),
             SourceForm::Fixed(opts) => split_fine(&normalize_fixed(&text, opts.line_length).text),
         };
-        let lines = doc.lines.clone();
         // The old chunks by the hash of their content (candidates only:
         // reuse needs the same content), each reused at most once.
         let mut old: Vec<(u64, usize)> = doc
@@ -578,9 +664,10 @@ impl Host {
             .collect();
         old.sort_unstable();
         let mut taken = vec![false; doc.chunks.len()];
-        // The one edit whose chunk tree-sitter can reparse incrementally.
+        // The one edit whose chunk tree-sitter can reparse incrementally
+        // (not in a preprocessed document, whose edits are the source's).
         let single_edit = match doc.pending.as_slice() {
-            [e] => Some(*e),
+            [e] if doc.preprocessed.is_none() => Some(*e),
             _ => None,
         };
         // Keep trees only of chunks being edited in open free-form
@@ -757,6 +844,7 @@ impl Host {
                     open: d.open,
                     version: d.version,
                     chunks: ids,
+                    preprocessed: d.preprocessed.clone(),
                 },
             );
         }

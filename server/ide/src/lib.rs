@@ -18,6 +18,7 @@ pub mod hints;
 pub mod host;
 pub mod hover;
 pub mod navigation;
+pub mod preprocessing;
 pub mod render;
 pub mod summary;
 pub mod text;

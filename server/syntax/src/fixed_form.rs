@@ -198,6 +198,8 @@ struct LineInfo {
     /// Where a `&` goes if the next code line continues this one.
     insert_at: usize,
     needs_amp: bool,
+    /// The line starts inside a character literal a previous line opened.
+    in_string: bool,
 }
 
 /// The message of a `fixed-line-length` warning.
@@ -236,6 +238,7 @@ fn analyse_line(
         kept_end: len,
         insert_at: len,
         needs_amp: false,
+        in_string: false,
     };
     let first = content.chars().next();
     match first {
@@ -360,6 +363,7 @@ fn analyse_line(
 
     // Scan the statement text for quotes and an inline comment.
     let mut state = if continuation { *quote } else { Quote::None };
+    info.in_string = !matches!(state, Quote::None);
     let scan_from = stmt_start.min(kept_end);
     let mut insert_at = kept_end;
     for (b, c) in kept[scan_from..].char_indices() {
@@ -392,6 +396,14 @@ fn emit(
     let terminator = src.get(line.content_end..line.term_end).unwrap_or("");
     let kept_end = line.kept_end.min(content.len());
     let kept = content.get(..kept_end).unwrap_or(content);
+    // Blanks are insignificant in fixed form: those inside a real literal
+    // or a dotted operator move to its end (same length, so no offset
+    // changes).
+    let squeezed = match (line.kind, line.in_string) {
+        (Kind::Code, false) => squeeze_blanks(kept),
+        _ => None,
+    };
+    let kept = squeezed.as_deref().unwrap_or(kept);
     let mut cur = 0;
     if let Some((p, l, r)) = line.replace {
         if let (Some(before), true) = (kept.get(cur..p), p + l <= kept.len()) {
@@ -444,7 +456,10 @@ fn emit(
             }),
         }
         let removed = content.get(kept_end..).unwrap_or("");
-        if removed.chars().any(|c| !c.is_whitespace()) {
+        // Text of a trailing `!` comment is ignored silently, as compilers
+        // do (a macro's expansion may push one past the limit).
+        let in_comment = line.insert_at < kept_end || removed.trim_start().starts_with('!');
+        if !in_comment && removed.chars().any(|c| !c.is_whitespace()) {
             let limit = line_length.unwrap_or(0);
             diagnostics.push(Diagnostic::new(
                 &FIXED_LINE_LENGTH,
@@ -454,6 +469,130 @@ fn emit(
         }
     }
     out.push_str(terminator);
+}
+
+/// The dotted operators and logical constants blanks may split.
+const DOTTED: [&str; 13] = [
+    "and", "or", "not", "eqv", "neqv", "eq", "ne", "lt", "le", "gt", "ge", "true", "false",
+];
+
+/// `code` (one fixed-form code line) with the blanks inside real literals
+/// with an exponent (`2.0 D 0`, `1.0 D -6`, written so by a macro such as
+/// `_d`) and inside dotted operators (`.AND .`, `. and.`) moved to the
+/// end of the token, outside character literals and the trailing comment;
+/// `None` when there are none. A mantissa without a decimal point counts
+/// only where an operand starts (`CHARACTER*8 E1` stays).
+pub fn squeeze_blanks(code: &str) -> Option<String> {
+    let b = code.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let skip_blanks = |mut j: usize| {
+        while j < b.len() && b[j] == b' ' {
+            j += 1;
+        }
+        j
+    };
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\'' | b'"' => {
+                quote = Some(c);
+                i += 1;
+                continue;
+            }
+            b'!' => break,
+            _ => {}
+        }
+        let fresh = i == 0 || !(ident(b[i - 1]) || b[i - 1] == b'.');
+        // A real literal: digits, a point, digits, blanks, exponent.
+        let number =
+            c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit()));
+        if fresh && number {
+            let mut j = i;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            let point = j < b.len() && b[j] == b'.';
+            if point {
+                j += 1;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+            }
+            let digits = b[i..j].iter().any(u8::is_ascii_digit);
+            // Without a point, only where an operand starts (`(2 D 0*x)`),
+            // not after `*` (`CHARACTER*8 E1`).
+            let operand = b[..i]
+                .iter()
+                .rev()
+                .find(|&&x| x != b' ')
+                .is_some_and(|x| matches!(x, b'(' | b'=' | b'+' | b'-' | b',' | b'/'));
+            let e = skip_blanks(j);
+            if (point || operand)
+                && digits
+                && e < b.len()
+                && matches!(b[e] | 0x20, b'd' | b'e' | b'q')
+            {
+                let mut k = skip_blanks(e + 1);
+                let sign = k < b.len() && matches!(b[k], b'+' | b'-');
+                if sign {
+                    k = skip_blanks(k + 1);
+                }
+                let start = k;
+                while k < b.len() && b[k].is_ascii_digit() {
+                    k += 1;
+                }
+                let ends = k == b.len() || !ident(b[k]);
+                if k > start && ends && b[i..k].contains(&b' ') {
+                    let token: Vec<u8> = b[i..k].iter().copied().filter(|&x| x != b' ').collect();
+                    let o = out.get_or_insert_with(|| b.to_vec());
+                    o[i..i + token.len()].copy_from_slice(&token);
+                    o[i + token.len()..k].fill(b' ');
+                    i = k;
+                    continue;
+                }
+            }
+            i = j.max(i + 1);
+            continue;
+        }
+        // A dotted operator with blanks inside.
+        if c == b'.' {
+            let s = skip_blanks(i + 1);
+            let mut k = s;
+            while k < b.len() && b[k].is_ascii_alphabetic() {
+                k += 1;
+            }
+            let word = code.get(s..k).unwrap_or("").to_ascii_lowercase();
+            let close = skip_blanks(k);
+            if DOTTED.contains(&word.as_str())
+                && close < b.len()
+                && b[close] == b'.'
+                && b[i..=close].contains(&b' ')
+            {
+                let token: Vec<u8> = b[i..=close]
+                    .iter()
+                    .copied()
+                    .filter(|&x| x != b' ')
+                    .collect();
+                let o = out.get_or_insert_with(|| b.to_vec());
+                o[i..i + token.len()].copy_from_slice(&token);
+                o[i + token.len()..=close].fill(b' ');
+                i = close + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.and_then(|o| String::from_utf8(o).ok())
 }
 
 /// Converts fixed-form source to line-preserving free-form text.
@@ -555,6 +694,43 @@ mod tests {
                 n.text[..m].matches('\n').count()
             );
         }
+    }
+
+    #[test]
+    fn blanks_inside_real_literals_and_dotted_operators_are_squeezed() {
+        let sq = |s: &str| squeeze_blanks(s);
+        assert_eq!(
+            sq("      x = 2.0 D 0 + 1.0 D -6*y").as_deref(),
+            Some("      x = 2.0D0   + 1.0D-6  *y")
+        );
+        assert_eq!(
+            sq("      x = 25. D 0").as_deref(),
+            Some("      x = 25.D0  ")
+        );
+        assert_eq!(
+            sq("      IF (a .GT. b .AND . c . lt. d) x = 1").as_deref(),
+            Some("      IF (a .GT. b .AND.  c .lt.  d) x = 1")
+        );
+        // Not a real literal with an exponent, in a string, in a comment.
+        for s in [
+            "      CHARACTER*8 E1",
+            "      x = n*2 D 0",
+            "      x = a1.0 D 0",
+            "      print *, '2.0 D 0'",
+            "      x = 1 ! 2.0 D 0",
+            "      x = 2.0D0",
+            "      x = 2.0 D 0X",
+        ] {
+            assert_eq!(sq(s), None, "{s}");
+        }
+        // Lines keep their length: offsets do not move.
+        let src = "      x = 1.0 D -3 * y\n";
+        let n = norm(src);
+        assert_eq!(n.text, "      x = 1.0D-3   * y\n");
+        check_map(src, &n);
+        // A continued character literal is left alone.
+        let src = "      print *, 'a\n     &2.0 D 0'\n";
+        assert!(norm(src).text.contains("2.0 D 0"), "{}", norm(src).text);
     }
 
     #[test]

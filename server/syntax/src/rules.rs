@@ -119,6 +119,35 @@ rules! {
               a character in column 6.",
         example: Some("x = (a + b * 2.0\n"),
     };
+    PREPROCESSOR_ERROR = Rule {
+        code: "preprocessor-error",
+        severity: Severity::Error,
+        group: Group::FrontEnd,
+        summary: "the C preprocessor cannot read a directive, or an `#error` is active",
+        doc: "Files with the extensions `.F`, `.F90`, `.F95`, `.F03`, `.F08`, `.FOR`, `.fpp` \
+              and `.FPP` (or every file, with `--cpp`) are run through dfort's own C \
+              preprocessor before they are parsed, as gfortran does: `#include` files are \
+              searched in the including file's directory, then in the `-I` directories in \
+              order. This is reported when an included file is not found, a directive is \
+              malformed (an `#if` without `#endif`, an expression that does not evaluate, a \
+              macro called with the wrong number of arguments), or an `#error` directive is in \
+              an active region. A problem in an included file is reported in that file.\n\n\
+              Give the include directories and macros the build uses (`-I DIR`, `-D \
+              NAME[=VALUE]` on the command line; `[preprocessor] include` and `define` in \
+              `dfort.toml`; the editor settings), or fix the directive.",
+        example: Some("#include \"missing_options.h\"\n      subroutine s\n      end\n"),
+    };
+    PREPROCESSOR_WARNING = Rule {
+        code: "preprocessor-warning",
+        severity: Severity::Warning,
+        group: Group::FrontEnd,
+        summary: "an active `#warning` directive",
+        doc: "A `#warning` directive in a region the `#if` directives keep active: its \
+              message, as the C preprocessor prints it; the file is read on.\n\n\
+              Check that the macros given (`-D`, `dfort.toml`, the editor settings) are the \
+              configuration the build uses, or remove the directive.",
+        example: Some("#warning \"this configuration is not tested\"\n      subroutine s\n      end\n"),
+    };
     UNCLOSED_CONSTRUCT = Rule {
         code: "unclosed-construct",
         severity: Severity::Error,

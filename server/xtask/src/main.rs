@@ -7,6 +7,7 @@
 
 mod bench;
 mod bench_adjoint;
+mod bench_cpp;
 mod bench_inversion;
 mod bench_lsp;
 mod consistency;
@@ -40,6 +41,10 @@ enum Command {
     /// Replay typing into a generated 20,000-line file against `dfort lsp`:
     /// didChange-to-diagnostics-and-hints times (p50, p95) and memory.
     BenchLsp(bench_lsp::BenchLspArgs),
+    /// What the C preprocessor costs: a generated CPP-heavy workspace
+    /// (.F files with ten includes each) loaded with the preprocessor and
+    /// already preprocessed, and edits in one of its files.
+    BenchCpp(bench_cpp::BenchCppArgs),
     /// Time every kernel of a manifest (tests/kernels.toml): adjoint against
     /// primal run time, with TBR and without, and the bytes each tape pushes.
     BenchAdjoint(bench_adjoint::BenchAdjointArgs),
@@ -64,6 +69,7 @@ impl Command {
             self,
             Command::Bench(_)
                 | Command::BenchLsp(_)
+                | Command::BenchCpp(_)
                 | Command::BenchAdjoint(_)
                 | Command::BenchInversion(_)
                 | Command::Fuzz(_)
@@ -82,6 +88,7 @@ fn main() -> ExitCode {
         Command::Test(args) => run_tests::run(args),
         Command::Bench(args) => bench::run(args),
         Command::BenchLsp(args) => bench_lsp::run(args),
+        Command::BenchCpp(args) => bench_cpp::run(args),
         Command::BenchAdjoint(args) => bench_adjoint::run(args),
         Command::BenchInversion(args) => bench_inversion::run(args),
         Command::Fuzz(args) => fuzz::run(args),

@@ -6,7 +6,6 @@ use super::convert::{self, path_of, uri_of, Encoding, Text};
 use super::index;
 use super::settings::{self, Settings};
 use dfort_ide::actions::{self, ActionKind, Mode};
-use dfort_ide::analysis::RootSpec;
 use dfort_ide::host::{Host, Snapshot, TextChange};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -54,7 +53,8 @@ struct Session {
     watch_files: bool,
     root: Option<PathBuf>,
     settings: Settings,
-    toml_roots: Vec<RootSpec>,
+    /// The workspace's `dfort.toml`, read.
+    toml: Option<(PathBuf, crate::config::Config)>,
 }
 
 impl Default for Session {
@@ -67,7 +67,7 @@ impl Default for Session {
             watch_files: false,
             root: None,
             settings: Settings::default(),
-            toml_roots: Vec::new(),
+            toml: None,
         }
     }
 }
@@ -187,6 +187,9 @@ impl Backend {
                         return None;
                     }
                     let mut out = Vec::new();
+                    // The headers the C preprocessor included into open
+                    // documents: their problems are published on them.
+                    let mut headers: Vec<&std::path::Path> = Vec::new();
                     for (path, doc) in &snap.docs {
                         if !doc.open {
                             continue;
@@ -198,7 +201,30 @@ impl Backend {
                             .map(|d| convert::diagnostic(&t, d, enc))
                             .collect();
                         if let Some(uri) = uri_of(path) {
-                            out.push((uri, diags, doc.version));
+                            out.push((uri, diags, Some(doc.version)));
+                        }
+                        let read = doc.preprocessed.iter().flat_map(|pp| pp.headers());
+                        for (_, f) in read {
+                            if !headers.contains(&f.path.as_path())
+                                && !snap.docs.contains_key(&f.path)
+                            {
+                                headers.push(&f.path);
+                            }
+                        }
+                    }
+                    for h in headers {
+                        let Some((text, lines)) = snap.file_text(h) else {
+                            continue;
+                        };
+                        let t = Text { text, lines };
+                        let diags: Vec<Diagnostic> = dfort_ide::diagnostics::front_end(&snap, h)
+                            .iter()
+                            .map(|d| convert::diagnostic(&t, d, enc))
+                            .collect();
+                        if let Some(uri) =
+                            uri_of(&std::fs::canonicalize(h).unwrap_or(h.to_path_buf()))
+                        {
+                            out.push((uri, diags, None));
                         }
                     }
                     Some(out)
@@ -208,7 +234,7 @@ impl Backend {
             match work {
                 Ok(Ok(Some(list))) => {
                     for (uri, diags, version) in list {
-                        client.publish_diagnostics(uri, diags, Some(version)).await;
+                        client.publish_diagnostics(uri, diags, version).await;
                     }
                 }
                 Ok(Ok(None)) => {}
@@ -240,12 +266,12 @@ impl Backend {
                 problems.extend(p);
             }
             if let Some(root) = &s.root {
-                match settings::toml_roots(root) {
-                    Ok(r) => s.toml_roots = r,
+                match settings::workspace_toml(root) {
+                    Ok(t) => s.toml = t,
                     Err(e) => problems.push(e),
                 }
             }
-            settings::host_config(&s.settings, &s.toml_roots)
+            settings::host_config(&s.settings, s.toml.as_ref(), s.root.as_deref())
         };
         lock(&self.host).set_config(config);
         for p in problems {

@@ -6,18 +6,24 @@
 //! { "inlayHints": { "active": true, "push": true, "reversal": true, "address": true },
 //!   "roots": [ { "name": "bratu", "independent": ["x", "prm"], "dependent": ["f"] } ],
 //!   "fixedFormExtensions": [".f", ".for", ".f77", ".F"],
-//!   "fixedLineLength": 72 }
+//!   "fixedLineLength": 72,
+//!   "preprocessor": { "enabled": true, "include": ["inc"], "define": { "_d": "D" } } }
 //! ```
 //!
 //! Roots given in the settings win over `dfort.toml`'s of the same name.
+//! `preprocessor.enabled` forces the C preprocessor on (`true`) or off
+//! (`false`) for every file (default: by extension, as gfortran does);
+//! `include` (relative to the workspace folder) and `define` act as the
+//! command line's `-I` and `-D`, after `dfort.toml`'s `[preprocessor]`.
 //! Unknown keys and values of the wrong type are ignored (and reported).
 
+use crate::config::Config;
 use dfort_ide::analysis::RootSpec;
 use dfort_ide::hints::HintKinds;
 use dfort_ide::host::HostConfig;
 use dfort_syntax::FixedOptions;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Settings {
@@ -26,6 +32,8 @@ pub struct Settings {
     pub fixed_extensions: Option<Vec<String>>,
     /// `Some(None)`: no limit.
     pub fixed_line_length: Option<Option<usize>>,
+    /// The C preprocessor's settings (include directories as given).
+    pub cpp: dfort_ide::preprocessing::CppConfig,
 }
 
 fn strings(v: &Value) -> Option<Vec<String>> {
@@ -79,6 +87,7 @@ pub fn parse(v: &Value) -> (Settings, Vec<String>) {
                 _ => problems
                     .push("dfort.fixedLineLength: expected 72, 132 or 0 (no limit)".to_string()),
             },
+            "preprocessor" => preprocessor(val, &mut s.cpp, &mut problems),
             // Client-side settings the server does not use.
             "serverPath" | "trace" | "path" => {}
             other => problems.push(format!("dfort settings: unknown key `{other}`")),
@@ -87,10 +96,67 @@ pub fn parse(v: &Value) -> (Settings, Vec<String>) {
     (s, problems)
 }
 
+/// `preprocessor`: `enabled`, `include`, `define`.
+fn preprocessor(
+    val: &Value,
+    cpp: &mut dfort_ide::preprocessing::CppConfig,
+    problems: &mut Vec<String>,
+) {
+    let Some(obj) = val.as_object() else {
+        problems.push("dfort.preprocessor: expected an object".into());
+        return;
+    };
+    for (key, v) in obj {
+        match key.as_str() {
+            "enabled" => cpp.forced = v.as_bool(),
+            "include" => match strings(v) {
+                Some(dirs) => cpp.include = dirs.into_iter().map(Into::into).collect(),
+                None => problems.push("dfort.preprocessor.include: expected a list".into()),
+            },
+            "define" => match v.as_object() {
+                Some(m) => {
+                    cpp.define = m
+                        .iter()
+                        .map(|(n, x)| {
+                            let value = match x {
+                                Value::String(t) => t.clone(),
+                                other => other.to_string(),
+                            };
+                            (n.clone(), value)
+                        })
+                        .collect()
+                }
+                None => problems.push("dfort.preprocessor.define: expected an object".into()),
+            },
+            other => problems.push(format!("dfort.preprocessor: unknown key `{other}`")),
+        }
+    }
+}
+
 /// The host configuration from the settings and the workspace's
-/// `dfort.toml` (roots of the settings win by name).
-pub fn host_config(s: &Settings, toml_roots: &[RootSpec]) -> HostConfig {
+/// `dfort.toml` at `toml` (roots of the settings win by name; its
+/// `[preprocessor]` comes before the settings'), in the workspace folder
+/// `root` (where relative include directories are).
+pub fn host_config(
+    s: &Settings,
+    toml: Option<&(PathBuf, Config)>,
+    root: Option<&Path>,
+) -> HostConfig {
     let mut c = HostConfig::default();
+    let toml_roots: Vec<RootSpec> = toml
+        .map(|(_, t)| t.root.iter().map(crate::config::RootConfig::spec).collect())
+        .unwrap_or_default();
+    c.cpp = s.cpp.clone();
+    if let Some(root) = root {
+        for d in &mut c.cpp.include {
+            if d.is_relative() {
+                *d = root.join(&*d);
+            }
+        }
+    }
+    if let Some((path, t)) = toml {
+        t.preprocessor.apply(path, &mut c.cpp);
+    }
     if let Some(exts) = &s.fixed_extensions {
         let exts: Vec<String> = exts
             .iter()
@@ -104,7 +170,7 @@ pub fn host_config(s: &Settings, toml_roots: &[RootSpec]) -> HostConfig {
         c.fixed = FixedOptions { line_length: len };
     }
     c.roots = s.roots.clone();
-    for r in toml_roots {
+    for r in &toml_roots {
         if !c.roots.iter().any(|x| x.name == r.name) {
             c.roots.push(r.clone());
         }
@@ -112,14 +178,14 @@ pub fn host_config(s: &Settings, toml_roots: &[RootSpec]) -> HostConfig {
     c
 }
 
-/// Roots of the `dfort.toml` in `root` (none when there is none).
-pub fn toml_roots(root: &Path) -> Result<Vec<RootSpec>, String> {
+/// The `dfort.toml` in `root`, read (none when there is none).
+pub fn workspace_toml(root: &Path) -> Result<Option<(PathBuf, Config)>, String> {
     let path = root.join("dfort.toml");
     if !path.is_file() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let c = crate::config::read(&path)?;
-    Ok(c.root.iter().map(crate::config::RootConfig::spec).collect())
+    Ok(Some((path, c)))
 }
 
 #[cfg(test)]
@@ -142,13 +208,8 @@ mod tests {
         assert_eq!(s.roots[0].name, "bratu");
         assert_eq!(s.fixed_line_length, Some(None));
         assert_eq!(problems.len(), 2, "{problems:?}");
-        let c = host_config(
-            &s,
-            &[RootSpec {
-                name: "bratu".into(),
-                ..Default::default()
-            }],
-        );
+        let toml: Config = toml::from_str("[[root]]\nname = \"bratu\"\n").unwrap();
+        let c = host_config(&s, Some(&(PathBuf::from("/ws/dfort.toml"), toml)), None);
         assert_eq!(c.roots.len(), 1);
         assert_eq!(c.roots[0].independent, vec!["x"]);
         assert!(c.form_for(Path::new("a.for")).is_none());
@@ -156,5 +217,38 @@ mod tests {
         let (d, p) = parse(&Value::Null);
         assert_eq!(d, Settings::default());
         assert!(p.is_empty());
+    }
+
+    #[test]
+    fn preprocessor_settings_follow_dfort_toml() {
+        let (s, problems) = parse(&json!({
+            "preprocessor": {"enabled": true, "include": ["inc", "/abs"],
+                             "define": {"_d": "D", "N": 4}, "colour": 1}
+        }));
+        assert_eq!(problems, ["dfort.preprocessor: unknown key `colour`"]);
+        let toml: Config =
+            toml::from_str("[preprocessor]\ninclude = [\"h\"]\ndefine = { N = \"2\" }\n").unwrap();
+        let c = host_config(
+            &s,
+            Some(&(PathBuf::from("/ws/dfort.toml"), toml)),
+            Some(Path::new("/ws")),
+        );
+        assert_eq!(c.cpp.forced, Some(true));
+        assert_eq!(
+            c.cpp.include,
+            [
+                PathBuf::from("/ws/inc"),
+                PathBuf::from("/abs"),
+                PathBuf::from("/ws/h")
+            ]
+        );
+        // dfort.toml's N first: the settings' N = 4 redefines it.
+        let defined: Vec<(&str, &str)> = c
+            .cpp
+            .define
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(defined, [("N", "2"), ("N", "4"), ("_d", "D")]);
     }
 }

@@ -715,7 +715,13 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             let star = children(k)
                 .iter()
                 .any(|c| !c.is_named() && self.text(*c) == "*");
-            let kids = named_children(k);
+            let mut kids = named_children(k);
+            // `character*(len)`: the grammar reads the star before the
+            // parenthesis as a node of its own (`assumed_size`), not the
+            // length.
+            if kids.len() >= 2 && kids[0].kind() == "assumed_size" {
+                kids.remove(0);
+            }
             for (i, c) in kids.iter().enumerate() {
                 let (key, value) = if c.kind() == "keyword_argument" {
                     let key = field(*c, "name").map(|n| self.lname(n)).unwrap_or_default();
