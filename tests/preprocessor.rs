@@ -216,6 +216,17 @@ fn the_cpp_corpus_checks_clean_under_its_settings() {
         files += config.files.len();
     }
     assert!(files >= 100, "only {files} files checked");
+    // `dfort ir` lowers the preprocessor's output, and says so.
+    let args: Vec<String> = ["ir", "ocean/cost_theta.F", "-Iocean", "-D_d=D"]
+        .map(String::from)
+        .to_vec();
+    let (ok, out, err) = run(env!("CARGO_BIN_EXE_dfort"), &args, &dir);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("common /cost_r/"), "{out}");
+    assert!(
+        err.starts_with("note: ocean/cost_theta.F was run through the C preprocessor"),
+        "{err}"
+    );
     // Without `-D_d=D`, `_d` stays in the literals: syntax errors at the
     // file's own lines and columns (the headers are found next to it).
     let (ok, out, err) = run(

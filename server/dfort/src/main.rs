@@ -5,7 +5,7 @@
 
 use clap::{Parser, Subcommand};
 use dfort::{adjoint, analyze, check, preprocess, rules, tangent, verify, FormArgs};
-use dfort_ide::{LoadOptions, Workspace};
+use dfort_ide::Workspace;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -88,7 +88,7 @@ fn main() -> ExitCode {
             unit,
             with,
             form,
-        } => ir(file, unit, with, form.options()),
+        } => ir(file, unit, with, &form),
         Command::Rules(args) => rules::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Tangent(args) => tangent::run(args),
@@ -108,14 +108,56 @@ fn report_load_errors(errors: &[dfort_ide::LoadError]) {
     }
 }
 
-fn ir(file: PathBuf, unit: Option<String>, with: Vec<PathBuf>, opts: LoadOptions) -> ExitCode {
+/// `dfort ir`: the files as the one-shot loader lowers them; a file the C
+/// preprocessor applies to is lowered from its output (whose line numbers
+/// the dump gives, said on stderr).
+fn ir(file: PathBuf, unit: Option<String>, with: Vec<PathBuf>, form: &FormArgs) -> ExitCode {
     let mut paths = vec![file];
     paths.extend(with);
-    let (ws, errors) = Workspace::load(&paths, opts);
+    let opts = form.options();
+    let mut cpp = form.cpp_config();
+    if let Ok(Some((path, c))) = dfort::config::load(&paths) {
+        c.preprocessor.apply(&path, &mut cpp);
+    }
+    let mut sources = Vec::new();
+    let mut errors = Vec::new();
+    for p in &paths {
+        let text = match std::fs::read_to_string(p) {
+            Ok(t) => t,
+            Err(error) => {
+                errors.push(dfort_ide::LoadError::Io {
+                    path: p.clone(),
+                    error,
+                });
+                continue;
+            }
+        };
+        let text = if cpp.applies_to(p) {
+            let fixed = matches!(form.form_of(p), dfort_syntax::SourceForm::Fixed(_));
+            let out = dfort_syntax::cpp::preprocess(
+                p,
+                &text,
+                &cpp.options(fixed),
+                &preprocess::read_file,
+            );
+            eprintln!(
+                "note: {} was run through the C preprocessor; the dump's line numbers are those of its output (`dfort preprocess` prints it)",
+                p.display()
+            );
+            if preprocess::report(&out) > 0 {
+                return ExitCode::from(1);
+            }
+            out.text
+        } else {
+            text
+        };
+        sources.push((p.clone(), text));
+    }
     if !errors.is_empty() {
         report_load_errors(&errors);
         return ExitCode::from(1);
     }
+    let ws = Workspace::from_sources(sources, opts);
     eprint!("{}", ws.render_diagnostics());
     let Some(f) = ws.files.first() else {
         return ExitCode::from(1);

@@ -57,6 +57,17 @@ pub fn run(args: PreprocessArgs) -> ExitCode {
     let form = args.form.form_of(&args.file);
     let out = preprocess(&args.file, &text, &args.form.pp.options(form), &read_file);
     print!("{}", with_line_markers(&out));
+    let errors = report(&out);
+    if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Prints the preprocessor's problems as `file:line: severity: message`
+/// and returns how many are errors.
+pub fn report(out: &Preprocessed) -> usize {
     let mut errors = 0;
     for d in &out.diagnostics {
         let severity = match d.severity {
@@ -73,11 +84,7 @@ pub fn run(args: PreprocessArgs) -> ExitCode {
             d.message
         );
     }
-    if errors > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    errors
 }
 
 /// Reads an included file (`None` when it is no readable file).
