@@ -132,24 +132,30 @@ fn ir(file: PathBuf, unit: Option<String>, with: Vec<PathBuf>, form: &FormArgs) 
                 continue;
             }
         };
-        let text = if cpp.applies_to(p) {
-            let fixed = matches!(form.form_of(p), dfort_syntax::SourceForm::Fixed(_));
-            let out = dfort_syntax::cpp::preprocess(
-                p,
-                &text,
-                &cpp.options(fixed),
-                &preprocess::read_file,
-            );
-            eprintln!(
-                "note: {} was run through the C preprocessor; the dump's line numbers are those of its output (`dfort preprocess` prints it)",
-                p.display()
-            );
-            if preprocess::report(&out) > 0 {
-                return ExitCode::from(1);
-            }
-            out.text
+        use dfort_syntax::cpp::fortran_include::{expand_includes, has_include_line, unprocessed};
+        let fixed = matches!(form.form_of(p), dfort_syntax::SourceForm::Fixed(_));
+        let options = cpp.options(fixed);
+        let read = preprocess::read_file;
+        let out = if cpp.applies_to(p) {
+            Some(dfort_syntax::cpp::preprocess(p, &text, &options, &read))
+        } else if has_include_line(&text, fixed) {
+            Some(unprocessed(p, &text))
         } else {
-            text
+            None
+        };
+        let text = match out {
+            Some(out) => {
+                let out = expand_includes(out, &options, &read);
+                eprintln!(
+                    "note: {} was run through the C preprocessor or has INCLUDE lines; the dump's line numbers are those of the expanded text",
+                    p.display()
+                );
+                if preprocess::report(&out) > 0 {
+                    return ExitCode::from(1);
+                }
+                out.text
+            }
+            None => text,
         };
         sources.push((p.clone(), text));
     }

@@ -126,9 +126,10 @@ pub fn header(what: &str, name: &str, loaded: &Loaded) -> String {
     h
 }
 
-/// What the header says of the C preprocessor when it ran on some of the
-/// files: the settings assumed, and that the derivative is written from
-/// its output (so it compiles without them).
+/// What the header says of the C preprocessor and INCLUDE lines when
+/// they expanded some of the files: the settings assumed, and that the
+/// derivative is written from the expanded code (so it compiles without
+/// them).
 fn preprocessing_note(session: &Session) -> Option<String> {
     let snap = &session.snap;
     let files: Vec<String> = session
@@ -152,8 +153,8 @@ fn preprocessing_note(session: &Session) -> Option<String> {
         false => settings.join(" "),
     };
     Some(format!(
-        "C preprocessor assumed ({settings}) on {}: this file holds the \
-         preprocessed code and compiles without -cpp, -I or -D.",
+        "C preprocessor and INCLUDE lines read with {settings} in {}: this \
+         file holds the expanded code and compiles without -cpp, -I or -D.",
         files.join(", ")
     ))
 }

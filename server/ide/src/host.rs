@@ -614,23 +614,30 @@ impl Host {
     }
 
     /// Runs the C preprocessor on document `path` when the settings say
-    /// it applies (an included file's text is the editor's when it is
-    /// open, else the disk's), or drops a previous run's output.
+    /// it applies, and replaces its Fortran INCLUDE lines (an included
+    /// file's text is the editor's when it is open, else the disk's); or
+    /// drops a previous run's output.
     fn preprocess(&mut self, path: &Path) {
         let cpp = &self.config.cpp;
         let result = match self.docs.get(path) {
-            Some(doc) if cpp.applies_to(path) => {
-                let options = cpp.options(matches!(doc.form, SourceForm::Fixed(_)));
-                let docs = &self.docs;
-                let read = |p: &Path| match docs.get(p) {
-                    Some(d) => Some(d.text.to_string()),
-                    None => std::fs::read_to_string(p).ok(),
-                };
-                Some(Arc::new(PreprocessedDoc::new(
-                    path, &doc.text, &doc.lines, &options, &read,
-                )))
+            Some(doc) => {
+                let fixed = matches!(doc.form, SourceForm::Fixed(_));
+                let run_cpp = cpp.applies_to(path);
+                let includes =
+                    || dfort_syntax::cpp::fortran_include::has_include_line(&doc.text, fixed);
+                (run_cpp || includes()).then(|| {
+                    let options = cpp.options(fixed);
+                    let docs = &self.docs;
+                    let read = |p: &Path| match docs.get(p) {
+                        Some(d) => Some(d.text.to_string()),
+                        None => std::fs::read_to_string(p).ok(),
+                    };
+                    Arc::new(PreprocessedDoc::new(
+                        path, &doc.text, &doc.lines, run_cpp, &options, &read,
+                    ))
+                })
             }
-            _ => None,
+            None => None,
         };
         if let Some(doc) = self.docs.get_mut(path) {
             doc.preprocessed = result;

@@ -1,8 +1,11 @@
-//! Documents the C preprocessor runs on (issue 18): the text the front end
-//! parses is the preprocessor's output ([`dfort_syntax::cpp`]: included
-//! headers spliced in, macros replaced, directives and inactive lines
-//! blank), and every position in it maps back to the file, line and
-//! column it came from — the document itself, or an included header.
+//! Documents the C preprocessor runs on, or that have Fortran `INCLUDE`
+//! lines (issue 18): the text the front end parses is the preprocessor's
+//! output ([`dfort_syntax::cpp`]: included headers spliced in, macros
+//! replaced, directives and inactive lines blank), then with its INCLUDE
+//! lines replaced by the files they name
+//! ([`dfort_syntax::cpp::fortran_include`]), and every position in it
+//! maps back to the file, line and column it came from — the document
+//! itself, or an included file.
 //!
 //! Contract: [`PreprocessedDoc::new`] never fails (the preprocessor's
 //! problems are its diagnostics); [`PreprocessedDoc::to_source`] maps any
@@ -11,6 +14,7 @@
 //! the output, where the line is in it (directive lines are blank there,
 //! in place; a line an `#if` left out has no place).
 
+use dfort_syntax::cpp::fortran_include::{expand_includes, unprocessed};
 use dfort_syntax::cpp::{preprocess, CppOptions, Preprocessed};
 use dfort_syntax::line_index::LineIndex;
 use dfort_syntax::TextRange;
@@ -77,12 +81,14 @@ pub struct PreprocessedDoc {
 }
 
 impl PreprocessedDoc {
-    /// Preprocesses the document `path` with text `text`; `read` gives an
-    /// included file's text.
+    /// Preprocesses the document `path` with text `text` (with the C
+    /// preprocessor when `cpp`), then replaces its INCLUDE lines; `read`
+    /// gives an included file's text.
     pub fn new(
         path: &Path,
         text: &Arc<str>,
         lines: &Arc<LineIndex>,
+        cpp: bool,
         options: &CppOptions,
         read: &dyn Fn(&Path) -> Option<String>,
     ) -> PreprocessedDoc {
@@ -94,7 +100,11 @@ impl PreprocessedDoc {
                 .push((p.to_path_buf(), Arc::from(t.as_str())));
             Some(t)
         };
-        let pp = preprocess(path, text, options, &reader);
+        let pp = match cpp {
+            true => preprocess(path, text, options, &reader),
+            false => unprocessed(path, text),
+        };
+        let pp = expand_includes(pp, options, &reader);
         let texts = texts.into_inner();
         let files = pp
             .files

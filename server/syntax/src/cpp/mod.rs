@@ -17,6 +17,7 @@
 
 pub mod expand;
 pub mod expr;
+pub mod fortran_include;
 
 use expand::{expand_line, Macro, Macros, Mode, Place, Replaced};
 use std::path::{Path, PathBuf};
