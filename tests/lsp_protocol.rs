@@ -713,4 +713,11 @@ fn preprocessed_files_report_header_problems_on_the_header() {
     let at = json!({"line": 4, "character": line.len() - 1});
     let h = hover_text(&mut c, &main, at);
     assert!(h.contains("**b**") && h.contains("COMMON /ab/"), "{h}");
+    // Hover on the macro use: its expansion there and where it is defined.
+    let at = json!({"line": 4, "character": line.find("TWICE").unwrap() + 2});
+    let h = hover_text(&mut c, &main, at);
+    assert!(
+        h.contains("**TWICE**") && h.contains("(2 D 0*(a))") && h.contains("main.F:1"),
+        "{h}"
+    );
 }
