@@ -148,6 +148,13 @@ fn neovim_plugin_hovers_and_generates_adjoint() {
         .unwrap_or_else(|e| panic!("copy {name}: {e}"));
     }
 
+    // Issue 18: a preprocessed file with an inactive `#else` branch.
+    fs::write(
+        dir.join("inactive.F"),
+        "#define ALLOW_TIDES\n      SUBROUTINE FLUX(X, Y)\n      DOUBLE PRECISION X, Y\n#ifdef ALLOW_TIDES\n      Y = X*3.0D0\n#else\n      Y = 2*X\n      Y = Y + 1\n#endif\n      END\n",
+    )
+    .unwrap();
+
     let run = run_nvim(&dir);
     let context = format!(
         "nvim exit code {:?}{}\n--- report ({}) ---\n{}\n--- nvim stderr ---\n{}\n--- nvim stdout ---\n{}",
@@ -171,6 +178,7 @@ fn neovim_plugin_hovers_and_generates_adjoint() {
         "PASS generate adjoint of bratu",
         "PASS address diagnostic in iccg",
         "PASS address inlay hints in iccg",
+        "PASS inactive #if region drawn faded",
     ] {
         assert!(
             run.report.lines().any(|l| l.starts_with(step)),

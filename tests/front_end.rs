@@ -564,3 +564,46 @@ fn forall_orders_the_sequential_loop_would_change_are_refused() {
         assert!(d.message.contains(why), "{body}: {}", d.message);
     }
 }
+
+#[test]
+fn names_of_the_intrinsic_modules_are_typed_constants_and_kinds() {
+    let ws = from_text(
+        "module prec\n  use, intrinsic :: iso_fortran_env, only: wp => real64\nend module\n\
+         subroutine s(x, y)\n  use prec\n  use, intrinsic :: iso_c_binding, only: c_int, c_loc, c_null_char\n  \
+         use, intrinsic :: iso_fortran_env\n  implicit none\n  real(wp), intent(in) :: x\n  real(wp), intent(out) :: y\n  \
+         integer(c_int) :: k\n  character :: c\n  k = output_unit + int32\n  c = c_null_char\n  y = x * k\n  \
+         write (error_unit, *) y\n  y = y + typo\nend subroutine\n",
+    );
+    let messages: Vec<String> = ws.diagnostics.iter().map(|d| d.message.clone()).collect();
+    assert_eq!(
+        messages,
+        ["`typo` has no type: it is not declared and IMPLICIT NONE is in effect"],
+        "only the name no module gives is reported"
+    );
+    let u = unit(&ws, "s");
+    assert_eq!(symbol(u, "x").ty.kind, Some(8), "real(wp), wp => real64");
+    assert_eq!(symbol(u, "k").ty.kind, Some(4), "integer(c_int)");
+    for (name, value) in [("output_unit", 6), ("int32", 4), ("error_unit", 0)] {
+        let s = symbol(u, name);
+        assert!(s.attrs.parameter, "{name} is a named constant");
+        assert_eq!(s.ty.base, BaseType::Integer, "{name}");
+        assert!(
+            matches!(s.init.as_ref().map(|e| &e.kind), Some(ExprKind::Int(v)) if *v == value),
+            "{name} = {value}: {:?}",
+            s.init
+        );
+    }
+    assert_eq!(symbol(u, "c_null_char").ty.base, BaseType::Character);
+    // An internal procedure sees its host's `real(wp)` as real(8) (the
+    // fuzzer's seed 2026, case 70: a host variable saved on the tape).
+    let ws = from_text(
+        "subroutine h(x)\n  use iso_fortran_env, only: wp => real64\n  real(wp) :: x, r\n           call inner()\n  x = r\ncontains\n  subroutine inner()\n    r = 2*x\n  end subroutine\nend subroutine\n",
+    );
+    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    let inner = unit(&ws, "inner");
+    assert_eq!(
+        symbol(inner, "r").ty.kind,
+        Some(8),
+        "host-associated real(wp)"
+    );
+}

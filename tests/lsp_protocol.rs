@@ -654,6 +654,27 @@ fn address_recovery_in_hints_hover_and_diagnostics() {
     c.shutdown().unwrap();
 }
 
+/// The first diagnostics published on `main` and on the header it
+/// includes.
+fn diagnostics_of_file_and_header(
+    c: &mut Connection,
+    main: &Path,
+    header_uri: &str,
+) -> (Value, Value) {
+    let (mut mine, mut theirs) = (None, None);
+    while mine.is_none() || theirs.is_none() {
+        let d = c
+            .wait_notification("textDocument/publishDiagnostics")
+            .unwrap();
+        if d["uri"] == json!(uri(main)) {
+            mine = Some(d["diagnostics"].clone());
+        } else if d["uri"] == json!(header_uri) {
+            theirs = Some(d["diagnostics"].clone());
+        }
+    }
+    (mine.unwrap(), theirs.unwrap())
+}
+
 /// A `.F` file through the C preprocessor in the editor: `-I`/`-D` from
 /// the settings, a problem in an included header published on the header,
 /// the file's own positions (after a header and a macro) for diagnostics
@@ -683,18 +704,7 @@ fn preprocessed_files_report_header_problems_on_the_header() {
     .expect("initialize answered");
     let text = open(&mut c, &main);
     let header_uri = uri(&std::fs::canonicalize(&header).unwrap());
-    let (mut mine, mut theirs) = (None, None);
-    while mine.is_none() || theirs.is_none() {
-        let d = c
-            .wait_notification("textDocument/publishDiagnostics")
-            .unwrap();
-        if d["uri"] == json!(uri(&main)) {
-            mine = Some(d["diagnostics"].clone());
-        } else if d["uri"] == json!(header_uri) {
-            theirs = Some(d["diagnostics"].clone());
-        }
-    }
-    let (mine, theirs) = (mine.unwrap(), theirs.unwrap());
+    let (mine, theirs) = diagnostics_of_file_and_header(&mut c, &main, &header_uri);
     // main.F: only `y = y 2` (line 5), at its column.
     let mine = mine.as_array().unwrap();
     assert_eq!(mine.len(), 1, "{mine:?}");
@@ -719,5 +729,111 @@ fn preprocessed_files_report_header_problems_on_the_header() {
     assert!(
         h.contains("**TWICE**") && h.contains("(2 D 0*(a))") && h.contains("main.F:1"),
         "{h}"
+    );
+}
+
+/// Issue 18: what an `#if` leaves out is published as faded hints (tag
+/// `unnecessary`), in the document and in its headers; go to definition
+/// on an `#include` line opens the header, on a macro its `#define`.
+#[test]
+fn inactive_regions_and_definitions_of_includes_and_macros() {
+    let root = workspace("cpp_nav", &[]);
+    std::fs::create_dir_all(root.join("inc")).unwrap();
+    let header = root.join("inc").join("OPTS.h");
+    std::fs::write(
+        &header,
+        "#define _RL Real*8\n#ifdef ALLOW_TIDES\n      INTEGER ntides\n#endif\n",
+    )
+    .unwrap();
+    let main = root.join("flux.F");
+    std::fs::write(
+        &main,
+        "#include \"OPTS.h\"\n      SUBROUTINE flux(x, y)\n      _RL x, y\n#ifdef ALLOW_TIDES\n      y = x*ntides\n#else\n      y = 2*x\n#endif\n      END\n",
+    )
+    .unwrap();
+    let mut c = spawn_in_process(Options::default()).expect("server starts");
+    c.initialize(
+        Some(&uri(&root)),
+        vscode_caps(),
+        json!({"preprocessor": {"include": ["inc"]}}),
+    )
+    .expect("initialize answered");
+    open(&mut c, &main);
+    let header_uri = uri(&std::fs::canonicalize(&header).unwrap());
+    let (mine, theirs) = diagnostics_of_file_and_header(&mut c, &main, &header_uri);
+    let mine = mine.as_array().unwrap();
+    assert_eq!(mine.len(), 1, "only the inactive region: {mine:?}");
+    assert_eq!(mine[0]["severity"], 4, "a hint");
+    assert_eq!(mine[0]["tags"], json!([1]), "unnecessary: drawn faded");
+    assert_eq!(mine[0]["code"], "inactive-region");
+    assert_eq!(
+        mine[0]["range"],
+        json!({"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 18}})
+    );
+    assert!(
+        mine[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("after `#ifdef ALLOW_TIDES`"),
+        "{mine:?}"
+    );
+    assert_eq!(theirs.as_array().unwrap().len(), 1, "{theirs}");
+    assert_eq!(theirs[0]["range"]["start"]["line"], 2, "{theirs}");
+    // Definition on the #include line: the header.
+    let d = c
+        .request(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": uri(&main)}, "position": {"line": 0, "character": 12}}),
+        )
+        .unwrap();
+    assert_eq!(d["result"][0]["uri"], json!(header_uri), "{d}");
+    // Definition on the macro `_RL`: its #define line in the header.
+    let d = c
+        .request(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": uri(&main)}, "position": {"line": 2, "character": 7}}),
+        )
+        .unwrap();
+    assert_eq!(d["result"][0]["uri"], json!(header_uri), "{d}");
+    assert_eq!(
+        d["result"][0]["range"],
+        json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 18}}),
+        "{d}"
+    );
+    // The header changes on disk: the document that includes it is
+    // preprocessed again (now the #else branch is the inactive one).
+    std::fs::write(
+        &header,
+        "#define _RL Real*8\n#define ALLOW_TIDES\n#ifdef ALLOW_TIDES\n      INTEGER ntides\n#endif\n",
+    )
+    .unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": header_uri, "type": 2}]}),
+    )
+    .unwrap();
+    // Publications made before the change may still be on their way.
+    let mut mine = Value::Null;
+    for _ in 0..20 {
+        let d = c
+            .wait_notification("textDocument/publishDiagnostics")
+            .unwrap();
+        if d["uri"] == json!(uri(&main)) {
+            mine = d["diagnostics"].clone();
+            if mine[0]["range"]["start"]["line"] != 4 {
+                break;
+            }
+        }
+    }
+    let mine = mine.as_array().unwrap();
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!(mine[0]["code"], "inactive-region");
+    assert_eq!(mine[0]["range"]["start"]["line"], 6, "{mine:?}");
+    assert!(
+        mine[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("after `#else`"),
+        "{mine:?}"
     );
 }

@@ -326,6 +326,31 @@ local function run()
     assert(labels['ipntp ← ipntp - ii'] == 17, 'no "ipntp ← ipntp - ii" on line 17')
   end)
 
+  -- Issue 18: the lines an `#if` leaves out are drawn with DfortInactive
+  -- (extmarks), not shown as diagnostics.
+  report.step('inactive #if region drawn faded', function()
+    local buf = open('inactive.F')
+    local client, err = dfort.client(buf, request_timeout_ms)
+    assert(client, err)
+    local ns = dfort.inactive_namespace
+    local marks = {}
+    vim.wait(request_timeout_ms, function()
+      marks = vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })
+      return #marks > 0
+    end, 50)
+    local lines = {}
+    for _, m in ipairs(marks) do
+      assert(m[4].hl_group == 'DfortInactive', 'highlight ' .. tostring(m[4].hl_group))
+      table.insert(lines, m[2] + 1)
+    end
+    table.sort(lines)
+    report.info('inactive lines of inactive.F', table.concat(lines, ', '))
+    assert(table.concat(lines, ',') == '7,8', 'inactive lines ' .. table.concat(lines, ',') .. ', not 7,8')
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      assert(d.code ~= 'inactive-region', 'an inactive region shown as a diagnostic on line ' .. (d.lnum + 1))
+    end
+  end)
+
   report.step(':DfortMarkIndependent at the cursor', function()
     put_cursor(free, fig1_pos)
     -- `a` is a local of tbr_fig1 that is not marked yet.

@@ -510,6 +510,29 @@ impl Host {
         }
     }
 
+    /// A file changed on disk: the documents whose preprocessing read it
+    /// (as a header) are preprocessed again at the next snapshot. Returns
+    /// whether any document read it.
+    pub fn header_changed(&mut self, path: &Path) -> bool {
+        let mut any = false;
+        for d in self.docs.values_mut() {
+            let reads = d.preprocessed.as_ref().is_some_and(|pp| {
+                pp.headers().any(|(_, f)| {
+                    f.path == path || std::fs::canonicalize(&f.path).is_ok_and(|c| c == path)
+                })
+            });
+            if reads {
+                d.pending.clear();
+                d.stale = true;
+                any = true;
+            }
+        }
+        if any {
+            self.snapshot = None;
+        }
+        any
+    }
+
     /// Removes a file (deleted on disk).
     pub fn remove(&mut self, path: &Path) {
         if self.docs.remove(path).is_some() {

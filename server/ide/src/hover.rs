@@ -35,6 +35,9 @@ pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
         return Some(h);
     }
     let fixed = matches!(doc.form, dfort_syntax::SourceForm::Fixed(_));
+    if let Some(h) = directive(doc, fixed, offset) {
+        return Some(h);
+    }
     if !crate::text::in_code(&doc.text, &doc.lines, fixed, offset) {
         return None;
     }
@@ -67,6 +70,25 @@ pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
     Some(Hover {
         range,
         markdown: procedure(snap, target),
+    })
+}
+
+/// On an AD directive's line (dfort's, OpenAD's, Tapenade's or TAF's),
+/// away from the variables a role directive names: what dfort does with
+/// the directive.
+fn directive(doc: &crate::host::DocView, fixed: bool, offset: u32) -> Option<Hover> {
+    let line = doc.lines.line_range(doc.lines.line_of(offset))?;
+    let text = doc.text.get(line.start as usize..line.end as usize)?;
+    let d = dfort_syntax::ad_directives::parse(text, fixed)?;
+    if let Some((_, word)) = word_at(&doc.text, offset) {
+        if d.args.contains(&word.to_ascii_lowercase()) {
+            return None;
+        }
+    }
+    let trimmed = text.trim_end_matches(['\n', '\r']);
+    Some(Hover {
+        range: TextRange::new(line.start, line.start + trimmed.len() as u32),
+        markdown: format!("**{} directive**\n\n{}\n", d.tool.name(), d.hover()),
     })
 }
 
@@ -186,6 +208,18 @@ fn storage(snap: &Snapshot, unit: &Unit, s: &Symbol) -> String {
                 .get(*from)
                 .map_or("?", |u| u.name.as_str());
             format!("from `{host}`")
+        }
+        Storage::UnknownModule { module }
+            if dfort_ir::intrinsic_modules::is_intrinsic_module(module) =>
+        {
+            match s.init.as_ref().map(|e| &e.kind) {
+                Some(ExprKind::Int(v)) => {
+                    format!(
+                        "named constant of the intrinsic module `{module}` (= {v} with gfortran)"
+                    )
+                }
+                _ => format!("from the intrinsic module `{module}`"),
+            }
         }
         Storage::UnknownModule { module } => format!("from module `{module}` (no source)"),
         Storage::Procedure => "a procedure".into(),
@@ -583,11 +617,7 @@ fn macro_use(doc: &crate::host::DocView, offset: u32) -> Option<Hover> {
     let line = doc.lines.line_of(offset);
     let start = doc.lines.line_start(line)?;
     let col = (offset - start) as usize;
-    let u = pp
-        .pp
-        .uses
-        .iter()
-        .find(|u| u.file == 0 && u.line == line && u.columns.contains(&col))?;
+    let u = pp.macro_at(line, col)?;
     let defined = match u.defined_at {
         Some((file, line)) => {
             let f = pp.files.get(file as usize)?;
@@ -704,6 +734,85 @@ end subroutine sp
             q.contains("A pointer dfort follows where it cannot read it as its target"),
             "{q}"
         );
+    }
+
+    #[test]
+    fn a_hover_on_an_intrinsic_module_constant_gives_its_value() {
+        let src = "subroutine wk(x)
+  use, intrinsic :: iso_fortran_env, only: dp => real64, output_unit
+  implicit none
+  real(dp), intent(in) :: x
+  write (output_unit, *) x
+end subroutine wk
+";
+        let path = Path::new("/hover-tests/wk.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let u = super::hover(&snap, path, at("output_unit, *"))
+            .unwrap()
+            .markdown;
+        assert!(
+            u.contains(
+                "named constant of the intrinsic module `iso_fortran_env` (= 6 with gfortran)"
+            ),
+            "{u}"
+        );
+        let dp = super::hover(&snap, path, at("dp), intent"))
+            .unwrap()
+            .markdown;
+        assert!(
+            dp.contains(
+                "named constant of the intrinsic module `iso_fortran_env` (= 8 with gfortran)"
+            ),
+            "{dp}"
+        );
+    }
+
+    #[test]
+    fn a_hover_on_another_tools_directive_says_what_dfort_does_with_it() {
+        let src = "      SUBROUTINE TS(X, Y)
+      DOUBLE PRECISION X, Y
+c$openad INDEPENDENT(X)
+c$openad DEPENDENT(Y)
+CADJ STORE x = tape1, key = 1
+C$AD NOCHECKPOINT
+      CALL SQ(X, Y)
+      END
+      SUBROUTINE SQ(X, Y)
+      DOUBLE PRECISION X, Y
+      Y = X*X
+      END
+";
+        let path = Path::new("/hover-tests/ts.f");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let taf = super::hover(&snap, path, at("STORE")).unwrap().markdown;
+        assert!(taf.starts_with("**TAF directive**"), "{taf}");
+        assert!(taf.contains("`CADJ STORE`"), "{taf}");
+        assert!(taf.contains("dfort ignores it"), "{taf}");
+        let tap = super::hover(&snap, path, at("NOCHECKPOINT"))
+            .unwrap()
+            .markdown;
+        assert!(
+            tap.contains("Tapenade's directive `$AD NOCHECKPOINT` is ignored"),
+            "{tap}"
+        );
+        let oad = super::hover(&snap, path, at("INDEPENDENT"))
+            .unwrap()
+            .markdown;
+        assert!(
+            oad.contains("OpenAD directive `$openad INDEPENDENT`: read as `!$ad independent(x)`"),
+            "{oad}"
+        );
+        // On the variable a role names: the variable's own hover.
+        let x = super::hover(&snap, path, at("X)\nc$openad DEP"))
+            .unwrap()
+            .markdown;
+        assert!(x.starts_with("**x**"), "{x}");
     }
 
     #[test]

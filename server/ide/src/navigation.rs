@@ -104,10 +104,32 @@ fn unit_location(snap: &Snapshot, u: &Unit) -> Option<Location> {
     })
 }
 
+/// On an `#include` or INCLUDE line: the file it reads; on a macro the C
+/// preprocessor replaced: its `#define` line.
+fn preprocessor_definition(doc: &crate::host::DocView, offset: u32) -> Option<Location> {
+    let pp = doc.preprocessed.as_ref()?;
+    let line = doc.lines.line_of(offset);
+    let col = offset.checked_sub(doc.lines.line_start(line)?)? as usize;
+    if let Some((f, range)) = pp.macro_definition(line, col) {
+        return Some(Location {
+            path: f.path.clone(),
+            range,
+        });
+    }
+    let f = pp.included_by(line)?;
+    Some(Location {
+        path: f.path.clone(),
+        range: TextRange::new(0, 0),
+    })
+}
+
 pub fn definition(snap: &Snapshot, path: &Path, offset: u32) -> Vec<Location> {
     let Some(doc) = snap.doc(path) else {
         return Vec::new();
     };
+    if let Some(loc) = preprocessor_definition(doc, offset) {
+        return vec![loc];
+    }
     let Some((_, name)) = word_at(&doc.text, offset) else {
         return Vec::new();
     };

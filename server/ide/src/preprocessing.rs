@@ -15,7 +15,7 @@
 //! in place; a line an `#if` left out has no place).
 
 use dfort_syntax::cpp::fortran_include::{expand_includes, unprocessed};
-use dfort_syntax::cpp::{preprocess, CppOptions, Preprocessed};
+use dfort_syntax::cpp::{preprocess, CppOptions, MacroUse, Preprocessed};
 use dfort_syntax::line_index::LineIndex;
 use dfort_syntax::TextRange;
 use std::path::{Path, PathBuf};
@@ -66,6 +66,23 @@ pub struct FileRead {
     pub path: PathBuf,
     pub text: Arc<str>,
     pub lines: Arc<LineIndex>,
+}
+
+/// Lines of a file the C preprocessor leaves out under the current
+/// macros, and the directive line before them (`#ifdef ALLOW_X`, `#else`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InactiveRegion {
+    pub range: TextRange,
+    pub directive: String,
+}
+
+impl InactiveRegion {
+    pub fn message(&self) -> String {
+        format!(
+            "inactive: the C preprocessor leaves these lines out with the macros given (after `{}`)",
+            self.directive
+        )
+    }
 }
 
 /// One document's preprocessing.
@@ -201,6 +218,70 @@ impl PreprocessedDoc {
         let out_col = (col as isize + shift).max(0) as u32;
         let range = self.out_lines.line_range(out)?;
         Some((range.start + out_col).min(range.end))
+    }
+
+    /// The macro the preprocessor replaced at `col` of `line` of the
+    /// document.
+    pub fn macro_at(&self, line: u32, col: usize) -> Option<&MacroUse> {
+        self.pp
+            .uses
+            .iter()
+            .find(|u| u.file == 0 && u.line == line && u.columns.contains(&col))
+    }
+
+    /// The file an `#include` (or INCLUDE) line of the document read.
+    pub fn included_by(&self, line: u32) -> Option<&FileRead> {
+        let inc = self
+            .pp
+            .includes
+            .iter()
+            .find(|i| i.file == 0 && i.line == line)?;
+        self.files.get(inc.target? as usize)
+    }
+
+    /// Where the macro used at `col` of `line` of the document is defined
+    /// (`#define` line), when a file defines it.
+    pub fn macro_definition(&self, line: u32, col: usize) -> Option<(&FileRead, TextRange)> {
+        let (file, def_line) = self.macro_at(line, col)?.defined_at?;
+        let f = self.files.get(file as usize)?;
+        let r = f.lines.line_range(def_line)?;
+        let text = f.text.get(r.start as usize..r.end as usize).unwrap_or("");
+        let len = text.trim_end_matches(['\n', '\r']).len() as u32;
+        Some((f, TextRange::new(r.start, r.start + len)))
+    }
+
+    /// The stretches of file `file` (0: the document) that the `#if`
+    /// directives leave out, each with the directive line before it.
+    pub fn inactive_regions(&self, file: u32) -> Vec<InactiveRegion> {
+        let Some(f) = self.files.get(file as usize) else {
+            return Vec::new();
+        };
+        let line_text = |l: u32| {
+            f.lines
+                .line_range(l)
+                .and_then(|r| f.text.get(r.start as usize..r.end as usize))
+                .unwrap_or("")
+                .trim_end_matches(['\n', '\r'])
+        };
+        self.pp
+            .inactive
+            .iter()
+            .filter(|(fi, lines)| *fi == file && lines.start < lines.end)
+            .filter_map(|(_, lines)| {
+                let start = f.lines.line_start(lines.start)?;
+                let last = lines.end - 1;
+                let end = f.lines.line_start(last)? + line_text(last).len() as u32;
+                let directive = lines
+                    .start
+                    .checked_sub(1)
+                    .map(|l| line_text(l).trim().to_string())
+                    .unwrap_or_default();
+                Some(InactiveRegion {
+                    range: TextRange::new(start, end),
+                    directive,
+                })
+            })
+            .collect()
     }
 
     /// The headers read (not the document), with their index in `files`.

@@ -40,16 +40,21 @@ pub fn word_at(text: &str, offset: u32) -> Option<(TextRange, String)> {
 }
 
 /// Whether `offset` lies in code: not in a comment (a `!` comment, or a
-/// fixed-form comment line) and not in a character literal. `!$ad`
-/// directives count as code: they name variables.
+/// fixed-form comment line) and not in a character literal. Role
+/// directives (`!$ad independent(x)`, `c$openad DEPENDENT(y)`) count as
+/// code: they name variables.
 pub fn in_code(text: &str, lines: &LineIndex, fixed: bool, offset: u32) -> bool {
     let line = line_text(text, lines, offset);
     let start = lines
         .line_range(lines.line_of(offset))
         .map_or(0, |r| r.start);
     let col = (offset.saturating_sub(start) as usize).min(line.len());
+    let names_roles = |comment: &str, fixed: bool| {
+        dfort_syntax::ad_directives::parse(comment, fixed)
+            .is_some_and(|d| d.reading() == dfort_syntax::ad_directives::Reading::Role)
+    };
     if fixed && line.starts_with(['c', 'C', '*', 'd', 'D']) {
-        return false;
+        return names_roles(line, true);
     }
     // Column 6 of fixed form marks a continuation, whatever it holds.
     let skip = if fixed && col > 5 {
@@ -60,7 +65,7 @@ pub fn in_code(text: &str, lines: &LineIndex, fixed: bool, offset: u32) -> bool 
     match line_part_at(&line[skip..], col - skip) {
         LinePart::Code => true,
         LinePart::Literal => false,
-        LinePart::Comment(i) => line[skip + i..].to_ascii_lowercase().starts_with("!$ad"),
+        LinePart::Comment(i) => names_roles(&line[skip + i..], false),
     }
 }
 

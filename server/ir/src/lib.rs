@@ -6,6 +6,7 @@ pub mod callgraph;
 pub mod cfg;
 pub mod dump;
 pub mod idx;
+pub mod intrinsic_modules;
 pub mod intrinsics;
 pub mod ir;
 pub mod link;

@@ -8,6 +8,7 @@
 
 use crate::callgraph::CallGraph;
 use crate::idx::IdVec;
+use crate::intrinsic_modules::{is_intrinsic_module, named_constant, ConstantValue};
 use crate::intrinsics::is_intrinsic_function;
 use crate::ir::*;
 use crate::lower::decl::const_int_in;
@@ -18,17 +19,6 @@ use dfort_syntax::Diagnostic;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Intrinsic modules: their names are known without source.
-const INTRINSIC_MODULES: &[&str] = &[
-    "iso_fortran_env",
-    "iso_c_binding",
-    "ieee_arithmetic",
-    "ieee_exceptions",
-    "ieee_features",
-    "omp_lib",
-    "mpi",
-];
 
 /// All units of the program, by id.
 type Units = IdVec<UnitId, Arc<Unit>>;
@@ -143,7 +133,7 @@ fn resolve(units: &mut Units, which: &[UnitId], diags: &mut Vec<(FileId, Diagnos
         let u = Arc::make_mut(&mut units[i]);
         for us in &mut u.uses {
             us.target = index.modules.get(&us.module).copied();
-            if us.target.is_none() && !INTRINSIC_MODULES.contains(&us.module.as_str()) {
+            if us.target.is_none() && !is_intrinsic_module(&us.module) {
                 diags.push((
                     us.span.file,
                     Diagnostic::new(
@@ -375,9 +365,7 @@ fn uses_unknown_module(units: &Units, u: &Unit, depth: u32) -> Option<String> {
     }
     for us in &u.uses {
         match us.target {
-            None if !INTRINSIC_MODULES.contains(&us.module.as_str()) => {
-                return Some(us.module.clone())
-            }
+            None if !is_intrinsic_module(&us.module) => return Some(us.module.clone()),
             Some(m) => {
                 if let Some(x) = units
                     .get(m)
@@ -425,6 +413,12 @@ fn resolve_symbols(units: &Units, i: UnitId) -> SymbolUpdates {
             if let Some((from, sym, via)) = find_visible(units, u, &s.name, 0) {
                 let origin = units[from].symbol(sym);
                 s2.ty = origin.ty.clone();
+                // A kind named by a constant the origin resolves in this
+                // same pass (`real(wp)` in the host of an internal
+                // procedure).
+                if let (None, Some(kt)) = (s2.ty.kind, &origin.ty.kind_text) {
+                    s2.ty.kind = kind_from_name(units, &units[from], kt);
+                }
                 s2.dims = origin.dims.clone();
                 s2.attrs = origin.attrs.clone();
                 s2.init = origin.init.clone();
@@ -434,6 +428,13 @@ fn resolve_symbols(units: &Units, i: UnitId) -> SymbolUpdates {
                     symbol: sym,
                     via,
                 };
+                out.push((id, s2));
+                continue;
+            }
+        }
+        if !s.declared && s.storage == Storage::Local {
+            if let Some(origin) = intrinsic_origin(units, u, &s.name, 0) {
+                from_intrinsic_module(&mut s2, origin);
                 out.push((id, s2));
                 continue;
             }
@@ -488,16 +489,103 @@ fn resolve_symbols(units: &Units, i: UnitId) -> SymbolUpdates {
     (out, diags)
 }
 
+/// Where a name a unit does not declare comes from an intrinsic module:
+/// the module, the name there, and whether an `only:` list names it.
+struct IntrinsicOrigin {
+    module: String,
+    remote: String,
+    listed: bool,
+}
+
+/// The intrinsic module that makes `name` visible in `u` (through its own
+/// USE statements, the modules they use, or its hosts').
+fn intrinsic_origin(units: &Units, u: &Unit, name: &str, depth: u32) -> Option<IntrinsicOrigin> {
+    if depth > 32 {
+        return None;
+    }
+    for us in &u.uses {
+        let Some(remote) = remote_name(us, name) else {
+            continue;
+        };
+        match us.target {
+            None if is_intrinsic_module(&us.module) => {
+                let listed = us.only.is_some() || us.renames.iter().any(|(local, _)| local == name);
+                let known = named_constant(&us.module, remote).is_some();
+                if known || listed {
+                    return Some(IntrinsicOrigin {
+                        module: us.module.clone(),
+                        remote: remote.to_string(),
+                        listed,
+                    });
+                }
+            }
+            Some(m) => {
+                let module = units.get(m)?;
+                let declared = module
+                    .lookup(remote)
+                    .is_some_and(|id| module.symbol(id).declared);
+                if !declared {
+                    if let Some(o) = intrinsic_origin(units, module, remote, depth + 1) {
+                        return Some(o);
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+    let host = units.get(u.parent?)?;
+    if host.lookup(name).is_some_and(|id| host.symbol(id).declared) {
+        return None;
+    }
+    intrinsic_origin(units, host, name, depth + 1)
+}
+
+/// Gives `s` the meaning of an intrinsic module's name: a named constant
+/// with its value when dfort knows it, else a name of that module with no
+/// type (as for a module dfort was not given; it is not reported).
+fn from_intrinsic_module(s: &mut Symbol, origin: IntrinsicOrigin) {
+    let value = named_constant(&origin.module, &origin.remote);
+    s.storage = Storage::UnknownModule {
+        module: origin.module,
+    };
+    let (ty, init) = match value {
+        Some(ConstantValue::Int(v)) => (Type::new(BaseType::Integer, Some(4)), ExprKind::Int(v)),
+        Some(ConstantValue::Char(c)) => {
+            let mut ty = Type::new(BaseType::Character, Some(1));
+            ty.len = Some("1".into());
+            (ty, ExprKind::Str(char::from(c).to_string()))
+        }
+        None => {
+            debug_assert!(origin.listed);
+            s.typing = Typing::Unknown;
+            return;
+        }
+    };
+    s.ty = ty;
+    s.attrs.parameter = true;
+    s.init = Some(Expr {
+        kind: init,
+        span: s.span,
+    });
+    s.typing = Typing::Imported;
+}
+
 fn kind_from_name(units: &Units, u: &Unit, name: &str) -> Option<u32> {
     if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return None;
     }
     let (owner, sym) = match u.lookup(name) {
         Some(id) if u.symbol(id).declared => (u, id),
-        _ => {
-            let (m, s, _) = find_visible(units, u, name, 0)?;
-            (&**units.get(m)?, s)
-        }
+        _ => match find_visible(units, u, name, 0) {
+            Some((m, s, _)) => (&**units.get(m)?, s),
+            None => {
+                let origin = intrinsic_origin(units, u, name, 0)?;
+                return match named_constant(&origin.module, &origin.remote)? {
+                    ConstantValue::Int(v) => u32::try_from(v).ok().filter(|v| *v > 0),
+                    ConstantValue::Char(_) => None,
+                };
+            }
+        },
     };
     let s = owner.symbol(sym);
     let v = const_int_in(owner, s.init.as_ref()?, 0)?;

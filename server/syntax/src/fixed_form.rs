@@ -27,10 +27,18 @@
 //!   counted from column 7.
 //! * Text past the line-length limit (counted in chars) is removed, with a
 //!   `fixed-line-length` warning when it is not all whitespace.
+//! * In the statement text of a code line (outside character literals and
+//!   the inline comment): Hollerith constants of DATA and FORMAT statements
+//!   become character literals of the same length (`4HABCD` → `'ABCD'`),
+//!   blanks inside real literals and dotted operators move to the token's
+//!   end, and on the first line of a statement a blank is inserted into
+//!   glued keywords the grammar cannot read (`DO10I=1,N` → `DO 10 I=1,N`,
+//!   `GOTO10`, `CALLFOO`, `IMPLICITNONE`); see [`crate::fixed_form_words`].
 //!
 //! The normalisation never fails: it works on half-typed editor text.
 
 use crate::diagnostic::{Diagnostic, TextRange};
+use crate::fixed_form_words::{keyword_blanks, rewrite_holleriths, HollerithState};
 use crate::rules::FIXED_LINE_LENGTH;
 
 /// The result of [`normalize_fixed`].
@@ -60,10 +68,10 @@ struct Edit {
 
 /// Maps byte offsets between an original text and its normalised text.
 ///
-/// Only changes of length are stored (an inserted `&`, a truncated line end,
-/// a multi-byte continuation mark replaced by `&`), sorted by offset in both
-/// texts, so lookups are a binary search and a free-form or unchanged file
-/// costs nothing.
+/// Only changes of length are stored (an inserted `&` or blank, a truncated
+/// line end, a multi-byte continuation mark replaced by `&`), sorted by
+/// offset in both texts, so lookups are a binary search and a free-form or
+/// unchanged file costs nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OffsetMap {
     edits: Vec<Edit>,
@@ -200,6 +208,11 @@ struct LineInfo {
     needs_amp: bool,
     /// The line starts inside a character literal a previous line opened.
     in_string: bool,
+    /// Where the statement text starts (column 7, or after a label-field
+    /// TAB and its continuation digit).
+    stmt_start: usize,
+    /// The line continues the statement of the previous code line.
+    continuation: bool,
 }
 
 /// The message of a `fixed-line-length` warning.
@@ -239,6 +252,8 @@ fn analyse_line(
         insert_at: len,
         needs_amp: false,
         in_string: false,
+        stmt_start: len,
+        continuation: false,
     };
     let first = content.chars().next();
     match first {
@@ -380,6 +395,8 @@ fn analyse_line(
     }
     *quote = state;
     info.insert_at = insert_at;
+    info.stmt_start = scan_from;
+    info.continuation = continuation;
     (info, continuation)
 }
 
@@ -391,19 +408,46 @@ fn emit(
     out: &mut String,
     edits: &mut Vec<Edit>,
     diagnostics: &mut Vec<Diagnostic>,
+    hollerith: &mut HollerithState,
 ) {
     let content = src.get(line.start..line.content_end).unwrap_or("");
     let terminator = src.get(line.content_end..line.term_end).unwrap_or("");
     let kept_end = line.kept_end.min(content.len());
     let kept = content.get(..kept_end).unwrap_or(content);
+    let code = line.kind == Kind::Code && !line.in_string;
+    // Hollerith constants of DATA and FORMAT statements become character
+    // literals of the same length.
+    let literals = if code {
+        rewrite_holleriths(
+            kept,
+            line.stmt_start,
+            line.insert_at,
+            line.continuation,
+            hollerith,
+        )
+    } else {
+        if line.kind == Kind::Code {
+            hollerith.reset();
+        }
+        None
+    };
+    let kept = literals.as_deref().unwrap_or(kept);
     // Blanks are insignificant in fixed form: those inside a real literal
     // or a dotted operator move to its end (same length, so no offset
-    // changes).
-    let squeezed = match (line.kind, line.in_string) {
-        (Kind::Code, false) => squeeze_blanks(kept),
+    // changes). Only in the statement text: the label field and column 6
+    // stay.
+    let squeezed = match kept.split_at_checked(line.stmt_start) {
+        Some((head, stmt)) if code => squeeze_blanks(stmt).map(|t| format!("{head}{t}")),
         _ => None,
     };
     let kept = squeezed.as_deref().unwrap_or(kept);
+    // Glued keywords (`DO10I=1,N`, `GOTO10`, `CALLFOO`) get blanks: each one
+    // inserted, like a `&`.
+    let blanks = if code && !line.continuation {
+        keyword_blanks(kept, line.stmt_start, line.insert_at)
+    } else {
+        Vec::new()
+    };
     let mut cur = 0;
     if let Some((p, l, r)) = line.replace {
         if let (Some(before), true) = (kept.get(cur..p), p + l <= kept.len()) {
@@ -421,9 +465,9 @@ fn emit(
             cur = p + l;
         }
     }
-    if line.needs_amp {
-        let at = line.insert_at.clamp(cur, kept.len());
-        if let Some(before) = kept.get(cur..at) {
+    // Copies `kept` up to `at`, then inserts `c` there (an edit).
+    let mut insert = |cur: &mut usize, at: usize, c: char, out: &mut String| {
+        if let Some(before) = kept.get(*cur..at) {
             out.push_str(before);
             edits.push(Edit {
                 orig: to_u32(line.start + at),
@@ -432,9 +476,18 @@ fn emit(
                 norm_len: 1,
                 removed: false,
             });
-            out.push('&');
-            cur = at;
+            out.push(c);
+            *cur = at;
         }
+    };
+    for p in blanks {
+        if p >= cur && p < line.insert_at {
+            insert(&mut cur, p, ' ', out);
+        }
+    }
+    if line.needs_amp {
+        let at = line.insert_at.clamp(cur, kept.len());
+        insert(&mut cur, at, '&', out);
     }
     out.push_str(kept.get(cur..).unwrap_or(""));
     if kept_end < content.len() {
@@ -607,6 +660,7 @@ pub fn normalize_fixed(src: &str, line_length: Option<usize>) -> Normalized {
     // continuation line may still add a `&` to that code line.
     let mut pending: Vec<LineInfo> = Vec::new();
     let mut quote = Quote::None;
+    let mut hollerith = HollerithState::default();
     let mut pos = 0;
     loop {
         let (content_end, term_end, last) = match src[pos..].find('\n') {
@@ -638,7 +692,15 @@ pub fn normalize_fixed(src: &str, line_length: Option<usize>) -> Normalized {
                 }
             }
             for p in pending.drain(..) {
-                emit(src, &p, line_length, &mut out, &mut edits, &mut diagnostics);
+                emit(
+                    src,
+                    &p,
+                    line_length,
+                    &mut out,
+                    &mut edits,
+                    &mut diagnostics,
+                    &mut hollerith,
+                );
             }
         }
         pending.push(info);
@@ -648,7 +710,15 @@ pub fn normalize_fixed(src: &str, line_length: Option<usize>) -> Normalized {
         pos = term_end;
     }
     for p in pending.drain(..) {
-        emit(src, &p, line_length, &mut out, &mut edits, &mut diagnostics);
+        emit(
+            src,
+            &p,
+            line_length,
+            &mut out,
+            &mut edits,
+            &mut diagnostics,
+            &mut hollerith,
+        );
     }
     edits.shrink_to_fit();
     let map = OffsetMap {
@@ -1025,6 +1095,10 @@ mod tests {
             "'",
             "\"\n     1'",
             "é😀",
+            // A Hollerith constant with non-ASCII text, a squeeze next to
+            // column 6 (proptest cases).
+            "     0DATA X /\n'DOI=1,2h¡&",
+            "&2.0 D 0",
         ] {
             for ll in [None, Some(0), Some(1), Some(6), Some(7), Some(72)] {
                 let n = normalize_fixed(src, ll);
@@ -1105,6 +1179,175 @@ C     Bratu-like test, fixed form
         check_map(&tab, &n);
     }
 
+    const F77_PROGRAM: &str = "\
+C     Glued keywords and Hollerith constants
+      SUBROUTINE OLD(N, X, Y, IH)
+      IMPLICITNONE
+      INTEGER N, I, J, K, IH(2)
+      DOUBLEPRECISION X(N), Y(N)
+      DATA IH /4HABCD, 4HEFGH/
+      J = 0
+      DO10I=1,N
+         Y(I) = 2.0D0*X(I)
+   10 CONTINUE
+      DO 20I=1,N
+   20 Y(I) = Y(I) + X(I)
+      DO30 K = 1, N, 2
+         Y(K) = -Y(K)
+   30 CONTINUE
+      DOI=1,N
+         Y(I) = Y(I)*X(I)
+      ENDDO
+      DOWHILE(J.LT.N)
+         J = J + 1
+      END DO
+      IF (J .GT. 0) GOTO40
+      CALLSUB2(N, Y)
+   40 IF(N.GT.1)CALLSUB2(N, Y)
+      GOTO50
+   50 CONTINUE
+      WRITE (6, 100) Y(1)
+  100 FORMAT (5H Y = , E12.4, 3HEND)
+      CALLDONE
+      END
+";
+
+    #[test]
+    fn glued_keywords_and_holleriths_are_rewritten() {
+        for (src, want) in [
+            ("      DO10I=1,N\n", "      DO 10 I=1,N\n"),
+            ("      DO 10I=1,N\n", "      DO 10 I=1,N\n"),
+            ("      DO10 I = 1, N\n", "      DO 10 I = 1, N\n"),
+            ("      DO 10, I=1,N\n", "      DO 10, I=1,N\n"),
+            ("   20 DOI=1,N\n", "   20 DO I=1,N\n"),
+            ("      DOWHILE(I.LT.N)\n", "      DO WHILE(I.LT.N)\n"),
+            ("      GOTO10\n", "      GOTO 10\n"),
+            ("      GO TO10\n", "      GO TO 10\n"),
+            (
+                "      IF (X .GT. 0) GOTO10\n",
+                "      IF (X .GT. 0) GOTO 10\n",
+            ),
+            ("      CALLFOO(X)\n", "      CALL FOO(X)\n"),
+            ("      CALLFOO\n", "      CALL FOO\n"),
+            (
+                "      IF(X.GT.0)CALLFOO(X)\n",
+                "      IF(X.GT.0)CALL FOO(X)\n",
+            ),
+            ("      IMPLICITNONE\n", "      IMPLICIT NONE\n"),
+            ("\tDO10I=1,N\n", "\tDO 10 I=1,N\n"),
+            (
+                "      DATA IH /4HABCD, 4HEFGH/\n",
+                "      DATA IH /'ABCD', 'EFGH'/\n",
+            ),
+            (
+                "  100 FORMAT (5H X = , E12.4, 3HEND)\n",
+                "  100 FORMAT (' X = ', E12.4, 'END')\n",
+            ),
+            // Not on continuation lines.
+            (
+                "      X = 1 +\n     &DO10I\n",
+                "      X = 1 +&\n     &DO10I\n",
+            ),
+            // With a continuation and an inline comment.
+            (
+                "      CALLFOO(X, ! args\n     &  Y)\n",
+                "      CALL FOO(X, &! args\n     &  Y)\n",
+            ),
+            (
+                "      DATA A /2HAB,\n     1  2HCD/\n",
+                "      DATA A /'AB',&\n     &  'CD'/\n",
+            ),
+        ] {
+            let n = norm(src);
+            assert_eq!(n.text, want, "{src:?}");
+            check_map(src, &n);
+        }
+        // Assignments to variables named DO10I, CALLX, GOTO1, and
+        // continuation lines, are left alone.
+        for src in [
+            "      DO10I = 1.5\n",
+            "      DO10I = F(1, 2)\n",
+            "      CALLX = 2\n",
+            "      GOTO1 = 3\n",
+            "      IF (X .GT. 0) CALLX = 2\n",
+            "      X = 'DO10I=1,N' ! CALLFOO\n",
+            "      X = A4H\n",
+            "      DATA X /4HAB/\n",
+            "  100 FORMAT (E12.4, 1H\n",
+        ] {
+            let n = norm(src);
+            assert_eq!(n.text, src);
+            assert!(n.map.is_identity(), "{src:?}");
+        }
+    }
+
+    #[test]
+    fn offsets_after_inserted_blanks_map_back() {
+        let src = "      DO10I=1,N\n      CALLFOO(I)\n";
+        let n = norm(src);
+        assert_eq!(n.text, "      DO 10 I=1,N\n      CALL FOO(I)\n");
+        // Names after an inserted blank map to their original columns.
+        for (orig, normed) in [("I=1", "I=1"), ("N\n", "N\n"), ("FOO", "FOO"), ("10", "10")] {
+            let o = src.find(orig).unwrap() as u32;
+            let m = n.text.find(normed).unwrap() as u32;
+            assert_eq!(n.map.to_normalized(o), m, "{orig}");
+            assert_eq!(n.map.to_original(m), o, "{orig}");
+        }
+        // An inserted blank maps to the char it was inserted before.
+        let blank = n.text.find(" I=1").unwrap() as u32;
+        assert_eq!(n.map.to_original(blank), src.find("I=1").unwrap() as u32);
+        let r = TextRange::new(
+            n.text.find("FOO").unwrap() as u32,
+            n.text.find("(I)").unwrap() as u32,
+        );
+        let foo = src.find("FOO").unwrap() as u32;
+        assert_eq!(n.map.range_to_original(r), TextRange::new(foo, foo + 3));
+        check_map(src, &n);
+    }
+
+    #[test]
+    fn squeeze_leaves_label_field_and_column_six() {
+        // A continuation mark in column 6 is not part of a real literal.
+        let src = "      X = 1\n&2.0 D 0\n";
+        let n = norm(src);
+        assert_eq!(n.text, "      X = 1&\n&2.0 & 0\n");
+        check_map(src, &n);
+    }
+
+    #[test]
+    fn grammar_parses_normalised_f77_program() {
+        let n = norm(F77_PROGRAM);
+        assert!(n.diagnostics.is_empty());
+        assert_eq!(n.text.lines().count(), F77_PROGRAM.lines().count());
+        if let Err(e) = parse_ok(&n.text) {
+            panic!("{e}");
+        }
+        for want in [
+            "DO 10 I=1,N",
+            "DO 20 I=1,N",
+            "DO 30 K = 1",
+            "DO I=1,N",
+            "DO WHILE(J",
+            "GOTO 40",
+            "CALL SUB2(N, Y)\n",
+            "CALL SUB2(N, Y)\n      GOTO 50",
+            "/'ABCD', 'EFGH'/",
+            "(' Y = ', E12.4, 'END')",
+            "CALL DONE",
+            "IMPLICIT NONE",
+        ] {
+            assert!(n.text.contains(want), "{want}\n{}", n.text);
+        }
+        check_map(F77_PROGRAM, &n);
+        // CRLF and a longer line limit.
+        let crlf = F77_PROGRAM.replace('\n', "\r\n");
+        let n = normalize_fixed(&crlf, Some(132));
+        if let Err(e) = parse_ok(&n.text) {
+            panic!("{e}");
+        }
+        check_map(&crlf, &n);
+    }
+
     fn line_of(text: &str, offset: usize) -> usize {
         text.as_bytes()[..offset.min(text.len())]
             .iter()
@@ -1139,6 +1382,18 @@ C     Bratu-like test, fixed form
             Just("é"),
             Just("😀"),
             Just("\r"),
+            Just("DO10I=1,N"),
+            Just("DOI=1,2"),
+            Just("GOTO10"),
+            Just("CALLF"),
+            Just("IF(X)"),
+            Just("DATA X /"),
+            Just("FORMAT("),
+            Just("4HABCD"),
+            Just("12HABCDEFGHIJKL"),
+            Just(","),
+            Just("/"),
+            Just("2.0 D 0"),
         ]
         .prop_map(str::to_string);
         let piece = prop_oneof![
@@ -1159,6 +1414,78 @@ C     Bratu-like test, fixed form
             }
             s
         })
+    }
+
+    /// The chars of the line of original offset `o` (kept ones only, from
+    /// the line start) and the normalised char each one maps to, with the
+    /// index of `o`'s char.
+    fn line_images(src: &str, n: &Normalized, o: usize) -> (Vec<char>, Vec<Option<char>>, usize) {
+        let start = src[..o].rfind('\n').map_or(0, |i| i + 1);
+        let end = src[o..].find('\n').map_or(src.len(), |i| o + i);
+        let (mut a, mut b, mut at) = (Vec::new(), Vec::new(), 0);
+        for (k, c) in src[start..end].char_indices() {
+            let p = start + k;
+            if n.map.is_removed(p as u32) {
+                break;
+            }
+            if p == o {
+                at = a.len();
+            }
+            let m = n.map.to_normalized(p as u32) as usize;
+            a.push(c);
+            b.push(n.text.get(m..).and_then(|t| t.chars().next()));
+        }
+        (a, b, at)
+    }
+
+    /// Whether the char at original offset `o` was changed by one of the
+    /// same-length rewrites of a code line: a Hollerith constant `nHc…`
+    /// written as blanks, `'c…'`, or a real literal or dotted operator
+    /// whose blanks moved to its end.
+    fn rewritten(src: &str, n: &Normalized, o: usize) -> bool {
+        let (a, b, j) = line_images(src, n, o);
+        let img =
+            |i: usize, k: usize| -> Option<Vec<char>> { b.get(i..k)?.iter().copied().collect() };
+        // Hollerith constants.
+        for i in 0..=j {
+            let digits = a[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits == 0 || digits > 4 || (i > 0 && a[i - 1].is_ascii_digit()) {
+                continue;
+            }
+            if !matches!(a.get(i + digits), Some('H' | 'h')) {
+                continue;
+            }
+            let count: String = a[i..i + digits].iter().collect();
+            let Ok(len) = count.parse::<usize>() else {
+                continue;
+            };
+            let e = i + digits + 1 + len;
+            if j >= e || e > a.len() {
+                continue;
+            }
+            let mut want = vec![' '; digits - 1];
+            want.push('\'');
+            want.extend_from_slice(&a[i + digits + 1..e]);
+            want.push('\'');
+            if img(i, e) == Some(want) {
+                return true;
+            }
+        }
+        // Squeezed tokens: the non-blank chars, then the blanks.
+        for i in j.saturating_sub(20)..=j {
+            for k in j + 1..=(j + 20).min(a.len()) {
+                let seg = &a[i..k];
+                if seg[0] == ' ' || seg[seg.len() - 1] == ' ' || !seg.contains(&' ') {
+                    continue;
+                }
+                let mut want: Vec<char> = seg.iter().copied().filter(|&c| c != ' ').collect();
+                want.resize(seg.len(), ' ');
+                if img(i, k) == Some(want) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     fn input() -> impl Strategy<Value = String> {
@@ -1217,7 +1544,9 @@ C     Bratu-like test, fixed form
                 if let Some(c) = src[o..].chars().next() {
                     let d = text[m..].chars().next();
                     prop_assert!(
-                        d == Some(c) || matches!(d, Some('!' | '&' | ' ')),
+                        d == Some(c)
+                            || matches!(d, Some('!' | '&' | ' '))
+                            || rewritten(&src, &n, o),
                         "{:?} at {} became {:?}", c, o, d
                     );
                 }
@@ -1230,12 +1559,33 @@ C     Bratu-like test, fixed form
         #[test]
         fn no_limit_only_inserts(src in fixed_like()) {
             let n = normalize_fixed(&src, None);
-            // Without a limit nothing is removed, and each line gains at most
-            // one char (an inserted '&'; replacements keep the char count).
+            // Without a limit nothing is removed, and each line gains only
+            // the chars inserted: at most one '&', and blanks (glued
+            // keywords); replacements keep the char count.
             prop_assert!(!(0..=src.len()).any(|o| n.map.is_removed(o as u32)));
+            let images: std::collections::HashSet<usize> = (0..=src.len())
+                .filter(|&o| src.is_char_boundary(o))
+                .map(|o| n.map.to_normalized(o as u32) as usize)
+                .collect();
+            let mut start = 0;
             for (a, b) in src.split('\n').zip(n.text.split('\n')) {
+                let inserted: Vec<char> = b
+                    .char_indices()
+                    .filter(|(k, _)| !images.contains(&(start + k)))
+                    .map(|(_, c)| c)
+                    .collect();
+                start += b.len() + 1;
+                let amps = inserted.iter().filter(|&&c| c == '&').count();
+                prop_assert!(amps <= 1, "{:?} -> {:?}", a, b);
+                prop_assert!(
+                    inserted.iter().all(|&c| c == '&' || c == ' '),
+                    "{:?} -> {:?}", a, b
+                );
                 let (ca, cb) = (a.chars().count(), b.chars().count());
-                prop_assert!(cb == ca || cb == ca + 1, "{:?} -> {:?}", a, b);
+                prop_assert_eq!(cb, ca + inserted.len(), "{:?} -> {:?}", a, b);
+                if amps == inserted.len() {
+                    prop_assert!(cb == ca || cb == ca + 1, "{:?} -> {:?}", a, b);
+                }
             }
         }
     }

@@ -4,10 +4,13 @@
 //! It also holds what every later crate reports with: diagnostics and the
 //! registry of their rules ([`rules`]).
 
+pub mod ad_directives;
 pub mod chunks;
 pub mod cpp;
+pub mod dangling;
 pub mod diagnostic;
 pub mod fixed_form;
+mod fixed_form_words;
 pub mod flat;
 pub mod line_index;
 pub mod parse;

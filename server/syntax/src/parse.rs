@@ -4,6 +4,7 @@
 //! tree-sitter tree. Syntax errors become diagnostics in original offsets.
 
 use crate::chunks::{split_units, ChunkSpan};
+use crate::dangling::{dangling_statements, Dangling};
 use crate::diagnostic::{Diagnostic, TextRange};
 use crate::fixed_form::{normalize_fixed, OffsetMap};
 use crate::rules::{Rule, SYNTAX_ERROR, UNCLOSED_CONSTRUCT, UNSUPPORTED};
@@ -137,7 +138,18 @@ impl FortranParser {
                 None => self.parse_chunk(ptext, &span),
             };
             if let Some(tree) = tree {
-                collect_syntax_errors(tree.root_node(), ptext, &mut syntax);
+                let mut found = Vec::new();
+                collect_syntax_errors(tree.root_node(), ptext, &mut found);
+                let dangling =
+                    dangling_statements(ptext, span.range.start as usize, span.range.end as usize);
+                if !dangling.is_empty() {
+                    found.retain(|e| !follows_from(&dangling, ptext, e));
+                    for d in dangling {
+                        found.push((d.start, d.end, &SYNTAX_ERROR, d.message));
+                    }
+                    found.sort_by_key(|e| e.0);
+                }
+                syntax.extend(found);
                 chunks.push(ParsedChunk { span, tree });
             }
         }
@@ -227,6 +239,27 @@ fn collect_syntax_errors(root: Node, text: &str, out: &mut Vec<SyntaxError>) {
         }
     }
     out[start_len..].sort_by_key(|e| e.0);
+}
+
+/// Whether a syntax error the grammar reports is only the consequence of
+/// a statement left without its last operand: a unit or construct "never
+/// closed", or an error from that statement to the end of the line after
+/// it.
+fn follows_from(dangling: &[Dangling], text: &str, e: &SyntaxError) -> bool {
+    std::ptr::eq(e.2, &UNCLOSED_CONSTRUCT)
+        || dangling.iter().any(|d| {
+            let rest = text.get(d.end..).unwrap_or("");
+            let next_line = rest
+                .find('\n')
+                .map(|i| d.end + i + 1)
+                .and_then(|from| {
+                    let after = text.get(from..)?;
+                    let skip = after.len() - after.trim_start().len();
+                    Some(line_end(text, from + skip))
+                })
+                .unwrap_or(text.len());
+            (d.start..=next_line).contains(&e.0)
+        })
 }
 
 fn node_text<'t>(n: Node, text: &'t str) -> &'t str {

@@ -169,8 +169,8 @@ rules! {
         group: Group::FrontEnd,
         summary: "a construct dfort does not support",
         doc: "The statement is valid Fortran that dfort does not model: ENTRY, alternate \
-              returns, ASSIGN and assigned GO TO, pointers, INCLUDE, BLOCK, ASSOCIATE, SELECT \
-              TYPE and SELECT RANK, coarrays, submodules, some declarators and expressions, \
+              returns, ASSIGN and assigned GO TO, BLOCK, ASSOCIATE, SELECT TYPE and SELECT \
+              RANK, coarrays, submodules, some declarators and expressions, \
               integer literals out of range; a FORALL whose assignment reads elements of its \
               target other than the one it assigns, or whose mask reads what it assigns (run \
               as loops, it would read values it has already changed), or that holds other \
@@ -178,8 +178,8 @@ rules! {
               with a REDUCE locality. dfort reports it instead of ignoring it, because \
               analyses and derivatives that skipped a statement would be silently wrong.\n\n\
               Rewrite the construct with supported statements (copy the array a FORALL reads \
-              into another one first, an INCLUDE by pasting the file or turning it into a \
-              module, ...).",
+              into another one first, an ASSOCIATE name by the expression it stands for, \
+              ...).",
         example: Some("forall (i = 2:n-1) b(i) = 0.5d0*(b(i-1) + b(i+1))\n"),
     };
     FIXED_LINE_LENGTH = Rule {
@@ -222,6 +222,24 @@ rules! {
               Move the directive inside the subroutine whose roles it gives (after its \
               declarations).",
         example: Some("!$ad independent(x)\nsubroutine f(x, y)\n  ...\n"),
+    };
+    IGNORED_DIRECTIVE = Rule {
+        code: "ignored-directive",
+        severity: Severity::Warning,
+        group: Group::FrontEnd,
+        summary: "an AD directive dfort does not act on",
+        doc: "dfort reads `!$ad independent(...)` and `!$ad dependent(...)`, and OpenAD's \
+              `c$openad INDEPENDENT(...)` / `DEPENDENT(...)` as the same roles. Tapenade's \
+              `$AD` directives (`NOCHECKPOINT`, `II-LOOP`, `BINOMIAL-CKP`, `FP-LOOP`, \
+              `CHECKPOINT-START`, `DO-NOT-DIFF`, ...) steer features dfort does not have; \
+              each is reported with what dfort does instead, and the derivative is computed \
+              as if it were not there (still correct). The same holds for OpenAD's other \
+              directives and for unknown `!$ad` words (a typo in `independent`?). TAF's \
+              `CADJ` and `!$TAF` lines are ignored without a diagnostic (hover one to see \
+              why).\n\n\
+              Nothing to do when the code is shared with that tool; otherwise remove the \
+              directive or correct its spelling.",
+        example: Some("subroutine f(x, y)\n  real(8) :: x, y\n!$AD NOCHECKPOINT\n  call g(x, y)\nend\n"),
     };
     DUPLICATE_LABEL = Rule {
         code: "duplicate-label",

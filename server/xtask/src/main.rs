@@ -10,6 +10,7 @@ mod bench_adjoint;
 mod bench_cpp;
 mod bench_inversion;
 mod bench_lsp;
+mod check_lapack;
 mod consistency;
 mod fuzz;
 mod product;
@@ -59,6 +60,10 @@ enum Command {
     /// hints and the generated adjoint agree on one root (active variables,
     /// pushes, reversal, address recovery); exits 1 on any disagreement.
     Consistency(consistency::ConsistencyArgs),
+    /// `dfort check` over Reference LAPACK 3.12.1 (SRC and BLAS/SRC,
+    /// downloaded once from the Python package index): files with errors
+    /// and time. Exits 1 when any file has an error.
+    CheckLapack(check_lapack::CheckLapackArgs),
 }
 
 impl Command {
@@ -73,6 +78,7 @@ impl Command {
                 | Command::BenchAdjoint(_)
                 | Command::BenchInversion(_)
                 | Command::Fuzz(_)
+                | Command::CheckLapack(_)
         )
     }
 }
@@ -93,5 +99,6 @@ fn main() -> ExitCode {
         Command::BenchInversion(args) => bench_inversion::run(args),
         Command::Fuzz(args) => fuzz::run(args),
         Command::Consistency(args) => consistency::run(args),
+        Command::CheckLapack(args) => check_lapack::run(args),
     }
 }

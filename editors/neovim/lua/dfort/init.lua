@@ -228,6 +228,51 @@ end
 
 local apply_edit_handler -- defined below
 
+-- Inactive `#if` regions ---------------------------------------------------
+
+M.inactive_namespace = api.nvim_create_namespace('dfort_inactive')
+
+--- The server publishes the lines an `#if` leaves out as hints with the
+--- code `inactive-region` (tag `unnecessary`). They are drawn here with the
+--- highlight group `DfortInactive` (linked to `Comment` unless the user
+--- sets it) instead of as diagnostics: no sign, no virtual text.
+local function publish_diagnostics_handler(err, result, ctx, config)
+  if type(result) == 'table' and type(result.diagnostics) == 'table' then
+    local kept, inactive = {}, {}
+    for _, d in ipairs(result.diagnostics) do
+      if d.code == 'inactive-region' then
+        table.insert(inactive, d)
+      else
+        table.insert(kept, d)
+      end
+    end
+    local ok, bufnr = pcall(vim.uri_to_bufnr, result.uri)
+    if ok and api.nvim_buf_is_loaded(bufnr) then
+      pcall(api.nvim_set_hl, 0, 'DfortInactive', { link = 'Comment', default = true })
+      api.nvim_buf_clear_namespace(bufnr, M.inactive_namespace, 0, -1)
+      local count = api.nvim_buf_line_count(bufnr)
+      for _, d in ipairs(inactive) do
+        local first = d.range.start.line
+        local last = math.min(d.range['end'].line, count - 1)
+        for line = first, last do
+          local text = api.nvim_buf_get_lines(bufnr, line, line + 1, false)[1] or ''
+          -- Above Tree-sitter's colours (priority 100).
+          pcall(api.nvim_buf_set_extmark, bufnr, M.inactive_namespace, line, 0, {
+            end_row = line,
+            end_col = #text,
+            hl_group = 'DfortInactive',
+            priority = 200,
+          })
+        end
+      end
+    end
+    result = vim.tbl_extend('force', result, { diagnostics = kept })
+  end
+  local default = (vim.lsp.diagnostic and vim.lsp.diagnostic.on_publish_diagnostics)
+    or vim.lsp.handlers['textDocument/publishDiagnostics']
+  return default(err, result, ctx, config)
+end
+
 local function base_config()
   local cfg = M.config
   local settings = vim.deepcopy(cfg.settings or {})
@@ -240,7 +285,10 @@ local function base_config()
     capabilities = cfg.capabilities,
     on_attach = on_attach,
     on_init = on_init,
-    handlers = { ['workspace/applyEdit'] = apply_edit_handler },
+    handlers = {
+      ['workspace/applyEdit'] = apply_edit_handler,
+      ['textDocument/publishDiagnostics'] = publish_diagnostics_handler,
+    },
   }
 end
 

@@ -81,6 +81,10 @@ pub struct Backend {
     session: Mutex<Session>,
 }
 
+/// Extensions of the headers `#include` and INCLUDE lines usually read,
+/// watched beside the Fortran files.
+const HEADER_EXTENSIONS: &[&str] = &["h", "inc", "fi", "fh", "h90", "H"];
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves the data usable: the host
     // recomputes its snapshot from the texts.
@@ -189,38 +193,52 @@ impl Backend {
                     let mut out = Vec::new();
                     // The headers the C preprocessor included into open
                     // documents: their problems are published on them.
-                    let mut headers: Vec<&std::path::Path> = Vec::new();
+                    let mut headers: Vec<(&std::path::Path, _, u32)> = Vec::new();
                     for (path, doc) in &snap.docs {
                         if !doc.open {
                             continue;
                         }
                         let t = Text::of(doc);
-                        let diags: Vec<Diagnostic> = snap
+                        let mut diags: Vec<Diagnostic> = snap
                             .diagnostics(path)
                             .iter()
                             .map(|d| convert::diagnostic(&t, d, enc))
                             .collect();
+                        if let Some(pp) = &doc.preprocessed {
+                            diags.extend(
+                                pp.inactive_regions(0)
+                                    .iter()
+                                    .map(|r| convert::inactive_region(&t, r, enc)),
+                            );
+                        }
                         if let Some(uri) = uri_of(path) {
                             out.push((uri, diags, Some(doc.version)));
                         }
-                        let read = doc.preprocessed.iter().flat_map(|pp| pp.headers());
-                        for (_, f) in read {
-                            if !headers.contains(&f.path.as_path())
-                                && !snap.docs.contains_key(&f.path)
-                            {
-                                headers.push(&f.path);
+                        if let Some(pp) = &doc.preprocessed {
+                            for (i, f) in pp.headers() {
+                                if !headers.iter().any(|(p, _, _)| *p == f.path.as_path())
+                                    && !snap.docs.contains_key(&f.path)
+                                {
+                                    headers.push((&f.path, pp, i));
+                                }
                             }
                         }
                     }
-                    for h in headers {
+                    for (h, pp, index) in headers {
                         let Some((text, lines)) = snap.file_text(h) else {
                             continue;
                         };
                         let t = Text { text, lines };
-                        let diags: Vec<Diagnostic> = dfort_ide::diagnostics::front_end(&snap, h)
-                            .iter()
-                            .map(|d| convert::diagnostic(&t, d, enc))
-                            .collect();
+                        let mut diags: Vec<Diagnostic> =
+                            dfort_ide::diagnostics::front_end(&snap, h)
+                                .iter()
+                                .map(|d| convert::diagnostic(&t, d, enc))
+                                .collect();
+                        diags.extend(
+                            pp.inactive_regions(index)
+                                .iter()
+                                .map(|r| convert::inactive_region(&t, r, enc)),
+                        );
                         if let Some(uri) =
                             uri_of(&std::fs::canonicalize(h).unwrap_or(h.to_path_buf()))
                         {
@@ -299,6 +317,10 @@ impl Backend {
             .iter()
             .map(|e| json!({"globPattern": format!("**/*.{e}")}))
             .collect();
+        // Headers the preprocessor or INCLUDE lines read.
+        for e in HEADER_EXTENSIONS {
+            watchers.push(json!({"globPattern": format!("**/*.{e}")}));
+        }
         watchers.push(json!({"globPattern": "**/dfort.toml"}));
         let registration = Registration {
             id: "dfort-watch".into(),
@@ -700,6 +722,9 @@ impl LanguageServer for Backend {
                     settings_changed = true;
                     continue;
                 }
+                // A header an open or indexed document reads: those
+                // documents are preprocessed again.
+                h.header_changed(&path);
                 if !h.is_fortran(&path) || h.document(&path).is_some_and(|d| d.open) {
                     // Open documents follow the editor, not the disk.
                     continue;

@@ -9,6 +9,7 @@ use dfort_ide::diagnostics::IdeDiagnostic;
 use dfort_ide::hints::{Hint, HintKind};
 use dfort_ide::host::DocView;
 use dfort_ide::navigation::{self, DocumentSymbol as IdeSymbol, SymbolKind as IdeKind};
+use dfort_ide::preprocessing::InactiveRegion;
 use dfort_syntax::line_index::{LineCol, LineIndex};
 use dfort_syntax::{Severity, TextRange};
 use std::path::{Path, PathBuf};
@@ -101,6 +102,20 @@ pub fn diagnostic(t: &Text, d: &IdeDiagnostic, enc: Encoding) -> lsp::Diagnostic
     }
 }
 
+/// Lines an `#if` leaves out: a hint the editors draw faded
+/// (`unnecessary`), as C/C++ editors show inactive code.
+pub fn inactive_region(t: &Text, r: &InactiveRegion, enc: Encoding) -> lsp::Diagnostic {
+    lsp::Diagnostic {
+        range: t.range(r.range, enc),
+        severity: Some(lsp::DiagnosticSeverity::HINT),
+        code: Some(lsp::NumberOrString::String("inactive-region".into())),
+        source: Some("dfort".into()),
+        message: r.message(),
+        tags: Some(vec![lsp::DiagnosticTag::UNNECESSARY]),
+        ..Default::default()
+    }
+}
+
 pub fn inlay_hint(t: &Text, h: &Hint, enc: Encoding) -> lsp::InlayHint {
     lsp::InlayHint {
         position: t.position(h.offset, enc),
@@ -152,10 +167,18 @@ pub fn location(
     l: &navigation::Location,
     enc: Encoding,
 ) -> Option<lsp::Location> {
-    let doc = snap.doc(&l.path)?;
+    if let Some(doc) = snap.doc(&l.path) {
+        return Some(lsp::Location {
+            uri: uri_of(&l.path)?,
+            range: Text::of(doc).range(l.range, enc),
+        });
+    }
+    // A header the preprocessor read (not a document of its own).
+    let (text, lines) = snap.file_text(&l.path)?;
+    let path = std::fs::canonicalize(&l.path).unwrap_or_else(|_| l.path.clone());
     Some(lsp::Location {
-        uri: uri_of(&l.path)?,
-        range: Text::of(doc).range(l.range, enc),
+        uri: uri_of(&path)?,
+        range: Text { text, lines }.range(l.range, enc),
     })
 }
 

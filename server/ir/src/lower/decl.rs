@@ -106,7 +106,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 }
             }
             "data_statement" => {
-                let text = super::io::one_line(self.text(n));
+                let text = super::io::one_line(&self.with_holleriths(n));
                 self.unit.data.push(text);
                 for set in named_children(n) {
                     for m in named_children(set) {
@@ -837,17 +837,7 @@ pub(crate) fn const_int_in(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
     }
 }
 
-/// Kind values of the named constants of the intrinsic modules.
-pub(crate) fn well_known_kind(name: &str) -> Option<u32> {
-    match name {
-        "real32" | "c_float" | "int32" | "c_int" => Some(4),
-        "real64" | "c_double" | "int64" | "c_long" | "c_long_long" => Some(8),
-        "real128" | "c_long_double" => Some(16),
-        "int16" | "c_short" => Some(2),
-        "int8" | "c_signed_char" => Some(1),
-        _ => None,
-    }
-}
+pub(crate) use crate::intrinsic_modules::well_known_kind;
 
 fn merge_attrs(into: &mut Attrs, from: &Attrs) {
     into.parameter |= from.parameter;
@@ -859,6 +849,60 @@ fn merge_attrs(into: &mut Attrs, from: &Attrs) {
     into.target |= from.target;
     into.optional |= from.optional;
     into.initialized |= from.initialized;
+}
+
+impl UnitLowerer<'_, '_> {
+    /// The text of `n` with the character literals that were Hollerith
+    /// constants in the original fixed-form source (`4HABCD`, read as
+    /// `'ABCD'`) written as Holleriths again: a DATA statement copied into
+    /// a derivative keeps giving its integer variables their bytes.
+    fn with_holleriths(&self, n: FNode) -> String {
+        let text = self.text(n);
+        let Some(original) = self
+            .fx
+            .parsed
+            .normalized
+            .as_ref()
+            .map(|_| &self.fx.parsed.text)
+        else {
+            return text.to_string();
+        };
+        let mut literals = Vec::new();
+        let mut stack = vec![n];
+        while let Some(x) = stack.pop() {
+            if x.kind() == "string_literal" {
+                literals.push(x);
+            } else {
+                stack.extend(x.children());
+            }
+        }
+        literals.sort_by_key(|l| l.start_byte());
+        let base = n.start_byte();
+        let mut out = String::with_capacity(text.len());
+        let mut cur = 0;
+        for l in literals {
+            let (s, e) = (l.start_byte(), l.end_byte());
+            let r = self.fx.parsed.to_original(s, e);
+            // The rewrite keeps the length: blanks before the quote pad
+            // a count of two digits or more.
+            let before = text[..s - base].len() - text[..s - base].trim_end_matches(' ').len();
+            let from = (r.start as usize).saturating_sub(before.min(3));
+            let was = original
+                .get(from..r.end as usize)
+                .unwrap_or("")
+                .trim_start();
+            let digits = was.len() - was.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let hollerith = digits > 0 && was[digits..].starts_with(['h', 'H']);
+            let (Some(body), true) = (text.get(s - base + 1..e - base - 1), hollerith) else {
+                continue;
+            };
+            out.push_str(text.get(cur..s - base).unwrap_or(""));
+            out.push_str(&format!("{}H{body}", body.chars().count()));
+            cur = e - base;
+        }
+        out.push_str(text.get(cur..).unwrap_or(""));
+        out
+    }
 }
 
 /// The variable named by an EQUIVALENCE/DATA object (`a`, `a(1)`, `a(1:2)`).

@@ -16,9 +16,11 @@ mod stmt;
 use crate::cfg::Cfg;
 use crate::idx::IdVec;
 use crate::ir::*;
+use dfort_syntax::ad_directives::{self, Reading};
 use dfort_syntax::flat::{field_id as flat_field_id, FNode, FlatTree};
 use dfort_syntax::rules::{
-    DIRECTIVE_OUTSIDE_UNIT, DUPLICATE_LABEL, INCOMPLETE_UNIT, UNDEFINED_LABEL, UNSUPPORTED,
+    DIRECTIVE_OUTSIDE_UNIT, DUPLICATE_LABEL, IGNORED_DIRECTIVE, INCOMPLETE_UNIT, UNDEFINED_LABEL,
+    UNSUPPORTED,
 };
 use dfort_syntax::tree_sitter::{Node, Query, QueryCursor, StreamingIterator};
 use dfort_syntax::{Diagnostic, ParsedFile, Rule};
@@ -240,8 +242,14 @@ impl<'a> FileLowerer<'a> {
                     .text
                     .get(cap.node.start_byte()..cap.node.end_byte())
                     .unwrap_or("");
-                if let Some(d) = parse_directive(t) {
-                    found.push((self.node_span(cap.node), d));
+                let Some(d) = ad_directives::parse(t, false) else {
+                    continue;
+                };
+                let span = self.node_span(cap.node);
+                match d.reading() {
+                    Reading::Role => found.push((span, (d.name, d.args))),
+                    Reading::Ignored(why) => self.report(&IGNORED_DIRECTIVE, span, why),
+                    Reading::Silent(_) => {}
                 }
             }
         }
@@ -269,41 +277,18 @@ impl<'a> FileLowerer<'a> {
     }
 }
 
-/// Cheap pre-check before running the directives query over a chunk.
+/// Cheap pre-check before running the directives query over a chunk:
+/// a `$ad` or `$openad`.
 fn has_directive_marker(text: &str) -> bool {
-    text.as_bytes().windows(3).any(|w| {
-        w[0] == b'$' && w[1].eq_ignore_ascii_case(&b'a') && w[2].eq_ignore_ascii_case(&b'd')
-    })
-}
-
-/// `!$ad independent(x, prm)` → ("independent", ["x", "prm"]).
-pub(crate) fn parse_directive(comment: &str) -> Option<(String, Vec<String>)> {
-    let t = comment.trim_start();
-    let rest = t.strip_prefix('!')?;
-    let lower = rest.to_ascii_lowercase();
-    let body = lower.strip_prefix("$ad")?;
-    if !body.starts_with([' ', '\t']) {
-        return None;
-    }
-    let body = body.trim();
-    let (name, args) = match body.find('(') {
-        Some(p) => {
-            let inner = body[p + 1..].trim_end();
-            let inner = inner.strip_suffix(')').unwrap_or(inner);
-            (body[..p].trim(), inner)
+    let b = text.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b'$' && {
+            let rest = &b[i + 1..];
+            let starts =
+                |p: &[u8]| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p);
+            starts(b"ad") || starts(b"openad")
         }
-        None => match body.find([' ', '\t']) {
-            Some(p) => (&body[..p], &body[p..]),
-            None => (body, ""),
-        },
-    };
-    let args = args
-        .split([',', ' ', '\t'])
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-        .map(String::from)
-        .collect();
-    Some((name.to_string(), args))
+    })
 }
 
 /// State while lowering one unit.
@@ -581,31 +566,15 @@ pub(crate) fn children<'t>(n: FNode<'t>) -> Vec<FNode<'t>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{directives_query, has_directive_marker, parse_directive};
+    use super::{directives_query, has_directive_marker};
 
     #[test]
     fn the_directives_query_compiles_against_the_grammar() {
         let q = directives_query().expect("grammar-queries/directives.scm compiles");
         assert_eq!(q.capture_names(), &["directive"]);
         assert!(has_directive_marker("x\n!$AD independent(x)"));
+        assert!(has_directive_marker("x\n!$OpenAD independent(x)"));
         assert!(!has_directive_marker("x = 1 ! $ a d"));
-    }
-
-    #[test]
-    fn directives() {
-        assert_eq!(
-            parse_directive("!$ad independent(x, prm)"),
-            Some(("independent".into(), vec!["x".into(), "prm".into()]))
-        );
-        assert_eq!(
-            parse_directive("!$AD DEPENDENT(F)"),
-            Some(("dependent".into(), vec!["f".into()]))
-        );
-        assert_eq!(parse_directive("! $ad x"), None);
-        assert_eq!(parse_directive("!$adx"), None);
-        assert_eq!(
-            parse_directive("!$ad nocheckpoint"),
-            Some(("nocheckpoint".into(), vec![]))
-        );
+        assert!(!has_directive_marker("x = 1 ! $open"));
     }
 }

@@ -522,9 +522,43 @@ pub struct Program {
     pub ints: Vec<(String, i64)>,
     pub independents: Vec<String>,
     pub dependents: Vec<String>,
+    /// dfort reads the program through the C preprocessor
+    /// ([`Program::print_for_dfort`]); gfortran compiles [`Program::print`].
+    pub macros: bool,
 }
 
 impl Program {
+    /// The text dfort differentiates. With `macros`: a `.F90` text whose
+    /// real declarations spell their type with a macro and whose root
+    /// holds a region an `#ifdef` leaves out; through the C preprocessor
+    /// it is [`Program::print`]'s program.
+    pub fn print_for_dfort(&self) -> String {
+        let text = self.print();
+        if !self.macros {
+            return text;
+        }
+        let mut out = String::from("#define FZ_RK real(8)\n");
+        let mut skipped = false;
+        for line in text.lines() {
+            let body = line.trim_start();
+            let indent = &line[..line.len() - body.len()];
+            match body.strip_prefix("real(8)") {
+                Some(rest) if rest.starts_with([',', ' ']) => {
+                    out.push_str(&format!("{indent}FZ_RK{rest}\n"));
+                }
+                _ => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+            if !skipped && body == "implicit none" && line.starts_with("  implicit") {
+                out.push_str("#ifdef FZ_NEVER_DEFINED\n  this line is not Fortran (\n#endif\n");
+                skipped = true;
+            }
+        }
+        out
+    }
+
     pub fn print(&self) -> String {
         let mut w = Printer::default();
         if let Some(m) = &self.module {
@@ -802,6 +836,7 @@ mod tests {
             ints: vec![("n".into(), 3)],
             independents: vec!["x".into()],
             dependents: vec!["x".into()],
+            macros: false,
         };
         let text = p.print();
         assert!(text.contains("  do i = n, 1, (-1)\n    x(i) = (x(i) * sin(0.5d0))\n  end do\n"));
@@ -809,5 +844,25 @@ mod tests {
         assert!(
             text.starts_with("subroutine fz(n, x)\n  implicit none\n  integer, intent(in) :: n\n")
         );
+        assert_eq!(p.print_for_dfort(), text, "no macros: the same text");
+        // Through dfort's C preprocessor, the macro version is the program.
+        let p = Program { macros: true, ..p };
+        let cpp = p.print_for_dfort();
+        assert!(cpp.contains("  FZ_RK, intent(inout) :: x(n)\n"), "{cpp}");
+        assert!(cpp.contains("#ifdef FZ_NEVER_DEFINED\n"), "{cpp}");
+        let out = dfort_syntax::cpp::preprocess(
+            std::path::Path::new("prog.F90"),
+            &cpp,
+            &Default::default(),
+            &|_| None,
+        );
+        assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        let code = |t: &str| -> Vec<String> {
+            t.lines()
+                .map(|l| l.trim_end().to_string())
+                .filter(|l| !l.is_empty())
+                .collect()
+        };
+        assert_eq!(code(&out.text), code(&text));
     }
 }

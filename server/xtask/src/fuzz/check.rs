@@ -154,7 +154,18 @@ impl Checker {
         if let Err(e) = std::fs::write(&path, &text) {
             return Outcome::Invalid(format!("cannot write the program: {e}"));
         }
-        let files = match derivatives(&path, p) {
+        // What dfort reads: the same program, or one the C preprocessor
+        // makes into it (`prog.F90`).
+        let read = if p.macros {
+            let cpp = dir.join("prog.F90");
+            if let Err(e) = std::fs::write(&cpp, p.print_for_dfort()) {
+                return Outcome::Invalid(format!("cannot write the program: {e}"));
+            }
+            cpp
+        } else {
+            path.clone()
+        };
+        let files = match derivatives(&read, p) {
             Ok(f) => f,
             Err(o) => return o,
         };

@@ -847,6 +847,7 @@ impl<'r> Generator<'r> {
             ints: vec![("n".into(), self.n)],
             independents,
             dependents,
+            macros: false,
         };
         p.each_proc_mut(&mut |q| {
             if q.kind == ProcKind::Subroutine {
@@ -855,6 +856,21 @@ impl<'r> Generator<'r> {
             let io = io_declarations(&q.body);
             q.decls.extend(io);
         });
+        // Issue 18: the root's reals of kind `wp`, a renamed constant of
+        // the intrinsic module iso_fortran_env.
+        // And in a third of the programs, dfort reads them through the C
+        // preprocessor.
+        p.macros = self.chance(0.33);
+        if self.chance(0.25) {
+            p.root
+                .uses
+                .push("iso_fortran_env, only: wp => real64".into());
+            for d in &mut p.root.decls {
+                if d.ty == "real(8)" {
+                    d.ty = "real(wp)";
+                }
+            }
+        }
         p
     }
 

@@ -270,6 +270,10 @@ fn write_mismatch(
     };
     write("original.f90", &original.print())?;
     write("shrunk.f90", &shrunk.print())?;
+    if shrunk.macros {
+        // What dfort read: the same program through the C preprocessor.
+        write("shrunk.F90", &shrunk.print_for_dfort())?;
+    }
     let ints: Vec<String> = shrunk
         .ints
         .iter()

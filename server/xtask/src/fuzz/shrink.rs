@@ -245,6 +245,7 @@ mod tests {
             ints: vec![],
             independents: vec!["x".into()],
             dependents: vec!["x".into()],
+            macros: false,
         }
     }
 
