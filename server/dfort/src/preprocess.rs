@@ -6,7 +6,7 @@
 //! `file:line: severity: message` on standard error; exit 1 on errors.
 
 use crate::FormArgs;
-use dfort_syntax::cpp::{preprocess, CppOptions, CppSeverity, Preprocessed};
+use dfort_syntax::cpp::{preprocess, CppSeverity, Preprocessed};
 use dfort_syntax::SourceForm;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,21 +24,6 @@ pub struct CppArgs {
     pub define: Vec<String>,
 }
 
-impl CppArgs {
-    /// The preprocessor's options for a file of form `form`.
-    pub fn options(&self, form: SourceForm) -> CppOptions {
-        CppOptions {
-            include: self.include.clone(),
-            define: self
-                .define
-                .iter()
-                .map(|d| dfort_ide::preprocessing::CppConfig::parse_define(d))
-                .collect(),
-            fixed: matches!(form, SourceForm::Fixed(_)),
-        }
-    }
-}
-
 #[derive(clap::Args)]
 pub struct PreprocessArgs {
     file: PathBuf,
@@ -54,8 +39,9 @@ pub fn run(args: PreprocessArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let form = args.form.form_of(&args.file);
-    let out = preprocess(&args.file, &text, &args.form.pp.options(form), &read_file);
+    let fixed = matches!(args.form.form_of(&args.file), SourceForm::Fixed(_));
+    let options = args.form.cpp_config().options(fixed);
+    let out = preprocess(&args.file, &text, &options, &read_file);
     print!("{}", with_line_markers(&out));
     let errors = report(&out);
     if errors > 0 {
