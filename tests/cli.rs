@@ -739,3 +739,54 @@ fn verify_declares_rank1_assumed_shape_roots_and_refuses_others() {
     );
     assert!(out.contains("in the dot-product test (ok)"), "{out}");
 }
+
+/// Issue 19: `dfort verify` drives character and logical arguments, from
+/// the command line or from `dfort.toml` (`char`, `logical`), and says
+/// which one it lacks.
+#[test]
+fn verify_drives_character_and_logical_flags() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("dfort-flags-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("lgemv.f");
+    std::fs::copy(fixtures().join("linalg/lgemv.f"), &src).unwrap();
+    let src = src.to_str().unwrap();
+    let (code, _, err) = dfort(&[
+        "verify",
+        src,
+        "--root",
+        "lgemv",
+        "--int",
+        "m=3,n=2,lda=3",
+        "--size",
+        "a=6,x=3,y=3",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("give the character argument `trans` a value with --char trans=VALUE"),
+        "{err}"
+    );
+    std::fs::write(
+        dir.join("dfort.toml"),
+        "[[root]]\nname = \"lgemv\"\nint = { m = 3, n = 2, lda = 3 }\nsize = { a = 6, x = 3, y = 3 }\n\
+         char = { trans = \"T\" }\n\n[[root]]\nname = \"lscal\"\nint = { n = 3 }\nsize = { x = 3 }\n\
+         logical = { negate = true, square = false }\n",
+    )
+    .unwrap();
+    for root in ["lgemv", "lscal"] {
+        let (code, out, err) = dfort(&["verify", src, "--root", root]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("in the dot-product test (ok)"), "{out}");
+        assert!(
+            err.contains("trans=T from") || err.contains("negate=true"),
+            "{err}"
+        );
+    }
+    // The command line wins over dfort.toml.
+    let (code, out, err) = dfort(&["verify", src, "--root", "lgemv", "--char", "trans=N"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("trans=T"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

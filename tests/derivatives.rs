@@ -38,6 +38,11 @@ struct Kernel {
     int: BTreeMap<String, i64>,
     #[serde(default)]
     size: BTreeMap<String, u64>,
+    /// Values of character and logical arguments (flags).
+    #[serde(default)]
+    char: BTreeMap<String, String>,
+    #[serde(default)]
+    logical: BTreeMap<String, bool>,
     tolerance: Option<f64>,
     /// Whether derivative code runs with bounds checks (default: yes).
     bounds: Option<bool>,
@@ -82,6 +87,17 @@ impl Kernel {
                 .map(|(k, v)| (k.clone(), v.to_string()))
                 .collect();
             a.extend(["--size".into(), pairs(&m)]);
+        }
+        if !self.char.is_empty() {
+            a.extend(["--char".into(), pairs(&self.char)]);
+        }
+        if !self.logical.is_empty() {
+            let m = self
+                .logical
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect();
+            a.extend(["--logical".into(), pairs(&m)]);
         }
         let tol = self.tolerance.unwrap_or(DEFAULT_TOLERANCE);
         a.extend(["--tolerance".into(), format!("{tol:e}")]);

@@ -25,12 +25,46 @@ pub enum DriverArg {
     Real { name: String, size: usize },
     /// An integer argument, reset to `value` before every call.
     Int { name: String, value: i64 },
+    /// A character argument (a flag such as `uplo`), reset to `value`
+    /// before every call.
+    Char { name: String, value: String },
+    /// A logical argument, reset to `value` before every call.
+    Logical { name: String, value: bool },
 }
 
 impl DriverArg {
-    fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         match self {
-            DriverArg::Real { name, .. } | DriverArg::Int { name, .. } => name,
+            DriverArg::Real { name, .. }
+            | DriverArg::Int { name, .. }
+            | DriverArg::Char { name, .. }
+            | DriverArg::Logical { name, .. } => name,
+        }
+    }
+
+    /// The declaration of a passive argument that keeps its value
+    /// (`None` for reals): `integer`, `character(len=…)`, `logical`.
+    pub fn passive_type(&self, in_interface: bool) -> Option<String> {
+        match self {
+            DriverArg::Real { .. } => None,
+            DriverArg::Int { .. } => Some("integer".into()),
+            DriverArg::Char { .. } if in_interface => Some("character(len=*)".into()),
+            DriverArg::Char { value, .. } => {
+                Some(format!("character(len={})", value.chars().count().max(1)))
+            }
+            DriverArg::Logical { .. } => Some("logical".into()),
+        }
+    }
+
+    /// The Fortran value a passive argument is reset to before each call.
+    pub fn passive_value(&self) -> Option<String> {
+        match self {
+            DriverArg::Real { .. } => None,
+            DriverArg::Int { value, .. } => Some(value.to_string()),
+            DriverArg::Char { value, .. } => Some(format!("'{}'", value.replace('\'', "''"))),
+            DriverArg::Logical { value, .. } => {
+                Some(if *value { ".true." } else { ".false." }.into())
+            }
         }
     }
 }
@@ -83,7 +117,9 @@ pub fn interface_block(
             }
             for n in own {
                 decls.push(match a {
-                    DriverArg::Int { .. } => format!("      integer :: {n}"),
+                    DriverArg::Int { .. } | DriverArg::Char { .. } | DriverArg::Logical { .. } => {
+                        format!("      {} :: {n}", a.passive_type(true).unwrap_or_default())
+                    }
                     DriverArg::Real { size: 0, .. } => format!("      real(8) :: {n}"),
                     DriverArg::Real { name, .. } if assumed_shape.contains(name) => {
                         format!("      real(8) :: {n}(:)")
@@ -164,8 +200,11 @@ pub fn driver(spec: &DriverSpec) -> String {
     );
     for a in &spec.args {
         match a {
-            DriverArg::Int { name, .. } => {
-                let _ = writeln!(w, "  integer :: {name}");
+            DriverArg::Int { name, .. }
+            | DriverArg::Char { name, .. }
+            | DriverArg::Logical { name, .. } => {
+                let ty = a.passive_type(false).unwrap_or_default();
+                let _ = writeln!(w, "  {ty} :: {name}");
             }
             DriverArg::Real { name, size } => {
                 let dim = if *size == 0 {
@@ -209,7 +248,10 @@ pub fn driver(spec: &DriverSpec) -> String {
     let reset = |w: &mut String, sign: &str| {
         for a in &spec.args {
             match a {
-                DriverArg::Int { name, value } => {
+                DriverArg::Int { name, .. }
+                | DriverArg::Char { name, .. }
+                | DriverArg::Logical { name, .. } => {
+                    let value = a.passive_value().unwrap_or_default();
                     let _ = writeln!(w, "  {name} = {value}");
                 }
                 DriverArg::Real { name, .. } if is_ind(name) && !sign.is_empty() => {

@@ -8,6 +8,8 @@
 //! dependent = ["f"]
 //! int = { dim = 12, parmax = 2 }   # optional: integer arguments for `dfort verify`
 //! size = { x = 12 }                # optional: array sizes for `dfort verify`
+//! char = { trans = "T" }           # optional: character arguments for `dfort verify`
+//! logical = { upper = true }       # optional: logical arguments for `dfort verify`
 //!
 //! [preprocessor]               # optional: the C preprocessor's settings
 //! include = ["inc", "../model/inc"]  # like -I, relative to this file
@@ -81,6 +83,12 @@ pub struct RootConfig {
     /// Sizes of array arguments (`dfort verify`'s `--size`).
     #[serde(default)]
     pub size: BTreeMap<String, i64>,
+    /// Values of character arguments (`dfort verify`'s `--char`).
+    #[serde(default)]
+    pub char: BTreeMap<String, String>,
+    /// Values of logical arguments (`dfort verify`'s `--logical`).
+    #[serde(default)]
+    pub logical: BTreeMap<String, bool>,
 }
 
 impl RootConfig {

@@ -30,6 +30,18 @@ pub struct VerifyArgs {
     /// arguments (assumed shape or size): NAME=N, comma-separated.
     #[arg(long = "size", value_delimiter = ',', value_name = "NAME=N")]
     sizes: Vec<String>,
+    /// Values of the root's character arguments (flags such as `uplo`,
+    /// `trans`): NAME=VALUE, comma-separated.
+    #[arg(long = "char", value_delimiter = ',', value_name = "NAME=VALUE")]
+    chars: Vec<String>,
+    /// Values of the root's logical arguments: NAME=true|false,
+    /// comma-separated.
+    #[arg(
+        long = "logical",
+        value_delimiter = ',',
+        value_name = "NAME=true|false"
+    )]
+    logicals: Vec<String>,
     /// Largest relative error accepted.
     #[arg(long, default_value_t = 1e-6)]
     tolerance: f64,
@@ -102,19 +114,47 @@ impl Verdict {
 
 /// `NAME=VALUE` items as a map from lower-case names.
 pub fn pairs(items: &[String]) -> Result<HashMap<String, i64>, String> {
+    pairs_of(items, |v| {
+        v.trim()
+            .parse()
+            .map_err(|_| format!("`{v}` is not an integer"))
+    })
+}
+
+/// `NAME=VALUE` items as a map from lower-case names, each value read by
+/// `value`.
+fn pairs_of<V>(
+    items: &[String],
+    value: impl Fn(&str) -> Result<V, String>,
+) -> Result<HashMap<String, V>, String> {
     items
         .iter()
         .map(|it| {
             let (k, v) = it
                 .split_once('=')
                 .ok_or_else(|| format!("expected NAME=VALUE, got `{it}`"))?;
-            let v: i64 = v
-                .trim()
-                .parse()
-                .map_err(|_| format!("`{v}` is not an integer"))?;
-            Ok((k.trim().to_ascii_lowercase(), v))
+            Ok((k.trim().to_ascii_lowercase(), value(v)?))
         })
         .collect()
+}
+
+/// `true`/`false` (also `.true.`, `t`, `f`, `1`, `0`).
+fn logical(v: &str) -> Result<bool, String> {
+    match v.trim().trim_matches('.').to_ascii_lowercase().as_str() {
+        "true" | "t" | "1" => Ok(true),
+        "false" | "f" | "0" => Ok(false),
+        _ => Err(format!("`{v}` is not true or false")),
+    }
+}
+
+/// The values `dfort verify` gives a root's passive arguments, and the
+/// sizes of its arrays, by lower-case name.
+#[derive(Clone, Debug, Default)]
+pub struct ArgValues {
+    pub ints: HashMap<String, i64>,
+    pub sizes: HashMap<String, i64>,
+    pub chars: HashMap<String, String>,
+    pub logicals: HashMap<String, bool>,
 }
 
 /// Integer value of a bound expression, given the integer arguments.
@@ -148,16 +188,32 @@ fn eval(unit: &Unit, e: &Expr, ints: &HashMap<String, i64>) -> Option<i64> {
 
 /// The driver's arguments for `unit`: integer values from `ints`, array
 /// sizes from `sizes`, else from the bounds evaluated with `ints`.
-pub fn driver_args(
-    unit: &Unit,
-    ints: &HashMap<String, i64>,
-    sizes: &HashMap<String, i64>,
-) -> Result<Vec<DriverArg>, String> {
+pub fn driver_args(unit: &Unit, values: &ArgValues) -> Result<Vec<DriverArg>, String> {
+    let (ints, sizes) = (&values.ints, &values.sizes);
     let mut out = Vec::new();
     for a in &unit.args {
         let s = unit.symbol(*a);
         let name = s.name.clone();
         match (s.ty.base, s.rank()) {
+            (BaseType::Character, 0) => match values.chars.get(&name) {
+                Some(v) => out.push(DriverArg::Char {
+                    name,
+                    value: v.clone(),
+                }),
+                None => {
+                    return Err(format!(
+                        "give the character argument `{name}` a value with --char {name}=VALUE"
+                    ))
+                }
+            },
+            (BaseType::Logical, 0) => match values.logicals.get(&name) {
+                Some(v) => out.push(DriverArg::Logical { name, value: *v }),
+                None => {
+                    return Err(format!(
+                        "give the logical argument `{name}` a value with --logical {name}=true|false"
+                    ))
+                }
+            },
             (BaseType::Integer, 0) => match ints.get(&name) {
                 Some(v) => out.push(DriverArg::Int { name, value: *v }),
                 None => {
@@ -199,7 +255,7 @@ pub fn driver_args(
             }
             _ => {
                 return Err(format!(
-                    "verify can drive integer and real(8) arguments only; `{name}` is {}",
+                    "verify can drive integer, character and logical scalars and real(8) arguments only; `{name}` is {}",
                     dfort_ir::dump::type_name(&s.ty)
                 ))
             }
@@ -210,15 +266,15 @@ pub fn driver_args(
 
 /// `flags` over the values of a `dfort.toml` table: a name the flags give
 /// keeps the flag's value. Also returns the names taken from the table.
-fn with_config(
-    mut flags: HashMap<String, i64>,
-    config: Option<&BTreeMap<String, i64>>,
-) -> (HashMap<String, i64>, Vec<String>) {
+fn with_config<V: Clone + std::fmt::Display>(
+    mut flags: HashMap<String, V>,
+    config: Option<&BTreeMap<String, V>>,
+) -> (HashMap<String, V>, Vec<String>) {
     let mut from_config = Vec::new();
     for (k, v) in config.into_iter().flatten() {
         if let Entry::Vacant(slot) = flags.entry(k.to_ascii_lowercase()) {
             from_config.push(format!("{}={v}", slot.key()));
-            slot.insert(*v);
+            slot.insert(v.clone());
         }
     }
     (flags, from_config)
@@ -548,6 +604,8 @@ pub fn run(args: VerifyArgs) -> ExitCode {
 
 fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let (ints, sizes) = (pairs(&args.ints)?, pairs(&args.sizes)?);
+    let chars = pairs_of(&args.chars, |v| Ok(v.to_string()))?;
+    let logicals = pairs_of(&args.logicals, logical)?;
     let recording = crate::adjoint::recording(args.no_tbr, args.no_inversion);
     let Some(loaded) = load_root(&args.diff, recording) else {
         return Err("nothing to verify".into());
@@ -564,8 +622,15 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let unit = snap.program.unit(root);
     let (ints, from_int) = with_config(ints, config.as_ref().map(|(_, c)| &c.int));
     let (sizes, from_size) = with_config(sizes, config.as_ref().map(|(_, c)| &c.size));
+    let (chars, from_char) = with_config(chars, config.as_ref().map(|(_, c)| &c.char));
+    let (logicals, from_logical) = with_config(logicals, config.as_ref().map(|(_, c)| &c.logical));
     if let Some((path, _)) = &config {
-        let used: Vec<String> = from_int.into_iter().chain(from_size).collect();
+        let used: Vec<String> = from_int
+            .into_iter()
+            .chain(from_size)
+            .chain(from_char)
+            .chain(from_logical)
+            .collect();
         if !used.is_empty() {
             eprintln!(
                 "note: {}: {} from {}",
@@ -580,7 +645,13 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         Some(_) => Vec::new(),
         None => interface_dummies(unit)?,
     };
-    let dargs = driver_args(unit, &ints, &sizes)?;
+    let values = ArgValues {
+        ints,
+        sizes,
+        chars,
+        logicals,
+    };
+    let dargs = driver_args(unit, &values)?;
     let (ind, dep) = (&roles.independents, &roles.dependents);
     let tangent = dfort_codegen::tangent::tangent_of(facts, root, "dfort verify");
     let adjoint =
@@ -751,7 +822,7 @@ mod tests {
         assert_eq!(merged.get("dim"), Some(&8));
         assert_eq!(merged.get("parmax"), Some(&2));
         assert_eq!(from_config, vec!["parmax=2".to_string()]);
-        let (merged, from_config) = with_config(HashMap::new(), None);
+        let (merged, from_config) = with_config(HashMap::<String, i64>::new(), None);
         assert!(merged.is_empty() && from_config.is_empty());
     }
 }

@@ -70,6 +70,11 @@ pub(crate) struct Kernel {
     bench_int: BTreeMap<String, i64>,
     #[serde(default)]
     bench_size: BTreeMap<String, i64>,
+    /// Values of character and logical arguments (flags).
+    #[serde(default)]
+    char: BTreeMap<String, String>,
+    #[serde(default)]
+    logical: BTreeMap<String, bool>,
 }
 
 impl Kernel {
@@ -154,8 +159,11 @@ pub fn timing_driver(spec: &TimingSpec) -> String {
         .collect();
     for (a, adj) in &pairs {
         match a {
-            DriverArg::Int { name, .. } => {
-                let _ = writeln!(w, "  integer :: {name}");
+            DriverArg::Int { name, .. }
+            | DriverArg::Char { name, .. }
+            | DriverArg::Logical { name, .. } => {
+                let ty = a.passive_type(false).unwrap_or_default();
+                let _ = writeln!(w, "  {ty} :: {name}");
             }
             DriverArg::Real { name, size } => {
                 let dim = if *size == 0 {
@@ -222,11 +230,12 @@ contains",
     let _ = writeln!(w, "  subroutine dfb_reset()");
     for (a, _) in &pairs {
         match a {
-            DriverArg::Int { name, value } => {
-                let _ = writeln!(w, "    {name} = {value}");
-            }
             DriverArg::Real { name, .. } => {
                 let _ = writeln!(w, "    {name} = dfb0_{name}");
+            }
+            _ => {
+                let value = a.passive_value().unwrap_or_default();
+                let _ = writeln!(w, "    {} = {value}", a.name());
             }
         }
     }
@@ -295,10 +304,8 @@ end program dfort_bench_adjoint"
 fn call_args(pairs: &[(&DriverArg, bool)], adjoint: bool) -> String {
     let mut v = Vec::new();
     for (a, adj) in pairs {
-        let name = match a {
-            DriverArg::Int { name, .. } | DriverArg::Real { name, .. } => name,
-        };
-        v.push(name.clone());
+        let name = a.name();
+        v.push(name.to_string());
         if adjoint && *adj {
             v.push(format!("dfbb_{name}"));
         }
@@ -374,11 +381,11 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
     }
     let (session, root, roles) = &sessions[0];
     let unit = session.snap.program.unit(*root);
-    let lower = |m: &BTreeMap<String, i64>| -> HashMap<String, i64> {
+    fn lower<V: Clone>(m: &BTreeMap<String, V>) -> HashMap<String, V> {
         m.iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), *v))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
             .collect()
-    };
+    }
     let dep = &roles.dependents;
     let mut texts = Vec::new();
     for (s, root, _) in &sessions {
@@ -399,7 +406,13 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         }
     }
     let (int, size) = kernel.bench_values();
-    let args = match driver_args(unit, &lower(&int), &lower(&size)) {
+    let values = dfort::verify::ArgValues {
+        ints: lower(&int),
+        sizes: lower(&size),
+        chars: lower(&kernel.char),
+        logicals: lower(&kernel.logical),
+    };
+    let args = match driver_args(unit, &values) {
         Ok(a) => a,
         Err(e) => return Prepared::Failed(e),
     };
