@@ -264,9 +264,9 @@ fn kernels_derivatives_match_finite_differences_and_dot_product() {
     );
 }
 
-/// Whether `text` (a Fortran file) declares `subroutine name`, in any case,
+/// Whether `text` (a Fortran file) declares `subroutine name` or `function name`, in any case,
 /// with or without prefixes such as `recursive` or `module`.
-fn declares_subroutine(text: &str, fixed_form: bool, name: &str) -> bool {
+fn declares_procedure(text: &str, fixed_form: bool, name: &str) -> bool {
     text.lines().any(|line| {
         if fixed_form && line.starts_with(['c', 'C', '*', '!']) {
             return false;
@@ -277,7 +277,7 @@ fn declares_subroutine(text: &str, fixed_form: bool, name: &str) -> bool {
             .filter(|w| !w.is_empty())
             .collect();
         words.windows(2).enumerate().any(|(i, w)| {
-            w[0] == "subroutine"
+            matches!(w[0], "subroutine" | "function")
                 && w[1] == name.to_ascii_lowercase()
                 && (i == 0 || words[i - 1] != "end")
         })
@@ -320,10 +320,10 @@ fn kernels_manifest_lists_existing_files_and_roots() {
                 first.extension().and_then(|e| e.to_str()),
                 Some("f" | "F" | "for" | "f77" | "ftn")
             );
-            if !declares_subroutine(&text, fixed, &k.root) {
+            if !declares_procedure(&text, fixed, &k.root) {
                 problems.push(format!(
-                    "{}: no `subroutine {}` in {}",
-                    k.root, k.root, k.files[0]
+                    "{}: no `subroutine {}` or `function {}` in {}",
+                    k.root, k.root, k.root, k.files[0]
                 ));
             }
         }
@@ -337,18 +337,18 @@ fn kernels_manifest_lists_existing_files_and_roots() {
 
 #[test]
 fn subroutine_scan_ignores_ends_comments_and_case() {
-    assert!(declares_subroutine(
+    assert!(declares_procedure(
         "      SUBROUTINE CBROOT(N)\n",
         true,
         "cbroot"
     ));
-    assert!(declares_subroutine(
+    assert!(declares_procedure(
         "  recursive subroutine f(x)\n",
         false,
         "f"
     ));
-    assert!(!declares_subroutine("end subroutine f\n", false, "f"));
-    assert!(!declares_subroutine("C     subroutine f\n", true, "f"));
-    assert!(!declares_subroutine("x = 1 ! subroutine f\n", false, "f"));
-    assert!(!declares_subroutine("subroutine fg(x)\n", false, "f"));
+    assert!(!declares_procedure("end subroutine f\n", false, "f"));
+    assert!(!declares_procedure("C     subroutine f\n", true, "f"));
+    assert!(!declares_procedure("x = 1 ! subroutine f\n", false, "f"));
+    assert!(!declares_procedure("subroutine fg(x)\n", false, "f"));
 }

@@ -391,12 +391,13 @@ fn refusal_codes(src: &str, root: &str) -> (Vec<&'static str>, Vec<&'static str>
 /// `not-differentiable`.
 #[test]
 fn refusals_name_their_rule() {
-    let function_root = "real(8) function sq(x)
-  real(8), intent(in) :: x
-  sq = x*x
-end function sq
+    let program_root = "program sq
+  real(8) :: x
+  x = 2.0d0
+  x = x*x
+end program sq
 ";
-    let (adjoint, tangent) = refusal_codes(function_root, "sq");
+    let (adjoint, tangent) = refusal_codes(program_root, "sq");
     assert_eq!(
         (adjoint, tangent),
         (vec!["root-not-subroutine"], vec!["root-not-subroutine"])

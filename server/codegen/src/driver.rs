@@ -92,6 +92,12 @@ pub struct DriverSpec {
     /// driver declares the root and its derivatives in an interface block
     /// instead of `external`.
     pub assumed_shape: Vec<String>,
+    /// For a real(8) function root: the name of the last `args` entry,
+    /// a scalar that stands for its result. The original is called as
+    /// `result = root(other args)`; its tangent takes the result and its
+    /// derivative last (`root_d(…, r, rd)`), its adjoint the result's
+    /// adjoint only (`root_b(…, rb)`), as dfort generates them.
+    pub result: Option<String>,
 }
 
 /// An interface block for a root and its derivatives (`routines`: each
@@ -169,6 +175,13 @@ pub fn driver(spec: &DriverSpec) -> String {
                 uses.push(format!("  use {m}_b"));
             }
             String::new()
+        }
+        None if spec.assumed_shape.is_empty() && spec.result.is_some() => {
+            let mut lines = format!("\n  real(8), external :: {root}");
+            if ext.len() > 1 {
+                let _ = write!(lines, "\n  external {}", ext[1..].join(", "));
+            }
+            lines
         }
         None if spec.assumed_shape.is_empty() => format!("\n  external {}", ext.join(", ")),
         None => {
@@ -284,7 +297,15 @@ pub fn driver(spec: &DriverSpec) -> String {
         let _ = writeln!(w, "  dv_eps = {step}");
         for (sign, store) in [("+", "_p"), ("-", "_m")] {
             reset(w, sign);
-            let _ = writeln!(w, "  call {root}({})", plain.join(", "));
+            match &spec.result {
+                Some(r) => {
+                    let others: Vec<&str> = plain.iter().copied().filter(|n| n != r).collect();
+                    let _ = writeln!(w, "  {r} = {root}({})", others.join(", "));
+                }
+                None => {
+                    let _ = writeln!(w, "  call {root}({})", plain.join(", "));
+                }
+            }
             for d in &spec.dependents {
                 let _ = writeln!(
                     w,
@@ -324,7 +345,10 @@ pub fn driver(spec: &DriverSpec) -> String {
         let mut args = Vec::new();
         for (a, has) in spec.args.iter().zip(&spec.with_derivative) {
             let n = a.name();
-            args.push(n.to_string());
+            // A function's adjoint takes its result's adjoint alone.
+            if !(mode == "b" && spec.result.as_deref() == Some(n)) {
+                args.push(n.to_string());
+            }
             if *has {
                 args.push(format!("{n}_t"));
                 let init = match (mode, is_dep(n)) {
@@ -649,6 +673,7 @@ mod tests {
             gradient: true,
             seed: 7,
             assumed_shape: Vec::new(),
+            result: None,
         };
         let d = driver(&spec);
         assert!(d.contains("do dv_point = 1, 3"));

@@ -92,7 +92,7 @@ impl<M: Into<String>> From<(&'static Rule, M)> for Reason {
     }
 }
 
-/// The checks every derivative's root passes: a subroutine; for a module procedure, the module its derivative
+/// The checks every derivative's root passes: a subroutine or a function; for a module procedure, the module its derivative
 /// module will use. `what` names the derivative in messages.
 pub fn check_root(
     program: &dfort_ir::Program,
@@ -100,13 +100,13 @@ pub fn check_root(
     what: &str,
 ) -> Result<Option<String>, Vec<Refusal>> {
     use dfort_ir::UnitKind;
-    if unit.kind != UnitKind::Subroutine {
+    if !matches!(unit.kind, UnitKind::Subroutine | UnitKind::Function) {
         return Err(vec![Refusal::new(
             unit.name_span,
             (
                 &rules::ROOT_NOT_SUBROUTINE,
                 format!(
-                    "`{}` is not a subroutine; only subroutines can be the root of {what} yet",
+                    "`{}` is not a subroutine or a function; only those can be the root of {what}",
                     unit.name
                 ),
             ),

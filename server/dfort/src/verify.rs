@@ -591,6 +591,31 @@ pub fn interface_dummies(unit: &dfort_ir::Unit) -> Result<Vec<String>, String> {
     ))
 }
 
+/// For a function root, the name the driver gives its result
+/// (`dv_result`); an error for a result the driver cannot hold.
+fn function_result(unit: &Unit, assumed_shape: &[String]) -> Result<Option<String>, String> {
+    if unit.kind != UnitKind::Function {
+        return Ok(None);
+    }
+    let Some(r) = unit.result.map(|r| unit.symbol(r)) else {
+        return Ok(None);
+    };
+    if !(r.ty.base == BaseType::Real && r.ty.kind == Some(8) && r.rank() == 0) {
+        return Err(format!(
+            "verify can drive functions with a real(8) scalar result only; `{}` returns {}",
+            unit.name,
+            dfort_ir::dump::type_name(&r.ty)
+        ));
+    }
+    if !assumed_shape.is_empty() {
+        return Err(format!(
+            "verify cannot declare the function `{}` with assumed-shape dummies outside a module: put it in a module to verify it",
+            unit.name
+        ));
+    }
+    Ok(Some("dv_result".into()))
+}
+
 pub fn run(args: VerifyArgs) -> ExitCode {
     match verify(&args) {
         Ok(true) => ExitCode::SUCCESS,
@@ -651,7 +676,18 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         chars,
         logicals,
     };
-    let dargs = driver_args(unit, &values)?;
+    let dn = dfort_codegen::tangent::derivative_names_of(facts, root);
+    let mut dargs = driver_args(unit, &values)?;
+    let mut with_derivative: Vec<bool> = unit.args.iter().map(|a| dn.contains_key(a)).collect();
+    // A function's result: a scalar of the driver's own name.
+    let result = function_result(unit, &assumed_shape)?;
+    if let Some(r) = &result {
+        dargs.push(DriverArg::Real {
+            name: r.clone(),
+            size: 0,
+        });
+        with_derivative.push(true);
+    }
     let (ind, dep) = (&roles.independents, &roles.dependents);
     let tangent = dfort_codegen::tangent::tangent_of(facts, root, "dfort verify");
     let adjoint =
@@ -664,15 +700,19 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let (Ok(tangent), Ok(adjoint)) = (tangent, adjoint) else {
         return Ok(false);
     };
-    let dn = dfort_codegen::tangent::derivative_names_of(facts, root);
     let names = |set: &dfort_analysis::bitset::BitSet| -> Vec<String> {
         set.ids()
-            .filter_map(|i| unit.symbols.get(i).map(|s| s.name.clone()))
+            .filter_map(|i| {
+                if Some(i) == unit.result {
+                    return result.clone();
+                }
+                unit.symbols.get(i).map(|s| s.name.clone())
+            })
             .collect()
     };
     let spec = DriverSpec {
         root: unit.name.clone(),
-        with_derivative: unit.args.iter().map(|a| dn.contains_key(a)).collect(),
+        with_derivative,
         args: dargs,
         independents: names(ind),
         dependents: names(dep),
@@ -683,6 +723,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         gradient: false,
         seed: 12345,
         assumed_shape,
+        result,
     };
     let scratch = match &args.keep {
         Some(d) => Scratch::kept(d)?,

@@ -407,13 +407,14 @@ rules! {
         code: "root-not-subroutine",
         severity: Severity::Error,
         group: Group::Generator,
-        summary: "only a subroutine can be the root of a derivative",
-        doc: "The routine to differentiate (`--root`) is a function or a main program. \
-              Functions are differentiated when a subroutine calls them, not as roots.\n\n\
-              Wrap the function in a subroutine that calls it and differentiate that.",
+        summary: "only a subroutine or a function can be the root of a derivative",
+        doc: "The unit to differentiate (`--root`) is a main program, a module or a BLOCK \
+              DATA. A function root gets derivatives in Tapenade's convention: \
+              `f_b(args…, fb)` takes the result's adjoint last, and `f_d(args…, f, fd)` \
+              returns the result and its tangent last.\n\n\
+              Move the main program's computation into a subroutine and differentiate that.",
         example: Some(
-            "subroutine f_root(x, y)\n  real(8), intent(in) :: x\n  real(8), intent(out) :: y\n  \
-             real(8), external :: f\n  y = f(x)\nend subroutine f_root\n",
+            "program model\n  real(8) :: x\n  x = 2.0d0\n  x = x*x\nend program model\n",
         ),
     };
     INTERNAL_ROOT = Rule {

@@ -6,7 +6,7 @@
 //! dot-product test against the tangent and leave its tape empty, and
 //! the three adjoints must agree to 1e-10.
 
-use super::ast::Program;
+use super::ast::{ProcKind, Program};
 use dfort::session::{Ask, Session};
 use dfort::verify::{compile, gfortran, link, Scratch};
 use dfort_analysis::roots::RootSpec;
@@ -503,11 +503,27 @@ fn spec_of(p: &Program, points: usize, seed: u64) -> DriverSpec {
         });
         with_derivative.push(p.independents.contains(a) || p.dependents.contains(a));
     }
+    // A function root: its result is a scalar of the driver's own name.
+    let result = (p.root.kind == ProcKind::Function).then(|| "dv_result".to_string());
+    let mut dependents = p.dependents.clone();
+    if let Some(r) = &result {
+        args.push(DriverArg::Real {
+            name: r.clone(),
+            size: 0,
+        });
+        with_derivative.push(true);
+        let own = p.root.result();
+        for d in &mut dependents {
+            if *d == own {
+                *d = r.clone();
+            }
+        }
+    }
     DriverSpec {
         root: p.root.name.clone(),
         args,
         independents: p.independents.clone(),
-        dependents: p.dependents.clone(),
+        dependents,
         with_derivative,
         tangent: true,
         adjoint: true,
@@ -516,6 +532,7 @@ fn spec_of(p: &Program, points: usize, seed: u64) -> DriverSpec {
         gradient: true,
         seed,
         assumed_shape: Vec::new(),
+        result,
     }
 }
 
@@ -849,6 +866,7 @@ end subroutine fz_d
             gradient: false,
             seed: 7,
             assumed_shape: Vec::new(),
+            result: None,
         };
         let agrees = |derivative: &str| {
             let dir = std::env::temp_dir().join(format!(

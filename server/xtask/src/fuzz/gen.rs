@@ -858,6 +858,27 @@ impl<'r> Generator<'r> {
         });
         // Issue 18: the root's reals of kind `wp`, a renamed constant of
         // the intrinsic module iso_fortran_env.
+        // Issue 19: a fifth of the roots are functions returning their
+        // first dependent (summed, for an array), which stays a dependent
+        // argument too.
+        if self.chance(0.2) && !p.print().contains("return") {
+            if let Some(d) = p.dependents.first().cloned() {
+                let array = p
+                    .root
+                    .decls
+                    .iter()
+                    .any(|x| x.name == d && !x.dims.is_empty());
+                let value = if array {
+                    Expr::call("sum", vec![Expr::var(&d)])
+                } else {
+                    Expr::var(&d)
+                };
+                p.root.kind = ProcKind::Function;
+                let r = p.root.result();
+                p.root.body.push(Stmt::Assign(Expr::var(&r), value));
+                p.dependents.push(r);
+            }
+        }
         // And in a third of the programs, dfort reads them through the C
         // preprocessor.
         p.macros = self.chance(0.33);
@@ -4345,7 +4366,10 @@ mod tests {
             let p = Generator::new(&mut rng).program();
             assert!(!p.independents.is_empty() && !p.dependents.is_empty());
             let text = p.print();
-            assert!(text.contains("subroutine fz(n, "), "{text}");
+            assert!(
+                text.contains("subroutine fz(n, ") || text.contains("function fz(n, "),
+                "{text}"
+            );
         }
     }
 }
