@@ -66,38 +66,21 @@ impl Kernel {
         if !self.dependent.is_empty() {
             a.extend(["--dependent".into(), self.dependent.join(",")]);
         }
-        let pairs = |m: &BTreeMap<String, String>| {
+        fn pairs<V: std::fmt::Display>(m: &BTreeMap<String, V>) -> String {
             m.iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(",")
-        };
-        if !self.int.is_empty() {
-            let m = self
-                .int
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_string()))
-                .collect();
-            a.extend(["--int".into(), pairs(&m)]);
         }
-        if !self.size.is_empty() {
-            let m = self
-                .size
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_string()))
-                .collect();
-            a.extend(["--size".into(), pairs(&m)]);
-        }
-        if !self.char.is_empty() {
-            a.extend(["--char".into(), pairs(&self.char)]);
-        }
-        if !self.logical.is_empty() {
-            let m = self
-                .logical
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_string()))
-                .collect();
-            a.extend(["--logical".into(), pairs(&m)]);
+        for (flag, values) in [
+            ("--int", pairs(&self.int)),
+            ("--size", pairs(&self.size)),
+            ("--char", pairs(&self.char)),
+            ("--logical", pairs(&self.logical)),
+        ] {
+            if !values.is_empty() {
+                a.extend([flag.to_string(), values]);
+            }
         }
         let tol = self.tolerance.unwrap_or(DEFAULT_TOLERANCE);
         a.extend(["--tolerance".into(), format!("{tol:e}")]);

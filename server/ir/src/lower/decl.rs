@@ -858,15 +858,11 @@ impl UnitLowerer<'_, '_> {
     /// a derivative keeps giving its integer variables their bytes.
     fn with_holleriths(&self, n: FNode) -> String {
         let text = self.text(n);
-        let Some(original) = self
-            .fx
-            .parsed
-            .normalized
-            .as_ref()
-            .map(|_| &self.fx.parsed.text)
-        else {
+        // Only fixed form is rewritten (`normalized` holds what was parsed).
+        if self.fx.parsed.normalized.is_none() {
             return text.to_string();
-        };
+        }
+        let original = &self.fx.parsed.text;
         let mut literals = Vec::new();
         let mut stack = vec![n];
         while let Some(x) = stack.pop() {
