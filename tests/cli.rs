@@ -790,3 +790,134 @@ fn verify_drives_character_and_logical_flags() {
     assert!(!err.contains("trans=T"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 19: `dfort verify` takes integer arrays as lists and makes named
+/// matrices symmetric positive definite; an integer array the root only
+/// reads needs its values, one it writes (`ipiv`, `info`) does not.
+#[test]
+fn verify_takes_integer_arrays_and_spd_matrices() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let lib = fixtures().join("linalg");
+    let (lapack, blas) = (lib.join("xlapack.f"), lib.join("xblas.f"));
+    let (lapack, blas) = (lapack.to_str().unwrap(), blas.to_str().unwrap());
+    let (code, _, err) = dfort(&[
+        "verify",
+        lapack,
+        blas,
+        "--root",
+        "xlaswp",
+        "--int",
+        "n=2,lda=3,k1=1,k2=3",
+        "--size",
+        "a=6",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("give the integer array `ipiv` its values with --int ipiv=[V1,V2,...]"),
+        "{err}"
+    );
+    let (code, out, err) = dfort(&[
+        "verify",
+        lapack,
+        blas,
+        "--root",
+        "xlaswp",
+        "--int",
+        "n=2,lda=3,k1=1,ipiv=[3,3,3],k2=3",
+        "--size",
+        "a=6",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("in the dot-product test (ok)"), "{out}");
+    let (code, _, err) = dfort(&[
+        "verify",
+        lapack,
+        blas,
+        "--root",
+        "xpotf2",
+        "--int",
+        "n=3,lda=3",
+        "--size",
+        "a=9",
+        "--char",
+        "uplo=U",
+        "--matrix",
+        "a=orthogonal",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("`orthogonal` is not spd or diag-dominant"),
+        "{err}"
+    );
+    // With --matrix a=spd the whole matrix factorises.
+    let (code, out, err) = dfort(&[
+        "verify",
+        lapack,
+        blas,
+        "--root",
+        "xpotf2",
+        "--int",
+        "n=3,lda=3",
+        "--size",
+        "a=9",
+        "--char",
+        "uplo=L",
+        "--matrix",
+        "a=spd",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("in the dot-product test (ok)"), "{out}");
+}
+
+/// Issue 19: a call whose callee reaches an assumed-size array through a
+/// subscript dfort cannot bound is refused, naming the subscript.
+#[test]
+fn a_region_without_bounds_is_refused_naming_the_subscript() {
+    let dir = std::env::temp_dir().join(format!("dfort-region-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("gather.f");
+    std::fs::write(
+        &src,
+        "      SUBROUTINE TOP(N, IDX, X, Y)
+      INTEGER N, IDX(*), I
+      DOUBLE PRECISION X(*), Y
+      DO 10 I = 1, N
+         CALL GATHER(N, IDX, X, Y)
+         X(I) = X(I)*Y
+   10 CONTINUE
+      END
+      SUBROUTINE GATHER(N, IDX, X, S)
+      INTEGER N, IDX(*), I
+      DOUBLE PRECISION X(*), S
+      S = 0.0D0
+      DO 10 I = 1, N
+         S = S + X(IDX(I))**2
+   10 CONTINUE
+      END
+",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let (code, out, err) = dfort(&[
+        "adjoint",
+        src.to_str().unwrap(),
+        "--root",
+        "top",
+        "--independent",
+        "x",
+        "--dependent",
+        "x",
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("the assumed-size array `x` would have to be saved whole")
+            && err.contains("the subscript `idx(i)` of `x`"),
+        "{err}"
+    );
+    assert!(!out_dir.join("gather_b.f90").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -43,6 +43,12 @@ struct Kernel {
     char: BTreeMap<String, String>,
     #[serde(default)]
     logical: BTreeMap<String, bool>,
+    /// Values of integer array arguments (`--int ipiv=[2,3,3]`).
+    #[serde(default)]
+    int_array: BTreeMap<String, Vec<i64>>,
+    /// Matrices made `spd` or `diag-dominant` (`--matrix`).
+    #[serde(default)]
+    matrix: BTreeMap<String, String>,
     tolerance: Option<f64>,
     /// Whether derivative code runs with bounds checks (default: yes).
     bounds: Option<bool>,
@@ -72,11 +78,25 @@ impl Kernel {
                 .collect::<Vec<_>>()
                 .join(",")
         }
+        let lists: BTreeMap<String, String> = self
+            .int_array
+            .iter()
+            .map(|(k, v)| {
+                let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                (k.clone(), format!("[{}]", items.join(",")))
+            })
+            .collect();
+        let ints = [pairs(&self.int), pairs(&lists)]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join(",");
         for (flag, values) in [
-            ("--int", pairs(&self.int)),
+            ("--int", ints),
             ("--size", pairs(&self.size)),
             ("--char", pairs(&self.char)),
             ("--logical", pairs(&self.logical)),
+            ("--matrix", pairs(&self.matrix)),
         ] {
             if !values.is_empty() {
                 a.extend([flag.to_string(), values]);

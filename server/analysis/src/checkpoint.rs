@@ -66,15 +66,118 @@ pub struct Saved {
     pub variable: SymbolId,
     /// The whole variable, else the element or section `reference`.
     pub whole: bool,
-    /// What is pushed: the variable, or the actual's element or section.
+    /// What is pushed: the variable, or the actual's element or section;
+    /// with a `region`, the actual the callee's formal starts at.
     pub reference: Expr,
     pub why: Why,
+    /// The part of the array the callee can touch through its formal
+    /// ([`crate::regions`]), seen from `reference` with the formal's
+    /// shape: saved instead of the whole array.
+    pub region: Option<SavedRegion>,
+    /// Why the whole array is saved when no region was found for it.
+    pub unbounded: Option<String>,
+}
+
+/// A region of an array seen through a callee's formal: `reference` taken
+/// as the first element of an array of the formal's rank, with leading
+/// extents `extents` and lower bounds 1, of which the section
+/// `first:last:step` of each dimension is saved.
+#[derive(Clone, Debug)]
+pub struct SavedRegion {
+    pub extents: Vec<Expr>,
+    pub dims: Vec<(Expr, Expr, Expr)>,
+    /// How many elements from `reference` on the callee can reach:
+    /// elements of the sections past it are left out.
+    pub cap: Expr,
+}
+
+impl SavedRegion {
+    /// The variables its extents and sections read.
+    pub fn vars(&self, unit: &Unit, out: &mut BitSet) {
+        for e in self
+            .extents
+            .iter()
+            .chain(self.dims.iter().flat_map(|(a, b, s)| [a, b, s]))
+            .chain([&self.cap])
+        {
+            crate::dp::vars(unit, e, out);
+        }
+    }
+
+    /// Its extents and sections as the runtime's arguments, printed.
+    pub fn runtime_args(&self, unit: &Unit) -> Vec<String> {
+        let mut args: Vec<String> = self.extents.iter().map(|e| print(unit, e)).collect();
+        for (a, b, s) in &self.dims {
+            args.extend([print(unit, a), print(unit, b), print(unit, s)]);
+        }
+        args.push(print(unit, &self.cap));
+        args
+    }
 }
 
 impl Saved {
-    /// The reference as the code writes it.
+    fn plain(variable: SymbolId, whole: bool, reference: Expr, why: Why) -> Saved {
+        Saved {
+            variable,
+            whole,
+            reference,
+            why,
+            region: None,
+            unbounded: None,
+        }
+    }
+
+    /// The reference as the code writes it; a region as
+    /// `a(1, j)[1:m, 1:n]` (its sections seen from `a(1, j)`).
     pub fn text(&self, unit: &Unit) -> String {
-        print(unit, &self.reference)
+        let base = print(unit, &self.reference);
+        match &self.region {
+            None => base,
+            Some(r) => {
+                let dims: Vec<String> = r
+                    .dims
+                    .iter()
+                    .map(|(a, b, s)| {
+                        let step = print(unit, s);
+                        match step.as_str() {
+                            "1" => format!("{}:{}", print(unit, a), print(unit, b)),
+                            _ => format!("{}:{}:{step}", print(unit, a), print(unit, b)),
+                        }
+                    })
+                    .collect();
+                format!("{base}[{}]", dims.join(", "))
+            }
+        }
+    }
+
+    /// The variables the reference's subscripts and the region's bounds
+    /// read.
+    pub fn index_vars(&self, unit: &Unit, out: &mut BitSet) {
+        index_vars(unit, &self.reference, out);
+        if let Some(r) = &self.region {
+            r.vars(unit, out);
+        }
+    }
+
+    /// The runtime's name for a region of this variable's type
+    /// (`dfort_push_region_r8_2`), `push` or `pop`.
+    pub fn region_routine(&self, unit: &Unit, op: &str) -> Option<String> {
+        let r = self.region.as_ref()?;
+        let ty = &unit.symbol(self.variable).ty;
+        let t = region_type(ty)?;
+        Some(format!("dfort_{op}_region_{t}_{}", r.dims.len()))
+    }
+}
+
+/// The runtime's type suffix for regions of type `ty` (`None`: it has no
+/// region routines for it).
+fn region_type(ty: &Type) -> Option<&'static str> {
+    match (ty.base, ty.kind) {
+        (BaseType::Real, Some(8)) => Some("r8"),
+        (BaseType::Real, Some(4)) => Some("r4"),
+        (BaseType::Integer, Some(4) | None) => Some("i4"),
+        (BaseType::Complex, Some(8)) => Some("c8"),
+        _ => None,
     }
 }
 
@@ -99,6 +202,8 @@ pub enum Problem {
         whole: bool,
         limit: TapeLimit,
         record: bool,
+        /// Why no region of it was found ([`crate::regions`]).
+        unbounded: Option<String>,
     },
     /// A module variable the callee reads that the unit does not declare,
     /// which the tape cannot hold.
@@ -107,6 +212,9 @@ pub enum Problem {
     /// change, and that the generator cannot bring in (a host's variable,
     /// a member of a COMMON block no unit declares with constant bounds).
     Undeclared(GlobalKey),
+    /// Parts of one variable passed as several actuals, whose adjoints
+    /// cannot be kept apart: why.
+    Aliased(String),
 }
 
 impl Problem {
@@ -137,7 +245,28 @@ pub struct CallCheckpoint {
     pub snapshot: Vec<Saved>,
     /// Module variables the callee reads that the unit does not declare.
     pub hidden: Vec<GlobalKey>,
+    /// Actuals that are parts of the same variable as an earlier actual:
+    /// the callee's adjoint writes the adjoint of each actual it reads, so
+    /// these get adjoints of their own in the reverse sweep (the callee
+    /// may not write aliased dummies).
+    pub aliased: Vec<AliasedActual>,
     pub problems: Vec<Problem>,
+}
+
+/// An actual argument (a real(8) variable, or part of one) that is a part
+/// of the same variable as an earlier actual of the call.
+#[derive(Clone, Debug)]
+pub struct AliasedActual {
+    /// Its place among the callee's formals.
+    pub formal: usize,
+    /// The callee only reads its formal: its adjoint starts at zero and is
+    /// added in after the call. Otherwise (it writes it, so no other actual
+    /// overlaps it) the adjoint is copied in and out.
+    pub accumulate: bool,
+    /// For an element passed to an array formal (or an assumed-size
+    /// array): the region of the formal the callee touches; else the
+    /// actual itself is copied.
+    pub region: Option<SavedRegion>,
 }
 
 impl CallCheckpoint {
@@ -284,6 +413,7 @@ pub fn of_call(
     let mut read: Vec<Saved> = Vec::new();
     let mut indices = BitSet::default();
     let mut hidden = Vec::new();
+    let mut aliased = Vec::new();
     match callee {
         Some(c) => {
             let cu = program.unit(c);
@@ -301,11 +431,22 @@ pub fn of_call(
                 let needed = callees.reads(c, Some(formal));
                 match actual_item(&a.value, rank) {
                     Some((variable, whole, reference)) => {
-                        let saved = |why| Saved {
-                            variable,
-                            whole,
-                            reference: reference.clone(),
-                            why,
+                        let region = match whole && rank > 0 {
+                            true => region_item(caller, c, k, args, &a.value, variable),
+                            false => None,
+                        };
+                        let saved = |why| match &region {
+                            Some(Ok(r)) => {
+                                let mut s = Saved::plain(variable, false, a.value.clone(), why);
+                                s.region = Some(r.clone());
+                                s
+                            }
+                            Some(Err(w)) => {
+                                let mut s = Saved::plain(variable, whole, reference.clone(), why);
+                                s.unbounded = Some(w.clone());
+                                s
+                            }
+                            None => Saved::plain(variable, whole, reference.clone(), why),
                         };
                         if fx.written_formals.contains(&k32) {
                             written.push(saved(Why::AroundCall));
@@ -323,12 +464,7 @@ pub fn of_call(
                 let Some(key) = global_key(program, orig, s) else {
                     continue;
                 };
-                let whole = |why| Saved {
-                    variable: s,
-                    whole: true,
-                    reference: var_ref(s, unit.symbol(s).span),
-                    why,
-                };
+                let whole = |why| Saved::plain(s, true, var_ref(s, unit.symbol(s).span), why);
                 if fx.written_globals.contains(&key) {
                     written.push(whole(Why::AroundCall));
                 }
@@ -343,17 +479,17 @@ pub fn of_call(
             }
             if routine {
                 hidden = hidden_globals(caller, fx, &declared, &mut problems);
+                aliased = aliased_actuals(caller, c, args, fx, &mut problems);
+                // The reverse sweep evaluates their regions again.
+                for r in aliased.iter().filter_map(|a| a.region.as_ref()) {
+                    r.vars(unit, &mut indices);
+                }
             }
         }
         None => {
             for a in args {
                 if let Some((variable, whole, reference)) = actual_item(&a.value, 1) {
-                    written.push(Saved {
-                        variable,
-                        whole,
-                        reference,
-                        why: Why::AroundCall,
-                    });
+                    written.push(Saved::plain(variable, whole, reference, Why::AroundCall));
                 }
             }
         }
@@ -379,6 +515,7 @@ pub fn of_call(
                 whole: w.whole,
                 limit,
                 record: true,
+                unbounded: w.unbounded.clone(),
             });
         }
         let text = w.text(unit);
@@ -394,15 +531,21 @@ pub fn of_call(
     if routine {
         let mut items = read;
         items.extend(written.into_iter().filter(|w| required(w.variable)));
+        // The bounds of the regions are restored before the regions.
+        for item in &items {
+            if item.region.is_some() {
+                item.index_vars(unit, &mut indices);
+            }
+        }
         for s in indices.ids() {
             // The reversed loop replays its own index.
             if !replayed.contains(&s) {
-                items.push(Saved {
-                    variable: s,
-                    whole: true,
-                    reference: var_ref(s, unit.symbol(s).span),
-                    why: Why::Index,
-                });
+                items.push(Saved::plain(
+                    s,
+                    true,
+                    var_ref(s, unit.symbol(s).span),
+                    Why::Index,
+                ));
             }
         }
         // Subscripts are popped before what they subscript.
@@ -421,6 +564,7 @@ pub fn of_call(
                     whole: item.whole,
                     limit,
                     record: false,
+                    unbounded: item.unbounded.clone(),
                 });
             }
             texts.push(text);
@@ -434,16 +578,16 @@ pub fn of_call(
     if !routine {
         let mut subscripts = BitSet::default();
         for r in records.iter().filter(|r| !r.whole) {
-            index_vars(unit, &r.reference, &mut subscripts);
+            r.index_vars(unit, &mut subscripts);
         }
         for s in subscripts.ids() {
             if !replayed.contains(&s) && modifiable(caller, id, s) {
-                snapshot.push(Saved {
-                    variable: s,
-                    whole: true,
-                    reference: var_ref(s, unit.symbol(s).span),
-                    why: Why::Index,
-                });
+                snapshot.push(Saved::plain(
+                    s,
+                    true,
+                    var_ref(s, unit.symbol(s).span),
+                    Why::Index,
+                ));
             }
         }
     }
@@ -453,8 +597,106 @@ pub fn of_call(
         records,
         snapshot,
         hidden,
+        aliased,
         problems,
     }
+}
+
+/// Whether two element references of one array are different elements:
+/// their subscripts differ by a nonzero constant in some dimension
+/// (`u(i)` and `u(i + 1)`).
+fn distinct_elements(unit: &Unit, a: &Expr, b: &Expr) -> bool {
+    let (ExprKind::ArrayRef { subs: sa, .. }, ExprKind::ArrayRef { subs: sb, .. }) =
+        (&a.kind, &b.kind)
+    else {
+        return false;
+    };
+    let mut atoms = Vec::new();
+    sa.len() == sb.len()
+        && sa.iter().zip(sb).any(|(x, y)| match (x, y) {
+            (Subscript::Index(x), Subscript::Index(y)) => {
+                let d = crate::regions::sub(
+                    crate::regions::from_expr(unit, x, &mut atoms),
+                    crate::regions::from_expr(unit, y, &mut atoms),
+                );
+                matches!(d, crate::regions::Bound::Int(c) if c != 0)
+            }
+            _ => false,
+        })
+}
+
+/// The actuals of a call to `c` that are parts of the same differentiable
+/// variable as an earlier actual ([`AliasedActual`]).
+fn aliased_actuals(
+    caller: &Caller,
+    c: UnitId,
+    args: &[Arg],
+    fx: &Effects,
+    problems: &mut Vec<Problem>,
+) -> Vec<AliasedActual> {
+    let (unit, orig) = (caller.unit, caller.orig);
+    let cu = caller.program.unit(c);
+    let mut seen: Vec<(SymbolId, &Expr)> = Vec::new();
+    let mut out = Vec::new();
+    for (k, a) in in_formal_order(cu, args).into_iter().enumerate() {
+        let (Some(a), Some(&formal)) = (a, cu.args.get(k)) else {
+            continue;
+        };
+        let Some((v, _)) = crate::dp::target(&a.value) else {
+            continue;
+        };
+        if orig.symbols.get(v).is_none() || !differentiable(orig, v) {
+            continue;
+        }
+        let scalar = cu.symbol(formal).rank() == 0;
+        let overlaps = seen
+            .iter()
+            .any(|(w, e)| *w == v && !(scalar && distinct_elements(unit, e, &a.value)));
+        seen.push((v, &a.value));
+        if !overlaps {
+            continue;
+        }
+        let sym = unit.symbol(v);
+        let name = &sym.name;
+        if !(sym.ty.base == BaseType::Real && sym.ty.kind == Some(8)) {
+            problems.push(Problem::Aliased(format!(
+                "parts of `{name}` ({}) are passed as several arguments; dfort keeps their adjoints apart for real(8) variables only",
+                dfort_ir::dump::type_name(&sym.ty)
+            )));
+            continue;
+        }
+        let accumulate = !fx.written_formals.contains(&(k as u32));
+        let sequence = cu.symbol(formal).rank() > 0
+            && (matches!(a.value.kind, ExprKind::ArrayRef { .. })
+                && !matches!(&a.value.kind, ExprKind::ArrayRef { subs, .. } if subs.iter().any(|s| matches!(s, Subscript::Range { .. })))
+                || sym.dims.iter().any(|d| d.kind == DimKind::AssumedSize));
+        let region = match sequence {
+            false => None,
+            true => match region_item(caller, c, k, args, &a.value, v) {
+                Some(Ok(r)) => Some(r),
+                Some(Err(w)) => {
+                    problems.push(Problem::Aliased(format!(
+                        "parts of `{name}` are passed as several arguments, and dfort found no region of `{}` the call touches ({w})",
+                        print(unit, &a.value)
+                    )));
+                    continue;
+                }
+                None => {
+                    problems.push(Problem::Aliased(format!(
+                        "parts of `{name}` are passed as several arguments, and dfort found no region of `{}` the call touches",
+                        print(unit, &a.value)
+                    )));
+                    continue;
+                }
+            },
+        };
+        out.push(AliasedActual {
+            formal: k,
+            accumulate,
+            region,
+        });
+    }
+    out
 }
 
 /// Globals the callee (of effects `fx`) reads that the unit does not
@@ -591,6 +833,102 @@ fn var_ref(s: SymbolId, span: Span) -> Expr {
     }
 }
 
+/// The region of the array `variable` that callee `c` can touch through
+/// its formal `k`, whose actual is `value` (the array or one of its
+/// elements), in the caller's terms: `None` when the whole array is saved
+/// as before (an explicit-shape array passed whole), `Err` with the reason
+/// when no region is known.
+fn region_item(
+    caller: &Caller,
+    c: UnitId,
+    k: usize,
+    args: &[Arg],
+    value: &Expr,
+    variable: SymbolId,
+) -> Option<Result<SavedRegion, String>> {
+    let unit = caller.unit;
+    let sym = unit.symbol(variable);
+    let element = matches!(value.kind, ExprKind::ArrayRef { .. });
+    let assumed_size = sym.dims.iter().any(|d| d.kind == DimKind::AssumedSize);
+    if !element && !assumed_size {
+        return None;
+    }
+    region_type(&sym.ty)?;
+    let cu = caller.program.unit(c);
+    let order = in_formal_order(cu, args);
+    let known = crate::regions::known_args(&order, &crate::regions::literal);
+    let region =
+        match crate::regions::of_formal(caller.program, caller.effects, c, k as u32, &known) {
+            Ok(r) => r,
+            Err(w) => return Some(Err(format!("in `{}`, {w}", cu.name))),
+        };
+    if region.dims.is_empty() || region.dims.len() > 3 {
+        return None;
+    }
+    // The callee's formals as bounds over the caller's atoms.
+    let mut atoms: Vec<Expr> = Vec::new();
+    let mut by_formal: BTreeMap<u32, crate::regions::Bound> = BTreeMap::new();
+    for (j, a) in order.iter().enumerate() {
+        let (Some(a), Some(&formal)) = (a, cu.args.get(j)) else {
+            continue;
+        };
+        let fs = cu.symbol(formal);
+        if fs.ty.base == BaseType::Integer && fs.rank() == 0 {
+            by_formal.insert(
+                j as u32,
+                crate::regions::from_expr(unit, &a.value, &mut atoms),
+            );
+        }
+    }
+    let span = value.span;
+    let conv = |b: &crate::regions::Bound| {
+        let mine = crate::regions::rebase(b, &|j| by_formal.get(&j).cloned())?;
+        crate::regions::to_expr(&mine, &|i| atoms.get(i as usize).cloned(), span)
+    };
+    let mut dims = Vec::new();
+    for (d, lower) in region.dims.iter().zip(&region.lower) {
+        // Subscripts from 1 in the runtime's view.
+        let shift = |b: crate::regions::Bound| {
+            crate::regions::add(
+                crate::regions::sub(b, lower.clone()),
+                crate::regions::Bound::Int(1),
+            )
+        };
+        let (a, b, st) = d.triplet();
+        match (conv(&shift(a)), conv(&shift(b)), conv(&st)) {
+            (Some(a), Some(b), Some(st)) => dims.push((a, b, st)),
+            _ => {
+                return Some(Err(format!(
+                    "the region `{}` touches depends on an argument it is not given",
+                    cu.name
+                )))
+            }
+        }
+    }
+    let mut extents = Vec::new();
+    for e in &region.extents {
+        match conv(e) {
+            Some(e) => extents.push(e),
+            None => {
+                return Some(Err(format!(
+                    "the shape `{}` gives it depends on an argument it is not given",
+                    cu.name
+                )))
+            }
+        }
+    }
+    let Some(cap) = conv(&crate::regions::add(
+        region.cap.clone(),
+        crate::regions::Bound::Int(1),
+    )) else {
+        return Some(Err(format!(
+            "the part `{}` reaches depends on an argument it is not given",
+            cu.name
+        )));
+    };
+    Some(Ok(SavedRegion { extents, dims, cap }))
+}
+
 /// The reference a variable actual stands for, for saving: the actual
 /// itself when the formal is a scalar or the actual a section, else the
 /// whole array (sequence association); as (variable, whole, reference).
@@ -618,12 +956,7 @@ fn leaf_items(unit: &Unit, e: &Expr, out: &mut Vec<Saved>) {
     // others); what it is a component of is not read whole.
     if let ExprKind::Component { base, subs, .. } = &e.kind {
         if let Some((v, _)) = crate::dp::target(e) {
-            out.push(Saved {
-                variable: v,
-                whole: false,
-                reference: e.clone(),
-                why: Why::Snapshot,
-            });
+            out.push(Saved::plain(v, false, e.clone(), Why::Snapshot));
         }
         let mut inner = base;
         while let ExprKind::Component { base, subs, .. } = &inner.kind {
@@ -643,19 +976,11 @@ fn leaf_items(unit: &Unit, e: &Expr, out: &mut Vec<Saved>) {
         return;
     }
     match &e.kind {
-        ExprKind::Var(v) if is_variable(unit, *v) => out.push(Saved {
-            variable: *v,
-            whole: true,
-            reference: e.clone(),
-            why: Why::Snapshot,
-        }),
+        ExprKind::Var(v) if is_variable(unit, *v) => {
+            out.push(Saved::plain(*v, true, e.clone(), Why::Snapshot))
+        }
         ExprKind::ArrayRef { array, subs } if is_variable(unit, *array) => {
-            out.push(Saved {
-                variable: *array,
-                whole: false,
-                reference: e.clone(),
-                why: Why::Snapshot,
-            });
+            out.push(Saved::plain(*array, false, e.clone(), Why::Snapshot));
             for x in dfort_ir::subscript_exprs(subs) {
                 leaf_items(unit, x, out);
             }

@@ -25,6 +25,7 @@ pub mod pointers;
 pub mod prepare;
 pub mod recovery;
 pub mod references;
+pub mod regions;
 pub mod reversal;
 pub mod roles;
 pub mod roots;

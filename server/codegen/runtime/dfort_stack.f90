@@ -10,6 +10,10 @@
 ! association, and dfort_push_allocation / dfort_pop_allocation move an
 ! allocatable array's allocation (with its values) out and back, each kind
 ! on a stack of its own with one mark on the tape per entry.
+! dfort_push_region_* / dfort_pop_region_* save and restore the part of an
+! array a callee can touch through an explicit-shape or assumed-size
+! formal, seen from the actual with the formal's shape; dfort_region_* hold
+! the adjoint of an actual that aliases another one (see their comment).
 module dfort_stack
   implicit none
   private
@@ -18,6 +22,18 @@ module dfort_stack
   public :: dfort_push_mask, dfort_pop_mask, dfort_push_where, dfort_pop_where
   public :: dfort_push_pointer, dfort_pop_pointer, dfort_push_allocation, dfort_pop_allocation
   public :: dfort_stack_mark, dfort_stack_unmark
+  public :: dfort_push_region_r8_1, dfort_pop_region_r8_1, dfort_push_region_r8_2
+  public :: dfort_pop_region_r8_2, dfort_push_region_r8_3, dfort_pop_region_r8_3
+  public :: dfort_push_region_r4_1, dfort_pop_region_r4_1, dfort_push_region_r4_2
+  public :: dfort_pop_region_r4_2, dfort_push_region_r4_3, dfort_pop_region_r4_3
+  public :: dfort_push_region_i4_1, dfort_pop_region_i4_1, dfort_push_region_i4_2
+  public :: dfort_pop_region_i4_2, dfort_push_region_i4_3, dfort_pop_region_i4_3
+  public :: dfort_push_region_c8_1, dfort_pop_region_c8_1, dfort_push_region_c8_2
+  public :: dfort_pop_region_c8_2, dfort_push_region_c8_3, dfort_pop_region_c8_3
+  public :: dfort_region_size_1, dfort_region_get_r8_1, dfort_region_add_r8_1
+  public :: dfort_region_put_r8_1, dfort_region_size_2, dfort_region_get_r8_2
+  public :: dfort_region_add_r8_2, dfort_region_put_r8_2, dfort_region_size_3
+  public :: dfort_region_get_r8_3, dfort_region_add_r8_3, dfort_region_put_r8_3
 
   integer(8), allocatable, save :: tape(:)
   integer(8), save :: top = 0
@@ -2732,4 +2748,980 @@ contains
     atop_c8_2 = 0
     atop_c8_3 = 0
   end subroutine dfort_stack_reset
+
+  ! Regions (issue 19): the elements first:last:step of each dimension of
+  ! the array a caller passes to a formal of explicit shape or assumed size,
+  ! seen from the actual as that formal sees it (sequence association:
+  ! leading extents n1 (, n2), lower bounds 1), up to the cap-th element
+  ! from the actual (the callee reaches no further). A step of 0 stands for
+  ! the first element alone. dfort_push_region / dfort_pop_region save and
+  ! restore them; for the adjoint of an aliased actual, a buffer laid out
+  ! as the view (dfort_region_size elements) takes them (dfort_region_get)
+  ! and gives them back (dfort_region_add adds, dfort_region_put copies).
+  subroutine region_steps(f, l, s, e, t)
+    integer, intent(in) :: f, l, s
+    integer, intent(out) :: e, t
+    if (s == 0) then
+      e = f
+      t = 1
+    else
+      e = l
+      t = s
+    end if
+  end subroutine region_steps
+
+  subroutine dfort_push_region_r8_1(a, f1, l1, s1, cap)
+    integer, intent(in) :: f1, l1, s1, cap
+    real(8), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, o, c
+    real(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+      end if
+    end do
+    allocate(w(c))
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+        w(c) = a(o)
+      end if
+    end do
+    call push_r8a(w)
+  end subroutine dfort_push_region_r8_1
+
+  subroutine dfort_pop_region_r8_1(a, f1, l1, s1, cap)
+    integer, intent(in) :: f1, l1, s1, cap
+    real(8), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, o, c
+    real(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+      end if
+    end do
+    allocate(w(c))
+    call pop_r8a(w)
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+        a(o) = w(c)
+      end if
+    end do
+  end subroutine dfort_pop_region_r8_1
+
+  subroutine dfort_push_region_r8_2(a, n1, f1, l1, s1, f2, l2, s2, cap)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    real(8), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    real(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+        end if
+      end do
+    end do
+    allocate(w(c))
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+          w(c) = a(o)
+        end if
+      end do
+    end do
+    call push_r8a(w)
+  end subroutine dfort_push_region_r8_2
+
+  subroutine dfort_pop_region_r8_2(a, n1, f1, l1, s1, f2, l2, s2, cap)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    real(8), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    real(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+        end if
+      end do
+    end do
+    allocate(w(c))
+    call pop_r8a(w)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+          a(o) = w(c)
+        end if
+      end do
+    end do
+  end subroutine dfort_pop_region_r8_2
+
+  subroutine dfort_push_region_r8_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    real(8), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    real(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+          end if
+        end do
+      end do
+    end do
+    allocate(w(c))
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+            w(c) = a(o)
+          end if
+        end do
+      end do
+    end do
+    call push_r8a(w)
+  end subroutine dfort_push_region_r8_3
+
+  subroutine dfort_pop_region_r8_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    real(8), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    real(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+          end if
+        end do
+      end do
+    end do
+    allocate(w(c))
+    call pop_r8a(w)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+            a(o) = w(c)
+          end if
+        end do
+      end do
+    end do
+  end subroutine dfort_pop_region_r8_3
+
+  subroutine dfort_push_region_r4_1(a, f1, l1, s1, cap)
+    integer, intent(in) :: f1, l1, s1, cap
+    real(4), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, o, c
+    real(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+      end if
+    end do
+    allocate(w(c))
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+        w(c) = a(o)
+      end if
+    end do
+    call push_r4a(w)
+  end subroutine dfort_push_region_r4_1
+
+  subroutine dfort_pop_region_r4_1(a, f1, l1, s1, cap)
+    integer, intent(in) :: f1, l1, s1, cap
+    real(4), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, o, c
+    real(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+      end if
+    end do
+    allocate(w(c))
+    call pop_r4a(w)
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+        a(o) = w(c)
+      end if
+    end do
+  end subroutine dfort_pop_region_r4_1
+
+  subroutine dfort_push_region_r4_2(a, n1, f1, l1, s1, f2, l2, s2, cap)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    real(4), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    real(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+        end if
+      end do
+    end do
+    allocate(w(c))
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+          w(c) = a(o)
+        end if
+      end do
+    end do
+    call push_r4a(w)
+  end subroutine dfort_push_region_r4_2
+
+  subroutine dfort_pop_region_r4_2(a, n1, f1, l1, s1, f2, l2, s2, cap)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    real(4), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    real(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+        end if
+      end do
+    end do
+    allocate(w(c))
+    call pop_r4a(w)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+          a(o) = w(c)
+        end if
+      end do
+    end do
+  end subroutine dfort_pop_region_r4_2
+
+  subroutine dfort_push_region_r4_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    real(4), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    real(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+          end if
+        end do
+      end do
+    end do
+    allocate(w(c))
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+            w(c) = a(o)
+          end if
+        end do
+      end do
+    end do
+    call push_r4a(w)
+  end subroutine dfort_push_region_r4_3
+
+  subroutine dfort_pop_region_r4_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    real(4), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    real(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+          end if
+        end do
+      end do
+    end do
+    allocate(w(c))
+    call pop_r4a(w)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+            a(o) = w(c)
+          end if
+        end do
+      end do
+    end do
+  end subroutine dfort_pop_region_r4_3
+
+  subroutine dfort_push_region_i4_1(a, f1, l1, s1, cap)
+    integer, intent(in) :: f1, l1, s1, cap
+    integer(4), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, o, c
+    integer(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+      end if
+    end do
+    allocate(w(c))
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+        w(c) = a(o)
+      end if
+    end do
+    call push_i4a(w)
+  end subroutine dfort_push_region_i4_1
+
+  subroutine dfort_pop_region_i4_1(a, f1, l1, s1, cap)
+    integer, intent(in) :: f1, l1, s1, cap
+    integer(4), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, o, c
+    integer(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+      end if
+    end do
+    allocate(w(c))
+    call pop_i4a(w)
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+        a(o) = w(c)
+      end if
+    end do
+  end subroutine dfort_pop_region_i4_1
+
+  subroutine dfort_push_region_i4_2(a, n1, f1, l1, s1, f2, l2, s2, cap)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    integer(4), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    integer(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+        end if
+      end do
+    end do
+    allocate(w(c))
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+          w(c) = a(o)
+        end if
+      end do
+    end do
+    call push_i4a(w)
+  end subroutine dfort_push_region_i4_2
+
+  subroutine dfort_pop_region_i4_2(a, n1, f1, l1, s1, f2, l2, s2, cap)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    integer(4), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    integer(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+        end if
+      end do
+    end do
+    allocate(w(c))
+    call pop_i4a(w)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+          a(o) = w(c)
+        end if
+      end do
+    end do
+  end subroutine dfort_pop_region_i4_2
+
+  subroutine dfort_push_region_i4_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    integer(4), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    integer(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+          end if
+        end do
+      end do
+    end do
+    allocate(w(c))
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+            w(c) = a(o)
+          end if
+        end do
+      end do
+    end do
+    call push_i4a(w)
+  end subroutine dfort_push_region_i4_3
+
+  subroutine dfort_pop_region_i4_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    integer(4), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    integer(4), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+          end if
+        end do
+      end do
+    end do
+    allocate(w(c))
+    call pop_i4a(w)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+            a(o) = w(c)
+          end if
+        end do
+      end do
+    end do
+  end subroutine dfort_pop_region_i4_3
+
+  subroutine dfort_push_region_c8_1(a, f1, l1, s1, cap)
+    integer, intent(in) :: f1, l1, s1, cap
+    complex(8), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, o, c
+    complex(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+      end if
+    end do
+    allocate(w(c))
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+        w(c) = a(o)
+      end if
+    end do
+    call push_c8a(w)
+  end subroutine dfort_push_region_c8_1
+
+  subroutine dfort_pop_region_c8_1(a, f1, l1, s1, cap)
+    integer, intent(in) :: f1, l1, s1, cap
+    complex(8), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, o, c
+    complex(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+      end if
+    end do
+    allocate(w(c))
+    call pop_c8a(w)
+    c = 0
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        c = c + 1
+        a(o) = w(c)
+      end if
+    end do
+  end subroutine dfort_pop_region_c8_1
+
+  subroutine dfort_push_region_c8_2(a, n1, f1, l1, s1, f2, l2, s2, cap)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    complex(8), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    complex(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+        end if
+      end do
+    end do
+    allocate(w(c))
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+          w(c) = a(o)
+        end if
+      end do
+    end do
+    call push_c8a(w)
+  end subroutine dfort_push_region_c8_2
+
+  subroutine dfort_pop_region_c8_2(a, n1, f1, l1, s1, f2, l2, s2, cap)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    complex(8), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    complex(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+        end if
+      end do
+    end do
+    allocate(w(c))
+    call pop_c8a(w)
+    c = 0
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          c = c + 1
+          a(o) = w(c)
+        end if
+      end do
+    end do
+  end subroutine dfort_pop_region_c8_2
+
+  subroutine dfort_push_region_c8_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    complex(8), intent(in) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    complex(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+          end if
+        end do
+      end do
+    end do
+    allocate(w(c))
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+            w(c) = a(o)
+          end if
+        end do
+      end do
+    end do
+    call push_c8a(w)
+  end subroutine dfort_push_region_c8_3
+
+  subroutine dfort_pop_region_c8_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    complex(8), intent(inout) :: a(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    complex(8), allocatable :: w(:)
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+          end if
+        end do
+      end do
+    end do
+    allocate(w(c))
+    call pop_c8a(w)
+    c = 0
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            c = c + 1
+            a(o) = w(c)
+          end if
+        end do
+      end do
+    end do
+  end subroutine dfort_pop_region_c8_3
+
+  integer function dfort_region_size_1(f1, l1, s1, cap)
+    integer, intent(in) :: f1, l1, s1, cap
+    dfort_region_size_1 = max(cap, 1)
+  end function dfort_region_size_1
+
+  subroutine dfort_region_get_r8_1(a, f1, l1, s1, cap, w)
+    integer, intent(in) :: f1, l1, s1, cap
+    real(8), intent(in) :: a(*)
+    real(8), intent(inout) :: w(*)
+    integer :: e1, t1, i1, m1, o, c
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        w(o) = a(o)
+      end if
+    end do
+  end subroutine dfort_region_get_r8_1
+
+  subroutine dfort_region_add_r8_1(a, f1, l1, s1, cap, w)
+    integer, intent(in) :: f1, l1, s1, cap
+    real(8), intent(inout) :: a(*)
+    real(8), intent(in) :: w(*)
+    integer :: e1, t1, i1, m1, o, c
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        a(o) = a(o) + w(o)
+      end if
+    end do
+  end subroutine dfort_region_add_r8_1
+
+  subroutine dfort_region_put_r8_1(a, f1, l1, s1, cap, w)
+    integer, intent(in) :: f1, l1, s1, cap
+    real(8), intent(inout) :: a(*)
+    real(8), intent(in) :: w(*)
+    integer :: e1, t1, i1, m1, o, c
+    call region_steps(f1, l1, s1, e1, t1)
+    m1 = 1
+    do i1 = f1, e1, t1
+      o = 1 + (i1 - 1)*m1
+      if (o >= 1 .and. o <= cap) then
+        a(o) = w(o)
+      end if
+    end do
+  end subroutine dfort_region_put_r8_1
+
+  integer function dfort_region_size_2(n1, f1, l1, s1, f2, l2, s2, cap)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    dfort_region_size_2 = max(cap, 1)
+  end function dfort_region_size_2
+
+  subroutine dfort_region_get_r8_2(a, n1, f1, l1, s1, f2, l2, s2, cap, w)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    real(8), intent(in) :: a(*)
+    real(8), intent(inout) :: w(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          w(o) = a(o)
+        end if
+      end do
+    end do
+  end subroutine dfort_region_get_r8_2
+
+  subroutine dfort_region_add_r8_2(a, n1, f1, l1, s1, f2, l2, s2, cap, w)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    real(8), intent(inout) :: a(*)
+    real(8), intent(in) :: w(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          a(o) = a(o) + w(o)
+        end if
+      end do
+    end do
+  end subroutine dfort_region_add_r8_2
+
+  subroutine dfort_region_put_r8_2(a, n1, f1, l1, s1, f2, l2, s2, cap, w)
+    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
+    real(8), intent(inout) :: a(*)
+    real(8), intent(in) :: w(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    do i2 = f2, e2, t2
+      do i1 = f1, e1, t1
+        o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2
+        if (o >= 1 .and. o <= cap) then
+          a(o) = w(o)
+        end if
+      end do
+    end do
+  end subroutine dfort_region_put_r8_2
+
+  integer function dfort_region_size_3(n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    dfort_region_size_3 = max(cap, 1)
+  end function dfort_region_size_3
+
+  subroutine dfort_region_get_r8_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap, w)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    real(8), intent(in) :: a(*)
+    real(8), intent(inout) :: w(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            w(o) = a(o)
+          end if
+        end do
+      end do
+    end do
+  end subroutine dfort_region_get_r8_3
+
+  subroutine dfort_region_add_r8_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap, w)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    real(8), intent(inout) :: a(*)
+    real(8), intent(in) :: w(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            a(o) = a(o) + w(o)
+          end if
+        end do
+      end do
+    end do
+  end subroutine dfort_region_add_r8_3
+
+  subroutine dfort_region_put_r8_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap, w)
+    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
+    real(8), intent(inout) :: a(*)
+    real(8), intent(in) :: w(*)
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    call region_steps(f1, l1, s1, e1, t1)
+    call region_steps(f2, l2, s2, e2, t2)
+    call region_steps(f3, l3, s3, e3, t3)
+    m1 = 1
+    m2 = m1*max(n1, 1)
+    m3 = m2*max(n2, 1)
+    do i3 = f3, e3, t3
+      do i2 = f2, e2, t2
+        do i1 = f1, e1, t1
+          o = 1 + (i1 - 1)*m1 + (i2 - 1)*m2 + (i3 - 1)*m3
+          if (o >= 1 .and. o <= cap) then
+            a(o) = w(o)
+          end if
+        end do
+      end do
+    end do
+  end subroutine dfort_region_put_r8_3
+
 end module dfort_stack

@@ -30,6 +30,28 @@ pub enum DriverArg {
     Char { name: String, value: String },
     /// A logical argument, reset to `value` before every call.
     Logical { name: String, value: bool },
+    /// An integer array, reset to `values` before every call.
+    IntArray { name: String, values: Vec<i64> },
+}
+
+/// A special input a routine needs (`dfort verify --matrix`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixKind {
+    /// Symmetric positive definite (a Cholesky factorisation's input).
+    Spd,
+    /// Diagonally dominant (nonsingular; partial pivoting never swaps).
+    DiagDominant,
+}
+
+/// A real(8) matrix argument the driver makes of kind `kind` after drawing
+/// it: the leading `order` by `order` block of the array, seen with
+/// leading dimension `ld`.
+#[derive(Clone, Debug)]
+pub struct MatrixInit {
+    pub name: String,
+    pub kind: MatrixKind,
+    pub ld: usize,
+    pub order: usize,
 }
 
 impl DriverArg {
@@ -38,7 +60,8 @@ impl DriverArg {
             DriverArg::Real { name, .. }
             | DriverArg::Int { name, .. }
             | DriverArg::Char { name, .. }
-            | DriverArg::Logical { name, .. } => name,
+            | DriverArg::Logical { name, .. }
+            | DriverArg::IntArray { name, .. } => name,
         }
     }
 
@@ -47,7 +70,7 @@ impl DriverArg {
     pub fn passive_type(&self, in_interface: bool) -> Option<String> {
         match self {
             DriverArg::Real { .. } => None,
-            DriverArg::Int { .. } => Some("integer".into()),
+            DriverArg::Int { .. } | DriverArg::IntArray { .. } => Some("integer".into()),
             DriverArg::Char { .. } if in_interface => Some("character(len=*)".into()),
             DriverArg::Char { value, .. } => {
                 Some(format!("character(len={})", value.chars().count().max(1)))
@@ -61,6 +84,19 @@ impl DriverArg {
         match self {
             DriverArg::Real { .. } => None,
             DriverArg::Int { value, .. } => Some(value.to_string()),
+            // Twelve values a line, continued (lines stay under 132).
+            DriverArg::IntArray { values, .. } => Some(format!(
+                "[{}]",
+                values
+                    .chunks(12)
+                    .map(|c| c
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                    .collect::<Vec<_>>()
+                    .join(", &\n    & ")
+            )),
             DriverArg::Char { value, .. } => Some(format!("'{}'", value.replace('\'', "''"))),
             DriverArg::Logical { value, .. } => {
                 Some(if *value { ".true." } else { ".false." }.into())
@@ -98,6 +134,55 @@ pub struct DriverSpec {
     /// derivative last (`root_d(…, r, rd)`), its adjoint the result's
     /// adjoint only (`root_b(…, rb)`), as dfort generates them.
     pub result: Option<String>,
+    /// Matrices made symmetric positive definite or diagonally dominant.
+    pub matrices: Vec<MatrixInit>,
+}
+
+impl MatrixInit {
+    /// The call that makes array `var` so, to the routines
+    /// [`matrix_routines`] writes with the same `prefix`.
+    pub fn call(&self, prefix: &str, var: &str) -> String {
+        let routine = match self.kind {
+            MatrixKind::Spd => "spd",
+            MatrixKind::DiagDominant => "dominant",
+        };
+        format!(
+            "call {prefix}_{routine}({var}, {}, {})",
+            self.ld.max(1),
+            self.order
+        )
+    }
+}
+
+/// The internal subroutines `<prefix>_spd` and `<prefix>_dominant` that
+/// make a drawn matrix (entries in [0.5, 1.5]) symmetric positive definite
+/// or diagonally dominant, for a driver's `contains` part.
+pub fn matrix_routines(prefix: &str) -> String {
+    format!(
+        "  ! Symmetric, its diagonal above the sum of the off-diagonal magnitudes
+  ! (at most 1.5 each): positive definite.
+  subroutine {prefix}_spd(v, ld, n)
+    integer, intent(in) :: ld, n
+    real(8), intent(inout) :: v(ld, *)
+    integer :: i, j
+    do j = 1, n
+      do i = j + 1, n
+        v(j, i) = v(i, j)
+      end do
+      v(j, j) = v(j, j) + 1.5d0*n
+    end do
+  end subroutine {prefix}_spd
+  ! Each column's diagonal above the sum of its other magnitudes.
+  subroutine {prefix}_dominant(v, ld, n)
+    integer, intent(in) :: ld, n
+    real(8), intent(inout) :: v(ld, *)
+    integer :: j
+    do j = 1, n
+      v(j, j) = v(j, j) + 1.5d0*n
+    end do
+  end subroutine {prefix}_dominant
+"
+    )
 }
 
 /// An interface block for a root and its derivatives (`routines`: each
@@ -126,6 +211,7 @@ pub fn interface_block(
                     DriverArg::Int { .. } | DriverArg::Char { .. } | DriverArg::Logical { .. } => {
                         format!("      {} :: {n}", a.passive_type(true).unwrap_or_default())
                     }
+                    DriverArg::IntArray { .. } => format!("      integer :: {n}(*)"),
                     DriverArg::Real { size: 0, .. } => format!("      real(8) :: {n}"),
                     DriverArg::Real { name, .. } if assumed_shape.contains(name) => {
                         format!("      real(8) :: {n}(:)")
@@ -219,6 +305,9 @@ pub fn driver(spec: &DriverSpec) -> String {
                 let ty = a.passive_type(false).unwrap_or_default();
                 let _ = writeln!(w, "  {ty} :: {name}");
             }
+            DriverArg::IntArray { name, values } => {
+                let _ = writeln!(w, "  integer :: {name}({})", values.len().max(1));
+            }
             DriverArg::Real { name, size } => {
                 let dim = if *size == 0 {
                     String::new()
@@ -253,6 +342,9 @@ pub fn driver(spec: &DriverSpec) -> String {
                     );
                 }
             }
+            for m in spec.matrices.iter().filter(|m| &m.name == name) {
+                let _ = writeln!(w, "  {}", m.call("dv", &format!("{name}_0")));
+            }
             if !is_ind(name) {
                 let _ = writeln!(w, "  {name}_d = 0d0");
             }
@@ -263,7 +355,8 @@ pub fn driver(spec: &DriverSpec) -> String {
             match a {
                 DriverArg::Int { name, .. }
                 | DriverArg::Char { name, .. }
-                | DriverArg::Logical { name, .. } => {
+                | DriverArg::Logical { name, .. }
+                | DriverArg::IntArray { name, .. } => {
                     let value = a.passive_value().unwrap_or_default();
                     let _ = writeln!(w, "  {name} = {value}");
                 }
@@ -449,13 +542,14 @@ pub fn driver(spec: &DriverSpec) -> String {
       v(dv_q) = lo + (hi - lo)*dble(dv_seed)/2147483647d0
     end do
   end subroutine dv_fill
-  subroutine dv_fill_s(v, lo, hi)
+{matrix}  subroutine dv_fill_s(v, lo, hi)
     real(8), intent(out) :: v
     real(8), intent(in) :: lo, hi
     dv_seed = mod(dv_seed*48271_8, 2147483647_8)
     v = lo + (hi - lo)*dble(dv_seed)/2147483647d0
   end subroutine dv_fill_s
-end program dfort_verify"
+end program dfort_verify",
+        matrix = matrix_routines("dv")
     );
     s
 }
@@ -674,6 +768,7 @@ mod tests {
             seed: 7,
             assumed_shape: Vec::new(),
             result: None,
+            matrices: Vec::new(),
         };
         let d = driver(&spec);
         assert!(d.contains("do dv_point = 1, 3"));

@@ -11,7 +11,7 @@
 //! `bench-inversion` and `fuzz`.
 
 use crate::tangent::{load_root, DiffArgs, Loaded};
-use dfort_codegen::driver::{driver, parse_output, DriverArg, DriverSpec};
+use dfort_codegen::driver::{driver, parse_output, DriverArg, DriverSpec, MatrixInit, MatrixKind};
 use dfort_ir::*;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
@@ -23,9 +23,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct VerifyArgs {
     #[command(flatten)]
     diff: DiffArgs,
-    /// Values of the root's integer arguments: NAME=VALUE, comma-separated.
+    /// Values of the root's integer arguments: NAME=VALUE, comma-separated;
+    /// an integer array's as a list, NAME=[V1,V2,...]. Integer arguments
+    /// the root writes (such as `info`) default to 0.
     #[arg(long = "int", value_delimiter = ',', value_name = "NAME=VALUE")]
     ints: Vec<String>,
+    /// Inputs a routine needs of a special kind, for its real(8) matrix
+    /// arguments: NAME=spd (symmetric positive definite) or
+    /// NAME=diag-dominant, comma-separated. The leading square block of the
+    /// array (its declared leading dimension by its columns) is made so.
+    #[arg(long = "matrix", value_delimiter = ',', value_name = "NAME=KIND")]
+    matrices: Vec<String>,
     /// Sizes of array arguments whose bounds are not given by integer
     /// arguments (assumed shape or size): NAME=N, comma-separated.
     #[arg(long = "size", value_delimiter = ',', value_name = "NAME=N")]
@@ -112,6 +120,51 @@ impl Verdict {
     }
 }
 
+/// `--int` items, split at every comma, joined again where a list
+/// (`ipiv=[2,2,3]`) was split: the scalars and the lists.
+pub type IntItems = (HashMap<String, i64>, HashMap<String, Vec<i64>>);
+
+pub fn int_items(items: &[String]) -> Result<IntItems, String> {
+    let mut joined: Vec<String> = Vec::new();
+    for it in items {
+        match joined.last_mut() {
+            Some(last) if last.contains('[') && !last.contains(']') => {
+                last.push(',');
+                last.push_str(it);
+            }
+            _ => joined.push(it.clone()),
+        }
+    }
+    let (lists, scalars): (Vec<String>, Vec<String>) =
+        joined.into_iter().partition(|it| it.contains('['));
+    let lists = pairs_of(&lists, |v| {
+        let v = v.trim();
+        let inner = v
+            .strip_prefix('[')
+            .and_then(|v| v.strip_suffix(']'))
+            .ok_or_else(|| format!("`{v}` is not a list [V1,V2,...]"))?;
+        inner
+            .split(',')
+            .filter(|x| !x.trim().is_empty())
+            .map(|x| {
+                x.trim()
+                    .parse()
+                    .map_err(|_| format!("`{x}` is not an integer"))
+            })
+            .collect()
+    })?;
+    Ok((pairs(&scalars)?, lists))
+}
+
+/// The inputs `--matrix` asks for.
+pub fn matrix_kind(v: &str) -> Result<MatrixKind, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "spd" => Ok(MatrixKind::Spd),
+        "diag-dominant" | "diagonally-dominant" => Ok(MatrixKind::DiagDominant),
+        _ => Err(format!("`{v}` is not spd or diag-dominant")),
+    }
+}
+
 /// `NAME=VALUE` items as a map from lower-case names.
 pub fn pairs(items: &[String]) -> Result<HashMap<String, i64>, String> {
     pairs_of(items, |v| {
@@ -155,6 +208,13 @@ pub struct ArgValues {
     pub sizes: HashMap<String, i64>,
     pub chars: HashMap<String, String>,
     pub logicals: HashMap<String, bool>,
+    /// Values of integer array arguments.
+    pub int_arrays: HashMap<String, Vec<i64>>,
+    /// Real(8) matrices made symmetric positive definite or diagonally
+    /// dominant.
+    pub matrices: HashMap<String, MatrixKind>,
+    /// Integer arguments the root writes: 0 (or zeros) when not given.
+    pub outputs: std::collections::HashSet<String>,
 }
 
 /// Integer value of a bound expression, given the integer arguments.
@@ -189,7 +249,7 @@ fn eval(unit: &Unit, e: &Expr, ints: &HashMap<String, i64>) -> Option<i64> {
 /// The driver's arguments for `unit`: integer values from `ints`, array
 /// sizes from `sizes`, else from the bounds evaluated with `ints`.
 pub fn driver_args(unit: &Unit, values: &ArgValues) -> Result<Vec<DriverArg>, String> {
-    let (ints, sizes) = (&values.ints, &values.sizes);
+    let ints = &values.ints;
     let mut out = Vec::new();
     for a in &unit.args {
         let s = unit.symbol(*a);
@@ -216,38 +276,35 @@ pub fn driver_args(unit: &Unit, values: &ArgValues) -> Result<Vec<DriverArg>, St
             },
             (BaseType::Integer, 0) => match ints.get(&name) {
                 Some(v) => out.push(DriverArg::Int { name, value: *v }),
+                None if values.outputs.contains(&name) => {
+                    out.push(DriverArg::Int { name, value: 0 })
+                }
                 None => {
                     return Err(format!(
                         "give the integer argument `{name}` a value with --int {name}=VALUE"
                     ))
                 }
             },
+            (BaseType::Integer, _) if matches!(s.ty.kind, Some(4) | None) => {
+                let values = match values.int_arrays.get(&name) {
+                    Some(v) => v.clone(),
+                    None if values.outputs.contains(&name) => {
+                        let n = array_size(unit, s, values)?;
+                        vec![0; usize::try_from(n).unwrap_or(0)]
+                    }
+                    None => {
+                        return Err(format!(
+                            "give the integer array `{name}` its values with --int {name}=[V1,V2,...]"
+                        ))
+                    }
+                };
+                out.push(DriverArg::IntArray { name, values });
+            }
             (BaseType::Real, 0) if s.ty.kind == Some(8) => {
                 out.push(DriverArg::Real { name, size: 0 })
             }
             (BaseType::Real, _) if s.ty.kind == Some(8) => {
-                let size = match sizes.get(&name) {
-                    Some(n) => *n,
-                    None => {
-                        let mut total: i64 = 1;
-                        for d in &s.dims {
-                            let lo = match &d.lower {
-                                Some(l) => eval(unit, l, ints),
-                                None => Some(1),
-                            };
-                            let hi = d.upper.as_ref().and_then(|u| eval(unit, u, ints));
-                            match (d.kind, lo, hi) {
-                                (DimKind::Explicit, Some(lo), Some(hi)) => total *= (hi - lo + 1).max(0),
-                                _ => {
-                                    return Err(format!(
-                                        "give the size of `{name}` with --size {name}=N (its bounds are not known from the integer arguments)"
-                                    ))
-                                }
-                            }
-                        }
-                        total
-                    }
-                };
+                let size = array_size(unit, s, values)?;
                 out.push(DriverArg::Real {
                     name,
                     size: usize::try_from(size).unwrap_or(0),
@@ -260,6 +317,90 @@ pub fn driver_args(unit: &Unit, values: &ArgValues) -> Result<Vec<DriverArg>, St
                 ))
             }
         }
+    }
+    Ok(out)
+}
+
+/// The number of elements of array argument `s`: `--size`, else its
+/// bounds evaluated with the integer arguments.
+fn array_size(unit: &Unit, s: &Symbol, values: &ArgValues) -> Result<i64, String> {
+    let name = &s.name;
+    if let Some(n) = values.sizes.get(name) {
+        return Ok(*n);
+    }
+    let mut total: i64 = 1;
+    for d in &s.dims {
+        let lo = match &d.lower {
+            Some(l) => eval(unit, l, &values.ints),
+            None => Some(1),
+        };
+        let hi = d.upper.as_ref().and_then(|u| eval(unit, u, &values.ints));
+        match (d.kind, lo, hi) {
+            (DimKind::Explicit, Some(lo), Some(hi)) => total *= (hi - lo + 1).max(0),
+            _ => {
+                return Err(format!(
+                    "give the size of `{name}` with --size {name}=N (its bounds are not known from the integer arguments)"
+                ))
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// How the driver makes the `--matrix` arguments of `unit`: each a real(8)
+/// array of rank 2 whose leading dimension the integer arguments give;
+/// its leading square block, of the order of the smaller of that dimension
+/// and its number of columns.
+pub fn matrix_inits(
+    unit: &Unit,
+    args: &[DriverArg],
+    values: &ArgValues,
+) -> Result<Vec<MatrixInit>, String> {
+    let mut out = Vec::new();
+    let mut names: Vec<&String> = values.matrices.keys().collect();
+    names.sort();
+    for name in names {
+        let kind = values.matrices[name];
+        let Some(size) = args.iter().find_map(|a| match a {
+            DriverArg::Real { name: n, size } if n == name => Some(*size),
+            _ => None,
+        }) else {
+            return Err(format!(
+                "--matrix {name}: `{name}` is not a real(8) array argument of `{}`",
+                unit.name
+            ));
+        };
+        let sym = unit
+            .args
+            .iter()
+            .map(|a| unit.symbol(*a))
+            .find(|s| &s.name == name)
+            .ok_or_else(|| format!("--matrix {name}: no argument `{name}`"))?;
+        let ld = match (sym.rank(), sym.dims.first()) {
+            (2, Some(d)) => {
+                let lo = match &d.lower {
+                    Some(l) => eval(unit, l, &values.ints),
+                    None => Some(1),
+                };
+                let hi = d.upper.as_ref().and_then(|u| eval(unit, u, &values.ints));
+                match (lo, hi) {
+                    (Some(lo), Some(hi)) if hi >= lo => (hi - lo + 1) as usize,
+                    _ => return Err(format!("--matrix {name}: its leading dimension is not known from the integer arguments")),
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "--matrix {name}: `{name}` is not a matrix (rank 2)"
+                ))
+            }
+        };
+        let order = ld.min(size / ld.max(1));
+        out.push(MatrixInit {
+            name: name.clone(),
+            kind,
+            ld,
+            order,
+        });
     }
     Ok(out)
 }
@@ -616,6 +757,25 @@ fn function_result(unit: &Unit, assumed_shape: &[String]) -> Result<Option<Strin
     Ok(Some("dv_result".into()))
 }
 
+/// The integer arguments root `root` may write (`info`, `ipiv`), which
+/// need no value.
+pub fn written_integers(program: &Program, root: UnitId) -> std::collections::HashSet<String> {
+    let unit = program.unit(root);
+    let effects = dfort_analysis::effects::all(program);
+    let Some(fx) = effects.get(root) else {
+        return Default::default();
+    };
+    unit.args
+        .iter()
+        .enumerate()
+        .filter(|(k, a)| {
+            fx.written_formals.contains(&(*k as u32))
+                && unit.symbol(**a).ty.base == BaseType::Integer
+        })
+        .map(|(_, a)| unit.symbol(*a).name.clone())
+        .collect()
+}
+
 pub fn run(args: VerifyArgs) -> ExitCode {
     match verify(&args) {
         Ok(true) => ExitCode::SUCCESS,
@@ -628,7 +788,8 @@ pub fn run(args: VerifyArgs) -> ExitCode {
 }
 
 fn verify(args: &VerifyArgs) -> Result<bool, String> {
-    let (ints, sizes) = (pairs(&args.ints)?, pairs(&args.sizes)?);
+    let ((ints, int_arrays), sizes) = (int_items(&args.ints)?, pairs(&args.sizes)?);
+    let matrices = pairs_of(&args.matrices, matrix_kind)?;
     let chars = pairs_of(&args.chars, |v| Ok(v.to_string()))?;
     let logicals = pairs_of(&args.logicals, logical)?;
     let recording = crate::adjoint::recording(args.no_tbr, args.no_inversion);
@@ -675,9 +836,13 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         sizes,
         chars,
         logicals,
+        int_arrays,
+        matrices,
+        outputs: written_integers(&snap.program, root),
     };
     let dn = dfort_codegen::tangent::derivative_names_of(facts, root);
     let mut dargs = driver_args(unit, &values)?;
+    let matrices = matrix_inits(unit, &dargs, &values)?;
     let mut with_derivative: Vec<bool> = unit.args.iter().map(|a| dn.contains_key(a)).collect();
     // A function's result: a scalar of the driver's own name.
     let result = function_result(unit, &assumed_shape)?;
@@ -724,6 +889,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         seed: 12345,
         assumed_shape,
         result,
+        matrices,
     };
     let scratch = match &args.keep {
         Some(d) => Scratch::kept(d)?,

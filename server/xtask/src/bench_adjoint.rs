@@ -75,6 +75,12 @@ pub(crate) struct Kernel {
     char: BTreeMap<String, String>,
     #[serde(default)]
     logical: BTreeMap<String, bool>,
+    /// Values of integer array arguments.
+    #[serde(default)]
+    int_array: BTreeMap<String, Vec<i64>>,
+    /// Matrices made `spd` or `diag-dominant` (`dfort verify --matrix`).
+    #[serde(default)]
+    matrix: BTreeMap<String, String>,
 }
 
 impl Kernel {
@@ -105,6 +111,8 @@ pub struct TimingSpec {
     pub reps: u32,
     /// The primal loop's calibration target, in seconds.
     pub min_seconds: f64,
+    /// Matrices made symmetric positive definite or diagonally dominant.
+    pub matrices: Vec<dfort_codegen::driver::MatrixInit>,
 }
 
 /// A Fortran program timing `R` and `R_b`. It prints one line:
@@ -165,6 +173,9 @@ pub fn timing_driver(spec: &TimingSpec) -> String {
                 let ty = a.passive_type(false).unwrap_or_default();
                 let _ = writeln!(w, "  {ty} :: {name}");
             }
+            DriverArg::IntArray { name, values } => {
+                let _ = writeln!(w, "  integer :: {name}({})", values.len().max(1));
+            }
             DriverArg::Real { name, size } => {
                 let dim = if *size == 0 {
                     String::new()
@@ -193,6 +204,9 @@ pub fn timing_driver(spec: &TimingSpec) -> String {
                 } else {
                     let _ = writeln!(w, "  call dfb_fill({t}, size({t}))");
                 }
+            }
+            for m in spec.matrices.iter().filter(|m| &m.name == name) {
+                let _ = writeln!(w, "  {}", m.call("dfb", &format!("dfb0_{name}")));
             }
         }
     }
@@ -295,7 +309,8 @@ contains",
     dfb_seed = mod(dfb_seed*48271_8, 2147483647_8)
     dfb_v = 0.5d0 + dble(dfb_seed)/2147483647d0
   end subroutine dfb_fill_s
-end program dfort_bench_adjoint"
+{}end program dfort_bench_adjoint",
+        dfort_codegen::driver::matrix_routines("dfb")
     );
     s
 }
@@ -406,14 +421,29 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         }
     }
     let (int, size) = kernel.bench_values();
-    let values = dfort::verify::ArgValues {
+    let mut values = dfort::verify::ArgValues {
         ints: lower(&int),
         sizes: lower(&size),
         chars: lower(&kernel.char),
         logicals: lower(&kernel.logical),
+        int_arrays: lower(&kernel.int_array),
+        outputs: dfort::verify::written_integers(&session.snap.program, *root),
+        ..Default::default()
     };
+    for (k, v) in &kernel.matrix {
+        match dfort::verify::matrix_kind(v) {
+            Ok(m) => {
+                values.matrices.insert(k.to_ascii_lowercase(), m);
+            }
+            Err(e) => return Prepared::Failed(e),
+        }
+    }
     let args = match driver_args(unit, &values) {
         Ok(a) => a,
+        Err(e) => return Prepared::Failed(e),
+    };
+    let matrices = match dfort::verify::matrix_inits(unit, &args, &values) {
+        Ok(m) => m,
         Err(e) => return Prepared::Failed(e),
     };
     let dn = dfort_codegen::tangent::derivative_names_of(&session.snap.analysis, *root);
@@ -441,6 +471,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
             .collect(),
         reps,
         min_seconds: 0.05,
+        matrices,
     };
     let driver = timing_driver(&spec);
     let mut built = Vec::new();
@@ -712,6 +743,7 @@ mod tests {
             assumed_shape: Vec::new(),
             reps: 2,
             min_seconds: 0.05,
+            matrices: Vec::new(),
         };
         let d = timing_driver(&spec);
         assert!(d.contains("external r, r_b"), "{d}");

@@ -23,7 +23,7 @@ use crate::calls::{prepare, result_type, DerivActual, Keywords, Prepared};
 use crate::fortran::call_line;
 use crate::trace::SavedValue;
 use dfort_analysis::activity::active_actuals;
-use dfort_analysis::checkpoint::{self, CallCheckpoint, Callees, Caller, Problem};
+use dfort_analysis::checkpoint::{self, AliasedActual, CallCheckpoint, Callees, Caller, Problem};
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::dp::target;
 use dfort_analysis::references::ReferenceCheckpoint;
@@ -374,11 +374,12 @@ impl Gen<'_> {
         }
         // The caller's records, then the snapshot (the hidden module
         // variables last).
-        let records: Vec<String> = cp.records.iter().map(|r| r.text(unit)).collect();
-        let mut snapshot: Vec<String> = results
+        let records: Vec<(String, String)> =
+            cp.records.iter().map(|r| saved_calls(unit, r)).collect();
+        let mut snapshot: Vec<(String, String)> = results
             .iter()
-            .map(|t| unit.symbol(*t).name.clone())
-            .chain(cp.snapshot.iter().map(|r| r.text(unit)))
+            .map(|t| plain_calls(&unit.symbol(*t).name))
+            .chain(cp.snapshot.iter().map(|r| saved_calls(unit, r)))
             .collect();
         for r in &cp.records {
             self.out.trace.around_call(id, r.variable);
@@ -394,15 +395,24 @@ impl Gen<'_> {
                 .trace
                 .call_snapshot(id, SavedValue::Global(k.clone()));
         }
-        snapshot.extend(snapshot_hidden);
-        for item in records.iter().chain(&snapshot) {
-            self.out.push(item);
+        snapshot.extend(snapshot_hidden.iter().map(|h| plain_calls(h)));
+        for (push, _) in records.iter().chain(&snapshot) {
+            self.out.fwd.line(push);
         }
-        let mut rev: Vec<Line> = snapshot.iter().rev().map(|item| Line::pop(item)).collect();
+        let mut rev: Vec<Line> = snapshot
+            .iter()
+            .rev()
+            .map(|(_, pop)| Line::Plain(pop.clone()))
+            .collect();
         if let (true, Some(c)) = (differentiated, callee) {
-            rev.extend(self.adjoint_call(span, c, args, result));
+            rev.extend(self.adjoint_call(span, c, args, result, &cp.aliased));
         }
-        rev.extend(records.iter().rev().map(|item| Line::pop(item)));
+        rev.extend(
+            records
+                .iter()
+                .rev()
+                .map(|(_, pop)| Line::Plain(pop.clone())),
+        );
         rev
     }
 
@@ -451,9 +461,13 @@ impl Gen<'_> {
                 variable,
                 limit,
                 record,
+                unbounded,
                 ..
             } => {
-                let m = describe(&inp.unit, *variable, *limit);
+                let mut m = describe(&inp.unit, *variable, *limit);
+                if let Some(w) = unbounded {
+                    m = format!("{m}: dfort found no region of it the call touches ({w})");
+                }
                 if *record {
                     format!("{m} (around the call to `{name}`)")
                 } else {
@@ -469,6 +483,7 @@ impl Gen<'_> {
                 };
                 format!("{m} (saved for the call to `{callee_name}`)")
             }
+            Problem::Aliased(why) => why.clone(),
             Problem::Undeclared(k) => format!(
                 "`{callee_name}` reads {}, which `{}` does not declare but may change; declare it in `{}` so that the call can be checkpointed",
                 crate::limits::describe(inp.program, k),
@@ -478,6 +493,51 @@ impl Gen<'_> {
         }
     }
 
+    /// The adjoint an aliased actual (whose adjoint is `r`, of rank
+    /// `rank`) passes instead of `r`: a temporary, zero or holding `r`
+    /// (or its region) before the call (`pre`), added into `r` or copied
+    /// back after it (`post`).
+    fn alias_adjoint(
+        &mut self,
+        a: &AliasedActual,
+        r: &str,
+        rank: usize,
+        pre: &mut Vec<String>,
+        post: &mut Vec<String>,
+    ) -> String {
+        let unit = &self.inp.unit;
+        if let Some(region) = &a.region {
+            let t = self.out.elemental_temp(1);
+            let n = region.dims.len();
+            let args = region.runtime_args(unit).join(", ");
+            pre.push(format!("if (allocated({t})) deallocate({t})"));
+            pre.push(format!("allocate({t}(dfort_region_size_{n}({args})))"));
+            pre.push(format!("{t} = 0.0d0"));
+            if !a.accumulate {
+                pre.push(format!("call dfort_region_get_r8_{n}({r}, {args}, {t})"));
+            }
+            let op = if a.accumulate { "add" } else { "put" };
+            post.push(format!("call dfort_region_{op}_r8_{n}({r}, {args}, {t})"));
+            return t;
+        }
+        let t = if rank == 0 {
+            self.out.ztemp("real(8)".into())
+        } else {
+            let t = self.out.elemental_temp(rank);
+            pre.push(format!("if (allocated({t})) deallocate({t})"));
+            pre.push(format!("allocate({t}, mold={r})"));
+            t
+        };
+        if a.accumulate {
+            pre.push(format!("{t} = 0.0d0"));
+            post.push(format!("{r} = {r} + {t}"));
+        } else {
+            pre.push(format!("{t} = {r}"));
+            post.push(format!("{r} = {t}"));
+        }
+        t
+    }
+
     /// `call c_b(...)`, with temporaries for the adjoints of values.
     fn adjoint_call(
         &mut self,
@@ -485,6 +545,7 @@ impl Gen<'_> {
         c: UnitId,
         args: &[Arg],
         result: Option<SymbolId>,
+        aliased: &[AliasedActual],
     ) -> Vec<Line> {
         let inp = self.inp;
         let cu = inp.program.unit(c);
@@ -573,7 +634,21 @@ impl Gen<'_> {
                     self.adj(e, &format!("sum({te})"), 0, &mut post);
                     list.push(Keywords::derivative(&kw, te));
                 }
-                (Some(DerivActual::Ref(r)), None) => list.push(Keywords::derivative(&kw, r)),
+                (Some(DerivActual::Ref(r)), None) => {
+                    let formal = bound
+                        .get(k)
+                        .and_then(|(f, _)| cu.args.iter().position(|x| x == f));
+                    match aliased.iter().find(|a| Some(a.formal) == formal) {
+                        Some(a) => {
+                            let rank = bound
+                                .get(k)
+                                .map_or(0, |(_, x)| crate::partials::rank_of(&inp.unit, &x.value));
+                            let t = self.alias_adjoint(a, &r, rank, &mut pre, &mut post);
+                            list.push(Keywords::derivative(&kw, t));
+                        }
+                        None => list.push(Keywords::derivative(&kw, r)),
+                    }
+                }
                 (Some(DerivActual::Value(e, f)), None) => {
                     if cu.symbol(f).ty.base == BaseType::Derived {
                         self.out.refuse(
@@ -628,4 +703,33 @@ impl Gen<'_> {
         };
         Some((self.out.ztemp(dfort_ir::dump::type_name(&sym.ty)), init))
     }
+}
+
+/// The push and the pop of a value the tape holds as it is.
+fn plain_calls(item: &str) -> (String, String) {
+    (
+        format!("call dfort_push({item})"),
+        format!("call dfort_pop({item})"),
+    )
+}
+
+/// The push and the pop of one saved reference: a region through the
+/// runtime's routine for its type and rank
+/// (`call dfort_push_region_r8_2(a(1, j), lda, 1, m, 1, 1, n, 1)`), anything
+/// else as it is.
+fn saved_calls(unit: &Unit, saved: &dfort_analysis::checkpoint::Saved) -> (String, String) {
+    let (Some(r), Some(push), Some(pop)) = (
+        &saved.region,
+        saved.region_routine(unit, "push"),
+        saved.region_routine(unit, "pop"),
+    ) else {
+        return plain_calls(&saved.text(unit));
+    };
+    let mut args = vec![dfort_ir::dump::expr(unit, &saved.reference)];
+    args.extend(r.runtime_args(unit));
+    let args = args.join(", ");
+    (
+        format!("call {push}({args})"),
+        format!("call {pop}({args})"),
+    )
 }

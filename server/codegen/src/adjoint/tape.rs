@@ -39,7 +39,7 @@ pub(super) fn describe(unit: &Unit, s: SymbolId, limit: TapeLimit) -> String {
             sym.name
         ),
         TapeLimit::AssumedSize => format!(
-            "the assumed-size array `{}` would have to be saved whole; give it explicit bounds",
+            "the assumed-size array `{}` would have to be saved whole",
             sym.name
         ),
     }

@@ -533,6 +533,7 @@ fn spec_of(p: &Program, points: usize, seed: u64) -> DriverSpec {
         seed,
         assumed_shape: Vec::new(),
         result,
+        matrices: Vec::new(),
     }
 }
 
@@ -867,6 +868,7 @@ end subroutine fz_d
             seed: 7,
             assumed_shape: Vec::new(),
             result: None,
+            matrices: Vec::new(),
         };
         let agrees = |derivative: &str| {
             let dir = std::env::temp_dir().join(format!(

@@ -8,8 +8,10 @@
 //! `modulo(k, n) + 1`); loops terminate (DO WHILE and backward GO TO
 //! loops run on a counter); real values stay bounded (divisions by
 //! `1 + e²`, `exp`/`sinh`/`cosh` of a sine, logarithms and roots of
-//! `1 + e²`); no actual is both written and aliased, and procedures that
-//! reach globals are never passed them; statements inserted into the
+//! `1 + e²`); no actual is both written and aliased (but for the
+//! sequence-association callees of [`seq`], whose calls are simulated to
+//! keep every region inside its actual and written regions apart from
+//! the others), and procedures that reach globals are never passed them; statements inserted into the
 //! root's body go after its initialisations and where no GO TO crosses
 //! (a jump would skip them, or run them again); pointers are associated
 //! before they are read and list pointers nullified, what is allocated
@@ -21,6 +23,8 @@
 
 use super::ast::*;
 use rand::{RngExt, SeedableRng};
+
+mod seq;
 use rand_xorshift::XorShiftRng;
 
 /// The random source of one case.
@@ -795,6 +799,19 @@ impl<'r> Generator<'r> {
             body.insert(
                 0,
                 Stmt::Raw(vec!["fct = 'up'".into(), "flg = [.true., .false.]".into()]),
+            );
+        }
+        if self.chance(0.2) {
+            // Issue 19: BLAS-style callees of assumed-size and
+            // explicit-shape array formals, passed elements of the
+            // root's arrays, the same array as several actuals.
+            self.sequence_calls(
+                &late,
+                &mut decls,
+                &mut body,
+                prologue,
+                &mut externals,
+                &mut ext_funcs,
             );
         }
         if let Some(ext) = &allocatable_extent {
@@ -4356,6 +4373,43 @@ mod tests {
                     assert_eq!(count(lhs, &v) + count(rhs, &v), 1, "{s:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn elements_go_to_assumed_size_formals_and_actuals_alias() {
+        let (mut with, mut element, mut aliased, mut strided) = (0, 0, 0, 0);
+        let mut marks = [
+            ("a(lda, *)", false),
+            ("'T'", false),
+            ("jb = min(nb", false),
+            ("do sj = 1, ", false),
+        ];
+        for seed in [11, 12] {
+            for case in 0..200 {
+                let mut rng = rng_for(seed, case, 0);
+                let p = Generator::new(&mut rng).program();
+                let calls = seq::tests::seq_calls(&p);
+                if calls.is_empty() {
+                    continue;
+                }
+                with += 1;
+                element += usize::from(calls.iter().any(|c| c.0));
+                aliased += usize::from(calls.iter().any(|c| c.1));
+                let text = p.print();
+                strided += usize::from(text.contains("(1 + ((i - 1) * inc"));
+                for (m, seen) in &mut marks {
+                    *seen |= text.contains(*m);
+                }
+            }
+        }
+        // A fifth of the programs, give or take.
+        assert!((40..=120).contains(&with), "{with} of 400");
+        assert!(element * 10 >= with * 7, "{element} of {with}");
+        assert!(aliased * 5 >= with, "{aliased} of {with}");
+        assert!(strided * 3 >= with, "{strided} of {with}");
+        for (m, seen) in marks {
+            assert!(seen, "never drawn: {m}");
         }
     }
 

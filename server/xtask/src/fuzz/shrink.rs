@@ -3,7 +3,13 @@
 //! an expression by one of its operands or a constant — each kept when
 //! the program still fails the same way. Candidates that break the
 //! program (gfortran rejects it, an index leaves its bounds) are simply
-//! not kept: the checker tells.
+//! not kept: the checker tells. The calls of the sequence-association
+//! callees (`fz_q…`, [`super::gen`]) are the exception: an element
+//! read or written past its actual, or written through one formal and
+//! read through another, is invalid where no check tells; so those
+//! callees, the arguments of their calls and the bounds of the loops
+//! over `sj` around the calls are left as they are (they are valid by
+//! construction), though the calls may go.
 
 use super::ast::*;
 
@@ -18,7 +24,7 @@ pub fn candidate(p: &Program, k: usize) -> Option<Program> {
     let mut q = p.clone();
     let mut done = false;
     q.each_proc_mut(&mut |proc| {
-        if !done {
+        if !done && !frozen(&proc.name) {
             done = statements(&mut proc.body, &mut counter);
         }
     });
@@ -27,7 +33,7 @@ pub fn candidate(p: &Program, k: usize) -> Option<Program> {
     }
     let mut q = p.clone();
     q.each_proc_mut(&mut |proc| {
-        if !done {
+        if !done && !frozen(&proc.name) {
             done = expressions(&mut proc.body, &mut counter);
         }
     });
@@ -124,9 +130,28 @@ fn statements(body: &mut Vec<Stmt>, counter: &mut usize) -> bool {
     false
 }
 
+/// Whether `name` is a sequence-association callee, whose body and
+/// actuals the shrinker leaves alone.
+fn frozen(name: &str) -> bool {
+    name.starts_with("fz_q")
+}
+
 /// Expression-level steps in the statements of `body`.
 fn expressions(body: &mut [Stmt], counter: &mut usize) -> bool {
     for s in body.iter_mut() {
+        let fixed = match s {
+            Stmt::Call(name, _) => frozen(name),
+            Stmt::Do { var, .. } => var == "sj",
+            _ => false,
+        };
+        if fixed {
+            for b in s.blocks_mut() {
+                if expressions(b, counter) {
+                    return true;
+                }
+            }
+            continue;
+        }
         // An assignment's target stays a reference: only its subscripts
         // may be simplified.
         if let Stmt::Assign(lhs, _) = s {
@@ -174,6 +199,9 @@ fn expression_in(e: &mut Expr, counter: &mut usize, subscript: bool) -> bool {
             }
             *counter -= 1;
         }
+    }
+    if matches!(e, Expr::Call(f, _) if frozen(f)) {
+        return false;
     }
     let inner = subscript || matches!(e, Expr::Index(..));
     for c in e.children_mut() {
