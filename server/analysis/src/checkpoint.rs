@@ -253,8 +253,8 @@ pub struct CallCheckpoint {
     pub problems: Vec<Problem>,
 }
 
-/// An actual argument (a real(8) variable, or part of one) that is a part
-/// of the same variable as an earlier actual of the call.
+/// An actual argument (a real(8) variable, or part of one) the callee only
+/// reads that may overlap an earlier such actual of the call.
 #[derive(Clone, Debug)]
 pub struct AliasedActual {
     /// Its place among the callee's formals.
@@ -646,6 +646,12 @@ fn aliased_actuals(
             continue;
         };
         if orig.symbols.get(v).is_none() || !differentiable(orig, v) {
+            continue;
+        }
+        // A formal the callee writes may overlap no other actual (Fortran
+        // forbids it): its adjoint goes directly. Read-only ones may
+        // overlap each other, and the callee's adjoint adds into each.
+        if fx.written_formals.contains(&(k as u32)) {
             continue;
         }
         let scalar = cu.symbol(formal).rank() == 0;
