@@ -17,6 +17,16 @@ fn dfort(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Writes `text` to `name` in a directory of its own for this test run
+/// (`tag` names it), and gives the file's path.
+fn scratch_file(tag: &str, name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dfort-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 #[test]
 fn check_clean_files_exits_zero_and_prints_nothing() {
     let (code, out, err) = dfort(&[
@@ -691,14 +701,11 @@ fn rules_lists_every_rule_and_explains_one() {
 /// before anything is compiled.
 #[test]
 fn verify_declares_rank1_assumed_shape_roots_and_refuses_others() {
-    let dir = std::env::temp_dir().join(format!("dfort-verify-shape-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let rank2 = dir.join("sq2.f90");
-    std::fs::write(
-        &rank2,
+    let rank2 = scratch_file(
+        "verify-shape",
+        "sq2.f90",
         "subroutine sq2(a, y)\n  real(8), intent(in) :: a(:, :)\n  real(8), intent(out) :: y(:)\n  y = a(:, 1)*a(:, 2)\nend subroutine sq2\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = dfort(&[
         "verify",
         rank2.to_str().unwrap(),
@@ -715,12 +722,11 @@ fn verify_declares_rank1_assumed_shape_roots_and_refuses_others() {
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
         return;
     }
-    let rank1 = dir.join("sq.f90");
-    std::fs::write(
-        &rank1,
+    let rank1 = scratch_file(
+        "verify-shape",
+        "sq.f90",
         "subroutine sq(n, x, y)\n  integer, intent(in) :: n\n  real(8), intent(in) :: x(:)\n  real(8), intent(out) :: y(:)\n  y = x*x + sin(x(n))\nend subroutine sq\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = dfort(&[
         "verify",
         rank1.to_str().unwrap(),
@@ -789,6 +795,98 @@ fn verify_drives_character_and_logical_flags() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(!err.contains("trans=T"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `dfort verify --sanitize` builds with AddressSanitizer: an access past
+/// an array fails the check, and the regions the library's adjoints save
+/// around calls stay inside the matrix.
+#[test]
+fn verify_sanitize_finds_accesses_outside_arrays_and_region_saves_make_none() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    // A root that reads one element past its argument: AddressSanitizer
+    // reports it, verify fails and names the routine.
+    let past = scratch_file(
+        "asan",
+        "past.f90",
+        "subroutine past(n, x, y)\n  integer :: n\n  real(8) :: x(n), y\n  y = x(1)*x(n + 1)\nend subroutine past\n",
+    );
+    let (code, out, err) = dfort(&[
+        "verify",
+        past.to_str().unwrap(),
+        "--root",
+        "past",
+        "--int",
+        "n=3",
+        "--sanitize",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("outside an array") && err.contains("past"),
+        "{err}"
+    );
+    // The drivers and the blocked Cholesky, with the matrix exactly
+    // n*lda long: the regions saved around `xpotrf` and `xgetf2`, and
+    // around the level-1 calls given `lda` as an increment, once read
+    // past it (AddressSanitizer: stack-buffer-overflow in
+    // `dfort_push_region_r8_1`).
+    let lib = fixtures().join("linalg");
+    let (lapack, blas) = (lib.join("xlapack.f"), lib.join("xblas.f"));
+    let (lapack, blas) = (lapack.to_str().unwrap(), blas.to_str().unwrap());
+    let runs: [&[&str]; 4] = [
+        &[
+            "--root",
+            "xposv",
+            "--int",
+            "n=7,nrhs=2,lda=8,ldb=8,nb=3",
+            "--size",
+            "a=56,b=16",
+            "--char",
+            "uplo=L",
+            "--matrix",
+            "a=spd",
+        ],
+        &[
+            "--root",
+            "xposv",
+            "--int",
+            "n=7,nrhs=2,lda=8,ldb=8,nb=3",
+            "--size",
+            "a=56,b=16",
+            "--char",
+            "uplo=U",
+            "--matrix",
+            "a=spd",
+        ],
+        &[
+            "--root",
+            "xpotrf",
+            "--int",
+            "n=7,lda=8,nb=3",
+            "--size",
+            "a=56",
+            "--char",
+            "uplo=L",
+            "--matrix",
+            "a=spd",
+        ],
+        &[
+            "--root",
+            "xgesv",
+            "--int",
+            "n=7,nrhs=2,lda=8,ldb=8",
+            "--size",
+            "a=56,b=16,ipiv=7",
+        ],
+    ];
+    for run in runs {
+        let mut args = vec!["verify", lapack, blas, "--sanitize"];
+        args.extend_from_slice(run);
+        let (code, out, err) = dfort(&args);
+        assert_eq!(code, 0, "{run:?}: {out}{err}");
+        assert!(out.contains("in the dot-product test (ok)"), "{out}");
+    }
 }
 
 /// Issue 19: `dfort verify` takes integer arrays as lists and makes named

@@ -255,7 +255,7 @@ fn varied_through(
         return after;
     }
     if let (Some((c, sum)), StmtKind::Call { args, .. }) = (calls.summary(st), &st.kind) {
-        let binds = bind_call(program, unit, &calls.space, sum, c, args);
+        let binds = bind_call(program, unit, &calls.space, calls.summaries, c, args);
         return call_varied(&binds, sum, before);
     }
     match &st.kind {
@@ -269,7 +269,7 @@ fn varied_through(
                 let Some(sum) = calls.summaries.get(c).and_then(|s| s.as_ref()) else {
                     continue;
                 };
-                let binds = bind_call(program, unit, &calls.space, sum, c, args);
+                let binds = bind_call(program, unit, &calls.space, calls.summaries, c, args);
                 result_varied |= sum
                     .result
                     .iter()
@@ -341,7 +341,7 @@ fn useful_through(
         return before;
     }
     if let (Some((c, sum)), StmtKind::Call { args, .. }) = (calls.summary(st), &st.kind) {
-        let binds = bind_call(program, unit, &calls.space, sum, c, args);
+        let binds = bind_call(program, unit, &calls.space, calls.summaries, c, args);
         return call_useful(&binds, sum, after);
     }
     match &st.kind {
@@ -363,7 +363,7 @@ fn useful_through(
                 let Some(sum) = calls.summaries.get(c).and_then(|s| s.as_ref()) else {
                     continue;
                 };
-                let binds = bind_call(program, unit, &calls.space, sum, c, args);
+                let binds = bind_call(program, unit, &calls.space, calls.summaries, c, args);
                 before = call_useful(&binds, sum, &before);
                 if value_useful {
                     for i in sum.result.iter() {

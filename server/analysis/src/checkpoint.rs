@@ -862,7 +862,9 @@ fn region_item(
     region_type(&sym.ty)?;
     let cu = caller.program.unit(c);
     let order = in_formal_order(cu, args);
-    let known = crate::regions::known_args(&order, &crate::regions::literal);
+    let known = crate::regions::known_args(&order, &|e| {
+        crate::regions::call_site_value(unit, caller.effects, e)
+    });
     let region =
         match crate::regions::of_formal(caller.program, caller.effects, c, k as u32, &known) {
             Ok(r) => r,

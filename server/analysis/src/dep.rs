@@ -156,10 +156,13 @@ pub fn bind_call(
     program: &Program,
     unit: &Unit,
     space: &Space,
-    sum: &Summary,
+    summaries: &Summaries,
     callee: UnitId,
     args: &[Arg],
 ) -> Vec<CallBinding> {
+    let Some(Some(sum)) = summaries.get(callee) else {
+        return Vec::new();
+    };
     let cu = program.unit(callee);
     sum.iface
         .iter()
@@ -181,7 +184,7 @@ pub fn bind_call(
                         None => *pos == *k as usize,
                     });
                     if let Some((_, a)) = actual {
-                        dp(unit, &a.value, &mut b.inputs);
+                        dp_through(unit, space, summaries, &a.value, &mut b.inputs);
                         b.output = target(&a.value)
                             .filter(|(s, _)| differentiable(unit, *s))
                             .map(|(s, _)| s.index());
@@ -197,6 +200,27 @@ pub fn bind_call(
             b
         })
         .collect()
+}
+
+/// DP(e) through the procedures dfort has a summary of: besides the
+/// variables of their actuals, a function reference in `e` contributes
+/// the slots of the globals its result depends on. `f(g(r))` with `g`
+/// returning a varied global passes a varied value to `f` (fuzzer, seed
+/// 77, case 2: the tangent lost it).
+pub fn dp_through(unit: &Unit, space: &Space, summaries: &Summaries, e: &Expr, out: &mut BitSet) {
+    dp(unit, e, out);
+    for (c, _) in crate::activity::function_references(e) {
+        let Some(Some(sum)) = summaries.get(c) else {
+            continue;
+        };
+        for i in sum.result.iter() {
+            if let Some(Iface::Global(k)) = sum.iface.get(i) {
+                if let Some(&slot) = space.globals.get(k) {
+                    out.insert(slot);
+                }
+            }
+        }
+    }
 }
 
 fn is_part(args: &[Arg], i: &Iface) -> bool {

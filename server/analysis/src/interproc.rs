@@ -177,7 +177,7 @@ fn contributions<'s>(
         let mut out_useful = BitSet::default();
         match &st.kind {
             StmtKind::Call { args, .. } if !site.function => {
-                let binds = bind_call(program, unit, space(unit.id), sum, c, args);
+                let binds = bind_call(program, unit, space(unit.id), summaries, c, args);
                 for (iface, b) in sum.iface.iter().zip(&binds) {
                     let Some(slot) = callee_slot(callee, space(c), iface) else {
                         continue;
@@ -207,7 +207,7 @@ fn contributions<'s>(
                     if f != c {
                         continue;
                     }
-                    let binds = bind_call(program, unit, space(unit.id), sum, c, args);
+                    let binds = bind_call(program, unit, space(unit.id), summaries, c, args);
                     for (iface, b) in sum.iface.iter().zip(&binds) {
                         let Some(slot) = callee_slot(callee, space(c), iface) else {
                             continue;

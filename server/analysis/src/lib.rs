@@ -50,4 +50,27 @@ pub(crate) mod test_support {
         };
         dfort_ir::link::link(vec![file], vec![lowered]).0
     }
+
+    /// The linked program of fixed-form files read from the repository
+    /// (paths from its root).
+    pub fn fixed_program(paths: &[&str]) -> Program {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = Vec::new();
+        let mut lowered = Vec::new();
+        for (k, path) in paths.iter().enumerate() {
+            let src = std::fs::read_to_string(root.join(path)).expect("fixture");
+            let mut parser = dfort_syntax::FortranParser::new();
+            let parsed = parser.parse(
+                (*path).into(),
+                src,
+                dfort_syntax::SourceForm::Fixed(Default::default()),
+            );
+            lowered.push(dfort_ir::lower::lower_file(&parsed, FileId(k as u32)));
+            files.push(SourceFile {
+                id: FileId(k as u32),
+                path: (*path).into(),
+            });
+        }
+        dfort_ir::link::link(files, lowered).0
+    }
 }

@@ -22,7 +22,12 @@
 //! declared dimension (subscripts stay in bounds). Intervals are clamped
 //! to the declared lower bound, and leading dimensions to the declared
 //! upper bound. The hull of loops that run zero times may hold subscripts
-//! no reference takes. Anything else — a subscript of the last dimension
+//! no reference takes. A leading dimension of an array formal (`lda` of
+//! `a(lda, *)`) is taken to be at least 1, as no element can be referenced
+//! otherwise: passed on as an increment it decides `IF (INCX.LT.0)`, and
+//! products with it keep their terms together. The `cap` (last element
+//! reached) must stay inside the actual: `dfort verify --sanitize` checks
+//! it under AddressSanitizer. Anything else — a subscript of the last dimension
 //! that depends on a value read at run time, a reference inside an
 //! implied DO, the array passed to a procedure without source or to a
 //! recursive one — leaves the formal without a region, with the reason.
@@ -235,9 +240,10 @@ pub fn mul(a: Bound, b: Bound) -> Bound {
         (Bound::Min(v), n @ Bound::NonNeg(_)) | (n @ Bound::NonNeg(_), Bound::Min(v)) => {
             min(v.into_iter().map(|t| mul(t, n.clone())).collect())
         }
-        (Bound::Scale(c, x), n @ Bound::NonNeg(_)) | (n @ Bound::NonNeg(_), Bound::Scale(c, x)) => {
-            scale(c, mul(*x, n))
-        }
+        // Constant factors outside, and the two factors in one order, so
+        // that `j*lda` and `(-j)*lda` are like terms (their sum cancels).
+        (Bound::Scale(c, x), n) | (n, Bound::Scale(c, x)) => scale(c, mul(*x, n)),
+        (a, b) if strip(&b) < strip(&a) => Bound::Product(Box::new(b), Box::new(a)),
         (a, b) => Bound::Product(Box::new(a), Box::new(b)),
     }
 }
@@ -520,6 +526,10 @@ pub enum Known {
     Int(i64),
     Str(String),
     Bool(bool),
+    /// Some integer of at least 1, no more known: a leading dimension
+    /// (`LDA` of `A(LDA, *)`), which must be positive for any element to
+    /// be referenced. `IF (INCX.LT.0)` with `LDA` passed is decided.
+    Positive,
 }
 
 /// Known values of a procedure's formals, by position.
@@ -796,6 +806,11 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Whether `v` is a leading dimension of an array formal of the unit.
+    fn is_extent(&self, v: SymbolId) -> bool {
+        leading_dimension(self.unit, v)
+    }
+
     /// The value of `e` when the known values decide it.
     fn constant(&self, e: &Expr, depth: u32) -> Option<Known> {
         if depth > 16 {
@@ -809,7 +824,10 @@ impl<'a> Ctx<'a> {
             ExprKind::Var(v) => {
                 let sym = self.unit.symbol(*v);
                 match sym.storage {
-                    Storage::Dummy(k) => self.known.get(&k).cloned(),
+                    Storage::Dummy(k) => self.known.get(&k).cloned().or_else(|| {
+                        (self.is_extent(*v) && !self.writes.contains_id(*v))
+                            .then_some(Known::Positive)
+                    }),
                     _ if sym.attrs.parameter => {
                         crate::dp::constant_int(self.unit, e, 0).map(Known::Int)
                     }
@@ -1599,6 +1617,11 @@ impl<'a> Ctx<'a> {
             return Err(format!("`{}` is not an integer scalar", sym.name));
         }
         match sym.storage {
+            // A leading dimension is positive: products with it keep
+            // their terms together (`j*lda` passed on as an increment).
+            Storage::Dummy(k) if !self.writes.contains_id(v) && self.is_extent(v) => {
+                Ok(Interval::point(nonneg(Bound::Formal(k))))
+            }
             Storage::Dummy(k) if !self.writes.contains_id(v) => {
                 Ok(Interval::point(Bound::Formal(k)))
             }
@@ -2001,6 +2024,44 @@ pub fn known_args(order: &[Option<&Arg>], value: &dyn Fn(&Expr) -> Option<Known>
         .collect()
 }
 
+/// Whether `v` is the upper bound of a leading dimension (lower bound 1)
+/// of an array formal of `unit`: `lda` of `a(lda, *)`.
+pub fn leading_dimension(unit: &Unit, v: SymbolId) -> bool {
+    unit.args.iter().any(|&a| {
+        let sym = unit.symbol(a);
+        let rank = sym.dims.len();
+        sym.dims.iter().take(rank.saturating_sub(1)).any(|d| {
+            d.kind == DimKind::Explicit
+                && d.upper
+                    .as_ref()
+                    .is_some_and(|u| matches!(u.kind, ExprKind::Var(x) if x == v))
+                && d.lower
+                    .as_ref()
+                    .is_none_or(|l| matches!(l.kind, ExprKind::Int(1)))
+        })
+    })
+}
+
+/// The known value of an actual of a call in `unit`: a literal, or a
+/// leading dimension of one of its array formals that it never writes
+/// ([`Known::Positive`]).
+pub fn call_site_value(unit: &Unit, effects: &ProgramEffects, e: &Expr) -> Option<Known> {
+    literal(e).or_else(|| match &e.kind {
+        ExprKind::Var(v) => match unit.symbol(*v).storage {
+            Storage::Dummy(k)
+                if leading_dimension(unit, *v)
+                    && effects
+                        .get(unit.id)
+                        .is_some_and(|fx| !fx.written_formals.contains(&k)) =>
+            {
+                Some(Known::Positive)
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
 /// The known value of an actual written as a literal.
 pub fn literal(e: &Expr) -> Option<Known> {
     match &e.kind {
@@ -2024,6 +2085,9 @@ fn compare(op: BinaryOp, a: &Known, b: &Known) -> Option<bool> {
     use std::cmp::Ordering;
     let ord = match (a, b) {
         (Known::Int(x), Known::Int(y)) => x.cmp(y),
+        // A positive value against a constant it is surely above.
+        (Known::Positive, Known::Int(y)) if *y < 1 => Ordering::Greater,
+        (Known::Int(x), Known::Positive) if *x < 1 => Ordering::Less,
         (Known::Str(x), Known::Str(y)) => x.trim_end_matches(' ').cmp(y.trim_end_matches(' ')),
         (Known::Bool(x), Known::Bool(y)) => {
             return match op {
@@ -2170,6 +2234,22 @@ subroutine square(n, a, lda)
   end do
 end subroutine square
 
+subroutine rows(n, a, lda)
+  integer :: n, lda, j
+  real(8) :: a(lda, *)
+  do j = 1, n - 1
+    call scal(n - j, a(j, j + 1), lda)
+  end do
+end subroutine rows
+
+subroutine scal(n, x, incx)
+  integer :: n, incx, i
+  real(8) :: x(*)
+  do i = 1, n
+    x(1 + (i - 1)*incx) = 2*x(1 + (i - 1)*incx)
+  end do
+end subroutine scal
+
 subroutine gather(n, idx, x, s)
   integer :: n, idx(*), i
   real(8) :: x(*), s
@@ -2238,5 +2318,47 @@ end subroutine gather
         let p = program(SRC);
         let e = region(&p, "gather", 2, KnownArgs::new()).expect_err("no region");
         assert!(e.contains("the subscript `idx(i)` of `x`"), "{e}");
+    }
+
+    #[test]
+    fn a_strided_row_ends_at_the_last_column() {
+        let p = program(SRC);
+        // rows(n, a, lda): the rows right of the diagonal, each through a
+        // vector formal with increment lda; the last element reached is
+        // a(n-1, n), offset (n-2) + (n-1)*lda. Before `j*lda` and
+        // `(-j)*lda` were like terms, the cap was about twice that.
+        let r = region(&p, "rows", 1, KnownArgs::new()).expect("a region");
+        for (n, lda) in [(200, 200), (7, 9), (3, 3)] {
+            let f = [n, 0, lda];
+            assert_eq!(value(&r.cap, &f), (n - 2) + (n - 1) * lda, "{n} {lda}");
+        }
+    }
+
+    #[test]
+    fn the_blocked_cholesky_stays_inside_the_matrix() {
+        let p = crate::test_support::fixed_program(&[
+            "tests/fixtures/linalg/xlapack.f",
+            "tests/fixtures/linalg/xblas.f",
+        ]);
+        // xpotrf(uplo, n, a, lda, nb, info), and the driver xposv(uplo, n,
+        // nrhs, a, lda, b, ldb, nb, info), with UPLO known or not: never
+        // past a(n, n). The level-1 calls pass `lda` as an increment,
+        // which rules out their negative-increment branches.
+        let flags: [Option<&str>; 3] = [Some("U"), Some("L"), None];
+        for flag in flags {
+            let known: KnownArgs = flag
+                .map(|c| (0, Known::Str(c.into())))
+                .into_iter()
+                .collect();
+            let r = region(&p, "xpotrf", 2, known.clone()).expect("a region");
+            let s = region(&p, "xposv", 3, known).expect("a region");
+            for (n, lda, nb) in [(200, 200, 32), (7, 9, 3), (5, 5, 5), (6, 6, 1)] {
+                let last = (n - 1) + (n - 1) * lda;
+                let f = [0, n, 0, lda, nb, 0];
+                assert!(value(&r.cap, &f) <= last, "xpotrf {flag:?} {n} {lda} {nb}");
+                let f = [0, n, 1, 0, lda, 0, n, nb, 0];
+                assert!(value(&s.cap, &f) <= last, "xposv {flag:?} {n} {lda} {nb}");
+            }
+        }
     }
 }

@@ -679,7 +679,7 @@ impl Callees<'_> {
         let Some(Some(dep)) = self.dep.get(c) else {
             return true;
         };
-        let binds = bind_call(self.program, unit, &self.space, dep, c, args);
+        let binds = bind_call(self.program, unit, &self.space, self.dep, c, args);
         dep.result
             .iter()
             .any(|i| binds[i].inputs.intersects(varied))
@@ -697,7 +697,7 @@ impl Callees<'_> {
         let (Some(Some(dep)), Some(Some(t))) = (self.dep.get(c), self.tbr.get(c)) else {
             return;
         };
-        let binds = bind_call(self.program, unit, &self.space, dep, c, args);
+        let binds = bind_call(self.program, unit, &self.space, self.dep, c, args);
         let callee = self.program.unit(c);
         for (i, (iface, b)) in dep.iface.iter().zip(&binds).enumerate() {
             if t.req.contains(i) {
@@ -1039,7 +1039,7 @@ fn call_contexts<'s>(
             for a in args.iter().filter(|a| target(&a.value).is_none()) {
                 vars(unit, &a.value, &mut read_after);
             }
-            let binds = bind_call(program, unit, space(unit.id), dep, *c, args);
+            let binds = bind_call(program, unit, space(unit.id), dep_sums, *c, args);
             for (iface, b) in dep.iface.iter().zip(&binds) {
                 if b.output.is_some_and(|o| read_after.contains(o)) {
                     if let Some(sl) = slot(callee, space(*c), iface) {

@@ -16,7 +16,7 @@ use dfort_ir::*;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(clap::Args)]
@@ -72,6 +72,12 @@ pub struct VerifyArgs {
     /// `x(1)` make it fail where the original only reads past it).
     #[arg(long)]
     bounds: bool,
+    /// Build everything with AddressSanitizer (gfortran
+    /// -fsanitize=address) and fail on any read or write outside an
+    /// array: what the adjoint saves and restores around calls must stay
+    /// inside the actual arguments.
+    #[arg(long)]
+    sanitize: bool,
     /// Build in this directory and keep it (sources, derivatives, driver,
     /// objects and the executable `run`) instead of a temporary one.
     #[arg(long, value_name = "DIR")]
@@ -672,10 +678,20 @@ pub fn link(
 
 /// Runs `dir/<exe>` and returns what it printed on standard output.
 pub fn run_program(dir: &Path, exe: &str) -> Result<String, String> {
-    let out = Command::new(dir.join(exe))
+    outcome(run_output(dir, exe, &[])?)
+}
+
+/// Runs `dir/<exe>` with the environment variables `env` added.
+fn run_output(dir: &Path, exe: &str, env: &[(&str, &str)]) -> Result<Output, String> {
+    Command::new(dir.join(exe))
         .current_dir(dir)
+        .envs(env.iter().copied())
         .output()
-        .map_err(|e| format!("cannot run the driver: {e}"))?;
+        .map_err(|e| format!("cannot run the driver: {e}"))
+}
+
+/// What a driver printed on standard output, or why it failed.
+fn outcome(out: Output) -> Result<String, String> {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if out.status.success() {
         return Ok(stdout);
@@ -687,6 +703,37 @@ pub fn run_program(dir: &Path, exe: &str) -> Result<String, String> {
         "the driver failed ({}): {first}\n{all}",
         out.status
     ))
+}
+
+/// gfortran's flags for AddressSanitizer (`verify --sanitize`).
+pub const SANITIZE: [&str; 2] = ["-fsanitize=address", "-fno-omit-frame-pointer"];
+
+/// [`run_program`] for a build with [`SANITIZE`]: an access outside an
+/// array is reported with the sanitizer's first line and the routines it
+/// happened in.
+pub fn run_sanitized(dir: &Path, exe: &str) -> Result<String, String> {
+    let out = run_output(dir, exe, &[("ASAN_OPTIONS", "detect_leaks=0")])?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if let Some(first) = stderr
+        .lines()
+        .find(|l| l.contains("ERROR: AddressSanitizer"))
+    {
+        let frames: Vec<String> = stderr
+            .lines()
+            .filter_map(|l| l.split_once(" in ").map(|(_, rest)| rest))
+            .filter_map(|rest| rest.split_whitespace().next())
+            .filter(|name| !name.starts_with("__asan") && !name.starts_with("main"))
+            .take(4)
+            .map(str::to_string)
+            .collect();
+        let what = first.split_once("ERROR: ").map_or(first, |(_, w)| w);
+        return Err(format!(
+            "the build reads or writes outside an array: {} (in {})",
+            what.split(" on address").next().unwrap_or(what),
+            frames.join(" < ")
+        ));
+    }
+    outcome(out)
 }
 
 /// The first non-empty line of a tool's output (what went wrong).
@@ -900,18 +947,23 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     scratch.write("tangent.f90", &tangent)?;
     scratch.write("adjoint.f90", &adjoint)?;
     scratch.write("driver.f90", &driver(&spec))?;
-    let mut objects = compile_in_order(dir, &originals, &["-O2"])
+    let sanitize: &[&str] = if args.sanitize { &SANITIZE } else { &[] };
+    let plain = [&["-O2"], sanitize].concat();
+    let mut objects = compile_in_order(dir, &originals, &plain)
         .map_err(|e| format!("the original sources do not compile: {e}"))?;
-    objects.push(runtime_object(dir, &["-O2"])?);
-    let mut flags = POISON.to_vec();
+    objects.push(runtime_object(dir, &plain)?);
+    let mut flags = [&POISON[..], sanitize].concat();
     if args.bounds {
         flags.push("-fcheck=bounds");
     }
     for f in ["tangent.f90", "adjoint.f90"] {
         objects.push(compile(dir, f, &flags)?);
     }
-    link(dir, "driver.f90", &objects, &["-O2"], "run")?;
-    let text = run_program(dir, "run")?;
+    link(dir, "driver.f90", &objects, &plain, "run")?;
+    let text = match args.sanitize {
+        true => run_sanitized(dir, "run")?,
+        false => run_program(dir, "run")?,
+    };
     let points = parse_output(&text);
     if points.is_empty() {
         return Err(format!("the driver printed no result: {text}"));

@@ -119,15 +119,33 @@ pub enum Outcome {
 pub struct Checker {
     scratch: Scratch,
     cases: usize,
+    /// Everything is built with AddressSanitizer too (`--sanitize`).
+    sanitize: bool,
 }
 
 impl Checker {
-    pub fn new(tag: &str) -> Result<Checker, String> {
+    pub fn new(tag: &str, sanitize: bool) -> Result<Checker, String> {
         let mut scratch = Scratch::new(tag)?;
         scratch.keep = std::env::var_os("DFORT_FUZZ_KEEP").is_some();
         scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
-        compile(&scratch.dir, "dfort_stack.f90", &FLAGS)?;
-        Ok(Checker { scratch, cases: 0 })
+        let checker = Checker {
+            scratch,
+            cases: 0,
+            sanitize,
+        };
+        compile(&checker.scratch.dir, "dfort_stack.f90", &checker.flags())?;
+        Ok(checker)
+    }
+
+    /// [`FLAGS`], and AddressSanitizer's when asked: a region saved
+    /// around a call that reaches past the actual is then a crash of the
+    /// adjoint, in `dfort_stack.f90`.
+    fn flags(&self) -> Vec<&'static str> {
+        let sanitize: &[&'static str] = match self.sanitize {
+            true => &dfort::verify::SANITIZE,
+            false => &[],
+        };
+        [&FLAGS[..], sanitize].concat()
     }
 
     /// Checks `p`, whose driver draws its points from `seed`.
@@ -175,7 +193,8 @@ impl Checker {
             }
         }
         let base = self.scratch.dir.to_string_lossy().to_string();
-        let flags: Vec<&str> = FLAGS.iter().copied().chain(["-I", &base]).collect();
+        let mut flags: Vec<&str> = self.flags();
+        flags.extend(["-I", &base]);
         if let Err(e) = compile(dir, "prog.f90", &flags) {
             return Outcome::Invalid(format!("gfortran rejects the program: {}", first_error(&e)));
         }
@@ -672,6 +691,7 @@ enum Failure {
 fn run(dir: &Path, exe: &str) -> Result<String, Failure> {
     let mut child = Command::new(dir.join(exe))
         .current_dir(dir)
+        .env("ASAN_OPTIONS", "detect_leaks=0")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

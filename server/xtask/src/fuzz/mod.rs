@@ -51,6 +51,12 @@ pub struct FuzzArgs {
     /// Say on standard error why each redrawn program was unusable.
     #[arg(long)]
     verbose: bool,
+    /// Build every program, derivative and the tape runtime with
+    /// AddressSanitizer too: a derivative that reads or writes past an
+    /// array (a region saved around a call reaching past its actual) is
+    /// a mismatch.
+    #[arg(long)]
+    sanitize: bool,
 }
 
 /// Draws of one case before it is given up (a draw is redone when the
@@ -124,7 +130,7 @@ fn fuzz(args: &FuzzArgs, out: &mut dyn Write) -> ExitCode {
                 args,
             );
             s.spawn(move || {
-                let mut checker = match Checker::new(&format!("fuzz{w}")) {
+                let mut checker = match Checker::new(&format!("fuzz{w}"), args.sanitize) {
                     Ok(c) => c,
                     Err(e) => {
                         *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
