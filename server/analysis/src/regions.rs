@@ -1419,28 +1419,9 @@ impl<'a> Ctx<'a> {
     /// each replaced by the values it takes, innermost first, so that
     /// what an expression says of them together (`j + jb - 1` with
     /// `jb = min(nb, n - j + 1)`) counts before they are bounded apart.
-    fn eliminate(&self, mut i: Interval, loops: &[Loop]) -> Result<Interval, Why> {
+    fn eliminate(&self, i: Interval, loops: &[Loop]) -> Result<Interval, Why> {
         // Locals first: their values are in terms of the loop indices.
-        for _ in 0..16 {
-            let locals = self.locals.borrow();
-            let held: Vec<SymbolId> =
-                i.lo.vars()
-                    .into_iter()
-                    .chain(i.hi.vars())
-                    .filter(|v| locals.contains_key(v))
-                    .collect();
-            if held.is_empty() {
-                break;
-            }
-            let leaf = |b: &Bound| match b {
-                Bound::Var(x) => locals.get(x).cloned(),
-                _ => None,
-            };
-            i = Interval {
-                lo: subst(&i.lo, &leaf).lo,
-                hi: subst(&i.hi, &leaf).hi,
-            };
-        }
+        let mut i = self.without_locals(i);
         for k in (0..loops.len()).rev() {
             let v = loops[k].var;
             let has = |b: &Bound| b.vars().contains(&v);
@@ -1462,10 +1443,12 @@ impl<'a> Ctx<'a> {
                 Mono::Mixed if upper => subst(b, &leaf).hi,
                 Mono::Mixed => subst(b, &leaf).lo,
             };
-            i = Interval {
+            // The index's range may hold locals of the loops outside
+            // (`j = jj, jj + jb - 1`): they go before those loops do.
+            i = self.without_locals(Interval {
                 lo: end(&i.lo, false),
                 hi: end(&i.hi, true),
-            };
+            });
         }
         if let Some(v) = i.lo.vars().into_iter().chain(i.hi.vars()).next() {
             return Err(format!(
@@ -1474,6 +1457,32 @@ impl<'a> Ctx<'a> {
             ));
         }
         Ok(i)
+    }
+
+    /// `i` with the locals it holds replaced by their values (in terms of
+    /// loop indices), until none is left.
+    fn without_locals(&self, mut i: Interval) -> Interval {
+        for _ in 0..16 {
+            let locals = self.locals.borrow();
+            let held: Vec<SymbolId> =
+                i.lo.vars()
+                    .into_iter()
+                    .chain(i.hi.vars())
+                    .filter(|v| locals.contains_key(v))
+                    .collect();
+            if held.is_empty() {
+                break;
+            }
+            let leaf = |b: &Bound| match b {
+                Bound::Var(x) => locals.get(x).cloned(),
+                _ => None,
+            };
+            i = Interval {
+                lo: subst(&i.lo, &leaf).lo,
+                hi: subst(&i.hi, &leaf).hi,
+            };
+        }
+        i
     }
 
     /// The values loop `k`'s index takes, in terms of the loops outside
@@ -2250,6 +2259,23 @@ subroutine scal(n, x, incx)
   end do
 end subroutine scal
 
+subroutine q3(m, k, a, lda, x, incx, y)
+  integer :: m, k, lda, incx
+  real(8) :: a(lda, k), x(*), y(m)
+  integer :: i, j, nb, jj, jb
+  real(8) :: tmp
+  nb = 2
+  do jj = 1, k, nb
+    jb = min(nb, k - jj + 1)
+    do j = jj, jj + jb - 1
+      tmp = x(1 + (j - 1)*incx)
+      do i = 1, m
+        y(i) = y(i) + tmp*a(i, j)
+      end do
+    end do
+  end do
+end subroutine q3
+
 subroutine gather(n, idx, x, s)
   integer :: n, idx(*), i
   real(8) :: x(*), s
@@ -2360,5 +2386,20 @@ end subroutine gather
                 assert!(value(&s.cap, &f) <= last, "xposv {flag:?} {n} {lda} {nb}");
             }
         }
+    }
+
+    #[test]
+    fn a_block_length_set_in_the_loop_bounds_a_strided_vector() {
+        let p = program(SRC);
+        // q3(m, k, a, lda, x, incx, y): x(1 + (j-1)*incx) for j in the
+        // blocks jj..jj+jb-1, jb = min(nb, k - jj + 1), nb = 2 a local:
+        // j runs over 1..k, so x is 1 : 1 + (k-1)*incx : incx.
+        let r = region(&p, "q3", 4, KnownArgs::new()).expect("a region of x");
+        let f = [0, 7, 0, 0, 0, 3, 0];
+        let (first, last, step) = r.dims[0].triplet();
+        assert_eq!(
+            (value(&first, &f), value(&last, &f), value(&step, &f)),
+            (1, 19, 3)
+        );
     }
 }
