@@ -289,15 +289,16 @@ fn write_mismatch(
         .iter()
         .find(|(_, name, _)| kind_mentions(kind, name))
         .map_or("", |m| m.2);
+    let sanitize = if args.sanitize { " --sanitize" } else { "" };
     let verify = format!(
-        "dfort verify {} --root fz --int {} --independent {} --dependent {}{mode_flag}",
+        "dfort verify {} --root fz --int {} --independent {} --dependent {}{mode_flag}{sanitize}",
         dir.join("shrunk.f90").display(),
         ints.join(","),
         shrunk.independents.join(","),
         shrunk.dependents.join(",")
     );
     let report = format!(
-        "{}\n\n{detail}\n\nFound by: cargo xtask fuzz --seed {} --case {case} (draw {attempt})\n\
+        "{}\n\n{detail}\n\nFound by: cargo xtask fuzz --seed {} --case {case}{sanitize} (draw {attempt})\n\
          Shrunk in {checks} checks from {} to {} lines.\n\
          Check the shrunk program (dfort verify compiles without the fuzzer's bounds checks):\n  {verify}\n",
         kind.describe(),
