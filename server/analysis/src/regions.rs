@@ -607,6 +607,38 @@ struct Loop {
 /// it and the statement.
 type Definition = (Expr, Vec<Loop>, StmtId);
 
+/// What `placed` (statements with their loops) write, and for each
+/// variable `keep` accepts that they write: its whole assignments
+/// `v = rhs`, or `None` when something else writes it too.
+fn definitions(
+    program: &Program,
+    unit: &Unit,
+    effects: &ProgramEffects,
+    placed: &[(StmtId, Vec<Loop>)],
+    keep: impl Fn(SymbolId) -> bool,
+) -> (BitSet, BTreeMap<SymbolId, Option<Vec<Definition>>>) {
+    let mut writes = BitSet::default();
+    let mut defs: BTreeMap<SymbolId, Option<Vec<Definition>>> = BTreeMap::new();
+    for (id, loops) in placed {
+        let st = unit.stmt(*id);
+        let mut fx = LocalEffects::default();
+        stmt_effects(program, unit, st, effects, &mut fx);
+        writes.union_with(&fx.writes);
+        for v in fx.writes.ids().filter(|v| keep(*v)) {
+            let entry = defs.entry(v).or_insert_with(|| Some(Vec::new()));
+            match &st.kind {
+                StmtKind::Assign { lhs, rhs } if matches!(lhs.kind, ExprKind::Var(t) if t == v) => {
+                    if let Some(list) = entry {
+                        list.push((rhs.clone(), loops.clone(), *id));
+                    }
+                }
+                _ => *entry = None,
+            }
+        }
+    }
+    (writes, defs)
+}
+
 struct Ctx<'a> {
     program: &'a Program,
     unit: &'a Unit,
@@ -647,24 +679,9 @@ impl<'a> Ctx<'a> {
         depth: u32,
     ) -> Ctx<'a> {
         // What the unit writes, and its locals' definitions, everywhere.
-        let mut writes = BitSet::default();
-        let mut all_defs: BTreeMap<SymbolId, Option<Vec<Expr>>> = BTreeMap::new();
-        for st in &unit.stmts {
-            let mut fx = LocalEffects::default();
-            stmt_effects(program, unit, st, effects, &mut fx);
-            writes.union_with(&fx.writes);
-            for v in fx.writes.ids() {
-                let entry = all_defs.entry(v).or_insert_with(|| Some(Vec::new()));
-                match &st.kind {
-                    StmtKind::Assign { lhs, rhs } if matches!(lhs.kind, ExprKind::Var(t) if t == v) => {
-                        if let Some(list) = entry {
-                            list.push(rhs.clone());
-                        }
-                    }
-                    _ => *entry = None,
-                }
-            }
-        }
+        let everywhere: Vec<(StmtId, Vec<Loop>)> =
+            unit.stmts.iter().map(|st| (st.id, Vec::new())).collect();
+        let (writes, all_defs) = definitions(program, unit, effects, &everywhere, |_| true);
         let known: KnownArgs = known
             .into_iter()
             .filter(|(k, _)| {
@@ -677,7 +694,7 @@ impl<'a> Ctx<'a> {
             .into_iter()
             .filter_map(|(v, d)| match d {
                 Some(mut list) if list.len() == 1 && unit.symbol(v).storage == Storage::Local => {
-                    list.pop().map(|e| (v, e))
+                    list.pop().map(|(e, _, _)| (v, e))
                 }
                 _ => None,
             })
@@ -715,30 +732,10 @@ impl<'a> Ctx<'a> {
         let mut placed = Vec::new();
         ctx.walk(&unit.body, &mut Vec::new(), &mut placed);
         // The definitions of local integers on the paths the call takes.
-        let mut defs: BTreeMap<SymbolId, Option<Vec<Definition>>> = BTreeMap::new();
-        for (id, loops) in &placed {
-            let st = unit.stmt(*id);
-            let mut fx = LocalEffects::default();
-            stmt_effects(program, unit, st, effects, &mut fx);
-            for v in fx.writes.ids() {
-                let sym = unit.symbol(v);
-                if sym.storage != Storage::Local
-                    || sym.rank() != 0
-                    || sym.ty.base != BaseType::Integer
-                {
-                    continue;
-                }
-                let entry = defs.entry(v).or_insert_with(|| Some(Vec::new()));
-                match &st.kind {
-                    StmtKind::Assign { lhs, rhs } if matches!(lhs.kind, ExprKind::Var(t) if t == v) => {
-                        if let Some(list) = entry {
-                            list.push((rhs.clone(), loops.clone(), *id));
-                        }
-                    }
-                    _ => *entry = None,
-                }
-            }
-        }
+        let (_, defs) = definitions(program, unit, effects, &placed, |v| {
+            let sym = unit.symbol(v);
+            sym.storage == Storage::Local && sym.rank() == 0 && sym.ty.base == BaseType::Integer
+        });
         ctx.defs = defs;
         ctx.placed = placed;
         ctx
