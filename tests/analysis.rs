@@ -143,8 +143,9 @@ fn the_control_flow_reversal_example_of_paper_001_records_nothing() {
 
 #[test]
 fn tbr_across_calls_records_in_the_caller_and_in_the_callee() {
-    // x is needed by square's adjoint and overwritten by the caller;
-    // s is needed by the caller and overwritten inside clobber.
+    // x is needed by square's adjoint and overwritten by the caller, which
+    // records nothing (the call's snapshot saves x); s is needed by the
+    // caller and overwritten inside clobber, which records it.
     assert_eq!(check("interproc/callee_activity.f90"), 3);
 }
 

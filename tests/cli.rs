@@ -889,6 +889,45 @@ fn verify_sanitize_finds_accesses_outside_arrays_and_region_saves_make_none() {
     }
 }
 
+/// The tape of the LU driver's adjoint grows as n², not n³: the column and
+/// row each step's rank-1 update reads are saved by that call's snapshot,
+/// so TBR does not make the later updates restore the trailing blocks they
+/// overwrite (`xger`'s adjoint pushes nothing of `a`, and drops the update
+/// from its forward sweep). Store-all (`--no-tbr`) still saves them, which
+/// shows the measure tells the two apart. `dfort verify` reports the bytes.
+#[test]
+fn the_lu_adjoint_tape_grows_with_the_square_of_n() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let lib = fixtures().join("linalg");
+    let (lapack, blas) = (lib.join("xlapack.f"), lib.join("xblas.f"));
+    let (lapack, blas) = (lapack.to_str().unwrap(), blas.to_str().unwrap());
+    let pushed = |n: usize, mode: Option<&str>| -> f64 {
+        let ints = format!("n={n},nrhs=1,lda={n},ldb={n}");
+        let sizes = format!("a={},b={n},ipiv={n}", n * n);
+        let mut args = vec![
+            "verify", lapack, blas, "--root", "xgesv", "--int", &ints, "--size", &sizes,
+        ];
+        args.extend(mode);
+        let (code, out, err) = dfort(&args);
+        assert_eq!(code, 0, "{out}{err}");
+        let line = out
+            .lines()
+            .find(|l| l.contains("bytes to its tape"))
+            .unwrap_or_else(|| panic!("no tape line: {out}"));
+        line.split_whitespace()
+            .skip_while(|w| *w != "pushed")
+            .nth(1)
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("no byte count: {line}"))
+    };
+    let tbr = pushed(32, None) / pushed(16, None);
+    assert!(tbr < 4.5, "doubling n multiplies the tape by {tbr:.2}");
+    let store_all = pushed(32, Some("--no-tbr")) / pushed(16, Some("--no-tbr"));
+    assert!(store_all > 5.5, "store-all: {store_all:.2}");
+}
+
 /// Issue 19: `dfort verify` takes integer arrays as lists and makes named
 /// matrices symmetric positive definite; an integer array the root only
 /// reads needs its values, one it writes (`ipiv`, `info`) does not.

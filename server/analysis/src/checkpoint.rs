@@ -456,7 +456,18 @@ pub fn of_call(
                         }
                     }
                     None if needed => leaf_items(unit, &a.value, &mut read),
-                    None => {}
+                    // The partials of an expression actual read its leaves
+                    // after the callee's adjoint: TBR leaves them to the
+                    // snapshot ([`crate::tbr`]).
+                    None => {
+                        let mut leaves = Vec::new();
+                        leaf_items(unit, &a.value, &mut leaves);
+                        read.extend(
+                            leaves
+                                .into_iter()
+                                .filter(|l| differentiable(orig, l.variable)),
+                        );
+                    }
                 }
             }
             let mut declared = BTreeSet::new();

@@ -17,6 +17,16 @@
 //! loop bounds the reversed loop replays; the header of a counted WHILE
 //! loop ([`crate::counted_while`]) requires the bound its reversal
 //! computes the trip count from.
+//! A CALL to a procedure with a derivative routine requires its actuals'
+//! values only of itself, not of the statements before it: its
+//! checkpoint's snapshot ([`crate::checkpoint`]) saves, after everything
+//! before it has run, what the callee's adjoint and the partials of its
+//! expression actuals read and anything after may change, and pops it
+//! back just before they run ([`snapshot_restored`]). So an array that
+//! only calls' adjoints read (an LU step's column and row, read by the
+//! level-2 call of that step) is not required where a later call
+//! overwrites it (the next steps' trailing blocks), and the callee's
+//! calling context does not ask it to restore that array.
 //! With `store_all` (`--no-tbr`), every overwrite of an active variable (on
 //! top of the values TBR requires)
 //! is recorded instead, as ADIFOR and Odyssée did.
@@ -29,8 +39,8 @@ use crate::activity::Activity;
 use crate::bitset::BitSet;
 use crate::dep::{bind_call, space_of, Iface, Space, Summaries, Summary};
 use crate::dp::{
-    bound_vars, constant_element, disjoint_constant_elements, dp_of, index_vars, target, vars,
-    writes,
+    bound_vars, constant_element, disjoint_constant_elements, dp_of, index_vars, is_variable,
+    target, vars, writes,
 };
 use crate::engine::{solve, Direction};
 use crate::incremental::Changes;
@@ -228,6 +238,22 @@ impl Rules<'_> {
     }
 }
 
+/// What one statement's adjoint requires ([`req_kill`]).
+#[derive(Clone, Debug, Default)]
+struct StmtReq {
+    /// Req: the values the statement's adjoint reads.
+    req: BitSet,
+    /// Kill: what the statement overwrites completely.
+    kill: BitSet,
+    /// What its own adjoint needs from the right-hand side (recorded
+    /// when the statement overwrites it).
+    own: BitSet,
+    /// The part of `req` that the call's snapshot restores
+    /// ([`snapshot_restored`]): required here, but not of the statements
+    /// before (it does not propagate into `InReq`).
+    restored: BitSet,
+}
+
 /// Req and Kill of one statement, and the variables its own adjoint needs
 /// from the right-hand side (recorded when the statement overwrites them).
 /// `counted`: the unit's counted WHILE loops.
@@ -238,11 +264,12 @@ fn req_kill(
     callees: Option<&Callees>,
     counted: &Counted,
     st: &Stmt,
-) -> (BitSet, BitSet, BitSet) {
+) -> StmtReq {
     let n = unit.symbols.len();
     let mut req = BitSet::new(n);
     let mut kill = BitSet::new(n);
     let mut own = BitSet::new(n);
+    let mut restored = BitSet::new(n);
     let i = st.id;
     // `move_alloc`: no value is overwritten (the adjoint keeps `to`'s old
     // allocation on the tape), and `from`'s requirement goes with its
@@ -250,7 +277,12 @@ fn req_kill(
     if let Some((from, to)) = crate::activity::moved(st) {
         kill.insert_id(from);
         kill.insert_id(to);
-        return (req, kill, own);
+        return StmtReq {
+            req,
+            kill,
+            own,
+            restored,
+        };
     }
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
@@ -310,6 +342,9 @@ fn req_kill(
                 cs.translate(unit, *c, args, &mut req, &mut kill);
             }
             expression_actuals(unit, act, st, args, &mut req);
+            for a in args {
+                snapshot_restored(unit, &a.value, &mut restored);
+            }
         }
         StmtKind::Call { args, .. } => {
             // Without the callee's summary: an active call needs the values
@@ -370,9 +405,49 @@ fn req_kill(
     for class in &unit.aliases {
         for s in class {
             kill.remove_id(*s);
+            restored.remove_id(*s);
         }
     }
-    (req, kill, own)
+    let unrequired: Vec<usize> = restored.iter().filter(|s| !req.contains(*s)).collect();
+    for s in unrequired {
+        restored.remove(s);
+    }
+    StmtReq {
+        req,
+        kill,
+        own,
+        restored,
+    }
+}
+
+/// The variables of a CALL's actual `e` whose values the call's snapshot
+/// restores ([`crate::checkpoint`]) just before the callee's adjoint and
+/// the partials of expression actuals read them: the actual itself (a
+/// variable, element or section, saved by its region) and the leaves of
+/// an expression actual, not their subscripts (those are required as
+/// usual: the reverse sweep evaluates them to pop the values back) and
+/// nothing behind a function reference, a component or a pointer. The
+/// snapshot saves them whenever they may change after the call, so the
+/// statements before the call need not keep them for it: the callee's
+/// requirement stops at the call instead of reaching back into `InReq`,
+/// which would make every call writing the array before it restore it.
+fn snapshot_restored(unit: &Unit, e: &Expr, out: &mut BitSet) {
+    let mut plain = true;
+    let mut values = BitSet::default();
+    let mut subscripts = BitSet::default();
+    e.walk(&mut |x| match &x.kind {
+        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } if is_variable(unit, *s) => {
+            plain &= !unit.symbol(*s).attrs.pointer;
+            values.insert_id(*s);
+            index_vars(unit, x, &mut subscripts);
+        }
+        ExprKind::Component { .. } | ExprKind::FunctionCall { .. } => plain = false,
+        _ => {}
+    });
+    if plain {
+        values.subtract(&subscripts);
+        out.union_with(&values);
+    }
 }
 
 /// What the adjoint of a call's expression actuals (`call s(x(k)**2)`)
@@ -423,7 +498,7 @@ pub fn analyze_with(
     in_req_entry: &BitSet,
 ) -> Tbr {
     let n = unit.stmts.len();
-    let mut full: IdVec<StmtId, (BitSet, BitSet, BitSet)> = unit
+    let mut full: IdVec<StmtId, StmtReq> = unit
         .stmts
         .iter()
         .map(|st| req_kill(program, unit, act, callees, &shape.counted, st))
@@ -438,9 +513,10 @@ pub fn analyze_with(
         &no_undo
     };
     for (id, u) in &undo.inverted {
-        if let Some((req, kill, _)) = full.get_mut(*id) {
-            kill.remove_id(u.var);
-            req.union_with(&crate::undo::operands(unit, unit.stmt(*id), u.var));
+        if let Some(r) = full.get_mut(*id) {
+            r.kill.remove_id(u.var);
+            r.req
+                .union_with(&crate::undo::operands(unit, unit.stmt(*id), u.var));
         }
     }
     let none: IdVec<StmtId, BitSet> = IdVec::from_elem(BitSet::default(), n);
@@ -449,14 +525,18 @@ pub fn analyze_with(
     } else {
         &none
     };
-    // What each statement requires once the plans' variables are taken
-    // over.
+    // What each statement requires of the values before it, once the
+    // plans' variables are taken over and without what a call's snapshot
+    // restores.
     let mut required: IdVec<StmtId, BitSet> = full
         .iter()
         .zip(handled)
-        .map(|((req, _, _), h)| {
-            let mut req = req.clone();
+        .map(|(r, h)| {
+            let mut req = r.req.clone();
             req.subtract(h);
+            if !store_all {
+                req.subtract(&r.restored);
+            }
             req
         })
         .collect();
@@ -551,7 +631,7 @@ fn records_of(
     act: &Activity,
     store_all: bool,
     callees: Option<&Callees>,
-    full: &IdVec<StmtId, (BitSet, BitSet, BitSet)>,
+    full: &IdVec<StmtId, StmtReq>,
     required: &IdVec<StmtId, BitSet>,
     handled: &IdVec<StmtId, BitSet>,
     undo: &crate::undo::UnitUndo,
@@ -567,7 +647,7 @@ fn records_of(
             // require the bounds.
             NodeKind::BasicBlock | NodeKind::Loop => {
                 for &id in &nd.stmts {
-                    apply(unit.stmt(id), &mut s, &required[id], &full[id].1);
+                    apply(unit.stmt(id), &mut s, &required[id], &full[id].kill);
                 }
             }
             _ => {}
@@ -575,12 +655,12 @@ fn records_of(
         s
     });
     let mut tbr = Tbr {
-        req: full.iter().map(|(r, _, _)| r.clone()).collect(),
+        req: full.iter().map(|r| r.req.clone()).collect(),
         needs: full
             .iter()
-            .map(|(r, _, own)| {
-                let mut n = r.clone();
-                n.union_with(own);
+            .map(|r| {
+                let mut n = r.req.clone();
+                n.union_with(&r.own);
                 n
             })
             .collect(),
@@ -608,7 +688,7 @@ fn records_of(
         for &id in &node.stmts {
             let st = unit.stmt(id);
             tbr.in_req[id] = s.clone();
-            let (req, (_, kill, own)) = (&required[id], &full[id]);
+            let (req, StmtReq { kill, own, .. }) = (&required[id], &full[id]);
             // A callee analysed with its calling context records its own
             // overwrites (§5.2); only calls without source record here.
             let recorded_inside = matches!(
@@ -755,7 +835,7 @@ pub fn summarize(
 ) -> TbrSummary {
     let program = callees.program;
     let n = callees.space.size;
-    let per_stmt: IdVec<StmtId, (BitSet, BitSet, BitSet)> = unit
+    let per_stmt: IdVec<StmtId, StmtReq> = unit
         .stmts
         .iter()
         .map(|st| req_kill(program, unit, act, Some(callees), &shape.counted, st))
@@ -781,7 +861,7 @@ pub fn summarize(
         };
         if matches!(nd.kind, NodeKind::BasicBlock | NodeKind::Loop) {
             for &id in &nd.stmts {
-                let (req, kill, _) = &per_stmt[id];
+                let StmtReq { req, kill, .. } = &per_stmt[id];
                 match crate::activity::moved(unit.stmt(id)) {
                     // What is required of `to` after a `move_alloc` was
                     // `from`'s: both, conservatively, and neither killed.

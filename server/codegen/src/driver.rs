@@ -6,9 +6,10 @@
 //! smooth), the tangent's ⟨J ẋ, ȳ⟩ and
 //! the adjoint's ⟨ẋ, Jᵀ ȳ⟩ (the dot-product test), each with the sum of
 //! the absolute values of its terms (the scale of rounding errors), and
-//! the number of entries the adjoint left on the tape:
+//! the number of entries the adjoint left on the tape, and the bytes its
+//! call pushed and held at most:
 //!
-//! `point <p> fd <h> <h/2> <h/4> values <size> tangent <value> <scale> adjoint <value> <scale> depth <n>`
+//! `point <p> fd <h> <h/2> <h/4> values <size> tangent <value> <scale> adjoint <value> <scale> depth <n> tape <pushed> <peak>`
 //!
 //! (`values` is the size of the weighted outputs the differences subtract,
 //! which bounds their rounding error).
@@ -249,7 +250,10 @@ pub fn driver(spec: &DriverSpec) -> String {
     // A module procedure and its derivatives come from their modules.
     let mut uses = Vec::new();
     if spec.adjoint {
-        uses.push("  use dfort_stack, only: dfort_stack_depth".to_string());
+        uses.push(
+            "  use dfort_stack, only: dfort_stack_depth, dfort_stack_reset, dfort_stack_stats"
+                .to_string(),
+        );
     }
     let external = match &spec.module {
         Some(m) => {
@@ -295,7 +299,7 @@ pub fn driver(spec: &DriverSpec) -> String {
     );
     let _ = writeln!(
         w,
-        "  integer(8) :: dv_seed, dv_depth\n  integer :: dv_q, dv_point\n  real(8) :: dv_eps, dv_fd1, dv_fd2, dv_fd3, dv_fscale, dv_tan, dv_tscale, dv_adj, dv_ascale"
+        "  integer(8) :: dv_seed, dv_depth, dv_pushed, dv_peak\n  integer :: dv_q, dv_point\n  real(8) :: dv_eps, dv_fd1, dv_fd2, dv_fd3, dv_fscale, dv_tan, dv_tscale, dv_adj, dv_ascale"
     );
     for a in &spec.args {
         match a {
@@ -323,6 +327,8 @@ pub fn driver(spec: &DriverSpec) -> String {
     // A Park–Miller generator seeded from the spec: reproducible points.
     let _ = writeln!(w, "  dv_seed = {}_8", 1 + spec.seed % 2_147_483_646);
     let _ = writeln!(w, "  dv_depth = 0");
+    let _ = writeln!(w, "  dv_pushed = 0");
+    let _ = writeln!(w, "  dv_peak = 0");
     let _ = writeln!(w, "  do dv_point = 1, {}", spec.points.max(1));
     let is_ind = |n: &str| spec.independents.iter().any(|x| x == n);
     let is_dep = |n: &str| spec.dependents.iter().any(|x| x == n);
@@ -452,6 +458,11 @@ pub fn driver(spec: &DriverSpec) -> String {
                 let _ = writeln!(w, "  {n}_t = {init}");
             }
         }
+        // The tape is empty here (a point that leaves entries ends the
+        // run): the counts start again for this call.
+        if mode == "b" {
+            let _ = writeln!(w, "  call dfort_stack_reset()");
+        }
         let _ = writeln!(w, "  call {root}_{mode}({})", args.join(", "));
         let (results, what) = if mode == "d" {
             (&spec.dependents, "tangent")
@@ -499,11 +510,12 @@ pub fn driver(spec: &DriverSpec) -> String {
                 );
             }
             let _ = writeln!(w, "  call dfort_stack_depth(dv_depth)");
+            let _ = writeln!(w, "  call dfort_stack_stats(dv_pushed, dv_peak)");
         }
     }
     let _ = writeln!(
         w,
-        "  write(*, {FORMAT}) 'point', dv_point, 'fd', dv_fd1, dv_fd2, dv_fd3, 'values', dv_fscale, &\n    & 'tangent', dv_tan, dv_tscale, 'adjoint', dv_adj, dv_ascale, 'depth', dv_depth"
+        "  write(*, {FORMAT}) 'point', dv_point, 'fd', dv_fd1, dv_fd2, dv_fd3, 'values', dv_fscale, &\n    & 'tangent', dv_tan, dv_tscale, 'adjoint', dv_adj, dv_ascale, 'depth', dv_depth, &\n    & 'tape', dv_pushed, dv_peak"
     );
     if spec.gradient && spec.adjoint {
         let grads: Vec<String> = spec.independents.iter().map(|x| format!("{x}_t")).collect();
@@ -568,6 +580,8 @@ pub struct Point {
     pub adjoint: Option<(f64, f64)>,
     /// Entries the adjoint left on the tape.
     pub depth: i64,
+    /// The bytes the adjoint's call pushed, and the most its tape held.
+    pub tape: Option<(i64, i64)>,
     /// The adjoint's results, when printed.
     pub gradient: Vec<f64>,
 }
@@ -678,6 +692,10 @@ pub fn parse_output(out: &str) -> Vec<Point> {
                         .and_then(|i| words.get(i + 1))
                         .and_then(|w| w.parse().ok())
                         .unwrap_or(0),
+                    tape: at("tape").and_then(|i| {
+                        let int = |k: usize| words.get(i + k)?.parse().ok();
+                        Some((int(1)?, int(2)?))
+                    }),
                     gradient: Vec::new(),
                 });
             }
@@ -710,7 +728,7 @@ mod tests {
     fn points_are_read_back_with_their_gradients() {
         let out = "point 1 fd 1.0 1.0000001 1.0000001 values 0.5 tangent 1.00000005 2.5 adjoint 1.00000005 3.0 depth 0\n\
                    grad 0.5 -1.25E-3 NaN\n\
-                   point 2 fd 0.2 4.0 1.0 tangent 1.0 1.0 adjoint 1.0 1.0 depth 3\n";
+                   point 2 fd 0.2 4.0 1.0 tangent 1.0 1.0 adjoint 1.0 1.0 depth 3 tape 96 64\n";
         let p = parse_output(out);
         assert_eq!(p.len(), 2);
         assert_eq!(p[0].fd, [1.0, 1.0000001, 1.0000001]);
@@ -721,6 +739,7 @@ mod tests {
         assert!(p[0].smooth(1e-4));
         assert!(!p[1].smooth(1e-4));
         assert_eq!(p[1].depth, 3);
+        assert_eq!((p[0].tape, p[1].tape), (None, Some((96, 64))));
         assert_eq!(p[1].adjoint_error(), Some(0.0));
     }
 
@@ -732,6 +751,7 @@ mod tests {
             tangent: None,
             adjoint: None,
             depth: 0,
+            tape: None,
             gradient: Vec::new(),
         };
         // Richardson's two estimates agree to 1e-5 in both, but only the
@@ -773,6 +793,7 @@ mod tests {
         let d = driver(&spec);
         assert!(d.contains("do dv_point = 1, 3"));
         assert!(d.contains("call dfort_stack_depth(dv_depth)"));
+        assert!(d.contains("call dfort_stack_reset()\n  call r_b("));
         assert!(d.contains("'grad', x_t"));
         assert!(d.contains("dv_seed = 8_8"));
         let without = driver(&DriverSpec {

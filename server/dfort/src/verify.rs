@@ -104,6 +104,9 @@ pub struct Verdict {
     pub smooth_points: usize,
     /// Entries an adjoint left on its tape (0 when it balances).
     pub depth: i64,
+    /// The most bytes one adjoint call pushed, and the most its tape held
+    /// (`None`: no adjoint ran).
+    pub tape: Option<(i64, i64)>,
 }
 
 impl Verdict {
@@ -122,6 +125,10 @@ impl Verdict {
                 .map(|p| p.depth)
                 .find(|d| *d != 0)
                 .unwrap_or(0),
+            tape: points
+                .iter()
+                .filter_map(|p| p.tape)
+                .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1))),
         }
     }
 }
@@ -1025,6 +1032,9 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         }
         None => false,
     };
+    if let Some((pushed, peak)) = v.tape {
+        println!("{name}: the adjoint pushed {pushed} bytes to its tape (at most {peak} at once)");
+    }
     if v.depth != 0 {
         println!(
             "{name}: the adjoint left {} entries on its tape: its pushes and pops do not match (WRONG)",

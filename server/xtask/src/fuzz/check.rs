@@ -795,6 +795,7 @@ mod tests {
             tangent: Some((t, 1.0)),
             adjoint: Some((t, 1.0)),
             depth: 0,
+            tape: None,
             gradient: vec![0.5],
         };
         let runs = |t| vec![("a", vec![pt(t)]), ("b", vec![pt(t)]), ("c", vec![pt(t)])];
