@@ -564,7 +564,10 @@ pub fn of_call(
         let mut texts: Vec<String> = Vec::new();
         for item in items {
             let text = item.text(unit);
-            if !modifiable(caller, id, item.variable) || texts.contains(&text) {
+            // The reversed loops set their own indices (a leaf `j` of
+            // `m - j` as well as a subscript).
+            let replays = item.whole && replayed.contains(&item.variable);
+            if !modifiable(caller, id, item.variable) || replays || texts.contains(&text) {
                 continue;
             }
             if let Some(limit) =

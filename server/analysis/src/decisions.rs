@@ -307,7 +307,7 @@ pub fn decide(
     let block_saves = block_saves(program, unit, tbr, effects, &undo.exact, &BTreeMap::new());
     if recording.store_all() {
         return UnitDecisions {
-            reversal: reversal::of(program, unit, shape),
+            reversal: reversal::of(program, unit, shape, effects),
             plans,
             undo,
             dead: Vec::new(),
@@ -335,7 +335,7 @@ pub fn decide(
         .collect();
     let pushed = pushes(unit, tbr, &dead);
     UnitDecisions {
-        reversal: reversal::of(program, unit, shape),
+        reversal: reversal::of(program, unit, shape, effects),
         plans,
         undo,
         dead,

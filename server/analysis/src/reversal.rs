@@ -27,8 +27,11 @@
 use crate::bitset::BitSet;
 use crate::counted_while::CountedWhile;
 use crate::dp::{all_writes, bound_vars, WriteBy};
+use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
 use crate::shape::UnitShape;
-use dfort_ir::{DoControl, ExprKind, Program, StmtId, StmtKind, SymbolId, UnaryOp, Unit};
+use dfort_ir::{
+    CallTarget, DoControl, ExprKind, Program, StmtId, StmtKind, SymbolId, UnaryOp, Unit,
+};
 use dfort_syntax::rules::{Rule, BOUNDS_CHANGE_INSIDE};
 use std::collections::HashMap;
 
@@ -111,8 +114,13 @@ impl UnitReversal {
 }
 
 /// How the adjoint reverses `unit` (a prepared unit of `program`, with
-/// its `shape`).
-pub fn of(program: &Program, unit: &Unit, shape: &UnitShape) -> UnitReversal {
+/// its `shape`; `effects`: what the procedures it calls may write).
+pub fn of(
+    program: &Program,
+    unit: &Unit,
+    shape: &UnitShape,
+    effects: &ProgramEffects,
+) -> UnitReversal {
     let by_blocks = !unit.cfg.structured;
     let mut constructs = HashMap::new();
     if by_blocks {
@@ -145,7 +153,7 @@ pub fn of(program: &Program, unit: &Unit, shape: &UnitShape) -> UnitReversal {
             } => {
                 let mut bounds = BitSet::default();
                 bound_vars(unit, start, end, step.as_ref(), &mut bounds);
-                if body_writes(program, unit, body)
+                if body_writes(program, unit, body, effects)
                     .iter()
                     .any(|v| bounds.contains_id(*v))
                 {
@@ -310,12 +318,31 @@ fn enclosing_loops(unit: &Unit, id: StmtId) -> Vec<StmtId> {
 }
 
 /// The variables the statements `ids` (nested ones included) write.
-pub fn body_writes(program: &Program, unit: &Unit, ids: &[StmtId]) -> Vec<SymbolId> {
+pub fn body_writes(
+    program: &Program,
+    unit: &Unit,
+    ids: &[StmtId],
+    effects: &ProgramEffects,
+) -> Vec<SymbolId> {
     let mut out = Vec::new();
     let mut stack: Vec<StmtId> = ids.to_vec();
     while let Some(id) = stack.pop() {
         let st = unit.stmt(id);
-        out.extend(all_writes(program, unit, st).into_iter().map(|(s, _)| s));
+        match &st.kind {
+            // A call writes the actuals of the formals its callee (or
+            // one it calls) may write, and the globals they may write:
+            // `call xswap(n, a(j,1), lda, …)` leaves `n` and `lda` alone,
+            // whatever INTENT says (F77 declares none).
+            StmtKind::Call {
+                target: CallTarget::Unit(c),
+                ..
+            } if effects.get(*c).is_some() => {
+                let mut fx = LocalEffects::default();
+                stmt_effects(program, unit, st, effects, &mut fx);
+                out.extend(fx.writes.ids::<SymbolId>());
+            }
+            _ => out.extend(all_writes(program, unit, st).into_iter().map(|(s, _)| s)),
+        }
         for b in st.kind.blocks() {
             stack.extend(b);
         }

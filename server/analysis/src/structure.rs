@@ -32,13 +32,117 @@ pub fn structure_exits(program: &Program) -> Cow<'_, Program> {
     }
 }
 
-/// One unit with EXIT and CYCLE structured, or `None` when it needs no
-/// rewrite (or cannot be made structured).
+/// One unit with its early RETURNs and its EXIT and CYCLE structured, or
+/// `None` when it needs no rewrite (or cannot be made structured).
 pub fn structure_unit(unit: &Unit) -> Option<Unit> {
-    if unit.cfg.structured || !unit.is_procedure() || !has_loop_jumps(unit) {
+    if unit.cfg.structured || !unit.is_procedure() {
         return None;
     }
-    rewrite_unit(unit)
+    let returns = structure_returns(unit);
+    let base = returns.as_ref().unwrap_or(unit);
+    if base.cfg.structured {
+        return returns;
+    }
+    if !has_loop_jumps(base) {
+        return None;
+    }
+    rewrite_unit(base)
+}
+
+/// The unit with the RETURNs that end a branch of an IF after which
+/// nothing but the unit's end follows (the argument checks and quick
+/// returns of library code: `IF (INFO.NE.0) THEN; CALL XERBLA(…);
+/// RETURN; END IF`, `IF (N.EQ.0) RETURN`) made structured: when exactly
+/// one branch of the IF (its ELSE, implicit or not) does not end in a
+/// RETURN, the statements after the IF move to the end of that branch and
+/// each RETURN becomes a CONTINUE (same id). A unit with nothing else
+/// unstructured is then reversed as structured code (loops replayed)
+/// instead of by recording basic blocks. `None`: no such RETURN.
+fn structure_returns(unit: &Unit) -> Option<Unit> {
+    if !unit
+        .stmts
+        .iter()
+        .any(|s| matches!(s.kind, StmtKind::Return))
+    {
+        return None;
+    }
+    let mut out = unit.clone();
+    let body = out.body.clone();
+    let mut changed = false;
+    out.body = returns_before_end(&mut out, body, &mut changed);
+    if !changed {
+        return None;
+    }
+    out.cfg = Cfg::build(&out);
+    Some(out)
+}
+
+/// [`structure_returns`] on `list`, a block after which only the unit's
+/// end follows.
+fn returns_before_end(unit: &mut Unit, mut list: Vec<StmtId>, changed: &mut bool) -> Vec<StmtId> {
+    let plain_return = |unit: &Unit, b: &[StmtId]| {
+        b.last().is_some_and(|s| {
+            let st = unit.stmt(*s);
+            matches!(st.kind, StmtKind::Return) && st.label.is_none()
+        })
+    };
+    // A RETURN that ends the block is its end already.
+    if plain_return(unit, &list) {
+        if let Some(&last) = list.last() {
+            unit.stmts[last].kind = StmtKind::Continue;
+            *changed = true;
+        }
+    }
+    for k in 0..list.len() {
+        let id = list[k];
+        let StmtKind::If {
+            arms, else_body, ..
+        } = &unit.stmt(id).kind
+        else {
+            continue;
+        };
+        let mut branches: Vec<Vec<StmtId>> = arms.iter().map(|a| a.body.clone()).collect();
+        branches.push(else_body.clone().unwrap_or_default());
+        let returning: Vec<bool> = branches.iter().map(|b| plain_return(unit, b)).collect();
+        let staying = returning.iter().filter(|r| !**r).count();
+        let last = k + 1 == list.len();
+        let moves = returning.contains(&true) && staying == 1;
+        if !moves && !last {
+            continue;
+        }
+        if moves {
+            let rest = list.split_off(k + 1);
+            if let Some(pos) = returning.iter().position(|r| !*r) {
+                branches[pos].extend(rest);
+            }
+            *changed = true;
+        }
+        // Every branch now ends where the unit does.
+        let branches: Vec<Vec<StmtId>> = branches
+            .into_iter()
+            .map(|b| returns_before_end(unit, b, changed))
+            .collect();
+        if let StmtKind::If {
+            arms,
+            else_body,
+            one_line,
+        } = &mut unit.stmts[id].kind
+        {
+            let mut it = branches.into_iter();
+            for a in arms.iter_mut() {
+                a.body = it.next().unwrap_or_default();
+            }
+            let e = it.next().unwrap_or_default();
+            if !e.is_empty() || else_body.is_some() {
+                *else_body = Some(e);
+            }
+            if else_body.is_some() {
+                *one_line = false;
+            }
+        }
+        break;
+    }
+    list
 }
 
 fn has_loop_jumps(unit: &Unit) -> bool {
@@ -620,4 +724,114 @@ fn bounds_change(unit: &Unit, body: &[StmtId], var: SymbolId, bounds: [Option<&E
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::program;
+
+    /// The body of `unit` as nested text: statement kinds, IF branches in
+    /// brackets.
+    fn shape(unit: &Unit, ids: &[StmtId]) -> String {
+        let mut out = Vec::new();
+        for &id in ids {
+            let st = unit.stmt(id);
+            out.push(match &st.kind {
+                StmtKind::If {
+                    arms, else_body, ..
+                } => {
+                    let mut s = String::from("if[");
+                    let arms: Vec<String> = arms.iter().map(|a| shape(unit, &a.body)).collect();
+                    s.push_str(&arms.join("|"));
+                    if let Some(e) = else_body {
+                        s.push_str(" else ");
+                        s.push_str(&shape(unit, e));
+                    }
+                    s.push(']');
+                    s
+                }
+                StmtKind::Do { body, .. } => format!("do[{}]", shape(unit, body)),
+                StmtKind::Call { name, .. } => format!("call {name}"),
+                StmtKind::Assign { .. } => "=".into(),
+                StmtKind::Return => "return".into(),
+                StmtKind::Continue => "continue".into(),
+                _ => "?".into(),
+            });
+        }
+        out.join("; ")
+    }
+
+    fn structured(src: &str) -> Option<String> {
+        let p = program(src);
+        let unit = p.units.iter().find(|u| u.is_procedure())?;
+        let done = structure_unit(unit)?;
+        assert!(done.cfg.structured);
+        Some(shape(&done, &done.body))
+    }
+
+    #[test]
+    fn an_argument_check_and_a_quick_return_become_else_branches() {
+        let src = "subroutine s(n, x, info)
+  integer :: n, info, i
+  real(8) :: x(n)
+  info = 0
+  if (n < 0) info = -1
+  if (info /= 0) then
+    call err(info)
+    return
+  end if
+  if (n == 0) return
+  do i = 1, n
+    x(i) = x(i)**2
+  end do
+end subroutine
+";
+        assert_eq!(
+            structured(src).as_deref(),
+            Some("=; if[=]; if[call err; continue else if[continue else do[=]]]")
+        );
+    }
+
+    #[test]
+    fn returns_that_skip_more_than_their_block_stay() {
+        // The inner RETURN also skips `x(1) = 0`: moving the statements
+        // after its IF into an ELSE would not, so nothing is rewritten.
+        let nested = "subroutine s(n, x)
+  integer :: n
+  real(8) :: x(n)
+  if (n > 1) then
+    if (x(1) > 0d0) then
+      return
+    end if
+    x(2) = 1d0
+  end if
+  x(1) = 0d0
+end subroutine
+";
+        assert_eq!(structured(nested), None);
+        // A RETURN inside a loop.
+        let in_loop = "subroutine s(n, x)
+  integer :: n, i
+  real(8) :: x(n)
+  do i = 1, n
+    if (x(i) < 0d0) return
+    x(i) = sqrt(x(i))
+  end do
+end subroutine
+";
+        assert_eq!(structured(in_loop), None);
+        // Every branch returns: what follows is dead, and left alone.
+        let both = "subroutine s(x)
+  real(8) :: x
+  if (x > 0d0) then
+    return
+  else
+    return
+  end if
+  x = 1d0
+end subroutine
+";
+        assert_eq!(structured(both), None);
+    }
 }

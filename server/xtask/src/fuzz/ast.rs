@@ -184,6 +184,8 @@ pub enum Stmt {
     Exit(Option<String>),
     Cycle(Option<String>),
     Goto(u32),
+    /// `return` (an early return from a procedure).
+    Return,
     /// `go to (l1, l2, …) e`
     ComputedGoto(Vec<u32>, Expr),
     /// `if (e) lneg, lzero, lpos`
@@ -766,6 +768,7 @@ impl Printer {
                 n.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
             )),
             Stmt::Goto(l) => self.line(&format!("go to {l}")),
+            Stmt::Return => self.line("return"),
             Stmt::ComputedGoto(ls, e) => {
                 let ls: Vec<String> = ls.iter().map(u32::to_string).collect();
                 self.line(&format!("go to ({}) {}", ls.join(", "), e.print()));

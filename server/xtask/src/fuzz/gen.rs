@@ -1032,7 +1032,24 @@ impl<'r> Generator<'r> {
         let mut budget = Budget {
             stmts: self.range(1, 6) as usize,
         };
+        let prologue = body.len();
         body.extend(self.block(&mut env, &mut budget, 1));
+        // Issue 19: an early return (a quick return or an argument check
+        // of library code) after the outputs are set: a one-line IF, or
+        // an IF block with statements before the RETURN, on data.
+        if self.chance(0.25) {
+            let at = self.rng.random_range(prologue..=body.len());
+            let cond = self.condition(&env);
+            let guard = if self.chance(0.5) {
+                Stmt::IfOne(cond, Box::new(Stmt::Return))
+            } else {
+                let mut small = Budget { stmts: 2 };
+                let mut then = self.block(&mut env, &mut small, 2);
+                then.push(Stmt::Return);
+                Stmt::If(vec![(cond, then)], None)
+            };
+            body.insert(at, guard);
+        }
         if recursive {
             // It calls itself on its own arguments, one level less deep,
             // between statements of its body.
