@@ -469,6 +469,44 @@ end subroutine shrink
     assert_eq!(adjoint, ["bounds-change-inside"]);
     assert!(tangent.is_empty(), "{tangent:?}");
 
+    // Calls change a bound through what their callees write, INTENT or
+    // not: `n` passed to a callee without INTENT that only reads it, or
+    // a COMMON bound a callee changes.
+    let through_calls = "subroutine rd(n, a)
+  integer n
+  real(8) a(*)
+  a(1) = a(1) + dble(n)
+end subroutine rd
+subroutine wr(a)
+  integer m
+  common /cb/ m
+  real(8) a(*)
+  a(1) = 2.0d0*a(1)
+  m = m - 1
+end subroutine wr
+subroutine reads_n(a, n)
+  integer n, i
+  real(8) a(100)
+  do i = 1, n
+    call rd(n, a(i))
+    a(i) = a(i)*a(i)
+  end do
+end subroutine reads_n
+subroutine shrinks_m(a)
+  integer m, i
+  common /cb/ m
+  real(8) a(100)
+  do i = 1, m
+    call wr(a(i))
+    a(i) = a(i)*a(i)
+  end do
+end subroutine shrinks_m
+";
+    let (adjoint, _) = refusal_codes(through_calls, "reads_n");
+    assert!(adjoint.is_empty(), "{adjoint:?}");
+    let (adjoint, _) = refusal_codes(through_calls, "shrinks_m");
+    assert_eq!(adjoint, ["bounds-change-inside"]);
+
     let no_source = "subroutine ext(x, y)
   real(8), intent(in) :: x
   real(8), intent(inout) :: y
