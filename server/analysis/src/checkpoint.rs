@@ -455,19 +455,11 @@ pub fn of_call(
                             read.push(saved(Why::Snapshot));
                         }
                     }
-                    None if needed => leaf_items(unit, &a.value, &mut read),
-                    // The partials of an expression actual read its leaves
-                    // after the callee's adjoint: TBR leaves them to the
-                    // snapshot ([`crate::tbr`]).
-                    None => {
-                        let mut leaves = Vec::new();
-                        leaf_items(unit, &a.value, &mut leaves);
-                        read.extend(
-                            leaves
-                                .into_iter()
-                                .filter(|l| differentiable(orig, l.variable)),
-                        );
-                    }
+                    // The callee's adjoint, or the partials of the
+                    // expression (which read its leaves after that adjoint:
+                    // `dble(j)*x` reads `j`), read the leaves; TBR leaves
+                    // them to the snapshot ([`crate::tbr`]).
+                    None => leaf_items(unit, &a.value, &mut read),
                 }
             }
             let mut declared = BTreeSet::new();
