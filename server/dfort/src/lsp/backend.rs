@@ -708,6 +708,10 @@ impl LanguageServer for Backend {
         self.watch_files().await;
         self.index_workspace().await;
         self.refresh();
+        // Hints asked for while the workspace was being read saw only
+        // part of it (a callee without source is analysed
+        // conservatively): the client asks again.
+        let _ = self.client.inlay_hint_refresh().await;
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
