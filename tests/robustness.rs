@@ -442,7 +442,8 @@ end module m
 /// A call's checkpoint reads its callee's decisions (what the callee's
 /// adjoint reads): an edit of the callee that changes them without
 /// re-analysing the caller still updates the caller's checkpoint, as an
-/// analysis from scratch has it.
+/// analysis from scratch has it. (`sq`'s local array keeps the call in
+/// joint mode, where the snapshot is.)
 #[test]
 fn a_callee_edit_updates_its_callers_call_checkpoint() {
     use dfort_ide::host::{Host, TextChange};
@@ -451,6 +452,7 @@ fn a_callee_edit_updates_its_callers_call_checkpoint() {
   real(8), intent(in) :: x
   real(8), intent(out) :: y
   integer, intent(in) :: k
+  real(8) :: w(1)
   y = x*x
 end subroutine sq
 
@@ -501,4 +503,74 @@ end subroutine top
     assert!(snapshot_of_call(&scratch).contains(&"n".to_string()));
     assert_eq!(snapshot_of_call(&snap), snapshot_of_call(&scratch));
     assert_eq!(summary(&snap, &path), summary(&scratch, &path));
+}
+
+/// Whether a call runs split depends on its callee's locals: an edit that
+/// gives the callee a local array, without re-analysing the caller, turns
+/// the caller's call back to joint mode, as an analysis from scratch has
+/// it (TBR's choice and the checkpoint alike).
+#[test]
+fn a_callee_edit_that_gives_it_a_local_array_makes_its_call_joint() {
+    use dfort_ide::host::{Host, TextChange};
+    let text = "subroutine sq(x, y)
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  real(8) :: t
+  t = x*x
+  y = t*x
+end subroutine sq
+
+subroutine top(u, v)
+  implicit none
+  real(8), intent(inout) :: u
+  real(8), intent(out) :: v
+  real(8) :: t
+  call sq(u, t)
+  u = 0.5d0*u
+  v = t*u
+end subroutine top
+";
+    let path = PathBuf::from("/ws/s.f90");
+    let mut host = Host::default();
+    host.set_text(&path, text, true, 1);
+    // (split, snapshot, what TBR records in `top`)
+    let call_of_top = |snap: &dfort_ide::host::Snapshot| -> (bool, usize, usize) {
+        let top = snap.program.units_named("top").next().expect("top");
+        let d = snap.analysis.decisions_of(top.id).expect("decisions");
+        let [(_, cp)] = d.calls.iter().collect::<Vec<_>>()[..] else {
+            panic!("one call");
+        };
+        let t = snap.analysis.tbr_of(top.id).expect("tbr");
+        assert_eq!(
+            cp.split,
+            t.split.len() == 1,
+            "the checkpoint reads TBR's choice"
+        );
+        (cp.split, cp.snapshot.len(), t.records.len())
+    };
+    // Split: no snapshot; `u`, which `sq`'s reverse reads after the call,
+    // is recorded where `top` overwrites it.
+    assert_eq!(call_of_top(&host.snapshot()), (true, 0, 1));
+    let (old, new) = (
+        "  real(8) :: t\n  t = x*x\n  y = t*x\n",
+        "  real(8) :: t(1)\n  t(1) = x*x\n  y = t(1)*x\n",
+    );
+    let at = text.find(old).expect("edit site") as u32;
+    host.edit(
+        &path,
+        &[TextChange {
+            range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
+            text: new.to_string(),
+        }],
+        2,
+    );
+    let edited = text.replacen(old, new, 1);
+    let mut fresh = Host::default();
+    fresh.set_text(&path, &edited, true, 1);
+    let snap = host.snapshot();
+    let scratch = fresh.snapshot();
+    // Joint: the snapshot saves `u`; TBR records nothing in `top`.
+    assert_eq!(call_of_top(&scratch), (false, 1, 0));
+    assert_eq!(call_of_top(&snap), call_of_top(&scratch));
 }

@@ -239,6 +239,12 @@ pub struct CallCheckpoint {
     /// Whether the callee was taken to get a derivative routine (the
     /// snapshot and the hidden variables exist only then).
     pub callee_routine: bool,
+    /// Whether the call runs in split mode (TBR's choice, [`crate::split`]):
+    /// the forward sweep runs the callee's forward routine `c_fwd`, the
+    /// reverse sweep its reverse routine `c_rev`, and there is no
+    /// snapshot (the callee's forward routine records what its reverse
+    /// needs; TBR keeps what the actuals hold after the call).
+    pub split: bool,
     /// What the call overwrites of the values the caller's adjoint needs.
     pub records: Vec<Saved>,
     /// What the callee's adjoint needs restored.
@@ -406,6 +412,7 @@ pub fn of_call(
     let (program, orig, unit) = (caller.program, caller.orig, caller.unit);
     let in_req = caller.tbr.in_req.get(id).cloned().unwrap_or_default();
     let routine = callee.is_some_and(|c| callees.routine(c));
+    let split = routine && caller.tbr.split.contains(&id);
     let mut problems = Vec::new();
     // What the call may overwrite, and (for a callee with a derivative
     // routine) what it reads: the caller's references.
@@ -531,7 +538,9 @@ pub fn of_call(
     // overwrites of what the caller needs), among the values anything may
     // change.
     let mut snapshot: Vec<Saved> = Vec::new();
-    if routine {
+    if split {
+        hidden.clear();
+    } else if routine {
         let mut items = read;
         items.extend(written.into_iter().filter(|w| required(w.variable)));
         // The bounds of the regions are restored before the regions.
@@ -600,6 +609,7 @@ pub fn of_call(
     CallCheckpoint {
         callee,
         callee_routine: routine,
+        split,
         records,
         snapshot,
         hidden,
@@ -1262,6 +1272,7 @@ subroutine mul(u, v, m)
   real(8), intent(inout) :: u
   real(8), intent(in) :: v
   integer, intent(out) :: m
+  real(8) :: w(1)
   u = u*v
   m = 3
 end subroutine mul
@@ -1299,6 +1310,8 @@ end subroutine mul
         };
         assert_eq!(calls.len(), 3);
 
+        // (`mul`'s local array keeps its calls in joint mode,
+        // [`crate::split`].)
         // `call mul(a(k), t, j)`: `mul` has a derivative routine, which
         // restores `a(k)` itself; the caller records `j`, which the call
         // overwrites and the adjoint of `y = a(j)*a(k)*t` (run after the

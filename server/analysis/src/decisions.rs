@@ -287,7 +287,10 @@ pub(crate) fn block_saves(
     out
 }
 
-/// The decisions of `unit`'s adjoint under `recording`.
+/// The decisions of `unit`'s adjoint under `recording`. A unit some
+/// caller runs in split mode (`split_callee`, [`crate::split`]) keeps in
+/// its forward sweep everything that computes its non-local values: its
+/// forward routine stands for the original in the caller's forward sweep.
 pub fn decide(
     program: &Program,
     unit: &Unit,
@@ -295,6 +298,7 @@ pub fn decide(
     tbr: &Tbr,
     effects: &ProgramEffects,
     recording: Recording,
+    split_callee: bool,
 ) -> UnitDecisions {
     let (plans, undo) = if recording.inversion() {
         (
@@ -319,7 +323,16 @@ pub fn decide(
         };
     }
     let kept = recovery::kept_assignments(&plans, &undo);
-    let live = liveness::analyze_keeping(program, unit, tbr, effects, &BitSet::default(), &kept);
+    let mut at_exit = BitSet::default();
+    if split_callee {
+        for s in unit.symbols.indices() {
+            let local = unit.symbol(s).storage == dfort_ir::Storage::Local;
+            if !local && crate::dp::is_variable(unit, s) {
+                at_exit.insert_id(s);
+            }
+        }
+    }
+    let live = liveness::analyze_keeping(program, unit, tbr, effects, &at_exit, &kept);
     let mut entry_needs = live.live_at_entry;
     for sym in &unit.symbols {
         for d in &sym.dims {

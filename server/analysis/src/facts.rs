@@ -96,6 +96,10 @@ pub struct ProgramFacts {
     pub carriers: Arc<Carriers>,
     /// Per unit the analyses reached: the adjoint's decisions.
     pub units: IdVec<UnitId, Option<Arc<UnitFacts>>>,
+    /// Per unit: whether some call runs it in split mode (TBR's
+    /// `split`; [`crate::split`]), so that it gets a forward and a reverse
+    /// routine besides its adjoint.
+    pub split_callees: IdVec<UnitId, bool>,
     /// What each unit may read and write (callees included), computed
     /// when a unit's decisions needed it.
     effects: OnceLock<Arc<ProgramEffects>>,
@@ -253,12 +257,15 @@ fn analyse_resolved(
         .collect();
     let activity = analyze_program_with(&program, &seeds, previous.map(|(p, c)| (&p.activity, c)));
     let shapes = Shapes::reusing(&program, previous.map(|(p, c)| (&p.shapes, c)));
+    let effects: OnceLock<Arc<ProgramEffects>> = OnceLock::new();
+    let splittable = crate::split::of_program(&program, effects_in(&effects, &program, previous));
     let tbr = tbr::analyze_program_with(
         &program,
         &activity,
         &shapes,
         recording.store_all(),
         recording.inversion(),
+        &splittable,
         previous.map(|(p, c)| (&p.tbr, c)),
     );
     let roles: Vec<_> = resolved
@@ -272,18 +279,20 @@ fn analyse_resolved(
         &roles,
         previous.map(|(p, c)| (&p.carriers, c)),
     );
-    let effects: OnceLock<Arc<ProgramEffects>> = OnceLock::new();
+    let split = split_callees(&program, &tbr);
     // Decisions follow their unit's TBR: reused when it was (and when
     // whether the unit gets a derivative routine, which decides its
-    // reports, did not change).
+    // reports, and whether a caller runs it split did not change).
     let mut units: IdVec<UnitId, Option<Arc<UnitFacts>>> = program
         .units
         .indices()
         .map(|i| {
             let t = tbr.results[i].as_ref()?;
             if !tbr.recomputed[i] {
-                let same_routine =
-                    |p: &ProgramFacts| p.carriers.routine.get(i) == carriers.routine.get(i);
+                let same_routine = |p: &ProgramFacts| {
+                    p.carriers.routine.get(i) == carriers.routine.get(i)
+                        && p.split_callees.get(i) == split.get(i)
+                };
                 if let Some(f) = previous
                     .filter(|(p, _)| same_routine(p))
                     .and_then(|(p, _)| p.units.get(i).cloned().flatten())
@@ -294,7 +303,7 @@ fn analyse_resolved(
             let unit = &program.units[i];
             let fx = effects_in(&effects, &program, previous);
             let shape = shapes.of(&program, unit);
-            let decisions = decide(&program, unit, &shape, t, fx, recording);
+            let decisions = decide(&program, unit, &shape, t, fx, recording, split[i]);
             // Reports, in the default mode, for the units the adjoint
             // works in.
             let reports = if differentiated(&activity, &carriers, unit) && recording.inversion() {
@@ -310,6 +319,7 @@ fn analyse_resolved(
     );
     ProgramFacts {
         request,
+        split_callees: split,
         sources: source.units.clone(),
         program,
         roots: resolved.roots,
@@ -321,6 +331,23 @@ fn analyse_resolved(
         units,
         effects,
     }
+}
+
+/// Per unit: whether a CALL that TBR runs in split mode calls it.
+fn split_callees(program: &Program, tbr: &ProgramTbr) -> IdVec<UnitId, bool> {
+    let mut out: IdVec<UnitId, bool> = program.units.indices().map(|_| false).collect();
+    for (u, t) in tbr.results.iter_enumerated() {
+        for id in t.iter().flat_map(|t| &t.split) {
+            if let dfort_ir::StmtKind::Call {
+                target: dfort_ir::CallTarget::Unit(c),
+                ..
+            } = &program.unit(u).stmt(*id).kind
+            {
+                out[*c] = true;
+            }
+        }
+    }
+    out
 }
 
 /// [`ProgramFacts::differentiated`].

@@ -30,6 +30,7 @@ pub mod reversal;
 pub mod roles;
 pub mod roots;
 pub mod shape;
+pub mod split;
 pub mod structure;
 pub mod tbr;
 pub mod undo;

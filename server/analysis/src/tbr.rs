@@ -103,6 +103,9 @@ pub struct Tbr {
     pub in_req: IdVec<StmtId, BitSet>,
     /// Recorded overwrites, in statement order.
     pub records: Vec<Record>,
+    /// The CALL statements that run in split mode ([`crate::split`]), in
+    /// statement order.
+    pub split: Vec<StmtId>,
 }
 
 struct Rules<'a> {
@@ -252,17 +255,21 @@ struct StmtReq {
     /// ([`snapshot_restored`]): required here, but not of the statements
     /// before (it does not propagate into `InReq`).
     restored: BitSet,
+    /// A CALL run in split mode.
+    split: bool,
 }
 
 /// Req and Kill of one statement, and the variables its own adjoint needs
 /// from the right-hand side (recorded when the statement overwrites them).
-/// `counted`: the unit's counted WHILE loops.
+/// `counted`: the unit's counted WHILE loops; `splittable`: the CALLs
+/// that may run split ([`crate::split::candidates`]).
 fn req_kill(
     program: &Program,
     unit: &Unit,
     act: &Activity,
     callees: Option<&Callees>,
     counted: &Counted,
+    splittable: &crate::split::Splittable,
     st: &Stmt,
 ) -> StmtReq {
     let n = unit.symbols.len();
@@ -282,8 +289,10 @@ fn req_kill(
             kill,
             own,
             restored,
+            split: false,
         };
     }
+    let mut split = false;
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
             if let Some((t, whole)) = target(lhs) {
@@ -336,14 +345,33 @@ fn req_kill(
             target: CallTarget::Unit(c),
             ..
         } if callees.is_some_and(|cs| cs.has(*c)) => {
-            // The callee's Req and Kill, in this unit's names (§5.1: "the
-            // Req and Kill sets of a call to S are Req(S) and Kill(S)").
-            if let Some(cs) = callees {
+            // In split mode the callee's reverse sweep reads what its
+            // actuals hold after the call (its forward sweep recorded
+            // what it overwrote): every variable of the actuals is
+            // required after it, none restored.
+            if let (Some(cs), Some(read)) = (callees, splittable.get(&i)) {
+                split = true;
+                cs.translate(unit, *c, args, &mut BitSet::default(), &mut kill);
+                for (pos, a) in args.iter().enumerate() {
+                    match target(&a.value) {
+                        Some((t, _)) => {
+                            index_vars(unit, &a.value, &mut req);
+                            if read.contains(pos) {
+                                req.insert_id(t);
+                            }
+                        }
+                        None => vars(unit, &a.value, &mut req),
+                    }
+                }
+            } else if let Some(cs) = callees {
+                // The callee's Req and Kill, in this unit's names (§5.1:
+                // "the Req and Kill sets of a call to S are Req(S) and
+                // Kill(S)").
                 cs.translate(unit, *c, args, &mut req, &mut kill);
-            }
-            expression_actuals(unit, act, st, args, &mut req);
-            for a in args {
-                snapshot_restored(unit, &a.value, &mut restored);
+                expression_actuals(unit, act, st, args, &mut req);
+                for a in args {
+                    snapshot_restored(unit, &a.value, &mut restored);
+                }
             }
         }
         StmtKind::Call { args, .. } => {
@@ -417,6 +445,7 @@ fn req_kill(
         kill,
         own,
         restored,
+        split,
     }
 }
 
@@ -477,6 +506,7 @@ pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) 
         false,
         None,
         &BitSet::default(),
+        &crate::split::Splittable::new(),
     )
 }
 
@@ -496,12 +526,13 @@ pub fn analyze_with(
     inversion: bool,
     callees: Option<&Callees>,
     in_req_entry: &BitSet,
+    splittable: &crate::split::Splittable,
 ) -> Tbr {
     let n = unit.stmts.len();
     let mut full: IdVec<StmtId, StmtReq> = unit
         .stmts
         .iter()
-        .map(|st| req_kill(program, unit, act, callees, &shape.counted, st))
+        .map(|st| req_kill(program, unit, act, callees, &shape.counted, splittable, st))
         .collect();
     // In units with jumps, an invertible assignment passes its variable's
     // requirement through (the reverse sweep inverts it) and requires the
@@ -584,6 +615,11 @@ pub fn analyze_with(
     }
     tbr.records.sort_by_key(|r| (r.stmt, r.variable));
     tbr.records.dedup();
+    tbr.split = full
+        .iter_enumerated()
+        .filter(|(_, r)| r.split)
+        .map(|(id, _)| id)
+        .collect();
     tbr
 }
 
@@ -666,6 +702,7 @@ fn records_of(
             .collect(),
         in_req: IdVec::from_elem(BitSet::default(), n),
         records: Vec::new(),
+        split: Vec::new(),
     };
     for (i, node) in cfg.nodes.iter_enumerated() {
         // A DO statement's InReq is what reaches the loop from before it
@@ -832,13 +869,17 @@ pub fn summarize(
     act: &Activity,
     callees: &Callees,
     dep: &Summary,
+    splittable: &crate::split::Splittable,
 ) -> TbrSummary {
     let program = callees.program;
     let n = callees.space.size;
     let per_stmt: IdVec<StmtId, StmtReq> = unit
         .stmts
         .iter()
-        .map(|st| req_kill(program, unit, act, Some(callees), &shape.counted, st))
+        .map(|st| {
+            let c = &shape.counted;
+            req_kill(program, unit, act, Some(callees), c, splittable, st)
+        })
         .collect();
     // Bits [0, n): required entry values; [n, 2n): not certainly killed.
     let mut boundary = BitSet::new(2 * n);
@@ -903,6 +944,9 @@ pub struct ProgramTbr {
     pub entry: IdVec<UnitId, BitSet>,
     /// Per unit: what each of its calls adds to its callee's context.
     pub outgoing: IdVec<UnitId, Vec<(UnitId, BitSet)>>,
+    /// Per unit: its calls that may run split ([`crate::split`]; what a
+    /// rerun compares).
+    pub splittable: IdVec<UnitId, crate::split::Splittable>,
     /// Units whose results this run computed (possibly none); the others'
     /// were reused.
     pub recomputed: IdVec<UnitId, bool>,
@@ -919,12 +963,14 @@ pub fn analyze_program(
     store_all: bool,
     inversion: bool,
 ) -> IdVec<UnitId, Option<Tbr>> {
+    let splittable = crate::split::of_program(program, &crate::effects::all(program));
     analyze_program_with(
         program,
         pa,
         &Shapes::new(program),
         store_all,
         inversion,
+        &splittable,
         None,
     )
     .results
@@ -941,6 +987,7 @@ pub fn analyze_program_with(
     shapes: &Shapes,
     store_all: bool,
     inversion: bool,
+    splittable: &IdVec<UnitId, crate::split::Splittable>,
     reuse: Option<(&ProgramTbr, &Changes)>,
 ) -> ProgramTbr {
     let n = program.units.len();
@@ -959,6 +1006,7 @@ pub fn analyze_program_with(
     // callees' interfaces and summaries) changed.
     let stale = |u: UnitId, sum_changed: &IdVec<UnitId, bool>| {
         pa.recomputed[u]
+            || reuse.is_some_and(|(prev, _)| prev.splittable.get(u) != splittable.get(u))
             || reuse.is_none_or(|(_, changes)| {
                 changes.inputs_changed(program, u, |c| pa.summary_changed[c] || sum_changed[c])
             })
@@ -991,7 +1039,8 @@ pub fn analyze_program_with(
                     tbr: &sums,
                     space: space(u).clone(),
                 };
-                let s = summarize(unit, &shapes.of(program, unit), act, &callees, dep);
+                let shape = shapes.of(program, unit);
+                let s = summarize(unit, &shape, act, &callees, dep, &splittable[u]);
                 if sums[u].as_ref() != Some(&s) {
                     sums[u] = Some(s);
                     changed = true;
@@ -1054,6 +1103,7 @@ pub fn analyze_program_with(
                     inversion,
                     Some(&callees),
                     &contexts[u],
+                    &splittable[u],
                 );
                 let out = call_contexts(program, unit, &t, &pa.summaries, &space);
                 for (c, ctx) in &out {
@@ -1069,6 +1119,7 @@ pub fn analyze_program_with(
     }
     ProgramTbr {
         results,
+        splittable: splittable.clone(),
         summaries: sums,
         store_all,
         inversion,

@@ -39,6 +39,10 @@ pub struct UnitReport {
     /// Reversed through basic-block ids.
     pub reversed_by_blocks: bool,
     pub roles_from: &'static str,
+    /// Lines of the CALLs the adjoint runs in split mode: the callee's
+    /// forward routine in the forward sweep, its reverse routine in the
+    /// reverse sweep, no snapshot.
+    pub split_calls: Vec<u32>,
     /// What the forward sweep pushes for TBR.
     pub tbr: Vec<PushJson>,
 }
@@ -143,6 +147,12 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
             .collect(),
         reversed_by_blocks: s.by_blocks(),
         roles_from: s.roles_from,
+        split_calls: s
+            .calls
+            .iter()
+            .filter(|c| c.checkpoint.split)
+            .map(|c| line(c.stmt))
+            .collect(),
         tbr: s
             .pushed
             .iter()

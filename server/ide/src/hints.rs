@@ -258,6 +258,18 @@ fn call_hints(snap: &Snapshot, unit: &Unit, calls: &[CheckpointedCall], out: &mu
         let Some(callee) = program.units.get(site.callee) else {
             continue;
         };
+        if cp.split {
+            let st = unit.stmt(site.stmt);
+            if let Some((_, r)) = snap.to_doc(unit.span.file, st.span.range) {
+                out.push(Hint {
+                    offset: r.start,
+                    label: "split".into(),
+                    kind: HintKind::Reversal,
+                    tooltip: crate::render::split_call_tooltip(&callee.name),
+                    before: true,
+                });
+            }
+        }
         let mut names: Vec<String> = Vec::new();
         let mut why: Vec<String> = Vec::new();
         for saved in cp.saved() {
@@ -316,7 +328,7 @@ fn call_hints(snap: &Snapshot, unit: &Unit, calls: &[CheckpointedCall], out: &mu
             offset: r.start,
             label: format!("push({})", names.join(", ")),
             kind: HintKind::Push,
-            tooltip: crate::render::checkpoint_tooltip(&callee.name, &why),
+            tooltip: crate::render::checkpoint_tooltip(&callee.name, &why, cp.split),
             before: true,
         });
     }
@@ -771,6 +783,86 @@ cad dependent(a)
             }
         }
         names
+    }
+
+    #[test]
+    fn a_split_call_shows_split_and_the_adjoint_runs_the_callees_two_halves() {
+        let src = "subroutine sq(x, y, n)
+  implicit none
+  integer, intent(inout) :: n
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  real(8) :: t
+  t = x*x
+  y = t*x
+  n = n + 1
+end subroutine sq
+
+subroutine top(u, v, n)
+  implicit none
+  integer, intent(inout) :: n
+  real(8), intent(inout) :: u
+  real(8), intent(out) :: v
+  real(8) :: w
+  integer :: k
+!$ad independent(u)
+!$ad dependent(v)
+  v = u*dble(n)
+  call sq(u, w, n)
+  do k = 1, 2
+    call sq(u, w, n)
+  end do
+  v = v + w
+end subroutine top
+";
+        let path = Path::new("/address-tests").join("split.f90");
+        let mut host = Host::default();
+        host.set_text(&path, src, true, 1);
+        let snap = host.snapshot();
+        let doc = snap.doc(&path).unwrap();
+        let hints = inlay_hints(
+            &snap,
+            &path,
+            TextRange::new(0, src.len() as u32),
+            HintKinds::default(),
+        );
+        let on = |line: u32| -> Vec<&Hint> {
+            hints
+                .iter()
+                .filter(|h| doc.lines.line_of(h.offset) == line)
+                .collect()
+        };
+        let first = src.lines().position(|l| l == "  call sq(u, w, n)").unwrap() as u32;
+        let label = |l: &str| on(first).into_iter().find(|h| h.label == l);
+        // Split: no snapshot; the caller still records `n`, which the call
+        // overwrites and `v = u*dble(n)`'s adjoint reads, around it.
+        assert_eq!(on(first).len(), 2, "{hints:#?}");
+        let split = label("split").expect("a split hint");
+        assert!(split.tooltip.contains("`sq_fwd`"), "{hints:#?}");
+        let push = label("push(n)").expect("the record of n");
+        assert!(push.tooltip.contains("`sq_rev`"), "{hints:#?}");
+        // In the loop the call stays joint.
+        let second = first + 2;
+        assert!(on(second).iter().all(|h| h.label != "split"), "{hints:#?}");
+        let top = snap.program.units.iter().find(|u| u.name == "top").unwrap();
+        let (adjoint, _) =
+            dfort_codegen::adjoint::adjoint_of(&snap.analysis, top.id, "").expect("an adjoint");
+        assert_eq!(
+            pushed_before(&adjoint, "top_b", "call sq_fwd(u, w, n)"),
+            ["n"],
+            "{adjoint}"
+        );
+        for line in [
+            "subroutine sq_fwd(x, y, n)",
+            "subroutine sq_rev(x, xb, y, yb, n)",
+        ] {
+            assert!(adjoint.contains(line), "{adjoint}");
+        }
+        assert!(
+            adjoint.contains("call sq_rev(u, ub, w, wb, n)"),
+            "{adjoint}"
+        );
+        assert!(adjoint.contains("call sq_b(u, ub, w, wb, n)"), "{adjoint}");
     }
 
     #[test]

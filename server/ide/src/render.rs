@@ -601,11 +601,20 @@ pub fn hidden_common_save(name: &str, block: &str, callee: &str) -> String {
 
 /// The tooltip of a CALL's checkpoint hint, from the sentences of
 /// [`call_save`] and [`hidden_save`].
-pub fn checkpoint_tooltip(callee: &str, why: &[String]) -> String {
+pub fn checkpoint_tooltip(callee: &str, why: &[String], split: bool) -> String {
+    let adjoint = if split { "_rev" } else { "_b" };
     format!(
-        "{} `{callee}`: the forward sweep pushes {} before the call; the reverse sweep pops them around `{callee}_b`",
+        "{} `{callee}`: the forward sweep pushes {} before the call; the reverse sweep pops them around `{callee}{adjoint}`",
         crate::hints::CHECKPOINT_TOOLTIP,
         why.join(", ")
+    )
+}
+
+/// The tooltip of the `split` hint on a CALL the adjoint runs in split
+/// mode ([`dfort_analysis::split`]).
+pub fn split_call_tooltip(callee: &str) -> String {
+    format!(
+        "The adjoint runs this call in split mode: the forward sweep calls `{callee}_fwd`, which runs `{callee}` and records on the tape what its reverse needs; the reverse sweep calls `{callee}_rev`. `{callee}` runs once instead of twice, and no snapshot is saved: the call is not inside a loop, and `{callee}`'s locals are scalars the tape carries from one to the other"
     )
 }
 
@@ -799,6 +808,9 @@ pub fn unit_text(s: &UnitSummary, explain: Option<&str>, src: &dyn Source) -> Ve
     }
     for (st, how) in s.constructs() {
         out.push(format!("  line {}: reversal {}", line(st), how.kind()));
+    }
+    for c in s.calls.iter().filter(|c| c.checkpoint.split) {
+        out.push(format!("  line {}: call in split mode", line(c.stmt)));
     }
     for l in s.loops {
         out.extend(report_lines(unit, l, src));

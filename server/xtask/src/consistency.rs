@@ -530,6 +530,7 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
                     Reversed::BranchPushed => "branch",
                     Reversed::MaskPushed => "mask",
                     Reversed::MaskRecomputed => "recompute-mask",
+                    Reversed::Split => "split",
                     Reversed::BlockPushed => return None,
                 };
                 Some((at(*s), h))
@@ -609,6 +610,9 @@ fn json_facts(doc: &Value) -> Facts {
                 Some((num(&r["line"]), h))
             })
             .collect();
+        for l in u["split_calls"].as_array().into_iter().flatten() {
+            f.reversal.insert((num(l), "split"));
+        }
         for l in u["address_recovery"].as_array().into_iter().flatten() {
             let lp = num(&l["loop_line"]);
             for v in l["variables"].as_array().into_iter().flatten() {
@@ -696,6 +700,7 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                             "push(branch)" => "branch",
                             "push(mask)" => "mask",
                             "recompute mask" => "recompute-mask",
+                            "split" => "split",
                             "reversed by blocks" => {
                                 f.by_blocks = true;
                                 continue;

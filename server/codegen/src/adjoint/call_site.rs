@@ -82,7 +82,18 @@ impl Gen<'_> {
             return self.move_alloc(from, to);
         }
         let rev = self.call_site(id, span, callee, name, args, None, None);
-        self.out.fwd.line(&call_line(&self.inp.unit, name, args));
+        // In split mode the callee's forward routine runs in its place.
+        let split = self.inp.calls.get(&id).filter(|cp| cp.split);
+        match (split, callee) {
+            (Some(_), Some(c)) if self.inp.diff.contains(c) => {
+                self.out.trace.construct(id, crate::trace::Reversed::Split);
+                let forward = format!("{}_fwd", self.inp.program.unit(c).name);
+                self.out
+                    .fwd
+                    .line(&call_line(&self.inp.unit, &forward, args));
+            }
+            _ => self.out.fwd.line(&call_line(&self.inp.unit, name, args)),
+        }
         rev
     }
 
@@ -405,7 +416,8 @@ impl Gen<'_> {
             .map(|(_, pop)| Line::Plain(pop.clone()))
             .collect();
         if let (true, Some(c)) = (differentiated, callee) {
-            rev.extend(self.adjoint_call(span, c, args, result, &cp.aliased));
+            let suffix = if cp.split { "_rev" } else { "_b" };
+            rev.extend(self.adjoint_call(span, c, args, result, &cp.aliased, suffix));
         }
         rev.extend(
             records
@@ -546,6 +558,7 @@ impl Gen<'_> {
         args: &[Arg],
         result: Option<SymbolId>,
         aliased: &[AliasedActual],
+        suffix: &str,
     ) -> Vec<Line> {
         let inp = self.inp;
         let cu = inp.program.unit(c);
@@ -682,7 +695,7 @@ impl Gen<'_> {
         }
         let mut out: Vec<Line> = pre.into_iter().map(Line::Plain).collect();
         out.push(Line::Plain(format!(
-            "call {}_b({})",
+            "call {}{suffix}({})",
             cu.name,
             list.join(", ")
         )));

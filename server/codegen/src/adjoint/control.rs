@@ -300,6 +300,9 @@ impl Gen<'_> {
         self.out.fwd.dedent();
         self.out.fwd.line("end do");
         let mut rev = self.exit_saves(plan);
+        let sums =
+            super::sweep::accumulations(&body_rev, &k, |name| self.real8_scalar_adjoint(name));
+        self.out.partial_sums = self.out.partial_sums.max(sums.len());
         rev.push(Line::CountedLoop {
             k,
             var: i,
@@ -307,10 +310,29 @@ impl Gen<'_> {
             end: e,
             step: stp,
             save,
+            sums,
             body: body_rev,
         });
         rev.extend(self.entry_restores(plan));
         rev
+    }
+
+    /// Whether `name` is the adjoint of a real(8) scalar local or dummy
+    /// that nothing else names (no pointer, target or may-alias class
+    /// member; no global, which a callee's adjoint may read).
+    fn real8_scalar_adjoint(&self, name: &str) -> bool {
+        let unit = &self.inp.unit;
+        self.inp.bname.iter().any(|(s, b)| {
+            let sym = unit.symbol(*s);
+            b == name
+                && sym.rank() == 0
+                && sym.ty.base == BaseType::Real
+                && sym.ty.kind == Some(8)
+                && matches!(sym.storage, Storage::Local | Storage::Dummy(_))
+                && !sym.attrs.pointer
+                && !sym.attrs.target
+                && !unit.aliases.iter().any(|c| c.contains(s))
+        })
     }
 
     /// A DO WHILE loop, run backwards its trip count times: pushed, or

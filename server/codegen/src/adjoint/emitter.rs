@@ -73,6 +73,9 @@ pub(super) struct Emitter {
     /// used, and whether one is being written.
     pub ctor_temps: bool,
     pub ctor_seed: bool,
+    /// The most adjoint sums one reversed loop splits into partial sums
+    /// (`dfort_s<a>_<p>`, [`super::sweep`]).
+    pub partial_sums: usize,
 }
 
 impl Emitter {
@@ -98,6 +101,7 @@ impl Emitter {
             masks: Vec::new(),
             mask: None,
             ctor_temps: false,
+            partial_sums: 0,
             ctor_seed: false,
         }
     }

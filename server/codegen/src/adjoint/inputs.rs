@@ -75,6 +75,9 @@ pub(super) struct RoutineInputs<'a> {
     /// Unstructured units (GO TO, EXIT, CYCLE, early RETURN) are reversed
     /// by recording basic-block ids (paper 001's fallback) instead.
     pub unstructured: bool,
+    /// Whether some caller runs the unit in split mode: it gets a forward
+    /// and a reverse routine besides its adjoint.
+    pub split: bool,
     /// The recovery plans of the unit's loops (paper 003), by DO statement.
     pub plans: HashMap<StmtId, &'a Plan>,
     /// In units with jumps: the assignments the reverse sweep inverts.
@@ -163,6 +166,7 @@ pub(super) fn gather<T>(
             store_all,
             reversal,
             unstructured,
+            split: facts.split_callees.get(u).copied().unwrap_or(false),
             plans: decisions.plans.iter().map(|p| (p.stmt, p)).collect(),
             undo: &decisions.undo,
             dead: &decisions.dead,

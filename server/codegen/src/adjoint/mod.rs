@@ -37,7 +37,13 @@
 //! re-runs the callee's forward sweep and then its reverse sweep. The
 //! callee's TBR, analysed with its calling contexts (paper 000 §5.2),
 //! records and restores the real values the caller needs; the caller
-//! records the integers and logicals the callee overwrites. A function
+//! records the integers and logicals the callee overwrites.
+//! A CALL TBR runs in split mode ([`dfort_analysis::split`]) calls the
+//! callee's forward routine `c_fwd` (its forward sweep, computing all the
+//! original does, then its scalar locals pushed) in the forward sweep and
+//! its reverse routine `c_rev` (the locals popped, then its reverse
+//! sweep) in the reverse sweep, with no snapshot; both are written from
+//! the same statements as `c_b` ([`routine`]). A function
 //! `f` referenced in an active expression is hoisted into a temporary
 //! ([`crate::hoist`]) and differentiated as `f_b(args, argsb…, fb)`. Array
 //! assignments are reversed element-wise through an array temporary;
@@ -134,7 +140,7 @@ pub fn adjoint_of(
         for inputs in g.routines {
             match inputs.and_then(|inputs| routine::routine(&inputs)) {
                 Ok((r, t)) => {
-                    routines.push(r);
+                    routines.extend(r);
                     traces.push(t);
                 }
                 Err(e) => refusals.extend(e),

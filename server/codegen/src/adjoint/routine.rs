@@ -10,24 +10,26 @@
 
 use super::control::{block_number, REVERSE_LABEL};
 use super::dispatch::Gen;
+use super::emitter::Emitter;
 use super::inputs::RoutineInputs;
-use super::sweep::emit;
+use super::sweep::{emit, Line};
 use crate::declare::{Declared, Flavour};
 use crate::fortran::{declaration_order, Routine};
 use crate::trace::RoutineTrace;
 use crate::Refusal;
 use dfort_ir::cfg::NodeId;
-use dfort_ir::{Idx, Storage};
+use dfort_ir::{BaseType, Idx, Storage, SymbolId};
+use std::collections::HashMap;
 
 /// The adjoint routine of one unit of the derivative set, with its trace.
-pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Vec<Refusal>> {
+pub(super) fn routine(inp: &RoutineInputs) -> Result<(Vec<Routine>, RoutineTrace), Vec<Refusal>> {
     let unit = &inp.unit;
     let mut g = Gen::new(inp);
     if inp.unstructured {
         g.out.push("0");
     }
     let rev = g.block(&unit.body);
-    let out = g.out;
+    let mut out = g.out;
     if !out.refusals.is_empty() {
         return Err(out.refusals);
     }
@@ -49,21 +51,134 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
         .values()
         .map(|(local, m, name)| format!("use {m}, only: {local} => {name}"))
         .collect();
-    let mut r = crate::declare::open(
-        &Declared {
-            program: inp.program,
-            unit,
-            orig: inp.orig,
-            hoisted: &inp.hoisted,
-            names: &inp.bname,
-            commons: &inp.diff.commons,
-            module: inp.module.as_ref(),
-            used_modules: &used_modules,
-            extra_uses: &extra_uses,
-        },
-        Flavour::Adjoint,
-    );
-    let w = &mut r.w;
+    let fwd = std::mem::take(&mut out.fwd).finish();
+    let written = Written {
+        inp,
+        out: &out,
+        used_modules: &used_modules,
+        extra_uses: &extra_uses,
+        shaped: &shaped,
+        fwd: &fwd,
+        rev: &rev,
+    };
+    let mut routines = vec![written.routine(Part::Whole)];
+    if inp.split {
+        routines.push(written.routine(Part::Forward));
+        routines.push(written.routine(Part::Reverse));
+    }
+    let mut trace = out.trace;
+    trace.with_adjoint = inp
+        .bname
+        .keys()
+        .filter(|s| s.index() < inp.orig.symbols.len())
+        .copied()
+        .collect();
+    trace.with_adjoint.sort();
+    Ok((routines, trace))
+}
+
+/// Which routine of a unit is written: its adjoint `s_b`, or for a unit a
+/// caller runs in split mode ([`dfort_analysis::split`]) its forward
+/// routine `s_fwd` (the original's arguments; the forward sweep, then the
+/// locals pushed for the reverse routine) and its reverse routine `s_rev`
+/// (the adjoint's arguments; the locals popped, then the reverse sweep).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Whole,
+    Forward,
+    Reverse,
+}
+
+/// What the routines of one unit are written from.
+struct Written<'a, 'b> {
+    inp: &'a RoutineInputs<'b>,
+    out: &'a Emitter,
+    used_modules: &'a std::collections::BTreeSet<String>,
+    extra_uses: &'a [String],
+    shaped: &'a [String],
+    fwd: &'a str,
+    rev: &'a [Line],
+}
+
+impl Written<'_, '_> {
+    fn routine(&self, part: Part) -> Routine {
+        let (inp, out) = (self.inp, self.out);
+        let unit = &inp.unit;
+        // The forward routine has the original's arguments only.
+        let forward_names: HashMap<SymbolId, String> = inp
+            .bname
+            .iter()
+            .filter(|(s, _)| {
+                !matches!(
+                    unit.symbol(**s).storage,
+                    Storage::Dummy(_) | Storage::Result
+                )
+            })
+            .map(|(s, b)| (*s, b.clone()))
+            .collect();
+        let names = match part {
+            Part::Forward => &forward_names,
+            _ => &inp.bname,
+        };
+        let mut r = crate::declare::open(
+            &Declared {
+                program: inp.program,
+                unit,
+                orig: inp.orig,
+                hoisted: &inp.hoisted,
+                names,
+                commons: &inp.diff.commons,
+                module: inp.module.as_ref(),
+                used_modules: self.used_modules,
+                extra_uses: self.extra_uses,
+            },
+            Flavour::Adjoint,
+        );
+        temporaries(&mut r.w, out);
+        r.end_specification();
+        let w = &mut r.w;
+        if part != Part::Forward {
+            starts(w, inp);
+        }
+        let carried = carried(inp, out);
+        if part == Part::Reverse {
+            for v in carried.iter().rev() {
+                w.line(&format!("call dfort_pop({v})"));
+            }
+        }
+        if part != Part::Reverse {
+            for m in self.shaped {
+                w.line(&format!("call dfort_shape_{m}()"));
+            }
+            w.line("! forward sweep");
+            for l in self.fwd.lines() {
+                w.line(l);
+            }
+        }
+        if part == Part::Forward {
+            // A RETURN of a unit reversed by blocks jumps to where the
+            // reverse sweep would start.
+            if inp.unstructured {
+                w.line(&format!("{REVERSE_LABEL} continue"));
+            }
+            for v in &carried {
+                w.line(&format!("call dfort_push({v})"));
+            }
+        } else {
+            w.line("! reverse sweep");
+            reverse_sweep(w, inp, out, self.rev);
+        }
+        let routine = r.finish(self.used_modules.clone(), out.called.clone());
+        match part {
+            Part::Whole => routine,
+            Part::Forward => renamed(routine, &unit.name, "_fwd"),
+            Part::Reverse => renamed(routine, &unit.name, "_rev"),
+        }
+    }
+}
+
+/// The generator's temporaries and counters, declared.
+fn temporaries(w: &mut crate::fortran::Writer, out: &Emitter) {
     for (_, lines) in out.hidden_commons.values() {
         for l in lines {
             w.line(l);
@@ -94,6 +209,12 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
         let colons = vec![":"; *rank].join(", ");
         w.line(&format!("real(8), allocatable :: dfort_ta{rank}({colons})"));
     }
+    for a in 1..=out.partial_sums {
+        let parts: Vec<String> = (1..=super::sweep::PARTS)
+            .map(|p| format!("dfort_s{a}_{p}"))
+            .collect();
+        w.line(&format!("real(8) :: {}", parts.join(", ")));
+    }
     if out.ctor_temps {
         w.line("integer :: dfort_p");
         w.line("real(8), allocatable :: dfort_tc(:)");
@@ -105,8 +226,12 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
             k + 1
         ));
     }
-    r.end_specification();
-    let w = &mut r.w;
+}
+
+/// What an adjoint sets before its forward sweep: local pointers and
+/// their derivative pointers disassociated, adjoints of locals zero.
+fn starts(w: &mut crate::fortran::Writer, inp: &RoutineInputs) {
+    let unit = &inp.unit;
     // Local pointers and their derivative pointers start disassociated
     // (their associations are saved before they change).
     for s in &declaration_order(unit) {
@@ -140,51 +265,87 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Routine, RoutineTrace), Ve
             w.line(&format!("{b} = {zero}"));
         }
     }
-    for m in &shaped {
-        w.line(&format!("call dfort_shape_{m}()"));
+}
+
+/// The reverse sweep; in a unit reversed by blocks, a loop that pops
+/// block ids until the entry marker and runs each block's reverse sweep.
+fn reverse_sweep(w: &mut crate::fortran::Writer, inp: &RoutineInputs, out: &Emitter, rev: &[Line]) {
+    if !inp.unstructured {
+        emit(w, rev);
+        return;
     }
-    w.line("! forward sweep");
-    for l in out.fwd.finish().lines() {
-        w.line(l);
-    }
-    w.line("! reverse sweep");
-    if inp.unstructured {
-        // Pop basic-block ids until the entry marker; reverse each block.
-        w.line(&format!("{REVERSE_LABEL} call dfort_pop(dfort_branch)"));
-        w.line("do while (dfort_branch /= 0)");
-        w.indent();
-        w.line("select case (dfort_branch)");
-        let mut blocks: Vec<NodeId> = out
-            .block_rev
-            .keys()
-            .chain(inp.snapshots.keys())
-            .copied()
-            .collect();
-        blocks.sort_unstable();
-        blocks.dedup();
-        for b in blocks {
-            w.line(&format!("case ({})", block_number(b)));
-            w.indent();
-            for v in inp.snapshots.get(&b).into_iter().flatten().rev() {
-                w.line(&format!("call dfort_pop({v})"));
-            }
-            emit(w, out.block_rev.get(&b).map(Vec::as_slice).unwrap_or(&[]));
-            w.dedent();
-        }
-        w.line("end select");
-        w.line("call dfort_pop(dfort_branch)");
-        w.dedent();
-        w.line("end do");
-    } else {
-        emit(w, &rev);
-    }
-    let mut trace = out.trace;
-    trace.with_adjoint = inp
-        .bname
+    // Pop basic-block ids until the entry marker; reverse each block.
+    w.line(&format!("{REVERSE_LABEL} call dfort_pop(dfort_branch)"));
+    w.line("do while (dfort_branch /= 0)");
+    w.indent();
+    w.line("select case (dfort_branch)");
+    let mut blocks: Vec<NodeId> = out
+        .block_rev
         .keys()
-        .filter(|s| s.index() < inp.orig.symbols.len())
+        .chain(inp.snapshots.keys())
         .copied()
         .collect();
-    trace.with_adjoint.sort();
-    Ok((r.finish(used_modules, out.called), trace))
+    blocks.sort_unstable();
+    blocks.dedup();
+    for b in blocks {
+        w.line(&format!("case ({})", block_number(b)));
+        w.indent();
+        for v in inp.snapshots.get(&b).into_iter().flatten().rev() {
+            w.line(&format!("call dfort_pop({v})"));
+        }
+        emit(w, out.block_rev.get(&b).map(Vec::as_slice).unwrap_or(&[]));
+        w.dedent();
+    }
+    w.line("end select");
+    w.line("call dfort_pop(dfort_branch)");
+    w.dedent();
+    w.line("end do");
+}
+
+/// What the forward routine of a split unit leaves to its reverse
+/// routine on the tape: the values of its scalar locals (the analysis
+/// admits no other locals, [`dfort_analysis::split::callee_fits`]) and
+/// of the generator's integer temporaries.
+fn carried(inp: &RoutineInputs, out: &Emitter) -> Vec<String> {
+    let unit = &inp.unit;
+    let mut names: Vec<String> = declaration_order(unit)
+        .into_iter()
+        .filter(|s| {
+            let sym = unit.symbol(*s);
+            sym.storage == Storage::Local
+                && sym.rank() == 0
+                && dfort_analysis::dp::is_variable(unit, *s)
+                && !sym.attrs.allocatable
+                && !sym.attrs.pointer
+                && matches!(
+                    sym.ty.base,
+                    BaseType::Integer | BaseType::Real | BaseType::Logical | BaseType::Complex
+                )
+        })
+        .map(|s| unit.symbol(s).name.clone())
+        .collect();
+    names.push("dfort_branch".into());
+    names.extend((1..=out.counters).map(|k| format!("dfort_count{k}")));
+    names.extend((1..=out.int_temps.len()).map(|k| format!("dfort_i{k}")));
+    names
+}
+
+/// `routine` (an adjoint `<name>_b`) under the name `<name><suffix>`.
+fn renamed(mut routine: Routine, name: &str, suffix: &str) -> Routine {
+    let (from, to) = (format!("{name}_b"), format!("{name}{suffix}"));
+    let header = format!("subroutine {from}(");
+    if let Some(at) = routine.text.find(&header) {
+        let new = format!("subroutine {to}(");
+        routine.text.replace_range(at..at + header.len(), &new);
+        if routine.spec_end > at {
+            routine.spec_end += new.len() - header.len();
+        }
+    }
+    let end = format!("end subroutine {from}");
+    if let Some(at) = routine.text.rfind(&end) {
+        routine
+            .text
+            .replace_range(at..at + end.len(), &format!("end subroutine {to}"));
+    }
+    routine
 }

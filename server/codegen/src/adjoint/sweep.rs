@@ -10,6 +10,12 @@
 
 use crate::fortran::Writer;
 
+/// How many partial sums a reversed loop's accumulation is split into.
+pub(super) const PARTS: usize = 4;
+/// The most lines a reversed loop's body may have for its sums to be
+/// split ([`accumulations`]).
+const MAX_BODY: usize = 6;
+
 /// A reverse-sweep line or construct.
 pub(super) enum Line {
     Plain(String),
@@ -25,6 +31,10 @@ pub(super) enum Line {
         step: String,
         /// Whether the index was pushed before the loop (popped after).
         save: bool,
+        /// The real(8) scalar adjoints the body only adds to
+        /// ([`accumulations`]): the loop is written four iterations at a
+        /// time, each adding into a partial sum of its own.
+        sums: Vec<String>,
         body: Vec<Line>,
     },
     /// Get a trip count and run the body that many times.
@@ -70,16 +80,21 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
                 end,
                 step,
                 save,
+                sums,
                 body,
             } => {
-                w.line(&format!(
-                    "do {k} = max(0, ({end} - ({start}) + ({step})) / ({step})) - 1, 0, -1"
-                ));
-                w.indent();
-                w.line(&format!("{var} = {start} + {k} * ({step})"));
-                emit(w, body);
-                w.dedent();
-                w.line("end do");
+                if sums.is_empty() {
+                    w.line(&format!(
+                        "do {k} = max(0, ({end} - ({start}) + ({step})) / ({step})) - 1, 0, -1"
+                    ));
+                    w.indent();
+                    w.line(&format!("{var} = {start} + {k} * ({step})"));
+                    emit(w, body);
+                    w.dedent();
+                    w.line("end do");
+                } else {
+                    partial_sums_loop(w, k, var, start, end, step, sums, body);
+                }
                 if *save {
                     w.line(&format!("call dfort_pop({var})"));
                 }
@@ -105,5 +120,121 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
                 w.line("end do");
             }
         }
+    }
+}
+
+/// `name = name + e` as `(name, e)`.
+fn accumulation(line: &str) -> Option<(&str, &str)> {
+    let (lhs, rhs) = line.split_once(" = ")?;
+    let e = rhs.strip_prefix(lhs)?.strip_prefix(" + ")?;
+    let ident = lhs.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && lhs.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    ident.then_some((lhs, e))
+}
+
+/// Whether `text` has `name` as a whole word.
+fn mentions(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        !text[..i].chars().next_back().is_some_and(word)
+            && !text[i + name.len()..].chars().next().is_some_and(word)
+    })
+}
+
+/// The adjoints a reversed loop's body (at most [`MAX_BODY`] lines, no
+/// call, not reading the loop's counter `k`) only adds to: real(8) scalars (`scalar`) every
+/// line mentioning which is `s = s + e` with `e` free of `s`. Their sums
+/// are sequential chains, one floating-point add after the other;
+/// written as partial sums over every fourth iteration, added at the end,
+/// the adds overlap (the sum is reassociated: its rounding may change,
+/// not its value). The other lines run in the same order as before.
+pub(super) fn accumulations(body: &[Line], k: &str, scalar: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    for l in body {
+        match l {
+            Line::Plain(s) if !mentions(s, k) && !s.starts_with("call ") => lines.push(s.as_str()),
+            _ => return Vec::new(),
+        }
+    }
+    // Only tight loops gain: a longer body, or one with calls, has other
+    // work to overlap the adds with.
+    if lines.len() > MAX_BODY {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for l in &lines {
+        let Some((s, _)) = accumulation(l) else {
+            continue;
+        };
+        let only_adds = lines
+            .iter()
+            .filter(|x| mentions(x, s))
+            .all(|x| accumulation(x).is_some_and(|(t, e)| t == s && !mentions(e, s)));
+        if only_adds && scalar(s) && !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    }
+    out
+}
+
+/// A replayed loop whose body adds into the adjoints `sums`: four
+/// iterations per trip, then the rest, each adding into its own partial
+/// sums `dfort_s<a>_<p>`, which are added to the adjoints at the end.
+#[allow(clippy::too_many_arguments)]
+fn partial_sums_loop(
+    w: &mut Writer,
+    k: &str,
+    var: &str,
+    start: &str,
+    end: &str,
+    step: &str,
+    sums: &[String],
+    body: &[Line],
+) {
+    let part = |a: usize, p: usize| format!("dfort_s{}_{}", a + 1, p + 1);
+    for a in 0..sums.len() {
+        for p in 0..PARTS {
+            w.line(&format!("{} = 0.0d0", part(a, p)));
+        }
+    }
+    let trips = format!("max(0, ({end} - ({start}) + ({step})) / ({step}))");
+    let iteration = |w: &mut Writer, p: usize, at: String| {
+        w.line(&format!("{var} = {start} + {at} * ({step})"));
+        for l in body {
+            let Line::Plain(text) = l else { continue };
+            match accumulation(text).and_then(|(s, e)| Some((sums.iter().position(|x| x == s)?, e)))
+            {
+                Some((a, e)) => {
+                    let t = part(a, p);
+                    w.line(&format!("{t} = {t} + {e}"));
+                }
+                None => w.line(text),
+            }
+        }
+    };
+    w.line(&format!("do {k} = {trips} - 1, {}, -{PARTS}", PARTS - 1));
+    w.indent();
+    for p in 0..PARTS {
+        let at = match p {
+            0 => k.to_string(),
+            _ => format!("({k} - {p})"),
+        };
+        iteration(w, p, at);
+    }
+    w.dedent();
+    w.line("end do");
+    w.line(&format!("do {k} = mod({trips}, {PARTS}) - 1, 0, -1"));
+    w.indent();
+    iteration(w, 0, k.to_string());
+    w.dedent();
+    w.line("end do");
+    for (a, s) in sums.iter().enumerate() {
+        w.line(&format!(
+            "{s} = {s} + (({} + {}) + ({} + {}))",
+            part(a, 0),
+            part(a, 1),
+            part(a, 2),
+            part(a, 3)
+        ));
     }
 }
