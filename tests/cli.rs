@@ -1058,3 +1058,64 @@ fn a_region_without_bounds_is_refused_naming_the_subscript() {
     assert!(!out_dir.join("gather_b.f90").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 45: SAVE'd locals that carry a value from one call to the next
+/// are state of their procedure. `analyze` shows `s` of `ema` active in
+/// `filter`'s call tree, and why; the adjoint of each root that reaches a
+/// procedure changing a SAVE'd local is refused at that local's
+/// declaration (exit 1, no file written), since its reverse sweep would
+/// re-run the procedure from values only the procedure sees; `verify`
+/// still checks the tangent numerically, and fails.
+#[test]
+fn saved_state_is_followed_by_the_analyses_and_its_adjoint_is_refused_at_the_declaration() {
+    let file = "tests/fixtures/kernels/saved_state.f90";
+    let (code, out, err) = dfort(&["analyze", file, "--root", "filter", "--explain", "s"]);
+    assert_eq!(code, 0, "{err}");
+    let ema = out.split("subroutine filter").next().unwrap_or_default();
+    assert!(ema.contains("active: ema, s, v"), "{out}");
+    assert!(ema.contains("s is active. Why:"), "{out}");
+    assert!(
+        ema.contains("line 16: ema depends on s through this statement"),
+        "{out}"
+    );
+    let gfortran = std::env::var_os("DFORT_SKIP_GFORTRAN").is_none();
+    for (root, declared) in [
+        ("filter", &[("s", 13)][..]),
+        ("smooth", &[("h", 38)][..]),
+        ("weigh", &[("first", 67), ("tab", 68)][..]),
+    ] {
+        let dir =
+            std::env::temp_dir().join(format!("dfort-saved-state-{root}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let d = dir.to_str().expect("utf-8 path");
+        let (code, _, err) = dfort(&["adjoint", file, "--root", root, "--output-dir", d]);
+        assert_eq!(code, 1, "{root}: {err}");
+        let refused: Vec<&str> = err
+            .lines()
+            .filter(|l| l.ends_with("[saved-state]"))
+            .collect();
+        assert_eq!(refused.len(), declared.len(), "{root}: {err}");
+        for ((name, line), l) in declared.iter().zip(&refused) {
+            assert!(l.starts_with(&format!("{file}:{line}:")), "{root}: {l}");
+            assert!(
+                l.contains(&format!("`{name}` is a SAVE'd local")),
+                "{root}: {l}"
+            );
+        }
+        let written = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(written, 0, "{root}: a file was written");
+        if gfortran {
+            let (code, out, err) = dfort(&["verify", file, "--root", root, "--int", "n=6"]);
+            assert_eq!(code, 1, "{root}: {out}{err}");
+            assert!(err.contains("[saved-state]"), "{root}: {err}");
+            assert!(
+                out.contains(&format!("{root}: tangent relative error"))
+                    && out
+                        .lines()
+                        .any(|l| l.contains("tangent relative error") && l.ends_with("(ok)")),
+                "{root}: {out}"
+            );
+            assert!(out.contains("no adjoint to check"), "{root}: {out}");
+        }
+    }
+}

@@ -748,6 +748,10 @@ fn hidden_globals(
                     None => saved.push(k.clone()),
                 }
             }
+            // SAVE'd locals of a procedure, which no caller can name: the
+            // adjoint of code that changes them is refused up front.
+            GlobalKey::Shared { unit: m, symbol }
+                if crate::dep::saved_local(program.unit(*m), *symbol) => {}
             GlobalKey::Common { block, index } => {
                 // A COMMON block the unit does not declare is declared in
                 // its adjoint under new names, when its layout is known.

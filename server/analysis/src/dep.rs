@@ -56,10 +56,13 @@ pub fn global_key(program: &Program, unit: &Unit, s: SymbolId) -> Option<GlobalK
                 }),
             }
         }
-        // A module's variables, and a host procedure's variables that its
-        // internal procedures see by host association.
+        // A module's variables, a host procedure's variables that its
+        // internal procedures see by host association, and a procedure's
+        // SAVE'd locals, which live from one call to the next.
         Storage::Local | Storage::Dummy(_) | Storage::Result
-            if unit.kind == UnitKind::Module || !unit.children.is_empty() =>
+            if unit.kind == UnitKind::Module
+                || !unit.children.is_empty()
+                || saved_local(unit, s) =>
         {
             Some(GlobalKey::Shared {
                 unit: unit.id,
@@ -68,6 +71,17 @@ pub fn global_key(program: &Program, unit: &Unit, s: SymbolId) -> Option<GlobalK
         }
         _ => None,
     }
+}
+
+/// Whether `s` is a SAVE'd local of a procedure (SAVE, a DATA statement
+/// or an initialiser): state that outlives a call, a global that only the
+/// procedure itself names.
+pub fn saved_local(unit: &Unit, s: SymbolId) -> bool {
+    let sym = unit.symbol(s);
+    matches!(unit.kind, UnitKind::Subroutine | UnitKind::Function)
+        && sym.storage == Storage::Local
+        && (sym.attrs.save || sym.attrs.initialized)
+        && !sym.attrs.parameter
 }
 
 /// An interface variable of a unit.

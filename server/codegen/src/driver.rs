@@ -513,9 +513,16 @@ pub fn driver(spec: &DriverSpec) -> String {
             let _ = writeln!(w, "  call dfort_stack_stats(dv_pushed, dv_peak)");
         }
     }
+    // Without an adjoint (refused) the point has no adjoint, depth or tape.
+    let adjoint_fields = match spec.adjoint {
+        true => {
+            ", 'adjoint', dv_adj, dv_ascale, 'depth', dv_depth, &\n    & 'tape', dv_pushed, dv_peak"
+        }
+        false => "",
+    };
     let _ = writeln!(
         w,
-        "  write(*, {FORMAT}) 'point', dv_point, 'fd', dv_fd1, dv_fd2, dv_fd3, 'values', dv_fscale, &\n    & 'tangent', dv_tan, dv_tscale, 'adjoint', dv_adj, dv_ascale, 'depth', dv_depth, &\n    & 'tape', dv_pushed, dv_peak"
+        "  write(*, {FORMAT}) 'point', dv_point, 'fd', dv_fd1, dv_fd2, dv_fd3, 'values', dv_fscale, &\n    & 'tangent', dv_tan, dv_tscale{adjoint_fields}"
     );
     if spec.gradient && spec.adjoint {
         let grads: Vec<String> = spec.independents.iter().map(|x| format!("{x}_t")).collect();

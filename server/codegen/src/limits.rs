@@ -27,6 +27,43 @@ pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec
     out
 }
 
+/// The adjoint's refusals of state that outlives a call: every SAVE'd
+/// local (SAVE, DATA, an initialiser) that a procedure whose adjoint is
+/// written may change, itself or through its callees. The adjoint re-runs
+/// those procedures in its reverse sweep from values only they can see,
+/// and the derivative carried from one call to the next would be lost
+/// ([`dfort_analysis::dep::saved_local`]: the analyses follow such a
+/// variable as a global of its procedure). Only-read SAVE'd locals are
+/// constants and pass.
+pub fn saved_state(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
+    let mut keys = std::collections::BTreeSet::new();
+    for &u in &diff.units {
+        for k in &effects[u].written_globals {
+            if let GlobalKey::Shared { unit, symbol } = k {
+                if dfort_analysis::dep::saved_local(program.unit(*unit), *symbol) {
+                    keys.insert((*unit, *symbol));
+                }
+            }
+        }
+    }
+    keys.into_iter()
+        .map(|(u, s)| {
+            let unit = program.unit(u);
+            let sym = unit.symbol(s);
+            Refusal::new(
+                sym.span,
+                (
+                    &rules::SAVED_STATE,
+                    format!(
+                        "`{}` is a SAVE'd local of `{}`, which changes it: its value carries from one call to the next, and the adjoint does not follow such state yet (pass it as an argument, or make it a module variable)",
+                        sym.name, unit.name
+                    ),
+                ),
+            )
+        })
+        .collect()
+}
+
 /// EQUIVALENCE sets in which a member with a derivative shares memory
 /// with one that cannot have the same derivative (another type or kind):
 /// writing the one changes the other's bits, which no derivative follows.

@@ -916,9 +916,12 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
             crate::tangent::report_refusals(snap, &unit.name, what, refusals);
         }
     }
-    let (Ok(tangent), Ok(adjoint)) = (tangent, adjoint) else {
+    // A refused adjoint does not keep the tangent from being checked (the
+    // run still fails).
+    let Ok(tangent) = tangent else {
         return Ok(false);
     };
+    let adjoint = adjoint.ok();
     let names = |set: &dfort_analysis::bitset::BitSet| -> Vec<String> {
         set.ids()
             .filter_map(|i| {
@@ -936,7 +939,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         independents: names(ind),
         dependents: names(dep),
         tangent: true,
-        adjoint: true,
+        adjoint: adjoint.is_some(),
         module,
         points: args.points as usize,
         gradient: false,
@@ -952,7 +955,11 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let dir = scratch.dir.as_path();
     let originals = write_originals(&scratch, &session.sources())?;
     scratch.write("tangent.f90", &tangent)?;
-    scratch.write("adjoint.f90", &adjoint)?;
+    let mut derivatives = vec!["tangent.f90"];
+    if let Some(adjoint) = &adjoint {
+        scratch.write("adjoint.f90", adjoint)?;
+        derivatives.push("adjoint.f90");
+    }
     scratch.write("driver.f90", &driver(&spec))?;
     let sanitize: &[&str] = if args.sanitize { &SANITIZE } else { &[] };
     let plain = [&["-O2"], sanitize].concat();
@@ -963,7 +970,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     if args.bounds {
         flags.push("-fcheck=bounds");
     }
-    for f in ["tangent.f90", "adjoint.f90"] {
+    for f in derivatives {
         objects.push(compile(dir, f, &flags)?);
     }
     link(dir, "driver.f90", &objects, &plain, "run")?;
@@ -1030,7 +1037,12 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
             );
             a <= args.tolerance
         }
-        None => false,
+        None => {
+            if adjoint.is_none() {
+                println!("{name}: no adjoint to check (refused, above)");
+            }
+            false
+        }
     };
     if let Some((pushed, peak)) = v.tape {
         println!("{name}: the adjoint pushed {pushed} bytes to its tape (at most {peak} at once)");

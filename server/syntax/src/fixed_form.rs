@@ -1257,6 +1257,8 @@ C     Glued keywords and Hollerith constants
                 "      DATA A /2HAB,\n     1  2HCD/\n",
                 "      DATA A /'AB',&\n     &  'CD'/\n",
             ),
+            // A tab-form continuation: its digit is the mark, not a count.
+            ("      DATA X /\n\t12HAB/\n", "      DATA X /&\n\t&'AB'/\n"),
         ] {
             let n = norm(src);
             assert_eq!(n.text, want, "{src:?}");
@@ -1449,7 +1451,14 @@ C     Glued keywords and Hollerith constants
         // Hollerith constants.
         for i in 0..=j {
             let digits = a[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-            if digits == 0 || digits > 4 || (i > 0 && a[i - 1].is_ascii_digit()) {
+            // The continuation mark — a digit in column 6, or right after
+            // a TAB in the label field — is not part of the count after it.
+            let tab = a.iter().take(6).position(|c| *c == '\t');
+            let mark = match tab {
+                Some(t) => i == t + 2,
+                None => i == 6,
+            };
+            if digits == 0 || digits > 4 || (i > 0 && a[i - 1].is_ascii_digit() && !mark) {
                 continue;
             }
             if !matches!(a.get(i + digits), Some('H' | 'h')) {
@@ -1501,59 +1510,80 @@ C     Glued keywords and Hollerith constants
         ]
     }
 
+    /// The normaliser's properties on one input (the proptest below).
+    fn normalisation_holds(src: &str, ll: Option<usize>) -> Result<(), TestCaseError> {
+        let src = src.to_string();
+        let n = normalize_fixed(&src, ll);
+        let text = &n.text;
+        // Same lines, same terminators.
+        prop_assert_eq!(text.matches('\n').count(), src.matches('\n').count());
+        let a: Vec<&str> = src.split('\n').collect();
+        let b: Vec<&str> = text.split('\n').collect();
+        for i in 0..a.len().saturating_sub(1) {
+            prop_assert_eq!(a[i].ends_with('\r'), b[i].ends_with('\r'));
+        }
+        if ll.is_none() {
+            prop_assert!(n.diagnostics.is_empty());
+        }
+        for d in &n.diagnostics {
+            let (s, e) = (d.range.start as usize, d.range.end as usize);
+            prop_assert!(s < e && e <= src.len());
+            prop_assert!(src.is_char_boundary(s) && src.is_char_boundary(e));
+            prop_assert_eq!(line_of(&src, s), line_of(&src, e));
+        }
+        // Normalised offsets map into the same line.
+        for m in (0..=text.len()).filter(|&m| text.is_char_boundary(m)) {
+            let o = n.map.to_original(m as u32) as usize;
+            prop_assert!(o <= src.len() && src.is_char_boundary(o));
+            prop_assert_eq!(line_of(&src, o), line_of(text, m));
+        }
+        // Original offsets round-trip unless removed; kept chars survive
+        // or are replaced by '!' (column 1), '&' (continuation) or ' '.
+        for o in (0..=src.len()).filter(|&o| src.is_char_boundary(o)) {
+            let m = n.map.to_normalized(o as u32) as usize;
+            prop_assert!(m <= text.len() && text.is_char_boundary(m));
+            prop_assert_eq!(line_of(&src, o), line_of(text, m));
+            if n.map.is_removed(o as u32) {
+                prop_assert!(ll.is_some());
+                continue;
+            }
+            prop_assert_eq!(n.map.to_original(m as u32) as usize, o);
+            if let Some(c) = src[o..].chars().next() {
+                let d = text[m..].chars().next();
+                prop_assert!(
+                    d == Some(c) || matches!(d, Some('!' | '&' | ' ')) || rewritten(&src, &n, o),
+                    "{:?} at {} became {:?}",
+                    c,
+                    o,
+                    d
+                );
+            }
+        }
+        // Offsets past the end clamp.
+        prop_assert_eq!(n.map.to_original(u32::MAX) as usize, src.len());
+        prop_assert_eq!(n.map.to_normalized(u32::MAX) as usize, text.len());
+        Ok(())
+    }
+
+    /// Inputs the property test once failed on, replayed on every run: a
+    /// Hollerith count after a continuation mark that is a digit (the
+    /// test's check took the mark for part of the count).
+    #[test]
+    fn normalisation_holds_where_it_once_failed() {
+        for src in [
+            "      DATA X /\nAAA\t12HABCDEFGHIJKL",
+            "      DATA X /\nAAA1012HABCDEFGHIJKL",
+        ] {
+            normalisation_holds(src, None).expect(src);
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
         #[test]
         fn normalisation_properties(src in input(), ll in line_length()) {
-            let n = normalize_fixed(&src, ll);
-            let text = &n.text;
-            // Same lines, same terminators.
-            prop_assert_eq!(text.matches('\n').count(), src.matches('\n').count());
-            let a: Vec<&str> = src.split('\n').collect();
-            let b: Vec<&str> = text.split('\n').collect();
-            for i in 0..a.len().saturating_sub(1) {
-                prop_assert_eq!(a[i].ends_with('\r'), b[i].ends_with('\r'));
-            }
-            if ll.is_none() {
-                prop_assert!(n.diagnostics.is_empty());
-            }
-            for d in &n.diagnostics {
-                let (s, e) = (d.range.start as usize, d.range.end as usize);
-                prop_assert!(s < e && e <= src.len());
-                prop_assert!(src.is_char_boundary(s) && src.is_char_boundary(e));
-                prop_assert_eq!(line_of(&src, s), line_of(&src, e));
-            }
-            // Normalised offsets map into the same line.
-            for m in (0..=text.len()).filter(|&m| text.is_char_boundary(m)) {
-                let o = n.map.to_original(m as u32) as usize;
-                prop_assert!(o <= src.len() && src.is_char_boundary(o));
-                prop_assert_eq!(line_of(&src, o), line_of(text, m));
-            }
-            // Original offsets round-trip unless removed; kept chars survive
-            // or are replaced by '!' (column 1), '&' (continuation) or ' '.
-            for o in (0..=src.len()).filter(|&o| src.is_char_boundary(o)) {
-                let m = n.map.to_normalized(o as u32) as usize;
-                prop_assert!(m <= text.len() && text.is_char_boundary(m));
-                prop_assert_eq!(line_of(&src, o), line_of(text, m));
-                if n.map.is_removed(o as u32) {
-                    prop_assert!(ll.is_some());
-                    continue;
-                }
-                prop_assert_eq!(n.map.to_original(m as u32) as usize, o);
-                if let Some(c) = src[o..].chars().next() {
-                    let d = text[m..].chars().next();
-                    prop_assert!(
-                        d == Some(c)
-                            || matches!(d, Some('!' | '&' | ' '))
-                            || rewritten(&src, &n, o),
-                        "{:?} at {} became {:?}", c, o, d
-                    );
-                }
-            }
-            // Offsets past the end clamp.
-            prop_assert_eq!(n.map.to_original(u32::MAX) as usize, src.len());
-            prop_assert_eq!(n.map.to_normalized(u32::MAX) as usize, text.len());
+            normalisation_holds(&src, ll)?;
         }
 
         #[test]

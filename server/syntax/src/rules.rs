@@ -468,6 +468,28 @@ rules! {
               workspace).",
         example: None,
     };
+    SAVED_STATE = Rule {
+        code: "saved-state",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "a SAVE'd local that a procedure changes carries a value from one call to the next",
+        doc: "A local variable with SAVE (or a DATA statement, or an initialiser, which imply \
+              SAVE) keeps its value between calls. The analyses follow it as state shared \
+              between the calls of its procedure: the editor and `dfort analyze` show it \
+              active when a later call's result depends on an earlier call's arguments. \
+              The adjoint cannot follow such state yet: it re-runs each call of the procedure \
+              in its reverse sweep, from a value of the SAVE'd variable that only the \
+              procedure can see, and the derivative carried from one call to the next would \
+              be lost. So the adjoint of a root that reaches a procedure changing one of its \
+              SAVE'd locals is refused. A SAVE'd local that is only read (a table of \
+              constants given by DATA or an initialiser) is no state and is differentiated as \
+              usual.\n\n\
+              Pass the state as an argument, or make it a variable of a module given to \
+              dfort: module variables are saved and restored around calls.",
+        example: Some(
+            "real(8) function ema(v)\n  real(8), intent(in) :: v\n  real(8), save :: s = 0d0\n  s = 0.9d0*s + 0.1d0*v\n  ema = s\nend function\n",
+        ),
+    };
     FUNCTION_SIDE_EFFECT = Rule {
         code: "function-side-effect",
         severity: Severity::Error,

@@ -135,6 +135,7 @@ pub fn adjoint_of(
 ) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
     inputs::gather(facts, root, |g| {
         let mut refusals = crate::limits::check(g.program, g.diff, g.effects);
+        refusals.extend(crate::limits::saved_state(g.program, g.diff, g.effects));
         let mut routines = Vec::new();
         let mut traces = Vec::new();
         for inputs in g.routines {

@@ -1761,6 +1761,14 @@ impl<'r> Generator<'r> {
             let (set, uses) = self.writer_stmts(env);
             self.insert_set_and_uses(body, prologue, set, uses);
         }
+        if self.chance(0.12) {
+            let p = self.saved_state_procedure();
+            decls.extend(ints(&["fsk"]));
+            decls.push(Decl::real("fsw", Vec::new()));
+            let set = self.saved_state_stmts(env, &p);
+            module.get_or_insert_with(empty_module).procs.push(p);
+            self.insert_set_and_uses(body, prologue, set, Vec::new());
+        }
         if self.chance(0.15) {
             let f = self.reader_function();
             let m = module.get_or_insert_with(empty_module);
@@ -1771,6 +1779,137 @@ impl<'r> Generator<'r> {
             let (set, uses) = self.reader_stmts(env);
             self.insert_set_and_uses(body, prologue, set, uses);
         }
+    }
+
+    /// A module procedure with SAVE'd state (issue 45), one of four forms:
+    /// `fzs_e(u, rs)`, a scalar carried from call to call (an exponential
+    /// moving average) and `fzs_h(u, rs, w)`, a SAVE'd array shifted on
+    /// every call, both reset by their logical argument `rs` so that runs
+    /// of the root are repeatable; `fzs_t(u, k)`, a coefficient table
+    /// computed on the first call (a SAVE'd flag); `fzs_c(u, k)`, a table
+    /// given by DATA and only read. With its specification lines.
+    fn saved_state_procedure(&mut self) -> Proc {
+        let real_in = |n: &str| Decl::real(n, Vec::new()).with_intent("in");
+        let flag_in = |n: &str| Decl {
+            ty: "logical",
+            ..Decl::int(n).with_intent("in")
+        };
+        let (kind, name, args, decls, spec, lines): (_, _, _, _, &[&str], &[&str]) =
+            match self.rng.random_range(0..4) {
+                0 => (
+                    ProcKind::Function,
+                    "fzs_e",
+                    vec!["u", "rs"],
+                    vec![real_in("u"), flag_in("rs")],
+                    &["real(8), save :: sst = 0.25d0"],
+                    &[
+                        "if (rs) sst = 0.5d0*u",
+                        "sst = 0.8d0*sst + 0.2d0*sin(u)*u",
+                        "fzs_e_r = sst*u + cos(sst)",
+                    ],
+                ),
+                1 => (
+                    ProcKind::Subroutine,
+                    "fzs_h",
+                    vec!["u", "rs", "w"],
+                    vec![
+                        real_in("u"),
+                        flag_in("rs"),
+                        Decl::real("w", Vec::new()).with_intent("out"),
+                        Decl::int("shk"),
+                    ],
+                    &["real(8), save :: shh(3)"],
+                    &[
+                        "if (rs) shh = u",
+                        "do shk = 3, 2, -1",
+                        "  shh(shk) = shh(shk - 1)",
+                        "end do",
+                        "shh(1) = u",
+                        "w = 0.5d0*shh(1) + 0.3d0*shh(2)*shh(3) + 0.2d0*cos(shh(3))",
+                    ],
+                ),
+                2 => (
+                    ProcKind::Function,
+                    "fzs_t",
+                    vec!["u", "k"],
+                    vec![
+                        real_in("u"),
+                        Decl::int("k").with_intent("in"),
+                        Decl::int("stj"),
+                    ],
+                    &["logical, save :: stf = .true.", "real(8), save :: stb(3)"],
+                    &[
+                        "if (stf) then",
+                        "  do stj = 1, 3",
+                        "    stb(stj) = 1.0d0/dble(stj + 1)",
+                        "  end do",
+                        "  stf = .false.",
+                        "end if",
+                        "fzs_t_r = stb(k)*u*u + u",
+                    ],
+                ),
+                _ => (
+                    ProcKind::Function,
+                    "fzs_c",
+                    vec!["u", "k"],
+                    vec![real_in("u"), Decl::int("k").with_intent("in")],
+                    &[
+                        "real(8), save :: scf(3)",
+                        "data scf /0.5d0, -0.25d0, 0.75d0/",
+                    ],
+                    &["fzs_c_r = scf(k)*u + sin(u)*scf(4 - k)"],
+                ),
+            };
+        Proc {
+            kind,
+            recursive: false,
+            elemental: false,
+            name: name.into(),
+            args: args.into_iter().map(String::from).collect(),
+            uses: Vec::new(),
+            decls,
+            spec: spec.iter().map(|l| l.to_string()).collect(),
+            body: vec![raw(lines)],
+            internal: Vec::new(),
+        }
+    }
+
+    /// A counted loop over `fsk = 1, trips` whose body calls the SAVE'd
+    /// state procedure `p` once (the reset argument true in the first
+    /// trip, a table index from `fsk`), its value added into an element
+    /// of a writable variable that the argument does not read.
+    fn saved_state_stmts(&mut self, env: &Env, p: &Proc) -> Vec<Stmt> {
+        let trips = self.range(2, 3);
+        let inner = with_index(env, "fsk", 1, trips);
+        let Some(t) = self.target(&inner) else {
+            return Vec::new();
+        };
+        let others = Env {
+            reals: inner
+                .reals
+                .iter()
+                .filter(|v| v.name != t.name)
+                .cloned()
+                .collect(),
+            ..inner.clone()
+        };
+        let u = self.rexpr(&others, 1);
+        let lhs = self.element(&inner, &t);
+        let second = match p.args[1].as_str() {
+            "rs" => Expr::bin("==", Expr::var("fsk"), Expr::int(1)),
+            _ => Expr::var("fsk"),
+        };
+        let body = match p.kind {
+            ProcKind::Subroutine => vec![
+                Stmt::Call(p.name.clone(), vec![u, second, Expr::var("fsw")]),
+                add_to(lhs, Expr::bin("*", self.literal(), Expr::var("fsw"))),
+            ],
+            _ => vec![add_to(
+                lhs,
+                Expr::bin("*", self.literal(), Expr::call(&p.name, vec![u, second])),
+            )],
+        };
+        vec![counted("fsk", Expr::int(trips), body)]
     }
 
     /// Statements on the rank-1 pointer `bp`, associated in the two arms
@@ -4321,6 +4460,10 @@ mod tests {
             "equivalence (",
             "fzm_w(",
             "fzm_p(",
+            "real(8), save :: sst = 0.25d0",
+            "real(8), save :: shh(3)",
+            "logical, save :: stf = .true.",
+            "data scf /",
         ] {
             assert!(
                 texts.iter().any(|t| t.contains(mark)),
