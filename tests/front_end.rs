@@ -607,3 +607,38 @@ fn names_of_the_intrinsic_modules_are_typed_constants_and_kinds() {
         "host-associated real(wp)"
     );
 }
+
+/// Issue 46: in an internal procedure, `y(k) = y(k) + …` on the host's
+/// array `y` (not declared in the internal procedure) is an assignment to
+/// an element, although it opens the executable part as a statement
+/// function definition would; its right-hand side names `y` too (it was
+/// read as a statement function, and the procedure lost its body).
+#[test]
+fn a_host_array_assigned_from_itself_in_an_internal_procedure_is_no_statement_function() {
+    let ws = fixture("kernels/module_internal.f90");
+    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    for name in ["addsq", "addcube"] {
+        let u = unit(&ws, name);
+        assert!(u.stmt_functions.is_empty(), "{name}");
+        let stmts: Vec<&Stmt> = u.stmts.iter().collect();
+        let [st] = stmts[..] else {
+            panic!("{name}: {} statements", stmts.len());
+        };
+        let StmtKind::Assign { lhs, rhs } = &st.kind else {
+            panic!("{name}: {:?}", st.kind);
+        };
+        assert!(matches!(lhs.kind, ExprKind::ArrayRef { .. }), "{name}");
+        let mut elements = 0;
+        rhs.walk(&mut |e| {
+            if let ExprKind::ArrayRef { array, .. } = &e.kind {
+                elements += usize::from(u.symbol(*array).name == "y");
+            }
+            assert!(!matches!(e.kind, ExprKind::FunctionCall { .. }), "{name}");
+        });
+        assert_eq!(elements, 2, "{name}");
+        assert!(
+            matches!(symbol(u, "y").storage, Storage::Imported { .. }),
+            "{name}"
+        );
+    }
+}

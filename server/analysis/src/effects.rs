@@ -1,6 +1,8 @@
 //! What each procedure may read and write of its interface — its formal
 //! arguments (by position) and the globals it or its callees touch
-//! (COMMON members, module and host variables, of any type) — for the
+//! (COMMON members, module and host variables, SAVE'd locals, of any
+//! type; not its own variables, which its internal procedures see by host
+//! association but which end with the call) — for the
 //! snapshots a checkpointed call needs (Tapenade's joint mode): the
 //! adjoint of a call re-runs the callee from the values it read at entry,
 //! so the caller saves those before the call and restores them before the
@@ -100,7 +102,9 @@ pub fn all_with(
                         if w {
                             e.written_formals.insert(k);
                         }
-                    } else if let Some(key) = global_key(program, unit, i) {
+                    } else if let Some(key) =
+                        global_key(program, unit, i).filter(outlives(program, u))
+                    {
                         if r {
                             e.read_globals.insert(key.clone());
                         }
@@ -112,8 +116,11 @@ pub fn all_with(
                 // Globals only callees see.
                 for c in callees(program, unit) {
                     let ce = out[c].clone();
-                    e.read_globals.extend(ce.read_globals.iter().cloned());
-                    e.written_globals.extend(ce.written_globals.iter().cloned());
+                    let outside = outlives(program, u);
+                    e.read_globals
+                        .extend(ce.read_globals.iter().filter(|k| outside(k)).cloned());
+                    e.written_globals
+                        .extend(ce.written_globals.iter().filter(|k| outside(k)).cloned());
                 }
                 if *out[u].0 != e {
                     out[u] = Effects(std::sync::Arc::new(e));
@@ -129,6 +136,19 @@ pub fn all_with(
         }
     }
     out
+}
+
+/// Whether a global of `u` or its callees is one for `u`'s callers: not
+/// one of `u`'s own variables that its internal procedures see by host
+/// association (they end with the call, and its dummies are formals), but
+/// its SAVE'd locals, which outlive it.
+fn outlives(program: &Program, u: UnitId) -> impl Fn(&GlobalKey) -> bool + '_ {
+    move |k| match k {
+        GlobalKey::Shared { unit, symbol } if *unit == u => {
+            crate::dep::saved_local(program.unit(u), *symbol)
+        }
+        _ => true,
+    }
 }
 
 fn callees(program: &Program, unit: &Unit) -> Vec<UnitId> {

@@ -140,6 +140,20 @@ pub fn host_module(program: &Program, unit: &Unit) -> Option<String> {
         .map(|h| h.name.clone())
 }
 
+/// The module a unit is inside: its host, or its host's host for an
+/// internal procedure of a module procedure (whose derivative is inside
+/// the derivative module too, and sees it by host association).
+pub fn enclosing_module(program: &Program, unit: &Unit) -> Option<String> {
+    let mut at = unit.parent.map(|p| program.unit(p));
+    while let Some(h) = at {
+        if h.kind == UnitKind::Module {
+            return Some(h.name.clone());
+        }
+        at = h.parent.map(|p| program.unit(p));
+    }
+    None
+}
+
 /// The host procedure of an internal procedure.
 pub fn host_procedure(program: &Program, unit: &Unit) -> Option<UnitId> {
     unit.parent.filter(|p| program.unit(*p).is_procedure())
@@ -177,7 +191,8 @@ pub fn prepare<'e>(
     deriv: impl Fn(&Expr) -> Option<String>,
 ) -> Result<Prepared<'e>, Vec<Reason>> {
     let cu = program.unit(c);
-    let module = host_module(program, cu).filter(|m| Some(m) != own);
+    let inside = enclosing_module(program, unit);
+    let module = host_module(program, cu).filter(|m| Some(m) != own && Some(m) != inside.as_ref());
     let names = diff.names(program, cu, suffix);
     let args = derivative_args(unit, cu, &names, args, deriv).map_err(|m| vec![m])?;
     Ok(Prepared {

@@ -299,7 +299,8 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
     for m in &type_modules {
         spec.both(&format!("use {m}{suffix}"));
     }
-    for l in module_var_uses(program, unit, d.names, d.module, suffix) {
+    let inside = crate::calls::enclosing_module(program, orig);
+    for l in module_var_uses(program, unit, d.names, inside.as_ref().or(d.module), suffix) {
         spec.both(&l);
     }
     for l in d.extra_uses {
@@ -587,9 +588,8 @@ fn undeclared_functions(program: &Program, unit: &Unit, hoisted: &HoistMap) -> V
         let declared = unit
             .lookup(&h.name)
             .is_some_and(|s| unit.symbol(s).ty.base != BaseType::None);
-        let in_module = callee
-            .parent
-            .is_some_and(|p| program.unit(p).kind == UnitKind::Module);
+        // Module and internal procedures have explicit interfaces.
+        let contained = callee.parent.is_some();
         let line = format!(
             "{}, external :: {}",
             crate::calls::result_type(callee),
@@ -599,7 +599,7 @@ fn undeclared_functions(program: &Program, unit: &Unit, hoisted: &HoistMap) -> V
             .interface_blocks
             .iter()
             .any(|b| b.names.contains(&h.name));
-        if !declared && !in_module && !in_interface && !out.contains(&line) {
+        if !declared && !contained && !in_interface && !out.contains(&line) {
             out.push(line);
         }
     }

@@ -866,6 +866,7 @@ mod tests {
                 children: vec![],
                 recursive: false,
                 elemental: false,
+                pure: false,
                 args: vec![],
                 result: None,
                 symbols: IdVec::new(),

@@ -70,6 +70,9 @@ pub struct Unit {
     pub recursive: bool,
     /// Declared ELEMENTAL (applied element by element to arrays).
     pub elemental: bool,
+    /// A PURE procedure (ELEMENTAL ones are pure too, but only PURE sets
+    /// this).
+    pub pure: bool,
     /// Dummy arguments in order (`*` alternate returns are rejected).
     pub args: Vec<SymbolId>,
     /// The result variable of a function.

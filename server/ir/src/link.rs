@@ -684,11 +684,24 @@ fn resolve_references(units: &Units, index: &NameIndex, i: UnitId) -> ReferenceP
             lhs.walk(&mut |x| note(x, &mut wanted));
         }
     }
-    let mut names = HashMap::new();
+    // A name may be an array if any of its references may be one: the
+    // "statement function" `y(k) = y(k) + …` of an internal procedure
+    // refers to itself in its body (lowered as a function reference)
+    // before its left-hand side is seen.
+    let mut order: Vec<String> = Vec::new();
+    let mut array_like: HashMap<String, bool> = HashMap::new();
     for (name, may_be_array) in wanted {
-        if names.contains_key(&name) {
-            continue;
+        match array_like.get_mut(&name) {
+            Some(m) => *m |= may_be_array,
+            None => {
+                array_like.insert(name.clone(), may_be_array);
+                order.push(name);
+            }
         }
+    }
+    let mut names = HashMap::new();
+    for name in order {
+        let may_be_array = array_like[&name];
         let local = u.lookup(&name).map(|id| (id, u.symbol(id)));
         let r = if let Some((id, _)) = local.filter(|(_, s)| may_be_array && !s.dims.is_empty()) {
             Resolved::Array(id)
@@ -802,13 +815,37 @@ fn apply_references(u: &mut Unit, plan: ReferencePlan) {
                     },
                 })
             }
-            ExprKind::FunctionCall { name, target, .. } if *target == CallTarget::Unresolved => {
-                *target = match plan.names.get(name.as_str()) {
-                    Some(Resolved::Procedure(t)) => t.clone(),
-                    _ => CallTarget::External,
-                };
-                None
-            }
+            ExprKind::FunctionCall {
+                name,
+                target: CallTarget::Unresolved,
+                args,
+            } => match (plan.names.get(name.as_str()), ids.get(name.as_str())) {
+                // The body of a "statement function" that is an assignment
+                // to an array (above): its references are elements.
+                (Some(Resolved::Array(_) | Resolved::ImportedArray(_)), Some(id)) => {
+                    Some(ExprKind::ArrayRef {
+                        array: *id,
+                        subs: std::mem::take(args)
+                            .into_iter()
+                            .map(|a| subscript(a.value))
+                            .collect(),
+                    })
+                }
+                (Some(Resolved::Procedure(t)), _) => {
+                    e.kind = ExprKind::FunctionCall {
+                        name: std::mem::take(name),
+                        target: t.clone(),
+                        args: std::mem::take(args),
+                    };
+                    None
+                }
+                _ => {
+                    if let ExprKind::FunctionCall { target, .. } = &mut e.kind {
+                        *target = CallTarget::External;
+                    }
+                    None
+                }
+            },
             _ => None,
         };
         if let Some(k) = new_kind {

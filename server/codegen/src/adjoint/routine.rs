@@ -41,8 +41,9 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Vec<Routine>, RoutineTrace
     } else {
         Vec::new()
     };
+    let inside = crate::calls::enclosing_module(inp.program, inp.orig);
     for m in &shaped {
-        if inp.module.as_ref() != Some(m) {
+        if inp.module.as_ref() != Some(m) && inside.as_ref() != Some(m) {
             used_modules.insert(m.clone());
         }
     }

@@ -15,13 +15,16 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             self.unit.name = self.lname(name);
             self.unit.name_span = self.span(name);
         }
-        for c in children(n) {
-            let t = self.text(c).to_ascii_lowercase();
-            if !c.is_named() && t == "recursive" {
-                self.unit.recursive = true;
-            }
-            if t == "elemental" {
-                self.unit.elemental = true;
+        // The prefixes (a procedure named `pure` is not one).
+        for c in children(n)
+            .into_iter()
+            .filter(|c| Some(c.range()) != name_node.map(|m| m.range()))
+        {
+            match self.text(c).to_ascii_lowercase().as_str() {
+                "recursive" => self.unit.recursive = true,
+                "elemental" => self.unit.elemental = true,
+                "pure" => self.unit.pure = true,
+                _ => {}
             }
         }
         if let Some(params) = field(n, "parameters") {

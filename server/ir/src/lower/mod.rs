@@ -330,6 +330,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             children: Vec::new(),
             recursive: false,
             elemental: false,
+            pure: false,
             args: Vec::new(),
             result: None,
             symbols: IdVec::new(),

@@ -173,6 +173,9 @@ pub enum Stmt {
         name: Option<String>,
         cond: Expr,
         body: Vec<Stmt>,
+        /// Written as a DO without control that leaves by EXIT at its top
+        /// (`do` / `if (.not. (cond)) exit`), the same loop.
+        exit_form: bool,
     },
     /// SELECT CASE: each case's values as written (`2:3`), and DEFAULT.
     Select {
@@ -433,6 +436,8 @@ pub struct Proc {
     pub recursive: bool,
     /// An ELEMENTAL function (of scalars, applied to arrays).
     pub elemental: bool,
+    /// A PURE procedure (no side effects; it calls only pure ones).
+    pub pure: bool,
     pub name: String,
     pub args: Vec<String>,
     pub uses: Vec<String>,
@@ -451,10 +456,11 @@ impl Proc {
     }
 
     fn print(&self, w: &mut Printer) {
-        let prefix = match (self.recursive, self.elemental) {
-            (_, true) => "elemental ",
-            (true, false) => "recursive ",
-            (false, false) => "",
+        let prefix = match (self.recursive, self.elemental, self.pure) {
+            (_, true, _) => "elemental ",
+            (true, false, _) => "recursive ",
+            (false, false, true) => "pure ",
+            (false, false, false) => "",
         };
         let head = match self.kind {
             ProcKind::Subroutine => {
@@ -732,9 +738,20 @@ impl Printer {
                 let tail = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
                 self.line(&format!("end do{tail}"));
             }
-            Stmt::While { name, cond, body } => {
+            Stmt::While {
+                name,
+                cond,
+                body,
+                exit_form,
+            } => {
                 let n = name.as_ref().map(|n| format!("{n}: ")).unwrap_or_default();
-                self.line(&format!("{n}do while ({})", cond.print()));
+                if *exit_form {
+                    self.line(&format!("{n}do"));
+                    let exit = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
+                    self.line(&format!("  if (.not. ({})) exit{exit}", cond.print()));
+                } else {
+                    self.line(&format!("{n}do while ({})", cond.print()));
+                }
                 self.block(body);
                 let tail = name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
                 self.line(&format!("end do{tail}"));
@@ -803,6 +820,7 @@ mod tests {
             kind: ProcKind::Subroutine,
             recursive: false,
             elemental: false,
+            pure: false,
             name: "fz".into(),
             args: vec!["n".into(), "x".into()],
             uses: vec![],

@@ -643,6 +643,7 @@ impl<'r> Generator<'r> {
                     kind: ProcKind::Subroutine,
                     recursive: false,
                     elemental: false,
+                    pure: false,
                     name: name.clone(),
                     args: vec![],
                     uses: vec![],
@@ -656,6 +657,39 @@ impl<'r> Generator<'r> {
                     params: vec![],
                 });
             }
+        }
+        // Issue 46: internal functions the root references: of their
+        // arguments only, or array-valued (referenced in array
+        // expressions).
+        if self.chance(0.2) {
+            // Not the host's statement function (refused in internal
+            // procedures).
+            // Half of them PURE, calling intrinsics only.
+            let pure = self.chance(0.5);
+            let funcs: Vec<FnSig> = match pure {
+                true => Vec::new(),
+                false => env
+                    .funcs
+                    .iter()
+                    .filter(|f| f.name != "sf1")
+                    .cloned()
+                    .collect(),
+            };
+            let (mut p, sig) = self.function("fz_if", &[], &funcs);
+            p.pure = pure;
+            internal.push(p);
+            env.funcs.push(sig);
+        }
+        if self.chance(0.2) {
+            let p = self.array_function("fz_ia");
+            env.afuncs.push(p.name.clone());
+            internal.push(p);
+        }
+        let carry = self.chance(0.15);
+        if carry {
+            internal.push(self.carry_function());
+            decls.push(Decl::real("hcr", Vec::new()));
+            decls.push(Decl::int("fik"));
         }
         let mut budget = Budget {
             stmts: self.range(4, 22) as usize,
@@ -713,6 +747,10 @@ impl<'r> Generator<'r> {
             }
             let (set, uses) = self.derived_stmts(&anywhere(&env));
             self.insert_set_and_uses(&mut body, prologue, set, uses);
+        }
+        if carry {
+            let set = self.carry_stmts(&anywhere(&env));
+            self.insert_set_and_uses(&mut body, prologue, set, Vec::new());
         }
         self.dynamic_constructs(
             &env,
@@ -845,6 +883,7 @@ impl<'r> Generator<'r> {
             kind: ProcKind::Subroutine,
             recursive: false,
             elemental: false,
+            pure: false,
             name: "fz".into(),
             args,
             uses: if module.is_some() {
@@ -1034,6 +1073,17 @@ impl<'r> Generator<'r> {
         };
         let prologue = body.len();
         body.extend(self.block(&mut env, &mut budget, 1));
+        // Issue 46: an internal procedure with an index argument working
+        // on the host's variables (the host may be a module procedure),
+        // called in a loop over the index or once.
+        let mut internal = Vec::new();
+        if !recursive && self.chance(0.25) {
+            let (proc, call) = self.indexed_internal(&env);
+            decls.push(Decl::int("qc"));
+            let at = self.free_point(&body, prologue);
+            body.insert(at, call);
+            internal.push(proc);
+        }
         // Issue 19: an early return (a quick return or an argument check
         // of library code) after the outputs are set: a one-line IF, or
         // an IF block with statements before the RETURN, on data.
@@ -1076,15 +1126,80 @@ impl<'r> Generator<'r> {
             kind: ProcKind::Subroutine,
             recursive,
             elemental: false,
+            pure: false,
             name: name.clone(),
             args,
             uses: vec![],
             decls,
             spec: vec![],
             body,
-            internal: vec![],
+            internal,
         };
         (p, SubSig { name, params })
+    }
+
+    /// An internal subroutine `fz_c<k>(kq)` of a host whose variables are
+    /// `host`'s reals and `n`: a block on them, with `kq` in `1..n` to
+    /// index them; and the host's call of it, in a loop over `qc` (an
+    /// integer of the host nothing else uses) or once.
+    fn indexed_internal(&mut self, host: &Env) -> (Proc, Stmt) {
+        let name = self.fresh("fz_c");
+        let mut env = Env {
+            reals: host.reals.clone(),
+            ints: vec![
+                IVar {
+                    name: "n".into(),
+                    range: Some((self.n, self.n)),
+                    write: false,
+                },
+                IVar {
+                    name: "kq".into(),
+                    range: Some((1, self.n)),
+                    write: false,
+                },
+            ],
+            subs: host.subs.clone(),
+            funcs: host.funcs.clone(),
+            ..Env::default()
+        };
+        let mut decls = vec![Decl::int("kq").with_intent("in")];
+        for iv in ["ci", "cj"] {
+            decls.push(Decl::int(iv));
+            env.ints.push(IVar {
+                name: iv.into(),
+                range: None,
+                write: true,
+            });
+        }
+        let mut budget = Budget {
+            stmts: self.range(1, 4) as usize,
+        };
+        let mut body = self.init_ints(&mut env);
+        body.extend(self.block(&mut env, &mut budget, 1));
+        let proc = Proc {
+            kind: ProcKind::Subroutine,
+            recursive: false,
+            elemental: false,
+            pure: false,
+            name: name.clone(),
+            args: vec!["kq".into()],
+            uses: vec![],
+            decls,
+            spec: vec![],
+            body,
+            internal: vec![],
+        };
+        let call = if self.chance(0.6) {
+            counted(
+                "qc",
+                Expr::var("n"),
+                vec![Stmt::Call(name, vec![Expr::var("qc")])],
+            )
+        } else {
+            let k = self.range(1, self.n);
+            Stmt::Call(name, vec![Expr::int(k)])
+        };
+        (proc, call)
     }
 
     /// A `real(8)` function of one to three real scalars (reading
@@ -1151,6 +1266,7 @@ impl<'r> Generator<'r> {
             kind: ProcKind::Function,
             recursive: false,
             elemental: false,
+            pure: false,
             name: name.clone(),
             args,
             uses: vec![],
@@ -1220,6 +1336,7 @@ impl<'r> Generator<'r> {
             kind: ProcKind::Function,
             recursive: false,
             elemental: false,
+            pure: false,
             name,
             args: vec!["v".into()],
             uses: vec![],
@@ -1268,6 +1385,7 @@ impl<'r> Generator<'r> {
             kind: ProcKind::Function,
             recursive: false,
             elemental: true,
+            pure: false,
             name,
             args: vec!["a".into(), "s".into()],
             uses: vec![],
@@ -1781,6 +1899,57 @@ impl<'r> Generator<'r> {
         }
     }
 
+    /// The internal function `fz_ic(u)` (issue 46), which carries a value
+    /// in the host's variable `hcr` from one reference to the next.
+    fn carry_function(&mut self) -> Proc {
+        let lines: &[&str] = match self.rng.random_range(0..2) {
+            0 => &["hcr = 0.8d0*hcr + 0.2d0*u*u", "fz_ic_r = sin(hcr) + u"],
+            _ => &["fz_ic_r = u*cos(hcr)", "hcr = 0.5d0*hcr + tanh(u)"],
+        };
+        Proc {
+            kind: ProcKind::Function,
+            recursive: false,
+            elemental: false,
+            pure: false,
+            name: "fz_ic".into(),
+            args: vec!["u".into()],
+            uses: Vec::new(),
+            decls: vec![Decl::real("u", Vec::new()).with_intent("in")],
+            spec: Vec::new(),
+            body: vec![raw(lines)],
+            internal: Vec::new(),
+        }
+    }
+
+    /// `hcr` set, then references of `fz_ic` (which changes `hcr`, named
+    /// nowhere else) in the right-hand sides of assignments, in a counted
+    /// loop over `fik` or once.
+    fn carry_stmts(&mut self, env: &Env) -> Vec<Stmt> {
+        let mut out = vec![Stmt::Assign(Expr::var("hcr"), self.literal())];
+        let trips = self.range(1, 3);
+        let inner = with_index(env, "fik", 1, trips);
+        let Some(t) = self.target(&inner) else {
+            return out;
+        };
+        let others = Env {
+            reals: inner
+                .reals
+                .iter()
+                .filter(|v| v.name != t.name)
+                .cloned()
+                .collect(),
+            ..inner.clone()
+        };
+        let u = self.rexpr(&others, 1);
+        let lhs = self.element(&inner, &t);
+        let st = add_to(
+            lhs,
+            Expr::bin("*", self.literal(), Expr::call("fz_ic", vec![u])),
+        );
+        out.push(counted("fik", Expr::int(trips), vec![st]));
+        out
+    }
+
     /// A module procedure with SAVE'd state (issue 45), one of four forms:
     /// `fzs_e(u, rs)`, a scalar carried from call to call (an exponential
     /// moving average) and `fzs_h(u, rs, w)`, a SAVE'd array shifted on
@@ -1864,6 +2033,7 @@ impl<'r> Generator<'r> {
             kind,
             recursive: false,
             elemental: false,
+            pure: false,
             name: name.into(),
             args: args.into_iter().map(String::from).collect(),
             uses: Vec::new(),
@@ -2270,12 +2440,14 @@ impl<'r> Generator<'r> {
                 name: None,
                 cond: Expr::call("associated", vec![v("cur")]),
                 body: walk,
+                exit_form: false,
             });
         }
         set.push(Stmt::While {
             name: None,
             cond: Expr::call("associated", vec![v("hd")]),
             body: vec![raw(&["cur => hd%nx", "deallocate(hd)", "hd => cur"])],
+            exit_form: false,
         });
         set
     }
@@ -2569,6 +2741,7 @@ impl<'r> Generator<'r> {
             kind: ProcKind::Function,
             recursive: false,
             elemental: false,
+            pure: false,
             name: "fzm_w".into(),
             args: vec!["u".into(), "acc".into()],
             uses: Vec::new(),
@@ -2669,6 +2842,7 @@ impl<'r> Generator<'r> {
             kind: ProcKind::Function,
             recursive: false,
             elemental: false,
+            pure: false,
             name: "fzm_p".into(),
             args: vec!["u".into(), "k".into()],
             uses: Vec::new(),
@@ -3480,6 +3654,8 @@ impl<'r> Generator<'r> {
                 name: None,
                 cond,
                 body,
+                // Issue 46: a DO without control, left by EXIT.
+                exit_form: self.chance(0.3),
             },
         ]
     }
@@ -4328,6 +4504,7 @@ fn optional_procedure() -> Proc {
         kind: ProcKind::Subroutine,
         recursive: false,
         elemental: false,
+        pure: false,
         name: "fzm_o".into(),
         args: vec!["p".into(), "q".into(), "w".into()],
         uses: Vec::new(),
@@ -4363,6 +4540,7 @@ fn optional_function() -> Proc {
         kind: ProcKind::Function,
         recursive: false,
         elemental: false,
+        pure: false,
         name: "fzm_g".into(),
         args: vec!["p".into(), "q".into(), "w".into()],
         uses: Vec::new(),
@@ -4393,6 +4571,7 @@ fn flag_procedure() -> Proc {
         kind: ProcKind::Subroutine,
         recursive: false,
         elemental: false,
+        pure: false,
         name: "fzm_c".into(),
         args: vec!["p".into(), "tag".into(), "flags".into()],
         uses: Vec::new(),
@@ -4464,6 +4643,11 @@ mod tests {
             "real(8), save :: shh(3)",
             "logical, save :: stf = .true.",
             "data scf /",
+            "function fz_if",
+            "pure function fz_if",
+            "function fz_ia",
+            "function fz_ic",
+            "call fz_c",
         ] {
             assert!(
                 texts.iter().any(|t| t.contains(mark)),

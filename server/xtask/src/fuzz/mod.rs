@@ -12,6 +12,7 @@
 
 mod ast;
 mod check;
+mod coverage;
 mod gen;
 mod shrink;
 
@@ -57,6 +58,10 @@ pub struct FuzzArgs {
     /// a mismatch.
     #[arg(long)]
     sanitize: bool,
+    /// Fail (exit 1) when an entry of the coverage list that is not
+    /// excluded is held by no program of the run.
+    #[arg(long)]
+    require_coverage: bool,
 }
 
 /// Draws of one case before it is given up (a draw is redone when the
@@ -71,6 +76,8 @@ struct Result {
     redrawn: Vec<String>,
     /// Where the mismatch was written.
     written: Option<PathBuf>,
+    /// The coverage entries of the program checked ([`coverage::of`]).
+    entries: Vec<&'static str>,
 }
 
 pub fn run(args: FuzzArgs) -> ExitCode {
@@ -90,10 +97,15 @@ fn fuzz(args: &FuzzArgs, out: &mut dyn Write) -> ExitCode {
             Some(c) => (c, c + 1),
             None => (0, args.cases),
         };
+        let mut tally = coverage::Tally::default();
         for c in lo..hi {
             let (p, _) = draw(args.seed, c, 0);
-            let _ = writeln!(out, "! case {c} of seed {}\n{}", args.seed, p.print());
+            let text = p.print();
+            tally.add(&coverage::of_text(&text));
+            let _ = writeln!(out, "! case {c} of seed {}\n{text}", args.seed);
         }
+        // What these first draws hold of the coverage list.
+        let _ = writeln!(out, "! {}", tally.line().replace('\n', "\n! "));
         return ExitCode::SUCCESS;
     }
     if let Err(e) = check::available() {
@@ -184,7 +196,12 @@ fn fuzz(args: &FuzzArgs, out: &mut dyn Write) -> ExitCode {
     }
     let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
     results.sort_by_key(|r| r.case);
-    report(&results, start.elapsed().as_secs_f64(), out)
+    report(
+        &results,
+        start.elapsed().as_secs_f64(),
+        args.require_coverage,
+        out,
+    )
 }
 
 /// The program of case `case`, draw `attempt`, and the seed of its points.
@@ -204,6 +221,7 @@ fn one_case(checker: &mut Checker, args: &FuzzArgs, case: u64) -> Result {
     for attempt in 0..ATTEMPTS {
         let (p, points) = draw(args.seed, case, attempt);
         let outcome = checker.check(&p, points);
+        let entries = || coverage::of_text(&p.print());
         if args.verbose {
             if let Outcome::Invalid(why) = &outcome {
                 eprintln!("case {case} draw {attempt}: unusable: {why}");
@@ -232,6 +250,7 @@ fn one_case(checker: &mut Checker, args: &FuzzArgs, case: u64) -> Result {
                     outcome: Outcome::Mismatch(check::Mismatch { kind, detail }),
                     redrawn,
                     written,
+                    entries: entries(),
                 };
             }
             other => {
@@ -240,6 +259,7 @@ fn one_case(checker: &mut Checker, args: &FuzzArgs, case: u64) -> Result {
                     outcome: other,
                     redrawn,
                     written: None,
+                    entries: entries(),
                 }
             }
         }
@@ -249,6 +269,7 @@ fn one_case(checker: &mut Checker, args: &FuzzArgs, case: u64) -> Result {
         outcome: Outcome::Refused(format!("(fuzzer) no usable program in {ATTEMPTS} draws")),
         redrawn,
         written: None,
+        entries: Vec::new(),
     }
 }
 
@@ -326,8 +347,14 @@ fn kind_mentions(kind: Kind, file: &str) -> bool {
     }
 }
 
-fn report(results: &[Result], seconds: f64, out: &mut dyn Write) -> ExitCode {
+fn report(
+    results: &[Result],
+    seconds: f64,
+    require_coverage: bool,
+    out: &mut dyn Write,
+) -> ExitCode {
     let mut passed = 0;
+    let (mut drawn, mut passing) = (coverage::Tally::default(), coverage::Tally::default());
     let mut mismatches = Vec::new();
     let mut refused: BTreeMap<String, u64> = BTreeMap::new();
     let mut redrawn: BTreeMap<String, u64> = BTreeMap::new();
@@ -335,8 +362,12 @@ fn report(results: &[Result], seconds: f64, out: &mut dyn Write) -> ExitCode {
         for why in &r.redrawn {
             *redrawn.entry(why.clone()).or_default() += 1;
         }
+        drawn.add(&r.entries);
         match &r.outcome {
-            Outcome::Pass => passed += 1,
+            Outcome::Pass => {
+                passed += 1;
+                passing.add(&r.entries);
+            }
             Outcome::Refused(why) => *refused.entry(why.clone()).or_default() += 1,
             Outcome::Mismatch(m) => mismatches.push((r.case, m, &r.written)),
             Outcome::Invalid(why) => *refused.entry(format!("(fuzzer) {why}")).or_default() += 1,
@@ -376,13 +407,17 @@ fn report(results: &[Result], seconds: f64, out: &mut dyn Write) -> ExitCode {
     }
     let total = results.len();
     let refused_n: u64 = refused.values().sum();
+    // Programs holding each entry of the coverage list, and how many of
+    // them passed (the rest were refused).
+    let _ = writeln!(out, "{}", drawn.line_with(&passing));
+    let uncovered = require_coverage && !drawn.never_drawn().is_empty();
     let _ = writeln!(out, "time: {seconds:.0} s");
     let _ = writeln!(
         out,
         "{total} programs: {passed} passed, {refused_n} refused, {} mismatches",
         mismatches.len()
     );
-    if mismatches.is_empty() {
+    if mismatches.is_empty() && !uncovered {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

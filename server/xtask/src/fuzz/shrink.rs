@@ -262,6 +262,7 @@ mod tests {
                 kind: ProcKind::Subroutine,
                 recursive: false,
                 elemental: false,
+                pure: false,
                 name: "fz".into(),
                 args: vec!["x".into()],
                 uses: vec![],

@@ -454,6 +454,7 @@ impl<'r> Generator<'r> {
                 kind,
                 recursive: false,
                 elemental: false,
+                pure: false,
                 name: name.to_string(),
                 args: params.iter().map(|(f, _)| f.to_string()).collect(),
                 uses: Vec::new(),

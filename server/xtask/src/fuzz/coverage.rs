@@ -1,0 +1,362 @@
+//! What the differential fuzzer must draw (issue 46), in one list: every
+//! form of program unit, every kind of state a routine can reach and every
+//! kind of statement the front end accepts in code dfort differentiates
+//! ([`ENTRIES`]); and which of them one generated program holds ([`of`]),
+//! read from the IR dfort's front end makes of it, not from the
+//! generator's intentions.
+//!
+//! Contract: the statement kinds are classified by an exhaustive match on
+//! [`StmtKind`] and [`DoControl`], so a statement the IR gains cannot be
+//! accepted without a place in this list; an entry the fuzzer cannot draw
+//! says why ([`Entry::excluded`]). Each fuzz run ends with a coverage line
+//! (how many programs held each entry), and a test draws CI's run and
+//! fails when an entry that is not excluded is never drawn.
+
+use dfort_ir::{Association, DoControl, IoKind, Program, Stmt, StmtKind, Storage, Unit, UnitKind};
+use std::collections::BTreeMap;
+
+/// One thing the fuzzer must draw.
+pub struct Entry {
+    pub name: &'static str,
+    /// Why the fuzzer does not draw it, when it does not.
+    pub excluded: Option<&'static str>,
+}
+
+const fn drawn(name: &'static str) -> Entry {
+    Entry {
+        name,
+        excluded: None,
+    }
+}
+
+const NEVER_DIFFERENTIATED: &str = "a main program is never a root nor a callee: nothing of it is differentiated (the fuzzer's driver is the main program)";
+
+/// Every entry, program units first, then state, then statements.
+pub const ENTRIES: &[Entry] = &[
+    // Program units.
+    Entry {
+        name: "unit: main program",
+        excluded: Some(NEVER_DIFFERENTIATED),
+    },
+    Entry {
+        name: "unit: internal procedure of a main program",
+        excluded: Some(NEVER_DIFFERENTIATED),
+    },
+    drawn("unit: external subroutine"),
+    drawn("unit: external function"),
+    drawn("unit: module subroutine"),
+    drawn("unit: module function"),
+    drawn("unit: internal procedure of an external subroutine"),
+    drawn("unit: internal procedure of an external function"),
+    drawn("unit: internal procedure of a module procedure"),
+    drawn("unit: internal function"),
+    drawn("unit: recursive procedure"),
+    drawn("unit: elemental procedure"),
+    drawn("unit: pure procedure"),
+    drawn("unit: statement function"),
+    // State a routine reaches.
+    drawn("state: dummy argument"),
+    drawn("state: function result"),
+    drawn("state: local variable"),
+    drawn("state: SAVE'd local"),
+    drawn("state: DATA or initialised local"),
+    drawn("state: host-associated variable"),
+    drawn("state: host-associated dummy"),
+    drawn("state: module variable"),
+    drawn("state: COMMON member"),
+    drawn("state: EQUIVALENCE"),
+    drawn("state: pointer"),
+    drawn("state: target"),
+    drawn("state: allocatable"),
+    // Statements.
+    drawn("statement: assignment"),
+    drawn("statement: CALL"),
+    drawn("statement: IF block"),
+    drawn("statement: logical IF"),
+    drawn("statement: WHERE"),
+    drawn("statement: counted DO"),
+    drawn("statement: DO WHILE"),
+    drawn("statement: DO without control"),
+    drawn("statement: SELECT CASE"),
+    drawn("statement: GO TO"),
+    drawn("statement: computed GO TO"),
+    drawn("statement: arithmetic IF"),
+    drawn("statement: EXIT"),
+    drawn("statement: CYCLE"),
+    drawn("statement: RETURN"),
+    Entry {
+        name: "statement: STOP",
+        excluded: Some("a run that stops has no derivative to check; dfort keeps STOP in the forward sweep"),
+    },
+    drawn("statement: CONTINUE"),
+    drawn("statement: READ"),
+    drawn("statement: WRITE"),
+    Entry {
+        name: "statement: PRINT, OPEN, CLOSE and other I/O",
+        excluded: Some("run as written, like WRITE, which stands for them: they touch files and the terminal, not values"),
+    },
+    drawn("statement: ALLOCATE"),
+    drawn("statement: DEALLOCATE"),
+    drawn("statement: pointer assignment"),
+    drawn("statement: NULLIFY"),
+    Entry {
+        name: "statement: unsupported",
+        excluded: Some("the front end rejects it with a diagnostic: no derivative is written"),
+    },
+];
+
+/// The entry of a statement kind.
+fn statement(kind: &StmtKind) -> &'static str {
+    match kind {
+        StmtKind::Assign { .. } => "statement: assignment",
+        StmtKind::Call { .. } => "statement: CALL",
+        StmtKind::If { one_line: true, .. } => "statement: logical IF",
+        StmtKind::If { .. } => "statement: IF block",
+        StmtKind::Where { .. } => "statement: WHERE",
+        StmtKind::Do { control, .. } => match control {
+            DoControl::Counted { .. } => "statement: counted DO",
+            DoControl::While(_) => "statement: DO WHILE",
+            DoControl::Forever => "statement: DO without control",
+        },
+        StmtKind::SelectCase { .. } => "statement: SELECT CASE",
+        StmtKind::Goto { .. } => "statement: GO TO",
+        StmtKind::ComputedGoto { .. } => "statement: computed GO TO",
+        StmtKind::ArithmeticIf { .. } => "statement: arithmetic IF",
+        StmtKind::Exit { .. } => "statement: EXIT",
+        StmtKind::Cycle { .. } => "statement: CYCLE",
+        StmtKind::Return => "statement: RETURN",
+        StmtKind::Stop => "statement: STOP",
+        StmtKind::Continue => "statement: CONTINUE",
+        StmtKind::Io { kind, .. } => match kind {
+            IoKind::Read => "statement: READ",
+            IoKind::Write => "statement: WRITE",
+            IoKind::Print | IoKind::Open | IoKind::Close | IoKind::Other => {
+                "statement: PRINT, OPEN, CLOSE and other I/O"
+            }
+        },
+        StmtKind::Allocate {
+            deallocate: false, ..
+        } => "statement: ALLOCATE",
+        StmtKind::Allocate { .. } => "statement: DEALLOCATE",
+        StmtKind::PointerAssign { .. } => "statement: pointer assignment",
+        StmtKind::Nullify { .. } => "statement: NULLIFY",
+        StmtKind::Unsupported { .. } => "statement: unsupported",
+    }
+}
+
+/// The program-unit entries of `unit`.
+fn unit_forms(program: &Program, unit: &Unit, out: &mut Vec<&'static str>) {
+    let parent = unit.parent.map(|p| program.unit(p));
+    let procedure = matches!(unit.kind, UnitKind::Subroutine | UnitKind::Function);
+    match (unit.kind, parent.map(|p| (p.kind, p.parent.is_some()))) {
+        (UnitKind::Program, _) => out.push("unit: main program"),
+        (UnitKind::Subroutine, None) => out.push("unit: external subroutine"),
+        (UnitKind::Function, None) => out.push("unit: external function"),
+        (UnitKind::Subroutine, Some((UnitKind::Module, _))) => out.push("unit: module subroutine"),
+        (UnitKind::Function, Some((UnitKind::Module, _))) => out.push("unit: module function"),
+        (_, Some((UnitKind::Program, _))) => out.push("unit: internal procedure of a main program"),
+        (_, Some((_, true))) => out.push("unit: internal procedure of a module procedure"),
+        (_, Some((UnitKind::Subroutine, false))) => {
+            out.push("unit: internal procedure of an external subroutine")
+        }
+        (_, Some((UnitKind::Function, false))) => {
+            out.push("unit: internal procedure of an external function")
+        }
+        _ => {}
+    }
+    let internal = parent.is_some_and(|p| p.kind != UnitKind::Module);
+    if internal && unit.kind == UnitKind::Function {
+        out.push("unit: internal function");
+    }
+    if procedure && unit.recursive {
+        out.push("unit: recursive procedure");
+    }
+    if procedure && unit.elemental {
+        out.push("unit: elemental procedure");
+    }
+    if procedure && unit.pure {
+        out.push("unit: pure procedure");
+    }
+    if !unit.stmt_functions.is_empty() {
+        out.push("unit: statement function");
+    }
+}
+
+/// The state entries of `unit`'s variables.
+fn state(program: &Program, unit: &Unit, out: &mut Vec<&'static str>) {
+    let procedure = matches!(unit.kind, UnitKind::Subroutine | UnitKind::Function);
+    for sym in unit.symbols.iter() {
+        match &sym.storage {
+            Storage::Dummy(_) => out.push("state: dummy argument"),
+            Storage::Result => out.push("state: function result"),
+            Storage::Local if sym.attrs.parameter => {}
+            Storage::Local if unit.kind == UnitKind::Module => out.push("state: module variable"),
+            Storage::Local if procedure && sym.attrs.initialized => {
+                out.push("state: DATA or initialised local")
+            }
+            Storage::Local if procedure && sym.attrs.save => out.push("state: SAVE'd local"),
+            Storage::Local => out.push("state: local variable"),
+            Storage::Common { .. } => out.push("state: COMMON member"),
+            Storage::Imported {
+                from,
+                symbol,
+                via: Association::Host,
+            } => {
+                let origin = program
+                    .units
+                    .get(*from)
+                    .and_then(|u| u.symbols.get(*symbol));
+                match origin.map(|o| &o.storage) {
+                    Some(Storage::Dummy(_)) => out.push("state: host-associated dummy"),
+                    Some(Storage::Local) if program.unit(*from).kind == UnitKind::Module => {
+                        out.push("state: module variable")
+                    }
+                    Some(Storage::Local | Storage::Result) => {
+                        out.push("state: host-associated variable")
+                    }
+                    _ => {}
+                }
+            }
+            Storage::Imported {
+                via: Association::Use,
+                ..
+            }
+            | Storage::UnknownModule { .. } => out.push("state: module variable"),
+            Storage::Procedure => {}
+        }
+        if sym.storage != Storage::Procedure {
+            if sym.attrs.pointer {
+                out.push("state: pointer");
+            }
+            if sym.attrs.target {
+                out.push("state: target");
+            }
+            if sym.attrs.allocatable {
+                out.push("state: allocatable");
+            }
+        }
+    }
+    if !unit.equivalences.is_empty() {
+        out.push("state: EQUIVALENCE");
+    }
+}
+
+/// The entries `program` holds, each once.
+pub fn of(program: &Program) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for unit in program.units.iter() {
+        unit_forms(program, unit, &mut out);
+        state(program, unit, &mut out);
+        for st in unit.stmts.iter() {
+            let Stmt { kind, .. } = st;
+            out.push(statement(kind));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The entries of a generated program's text, as dfort's front end reads
+/// it.
+pub fn of_text(text: &str) -> Vec<&'static str> {
+    let ws = dfort_ide::Workspace::from_sources(
+        vec![("fz.f90".into(), text.to_string())],
+        dfort_ide::LoadOptions::default(),
+    );
+    of(&ws.program)
+}
+
+/// How many programs held each entry.
+#[derive(Default)]
+pub struct Tally(BTreeMap<&'static str, u64>);
+
+impl Tally {
+    pub fn add(&mut self, entries: &[&'static str]) {
+        for e in entries {
+            *self.0.entry(e).or_default() += 1;
+        }
+    }
+
+    pub fn count(&self, name: &str) -> u64 {
+        self.0.get(name).copied().unwrap_or(0)
+    }
+
+    /// The entries not excluded that no program held.
+    pub fn never_drawn(&self) -> Vec<&'static str> {
+        ENTRIES
+            .iter()
+            .filter(|e| e.excluded.is_none() && self.count(e.name) == 0)
+            .map(|e| e.name)
+            .collect()
+    }
+
+    /// `coverage: <entry> <count>, …` over the entries not excluded, in
+    /// the list's order, and the ones never drawn.
+    pub fn line(&self) -> String {
+        self.line_of(|e| self.count(e).to_string())
+    }
+
+    /// [`Tally::line`] with each count followed by `passed`'s: `entry
+    /// drawn/passed`.
+    pub fn line_with(&self, passed: &Tally) -> String {
+        self.line_of(|e| format!("{}/{}", self.count(e), passed.count(e)))
+    }
+
+    fn line_of(&self, count: impl Fn(&str) -> String) -> String {
+        let counts: Vec<String> = ENTRIES
+            .iter()
+            .filter(|e| e.excluded.is_none())
+            .map(|e| format!("{} {}", e.name, count(e.name)))
+            .collect();
+        let never = self.never_drawn();
+        let missing = match never.is_empty() {
+            true => String::new(),
+            false => format!("\nnever drawn: {}", never.join(", ")),
+        };
+        format!("coverage: {}{missing}", counts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every entry a classification can give is in the list, once.
+    #[test]
+    fn the_list_names_each_entry_once() {
+        let mut names: Vec<&str> = ENTRIES.iter().map(|e| e.name).collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        let text = "module m\n  real(8) :: g\ncontains\n  pure real(8) function f(v)\n    real(8), intent(in) :: v\n    f = v*v\n  end function\nend module\nsubroutine s(x)\n  use m\n  real(8), intent(inout) :: x\n  real(8), save :: t\n  t = f(x)\n  x = t + g\n  stop\nend subroutine\n";
+        let got = of_text(text);
+        for e in &got {
+            assert!(names.contains(e), "{e} is not in the list");
+        }
+        for want in [
+            "unit: module function",
+            "unit: pure procedure",
+            "unit: external subroutine",
+            "state: SAVE'd local",
+            "state: module variable",
+            "statement: STOP",
+        ] {
+            assert!(got.contains(&want), "{want}: {got:?}");
+        }
+    }
+
+    /// CI's fuzz run (`--cases 150 --seed 2026`) draws every entry that is
+    /// not excluded: a construct the front end accepts cannot be
+    /// differentiated without being fuzzed.
+    #[test]
+    fn ci_fuzz_run_draws_every_entry() {
+        let mut tally = Tally::default();
+        for case in 0..150 {
+            let (p, _) = super::super::draw(2026, case, 0);
+            tally.add(&of_text(&p.print()));
+        }
+        assert!(tally.never_drawn().is_empty(), "{}", tally.line());
+    }
+}
