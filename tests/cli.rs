@@ -1083,6 +1083,7 @@ fn saved_state_is_followed_by_the_analyses_and_its_adjoint_is_refused_at_the_dec
         ("filter", &[("s", 13)][..]),
         ("smooth", &[("h", 38)][..]),
         ("weigh", &[("first", 67), ("tab", 68)][..]),
+        ("counter", &[("k", 100)][..]),
     ] {
         let dir =
             std::env::temp_dir().join(format!("dfort-saved-state-{root}-{}", std::process::id()));

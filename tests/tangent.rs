@@ -850,3 +850,30 @@ end subroutine q
     assert!(text.contains("-(((a) / (b)) / (b))"), "{text}");
     assert!(!text.contains("**2"), "{text}");
 }
+
+/// Issue 45: a tangent routine keeps its own copy of its procedure's
+/// SAVE'd locals. A reference that would run the original procedure —
+/// here in a condition, which is not hoisted — would change the
+/// original's copy instead, and the two would part: the tangent is
+/// refused there (and the adjoint, which does not follow such state, at
+/// the declaration). Referenced in an assignment's right-hand side, the
+/// same call runs the tangent routine and nothing is refused but the
+/// adjoint (`counter` of the fixture, checked numerically by the CLI
+/// test).
+#[test]
+fn a_reference_that_would_run_the_original_of_a_procedure_with_saved_state_is_refused() {
+    let src = std::fs::read_to_string(fixtures().join("kernels/saved_state.f90")).expect("fixture");
+    assert_eq!(
+        refusal_codes(&src, "counter"),
+        (vec!["saved-state"], vec![])
+    );
+    let in_condition = src.replace(
+        "  t = scaled(1d0, .false.)",
+        "  if (scaled(1d0, .false.) > 5d0) t = 1d0",
+    );
+    assert_ne!(in_condition, src);
+    assert_eq!(
+        refusal_codes(&in_condition, "counter"),
+        (vec!["saved-state"], vec!["saved-state"])
+    );
+}

@@ -38,30 +38,121 @@ pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec
 pub fn saved_state(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
     let mut keys = std::collections::BTreeSet::new();
     for &u in &diff.units {
-        for k in &effects[u].written_globals {
-            if let GlobalKey::Shared { unit, symbol } = k {
-                if dfort_analysis::dep::saved_local(program.unit(*unit), *symbol) {
-                    keys.insert((*unit, *symbol));
-                }
-            }
-        }
+        keys.extend(saved_locals(program, &effects[u].written_globals));
     }
     keys.into_iter()
         .map(|(u, s)| {
             let unit = program.unit(u);
-            let sym = unit.symbol(s);
-            Refusal::new(
-                sym.span,
-                (
-                    &rules::SAVED_STATE,
-                    format!(
-                        "`{}` is a SAVE'd local of `{}`, which changes it: its value carries from one call to the next, and the adjoint does not follow such state yet (pass it as an argument, or make it a module variable)",
-                        sym.name, unit.name
-                    ),
-                ),
-            )
+            saved_state_refusal(unit, s, "the adjoint does not follow such state yet".into())
         })
         .collect()
+}
+
+/// The tangent's refusals of state that outlives a call. A procedure
+/// with a tangent routine keeps its own copy of its SAVE'd locals in it,
+/// as the original does; the tangent calls that routine wherever a CALL
+/// or an assignment's right-hand side (hoisted: [`DiffSet::writers`])
+/// reaches a procedure that changes such a copy. Any other reference to
+/// one — from code that runs as the original, or in a condition, a
+/// bound, an actual argument, a WHERE — would run the original and its
+/// copy, and the two would part: refused there.
+pub fn saved_state_copies(
+    program: &Program,
+    diff: &DiffSet,
+    effects: &ProgramEffects,
+) -> Vec<Refusal> {
+    // The SAVE'd locals with a copy in a tangent routine that changes them.
+    let copied = |k: &GlobalKey| match k {
+        GlobalKey::Shared { unit, symbol } => {
+            dfort_analysis::dep::saved_local(program.unit(*unit), *symbol)
+                && diff.units.contains(unit)
+                && effects[*unit].written_globals.contains(k)
+        }
+        GlobalKey::Common { .. } => false,
+    };
+    let mut out = Vec::new();
+    let reached = reached_from(program, diff.root);
+    for site in &program.call_graph.sites {
+        let dfort_ir::callgraph::Callee::Unit(c) = site.callee else {
+            continue;
+        };
+        if !reached.contains(&site.caller) {
+            continue;
+        }
+        let Some(k) = effects[c].written_globals.iter().find(|k| copied(k)) else {
+            continue;
+        };
+        let caller = program.unit(site.caller);
+        let runs_tangent = diff.units.contains(&site.caller)
+            && diff.units.contains(&c)
+            && (!site.function || in_assignment(caller, site.stmt, site.span));
+        if runs_tangent {
+            continue;
+        }
+        let (owner, name) = match k {
+            GlobalKey::Shared { unit, symbol } => {
+                let o = program.unit(*unit);
+                (o, &o.symbol(*symbol).name)
+            }
+            GlobalKey::Common { .. } => continue,
+        };
+        out.push(Refusal::new(
+            site.span,
+            (
+                &rules::SAVED_STATE,
+                format!(
+                    "`{}` changes `{name}`, a SAVE'd local of `{}` whose copy the tangent keeps in `{}_d`; this reference runs the original `{}`, with the original's copy, and the two would part (call it from an assignment's right-hand side or a CALL in differentiated code, or make `{name}` an argument or a module variable)",
+                    site.name, owner.name, owner.name, site.name
+                ),
+            ),
+        ));
+    }
+    out
+}
+
+/// Whether the function reference at `span` is in the right-hand side of
+/// assignment `stmt`, outside WHERE (where the tangent hoists it).
+fn in_assignment(unit: &Unit, stmt: StmtId, span: Span) -> bool {
+    let StmtKind::Assign { rhs, .. } = &unit.stmt(stmt).kind else {
+        return false;
+    };
+    if where_bodies(unit).contains(&stmt) {
+        return false;
+    }
+    let mut found = false;
+    rhs.walk(&mut |x| found |= matches!(x.kind, ExprKind::FunctionCall { .. }) && x.span == span);
+    found
+}
+
+/// The SAVE'd locals among `keys`, as (procedure, symbol).
+fn saved_locals<'k>(
+    program: &Program,
+    keys: impl IntoIterator<Item = &'k GlobalKey>,
+) -> Vec<(UnitId, SymbolId)> {
+    keys.into_iter()
+        .filter_map(|k| match k {
+            GlobalKey::Shared { unit, symbol }
+                if dfort_analysis::dep::saved_local(program.unit(*unit), *symbol) =>
+            {
+                Some((*unit, *symbol))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn saved_state_refusal(unit: &Unit, s: SymbolId, why: String) -> Refusal {
+    let sym = unit.symbol(s);
+    Refusal::new(
+        sym.span,
+        (
+            &rules::SAVED_STATE,
+            format!(
+                "`{}` is a SAVE'd local of `{}`, which changes it: its value carries from one call to the next, and {why} (pass it as an argument, or make it a module variable)",
+                sym.name, unit.name
+            ),
+        ),
+    )
 }
 
 /// EQUIVALENCE sets in which a member with a derivative shares memory

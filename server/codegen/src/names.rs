@@ -9,6 +9,7 @@
 //! derivative or calls one that is.
 
 use dfort_analysis::bitset::BitSet;
+use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::interproc::ProgramActivity;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
@@ -81,11 +82,23 @@ impl<'a> DiffSet<'a> {
             .filter(|u| *u == root || c.routine[*u])
             .collect();
         let effects = dfort_analysis::effects::all(program);
+        // Units that change a SAVE'd local whose copy a tangent routine
+        // keeps: their tangent routines must run wherever they are called.
+        let changes_copy = |u: UnitId| {
+            effects[u].written_globals.iter().any(|k| match k {
+                GlobalKey::Shared { unit, symbol } => {
+                    units.contains(unit)
+                        && dfort_analysis::dep::saved_local(program.unit(*unit), *symbol)
+                }
+                GlobalKey::Common { .. } => false,
+            })
+        };
         let writers = units
             .iter()
             .copied()
             .filter(|&u| {
                 dfort_analysis::derivatives::writes_derivatives(program, &effects, &c.with_d[u], u)
+                    || changes_copy(u)
             })
             .collect();
         DiffSet {

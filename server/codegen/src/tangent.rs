@@ -811,6 +811,7 @@ pub fn tangent_of(
     let diff = DiffSet::of_root(facts, root)?;
     let effects = facts.effects();
     let mut refusals = crate::limits::check(program, &diff, effects);
+    refusals.extend(crate::limits::saved_state_copies(program, &diff, effects));
     let mut routines = Vec::new();
     for &u in &diff.units {
         match routine(program, &diff, u, Flavour::Tangent) {
