@@ -77,7 +77,11 @@ pub fn global_key(program: &Program, unit: &Unit, s: SymbolId) -> Option<GlobalK
 /// or an initialiser): state that outlives a call, a global that only the
 /// procedure itself names.
 pub fn saved_local(unit: &Unit, s: SymbolId) -> bool {
-    let sym = unit.symbol(s);
+    is_saved_local(unit, unit.symbol(s))
+}
+
+/// [`saved_local`] of a symbol of `unit`.
+pub fn is_saved_local(unit: &Unit, sym: &Symbol) -> bool {
     matches!(unit.kind, UnitKind::Subroutine | UnitKind::Function)
         && sym.storage == Storage::Local
         && (sym.attrs.save || sym.attrs.initialized)

@@ -197,6 +197,10 @@ fn declaration(snap: &Snapshot, s: &Symbol) -> Option<String> {
 fn storage(snap: &Snapshot, unit: &Unit, s: &Symbol) -> String {
     match &s.storage {
         Storage::Dummy(i) => format!("argument {} of `{}`", i + 1, unit.name),
+        Storage::Local if dfort_analysis::dep::is_saved_local(unit, s) => format!(
+            "SAVE'd local of `{}`: its value carries from one call to the next",
+            unit.name
+        ),
         Storage::Local => format!("local to `{}`", unit.name),
         Storage::Result => format!("result of `{}`", unit.name),
         Storage::Common { block, .. } if block.is_empty() => "in blank COMMON".into(),
@@ -950,6 +954,49 @@ end subroutine s
 "
             ),
             "{m}"
+        );
+    }
+
+    /// Issue 45: a SAVE'd local is state of its procedure, active when a
+    /// later call's result depends on an earlier call's arguments, and
+    /// the hover says so.
+    #[test]
+    fn a_saved_local_hover_says_it_carries_its_value_between_calls() {
+        let src = "real(8) function ema(v, start)
+  implicit none
+  real(8), intent(in) :: v
+  logical, intent(in) :: start
+  real(8), save :: s = 0d0
+  if (start) s = v
+  s = 0.9d0*s + 0.1d0*v*v
+  ema = s
+end function ema
+subroutine filter(n, x, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: y(n)
+  real(8), external :: ema
+  integer :: i
+  do i = 1, n
+    y(i) = ema(x(i), i == 1)
+  end do
+end subroutine filter
+";
+        let path = Path::new("/hover-tests/ema.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let h = super::hover(&snap, path, at("s = 0.9d0")).unwrap().markdown;
+        assert!(
+            h.contains("SAVE'd local of `ema`: its value carries from one call to the next"),
+            "{h}"
+        );
+        assert!(h.contains("**active** after this statement"), "{h}");
+        assert!(
+            h.contains("s is SAVE'd: on entry it holds what an earlier call left"),
+            "{h}"
         );
     }
 }

@@ -622,6 +622,16 @@ pub fn split_call_tooltip(callee: &str) -> String {
 pub fn why(unit: &Unit, w: &Why) -> String {
     let name = |s: &SymbolId| unit.symbol(*s).name.clone();
     match w {
+        // A SAVE'd local is an independent or a dependent of its
+        // procedure's calls: it keeps its value from one call to the next.
+        Why::Independent(v) if dfort_analysis::dep::saved_local(unit, *v) => format!(
+            "{} is SAVE'd: on entry it holds what an earlier call left, which depends on the independents",
+            name(v)
+        ),
+        Why::Dependent(v) if dfort_analysis::dep::saved_local(unit, *v) => format!(
+            "{} is SAVE'd: a later call reads what it keeps, and a dependent depends on that",
+            name(v)
+        ),
         Why::Independent(v) => format!("{} is an independent", name(v)),
         Why::Dependent(v) => format!("{} is a dependent", name(v)),
         Why::DependsOn { target, on } => format!(
