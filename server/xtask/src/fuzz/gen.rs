@@ -625,20 +625,7 @@ impl<'r> Generator<'r> {
                     funcs: env.funcs.clone(),
                     ..Env::default()
                 };
-                let mut hdecls = Vec::new();
-                for iv in ["hi", "hj", "hk"] {
-                    hdecls.push(Decl::int(iv));
-                    henv.ints.push(IVar {
-                        name: iv.into(),
-                        range: None,
-                        write: true,
-                    });
-                }
-                let mut budget = Budget {
-                    stmts: self.range(1, 5) as usize,
-                };
-                let mut hbody = self.init_ints(&mut henv);
-                hbody.extend(self.block(&mut henv, &mut budget, 1));
+                let (hdecls, hbody) = self.internal_body(&mut henv, &["hi", "hj", "hk"], 5);
                 internal.push(Proc {
                     kind: ProcKind::Subroutine,
                     recursive: false,
@@ -1138,6 +1125,27 @@ impl<'r> Generator<'r> {
         (p, SubSig { name, params })
     }
 
+    /// The integer locals `ints` of an internal procedure, declared and
+    /// added to its `env`, and its body: their initialisations, then a
+    /// block of 1 to `most` statements.
+    fn internal_body(&mut self, env: &mut Env, ints: &[&str], most: i64) -> (Vec<Decl>, Vec<Stmt>) {
+        let mut decls = Vec::new();
+        for iv in ints {
+            decls.push(Decl::int(*iv));
+            env.ints.push(IVar {
+                name: iv.to_string(),
+                range: None,
+                write: true,
+            });
+        }
+        let mut budget = Budget {
+            stmts: self.range(1, most) as usize,
+        };
+        let mut body = self.init_ints(env);
+        body.extend(self.block(env, &mut budget, 1));
+        (decls, body)
+    }
+
     /// An internal subroutine `fz_c<k>(kq)` of a host whose variables are
     /// `host`'s reals and `n`: a block on them, with `kq` in `1..n` to
     /// index them; and the host's call of it, in a loop over `qc` (an
@@ -1163,19 +1171,8 @@ impl<'r> Generator<'r> {
             ..Env::default()
         };
         let mut decls = vec![Decl::int("kq").with_intent("in")];
-        for iv in ["ci", "cj"] {
-            decls.push(Decl::int(iv));
-            env.ints.push(IVar {
-                name: iv.into(),
-                range: None,
-                write: true,
-            });
-        }
-        let mut budget = Budget {
-            stmts: self.range(1, 4) as usize,
-        };
-        let mut body = self.init_ints(&mut env);
-        body.extend(self.block(&mut env, &mut budget, 1));
+        let (locals, body) = self.internal_body(&mut env, &["ci", "cj"], 4);
+        decls.extend(locals);
         let proc = Proc {
             kind: ProcKind::Subroutine,
             recursive: false,
