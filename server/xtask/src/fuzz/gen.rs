@@ -893,7 +893,9 @@ impl<'r> Generator<'r> {
             macros: false,
         };
         p.each_proc_mut(&mut |q| {
-            if q.kind == ProcKind::Subroutine {
+            // Functions too: an internal function may reference an
+            // external one its host does not (seed 2026, case 65).
+            if !ext_funcs.contains(&q.name) {
                 declare_externals(q, &ext_funcs);
             }
             let io = io_declarations(&q.body);
