@@ -183,7 +183,7 @@ impl Checker {
         } else {
             path.clone()
         };
-        let files = match derivatives(&read, p) {
+        let (files, refused) = match derivatives(&read, p) {
             Ok(f) => f,
             Err(o) => return o,
         };
@@ -215,6 +215,9 @@ impl Checker {
             .copied()
             .chain(["-ffpe-trap=invalid,zero,overflow"])
             .collect();
+        if let Some(why) = refused {
+            return tangent_alone(dir, p, seed, &main_flags, why);
+        }
         let mut runs: Vec<(&'static str, Vec<Point>)> = Vec::new();
         let stack = format!("{base}/dfort_stack.f90.o");
         let mut point_seed = seed;
@@ -310,6 +313,67 @@ impl Checker {
     }
 }
 
+/// The check of a program whose adjoint dfort refuses: its tangent
+/// against finite differences (rechecked in quadruple precision), at the
+/// smooth points; a tangent that disagrees is a mismatch, otherwise the
+/// program counts as refused. A program or driver that fails here is
+/// counted as refused too: only the tangent is judged.
+fn tangent_alone(dir: &Path, p: &Program, seed: u64, flags: &[&str], why: String) -> Outcome {
+    let mut spec = spec_of(p, POINTS, seed);
+    spec.adjoint = false;
+    spec.gradient = false;
+    let ran = std::fs::write(dir.join("driver.f90"), driver(&spec))
+        .map_err(|e| e.to_string())
+        .and_then(|_| compile(dir, "driver.f90", flags))
+        .and_then(|d| {
+            let objects = ["prog.f90.o".to_string(), "tangent.f90.o".to_string()];
+            link(dir, &d, &objects, flags, "run_tangent")
+        })
+        .ok();
+    if ran.is_none() {
+        return Outcome::Refused(why);
+    }
+    let out = match run(dir, "run_tangent") {
+        Ok(out) => out,
+        // The tangent's fault when the program alone runs.
+        // (Not on invalid arithmetic: derivatives of a program whose values
+        // grow may overflow where the program does not.)
+        Err(Failure::Error(stderr))
+            if !arithmetic_failure(&stderr)
+                && run_primal_alone(dir, &spec, flags, "primal").is_ok() =>
+        {
+            return mismatch(Kind::Crash("tangent"), first_error(&stderr));
+        }
+        Err(_) => return Outcome::Refused(why),
+    };
+    let points = parse_output(&out);
+    for (k, pt) in points.iter().enumerate() {
+        if !pt.smooth(SMOOTH)
+            || pt
+                .fd
+                .iter()
+                .any(|v| !v.is_finite() || v.abs() > LARGEST_DIFFERENCE)
+        {
+            continue;
+        }
+        let Some(e) = pt.tangent_error() else {
+            continue;
+        };
+        if !within(e, TANGENT_TOL) && !quad_tangent_agrees(dir, &spec) {
+            return mismatch(
+                Kind::Tangent,
+                format!(
+                    "point {}: finite differences {:e}, tangent {:e} (relative error {e:.2e}; the adjoint is refused: {why})",
+                    k + 1,
+                    pt.fd(),
+                    pt.tangent.map_or(f64::NAN, |t| t.0)
+                ),
+            );
+        }
+    }
+    Outcome::Refused(why)
+}
+
 /// Whether a derivative's run stopped on invalid or overflowing
 /// arithmetic (a trap, or NaN in its results).
 fn arithmetic_failure(stderr: &str) -> bool {
@@ -392,9 +456,14 @@ fn quad_tangent_agrees(dir: &Path, spec: &DriverSpec) -> bool {
             .all(|pt| pt.tangent_error().is_some_and(|e| within(e, TANGENT_TOL)))
 }
 
+/// Derivative files (name, text), and the refusal of the adjoint when the
+/// tangent is there alone.
+type Derivatives = (Vec<(String, String)>, Option<String>);
+
 /// The tangent and the three adjoints of `p`'s root, or the outcome that
-/// stops the check (a refusal, a panic).
-fn derivatives(path: &Path, p: &Program) -> Result<Vec<(String, String)>, Outcome> {
+/// stops the check (a refusal, a panic). When an adjoint is refused after
+/// the tangent was written: the tangent alone, with the refusal.
+fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
     let files = [path.to_path_buf()];
     let spec = RootSpec {
         name: "fz".into(),
@@ -456,9 +525,18 @@ fn derivatives(path: &Path, p: &Program) -> Result<Vec<(String, String)>, Outcom
             })?;
             files_out.push(("tangent".to_string(), t));
         }
-        let a = guarded(name, &|| {
+        let a = match guarded(name, &|| {
             dfort_codegen::adjoint::adjoint_of(facts, id, "cargo xtask fuzz").map(|(t, _)| t)
-        })?;
+        }) {
+            Ok(a) => a,
+            // The tangent is still checked (a procedure with SAVE'd state
+            // has a tangent and no adjoint).
+            Err(Outcome::Refused(why)) => {
+                files_out.retain(|(n, _)| n == "tangent");
+                return Ok((files_out, Some(why)));
+            }
+            Err(o) => return Err(o),
+        };
         files_out.push((name.to_string(), a));
         let agreed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             crate::consistency::check_root(&files, &spec, rec)
@@ -479,7 +557,7 @@ fn derivatives(path: &Path, p: &Program) -> Result<Vec<(String, String)>, Outcom
             }
         }
     }
-    Ok(files_out)
+    Ok((files_out, None))
 }
 
 /// The driver of `p`'s root: `n` and every real argument, with the
@@ -774,6 +852,77 @@ pub fn available() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A program whose adjoint is refused (SAVE'd state) still has its
+    /// tangent judged: it passes against the program it was written from,
+    /// and is a mismatch against a program that computes something else.
+    #[test]
+    fn the_tangent_of_a_program_whose_adjoint_is_refused_is_still_judged() {
+        if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+            return;
+        }
+        let base = std::env::temp_dir().join(format!("dfort-tangent-alone-{}", std::process::id()));
+        std::fs::create_dir_all(&base).expect("scratch");
+        // A drawn program with SAVE'd state whose tangent dfort writes and
+        // whose adjoint it refuses.
+        let (p, tangent, why) = (0..400)
+            .map(|case| crate::fuzz::draw(2026, case, 0).0)
+            .filter(|p| {
+                let t = p.print();
+                !p.macros && ["fzs_e(", "fzs_h(", "fzs_t("].iter().any(|f| t.contains(f))
+            })
+            .find_map(|p| {
+                let path = base.join("candidate.f90");
+                std::fs::write(&path, p.print()).ok()?;
+                match derivatives(&path, &p) {
+                    Ok((files, Some(why))) if files.len() == 1 => {
+                        Some((p, files[0].1.clone(), why))
+                    }
+                    _ => None,
+                }
+            })
+            .expect("a program with SAVE'd state, its tangent and its adjoint refused");
+        let judged = |tamper: bool| {
+            let dir = base.join(if tamper { "tampered" } else { "as-drawn" });
+            std::fs::create_dir_all(&dir).expect("scratch");
+            let text = p.print();
+            std::fs::write(dir.join("tangent.f90"), &tangent).expect("write");
+            let prog = if tamper {
+                // The program computes 1.5 times its dependent: the
+                // tangent no longer matches it.
+                let d = &p.dependents[0];
+                let end = if p.root.kind == ProcKind::Function {
+                    "\nend function fz\n"
+                } else {
+                    "\nend subroutine fz\n"
+                };
+                let changed = text.replacen(end, &format!("\n  {d} = 1.5d0*{d}{end}"), 1);
+                assert_ne!(changed, text);
+                changed
+            } else {
+                text
+            };
+            std::fs::write(dir.join("prog.f90"), prog).expect("write");
+            for f in ["prog.f90", "tangent.f90"] {
+                compile(&dir, f, &FLAGS).expect("compiles");
+            }
+            tangent_alone(&dir, &p, 7, &FLAGS, why.clone())
+        };
+        let plain = judged(false);
+        let tampered = judged(true);
+        let _ = std::fs::remove_dir_all(&base);
+        assert!(matches!(plain, Outcome::Refused(_)), "{plain:?}");
+        assert!(
+            matches!(
+                tampered,
+                Outcome::Mismatch(Mismatch {
+                    kind: Kind::Tangent,
+                    ..
+                })
+            ),
+            "{tampered:?}"
+        );
+    }
 
     #[test]
     fn reasons_group_without_names_and_numbers() {

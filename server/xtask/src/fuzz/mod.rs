@@ -6,6 +6,7 @@
 //! and written out with the commands that reproduce it. A refusal (dfort
 //! names the construct it does not differentiate) counts as refused,
 //! never as a pass or a failure; the refusals are summed up by reason.
+//! When only the adjoint is refused, the tangent is still judged.
 //!
 //! The run is reproducible: case `c` of seed `s` is the same program
 //! whatever the number of workers.
