@@ -137,6 +137,19 @@ pub struct DriverSpec {
     pub result: Option<String>,
     /// Matrices made symmetric positive definite or diagonally dominant.
     pub matrices: Vec<MatrixInit>,
+    /// The largest step h of the central differences (also h/2 and h/4):
+    /// [`STEP`] in double precision; a quadruple-precision run can take
+    /// a far smaller one, which sees what oscillates faster than `STEP`.
+    pub step: f64,
+}
+
+/// The differences' largest step in double precision: large enough for
+/// their rounding error to stay small after the extrapolations.
+pub const STEP: f64 = 2e-4;
+
+/// `v` as a double-precision Fortran literal (`2d-4`).
+fn fortran_real(v: f64) -> String {
+    format!("{v:e}").replacen('e', "d", 1)
 }
 
 impl MatrixInit {
@@ -391,9 +404,9 @@ pub fn driver(spec: &DriverSpec) -> String {
     // Central differences at steps h, h/2 and h/4: their truncation
     // errors are series in h², so Richardson extrapolation of two of them
     // is O(h⁴) and Romberg's of the three O(h⁶) — h can be large enough
-    // (2e-4) for the rounding error to stay small.
-    for (step, acc) in [("2d-4", "dv_fd1"), ("1d-4", "dv_fd2"), ("0.5d-4", "dv_fd3")] {
-        let _ = writeln!(w, "  dv_eps = {step}");
+    // (`STEP`) for the rounding error to stay small.
+    for (step, acc) in [(1.0, "dv_fd1"), (0.5, "dv_fd2"), (0.25, "dv_fd3")] {
+        let _ = writeln!(w, "  dv_eps = {}", fortran_real(spec.step * step));
         for (sign, store) in [("+", "_p"), ("-", "_m")] {
             reset(w, sign);
             match &spec.result {
@@ -626,7 +639,7 @@ impl Point {
     /// times the values over the smallest step, with a margin for the
     /// extrapolations' coefficients.
     pub fn noise(&self) -> f64 {
-        const SMALLEST_STEP: f64 = 0.5e-4;
+        const SMALLEST_STEP: f64 = STEP / 4.0;
         if self.values.is_finite() {
             20.0 * f64::EPSILON * self.values / SMALLEST_STEP
         } else {
@@ -796,6 +809,7 @@ mod tests {
             assumed_shape: Vec::new(),
             result: None,
             matrices: Vec::new(),
+            step: STEP,
         };
         let d = driver(&spec);
         assert!(d.contains("do dv_point = 1, 3"));

@@ -947,6 +947,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         assumed_shape,
         result,
         matrices,
+        step: dfort_codegen::driver::STEP,
     };
     let scratch = match &args.keep {
         Some(d) => Scratch::kept(d)?,

@@ -11,7 +11,7 @@ use dfort::session::{Ask, Session};
 use dfort::verify::{compile, gfortran, link, Scratch};
 use dfort_analysis::roots::RootSpec;
 use dfort_codegen::adjoint::Recording;
-use dfort_codegen::driver::{driver, parse_output, relative, DriverArg, DriverSpec, Point};
+use dfort_codegen::driver::{driver, parse_output, relative, DriverArg, DriverSpec, Point, STEP};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -53,6 +53,13 @@ const POINTS: usize = 4;
 /// by chance).
 const LARGEST_DIFFERENCE: f64 = 1e6;
 const SMOOTH: f64 = 1e-7;
+/// The differences' largest step in the quadruple-precision re-check:
+/// rounding stays near 1e-22 there, and the truncation error of a
+/// function that oscillates fast over double precision's steps
+/// vanishes (seed 77, case 37: `sin` of a value near 1e6 through a
+/// loop; the differences at 2e-4 are off by 2e-3 yet converge fourfold,
+/// those at 2e-12 agree with the tangent to 1e-15).
+const QUAD_STEP: f64 = 2e-12;
 const TANGENT_TOL: f64 = 1e-6;
 const DOT_TOL: f64 = 1e-10;
 const MODES_TOL: f64 = 1e-10;
@@ -422,13 +429,18 @@ fn derivatives_overflow(dir: &Path, spec: &DriverSpec, flags: &[&str]) -> bool {
 /// precision (`-freal-8-real-16`), at the points `spec` draws. A tangent
 /// that disagrees in double precision only is right for a program whose
 /// values are ill-conditioned there (`sin` of a value near 1e12, whose
-/// last bit moves the result by 1e-4: seed 1128, case 1824); a wrong
-/// tangent disagrees in any precision.
+/// last bit moves the result by 1e-4: seed 1128, case 1824) or that
+/// oscillates faster than double precision's steps ([`QUAD_STEP`]); a
+/// wrong tangent disagrees in any precision.
 fn quad_tangent_agrees(dir: &Path, spec: &DriverSpec) -> bool {
     let quad = dir.join("quad");
-    let copy = |f: &str| std::fs::copy(dir.join(f), quad.join(f)).map(|_| ());
+    let copy = |f: &str| {
+        std::fs::read_to_string(dir.join(f))
+            .and_then(|text| std::fs::write(quad.join(f), quad_kinds(&text)))
+    };
     let mut tangent_only = spec.clone();
     tangent_only.adjoint = false;
+    tangent_only.step = QUAD_STEP;
     let flags = ["-O0", "-freal-8-real-16", "-fcheck=bounds,do,recursion"];
     let built = std::fs::create_dir_all(&quad)
         .and_then(|_| copy("prog.f90"))
@@ -454,6 +466,57 @@ fn quad_tangent_agrees(dir: &Path, spec: &DriverSpec) -> bool {
         && smooth
             .iter()
             .all(|pt| pt.tangent_error().is_some_and(|e| within(e, TANGENT_TOL)))
+}
+
+/// `text` with the kind argument 8 of each `cmplx(…, 8)` and `real(…, 8)`
+/// made 16: `-freal-8-real-16` promotes declarations, not a kind given
+/// to an intrinsic, so without this a complex value drawn by the fuzzer
+/// (and its derivative) would drop to double precision in the
+/// quadruple-precision re-check (seed 77, case 37: differences at
+/// 2e-12 scattered by 2e-5).
+fn quad_kinds(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let word_start = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        let name = ["cmplx(", "real("].into_iter().find(|n| {
+            word_start && text[i..].len() >= n.len() && text[i..i + n.len()].eq_ignore_ascii_case(n)
+        });
+        let Some(name) = name else {
+            i += 1;
+            continue;
+        };
+        // The call's last top-level argument.
+        let open = i + name.len() - 1;
+        let (mut depth, mut last_comma, mut close) = (0usize, None, None);
+        for (j, b) in bytes.iter().enumerate().skip(open) {
+            match b {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(j);
+                        break;
+                    }
+                }
+                b',' if depth == 1 => last_comma = Some(j),
+                _ => {}
+            }
+        }
+        if let (Some(comma), Some(close)) = (last_comma, close) {
+            let kind = text[comma + 1..close].trim().to_ascii_lowercase();
+            if kind == "8" || kind.replace(' ', "") == "kind=8" {
+                out.push_str(&text[copied..comma + 1]);
+                out.push_str(" 16");
+                copied = close;
+            }
+        }
+        i = open + 1;
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// Derivative files (name, text), and the refusal of the adjoint when the
@@ -631,6 +694,7 @@ fn spec_of(p: &Program, points: usize, seed: u64) -> DriverSpec {
         assumed_shape: Vec::new(),
         result,
         matrices: Vec::new(),
+        step: STEP,
     }
 }
 
@@ -988,10 +1052,24 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn the_quad_recheck_gives_intrinsics_kind_16() {
+        assert_eq!(
+            quad_kinds("zc = CMPLX(a(i, 8), f(x, 8), 8) + exp(cmplx(0d0, r, kind = 8))"),
+            "zc = CMPLX(a(i, 8), f(x, 8), 16) + exp(cmplx(0d0, r, 16))"
+        );
+        assert_eq!(
+            quad_kinds("real(8) :: v\nf = real(z*conjg(zd), 8) + real(z) + surreal(x, 8)"),
+            "real(8) :: v\nf = real(z*conjg(zd), 16) + real(z) + surreal(x, 8)"
+        );
+    }
+
     /// The quadruple-precision re-check accepts a right tangent of a
     /// program that is ill-conditioned in double precision (`sin` of a
-    /// value near 1e12: the tangent there is off by 1e-4 in double), and
-    /// still rejects a wrong one.
+    /// value near 1e12: the tangent there is off by 1e-4 in double) or
+    /// that oscillates faster than double precision's steps (`sin(3e4 x)`:
+    /// its differences at 2e-4 are off by far more than the tolerance),
+    /// and still rejects a wrong one.
     #[test]
     fn the_quad_recheck_tells_rounding_from_a_wrong_tangent() {
         if available().is_err() {
@@ -1039,6 +1117,7 @@ end subroutine fz_d
             assumed_shape: Vec::new(),
             result: None,
             matrices: Vec::new(),
+            step: STEP,
         };
         let agrees = |derivative: &str| {
             let dir = std::env::temp_dir().join(format!(
@@ -1055,5 +1134,24 @@ end subroutine fz_d
         };
         assert!(agrees("cos(x - 1.0d12)"));
         assert!(!agrees("1.001d0*cos(x - 1.0d12)"));
+        // Faster than the double-precision steps: a truncation error,
+        // which only a smaller step removes.
+        let fast = |derivative: &str| {
+            let dir = std::env::temp_dir().join(format!(
+                "dfort-quad-fast-{}-{}",
+                std::process::id(),
+                derivative.len()
+            ));
+            std::fs::create_dir_all(&dir).expect("temp dir");
+            let prog = prog.replace("sin(x - 1.0d12)", "sin(3.0d4*x)");
+            std::fs::write(dir.join("prog.f90"), prog).expect("write");
+            let t = tangent(derivative).replace("sin(x - 1.0d12)", "sin(3.0d4*x)");
+            std::fs::write(dir.join("tangent.f90"), t).expect("write");
+            let out = quad_tangent_agrees(&dir, &spec);
+            let _ = std::fs::remove_dir_all(&dir);
+            out
+        };
+        assert!(fast("3.0d4*cos(3.0d4*x)"));
+        assert!(!fast("3.003d4*cos(3.0d4*x)"));
     }
 }
