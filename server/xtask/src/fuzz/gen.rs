@@ -1930,15 +1930,7 @@ impl<'r> Generator<'r> {
         let Some(t) = self.target(&inner) else {
             return out;
         };
-        let others = Env {
-            reals: inner
-                .reals
-                .iter()
-                .filter(|v| v.name != t.name)
-                .cloned()
-                .collect(),
-            ..inner.clone()
-        };
+        let others = without(&inner, &t.name);
         let u = self.rexpr(&others, 1);
         let lhs = self.element(&inner, &t);
         let st = add_to(
@@ -2053,15 +2045,7 @@ impl<'r> Generator<'r> {
         let Some(t) = self.target(&inner) else {
             return Vec::new();
         };
-        let others = Env {
-            reals: inner
-                .reals
-                .iter()
-                .filter(|v| v.name != t.name)
-                .cloned()
-                .collect(),
-            ..inner.clone()
-        };
+        let others = without(&inner, &t.name);
         let u = self.rexpr(&others, 1);
         let lhs = self.element(&inner, &t);
         let second = match p.args[1].as_str() {
@@ -2798,15 +2782,7 @@ impl<'r> Generator<'r> {
         let Some(a) = self.pick(&accs).cloned() else {
             return Vec::new();
         };
-        let others = Env {
-            reals: env
-                .reals
-                .iter()
-                .filter(|v| v.name != a.name)
-                .cloned()
-                .collect(),
-            ..env.clone()
-        };
+        let others = without(env, &a.name);
         let Some(t) = self.target(&others) else {
             return Vec::new();
         };
@@ -4411,6 +4387,20 @@ fn anywhere(env: &Env) -> Env {
     out.loops.clear();
     out.reserved.clear();
     out
+}
+
+/// `env` without the real variable `name`: what a statement may read
+/// beside the variable it updates.
+fn without(env: &Env, name: &str) -> Env {
+    Env {
+        reals: env
+            .reals
+            .iter()
+            .filter(|v| v.name != name)
+            .cloned()
+            .collect(),
+        ..env.clone()
+    }
 }
 
 /// `env` with the integer `name` (a loop's index, which nothing else
