@@ -43,6 +43,16 @@ pub struct EffectSets {
     pub written_globals: BTreeSet<GlobalKey>,
 }
 
+impl EffectSets {
+    /// Whether the procedure may change one of its arguments or a global
+    /// (a function with side effects: the adjoint runs a reference to one
+    /// like a CALL, saving around it what it overwrites that the reverse
+    /// sweep needs).
+    pub fn changes_state(&self) -> bool {
+        !self.written_formals.is_empty() || !self.written_globals.is_empty()
+    }
+}
+
 /// A unit's own variables that it may read and write, its calls included.
 #[derive(Clone, Debug, Default)]
 pub struct LocalEffects {

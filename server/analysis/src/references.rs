@@ -9,12 +9,15 @@
 //!
 //! Contract: [`of_unit`] returns, per assignment the generator hoists out
 //! of (its target carries a derivative, or a referenced function writes
-//! something with one), the references in hoisting order — post-order,
-//! which is the order in which evaluation completes them — each with its
-//! checkpoint when its reverse sweep runs: when the assignment has an
-//! adjoint (its target carries a derivative and is active after it), the
-//! function writes an argument or a global with a derivative, or its
-//! result feeds a reference whose reverse sweep runs. The checkpoint is
+//! something with one, or changes an argument or a global at all), the
+//! references in hoisting order — post-order, which is the order in which
+//! evaluation completes them — each with its checkpoint when its reverse
+//! sweep runs: when the assignment has an adjoint (its target carries a
+//! derivative and is active after it), the function writes an argument
+//! or a global with a derivative, or changes one at all (what it
+//! overwrites that the reverse sweep reads is saved around it, as around
+//! a CALL: fuzzer, seed 45046, case 1440), or its result feeds a
+//! reference whose reverse sweep runs. The checkpoint is
 //! [`crate::checkpoint::of_call`]'s with the references nested in the
 //! actuals taken as the temporaries they become (values nothing changes
 //! after they are computed, so nothing of them is saved).
@@ -124,6 +127,7 @@ pub fn of_unit(
 ) -> BTreeMap<StmtId, Vec<ReferenceCheckpoint>> {
     let (program, unit) = (caller.program, caller.unit);
     let writer = |c: UnitId| carried.writers.get(c).copied().unwrap_or(false);
+    let changes_state = |c: UnitId| caller.effects.get(c).is_some_and(|e| e.changes_state());
     let mut out = BTreeMap::new();
     for st in &unit.stmts {
         let StmtKind::Assign { lhs, rhs } = &st.kind else {
@@ -135,7 +139,11 @@ pub fn of_unit(
         }
         let t = target(lhs).map(|(t, _)| t);
         let carries = t.is_some_and(|t| carried.with_d.contains_id(t));
-        if !carries && !found.iter().any(|f| writer(f.callee)) {
+        if !carries
+            && !found
+                .iter()
+                .any(|f| writer(f.callee) || changes_state(f.callee))
+        {
             continue;
         }
         let adjoint = carries
@@ -145,7 +153,8 @@ pub fn of_unit(
         let mut reversed = vec![false; found.len()];
         for j in (0..found.len()).rev() {
             let feeds = (j + 1..found.len()).any(|k| reversed[k] && found[k].nested.contains(&j));
-            reversed[j] = adjoint || writer(found[j].callee) || feeds;
+            let c = found[j].callee;
+            reversed[j] = adjoint || writer(c) || changes_state(c) || feeds;
         }
         let around = replayed.get(&st.id).map(Vec::as_slice).unwrap_or(&[]);
         let refs = found

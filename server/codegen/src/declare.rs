@@ -102,14 +102,20 @@ pub fn derivative_unit(
     };
     // Assignments whose target has a derivative, and those referencing a
     // function that writes something else with one (its derivative
-    // routine must run).
+    // routine must run); in the adjoint, also those referencing a
+    // function that changes an argument or a global at all (what it
+    // overwrites that the reverse sweep reads is saved around it, as
+    // around a CALL: [`dfort_analysis::references`]).
     let (unit, hoisted) = hoist(program, orig, |st| match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
             target(lhs).is_some_and(|(t, _)| names.contains_key(&t))
                 || (suffix.is_some()
                     && dfort_analysis::activity::function_references(rhs)
                         .iter()
-                        .any(|(c, _)| diff.writes_derivatives(*c)))
+                        .any(|(c, _)| {
+                            diff.writes_derivatives(*c)
+                                || (suffix == Some('b') && diff.changes_state(*c))
+                        }))
         }
         _ => false,
     });

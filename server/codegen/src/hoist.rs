@@ -408,6 +408,14 @@ fn arg_rank(unit: &Unit, ranks: &[usize], e: &Expr) -> Option<usize> {
     (!array_temp).then(|| crate::partials::rank_of(unit, &value))
 }
 
+/// The refusal of a reference to `name`, a function that changes an
+/// argument or a global, that could not be hoisted (a function reference
+/// or an array temporary in its actuals): run inside the expression, its
+/// changes would escape the derivative code.
+pub(crate) fn side_effects_not_hoisted(name: &str) -> String {
+    format!("`{name}` changes an argument or a global, so the derivative code must run it as a statement of its own, and this reference cannot be taken out of its expression (assign its value to a variable in a statement of its own, with its arguments computed before)")
+}
+
 /// Why an active reference to function `name` (`target`, with `args`)
 /// was not hoisted, for the generators' refusal.
 pub(crate) fn not_hoisted(
@@ -429,7 +437,7 @@ pub(crate) fn not_hoisted(
         return format!("`{name}` is applied element by element to an array whose bounds this routine may change: the derivative's result cannot be allocated here");
     }
     if !innermost(args) {
-        return format!("the active reference to `{name}` cannot be differentiated: a reference in its arguments could not be");
+        return format!("the active reference to `{name}` cannot be differentiated: a function reference in its arguments could not be taken out of the expression first");
     }
     format!("the result of `{name}` has bounds that are not expressions of its arguments this routine leaves unchanged, so its derivative's result cannot be allocated here")
 }

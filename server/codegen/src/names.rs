@@ -32,6 +32,10 @@ pub struct DiffSet<'a> {
     /// derivative (a function reference to one must run its derivative
     /// routine even where its result has no derivative).
     pub writers: Vec<UnitId>,
+    /// Per unit: whether it may change one of its arguments or a global
+    /// (the adjoint hoists a function reference to one and saves around
+    /// it what it overwrites that the reverse sweep reads).
+    pub changes_state: IdVec<UnitId, bool>,
 }
 
 impl<'a> DiffSet<'a> {
@@ -109,6 +113,7 @@ impl<'a> DiffSet<'a> {
             module_vars: c.module_vars,
             activity,
             writers,
+            changes_state: effects.iter().map(|e| e.changes_state()).collect(),
         }
     }
 
@@ -200,6 +205,11 @@ impl DiffSet<'_> {
     /// argument or a global with a derivative ([`DiffSet::writers`]).
     pub fn writes_derivatives(&self, c: UnitId) -> bool {
         self.writers.contains(&c)
+    }
+
+    /// Whether unit `c` may change one of its arguments or a global.
+    pub fn changes_state(&self, c: UnitId) -> bool {
+        self.changes_state.get(c).copied().unwrap_or(true)
     }
 
     /// The allocatable and pointer module variables with a derivative,

@@ -511,6 +511,26 @@ impl Gen<'_> {
         let mut label = Self::label(st);
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => {
+                // A reference left in the expression runs as the original:
+                // one to a function that writes something with a derivative
+                // must have been hoisted (its tangent routine must run).
+                if !self.primal {
+                    rhs.walk(&mut |x| {
+                        if let ExprKind::FunctionCall {
+                            name,
+                            target: CallTarget::Unit(c),
+                            ..
+                        } = &x.kind
+                        {
+                            if self.diff.writes_derivatives(*c) {
+                                self.refusals.push(crate::Refusal::new(
+                                    x.span,
+                                    crate::hoist::side_effects_not_hoisted(name),
+                                ));
+                            }
+                        }
+                    });
+                }
                 let hoisted = self.hoisted.get(&id).cloned().unwrap_or_default();
                 if !hoisted.is_empty() && self.in_where > 0 {
                     // Written before the construct ([`Tangent::where_hoisted`]).

@@ -99,6 +99,23 @@ impl Gen<'_> {
             .as_ref()
             .map(|w| format!("where ({w}) "))
             .unwrap_or_default();
+        // A reference left in the expression runs as the original: one to
+        // a function that changes an argument or a global must have been
+        // hoisted (to run its derivative routine, or to save around it
+        // what it overwrites that the reverse sweep reads).
+        rhs.walk(&mut |x| {
+            if let ExprKind::FunctionCall {
+                name,
+                target: CallTarget::Unit(c),
+                ..
+            } = &x.kind
+            {
+                if inp.diff.writes_derivatives(*c) || inp.diff.changes_state(*c) {
+                    self.out
+                        .refuse(x.span, crate::hoist::side_effects_not_hoisted(name));
+                }
+            }
+        });
         let mut label = label;
         let hoisted = self.hoisted_references(id, rhs, adjoint, &mut label);
         // Under a WHERE only the elements the mask selects are recorded.

@@ -170,7 +170,8 @@ impl Gen<'_> {
         // differ from those of the analysis' roots) is decided here by
         // the same rule: without the assignment's adjoint no temporary's
         // adjoint is ever seeded, so unless the function writes an
-        // argument or a global with a derivative, or its result feeds a
+        // argument or a global (what it overwrites may need saving
+        // around it; with a derivative, its reverse sweep must run), or its result feeds a
         // reference that runs (innermost references come first; fuzzer,
         // seed 4200, case 161), the reference has no reverse sweep, nor a
         // snapshot for one.
@@ -202,7 +203,10 @@ impl Gen<'_> {
                 .iter()
                 .zip(&reversed[j + 1..])
                 .any(|(k, &r)| r && k.args.iter().any(|a| mentions(&a.value, h.temp)));
-            reversed[j] = adjoint || inp.diff.writes_derivatives(h.callee) || feeds;
+            reversed[j] = adjoint
+                || inp.diff.writes_derivatives(h.callee)
+                || inp.diff.changes_state(h.callee)
+                || feeds;
         }
         let mut calls = Vec::new();
         let mut allocations = Vec::new();
