@@ -877,3 +877,88 @@ fn a_reference_that_would_run_the_original_of_a_procedure_with_saved_state_is_re
         (vec!["saved-state"], vec!["saved-state"])
     );
 }
+
+/// Fuzzer-found (seed 45046, case 1440): a function that changes its
+/// inout argument and a module variable, referenced where nothing of it
+/// is active, clobbered values the loop before it reads in the reverse
+/// sweep (kernel `side_effect_ref`, 6% off). The adjoint now takes such a
+/// reference out of its expression and saves around it what it
+/// overwrites. Where it cannot be taken out (a reference applied element
+/// by element inside its actuals, case 2127), the adjoint is refused at
+/// the reference — the tangent, which only runs it forward, is written.
+#[test]
+fn functions_with_side_effects_are_run_as_calls_in_the_adjoint_or_refused() {
+    let src =
+        std::fs::read_to_string(fixtures().join("kernels/side_effect_ref.f90")).expect("fixture");
+    let text = adjoint_text(&src, "side_effect_ref");
+    let forward = text
+        .split("subroutine side_effect_ref_b")
+        .nth(1)
+        .and_then(|r| r.split("! reverse sweep").next())
+        .expect("a forward sweep");
+    // The reference is hoisted, and what it overwrites that the loop's
+    // reverse sweep reads (an element of `coef`, `gain`) is saved first.
+    let call = forward.find("dfort_f1 = relax(").expect(&text);
+    for saved in ["call dfort_push(coef(1, n))", "call dfort_push(gain)"] {
+        let at = forward
+            .find(saved)
+            .unwrap_or_else(|| panic!("{saved}: {text}"));
+        assert!(at < call, "{saved} after the call: {text}");
+    }
+    assert_eq!(refusal_codes(&src, "side_effect_ref"), (vec![], vec![]));
+    let nested = src
+        .replace(
+            "  end function relax",
+            "  end function relax\n  elemental function half(a) result(h)\n    real(8), intent(in) :: a\n    real(8) :: h\n    h = 0.5d0*a\n  end function half",
+        )
+        .replace("relax(tally(2), coef(1, n))", "relax(sum(half(tally)), coef(1, n))");
+    let (adjoint, tangent) = refusal_codes(&nested, "side_effect_ref");
+    assert_eq!(adjoint, ["not-differentiable"]);
+    assert!(tangent.is_empty(), "{tangent:?}");
+}
+
+/// Fuzzer-found (seed 46046, case 564): a loop bound recomputed from
+/// `n`, an `intent(in)` dummy, which a function reference later passes
+/// to an `intent(in)` formal. Recovery took every actual of a function
+/// reference for one it may change, saved `n` after the loop and popped
+/// it back: `call dfort_pop(n)` into an `intent(in)` dummy does not
+/// compile. Neither the function's `intent(in)` formal nor the caller's
+/// `intent(in)` dummy can change.
+#[test]
+fn intent_in_actuals_of_function_references_are_never_saved() {
+    let src = "function dotc(m, x, incx) result(r)
+  implicit none
+  integer, intent(in) :: m, incx
+  real(8), intent(in) :: x(*)
+  real(8) :: r
+  integer :: i
+  r = 0.0d0
+  do i = 1, m
+    r = r + x(1 + (i - 1)*incx)**2
+  end do
+end function dotc
+
+subroutine ib(n, x, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: y(n)
+  real(8) :: t(n), r
+  real(8), external :: dotc
+  integer :: i, j, m
+  y = x
+  do i = 1, 3
+    m = n
+    do j = 1, m
+      y(j) = y(j)*x(j)
+    end do
+  end do
+  t = 1.0d0
+  r = dotc(n, t, n)
+  y(1) = y(1) + r
+end subroutine ib
+";
+    let text = adjoint_text(src, "ib");
+    assert!(!text.contains("dfort_pop(n)"), "{text}");
+    assert!(!text.contains("dfort_push(n)"), "{text}");
+}

@@ -188,22 +188,35 @@ pub fn writes(program: &Program, unit: &Unit, st: &Stmt) -> Vec<(SymbolId, bool)
             };
             args.iter()
                 .enumerate()
-                .filter(|(i, a)| {
-                    let formal = callee.and_then(|c| match &a.keyword {
-                        Some(k) => c.args.iter().find(|f| c.symbol(**f).name == *k).copied(),
-                        None => c.args.get(*i).copied(),
-                    });
-                    let intent = formal.and_then(|f| callee.map(|c| c.symbol(f).intent));
-                    intent.flatten() != Some(Intent::In)
-                })
+                .filter(|(i, a)| may_change_actual(callee.map(|c| &**c), *i, a))
                 .filter_map(|(_, a)| target(&a.value))
-                .filter(|(s, _)| is_variable(unit, *s))
+                .filter(|(s, _)| is_variable(unit, *s) && !fixed_dummy(unit, *s))
                 // A callee may write any part of an actual: never a kill.
                 .map(|(s, _)| (s, false))
                 .collect()
         }
         _ => Vec::new(),
     }
+}
+
+/// Whether procedure `callee` (`None`: unknown) may change its actual
+/// `a`, at position `i` of the reference: all but those bound to an
+/// `intent(in)` formal.
+fn may_change_actual(callee: Option<&Unit>, i: usize, a: &Arg) -> bool {
+    let formal = callee.and_then(|c| match &a.keyword {
+        Some(k) => c.args.iter().find(|f| c.symbol(**f).name == *k).copied(),
+        None => c.args.get(i).copied(),
+    });
+    let intent = formal.and_then(|f| callee.map(|c| c.symbol(f).intent));
+    intent.flatten() != Some(Intent::In)
+}
+
+/// Whether `s` is an `intent(in)` dummy of `unit`: nothing it calls may
+/// change it.
+fn fixed_dummy(unit: &Unit, s: SymbolId) -> bool {
+    unit.symbols
+        .get(s)
+        .is_some_and(|sym| sym.intent == Some(Intent::In))
 }
 
 /// How a statement may write a variable (see [`all_writes`]).
@@ -253,15 +266,27 @@ pub fn all_writes(program: &Program, unit: &Unit, st: &Stmt) -> Vec<(SymbolId, W
         }
         _ => {}
     }
+    // A function may change its actuals, but for those bound to an
+    // `intent(in)` formal (fuzzer, seed 46046, case 564: an `intent(in)`
+    // dummy passed to one was saved and restored, which does not compile).
     for e in st.kind.exprs() {
         e.walk(&mut |x| {
-            if let ExprKind::FunctionCall { args, .. } | ExprKind::Apply { args, .. } = &x.kind {
-                out.extend(
-                    args.iter()
-                        .filter_map(|a| target(&a.value))
-                        .map(|(v, _)| (v, WriteBy::FunctionArgument)),
-                );
-            }
+            let (callee, args) = match &x.kind {
+                ExprKind::FunctionCall { target, args, .. } => match target {
+                    CallTarget::Unit(c) => (program.units.get(*c), args),
+                    _ => (None, args),
+                },
+                ExprKind::Apply { args, .. } => (None, args),
+                _ => return,
+            };
+            out.extend(
+                args.iter()
+                    .enumerate()
+                    .filter(|(i, a)| may_change_actual(callee.map(|c| &**c), *i, a))
+                    .filter_map(|(_, a)| target(&a.value))
+                    .filter(|(v, _)| !fixed_dummy(unit, *v))
+                    .map(|(v, _)| (v, WriteBy::FunctionArgument)),
+            );
         });
     }
     out
