@@ -2772,7 +2772,6 @@ impl<'r> Generator<'r> {
     /// reads it: Fortran forbids a reference changing what the statement
     /// reads).
     fn writer_ref(&mut self, env: &Env) -> Vec<Stmt> {
-        const GLOBALS: [&str; 5] = ["gs", "gv", "ga", "cc", "cv"];
         let accs: Vec<RVar> = env
             .reals
             .iter()
@@ -3730,7 +3729,7 @@ impl<'r> Generator<'r> {
         // Variables already passed (an actual that is written must not
         // alias another).
         let mut used: Vec<String> = Vec::new();
-        let globals = ["gs", "gv", "cc", "cv"];
+        let globals = GLOBALS;
         for p in &sig.params {
             let a = match p {
                 Param::N => Expr::var("n"),
@@ -4388,6 +4387,13 @@ fn anywhere(env: &Env) -> Env {
     out.reserved.clear();
     out
 }
+
+/// The module variables and COMMON members a procedure may reach as
+/// globals: never passed as actual arguments (a procedure that changes
+/// one while it is also associated with a dummy breaks Fortran's rule
+/// against aliasing — seed 45046, case 1288 passed `ga` to a routine
+/// that assigns `ga` under a mask its dummy reads).
+const GLOBALS: [&str; 5] = ["gs", "gv", "ga", "cc", "cv"];
 
 /// `env` without the real variable `name`: what a statement may read
 /// beside the variable it updates.
