@@ -962,3 +962,47 @@ end subroutine ib
     assert!(!text.contains("dfort_pop(n)"), "{text}");
     assert!(!text.contains("dfort_push(n)"), "{text}");
 }
+
+/// Fuzzer-found (seed 45046, case 2509): a function that reads an active
+/// module variable, referenced in an active assignment with an array
+/// function's result inside its actuals, could not be hoisted and ran as
+/// the original: the derivative through the module variable was lost
+/// (tangent 25% off). Such a reference is refused now; the same function
+/// referenced with a plain actual is hoisted and differentiated.
+#[test]
+fn an_unhoisted_reference_to_a_function_reading_a_global_is_refused() {
+    let src = "module gm
+  implicit none
+  real(8) :: g
+contains
+  function p(u) result(r)
+    real(8), intent(in) :: u
+    real(8) :: r
+    r = u*sin(g)
+  end function p
+end module gm
+
+subroutine rg(n, x, z)
+  use gm
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(inout) :: z(n)
+  real(8) :: t(n)
+  t = 0.5d0
+  g = x(1)
+  z(1) = z(1) + p(sum(sq(t)))
+contains
+  function sq(v) result(w)
+    real(8), intent(in) :: v(:)
+    real(8) :: w(size(v))
+    w = v*v
+  end function sq
+end subroutine rg
+";
+    let (adjoint, tangent) = refusal_codes(src, "rg");
+    assert_eq!(adjoint, ["not-differentiable"]);
+    assert_eq!(tangent, ["not-differentiable"]);
+    let plain = src.replace("p(sum(sq(t)))", "p(2.0d0)");
+    assert_eq!(refusal_codes(&plain, "rg"), (vec![], vec![]));
+}

@@ -409,11 +409,12 @@ fn arg_rank(unit: &Unit, ranks: &[usize], e: &Expr) -> Option<usize> {
 }
 
 /// The refusal of a reference to `name`, a function that changes an
-/// argument or a global, that could not be hoisted (a function reference
-/// or an array temporary in its actuals): run inside the expression, its
-/// changes would escape the derivative code.
+/// argument or a global (or reads a global whose derivative flows
+/// through it), that could not be hoisted (a function reference or an
+/// array temporary in its actuals): run inside the expression, what it
+/// changes or reads would escape the derivative code.
 pub(crate) fn side_effects_not_hoisted(name: &str) -> String {
-    format!("`{name}` changes an argument or a global, so the derivative code must run it as a statement of its own, and this reference cannot be taken out of its expression (assign its value to a variable in a statement of its own, with its arguments computed before)")
+    format!("`{name}` changes an argument or a global, or reads a global, so the derivative code must run it as a statement of its own, and this reference cannot be taken out of its expression (assign its value to a variable in a statement of its own, with its arguments computed before)")
 }
 
 /// Why an active reference to function `name` (`target`, with `args`)

@@ -36,6 +36,10 @@ pub struct DiffSet<'a> {
     /// (the adjoint hoists a function reference to one and saves around
     /// it what it overwrites that the reverse sweep reads).
     pub changes_state: IdVec<UnitId, bool>,
+    /// Per unit: whether it may read a global (a reference to one in an
+    /// active expression must run its derivative routine, hoisted, for
+    /// the global's derivative to be followed).
+    pub reads_globals: IdVec<UnitId, bool>,
 }
 
 impl<'a> DiffSet<'a> {
@@ -114,6 +118,7 @@ impl<'a> DiffSet<'a> {
             activity,
             writers,
             changes_state: effects.iter().map(|e| e.changes_state()).collect(),
+            reads_globals: effects.iter().map(|e| !e.read_globals.is_empty()).collect(),
         }
     }
 
@@ -210,6 +215,11 @@ impl DiffSet<'_> {
     /// Whether unit `c` may change one of its arguments or a global.
     pub fn changes_state(&self, c: UnitId) -> bool {
         self.changes_state.get(c).copied().unwrap_or(true)
+    }
+
+    /// Whether unit `c` may read a global.
+    pub fn reads_globals(&self, c: UnitId) -> bool {
+        self.reads_globals.get(c).copied().unwrap_or(true)
     }
 
     /// The allocatable and pointer module variables with a derivative,

@@ -513,7 +513,11 @@ impl Gen<'_> {
             StmtKind::Assign { lhs, rhs } => {
                 // A reference left in the expression runs as the original:
                 // one to a function that writes something with a derivative
-                // must have been hoisted (its tangent routine must run).
+                // must have been hoisted (its tangent routine must run), and
+                // where the target has a derivative, one to a function that
+                // reads a global (the global's derivative flows through it:
+                // seed 45046, case 2509, 25% off).
+                let with_d = target(lhs).is_some_and(|(t, _)| self.dname.contains_key(&t));
                 if !self.primal {
                     rhs.walk(&mut |x| {
                         if let ExprKind::FunctionCall {
@@ -522,7 +526,9 @@ impl Gen<'_> {
                             ..
                         } = &x.kind
                         {
-                            if self.diff.writes_derivatives(*c) {
+                            if self.diff.writes_derivatives(*c)
+                                || (with_d && self.diff.reads_globals(*c))
+                            {
                                 self.refusals.push(crate::Refusal::new(
                                     x.span,
                                     crate::hoist::side_effects_not_hoisted(name),

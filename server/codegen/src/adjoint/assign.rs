@@ -102,7 +102,10 @@ impl Gen<'_> {
         // A reference left in the expression runs as the original: one to
         // a function that changes an argument or a global must have been
         // hoisted (to run its derivative routine, or to save around it
-        // what it overwrites that the reverse sweep reads).
+        // what it overwrites that the reverse sweep reads), and in an
+        // active assignment one to a function that reads a global (its
+        // adjoint must pass the global its share: seed 45046, case 2524).
+        let reads_matter = adjoint;
         rhs.walk(&mut |x| {
             if let ExprKind::FunctionCall {
                 name,
@@ -110,7 +113,10 @@ impl Gen<'_> {
                 ..
             } = &x.kind
             {
-                if inp.diff.writes_derivatives(*c) || inp.diff.changes_state(*c) {
+                if inp.diff.writes_derivatives(*c)
+                    || inp.diff.changes_state(*c)
+                    || (reads_matter && inp.diff.reads_globals(*c))
+                {
                     self.out
                         .refuse(x.span, crate::hoist::side_effects_not_hoisted(name));
                 }
