@@ -758,13 +758,17 @@ impl<'r> Generator<'r> {
                 let Some(t) = self.target(&late) else { break };
                 let p = self.element(&late, &t);
                 let mut args = vec![p];
+                // The optional arguments never name `p`'s variable: `p`
+                // is changed, and an actual associated with another dummy
+                // must not be (seed 45046, case 2524 passed `r1` as both).
+                let others = without(&late, &t.name);
                 match self.rng.random_range(0..4) {
                     0 => {}
-                    1 => args.push(self.rexpr(&late, 1)),
-                    2 => args.push(Expr::lit(format!("w={}", self.rexpr(&late, 1).print()))),
+                    1 => args.push(self.rexpr(&others, 1)),
+                    2 => args.push(Expr::lit(format!("w={}", self.rexpr(&others, 1).print()))),
                     _ => {
-                        args.push(self.rexpr(&late, 1));
-                        args.push(self.rexpr(&late, 1));
+                        args.push(self.rexpr(&others, 1));
+                        args.push(self.rexpr(&others, 1));
                     }
                 }
                 let at = self.free_point(&body, prologue);
