@@ -408,12 +408,35 @@ fn arg_rank(unit: &Unit, ranks: &[usize], e: &Expr) -> Option<usize> {
     (!array_temp).then(|| crate::partials::rank_of(unit, &value))
 }
 
+/// The references in `rhs` to a unit for which `must_hoist` holds,
+/// each with the refusal [`side_effects_not_hoisted`]: left in the
+/// expression they would run as the original.
+pub(crate) fn unhoisted_references(
+    rhs: &Expr,
+    must_hoist: impl Fn(UnitId) -> bool,
+) -> Vec<(Span, String)> {
+    let mut found = Vec::new();
+    rhs.walk(&mut |x| {
+        if let ExprKind::FunctionCall {
+            name,
+            target: CallTarget::Unit(c),
+            ..
+        } = &x.kind
+        {
+            if must_hoist(*c) {
+                found.push((x.span, side_effects_not_hoisted(name)));
+            }
+        }
+    });
+    found
+}
+
 /// The refusal of a reference to `name`, a function that changes an
 /// argument or a global (or reads a global whose derivative flows
 /// through it), that could not be hoisted (a function reference or an
 /// array temporary in its actuals): run inside the expression, what it
 /// changes or reads would escape the derivative code.
-pub(crate) fn side_effects_not_hoisted(name: &str) -> String {
+fn side_effects_not_hoisted(name: &str) -> String {
     format!("`{name}` changes an argument or a global, or reads a global, so the derivative code must run it as a statement of its own, and this reference cannot be taken out of its expression (assign its value to a variable in a statement of its own, with its arguments computed before)")
 }
 

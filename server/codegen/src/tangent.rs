@@ -519,23 +519,12 @@ impl Gen<'_> {
                 // seed 45046, case 2509, 25% off).
                 let with_d = target(lhs).is_some_and(|(t, _)| self.dname.contains_key(&t));
                 if !self.primal {
-                    rhs.walk(&mut |x| {
-                        if let ExprKind::FunctionCall {
-                            name,
-                            target: CallTarget::Unit(c),
-                            ..
-                        } = &x.kind
-                        {
-                            if self.diff.writes_derivatives(*c)
-                                || (with_d && self.diff.reads_globals(*c))
-                            {
-                                self.refusals.push(crate::Refusal::new(
-                                    x.span,
-                                    crate::hoist::side_effects_not_hoisted(name),
-                                ));
-                            }
-                        }
-                    });
+                    let diff = &self.diff;
+                    for (span, why) in crate::hoist::unhoisted_references(rhs, |c| {
+                        diff.writes_derivatives(c) || (with_d && diff.reads_globals(c))
+                    }) {
+                        self.refusals.push(crate::Refusal::new(span, why));
+                    }
                 }
                 let hoisted = self.hoisted.get(&id).cloned().unwrap_or_default();
                 if !hoisted.is_empty() && self.in_where > 0 {

@@ -105,23 +105,14 @@ impl Gen<'_> {
         // what it overwrites that the reverse sweep reads), and in an
         // active assignment one to a function that reads a global (its
         // adjoint must pass the global its share: seed 45046, case 2524).
-        let reads_matter = adjoint;
-        rhs.walk(&mut |x| {
-            if let ExprKind::FunctionCall {
-                name,
-                target: CallTarget::Unit(c),
-                ..
-            } = &x.kind
-            {
-                if inp.diff.writes_derivatives(*c)
-                    || inp.diff.changes_state(*c)
-                    || (reads_matter && inp.diff.reads_globals(*c))
-                {
-                    self.out
-                        .refuse(x.span, crate::hoist::side_effects_not_hoisted(name));
-                }
-            }
-        });
+        let diff = &inp.diff;
+        for (span, why) in crate::hoist::unhoisted_references(rhs, |c| {
+            diff.writes_derivatives(c)
+                || diff.changes_state(c)
+                || (adjoint && diff.reads_globals(c))
+        }) {
+            self.out.refuse(span, why);
+        }
         let mut label = label;
         let hoisted = self.hoisted_references(id, rhs, adjoint, &mut label);
         // Under a WHERE only the elements the mask selects are recorded.
