@@ -16,9 +16,11 @@
 //!   actuals (not those of the loops the reverse sweep replays, which it
 //!   sets itself) and what the call overwrites that the caller needs,
 //!   pushed after the records and popped just before the callee's adjoint
-//!   runs; then the module variables the callee reads that the unit does
-//!   not declare but may change, brought in by the generator under names
-//!   of its own.
+//!   runs; then the module variables the unit does not declare that the
+//!   callee reads and the unit may change, or that the call overwrites
+//!   and the unit's adjoint or its calling context needs after it
+//!   ([`Tbr::requires_undeclared`]), brought in by the generator under
+//!   names of its own.
 //!
 //! Subscripts are pushed after what they subscript, so that they pop
 //! first ([`subscript_rank`]). What the tape cannot hold ([`tape_limit`])
@@ -249,7 +251,9 @@ pub struct CallCheckpoint {
     pub records: Vec<Saved>,
     /// What the callee's adjoint needs restored.
     pub snapshot: Vec<Saved>,
-    /// Module variables the callee reads that the unit does not declare.
+    /// Module variables the unit does not declare that the snapshot
+    /// restores: read by the callee and changed by the unit, or
+    /// overwritten by the call and needed after it.
     pub hidden: Vec<GlobalKey>,
     /// Actuals that are parts of the same variable as an earlier actual:
     /// the callee's adjoint writes the adjoint of each actual it reads, so
@@ -488,7 +492,7 @@ pub fn of_call(
                 declared.insert(key);
             }
             if routine {
-                hidden = hidden_globals(caller, fx, &declared, &mut problems);
+                hidden = hidden_globals(caller, id, fx, &declared, &mut problems);
                 aliased = aliased_actuals(caller, c, args, fx, &mut problems);
                 // The reverse sweep evaluates their regions again.
                 for r in aliased.iter().filter_map(|a| a.region.as_ref()) {
@@ -726,6 +730,7 @@ fn aliased_actuals(
 /// generator can bring in and save; the others are problems.
 fn hidden_globals(
     caller: &Caller,
+    id: StmtId,
     fx: &Effects,
     declared: &BTreeSet<GlobalKey>,
     problems: &mut Vec<Problem>,
@@ -733,9 +738,28 @@ fn hidden_globals(
     let program = caller.program;
     let no_effects = Effects::default();
     let mine = caller.effects.get(caller.orig.id).unwrap_or(&no_effects);
+    // What the callee's adjoint reads that the caller may change, and
+    // what the call overwrites that the caller's adjoint (or its calling
+    // context) needs after it: the callee's adjoint restores its own
+    // overwrites from the values popped before it, but the original run
+    // in the forward sweep changed them (fuzzer, seed 48048, case 1626:
+    // a module procedure's call of a procedure writing a module array
+    // its caller's adjoint reads).
+    let required_after = fx
+        .written_globals
+        .iter()
+        .filter(|k| caller.tbr.requires_undeclared(id, k));
+    let mut keys: Vec<&GlobalKey> = fx
+        .read_globals
+        .iter()
+        .filter(|k| mine.written_globals.contains(*k))
+        .chain(required_after)
+        .collect();
+    keys.sort();
+    keys.dedup();
     let mut saved = Vec::new();
-    for k in &fx.read_globals {
-        if declared.contains(k) || !mine.written_globals.contains(k) {
+    for k in keys {
+        if declared.contains(k) {
             continue;
         }
         match k {

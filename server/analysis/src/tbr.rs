@@ -106,6 +106,21 @@ pub struct Tbr {
     /// The CALL statements that run in split mode ([`crate::split`]), in
     /// statement order.
     pub split: Vec<StmtId>,
+    /// The globals only the unit's callees touch (the unit declares no
+    /// name for them), with their slots in `in_req` past the unit's
+    /// symbols, sorted.
+    pub undeclared_globals: Vec<(crate::dep::GlobalKey, usize)>,
+}
+
+impl Tbr {
+    /// Whether the value of `key`, a global the unit does not declare, is
+    /// required just before statement `id`.
+    pub fn requires_undeclared(&self, id: StmtId, key: &crate::dep::GlobalKey) -> bool {
+        self.undeclared_globals
+            .iter()
+            .find(|(k, _)| k == key)
+            .is_some_and(|(_, slot)| self.in_req.get(id).is_some_and(|r| r.contains(*slot)))
+    }
 }
 
 struct Rules<'a> {
@@ -620,6 +635,16 @@ pub fn analyze_with(
         .filter(|(_, r)| r.split)
         .map(|(id, _)| id)
         .collect();
+    if let Some(cs) = callees {
+        tbr.undeclared_globals = cs
+            .space
+            .globals
+            .iter()
+            .filter(|(_, &slot)| slot >= unit.symbols.len())
+            .map(|(k, &slot)| (k.clone(), slot))
+            .collect();
+        tbr.undeclared_globals.sort();
+    }
     tbr
 }
 
@@ -703,6 +728,7 @@ fn records_of(
         in_req: IdVec::from_elem(BitSet::default(), n),
         records: Vec::new(),
         split: Vec::new(),
+        undeclared_globals: Vec::new(),
     };
     for (i, node) in cfg.nodes.iter_enumerated() {
         // A DO statement's InReq is what reaches the loop from before it
