@@ -8,7 +8,10 @@
 //! `PASS`/`FAIL`/`INFO` entry a line, then `RESULT: PASS|FAIL`).
 //!
 //! Needs `nvim` (0.7 or later) and `gfortran` on PATH; without them the test
-//! fails rather than passing silently.
+//! fails rather than passing silently. A second test runs the same script
+//! in a current Neovim (0.12, named by `DFORT_NVIM_CURRENT`, which
+//! `cargo xtask test` fetches), where it also chooses "Generate adjoint"
+//! in Neovim's own code-action menu: the file must be on disk and open.
 
 use std::fs;
 use std::io::Read;
@@ -67,12 +70,12 @@ struct NvimRun {
     report: String,
 }
 
-fn run_nvim(dir: &Path) -> NvimRun {
+fn run_nvim(nvim: &Path, dir: &Path) -> NvimRun {
     let root = repo_root();
     let init = root.join("editors/neovim/test/init.lua");
     let report_path = dir.join("report.txt");
     let xdg = dir.join("xdg");
-    let mut child = Command::new("nvim")
+    let mut child = Command::new(nvim)
         .args(["--headless", "-n", "-i", "NONE", "-u"])
         .arg(&init)
         .current_dir(dir)
@@ -136,6 +139,27 @@ fn gfortran_c(dir: &Path, file: &str) {
 #[test]
 fn neovim_plugin_hovers_and_generates_adjoint() {
     require_tool("nvim", "--version");
+    plugin_test(Path::new("nvim"), &[]);
+}
+
+/// The same in a current Neovim, whose own code-action menu (`gra`) runs
+/// the "Generate adjoint" action: the server writes and opens the file.
+#[test]
+fn current_neovim_generates_from_its_own_code_action_menu() {
+    let nvim = std::env::var_os("DFORT_NVIM_CURRENT").map(PathBuf::from);
+    let nvim = nvim.unwrap_or_else(|| {
+        panic!("DFORT_NVIM_CURRENT names no Neovim: run the tests with `cargo xtask test`, which fetches Neovim 0.12 into target/tools")
+    });
+    plugin_test(
+        &nvim,
+        &["PASS Generate adjoint from the built-in code-action menu"],
+    );
+}
+
+/// Runs the plugin's test script in `nvim` and checks its report, with the
+/// `extra` steps on top of those every version passes; then compiles what
+/// it generated.
+fn plugin_test(nvim: &Path, extra: &[&str]) {
     require_tool("gfortran", "--version");
 
     let root = repo_root();
@@ -155,7 +179,7 @@ fn neovim_plugin_hovers_and_generates_adjoint() {
     )
     .unwrap();
 
-    let run = run_nvim(&dir);
+    let run = run_nvim(nvim, &dir);
     let context = format!(
         "nvim exit code {:?}{}\n--- report ({}) ---\n{}\n--- nvim stderr ---\n{}\n--- nvim stdout ---\n{}",
         run.code,
@@ -171,7 +195,7 @@ fn neovim_plugin_hovers_and_generates_adjoint() {
     );
     assert!(!run.timed_out, "nvim hung:\n{context}");
     assert_eq!(run.code, Some(0), "the Neovim test failed:\n{context}");
-    for step in [
+    let every = [
         "PASS client initialized",
         "PASS hover fixed form",
         "PASS hover free form",
@@ -179,7 +203,8 @@ fn neovim_plugin_hovers_and_generates_adjoint() {
         "PASS address diagnostic in iccg",
         "PASS address inlay hints in iccg",
         "PASS inactive #if region drawn faded",
-    ] {
+    ];
+    for step in every.iter().chain(extra) {
         assert!(
             run.report.lines().any(|l| l.starts_with(step)),
             "missing `{step}` in the report:\n{context}"

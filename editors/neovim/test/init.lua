@@ -237,6 +237,12 @@ local function run()
     assert((read_file(stack) or ''):lower():find('module%s+dfort_stack'), 'dfort_stack.f90 has no module dfort_stack')
     assert(not text:find('\n\n$'), 'p000_bratu_b.f90 ends with a blank line')
     assert(not vim.api.nvim_buf_get_option(fixed, 'modified'), 'the source buffer was modified')
+    -- The server asked for the adjoint to be shown (window/showDocument,
+    -- which Neovim handles from 0.8 on).
+    if vim.fn.has('nvim-0.8') == 1 then
+      local shown = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t')
+      assert(shown == 'p000_bratu_b.f90', 'the current buffer is ' .. shown .. ', not the adjoint')
+    end
   end)
 
   -- A second generation must replace the files, not append to them (the
@@ -247,6 +253,33 @@ local function run()
     local paths, err = dfort.generate('adjoint', fixed, { position = bratu_pos, timeout = request_timeout_ms })
     assert(paths, err)
     assert(read_file(adjoint) == before, 'the adjoint file changed on the second generation')
+  end)
+
+  -- Neovim's own code-action menu (what `gra` opens), with the action
+  -- chosen: the file lands on disk and opens, no buffer is left unsaved.
+  -- (`apply` and `filter` exist from 0.8 on.)
+  local menu_step = vim.fn.has('nvim-0.8') == 1 and report.step or function() end
+  menu_step('Generate adjoint from the built-in code-action menu', function()
+    local adjoint = dir .. '/p000_bratu_b.f90'
+    os.remove(adjoint)
+    vim.api.nvim_set_current_buf(fixed)
+    vim.api.nvim_win_set_cursor(0, { bratu_pos.line + 1, bratu_pos.character })
+    vim.lsp.buf.code_action({
+      apply = true,
+      filter = function(a)
+        return a.title == 'Generate adjoint of bratu'
+      end,
+    })
+    local done = vim.wait(request_timeout_ms, function()
+      return file_exists(adjoint) and vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t') == 'p000_bratu_b.f90'
+    end, 50)
+    assert(done, 'the adjoint was not written and shown (current buffer: ' .. vim.api.nvim_buf_get_name(0) .. ')')
+    assert((read_file(adjoint) or ''):lower():find('subroutine%s+bratu_b'), 'p000_bratu_b.f90 has no subroutine bratu_b')
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified then
+        error('buffer ' .. vim.api.nvim_buf_get_name(b) .. ' is left modified')
+      end
+    end
   end)
 
   report.step('verify tbr_fig1', function()

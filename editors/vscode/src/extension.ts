@@ -172,8 +172,8 @@ function showWithOutput(kind: 'info' | 'warning', message: string): void {
 
 /**
  * Shows what a server command returned. The server's answers:
- *  - generate: `{ applied, files }` after its `workspace/applyEdit` (which the
- *    client has applied by now): name the files, offer to open the first;
+ *  - generate: `{ written, files, shown }`: the server wrote the files itself,
+ *    said so and opened the first (`window/showMessage`, `window/showDocument`);
  *  - verify: `{ ok, summary, output }`; the server shows the summary itself
  *    (`window/showMessage`), so it only goes to the output channel here;
  *  - a plain string (or `{ message }`): shown as it is.
@@ -202,24 +202,9 @@ function showResult(command: string, result: unknown): void {
   if (typeof r.output === 'string' && r.output.length > 0) {
     output?.info(r.output);
   }
-  if (Array.isArray(r.files)) {
-    const files = r.files.filter((f): f is string => typeof f === 'string');
-    if (r.applied === false) {
-      showWithOutput('warning', `the edit writing ${files.map((f) => path.basename(f)).join(', ')} was not applied.`);
-      return;
-    }
-    if (files.length === 0) {
-      return;
-    }
-    void vscode.window
-      .showInformationMessage(`dfort: wrote ${files.map((f) => path.basename(f)).join(', ')}`, 'Open')
-      .then(async (choice) => {
-        if (choice === 'Open') {
-          const first = files[0];
-          const uri = /^[a-z][\w+.-]*:/i.test(first) && !path.isAbsolute(first) ? vscode.Uri.parse(first) : vscode.Uri.file(first);
-          await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
-        }
-      });
+  if (typeof r.written === 'boolean') {
+    // generate: the server wrote the files, said so (window/showMessage) and
+    // asked for the first to be opened (window/showDocument).
     return;
   }
   if (typeof r.message === 'string') {

@@ -314,20 +314,39 @@ async function main() {
   );
   const errors = newMessages.filter(([sev]) => sev === 'error');
   check(errors.length === 0, 'no error shown for dfort.generateAdjoint', errors.map((m) => m[1]).join('; '));
-  check(newEdits.length > 0 || (typeof result === 'string' && result.length > 0), 'the server applied an edit or returned a message');
-  if (result && typeof result === 'object' && Array.isArray(result.files)) {
-    const names = result.files.map((f) => path.basename(String(f)));
-    check(
-      newMessages.some(([sev, m]) => sev === 'info' && names.every((n) => m.includes(n))),
-      'the extension tells which files were written',
-      JSON.stringify(newMessages),
-    );
-  }
-  if (newEdits.length > 0) {
-    const ops = newEdits.flatMap((e) => e.operations);
-    const adjointText = ops.filter((o) => o.kind === 'edit').map((o) => o.edit.newText).join('\n');
-    check(/tbr_fig1_b/i.test(adjointText), 'the edit writes subroutine tbr_fig1_b', adjointText.slice(0, 400));
-  }
+  check(newEdits.length === 0, 'no workspace edit is left for the client to apply', JSON.stringify(newEdits));
+  const adjointFile = path.join(workDir, path.basename(fixture).replace(/\.f90$/, '_b.f90'));
+  check(result && result.written === true, 'the server wrote the adjoint', JSON.stringify(result));
+  check(fs.existsSync(adjointFile) && /subroutine tbr_fig1_b/i.test(fs.readFileSync(adjointFile, 'utf8')), `${path.basename(adjointFile)} on disk holds subroutine tbr_fig1_b`);
+  check(
+    newMessages.some(([sev, m]) => sev === 'info' && m.includes(path.basename(adjointFile)) && m.includes('dfort_stack.f90')),
+    'the server says which files it wrote',
+    JSON.stringify(newMessages),
+  );
+  check(
+    host.activeTextEditor && host.activeTextEditor.document.uri.fsPath === adjointFile,
+    'the adjoint is open in the editor (window/showDocument)',
+    JSON.stringify(host.shownDocuments),
+  );
+
+  // 5b. the light bulb: the provider's "Generate tangent" action runs its
+  //     command as VS Code runs a chosen code action's command.
+  host.showEditor(doc, cursor);
+  const actionProviders = host.providersFor('CodeActions', doc);
+  check(actionProviders.length === 1, 'one code action provider registered', `${actionProviders.length}`);
+  const here = new stub.module.Range(cursor, cursor);
+  const offered = (await actionProviders[0].provideCodeActions(doc, here, { diagnostics: [], triggerKind: 1 }, tokenSource.token)) || [];
+  const tangent = offered.find((a) => /^Generate tangent/.test(a.title));
+  check(tangent && tangent.command && !tangent.edit, 'the light bulb offers "Generate tangent" as a command', offered.map((a) => a.title).join('; '));
+  const tangentFile = path.join(workDir, path.basename(fixture).replace(/\.f90$/, '_d.f90'));
+  await host.commands.get(tangent.command.command)(...(tangent.command.arguments || []));
+  check(fs.existsSync(tangentFile) && /subroutine tbr_fig1_d/i.test(fs.readFileSync(tangentFile, 'utf8')), `choosing it writes ${path.basename(tangentFile)}`);
+  check(
+    host.activeTextEditor && host.activeTextEditor.document.uri.fsPath === tangentFile,
+    'and opens it',
+    JSON.stringify(host.shownDocuments),
+  );
+  host.showEditor(doc, cursor);
 
   // 6. a settings change reaches the server as workspace/didChangeConfiguration.
   const changesBefore = sentParams('workspace/didChangeConfiguration').length;
@@ -363,8 +382,9 @@ async function main() {
 
   // 9. a server that cannot be started: activate() still resolves, says what to do,
   //    and the commands explain instead of being missing.
-  const leftovers = fs.readdirSync(workDir).filter((f) => f !== path.basename(fixture));
-  check(leftovers.length === 0, 'the server wrote no files itself (edits go through workspace/applyEdit)', leftovers.join(', '));
+  const leftovers = fs.readdirSync(workDir).filter((f) => f !== path.basename(fixture)).sort();
+  const generated = [path.basename(tangentFile), path.basename(adjointFile), 'dfort_stack.f90'].sort();
+  check(JSON.stringify(leftovers) === JSON.stringify(generated), 'the server wrote the generated files and nothing else', leftovers.join(', '));
 
   host.settings['dfort.serverPath'] = path.join(workDir, 'no-such-dfort');
   const messagesBeforeMissing = host.messages.length;

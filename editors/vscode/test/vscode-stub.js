@@ -635,6 +635,7 @@ function createStub(options) {
     outputLines: [], // [channel, text]
     messages: [], // [severity, text]
     appliedEdits: [],
+    shownDocuments: [],
     diagnostics: new Map(), // uri string -> Diagnostic[]
     missing: new Set(),
     activeTextEditor: undefined,
@@ -855,7 +856,15 @@ function createStub(options) {
       const source = new CancellationTokenSource();
       return Promise.resolve(task({ report: () => {} }, source.token));
     },
-    showTextDocument(doc) {
+    // A document, or (as the language client's window/showDocument passes)
+    // a Uri: opened from disk first, as VS Code does.
+    showTextDocument(docOrUri) {
+      let doc = docOrUri;
+      if (docOrUri && typeof docOrUri.getText !== 'function') {
+        const fsPath = docOrUri.fsPath;
+        doc = host.documents.find((d) => d.uri.fsPath === fsPath) || host.openDocument(fsPath, 'FortranFreeForm');
+      }
+      host.shownDocuments.push(doc.uri.fsPath);
       return Promise.resolve(host.showEditor(doc, new Position(0, 0)));
     },
     createTextEditorDecorationType: () => ({ key: 'stub', dispose() {} }),

@@ -119,44 +119,12 @@ pub fn header(what: &str, name: &str, loaded: &Loaded) -> String {
         env!("CARGO_PKG_VERSION"),
         command.join(" ")
     );
-    if let Some(note) = preprocessing_note(&loaded.session) {
+    let session = &loaded.session;
+    if let Some(note) = dfort_ide::actions::preprocessing_note(&session.snap, &session.paths) {
         h.push('\n');
         h.push_str(&note);
     }
     h
-}
-
-/// What the header says of the C preprocessor and INCLUDE lines when
-/// they expanded some of the files: the settings assumed, and that the
-/// derivative is written from the expanded code (so it compiles without
-/// them).
-fn preprocessing_note(session: &Session) -> Option<String> {
-    let snap = &session.snap;
-    let files: Vec<String> = session
-        .paths
-        .iter()
-        .filter(|p| snap.doc(p).is_some_and(|d| d.preprocessed.is_some()))
-        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .collect();
-    if files.is_empty() {
-        return None;
-    }
-    let cpp = &snap.config.cpp;
-    let mut settings: Vec<String> = cpp
-        .include
-        .iter()
-        .map(|d| format!("-I{}", d.display()))
-        .collect();
-    settings.extend(cpp.define.iter().map(|(n, v)| format!("-D{n}={v}")));
-    let settings = match settings.is_empty() {
-        true => "no -I or -D".to_string(),
-        false => settings.join(" "),
-    };
-    Some(format!(
-        "C preprocessor and INCLUDE lines read with {settings} in {}: this \
-         file holds the expanded code and compiles without -cpp, -I or -D.",
-        files.join(", ")
-    ))
 }
 
 /// Writes `<stem><suffix>.f90` (and an extra file) next to the root's file

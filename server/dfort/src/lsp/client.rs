@@ -5,8 +5,8 @@
 //!
 //! Server-to-client requests are answered at once: `workspace/applyEdit`
 //! with `applied: true` (the edit is kept in [`Connection::applied_edits`]),
-//! anything else with `null`; all are kept in
-//! [`Connection::server_requests`].
+//! `window/showDocument` with `success: true`, anything else with `null`;
+//! all are kept in [`Connection::server_requests`].
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -125,6 +125,8 @@ impl Connection {
                 let result = if m["method"] == "workspace/applyEdit" {
                     self.applied_edits.push(m["params"].clone());
                     json!({"applied": true})
+                } else if m["method"] == "window/showDocument" {
+                    json!({"success": true})
                 } else {
                     Value::Null
                 };
