@@ -1119,38 +1119,29 @@ end subroutine fz_d
             matrices: Vec::new(),
             step: STEP,
         };
-        let agrees = |derivative: &str| {
+        // Whether the quad recheck accepts `derivative` as the tangent of
+        // `y = f(x)`, `f` written in place of `sin(x - 1.0d12)`.
+        let accepts = |f: &str, derivative: &str| {
             let dir = std::env::temp_dir().join(format!(
-                "dfort-quad-recheck-{}-{}",
+                "dfort-quad-recheck-{}-{}-{}",
                 std::process::id(),
+                f.len(),
                 derivative.len()
             ));
             std::fs::create_dir_all(&dir).expect("temp dir");
-            std::fs::write(dir.join("prog.f90"), prog).expect("write");
-            std::fs::write(dir.join("tangent.f90"), tangent(derivative)).expect("write");
+            let mine = |text: String| text.replace("sin(x - 1.0d12)", f);
+            std::fs::write(dir.join("prog.f90"), mine(prog.to_string())).expect("write");
+            std::fs::write(dir.join("tangent.f90"), mine(tangent(derivative))).expect("write");
             let out = quad_tangent_agrees(&dir, &spec);
             let _ = std::fs::remove_dir_all(&dir);
             out
         };
+        let agrees = |derivative: &str| accepts("sin(x - 1.0d12)", derivative);
         assert!(agrees("cos(x - 1.0d12)"));
         assert!(!agrees("1.001d0*cos(x - 1.0d12)"));
         // Faster than the double-precision steps: a truncation error,
         // which only a smaller step removes.
-        let fast = |derivative: &str| {
-            let dir = std::env::temp_dir().join(format!(
-                "dfort-quad-fast-{}-{}",
-                std::process::id(),
-                derivative.len()
-            ));
-            std::fs::create_dir_all(&dir).expect("temp dir");
-            let prog = prog.replace("sin(x - 1.0d12)", "sin(3.0d4*x)");
-            std::fs::write(dir.join("prog.f90"), prog).expect("write");
-            let t = tangent(derivative).replace("sin(x - 1.0d12)", "sin(3.0d4*x)");
-            std::fs::write(dir.join("tangent.f90"), t).expect("write");
-            let out = quad_tangent_agrees(&dir, &spec);
-            let _ = std::fs::remove_dir_all(&dir);
-            out
-        };
+        let fast = |derivative: &str| accepts("sin(3.0d4*x)", derivative);
         assert!(fast("3.0d4*cos(3.0d4*x)"));
         assert!(!fast("3.003d4*cos(3.0d4*x)"));
     }
