@@ -497,6 +497,55 @@ fn generate_command_and_navigation() {
     c.shutdown().unwrap();
 }
 
+/// "Verify derivatives" runs `dfort verify`, reports `$/progress` while it
+/// runs to a client that shows progress, and says the result
+/// (`window/showMessage`).
+#[test]
+fn verify_reports_progress_and_its_result() {
+    let root = workspace("verify", &["p000_fig1.f90"]);
+    let fig1 = root.join("p000_fig1.f90");
+    let options = Options {
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_dfort")),
+        ..Options::default()
+    };
+    let mut c = start(&root, vscode_caps(), options);
+    open(&mut c, &fig1);
+    let r = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "dfort.verify", "arguments": [uri(&fig1), "tbr_fig1"]}),
+        )
+        .unwrap();
+    assert_eq!(r["result"]["ok"], true, "{r}");
+    assert!(
+        c.server_requests
+            .iter()
+            .any(|m| m["method"] == "window/workDoneProgress/create"),
+        "{:?}",
+        c.server_requests
+    );
+    let kinds: Vec<&str> = c
+        .notifications
+        .iter()
+        .filter(|m| m["method"] == "$/progress")
+        .filter(|m| m["params"]["token"] == "dfort-verify-tbr_fig1")
+        .filter_map(|m| m["params"]["value"]["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, ["begin", "end"], "{:?}", c.notifications);
+    let said: Vec<&str> = c
+        .notifications
+        .iter()
+        .filter(|m| m["method"] == "window/showMessage")
+        .filter_map(|m| m["params"]["message"].as_str())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|m| m.contains("tbr_fig1: adjoint relative error")),
+        "{said:?}"
+    );
+    c.shutdown().unwrap();
+}
+
 /// With a client that lets servers register file watchers, files changed
 /// on disk outside the editor (created, changed, deleted) are re-read.
 #[test]

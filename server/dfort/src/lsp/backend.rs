@@ -544,10 +544,30 @@ impl Backend {
             .await?
         };
         let exe = self.options.exe.clone();
-        let cwd = self
-            .session()
+        let session = self.session();
+        let cwd = session
             .root
+            .clone()
             .or_else(|| path.parent().map(Path::to_path_buf));
+        // `$/progress` while it compiles and runs, for clients that show it.
+        let token = NumberOrString::String(format!("dfort-verify-{unit}"));
+        let progress = if session.progress
+            && self
+                .client
+                .create_work_done_progress(token.clone())
+                .await
+                .is_ok()
+        {
+            Some(
+                self.client
+                    .progress(token, format!("dfort: verifying {unit}"))
+                    .with_message("compiling the derivatives with gfortran and running the checks")
+                    .begin()
+                    .await,
+            )
+        } else {
+            None
+        };
         let out = tokio::task::spawn_blocking(move || {
             let mut cmd = std::process::Command::new(&exe);
             cmd.arg("verify").args(&files).arg("--root").arg(&unit);
@@ -556,8 +576,11 @@ impl Backend {
             }
             cmd.output()
         })
-        .await
-        .map_err(|e| Error::invalid_params(format!("verify did not finish: {e}")))?;
+        .await;
+        if let Some(pr) = progress {
+            pr.finish_with_message("done").await;
+        }
+        let out = out.map_err(|e| Error::invalid_params(format!("verify did not finish: {e}")))?;
         let out = match out {
             Ok(o) => o,
             Err(e) => {
