@@ -8,9 +8,10 @@
 //! has errors in the files it depends on, or that the generators cannot
 //! differentiate; it never returns code for those.
 
-use crate::analysis::root_roles;
+use crate::analysis::{Request, RootSpec};
 use crate::host::Snapshot;
 use crate::text::{line_text, word_at};
+use dfort_analysis::decisions::Recording;
 use dfort_ir::{Storage, Unit, UnitId};
 use dfort_syntax::{Severity, SourceForm, TextRange};
 use std::path::{Path, PathBuf};
@@ -293,18 +294,34 @@ pub fn generate(
         problems.dedup();
         return Err(problems);
     }
-    let roles = root_roles(unit, &snap.config.roots);
-    if !roles.unknown.is_empty() {
+    // The root analysed on its own, with the configured lists (else its
+    // directives or intents), as `dfort adjoint --root` analyses it: one
+    // request of the analyses' entry point, whose decisions the
+    // generators read.
+    let spec = snap
+        .config
+        .roots
+        .iter()
+        .find(|r| r.name == unit.name)
+        .cloned()
+        .unwrap_or_else(|| RootSpec {
+            name: unit.name.clone(),
+            independent: Vec::new(),
+            dependent: Vec::new(),
+        });
+    let request = Request {
+        roots: vec![spec],
+        others: false,
+        recording: Recording::Inversion,
+    };
+    let facts = dfort_analysis::facts::analyse(&snap.program, &request, None);
+    if let Some(problem) = facts.problems.first() {
         return Err(vec![Problem {
             path: path.to_path_buf(),
             range: snap
                 .to_doc(unit.name_span.file, unit.name_span.range)
                 .map_or(TextRange::empty(0), |(_, r)| r),
-            message: format!(
-                "{} has no real variable named {}",
-                unit.name,
-                roles.unknown.join(", ")
-            ),
+            message: problem.message(),
         }]);
     }
     let mut header = format!(
@@ -324,21 +341,10 @@ pub fn generate(
         header.push_str(&note);
     }
     let result = match mode {
-        Mode::Adjoint => dfort_codegen::adjoint::adjoint(
-            &snap.program,
-            unit.id,
-            &roles.independents,
-            &roles.dependents,
-            dfort_codegen::adjoint::Recording::Inversion,
-            &header,
-        ),
-        Mode::Tangent => dfort_codegen::tangent::tangent(
-            &snap.program,
-            unit.id,
-            &roles.independents,
-            &roles.dependents,
-            &header,
-        ),
+        Mode::Adjoint => {
+            dfort_codegen::adjoint::adjoint_of(&facts, unit.id, &header).map(|(text, _)| text)
+        }
+        Mode::Tangent => dfort_codegen::tangent::tangent_of(&facts, unit.id, &header),
     };
     match result {
         Ok(text) => {

@@ -6,15 +6,3 @@
 
 pub use dfort_analysis::facts::{ProgramFacts as Analysis, Request, UnitFacts};
 pub use dfort_analysis::roots::RootSpec;
-
-use dfort_analysis::roles::{roles, Roles};
-use dfort_ir::Unit;
-
-/// The roles of `unit` for differentiation: the configured lists when the
-/// unit is a configured root, else its directives or intents.
-pub fn root_roles(unit: &Unit, specs: &[RootSpec]) -> Roles {
-    match specs.iter().find(|r| r.name == unit.name) {
-        Some(r) => roles(unit, Some((&r.independent, &r.dependent))),
-        None => roles(unit, None),
-    }
-}
