@@ -7,7 +7,6 @@
 //! checked by `derivatives.rs` (tests/kernels.toml).
 
 use crate::support::*;
-use dfort_analysis::roles::roles;
 use dfort_codegen::adjoint::Recording;
 
 /// The adjoint of `root` in fixture `file`.
@@ -24,17 +23,10 @@ fn adjoint_of(
     recording: Recording,
 ) -> String {
     let ws = fixture(file);
-    let u = unit(&ws, root);
-    let r = roles(u, roles_named);
-    dfort_codegen::adjoint::adjoint(
-        &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
-        recording,
-        "adjoint",
-    )
-    .unwrap_or_else(|e| panic!("adjoint refused: {e:?}"))
+    let (facts, root) = root_request(&ws.program, root, roles_named, recording);
+    dfort_codegen::adjoint::adjoint_of(&facts, root, "adjoint")
+        .map(|(text, _)| text)
+        .unwrap_or_else(|e| panic!("adjoint refused: {e:?}"))
 }
 
 /// The trimmed lines of the routine `name` between `from` and `to`.

@@ -4,21 +4,16 @@
 //! codegen_snapshots` and read the diff.
 
 use crate::support::*;
-use dfort_analysis::roles::roles;
 
 /// The tangent and the adjoint of `root` in fixture `file`, as one text.
 fn derivatives(file: &str, root: &str) -> String {
     let ws = fixture(file);
     let u = unit(&ws, root);
-    let r = roles(u, None);
-    let (ind, dep) = (&r.independents, &r.dependents);
-    let tangent = dfort_codegen::tangent::tangent(&ws.program, u.id, ind, dep, "tangent")
+    let tangent = tangent_named(&ws.program, &u.name, "tangent")
         .unwrap_or_else(|e| panic!("tangent refused: {e:?}"));
-    let adjoint = dfort_codegen::adjoint::adjoint(
+    let adjoint = adjoint_named(
         &ws.program,
-        u.id,
-        ind,
-        dep,
+        &u.name,
         dfort_codegen::adjoint::Recording::Inversion,
         "adjoint",
     )

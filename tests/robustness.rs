@@ -38,13 +38,29 @@ fn analyze_all(program: &dfort_ir::Program) {
             }
         }
     }
-    // Code generation from every root: a derivative or refusals, never a
-    // panic.
-    for (root, ind, dep) in &roots {
-        let _ = dfort_codegen::tangent::tangent(program, *root, ind, dep, "");
-        use dfort_codegen::adjoint::Recording;
+    // Code generation from every root, each analysed on its own as the
+    // command line asks: a derivative or refusals, never a panic.
+    use dfort_analysis::decisions::Recording;
+    use dfort_analysis::facts::{analyse, Request};
+    for (root, _, _) in &roots {
+        let spec = dfort_analysis::roots::RootSpec {
+            name: program.unit(*root).name.clone(),
+            independent: Vec::new(),
+            dependent: Vec::new(),
+        };
         for recording in [Recording::Inversion, Recording::Tbr, Recording::StoreAll] {
-            let _ = dfort_codegen::adjoint::adjoint(program, *root, ind, dep, recording, "");
+            let request = Request {
+                roots: vec![spec.clone()],
+                others: false,
+                recording,
+            };
+            let facts = analyse(program, &request, None);
+            for (id, _) in &facts.roots {
+                if recording == Recording::Inversion {
+                    let _ = dfort_codegen::tangent::tangent_of(&facts, *id, "");
+                }
+                let _ = dfort_codegen::adjoint::adjoint_of(&facts, *id, "");
+            }
         }
     }
 }

@@ -5,7 +5,6 @@
 //! installs it).
 
 use crate::support::*;
-use dfort_analysis::roles::roles;
 use std::path::Path;
 use std::process::Command;
 
@@ -40,15 +39,11 @@ fn refusal_lines(ws: &dfort_ide::Workspace, refusals: &[dfort_codegen::Refusal])
 fn active_arguments_to_routines_without_source_are_refused_with_their_location() {
     let ws = fixture("papers/p000_fig1_fwd.f90");
     let u = unit(&ws, "tbr_fig1_fwd");
-    let r = roles(u, None);
     for refusals in [
-        dfort_codegen::tangent::tangent(&ws.program, u.id, &r.independents, &r.dependents, "")
-            .expect_err("refused"),
-        dfort_codegen::adjoint::adjoint(
+        tangent_named(&ws.program, &u.name, "").expect_err("refused"),
+        adjoint_named(
             &ws.program,
-            u.id,
-            &r.independents,
-            &r.dependents,
+            &u.name,
             dfort_codegen::adjoint::Recording::Inversion,
             "",
         )
@@ -77,12 +72,9 @@ fn internal_procedures_cannot_be_roots() {
 fn a_callee_and_a_function_get_their_own_derivative_routines() {
     let ws = fixture("kernels/user_function.f90");
     let u = unit(&ws, "user_function");
-    let r = roles(u, None);
-    let adj = dfort_codegen::adjoint::adjoint(
+    let adj = adjoint_named(
         &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
+        &u.name,
         dfort_codegen::adjoint::Recording::Inversion,
         "",
     )
@@ -92,9 +84,7 @@ fn a_callee_and_a_function_get_their_own_derivative_routines() {
         "{adj}"
     );
     assert!(adj.contains("call phi_b("), "{adj}");
-    let tan =
-        dfort_codegen::tangent::tangent(&ws.program, u.id, &r.independents, &r.dependents, "")
-            .expect("written");
+    let tan = tangent_named(&ws.program, &u.name, "").expect("written");
     assert!(
         tan.contains("subroutine phi_d(a, ad, b, bd, phi, phid)"),
         "{tan}"
@@ -128,15 +118,11 @@ fn every_derivative_written_for_the_fixtures_compiles() {
                 u.kind == dfort_ir::UnitKind::Subroutine
                     && ws.program.call_graph.calls_to[u.id].is_empty()
             }) {
-                let r = roles(u, None);
-                let (ind, dep) = (&r.independents, &r.dependents);
                 let outputs = [
-                    dfort_codegen::tangent::tangent(&ws.program, u.id, ind, dep, ""),
-                    dfort_codegen::adjoint::adjoint(
+                    tangent_named(&ws.program, &u.name, ""),
+                    adjoint_named(
                         &ws.program,
-                        u.id,
-                        ind,
-                        dep,
+                        &u.name,
                         dfort_codegen::adjoint::Recording::Inversion,
                         "",
                     ),
@@ -172,19 +158,8 @@ fn the_adjoint_of_bratu_records_none_of_its_residuals() {
     // adjoint, so TBR records none of them (store-all records them).
     let ws = fixture("papers/p000_bratu.f");
     let u = unit(&ws, "bratu");
-    let r = roles(u, None);
     use dfort_codegen::adjoint::Recording;
-    let gen = |recording| {
-        dfort_codegen::adjoint::adjoint(
-            &ws.program,
-            u.id,
-            &r.independents,
-            &r.dependents,
-            recording,
-            "",
-        )
-        .expect("written")
-    };
+    let gen = |recording| adjoint_named(&ws.program, &u.name, recording, "").expect("written");
     let tbr = gen(Recording::Inversion);
     assert!(!tbr.contains("call dfort_push(f("), "{tbr}");
     let all = gen(Recording::StoreAll);
@@ -195,12 +170,9 @@ fn the_adjoint_of_bratu_records_none_of_its_residuals() {
 fn adjoint_refusals(file: &str, root: &str) -> (Vec<u32>, Vec<String>) {
     let ws = fixture(file);
     let u = unit(&ws, root);
-    let r = roles(u, None);
-    let refusals = dfort_codegen::adjoint::adjoint(
+    let refusals = adjoint_named(
         &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
+        &u.name,
         dfort_codegen::adjoint::Recording::Inversion,
         "",
     )
@@ -226,14 +198,11 @@ fn what_the_analyses_do_not_model_is_refused_not_differentiated() {
     // in an assignment (kernel gauss_weight), refused in a condition.
     let ws = fixture("free/recursion.f90");
     let u = unit(&ws, "gauss_weight");
-    let r = roles(u, None);
-    assert!(dfort_codegen::adjoint::adjoint(
+    assert!(adjoint_named(
         &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
+        &u.name,
         dfort_codegen::adjoint::Recording::Inversion,
-        "",
+        ""
     )
     .is_ok());
     let src = std::fs::read_to_string(fixtures().join("free/recursion.f90")).expect("fixture");
@@ -341,12 +310,9 @@ fn load_source(src: &str, root: &str) -> dfort_ide::Workspace {
 fn adjoint_text(src: &str, root: &str) -> String {
     let ws = load_source(src, root);
     let u = unit(&ws, root);
-    let r = roles(u, None);
-    dfort_codegen::adjoint::adjoint(
+    adjoint_named(
         &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
+        &u.name,
         dfort_codegen::adjoint::Recording::Inversion,
         "",
     )
@@ -357,7 +323,6 @@ fn refusal_codes(src: &str, root: &str) -> (Vec<&'static str>, Vec<&'static str>
     let ws = load_source(src, root);
     assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
     let u = unit(&ws, root);
-    let r = roles(u, None);
     let codes = |res: Result<String, Vec<dfort_codegen::Refusal>>| -> Vec<&'static str> {
         let mut c: Vec<_> = res
             .err()
@@ -368,21 +333,18 @@ fn refusal_codes(src: &str, root: &str) -> (Vec<&'static str>, Vec<&'static str>
         c.dedup();
         c
     };
-    let adjoint = codes(dfort_codegen::adjoint::adjoint(
+    // A root the request cannot use is refused before any generator.
+    let problems = root_problems(&ws.program, &u.name);
+    if !problems.is_empty() {
+        return (problems.clone(), problems);
+    }
+    let adjoint = codes(adjoint_named(
         &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
+        &u.name,
         dfort_codegen::adjoint::Recording::Inversion,
         "",
     ));
-    let tangent = codes(dfort_codegen::tangent::tangent(
-        &ws.program,
-        u.id,
-        &r.independents,
-        &r.dependents,
-        "",
-    ));
+    let tangent = codes(tangent_named(&ws.program, &u.name, ""));
     (adjoint, tangent)
 }
 
@@ -397,10 +359,11 @@ fn refusals_name_their_rule() {
   x = x*x
 end program sq
 ";
+    // A main program is no root: the request for it finds no procedure.
     let (adjoint, tangent) = refusal_codes(program_root, "sq");
     assert_eq!(
         (adjoint, tangent),
-        (vec!["root-not-subroutine"], vec!["root-not-subroutine"])
+        (vec!["unknown-root"], vec!["unknown-root"])
     );
 
     let internal = "subroutine host(x, y)
@@ -553,12 +516,9 @@ fn the_limits_of_the_analyses_have_their_rules() {
     let codes = |file: &str, root: &str| -> Vec<&'static str> {
         let ws = fixture(file);
         let u = unit(&ws, root);
-        let r = roles(u, None);
-        dfort_codegen::adjoint::adjoint(
+        adjoint_named(
             &ws.program,
-            u.id,
-            &r.independents,
-            &r.dependents,
+            &u.name,
             dfort_codegen::adjoint::Recording::Inversion,
             "",
         )
@@ -739,10 +699,7 @@ end module fld
     let src = src.as_str();
     let ws = load_source(src, "ma");
     let u = unit(&ws, "ma");
-    let r = roles(u, None);
-    let tangent =
-        dfort_codegen::tangent::tangent(&ws.program, u.id, &r.independents, &r.dependents, "")
-            .expect("tangent");
+    let tangent = tangent_named(&ws.program, &u.name, "").expect("tangent");
     let adjoint = adjoint_text(src, "ma");
     assert!(tangent.contains("allocate(ud, mold=u)"), "{tangent}");
     assert!(adjoint.contains("call dfort_shape_fld()"), "{adjoint}");
@@ -826,10 +783,7 @@ end subroutine sv
 ";
     let ws = load_source(src, "sv");
     let u = unit(&ws, "sv");
-    let r = roles(u, None);
-    let text =
-        dfort_codegen::tangent::tangent(&ws.program, u.id, &r.independents, &r.dependents, "")
-            .expect("tangent");
+    let text = tangent_named(&ws.program, &u.name, "").expect("tangent");
     assert!(text.contains("real(8) :: c = 2.0d0\n"), "{text}");
     assert!(text.contains("real(8) :: cd = 0.0d0\n"), "{text}");
     assert!(text.contains("data w /0.5d0, 1.5d0/"), "{text}");

@@ -78,3 +78,73 @@ pub fn first_with_code<'a>(ws: &'a Workspace, code: &str) -> &'a dfort_ide::File
         .find(|d| d.code == code)
         .unwrap_or_else(|| panic!("no `{code}` diagnostic in:\n{}", ws.render_diagnostics()))
 }
+
+/// The facts of root `name` analysed on its own, with the lists `lists`
+/// (else its directives, then intents), in `recording` mode: the request
+/// `dfort adjoint --root` makes of the analyses.
+pub fn root_request(
+    program: &dfort_ir::Program,
+    name: &str,
+    lists: Option<(&[String], &[String])>,
+    recording: dfort_analysis::decisions::Recording,
+) -> (dfort_analysis::facts::ProgramFacts, dfort_ir::UnitId) {
+    let (independent, dependent) = lists
+        .map(|(i, d)| (i.to_vec(), d.to_vec()))
+        .unwrap_or_default();
+    let request = dfort_analysis::facts::Request {
+        roots: vec![dfort_analysis::roots::RootSpec {
+            name: name.to_ascii_lowercase(),
+            independent,
+            dependent,
+        }],
+        others: false,
+        recording,
+    };
+    let facts = dfort_analysis::facts::analyse(program, &request, None);
+    assert!(facts.problems.is_empty(), "{:?}", facts.problems);
+    let root = facts.roots.first().expect("the root analysed").0;
+    (facts, root)
+}
+
+/// The rule codes of the problems the request for root `name` meets
+/// (none: it can be analysed).
+pub fn root_problems(program: &dfort_ir::Program, name: &str) -> Vec<&'static str> {
+    let request = dfort_analysis::facts::Request {
+        roots: vec![dfort_analysis::roots::RootSpec {
+            name: name.to_ascii_lowercase(),
+            independent: Vec::new(),
+            dependent: Vec::new(),
+        }],
+        others: false,
+        recording: dfort_analysis::decisions::Recording::Inversion,
+    };
+    let facts = dfort_analysis::facts::analyse(program, &request, None);
+    facts.problems.iter().map(|p| p.rule().code).collect()
+}
+
+/// The tangent of root `name` ([`root_request`], directives or intents).
+pub fn tangent_named(
+    program: &dfort_ir::Program,
+    name: &str,
+    header: &str,
+) -> Result<String, Vec<dfort_codegen::Refusal>> {
+    let (facts, root) = root_request(
+        program,
+        name,
+        None,
+        dfort_analysis::decisions::Recording::Inversion,
+    );
+    dfort_codegen::tangent::tangent_of(&facts, root, header)
+}
+
+/// The adjoint of root `name` in `recording` mode ([`root_request`],
+/// directives or intents).
+pub fn adjoint_named(
+    program: &dfort_ir::Program,
+    name: &str,
+    recording: dfort_analysis::decisions::Recording,
+    header: &str,
+) -> Result<String, Vec<dfort_codegen::Refusal>> {
+    let (facts, root) = root_request(program, name, None, recording);
+    dfort_codegen::adjoint::adjoint_of(&facts, root, header).map(|(text, _)| text)
+}

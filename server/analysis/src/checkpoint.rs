@@ -1265,7 +1265,6 @@ pub fn tape_limit(unit: &Unit, s: SymbolId, whole: bool) -> Option<TapeLimit> {
 mod tests {
     use super::*;
     use crate::decisions::Recording;
-    use crate::roles::{RoleSource, Roles};
 
     use crate::test_support::program;
 
@@ -1310,14 +1309,16 @@ end subroutine mul
     fn a_call_saves_what_it_overwrites_what_the_callee_adjoint_reads_and_indices() {
         let p = program(SRC);
         let top = p.units.iter().find(|u| u.name == "top").expect("top");
-        let sym = |n: &str| top.lookup(n).expect("symbol").index();
-        let roles = Roles {
-            independents: [sym("x"), sym("a")].into_iter().collect(),
-            dependents: [sym("y")].into_iter().collect(),
-            source: RoleSource::Explicit,
-            unknown: Vec::new(),
+        let request = crate::facts::Request {
+            roots: vec![crate::roots::RootSpec {
+                name: "top".into(),
+                independent: vec!["x".into(), "a".into()],
+                dependent: vec!["y".into()],
+            }],
+            others: false,
+            recording: Recording::Inversion,
         };
-        let facts = crate::facts::analyse_roots(&p, vec![(top.id, roles)], Recording::Inversion);
+        let facts = crate::facts::analyse(&p, &request, None);
         let top = facts.unit(top.id).expect("analysed");
         let calls = &facts.decisions_of(top.id).expect("decisions").calls;
         let at = |line: usize| {

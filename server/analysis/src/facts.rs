@@ -222,26 +222,6 @@ pub fn analyse(
     analyse_resolved(program, analysed, request.clone(), resolved, previous)
 }
 
-/// The facts of `program` from roots whose roles are already known (the
-/// generators' entry point when a caller gives the roles as sets).
-pub fn analyse_roots(
-    program: &Program,
-    roots: Vec<(UnitId, Roles)>,
-    recording: Recording,
-) -> ProgramFacts {
-    let analysed = prepared(program, None);
-    let request = Request {
-        roots: Vec::new(),
-        others: false,
-        recording,
-    };
-    let resolved = Roots {
-        roots,
-        problems: Vec::new(),
-    };
-    analyse_resolved(program, analysed, request, resolved, None)
-}
-
 fn analyse_resolved(
     source: &Program,
     program: Program,

@@ -829,7 +829,6 @@ fn equivalences(orig: &Unit, names: &HashMap<SymbolId, String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dfort_analysis::bitset::BitSet;
 
     fn program(src: &str) -> Program {
         let mut parser = dfort_syntax::FortranParser::new();
@@ -844,10 +843,6 @@ mod tests {
 
     fn named<'p>(p: &'p Program, name: &str) -> &'p Unit {
         p.units.iter().find(|u| u.name == name).expect("unit")
-    }
-
-    fn symbols(u: &Unit, names: &[&str]) -> BitSet {
-        dfort_analysis::bitset::of_ids(names.iter().map(|n| u.lookup(n).expect("symbol")))
     }
 
     /// `f`'s routine of `flavour`, with derivatives for `x` and the result.
@@ -969,8 +964,16 @@ mod tests {
              function g(t)\n  real(8), intent(in) :: t\n  real(8) :: g\n  g = t * t\nend function g\n",
         );
         let r = named(&p, "r");
-        let (ind, dep) = (symbols(r, &["a"]), symbols(r, &["b"]));
-        let facts = crate::root_facts(&p, r.id, &ind, &dep, Default::default());
+        let request = dfort_analysis::facts::Request {
+            roots: vec![dfort_analysis::roots::RootSpec {
+                name: "r".into(),
+                independent: vec!["a".into()],
+                dependent: vec!["b".into()],
+            }],
+            others: false,
+            recording: Default::default(),
+        };
+        let facts = dfort_analysis::facts::analyse(&p, &request, None);
         let diff = DiffSet::of_root(&facts, r.id).expect("a root");
         let (unit, hoisted, names) = derivative_unit(&p, &diff, r, Some('b'));
         let temps: Vec<SymbolId> = hoisted.values().flatten().map(|h| h.temp).collect();

@@ -20,25 +20,6 @@ pub mod trace;
 
 use dfort_syntax::rules::{self, Rule};
 
-/// The analyses' facts for one root with the roles `independents` and
-/// `dependents`, from that root alone (what `dfort adjoint --root` and
-/// `dfort tangent --root` analyse).
-pub fn root_facts(
-    program: &dfort_ir::Program,
-    root: dfort_ir::UnitId,
-    independents: &dfort_analysis::bitset::BitSet,
-    dependents: &dfort_analysis::bitset::BitSet,
-    recording: dfort_analysis::decisions::Recording,
-) -> dfort_analysis::facts::ProgramFacts {
-    let roles = dfort_analysis::roles::Roles {
-        independents: independents.clone(),
-        dependents: dependents.clone(),
-        source: dfort_analysis::roles::RoleSource::Explicit,
-        unknown: Vec::new(),
-    };
-    dfort_analysis::facts::analyse_roots(program, vec![(root, roles)], recording)
-}
-
 /// A construct the generator refuses to differentiate, with where it is
 /// and its rule in the registry ([`dfort_syntax::rules`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

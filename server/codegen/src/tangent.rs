@@ -24,7 +24,6 @@ use crate::names::DiffSet;
 use crate::partials::partials;
 use crate::{check_root, Refusal};
 use dfort_analysis::activity::active_actuals;
-use dfort_analysis::bitset::BitSet;
 use dfort_analysis::dp::{dp_of, target};
 use dfort_analysis::facts::ProgramFacts;
 use dfort_ir::dump::expr as print;
@@ -792,27 +791,6 @@ fn sum(a: Option<String>, b: Option<String>) -> Option<String> {
     }
 }
 
-/// The tangent of subroutine `root` (and of every procedure it calls that
-/// has active variables) as a free-form source file, or the reasons it
-/// cannot be produced: the analyses run from `root` alone with these
-/// roles.
-pub fn tangent(
-    program: &Program,
-    root: UnitId,
-    independents: &BitSet,
-    dependents: &BitSet,
-    header: &str,
-) -> Result<String, Vec<Refusal>> {
-    let facts = crate::root_facts(
-        program,
-        root,
-        independents,
-        dependents,
-        dfort_analysis::decisions::Recording::Inversion,
-    );
-    tangent_of(&facts, root, header)
-}
-
 /// The tangent of `root`, a root of `facts`, from the activity the
 /// analyses computed there.
 pub fn tangent_of(
@@ -852,30 +830,6 @@ pub fn tangent_of(
             .map(|(m, t)| (m, (Vec::new(), t))),
     );
     Ok(crate::fortran::assemble(header, &routines, &decls, "_d"))
-}
-
-/// The variables of `root` that get a derivative in its tangent (and
-/// adjoint): active somewhere, independent, dependent, or bound to a
-/// callee's argument that has one; with their tangent names.
-pub fn derivative_names(
-    program: &Program,
-    root: UnitId,
-    independents: &BitSet,
-    dependents: &BitSet,
-) -> HashMap<SymbolId, String> {
-    let facts = crate::root_facts(
-        program,
-        root,
-        independents,
-        dependents,
-        dfort_analysis::decisions::Recording::Inversion,
-    );
-    let program = &facts.program;
-    DiffSet::new(program, &facts.activity, root, independents, dependents).names(
-        program,
-        program.unit(root),
-        'd',
-    )
 }
 
 /// [`derivative_names`] of `root`, a root of `facts`, with the roles the

@@ -253,6 +253,33 @@ pub fn preprocessing_note(snap: &Snapshot, paths: &[PathBuf]) -> Option<String> 
     ))
 }
 
+/// The facts of `unit` analysed as a root on its own, with every real or
+/// complex dummy argument both independent and dependent (the ide's
+/// tests of what the generators write).
+#[cfg(test)]
+pub(crate) fn every_dummy_active(
+    snap: &Snapshot,
+    unit: &Unit,
+) -> dfort_analysis::facts::ProgramFacts {
+    let names: Vec<String> = unit
+        .args
+        .iter()
+        .map(|a| unit.symbol(*a))
+        .filter(|s| s.ty.is_real_or_complex())
+        .map(|s| s.name.clone())
+        .collect();
+    let request = Request {
+        roots: vec![RootSpec {
+            name: unit.name.clone(),
+            independent: names.clone(),
+            dependent: names,
+        }],
+        others: false,
+        recording: Recording::Inversion,
+    };
+    dfort_analysis::facts::analyse(&snap.program, &request, None)
+}
+
 /// The derivative of procedure `name` (with what it calls) as the sibling
 /// files of `path`.
 pub fn generate(

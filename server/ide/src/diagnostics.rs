@@ -541,12 +541,7 @@ end subroutine amb
             .map(|d| d.message.clone())
             .collect();
         let unit = &snap.program.units[dfort_ir::UnitId(0)];
-        let mut args = dfort_analysis::bitset::BitSet::default();
-        for a in &unit.args {
-            if unit.symbol(*a).ty.is_real_or_complex() {
-                args.insert_id(*a);
-            }
-        }
+        let facts = crate::actions::every_dummy_active(&snap, unit);
         // The refusals' messages; a call's refusal is the editor's rule.
         let messages = |r: Result<String, Vec<dfort_codegen::Refusal>>| -> Vec<String> {
             r.err()
@@ -558,21 +553,9 @@ end subroutine amb
                 })
                 .collect()
         };
-        let adjoint = messages(dfort_codegen::adjoint::adjoint(
-            &snap.program,
-            unit.id,
-            &args,
-            &args,
-            dfort_codegen::adjoint::Recording::Inversion,
-            "",
-        ));
-        let tangent = messages(dfort_codegen::tangent::tangent(
-            &snap.program,
-            unit.id,
-            &args,
-            &args,
-            "",
-        ));
+        let adjoint =
+            messages(dfort_codegen::adjoint::adjoint_of(&facts, unit.id, "").map(|(text, _)| text));
+        let tangent = messages(dfort_codegen::tangent::tangent_of(&facts, unit.id, ""));
         (warned, adjoint, tangent)
     }
 

@@ -607,21 +607,10 @@ end subroutine fig8l_max
         host.set_text(&path, src, true, 1);
         let snap = host.snapshot();
         let unit = &snap.program.units[dfort_ir::UnitId(0)];
-        let mut args = dfort_analysis::bitset::BitSet::default();
-        for a in &unit.args {
-            if unit.symbol(*a).ty.is_real_or_complex() {
-                args.insert_id(*a);
-            }
-        }
-        dfort_codegen::adjoint::adjoint(
-            &snap.program,
-            unit.id,
-            &args,
-            &args,
-            dfort_codegen::adjoint::Recording::Inversion,
-            "",
-        )
-        .expect("an adjoint")
+        let facts = crate::actions::every_dummy_active(&snap, unit);
+        dfort_codegen::adjoint::adjoint_of(&facts, unit.id, "")
+            .map(|(text, _)| text)
+            .expect("an adjoint")
     }
 
     #[test]

@@ -86,43 +86,13 @@ mod tape;
 
 use crate::trace::RoutineTrace;
 use crate::Refusal;
-use dfort_analysis::bitset::BitSet;
 use dfort_analysis::facts::ProgramFacts;
-use dfort_ir::{Program, UnitId};
+use dfort_ir::UnitId;
 
 /// The stack runtime the adjoints use (`dfort_stack.f90`).
 pub const RUNTIME: &str = include_str!("../../runtime/dfort_stack.f90");
 
 pub use dfort_analysis::decisions::Recording;
-
-/// The adjoint `r_b` of subroutine `root` and of every procedure it calls
-/// that has active variables (free-form source), or why not: the
-/// analyses run from `root` alone with these roles, in `recording` mode
-/// ([`dfort_analysis::facts::analyse_roots`]).
-pub fn adjoint(
-    program: &Program,
-    root: UnitId,
-    independents: &BitSet,
-    dependents: &BitSet,
-    recording: Recording,
-    header: &str,
-) -> Result<String, Vec<Refusal>> {
-    adjoint_traced(program, root, independents, dependents, recording, header).map(|(text, _)| text)
-}
-
-/// [`adjoint`], with what each adjoint routine's code does
-/// ([`crate::trace`]).
-pub fn adjoint_traced(
-    program: &Program,
-    root: UnitId,
-    independents: &BitSet,
-    dependents: &BitSet,
-    recording: Recording,
-    header: &str,
-) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
-    let facts = crate::root_facts(program, root, independents, dependents, recording);
-    adjoint_of(&facts, root, header)
-}
 
 /// The adjoint of `root`, a root of `facts`, from what the analyses
 /// decided there (the recording mode is the facts'), with what each
