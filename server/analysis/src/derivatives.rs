@@ -10,8 +10,8 @@
 //! a root, or calls one that gets a routine.
 //!
 //! Contract: deterministic; with one root this is exactly the derivative
-//! set the generators write (`dfort_codegen::names::DiffSet` is built
-//! from it); with several roots, the closure from all of them at once
+//! set the generators write ([`RootSet`], which
+//! `dfort_codegen::names::DiffSet` reads); with several roots, the closure from all of them at once
 //! (what a call's checkpoint, [`crate::checkpoint`], takes a callee's
 //! derivative routine to be). Analysis only: no I/O, no panics on user
 //! input.
@@ -111,6 +111,72 @@ pub fn writes_derivatives(
                 .is_some_and(|k| fx.written_globals.contains(&k))
     });
     formal || global
+}
+
+/// What the generators write for one root, from its carriers: the units
+/// that get a derivative routine (the root first, the rest in program
+/// order), the variables with a derivative, and per unit what a
+/// reference to it must respect.
+#[derive(Clone, Debug)]
+pub struct RootSet {
+    pub root: UnitId,
+    /// Units that get a derivative routine: the root first.
+    pub units: Vec<UnitId>,
+    /// Per unit (indexed by `UnitId`): the symbols with a derivative.
+    pub with_d: IdVec<UnitId, BitSet>,
+    /// COMMON members (block, position) with a derivative.
+    pub commons: BTreeSet<(String, u32)>,
+    /// Module variables (module, symbol) with a derivative.
+    pub module_vars: BTreeSet<(UnitId, SymbolId)>,
+    /// Units of the set that write an argument or a global with a
+    /// derivative, or a SAVE'd local of a unit of the set (a reference to
+    /// one must run its derivative routine even where its result has no
+    /// derivative).
+    pub writers: Vec<UnitId>,
+    /// Per unit: whether it may change one of its arguments or a global.
+    pub changes_state: IdVec<UnitId, bool>,
+    /// Per unit: whether it may read a global.
+    pub reads_globals: IdVec<UnitId, bool>,
+}
+
+/// The [`RootSet`] of `root` from the carriers `c` of that root alone.
+pub fn root_set(
+    program: &Program,
+    c: &Carriers,
+    effects: &crate::effects::ProgramEffects,
+    root: UnitId,
+) -> RootSet {
+    let units: Vec<UnitId> = c
+        .reachable
+        .iter()
+        .copied()
+        .filter(|u| *u == root || c.routine[*u])
+        .collect();
+    // Units that change a SAVE'd local whose copy a tangent routine
+    // keeps: their tangent routines must run wherever they are called.
+    let changes_copy = |u: UnitId| {
+        effects[u].written_globals.iter().any(|k| match k {
+            crate::dep::GlobalKey::Shared { unit, symbol } => {
+                units.contains(unit) && crate::dep::saved_local(program.unit(*unit), *symbol)
+            }
+            crate::dep::GlobalKey::Common { .. } => false,
+        })
+    };
+    let writers = units
+        .iter()
+        .copied()
+        .filter(|&u| writes_derivatives(program, effects, &c.with_d[u], u) || changes_copy(u))
+        .collect();
+    RootSet {
+        root,
+        units,
+        with_d: c.with_d.clone(),
+        commons: c.commons.clone(),
+        module_vars: c.module_vars.clone(),
+        writers,
+        changes_state: effects.iter().map(|e| e.changes_state()).collect(),
+        reads_globals: effects.iter().map(|e| !e.read_globals.is_empty()).collect(),
+    }
 }
 
 /// The carriers of `roots` (each with its independents and dependents),

@@ -148,6 +148,26 @@ impl ProgramFacts {
         self.facts_of(unit).map_or(&[], |f| f.reports.as_slice())
     }
     /// What every unit may read and write.
+    /// What the generators write for `root`, a root of these facts: from
+    /// the facts' carriers when it is their only root, else from the
+    /// carriers of that root alone (None: not a root here).
+    pub fn derivative_set(&self, root: UnitId) -> Option<crate::derivatives::RootSet> {
+        let roles = self.roles_of(root)?;
+        let carriers = match self.roots.as_slice() {
+            [(only, _)] if *only == root => self.carriers.clone(),
+            _ => Arc::new(crate::derivatives::of_roots(
+                &self.program,
+                &self.activity,
+                &[(root, &roles.independents, &roles.dependents)],
+            )),
+        };
+        Some(crate::derivatives::root_set(
+            &self.program,
+            &carriers,
+            self.effects(),
+            root,
+        ))
+    }
     pub fn effects(&self) -> &ProgramEffects {
         self.effects
             .get_or_init(|| Arc::new(crate::effects::all(&self.program)))

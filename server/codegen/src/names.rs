@@ -9,7 +9,6 @@
 //! derivative or calls one that is.
 
 use dfort_analysis::bitset::BitSet;
-use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::interproc::ProgramActivity;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
@@ -50,7 +49,7 @@ impl<'a> DiffSet<'a> {
         root: UnitId,
     ) -> Result<DiffSet<'a>, Vec<crate::Refusal>> {
         let program = &facts.program;
-        let Some(roles) = facts.roles_of(root) else {
+        let Some(set) = facts.derivative_set(root) else {
             let unit = program.unit(root);
             return Err(vec![crate::Refusal::new(
                 unit.name_span,
@@ -60,66 +59,17 @@ impl<'a> DiffSet<'a> {
                 ),
             )]);
         };
-        Ok(DiffSet::new(
-            program,
-            &facts.activity,
+        Ok(DiffSet {
             root,
-            &roles.independents,
-            &roles.dependents,
-        ))
-    }
-
-    /// The set of `root` with its roles, from the analyses' `activity`
-    /// ([`dfort_analysis::derivatives`], which decides it).
-    pub fn new(
-        program: &Program,
-        activity: &'a ProgramActivity,
-        root: UnitId,
-        independents: &BitSet,
-        dependents: &BitSet,
-    ) -> DiffSet<'a> {
-        let c = dfort_analysis::derivatives::of_roots(
-            program,
-            activity,
-            &[(root, independents, dependents)],
-        );
-        let units: Vec<UnitId> = c
-            .reachable
-            .iter()
-            .copied()
-            .filter(|u| *u == root || c.routine[*u])
-            .collect();
-        let effects = dfort_analysis::effects::all(program);
-        // Units that change a SAVE'd local whose copy a tangent routine
-        // keeps: their tangent routines must run wherever they are called.
-        let changes_copy = |u: UnitId| {
-            effects[u].written_globals.iter().any(|k| match k {
-                GlobalKey::Shared { unit, symbol } => {
-                    units.contains(unit)
-                        && dfort_analysis::dep::saved_local(program.unit(*unit), *symbol)
-                }
-                GlobalKey::Common { .. } => false,
-            })
-        };
-        let writers = units
-            .iter()
-            .copied()
-            .filter(|&u| {
-                dfort_analysis::derivatives::writes_derivatives(program, &effects, &c.with_d[u], u)
-                    || changes_copy(u)
-            })
-            .collect();
-        DiffSet {
-            root,
-            units,
-            with_d: c.with_d,
-            commons: c.commons,
-            module_vars: c.module_vars,
-            activity,
-            writers,
-            changes_state: effects.iter().map(|e| e.changes_state()).collect(),
-            reads_globals: effects.iter().map(|e| !e.read_globals.is_empty()).collect(),
-        }
+            units: set.units,
+            with_d: set.with_d,
+            commons: set.commons,
+            module_vars: set.module_vars,
+            activity: &facts.activity,
+            writers: set.writers,
+            changes_state: set.changes_state,
+            reads_globals: set.reads_globals,
+        })
     }
 
     pub fn contains(&self, u: UnitId) -> bool {
