@@ -1,4 +1,4 @@
-//! The pipeline direction of design.md: a crate depends only on crates to
+//! The pipeline direction of docs/architecture.md: a crate depends only on crates to
 //! its left (syntax → ir → analysis → codegen → ide → dfort → xtask),
 //! every crate of the workspace has its place in that order, and only the
 //! drivers — the product crate `dfort` and the developer commands of

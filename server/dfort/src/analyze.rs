@@ -1,7 +1,7 @@
 //! `dfort analyze`: per unit, its roles, activity, what its adjoint's
 //! forward sweep pushes (and why) and drops, how each construct is
 //! reversed and each address recovered — as text for people or as JSON
-//! (format documented in docs/manual.md). It runs on the language server's
+//! (format documented in docs/command-line.md). It runs on the language server's
 //! host ([`crate::session`]): what it prints is what the editor shows and
 //! the generator does, from the same facts.
 

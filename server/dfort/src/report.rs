@@ -1,7 +1,7 @@
 //! `dfort analyze --format json`: the report as serde types, built from
 //! the same facts the editor shows ([`dfort_ide::summary`]); sentences
 //! come from the one renderer ([`dfort_ide::render`]). Format in
-//! docs/manual.md. Fields are declared in alphabetical order, the order of the
+//! docs/command-line.md. Fields are declared in alphabetical order, the order of the
 //! objects `dfort analyze` has always printed.
 
 use dfort_analysis::address_report::LoopReport;
