@@ -106,6 +106,12 @@ pub struct Tbr {
     /// The CALL statements that run in split mode ([`crate::split`]), in
     /// statement order.
     pub split: Vec<StmtId>,
+    /// Per active assignment: where its function references are whose
+    /// results are not varied there. Their adjoints are not read: no
+    /// derivative flows through them, and the values their partials would
+    /// read are not required (the generator's temporaries holding them
+    /// take no part in the assignment's adjoint).
+    pub passive_references: std::collections::BTreeMap<StmtId, Vec<Span>>,
     /// The globals only the unit's callees touch (the unit declares no
     /// name for them), with their slots in `in_req` past the unit's
     /// symbols, sorted.
@@ -272,6 +278,9 @@ struct StmtReq {
     restored: BitSet,
     /// A CALL run in split mode.
     split: bool,
+    /// Where the function references of an active assignment are whose
+    /// results are not varied ([`Tbr::passive_references`]).
+    passive_references: Vec<Span>,
 }
 
 /// Req and Kill of one statement, and the variables its own adjoint needs
@@ -292,6 +301,7 @@ fn req_kill(
     let mut kill = BitSet::new(n);
     let mut own = BitSet::new(n);
     let mut restored = BitSet::new(n);
+    let mut passive_references = Vec::new();
     let i = st.id;
     // `move_alloc`: no value is overwritten (the adjoint keeps `to`'s old
     // allocation on the tape), and `from`'s requirement goes with its
@@ -305,6 +315,7 @@ fn req_kill(
             own,
             restored,
             split: false,
+            passive_references,
         };
     }
     let mut split = false;
@@ -326,6 +337,18 @@ fn req_kill(
                     };
                     rules.req(rhs, &mut own);
                     req.union_with(&own);
+                    rhs.walk(&mut |x| {
+                        if matches!(
+                            x.kind,
+                            ExprKind::FunctionCall {
+                                target: CallTarget::Unit(_),
+                                ..
+                            }
+                        ) && !rules.active(x)
+                        {
+                            passive_references.push(x.span);
+                        }
+                    });
                     index_vars(unit, lhs, &mut req);
                     req.subtract(&kill);
                     // `y(3) = y(1)*y(2)`: the elements read are not the one
@@ -461,6 +484,7 @@ fn req_kill(
         own,
         restored,
         split,
+        passive_references,
     }
 }
 
@@ -635,6 +659,11 @@ pub fn analyze_with(
         .filter(|(_, r)| r.split)
         .map(|(id, _)| id)
         .collect();
+    tbr.passive_references = full
+        .iter_enumerated()
+        .filter(|(_, r)| !r.passive_references.is_empty())
+        .map(|(id, r)| (id, r.passive_references.clone()))
+        .collect();
     if let Some(cs) = callees {
         tbr.undeclared_globals = cs
             .space
@@ -728,6 +757,7 @@ fn records_of(
         in_req: IdVec::from_elem(BitSet::default(), n),
         records: Vec::new(),
         split: Vec::new(),
+        passive_references: Default::default(),
         undeclared_globals: Vec::new(),
     };
     for (i, node) in cfg.nodes.iter_enumerated() {

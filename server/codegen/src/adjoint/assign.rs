@@ -273,13 +273,20 @@ impl Gen<'_> {
 
     /// Whether a derivative flows through `e` here: it holds a variable
     /// that has an adjoint and is varied just before the statement being
-    /// reversed (hoisted temporaries always are) — TBR's test, so that the
-    /// adjoint reads only what TBR restores.
+    /// reversed, or the temporary of a hoisted function reference whose
+    /// result TBR found varied — TBR's test, so that the adjoint reads
+    /// only what TBR restores (fuzzer, seed 49049, case 6229: the partial
+    /// of `sign(f(…), exp(t2(k - 1, 1)))` through a constant `f` read `k`
+    /// after it changed).
     fn active_inside(&self, e: &Expr) -> bool {
         let inp = self.inp;
         let n = inp.orig.symbols.len();
         dp_of(&inp.unit, e).ids().any(|i: SymbolId| {
-            inp.bname.contains_key(&i) && (i.index() >= n || self.out.varied.contains_id(i))
+            inp.bname.contains_key(&i)
+                && match i.index() >= n {
+                    true => !self.out.passive_temps.contains_id(i),
+                    false => self.out.varied.contains_id(i),
+                }
         })
     }
 

@@ -58,6 +58,15 @@ impl<'a> Gen<'a> {
         let st = unit.stmt(id);
         let span = st.span;
         self.out.varied = inp.act.varied_before.get(id).cloned().unwrap_or_default();
+        let passive = inp.tbr.passive_references.get(&id);
+        self.out.passive_temps = inp
+            .hoisted
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter(|h| passive.is_some_and(|p| p.contains(&h.span)))
+            .map(|h| h.temp.index())
+            .collect();
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => self.assignment(id, span, lhs, rhs, label),
             StmtKind::Call { name, args, target } => self.call(id, span, name, args, target, label),

@@ -37,6 +37,9 @@ pub(super) struct Emitter {
     pub replayed: Vec<SymbolId>,
     /// The variables varied just before the statement being reversed.
     pub varied: BitSet,
+    /// The temporaries of its hoisted function references whose results
+    /// TBR found not varied ([`dfort_analysis::tbr::Tbr::passive_references`]).
+    pub passive_temps: BitSet,
     /// Scalar temporaries `dfort_z<n>` (their types) passed as
     /// derivatives of values or in place of unread actuals.
     pub ztemps: Vec<String>,
@@ -88,6 +91,7 @@ impl Emitter {
             loop_depth: 0,
             replayed: Vec::new(),
             varied: BitSet::default(),
+            passive_temps: BitSet::default(),
             ztemps: Vec::new(),
             int_temps: Vec::new(),
             column_loops: false,
