@@ -411,10 +411,17 @@ fn run_primal_alone(
 /// exceed [`LARGEST_DIFFERENCE`] or are not finite: a program whose values
 /// grow so fast through its loops that its true derivatives overflow
 /// where its values do not (seed 1141, case 6678: values near 1e81, a
-/// tangent past 1e308). Such a program is unusable, not a mismatch.
+/// tangent past 1e308), or that itself stops on such arithmetic at one
+/// of the points. Such a program is unusable, not a mismatch.
 fn derivatives_overflow(dir: &Path, spec: &DriverSpec, flags: &[&str]) -> bool {
-    let out = run_primal_alone(dir, spec, flags, "differences");
-    let Ok(out) = out else { return false };
+    let out = match run_primal_alone(dir, spec, flags, "differences") {
+        Ok(out) => out,
+        // The program itself stops on invalid or overflowing arithmetic
+        // at a later point (seed 51051, case 230: differences near 1e52 at
+        // the first point, `u**2` overflowing at the second).
+        Err(Failure::Error(stderr)) => return arithmetic_failure(&stderr),
+        Err(Failure::Hang) => return false,
+    };
     let points = parse_output(&out);
     !points.is_empty()
         && points.iter().any(|pt| {
@@ -986,6 +993,21 @@ mod tests {
             ),
             "{tampered:?}"
         );
+    }
+
+    /// A drawn program that itself stops on overflow at its second point
+    /// (seed 51051, case 230: differences near 1e52 at the first, `u**2`
+    /// overflowing at the second) is unusable, not a mismatch of the
+    /// derivative that overflows with it.
+    #[test]
+    fn a_program_that_overflows_at_a_later_point_is_unusable() {
+        if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+            return;
+        }
+        let (p, points) = crate::fuzz::draw(51051, 230, 0);
+        let mut checker = Checker::new("overflow-later", false).expect("a checker");
+        let outcome = checker.check(&p, points);
+        assert!(matches!(outcome, Outcome::Invalid(_)), "{outcome:?}");
     }
 
     #[test]
