@@ -335,6 +335,17 @@ impl Backend {
         }
     }
 
+    /// Whether `$/progress` may be sent under `token`: the client said it shows
+    /// work-done progress and accepted the token.
+    async fn may_report_progress(&self, session: &Session, token: &NumberOrString) -> bool {
+        session.progress
+            && self
+                .client
+                .create_work_done_progress(token.clone())
+                .await
+                .is_ok()
+    }
+
     /// Reads the workspace's Fortran files into the host, reporting progress.
     async fn index_workspace(&self) {
         let session = self.session();
@@ -352,13 +363,7 @@ impl Backend {
             return;
         }
         let token = NumberOrString::String("dfort-index".into());
-        let progress = if session.progress
-            && self
-                .client
-                .create_work_done_progress(token.clone())
-                .await
-                .is_ok()
-        {
+        let progress = if self.may_report_progress(&session, &token).await {
             Some(
                 self.client
                     .progress(token, "dfort: indexing Fortran files")
@@ -551,13 +556,7 @@ impl Backend {
             .or_else(|| path.parent().map(Path::to_path_buf));
         // `$/progress` while it compiles and runs, for clients that show it.
         let token = NumberOrString::String(format!("dfort-verify-{unit}"));
-        let progress = if session.progress
-            && self
-                .client
-                .create_work_done_progress(token.clone())
-                .await
-                .is_ok()
-        {
+        let progress = if self.may_report_progress(&session, &token).await {
             Some(
                 self.client
                     .progress(token, format!("dfort: verifying {unit}"))
