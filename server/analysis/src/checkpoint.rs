@@ -102,7 +102,7 @@ impl SavedRegion {
             .chain(self.dims.iter().flat_map(|(a, b, s)| [a, b, s]))
             .chain([&self.cap])
         {
-            crate::dp::vars(unit, e, out);
+            crate::dp::value_vars(unit, e, out);
         }
     }
 
@@ -978,7 +978,90 @@ fn region_item(
             cu.name
         )));
     };
+    // What the callee reaches never goes past the actual's storage: the
+    // region's bounds may be looser than the callee's loops (a blocked loop
+    // `do i = jj, jj + min(nb, m - jj + 1) - 1` is bounded by `jj + nb - 1`),
+    // and the runtime must not read or restore elements past the array
+    // (seed 51051, case 602: `t1(n - 1 - sj)` with a region of 9 elements
+    // where 5 remain).
+    let cap = match elements_from(unit, value, variable) {
+        Some(left) => intrinsic("min", vec![cap, left], span),
+        None => cap,
+    };
     Some(Ok(SavedRegion { extents, dims, cap }))
+}
+
+/// How many elements of `variable`, in storage order, there are from the
+/// element `value` to its end (`size(a) - offset`); `None` for an
+/// assumed-size array, whose end is unknown, or another reference.
+fn elements_from(unit: &Unit, value: &Expr, variable: SymbolId) -> Option<Expr> {
+    let sym = unit.symbol(variable);
+    if sym.dims.iter().any(|d| d.kind == DimKind::AssumedSize) {
+        return None;
+    }
+    let ExprKind::ArrayRef { array, subs } = &value.kind else {
+        return None;
+    };
+    if *array != variable || subs.len() != sym.rank() {
+        return None;
+    }
+    let span = value.span;
+    let int = |k: i64| Expr {
+        kind: ExprKind::Int(k),
+        span,
+    };
+    let dim =
+        |name: &str, d: usize| intrinsic(name, vec![var_ref(variable, span), int(d as i64)], span);
+    // offset = Σ (sᵢ - lbound(a, i)) · Π_{j<i} size(a, j)
+    let mut offset: Option<Expr> = None;
+    let mut stride: Option<Expr> = None;
+    for (i, sub) in subs.iter().enumerate() {
+        let Subscript::Index(e) = sub else {
+            return None;
+        };
+        let d = i + 1;
+        let mut term = binary(BinaryOp::Sub, e.clone(), dim("lbound", d), span);
+        if let Some(st) = &stride {
+            term = binary(BinaryOp::Mul, term, st.clone(), span);
+        }
+        offset = Some(match offset {
+            Some(o) => binary(BinaryOp::Add, o, term, span),
+            None => term,
+        });
+        stride = Some(match stride {
+            Some(st) => binary(BinaryOp::Mul, st, dim("size", d), span),
+            None => dim("size", d),
+        });
+    }
+    let size = intrinsic("size", vec![var_ref(variable, span)], span);
+    Some(binary(BinaryOp::Sub, size, offset?, span))
+}
+
+fn intrinsic(name: &str, args: Vec<Expr>, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Intrinsic {
+            name: name.into(),
+            args: args
+                .into_iter()
+                .map(|value| Arg {
+                    keyword: None,
+                    value,
+                })
+                .collect(),
+        },
+        span,
+    }
+}
+
+fn binary(op: BinaryOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        },
+        span,
+    }
 }
 
 /// The reference a variable actual stands for, for saving: the actual

@@ -84,6 +84,16 @@ pub fn vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
 /// an array that is not allocatable or a pointer), which writes to the
 /// array do not change.
 pub fn bound_vars(unit: &Unit, start: &Expr, end: &Expr, step: Option<&Expr>, out: &mut BitSet) {
+    for e in [Some(start), Some(end), step].into_iter().flatten() {
+        value_vars(unit, e, out);
+    }
+}
+
+/// The variables whose values `e` reads: not those whose shape only it
+/// asks (`size(a)`, `lbound(a, 1)` of an array that is not allocatable or
+/// a pointer).
+pub fn value_vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
+    read(unit, e, out);
     fn read(unit: &Unit, e: &Expr, out: &mut BitSet) {
         match &e.kind {
             ExprKind::Intrinsic { name, args }
@@ -116,9 +126,6 @@ pub fn bound_vars(unit: &Unit, start: &Expr, end: &Expr, step: Option<&Expr>, ou
                 }
             }
         }
-    }
-    for e in [Some(start), Some(end), step].into_iter().flatten() {
-        read(unit, e, out);
     }
 }
 

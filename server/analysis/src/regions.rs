@@ -1360,6 +1360,11 @@ impl<'a> Ctx<'a> {
     /// for one enclosing loop's index `i` (with `c` and `s` known on
     /// entry), else its interval.
     fn subscript(&self, e: &Expr, loops: &[Loop]) -> Result<DimRegion, Why> {
+        if let ExprKind::Var(v) = e.kind {
+            if let Some(rhs) = self.plain_definition(v, loops) {
+                return self.subscript(rhs, loops);
+            }
+        }
         let inside: Vec<usize> = (0..loops.len())
             .filter(|&k| mentions(e, loops[k].var))
             .collect();
@@ -1637,36 +1642,14 @@ impl<'a> Ctx<'a> {
                     if list.iter().any(|(rhs, _, _)| mentions(rhs, v)) {
                         return Err(format!("`{}` is a counter", sym.name));
                     }
-                    // The definition that dominates the statement read,
-                    // in the same loops, with no other one between them:
-                    // its value, exactly.
-                    if let Some(site) = self.site.get() {
-                        let order = |id: StmtId| self.order.get(&id).copied().unwrap_or(usize::MAX);
-                        let closest = list
-                            .iter()
-                            .filter(|(_, at, def)| {
-                                at.len() <= loops.len()
-                                    && at.iter().zip(loops).all(|(a, b)| a.var == b.var)
-                                    && self.dominates(*def, site)
-                            })
-                            .max_by_key(|(_, _, def)| order(*def));
-                        if let Some((rhs, at, def)) = closest {
-                            let (from, to) = (order(*def), order(site));
-                            let between = list.iter().any(|(_, _, d)| {
-                                let o = order(*d);
-                                *d != *def && o > from && o < to
-                            });
-                            if !between {
-                                let outer = self.site.replace(Some(*def));
-                                let i = self.eval(rhs, at, &[], depth + 1);
-                                self.site.set(outer);
-                                // Kept as itself until the bounds it is in
-                                // are simplified (`j + jb` and `n - j - jb`
-                                // cancel).
-                                self.locals.borrow_mut().insert(v, i?);
-                                return Ok(Interval::point(Bound::Var(v)));
-                            }
-                        }
+                    if let Some((rhs, at, def)) = self.exact_definition(list, loops) {
+                        let outer = self.site.replace(Some(*def));
+                        let i = self.eval(rhs, at, &[], depth + 1);
+                        self.site.set(outer);
+                        // Kept as itself until the bounds it is in are
+                        // simplified (`j + jb` and `n - j - jb` cancel).
+                        self.locals.borrow_mut().insert(v, i?);
+                        return Ok(Interval::point(Bound::Var(v)));
                     }
                     let mut out: Option<Interval> = None;
                     for (rhs, at, def) in list {
@@ -1690,6 +1673,63 @@ impl<'a> Ctx<'a> {
             },
             _ => Err(format!("`{}` is not a local or formal integer", sym.name)),
         }
+    }
+
+    /// Of a local's definitions `list`, the one that dominates the
+    /// statement read, in the same `loops`, with no other one between
+    /// them: the local's value there, exactly.
+    fn exact_definition<'d>(
+        &self,
+        list: &'d [Definition],
+        loops: &[Loop],
+    ) -> Option<&'d Definition> {
+        let site = self.site.get()?;
+        let order = |id: StmtId| self.order.get(&id).copied().unwrap_or(usize::MAX);
+        let closest = list
+            .iter()
+            .filter(|(_, at, def)| {
+                at.len() <= loops.len()
+                    && at.iter().zip(loops).all(|(a, b)| a.var == b.var)
+                    && self.dominates(*def, site)
+            })
+            .max_by_key(|(_, _, def)| order(*def))?;
+        let (from, to) = (order(closest.2), order(site));
+        let between = list.iter().any(|(_, _, d)| {
+            let o = order(*d);
+            *d != closest.2 && o > from && o < to
+        });
+        (!between).then_some(closest)
+    }
+
+    /// The expression a local subscript stands for (`iy` after `iy = 1 +
+    /// (i - 1)*incy`), when its exact definition reads only the indices of
+    /// the loops around it, formals the unit never writes and constants:
+    /// read at the subscript, it has the same value, and the subscript's
+    /// progression along the loop is seen (seed 51051, case 602).
+    fn plain_definition(&self, v: SymbolId, loops: &[Loop]) -> Option<&Expr> {
+        let sym = self.unit.symbol(v);
+        if sym.storage != Storage::Local || sym.init.is_some() || sym.attrs.save {
+            return None;
+        }
+        let Some(Some(list)) = self.defs.get(&v) else {
+            return None;
+        };
+        let (rhs, at, _) = self.exact_definition(list, loops)?;
+        let mut plain = true;
+        rhs.walk(&mut |x| match &x.kind {
+            ExprKind::Var(w) => {
+                let ws = self.unit.symbol(*w);
+                plain &= at.iter().any(|l| l.var == *w)
+                    || ws.attrs.parameter
+                    || (matches!(ws.storage, Storage::Dummy(_)) && !self.writes.contains_id(*w));
+            }
+            ExprKind::ArrayRef { .. }
+            | ExprKind::Component { .. }
+            | ExprKind::FunctionCall { .. }
+            | ExprKind::Apply { .. } => plain = false,
+            _ => {}
+        });
+        plain.then_some(rhs)
     }
 
     /// Whether statement `def` runs before `site` on every path to it: no
@@ -2273,6 +2313,20 @@ subroutine q3(m, k, a, lda, x, incx, y)
   end do
 end subroutine q3
 
+subroutine q4(m, al, x, y, incy)
+  integer :: m, incy
+  real(8) :: al, x(*), y(*)
+  integer :: i, iy, jj, jb, nb
+  nb = 3
+  do jj = 1, m, nb
+    jb = min(nb, m - jj + 1)
+    do i = jj, jj + jb - 1
+      iy = 1 + (i - 1)*incy
+      y(iy) = y(iy) + al*x(i)/(1.0d0 + y(iy)**2)
+    end do
+  end do
+end subroutine q4
+
 subroutine gather(n, idx, x, s)
   integer :: n, idx(*), i
   real(8) :: x(*), s
@@ -2382,6 +2436,26 @@ end subroutine gather
                 let f = [0, n, 1, 0, lda, 0, n, nb, 0];
                 assert!(value(&s.cap, &f) <= last, "xposv {flag:?} {n} {lda} {nb}");
             }
+        }
+    }
+
+    #[test]
+    fn a_block_length_bounds_a_vector_through_a_local_subscript() {
+        let p = program(SRC);
+        // q4(m, al, x, y, incy): y(iy), iy = 1 + (i-1)*incy, for i in the
+        // blocks jj..jj+jb-1, jb = min(nb, m - jj + 1): i runs over 1..m,
+        // so y is 1 : 1 + (m-1)*incy : incy, whatever m is against the
+        // block size (seed 51051, case 602: the last element was bounded
+        // by jj + nb - 1, past the actual's end).
+        let r = region(&p, "q4", 3, KnownArgs::new()).expect("a region of y");
+        for m in [1, 2, 3, 4, 7] {
+            let f = [m, 0, 0, 0, 2];
+            let (first, last, step) = r.dims[0].triplet();
+            assert_eq!(
+                (value(&first, &f), value(&last, &f), value(&step, &f)),
+                (1, 1 + (m - 1) * 2, 2),
+                "m = {m}"
+            );
         }
     }
 
