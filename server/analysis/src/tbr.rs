@@ -48,35 +48,10 @@ use crate::interproc::ProgramActivity;
 use crate::shape::{Shapes, UnitShape};
 use dfort_ir::callgraph::Callee;
 use dfort_ir::cfg::NodeKind;
+use dfort_ir::intrinsics::Values;
 use dfort_ir::*;
 use std::cell::OnceCell;
 use std::sync::Arc;
-
-/// Intrinsics whose local derivatives need no argument value.
-const LINEAR_INTRINSICS: &[&str] = &[
-    "real",
-    "dble",
-    "float",
-    "sngl",
-    "dfloat",
-    "cmplx",
-    "dcmplx",
-    "conjg",
-    "dconjg",
-    "aimag",
-    "dimag",
-    "sum",
-    "transpose",
-    "reshape",
-    "spread",
-    "pack",
-    "unpack",
-    "cshift",
-    "eoshift",
-    "merge",
-];
-/// Intrinsics that multiply their two arguments.
-const BILINEAR_INTRINSICS: &[&str] = &["dot_product", "matmul", "dprod"];
 
 /// The counted WHILE loops of a unit ([`crate::counted_while`]).
 type Counted = std::collections::HashMap<StmtId, crate::counted_while::CountedWhile>;
@@ -206,26 +181,34 @@ impl Rules<'_> {
                             None => {}
                         }
                     }
-                } else if LINEAR_INTRINSICS.contains(&name.as_str()) {
-                    for a in args {
-                        self.req(&a.value, out);
+                    return;
+                }
+                let values =
+                    dfort_ir::intrinsics::lookup(name).map_or(Values::All, |i| i.rule.values());
+                match values {
+                    Values::None => {
+                        for a in args {
+                            self.req(&a.value, out);
+                        }
                     }
-                } else if BILINEAR_INTRINSICS.contains(&name.as_str()) && args.len() == 2 {
-                    let (a, b) = (&args[0].value, &args[1].value);
-                    if self.active(a) {
-                        self.vars(b, out);
-                        self.req(a, out);
+                    Values::Cross if args.len() == 2 => {
+                        let (a, b) = (&args[0].value, &args[1].value);
+                        if self.active(a) {
+                            self.vars(b, out);
+                            self.req(a, out);
+                        }
+                        if self.active(b) {
+                            self.vars(a, out);
+                            self.req(b, out);
+                        }
                     }
-                    if self.active(b) {
-                        self.vars(a, out);
-                        self.req(b, out);
-                    }
-                } else {
                     // Nonlinear (sin, exp, ...) or piecewise (abs, max,
                     // sign, ...): the arguments' values are needed.
-                    for a in args {
-                        self.vars(&a.value, out);
-                        self.req(&a.value, out);
+                    _ => {
+                        for a in args {
+                            self.vars(&a.value, out);
+                            self.req(&a.value, out);
+                        }
                     }
                 }
             }

@@ -10,6 +10,7 @@
 //! `|z|` at `z = 0` has the subgradient 0.
 
 use dfort_ir::dump::expr as print;
+use dfort_ir::intrinsics::{ComplexRule, Ty};
 use dfort_ir::*;
 
 /// Whether `e` has a complex value.
@@ -26,13 +27,17 @@ pub fn is_complex(unit: &Unit, e: &Expr) -> bool {
                 BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow
             ) && (is_complex(unit, lhs) || is_complex(unit, rhs))
         }
-        ExprKind::Intrinsic { name, args } => match name.as_str() {
-            "cmplx" | "dcmplx" | "conjg" | "dconjg" => true,
-            "real" | "dble" | "aimag" | "dimag" | "abs" | "cabs" | "cdabs" | "int" | "nint"
-            | "size" | "norm2" | "count" | "any" | "all" | "maxloc" | "minloc" | "maxval"
-            | "minval" | "floor" | "ceiling" => false,
-            _ => args.first().is_some_and(|a| is_complex(unit, &a.value)),
-        },
+        ExprKind::Intrinsic { name, args } => {
+            match dfort_ir::intrinsics::lookup(name).map(|i| (i.ty, i.on_complex)) {
+                Some((Ty::Complex, _)) => true,
+                // `abs(z)` is real.
+                Some((Ty::Arg, Some(ComplexRule::Modulus))) => false,
+                Some((Ty::Arg, _)) | None => {
+                    args.first().is_some_and(|a| is_complex(unit, &a.value))
+                }
+                Some(_) => false,
+            }
+        }
         ExprKind::FunctionCall { .. } | ExprKind::Apply { .. } => false,
         ExprKind::ArrayCtor(items) => items.first().is_some_and(|i| is_complex(unit, i)),
         _ => false,
@@ -47,20 +52,8 @@ pub fn mentions_complex(unit: &Unit, e: &Expr) -> bool {
 }
 
 /// An intrinsic that is not holomorphic in its complex argument, or
-/// builds a complex value from reals.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Special {
-    /// `conjg(z)`
-    Conjugate,
-    /// `real(z)`, `dble(z)`
-    RealPart,
-    /// `aimag(z)`
-    ImaginaryPart,
-    /// `abs(z)`
-    Modulus,
-    /// `cmplx(x[, y][, kind])` of reals
-    Build,
-}
+/// builds a complex value from reals (the intrinsic table's rule).
+pub use dfort_ir::intrinsics::ComplexRule as Special;
 
 /// `e`'s special rule, if it has one.
 pub fn special(unit: &Unit, e: &Expr) -> Option<Special> {
@@ -69,14 +62,13 @@ pub fn special(unit: &Unit, e: &Expr) -> Option<Special> {
     };
     let z = args.first().map(|a| &a.value)?;
     let complex_arg = is_complex(unit, z);
-    Some(match name.as_str() {
-        "conjg" | "dconjg" => Special::Conjugate,
-        "real" | "dble" if complex_arg => Special::RealPart,
-        "aimag" | "dimag" => Special::ImaginaryPart,
-        "abs" | "cabs" | "cdabs" if complex_arg => Special::Modulus,
-        "cmplx" | "dcmplx" if !complex_arg => Special::Build,
-        _ => return None,
-    })
+    let rule = dfort_ir::intrinsics::lookup(name)?.on_complex?;
+    let applies = match rule {
+        Special::Conjugate | Special::ImaginaryPart => true,
+        Special::RealPart | Special::Modulus => complex_arg,
+        Special::Build => !complex_arg,
+    };
+    applies.then_some(rule)
 }
 
 /// The real and imaginary operands of `cmplx(x, y, kind)` (by position or

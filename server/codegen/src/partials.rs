@@ -1,13 +1,26 @@
 //! Local partial derivatives of operators and scalar intrinsics: for an
 //! expression `φ(a, b, …)`, the list of its children with `∂φ/∂child`
 //! written in Fortran over the children's values. The tangent combines
-//! them as `Σ ∂φ/∂cᵢ · ċᵢ`, the adjoint as `c̄ᵢ += ∂φ/∂cᵢ · φ̄`.
+//! them as `Σ ∂φ/∂cᵢ · ċᵢ`, the adjoint as `c̄ᵢ += ∂φ/∂cᵢ · φ̄`. The
+//! intrinsics' partial derivatives are those of the intrinsic table
+//! ([`dfort_ir::intrinsics`]), filled in with the arguments.
 
 use dfort_ir::dump::expr as print;
+use dfort_ir::intrinsics::Rule;
 use dfort_ir::*;
 
 fn p(s: String) -> String {
     format!("({s})")
+}
+
+/// A partial derivative of the intrinsic table with the arguments' values
+/// (printed, parenthesised) put for `{0}`, `{1}`, ….
+fn fill(template: &str, values: &[String]) -> String {
+    let mut out = template.to_string();
+    for (k, v) in values.iter().enumerate() {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
 }
 
 /// `None` when there is no rule (the caller refuses the expression).
@@ -51,37 +64,11 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
             }
         }
         ExprKind::Intrinsic { name, args } => {
-            let arg = |i: usize| args.get(i).map(|a| &a.value);
-            let a0 = arg(0)?;
-            let a = v(a0);
-            let one = |d: String| vec![(a0, d)];
-            match name.as_str() {
-                "sin" | "dsin" => one(format!("cos({a})")),
-                "cos" | "dcos" => one(format!("-sin({a})")),
-                "tan" | "dtan" => one(format!("1.0d0 / cos({a})**2")),
-                "exp" | "dexp" => one(format!("exp({a})")),
-                "log" | "dlog" | "alog" => one(format!("1.0d0 / {a}")),
-                "log10" | "dlog10" | "alog10" => one(format!("1.0d0 / ({a} * log(10.0d0))")),
-                "sqrt" | "dsqrt" => one(format!("1.0d0 / (2.0d0 * sqrt({a}))")),
-                "asin" | "dasin" => one(format!("1.0d0 / sqrt(1.0d0 - {a}**2)")),
-                "acos" | "dacos" => one(format!("-1.0d0 / sqrt(1.0d0 - {a}**2)")),
-                "atan" | "datan" if args.len() == 1 => one(format!("1.0d0 / (1.0d0 + {a}**2)")),
-                "sinh" | "dsinh" => one(format!("cosh({a})")),
-                "cosh" | "dcosh" => one(format!("sinh({a})")),
-                "tanh" | "dtanh" => one(format!("1.0d0 - tanh({a})**2")),
-                "abs" | "dabs" => one(format!("merge(1.0d0, -1.0d0, {a} >= 0)")),
-                "dble" | "real" | "float" | "sngl" | "dfloat" => one("1.0d0".into()),
-                "max" | "dmax1" | "amax1" | "max0" | "amax0" | "min" | "dmin1" | "amin1"
-                | "min0" | "amin0"
-                    if args.len() >= 2 =>
-                {
+            let vals: Vec<String> = args.iter().map(|x| v(&x.value)).collect();
+            match dfort_ir::intrinsics::lookup(name)?.rule {
+                Rule::Extremum { max } if args.len() >= 2 => {
                     // The first argument that reaches the extremum gets it.
-                    let vals: Vec<String> = args.iter().map(|x| v(&x.value)).collect();
-                    let (before, after) = if name.contains("max") {
-                        (">", ">=")
-                    } else {
-                        ("<", "<=")
-                    };
+                    let (before, after) = if max { (">", ">=") } else { ("<", "<=") };
                     args.iter()
                         .enumerate()
                         .map(|(i, x)| {
@@ -101,29 +88,13 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
                         })
                         .collect()
                 }
-                "sign" | "dsign" if args.len() == 2 => {
-                    let b = v(arg(1)?);
-                    one(format!("merge(1.0d0, -1.0d0, ({a} >= 0) .eqv. ({b} >= 0))"))
-                }
-                "mod" | "dmod" | "amod" if args.len() == 2 => {
-                    let b1 = arg(1)?;
-                    let b = v(b1);
-                    vec![(a0, "1.0d0".into()), (b1, format!("-aint({a} / {b})"))]
-                }
-                "dprod" if args.len() == 2 => {
-                    let b1 = arg(1)?;
-                    let b = v(b1);
-                    vec![(a0, format!("dble({b})")), (b1, format!("dble({a})"))]
-                }
-                "atan2" | "datan2" if args.len() == 2 => {
-                    let x1 = arg(1)?;
-                    let x = v(x1);
-                    vec![
-                        (a0, format!("{x} / ({x}**2 + {a}**2)")),
-                        (x1, format!("-({a} / ({x}**2 + {a}**2))")),
-                    ]
-                }
-                _ => return None,
+                rule => rule
+                    .partials(args.len())?
+                    .iter()
+                    .zip(args)
+                    .filter(|(d, _)| !d.is_empty())
+                    .map(|(d, x)| (&x.value, fill(d, &vals)))
+                    .collect(),
             }
         }
         _ => return None,

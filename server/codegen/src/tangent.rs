@@ -30,17 +30,6 @@ use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
 
-/// Intrinsics whose derivative is itself an array expression (besides
-/// the linear ones, [`dfort_ir::intrinsics::linear_array`]).
-const ARRAY_INTRINSICS: &[&str] = &[
-    "dot_product",
-    "matmul",
-    "norm2",
-    "maxval",
-    "minval",
-    "product",
-];
-
 struct Gen<'a> {
     program: &'a Program,
     diff: &'a DiffSet<'a>,
@@ -137,7 +126,10 @@ impl Gen<'_> {
             {
                 self.linear_intrinsic(e, name, args)
             }
-            ExprKind::Intrinsic { name, args } if ARRAY_INTRINSICS.contains(&name.as_str()) => {
+            ExprKind::Intrinsic { name, args }
+                if dfort_ir::intrinsics::lookup(name)
+                    .is_some_and(|i| matches!(i.rule, dfort_ir::intrinsics::Rule::Array(_))) =>
+            {
                 self.array_intrinsic(e, name, args)
             }
             ExprKind::Intrinsic { args, .. } if crate::complex::special(self.unit, e).is_some() => {

@@ -739,24 +739,10 @@ pub fn recorded_elsewhere(name: &str, lines: &[u32]) -> String {
     )
 }
 
-/// What goes wrong when the intrinsic `name` is differentiated.
+/// What goes wrong when the intrinsic `name` is differentiated (the
+/// intrinsic table's kink).
 pub fn kink(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "abs" => "is not differentiable where its argument is 0 (dfort takes the derivative of the branch the sign selects)",
-        "max" | "min" | "max0" | "min0" | "amax1" | "amin1" | "dmax1" | "dmin1" => {
-            "is not differentiable where its arguments are equal (dfort takes the derivative of the argument selected)"
-        }
-        "sign" => "is not differentiable where its second argument is 0",
-        "maxval" | "minval" => {
-            "is not differentiable where elements tie for the extremum (dfort takes the derivative of the first, the one maxloc/minloc returns)"
-        }
-        "norm2" => "is not differentiable where its argument is 0 (dfort takes the subgradient 0 there)",
-        "int" | "nint" | "aint" | "anint" | "floor" | "ceiling" | "idint" | "idnint" => {
-            "has a zero derivative and jumps at integers: no gradient flows through it"
-        }
-        "mod" | "modulo" => "jumps where the quotient crosses an integer (the derivative there is wrong)",
-        _ => return None,
-    })
+    dfort_ir::intrinsics::lookup(name)?.kink
 }
 
 /// The `non-differentiable` diagnostic: `name` of the active `var`,

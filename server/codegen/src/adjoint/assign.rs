@@ -339,24 +339,7 @@ impl Gen<'_> {
                 self.out.refuse(e.span, m);
             }
             ExprKind::Intrinsic { name, args }
-                if matches!(
-                    name.as_str(),
-                    "sum"
-                        | "spread"
-                        | "cshift"
-                        | "eoshift"
-                        | "reshape"
-                        | "pack"
-                        | "unpack"
-                        | "merge"
-                        | "dot_product"
-                        | "matmul"
-                        | "transpose"
-                        | "norm2"
-                        | "maxval"
-                        | "minval"
-                        | "product"
-                ) =>
+                if dfort_ir::intrinsics::lookup(name).is_some_and(|i| i.rule.is_array_form()) =>
             {
                 match self.out.mask.take() {
                     // An array adjoint entering a non-elemental rule under
@@ -960,22 +943,20 @@ fn shaped_like(m: &str, x: &str) -> String {
 /// the reverse sweep may not hold `t`'s values, and `sin` of a signalling
 /// NaN traps, fuzzer seed 1136, case 7805); `e` itself otherwise.
 fn shape_source<'e>(unit: &Unit, e: &'e Expr) -> &'e Expr {
-    const ELEMENTAL: [&str; 26] = [
-        "sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
-        "sinh", "cosh", "tanh", "abs", "sign", "max", "min", "mod", "modulo", "dble", "real",
-        "float", "aint", "anint", "dim",
-    ];
     let r = rank_of(unit, e);
     let same = |x: &'e Expr| rank_of(unit, x) == r;
     match &e.kind {
         ExprKind::Unary { operand, .. } => shape_source(unit, operand),
         ExprKind::Binary { lhs, rhs, .. } if same(lhs) => shape_source(unit, lhs),
         ExprKind::Binary { rhs, .. } if same(rhs) => shape_source(unit, rhs),
-        ExprKind::Intrinsic { name, args } if ELEMENTAL.contains(&name.as_str()) => args
-            .iter()
-            .map(|a| &a.value)
-            .find(|x| same(x))
-            .map_or(e, |x| shape_source(unit, x)),
+        ExprKind::Intrinsic { name, args }
+            if dfort_ir::intrinsics::lookup(name).is_some_and(|i| i.elemental) =>
+        {
+            args.iter()
+                .map(|a| &a.value)
+                .find(|x| same(x))
+                .map_or(e, |x| shape_source(unit, x))
+        }
         _ => e,
     }
 }
