@@ -70,6 +70,7 @@ impl Keywords {
 /// absent optional argument's derivative is absent too (the derivative
 /// routine declares it optional); what follows is passed by keyword.
 pub fn derivative_args<'e>(
+    program: &Program,
     unit: &Unit,
     callee: &Unit,
     callee_d: &HashMap<SymbolId, String>,
@@ -97,7 +98,7 @@ pub fn derivative_args<'e>(
         // arrays) is passed by reference only: its derivative has no
         // scalar temporary.
         let elementwise =
-            callee.symbol(f).rank() == 0 && crate::partials::rank_of(unit, &a.value) > 0;
+            callee.symbol(f).rank() == 0 && crate::partials::rank_of(program, unit, &a.value) > 0;
         let d = match &a.value.kind {
             _ if elementwise && deriv(&a.value).is_none() => {
                 return Err(refused(format!(
@@ -194,7 +195,7 @@ pub fn prepare<'e>(
     let inside = enclosing_module(program, unit);
     let module = host_module(program, cu).filter(|m| Some(m) != own && Some(m) != inside.as_ref());
     let names = diff.names(program, cu, suffix);
-    let args = derivative_args(unit, cu, &names, args, deriv).map_err(|m| vec![m])?;
+    let args = derivative_args(program, unit, cu, &names, args, deriv).map_err(|m| vec![m])?;
     Ok(Prepared {
         module,
         names,

@@ -484,7 +484,7 @@ pub use dfort_analysis::derivatives::carries_ref;
 /// `ps(i)%y` the rank of `y`); 0 for other expressions.
 pub fn component_rank(program: &Program, unit: &Unit, e: &Expr) -> usize {
     match &e.kind {
-        ExprKind::Var(_) | ExprKind::ArrayRef { .. } => crate::partials::rank_of(unit, e),
+        ExprKind::Var(_) | ExprKind::ArrayRef { .. } => crate::partials::rank_of(program, unit, e),
         ExprKind::Component { base, .. } => {
             component_rank(program, unit, base) + program.component_rank(unit, e).unwrap_or(0)
         }

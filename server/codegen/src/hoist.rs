@@ -350,7 +350,7 @@ fn elemental_shape(
         return None;
     }
     let (value, rank) = args.iter().find_map(|a| {
-        let r = arg_rank(unit, ranks, &a.value)?;
+        let r = arg_rank(program, unit, ranks, &a.value)?;
         (r > 0).then_some((&a.value, r))
     })?;
     let at = |kind| Expr {
@@ -384,7 +384,7 @@ fn elemental_shape(
 /// The rank of actual `e`, where the temporaries hoisted before are past
 /// `unit`'s symbols with `ranks`: `None` when an array temporary is part
 /// of a larger expression.
-fn arg_rank(unit: &Unit, ranks: &[usize], e: &Expr) -> Option<usize> {
+fn arg_rank(program: &Program, unit: &Unit, ranks: &[usize], e: &Expr) -> Option<usize> {
     let temp_rank = |v: SymbolId| {
         v.index()
             .checked_sub(unit.symbols.len())
@@ -405,7 +405,7 @@ fn arg_rank(unit: &Unit, ranks: &[usize], e: &Expr) -> Option<usize> {
             }
         }
     });
-    (!array_temp).then(|| crate::partials::rank_of(unit, &value))
+    (!array_temp).then(|| crate::partials::rank_of(program, unit, &value))
 }
 
 /// The references in `rhs` to a unit for which `must_hoist` holds,
@@ -486,7 +486,7 @@ fn elemental_use(
             None => cu.args.get(i),
         };
         // Temporaries hoisted already are not in `unit`.
-        let rank = arg_rank(unit, ranks, &a.value)?;
+        let rank = arg_rank(program, unit, ranks, &a.value)?;
         any |= rank > 0 && dummy.is_some_and(|d| cu.symbol(*d).rank() == 0);
     }
     Some(any)

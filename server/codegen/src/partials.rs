@@ -173,7 +173,7 @@ pub enum Selection {
 /// The selection of `name` (`maxval`, `minval`) with arguments `args`;
 /// `None` for other forms (refused): an expression, a section, `dim=`
 /// on other than a rank-2 array.
-pub fn selection(unit: &Unit, name: &str, args: &[Arg]) -> Option<Selection> {
+pub fn selection(program: &Program, unit: &Unit, name: &str, args: &[Arg]) -> Option<Selection> {
     let loc = match name {
         "maxval" => "maxloc",
         "minval" => "minloc",
@@ -197,7 +197,7 @@ pub fn selection(unit: &Unit, name: &str, args: &[Arg]) -> Option<Selection> {
             Some("dim") => dim = Some(&a.value),
             Some("mask") => mask = Some(&a.value),
             Some(_) => return None,
-            None if i == 0 && rank_of(unit, &a.value) == 0 => dim = Some(&a.value),
+            None if i == 0 && rank_of(program, unit, &a.value) == 0 => dim = Some(&a.value),
             None => mask = Some(&a.value),
         }
     }
@@ -259,8 +259,11 @@ pub fn whole_rank1_only(unit: &Unit, name: &str, x: &Expr) -> String {
 pub(crate) const USER_FUNCTION_IN_WHERE: &str =
     "user function references inside WHERE are not differentiated yet";
 
-/// The rank of an expression's value (0 for scalars).
-pub(crate) fn rank_of(unit: &Unit, e: &Expr) -> usize {
+/// The rank of an expression's value (0 for scalars); a reference to a
+/// function with source has its result's (seed 2026, case 142: `s *
+/// f(v)` of an array-valued `f` taken as a scalar gave the adjoint of `s`
+/// the rank of an array).
+pub(crate) fn rank_of(program: &Program, unit: &Unit, e: &Expr) -> usize {
     match &e.kind {
         ExprKind::Var(s) => unit.symbol(*s).rank(),
         ExprKind::ArrayRef { subs, .. } => subs
@@ -271,22 +274,28 @@ pub(crate) fn rank_of(unit: &Unit, e: &Expr) -> usize {
         // components are written as full sections,
         // [`crate::declare::derivative_unit`]).
         ExprKind::Component { base, subs, .. } => {
-            rank_of(unit, base)
+            rank_of(program, unit, base)
                 + subs
                     .iter()
                     .filter(|s| matches!(s, Subscript::Range { .. }))
                     .count()
         }
-        ExprKind::Unary { operand, .. } => rank_of(unit, operand),
-        ExprKind::Binary { lhs, rhs, .. } => rank_of(unit, lhs).max(rank_of(unit, rhs)),
+        ExprKind::Unary { operand, .. } => rank_of(program, unit, operand),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            rank_of(program, unit, lhs).max(rank_of(program, unit, rhs))
+        }
         ExprKind::ArrayCtor(_) | ExprKind::ImpliedDo { .. } => 1,
         ExprKind::Intrinsic { name, args } => {
-            let r = |i: usize| args.get(i).map(|a| rank_of(unit, &a.value)).unwrap_or(0);
+            let r = |i: usize| {
+                args.get(i)
+                    .map(|a| rank_of(program, unit, &a.value))
+                    .unwrap_or(0)
+            };
             // A reduction with DIM= (by keyword, or second by position
             // and not a mask) drops one rank.
             let dim = args.iter().enumerate().any(|(i, a)| match &a.keyword {
                 Some(k) => k == "dim",
-                None => i == 1 && rank_of(unit, &a.value) == 0,
+                None => i == 1 && rank_of(program, unit, &a.value) == 0,
             });
             match name.as_str() {
                 "sum" | "product" | "maxval" | "minval" | "norm2" if dim => r(0).saturating_sub(1),
@@ -296,18 +305,36 @@ pub(crate) fn rank_of(unit: &Unit, e: &Expr) -> usize {
                 "unpack" => r(1),
                 "reshape" => match args.get(1).map(|a| &a.value.kind) {
                     Some(ExprKind::ArrayCtor(items)) => items.len(),
-                    Some(ExprKind::Intrinsic { name, args }) if name == "shape" => {
-                        args.first().map(|a| rank_of(unit, &a.value)).unwrap_or(1)
-                    }
+                    Some(ExprKind::Intrinsic { name, args }) if name == "shape" => args
+                        .first()
+                        .map(|a| rank_of(program, unit, &a.value))
+                        .unwrap_or(1),
                     _ => 1,
                 },
                 "transpose" => 2,
                 "matmul" => (r(0) + r(1)).saturating_sub(2),
                 _ => args
                     .iter()
-                    .map(|a| rank_of(unit, &a.value))
+                    .map(|a| rank_of(program, unit, &a.value))
                     .max()
                     .unwrap_or(0),
+            }
+        }
+        ExprKind::FunctionCall {
+            target: CallTarget::Unit(c),
+            args,
+            ..
+        } => {
+            let cu = program.unit(*c);
+            match cu.result {
+                Some(r) if cu.elemental => args
+                    .iter()
+                    .map(|a| rank_of(program, unit, &a.value))
+                    .max()
+                    .unwrap_or(0)
+                    .max(cu.symbol(r).rank()),
+                Some(r) => cu.symbol(r).rank(),
+                None => 0,
             }
         }
         _ => 0,

@@ -223,37 +223,39 @@ impl Gen<'_> {
                 }
             }
             // The derivative of the element(s) selected (the first at ties).
-            ("maxval" | "minval", _) => match crate::partials::selection(self.unit, name, args) {
-                Some(sel) => {
-                    let d = self.dref(&args[0].value)?;
-                    Some(match sel {
-                        crate::partials::Selection::Element { at, some: None } => {
-                            format!("{d}({at})")
-                        }
-                        crate::partials::Selection::Element {
-                            at,
-                            some: Some(any),
-                        } => {
-                            format!("merge({d}({at}), 0.0d0, {any})")
-                        }
-                        crate::partials::Selection::Along { subs, range, .. } => {
-                            self.index_j = true;
-                            format!("[({d}({subs}), dfort_j = {range})]")
-                        }
-                        crate::partials::Selection::Masked { chosen, dim } => {
-                            self.index_j = true;
-                            format!("sum(merge({d}, 0.0d0, {chosen}), dim={dim})")
-                        }
-                    })
+            ("maxval" | "minval", _) => {
+                match crate::partials::selection(self.program, self.unit, name, args) {
+                    Some(sel) => {
+                        let d = self.dref(&args[0].value)?;
+                        Some(match sel {
+                            crate::partials::Selection::Element { at, some: None } => {
+                                format!("{d}({at})")
+                            }
+                            crate::partials::Selection::Element {
+                                at,
+                                some: Some(any),
+                            } => {
+                                format!("merge({d}({at}), 0.0d0, {any})")
+                            }
+                            crate::partials::Selection::Along { subs, range, .. } => {
+                                self.index_j = true;
+                                format!("[({d}({subs}), dfort_j = {range})]")
+                            }
+                            crate::partials::Selection::Masked { chosen, dim } => {
+                                self.index_j = true;
+                                format!("sum(merge({d}, 0.0d0, {chosen}), dim={dim})")
+                            }
+                        })
+                    }
+                    None => {
+                        self.refuse(
+                            e.span,
+                            crate::partials::whole_rank1_only(self.unit, name, &args[0].value),
+                        );
+                        None
+                    }
                 }
-                None => {
-                    self.refuse(
-                        e.span,
-                        crate::partials::whole_rank1_only(self.unit, name, &args[0].value),
-                    );
-                    None
-                }
-            },
+            }
             // ‖x‖' = Σ xᵢ ẋᵢ / ‖x‖, and 0 at x = 0 (the subgradient 0;
             // no division by zero: the numerator is 0 there too).
             ("norm2", 1) if args[0].keyword.is_none() => d0.map(|d| {
@@ -332,7 +334,7 @@ impl Gen<'_> {
             let v = if data.contains(&names[k]) {
                 match &ds[k] {
                     Some(d) => d.clone(),
-                    None if crate::partials::rank_of(self.unit, a) > 0 => {
+                    None if crate::partials::rank_of(self.program, self.unit, a) > 0 => {
                         format!("0.0d0 * {}", self.e(a))
                     }
                     None => "0.0d0".into(),
@@ -356,7 +358,7 @@ impl Gen<'_> {
         }
         match self.tan(item) {
             Some(d) => d,
-            None if crate::partials::rank_of(self.unit, item) > 0 => {
+            None if crate::partials::rank_of(self.program, self.unit, item) > 0 => {
                 format!("0.0d0 * {}", self.e(item))
             }
             None => "0.0d0".into(),

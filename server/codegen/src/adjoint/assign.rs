@@ -170,8 +170,8 @@ impl Gen<'_> {
             );
         } else if adjoint {
             let lb = inp.bref(lhs).unwrap_or_default();
-            let r = if array_valued(unit, lhs) {
-                rank_of(unit, lhs)
+            let r = if array_valued(self.inp.program, unit, lhs) {
+                rank_of(self.inp.program, unit, lhs)
             } else {
                 0
             };
@@ -307,7 +307,7 @@ impl Gen<'_> {
             None => format!("sum({m})"),
         };
         if mr > 0
-            && rank_of(unit, e) == 0
+            && rank_of(self.inp.program, unit, e) == 0
             && !matches!(
                 e.kind,
                 ExprKind::Var(_) | ExprKind::ArrayRef { .. } | ExprKind::Component { .. }
@@ -325,7 +325,7 @@ impl Gen<'_> {
             ExprKind::Component { .. } if !crate::derived::carries_ref(inp.program, unit, e) => {}
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } | ExprKind::Component { .. } => {
                 if let Some(b) = inp.bref(e) {
-                    if rank_of(unit, e) == 0 && mr > 0 {
+                    if rank_of(self.inp.program, unit, e) == 0 && mr > 0 {
                         out.push(format!("{b} = {b} + {}", total(m)));
                     } else if let (Some(w), true) = (&self.out.mask, mr > 0) {
                         out.push(format!("where ({w}) {b} = {b} + {m}"));
@@ -359,7 +359,7 @@ impl Gen<'_> {
             _ if complex::special(unit, e).is_some() => {
                 let s = complex::special(unit, e).unwrap_or(complex::Special::Conjugate);
                 for (child, mm) in complex::adjoint(unit, e, s, m) {
-                    let r = mr.max(partial_rank(unit, e, child));
+                    let r = mr.max(partial_rank(inp.program, unit, e, child));
                     self.adj(child, &mm, r, out);
                 }
             }
@@ -369,7 +369,7 @@ impl Gen<'_> {
                     for (child, d) in parts {
                         // The multiplier's own rank: a scalar adjoint times
                         // a scalar partial stays a scalar.
-                        let r = mr.max(partial_rank(unit, e, child));
+                        let r = mr.max(partial_rank(inp.program, unit, e, child));
                         let mm = match (complex_value, complex::is_complex(unit, child)) {
                             (false, false) => format!("{} * {}", p(m.to_string()), p(d)),
                             // z̄ += conj(f'(z)) w̄; a real operand takes the
@@ -457,7 +457,7 @@ impl Gen<'_> {
             }
             return;
         }
-        let r = rank_of(unit, it);
+        let r = rank_of(self.inp.program, unit, it);
         let Some(seed) = seed else {
             self.adj(it, m, 0, out);
             return;
@@ -515,7 +515,7 @@ impl Gen<'_> {
         };
         match (name, slots.as_slice()) {
             ("sum", [Some(x), dim, mask]) => {
-                let r = rank_of(unit, x);
+                let r = rank_of(self.inp.program, unit, x);
                 let (mut seed, mut sr) = match dim {
                     Some(d) if mr > 0 => (
                         format!("spread({m}, {}, size({}, {}))", v(d), v(x), v(d)),
@@ -533,7 +533,12 @@ impl Gen<'_> {
                 if mr == 0 {
                     self.adj(x, &format!("{m} * {}", v(n)), 0, out);
                 } else {
-                    self.adj(x, &format!("sum({m}, dim={})", v(d)), rank_of(unit, x), out);
+                    self.adj(
+                        x,
+                        &format!("sum({m}, dim={})", v(d)),
+                        rank_of(self.inp.program, unit, x),
+                        out,
+                    );
                 }
             }
             ("cshift", [Some(x), Some(sh), _]) => {
@@ -541,16 +546,16 @@ impl Gen<'_> {
                     self.adj(x, m, 0, out);
                 } else {
                     let seed = format!("cshift({m}, -{}{})", v(sh), kw(2, "dim"));
-                    self.adj(x, &seed, rank_of(unit, x), out);
+                    self.adj(x, &seed, rank_of(self.inp.program, unit, x), out);
                 }
             }
             ("eoshift", [Some(x), Some(sh), boundary, _]) => {
                 let boundary = boundary.filter(|b| self.active_inside(b));
-                if boundary.is_some_and(|b| rank_of(unit, b) > 0) {
+                if boundary.is_some_and(|b| rank_of(self.inp.program, unit, b) > 0) {
                     return refuse(self, "an active array boundary is not differentiated yet");
                 }
                 let mm = if mr == 0 {
-                    shaped_like(m, &v(shape_source(unit, x)))
+                    shaped_like(m, &v(shape_source(self.inp.program, unit, x)))
                 } else {
                     m.to_string()
                 };
@@ -563,7 +568,7 @@ impl Gen<'_> {
                     let filled = format!("sum({mm} - eoshift({seed}, {}{dim}))", v(sh));
                     self.adj(b, &filled, 0, out);
                 }
-                self.adj(x, &seed, rank_of(unit, x), out);
+                self.adj(x, &seed, rank_of(self.inp.program, unit, x), out);
             }
             ("reshape", [Some(x), Some(_), pad, order]) => {
                 if pad.is_some_and(|p| self.active_inside(p)) {
@@ -610,13 +615,13 @@ impl Gen<'_> {
                     // x's elements past the result's get none (PAD=).
                     let seed = format!(
                         "reshape({back}, shape({}), pad=[0.0d0])",
-                        v(shape_source(unit, x))
+                        v(shape_source(self.inp.program, unit, x))
                     );
-                    self.adj(x, &seed, rank_of(unit, x), out);
+                    self.adj(x, &seed, rank_of(self.inp.program, unit, x), out);
                 }
             }
             ("pack", [Some(x), Some(mask), vector]) => {
-                if rank_of(unit, mask) == 0 {
+                if rank_of(self.inp.program, unit, mask) == 0 {
                     return refuse(self, "a scalar mask is not differentiated yet");
                 }
                 let seed = if mr == 0 {
@@ -624,12 +629,12 @@ impl Gen<'_> {
                 } else {
                     format!("unpack({m}, {}, 0.0d0)", v(mask))
                 };
-                self.adj(x, &seed, rank_of(unit, x), out);
+                self.adj(x, &seed, rank_of(self.inp.program, unit, x), out);
                 // The elements after the packed ones come from VECTOR=:
                 // the adjoint without its first count(mask) elements.
                 if let Some(w) = vector {
                     let full = if mr == 0 {
-                        shaped_like(m, &v(shape_source(unit, w)))
+                        shaped_like(m, &v(shape_source(self.inp.program, unit, w)))
                     } else {
                         m.to_string()
                     };
@@ -646,19 +651,19 @@ impl Gen<'_> {
                 let into_x = format!(
                     "pack({full}, {}, {})",
                     v(mask),
-                    shaped_like("0.0d0", &v(shape_source(unit, x)))
+                    shaped_like("0.0d0", &v(shape_source(self.inp.program, unit, x)))
                 );
                 self.adj(x, &into_x, 1, out);
-                if rank_of(unit, field) > 0 {
+                if rank_of(self.inp.program, unit, field) > 0 {
                     let seed = format!("merge(0.0d0, {full}, {})", v(mask));
-                    self.adj(field, &seed, rank_of(unit, field), out);
+                    self.adj(field, &seed, rank_of(self.inp.program, unit, field), out);
                 } else {
                     let seed = format!("sum({full}, mask=.not. {})", v(mask));
                     self.adj(field, &seed, 0, out);
                 }
             }
             ("merge", [Some(t), Some(f), Some(mask)]) => {
-                let r = mr.max(rank_of(unit, e));
+                let r = mr.max(rank_of(self.inp.program, unit, e));
                 self.adj(t, &format!("merge({m}, 0.0d0, {})", v(mask)), r, out);
                 self.adj(f, &format!("merge(0.0d0, {m}, {})", v(mask)), r, out);
             }
@@ -690,7 +695,12 @@ impl Gen<'_> {
             ("norm2", 1) if !keywords && mr == 0 => {
                 let x = &args[0].value;
                 let n = crate::partials::norm2_nonzero(&v(x), "");
-                self.adj(x, &format!("{m} * {} / {n}", v(x)), rank_of(unit, x), out);
+                self.adj(
+                    x,
+                    &format!("{m} * {} / {n}", v(x)),
+                    rank_of(self.inp.program, unit, x),
+                    out,
+                );
             }
             // Along dimension k: each line's adjoint over its norm, spread
             // back along k.
@@ -699,7 +709,7 @@ impl Gen<'_> {
                 let k = v(&args[1].value);
                 let n = crate::partials::norm2_nonzero(&v(x), &format!(", dim={k}"));
                 let seed = format!("spread({m} / {n}, {k}, size({}, {k})) * {}", v(x), v(x));
-                self.adj(x, &seed, rank_of(unit, x), out);
+                self.adj(x, &seed, rank_of(self.inp.program, unit, x), out);
             }
             // x̄ⱼ += m Πᵢ≠ⱼ xᵢ, without dividing by any element.
             ("product", 1) if !keywords && mr == 0 => {
@@ -722,7 +732,8 @@ impl Gen<'_> {
             // The selected element(s) (the first at ties) get the adjoint.
             ("maxval" | "minval", _) => {
                 let x = &args[0].value;
-                let Some(sel) = crate::partials::selection(unit, name, args) else {
+                let Some(sel) = crate::partials::selection(self.inp.program, unit, name, args)
+                else {
                     return self
                         .out
                         .refuse(e.span, crate::partials::whole_rank1_only(unit, name, x));
@@ -772,7 +783,10 @@ impl Gen<'_> {
             }
             ("matmul", 2) if !keywords => {
                 let (a, b) = (&args[0].value, &args[1].value);
-                let (ra, rb) = (rank_of(unit, a), rank_of(unit, b));
+                let (ra, rb) = (
+                    rank_of(self.inp.program, unit, a),
+                    rank_of(self.inp.program, unit, b),
+                );
                 // A scalar adjoint (the product under a sum) is spread to
                 // the product's shape first.
                 let m = match (mr, ra, rb) {
@@ -839,22 +853,22 @@ impl Gen<'_> {
 /// The rank of the partial derivative of `e` with respect to its operand
 /// `child` ([`partials`]): constants for sums and differences, the other
 /// factor for products, the operands' values otherwise.
-fn partial_rank(unit: &Unit, e: &Expr, child: &Expr) -> usize {
+fn partial_rank(program: &Program, unit: &Unit, e: &Expr, child: &Expr) -> usize {
     match &e.kind {
         ExprKind::Unary { .. } => 0,
         ExprKind::Binary { op, lhs, rhs } => match op {
             BinaryOp::Add | BinaryOp::Sub => 0,
-            BinaryOp::Mul if std::ptr::eq(child, &**lhs) => rank_of(unit, rhs),
-            BinaryOp::Mul => rank_of(unit, lhs),
-            BinaryOp::Div if std::ptr::eq(child, &**lhs) => rank_of(unit, rhs),
-            _ => rank_of(unit, lhs).max(rank_of(unit, rhs)),
+            BinaryOp::Mul if std::ptr::eq(child, &**lhs) => rank_of(program, unit, rhs),
+            BinaryOp::Mul => rank_of(program, unit, lhs),
+            BinaryOp::Div if std::ptr::eq(child, &**lhs) => rank_of(program, unit, rhs),
+            _ => rank_of(program, unit, lhs).max(rank_of(program, unit, rhs)),
         },
         ExprKind::Intrinsic { args, .. } => args
             .iter()
-            .map(|a| rank_of(unit, &a.value))
+            .map(|a| rank_of(program, unit, &a.value))
             .max()
             .unwrap_or(0),
-        _ => rank_of(unit, e),
+        _ => rank_of(program, unit, e),
     }
 }
 
@@ -916,7 +930,7 @@ pub(super) fn mentions(e: &Expr, s: SymbolId) -> bool {
 }
 
 /// Whether an assignment target denotes more than one element.
-fn array_valued(unit: &Unit, e: &Expr) -> bool {
+fn array_valued(program: &Program, unit: &Unit, e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Var(s) => unit.symbol(*s).rank() > 0,
         ExprKind::ArrayRef { subs, .. } => {
@@ -924,7 +938,7 @@ fn array_valued(unit: &Unit, e: &Expr) -> bool {
         }
         // `ps%x`, `v%h(:)` (whole array components are written as full
         // sections, [`crate::declare::derivative_unit`]).
-        ExprKind::Component { .. } => rank_of(unit, e) > 0,
+        ExprKind::Component { .. } => rank_of(program, unit, e) > 0,
         _ => false,
     }
 }
@@ -942,20 +956,20 @@ fn shaped_like(m: &str, x: &str) -> String {
 /// down to an array operand of the same rank (`sin(t(1, :))` → `t(1, :)`:
 /// the reverse sweep may not hold `t`'s values, and `sin` of a signalling
 /// NaN traps, fuzzer seed 1136, case 7805); `e` itself otherwise.
-fn shape_source<'e>(unit: &Unit, e: &'e Expr) -> &'e Expr {
-    let r = rank_of(unit, e);
-    let same = |x: &'e Expr| rank_of(unit, x) == r;
+fn shape_source<'e>(program: &Program, unit: &Unit, e: &'e Expr) -> &'e Expr {
+    let r = rank_of(program, unit, e);
+    let same = |x: &'e Expr| rank_of(program, unit, x) == r;
     match &e.kind {
-        ExprKind::Unary { operand, .. } => shape_source(unit, operand),
-        ExprKind::Binary { lhs, rhs, .. } if same(lhs) => shape_source(unit, lhs),
-        ExprKind::Binary { rhs, .. } if same(rhs) => shape_source(unit, rhs),
+        ExprKind::Unary { operand, .. } => shape_source(program, unit, operand),
+        ExprKind::Binary { lhs, rhs, .. } if same(lhs) => shape_source(program, unit, lhs),
+        ExprKind::Binary { rhs, .. } if same(rhs) => shape_source(program, unit, rhs),
         ExprKind::Intrinsic { name, args }
             if dfort_ir::intrinsics::lookup(name).is_some_and(|i| i.elemental) =>
         {
             args.iter()
                 .map(|a| &a.value)
                 .find(|x| same(x))
-                .map_or(e, |x| shape_source(unit, x))
+                .map_or(e, |x| shape_source(program, unit, x))
         }
         _ => e,
     }

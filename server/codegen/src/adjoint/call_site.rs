@@ -614,9 +614,9 @@ impl Gen<'_> {
             .iter()
             .any(|a| a.is_none());
         for (k, (primal, d, kw)) in dargs.into_iter().enumerate() {
-            let scalar_actual = bound
-                .get(k)
-                .is_some_and(|(_, a)| crate::partials::rank_of(&inp.unit, &a.value) == 0);
+            let scalar_actual = bound.get(k).is_some_and(|(_, a)| {
+                crate::partials::rank_of(inp.program, &inp.unit, &a.value) == 0
+            });
             let spread = elementwise
                 .as_ref()
                 .filter(|_| scalar_actual && d.is_some());
@@ -657,9 +657,9 @@ impl Gen<'_> {
                         .and_then(|(f, _)| cu.args.iter().position(|x| x == f));
                     match aliased.iter().find(|a| Some(a.formal) == formal) {
                         Some(a) => {
-                            let rank = bound
-                                .get(k)
-                                .map_or(0, |(_, x)| crate::partials::rank_of(&inp.unit, &x.value));
+                            let rank = bound.get(k).map_or(0, |(_, x)| {
+                                crate::partials::rank_of(inp.program, &inp.unit, &x.value)
+                            });
                             let t = self.alias_adjoint(a, &r, rank, &mut pre, &mut post);
                             list.push(Keywords::derivative(&kw, t));
                         }

@@ -111,7 +111,7 @@ impl Gen<'_> {
         let pushed = !matches!(how, Some(Reversal::MaskRecomputed));
         let rank = arms
             .first()
-            .map(|a| crate::partials::rank_of(unit, &a.cond))
+            .map(|a| crate::partials::rank_of(inp.program, unit, &a.cond))
             .unwrap_or(0);
         if rank == 0 || (pushed && rank > 7) {
             self.out.refuse(
