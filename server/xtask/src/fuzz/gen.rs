@@ -4214,7 +4214,8 @@ impl<'r> Generator<'r> {
             }
             6 => Expr::Neg(Box::new(self.rexpr(env, d))),
             7 => {
-                let f = ["sin", "cos", "tanh", "atan"][self.rng.random_range(0..4)];
+                let f = ["sin", "cos", "tanh", "atan", "erf", "erfc", "asinh"]
+                    [self.rng.random_range(0..7)];
                 Expr::call(f, vec![self.rexpr(env, d)])
             }
             8 => {
@@ -4222,11 +4223,17 @@ impl<'r> Generator<'r> {
                 Expr::call(f, vec![Expr::call("sin", vec![self.rexpr(env, d)])])
             }
             9 => {
-                let f = ["log", "sqrt", "log10"][self.rng.random_range(0..3)];
-                Expr::call(f, vec![one_plus_square(self.rexpr(env, d))])
+                let f = ["log", "sqrt", "log10", "acosh"][self.rng.random_range(0..4)];
+                let u = one_plus_square(self.rexpr(env, d));
+                // acosh from 2 on: its derivative is infinite at 1.
+                let u = match f {
+                    "acosh" => Expr::bin("+", Expr::lit("1.0d0"), u),
+                    _ => u,
+                };
+                Expr::call(f, vec![u])
             }
             10 => {
-                let f = ["asin", "acos", "tan"][self.rng.random_range(0..3)];
+                let f = ["asin", "acos", "tan", "atanh"][self.rng.random_range(0..4)];
                 Expr::call(
                     f,
                     vec![Expr::bin(
@@ -4247,7 +4254,10 @@ impl<'r> Generator<'r> {
                 }
             }
             // Second operands kept away from zero.
-            12 => self.shifted_binary(env, d, "atan2", "2.0d0", "cos"),
+            12 => {
+                let f = ["atan2", "hypot"][self.rng.random_range(0..2)];
+                self.shifted_binary(env, d, f, "2.0d0", "cos")
+            }
             13 => {
                 let a = self.rexpr(env, d);
                 Expr::bin("**", one_plus_square(a), Expr::lit("1.5d0"))
