@@ -23,7 +23,7 @@ use crate::calls::{prepare, result_type, DerivActual, Keywords, Prepared};
 use crate::fortran::call_line;
 use crate::trace::SavedValue;
 use dfort_analysis::activity::active_actuals;
-use dfort_analysis::checkpoint::{self, AliasedActual, CallCheckpoint, Callees, Caller, Problem};
+use dfort_analysis::checkpoint::{AliasedActual, CallCheckpoint, Problem};
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::dp::target;
 use dfort_analysis::references::ReferenceCheckpoint;
@@ -267,8 +267,8 @@ impl Gen<'_> {
     /// its checkpoint saves and returns its reverse sweep. A CALL's
     /// checkpoint is the analysis' (`UnitDecisions::calls`, a reference's
     /// `UnitDecisions::references`), taken as decided when the callee's
-    /// derivative routine is the one this root writes; otherwise it comes
-    /// from the same analysis function, run here on the unit as written.
+    /// derivative routine is the one this root writes; the generator
+    /// decides none itself (a call without one is refused).
     #[allow(clippy::too_many_arguments)]
     fn call_site(
         &mut self,
@@ -287,28 +287,16 @@ impl Gen<'_> {
             Some(_) => reference,
         }
         .filter(|(cp, _)| cp.callee_routine == differentiated);
-        let computed;
-        let (cp, results) = match decided {
-            Some(d) => d,
-            None => {
-                let caller = Caller {
-                    program: inp.program,
-                    orig: inp.orig,
-                    unit: &inp.unit,
-                    tbr: inp.tbr,
-                    effects: inp.effects,
-                    written_from: &inp.written_from,
-                };
-                let callees = Callees {
-                    routine: &inp.routines,
-                    entry_needs: &inp.entry_needs,
-                };
-                computed =
-                    checkpoint::of_call(&caller, &callees, id, callee, args, &self.out.replayed);
-                (&computed, Vec::new())
-            }
+        let Some((cp, results)) = decided else {
+            // Never seen on the kernels or the fuzzer's programs: a call
+            // the analyses left out is refused, not decided here.
+            self.out.refuse(
+                span,
+                format!("the analyses decided no checkpoint for this call of `{name}`"),
+            );
+            return Vec::new();
         };
-        self.checkpointed(id, span, callee, name, args, result, cp, &results)
+        self.checkpointed(id, span, callee, name, args, result, cp, results.as_slice())
     }
 
     /// The forward and reverse sweeps of a call with checkpoint `cp`, whose

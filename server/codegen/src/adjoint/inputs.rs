@@ -21,7 +21,6 @@ use crate::hoist::HoistMap;
 use crate::names::DiffSet;
 use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
-use dfort_analysis::bitset::BitSet;
 use dfort_analysis::checkpoint::CallCheckpoint;
 use dfort_analysis::effects::ProgramEffects;
 use dfort_analysis::facts::ProgramFacts;
@@ -50,8 +49,6 @@ pub(super) struct Gathered<'a> {
 pub(super) struct RoutineInputs<'a> {
     pub program: &'a Program,
     pub diff: &'a DiffSet<'a>,
-    /// Every unit's effects (indexed by `UnitId`).
-    pub effects: &'a ProgramEffects,
     /// Every unit's facts: a call site reads what its callee's adjoint
     /// needs.
     pub facts: &'a ProgramFacts,
@@ -92,14 +89,6 @@ pub(super) struct RoutineInputs<'a> {
     /// Per assignment: its function references as the analysis decided
     /// them (hoisting order; whether each is reversed, its checkpoint).
     pub references: &'a BTreeMap<StmtId, Vec<ReferenceCheckpoint>>,
-    /// Per unit: whether this root writes its derivative routine (what
-    /// the checkpoint of a hoisted reference reads).
-    pub routines: IdVec<UnitId, bool>,
-    /// Per unit: what its adjoint reads of the values it is called with
-    /// (`None`: everything).
-    pub entry_needs: IdVec<UnitId, Option<&'a BitSet>>,
-    /// Per statement: what it or anything after it may write.
-    pub written_from: IdVec<StmtId, BitSet>,
     /// In unstructured units, per basic block (CFG node): the integer
     /// values its adjoint reads, saved at the block's end (the analysis'
     /// `block_saves`, by name).
@@ -153,7 +142,6 @@ pub(super) fn gather<T>(
         Ok(RoutineInputs {
             program,
             diff: &diff,
-            effects,
             facts,
             id: u,
             orig,
@@ -173,13 +161,6 @@ pub(super) fn gather<T>(
             pushed: &decisions.pushed,
             calls: &decisions.calls,
             references: &decisions.references,
-            routines: program.units.indices().map(|i| diff.contains(i)).collect(),
-            entry_needs: program
-                .units
-                .indices()
-                .map(|i| facts.decisions_of(i).and_then(|d| d.entry_needs.as_ref()))
-                .collect(),
-            written_from: dfort_analysis::effects::written_from(program, orig, effects),
             snapshots,
         })
     };
