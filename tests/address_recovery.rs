@@ -430,10 +430,7 @@ fn counted_while_loops_get_trip_counts_and_final_counters_from_their_bounds() {
 /// Whether the DO WHILE loops of `src` (one subroutine `s`) are counted,
 /// in statement order.
 fn counted(src: &str) -> Vec<bool> {
-    let ws = dfort_ide::Workspace::from_sources(
-        vec![(std::path::PathBuf::from("cw.f90"), src.to_string())],
-        dfort_ide::LoadOptions::default(),
-    );
+    let ws = from_sources(vec![(std::path::PathBuf::from("cw.f90"), src.to_string())]);
     let u = unit(&ws, "s");
     let found = dfort_analysis::counted_while::in_unit(&ws.program, u);
     u.stmts

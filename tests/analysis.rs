@@ -16,14 +16,15 @@ struct Marks {
     active: Vec<(String, Vec<String>)>,
 }
 
-fn marks(ws: &dfort_ide::Workspace) -> Marks {
-    let f = &ws.files[dfort_ir::FileId(0)];
+fn marks(ws: &Loaded) -> Marks {
+    let text = ws.text();
+    let path = ws.paths[0].clone();
     let mut m = Marks {
         records: BTreeSet::new(),
         no_records: Vec::new(),
         active: Vec::new(),
     };
-    for (i, line) in f.text.lines().enumerate() {
+    for (i, line) in text.lines().enumerate() {
         let line_no = i as u32 + 1;
         for (key, rest) in [("dfort-tbr:", true), ("dfort-active:", false)] {
             let Some(pos) = line.find(key) else { continue };
@@ -32,14 +33,8 @@ fn marks(ws: &dfort_ide::Workspace) -> Marks {
             let standalone = code.is_empty() || code.eq_ignore_ascii_case("c");
             if rest && !standalone {
                 // Inline: the unit holding this line records these.
-                let offset = f.lines.line_start(i as u32).unwrap();
-                let unit = ws
-                    .program
-                    .units
-                    .iter()
-                    .filter(|u| u.span.range.start <= offset && offset < u.span.range.end)
-                    .min_by_key(|u| u.span.range.len())
-                    .expect("marker inside a unit");
+                let offset = ws.doc(&path).unwrap().lines.line_start(i as u32).unwrap();
+                let unit = ws.unit_at(&path, offset).expect("marker inside a unit");
                 for v in body.split(',') {
                     m.records
                         .insert((unit.name.clone(), line_no, v.trim().to_string()));
@@ -63,7 +58,7 @@ fn marks(ws: &dfort_ide::Workspace) -> Marks {
 }
 
 /// Activity of `u` analysed as the root, with its own roles.
-fn root_activity(ws: &dfort_ide::Workspace, u: &dfort_ir::Unit) -> activity::Activity {
+fn root_activity(ws: &Loaded, u: &dfort_ir::Unit) -> activity::Activity {
     let r = roles(u, None);
     let pa = analyze_program(&ws.program, &[(u.id, r.independents, r.dependents)]);
     (*pa.activity[u.id].clone().expect("root analysed")).clone()
@@ -71,7 +66,7 @@ fn root_activity(ws: &dfort_ide::Workspace, u: &dfort_ir::Unit) -> activity::Act
 
 fn check(rel: &str) -> usize {
     let ws = fixture(rel);
-    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
     let m = marks(&ws);
     let mut got = BTreeSet::new();
     let mut checked = 0;
@@ -100,11 +95,7 @@ fn check(rel: &str) -> usize {
         let act = pa.activity[u.id].clone().expect("unit reached");
         let t = tbrs[u.id].clone().expect("unit reached");
         for rec in &t.records {
-            let line = ws.files[dfort_ir::FileId(0)]
-                .lines
-                .line_col(u.stmt(rec.stmt).span.range.start)
-                .line
-                + 1;
+            let line = ws.line_of(u.stmt(rec.stmt).span);
             got.insert((u.name.clone(), line, u.symbol(rec.variable).name.clone()));
         }
         if let Some((_, expect)) = m.active.iter().find(|a| &a.0 == name) {
@@ -170,7 +161,7 @@ mod dep {
     use crate::support::*;
     use dfort_analysis::dep::{summarize_all, Iface, Summary};
 
-    fn formal(ws: &dfort_ide::Workspace, unit_name: &str, var: &str) -> Iface {
+    fn formal(ws: &Loaded, unit_name: &str, var: &str) -> Iface {
         let u = unit(ws, unit_name);
         let k = u
             .args
@@ -181,7 +172,7 @@ mod dep {
     }
 
     fn summary<'a>(
-        ws: &dfort_ide::Workspace,
+        ws: &Loaded,
         sums: &'a dfort_analysis::dep::Summaries,
         name: &str,
     ) -> &'a Summary {
@@ -191,7 +182,7 @@ mod dep {
     }
 
     fn depends(
-        ws: &dfort_ide::Workspace,
+        ws: &Loaded,
         sums: &dfort_analysis::dep::Summaries,
         u: &str,
         after: &str,
@@ -203,7 +194,7 @@ mod dep {
     #[test]
     fn dep_summaries_follow_calls_commons_modules_and_recursion() {
         let ws = fixture("interproc/callee_activity.f90");
-        assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+        assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
         let sums = summarize_all(&ws.program);
         // Instruction level: b = 2a.
         assert!(depends(&ws, &sums, "scale", "b", "a"));
@@ -345,14 +336,10 @@ fn adjoint_liveness_drops_bratus_f_updates_but_keeps_h() {
 mod incremental {
     use crate::support::*;
     use dfort_analysis::dep::{resummarize, summarize_all};
-    use dfort_ide::{LoadOptions, Workspace};
     use std::path::PathBuf;
 
-    fn workspace(text: &str) -> Workspace {
-        Workspace::from_sources(
-            vec![(PathBuf::from("inc.f90"), text.to_string())],
-            LoadOptions::default(),
-        )
+    fn workspace(text: &str) -> Loaded {
+        from_sources(vec![(PathBuf::from("inc.f90"), text.to_string())])
     }
 
     const SRC: &str =

@@ -58,7 +58,7 @@ fn bad_fixtures_give_exactly_the_expected_diagnostics_and_ok_twins_none() {
 
         let ws = load_one(&ok);
         assert!(
-            ws.diagnostics.is_empty(),
+            ws.diagnostics().is_empty(),
             "{} must give no diagnostics, gave:\n{}",
             ok.display(),
             ws.render_diagnostics()
@@ -72,7 +72,7 @@ fn bad_fixtures_give_exactly_the_expected_diagnostics_and_ok_twins_none() {
             b.display()
         );
         let ws = load_one(b);
-        let got = &ws.diagnostics;
+        let got = ws.diagnostics();
         for e in &expected {
             let found = got.iter().any(|d| {
                 d.severity.as_str() == e.severity
@@ -125,7 +125,7 @@ fn broken_fixed_form_continuation_points_at_the_original_column() {
 fn an_unclosed_if_damages_only_its_own_unit() {
     let ws = fixture("diagnostics/unclosed_if_bad.f90");
     assert!(
-        ws.diagnostics.iter().all(|d| d.line < 11),
+        ws.diagnostics().iter().all(|d| d.line < 11),
         "{}",
         ws.render_diagnostics()
     );
@@ -143,12 +143,14 @@ fn the_73_column_bratu_line_is_reported_as_truncated() {
     assert_eq!(err.line, warn.line);
     assert!(err.message.contains("truncated"), "{}", err.message);
     // With a 132-column limit the same file is clean.
-    let opts = dfort_ide::LoadOptions {
+    let config = dfort_ide::host::HostConfig {
         fixed: dfort_syntax::FixedOptions {
             line_length: Some(132),
         },
         ..Default::default()
     };
-    let (ws, _) = dfort_ide::Workspace::load(&[fixtures().join("papers/bratu_73col.f")], opts);
-    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    let path = fixtures().join("papers/bratu_73col.f");
+    let (mut host, _) = dfort_ide::host::Host::load(std::slice::from_ref(&path), config);
+    let diags = dfort_ide::diagnostics::front_end(&host.snapshot(), &path);
+    assert!(diags.is_empty(), "{diags:?}");
 }

@@ -29,16 +29,11 @@ fn every_paper_and_construct_fixture_lowers_without_diagnostics() {
             }
             let ws = load(&paths);
             assert!(
-                ws.diagnostics.is_empty(),
+                ws.diagnostics().is_empty(),
                 "{rel} gave diagnostics:\n{}",
                 ws.render_diagnostics()
             );
-            let mine: Vec<_> = ws
-                .program
-                .units
-                .iter()
-                .filter(|u| u.span.file == FileId(0))
-                .collect();
+            let mine: Vec<_> = ws.units_of(&path).collect();
             assert!(!mine.is_empty(), "{rel}: no program unit");
             units += mine.len();
             count += 1;
@@ -51,7 +46,7 @@ fn every_paper_and_construct_fixture_lowers_without_diagnostics() {
 #[test]
 fn bratu_in_fixed_form_with_continuation_lines() {
     let ws = fixture("papers/p000_bratu.f");
-    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
     let u = &ws.program.units[UnitId(0)];
     assert_eq!(u.kind, UnitKind::Subroutine);
     let args: Vec<&str> = u.args.iter().map(|a| u.symbol(*a).name.as_str()).collect();
@@ -64,12 +59,11 @@ fn bratu_in_fixed_form_with_continuation_lines() {
     assert!(matches!(x.storage, Storage::Dummy(_)));
     // The statement continued with `*` in column 6 is one assignment whose
     // right-hand side holds the part from the continuation line.
-    let text = &ws.files[dfort_ir::FileId(0)].text;
     let continued = u
         .stmts
         .iter()
         .filter(|s| matches!(s.kind, StmtKind::Assign { .. }))
-        .filter(|s| text[s.span.range.start as usize..s.span.range.end as usize].contains('\n'))
+        .filter(|s| ws.source(s.span).contains('\n'))
         .count();
     assert!(continued >= 1, "no assignment spans a continuation line");
     // One counted DO loop over i.
@@ -174,7 +168,7 @@ fn use_association_across_files_with_only_and_rename() {
         fixtures().join("free/multi_use.f90"),
         fixtures().join("free/multi_mod.f90"),
     ]);
-    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
     let u = unit(&ws, "total_area");
     let m = unit(&ws, "shapes_mod");
     assert_eq!(u.uses[0].target, Some(m.id));
@@ -415,9 +409,21 @@ fn every_ir_node_keeps_a_source_range_inside_its_file() {
     for dir in ["papers", "free", "fixed"] {
         for path in fortran_files(&fixtures().join(dir)) {
             let ws = load_one(&path);
-            let len = ws.files[dfort_ir::FileId(0)].text.len() as u32;
             for u in &ws.program.units {
-                assert!(u.span.range.end <= len && !u.span.range.is_empty());
+                let len = ws.chunk_len(u.span.file);
+                // The host cuts a unit with contained procedures into
+                // several chunks: its span starts in its own.
+                let end = if u.children.is_empty() {
+                    u.span.range.end
+                } else {
+                    u.span.range.start
+                };
+                assert!(
+                    end <= len && !u.span.range.is_empty(),
+                    "{}: {}",
+                    path.display(),
+                    u.name
+                );
                 for s in &u.stmts {
                     assert!(s.span.range.end <= len, "{}", path.display());
                     assert!(u.span.range.start <= s.span.range.start);
@@ -438,11 +444,8 @@ fn every_ir_node_keeps_a_source_range_inside_its_file() {
     }
 }
 
-fn from_text(text: &str) -> dfort_ide::Workspace {
-    dfort_ide::Workspace::from_sources(
-        vec![(std::path::PathBuf::from("t.f90"), text.to_string())],
-        dfort_ide::LoadOptions::default(),
-    )
+fn from_text(text: &str) -> Loaded {
+    from_sources(vec![(std::path::PathBuf::from("t.f90"), text.to_string())])
 }
 
 #[test]
@@ -450,7 +453,7 @@ fn where_lowers_to_arms_with_an_else_and_reads_its_masks_in_its_block() {
     let ws = from_text(
         "subroutine w(n, x, y)\n  integer :: n\n  real(8) :: x(n), y(n)\n  where (x > 0) y = x\n  where (x > 1)\n    y = 2*y\n    where (y > 3) y = 3\n  elsewhere (x < -1)\n    y = -y\n  elsewhere\n    y = 0\n  end where\nend subroutine\n",
     );
-    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
     let u = unit(&ws, "w");
     let wheres: Vec<_> = u
         .stmts
@@ -496,7 +499,7 @@ fn do_concurrent_and_forall_lower_to_loops_on_indices_of_their_own() {
     let ws = from_text(
         "subroutine c(n, x, y)\n  integer :: n, i\n  real(8) :: x(n), y(n), t, s\n  i = 7\n  do concurrent (i = 1:n:2, x(i) > 0) local(t) local_init(s)\n    t = x(i) + s\n    y(i) = t\n  end do\n  forall (i = 1:n)\n    y(i) = y(i) * 2\n    x(i) = y(i)\n  end forall\n  y(1) = i\nend subroutine\n",
     );
-    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
     let u = unit(&ws, "c");
     let name = |s: SymbolId| u.symbol(s).name.as_str();
     // do dfort_i_ (the mask an IF inside), then one loop per FORALL
@@ -574,7 +577,7 @@ fn names_of_the_intrinsic_modules_are_typed_constants_and_kinds() {
          integer(c_int) :: k\n  character :: c\n  k = output_unit + int32\n  c = c_null_char\n  y = x * k\n  \
          write (error_unit, *) y\n  y = y + typo\nend subroutine\n",
     );
-    let messages: Vec<String> = ws.diagnostics.iter().map(|d| d.message.clone()).collect();
+    let messages: Vec<String> = ws.diagnostics().iter().map(|d| d.message.clone()).collect();
     assert_eq!(
         messages,
         ["`typo` has no type: it is not declared and IMPLICIT NONE is in effect"],
@@ -599,7 +602,7 @@ fn names_of_the_intrinsic_modules_are_typed_constants_and_kinds() {
     let ws = from_text(
         "subroutine h(x)\n  use iso_fortran_env, only: wp => real64\n  real(wp) :: x, r\n           call inner()\n  x = r\ncontains\n  subroutine inner()\n    r = 2*x\n  end subroutine\nend subroutine\n",
     );
-    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
     let inner = unit(&ws, "inner");
     assert_eq!(
         symbol(inner, "r").ty.kind,
@@ -616,7 +619,7 @@ fn names_of_the_intrinsic_modules_are_typed_constants_and_kinds() {
 #[test]
 fn a_host_array_assigned_from_itself_in_an_internal_procedure_is_no_statement_function() {
     let ws = fixture("kernels/module_internal.f90");
-    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
     for name in ["addsq", "addcube"] {
         let u = unit(&ws, name);
         assert!(u.stmt_functions.is_empty(), "{name}");

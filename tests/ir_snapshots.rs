@@ -8,8 +8,7 @@ use crate::support::*;
 fn ir_dumps() {
     insta::glob!("fixtures/{papers,free,fixed}/*.{f,f90}", |path| {
         let ws = load_one(path);
-        let f = &ws.files[dfort_ir::FileId(0)];
-        let dump = dfort_ir::dump::file(&ws.program, f.id, &f.lines);
+        let dump = ws.dump();
         insta::assert_snapshot!(dump);
     });
 }

@@ -3,23 +3,19 @@
 //! its file.
 
 use crate::support::*;
-use dfort_ide::{LoadOptions, Workspace};
 use proptest::prelude::*;
 use std::path::PathBuf;
 
 fn check(text: String, ext: &str) {
-    let len = text.len() as u32;
-    let ws = Workspace::from_sources(
-        vec![(PathBuf::from(format!("t.{ext}")), text)],
-        LoadOptions::default(),
-    );
-    for d in &ws.diagnostics {
-        assert!(d.range.end <= len && d.line >= 1 && d.col >= 1);
+    let lines = text.lines().count().max(1) as u32;
+    let ws = from_sources(vec![(PathBuf::from(format!("t.{ext}")), text)]);
+    for d in ws.diagnostics() {
+        assert!(d.line >= 1 && d.line <= lines + 1 && d.col >= 1, "{d:?}");
     }
     for u in &ws.program.units {
-        assert!(u.span.range.end <= len);
-        let _ = dfort_ir::dump::unit(&ws.program, u, &ws.files[dfort_ir::FileId(0)].lines);
+        assert!(ws.location(u.span).is_some(), "{} has no place", u.name);
     }
+    let _ = ws.dump();
     analyze_all(&ws.program);
 }
 
@@ -182,7 +178,7 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
         .collect();
     // Ranges are chunk-relative and compared through the diagnostics;
     // the dump's line numbers all read 1 here.
-    let lines = dfort_syntax::line_index::LineIndex::new("");
+    let line = |_: dfort_ir::Span| 1;
     for u in snap.program.all_units() {
         let parent = u.parent.map(|p| snap.program.unit(p).name.clone());
         let active = snap.analysis.activity.activity[u.id].as_ref().map(|a| {
@@ -229,7 +225,7 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
             u.name,
             u.kind,
             snap.analysis.context(u.id),
-            dfort_ir::dump::unit(&snap.program, u, &lines)
+            dfort_ir::dump::unit(&snap.program, u, &line)
         ));
     }
     v
@@ -304,8 +300,7 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
             if !text.to_ascii_lowercase().contains("contains") {
                 continue;
             }
-            let ws =
-                Workspace::from_sources(vec![(p.clone(), text.clone())], LoadOptions::default());
+            let ws = from_sources(vec![(p.clone(), text.clone())]);
             if ws.error_count() > 0 {
                 continue;
             }

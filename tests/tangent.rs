@@ -22,17 +22,8 @@ fn gfortran(dir: &Path, args: &[&str]) {
 }
 
 /// The 1-based line of each refusal.
-fn refusal_lines(ws: &dfort_ide::Workspace, refusals: &[dfort_codegen::Refusal]) -> Vec<u32> {
-    refusals
-        .iter()
-        .map(|rf| {
-            ws.files[dfort_ir::FileId(0)]
-                .lines
-                .line_col(rf.span.range.start)
-                .line
-                + 1
-        })
-        .collect()
+fn refusal_lines(ws: &Loaded, refusals: &[dfort_codegen::Refusal]) -> Vec<u32> {
+    refusals.iter().map(|rf| ws.line_of(rf.span)).collect()
 }
 
 #[test]
@@ -297,7 +288,7 @@ end module
 /// The codes of the refusals of both generators for `root` of `src`
 /// (roles from directives or intents), adjoint's first.
 /// The workspace of `src`, written to `<root>.f90` in a fresh directory.
-fn load_source(src: &str, root: &str) -> dfort_ide::Workspace {
+fn load_source(src: &str, root: &str) -> Loaded {
     let dir = std::env::temp_dir().join(format!("dfort-source-{root}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{root}.f90"));
@@ -321,7 +312,7 @@ fn adjoint_text(src: &str, root: &str) -> String {
 
 fn refusal_codes(src: &str, root: &str) -> (Vec<&'static str>, Vec<&'static str>) {
     let ws = load_source(src, root);
-    assert!(ws.diagnostics.is_empty(), "{}", ws.render_diagnostics());
+    assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
     let u = unit(&ws, root);
     let codes = |res: Result<String, Vec<dfort_codegen::Refusal>>| -> Vec<&'static str> {
         let mut c: Vec<_> = res

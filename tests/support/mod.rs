@@ -1,8 +1,9 @@
 //! Shared helpers for the end-to-end tests.
 #![allow(dead_code)]
 
-use dfort_ide::{LoadOptions, Workspace};
+use dfort_ide::host::{Host, HostConfig, Snapshot};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -23,22 +24,143 @@ pub fn fortran_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-pub fn load(paths: &[PathBuf]) -> Workspace {
-    let (ws, errors) = Workspace::load(paths, LoadOptions::default());
-    assert!(errors.is_empty(), "load errors: {errors:?}");
-    ws
+/// Files loaded as every command loads them: into the host (the chunked
+/// front end of `dfort check` and the editor), with no analysis asked.
+pub struct Loaded {
+    pub snap: Arc<Snapshot>,
+    /// The documents, in the order given.
+    pub paths: Vec<PathBuf>,
 }
 
-pub fn load_one(path: &Path) -> Workspace {
+impl std::ops::Deref for Loaded {
+    type Target = Snapshot;
+    fn deref(&self) -> &Snapshot {
+        &self.snap
+    }
+}
+
+/// A front-end diagnostic with its document and 1-based line and
+/// (character) column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diag {
+    pub path: PathBuf,
+    pub severity: dfort_syntax::Severity,
+    pub code: dfort_syntax::Code,
+    pub message: String,
+    pub line: u32,
+    pub col: u32,
+}
+
+impl Loaded {
+    /// The front end's diagnostics of every document and header read, as
+    /// `dfort check` reports them.
+    pub fn diagnostics(&self) -> Vec<Diag> {
+        dfort_ide::diagnostics::front_end_of(&self.snap, &self.paths)
+            .into_iter()
+            .map(|(p, d)| {
+                let (line, col) = self.snap.file_text(p).map_or((0, 0), |(text, lines)| {
+                    (
+                        lines.line_col(d.range.start).line + 1,
+                        lines.char_col(text, d.range.start) + 1,
+                    )
+                });
+                Diag {
+                    path: p.to_path_buf(),
+                    severity: d.severity,
+                    code: d.code,
+                    message: d.message,
+                    line,
+                    col,
+                }
+            })
+            .collect()
+    }
+
+    /// `path:line:col: severity: message [code]`, one per line.
+    pub fn render_diagnostics(&self) -> String {
+        dfort_ide::diagnostics::front_end_of(&self.snap, &self.paths)
+            .iter()
+            .map(|(p, d)| self.snap.render_diagnostic(p, d) + "\n")
+            .collect()
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.diagnostics()
+            .iter()
+            .filter(|d| d.severity == dfort_syntax::Severity::Error)
+            .count()
+    }
+
+    /// The text of the first document.
+    pub fn text(&self) -> &str {
+        &self
+            .snap
+            .doc(&self.paths[0])
+            .expect("the first document")
+            .text
+    }
+
+    /// The document text a (chunk-relative) span covers.
+    pub fn source(&self, span: dfort_ir::Span) -> &str {
+        let (path, range) = self
+            .snap
+            .to_doc(span.file, span.range)
+            .expect("a placed span");
+        let (text, _) = self.snap.file_text(path).expect("its text");
+        &text[range.start as usize..range.end as usize]
+    }
+
+    /// The length of the chunk a span's offsets are relative to.
+    pub fn chunk_len(&self, file: dfort_ir::FileId) -> u32 {
+        self.snap.places[&file].len
+    }
+
+    /// `dfort ir`'s dump of the first document's units.
+    pub fn dump(&self) -> String {
+        let line = |span: dfort_ir::Span| self.snap.line_of(span);
+        self.snap
+            .units_of(&self.paths[0])
+            .map(|u| dfort_ir::dump::unit(&self.snap.program, u, &line) + "\n")
+            .collect()
+    }
+}
+
+/// The host's settings of the tests: the default front end, no analysis.
+fn config() -> HostConfig {
+    HostConfig {
+        others: false,
+        ..HostConfig::default()
+    }
+}
+
+pub fn load(paths: &[PathBuf]) -> Loaded {
+    let (mut host, errors) = Host::load(paths, config());
+    assert!(errors.is_empty(), "load errors: {errors:?}");
+    Loaded {
+        snap: host.snapshot(),
+        paths: paths.to_vec(),
+    }
+}
+
+/// In-memory files (path, text), loaded as [`load`] loads files.
+pub fn from_sources(sources: Vec<(PathBuf, String)>) -> Loaded {
+    let paths = sources.iter().map(|(p, _)| p.clone()).collect();
+    Loaded {
+        snap: Host::from_sources(sources, config()).snapshot(),
+        paths,
+    }
+}
+
+pub fn load_one(path: &Path) -> Loaded {
     load(&[path.to_path_buf()])
 }
 
 /// Loads one fixture file given relative to tests/fixtures.
-pub fn fixture(rel: &str) -> Workspace {
+pub fn fixture(rel: &str) -> Loaded {
     load_one(&fixtures().join(rel))
 }
 
-pub fn unit<'a>(ws: &'a Workspace, name: &str) -> &'a dfort_ir::Unit {
+pub fn unit<'a>(ws: &'a Loaded, name: &str) -> &'a dfort_ir::Unit {
     ws.program
         .units
         .iter()
@@ -54,7 +176,7 @@ pub fn symbol<'a>(u: &'a dfort_ir::Unit, name: &str) -> &'a dfort_ir::Symbol {
 }
 
 /// The first unit with a statement matching `pred`.
-pub fn unit_with(ws: &Workspace, pred: impl Fn(&dfort_ir::StmtKind) -> bool) -> &dfort_ir::Unit {
+pub fn unit_with(ws: &Loaded, pred: impl Fn(&dfort_ir::StmtKind) -> bool) -> &dfort_ir::Unit {
     ws.program
         .units
         .iter()
@@ -72,9 +194,9 @@ pub fn each_expr<'a>(u: &'a dfort_ir::Unit, mut f: impl FnMut(&'a dfort_ir::Expr
 }
 
 /// The first diagnostic with this code.
-pub fn first_with_code<'a>(ws: &'a Workspace, code: &str) -> &'a dfort_ide::FileDiagnostic {
-    ws.diagnostics
-        .iter()
+pub fn first_with_code(ws: &Loaded, code: &str) -> Diag {
+    ws.diagnostics()
+        .into_iter()
         .find(|d| d.code == code)
         .unwrap_or_else(|| panic!("no `{code}` diagnostic in:\n{}", ws.render_diagnostics()))
 }

@@ -4,7 +4,6 @@
 //! loader's options.
 
 use clap::Args;
-use dfort_ide::LoadOptions;
 use dfort_syntax::FixedOptions;
 
 #[derive(Args, Clone)]
@@ -60,13 +59,21 @@ impl Default for FormArgs {
 }
 
 impl FormArgs {
-    pub fn options(&self) -> LoadOptions {
-        LoadOptions {
-            fixed: FixedOptions {
-                line_length: self.fixed_line_length.0,
-            },
-            force_fixed: self.fixed,
-            force_free: self.free,
+    /// How fixed-form lines are read.
+    pub fn fixed_options(&self) -> FixedOptions {
+        FixedOptions {
+            line_length: self.fixed_line_length.0,
+        }
+    }
+
+    /// The form every file is read in, when `--fixed` or `--free` says.
+    pub fn forced_form(&self) -> Option<dfort_syntax::SourceForm> {
+        if self.fixed {
+            Some(dfort_syntax::SourceForm::Fixed(self.fixed_options()))
+        } else if self.free {
+            Some(dfort_syntax::SourceForm::Free)
+        } else {
+            None
         }
     }
 
@@ -91,15 +98,7 @@ impl FormArgs {
 
     /// The source form of `path` under these options.
     pub fn form_of(&self, path: &std::path::Path) -> dfort_syntax::SourceForm {
-        let fixed = FixedOptions {
-            line_length: self.fixed_line_length.0,
-        };
-        if self.fixed {
-            dfort_syntax::SourceForm::Fixed(fixed)
-        } else if self.free {
-            dfort_syntax::SourceForm::Free
-        } else {
-            dfort_syntax::source_form::form_for_path(path, fixed)
-        }
+        self.forced_form()
+            .unwrap_or_else(|| dfort_syntax::source_form::form_for_path(path, self.fixed_options()))
     }
 }

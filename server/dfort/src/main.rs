@@ -4,8 +4,8 @@
 //! are `cargo xtask` commands (server/xtask).
 
 use clap::{Parser, Subcommand};
+use dfort::session::{Ask, Session};
 use dfort::{adjoint, analyze, check, preprocess, rules, tangent, verify, FormArgs};
-use dfort_ide::Workspace;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -102,97 +102,43 @@ fn main() -> ExitCode {
     }
 }
 
-fn report_load_errors(errors: &[dfort_ide::LoadError]) {
-    for e in errors {
-        eprintln!("error: {e}");
-    }
-}
-
-/// `dfort ir`: the files as the one-shot loader lowers them; a file the C
-/// preprocessor applies to is lowered from its output (whose line numbers
-/// the dump gives, said on stderr).
+/// `dfort ir`: the IR of the first file's units as the host lowers them
+/// (the front end every command reads files with), with the lines of the
+/// file itself (or of the header a preprocessed line came from).
 fn ir(file: PathBuf, unit: Option<String>, with: Vec<PathBuf>, form: &FormArgs) -> ExitCode {
-    let mut paths = vec![file];
+    let mut paths = vec![file.clone()];
     paths.extend(with);
-    let opts = form.options();
-    let mut cpp = form.cpp_config();
-    if let Ok(Some((path, c))) = dfort::config::load(&paths) {
-        c.preprocessor.apply(&path, &mut cpp);
-    }
-    let mut sources = Vec::new();
-    let mut errors = Vec::new();
-    for p in &paths {
-        let text = match std::fs::read_to_string(p) {
-            Ok(t) => t,
-            Err(error) => {
-                errors.push(dfort_ide::LoadError::Io {
-                    path: p.clone(),
-                    error,
-                });
-                continue;
-            }
-        };
-        use dfort_syntax::cpp::fortran_include::{expand_includes, has_include_line, unprocessed};
-        let fixed = matches!(form.form_of(p), dfort_syntax::SourceForm::Fixed(_));
-        let options = cpp.options(fixed);
-        let read = preprocess::read_file;
-        let out = if cpp.applies_to(p) {
-            Some(dfort_syntax::cpp::preprocess(p, &text, &options, &read))
-        } else if has_include_line(&text, fixed) {
-            Some(unprocessed(p, &text))
-        } else {
-            None
-        };
-        let text = match out {
-            Some(out) => {
-                let out = expand_includes(out, &options, &read);
-                eprintln!(
-                    "note: {} was run through the C preprocessor or has INCLUDE lines; the dump's line numbers are those of the expanded text",
-                    p.display()
-                );
-                if preprocess::report(&out) > 0 {
-                    return ExitCode::from(1);
-                }
-                out.text
-            }
-            None => text,
-        };
-        sources.push((p.clone(), text));
-    }
-    if !errors.is_empty() {
-        report_load_errors(&errors);
+    let session = Session::open(&paths, form, &Ask::default());
+    let usable = session.usable();
+    if !session.errors.is_empty() {
         return ExitCode::from(1);
     }
-    let ws = Workspace::from_sources(sources, opts);
-    eprint!("{}", ws.render_diagnostics());
-    let Some(f) = ws.files.first() else {
-        return ExitCode::from(1);
-    };
-    let out = match unit {
+    let snap = &session.snap;
+    let line = |span: dfort_ir::Span| snap.line_of(span);
+    let units: Vec<&dfort_ir::Unit> = snap.units_of(&file).collect();
+    let chosen: Vec<&dfort_ir::Unit> = match &unit {
         Some(name) => {
             let name = name.to_ascii_lowercase();
-            let found: Vec<_> = ws
-                .program
-                .units
-                .iter()
-                .filter(|u| u.span.file == f.id && u.name == name)
-                .collect();
+            let found: Vec<_> = units.into_iter().filter(|u| u.name == name).collect();
             if found.is_empty() {
-                eprintln!("error: no unit named `{name}` in {}", f.path.display());
+                eprintln!("error: no unit named `{name}` in {}", file.display());
                 return ExitCode::from(1);
             }
             found
-                .iter()
-                .map(|u| dfort_ir::dump::unit(&ws.program, u, &f.lines))
-                .collect::<Vec<_>>()
-                .join("\n")
         }
-        None => dfort_ir::dump::file(&ws.program, f.id, &f.lines),
+        None => units,
     };
-    print!("{out}");
-    if ws.error_count() > 0 {
-        ExitCode::from(1)
-    } else {
+    let out: Vec<String> = chosen
+        .iter()
+        .map(|u| dfort_ir::dump::unit(&snap.program, u, &line))
+        .collect();
+    match unit {
+        Some(_) => print!("{}", out.join("\n")),
+        None => out.iter().for_each(|u| println!("{u}")),
+    }
+    if usable {
         ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }

@@ -4,8 +4,7 @@
 //! analyses' facts ([`dfort_analysis::facts`]) for the same request — so
 //! that `dfort check`, `analyze`, `adjoint`, `tangent`, `verify` and the
 //! editor cannot drift (rust-analyzer's command line runs on its analysis
-//! host the same way). `dfort ir`, a dump of the front end's IR of whole
-//! files, is the one command on the one-shot workspace loader.
+//! host the same way). `dfort ir` dumps the IR of the same host.
 
 use crate::FormArgs;
 use dfort_analysis::decisions::Recording;
@@ -40,16 +39,10 @@ pub struct Session {
 impl FormArgs {
     /// The host's settings for these options and this request.
     pub fn host_config(&self, ask: &Ask) -> HostConfig {
-        let opts = self.options();
+        let fixed = self.fixed_options();
         HostConfig {
-            fixed: opts.fixed,
-            forced_form: if opts.force_fixed {
-                Some(dfort_syntax::SourceForm::Fixed(opts.fixed))
-            } else if opts.force_free {
-                Some(dfort_syntax::SourceForm::Free)
-            } else {
-                None
-            },
+            fixed,
+            forced_form: self.forced_form(),
             roots: ask.roots.clone(),
             others: ask.others,
             recording: ask.recording,
@@ -93,36 +86,13 @@ impl Session {
     /// The documents in the order given, each followed by the headers the
     /// C preprocessor included into it first (each file once).
     pub fn files_read(&self) -> Vec<&Path> {
-        let mut files: Vec<&Path> = Vec::new();
-        for p in &self.paths {
-            let headers = self
-                .snap
-                .doc(p)
-                .and_then(|d| d.preprocessed.as_ref())
-                .into_iter()
-                .flat_map(|pp| pp.headers().map(|(_, f)| f.path.as_path()));
-            for f in std::iter::once(p.as_path()).chain(headers) {
-                if !files.contains(&f) {
-                    files.push(f);
-                }
-            }
-        }
-        files
+        dfort_ide::diagnostics::files_read(&self.snap, &self.paths)
     }
 
     /// The front end's diagnostics (syntax, lowering, linking, the C
-    /// preprocessor's) of every document and header read
-    /// ([`Session::files_read`]): a problem in a header is reported in
-    /// the header, once.
+    /// preprocessor's) of every document and header read.
     pub fn front_end(&self) -> Vec<(&Path, IdeDiagnostic)> {
-        self.files_read()
-            .into_iter()
-            .flat_map(|p| {
-                dfort_ide::diagnostics::front_end(&self.snap, p)
-                    .into_iter()
-                    .map(move |d| (p, d))
-            })
-            .collect()
+        dfort_ide::diagnostics::front_end_of(&self.snap, &self.paths)
     }
 
     /// Prints the front end's diagnostics to stderr and says whether the

@@ -61,6 +61,38 @@ pub fn of_document(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
     sorted(out)
 }
 
+/// The documents `paths` in that order, each followed by the headers the
+/// C preprocessor included into it first (each file once).
+pub fn files_read<'a>(snap: &'a Snapshot, paths: &'a [std::path::PathBuf]) -> Vec<&'a Path> {
+    let mut files: Vec<&Path> = Vec::new();
+    for p in paths {
+        let headers = snap
+            .doc(p)
+            .and_then(|d| d.preprocessed.as_ref())
+            .into_iter()
+            .flat_map(|pp| pp.headers().map(|(_, f)| f.path.as_path()));
+        for f in std::iter::once(p.as_path()).chain(headers) {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+    }
+    files
+}
+
+/// The front end's diagnostics of every document of `paths` and every
+/// header they include ([`files_read`]): a problem in a header is
+/// reported in the header, once. What `dfort check` prints.
+pub fn front_end_of<'a>(
+    snap: &'a Snapshot,
+    paths: &'a [std::path::PathBuf],
+) -> Vec<(&'a Path, IdeDiagnostic)> {
+    files_read(snap, paths)
+        .into_iter()
+        .flat_map(|p| front_end(snap, p).into_iter().map(move |d| (p, d)))
+        .collect()
+}
+
 /// The front end's diagnostics of a document (syntax, lowering, linking,
 /// the C preprocessor's), sorted: what `dfort check` reports. For a
 /// header that preprocessed documents include, the diagnostics of its

@@ -20,7 +20,6 @@
 use crate::analysis::{Analysis, Request, RootSpec};
 use crate::diagnostics::{self, IdeDiagnostic};
 use crate::preprocessing::{CppConfig, PreprocessedDoc};
-use crate::workspace::LoadError;
 use dfort_analysis::decisions::Recording;
 use dfort_analysis::incremental::Changes;
 use dfort_ir::link::{link, relink};
@@ -337,6 +336,37 @@ impl Snapshot {
         })
     }
 
+    /// The 1-based line where a (chunk-relative) span starts in its
+    /// document, or in the header it came from (0 when it has no place).
+    /// A module cut into chunks is parsed from its head with a synthetic
+    /// `end` past the chunk's text: a span starting there (its end) is on
+    /// the line of the module's own `end`, the tail chunk.
+    pub fn line_of(&self, span: Span) -> u32 {
+        let past_chunk = self
+            .places
+            .get(&span.file)
+            .is_some_and(|p| span.range.start > p.len);
+        let at = match past_chunk.then(|| self.module_tail(span.file)).flatten() {
+            Some(tail) => Span {
+                file: tail,
+                range: TextRange::new(0, 0),
+            },
+            None => span,
+        };
+        self.location(at).map_or(0, |l| l.line)
+    }
+
+    /// The chunk of a module's `end` line: the first chunk after the
+    /// module's head chunk `head` that holds no unit.
+    fn module_tail(&self, head: FileId) -> Option<FileId> {
+        let doc = self.docs.get(&self.places.get(&head)?.path)?;
+        let i = doc.chunks.iter().position(|(f, _, _)| *f == head)?;
+        doc.chunks[i + 1..]
+            .iter()
+            .map(|(f, _, _)| *f)
+            .find(|f| !self.program.all_units().any(|u| u.span.file == *f))
+    }
+
     /// A document's diagnostic as the command line prints it:
     /// `file:line:col: severity: message [code]`.
     pub fn render_diagnostic(&self, path: &Path, d: &IdeDiagnostic) -> String {
@@ -364,6 +394,33 @@ pub struct Location<'a> {
     pub line: u32,
     /// Characters from 1.
     pub col: u32,
+}
+
+/// A file that could not be loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    NotUtf8 {
+        path: PathBuf,
+    },
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Io { path, error } => {
+                write!(f, "cannot read {}: {}", path.display(), error)
+            }
+            LoadError::NotUtf8 { path } => write!(
+                f,
+                "cannot read {}: the file is not valid UTF-8 text",
+                path.display()
+            ),
+        }
+    }
 }
 
 pub struct Host {
@@ -412,6 +469,16 @@ impl Host {
             }
         }
         (host, errors)
+    }
+
+    /// A host of in-memory files (path, text), as if read from disk:
+    /// the tests', benches' and fuzzer's loader.
+    pub fn from_sources(sources: Vec<(PathBuf, String)>, config: HostConfig) -> Host {
+        let mut host = Host::new(config);
+        for (p, text) in sources {
+            host.set_text(&p, &text, false, 0);
+        }
+        host
     }
 
     pub fn new(config: HostConfig) -> Host {

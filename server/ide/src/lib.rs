@@ -4,8 +4,8 @@
 //! for the CLI and the language server. Knows nothing of LSP or JSON:
 //! offsets are bytes of the document text; `dfort` converts them.
 //!
-//! * [`workspace`]: a one-shot load for the CLI;
-//! * [`host`]: the language server's incremental state and its snapshots;
+//! * [`host`]: the front end every command, test and the language server
+//!   loads files with — incremental state and its snapshots;
 //! * [`analysis`], [`diagnostics`], [`hover`], [`hints`], [`navigation`],
 //!   [`actions`]: one feature each, reading a [`host::Snapshot`];
 //! * [`render`]: the one renderer of address recovery's facts into
@@ -22,6 +22,5 @@ pub mod preprocessing;
 pub mod render;
 pub mod summary;
 pub mod text;
-pub mod workspace;
 
-pub use workspace::{FileDiagnostic, LoadError, LoadOptions, Workspace};
+pub use host::LoadError;

@@ -5,7 +5,6 @@
 use crate::callgraph::Callee;
 use crate::cfg::EdgeKind;
 use crate::ir::*;
-use dfort_syntax::line_index::LineIndex;
 use std::fmt::Write;
 
 /// Prints an expression in Fortran syntax (lower case, minimal parentheses).
@@ -273,10 +272,13 @@ fn storage(program: &Program, s: &Symbol) -> String {
     }
 }
 
-/// Dumps one unit.
-pub fn unit(program: &Program, u: &Unit, lines: &LineIndex) -> String {
+/// The 1-based line where a span starts, in whatever text the caller
+/// reports positions of (a chunk's document, or the preprocessor's input).
+pub type LineOf<'a> = &'a dyn Fn(Span) -> u32;
+
+/// Dumps one unit, with the lines `line` gives its spans.
+pub fn unit(program: &Program, u: &Unit, line: LineOf) -> String {
     let mut o = String::new();
-    let line = |r: dfort_syntax::TextRange| lines.line_col(r.start).line + 1;
     let _ = write!(o, "{} {}", u.kind.as_str(), u.name);
     if let Some(p) = u.parent {
         let _ = write!(o, " in {}", program.unit(p).name);
@@ -284,8 +286,11 @@ pub fn unit(program: &Program, u: &Unit, lines: &LineIndex) -> String {
     let _ = writeln!(
         o,
         " (lines {}-{}){}",
-        line(u.span.range),
-        lines.line_col(u.span.range.end).line + 1,
+        line(u.span),
+        line(Span {
+            file: u.span.file,
+            range: dfort_syntax::TextRange::new(u.span.range.end, u.span.range.end),
+        }),
         if u.recursive { " recursive" } else { "" }
     );
     if !u.args.is_empty() {
@@ -350,7 +355,7 @@ pub fn unit(program: &Program, u: &Unit, lines: &LineIndex) -> String {
         let _ = writeln!(
             o,
             "  directive line {}: {}({})",
-            line(d.span.range),
+            line(d.span),
             d.name,
             d.args.join(", ")
         );
@@ -418,10 +423,10 @@ pub fn unit(program: &Program, u: &Unit, lines: &LineIndex) -> String {
     }
     let _ = writeln!(o, "  body:");
     for s in &u.body {
-        stmt(program, u, *s, 2, lines, &mut o);
+        stmt(program, u, *s, 2, line, &mut o);
     }
     cfg(u, &mut o);
-    calls(program, u, lines, &mut o);
+    calls(program, u, line, &mut o);
     o
 }
 
@@ -446,15 +451,15 @@ fn target(program: &Program, t: &CallTarget, u: &Unit) -> String {
     }
 }
 
-fn stmt(program: &Program, u: &Unit, id: StmtId, depth: usize, lines: &LineIndex, o: &mut String) {
+fn stmt(program: &Program, u: &Unit, id: StmtId, depth: usize, line: LineOf, o: &mut String) {
     let st = u.stmt(id);
     let ind = "  ".repeat(depth);
-    let ln = lines.line_col(st.span.range.start).line + 1;
+    let ln = line(st.span);
     let label = st.label.map(|l| format!("{l} ")).unwrap_or_default();
     let head = format!("{ind}{ln:>4}: {label}");
     let block = |b: &[StmtId], o: &mut String| {
         for s in b {
-            stmt(program, u, *s, depth + 1, lines, o);
+            stmt(program, u, *s, depth + 1, line, o);
         }
     };
     match &st.kind {
@@ -720,7 +725,7 @@ fn cfg(u: &Unit, o: &mut String) {
     }
 }
 
-fn calls(program: &Program, u: &Unit, lines: &LineIndex, o: &mut String) {
+fn calls(program: &Program, u: &Unit, line: LineOf, o: &mut String) {
     let g = &program.call_graph;
     let Some(sites) = g.calls_from.get(u.id) else {
         return;
@@ -731,7 +736,7 @@ fn calls(program: &Program, u: &Unit, lines: &LineIndex, o: &mut String) {
     let _ = writeln!(o, "  calls:");
     for &i in sites {
         let s = &g.sites[i];
-        let ln = lines.line_col(s.span.range.start).line + 1;
+        let ln = line(s.span);
         let callee = match &s.callee {
             Callee::Unit(id) => target(program, &CallTarget::Unit(*id), u),
             Callee::External => format!("{} (external)", s.name),
@@ -759,14 +764,4 @@ fn calls(program: &Program, u: &Unit, lines: &LineIndex, o: &mut String) {
             binds.join(", ")
         );
     }
-}
-
-/// Dumps every unit of a file, in source order.
-pub fn file(program: &Program, file: FileId, lines: &LineIndex) -> String {
-    let mut out = String::new();
-    for u in program.units.iter().filter(|u| u.span.file == file) {
-        out.push_str(&unit(program, u, lines));
-        out.push('\n');
-    }
-    out
 }

@@ -36,8 +36,9 @@ enum Command {
     /// Node.js and npm, the VS Code extension's npm dependencies), then run
     /// `cargo test --workspace --locked` with the given arguments.
     Test(run_tests::TestArgs),
-    /// Measure parse+lower throughput on a generated workspace of mixed
-    /// free- and fixed-form files.
+    /// Measure the front end (parse, and the host's chunked parse, lower
+    /// and link) and the host's load with the analyses on a generated
+    /// workspace of mixed free- and fixed-form files.
     Bench(bench::BenchArgs),
     /// Replay typing into a generated 20,000-line file against `dfort lsp`:
     /// didChange-to-diagnostics-and-hints times (p50, p95) and memory.

@@ -260,11 +260,13 @@ pub fn of(program: &Program) -> Vec<&'static str> {
 /// The entries of a generated program's text, as dfort's front end reads
 /// it.
 pub fn of_text(text: &str) -> Vec<&'static str> {
-    let ws = dfort_ide::Workspace::from_sources(
-        vec![("fz.f90".into(), text.to_string())],
-        dfort_ide::LoadOptions::default(),
-    );
-    of(&ws.program)
+    let config = dfort_ide::host::HostConfig {
+        others: false,
+        ..Default::default()
+    };
+    let mut host =
+        dfort_ide::host::Host::from_sources(vec![("fz.f90".into(), text.to_string())], config);
+    of(&host.snapshot().program)
 }
 
 /// How many programs held each entry.
