@@ -99,7 +99,8 @@ fn check(rel: &str) -> usize {
             got.insert((u.name.clone(), line, u.symbol(rec.variable).name.clone()));
         }
         if let Some((_, expect)) = m.active.iter().find(|a| &a.0 == name) {
-            let mut active: Vec<String> = activity::active_anywhere(u, &act)
+            let mut active: Vec<String> = act
+                .active_anywhere()
                 .ids()
                 .map(|i| u.symbols[i].name.clone())
                 .collect();
@@ -218,7 +219,6 @@ mod dep {
 
 mod interprocedural {
     use crate::support::*;
-    use dfort_analysis::activity::active_anywhere;
     use dfort_analysis::interproc::analyze_program;
     use dfort_analysis::roles::roles;
 
@@ -231,7 +231,8 @@ mod interprocedural {
         let mut out = Vec::new();
         for u in &ws.program.units {
             if let Some(act) = &pa.activity[u.id] {
-                let mut names: Vec<String> = active_anywhere(u, act)
+                let mut names: Vec<String> = act
+                    .active_anywhere()
                     .ids()
                     .filter_map(|i| u.symbols.get(i).map(|s| s.name.clone()))
                     .collect();
@@ -313,9 +314,7 @@ fn adjoint_liveness_drops_bratus_f_updates_but_keeps_h() {
     );
     let f = u.lookup("f").unwrap();
     let assigns_to = |s: &dfort_ir::Stmt, v| match &s.kind {
-        dfort_ir::StmtKind::Assign { lhs, .. } => {
-            dfort_analysis::dp::target(lhs).map(|t| t.0) == Some(v)
-        }
+        dfort_ir::StmtKind::Assign { lhs, .. } => dfort_ir::dp::target(lhs).map(|t| t.0) == Some(v),
         _ => false,
     };
     let f_assignments: Vec<_> = u

@@ -182,7 +182,7 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
     for u in snap.program.all_units() {
         let parent = u.parent.map(|p| snap.program.unit(p).name.clone());
         let active = snap.analysis.activity.activity[u.id].as_ref().map(|a| {
-            let set = dfort_analysis::activity::active_anywhere(u, a);
+            let set = a.active_anywhere();
             let mut n: Vec<&str> = set.ids().map(|i| u.symbols[i].name.as_str()).collect();
             n.sort();
             n.join(",")
@@ -319,11 +319,11 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
                     .map(|u| {
                         let parent = u.parent.map(|x| program.unit(x).name.clone());
                         let active = a.activity.activity[u.id].as_ref().map(|act| {
-                            let mut n: Vec<String> =
-                                dfort_analysis::activity::active_anywhere(u, act)
-                                    .ids()
-                                    .map(|i| u.symbols[i].name.clone())
-                                    .collect();
+                            let mut n: Vec<String> = act
+                                .active_anywhere()
+                                .ids()
+                                .map(|i| u.symbols[i].name.clone())
+                                .collect();
                             n.sort();
                             n
                         });
@@ -393,12 +393,10 @@ end module m
     assert_eq!(host.snapshot().analysis.recomputed(), (3, 3));
     let active_in = |snap: &dfort_ide::host::Snapshot, unit: &str| {
         let u = snap.program.units_named(unit).next().expect("unit");
-        let set = dfort_analysis::activity::active_anywhere(
-            u,
-            snap.analysis.activity.activity[u.id]
-                .as_ref()
-                .expect("analysed"),
-        );
+        let set = snap.analysis.activity.activity[u.id]
+            .as_ref()
+            .expect("analysed")
+            .active_anywhere();
         let mut names: Vec<String> = set.ids().map(|i| u.symbols[i].name.clone()).collect();
         names.sort();
         names.join(",")

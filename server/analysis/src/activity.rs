@@ -7,20 +7,20 @@
 //! Contract: only differentiable variables (real or complex) are ever
 //! varied or useful. Within a statement the transfer is the instruction
 //! rule of §4.2: `OutVary = InVary × Dep(I)`, `InUseful = Dep(I) ×
-//! OutUseful`, with Dep(I) from the DP rules of §4.1 ([`crate::dp`]).
+//! OutUseful`, with Dep(I) from the DP rules of §4.1 ([`dfort_ir::dp`]).
 //! Partial writes (array elements, sections) keep the old dependencies
 //! (the coarse array rule of §3). At a call the callee's Dep summary
 //! ([`crate::dep`]) is applied (§4.2: `OutVary(I) = InVary(I) × Dep(S)`);
 //! for a procedure without source, every actual it may modify depends on
 //! every differentiable actual.
 
-use crate::bitset::BitSet;
 use crate::dep::{bind_call, space_of, Space, Summaries, Summary};
-use crate::dp::{differentiable, dp, dp_of, writes};
 use crate::engine::{solve, Direction};
+use dfort_ir::bitset::BitSet;
 use dfort_ir::cfg::{Cfg, NodeKind};
+use dfort_ir::dp::{differentiable, dp, dp_of, writes};
+use dfort_ir::queries::function_references;
 use dfort_ir::*;
-use dfort_syntax::rules::{Rule, NO_SOURCE};
 
 /// Varied and useful sets just before and just after each statement,
 /// indexed by `StmtId`.
@@ -30,7 +30,7 @@ pub struct Activity {
     pub varied_after: IdVec<StmtId, BitSet>,
     pub useful_before: IdVec<StmtId, BitSet>,
     pub useful_after: IdVec<StmtId, BitSet>,
-    /// Variables active somewhere in the unit ([`active_anywhere`]),
+    /// Variables active somewhere in the unit ([`Activity::active_anywhere`]),
     /// computed once with the sets.
     pub anywhere: BitSet,
 }
@@ -62,58 +62,35 @@ impl Activity {
 /// extend the analysed unit with temporaries (symbols from `analysed`
 /// on, the generators' hoisted function results): they carry a
 /// derivative only where one flows, so they count as active.
-pub fn active_actuals(
-    unit: &Unit,
-    analysed: usize,
-    act: &Activity,
-    st: StmtId,
-    args: &[Arg],
-) -> Vec<SymbolId> {
-    let mut out: Vec<SymbolId> = Vec::new();
-    let mut add = |s: SymbolId| {
-        if !out.contains(&s) {
-            out.push(s);
-        }
-    };
-    for a in args {
-        for s in dp_of(unit, &a.value).ids::<SymbolId>() {
-            if s.index() >= analysed || act.active_before(st, s) {
-                add(s);
+impl Activity {
+    pub fn active_actuals(
+        &self,
+        unit: &Unit,
+        analysed: usize,
+        st: StmtId,
+        args: &[Arg],
+    ) -> Vec<SymbolId> {
+        let act = self;
+        let mut out: Vec<SymbolId> = Vec::new();
+        let mut add = |s: SymbolId| {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        };
+        for a in args {
+            for s in dp_of(unit, &a.value).ids::<SymbolId>() {
+                if s.index() >= analysed || act.active_before(st, s) {
+                    add(s);
+                }
+            }
+            if let Some((s, _)) = dfort_ir::dp::target(&a.value) {
+                if differentiable(unit, s) && (s.index() >= analysed || act.active_after(st, s)) {
+                    add(s);
+                }
             }
         }
-        if let Some((s, _)) = crate::dp::target(&a.value) {
-            if differentiable(unit, s) && (s.index() >= analysed || act.active_after(st, s)) {
-                add(s);
-            }
-        }
+        out
     }
-    out
-}
-
-/// What is said of a call that receives the active values `names` (from
-/// [`active_actuals`]) of a procedure with no derivative: without source
-/// (`has_source` false), or with source but not differentiated. The rule
-/// (`no-source`) is the editor's warning and the generators' refusal.
-pub fn no_derivative_for_call(
-    callee: &str,
-    names: &[String],
-    has_source: bool,
-) -> (&'static Rule, String) {
-    let values = names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let plural = if names.len() > 1 { "s" } else { "" };
-    let why = if has_source {
-        "dfort finds no derivative for it"
-    } else {
-        "dfort has no source for it"
-    };
-    let message = format!(
-        "`{callee}` receives the active value{plural} {values} but {why}: the adjoint and tangent cannot be generated through this call; give dfort its source"
-    );
-    (&NO_SOURCE, message)
 }
 
 /// The statements whose effect a CFG node applies, in order. LOOP and
@@ -210,32 +187,11 @@ fn call_useful(binds: &[crate::dep::CallBinding], sum: &Summary, after: &BitSet)
     before
 }
 
-/// The references to procedures dfort has the source of in `e`, in the
-/// order they are evaluated (innermost first), with their arguments.
-pub fn function_references(e: &Expr) -> Vec<(UnitId, &[Arg])> {
-    fn walk<'e>(e: &'e Expr, out: &mut Vec<(UnitId, &'e [Arg])>) {
-        for c in e.children() {
-            walk(c, out);
-        }
-        if let ExprKind::FunctionCall {
-            target: CallTarget::Unit(c),
-            args,
-            ..
-        } = &e.kind
-        {
-            out.push((*c, args));
-        }
-    }
-    let mut out = Vec::new();
-    walk(e, &mut out);
-    out
-}
-
 /// `call move_alloc(from, to)` as the analyses see it: the variables
 /// `from` and `to` (`to = from`, then `from` undefined).
 pub fn moved(st: &Stmt) -> Option<(SymbolId, SymbolId)> {
     let (from, to) = dfort_ir::intrinsics::move_alloc(&st.kind)?;
-    Some((crate::dp::target(from)?.0, crate::dp::target(to)?.0))
+    Some((dfort_ir::dp::target(from)?.0, dfort_ir::dp::target(to)?.0))
 }
 
 fn varied_through(
@@ -276,7 +232,7 @@ fn varied_through(
                     .any(|i| binds[i].inputs.intersects(&after));
                 after = call_varied(&binds, sum, &after);
             }
-            if let Some((t, whole)) = crate::dp::target(lhs) {
+            if let Some((t, whole)) = dfort_ir::dp::target(lhs) {
                 if differentiable(unit, t) && (result_varied || dp_of(unit, rhs).intersects(&after))
                 {
                     after.insert_id(t);
@@ -347,7 +303,7 @@ fn useful_through(
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
             let mut value_useful = false;
-            if let Some((t, whole)) = crate::dp::target(lhs) {
+            if let Some((t, whole)) = dfort_ir::dp::target(lhs) {
                 let was_useful = after.contains_id(t);
                 if whole {
                     before.remove_id(t);
@@ -465,14 +421,16 @@ pub fn analyze(
     act
 }
 
-/// Variables active somewhere in the unit: active just before or just
-/// after some statement, or varied at entry and useful there (for units
-/// whose independents are read without being written).
-pub fn active_anywhere(_unit: &Unit, act: &Activity) -> BitSet {
-    act.anywhere.clone()
+impl Activity {
+    /// Variables active somewhere in the unit: active just before or just
+    /// after some statement, or varied at entry and useful there (for units
+    /// whose independents are read without being written).
+    pub fn active_anywhere(&self) -> BitSet {
+        self.anywhere.clone()
+    }
 }
 
-/// [`active_anywhere`], from the per-statement sets.
+/// [`Activity::active_anywhere`], from the per-statement sets.
 fn anywhere(unit: &Unit, act: &Activity) -> BitSet {
     let mut out = BitSet::new(unit.symbols.len());
     for i in unit.stmts.indices() {

@@ -19,12 +19,12 @@
 //! other integer scalars it reads as ambiguous (saved at the end of every
 //! basic block whose adjoint reads them).
 
-use crate::bitset::BitSet;
 use crate::counted_while::CountedWhile;
 use crate::decisions::{Push, UnitDecisions};
 use crate::recovery::{subtree, Ambiguity, Blocker, How, Origin, Plan, Term};
 use crate::tbr::Tbr;
 use crate::undo::UnitUndo;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::*;
 
 /// How a value is recovered, cheapest first.

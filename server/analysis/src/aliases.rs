@@ -15,7 +15,8 @@
 //! one member, it holds all), so that a write to one member is a partial
 //! write to all of them and a read of one reads all of them.
 
-use crate::bitset::BitSet;
+use dfort_ir::bitset::BitSet;
+use dfort_ir::queries::{class_of, used_pointers};
 use dfort_ir::*;
 
 /// The classes of `unit` (each sorted, two or more members), in order of
@@ -87,14 +88,6 @@ pub fn close(unit: &Unit, set: &mut BitSet) {
     }
 }
 
-/// The class of `s` in `unit`, when it has one.
-pub fn class_of(unit: &Unit, s: SymbolId) -> Option<&[SymbolId]> {
-    unit.aliases
-        .iter()
-        .find(|c| c.contains(&s))
-        .map(|c| c.as_slice())
-}
-
 /// Whether `s` may share its memory with another variable of `unit`.
 pub fn is_aliased(unit: &Unit, s: SymbolId) -> bool {
     class_of(unit, s).is_some()
@@ -102,48 +95,7 @@ pub fn is_aliased(unit: &Unit, s: SymbolId) -> bool {
 
 /// The variable a data reference is rooted at (`p` of `p%next%x(i)`).
 fn root(e: &Expr) -> Option<SymbolId> {
-    crate::dp::target(e).map(|(s, _)| s)
-}
-
-/// The pointer variables something other than a pointer statement on the
-/// pointer itself still refers to: a reference, a component, an actual
-/// argument, `associated(p)`, an ALLOCATE or DEALLOCATE, the pointer side
-/// of a component's association (`p%next => q`) or a target.
-pub(crate) fn used_pointers(unit: &Unit) -> BitSet {
-    let mut used = BitSet::new(unit.symbols.len());
-    let mut note = |e: &Expr| {
-        e.walk(&mut |x| {
-            if let ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } = x.kind {
-                if unit.symbols.get(s).is_some_and(|sym| sym.attrs.pointer) {
-                    used.insert_id(s);
-                }
-            }
-        })
-    };
-    for st in &unit.stmts {
-        match &st.kind {
-            StmtKind::PointerAssign { pointer, target } => {
-                if !matches!(pointer.kind, ExprKind::Var(_)) {
-                    note(pointer);
-                }
-                note(target);
-            }
-            StmtKind::Nullify { objects } => {
-                for o in objects
-                    .iter()
-                    .filter(|o| !matches!(o.kind, ExprKind::Var(_)))
-                {
-                    note(o);
-                }
-            }
-            kind => {
-                for e in kind.exprs() {
-                    note(e);
-                }
-            }
-        }
-    }
-    used
+    dfort_ir::dp::target(e).map(|(s, _)| s)
 }
 
 #[cfg(test)]

@@ -39,13 +39,16 @@
 //! when its own set differs. Analysis only: no I/O, no panics on user
 //! input.
 
-use crate::bitset::BitSet;
 use crate::dep::{global_key, GlobalKey};
-use crate::dp::{differentiable, index_vars, is_variable};
-use crate::effects::{formal_index, Effects, ProgramEffects};
+use crate::effects::{Effects, ProgramEffects};
 use crate::reversal::UnitReversal;
 use crate::tbr::Tbr;
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::{differentiable, index_vars, is_variable};
 use dfort_ir::dump::expr as print;
+use dfort_ir::queries::common_layout;
+use dfort_ir::queries::formal_index;
+use dfort_ir::runtime::{reference_tape_limit, tape_limit, TapeLimit};
 use dfort_ir::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -102,7 +105,7 @@ impl SavedRegion {
             .chain(self.dims.iter().flat_map(|(a, b, s)| [a, b, s]))
             .chain([&self.cap])
         {
-            crate::dp::value_vars(unit, e, out);
+            dfort_ir::dp::value_vars(unit, e, out);
         }
     }
 
@@ -181,17 +184,6 @@ fn region_type(ty: &Type) -> Option<&'static str> {
         (BaseType::Complex, Some(8)) => Some("c8"),
         _ => None,
     }
-}
-
-/// Why the tape cannot hold a value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TapeLimit {
-    /// Its type (or kind) has no push and pop in the runtime.
-    Type,
-    /// A whole array of this rank (the runtime holds up to rank 3).
-    Rank(usize),
-    /// A whole assumed-size array (its size is unknown).
-    AssumedSize,
 }
 
 /// What the generator cannot write for a call's checkpoint.
@@ -662,7 +654,7 @@ fn aliased_actuals(
         let (Some(a), Some(&formal)) = (a, cu.args.get(k)) else {
             continue;
         };
-        let Some((v, _)) = crate::dp::target(&a.value) else {
+        let Some((v, _)) = dfort_ir::dp::target(&a.value) else {
             continue;
         };
         if orig.symbols.get(v).is_none() || !differentiable(orig, v) {
@@ -775,7 +767,7 @@ fn hidden_globals(
             // SAVE'd locals of a procedure, which no caller can name: the
             // adjoint of code that changes them is refused up front.
             GlobalKey::Shared { unit: m, symbol }
-                if crate::dep::saved_local(program.unit(*m), *symbol) => {}
+                if dfort_ir::queries::saved_local(program.unit(*m), *symbol) => {}
             GlobalKey::Common { block, index } => {
                 // A COMMON block the unit does not declare is declared in
                 // its adjoint under new names, when its layout is known.
@@ -796,55 +788,6 @@ fn hidden_globals(
         }
     }
     saved
-}
-
-/// A COMMON block as a unit declares it, for a unit that does not: its
-/// members in order, each of a type and constant bounds another unit
-/// can declare.
-#[derive(Clone, Debug)]
-pub struct CommonLayout {
-    pub unit: UnitId,
-    pub members: Vec<SymbolId>,
-    /// Per member, its bounds as constants (lower, upper).
-    pub bounds: Vec<Vec<(i64, i64)>>,
-}
-
-/// The name of member `index` of COMMON block `block` where
-/// [`common_layout`] finds it declared.
-pub fn common_member_name(program: &Program, block: &str, index: u32) -> Option<String> {
-    let l = common_layout(program, block)?;
-    let m = *l.members.get(index as usize)?;
-    Some(program.unit(l.unit).symbol(m).name.clone())
-}
-
-/// The layout of COMMON block `block` from the first unit that declares
-/// it with constant bounds (`None` when none does).
-pub fn common_layout(program: &Program, block: &str) -> Option<CommonLayout> {
-    program.all_units().find_map(|u| {
-        let c = u.commons.iter().find(|c| c.name == block)?;
-        let mut bounds = Vec::new();
-        for &m in &c.members {
-            let sym = u.symbol(m);
-            if matches!(sym.ty.base, BaseType::None | BaseType::Derived) {
-                return None;
-            }
-            let mut dims = Vec::new();
-            for d in &sym.dims {
-                let lo = match &d.lower {
-                    Some(e) => crate::dp::constant_int(u, e, 0)?,
-                    None => 1,
-                };
-                let hi = crate::dp::constant_int(u, d.upper.as_ref()?, 0)?;
-                dims.push((lo, hi));
-            }
-            bounds.push(dims);
-        }
-        Some(CommonLayout {
-            unit: u.id,
-            members: c.members.clone(),
-            bounds,
-        })
-    })
 }
 
 /// Whether statement `id` or anything that may run after it may change
@@ -1079,7 +1022,7 @@ fn actual_item(a: &Expr, formal_rank: usize) -> Option<(SymbolId, bool, Expr)> {
             }
         }
         // A component is saved as itself.
-        ExprKind::Component { .. } => crate::dp::target(a).map(|(v, _)| (v, false, a.clone())),
+        ExprKind::Component { .. } => dfort_ir::dp::target(a).map(|(v, _)| (v, false, a.clone())),
         _ => None,
     }
 }
@@ -1090,7 +1033,7 @@ fn leaf_items(unit: &Unit, e: &Expr, out: &mut Vec<Saved>) {
     // A component reference is one item (its subscripts' variables
     // others); what it is a component of is not read whole.
     if let ExprKind::Component { base, subs, .. } = &e.kind {
-        if let Some((v, _)) = crate::dp::target(e) {
+        if let Some((v, _)) = dfort_ir::dp::target(e) {
             out.push(Saved::plain(v, false, e.clone(), Why::Snapshot));
         }
         let mut inner = base;
@@ -1138,210 +1081,6 @@ pub fn subscript_rank(unit: &Unit, s: SymbolId, whole: bool) -> u8 {
         (BaseType::Integer, false) => 1,
         _ => 0,
     }
-}
-
-/// [`tape_limit`] of the data reference `e` to variable `s`: a component
-/// of a derived-type variable is saved as the component (a scalar of a
-/// type the runtime holds), anything else of derived type cannot be.
-pub fn reference_tape_limit(
-    program: &Program,
-    unit: &Unit,
-    s: SymbolId,
-    whole: bool,
-    e: &Expr,
-) -> Option<TapeLimit> {
-    if unit.symbol(s).ty.base != BaseType::Derived {
-        return tape_limit(unit, s, whole);
-    }
-    let scalar_parts = |mut x: &Expr| loop {
-        match &x.kind {
-            ExprKind::Component { base, subs, .. } => {
-                if subs.iter().any(|s| matches!(s, Subscript::Range { .. })) {
-                    return false;
-                }
-                x = base;
-            }
-            ExprKind::ArrayRef { subs, .. } => {
-                return !subs.iter().any(|s| matches!(s, Subscript::Range { .. }))
-            }
-            ExprKind::Var(v) => return unit.symbol(*v).rank() == 0,
-            _ => return false,
-        }
-    };
-    if let Some((scope, ty)) = program.reference_type(unit, e) {
-        if ty.base == BaseType::Derived && tapeable_type(program, scope, &ty) {
-            // The derivative module's `dfort_push` for the type, up to
-            // rank 3 (`crate`'s generators write them).
-            let rank = match &e.kind {
-                ExprKind::Var(v) => unit.symbol(*v).rank(),
-                ExprKind::ArrayRef { subs, .. } => subs
-                    .iter()
-                    .filter(|s| matches!(s, Subscript::Range { .. }))
-                    .count(),
-                ExprKind::Component { .. } if scalar_parts(e) => 0,
-                _ => 99,
-            };
-            if rank <= 3
-                && !unit
-                    .symbol(s)
-                    .dims
-                    .iter()
-                    .any(|d| d.kind == DimKind::AssumedSize && whole)
-            {
-                return None;
-            }
-        }
-    }
-    // A component of an intrinsic type: a scalar, or an array of rank 3
-    // at most (`ps%x`, `v%h(:)`) the runtime saves as it saves arrays.
-    let rank = reference_rank(program, unit, e);
-    match program.reference_type(unit, e) {
-        Some((_, ty))
-            if matches!(e.kind, ExprKind::Component { .. })
-                && (scalar_parts(e) || rank <= 3)
-                && match ty.base {
-                    BaseType::Real | BaseType::Complex => matches!(ty.kind, Some(4) | Some(8)),
-                    BaseType::Integer => matches!(ty.kind, Some(4) | Some(8) | None),
-                    // The runtime saves logical scalars only.
-                    BaseType::Logical => {
-                        scalar_parts(e) && program.component_rank(unit, e) == Some(0)
-                    }
-                    _ => false,
-                } =>
-        {
-            None
-        }
-        _ => Some(TapeLimit::Type),
-    }
-}
-
-/// The rank of a data reference, its components' included (`ps%x` has the
-/// rank of `ps`, `v%h` that of the component `h`).
-pub fn reference_rank(program: &Program, unit: &Unit, e: &Expr) -> usize {
-    let ranges = |subs: &[Subscript]| {
-        subs.iter()
-            .filter(|s| matches!(s, Subscript::Range { .. }))
-            .count()
-    };
-    match &e.kind {
-        ExprKind::Var(v) => unit.symbol(*v).rank(),
-        ExprKind::ArrayRef { subs, .. } => ranges(subs),
-        ExprKind::Component { base, subs, .. } => {
-            reference_rank(program, unit, base)
-                + if subs.is_empty() {
-                    program.component_def(unit, e).map_or(0, |c| c.rank)
-                } else {
-                    ranges(subs)
-                }
-        }
-        _ => 0,
-    }
-}
-
-/// Whether values of the derived type `ty` (as `unit` spells it) can be
-/// saved component by component: a type defined in a module, whose
-/// components are reals, complexes and integers (arrays too), logical
-/// scalars, and values of such types defined in the same module — no
-/// allocatable, pointer or character components.
-pub fn tapeable_type(program: &Program, unit: &Unit, ty: &Type) -> bool {
-    fn ok(program: &Program, owner: UnitId, def: &TypeDef, depth: u32) -> bool {
-        if depth > 16 || program.unit(owner).kind != UnitKind::Module || def.unsupported.is_some() {
-            return false;
-        }
-        def.components.iter().all(|c| {
-            if c.pointer {
-                // Its association goes on a pointer stack: the runtime's
-                // (real(8), real(4), integer(4), complex(8), ranks 0-3) or
-                // the derivative module's (a type of the same module).
-                return c.rank <= 3
-                    && match c.ty.base {
-                        BaseType::Real => matches!(c.ty.kind, Some(4) | Some(8)),
-                        BaseType::Integer => matches!(c.ty.kind, Some(4) | None),
-                        BaseType::Complex => c.ty.kind == Some(8),
-                        BaseType::Derived => {
-                            c.rank == 0
-                                && program
-                                    .type_of(program.unit(owner), &c.ty)
-                                    .is_some_and(|(o, _)| o == owner)
-                        }
-                        _ => false,
-                    };
-            }
-            !c.allocatable
-                && c.rank <= 7
-                && match c.ty.base {
-                    BaseType::Real | BaseType::Complex => matches!(c.ty.kind, Some(4) | Some(8)),
-                    BaseType::Integer => matches!(c.ty.kind, Some(4) | Some(8) | None),
-                    BaseType::Logical => c.rank == 0,
-                    BaseType::Derived => match program.type_of(program.unit(owner), &c.ty) {
-                        Some((o, d)) => o == owner && ok(program, o, d, depth + 1),
-                        None => false,
-                    },
-                    _ => false,
-                }
-        })
-    }
-    match program.type_of(unit, ty) {
-        Some((owner, def)) => ok(program, owner, def, 0),
-        None => false,
-    }
-}
-
-/// Whether the association of the pointer reference `e` (a pointer
-/// variable or component) can go on a pointer stack: the runtime's
-/// (real(8), real(4), integer(4) and complex(8) pointers of rank 0 to 3)
-/// or a derivative module's (scalar pointers to a derived type defined in
-/// a module).
-pub fn pointer_tapeable(program: &Program, unit: &Unit, e: &Expr) -> bool {
-    let Some((scope, ty)) = program.reference_type(unit, e) else {
-        return false;
-    };
-    let rank = match &e.kind {
-        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => unit.symbol(*s).rank(),
-        ExprKind::Component { .. } => program.component_def(unit, e).map_or(99, |c| c.rank),
-        _ => 99,
-    };
-    rank <= 3
-        && match ty.base {
-            BaseType::Real => matches!(ty.kind, Some(4) | Some(8)),
-            BaseType::Integer => matches!(ty.kind, Some(4) | None),
-            BaseType::Complex => ty.kind == Some(8),
-            BaseType::Derived => {
-                rank == 0
-                    && program
-                        .type_of(scope, &ty)
-                        .is_some_and(|(o, _)| program.unit(o).kind == UnitKind::Module)
-            }
-            _ => false,
-        }
-}
-
-/// Why the stack runtime (`dfort_stack.f90`) cannot push variable `s`
-/// (`whole`) or an element or section of it; `None` when it can.
-pub fn tape_limit(unit: &Unit, s: SymbolId, whole: bool) -> Option<TapeLimit> {
-    let sym = unit.symbol(s);
-    let kind_ok = match sym.ty.base {
-        BaseType::Real => matches!(sym.ty.kind, Some(4) | Some(8)),
-        BaseType::Integer => matches!(sym.ty.kind, Some(4) | Some(8) | None),
-        BaseType::Logical => matches!(sym.ty.kind, Some(4) | None) && (!whole || sym.rank() <= 3),
-        BaseType::Complex => matches!(sym.ty.kind, Some(4) | Some(8)),
-        // One entry per character; whole arrays up to rank 1.
-        BaseType::Character => matches!(sym.ty.kind, Some(1) | None) && (!whole || sym.rank() <= 1),
-        _ => false,
-    };
-    if !kind_ok {
-        return Some(TapeLimit::Type);
-    }
-    if whole && sym.ty.base == BaseType::Complex && sym.rank() > 3 {
-        return Some(TapeLimit::Rank(sym.rank()));
-    }
-    if whole && sym.rank() > 7 {
-        return Some(TapeLimit::Rank(sym.rank()));
-    }
-    if whole && sym.dims.iter().any(|d| d.kind == DimKind::AssumedSize) {
-        return Some(TapeLimit::AssumedSize);
-    }
-    None
 }
 
 #[cfg(test)]

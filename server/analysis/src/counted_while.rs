@@ -33,8 +33,8 @@
 //! computes `n` and, where the plan needs `v`'s final value, `v`.
 //! Analysis only: no I/O, no panics on user input.
 
-use crate::bitset::BitSet;
-use crate::dp::{all_writes, constant_int, vars};
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::{all_writes, constant_int, vars};
 use dfort_ir::*;
 use std::collections::HashMap;
 

@@ -17,9 +17,7 @@
 //! the original, not through the callee's adjoint.
 
 use crate::activity::Activity;
-use crate::bitset::BitSet;
 use crate::checkpoint::{CallCheckpoint, Callees, Caller};
-use crate::dp::vars;
 use crate::effects::ProgramEffects;
 use crate::liveness;
 use crate::recovery::{self, Plan};
@@ -29,7 +27,9 @@ use crate::reversal::{self, UnitReversal};
 use crate::shape::UnitShape;
 use crate::tbr::{Record, Tbr};
 use crate::undo::UnitUndo;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::cfg::NodeId;
+use dfort_ir::dp::vars;
 use dfort_ir::{BaseType, ExprKind, IdVec, Program, StmtId, SymbolId, Unit, UnitId};
 use std::collections::BTreeMap;
 
@@ -327,7 +327,7 @@ pub fn decide(
     if split_callee {
         for s in unit.symbols.indices() {
             let local = unit.symbol(s).storage == dfort_ir::Storage::Local;
-            if !local && crate::dp::is_variable(unit, s) {
+            if !local && dfort_ir::dp::is_variable(unit, s) {
                 at_exit.insert_id(s);
             }
         }
@@ -414,7 +414,7 @@ pub fn calls_anything(unit: &Unit) -> bool {
     unit.stmts.iter().any(|s| match &s.kind {
         dfort_ir::StmtKind::Call { .. } => true,
         dfort_ir::StmtKind::Assign { rhs, .. } => {
-            !crate::activity::function_references(rhs).is_empty()
+            !dfort_ir::queries::function_references(rhs).is_empty()
         }
         _ => false,
     })

@@ -11,15 +11,16 @@
 //! time: the forward propagation `S × Dep(I)` of §4.2 from that input
 //! alone, solved on the CFG by [`crate::engine`] (Fig. 2's general
 //! equations; the loop fixpoint of Fig. 3 falls out of the iteration),
-//! with the DP rules of [`crate::dp`]; a partial write (array element)
+//! with the DP rules of [`dfort_ir::dp`]; a partial write (array element)
 //! keeps the old dependencies, the coarse whole-array rule. Calls to
 //! procedures without source make every actual they may modify depend on
 //! every differentiable actual.
 
-use crate::bitset::BitSet;
-use crate::dp::{differentiable, dp, target};
 use crate::engine::{solve, Direction};
+use dfort_ir::bitset::BitSet;
 use dfort_ir::cfg::NodeKind;
+use dfort_ir::dp::{differentiable, dp, target};
+use dfort_ir::queries::saved_local;
 use dfort_ir::*;
 use std::collections::HashMap;
 
@@ -71,21 +72,6 @@ pub fn global_key(program: &Program, unit: &Unit, s: SymbolId) -> Option<GlobalK
         }
         _ => None,
     }
-}
-
-/// Whether `s` is a SAVE'd local of a procedure (SAVE, a DATA statement
-/// or an initialiser): state that outlives a call, a global that only the
-/// procedure itself names.
-pub fn saved_local(unit: &Unit, s: SymbolId) -> bool {
-    is_saved_local(unit, unit.symbol(s))
-}
-
-/// [`saved_local`] of a symbol of `unit`.
-pub fn is_saved_local(unit: &Unit, sym: &Symbol) -> bool {
-    matches!(unit.kind, UnitKind::Subroutine | UnitKind::Function)
-        && sym.storage == Storage::Local
-        && (sym.attrs.save || sym.attrs.initialized)
-        && !sym.attrs.parameter
 }
 
 /// An interface variable of a unit.
@@ -227,7 +213,7 @@ pub fn bind_call(
 /// 77, case 2: the tangent lost it).
 pub fn dp_through(unit: &Unit, space: &Space, summaries: &Summaries, e: &Expr, out: &mut BitSet) {
     dp(unit, e, out);
-    for (c, _) in crate::activity::function_references(e) {
+    for (c, _) in dfort_ir::queries::function_references(e) {
         let Some(Some(sum)) = summaries.get(c) else {
             continue;
         };

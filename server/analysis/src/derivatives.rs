@@ -16,12 +16,12 @@
 //! derivative routine to be). Analysis only: no I/O, no panics on user
 //! input.
 
-use crate::activity::active_anywhere;
-use crate::bitset::BitSet;
-use crate::dp::{differentiable, dp_of, target};
 use crate::incremental::Changes;
 use crate::interproc::ProgramActivity;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
+use dfort_ir::dp::{differentiable, dp_of, target};
+use dfort_ir::queries::{host_var, module_var};
 use dfort_ir::*;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -67,24 +67,6 @@ pub fn carries(program: &Program, unit: &Unit, s: SymbolId) -> bool {
     differentiable(unit, s)
         && (ty.base != BaseType::Derived
             || program.derivative_type_of(unit, ty) == Some(DerivativeType::Yes))
-}
-
-/// Whether the data reference `e` carries a derivative by its type: a
-/// component of a type without one (`p%id`) does not.
-pub fn carries_ref(program: &Program, unit: &Unit, e: &Expr) -> bool {
-    if !matches!(e.kind, ExprKind::Component { .. }) {
-        return true;
-    }
-    match program.reference_type(unit, e) {
-        Some((scope, ty)) => match ty.base {
-            BaseType::Real | BaseType::Complex => true,
-            BaseType::Derived => {
-                program.derivative_type_of(scope, &ty) == Some(DerivativeType::Yes)
-            }
-            _ => false,
-        },
-        None => false,
-    }
 }
 
 /// Whether unit `u` (whose symbols with a derivative are `with_d`) writes
@@ -157,7 +139,7 @@ pub fn root_set(
     let changes_copy = |u: UnitId| {
         effects[u].written_globals.iter().any(|k| match k {
             crate::dep::GlobalKey::Shared { unit, symbol } => {
-                units.contains(unit) && crate::dep::saved_local(program.unit(*unit), *symbol)
+                units.contains(unit) && dfort_ir::queries::saved_local(program.unit(*unit), *symbol)
             }
             crate::dep::GlobalKey::Common { .. } => false,
         })
@@ -250,7 +232,7 @@ impl Start {
         for &u in &reachable {
             let unit = program.unit(u);
             if let Some(act) = activity.activity.get(u).and_then(|a| a.as_ref()) {
-                seeds[u] = active_anywhere(unit, act);
+                seeds[u] = act.active_anywhere();
             }
             let kept = previous.and_then(|(p, changes)| {
                 let same = !changes.inputs_changed(program, u, |_| false);
@@ -437,7 +419,7 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
         let st = caller.stmt(site.stmt);
         for (args, is_fn) in site_args(st, &site.name) {
             for (pos, a) in args.iter().enumerate() {
-                let Some(k) = crate::effects::formal_index(callee, pos, a) else {
+                let Some(k) = dfort_ir::queries::formal_index(callee, pos, a) else {
                     continue;
                 };
                 let Some(&f) = callee.args.get(k) else {
@@ -516,28 +498,6 @@ struct Binding {
     slot: SymbolId,
     carries: bool,
     actual: Actual,
-}
-
-/// The module variable a symbol is (a module's own variable, or one used
-/// or host-associated from a module), as (module, symbol in the module).
-pub fn module_var(program: &Program, sym: &Symbol) -> Option<(UnitId, SymbolId)> {
-    match sym.storage {
-        Storage::Imported { from, symbol, .. } if program.unit(from).kind == UnitKind::Module => {
-            Some((from, symbol))
-        }
-        _ => None,
-    }
-}
-
-/// The host variable an internal procedure's symbol is, as (host
-/// procedure, symbol in the host).
-pub fn host_var(program: &Program, sym: &Symbol) -> Option<(UnitId, SymbolId)> {
-    match sym.storage {
-        Storage::Imported { from, symbol, .. } if program.unit(from).is_procedure() => {
-            Some((from, symbol))
-        }
-        _ => None,
-    }
 }
 
 /// The argument lists a statement passes to procedure `name`: the CALL's,

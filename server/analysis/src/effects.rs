@@ -15,10 +15,11 @@
 //! procedures without source read every actual and write every variable
 //! actual.
 
-use crate::bitset::BitSet;
 use crate::dep::{global_key, GlobalKey};
-use crate::dp::{index_vars, target, vars};
 use crate::incremental::Changes;
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::{index_vars, target, vars};
+use dfort_ir::queries::formal_index;
 use dfort_ir::*;
 use std::collections::BTreeSet;
 
@@ -155,7 +156,7 @@ pub fn all_with(
 fn outlives(program: &Program, u: UnitId) -> impl Fn(&GlobalKey) -> bool + '_ {
     move |k| match k {
         GlobalKey::Shared { unit, symbol } if *unit == u => {
-            crate::dep::saved_local(program.unit(u), *symbol)
+            dfort_ir::queries::saved_local(program.unit(u), *symbol)
         }
         _ => true,
     }
@@ -169,17 +170,6 @@ fn callees(program: &Program, unit: &Unit) -> Vec<UnitId> {
             _ => None,
         })
         .collect()
-}
-
-/// The formal position an actual binds to (keywords resolved).
-pub fn formal_index(callee: &Unit, pos: usize, a: &Arg) -> Option<usize> {
-    match &a.keyword {
-        Some(k) => callee
-            .args
-            .iter()
-            .position(|f| callee.symbol(*f).name == *k),
-        None => Some(pos),
-    }
 }
 
 /// Applies a call's effects (`callee(args)`) to `unit`'s variables.
@@ -284,7 +274,7 @@ pub fn stmt_effects(
                 read_expr(program, unit, e, effects, out);
             }
             io_item_reads(unit, writes, &mut out.reads);
-            for (t, _) in crate::dp::io_targets(writes) {
+            for (t, _) in dfort_ir::dp::io_targets(writes) {
                 out.writes.insert_id(t);
             }
         }

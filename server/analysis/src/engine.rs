@@ -4,7 +4,7 @@
 //! join. Transfer functions are monotone set functions, so the iteration
 //! terminates: sets only grow, inside the finite set of variables.
 
-use crate::bitset::BitSet;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::cfg::{Cfg, NodeId};
 use dfort_ir::IdVec;
 

@@ -23,7 +23,6 @@
 //! [`RootProblem`] and is skipped.
 
 use crate::address_report::{unit_reports, LoopReport};
-use crate::bitset::BitSet;
 use crate::checkpoint::Callees;
 use crate::decisions::{block_saves, calls_anything, decide, with_calls, Recording, UnitDecisions};
 use crate::derivatives::Carriers;
@@ -36,6 +35,7 @@ use crate::roles::Roles;
 use crate::roots::{resolve_reusing, RootProblem, RootSpec, Roots};
 use crate::shape::Shapes;
 use crate::tbr::{self, ProgramTbr, Tbr};
+use dfort_ir::bitset::BitSet;
 use dfort_ir::{IdVec, Program, Unit, UnitId};
 use std::sync::{Arc, OnceLock};
 
@@ -109,6 +109,12 @@ impl ProgramFacts {
     /// The unit as analysed.
     pub fn unit(&self, id: UnitId) -> Option<&Unit> {
         self.program.units.get(id).map(|u| &**u)
+    }
+    /// What the derivatives cannot follow of unit `unit`'s pointers,
+    /// located, with the reason ([`crate::pointers::refusals`]; `root`:
+    /// the unit is the derivative's root).
+    pub fn pointer_refusals(&self, unit: UnitId, root: bool) -> Vec<(dfort_ir::Span, String)> {
+        crate::pointers::refusals(&self.program, self.program.unit(unit), root)
     }
     pub fn roles_of(&self, unit: UnitId) -> Option<&Roles> {
         self.roots.iter().find(|(u, _)| *u == unit).map(|(_, r)| r)
@@ -357,7 +363,7 @@ fn differentiated(activity: &ProgramActivity, carriers: &Carriers, unit: &Unit) 
             .activity
             .get(unit.id)
             .and_then(|a| a.as_ref())
-            .is_some_and(|a| !crate::activity::active_anywhere(unit, a).is_empty())
+            .is_some_and(|a| !a.active_anywhere().is_empty())
 }
 
 /// The effects of every unit, computed once per analysis (on first use),

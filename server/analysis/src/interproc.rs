@@ -15,11 +15,11 @@
 //! scratch.
 
 use crate::activity::{self, Activity};
-use crate::bitset::BitSet;
 use crate::dep::{bind_call, resummarize, space_of, summarize_all, Iface, Space, Summaries};
-use crate::dp::target;
 use crate::incremental::Changes;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
+use dfort_ir::dp::target;
 use dfort_ir::*;
 use std::cell::OnceCell;
 use std::sync::Arc;
@@ -203,7 +203,7 @@ fn contributions<'s>(
                 varied.union_with(&act.varied_after[i]);
                 let mut useful = act.useful_after[i].clone();
                 useful.union_with(&act.useful_before[i]);
-                for (f, args) in activity::function_references(rhs) {
+                for (f, args) in dfort_ir::queries::function_references(rhs) {
                     if f != c {
                         continue;
                     }
@@ -241,11 +241,11 @@ fn contributions<'s>(
                 };
                 let mut inputs = BitSet::default();
                 for e in st.kind.exprs() {
-                    crate::dp::dp(unit, e, &mut inputs);
+                    dfort_ir::dp::dp(unit, e, &mut inputs);
                 }
                 if inputs.intersects(&act.varied_before[i]) {
                     for a in &callee.args {
-                        if crate::dp::differentiable(callee, *a) {
+                        if dfort_ir::dp::differentiable(callee, *a) {
                             in_vary.insert_id(*a);
                         }
                     }
@@ -264,10 +264,10 @@ fn contributions<'s>(
 /// procedure reference of `e` (`g` of `f(g(x), y)`).
 fn nested_references(e: &Expr) -> Vec<UnitId> {
     let mut out = Vec::new();
-    for (_, args) in activity::function_references(e) {
+    for (_, args) in dfort_ir::queries::function_references(e) {
         for a in args {
             out.extend(
-                activity::function_references(&a.value)
+                dfort_ir::queries::function_references(&a.value)
                     .into_iter()
                     .map(|(f, _)| f),
             );

@@ -7,13 +7,11 @@
 pub mod activity;
 pub mod address_report;
 pub mod aliases;
-pub mod bitset;
 pub mod checkpoint;
 pub mod counted_while;
 pub mod decisions;
 pub mod dep;
 pub mod derivatives;
-pub mod dp;
 pub mod effects;
 pub mod engine;
 pub mod explain;

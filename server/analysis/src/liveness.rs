@@ -19,12 +19,12 @@
 //! may be overwritten again after it (TBR counted on that record: the
 //! later overwrite does not record it).
 
-use crate::bitset::BitSet;
-use crate::dp::{target, writes};
 use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
 use crate::engine::{solve, Direction};
 use crate::tbr::Tbr;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::cfg::NodeKind;
+use dfort_ir::dp::{target, writes};
 use dfort_ir::*;
 
 /// Statements the forward sweep can drop, in statement order.

@@ -17,6 +17,7 @@
 //! pointer arguments and module pointers, pointer components, targets
 //! that are not variables): the generators refuse those.
 
+use dfort_ir::queries::recorded_associations;
 use dfort_ir::*;
 use std::collections::BTreeMap;
 
@@ -69,45 +70,6 @@ pub fn unresolved(unit: &Unit) -> Vec<(Span, String)> {
     w.unresolved
 }
 
-/// The pointer references whose association statement `st` of a
-/// prepared unit changes and the adjoint saves before it (restoring it in
-/// the reverse sweep, so that every pointer the reverse sweep reads
-/// through is associated as it was at that point of the forward sweep):
-/// the pointer of a pointer assignment, the objects of NULLIFY and the
-/// pointer objects of ALLOCATE and DEALLOCATE, except local pointers that
-/// nothing uses any more (every use read as its target).
-pub fn recorded_associations<'s>(program: &Program, unit: &Unit, st: &'s Stmt) -> Vec<&'s Expr> {
-    let objects: Vec<&Expr> = match &st.kind {
-        StmtKind::PointerAssign { pointer, .. } => vec![pointer],
-        StmtKind::Nullify { objects } => objects.iter().collect(),
-        StmtKind::Allocate { objects, .. } => objects
-            .iter()
-            .filter(|o| is_pointer_reference(program, unit, o))
-            .collect(),
-        _ => return Vec::new(),
-    };
-    let used = crate::aliases::used_pointers(unit);
-    objects
-        .into_iter()
-        .filter(|o| match o.kind {
-            ExprKind::Var(p) | ExprKind::ArrayRef { array: p, .. } => {
-                used.contains_id(p) || unit.symbol(p).storage != Storage::Local
-            }
-            _ => true,
-        })
-        .collect()
-}
-
-/// Whether a data reference names a pointer: a pointer variable, or a
-/// component declared POINTER.
-pub fn is_pointer_reference(program: &Program, unit: &Unit, e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Var(p) | ExprKind::ArrayRef { array: p, .. } => unit.symbol(*p).attrs.pointer,
-        ExprKind::Component { .. } => program.component_def(unit, e).is_some_and(|c| c.pointer),
-        _ => false,
-    }
-}
-
 /// What the derivatives cannot follow of a prepared unit's pointers,
 /// located and with the reason (`root`: the unit is the root of the
 /// derivative, whose one routine runs both sweeps):
@@ -153,7 +115,7 @@ pub fn refusals(program: &Program, unit: &Unit, root: bool) -> Vec<(Span, String
     });
     for st in &unit.stmts {
         if let StmtKind::PointerAssign { pointer, target } = &st.kind {
-            if crate::dp::target(target).is_none() {
+            if dfort_ir::dp::target(target).is_none() {
                 out.push((
                     st.span,
                     format!(
@@ -165,7 +127,7 @@ pub fn refusals(program: &Program, unit: &Unit, root: bool) -> Vec<(Span, String
             }
         }
         for o in recorded_associations(program, unit, st) {
-            let Some((r, _)) = crate::dp::target(o) else {
+            let Some((r, _)) = dfort_ir::dp::target(o) else {
                 continue;
             };
             let text = dfort_ir::dump::expr(unit, o);
@@ -177,7 +139,7 @@ pub fn refusals(program: &Program, unit: &Unit, root: bool) -> Vec<(Span, String
                     ..
                 }
             );
-            let mut class: Vec<SymbolId> = crate::aliases::class_of(unit, r)
+            let mut class: Vec<SymbolId> = dfort_ir::queries::class_of(unit, r)
                 .map(|c| c.to_vec())
                 .unwrap_or_else(|| vec![r]);
             class.retain(|s| nonlocal(unit, *s));
@@ -485,7 +447,7 @@ impl<'u> Walker<'u> {
                     }
                 }
                 StmtKind::Nullify { objects } => {
-                    nullified.extend(objects.iter().filter_map(crate::dp::target))
+                    nullified.extend(objects.iter().filter_map(dfort_ir::dp::target))
                 }
                 StmtKind::Do {
                     control: DoControl::Counted { var, .. },
@@ -513,7 +475,7 @@ impl<'u> Walker<'u> {
                     pointers |= unit.symbol(s).attrs.pointer;
                 }
             });
-            let base = crate::dp::target(target).map(|(s, _)| s);
+            let base = dfort_ir::dp::target(target).map(|(s, _)| s);
             let changes = pointers
                 || reads.iter().any(|v| written.contains(v))
                 || (calls && reads.iter().any(|v| unit.symbol(*v).is_global()))
@@ -848,14 +810,14 @@ fn shift(first: &Expr, i: &Expr) -> Expr {
 /// variables it writes, those it (de)allocates, and whether it calls a
 /// procedure (which may change any global and its arguments).
 fn effects(kind: &StmtKind) -> (Vec<SymbolId>, Vec<SymbolId>, bool) {
-    let root = |e: &Expr| crate::dp::target(e).map(|(s, _)| s);
+    let root = |e: &Expr| dfort_ir::dp::target(e).map(|(s, _)| s);
     let mut written = Vec::new();
     let mut allocated = Vec::new();
     let mut calls = false;
     match kind {
         StmtKind::Assign { lhs, .. } => written.extend(root(lhs)),
         StmtKind::Io { writes, .. } => {
-            written.extend(crate::dp::io_targets(writes).into_iter().map(|(s, _)| s))
+            written.extend(dfort_ir::dp::io_targets(writes).into_iter().map(|(s, _)| s))
         }
         StmtKind::Call { args, .. } => {
             calls = true;
@@ -891,7 +853,7 @@ fn invalidate(
         let Assoc::Target { target, .. } = a else {
             continue;
         };
-        let base = crate::dp::target(target).map(|(s, _)| s);
+        let base = dfort_ir::dp::target(target).map(|(s, _)| s);
         let mut reads = Vec::new();
         subscript_symbols(target, &mut reads);
         let name = &unit.symbol(*p).name;

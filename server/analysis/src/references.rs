@@ -23,10 +23,10 @@
 //! after they are computed, so nothing of them is saved).
 
 use crate::activity::Activity;
-use crate::bitset::BitSet;
 use crate::checkpoint::{in_formal_order, of_call, CallCheckpoint, Callees, Caller};
-use crate::derivatives::carries_ref;
-use crate::dp::target;
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::target;
+use dfort_ir::queries::carries_ref;
 use dfort_ir::*;
 use std::collections::BTreeMap;
 

@@ -33,8 +33,8 @@
 //! recursive one — leaves the formal without a region, with the reason.
 //! Analysis only: no I/O, no panics on user input.
 
-use crate::bitset::BitSet;
 use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
+use dfort_ir::bitset::BitSet;
 use dfort_ir::*;
 use std::collections::BTreeMap;
 
@@ -826,7 +826,7 @@ impl<'a> Ctx<'a> {
                             .then_some(Known::Positive)
                     }),
                     _ if sym.attrs.parameter => {
-                        crate::dp::constant_int(self.unit, e, 0).map(Known::Int)
+                        dfort_ir::dp::constant_int(self.unit, e, 0).map(Known::Int)
                     }
                     Storage::Local if sym.init.is_none() => go(self.single.get(v)?),
                     _ => None,
@@ -1372,7 +1372,7 @@ impl<'a> Ctx<'a> {
             let i = loops[k].var;
             let unit_step = match &loops[k].step {
                 None => true,
-                Some(s) => crate::dp::constant_int(self.unit, s, 0) == Some(1),
+                Some(s) => dfort_ir::dp::constant_int(self.unit, s, 0) == Some(1),
             };
             if unit_step && linear_in(e, i) {
                 let at = |v: i64| self.eval(e, loops, &[(i, v)], 0);
@@ -1497,7 +1497,7 @@ impl<'a> Ctx<'a> {
         let step = l
             .step
             .as_ref()
-            .map(|x| crate::dp::constant_int(self.unit, x, 0));
+            .map(|x| dfort_ir::dp::constant_int(self.unit, x, 0));
         let mut r = match step {
             None | Some(Some(1..)) => Interval { lo: s.lo, hi: e.hi },
             Some(Some(..=-1)) => Interval { lo: e.lo, hi: s.hi },
@@ -1619,7 +1619,7 @@ impl<'a> Ctx<'a> {
         }
         let sym = self.unit.symbol(v);
         if sym.attrs.parameter {
-            return match crate::dp::constant_int(self.unit, &var_expr(v, sym.span), 0) {
+            return match dfort_ir::dp::constant_int(self.unit, &var_expr(v, sym.span), 0) {
                 Some(c) => Ok(Interval::point(Bound::Int(c))),
                 None => Err(format!("the constant `{}` is not an integer", sym.name)),
             };

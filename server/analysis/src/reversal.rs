@@ -24,11 +24,11 @@
 //! prepared unit, which keeps the original statements' ids.
 //! Analysis only: no I/O, no panics on user input.
 
-use crate::bitset::BitSet;
 use crate::counted_while::CountedWhile;
-use crate::dp::{all_writes, bound_vars, WriteBy};
 use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
 use crate::shape::UnitShape;
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::{all_writes, bound_vars, WriteBy};
 use dfort_ir::{
     CallTarget, DoControl, ExprKind, Program, StmtId, StmtKind, SymbolId, UnaryOp, Unit,
 };

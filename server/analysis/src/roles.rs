@@ -6,8 +6,8 @@
 //! real function result are dependents; a real dummy without intent
 //! (Fortran 77) counts as `inout`.
 
-use crate::bitset::BitSet;
-use crate::dp::differentiable;
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::differentiable;
 use dfort_ir::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

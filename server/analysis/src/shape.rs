@@ -15,10 +15,10 @@
 //! program — so a rerun equals a run from scratch. Analysis only: no
 //! I/O, no panics on user input.
 
-use crate::bitset::BitSet;
 use crate::counted_while::CountedWhile;
 use crate::incremental::Changes;
 use crate::undo::UnitUndo;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::{IdVec, Program, StmtId, Unit, UnitId};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};

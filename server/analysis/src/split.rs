@@ -22,9 +22,10 @@
 //! forward sweep that computes everything the original does (adjoint
 //! liveness with the non-local values live at exit). Analysis only.
 
-use crate::bitset::BitSet;
-use crate::dp::{index_vars, is_variable, target, vars};
-use crate::effects::{formal_index, Effects, ProgramEffects};
+use crate::effects::{Effects, ProgramEffects};
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::{index_vars, is_variable, target, vars};
+use dfort_ir::queries::formal_index;
 use dfort_ir::*;
 use std::collections::BTreeMap;
 

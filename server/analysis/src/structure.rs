@@ -698,7 +698,7 @@ fn bounds_change(unit: &Unit, body: &[StmtId], var: SymbolId, bounds: [Option<&E
     while let Some(id) = stack.pop() {
         let st = unit.stmt(id);
         let written = match &st.kind {
-            StmtKind::Assign { lhs, .. } => crate::dp::target(lhs).map(|(s, _)| s),
+            StmtKind::Assign { lhs, .. } => dfort_ir::dp::target(lhs).map(|(s, _)| s),
             StmtKind::Do {
                 control: DoControl::Counted { var, .. },
                 ..
@@ -707,7 +707,7 @@ fn bounds_change(unit: &Unit, body: &[StmtId], var: SymbolId, bounds: [Option<&E
             StmtKind::Call { args, .. } => {
                 if args
                     .iter()
-                    .any(|a| crate::dp::target(&a.value).is_some_and(|(s, _)| read.contains(&s)))
+                    .any(|a| dfort_ir::dp::target(&a.value).is_some_and(|(s, _)| read.contains(&s)))
                 {
                     return true;
                 }

@@ -36,18 +36,18 @@
 //! scratch.
 
 use crate::activity::Activity;
-use crate::bitset::BitSet;
 use crate::dep::{bind_call, space_of, Iface, Space, Summaries, Summary};
-use crate::dp::{
-    bound_vars, constant_element, disjoint_constant_elements, dp_of, index_vars, is_variable,
-    target, vars, writes,
-};
 use crate::engine::{solve, Direction};
 use crate::incremental::Changes;
 use crate::interproc::ProgramActivity;
 use crate::shape::{Shapes, UnitShape};
+use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::cfg::NodeKind;
+use dfort_ir::dp::{
+    bound_vars, constant_element, disjoint_constant_elements, dp_of, index_vars, is_variable,
+    target, vars, writes,
+};
 use dfort_ir::intrinsics::Values;
 use dfort_ir::*;
 use std::cell::OnceCell;
@@ -116,7 +116,7 @@ struct Rules<'a> {
 impl Rules<'_> {
     fn active(&self, e: &Expr) -> bool {
         dp_of(self.unit, e).intersects(self.varied)
-            || crate::activity::function_references(e)
+            || dfort_ir::queries::function_references(e)
                 .into_iter()
                 .any(|(c, args)| match self.callees {
                     Some(cs) => cs.result_varied(self.unit, c, args, self.varied),
@@ -343,7 +343,7 @@ fn req_kill(
                             own.remove_id(t);
                         }
                     }
-                } else if crate::dp::differentiable(unit, t) && act.useful_after(st.id, t) {
+                } else if dfort_ir::dp::differentiable(unit, t) && act.useful_after(st.id, t) {
                     // A passive value overwrites a variable whose adjoint
                     // may be nonzero: the adjoint resets that element, so
                     // it needs the indices.
@@ -354,7 +354,7 @@ fn req_kill(
             // Req and Kill in this unit's names (what they overwrite they
             // record themselves, given their calling context).
             if let Some(cs) = callees {
-                for (c, args) in crate::activity::function_references(rhs) {
+                for (c, args) in dfort_ir::queries::function_references(rhs) {
                     if cs.has(c) {
                         cs.translate(unit, c, args, &mut req, &mut kill);
                     }
@@ -675,7 +675,7 @@ fn reset_indices(unit: &Unit, act: &Activity, i: StmtId, items: &[Expr], req: &m
                 req.union_with(&inner);
             }
         } else if let Some((t, _)) = target(item) {
-            if crate::dp::differentiable(unit, t) && act.useful_after(i, t) {
+            if dfort_ir::dp::differentiable(unit, t) && act.useful_after(i, t) {
                 index_vars(unit, item, req);
             }
         }
@@ -1194,7 +1194,7 @@ fn call_contexts<'s>(
         // side (each of the statement's references to `c`).
         let refs: Vec<&[Arg]> = match (&unit.stmt(site.stmt).kind, site.function) {
             (StmtKind::Call { args, .. }, false) => vec![args.as_slice()],
-            (StmtKind::Assign { rhs, .. }, true) => crate::activity::function_references(rhs)
+            (StmtKind::Assign { rhs, .. }, true) => dfort_ir::queries::function_references(rhs)
                 .into_iter()
                 .filter(|(f, _)| f == c)
                 .map(|(_, a)| a)

@@ -26,9 +26,9 @@
 //!
 //! Analysis only: the adjoint generator emits the restorations.
 
-use crate::bitset::BitSet;
-use crate::dp::{all_writes, vars, WriteBy};
 use crate::recovery::{invert, Ambiguity, Ambiguous, Blocker, NonInvertible, Term};
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::{all_writes, vars, WriteBy};
 use dfort_ir::*;
 use std::collections::HashMap;
 

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 pub fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg>> {
     let mut out = vec![None; callee.args.len()];
     for (pos, a) in args.iter().enumerate() {
-        if let Some(k) = dfort_analysis::effects::formal_index(callee, pos, a) {
+        if let Some(k) = dfort_ir::queries::formal_index(callee, pos, a) {
             if let Some(slot) = out.get_mut(k) {
                 *slot = Some(a);
             }

@@ -21,7 +21,7 @@
 use crate::fortran::{declaration, declaration_order, Routine, Writer};
 use crate::hoist::{hoist, HoistMap};
 use crate::names::DiffSet;
-use dfort_analysis::dp::target;
+use dfort_ir::dp::target;
 use dfort_ir::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -110,7 +110,7 @@ pub fn derivative_unit(
         StmtKind::Assign { lhs, rhs } => {
             target(lhs).is_some_and(|(t, _)| names.contains_key(&t))
                 || (suffix.is_some()
-                    && dfort_analysis::activity::function_references(rhs)
+                    && dfort_ir::queries::function_references(rhs)
                         .iter()
                         .any(|(c, _)| {
                             diff.writes_derivatives(*c)

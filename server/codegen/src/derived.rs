@@ -107,7 +107,7 @@ pub fn modules_of(
         };
         let carried = names.contains_key(&s)
             && program.derivative_type_of(unit, &sym.ty) == Some(DerivativeType::Yes);
-        let saved = tape && dfort_analysis::checkpoint::tapeable_type(program, unit, &sym.ty);
+        let saved = tape && dfort_ir::runtime::tapeable_type(program, unit, &sym.ty);
         if (carried || saved) && Some(&m.name) != own && !out.contains(&m.name) {
             out.push(m.name.clone());
         }
@@ -117,12 +117,12 @@ pub fn modules_of(
 }
 
 /// The derived types whose values the adjoints of `diff` may save: the
-/// tapeable types ([`dfort_analysis::checkpoint::tapeable_type`]) of the
+/// tapeable types ([`dfort_ir::runtime::tapeable_type`]) of the
 /// variables of its units, with their components' types first.
 pub fn tape_types(program: &Program, diff: &DiffSet) -> Vec<(UnitId, String)> {
     let mut order: Vec<(UnitId, String)> = Vec::new();
     fn add(program: &Program, unit: &Unit, ty: &Type, order: &mut Vec<(UnitId, String)>, d: u32) {
-        if d > 16 || !dfort_analysis::checkpoint::tapeable_type(program, unit, ty) {
+        if d > 16 || !dfort_ir::runtime::tapeable_type(program, unit, ty) {
             return;
         }
         let Some((owner, def)) = program.type_of(unit, ty) else {
@@ -478,7 +478,7 @@ fn need(program: &Program, unit: &Unit, ty: &Type, order: &mut Vec<(UnitId, Stri
     }
 }
 
-pub use dfort_analysis::derivatives::carries_ref;
+pub use dfort_ir::queries::carries_ref;
 
 /// The rank of a data reference, its components' included (`ps%x` is 1,
 /// `ps(i)%y` the rank of `y`); 0 for other expressions.

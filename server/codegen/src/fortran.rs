@@ -244,7 +244,7 @@ pub fn renamed_ref(unit: &Unit, names: &HashMap<SymbolId, String>, e: &Expr) -> 
         }
         // `ps(i)%x` → `psb(i)%x`: the derivative type has the component.
         ExprKind::Component { .. } => {
-            let (s, _) = dfort_analysis::dp::target(e)?;
+            let (s, _) = dfort_ir::dp::target(e)?;
             let d = names.get(&s)?;
             let printed = dfort_ir::dump::expr(unit, e);
             let n = unit.symbol(s).name.len();

@@ -53,7 +53,7 @@ pub fn before_where(unit: &Unit, construct: StmtId, hoisted: &[Hoisted]) -> bool
     while let Some(s) = todo.pop() {
         let st = unit.stmt(s);
         if let StmtKind::Assign { lhs, .. } = &st.kind {
-            if let Some((t, _)) = dfort_analysis::dp::target(lhs) {
+            if let Some((t, _)) = dfort_ir::dp::target(lhs) {
                 assigned.push(t);
             }
         }
@@ -322,7 +322,7 @@ fn unchanged(unit: &Unit, e: &Expr) -> bool {
 
 /// Whether statement `st` may change variable `v`.
 fn may_write(st: &Stmt, v: SymbolId) -> bool {
-    let is_v = |e: &Expr| dfort_analysis::dp::target(e).is_some_and(|(t, _)| t == v);
+    let is_v = |e: &Expr| dfort_ir::dp::target(e).is_some_and(|(t, _)| t == v);
     match &st.kind {
         StmtKind::Assign { lhs, .. } => is_v(lhs),
         StmtKind::Do {

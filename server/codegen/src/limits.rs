@@ -11,15 +11,17 @@
 use crate::names::DiffSet;
 use crate::Refusal;
 use dfort_analysis::dep::GlobalKey;
-use dfort_analysis::dp::differentiable;
 use dfort_analysis::effects::ProgramEffects;
+use dfort_analysis::facts::ProgramFacts;
+use dfort_ir::dp::differentiable;
 use dfort_ir::*;
 use dfort_syntax::rules;
 
 /// Every refusal of this module for the root's derivative set.
-pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
+pub fn check(facts: &ProgramFacts, diff: &DiffSet) -> Vec<Refusal> {
+    let (program, effects) = (&facts.program, facts.effects());
     let mut out = shared_globals(program, diff);
-    out.extend(unfollowed_pointers(program, diff));
+    out.extend(unfollowed_pointers(facts, diff));
     out.extend(globals_through_functions(program, diff, effects));
     out.extend(active_derived_types(program, diff));
     out.extend(host_statement_functions(program, diff));
@@ -32,7 +34,7 @@ pub fn check(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec
 /// written may change, itself or through its callees. The adjoint re-runs
 /// those procedures in its reverse sweep from values only they can see,
 /// and the derivative carried from one call to the next would be lost
-/// ([`dfort_analysis::dep::saved_local`]: the analyses follow such a
+/// ([`dfort_ir::queries::saved_local`]: the analyses follow such a
 /// variable as a global of its procedure). Only-read SAVE'd locals are
 /// constants and pass.
 pub fn saved_state(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
@@ -64,7 +66,7 @@ pub fn saved_state_copies(
     // The SAVE'd locals with a copy in a tangent routine that changes them.
     let copied = |k: &GlobalKey| match k {
         GlobalKey::Shared { unit, symbol } => {
-            dfort_analysis::dep::saved_local(program.unit(*unit), *symbol)
+            dfort_ir::queries::saved_local(program.unit(*unit), *symbol)
                 && diff.units.contains(unit)
                 && effects[*unit].written_globals.contains(k)
         }
@@ -132,7 +134,7 @@ fn saved_locals<'k>(
     keys.into_iter()
         .filter_map(|k| match k {
             GlobalKey::Shared { unit, symbol }
-                if dfort_analysis::dep::saved_local(program.unit(*unit), *symbol) =>
+                if dfort_ir::queries::saved_local(program.unit(*unit), *symbol) =>
             {
                 Some((*unit, *symbol))
             }
@@ -247,7 +249,7 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
         let Some(act) = &diff.activity.activity[u] else {
             continue;
         };
-        for i in dfort_analysis::activity::active_anywhere(unit, act).ids() {
+        for i in act.active_anywhere().ids() {
             let Some(sym) = unit.symbols.get(i) else {
                 continue;
             };
@@ -307,14 +309,12 @@ fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
 }
 
 /// What the derivatives cannot follow of the pointers of every unit the
-/// root reaches ([`dfort_analysis::pointers::refusals`]; a passive-looking
+/// root reaches ([`ProgramFacts::pointer_refusals`]; a passive-looking
 /// callee may change active data through one).
-fn unfollowed_pointers(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+fn unfollowed_pointers(facts: &ProgramFacts, diff: &DiffSet) -> Vec<Refusal> {
     let mut out = Vec::new();
-    for u in reached_from(program, diff.root) {
-        for (span, why) in
-            dfort_analysis::pointers::refusals(program, program.unit(u), u == diff.root)
-        {
+    for u in reached_from(&facts.program, diff.root) {
+        for (span, why) in facts.pointer_refusals(u, u == diff.root) {
             out.push(Refusal::new(span, (&rules::POINTER_NOT_FOLLOWED, why)));
         }
     }

@@ -8,8 +8,8 @@
 //! program order; a unit is in `units` when it has variables with a
 //! derivative or calls one that is.
 
-use dfort_analysis::bitset::BitSet;
 use dfort_analysis::interproc::ProgramActivity;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
 
@@ -104,7 +104,7 @@ impl<'a> DiffSet<'a> {
     }
 }
 
-pub use dfort_analysis::derivatives::{host_var, module_var};
+pub use dfort_ir::queries::{host_var, module_var};
 
 /// The name of a module variable's derivative in the derivative module
 /// (`x<suffix>`, renamed on a clash with the module's names).

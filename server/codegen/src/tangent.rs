@@ -23,9 +23,8 @@ use crate::hoist::HoistMap;
 use crate::names::DiffSet;
 use crate::partials::partials;
 use crate::{check_root, Refusal};
-use dfort_analysis::activity::active_actuals;
-use dfort_analysis::dp::{dp_of, target};
 use dfort_analysis::facts::ProgramFacts;
+use dfort_ir::dp::{dp_of, target};
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
@@ -77,7 +76,7 @@ impl Gen<'_> {
     fn reset_read_item(&mut self, item: &Expr) {
         if let ExprKind::ImpliedDo { items, var, bounds } = &item.kind {
             let has_d = |x: &Expr| {
-                dfort_analysis::dp::io_targets(std::slice::from_ref(x))
+                dfort_ir::dp::io_targets(std::slice::from_ref(x))
                     .iter()
                     .any(|(t, _)| self.dname.contains_key(t) && t != var)
             };
@@ -591,7 +590,7 @@ impl Gen<'_> {
                         let active = match self.diff.activity.activity[unit.id].as_ref() {
                             Some(act) if !self.primal => {
                                 let analysed = self.program.unit(unit.id).symbols.len();
-                                active_actuals(unit, analysed, act, id, args)
+                                act.active_actuals(unit, analysed, id, args)
                             }
                             _ => Vec::new(),
                         };
@@ -603,7 +602,7 @@ impl Gen<'_> {
                             let has_source = matches!(tgt, CallTarget::Unit(_));
                             self.refuse(
                                 st.span,
-                                dfort_analysis::activity::no_derivative_for_call(
+                                dfort_syntax::rules::no_derivative_for_call(
                                     name, &names, has_source,
                                 ),
                             );
@@ -727,8 +726,7 @@ impl Gen<'_> {
                     let Some(dn) = self.dref(&whole) else {
                         continue;
                     };
-                    let pointer =
-                        dfort_analysis::pointers::is_pointer_reference(self.program, unit, o);
+                    let pointer = dfort_ir::queries::is_pointer_reference(self.program, unit, o);
                     if *deallocate {
                         self.w.line(&format!("deallocate({dn})"));
                     } else if let Some(d) = self.dref(o) {
@@ -797,7 +795,7 @@ pub fn tangent_of(
     check_root(program, unit, "a tangent")?;
     let diff = DiffSet::of_root(facts, root)?;
     let effects = facts.effects();
-    let mut refusals = crate::limits::check(program, &diff, effects);
+    let mut refusals = crate::limits::check(facts, &diff);
     refusals.extend(crate::limits::saved_state_copies(program, &diff, effects));
     let mut routines = Vec::new();
     for &u in &diff.units {

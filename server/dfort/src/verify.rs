@@ -813,10 +813,12 @@ fn function_result(unit: &Unit, assumed_shape: &[String]) -> Result<Option<Strin
 
 /// The integer arguments root `root` may write (`info`, `ipiv`), which
 /// need no value.
-pub fn written_integers(program: &Program, root: UnitId) -> std::collections::HashSet<String> {
-    let unit = program.unit(root);
-    let effects = dfort_analysis::effects::all(program);
-    let Some(fx) = effects.get(root) else {
+pub fn written_integers(
+    facts: &dfort_analysis::facts::ProgramFacts,
+    root: UnitId,
+) -> std::collections::HashSet<String> {
+    let unit = facts.program.unit(root);
+    let Some(fx) = facts.effects().get(root) else {
         return Default::default();
     };
     unit.args
@@ -892,7 +894,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         logicals,
         int_arrays,
         matrices,
-        outputs: written_integers(&snap.program, root),
+        outputs: written_integers(facts, root),
     };
     let dn = dfort_codegen::tangent::derivative_names_of(facts, root);
     let mut dargs = driver_args(unit, &values)?;
@@ -922,7 +924,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         return Ok(false);
     };
     let adjoint = adjoint.ok();
-    let names = |set: &dfort_analysis::bitset::BitSet| -> Vec<String> {
+    let names = |set: &dfort_ir::bitset::BitSet| -> Vec<String> {
         set.ids()
             .filter_map(|i| {
                 if Some(i) == unit.result {

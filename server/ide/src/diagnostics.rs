@@ -22,7 +22,6 @@
 use crate::hints::{address_loops, stmt_end, stmt_holding};
 use crate::host::Snapshot;
 use crate::render;
-use dfort_analysis::activity::{active_actuals, no_derivative_for_call};
 use dfort_analysis::address_report::Choice;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::{Arg, Expr, ExprKind, StmtKind, SymbolId, Unit};
@@ -313,7 +312,7 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
 
 /// Calls that pass an active value to a procedure without source (the
 /// rule and the sentence the generators refuse with:
-/// `dfort_analysis::activity::active_actuals`), on the unit as analysed.
+/// `Activity::active_actuals`), on the unit as analysed.
 fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
     let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
@@ -354,7 +353,7 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
                 let differentiated_here = !site.function
                     || matches!(&analysed.stmts.get(site.stmt).map(|s| &s.kind),
                         Some(StmtKind::Assign { lhs, .. })
-                            if dfort_analysis::dp::target(lhs).is_some_and(|(t, _)| has_derivative(t)));
+                            if dfort_ir::dp::target(lhs).is_some_and(|(t, _)| has_derivative(t)));
                 if routine || !differentiated_here {
                     continue;
                 }
@@ -364,7 +363,7 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
         let Some(args) = site_args(analysed, site) else {
             continue;
         };
-        let active = active_actuals(analysed, analysed.symbols.len(), act, site.stmt, args);
+        let active = act.active_actuals(analysed, analysed.symbols.len(), site.stmt, args);
         if active.is_empty() {
             continue;
         }
@@ -372,7 +371,8 @@ fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnosti
             .iter()
             .map(|s| analysed.symbol(*s).name.clone())
             .collect();
-        let (rule, msg) = no_derivative_for_call(&site.name, &names, has_source);
+        let (rule, msg) =
+            dfort_syntax::rules::no_derivative_for_call(&site.name, &names, has_source);
         push_rule(snap, out, site.span, rule, &msg);
     }
 }

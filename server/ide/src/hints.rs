@@ -8,7 +8,7 @@
 //!   overwrite that the adjoint needs, what the callee's adjoint reads,
 //!   the indices of the actuals); `push(p =>)` before each pointer
 //!   statement whose association the adjoint saves
-//!   ([`dfort_analysis::pointers::recorded_associations`]);
+//!   ([`dfort_ir::queries::recorded_associations`]);
 //! * what control-flow reversal records (paper 001), as the analysis
 //!   decides it for the generator ([`dfort_analysis::reversal`]):
 //!   `push(branch)` on IF and SELECT CASE, `push(trips)` on loops without
@@ -219,12 +219,12 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
 }
 
 /// `push(p =>)` before each pointer statement whose association the
-/// adjoint saves ([`dfort_analysis::pointers::recorded_associations`], as
+/// adjoint saves ([`dfort_ir::queries::recorded_associations`], as
 /// the generator does).
 fn association_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
     let program = &snap.analysis.program;
     for st in &unit.stmts {
-        let names: Vec<String> = dfort_analysis::pointers::recorded_associations(program, unit, st)
+        let names: Vec<String> = dfort_ir::queries::recorded_associations(program, unit, st)
             .into_iter()
             .map(|o| dfort_ir::dump::expr(unit, &o.without_bounds()))
             .collect();
@@ -284,8 +284,7 @@ fn call_hints(snap: &Snapshot, unit: &Unit, calls: &[CheckpointedCall], out: &mu
         }
         for k in &cp.hidden {
             if let GlobalKey::Common { block, index } = k {
-                let Some(name) =
-                    dfort_analysis::checkpoint::common_member_name(program, block, *index)
+                let Some(name) = dfort_ir::queries::common_member_name(program, block, *index)
                 else {
                     continue;
                 };

@@ -15,10 +15,10 @@
 
 use crate::host::Snapshot;
 use crate::text::{line_text, word_at};
-use dfort_analysis::activity::{active_anywhere, Activity};
+use dfort_analysis::activity::Activity;
 use dfort_analysis::address_report::LoopReport;
 use dfort_analysis::decisions::NeededBy;
-use dfort_analysis::explain::{useful_chain, varied_chain, Step};
+use dfort_analysis::explain::Step;
 use dfort_ir::{BaseType, ExprKind, FileId, Span, Stmt, StmtKind, Storage, Symbol, SymbolId, Unit};
 use dfort_syntax::TextRange;
 use std::fmt::Write;
@@ -100,7 +100,7 @@ fn aliasing_note(snap: &Snapshot, unit: &Unit, sym: SymbolId) -> String {
         return String::new();
     };
     let pointer = unit.symbol(sym).attrs.pointer;
-    let others: Vec<String> = dfort_analysis::aliases::class_of(&analysed, sym)
+    let others: Vec<String> = dfort_ir::queries::class_of(&analysed, sym)
         .unwrap_or(&[])
         .iter()
         .filter(|s| **s != sym)
@@ -151,7 +151,7 @@ fn pointer_target(
         });
     }
     let best = best?;
-    let (target, _) = dfort_analysis::dp::target(best)?;
+    let (target, _) = dfort_ir::dp::target(best)?;
     (target != sym).then(|| (target, dfort_ir::dump::expr(&analysed, best)))
 }
 
@@ -197,7 +197,7 @@ fn declaration(snap: &Snapshot, s: &Symbol) -> Option<String> {
 fn storage(snap: &Snapshot, unit: &Unit, s: &Symbol) -> String {
     match &s.storage {
         Storage::Dummy(i) => format!("argument {} of `{}`", i + 1, unit.name),
-        Storage::Local if dfort_analysis::dep::is_saved_local(unit, s) => format!(
+        Storage::Local if dfort_ir::queries::is_saved_local(unit, s) => format!(
             "SAVE'd local of `{}`: its value carries from one call to the next",
             unit.name
         ),
@@ -347,7 +347,7 @@ fn variable(
             );
         }
         _ if carries => {
-            let anywhere = active_anywhere(unit, act).contains_id(sym);
+            let anywhere = act.active_anywhere().contains_id(sym);
             let _ = writeln!(
                 md,
                 "{} in `{}`.\n",
@@ -460,7 +460,7 @@ fn why(snap: &Snapshot, unit: &Unit, act: &Activity, sym: SymbolId, md: &mut Str
     let Some((ind, dep)) = snap.analysis.context(unit.id) else {
         return;
     };
-    let anywhere = active_anywhere(unit, act);
+    let anywhere = act.active_anywhere();
     if !anywhere.contains_id(sym) {
         return;
     }
@@ -472,14 +472,14 @@ fn why(snap: &Snapshot, unit: &Unit, act: &Activity, sym: SymbolId, md: &mut Str
         snap,
         unit,
         "Why varied:",
-        &varied_chain(unit, act, ind, sym),
+        &act.varied_chain(unit, ind, sym),
         md,
     );
     steps_md(
         snap,
         unit,
         "Why useful:",
-        &useful_chain(unit, act, dep, sym),
+        &act.useful_chain(unit, dep, sym),
         md,
     );
 }
@@ -569,7 +569,7 @@ fn procedure(snap: &Snapshot, u: &Unit) -> String {
     );
     let a = &snap.analysis;
     if let Some(r) = a.roles_of(u.id) {
-        let names = |set: &dfort_analysis::bitset::BitSet| {
+        let names = |set: &dfort_ir::bitset::BitSet| {
             let mut v: Vec<&str> = set
                 .ids()
                 .filter_map(|i| u.symbols.get(i).map(|s| s.name.as_str()))
@@ -586,7 +586,8 @@ fn procedure(snap: &Snapshot, u: &Unit) -> String {
         );
     }
     if let Some(act) = a.activity.activity[u.id].as_ref() {
-        let mut active: Vec<&str> = active_anywhere(u, act)
+        let mut active: Vec<&str> = act
+            .active_anywhere()
             .ids()
             .filter_map(|i| u.symbols.get(i).map(|s| s.name.as_str()))
             .collect();

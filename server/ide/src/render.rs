@@ -624,11 +624,11 @@ pub fn why(unit: &Unit, w: &Why) -> String {
     match w {
         // A SAVE'd local is an independent or a dependent of its
         // procedure's calls: it keeps its value from one call to the next.
-        Why::Independent(v) if dfort_analysis::dep::saved_local(unit, *v) => format!(
+        Why::Independent(v) if dfort_ir::queries::saved_local(unit, *v) => format!(
             "{} is SAVE'd: on entry it holds what an earlier call left, which depends on the independents",
             name(v)
         ),
-        Why::Dependent(v) if dfort_analysis::dep::saved_local(unit, *v) => format!(
+        Why::Dependent(v) if dfort_ir::queries::saved_local(unit, *v) => format!(
             "{} is SAVE'd: a later call reads what it keeps, and a dependent depends on that",
             name(v)
         ),
@@ -782,7 +782,7 @@ pub fn unit_text(s: &UnitSummary, explain: Option<&str>, src: &dyn Source) -> Ve
             continue;
         };
         let active =
-            dfort_analysis::dp::target(lhs).is_some_and(|(t, _)| s.activity.active_after(st.id, t));
+            dfort_ir::dp::target(lhs).is_some_and(|(t, _)| s.activity.active_after(st.id, t));
         let pushes: Vec<&str> = s
             .pushed
             .iter()
@@ -826,7 +826,7 @@ pub fn unit_text(s: &UnitSummary, explain: Option<&str>, src: &dyn Source) -> Ve
 
 /// The why-chains of `dfort analyze --explain VAR` in one unit.
 fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
-    use dfort_analysis::explain::{useful_chain, varied_chain, Step};
+    use dfort_analysis::explain::Step;
     let unit = s.unit;
     let Some(v) = unit.lookup(var) else {
         return Vec::new();
@@ -852,18 +852,14 @@ fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
     if act.varied_after.iter().any(|x| x.contains_id(v)) || s.independents.contains_id(v) {
         show(
             "varied",
-            varied_chain(unit, act, &s.independents, v),
+            act.varied_chain(unit, &s.independents, v),
             &mut out,
         );
     } else {
         out.push("    not varied: it never depends on an independent".into());
     }
     if act.useful_before.iter().any(|x| x.contains_id(v)) || s.dependents.contains_id(v) {
-        show(
-            "useful",
-            useful_chain(unit, act, &s.dependents, v),
-            &mut out,
-        );
+        show("useful", act.useful_chain(unit, &s.dependents, v), &mut out);
     } else {
         out.push("    not useful: no dependent depends on it".into());
     }

@@ -7,12 +7,12 @@
 //! of the binary built from it.
 
 use crate::host::Snapshot;
-use dfort_analysis::activity::{active_anywhere, Activity};
+use dfort_analysis::activity::Activity;
 use dfort_analysis::address_report::LoopReport;
-use dfort_analysis::bitset::BitSet;
 use dfort_analysis::decisions::{CheckpointedCall, Push};
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::reversal::{Reversal, UnitReversal};
+use dfort_ir::bitset::BitSet;
 use dfort_ir::{Program, StmtId, Unit};
 
 /// One unit's summary.
@@ -71,7 +71,7 @@ impl UnitSummary<'_> {
                     .clone(),
             ),
             GlobalKey::Common { block, index } => {
-                dfort_analysis::checkpoint::common_member_name(self.program, block, *index)
+                dfort_ir::queries::common_member_name(self.program, block, *index)
             }
         }
     }
@@ -100,7 +100,7 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
                 roles_from: facts
                     .roles_of(u.id)
                     .map_or("calling contexts", |r| r.source.as_str()),
-                active: active_anywhere(u, act),
+                active: act.active_anywhere(),
                 activity: act,
                 pushed: decided.map_or(&[], |d| d.pushed.as_slice()),
                 dead: decided.map_or(&[], |d| d.dead.as_slice()),

@@ -2,8 +2,10 @@
 //! tables, statements, a CFG per unit and a call graph over all files
 //! (pipeline: syntax → **ir** → analysis → codegen).
 
+pub mod bitset;
 pub mod callgraph;
 pub mod cfg;
+pub mod dp;
 pub mod dump;
 pub mod idx;
 pub mod intrinsic_modules;
@@ -11,6 +13,8 @@ pub mod intrinsics;
 pub mod ir;
 pub mod link;
 pub mod lower;
+pub mod queries;
+pub mod runtime;
 pub mod types;
 
 pub use idx::{IdVec, Idx};

@@ -93,6 +93,32 @@ pub fn rule(code: &str) -> Option<&'static Rule> {
     RULES.iter().copied().find(|r| r.code == code)
 }
 
+/// What is said of a call that receives the active values `names` (from
+/// `Activity::active_actuals` of dfort's analyses) of a procedure with no derivative: without source
+/// (`has_source` false), or with source but not differentiated. The rule
+/// (`no-source`) is the editor's warning and the generators' refusal.
+pub fn no_derivative_for_call(
+    callee: &str,
+    names: &[String],
+    has_source: bool,
+) -> (&'static Rule, String) {
+    let values = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let plural = if names.len() > 1 { "s" } else { "" };
+    let why = if has_source {
+        "dfort finds no derivative for it"
+    } else {
+        "dfort has no source for it"
+    };
+    let message = format!(
+        "`{callee}` receives the active value{plural} {values} but {why}: the adjoint and tangent cannot be generated through this call; give dfort its source"
+    );
+    (&NO_SOURCE, message)
+}
+
 /// Declares each rule as a `pub static` and lists them all in [`RULES`].
 macro_rules! rules {
     ($($(#[$attr:meta])* $name:ident = $rule:expr;)*) => {

@@ -427,7 +427,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         chars: lower(&kernel.char),
         logicals: lower(&kernel.logical),
         int_arrays: lower(&kernel.int_array),
-        outputs: dfort::verify::written_integers(&session.snap.program, *root),
+        outputs: dfort::verify::written_integers(&session.snap.analysis, *root),
         ..Default::default()
     };
     for (k, v) in &kernel.matrix {

@@ -473,9 +473,7 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
         // call's checkpoint's records and snapshot.
         let with_source = |s: &dfort_ir::StmtId| match &unit.stmt(*s).kind {
             StmtKind::Call { target, .. } => matches!(target, dfort_ir::CallTarget::Unit(_)),
-            StmtKind::Assign { rhs, .. } => {
-                !dfort_analysis::activity::function_references(rhs).is_empty()
-            }
+            StmtKind::Assign { rhs, .. } => !dfort_ir::queries::function_references(rhs).is_empty(),
             _ => false,
         };
         // (A hoisted reference's snapshot may save the temporary holding
@@ -499,7 +497,7 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
                         program.unit(*m).symbol(*symbol).name.clone()
                     }
                     SavedValue::Global(GlobalKey::Common { block, index }) => {
-                        dfort_analysis::checkpoint::common_member_name(program, block, *index)
+                        dfort_ir::queries::common_member_name(program, block, *index)
                             .unwrap_or_else(|| format!("/{block}/{index}"))
                     }
                 };

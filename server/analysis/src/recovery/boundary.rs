@@ -15,8 +15,8 @@
 //! - which versions every iteration pushes, in push order.
 
 use super::{How, Origin, Version};
-use crate::bitset::BitSet;
 use crate::tbr::Tbr;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::*;
 use std::collections::HashMap;
 

@@ -19,9 +19,9 @@ use super::inverse::invert;
 use super::reason::Blocker;
 use super::term::Term;
 use super::{loop_body, own_index, subtree, Origin, Version};
-use crate::bitset::BitSet;
-use crate::dp::{all_writes, index_vars, vars};
 use crate::tbr::Tbr;
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::{all_writes, index_vars, vars};
 use dfort_ir::*;
 use std::collections::HashMap;
 

@@ -10,7 +10,7 @@
 
 use super::reason::{Blocker, NonInvertible};
 use super::term::Term;
-use crate::dp::constant_int;
+use dfort_ir::dp::constant_int;
 use dfort_ir::*;
 
 /// The inverse of `e` with respect to the single occurrence of version

@@ -63,8 +63,8 @@ pub use term::Term;
 pub(crate) use variables::address_candidate;
 pub use variables::handled;
 
-use crate::bitset::BitSet;
 use crate::tbr::Tbr;
+use dfort_ir::bitset::BitSet;
 use dfort_ir::*;
 use std::collections::HashMap;
 

@@ -10,8 +10,8 @@
 //! that text and the editor shows it. No sentences here: those are the
 //! ide crate's renderer's.
 
-use crate::bitset::BitSet;
-use crate::dp::vars;
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::vars;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 

@@ -12,8 +12,8 @@
 
 use super::reason::{Ambiguity, Ambiguous};
 use super::{loop_body, own_index, planned_loops, subtree};
-use crate::bitset::BitSet;
-use crate::dp::{target, writes};
+use dfort_ir::bitset::BitSet;
+use dfort_ir::dp::{target, writes};
 use dfort_ir::*;
 use std::collections::HashMap;
 

@@ -26,7 +26,7 @@
 use super::association::pointer_object;
 use super::dispatch::Gen;
 use super::sweep::Line;
-use dfort_analysis::dp::target;
+use dfort_ir::dp::target;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 
@@ -45,7 +45,7 @@ impl Gen<'_> {
         let span = st.span;
         let pointers: Vec<bool> = objects
             .iter()
-            .map(|o| dfort_analysis::pointers::is_pointer_reference(inp.program, unit, o))
+            .map(|o| dfort_ir::queries::is_pointer_reference(inp.program, unit, o))
             .collect();
         for (o, &pointer) in objects.iter().zip(&pointers) {
             let Some((s, _)) = target(o) else {

@@ -17,7 +17,7 @@ use super::tape::pushable;
 use crate::complex;
 use crate::partials::{partials, rank_of};
 use dfort_analysis::address_report::Choice;
-use dfort_analysis::dp::{dp_of, target};
+use dfort_ir::dp::{dp_of, target};
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 
@@ -912,7 +912,7 @@ fn calls_user_function(e: &Expr) -> bool {
 /// memory (its may-alias class): the adjoints `e`'s partials increment
 /// may then be `s`'s own, which must be read before they change.
 fn mentions_storage(unit: &Unit, e: &Expr, s: SymbolId) -> bool {
-    match dfort_analysis::aliases::class_of(unit, s) {
+    match dfort_ir::queries::class_of(unit, s) {
         Some(class) => class.iter().any(|&m| mentions(e, m)),
         None => mentions(e, s),
     }

@@ -3,7 +3,7 @@
 //! and the reverse sweep must read every pointer as the forward sweep had
 //! it at the same point. The forward sweep saves the association each
 //! statement changes (the analysis says which,
-//! [`dfort_analysis::pointers::recorded_associations`]) on the pointer
+//! [`dfort_ir::queries::recorded_associations`]) on the pointer
 //! stacks of the tape, and the derivative pointer follows its pointer
 //! (`pb => ab(2:n)` beside `p => a(2:n)`: Tapenade's shadow pointers), so
 //! a derivative reached through `p` is `a`'s. The reverse sweep restores
@@ -71,14 +71,10 @@ impl Gen<'_> {
     pub(super) fn save_associations(&mut self, st: &Stmt) -> Vec<String> {
         let inp = self.inp;
         let mut saved = Vec::new();
-        for o in dfort_analysis::pointers::recorded_associations(inp.program, inp.orig, st) {
+        for o in dfort_ir::queries::recorded_associations(inp.program, inp.orig, st) {
             let whole = pointer_object(&inp.unit, o);
             self.out.trace.association(st.id, whole.clone());
-            if !dfort_analysis::checkpoint::pointer_tapeable(
-                inp.program,
-                inp.orig,
-                &o.without_bounds(),
-            ) {
+            if !dfort_ir::runtime::pointer_tapeable(inp.program, inp.orig, &o.without_bounds()) {
                 self.out.refuse(
                     st.span,
                     format!("the tape cannot save the association of `{whole}` (pointers to real(8), real(4), integer(4) and complex(8) data of rank 0 to 3, and scalar pointers to derived types of modules, are saved)"),

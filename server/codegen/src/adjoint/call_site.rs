@@ -13,7 +13,7 @@
 //! decisions for a CALL, asked of the same function for a hoisted
 //! reference, never re-derived here; its problems become refusals, and an
 //! active actual passed to a routine without a derivative is refused (the
-//! rule of [`dfort_analysis::activity::active_actuals`]).
+//! rule of [`dfort_analysis::activity::Activity::active_actuals`]).
 
 use super::assign::mentions;
 use super::dispatch::Gen;
@@ -22,11 +22,10 @@ use super::tape::describe;
 use crate::calls::{prepare, result_type, DerivActual, Keywords, Prepared};
 use crate::fortran::call_line;
 use crate::trace::SavedValue;
-use dfort_analysis::activity::active_actuals;
 use dfort_analysis::checkpoint::{AliasedActual, CallCheckpoint, Problem};
 use dfort_analysis::dep::GlobalKey;
-use dfort_analysis::dp::target;
 use dfort_analysis::references::ReferenceCheckpoint;
+use dfort_ir::dp::target;
 use dfort_ir::*;
 
 /// The reverse sweep of the function references hoisted out of an
@@ -355,7 +354,9 @@ impl Gen<'_> {
             self.out.refuse(span, m);
         }
         if !differentiated {
-            let active = active_actuals(unit, inp.orig.symbols.len(), inp.act, id, args);
+            let active = inp
+                .act
+                .active_actuals(unit, inp.orig.symbols.len(), id, args);
             if !active.is_empty() {
                 let names: Vec<String> = active
                     .iter()
@@ -363,11 +364,7 @@ impl Gen<'_> {
                     .collect();
                 self.out.refuse(
                     span,
-                    dfort_analysis::activity::no_derivative_for_call(
-                        name,
-                        &names,
-                        callee.is_some(),
-                    ),
+                    dfort_syntax::rules::no_derivative_for_call(name, &names, callee.is_some()),
                 );
             }
         }
@@ -424,7 +421,7 @@ impl Gen<'_> {
     /// does not declare) has in this adjoint routine, where the whole
     /// block is declared under new names (`dfort_c<b>_<k>`).
     fn hidden_common(&mut self, block: &str, index: u32) -> Option<String> {
-        let layout = dfort_analysis::checkpoint::common_layout(self.inp.program, block)?;
+        let layout = dfort_ir::queries::common_layout(self.inp.program, block)?;
         let b = self.out.hidden_commons.len() + 1;
         let names = self
             .out

@@ -14,7 +14,7 @@ use super::dispatch::Gen;
 use super::sweep::Line;
 use super::tape::pushable;
 use dfort_analysis::address_report::Choice;
-use dfort_analysis::dp::{io_targets, target};
+use dfort_ir::dp::{io_targets, target};
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 
@@ -130,8 +130,8 @@ impl Gen<'_> {
         if !(inp.has_adjoint(t) && inp.act.useful_after(id, t)) {
             return;
         }
-        let mut indices = dfort_analysis::bitset::BitSet::default();
-        dfort_analysis::dp::index_vars(unit, item, &mut indices);
+        let mut indices = dfort_ir::bitset::BitSet::default();
+        dfort_ir::dp::index_vars(unit, item, &mut indices);
         if let Some(&d) = defined.iter().find(|d| indices.contains_id(**d)) {
             self.out.refuse(
                 span,

@@ -104,7 +104,7 @@ pub fn adjoint_of(
     header: &str,
 ) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
     inputs::gather(facts, root, |g| {
-        let mut refusals = crate::limits::check(g.program, g.diff, g.effects);
+        let mut refusals = crate::limits::check(facts, g.diff);
         refusals.extend(crate::limits::saved_state(g.program, g.diff, g.effects));
         let mut routines = Vec::new();
         let mut traces = Vec::new();

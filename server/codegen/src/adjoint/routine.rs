@@ -315,7 +315,7 @@ fn carried(inp: &RoutineInputs, out: &Emitter) -> Vec<String> {
             let sym = unit.symbol(*s);
             sym.storage == Storage::Local
                 && sym.rank() == 0
-                && dfort_analysis::dp::is_variable(unit, *s)
+                && dfort_ir::dp::is_variable(unit, *s)
                 && !sym.attrs.allocatable
                 && !sym.attrs.pointer
                 && matches!(

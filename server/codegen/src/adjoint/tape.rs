@@ -2,10 +2,10 @@
 //! generator's words.
 //!
 //! Contract: the analysis decides what the tape cannot hold
-//! ([`dfort_analysis::checkpoint::tape_limit`]); [`pushable`] and
+//! ([`dfort_ir::runtime::tape_limit`]); [`pushable`] and
 //! [`describe`] say why, for a refusal.
 
-use dfort_analysis::checkpoint::{reference_tape_limit, TapeLimit};
+use dfort_ir::runtime::{reference_tape_limit, TapeLimit};
 use dfort_ir::*;
 
 /// Whether the runtime can push this variable (`whole`) or an element or

@@ -2,12 +2,12 @@
 //! element of every dataflow analysis here.
 //!
 //! The elements are raw slots: a unit's symbols first (slot = the
-//! [`SymbolId`](dfort_ir::SymbolId)'s index), then slots past them for
+//! [`SymbolId`](crate::SymbolId)'s index), then slots past them for
 //! globals only callees see. The `*_id` methods take and give ids
 //! ([`Idx`]) for the slots that are ids; the raw `usize` ones stay for the
 //! others.
 
-use dfort_ir::Idx;
+use crate::Idx;
 
 #[derive(Clone, Debug, Default)]
 pub struct BitSet {
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn typed_ids() {
-        use dfort_ir::SymbolId;
+        use crate::SymbolId;
         let mut s = of_ids([SymbolId(3), SymbolId(70)]);
         assert!(s.contains_id(SymbolId(3)) && s.contains(70));
         assert!(!s.contains_id(SymbolId(4)));

@@ -7,8 +7,8 @@
 //! and intrinsics with integer results (`int`, `nint`, `floor`, `size`...).
 
 use crate::bitset::BitSet;
-use dfort_ir::intrinsics::has_non_differentiable_result;
-use dfort_ir::*;
+use crate::intrinsics::has_non_differentiable_result;
+use crate::*;
 
 /// Whether a symbol can carry a derivative: a real or complex variable,
 /// or a derived-type variable (which may hold real components; treated as

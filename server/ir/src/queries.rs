@@ -1,0 +1,255 @@
+//! Questions about the IR that need no analysis: what a symbol is (a
+//! SAVE'd local, a module or host variable), the layout of a COMMON block,
+//! the formal an actual binds to, the references a statement makes to
+//! functions and the pointers it associates. The analyses, the generators
+//! and the editor all ask them here; none is a dataflow result.
+
+use crate::bitset::BitSet;
+use crate::*;
+
+/// Whether `s` is a SAVE'd local of a procedure (SAVE, a DATA statement
+/// or an initialiser): state that outlives a call, a global that only the
+/// procedure itself names.
+pub fn saved_local(unit: &Unit, s: SymbolId) -> bool {
+    is_saved_local(unit, unit.symbol(s))
+}
+
+/// [`saved_local`] of a symbol of `unit`.
+pub fn is_saved_local(unit: &Unit, sym: &Symbol) -> bool {
+    matches!(unit.kind, UnitKind::Subroutine | UnitKind::Function)
+        && sym.storage == Storage::Local
+        && (sym.attrs.save || sym.attrs.initialized)
+        && !sym.attrs.parameter
+}
+
+/// A COMMON block as a unit declares it, for a unit that does not: its
+/// members in order, each of a type and constant bounds another unit
+/// can declare.
+#[derive(Clone, Debug)]
+pub struct CommonLayout {
+    pub unit: UnitId,
+    pub members: Vec<SymbolId>,
+    /// Per member, its bounds as constants (lower, upper).
+    pub bounds: Vec<Vec<(i64, i64)>>,
+}
+
+/// The name of member `index` of COMMON block `block` where
+/// [`common_layout`] finds it declared.
+pub fn common_member_name(program: &Program, block: &str, index: u32) -> Option<String> {
+    let l = common_layout(program, block)?;
+    let m = *l.members.get(index as usize)?;
+    Some(program.unit(l.unit).symbol(m).name.clone())
+}
+
+/// The layout of COMMON block `block` from the first unit that declares
+/// it with constant bounds (`None` when none does).
+pub fn common_layout(program: &Program, block: &str) -> Option<CommonLayout> {
+    program.all_units().find_map(|u| {
+        let c = u.commons.iter().find(|c| c.name == block)?;
+        let mut bounds = Vec::new();
+        for &m in &c.members {
+            let sym = u.symbol(m);
+            if matches!(sym.ty.base, BaseType::None | BaseType::Derived) {
+                return None;
+            }
+            let mut dims = Vec::new();
+            for d in &sym.dims {
+                let lo = match &d.lower {
+                    Some(e) => crate::dp::constant_int(u, e, 0)?,
+                    None => 1,
+                };
+                let hi = crate::dp::constant_int(u, d.upper.as_ref()?, 0)?;
+                dims.push((lo, hi));
+            }
+            bounds.push(dims);
+        }
+        Some(CommonLayout {
+            unit: u.id,
+            members: c.members.clone(),
+            bounds,
+        })
+    })
+}
+
+/// The formal position an actual binds to (keywords resolved).
+pub fn formal_index(callee: &Unit, pos: usize, a: &Arg) -> Option<usize> {
+    match &a.keyword {
+        Some(k) => callee
+            .args
+            .iter()
+            .position(|f| callee.symbol(*f).name == *k),
+        None => Some(pos),
+    }
+}
+
+/// The class of `s` in `unit`, when it has one.
+pub fn class_of(unit: &Unit, s: SymbolId) -> Option<&[SymbolId]> {
+    unit.aliases
+        .iter()
+        .find(|c| c.contains(&s))
+        .map(|c| c.as_slice())
+}
+
+/// The references to procedures dfort has the source of in `e`, in the
+/// order they are evaluated (innermost first), with their arguments.
+pub fn function_references(e: &Expr) -> Vec<(UnitId, &[Arg])> {
+    fn walk<'e>(e: &'e Expr, out: &mut Vec<(UnitId, &'e [Arg])>) {
+        for c in e.children() {
+            walk(c, out);
+        }
+        if let ExprKind::FunctionCall {
+            target: CallTarget::Unit(c),
+            args,
+            ..
+        } = &e.kind
+        {
+            out.push((*c, args));
+        }
+    }
+    let mut out = Vec::new();
+    walk(e, &mut out);
+    out
+}
+
+/// The module variable a symbol is (a module's own variable, or one used
+/// or host-associated from a module), as (module, symbol in the module).
+pub fn module_var(program: &Program, sym: &Symbol) -> Option<(UnitId, SymbolId)> {
+    match sym.storage {
+        Storage::Imported { from, symbol, .. } if program.unit(from).kind == UnitKind::Module => {
+            Some((from, symbol))
+        }
+        _ => None,
+    }
+}
+
+/// The host variable an internal procedure's symbol is, as (host
+/// procedure, symbol in the host).
+pub fn host_var(program: &Program, sym: &Symbol) -> Option<(UnitId, SymbolId)> {
+    match sym.storage {
+        Storage::Imported { from, symbol, .. } if program.unit(from).is_procedure() => {
+            Some((from, symbol))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the data reference `e` carries a derivative by its type: a
+/// component of a type without one (`p%id`) does not.
+pub fn carries_ref(program: &Program, unit: &Unit, e: &Expr) -> bool {
+    if !matches!(e.kind, ExprKind::Component { .. }) {
+        return true;
+    }
+    match program.reference_type(unit, e) {
+        Some((scope, ty)) => match ty.base {
+            BaseType::Real | BaseType::Complex => true,
+            BaseType::Derived => {
+                program.derivative_type_of(scope, &ty) == Some(DerivativeType::Yes)
+            }
+            _ => false,
+        },
+        None => false,
+    }
+}
+
+/// Whether a data reference names a pointer: a pointer variable, or a
+/// component declared POINTER.
+pub fn is_pointer_reference(program: &Program, unit: &Unit, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(p) | ExprKind::ArrayRef { array: p, .. } => unit.symbol(*p).attrs.pointer,
+        ExprKind::Component { .. } => program.component_def(unit, e).is_some_and(|c| c.pointer),
+        _ => false,
+    }
+}
+
+/// The pointer references whose association statement `st` of a
+/// prepared unit changes and the adjoint saves before it (restoring it in
+/// the reverse sweep, so that every pointer the reverse sweep reads
+/// through is associated as it was at that point of the forward sweep):
+/// the pointer of a pointer assignment, the objects of NULLIFY and the
+/// pointer objects of ALLOCATE and DEALLOCATE, except local pointers that
+/// nothing uses any more (every use read as its target).
+pub fn recorded_associations<'s>(program: &Program, unit: &Unit, st: &'s Stmt) -> Vec<&'s Expr> {
+    let objects: Vec<&Expr> = match &st.kind {
+        StmtKind::PointerAssign { pointer, .. } => vec![pointer],
+        StmtKind::Nullify { objects } => objects.iter().collect(),
+        StmtKind::Allocate { objects, .. } => objects
+            .iter()
+            .filter(|o| is_pointer_reference(program, unit, o))
+            .collect(),
+        _ => return Vec::new(),
+    };
+    let used = used_pointers(unit);
+    objects
+        .into_iter()
+        .filter(|o| match o.kind {
+            ExprKind::Var(p) | ExprKind::ArrayRef { array: p, .. } => {
+                used.contains_id(p) || unit.symbol(p).storage != Storage::Local
+            }
+            _ => true,
+        })
+        .collect()
+}
+
+/// The pointer variables something other than a pointer statement on the
+/// pointer itself still refers to: a reference, a component, an actual
+/// argument, `associated(p)`, an ALLOCATE or DEALLOCATE, the pointer side
+/// of a component's association (`p%next => q`) or a target.
+pub fn used_pointers(unit: &Unit) -> BitSet {
+    let mut used = BitSet::new(unit.symbols.len());
+    let mut note = |e: &Expr| {
+        e.walk(&mut |x| {
+            if let ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } = x.kind {
+                if unit.symbols.get(s).is_some_and(|sym| sym.attrs.pointer) {
+                    used.insert_id(s);
+                }
+            }
+        })
+    };
+    for st in &unit.stmts {
+        match &st.kind {
+            StmtKind::PointerAssign { pointer, target } => {
+                if !matches!(pointer.kind, ExprKind::Var(_)) {
+                    note(pointer);
+                }
+                note(target);
+            }
+            StmtKind::Nullify { objects } => {
+                for o in objects
+                    .iter()
+                    .filter(|o| !matches!(o.kind, ExprKind::Var(_)))
+                {
+                    note(o);
+                }
+            }
+            kind => {
+                for e in kind.exprs() {
+                    note(e);
+                }
+            }
+        }
+    }
+    used
+}
+
+/// The rank of a data reference, its components' included (`ps%x` has the
+/// rank of `ps`, `v%h` that of the component `h`).
+pub fn reference_rank(program: &Program, unit: &Unit, e: &Expr) -> usize {
+    let ranges = |subs: &[Subscript]| {
+        subs.iter()
+            .filter(|s| matches!(s, Subscript::Range { .. }))
+            .count()
+    };
+    match &e.kind {
+        ExprKind::Var(v) => unit.symbol(*v).rank(),
+        ExprKind::ArrayRef { subs, .. } => ranges(subs),
+        ExprKind::Component { base, subs, .. } => {
+            reference_rank(program, unit, base)
+                + if subs.is_empty() {
+                    program.component_def(unit, e).map_or(0, |c| c.rank)
+                } else {
+                    ranges(subs)
+                }
+        }
+        _ => 0,
+    }
+}
