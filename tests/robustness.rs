@@ -583,3 +583,74 @@ end subroutine top
     assert_eq!(call_of_top(&scratch), (false, 1, 0));
     assert_eq!(call_of_top(&snap), call_of_top(&scratch));
 }
+
+/// Typing inside a line keeps the document's cut into chunks (the host
+/// reuses it instead of scanning the whole text) only while the cut
+/// cannot change: after every keystroke — plain text, or words that open,
+/// close or divide a unit, at the start or the end of a line — the chunks
+/// are those a host loaded with the same text from scratch cuts.
+#[test]
+fn typing_inside_lines_cuts_the_same_chunks_as_a_fresh_load() {
+    use dfort_ide::host::{Host, TextChange};
+    let cut = |snap: &dfort_ide::host::Snapshot, path: &std::path::Path| -> Vec<(u32, u32)> {
+        let doc = snap.doc(path).expect("the document");
+        doc.chunks
+            .iter()
+            .map(|(_, base, len)| (*base, *len))
+            .collect()
+    };
+    let typed = [
+        "x",
+        " ",
+        "&",
+        "!",
+        "(",
+        "'",
+        "end",
+        "contains",
+        ";",
+        "module m",
+        "end module",
+        "subroutine s",
+        "interface",
+        "1",
+    ];
+    let mut edits = 0;
+    for name in ["advection1d.f90", "multi_mod.f90", "shallow_water.f90"] {
+        let mut text = std::fs::read_to_string(fixtures().join("free").join(name)).unwrap();
+        let path = PathBuf::from(format!("/ws/{name}"));
+        let mut host = Host::default();
+        host.set_text(&path, &text, true, 1);
+        let _ = host.snapshot();
+        let lines = text.lines().count();
+        for i in 0..lines {
+            for at_end in [false, true] {
+                let index = dfort_syntax::line_index::LineIndex::new(&text);
+                let start = index.line_start(i as u32).unwrap() as usize;
+                let line_len = text[start..].find('\n').unwrap_or(text.len() - start);
+                let at = if at_end { start + line_len } else { start };
+                let insert = typed[edits % typed.len()];
+                edits += 1;
+                host.edit(
+                    &path,
+                    &[TextChange {
+                        range: Some(dfort_syntax::TextRange::new(at as u32, at as u32)),
+                        text: insert.to_string(),
+                    }],
+                    edits as i32 + 1,
+                );
+                text = host.document(&path).unwrap().text.to_string();
+                let incremental = host.snapshot();
+                let mut fresh = Host::default();
+                fresh.set_text(&path, &text, true, 1);
+                assert_eq!(
+                    cut(&incremental, &path),
+                    cut(&fresh.snapshot(), &path),
+                    "{name}: after typing {insert:?} on line {}",
+                    i + 1
+                );
+            }
+        }
+    }
+    assert!(edits > 100, "only {edits} edits");
+}

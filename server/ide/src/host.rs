@@ -25,7 +25,7 @@ use dfort_analysis::incremental::Changes;
 use dfort_ir::link::{link, relink};
 use dfort_ir::lower::{lower_file, LoweredFile};
 use dfort_ir::{FileId, IdVec, Program, SourceFile, Span, Unit, UnitId, UnitKind};
-use dfort_syntax::chunks::{split_fine, ChunkRole};
+use dfort_syntax::chunks::{split_fine, ChunkRole, ChunkSpan, LineSignature};
 use dfort_syntax::fixed_form::normalize_fixed;
 use dfort_syntax::line_index::LineIndex;
 use dfort_syntax::source_form::{FIXED_EXTENSIONS, FREE_EXTENSIONS};
@@ -110,6 +110,16 @@ impl HostConfig {
     }
 }
 
+/// The signature of line `row` of a rope (empty past the end).
+fn line_signature(rope: &Rope, row: usize) -> LineSignature {
+    let line = if row < rope.len_lines() {
+        rope.line(row).to_string()
+    } else {
+        String::new()
+    };
+    LineSignature::of(&line)
+}
+
 /// A chunk to parse and lower.
 struct ParseJob {
     file: FileId,
@@ -191,6 +201,10 @@ pub struct Document {
     chunks: Vec<Chunk>,
     /// Edits since the chunks were last brought up to date.
     pending: Vec<InputEdit>,
+    /// How the text was last cut into chunks (by line), while edits
+    /// since have kept every line's [`LineSignature`] plain and the same:
+    /// the next plan reuses it instead of scanning the whole text.
+    spans: Option<Arc<Vec<(ChunkSpan, ChunkRole)>>>,
     stale: bool,
 }
 
@@ -508,6 +522,7 @@ impl Host {
             if let Some(d) = self.docs.get_mut(&p) {
                 d.form = form;
                 d.chunks.clear();
+                d.spans = None;
                 d.pending.clear();
                 d.stale = true;
             }
@@ -545,6 +560,7 @@ impl Host {
                 preprocessed: None,
                 chunks: Vec::new(),
                 pending: Vec::new(),
+                spans: None,
                 stale: true,
             });
         if doc.open && !open {
@@ -562,6 +578,7 @@ impl Host {
             doc.text = Arc::from(text);
             doc.lines = Arc::new(LineIndex::new(text));
             doc.pending.clear();
+            doc.spans = None;
             doc.stale = true;
             self.snapshot = None;
         }
@@ -619,6 +636,7 @@ impl Host {
                     doc.rope = Rope::from_str(&ch.text);
                     doc.pending.clear();
                     doc.chunks.clear();
+                    doc.spans = None;
                 }
                 Some(r) => {
                     let len = doc.rope.len_bytes();
@@ -628,8 +646,19 @@ impl Host {
                     let old_end_point = point_of(&doc.rope, end);
                     let cs = doc.rope.byte_to_char(start);
                     let ce = doc.rope.byte_to_char(end);
+                    // An edit inside one line that keeps it plain and its
+                    // signature the same keeps the chunks' lines.
+                    let one_line =
+                        start_point.row == old_end_point.row && !ch.text.contains(['\n', '\r']);
+                    let before = one_line.then(|| line_signature(&doc.rope, start_point.row));
                     doc.rope.remove(cs..ce);
                     doc.rope.insert(cs, &ch.text);
+                    let kept = before.is_some_and(|b| {
+                        b.is_plain() && line_signature(&doc.rope, start_point.row) == b
+                    });
+                    if !kept {
+                        doc.spans = None;
+                    }
                     let new_end = start + ch.text.len();
                     doc.pending.push(InputEdit {
                         start_byte: start,
@@ -747,9 +776,21 @@ impl Host {
             None => (doc.text.clone(), doc.lines.clone()),
         };
         let form = doc.form;
-        let spans = match form {
-            SourceForm::Free => split_fine(&text),
-            SourceForm::Fixed(opts) => split_fine(&normalize_fixed(&text, opts.line_length).text),
+        // Free-form text of the document itself: its cut is kept while
+        // edits leave it valid ([`Document::spans`]).
+        let cacheable = form == SourceForm::Free && doc.preprocessed.is_none();
+        let spans = match doc.spans.clone().filter(|_| cacheable) {
+            Some(spans) => spans,
+            None => {
+                let spans = Arc::new(match form {
+                    SourceForm::Free => split_fine(&text),
+                    SourceForm::Fixed(opts) => {
+                        split_fine(&normalize_fixed(&text, opts.line_length).text)
+                    }
+                });
+                doc.spans = cacheable.then(|| spans.clone());
+                spans
+            }
         };
         // The old chunks by the hash of their content (candidates only:
         // reuse needs the same content), each reused at most once.
@@ -773,7 +814,8 @@ impl Host {
         let old_chunks = std::mem::take(&mut doc.chunks);
         // Chunks in order: reused, or a job to parse (index into `jobs`).
         let mut slots: Vec<(Chunk, Option<usize>)> = Vec::with_capacity(spans.len());
-        for (span, role) in spans {
+        for (span, role) in spans.iter() {
+            let role = *role;
             // Chunks are whole lines; normalisation keeps lines, so the
             // span's lines delimit the original text too.
             let start = lines

@@ -142,6 +142,35 @@ pub fn split_units(text: &str) -> Vec<ChunkSpan> {
     chunks
 }
 
+/// What [`split_units`] and [`split_fine`] read of one line: its kind, and
+/// whether it is a comment or blank and continues on the next. An edit
+/// within one line that keeps the line's signature — when the line's
+/// kind is a plain statement or other text — cuts the text into the same
+/// chunks (at the same line numbers) as before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineSignature {
+    kind: LineKind,
+    ends_with_ampersand: bool,
+    comment_or_blank: bool,
+}
+
+impl LineSignature {
+    pub fn of(line: &str) -> Self {
+        LineSignature {
+            kind: classify(line),
+            ends_with_ampersand: code_ends_with_ampersand(line),
+            comment_or_blank: is_comment_or_blank(line),
+        }
+    }
+
+    /// Whether the line neither opens, closes nor divides a unit or an
+    /// interface: what an edit may change inside it without moving a
+    /// chunk's boundary, as long as the signature stays the same.
+    pub fn is_plain(&self) -> bool {
+        matches!(self.kind, LineKind::Statement | LineKind::Other)
+    }
+}
+
 /// What a chunk of [`split_fine`] holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ChunkRole {
