@@ -823,6 +823,137 @@ fn a_reference_that_would_run_the_original_of_a_procedure_with_saved_state_is_re
     );
 }
 
+/// Issue 39 (item 2, first part): what dfort refuses before writing any
+/// code is a fact of the analyses (`ProgramFacts::refusals`), with its
+/// rule and line, and the generators report that list as it is — here the
+/// adjoint's SAVE'd state at its declaration and the tangent's reference
+/// in a condition, and nothing else.
+#[test]
+fn refusals_decided_before_generating_are_facts_the_generators_report() {
+    use dfort_analysis::refusals::Derivative;
+    let src = std::fs::read_to_string(fixtures().join("kernels/saved_state.f90")).expect("fixture");
+    let in_condition = src.replace(
+        "  t = scaled(1d0, .false.)",
+        "  if (scaled(1d0, .false.) > 5d0) t = 1d0",
+    );
+    let ws = load_source(&in_condition, "counter");
+    let (facts, root) = root_request(
+        &ws.program,
+        "counter",
+        None,
+        dfort_analysis::decisions::Recording::Inversion,
+    );
+    let place = |r: &dfort_codegen::Refusal| (r.rule.code, ws.line_of(r.span));
+    let listed = |d| {
+        facts
+            .refusals(root, d)
+            .iter()
+            .map(place)
+            .collect::<Vec<_>>()
+    };
+    let reported = |r: Result<String, Vec<dfort_codegen::Refusal>>| {
+        r.err()
+            .unwrap_or_default()
+            .iter()
+            .map(place)
+            .collect::<Vec<_>>()
+    };
+    let adjoint = listed(Derivative::Adjoint);
+    let tangent = listed(Derivative::Tangent);
+    assert!(
+        !adjoint.is_empty() && !tangent.is_empty(),
+        "{adjoint:?} {tangent:?}"
+    );
+    assert!(adjoint
+        .iter()
+        .chain(&tangent)
+        .all(|(code, _)| *code == "saved-state"));
+    assert_ne!(adjoint, tangent, "the declaration, then the reference");
+    assert_eq!(
+        reported(dfort_codegen::adjoint::adjoint_of(&facts, root, "").map(|(t, _)| t)),
+        adjoint
+    );
+    assert_eq!(
+        reported(dfort_codegen::tangent::tangent_of(&facts, root, "")),
+        tangent
+    );
+}
+
+/// Issue 39 (item 2): on every fixture of the paper transcriptions, the
+/// constructs and the kernels, each procedure nobody calls taken as the
+/// root on its own, the refusals the facts decide before generating are
+/// all in what the generators report, with their rule and place, and
+/// the generators report no refusal of those rules that the facts did
+/// not decide.
+#[test]
+fn the_generators_report_the_refusals_the_facts_decide() {
+    use dfort_analysis::refusals::Derivative;
+    let up_front: std::collections::BTreeSet<&str> = [
+        "active-derived-type",
+        "active-unknown-module-variable",
+        "function-side-effect",
+        "global-through-function",
+        "host-statement-function",
+        "pointer-not-followed",
+        "saved-state",
+    ]
+    .into();
+    let (mut roots, mut decided) = (0, 0);
+    for dir in ["papers", "free", "fixed", "kernels"] {
+        for path in fortran_files(&fixtures().join(dir)) {
+            let ws = load_one(&path);
+            if ws.error_count() > 0 {
+                continue;
+            }
+            let request = dfort_analysis::facts::Request::default();
+            let facts = dfort_analysis::facts::analyse(&ws.program, &request, None);
+            for (root, _) in &facts.roots {
+                roots += 1;
+                let place = |r: &dfort_codegen::Refusal| (r.rule.code, r.span, r.message.clone());
+                for d in [Derivative::Adjoint, Derivative::Tangent] {
+                    let listed: Vec<_> = facts.refusals(*root, d).iter().map(place).collect();
+                    let generated = match d {
+                        Derivative::Adjoint => {
+                            dfort_codegen::adjoint::adjoint_of(&facts, *root, "").map(|(t, _)| t)
+                        }
+                        Derivative::Tangent => {
+                            dfort_codegen::tangent::tangent_of(&facts, *root, "")
+                        }
+                    };
+                    let reported: Vec<_> = generated
+                        .err()
+                        .unwrap_or_default()
+                        .iter()
+                        .map(place)
+                        .collect();
+                    let name = &ws.program.unit(*root).name;
+                    for l in &listed {
+                        assert!(
+                            reported.contains(l),
+                            "{}: {name} ({d:?}): {l:?} not reported: {reported:?}",
+                            path.display()
+                        );
+                    }
+                    for r in reported.iter().filter(|r| up_front.contains(r.0)) {
+                        assert!(
+                            listed.contains(r),
+                            "{}: {name} ({d:?}): {r:?} reported but not decided by the facts",
+                            path.display()
+                        );
+                    }
+                    decided += listed.len();
+                }
+            }
+        }
+    }
+    assert!(roots > 200, "only {roots} roots");
+    assert!(
+        decided > 0,
+        "no fixture has a refusal decided before generating"
+    );
+    println!("{roots} roots, {decided} refusals decided before generating");
+}
+
 /// Fuzzer-found (seed 45046, case 1440): a function that changes its
 /// inout argument and a module variable, referenced where nothing of it
 /// is active, clobbered values the loop before it reads in the reverse

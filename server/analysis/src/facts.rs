@@ -110,11 +110,24 @@ impl ProgramFacts {
     pub fn unit(&self, id: UnitId) -> Option<&Unit> {
         self.program.units.get(id).map(|u| &**u)
     }
-    /// What the derivatives cannot follow of unit `unit`'s pointers,
-    /// located, with the reason ([`crate::pointers::refusals`]; `root`:
-    /// the unit is the derivative's root).
-    pub fn pointer_refusals(&self, unit: UnitId, root: bool) -> Vec<(dfort_ir::Span, String)> {
-        crate::pointers::refusals(&self.program, self.program.unit(unit), root)
+    /// What dfort refuses of the `derivative` of `root` before writing any
+    /// code ([`crate::refusals`]), each with its rule and place; none for
+    /// a unit that is not a root of these facts.
+    pub fn refusals(
+        &self,
+        root: UnitId,
+        derivative: crate::refusals::Derivative,
+    ) -> Vec<crate::refusals::Refusal> {
+        let Some(set) = self.derivative_set(root) else {
+            return Vec::new();
+        };
+        crate::refusals::of_root(
+            &self.program,
+            &set,
+            &self.activity,
+            self.effects(),
+            derivative,
+        )
     }
     pub fn roles_of(&self, unit: UnitId) -> Option<&Roles> {
         self.roots.iter().find(|(u, _)| *u == unit).map(|(_, r)| r)
@@ -153,7 +166,6 @@ impl ProgramFacts {
     pub fn reports_of(&self, unit: UnitId) -> &[LoopReport] {
         self.facts_of(unit).map_or(&[], |f| f.reports.as_slice())
     }
-    /// What every unit may read and write.
     /// What the generators write for `root`, a root of these facts: from
     /// the facts' carriers when it is their only root, else from the
     /// carriers of that root alone (None: not a root here).
@@ -174,6 +186,7 @@ impl ProgramFacts {
             root,
         ))
     }
+    /// What every unit may read and write.
     pub fn effects(&self) -> &ProgramEffects {
         self.effects
             .get_or_init(|| Arc::new(crate::effects::all(&self.program)))

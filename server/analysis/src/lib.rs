@@ -23,6 +23,7 @@ pub mod pointers;
 pub mod prepare;
 pub mod recovery;
 pub mod references;
+pub mod refusals;
 pub mod regions;
 pub mod reversal;
 pub mod roles;

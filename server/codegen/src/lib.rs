@@ -11,67 +11,15 @@ pub mod derived;
 pub mod driver;
 pub mod fortran;
 pub mod hoist;
-pub mod limits;
 pub mod names;
 pub mod partials;
 mod recover;
 pub mod tangent;
 pub mod trace;
 
-use dfort_syntax::rules::{self, Rule};
+use dfort_syntax::rules;
 
-/// A construct the generator refuses to differentiate, with where it is
-/// and its rule in the registry ([`dfort_syntax::rules`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    pub span: dfort_ir::Span,
-    pub rule: &'static Rule,
-    pub message: String,
-}
-
-impl Refusal {
-    pub fn new(span: dfort_ir::Span, reason: impl Into<Reason>) -> Self {
-        let Reason { rule, message } = reason.into();
-        Refusal {
-            span,
-            rule,
-            message,
-        }
-    }
-}
-
-/// Why something is refused: a rule and its sentence. A bare sentence is
-/// the general rule `not-differentiable`; `(rule, sentence)` names a
-/// specific one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reason {
-    pub rule: &'static Rule,
-    pub message: String,
-}
-
-impl From<String> for Reason {
-    fn from(message: String) -> Self {
-        Reason {
-            rule: &rules::NOT_DIFFERENTIABLE,
-            message,
-        }
-    }
-}
-
-impl From<&str> for Reason {
-    fn from(message: &str) -> Self {
-        Reason::from(message.to_string())
-    }
-}
-
-impl<M: Into<String>> From<(&'static Rule, M)> for Reason {
-    fn from((rule, message): (&'static Rule, M)) -> Self {
-        Reason {
-            rule,
-            message: message.into(),
-        }
-    }
-}
+pub use dfort_analysis::refusals::{Reason, Refusal};
 
 /// The checks every derivative's root passes: a subroutine or a function; for a module procedure, the module its derivative
 /// module will use. `what` names the derivative in messages.

@@ -11,7 +11,7 @@
 //! derivative rule — an active actual passed to a procedure without a
 //! tangent, an active reference to a function that is not hoisted, an
 //! intrinsic with no rule, derived-type components, READ, and what
-//! [`crate::limits`] refuses up front — is refused with its location: no
+//! the facts refuse up front ([`dfort_analysis::refusals`]) — is refused with its location: no
 //! code is produced then. The routine's
 //! specification part is written by [`crate::declare`], shared with the
 //! adjoint.
@@ -24,6 +24,7 @@ use crate::names::DiffSet;
 use crate::partials::partials;
 use crate::{check_root, Refusal};
 use dfort_analysis::facts::ProgramFacts;
+use dfort_analysis::refusals::Derivative;
 use dfort_ir::dp::{dp_of, target};
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
@@ -794,9 +795,7 @@ pub fn tangent_of(
     let unit = program.unit(root);
     check_root(program, unit, "a tangent")?;
     let diff = DiffSet::of_root(facts, root)?;
-    let effects = facts.effects();
-    let mut refusals = crate::limits::check(facts, &diff);
-    refusals.extend(crate::limits::saved_state_copies(program, &diff, effects));
+    let mut refusals = facts.refusals(root, Derivative::Tangent);
     let mut routines = Vec::new();
     for &u in &diff.units {
         match routine(program, &diff, u, Flavour::Tangent) {

@@ -166,7 +166,41 @@ pub fn differentiability(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
         calls_without_source(snap, unit, &mut out);
         address_stored(snap, unit, &mut out);
     }
+    refused(snap, path, &mut out);
     sorted(out)
+}
+
+/// What the facts refuse of the adjoint and the tangent of each root the
+/// user chose — named in the settings, or marked with directives — where
+/// that lands in this document ([`ProgramFacts::refusals`]: what the
+/// generators report, decided before any code is written). Procedures
+/// analysed only because nobody calls them are not judged.
+fn refused(snap: &Snapshot, path: &Path, out: &mut Vec<IdeDiagnostic>) {
+    use dfort_analysis::refusals::Derivative;
+    let facts = &snap.analysis;
+    for (root, _) in &facts.roots {
+        let unit = snap.program.unit(*root);
+        let chosen =
+            !unit.directives.is_empty() || snap.config.roots.iter().any(|r| r.name == unit.name);
+        if !chosen {
+            continue;
+        }
+        for d in [Derivative::Adjoint, Derivative::Tangent] {
+            for r in facts.refusals(*root, d) {
+                let (severity, code) = (r.rule.severity, r.rule.into());
+                push(
+                    snap,
+                    out,
+                    path,
+                    r.span.file,
+                    r.span.range,
+                    severity,
+                    code,
+                    &r.message,
+                );
+            }
+        }
+    }
 }
 
 fn sorted(mut out: Vec<IdeDiagnostic>) -> Vec<IdeDiagnostic> {
@@ -473,6 +507,52 @@ mod tests {
             .filter(|d| d.code == "non-differentiable")
             .map(|d| d.message.clone())
             .collect()
+    }
+
+    /// The `saved-state` diagnostics of `src` as (line, message start),
+    /// with `roots` named in the settings.
+    fn saved_state(src: &str, roots: &[&str]) -> Vec<(u32, String)> {
+        let path = Path::new("/diagnostic-tests/saved.f90");
+        let config = crate::host::HostConfig {
+            roots: roots
+                .iter()
+                .map(|r| dfort_analysis::roots::RootSpec {
+                    name: r.to_string(),
+                    independent: Vec::new(),
+                    dependent: Vec::new(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let mut host = Host::new(config);
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let lines = dfort_syntax::line_index::LineIndex::new(src);
+        snap.diagnostics(path)
+            .iter()
+            .filter(|d| d.code == "saved-state")
+            .map(|d| {
+                let line = lines.line_col(d.range.start).line + 1;
+                (line, d.message.chars().take(40).collect())
+            })
+            .collect()
+    }
+
+    /// Issue 39, item 2: what the facts refuse of a chosen root's adjoint
+    /// and tangent is in the editor's diagnostics before anyone generates
+    /// (the adjoint of `filter` at `ema`'s SAVE'd `s`, line 13); a
+    /// procedure nobody chose is not judged.
+    #[test]
+    fn the_refusals_of_a_chosen_root_are_diagnostics_before_generating() {
+        let src = include_str!("../../../tests/fixtures/kernels/saved_state.f90");
+        let chosen = saved_state(src, &["filter"]);
+        assert!(
+            chosen
+                .iter()
+                .any(|(line, m)| *line == 13 && m.starts_with("`s`")),
+            "{chosen:?}"
+        );
+        assert_eq!(saved_state(src, &[]), Vec::new());
     }
 
     #[test]

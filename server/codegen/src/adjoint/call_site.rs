@@ -480,14 +480,14 @@ impl Gen<'_> {
                     GlobalKey::Shared { unit: m, symbol } => {
                         describe(inp.program.unit(*m), *symbol, *limit)
                     }
-                    GlobalKey::Common { .. } => crate::limits::describe(inp.program, key),
+                    GlobalKey::Common { .. } => key.describe(inp.program),
                 };
                 format!("{m} (saved for the call to `{callee_name}`)")
             }
             Problem::Aliased(why) => why.clone(),
             Problem::Undeclared(k) => format!(
                 "`{callee_name}` reads {}, which `{}` does not declare but may change; declare it in `{}` so that the call can be checkpointed",
-                crate::limits::describe(inp.program, k),
+                k.describe(inp.program),
                 inp.orig.name,
                 inp.orig.name
             ),

@@ -1,8 +1,7 @@
 //! The read-only inputs of the adjoint routines: everything the analyses
 //! decided that writing them needs, read from their one entry point
 //! ([`dfort_analysis::facts`]) in one place ([`gather`]) — the program as
-//! the analyses see it, the derivative set with its activity, TBR, the
-//! effects of every unit, and for each routine the analysis' decisions
+//! the analyses see it, the derivative set with its activity, TBR, and for each routine the analysis' decisions
 //! (reversal of each construct, recovery plans, undo, dropped
 //! assignments, pushed records, the checkpoint of each call) with what follows from them (the unit
 //! with its function references hoisted, adjoint names, what each basic
@@ -22,7 +21,6 @@ use crate::names::DiffSet;
 use crate::{check_root, Refusal};
 use dfort_analysis::activity::Activity;
 use dfort_analysis::checkpoint::CallCheckpoint;
-use dfort_analysis::effects::ProgramEffects;
 use dfort_analysis::facts::ProgramFacts;
 use dfort_analysis::recovery::Plan;
 use dfort_analysis::references::ReferenceCheckpoint;
@@ -39,7 +37,6 @@ pub(super) struct Gathered<'a> {
     /// The program as the analyses saw it ([`dfort_analysis::prepare`]).
     pub program: &'a Program,
     pub diff: &'a DiffSet<'a>,
-    pub effects: &'a ProgramEffects,
     /// In the order of `diff.units` (the root first), each built as it is
     /// reached.
     pub routines: Box<dyn Iterator<Item = Result<RoutineInputs<'a>, Vec<Refusal>>> + 'a>,
@@ -108,7 +105,6 @@ pub(super) fn gather<T>(
     let root_unit = program.unit(root);
     check_root(program, root_unit, "an adjoint")?;
     let diff = DiffSet::of_root(facts, root)?;
-    let effects = facts.effects();
     let routine = |u: UnitId| {
         let orig = program.unit(u);
         let not_analysed = || {
@@ -167,7 +163,6 @@ pub(super) fn gather<T>(
     Ok(then(Gathered {
         program,
         diff: &diff,
-        effects,
         routines: Box::new(diff.units.iter().map(move |&u| routine(u))),
     }))
 }

@@ -57,7 +57,7 @@
 //! cannot be computed at the reference), DO loops without control that
 //! the structuring could not turn into DO WHILE loops, ALLOCATE inside
 //! loops or in units with jumps, values the tape cannot hold; and before
-//! anything is written ([`crate::limits`]), variables of modules dfort
+//! anything is written (the facts' [`dfort_analysis::refusals`]), variables of modules dfort
 //! was not given, globals reached through function references, functions
 //! that change their arguments, active derived types.
 //!
@@ -87,6 +87,7 @@ mod tape;
 use crate::trace::RoutineTrace;
 use crate::Refusal;
 use dfort_analysis::facts::ProgramFacts;
+use dfort_analysis::refusals::Derivative;
 use dfort_ir::UnitId;
 
 /// The stack runtime the adjoints use (`dfort_stack.f90`).
@@ -104,8 +105,7 @@ pub fn adjoint_of(
     header: &str,
 ) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
     inputs::gather(facts, root, |g| {
-        let mut refusals = crate::limits::check(facts, g.diff);
-        refusals.extend(crate::limits::saved_state(g.program, g.diff, g.effects));
+        let mut refusals = facts.refusals(root, Derivative::Adjoint);
         let mut routines = Vec::new();
         let mut traces = Vec::new();
         for inputs in g.routines {

@@ -1,29 +1,117 @@
-//! What the generators refuse before writing anything, because the
-//! analyses underneath do not model it yet (derivatives are never
-//! silently wrong): derivatives of variables of modules dfort was not
-//! given, globals reached through function references (Dep summaries
-//! follow globals through CALLs, not through functions called inside
-//! expressions), functions that change their arguments, active variables
-//! of derived types that get no derivative type, pointers whose association the derivatives cannot
-//! follow, and host statement functions
-//! used by internal procedures.
+//! Refusals decided before any code is written (paper 000 leaves these
+//! constructs outside the analyses it describes; dfort says so rather
+//! than write a silently wrong derivative): derivatives of variables of
+//! modules dfort was not given, globals reached through function
+//! references (Dep summaries follow globals through CALLs, not through
+//! functions called inside expressions), active variables of derived
+//! types that get no derivative type, pointers whose association the
+//! derivatives cannot follow, host statement functions used by internal
+//! procedures, mixed EQUIVALENCE, and state that outlives a call (SAVE'd
+//! locals) a derivative would lose.
+//!
+//! Contract: [`of_root`] lists, for the derivative set of one root
+//! ([`crate::derivatives::RootSet`]), every such refusal of the adjoint
+//! or of the tangent, each a typed fact with its rule in the registry
+//! ([`dfort_syntax::rules`]) and where it is. The generators read the
+//! list through [`crate::facts::ProgramFacts::refusals`]; they refuse
+//! nothing of it themselves.
 
-use crate::names::DiffSet;
-use crate::Refusal;
-use dfort_analysis::dep::GlobalKey;
-use dfort_analysis::effects::ProgramEffects;
-use dfort_analysis::facts::ProgramFacts;
+use crate::dep::GlobalKey;
+use crate::derivatives::RootSet;
+use crate::effects::ProgramEffects;
+use crate::interproc::ProgramActivity;
 use dfort_ir::dp::differentiable;
 use dfort_ir::*;
-use dfort_syntax::rules;
+use dfort_syntax::rules::{self, Rule};
+
+/// A construct dfort refuses to differentiate, with where it is
+/// and its rule in the registry ([`dfort_syntax::rules`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub span: dfort_ir::Span,
+    pub rule: &'static Rule,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(span: dfort_ir::Span, reason: impl Into<Reason>) -> Self {
+        let Reason { rule, message } = reason.into();
+        Refusal {
+            span,
+            rule,
+            message,
+        }
+    }
+}
+
+/// Why something is refused: a rule and its sentence. A bare sentence is
+/// the general rule `not-differentiable`; `(rule, sentence)` names a
+/// specific one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reason {
+    pub rule: &'static Rule,
+    pub message: String,
+}
+
+impl From<String> for Reason {
+    fn from(message: String) -> Self {
+        Reason {
+            rule: &rules::NOT_DIFFERENTIABLE,
+            message,
+        }
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(message: &str) -> Self {
+        Reason::from(message.to_string())
+    }
+}
+
+impl<M: Into<String>> From<(&'static Rule, M)> for Reason {
+    fn from((rule, message): (&'static Rule, M)) -> Self {
+        Reason {
+            rule,
+            message: message.into(),
+        }
+    }
+}
+
+/// Which derivative a list of refusals is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Derivative {
+    Adjoint,
+    Tangent,
+}
+
+/// Every refusal decided before generating, of the `derivative` of the
+/// root of `set`.
+pub(crate) fn of_root(
+    program: &Program,
+    set: &RootSet,
+    activity: &ProgramActivity,
+    effects: &ProgramEffects,
+    derivative: Derivative,
+) -> Vec<Refusal> {
+    let mut out = check(program, set, activity, effects);
+    out.extend(match derivative {
+        Derivative::Adjoint => saved_state(program, set, effects),
+        Derivative::Tangent => saved_state_copies(program, set, effects),
+    });
+    out
+}
 
 /// Every refusal of this module for the root's derivative set.
-pub fn check(facts: &ProgramFacts, diff: &DiffSet) -> Vec<Refusal> {
-    let (program, effects) = (&facts.program, facts.effects());
+fn check(
+    program: &Program,
+    diff: &RootSet,
+    activity: &ProgramActivity,
+    effects: &ProgramEffects,
+) -> Vec<Refusal> {
     let mut out = shared_globals(program, diff);
-    out.extend(unfollowed_pointers(facts, diff));
+    out.extend(unfollowed_pointers(program, diff));
     out.extend(globals_through_functions(program, diff, effects));
-    out.extend(active_derived_types(program, diff));
+    out.extend(active_derived_types(program, diff, activity));
     out.extend(host_statement_functions(program, diff));
     out.extend(mixed_equivalences(program, diff));
     out
@@ -37,7 +125,7 @@ pub fn check(facts: &ProgramFacts, diff: &DiffSet) -> Vec<Refusal> {
 /// ([`dfort_ir::queries::saved_local`]: the analyses follow such a
 /// variable as a global of its procedure). Only-read SAVE'd locals are
 /// constants and pass.
-pub fn saved_state(program: &Program, diff: &DiffSet, effects: &ProgramEffects) -> Vec<Refusal> {
+fn saved_state(program: &Program, diff: &RootSet, effects: &ProgramEffects) -> Vec<Refusal> {
     let mut keys = std::collections::BTreeSet::new();
     for &u in &diff.units {
         keys.extend(saved_locals(program, &effects[u].written_globals));
@@ -58,11 +146,7 @@ pub fn saved_state(program: &Program, diff: &DiffSet, effects: &ProgramEffects) 
 /// one — from code that runs as the original, or in a condition, a
 /// bound, an actual argument, a WHERE — would run the original and its
 /// copy, and the two would part: refused there.
-pub fn saved_state_copies(
-    program: &Program,
-    diff: &DiffSet,
-    effects: &ProgramEffects,
-) -> Vec<Refusal> {
+fn saved_state_copies(program: &Program, diff: &RootSet, effects: &ProgramEffects) -> Vec<Refusal> {
     // The SAVE'd locals with a copy in a tangent routine that changes them.
     let copied = |k: &GlobalKey| match k {
         GlobalKey::Shared { unit, symbol } => {
@@ -160,7 +244,7 @@ fn saved_state_refusal(unit: &Unit, s: SymbolId, why: String) -> Refusal {
 /// EQUIVALENCE sets in which a member with a derivative shares memory
 /// with one that cannot have the same derivative (another type or kind):
 /// writing the one changes the other's bits, which no derivative follows.
-fn mixed_equivalences(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+fn mixed_equivalences(program: &Program, diff: &RootSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &u in &diff.units {
         let unit = program.unit(u);
@@ -195,7 +279,7 @@ fn mixed_equivalences(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
 /// References from internal procedures to their host's statement
 /// functions: the IR sees an unknown external function there, and the
 /// derivatives inline statement functions only within their own unit.
-fn host_statement_functions(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+fn host_statement_functions(program: &Program, diff: &RootSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &u in &diff.units {
         let host = program.unit(u);
@@ -242,11 +326,15 @@ fn host_statement_functions(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
 /// Active variables of a derived type that gets no derivative type
 /// ([`Program::derivative_type`] says why), and function results of
 /// derived type, which the generators do not differentiate yet.
-fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+fn active_derived_types(
+    program: &Program,
+    diff: &RootSet,
+    activity: &ProgramActivity,
+) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &u in &diff.units {
         let unit = program.unit(u);
-        let Some(act) = &diff.activity.activity[u] else {
+        let Some(act) = &activity.activity[u] else {
             continue;
         };
         for i in act.active_anywhere().ids() {
@@ -283,7 +371,7 @@ fn active_derived_types(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
 
 /// Active variables whose derivative cannot be declared where every
 /// routine sees it: variables of modules dfort was not given.
-fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
+fn shared_globals(program: &Program, diff: &RootSet) -> Vec<Refusal> {
     let mut out = Vec::new();
     for &u in &diff.units {
         let unit = program.unit(u);
@@ -309,12 +397,12 @@ fn shared_globals(program: &Program, diff: &DiffSet) -> Vec<Refusal> {
 }
 
 /// What the derivatives cannot follow of the pointers of every unit the
-/// root reaches ([`ProgramFacts::pointer_refusals`]; a passive-looking
-/// callee may change active data through one).
-fn unfollowed_pointers(facts: &ProgramFacts, diff: &DiffSet) -> Vec<Refusal> {
+/// root reaches ([`crate::pointers::refusals`]; a passive-looking callee
+/// may change active data through one).
+fn unfollowed_pointers(program: &Program, diff: &RootSet) -> Vec<Refusal> {
     let mut out = Vec::new();
-    for u in reached_from(&facts.program, diff.root) {
-        for (span, why) in facts.pointer_refusals(u, u == diff.root) {
+    for u in reached_from(program, diff.root) {
+        for (span, why) in crate::pointers::refusals(program, program.unit(u), u == diff.root) {
             out.push(Refusal::new(span, (&rules::POINTER_NOT_FOLLOWED, why)));
         }
     }
@@ -327,7 +415,7 @@ fn unfollowed_pointers(facts: &ProgramFacts, diff: &DiffSet) -> Vec<Refusal> {
 /// writes a real global that the root's code may change.
 fn globals_through_functions(
     program: &Program,
-    diff: &DiffSet,
+    diff: &RootSet,
     effects: &ProgramEffects,
 ) -> Vec<Refusal> {
     let mut out = Vec::new();
@@ -452,12 +540,21 @@ fn real_global(program: &Program, k: &GlobalKey) -> bool {
 }
 
 /// A global in words: `member 2 of COMMON /blk/` or `` `x` of `m` ``.
-pub fn describe(program: &Program, k: &GlobalKey) -> String {
-    match k {
-        GlobalKey::Common { block, index } => format!("member {} of COMMON /{block}/", index + 1),
-        GlobalKey::Shared { unit, symbol } => {
-            let u = program.unit(*unit);
-            format!("`{}` of `{}`", u.symbol(*symbol).name, u.name)
+fn describe(program: &Program, k: &GlobalKey) -> String {
+    k.describe(program)
+}
+
+impl GlobalKey {
+    /// This global in words: `member 2 of COMMON /blk/` or `` `x` of `m` ``.
+    pub fn describe(&self, program: &Program) -> String {
+        match self {
+            GlobalKey::Common { block, index } => {
+                format!("member {} of COMMON /{block}/", index + 1)
+            }
+            GlobalKey::Shared { unit, symbol } => {
+                let u = program.unit(*unit);
+                format!("`{}` of `{}`", u.symbol(*symbol).name, u.name)
+            }
         }
     }
 }
