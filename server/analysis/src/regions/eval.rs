@@ -1,0 +1,406 @@
+//! The values a subscript can take: intervals of its variables from the
+//! enclosing loops, the formals' entry values and the definitions that
+//! dominate it.
+
+use super::*;
+
+impl<'a> Ctx<'a> {
+    /// The region of one subscript: a progression when it is `c + s*i`
+    /// for one enclosing loop's index `i` (with `c` and `s` known on
+    /// entry), else its interval.
+    pub(super) fn subscript(&self, e: &Expr, loops: &[Loop]) -> Result<DimRegion, Why> {
+        if let ExprKind::Var(v) = e.kind {
+            if let Some(rhs) = self.plain_definition(v, loops) {
+                return self.subscript(rhs, loops);
+            }
+        }
+        let inside: Vec<usize> = (0..loops.len())
+            .filter(|&k| mentions(e, loops[k].var))
+            .collect();
+        if let Some(&k) = inside.last() {
+            let i = loops[k].var;
+            let unit_step = match &loops[k].step {
+                None => true,
+                Some(s) => dfort_ir::dp::constant_int(self.unit, s, 0) == Some(1),
+            };
+            if unit_step && linear_in(e, i) {
+                let at = |v: i64| self.eval(e, loops, &[(i, v)], 0);
+                if let (Ok(c0), Ok(c1)) = (at(0), at(1)) {
+                    let (c0, c1) = (
+                        self.eliminate(c0, &loops[..k])?,
+                        self.eliminate(c1, &loops[..k])?,
+                    );
+                    if c0.is_point() && c1.is_point() {
+                        let s = sub(c1.lo, c0.lo.clone());
+                        let range = self.eliminate(self.loop_range(loops, k)?, &loops[..k])?;
+                        if s.constant().is_none_or(|v| v != 0 && v != 1) {
+                            return Ok(DimRegion::Progression {
+                                c: c0.lo,
+                                s,
+                                from: range.lo,
+                                to: range.hi,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(DimRegion::Span(self.interval(e, loops)?))
+    }
+
+    pub(super) fn point(&self, e: &Expr, loops: &[Loop]) -> Result<Bound, Why> {
+        let i = self.interval(e, loops)?;
+        if i.is_point() {
+            Ok(i.lo)
+        } else {
+            Err(format!(
+                "`{}` is not known on entry",
+                dfort_ir::dump::expr(self.unit, e)
+            ))
+        }
+    }
+
+    /// The values `e` takes inside `loops`, in terms of the formals only.
+    pub(super) fn interval(&self, e: &Expr, loops: &[Loop]) -> Result<Interval, Why> {
+        let i = self.eval(e, loops, &[], 0)?;
+        self.eliminate(i, loops)
+    }
+
+    /// `i` without the indices of `loops` (and the locals they stand for):
+    /// each replaced by the values it takes, innermost first, so that
+    /// what an expression says of them together (`j + jb - 1` with
+    /// `jb = min(nb, n - j + 1)`) counts before they are bounded apart.
+    pub(super) fn eliminate(&self, i: Interval, loops: &[Loop]) -> Result<Interval, Why> {
+        // Locals first: their values are in terms of the loop indices.
+        let mut i = self.without_locals(i);
+        for k in (0..loops.len()).rev() {
+            let v = loops[k].var;
+            let has = |b: &Bound| b.vars().contains(&v);
+            if !has(&i.lo) && !has(&i.hi) {
+                continue;
+            }
+            let r = self.loop_range(loops, k)?;
+            let leaf = |b: &Bound| match b {
+                Bound::Var(x) if *x == v => Some(r.clone()),
+                _ => None,
+            };
+            // Where a bound moves one way with the index, the index's end
+            // goes in everywhere at once (what its terms say together is
+            // kept); elsewhere each occurrence is bounded apart.
+            let end = |b: &Bound, upper: bool| match monotone(b, v) {
+                Mono::Const => b.clone(),
+                Mono::Inc => replace_var(b, v, if upper { &r.hi } else { &r.lo }),
+                Mono::Dec => replace_var(b, v, if upper { &r.lo } else { &r.hi }),
+                Mono::Mixed if upper => subst(b, &leaf).hi,
+                Mono::Mixed => subst(b, &leaf).lo,
+            };
+            // The index's range may hold locals of the loops outside
+            // (`j = jj, jj + jb - 1`): they go before those loops do.
+            i = self.without_locals(Interval {
+                lo: end(&i.lo, false),
+                hi: end(&i.hi, true),
+            });
+        }
+        if let Some(v) = i.lo.vars().into_iter().chain(i.hi.vars()).next() {
+            return Err(format!(
+                "`{}` is not bounded there",
+                self.unit.symbol(v).name
+            ));
+        }
+        Ok(i)
+    }
+
+    /// `i` with the locals it holds replaced by their values (in terms of
+    /// loop indices), until none is left.
+    pub(super) fn without_locals(&self, mut i: Interval) -> Interval {
+        for _ in 0..16 {
+            let locals = self.locals.borrow();
+            let held: Vec<SymbolId> =
+                i.lo.vars()
+                    .into_iter()
+                    .chain(i.hi.vars())
+                    .filter(|v| locals.contains_key(v))
+                    .collect();
+            if held.is_empty() {
+                break;
+            }
+            let leaf = |b: &Bound| match b {
+                Bound::Var(x) => locals.get(x).cloned(),
+                _ => None,
+            };
+            i = Interval {
+                lo: subst(&i.lo, &leaf).lo,
+                hi: subst(&i.hi, &leaf).hi,
+            };
+        }
+        i
+    }
+
+    /// The values loop `k`'s index takes, in terms of the loops outside
+    /// it.
+    pub(super) fn loop_range(&self, loops: &[Loop], k: usize) -> Result<Interval, Why> {
+        let l = &loops[k];
+        let outer = &loops[..k];
+        let s = self.eval(&l.start, outer, &[], 0)?;
+        let e = self.eval(&l.end, outer, &[], 0)?;
+        let step = l
+            .step
+            .as_ref()
+            .map(|x| dfort_ir::dp::constant_int(self.unit, x, 0));
+        let mut r = match step {
+            None | Some(Some(1..)) => Interval { lo: s.lo, hi: e.hi },
+            Some(Some(..=-1)) => Interval { lo: e.lo, hi: s.hi },
+            _ => Interval {
+                lo: min(vec![s.lo, e.lo]),
+                hi: max(vec![s.hi, e.hi]),
+            },
+        };
+        // What the IF arms around say of it (bounds it cannot read are
+        // left out).
+        for (upper, g) in &l.guards {
+            let Ok(b) = self.eval(g, outer, &[], 0) else {
+                continue;
+            };
+            if *upper {
+                r.hi = min(vec![r.hi, b.hi]);
+            } else {
+                r.lo = max(vec![r.lo, b.lo]);
+            }
+        }
+        Ok(r)
+    }
+
+    /// The values of integer expression `e` inside `loops`, the indices of
+    /// `loops` (and locals one definition gives in terms of them) kept as
+    /// they are, the variables of `fixed` taken at the values given.
+    pub(super) fn eval(
+        &self,
+        e: &Expr,
+        loops: &[Loop],
+        fixed: &[(SymbolId, i64)],
+        depth: u32,
+    ) -> Result<Interval, Why> {
+        if depth > 24 {
+            return Err("its bounds are too deeply nested".into());
+        }
+        let text = || dfort_ir::dump::expr(self.unit, e);
+        let go = |x: &Expr| self.eval(x, loops, fixed, depth + 1);
+        match &e.kind {
+            ExprKind::Int(v) => Ok(Interval::point(Bound::Int(*v))),
+            ExprKind::Var(v) => {
+                if let Some((_, val)) = fixed.iter().find(|(s, _)| s == v) {
+                    return Ok(Interval::point(Bound::Int(*val)));
+                }
+                self.variable(*v, loops, depth)
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+            } => {
+                let i = go(operand)?;
+                Ok(Interval {
+                    lo: neg(i.hi),
+                    hi: neg(i.lo),
+                })
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Plus,
+                operand,
+            } => go(operand),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (a, b) = (go(lhs)?, go(rhs)?);
+                match op {
+                    BinaryOp::Add => Ok(Interval {
+                        lo: add(a.lo, b.lo),
+                        hi: add(a.hi, b.hi),
+                    }),
+                    BinaryOp::Sub => Ok(Interval {
+                        lo: sub(a.lo, b.hi),
+                        hi: sub(a.hi, b.lo),
+                    }),
+                    BinaryOp::Mul => Ok(times(a, b)),
+                    BinaryOp::Div => match b.lo.constant() {
+                        Some(c) if c > 0 && b.is_point() => Ok(Interval {
+                            lo: quotient(a.lo, Bound::Int(c)),
+                            hi: quotient(a.hi, Bound::Int(c)),
+                        }),
+                        _ => Err(format!(
+                            "`{}` divides by a value that may not be a positive constant",
+                            text()
+                        )),
+                    },
+                    _ => Err(format!("dfort cannot bound `{}`", text())),
+                }
+            }
+            ExprKind::Intrinsic { name, args }
+                if matches!(name.as_str(), "max" | "min") && !args.is_empty() =>
+            {
+                let mut los = Vec::new();
+                let mut his = Vec::new();
+                for a in args {
+                    let i = go(&a.value)?;
+                    los.push(i.lo);
+                    his.push(i.hi);
+                }
+                Ok(if name == "max" {
+                    Interval {
+                        lo: max(los),
+                        hi: max(his),
+                    }
+                } else {
+                    Interval {
+                        lo: min(los),
+                        hi: min(his),
+                    }
+                })
+            }
+            _ => Err(format!("dfort cannot bound `{}`", text())),
+        }
+    }
+
+    /// The values of variable `v` inside `loops`: an enclosing loop's
+    /// index as itself; a local one definition gives on every path to
+    /// the statement being read (`self.site`) as that definition's value;
+    /// another local as the hull of its definitions' values.
+    pub(super) fn variable(
+        &self,
+        v: SymbolId,
+        loops: &[Loop],
+        depth: u32,
+    ) -> Result<Interval, Why> {
+        if loops.iter().any(|l| l.var == v) {
+            return Ok(Interval::point(Bound::Var(v)));
+        }
+        let sym = self.unit.symbol(v);
+        if sym.attrs.parameter {
+            return match dfort_ir::dp::constant_int(self.unit, &var_expr(v, sym.span), 0) {
+                Some(c) => Ok(Interval::point(Bound::Int(c))),
+                None => Err(format!("the constant `{}` is not an integer", sym.name)),
+            };
+        }
+        if sym.ty.base != BaseType::Integer || sym.rank() != 0 {
+            return Err(format!("`{}` is not an integer scalar", sym.name));
+        }
+        match sym.storage {
+            // A leading dimension is positive: products with it keep
+            // their terms together (`j*lda` passed on as an increment).
+            Storage::Dummy(k) if !self.writes.contains_id(v) && self.is_extent(v) => {
+                Ok(Interval::point(nonneg(Bound::Formal(k))))
+            }
+            Storage::Dummy(k) if !self.writes.contains_id(v) => {
+                Ok(Interval::point(Bound::Formal(k)))
+            }
+            Storage::Dummy(_) => Err(format!("`{}` changes in `{}`", sym.name, self.unit.name)),
+            Storage::Local if sym.init.is_none() && !sym.attrs.save => match self.defs.get(&v) {
+                Some(Some(list)) if !list.is_empty() => {
+                    if list.iter().any(|(rhs, _, _)| mentions(rhs, v)) {
+                        return Err(format!("`{}` is a counter", sym.name));
+                    }
+                    if let Some((rhs, at, def)) = self.exact_definition(list, loops) {
+                        let outer = self.site.replace(Some(*def));
+                        let i = self.eval(rhs, at, &[], depth + 1);
+                        self.site.set(outer);
+                        // Kept as itself until the bounds it is in are
+                        // simplified (`j + jb` and `n - j - jb` cancel).
+                        self.locals.borrow_mut().insert(v, i?);
+                        return Ok(Interval::point(Bound::Var(v)));
+                    }
+                    let mut out: Option<Interval> = None;
+                    for (rhs, at, def) in list {
+                        let outer = self.site.replace(Some(*def));
+                        let i = self
+                            .eval(rhs, at, &[], depth + 1)
+                            .and_then(|i| self.eliminate(i, at));
+                        self.site.set(outer);
+                        let i = i?;
+                        out = Some(match out {
+                            None => i,
+                            Some(o) => o.hull(i),
+                        });
+                    }
+                    out.ok_or_else(|| format!("`{}` is never defined", sym.name))
+                }
+                _ => Err(format!(
+                    "`{}` is defined other than by assignments",
+                    sym.name
+                )),
+            },
+            _ => Err(format!("`{}` is not a local or formal integer", sym.name)),
+        }
+    }
+
+    /// Of a local's definitions `list`, the one that dominates the
+    /// statement read, in the same `loops`, with no other one between
+    /// them: the local's value there, exactly.
+    pub(super) fn exact_definition<'d>(
+        &self,
+        list: &'d [Definition],
+        loops: &[Loop],
+    ) -> Option<&'d Definition> {
+        let site = self.site.get()?;
+        let order = |id: StmtId| self.order.get(&id).copied().unwrap_or(usize::MAX);
+        let closest = list
+            .iter()
+            .filter(|(_, at, def)| {
+                at.len() <= loops.len()
+                    && at.iter().zip(loops).all(|(a, b)| a.var == b.var)
+                    && self.dominates(*def, site)
+            })
+            .max_by_key(|(_, _, def)| order(*def))?;
+        let (from, to) = (order(closest.2), order(site));
+        let between = list.iter().any(|(_, _, d)| {
+            let o = order(*d);
+            *d != closest.2 && o > from && o < to
+        });
+        (!between).then_some(closest)
+    }
+
+    /// The expression a local subscript stands for (`iy` after `iy = 1 +
+    /// (i - 1)*incy`), when its exact definition reads only the indices of
+    /// the loops around it, formals the unit never writes and constants:
+    /// read at the subscript, it has the same value, and the subscript's
+    /// progression along the loop is seen (seed 51051, case 602).
+    pub(super) fn plain_definition(&self, v: SymbolId, loops: &[Loop]) -> Option<&Expr> {
+        let sym = self.unit.symbol(v);
+        if sym.storage != Storage::Local || sym.init.is_some() || sym.attrs.save {
+            return None;
+        }
+        let Some(Some(list)) = self.defs.get(&v) else {
+            return None;
+        };
+        let (rhs, at, _) = self.exact_definition(list, loops)?;
+        let mut plain = true;
+        rhs.walk(&mut |x| match &x.kind {
+            ExprKind::Var(w) => {
+                let ws = self.unit.symbol(*w);
+                plain &= at.iter().any(|l| l.var == *w)
+                    || ws.attrs.parameter
+                    || (matches!(ws.storage, Storage::Dummy(_)) && !self.writes.contains_id(*w));
+            }
+            ExprKind::ArrayRef { .. }
+            | ExprKind::Component { .. }
+            | ExprKind::FunctionCall { .. }
+            | ExprKind::Apply { .. } => plain = false,
+            _ => {}
+        });
+        plain.then_some(rhs)
+    }
+
+    /// Whether statement `def` runs before `site` on every path to it: no
+    /// jumps in the unit, and `def` precedes, in its own statement list,
+    /// the statement that is or holds `site`.
+    pub(super) fn dominates(&self, def: StmtId, site: StmtId) -> bool {
+        if self.jumps {
+            return false;
+        }
+        let (Some(d), Some(s)) = (self.paths.get(&def), self.paths.get(&site)) else {
+            return false;
+        };
+        let n = d.len();
+        n >= 1
+            && s.len() >= n
+            && d[..n - 1] == s[..n - 1]
+            && d[n - 1].0 == s[n - 1].0
+            && d[n - 1].1 < s[n - 1].1
+    }
+}
