@@ -20,6 +20,7 @@ use crate::dep::GlobalKey;
 use crate::derivatives::RootSet;
 use crate::effects::ProgramEffects;
 use crate::interproc::ProgramActivity;
+use crate::reversal::UnitReversal;
 use dfort_ir::dp::differentiable;
 use dfort_ir::*;
 use dfort_syntax::rules::{self, Rule};
@@ -85,19 +86,69 @@ pub enum Derivative {
 }
 
 /// Every refusal decided before generating, of the `derivative` of the
-/// root of `set`.
-pub(crate) fn of_root(
+/// root of `set`; `reversal` gives the reversal the analyses decided for
+/// a unit (paper 001).
+pub(crate) fn of_root<'r>(
     program: &Program,
     set: &RootSet,
     activity: &ProgramActivity,
     effects: &ProgramEffects,
+    reversal: impl Fn(UnitId) -> Option<&'r UnitReversal>,
     derivative: Derivative,
 ) -> Vec<Refusal> {
     let mut out = check(program, set, activity, effects);
+    out.extend(statements(program, set, reversal, derivative));
     out.extend(match derivative {
         Derivative::Adjoint => saved_state(program, set, effects),
         Derivative::Tangent => saved_state_copies(program, set, effects),
     });
+    out
+}
+
+/// The statements of the set's units that the derivative has no rule
+/// for: constructs the front end keeps as unsupported (both
+/// derivatives), and for the adjoint, I/O with ERR=, END= or EOR= jumps
+/// and the constructs whose reversal the analyses could not decide
+/// ([`crate::reversal::Reversal::refusal`]: a DO loop whose bounds change inside it).
+fn statements<'r>(
+    program: &Program,
+    set: &RootSet,
+    reversal: impl Fn(UnitId) -> Option<&'r UnitReversal>,
+    derivative: Derivative,
+) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for &u in &set.units {
+        let unit = program.unit(u);
+        for st in unit.stmts.iter() {
+            match &st.kind {
+                StmtKind::Unsupported { construct } => out.push(Refusal::new(
+                    st.span,
+                    format!("{construct} cannot be differentiated"),
+                )),
+                StmtKind::Io { branches, .. }
+                    if derivative == Derivative::Adjoint && !branches.is_empty() =>
+                {
+                    out.push(Refusal::new(
+                        st.span,
+                        "I/O statements with ERR=, END= or EOR= jumps are not reversed yet (test IOSTAT= instead)",
+                    ))
+                }
+                _ => {}
+            }
+        }
+        if derivative == Derivative::Adjoint {
+            let Some(r) = reversal(u) else { continue };
+            let mut refused: Vec<(StmtId, (&'static Rule, &'static str))> = r
+                .constructs
+                .iter()
+                .filter_map(|(id, how)| Some((*id, how.refusal()?)))
+                .collect();
+            refused.sort_by_key(|(id, _)| *id);
+            for (id, why) in refused {
+                out.push(Refusal::new(unit.stmt(id).span, why));
+            }
+        }
+    }
     out
 }
 

@@ -769,9 +769,8 @@ impl Gen<'_> {
                 all.extend(objects.iter().map(|o| print(unit, o)));
                 self.w.line(&format!("{label}nullify({})", all.join(", ")));
             }
-            StmtKind::Unsupported { construct } => {
-                self.refuse(st.span, format!("{construct} cannot be differentiated"));
-            }
+            // Refused by the facts ([`dfort_analysis::refusals`]).
+            StmtKind::Unsupported { .. } => {}
         }
     }
 }

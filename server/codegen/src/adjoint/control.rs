@@ -102,8 +102,8 @@ impl Gen<'_> {
         let inp = self.inp;
         let unit = &inp.unit;
         let how = inp.reversal.of_stmt(id);
-        if let Some(why) = how.and_then(|r| r.refusal()) {
-            self.out.refuse(span, why);
+        if how.and_then(|r| r.refusal()).is_some() {
+            // Refused by the facts ([`dfort_analysis::refusals`]).
             return Vec::new();
         }
         // In a unit reversed by blocks, the construct and its assignments
@@ -242,7 +242,7 @@ impl Gen<'_> {
                 start,
                 end,
                 step,
-            } => self.counted_do(id, span, *var, start, end, step.as_ref(), body, label),
+            } => self.counted_do(id, *var, start, end, step.as_ref(), body, label),
             DoControl::While(c) => self.do_while(id, c, body, label),
             DoControl::Forever => {
                 self.out.refuse(
@@ -259,7 +259,6 @@ impl Gen<'_> {
     fn counted_do(
         &mut self,
         id: StmtId,
-        span: Span,
         var: SymbolId,
         start: &Expr,
         end: &Expr,
@@ -270,8 +269,9 @@ impl Gen<'_> {
         let inp = self.inp;
         let unit = &inp.unit;
         let i = unit.symbol(var).name.clone();
-        if let Some(why) = inp.reversal.of_stmt(id).and_then(|r| r.refusal()) {
-            self.out.refuse(span, why);
+        if inp.reversal.of_stmt(id).and_then(|r| r.refusal()).is_some() {
+            // Refused by the facts ([`dfort_analysis::refusals`]).
+            return Vec::new();
         }
         let (s, e) = (print(unit, start), print(unit, end));
         let stp = step.map(|x| print(unit, x)).unwrap_or_else(|| "1".into());

@@ -117,11 +117,8 @@ impl<'a> Gen<'a> {
             StmtKind::PointerAssign { .. } | StmtKind::Nullify { .. } => {
                 self.pointer_statement(id, label)
             }
-            StmtKind::Unsupported { construct } => {
-                self.out
-                    .refuse(span, format!("{construct} cannot be differentiated"));
-                Vec::new()
-            }
+            // Refused by the facts ([`dfort_analysis::refusals`]).
+            StmtKind::Unsupported { .. } => Vec::new(),
         }
     }
 }

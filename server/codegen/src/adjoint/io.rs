@@ -32,10 +32,8 @@ impl Gen<'_> {
         let inp = self.inp;
         let unit = &inp.unit;
         if !branches.is_empty() {
-            self.out.refuse(
-                span,
-                "I/O statements with ERR=, END= or EOR= jumps are not reversed yet (test IOSTAT= instead)",
-            );
+            // Refused by the facts ([`dfort_analysis::refusals`]).
+            return Vec::new();
         }
         // Reset the adjoints of the items the READ defines.
         let mut rev = Vec::new();
