@@ -879,8 +879,8 @@ fn refusals_decided_before_generating_are_facts_the_generators_report() {
     );
 
     // Statements the adjoint has no reversal for: a READ with END= (in a
-    // unit reversed by basic blocks), and a DO loop whose bound changes
-    // inside it; the tangent runs both.
+    // unit reversed by basic blocks), a DO loop whose bound changes inside
+    // it, an allocation its caller sees; the tangent runs them.
     let jumpy = "subroutine jumpy(a, x)
   real(8), intent(inout) :: a(100), x
   read (5, *, end=10) x
@@ -898,9 +898,18 @@ end subroutine jumpy
   end do
 end subroutine shrink
 ";
+    // An allocation the root's caller sees (of an allocatable dummy).
+    let grow = "subroutine grow(a, x)
+  real(8), allocatable, intent(inout) :: a(:)
+  real(8), intent(in) :: x
+  allocate(a(3))
+  a = x
+end subroutine grow
+";
     for (src, root_name, expected) in [
         (jumpy, "jumpy", ("not-differentiable", 3)),
         (shrink, "shrink", ("bounds-change-inside", 5)),
+        (grow, "grow", ("not-differentiable", 4)),
     ] {
         let ws = load_source(src, root_name);
         let (facts, root) = root_request(
@@ -946,12 +955,15 @@ fn the_generators_report_the_refusals_the_facts_decide() {
     ]
     .into();
     // Statements the facts refuse under the general rule: unsupported
-    // constructs, and the adjoint's I/O with ERR=, END= or EOR= jumps.
+    // constructs, and the adjoint's I/O with ERR=, END= or EOR= jumps and
+    // (de)allocations it does not follow.
     let decided = |code: &str, message: &str| {
         up_front.contains(code)
             || (message.ends_with(" cannot be differentiated")
                 && !message.starts_with("this assignment target"))
             || message.starts_with("I/O statements with ERR=")
+            || message.contains("is (de)allocated in")
+            || message.starts_with("only allocatable and pointer variables")
     };
     let (mut roots, mut listed_total) = (0, 0);
     for dir in ["papers", "free", "fixed", "kernels"] {

@@ -107,7 +107,8 @@ pub(crate) fn of_root<'r>(
 
 /// The statements of the set's units that the derivative has no rule
 /// for: constructs the front end keeps as unsupported (both
-/// derivatives), and for the adjoint, I/O with ERR=, END= or EOR= jumps
+/// derivatives), and for the adjoint, (de)allocations it does not follow
+/// ([`allocations`]), I/O with ERR=, END= or EOR= jumps
 /// and the constructs whose reversal the analyses could not decide
 /// ([`crate::reversal::Reversal::refusal`]: a DO loop whose bounds change inside it).
 fn statements<'r>(
@@ -125,6 +126,9 @@ fn statements<'r>(
                     st.span,
                     format!("{construct} cannot be differentiated"),
                 )),
+                StmtKind::Allocate { objects, .. } if derivative == Derivative::Adjoint => {
+                    out.extend(allocations(program, set, unit, st.span, objects));
+                }
                 StmtKind::Io { branches, .. }
                     if derivative == Derivative::Adjoint && !branches.is_empty() =>
                 {
@@ -147,6 +151,40 @@ fn statements<'r>(
             for (id, why) in refused {
                 out.push(Refusal::new(unit.stmt(id).span, why));
             }
+        }
+    }
+    out
+}
+
+/// The adjoint's refusals of an ALLOCATE or DEALLOCATE of `objects` in
+/// `unit`: an object that is no variable, and an allocatable its caller
+/// can see (a dummy, a SAVE'd local, a module variable outside the root):
+/// the adjoint follows the allocations its callers see only where the
+/// root makes them. A pointer's (de)allocation outside the root is
+/// `pointer-not-followed` ([`crate::pointers::refusals`]).
+fn allocations(
+    program: &Program,
+    set: &RootSet,
+    unit: &Unit,
+    span: Span,
+    objects: &[Expr],
+) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for o in objects {
+        let pointer = dfort_ir::queries::is_pointer_reference(program, unit, o);
+        let Some((s, _)) = dfort_ir::dp::target(o) else {
+            out.push(Refusal::new(
+                span,
+                "only allocatable and pointer variables can be (de)allocated in differentiated code",
+            ));
+            continue;
+        };
+        let sym = unit.symbol(s);
+        let module_var = dfort_ir::queries::module_var(program, sym).is_some();
+        let own = (sym.storage == Storage::Local && !sym.attrs.save && !sym.attrs.initialized)
+            || (module_var && unit.id == set.root);
+        if !own && !pointer {
+            out.push(Refusal::new(span, format!("`{}` is (de)allocated in `{}`, and its caller can see it; the adjoint follows the allocations its callers see only where the root makes them (do it in the root)", dfort_ir::dump::expr(unit, o), unit.name)));
         }
     }
     out

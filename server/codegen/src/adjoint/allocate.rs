@@ -26,7 +26,6 @@
 use super::association::pointer_object;
 use super::dispatch::Gen;
 use super::sweep::Line;
-use dfort_ir::dp::target;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 
@@ -42,29 +41,12 @@ impl Gen<'_> {
         let inp = self.inp;
         let unit = &inp.unit;
         let st = inp.orig.stmt(id);
-        let span = st.span;
         let pointers: Vec<bool> = objects
             .iter()
             .map(|o| dfort_ir::queries::is_pointer_reference(inp.program, unit, o))
             .collect();
-        for (o, &pointer) in objects.iter().zip(&pointers) {
-            let Some((s, _)) = target(o) else {
-                self.out.refuse(
-                    span,
-                    "only allocatable and pointer variables can be (de)allocated in differentiated code",
-                );
-                continue;
-            };
-            let sym = unit.symbol(s);
-            let module_var = crate::names::module_var(inp.program, sym).is_some();
-            let own = (sym.storage == Storage::Local && !sym.attrs.save && !sym.attrs.initialized)
-                || (module_var && unit.id == inp.diff.root);
-            // A pointer's (de)allocation outside the root is the analysis'
-            // refusal (`pointer-not-followed`).
-            if !own && !pointer {
-                self.out.refuse(span, format!("`{}` is (de)allocated in `{}`, and its caller can see it; the adjoint follows the allocations its callers see only where the root makes them (do it in the root)", print(unit, o), unit.name));
-            }
-        }
+        // What the adjoint does not follow of these (de)allocations the
+        // facts refuse ([`dfort_analysis::refusals`]).
         let mut label = label;
         self.out.flush_label(&mut label);
         let saved = self.save_associations(st);
