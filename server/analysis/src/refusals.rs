@@ -108,7 +108,8 @@ pub(crate) fn of_root<'r>(
 /// The statements of the set's units that the derivative has no rule
 /// for: constructs the front end keeps as unsupported (both
 /// derivatives), and for the adjoint, (de)allocations it does not follow
-/// ([`allocations`]), I/O with ERR=, END= or EOR= jumps
+/// ([`allocations`]) and pointer associations its tape cannot hold
+/// ([`untaped_associations`]), I/O with ERR=, END= or EOR= jumps
 /// and the constructs whose reversal the analyses could not decide
 /// ([`crate::reversal::Reversal::refusal`]: a DO loop whose bounds change inside it).
 fn statements<'r>(
@@ -128,6 +129,12 @@ fn statements<'r>(
                 )),
                 StmtKind::Allocate { objects, .. } if derivative == Derivative::Adjoint => {
                     out.extend(allocations(program, set, unit, st.span, objects));
+                    out.extend(untaped_associations(program, unit, st));
+                }
+                StmtKind::PointerAssign { .. } | StmtKind::Nullify { .. }
+                    if derivative == Derivative::Adjoint =>
+                {
+                    out.extend(untaped_associations(program, unit, st))
                 }
                 StmtKind::Io { branches, .. }
                     if derivative == Derivative::Adjoint && !branches.is_empty() =>
@@ -188,6 +195,25 @@ fn allocations(
         }
     }
     out
+}
+
+/// The adjoint's refusals of the pointer associations statement `st`
+/// changes that the forward sweep records
+/// ([`dfort_ir::queries::recorded_associations`]) but the tape cannot hold
+/// ([`dfort_ir::runtime::pointer_tapeable`]).
+fn untaped_associations(program: &Program, unit: &Unit, st: &Stmt) -> Vec<Refusal> {
+    dfort_ir::queries::recorded_associations(program, unit, st)
+        .into_iter()
+        .map(|o| o.without_bounds())
+        .filter(|o| !dfort_ir::runtime::pointer_tapeable(program, unit, o))
+        .map(|o| {
+            let whole = dfort_ir::dump::expr(unit, &o);
+            Refusal::new(
+                st.span,
+                format!("the tape cannot save the association of `{whole}` (pointers to real(8), real(4), integer(4) and complex(8) data of rank 0 to 3, and scalar pointers to derived types of modules, are saved)"),
+            )
+        })
+        .collect()
 }
 
 /// Every refusal of this module for the root's derivative set.

@@ -75,10 +75,7 @@ impl Gen<'_> {
             let whole = pointer_object(&inp.unit, o);
             self.out.trace.association(st.id, whole.clone());
             if !dfort_ir::runtime::pointer_tapeable(inp.program, inp.orig, &o.without_bounds()) {
-                self.out.refuse(
-                    st.span,
-                    format!("the tape cannot save the association of `{whole}` (pointers to real(8), real(4), integer(4) and complex(8) data of rank 0 to 3, and scalar pointers to derived types of modules, are saved)"),
-                );
+                // Refused by the facts ([`dfort_analysis::refusals`]).
                 continue;
             }
             saved.push(whole.clone());
