@@ -126,7 +126,7 @@ impl ProgramFacts {
             &set,
             &self.activity,
             self.effects(),
-            |u| self.decisions_of(u).map(|d| &d.reversal),
+            |u| self.decisions_of(u),
             derivative,
         )
     }

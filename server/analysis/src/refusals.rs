@@ -16,11 +16,11 @@
 //! list through [`crate::facts::ProgramFacts::refusals`]; they refuse
 //! nothing of it themselves.
 
+use crate::decisions::UnitDecisions;
 use crate::dep::GlobalKey;
 use crate::derivatives::RootSet;
 use crate::effects::ProgramEffects;
 use crate::interproc::ProgramActivity;
-use crate::reversal::UnitReversal;
 use dfort_ir::dp::differentiable;
 use dfort_ir::*;
 use dfort_syntax::rules::{self, Rule};
@@ -86,18 +86,18 @@ pub enum Derivative {
 }
 
 /// Every refusal decided before generating, of the `derivative` of the
-/// root of `set`; `reversal` gives the reversal the analyses decided for
-/// a unit (paper 001).
+/// root of `set`; `decisions` gives the adjoint's decisions for a unit
+/// (its reversal, paper 001; what TBR's forward sweep pushes).
 pub(crate) fn of_root<'r>(
     program: &Program,
     set: &RootSet,
     activity: &ProgramActivity,
     effects: &ProgramEffects,
-    reversal: impl Fn(UnitId) -> Option<&'r UnitReversal>,
+    decisions: impl Fn(UnitId) -> Option<&'r UnitDecisions>,
     derivative: Derivative,
 ) -> Vec<Refusal> {
     let mut out = check(program, set, activity, effects);
-    out.extend(statements(program, set, reversal, derivative));
+    out.extend(statements(program, set, decisions, derivative));
     out.extend(match derivative {
         Derivative::Adjoint => saved_state(program, set, effects),
         Derivative::Tangent => saved_state_copies(program, set, effects),
@@ -115,7 +115,7 @@ pub(crate) fn of_root<'r>(
 fn statements<'r>(
     program: &Program,
     set: &RootSet,
-    reversal: impl Fn(UnitId) -> Option<&'r UnitReversal>,
+    decisions: impl Fn(UnitId) -> Option<&'r UnitDecisions>,
     derivative: Derivative,
 ) -> Vec<Refusal> {
     let mut out = Vec::new();
@@ -148,7 +148,12 @@ fn statements<'r>(
             }
         }
         if derivative == Derivative::Adjoint {
-            let Some(r) = reversal(u) else { continue };
+            if let Some(d) = decisions(u) {
+                out.extend(untaped_records(program, unit, d));
+            }
+            let Some(r) = decisions(u).map(|d| &d.reversal) else {
+                continue;
+            };
             let mut refused: Vec<(StmtId, (&'static Rule, &'static str))> = r
                 .constructs
                 .iter()
@@ -214,6 +219,66 @@ fn untaped_associations(program: &Program, unit: &Unit, st: &Stmt) -> Vec<Refusa
             )
         })
         .collect()
+}
+
+/// The adjoint's refusals of values TBR records (paper 000 §5) that the
+/// tape cannot hold ([`dfort_ir::runtime::reference_tape_limit`]): an
+/// assignment's target, a READ's items (a variable the list defines in
+/// several items, or in an implied DO, is saved whole).
+fn untaped_records(program: &Program, unit: &Unit, d: &UnitDecisions) -> Vec<Refusal> {
+    let recorded = |st: StmtId| -> Vec<SymbolId> {
+        d.pushed
+            .iter()
+            .filter(|p| p.stmt == st)
+            .map(|p| p.variable)
+            .collect()
+    };
+    let limit = |s: SymbolId, whole: bool, e: &Expr, span: Span| {
+        dfort_ir::runtime::reference_tape_limit(program, unit, s, whole, e)
+            .map(|l| Refusal::new(span, l.describe(unit, s)))
+    };
+    let mut out = Vec::new();
+    for st in unit.stmts.iter() {
+        match &st.kind {
+            StmtKind::Assign { lhs, .. } if !d.dead.contains(&st.id) => {
+                let Some((t, whole)) = dfort_ir::dp::target(lhs) else {
+                    continue;
+                };
+                if recorded(st.id).contains(&t) {
+                    out.extend(limit(t, whole, lhs, st.span));
+                }
+            }
+            StmtKind::Io { writes, .. } => {
+                let recorded = recorded(st.id);
+                for (s, whole) in dfort_ir::dp::io_targets(writes) {
+                    if !recorded.contains(&s) {
+                        continue;
+                    }
+                    let items: Vec<&Expr> = writes
+                        .iter()
+                        .filter(|w| dfort_ir::dp::target(w).is_some_and(|(t, _)| t == s))
+                        .collect();
+                    let implied = writes.iter().any(|w| {
+                        matches!(w.kind, ExprKind::ImpliedDo { .. })
+                            && dfort_ir::dp::io_targets(std::slice::from_ref(w))
+                                .iter()
+                                .any(|(t, _)| *t == s)
+                    });
+                    let whole_ref = Expr {
+                        kind: ExprKind::Var(s),
+                        span: st.span,
+                    };
+                    let (whole, reference) = match items.as_slice() {
+                        [one] if !implied => (whole, *one),
+                        _ => (true, &whole_ref),
+                    };
+                    out.extend(limit(s, whole, reference, st.span));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Every refusal of this module for the root's derivative set.

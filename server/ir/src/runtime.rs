@@ -16,6 +16,29 @@ pub enum TapeLimit {
     AssumedSize,
 }
 
+impl TapeLimit {
+    /// Why the runtime cannot push variable `s` of `unit` (or a part of
+    /// it), in words.
+    pub fn describe(&self, unit: &Unit, s: SymbolId) -> String {
+        let sym = unit.symbol(s);
+        match *self {
+            TapeLimit::Type => format!(
+                "saving `{}` ({}) on the tape is not supported yet",
+                sym.name,
+                crate::dump::type_name(&sym.ty)
+            ),
+            TapeLimit::Rank(rank) => format!(
+                "saving the whole array `{}` of rank {rank} on the tape is not supported yet",
+                sym.name
+            ),
+            TapeLimit::AssumedSize => format!(
+                "the assumed-size array `{}` would have to be saved whole",
+                sym.name
+            ),
+        }
+    }
+}
+
 /// Why the stack runtime (`dfort_stack.f90`) cannot push variable `s`
 /// (`whole`) or an element or section of it; `None` when it can.
 pub fn tape_limit(unit: &Unit, s: SymbolId, whole: bool) -> Option<TapeLimit> {

@@ -13,7 +13,6 @@
 
 use super::dispatch::Gen;
 use super::sweep::Line;
-use super::tape::pushable;
 use crate::complex;
 use crate::partials::{partials, rank_of};
 use dfort_analysis::address_report::Choice;
@@ -39,7 +38,7 @@ impl Gen<'_> {
         let unit = &inp.unit;
         let mut rev = Vec::new();
         let dead = inp.dead.contains(&id);
-        let Some((t, whole)) = target(lhs) else {
+        let Some((t, _)) = target(lhs) else {
             self.out
                 .refuse(span, "this assignment target cannot be differentiated");
             return rev;
@@ -71,9 +70,8 @@ impl Gen<'_> {
         }
         let record = !dead && inp.recorded(id).contains(&t);
         if record {
-            if let Err(m) = pushable(program, unit, t, whole, lhs) {
-                self.out.refuse(span, m);
-            }
+            // What the tape cannot hold the facts refuse
+            // ([`dfort_analysis::refusals`]).
             self.out.trace.push(id, t);
             if inp.undo.exact.contains_id(t) {
                 self.out.trace.recovery(None, t, Choice::Stored);

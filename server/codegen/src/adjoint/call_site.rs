@@ -18,7 +18,6 @@
 use super::assign::mentions;
 use super::dispatch::Gen;
 use super::sweep::Line;
-use super::tape::describe;
 use crate::calls::{prepare, result_type, DerivActual, Keywords, Prepared};
 use crate::fortran::call_line;
 use crate::trace::SavedValue;
@@ -465,7 +464,7 @@ impl Gen<'_> {
                 unbounded,
                 ..
             } => {
-                let mut m = describe(&inp.unit, *variable, *limit);
+                let mut m = limit.describe(&inp.unit, *variable);
                 if let Some(w) = unbounded {
                     m = format!("{m}: dfort found no region of it the call touches ({w})");
                 }
@@ -478,7 +477,7 @@ impl Gen<'_> {
             Problem::UntapeableGlobal { key, limit } => {
                 let m = match key {
                     GlobalKey::Shared { unit: m, symbol } => {
-                        describe(inp.program.unit(*m), *symbol, *limit)
+                        limit.describe(inp.program.unit(*m), *symbol)
                     }
                     GlobalKey::Common { .. } => key.describe(inp.program),
                 };

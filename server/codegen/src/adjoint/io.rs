@@ -12,7 +12,6 @@
 
 use super::dispatch::Gen;
 use super::sweep::Line;
-use super::tape::pushable;
 use dfort_analysis::address_report::Choice;
 use dfort_ir::dp::{io_targets, target};
 use dfort_ir::dump::expr as print;
@@ -46,7 +45,7 @@ impl Gen<'_> {
         // Record what TBR asks for, before the READ.
         let recorded = inp.recorded(id);
         let mut pushed: Vec<String> = Vec::new();
-        for (s, whole) in io_targets(writes) {
+        for (s, _) in io_targets(writes) {
             if !recorded.contains(&s) {
                 continue;
             }
@@ -62,17 +61,12 @@ impl Gen<'_> {
                         .iter()
                         .any(|(t, _)| *t == s)
             });
-            let whole_ref = Expr {
-                kind: ExprKind::Var(s),
-                span,
+            let item = match items.as_slice() {
+                [one] if !implied => print(unit, one),
+                _ => unit.symbol(s).name.clone(),
             };
-            let (item, whole, reference) = match items.as_slice() {
-                [one] if !implied => (print(unit, one), whole, *one),
-                _ => (unit.symbol(s).name.clone(), true, &whole_ref),
-            };
-            if let Err(m) = pushable(inp.program, unit, s, whole, reference) {
-                self.out.refuse(span, m);
-            }
+            // What the tape cannot hold the facts refuse
+            // ([`dfort_analysis::refusals`]).
             if pushed.contains(&item) {
                 continue;
             }

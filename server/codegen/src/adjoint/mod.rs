@@ -82,7 +82,6 @@ mod io;
 mod planned;
 mod routine;
 mod sweep;
-mod tape;
 
 use crate::trace::RoutineTrace;
 use crate::Refusal;
