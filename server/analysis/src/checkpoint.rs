@@ -212,6 +212,53 @@ pub enum Problem {
 }
 
 impl Problem {
+    /// The refusal of this problem at the call to `name` (the procedure
+    /// `callee`, when dfort has its source) in `unit`.
+    pub fn describe(
+        &self,
+        program: &Program,
+        unit: &Unit,
+        name: &str,
+        callee: Option<UnitId>,
+    ) -> String {
+        let callee_name = callee.map_or(name, |c| program.unit(c).name.as_str());
+        match self {
+            Problem::Untapeable {
+                variable,
+                limit,
+                record,
+                unbounded,
+                ..
+            } => {
+                let mut m = limit.describe(unit, *variable);
+                if let Some(w) = unbounded {
+                    m = format!("{m}: dfort found no region of it the call touches ({w})");
+                }
+                if *record {
+                    format!("{m} (around the call to `{name}`)")
+                } else {
+                    format!("{m} (saved for the call to `{name}`)")
+                }
+            }
+            Problem::UntapeableGlobal { key, limit } => {
+                let m = match key {
+                    GlobalKey::Shared { unit: m, symbol } => {
+                        limit.describe(program.unit(*m), *symbol)
+                    }
+                    GlobalKey::Common { .. } => key.describe(program),
+                };
+                format!("{m} (saved for the call to `{callee_name}`)")
+            }
+            Problem::Aliased(why) => why.clone(),
+            Problem::Undeclared(k) => format!(
+                "`{callee_name}` reads {}, which `{}` does not declare but may change; declare it in `{}` so that the call can be checkpointed",
+                k.describe(program),
+                unit.name,
+                unit.name
+            ),
+        }
+    }
+
     /// Whether it is about a global the unit does not declare (the
     /// generator reports these first).
     pub fn hidden(&self) -> bool {

@@ -150,6 +150,7 @@ fn statements<'r>(
         if derivative == Derivative::Adjoint {
             if let Some(d) = decisions(u) {
                 out.extend(untaped_records(program, unit, d));
+                out.extend(call_problems(program, set, unit, d));
             }
             let Some(r) = decisions(u).map(|d| &d.reversal) else {
                 continue;
@@ -276,6 +277,55 @@ fn untaped_records(program: &Program, unit: &Unit, d: &UnitDecisions) -> Vec<Ref
                 }
             }
             _ => {}
+        }
+    }
+    out
+}
+
+/// The adjoint's refusals of the problems of the checkpoints the analyses
+/// decided for the calls and function references of `unit` (paper 000
+/// §5: what the tape cannot hold around a call, globals the unit cannot
+/// name, parts of one variable passed as several actuals), at the call,
+/// for the calls whose callee's derivative routine this root writes.
+fn call_problems(program: &Program, set: &RootSet, unit: &Unit, d: &UnitDecisions) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let mut report =
+        |cp: &crate::checkpoint::CallCheckpoint, span: Span, name: &str, callee: Option<UnitId>| {
+            let routine = callee.is_some_and(|c| set.units.contains(&c));
+            if cp.callee_routine != routine {
+                return;
+            }
+            // Globals the unit does not declare first, as the call's code.
+            let (hidden, rest): (Vec<_>, Vec<_>) = cp.problems.iter().partition(|p| p.hidden());
+            for p in hidden.into_iter().chain(rest) {
+                out.push(Refusal::new(span, p.describe(program, unit, name, callee)));
+            }
+        };
+    for (&id, cp) in &d.calls {
+        let st = unit.stmt(id);
+        if let StmtKind::Call { name, target, .. } = &st.kind {
+            let callee = match target {
+                CallTarget::Unit(c) => Some(*c),
+                _ => None,
+            };
+            report(cp, st.span, name, callee);
+        }
+    }
+    for (&id, refs) in &d.references {
+        let st = unit.stmt(id);
+        for r in refs {
+            let Some(cp) = &r.checkpoint else { continue };
+            let mut name = program.unit(r.callee).name.clone();
+            for e in st.kind.exprs() {
+                e.walk(&mut |x| {
+                    if let ExprKind::FunctionCall { name: n, .. } = &x.kind {
+                        if x.span == r.span {
+                            name = n.clone();
+                        }
+                    }
+                });
+            }
+            report(cp, r.span, &name, Some(r.callee));
         }
     }
     out

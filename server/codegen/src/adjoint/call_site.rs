@@ -21,7 +21,7 @@ use super::sweep::Line;
 use crate::calls::{prepare, result_type, DerivActual, Keywords, Prepared};
 use crate::fortran::call_line;
 use crate::trace::SavedValue;
-use dfort_analysis::checkpoint::{AliasedActual, CallCheckpoint, Problem};
+use dfort_analysis::checkpoint::{AliasedActual, CallCheckpoint};
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::references::ReferenceCheckpoint;
 use dfort_ir::dp::target;
@@ -348,10 +348,8 @@ impl Gen<'_> {
                 snapshot_hidden.push(local);
             }
         }
-        for p in cp.problems.iter().filter(|p| p.hidden()) {
-            let m = self.problem(p, name, callee);
-            self.out.refuse(span, m);
-        }
+        // The checkpoint's problems the facts refuse
+        // ([`dfort_analysis::refusals`]).
         if !differentiated {
             let active = inp
                 .act
@@ -366,10 +364,6 @@ impl Gen<'_> {
                     dfort_syntax::rules::no_derivative_for_call(name, &names, callee.is_some()),
                 );
             }
-        }
-        for p in cp.problems.iter().filter(|p| !p.hidden()) {
-            let m = self.problem(p, name, callee);
-            self.out.refuse(span, m);
         }
         // The caller's records, then the snapshot (the hidden module
         // variables last).
@@ -450,47 +444,6 @@ impl Gen<'_> {
                 (names, lines)
             });
         names.0.get(index as usize).cloned()
-    }
-
-    /// The refusal of a checkpoint's problem at the call to `name`.
-    fn problem(&self, p: &Problem, name: &str, callee: Option<UnitId>) -> String {
-        let inp = self.inp;
-        let callee_name = callee.map_or(name, |c| inp.program.unit(c).name.as_str());
-        match p {
-            Problem::Untapeable {
-                variable,
-                limit,
-                record,
-                unbounded,
-                ..
-            } => {
-                let mut m = limit.describe(&inp.unit, *variable);
-                if let Some(w) = unbounded {
-                    m = format!("{m}: dfort found no region of it the call touches ({w})");
-                }
-                if *record {
-                    format!("{m} (around the call to `{name}`)")
-                } else {
-                    format!("{m} (saved for the call to `{name}`)")
-                }
-            }
-            Problem::UntapeableGlobal { key, limit } => {
-                let m = match key {
-                    GlobalKey::Shared { unit: m, symbol } => {
-                        limit.describe(inp.program.unit(*m), *symbol)
-                    }
-                    GlobalKey::Common { .. } => key.describe(inp.program),
-                };
-                format!("{m} (saved for the call to `{callee_name}`)")
-            }
-            Problem::Aliased(why) => why.clone(),
-            Problem::Undeclared(k) => format!(
-                "`{callee_name}` reads {}, which `{}` does not declare but may change; declare it in `{}` so that the call can be checkpointed",
-                k.describe(inp.program),
-                inp.orig.name,
-                inp.orig.name
-            ),
-        }
     }
 
     /// The adjoint an aliased actual (whose adjoint is `r`, of rank
