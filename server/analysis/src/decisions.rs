@@ -122,6 +122,15 @@ pub struct CheckpointedCall<'a> {
 }
 
 impl UnitDecisions {
+    /// The variables the forward sweep pushes for TBR at statement `st`.
+    pub fn recorded(&self, st: StmtId) -> Vec<SymbolId> {
+        self.pushed
+            .iter()
+            .filter(|r| r.stmt == st)
+            .map(|r| r.variable)
+            .collect()
+    }
+
     /// The checkpoints of `unit`'s calls to procedures with source, in
     /// statement order (a statement's references in hoisting order): what
     /// the editor and `dfort analyze` show the forward sweep saving

@@ -227,13 +227,6 @@ fn untaped_associations(program: &Program, unit: &Unit, st: &Stmt) -> Vec<Refusa
 /// assignment's target, a READ's items (a variable the list defines in
 /// several items, or in an implied DO, is saved whole).
 fn untaped_records(program: &Program, unit: &Unit, d: &UnitDecisions) -> Vec<Refusal> {
-    let recorded = |st: StmtId| -> Vec<SymbolId> {
-        d.pushed
-            .iter()
-            .filter(|p| p.stmt == st)
-            .map(|p| p.variable)
-            .collect()
-    };
     let limit = |s: SymbolId, whole: bool, e: &Expr, span: Span| {
         dfort_ir::runtime::reference_tape_limit(program, unit, s, whole, e)
             .map(|l| Refusal::new(span, l.describe(unit, s)))
@@ -245,33 +238,23 @@ fn untaped_records(program: &Program, unit: &Unit, d: &UnitDecisions) -> Vec<Ref
                 let Some((t, whole)) = dfort_ir::dp::target(lhs) else {
                     continue;
                 };
-                if recorded(st.id).contains(&t) {
+                if d.recorded(st.id).contains(&t) {
                     out.extend(limit(t, whole, lhs, st.span));
                 }
             }
             StmtKind::Io { writes, .. } => {
-                let recorded = recorded(st.id);
+                let recorded = d.recorded(st.id);
                 for (s, whole) in dfort_ir::dp::io_targets(writes) {
                     if !recorded.contains(&s) {
                         continue;
                     }
-                    let items: Vec<&Expr> = writes
-                        .iter()
-                        .filter(|w| dfort_ir::dp::target(w).is_some_and(|(t, _)| t == s))
-                        .collect();
-                    let implied = writes.iter().any(|w| {
-                        matches!(w.kind, ExprKind::ImpliedDo { .. })
-                            && dfort_ir::dp::io_targets(std::slice::from_ref(w))
-                                .iter()
-                                .any(|(t, _)| *t == s)
-                    });
                     let whole_ref = Expr {
                         kind: ExprKind::Var(s),
                         span: st.span,
                     };
-                    let (whole, reference) = match items.as_slice() {
-                        [one] if !implied => (whole, *one),
-                        _ => (true, &whole_ref),
+                    let (whole, reference) = match dfort_ir::dp::single_io_item(writes, s) {
+                        Some(one) => (whole, one),
+                        None => (true, &whole_ref),
                     };
                     out.extend(limit(s, whole, reference, st.span));
                 }
@@ -706,7 +689,7 @@ fn globals_through_functions(
                                 &rules::GLOBAL_THROUGH_FUNCTION,
                                 format!(
                                     "the function `{name}` reaches {}, which this code changes; derivatives through the globals of functions are followed only where they are referenced in the right-hand side of an assignment outside WHERE (assign its value to a variable first)",
-                                    describe(program, k)
+                                    k.describe(program)
                                 ),
                             ),
                         ));
@@ -767,11 +750,6 @@ fn real_global(program: &Program, k: &GlobalKey) -> bool {
             })
         }),
     }
-}
-
-/// A global in words: `member 2 of COMMON /blk/` or `` `x` of `m` ``.
-fn describe(program: &Program, k: &GlobalKey) -> String {
-    k.describe(program)
 }
 
 impl GlobalKey {

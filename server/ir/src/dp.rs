@@ -167,6 +167,25 @@ pub fn io_targets(items: &[Expr]) -> Vec<(SymbolId, bool)> {
     out
 }
 
+/// The one item of an I/O list that defines variable `s`, when exactly
+/// one does and no implied DO does; `None` when the variable is saved
+/// whole (several items, or an implied DO, define it).
+pub fn single_io_item(writes: &[Expr], s: SymbolId) -> Option<&Expr> {
+    let implied = writes.iter().any(|w| {
+        matches!(w.kind, ExprKind::ImpliedDo { .. })
+            && io_targets(std::slice::from_ref(w))
+                .iter()
+                .any(|(t, _)| *t == s)
+    });
+    let mut items = writes
+        .iter()
+        .filter(|w| target(w).is_some_and(|(t, _)| t == s));
+    match (items.next(), items.next()) {
+        (Some(one), None) if !implied => Some(one),
+        _ => None,
+    }
+}
+
 /// The variable an assignment target writes, and whether the write covers
 /// all of it (a scalar or a whole array) or only part (an element, a
 /// section, a component) — partial writes do not kill (paper 000 §5.1).

@@ -78,8 +78,9 @@ pub(super) struct RoutineInputs<'a> {
     pub undo: &'a UnitUndo,
     /// The assignments the forward sweep drops.
     pub dead: &'a [StmtId],
-    /// What the forward sweep pushes for TBR.
-    pub pushed: &'a [dfort_analysis::decisions::Push],
+    /// The unit's decisions (what the forward sweep pushes for TBR:
+    /// [`RoutineInputs::recorded`]).
+    pub decisions: &'a dfort_analysis::decisions::UnitDecisions,
     /// What the forward sweep saves around each CALL (the analysis'
     /// checkpoints).
     pub calls: &'a BTreeMap<StmtId, CallCheckpoint>,
@@ -154,7 +155,7 @@ pub(super) fn gather<T>(
             plans: decisions.plans.iter().map(|p| (p.stmt, p)).collect(),
             undo: &decisions.undo,
             dead: &decisions.dead,
-            pushed: &decisions.pushed,
+            decisions,
             calls: &decisions.calls,
             references: &decisions.references,
             snapshots,
@@ -179,11 +180,7 @@ impl RoutineInputs<'_> {
 
     /// The variables the forward sweep pushes for TBR at statement `st`.
     pub fn recorded(&self, st: StmtId) -> Vec<SymbolId> {
-        self.pushed
-            .iter()
-            .filter(|r| r.stmt == st)
-            .map(|r| r.variable)
-            .collect()
+        self.decisions.recorded(st)
     }
 
     /// Whether the adjoint routine of callee `c` reads the value its

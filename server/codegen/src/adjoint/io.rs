@@ -51,19 +51,9 @@ impl Gen<'_> {
             }
             // A variable the list defines in several items, or in an
             // implied DO, is saved whole.
-            let items: Vec<&Expr> = writes
-                .iter()
-                .filter(|w| target(w).is_some_and(|(t, _)| t == s))
-                .collect();
-            let implied = writes.iter().any(|w| {
-                matches!(w.kind, ExprKind::ImpliedDo { .. })
-                    && io_targets(std::slice::from_ref(w))
-                        .iter()
-                        .any(|(t, _)| *t == s)
-            });
-            let item = match items.as_slice() {
-                [one] if !implied => print(unit, one),
-                _ => unit.symbol(s).name.clone(),
+            let item = match dfort_ir::dp::single_io_item(writes, s) {
+                Some(one) => print(unit, one),
+                None => unit.symbol(s).name.clone(),
             };
             // What the tape cannot hold the facts refuse
             // ([`dfort_analysis::refusals`]).
