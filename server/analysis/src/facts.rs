@@ -110,6 +110,16 @@ impl ProgramFacts {
     pub fn unit(&self, id: UnitId) -> Option<&Unit> {
         self.program.units.get(id).map(|u| &**u)
     }
+    /// The refusal of `root` itself as the root of a `derivative` (not a
+    /// subroutine or a function, or an internal procedure): then
+    /// [`Self::refusals`] is that alone, and nothing is written.
+    pub fn root_refusal(
+        &self,
+        root: UnitId,
+        derivative: crate::refusals::Derivative,
+    ) -> Option<crate::refusals::Refusal> {
+        crate::refusals::root_form(&self.program, self.program.units.get(root)?, derivative)
+    }
     /// What dfort refuses of the `derivative` of `root` before writing any
     /// code ([`crate::refusals`]), each with its rule and place; none for
     /// a unit that is not a root of these facts.
@@ -118,6 +128,9 @@ impl ProgramFacts {
         root: UnitId,
         derivative: crate::refusals::Derivative,
     ) -> Vec<crate::refusals::Refusal> {
+        if let Some(r) = self.root_refusal(root, derivative) {
+            return vec![r];
+        }
         let Some(set) = self.derivative_set(root) else {
             return Vec::new();
         };
@@ -129,6 +142,21 @@ impl ProgramFacts {
             |u| self.decisions_of(u),
             derivative,
         )
+    }
+    /// The calls of `unit` that pass an active value to a procedure
+    /// without a derivative routine (rule `no-source`), with every root's
+    /// carriers: the editor's warnings on every unit the analyses reached
+    /// (for one root's derivative set they are among its
+    /// [`Self::refusals`], with the calls' other refusals).
+    pub fn no_source_calls(&self, unit: UnitId) -> Vec<crate::refusals::Refusal> {
+        let (Some(u), Some(act)) = (self.unit(unit), self.activity_of(unit)) else {
+            return Vec::new();
+        };
+        let routines = crate::refusals::calls::Routines::of_carriers(&self.carriers);
+        crate::refusals::calls::of_unit(&self.program, &routines, u, act)
+            .into_iter()
+            .filter(|r| std::ptr::eq(r.rule, &dfort_syntax::rules::NO_SOURCE))
+            .collect()
     }
     pub fn roles_of(&self, unit: UnitId) -> Option<&Roles> {
         self.roots.iter().find(|(u, _)| *u == unit).map(|(_, r)| r)

@@ -6,26 +6,10 @@
 use crate::Reason;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
-use dfort_syntax::rules;
+use dfort_syntax::rules::{self, DerivativeActual};
 use std::collections::HashMap;
 
-/// The actual bound to each formal of `callee`, in formal order.
-pub fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg>> {
-    let mut out = vec![None; callee.args.len()];
-    for (pos, a) in args.iter().enumerate() {
-        if let Some(k) = dfort_ir::queries::formal_index(callee, pos, a) {
-            if let Some(slot) = out.get_mut(k) {
-                *slot = Some(a);
-            }
-        }
-    }
-    out
-}
-
-/// A refusal of `derivative-argument`.
-fn refused(message: String) -> Reason {
-    (&rules::DERIVATIVE_ARGUMENT, message).into()
-}
+pub use dfort_ir::queries::in_formal_order;
 
 /// What to pass as the derivative of one actual.
 pub enum DerivActual<'e> {
@@ -99,32 +83,20 @@ pub fn derivative_args<'e>(
         // scalar temporary.
         let elementwise =
             callee.symbol(f).rank() == 0 && crate::partials::rank_of(program, unit, &a.value) > 0;
+        let formal = &callee.symbol(f).name;
+        let refused =
+            |why| -> Reason { rules::derivative_actual(why, &primal, &callee.name, formal).into() };
         let d = match &a.value.kind {
             _ if elementwise && deriv(&a.value).is_none() => {
-                return Err(refused(format!(
-                    "`{primal}` is passed to the elemental `{}` for `{}`, which it differentiates: only an array variable with a derivative can be (not an array expression or an array without one)",
-                    callee.name,
-                    callee.symbol(f).name
-                )))
+                return Err(refused(DerivativeActual::ElementalWithout))
             }
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } => match deriv(&a.value) {
                 Some(r) => DerivActual::Ref(r),
                 None if callee.symbol(f).rank() == 0 => DerivActual::Value(&a.value, f),
-                None => {
-                    return Err(refused(format!(
-                        "`{primal}` has no derivative but `{}` differentiates its array argument `{}`",
-                        callee.name,
-                        callee.symbol(f).name
-                    )))
-                }
+                None => return Err(refused(DerivativeActual::ArrayWithout)),
             },
             _ if callee.symbol(f).rank() == 0 => DerivActual::Value(&a.value, f),
-            _ => {
-                return Err(refused(format!(
-                    "the array expression `{primal}` is passed to `{}`, which differentiates it; pass a variable",
-                    callee.name
-                )))
-            }
+            _ => return Err(refused(DerivativeActual::ArrayExpression)),
         };
         out.push((primal, Some(d), keywords));
     }

@@ -21,7 +21,6 @@
 use crate::fortran::{declaration, declaration_order, Routine, Writer};
 use crate::hoist::{hoist, HoistMap};
 use crate::names::DiffSet;
-use dfort_ir::dp::target;
 use dfort_ir::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -106,18 +105,16 @@ pub fn derivative_unit(
     // function that changes an argument or a global at all (what it
     // overwrites that the reverse sweep reads is saved around it, as
     // around a CALL: [`dfort_analysis::references`]).
-    let (unit, hoisted) = hoist(program, orig, |st| match &st.kind {
-        StmtKind::Assign { lhs, rhs } => {
-            target(lhs).is_some_and(|(t, _)| names.contains_key(&t))
-                || (suffix.is_some()
-                    && dfort_ir::queries::function_references(rhs)
-                        .iter()
-                        .any(|(c, _)| {
-                            diff.writes_derivatives(*c)
-                                || (suffix == Some('b') && diff.changes_state(*c))
-                        }))
-        }
-        _ => false,
+    let (unit, hoisted) = hoist(program, orig, |st| {
+        dfort_ir::hoist::runs_references(
+            st,
+            |t| names.contains_key(&t),
+            |c| {
+                suffix.is_some()
+                    && (diff.writes_derivatives(c)
+                        || (suffix == Some('b') && diff.changes_state(c)))
+            },
+        )
     });
     let unit = explicit_component_sections(program, unit);
     if let Some(c) = suffix {

@@ -10,49 +10,23 @@ pub mod declare;
 pub mod derived;
 pub mod driver;
 pub mod fortran;
-pub mod hoist;
+pub use dfort_ir::hoist;
 pub mod names;
 pub mod partials;
 mod recover;
 pub mod tangent;
 pub mod trace;
 
-use dfort_syntax::rules;
-
 pub use dfort_analysis::refusals::{Reason, Refusal};
 
-/// The checks every derivative's root passes: a subroutine or a function; for a module procedure, the module its derivative
-/// module will use. `what` names the derivative in messages.
-pub fn check_root(
-    program: &dfort_ir::Program,
-    unit: &dfort_ir::Unit,
-    what: &str,
-) -> Result<Option<String>, Vec<Refusal>> {
-    use dfort_ir::UnitKind;
-    if !matches!(unit.kind, UnitKind::Subroutine | UnitKind::Function) {
-        return Err(vec![Refusal::new(
-            unit.name_span,
-            (
-                &rules::ROOT_NOT_SUBROUTINE,
-                format!(
-                    "`{}` is not a subroutine or a function; only those can be the root of {what}",
-                    unit.name
-                ),
-            ),
-        )]);
-    }
-    match unit.parent.map(|p| program.unit(p)) {
-        None => Ok(None),
-        Some(h) if h.kind == UnitKind::Module => Ok(Some(h.name.clone())),
-        Some(h) => Err(vec![Refusal::new(
-            unit.name_span,
-            (
-                &rules::INTERNAL_ROOT,
-                format!(
-                    "`{}` is internal to `{}`; an internal procedure cannot be a root (differentiate its host)",
-                    unit.name, h.name
-                ),
-            ),
-        )]),
+/// Adds to the facts' refusals (the first `decided` of `list`, decided
+/// before writing: [`dfort_analysis::facts::ProgramFacts::refusals`])
+/// what writing the derivative `found` at a place the facts refused
+/// nothing: a construct the facts have no rule for yet.
+pub(crate) fn add_found(list: &mut Vec<Refusal>, decided: usize, found: Vec<Refusal>) {
+    for r in found {
+        if !list[..decided].iter().any(|d| d.span == r.span) {
+            list.push(r);
+        }
     }
 }

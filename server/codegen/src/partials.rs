@@ -131,22 +131,18 @@ pub fn norm2_dim(args: &[Arg]) -> Option<&Expr> {
 /// product(x(j + 1:))`, which divides by nothing (zeros are fine) — and
 /// `j`'s range, `lbound(x, 1), ubound(x, 1)`. `None` for other
 /// arguments (refused).
-pub fn product_of_others(unit: &Unit, x: &Expr, j: &str) -> Option<(String, String)> {
-    let n = whole_rank1_real(unit, x)?;
+pub fn product_of_others(
+    program: &Program,
+    unit: &Unit,
+    x: &[Arg],
+    j: &str,
+) -> Option<(String, String)> {
+    let r = dfort_ir::intrinsics::reduction(program, unit, "product", x)?;
+    let n = &unit.symbol(r.array).name;
     Some((
         format!("product({n}(:{j} - 1)) * product({n}({j} + 1:))"),
         format!("lbound({n}, 1), ubound({n}, 1)"),
     ))
-}
-
-/// The name of `x` when it is a whole rank-1 real or complex array
-/// variable.
-fn whole_rank1_real<'u>(unit: &'u Unit, x: &Expr) -> Option<&'u str> {
-    let ExprKind::Var(s) = x.kind else {
-        return None;
-    };
-    let sym = unit.symbol(s);
-    (sym.rank() == 1 && sym.ty.is_real_or_complex()).then_some(sym.name.as_str())
 }
 
 /// What `maxval(x[, dim][, mask])` / `minval` of a whole array variable
@@ -179,34 +175,10 @@ pub fn selection(program: &Program, unit: &Unit, name: &str, args: &[Arg]) -> Op
         "minval" => "minloc",
         _ => return None,
     };
-    let (first, rest) = args.split_first()?;
-    if first.keyword.as_deref().is_some_and(|k| k != "array") {
-        return None;
-    }
-    let ExprKind::Var(s) = first.value.kind else {
-        return None;
-    };
-    let sym = unit.symbol(s);
-    if !sym.ty.is_real_or_complex() {
-        return None;
-    }
-    let n = sym.name.as_str();
-    let (mut dim, mut mask) = (None, None);
-    for (i, a) in rest.iter().enumerate() {
-        match a.keyword.as_deref() {
-            Some("dim") => dim = Some(&a.value),
-            Some("mask") => mask = Some(&a.value),
-            Some(_) => return None,
-            None if i == 0 && rank_of(program, unit, &a.value) == 0 => dim = Some(&a.value),
-            None => mask = Some(&a.value),
-        }
-    }
-    let dim = match dim.map(|d| &d.kind) {
-        None => None,
-        Some(ExprKind::Int(k)) => Some(*k),
-        Some(_) => return None,
-    };
-    match (sym.rank(), dim, mask) {
+    let r = dfort_ir::intrinsics::reduction(program, unit, name, args)?;
+    let n = unit.symbol(r.array).name.as_str();
+    let (dim, mask) = (r.dim, r.mask);
+    match (r.rank, dim, mask) {
         (1, None | Some(1), None) => Some(Selection::Element {
             at: format!("{loc}({n}, 1) + lbound({n}, 1) - 1"),
             some: None,
@@ -244,99 +216,8 @@ pub fn selection(program: &Program, unit: &Unit, name: &str, args: &[Arg]) -> Op
     }
 }
 
-/// The refusal of `name` (`maxval`, `minval`, `product`) of an argument
-/// other than a whole rank-1 array variable, in both generators.
-pub fn whole_rank1_only(unit: &Unit, name: &str, x: &Expr) -> String {
-    format!(
-        "no derivative rule for `{name}` of `{}` (only of a whole array variable: rank 1, or rank 2 along a constant dimension, with or without a mask)",
-        dfort_ir::dump::expr(unit, x)
-    )
-}
+pub use dfort_ir::intrinsics::reduction_refusal as whole_rank1_only;
 
-/// Why a user function referenced in a masked assignment is refused: its
-/// call would have to be hoisted out of the WHERE, where the original
-/// evaluates it element by element under the mask.
-pub(crate) const USER_FUNCTION_IN_WHERE: &str =
-    "user function references inside WHERE are not differentiated yet";
+pub(crate) use dfort_ir::hoist::USER_FUNCTION_IN_WHERE;
 
-/// The rank of an expression's value (0 for scalars); a reference to a
-/// function with source has its result's (seed 2026, case 142: `s *
-/// f(v)` of an array-valued `f` taken as a scalar gave the adjoint of `s`
-/// the rank of an array).
-pub(crate) fn rank_of(program: &Program, unit: &Unit, e: &Expr) -> usize {
-    match &e.kind {
-        ExprKind::Var(s) => unit.symbol(*s).rank(),
-        ExprKind::ArrayRef { subs, .. } => subs
-            .iter()
-            .filter(|s| matches!(s, Subscript::Range { .. }))
-            .count(),
-        // `ps%x` has the rank of `ps`, `v%h(:)` of its section (whole array
-        // components are written as full sections,
-        // [`crate::declare::derivative_unit`]).
-        ExprKind::Component { base, subs, .. } => {
-            rank_of(program, unit, base)
-                + subs
-                    .iter()
-                    .filter(|s| matches!(s, Subscript::Range { .. }))
-                    .count()
-        }
-        ExprKind::Unary { operand, .. } => rank_of(program, unit, operand),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            rank_of(program, unit, lhs).max(rank_of(program, unit, rhs))
-        }
-        ExprKind::ArrayCtor(_) | ExprKind::ImpliedDo { .. } => 1,
-        ExprKind::Intrinsic { name, args } => {
-            let r = |i: usize| {
-                args.get(i)
-                    .map(|a| rank_of(program, unit, &a.value))
-                    .unwrap_or(0)
-            };
-            // A reduction with DIM= (by keyword, or second by position
-            // and not a mask) drops one rank.
-            let dim = args.iter().enumerate().any(|(i, a)| match &a.keyword {
-                Some(k) => k == "dim",
-                None => i == 1 && rank_of(program, unit, &a.value) == 0,
-            });
-            match name.as_str() {
-                "sum" | "product" | "maxval" | "minval" | "norm2" if dim => r(0).saturating_sub(1),
-                "sum" | "product" | "maxval" | "minval" | "dot_product" | "size" | "norm2" => 0,
-                "spread" => r(0) + 1,
-                "pack" => 1,
-                "unpack" => r(1),
-                "reshape" => match args.get(1).map(|a| &a.value.kind) {
-                    Some(ExprKind::ArrayCtor(items)) => items.len(),
-                    Some(ExprKind::Intrinsic { name, args }) if name == "shape" => args
-                        .first()
-                        .map(|a| rank_of(program, unit, &a.value))
-                        .unwrap_or(1),
-                    _ => 1,
-                },
-                "transpose" => 2,
-                "matmul" => (r(0) + r(1)).saturating_sub(2),
-                _ => args
-                    .iter()
-                    .map(|a| rank_of(program, unit, &a.value))
-                    .max()
-                    .unwrap_or(0),
-            }
-        }
-        ExprKind::FunctionCall {
-            target: CallTarget::Unit(c),
-            args,
-            ..
-        } => {
-            let cu = program.unit(*c);
-            match cu.result {
-                Some(r) if cu.elemental => args
-                    .iter()
-                    .map(|a| rank_of(program, unit, &a.value))
-                    .max()
-                    .unwrap_or(0)
-                    .max(cu.symbol(r).rank()),
-                Some(r) => cu.symbol(r).rank(),
-                None => 0,
-            }
-        }
-        _ => 0,
-    }
-}
+pub(crate) use dfort_ir::queries::rank_of;

@@ -22,7 +22,7 @@ use crate::fortran::{call_line, case_line, do_head, end_do, jump_line, renamed_r
 use crate::hoist::HoistMap;
 use crate::names::DiffSet;
 use crate::partials::partials;
-use crate::{check_root, Refusal};
+use crate::Refusal;
 use dfort_analysis::facts::ProgramFacts;
 use dfort_analysis::refusals::Derivative;
 use dfort_ir::dp::{dp_of, target};
@@ -208,7 +208,7 @@ impl Gen<'_> {
             // Σⱼ ẋⱼ Πᵢ≠ⱼ xᵢ, without dividing by any element.
             ("product", 1) if args[0].keyword.is_none() => {
                 let j = "dfort_j";
-                match crate::partials::product_of_others(self.unit, &args[0].value, j) {
+                match crate::partials::product_of_others(self.program, self.unit, args, j) {
                     Some((others, range)) => self.dref(&args[0].value).map(|d| {
                         self.index_j = true;
                         format!("sum({d} * [({others}, {j} = {range})])")
@@ -587,27 +587,9 @@ impl Gen<'_> {
                         }
                         self.w.line(&call_line(unit, name, args));
                     }
+                    // An active value passed to a procedure without a
+                    // derivative routine is the facts' refusal.
                     None => {
-                        let active = match self.diff.activity.activity[unit.id].as_ref() {
-                            Some(act) if !self.primal => {
-                                let analysed = self.program.unit(unit.id).symbols.len();
-                                act.active_actuals(unit, analysed, id, args)
-                            }
-                            _ => Vec::new(),
-                        };
-                        if !active.is_empty() {
-                            let names: Vec<String> = active
-                                .iter()
-                                .map(|s| unit.symbol(*s).name.clone())
-                                .collect();
-                            let has_source = matches!(tgt, CallTarget::Unit(_));
-                            self.refuse(
-                                st.span,
-                                dfort_syntax::rules::no_derivative_for_call(
-                                    name, &names, has_source,
-                                ),
-                            );
-                        }
                         self.w.line(&call_line(unit, name, args));
                     }
                 }
@@ -791,15 +773,17 @@ pub fn tangent_of(
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
     let program = &facts.program;
-    let unit = program.unit(root);
-    check_root(program, unit, "a tangent")?;
+    if let Some(r) = facts.root_refusal(root, Derivative::Tangent) {
+        return Err(vec![r]);
+    }
     let diff = DiffSet::of_root(facts, root)?;
     let mut refusals = facts.refusals(root, Derivative::Tangent);
+    let decided = refusals.len();
     let mut routines = Vec::new();
     for &u in &diff.units {
         match routine(program, &diff, u, Flavour::Tangent) {
             Ok(r) => routines.push(r),
-            Err(e) => refusals.extend(e),
+            Err(e) => crate::add_found(&mut refusals, decided, e),
         }
     }
     routines.extend(crate::tangent::internal_copies(

@@ -162,13 +162,18 @@ fn document_lines(snap: &Snapshot, path: &Path, differentiability: bool) -> Vec<
         .collect()
 }
 
-/// The refusals of the adjoint and the tangent of `root` (each once).
+/// The refusals of the adjoint and the tangent of `root` (each once), as
+/// the facts decide them before any code is written (what the generators
+/// refuse: `tests/tangent.rs` compares them on every fixture, the fuzzer
+/// on every program it draws).
 fn refusals(snap: &Snapshot, root: dfort_ir::UnitId) -> Vec<dfort_codegen::Refusal> {
+    use dfort_analysis::refusals::Derivative;
     let facts = &snap.analysis;
     let mut out: Vec<dfort_codegen::Refusal> = Vec::new();
-    let adjoint = dfort_codegen::adjoint::adjoint_of(facts, root, "").err();
-    let tangent = dfort_codegen::tangent::tangent_of(facts, root, "").err();
-    for rf in adjoint.into_iter().chain(tangent).flatten() {
+    for rf in [Derivative::Adjoint, Derivative::Tangent]
+        .into_iter()
+        .flat_map(|d| facts.refusals(root, d))
+    {
         if !out.contains(&rf) {
             out.push(rf);
         }

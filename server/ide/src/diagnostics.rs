@@ -23,8 +23,7 @@ use crate::hints::{address_loops, stmt_end, stmt_holding};
 use crate::host::Snapshot;
 use crate::render;
 use dfort_analysis::address_report::Choice;
-use dfort_ir::callgraph::Callee;
-use dfort_ir::{Arg, Expr, ExprKind, StmtKind, SymbolId, Unit};
+use dfort_ir::{Expr, ExprKind, StmtKind, SymbolId, Unit};
 use dfort_syntax::rules::{
     ADDRESS_STORED, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE, PREPROCESSOR_ERROR,
     PREPROCESSOR_WARNING, SYNTAX_ERROR, UNSUPPORTED,
@@ -344,95 +343,14 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
     }
 }
 
-/// Calls that pass an active value to a procedure without source (the
-/// rule and the sentence the generators refuse with:
-/// `Activity::active_actuals`), on the unit as analysed.
+/// Calls that pass an active value to a procedure without a derivative
+/// routine: the facts' refusals of such calls
+/// ([`ProgramFacts::no_source_calls`], the rule and sentence the
+/// generators refuse with), with every root's carriers.
 fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
-    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
-        return;
-    };
-    let Some(analysed) = snap.analysis.program.units.get(unit.id) else {
-        return;
-    };
-    let cg = &snap.program.call_graph;
-    let Some(sites) = cg.calls_from.get(unit.id) else {
-        return;
-    };
-    let carriers = &snap.analysis.carriers;
-    let has_derivative = |s: SymbolId| {
-        carriers
-            .with_d
-            .get(unit.id)
-            .is_some_and(|d| d.contains_id(s))
-    };
-    for &i in sites {
-        let site = &cg.sites[i];
-        // `move_alloc` moves derivatives with the arrays.
-        if !site.function
-            && analysed
-                .stmts
-                .get(site.stmt)
-                .is_some_and(|st| dfort_ir::intrinsics::move_alloc(&st.kind).is_some())
-        {
-            continue;
-        }
-        // A procedure without source, or one with source that gets no
-        // derivative routine where the generators differentiate the call
-        // (a CALL, or a function reference in an assignment whose target
-        // has a derivative: they are hoisted and called).
-        let has_source = match site.callee {
-            Callee::External => false,
-            Callee::Unit(c) => {
-                let routine = carriers.routine.get(c).copied().unwrap_or(true);
-                let differentiated_here = !site.function
-                    || matches!(&analysed.stmts.get(site.stmt).map(|s| &s.kind),
-                        Some(StmtKind::Assign { lhs, .. })
-                            if dfort_ir::dp::target(lhs).is_some_and(|(t, _)| has_derivative(t)));
-                if routine || !differentiated_here {
-                    continue;
-                }
-                true
-            }
-        };
-        let Some(args) = site_args(analysed, site) else {
-            continue;
-        };
-        let active = act.active_actuals(analysed, analysed.symbols.len(), site.stmt, args);
-        if active.is_empty() {
-            continue;
-        }
-        let names: Vec<String> = active
-            .iter()
-            .map(|s| analysed.symbol(*s).name.clone())
-            .collect();
-        let (rule, msg) =
-            dfort_syntax::rules::no_derivative_for_call(&site.name, &names, has_source);
-        push_rule(snap, out, site.span, rule, &msg);
+    for r in snap.analysis.no_source_calls(unit.id) {
+        push_rule(snap, out, r.span, r.rule, &r.message);
     }
-}
-
-/// The actual arguments of a call site: its CALL statement's, or those of
-/// the function reference written at its span.
-fn site_args<'a>(unit: &'a Unit, site: &dfort_ir::callgraph::CallSite) -> Option<&'a [Arg]> {
-    let st = unit.stmts.get(site.stmt)?;
-    if !site.function {
-        return match &st.kind {
-            StmtKind::Call { args, .. } => Some(args),
-            _ => None,
-        };
-    }
-    let mut found = None;
-    for e in st.kind.exprs() {
-        e.walk(&mut |x| match &x.kind {
-            ExprKind::FunctionCall { args, .. } | ExprKind::Apply { args, .. }
-                if x.span == site.span && found.is_none() =>
-            {
-                found = Some(args.as_slice())
-            }
-            _ => {}
-        });
-    }
-    found
 }
 
 /// Address indices the adjoint stores because inversion cannot recover

@@ -566,6 +566,83 @@ pub fn slots<'e>(
     Some(out)
 }
 
+/// A reference to `maxval`, `minval` or `product` in a form both
+/// generators differentiate: of a whole real or complex array variable
+/// `array`, of rank 1 (`dim=1` or none, with or without a mask) or of rank
+/// 2 along a constant dimension (with or without a mask); `product` of a
+/// rank-1 array alone. Other forms are refused ([`reduction_refusal`]).
+pub struct Reduction<'e> {
+    pub array: crate::SymbolId,
+    pub rank: usize,
+    pub dim: Option<i64>,
+    pub mask: Option<&'e crate::Expr>,
+}
+
+/// The form of a reference to `name` with `args` when it is one of
+/// [`Reduction`]'s; `None` for other intrinsics and other forms.
+pub fn reduction<'e>(
+    program: &crate::Program,
+    unit: &crate::Unit,
+    name: &str,
+    args: &'e [crate::Arg],
+) -> Option<Reduction<'e>> {
+    let (first, rest) = args.split_first()?;
+    let crate::ExprKind::Var(array) = first.value.kind else {
+        return None;
+    };
+    let sym = unit.symbol(array);
+    if !sym.ty.is_real_or_complex() {
+        return None;
+    }
+    let rank = sym.rank();
+    if name == "product" {
+        return (first.keyword.is_none() && rest.is_empty() && rank == 1).then_some(Reduction {
+            array,
+            rank,
+            dim: None,
+            mask: None,
+        });
+    }
+    if !matches!(name, "maxval" | "minval")
+        || first.keyword.as_deref().is_some_and(|k| k != "array")
+    {
+        return None;
+    }
+    let (mut dim, mut mask) = (None, None);
+    for (i, a) in rest.iter().enumerate() {
+        match a.keyword.as_deref() {
+            Some("dim") => dim = Some(&a.value),
+            Some("mask") => mask = Some(&a.value),
+            Some(_) => return None,
+            None if i == 0 && crate::queries::rank_of(program, unit, &a.value) == 0 => {
+                dim = Some(&a.value)
+            }
+            None => mask = Some(&a.value),
+        }
+    }
+    let dim = match dim.map(|d| &d.kind) {
+        None => None,
+        Some(crate::ExprKind::Int(k)) => Some(*k),
+        Some(_) => return None,
+    };
+    let fits = matches!((rank, dim), (1, None | Some(1)) | (2, Some(1 | 2)));
+    fits.then_some(Reduction {
+        array,
+        rank,
+        dim,
+        mask,
+    })
+}
+
+/// The refusal of `name` (`maxval`, `minval`, `product`) of an argument
+/// `x` in a form [`reduction`] does not accept, in both generators.
+pub fn reduction_refusal(unit: &crate::Unit, name: &str, x: &crate::Expr) -> String {
+    format!(
+        "no derivative rule for `{name}` of `{}` (only of a whole array variable: rank 1, or rank 2 along a constant dimension, with or without a mask)",
+        crate::dump::expr(unit, x)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

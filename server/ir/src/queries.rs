@@ -253,3 +253,98 @@ pub fn reference_rank(program: &Program, unit: &Unit, e: &Expr) -> usize {
         _ => 0,
     }
 }
+
+/// The rank of an expression's value (0 for scalars); a reference to a
+/// function with source has its result's (seed 2026, case 142: `s *
+/// f(v)` of an array-valued `f` taken as a scalar gave the adjoint of `s`
+/// the rank of an array).
+pub fn rank_of(program: &Program, unit: &Unit, e: &Expr) -> usize {
+    match &e.kind {
+        ExprKind::Var(s) => unit.symbol(*s).rank(),
+        ExprKind::ArrayRef { subs, .. } => subs
+            .iter()
+            .filter(|s| matches!(s, Subscript::Range { .. }))
+            .count(),
+        // `ps%x` has the rank of `ps`, `v%h(:)` of its section (whole array
+        // components are written as full sections,
+        // the generators' derivative units).
+        ExprKind::Component { base, subs, .. } => {
+            rank_of(program, unit, base)
+                + subs
+                    .iter()
+                    .filter(|s| matches!(s, Subscript::Range { .. }))
+                    .count()
+        }
+        ExprKind::Unary { operand, .. } => rank_of(program, unit, operand),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            rank_of(program, unit, lhs).max(rank_of(program, unit, rhs))
+        }
+        ExprKind::ArrayCtor(_) | ExprKind::ImpliedDo { .. } => 1,
+        ExprKind::Intrinsic { name, args } => {
+            let r = |i: usize| {
+                args.get(i)
+                    .map(|a| rank_of(program, unit, &a.value))
+                    .unwrap_or(0)
+            };
+            // A reduction with DIM= (by keyword, or second by position
+            // and not a mask) drops one rank.
+            let dim = args.iter().enumerate().any(|(i, a)| match &a.keyword {
+                Some(k) => k == "dim",
+                None => i == 1 && rank_of(program, unit, &a.value) == 0,
+            });
+            match name.as_str() {
+                "sum" | "product" | "maxval" | "minval" | "norm2" if dim => r(0).saturating_sub(1),
+                "sum" | "product" | "maxval" | "minval" | "dot_product" | "size" | "norm2" => 0,
+                "spread" => r(0) + 1,
+                "pack" => 1,
+                "unpack" => r(1),
+                "reshape" => match args.get(1).map(|a| &a.value.kind) {
+                    Some(ExprKind::ArrayCtor(items)) => items.len(),
+                    Some(ExprKind::Intrinsic { name, args }) if name == "shape" => args
+                        .first()
+                        .map(|a| rank_of(program, unit, &a.value))
+                        .unwrap_or(1),
+                    _ => 1,
+                },
+                "transpose" => 2,
+                "matmul" => (r(0) + r(1)).saturating_sub(2),
+                _ => args
+                    .iter()
+                    .map(|a| rank_of(program, unit, &a.value))
+                    .max()
+                    .unwrap_or(0),
+            }
+        }
+        ExprKind::FunctionCall {
+            target: CallTarget::Unit(c),
+            args,
+            ..
+        } => {
+            let cu = program.unit(*c);
+            match cu.result {
+                Some(r) if cu.elemental => args
+                    .iter()
+                    .map(|a| rank_of(program, unit, &a.value))
+                    .max()
+                    .unwrap_or(0)
+                    .max(cu.symbol(r).rank()),
+                Some(r) => cu.symbol(r).rank(),
+                None => 0,
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// The actual bound to each formal of `callee`, in formal order.
+pub fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg>> {
+    let mut out = vec![None; callee.args.len()];
+    for (pos, a) in args.iter().enumerate() {
+        if let Some(k) = formal_index(callee, pos, a) {
+            if let Some(slot) = out.get_mut(k) {
+                *slot = Some(a);
+            }
+        }
+    }
+    out
+}

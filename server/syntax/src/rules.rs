@@ -119,6 +119,40 @@ pub fn no_derivative_for_call(
     (&NO_SOURCE, message)
 }
 
+/// Why the derivative routine of `callee` cannot be passed the
+/// derivative of actual `primal` for its formal `formal` that has one
+/// (`derivative-argument`): the generators' refusal and the analyses'.
+pub enum DerivativeActual {
+    /// An array for a scalar formal of an elemental procedure, without a
+    /// derivative of its own.
+    ElementalWithout,
+    /// A variable reference without a derivative, for an array formal.
+    ArrayWithout,
+    /// An array expression, for an array formal.
+    ArrayExpression,
+}
+
+/// The sentence of a [`DerivativeActual`] refusal.
+pub fn derivative_actual(
+    why: DerivativeActual,
+    primal: &str,
+    callee: &str,
+    formal: &str,
+) -> (&'static Rule, String) {
+    let message = match why {
+        DerivativeActual::ElementalWithout => format!(
+            "`{primal}` is passed to the elemental `{callee}` for `{formal}`, which it differentiates: only an array variable with a derivative can be (not an array expression or an array without one)"
+        ),
+        DerivativeActual::ArrayWithout => format!(
+            "`{primal}` has no derivative but `{callee}` differentiates its array argument `{formal}`"
+        ),
+        DerivativeActual::ArrayExpression => format!(
+            "the array expression `{primal}` is passed to `{callee}`, which differentiates it; pass a variable"
+        ),
+    };
+    (&DERIVATIVE_ARGUMENT, message)
+}
+
 /// Declares each rule as a `pub static` and lists them all in [`RULES`].
 macro_rules! rules {
     ($($(#[$attr:meta])* $name:ident = $rule:expr;)*) => {

@@ -84,7 +84,9 @@ impl Gen<'_> {
             .hoisted
             .get(&id)
             .is_some_and(|hs| hs.iter().any(|h| h.elementwise));
-        if self.out.mask.is_some() && (calls_user_function(rhs) || elementwise) {
+        if self.out.mask.is_some()
+            && (dfort_ir::hoist::references_user_function(rhs) || elementwise)
+        {
             self.out
                 .refuse(span, crate::partials::USER_FUNCTION_IN_WHERE);
             return rev;
@@ -713,7 +715,10 @@ impl Gen<'_> {
             ("product", 1) if !keywords && mr == 0 => {
                 let x = &args[0].value;
                 let j = "dfort_j";
-                match (crate::partials::product_of_others(unit, x, j), inp.bref(x)) {
+                match (
+                    crate::partials::product_of_others(self.inp.program, unit, args, j),
+                    inp.bref(x),
+                ) {
                     (Some((others, range)), Some(b)) => {
                         self.out.column_loops = true;
                         out.push(format!("do {j} = {range}"));
@@ -889,21 +894,6 @@ fn accumulation<'e>(unit: &Unit, lhs: &Expr, rhs: &'e Expr, t: SymbolId) -> Opti
         BinaryOp::Sub if same(a) && !mentions_storage(unit, b, t) => Some((b, -1)),
         _ => None,
     }
-}
-
-/// Whether `e` references a function dfort has the source of.
-fn calls_user_function(e: &Expr) -> bool {
-    let mut found = false;
-    e.walk(&mut |x| {
-        found |= matches!(
-            x.kind,
-            ExprKind::FunctionCall {
-                target: CallTarget::Unit(_),
-                ..
-            }
-        )
-    });
-    found
 }
 
 /// Whether `e` mentions variable `s` or a variable that may share its

@@ -294,7 +294,7 @@ impl Gen<'_> {
             );
             return Vec::new();
         };
-        self.checkpointed(id, span, callee, name, args, result, cp, results.as_slice())
+        self.checkpointed(id, span, callee, args, result, cp, results.as_slice())
     }
 
     /// The forward and reverse sweeps of a call with checkpoint `cp`, whose
@@ -305,7 +305,6 @@ impl Gen<'_> {
         id: StmtId,
         span: Span,
         callee: Option<UnitId>,
-        name: &str,
         args: &[Arg],
         result: Option<SymbolId>,
         cp: &CallCheckpoint,
@@ -348,23 +347,9 @@ impl Gen<'_> {
                 snapshot_hidden.push(local);
             }
         }
-        // The checkpoint's problems the facts refuse
+        // The checkpoint's problems, and an active value passed to a
+        // procedure without a derivative routine, are the facts' refusals
         // ([`dfort_analysis::refusals`]).
-        if !differentiated {
-            let active = inp
-                .act
-                .active_actuals(unit, inp.orig.symbols.len(), id, args);
-            if !active.is_empty() {
-                let names: Vec<String> = active
-                    .iter()
-                    .map(|s| unit.symbol(*s).name.clone())
-                    .collect();
-                self.out.refuse(
-                    span,
-                    dfort_syntax::rules::no_derivative_for_call(name, &names, callee.is_some()),
-                );
-            }
-        }
         // The caller's records, then the snapshot (the hidden module
         // variables last).
         let records: Vec<(String, String)> =

@@ -18,7 +18,7 @@ use crate::calls::host_module;
 use crate::declare::derivative_unit;
 use crate::hoist::HoistMap;
 use crate::names::DiffSet;
-use crate::{check_root, Refusal};
+use crate::Refusal;
 use dfort_analysis::activity::Activity;
 use dfort_analysis::checkpoint::CallCheckpoint;
 use dfort_analysis::facts::ProgramFacts;
@@ -103,8 +103,9 @@ pub(super) fn gather<T>(
 ) -> Result<T, Vec<Refusal>> {
     let store_all = facts.request.recording.store_all();
     let program = &facts.program;
-    let root_unit = program.unit(root);
-    check_root(program, root_unit, "an adjoint")?;
+    if let Some(r) = facts.root_refusal(root, dfort_analysis::refusals::Derivative::Adjoint) {
+        return Err(vec![r]);
+    }
     let diff = DiffSet::of_root(facts, root)?;
     let routine = |u: UnitId| {
         let orig = program.unit(u);

@@ -105,6 +105,7 @@ pub fn adjoint_of(
 ) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
     inputs::gather(facts, root, |g| {
         let mut refusals = facts.refusals(root, Derivative::Adjoint);
+        let decided = refusals.len();
         let mut routines = Vec::new();
         let mut traces = Vec::new();
         for inputs in g.routines {
@@ -113,7 +114,7 @@ pub fn adjoint_of(
                     routines.extend(r);
                     traces.push(t);
                 }
-                Err(e) => refusals.extend(e),
+                Err(e) => crate::add_found(&mut refusals, decided, e),
             }
         }
         routines.extend(crate::tangent::internal_copies(

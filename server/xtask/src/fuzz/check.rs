@@ -84,6 +84,10 @@ pub enum Kind {
     /// `dfort analyze`, the editor and the adjoint disagree on what the
     /// adjoint does (`cargo xtask consistency`).
     Inconsistent(&'static str),
+    /// A generator refused what the facts did not refuse before
+    /// generating (`dfort check` and the editor would not say it): the
+    /// derivative (the mode, or "tangent").
+    UndecidedRefusal(&'static str),
 }
 
 impl Kind {
@@ -98,6 +102,9 @@ impl Kind {
             Kind::Modes(m) => format!("{m}: gradient differs from the default mode's"),
             Kind::Inconsistent(m) => {
                 format!("{m}: analyze, the editor and the adjoint disagree")
+            }
+            Kind::UndecidedRefusal(m) => {
+                format!("{m}: refused while generating, not by the facts")
             }
         }
     }
@@ -128,10 +135,14 @@ pub struct Checker {
     cases: usize,
     /// Everything is built with AddressSanitizer too (`--sanitize`).
     sanitize: bool,
+    /// Only the derivatives are written, nothing compiled or run
+    /// (`--refusals-only`): what is checked is that the generators refuse
+    /// what the facts decided, and the consistency check.
+    refusals_only: bool,
 }
 
 impl Checker {
-    pub fn new(tag: &str, sanitize: bool) -> Result<Checker, String> {
+    pub fn new(tag: &str, sanitize: bool, refusals_only: bool) -> Result<Checker, String> {
         let mut scratch = Scratch::new(tag)?;
         scratch.keep = std::env::var_os("DFORT_FUZZ_KEEP").is_some();
         scratch.write("dfort_stack.f90", dfort_codegen::adjoint::RUNTIME)?;
@@ -139,6 +150,7 @@ impl Checker {
             scratch,
             cases: 0,
             sanitize,
+            refusals_only,
         };
         compile(&checker.scratch.dir, "dfort_stack.f90", &checker.flags())?;
         Ok(checker)
@@ -194,6 +206,9 @@ impl Checker {
             Ok(f) => f,
             Err(o) => return o,
         };
+        if self.refusals_only {
+            return refused.map_or(Outcome::Pass, Outcome::Refused);
+        }
         for (name, text) in &files {
             if let Err(e) = std::fs::write(dir.join(format!("{name}.f90")), text) {
                 return Outcome::Invalid(format!("cannot write {name}: {e}"));
@@ -540,9 +555,23 @@ fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
         independent: p.independents.clone(),
         dependent: p.dependents.clone(),
     };
-    let guarded = |what: &str, f: &dyn Fn() -> Result<String, Vec<dfort_codegen::Refusal>>| {
+    let guarded = |what: &'static str,
+                   decided: &[dfort_codegen::Refusal],
+                   f: &dyn Fn() -> Result<String, Vec<dfort_codegen::Refusal>>| {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
             Ok(Ok(text)) => Ok(text),
+            // What the generators refuse is what the facts decided.
+            Ok(Err(refusals)) if refusals.iter().any(|r| !decided.contains(r)) => {
+                Err(Outcome::Mismatch(Mismatch {
+                    kind: Kind::UndecidedRefusal(what),
+                    detail: refusals
+                        .iter()
+                        .filter(|r| !decided.contains(r))
+                        .map(|r| format!("{} ({})", r.message, r.rule.code))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                }))
+            }
             Ok(Err(refusals)) => Err(Outcome::Refused(
                 refusals
                     .first()
@@ -589,13 +618,16 @@ fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
             Err(e) => return Err(Outcome::Invalid(e)),
         };
         let facts = &session.snap.analysis;
+        use dfort_analysis::refusals::Derivative;
         if i == 0 {
-            let t = guarded("tangent", &|| {
+            let decided = facts.refusals(id, Derivative::Tangent);
+            let t = guarded("tangent", &decided, &|| {
                 dfort_codegen::tangent::tangent_of(facts, id, "cargo xtask fuzz")
             })?;
             files_out.push(("tangent".to_string(), t));
         }
-        let a = match guarded(name, &|| {
+        let decided = facts.refusals(id, Derivative::Adjoint);
+        let a = match guarded(name, &decided, &|| {
             dfort_codegen::adjoint::adjoint_of(facts, id, "cargo xtask fuzz").map(|(t, _)| t)
         }) {
             Ok(a) => a,

@@ -63,6 +63,12 @@ pub struct FuzzArgs {
     /// excluded is held by no program of the run.
     #[arg(long)]
     require_coverage: bool,
+    /// Write the derivatives of each program and compile nothing: check
+    /// only that the generators refuse what the analyses decided before
+    /// generating, and the consistency check (a quick run over many
+    /// programs; "passed" then means written, not checked numerically).
+    #[arg(long)]
+    refusals_only: bool,
 }
 
 /// Draws of one case before it is given up (a draw is redone when the
@@ -143,13 +149,14 @@ fn fuzz(args: &FuzzArgs, out: &mut dyn Write) -> ExitCode {
                 args,
             );
             s.spawn(move || {
-                let mut checker = match Checker::new(&format!("fuzz{w}"), args.sanitize) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                        return;
-                    }
-                };
+                let mut checker =
+                    match Checker::new(&format!("fuzz{w}"), args.sanitize, args.refusals_only) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                            return;
+                        }
+                    };
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                     let Some(&case) = cases.get(i) else { break };

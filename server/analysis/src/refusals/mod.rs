@@ -1,20 +1,30 @@
 //! Refusals decided before any code is written (paper 000 leaves these
 //! constructs outside the analyses it describes; dfort says so rather
-//! than write a silently wrong derivative): derivatives of variables of
-//! modules dfort was not given, globals reached through function
-//! references (Dep summaries follow globals through CALLs, not through
-//! functions called inside expressions), active variables of derived
-//! types that get no derivative type, pointers whose association the
-//! derivatives cannot follow, host statement functions used by internal
-//! procedures, mixed EQUIVALENCE, and state that outlives a call (SAVE'd
-//! locals) a derivative would lose.
+//! than write a silently wrong derivative): a root that cannot be one,
+//! derivatives of variables of modules dfort was not given, globals
+//! reached through function references (Dep summaries follow globals
+//! through CALLs, not through functions called inside expressions),
+//! active variables of derived types that get no derivative type,
+//! pointers whose association the derivatives cannot follow, host
+//! statement functions used by internal procedures, mixed EQUIVALENCE,
+//! state that outlives a call (SAVE'd locals) a derivative would lose;
+//! statements with no rule (unsupported constructs, the adjoint's I/O
+//! jumps, (de)allocations and associations it does not follow, what its
+//! tape cannot hold, the checkpoints' problems); calls of procedures
+//! without a derivative routine and actuals a derivative routine cannot
+//! take ([`calls`]); function references the derivative code cannot run
+//! as calls of their own ([`hoisting`], paper 004 §3); and intrinsic
+//! references in a form the intrinsic table has no rule for ([`forms`]).
 //!
 //! Contract: [`of_root`] lists, for the derivative set of one root
 //! ([`crate::derivatives::RootSet`]), every such refusal of the adjoint
 //! or of the tangent, each a typed fact with its rule in the registry
-//! ([`dfort_syntax::rules`]) and where it is. The generators read the
-//! list through [`crate::facts::ProgramFacts::refusals`]; they refuse
-//! nothing of it themselves.
+//! ([`dfort_syntax::rules`]) and where it is. The generators, `dfort
+//! check` and the editor read the list through
+//! [`crate::facts::ProgramFacts::refusals`]. What the generators refuse
+//! is this list: `tests/tangent.rs` compares the two on every fixture and
+//! the fuzzer on every program it draws (a refusal found only while
+//! generating is a mismatch).
 
 use crate::decisions::UnitDecisions;
 use crate::dep::GlobalKey;
@@ -24,6 +34,10 @@ use crate::interproc::ProgramActivity;
 use dfort_ir::dp::differentiable;
 use dfort_ir::*;
 use dfort_syntax::rules::{self, Rule};
+
+pub(crate) mod calls;
+mod forms;
+mod hoisting;
 
 /// A construct dfort refuses to differentiate, with where it is
 /// and its rule in the registry ([`dfort_syntax::rules`]).
@@ -98,11 +112,54 @@ pub(crate) fn of_root<'r>(
 ) -> Vec<Refusal> {
     let mut out = check(program, set, activity, effects);
     out.extend(statements(program, set, decisions, derivative));
+    for &u in &set.units {
+        let unit = program.unit(u);
+        if let Some(act) = activity.activity[u].as_deref() {
+            let routines = calls::Routines::of_set(set, derivative == Derivative::Adjoint);
+            out.extend(calls::of_unit(program, &routines, unit, act));
+            out.extend(hoisting::of_unit(program, set, unit, act, derivative));
+        }
+        out.extend(forms::of_unit(program, set, unit));
+    }
     out.extend(match derivative {
         Derivative::Adjoint => saved_state(program, set, effects),
         Derivative::Tangent => saved_state_copies(program, set, effects),
     });
     out
+}
+
+/// The refusal of `unit` as the root of a `derivative`: only a
+/// subroutine or a function, external or of a module, can be one.
+pub(crate) fn root_form(program: &Program, unit: &Unit, derivative: Derivative) -> Option<Refusal> {
+    let what = match derivative {
+        Derivative::Adjoint => "an adjoint",
+        Derivative::Tangent => "a tangent",
+    };
+    if !matches!(unit.kind, UnitKind::Subroutine | UnitKind::Function) {
+        return Some(Refusal::new(
+            unit.name_span,
+            (
+                &rules::ROOT_NOT_SUBROUTINE,
+                format!(
+                    "`{}` is not a subroutine or a function; only those can be the root of {what}",
+                    unit.name
+                ),
+            ),
+        ));
+    }
+    let host = program.unit(unit.parent?);
+    (host.kind != UnitKind::Module).then(|| {
+        Refusal::new(
+            unit.name_span,
+            (
+                &rules::INTERNAL_ROOT,
+                format!(
+                    "`{}` is internal to `{}`; an internal procedure cannot be a root (differentiate its host)",
+                    unit.name, host.name
+                ),
+            ),
+        )
+    })
 }
 
 /// The statements of the set's units that the derivative has no rule
@@ -699,6 +756,41 @@ fn globals_through_functions(
         }
     }
     out
+}
+
+/// Visits `e` and, where `visit` says so (returns true), the
+/// subexpressions a derivative flows through below it: operands, the
+/// arguments of intrinsics with a derivative and of function
+/// references, array constructors' items; never subscripts.
+fn on_derivative_path(e: &Expr, visit: &mut dyn FnMut(&Expr) -> bool) {
+    if !visit(e) {
+        return;
+    }
+    match &e.kind {
+        ExprKind::Unary { operand, .. } => on_derivative_path(operand, visit),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            on_derivative_path(lhs, visit);
+            on_derivative_path(rhs, visit);
+        }
+        ExprKind::Intrinsic { name, args }
+            if !dfort_ir::intrinsics::has_non_differentiable_result(name) =>
+        {
+            for a in args {
+                on_derivative_path(&a.value, visit);
+            }
+        }
+        ExprKind::FunctionCall { args, .. } => {
+            for a in args {
+                on_derivative_path(&a.value, visit);
+            }
+        }
+        ExprKind::ArrayCtor(items) => {
+            for i in items {
+                on_derivative_path(i, visit);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The statements inside the WHERE constructs of `unit`.

@@ -14,8 +14,8 @@
 //! those bounds, [`Hoisted::shape`], before the derivative routine is
 //! called or its adjoint accumulated).
 
-use dfort_ir::dump::expr as print;
-use dfort_ir::*;
+use crate::dump::expr as print;
+use crate::*;
 use std::collections::HashMap;
 
 /// One hoisted reference: `temp = name(args)`.
@@ -53,7 +53,7 @@ pub fn before_where(unit: &Unit, construct: StmtId, hoisted: &[Hoisted]) -> bool
     while let Some(s) = todo.pop() {
         let st = unit.stmt(s);
         if let StmtKind::Assign { lhs, .. } = &st.kind {
-            if let Some((t, _)) = dfort_ir::dp::target(lhs) {
+            if let Some((t, _)) = crate::dp::target(lhs) {
                 assigned.push(t);
             }
         }
@@ -94,6 +94,29 @@ impl Hoisted {
 }
 
 pub type HoistMap = HashMap<StmtId, Vec<Hoisted>>;
+
+/// Whether the derivative code runs the function references of `st` as
+/// statements of their own (hoists them): an assignment whose target
+/// has a derivative (`has_d`), or one referencing a function `runs`
+/// accepts (it writes something with a derivative, or in the adjoint
+/// changes an argument or a global: what it overwrites is saved around
+/// it, as around a CALL). The generators and the analyses' refusals ask
+/// it here.
+pub fn runs_references(
+    st: &Stmt,
+    has_d: impl Fn(SymbolId) -> bool,
+    runs: impl Fn(UnitId) -> bool,
+) -> bool {
+    match &st.kind {
+        StmtKind::Assign { lhs, rhs } => {
+            crate::dp::target(lhs).is_some_and(|(t, _)| has_d(t))
+                || crate::queries::function_references(rhs)
+                    .iter()
+                    .any(|(c, _)| runs(*c))
+        }
+        _ => false,
+    }
+}
 
 /// Hoists the function references of the assignments `wanted` accepts.
 pub fn hoist(program: &Program, unit: &Unit, wanted: impl Fn(&Stmt) -> bool) -> (Unit, HoistMap) {
@@ -195,7 +218,7 @@ fn result_shape(program: &Program, unit: &Unit, c: UnitId, args: &[Arg]) -> Opti
         return None;
     }
     let r = cu.symbol(cu.result?);
-    let actuals = crate::calls::in_formal_order(cu, args);
+    let actuals = crate::queries::in_formal_order(cu, args);
     let mut shape = Vec::new();
     for d in &r.dims {
         if d.kind != DimKind::Explicit {
@@ -322,7 +345,7 @@ fn unchanged(unit: &Unit, e: &Expr) -> bool {
 
 /// Whether statement `st` may change variable `v`.
 fn may_write(st: &Stmt, v: SymbolId) -> bool {
-    let is_v = |e: &Expr| dfort_ir::dp::target(e).is_some_and(|(t, _)| t == v);
+    let is_v = |e: &Expr| crate::dp::target(e).is_some_and(|(t, _)| t == v);
     match &st.kind {
         StmtKind::Assign { lhs, .. } => is_v(lhs),
         StmtKind::Do {
@@ -405,13 +428,13 @@ fn arg_rank(program: &Program, unit: &Unit, ranks: &[usize], e: &Expr) -> Option
             }
         }
     });
-    (!array_temp).then(|| crate::partials::rank_of(program, unit, &value))
+    (!array_temp).then(|| crate::queries::rank_of(program, unit, &value))
 }
 
 /// The references in `rhs` to a unit for which `must_hoist` holds,
 /// each with the refusal [`side_effects_not_hoisted`]: left in the
 /// expression they would run as the original.
-pub(crate) fn unhoisted_references(
+pub fn unhoisted_references(
     rhs: &Expr,
     must_hoist: impl Fn(UnitId) -> bool,
 ) -> Vec<(Span, String)> {
@@ -442,7 +465,7 @@ fn side_effects_not_hoisted(name: &str) -> String {
 
 /// Why an active reference to function `name` (`target`, with `args`)
 /// was not hoisted, for the generators' refusal.
-pub(crate) fn not_hoisted(
+pub fn not_hoisted(
     program: &Program,
     unit: &Unit,
     name: &str,
@@ -509,4 +532,25 @@ fn innermost(args: &[Arg]) -> bool {
         });
     }
     !inner
+}
+
+/// Why a user function referenced in a masked assignment is refused: its
+/// call would have to be hoisted out of the WHERE, where the original
+/// evaluates it element by element under the mask.
+pub const USER_FUNCTION_IN_WHERE: &str =
+    "user function references inside WHERE are not differentiated yet";
+
+/// Whether `e` references a user function (one dfort has the source of).
+pub fn references_user_function(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        found |= matches!(
+            x.kind,
+            ExprKind::FunctionCall {
+                target: CallTarget::Unit(_),
+                ..
+            }
+        )
+    });
+    found
 }
