@@ -63,7 +63,26 @@ pub(crate) fn of_unit(
     let with_d = &set.with_d[unit.id];
     let has_d = |e: &Expr| target(e).is_some_and(|(s, _)| with_d.contains_id(s));
     let mut out = Vec::new();
-    for st in unit.stmts.iter() {
+    // The statements with a call site (all of them where statement
+    // functions, whose bodies the analysed unit has inlined, may hold
+    // references of their own).
+    let mut with_calls: Vec<StmtId> = match unit.stmt_functions.is_empty() {
+        true => program
+            .call_graph
+            .calls_from
+            .get(unit.id)
+            .map(|sites| {
+                sites
+                    .iter()
+                    .map(|&i| program.call_graph.sites[i].stmt)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        false => unit.stmts.indices().collect(),
+    };
+    with_calls.sort();
+    with_calls.dedup();
+    for st in with_calls.into_iter().filter_map(|id| unit.stmts.get(id)) {
         match &st.kind {
             StmtKind::Call {
                 args,
