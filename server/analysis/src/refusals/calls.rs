@@ -112,10 +112,10 @@ pub(crate) fn of_unit(
                     };
                     let runs = |c: UnitId| differentiated || (set.runs_as_call)(c);
                     match target {
-                        CallTarget::Unit(c) if !runs(*c) => {}
-                        CallTarget::Unit(c) if (set.routine)(*c) => out.extend(derivative_actual(
-                            program, set, unit, *c, args, &has_d, x.span,
-                        )),
+                        // A reference to a procedure with a derivative
+                        // routine is run as a call once hoisted: its
+                        // actuals are the hoisted ones ([`super::hoisting`]).
+                        CallTarget::Unit(c) if !runs(*c) || (set.routine)(*c) => {}
                         // Without a derivative routine: run as a call
                         // there too, or (no source) differentiated in
                         // its expression.
@@ -164,7 +164,7 @@ fn no_derivative(
 /// The `derivative-argument` refusal of a call at `span` to `c`, whose
 /// derivative routine takes a derivative for each formal with one: the
 /// first actual (in formal order) it cannot be passed one for.
-fn derivative_actual(
+pub(super) fn derivative_actual(
     program: &Program,
     set: &Routines,
     unit: &Unit,

@@ -47,6 +47,46 @@ pub(super) fn of_unit(
     if !adjoint {
         out.extend(tangent_where(h, &hoisted));
     }
+    // The hoisted references to procedures with a derivative routine are
+    // calls: their actuals (inner references replaced by temporaries,
+    // which have a derivative where the callee's result has one) must
+    // take a derivative where the formal has one.
+    let routines = super::calls::Routines::of_set(set, adjoint);
+    let temps: Vec<(SymbolId, bool)> = hoisted
+        .values()
+        .flatten()
+        .map(|x| {
+            let cu = program.unit(x.callee);
+            (
+                x.temp,
+                cu.result
+                    .is_some_and(|r| set.with_d[x.callee].contains_id(r)),
+            )
+        })
+        .collect();
+    let actual_has_d = |e: &Expr| {
+        dfort_ir::dp::target(e).is_some_and(|(s, _)| match temps.iter().find(|(t, _)| *t == s) {
+            Some((_, d)) => *d,
+            None => with_d.contains_id(s),
+        })
+    };
+    let mut ids: Vec<&StmtId> = hoisted.keys().collect();
+    ids.sort();
+    for id in ids {
+        for x in &hoisted[id] {
+            if set.units.contains(&x.callee) {
+                out.extend(super::calls::derivative_actual(
+                    program,
+                    &routines,
+                    h,
+                    x.callee,
+                    &x.args,
+                    &actual_has_d,
+                    x.span,
+                ));
+            }
+        }
+    }
     // The leaves a derivative flows from at statement `st`: in the
     // adjoint, those varied before it.
     let flows = |st: StmtId, s: SymbolId| {

@@ -210,6 +210,15 @@ fn statements<'r>(
                 out.extend(call_problems(program, set, unit, d));
             }
             let Some(r) = decisions(u).map(|d| &d.reversal) else {
+                // A unit of the set the analyses did not reach (a fault
+                // of dfort's, said as such).
+                out.push(Refusal::new(
+                    unit.name_span,
+                    (
+                        &rules::INTERNAL_ERROR,
+                        format!("`{}` was not analysed", unit.name),
+                    ),
+                ));
                 continue;
             };
             let mut refused: Vec<(StmtId, (&'static Rule, &'static str))> = r
