@@ -529,6 +529,27 @@ const DOTTED: [&str; 13] = [
     "and", "or", "not", "eqv", "neqv", "eq", "ne", "lt", "le", "gt", "ge", "true", "false",
 ];
 
+/// Whether `before` ends, but for blanks, with a dotted operator
+/// (`.GT.`, `. and .`): what follows it starts an operand.
+fn ends_dotted(before: &[u8]) -> bool {
+    let text: Vec<u8> = before.iter().copied().filter(|&c| c != b' ').collect();
+    let Some((b'.', rest)) = text.split_last() else {
+        return false;
+    };
+    let letters = rest
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count();
+    let word = &rest[rest.len() - letters..];
+    letters > 0
+        && rest.len() > letters
+        && rest[rest.len() - letters - 1] == b'.'
+        && DOTTED
+            .iter()
+            .any(|d| d.as_bytes().eq_ignore_ascii_case(word))
+}
+
 /// `code` (one fixed-form code line) with the blanks inside real literals
 /// with an exponent (`2.0 D 0`, `1.0 D -6`, written so by a macro such as
 /// `_d`) and inside dotted operators (`.AND .`, `. and.`) moved to the
@@ -565,7 +586,9 @@ pub fn squeeze_blanks(code: &str) -> Option<String> {
             b'!' => break,
             _ => {}
         }
-        let fresh = i == 0 || !(ident(b[i - 1]) || b[i - 1] == b'.');
+        // After a dotted operator (`X.GT.0. D 0`, `.NE. 0 D 0`) an operand
+        // starts too.
+        let fresh = i == 0 || !(ident(b[i - 1]) || b[i - 1] == b'.') || ends_dotted(&b[..i]);
         // A real literal: digits, a point, digits, blanks, exponent.
         let number =
             c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit()));
@@ -588,7 +611,8 @@ pub fn squeeze_blanks(code: &str) -> Option<String> {
                 .iter()
                 .rev()
                 .find(|&&x| x != b' ')
-                .is_some_and(|x| matches!(x, b'(' | b'=' | b'+' | b'-' | b',' | b'/'));
+                .is_some_and(|x| matches!(x, b'(' | b'=' | b'+' | b'-' | b',' | b'/'))
+                || ends_dotted(&b[..i]);
             let e = skip_blanks(j);
             if (point || operand)
                 && digits
@@ -777,6 +801,12 @@ mod tests {
             sq("      x = 25. D 0").as_deref(),
             Some("      x = 25.D0  ")
         );
+        // After a dotted operator, with or without a point (MITgcm's
+        // `.GT.0. _d 0`, `.NE. 0 _d 0`).
+        assert_eq!(
+            sq("      IF (x.GT.0. D 0 .AND. y .NE. 0 D 0) z = 1").as_deref(),
+            Some("      IF (x.GT.0.D0   .AND. y .NE. 0D0  ) z = 1")
+        );
         assert_eq!(
             sq("      IF (a .GT. b .AND . c . lt. d) x = 1").as_deref(),
             Some("      IF (a .GT. b .AND.  c .lt.  d) x = 1")
@@ -790,6 +820,8 @@ mod tests {
             "      x = 1 ! 2.0 D 0",
             "      x = 2.0D0",
             "      x = 2.0 D 0X",
+            "      x = y.d 0",
+            "      x = a.b.1 D 0",
         ] {
             assert_eq!(sq(s), None, "{s}");
         }
