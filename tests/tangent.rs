@@ -1011,11 +1011,16 @@ end subroutine inner
 /// procedure nobody calls taken as a root, what the generators refuse is
 /// exactly the list the facts decide before generating, with each
 /// refusal's rule, place and sentence: the generators find nothing more
-/// while writing.
+/// while writing. The list of every root's refusals is a snapshot, so
+/// that the facts refusing more (or less) than before shows as a change.
 #[test]
 fn the_generators_refuse_what_the_facts_decide() {
     use dfort_analysis::refusals::Derivative;
     let (mut roots, mut listed_total) = (0, 0);
+    // Every root's refusals, by rule and line: a refusal that appears or
+    // goes away (the facts refusing what the generators would write) is a
+    // change of this snapshot.
+    let mut summary = Vec::new();
     for dir in ["papers", "free", "fixed", "kernels"] {
         for path in fortran_files(&fixtures().join(dir)) {
             let ws = load_one(&path);
@@ -1069,6 +1074,18 @@ fn the_generators_refuse_what_the_facts_decide() {
                             );
                         }
                         listed_total += listed.len();
+                        if !listed.is_empty() {
+                            let rel = path.strip_prefix(fixtures()).unwrap_or(&path);
+                            let rules: Vec<String> = listed
+                                .iter()
+                                .map(|(code, span, _)| format!("{code}@{}", ws.line_of(*span)))
+                                .collect();
+                            summary.push(format!(
+                                "{} {name} {recording:?} {d:?}: {}",
+                                rel.display(),
+                                rules.join(" ")
+                            ));
+                        }
                     }
                 }
             }
@@ -1080,6 +1097,7 @@ fn the_generators_refuse_what_the_facts_decide() {
         "no fixture has a refusal decided before generating"
     );
     println!("{roots} roots, {listed_total} refusals decided before generating");
+    insta::assert_snapshot!(summary.join("\n"));
 }
 
 /// Issue 39 (item 2): the refusals the generators used to find only
