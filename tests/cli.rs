@@ -262,6 +262,44 @@ fn adjoint_writes_the_routine_and_the_runtime_or_refuses_with_a_location() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// ENTRY reads; the derivatives refuse the unit holding it and every call
+/// to the entry point (the analyses do not follow it), naming the lines,
+/// and a root that reaches neither is differentiated.
+#[test]
+fn entry_points_read_and_their_callers_are_refused_with_the_line() {
+    let file = "tests/fixtures/fixed/entry_point.f";
+    let (code, out, err) = dfort(&["check", file]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    let (code, out, _) = dfort(&["check", file, "--root", "step"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("entry_point.f:20:7: error: `setyear` is an ENTRY point of `caldate`"),
+        "{out}"
+    );
+    let (code, out, _) = dfort(&["check", file, "--root", "caldate"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("entry_point.f:11:7: error: ENTRY `setyear` cannot be differentiated"),
+        "{out}"
+    );
+    let (code, out, err) = dfort(&["check", file, "--root", "scale"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let dir = std::env::temp_dir().join(format!("dfort-entry-{}", std::process::id()));
+    let (code, _, err) = dfort(&[
+        "adjoint",
+        file,
+        "--root",
+        "step",
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("entry_point.f:20:"), "{err}");
+    assert!(!dir.join("entry_point_b.f90").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn verify_reports_both_relative_errors_and_asks_for_missing_sizes() {
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {

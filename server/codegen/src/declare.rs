@@ -326,6 +326,15 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
     for data in &orig.data {
         spec.w.line(data);
     }
+    for l in &orig.namelists {
+        let members: Vec<&str> = l
+            .members
+            .iter()
+            .map(|&m| orig.symbol(m).name.as_str())
+            .collect();
+        spec.w
+            .line(&format!("namelist /{}/ {}", l.name, members.join(", ")));
+    }
     for l in io_statement_functions(orig) {
         spec.w.line(&l);
     }

@@ -885,6 +885,8 @@ mod tests {
                 types: vec![],
                 formats: vec![],
                 data: vec![],
+                namelists: vec![],
+                entries: vec![],
             }
         }
         fn cfg(self, body: Vec<StmtId>) -> Cfg {
@@ -1429,6 +1431,7 @@ mod tests {
                 writes: vec![],
                 text: "read(1, *, end=10) x".into(),
                 branches: vec![10],
+                namelist: false,
             },
         );
         let a = t.a();

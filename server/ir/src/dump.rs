@@ -94,9 +94,17 @@ fn write_expr(unit: &Unit, e: &Expr, ctx: u8, out: &mut String) {
         ExprKind::Var(id) => out.push_str(sym_name(unit, *id)),
         ExprKind::ArrayRef { array, subs } => {
             out.push_str(sym_name(unit, *array));
+            let element = unit.element_subs(*array, subs);
             out.push('(');
-            write_subs(unit, subs, out);
+            write_subs(unit, element, out);
             out.push(')');
+            // `names(i)(1:n)`: the substring of an element.
+            let substring = &subs[element.len()..];
+            if !substring.is_empty() {
+                out.push('(');
+                write_subs(unit, substring, out);
+                out.push(')');
+            }
         }
         ExprKind::Intrinsic { name, args }
         | ExprKind::FunctionCall { name, args, .. }

@@ -107,11 +107,30 @@ pub struct Unit {
     /// The unit's DATA statements, each as one line: derivatives declare
     /// the variables they initialise and keep them.
     pub data: Vec<String>,
+    /// The unit's NAMELIST groups: name (lower case) and members. A READ
+    /// of a group defines its members, a WRITE reads them.
+    pub namelists: Vec<Namelist>,
+    /// The names (lower case) of the unit's ENTRY points: the analyses do
+    /// not follow them, the derivatives refuse calls to them.
+    pub entries: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Namelist {
+    pub name: String,
+    pub members: Vec<SymbolId>,
 }
 
 impl Unit {
     pub fn symbol(&self, id: SymbolId) -> &Symbol {
         &self.symbols[id]
+    }
+    /// The subscripts of `array(subs)` that select its element or
+    /// section: all of them but the substring range a character array's
+    /// element may carry after them (`names(i)(1:n)` is held as
+    /// `names(i, 1:n)`).
+    pub fn element_subs<'s>(&self, array: SymbolId, subs: &'s [Subscript]) -> &'s [Subscript] {
+        &subs[..subs.len().min(self.symbol(array).rank().max(1))]
     }
     pub fn stmt(&self, id: StmtId) -> &Stmt {
         &self.stmts[id]
@@ -547,6 +566,12 @@ pub enum StmtKind {
         text: String,
         /// The labels its ERR=, END= and EOR= specifiers jump to.
         branches: Vec<u32>,
+        /// A READ of a NAMELIST group: a member the record does not name
+        /// keeps its value, so every member is in `reads` as well as in
+        /// `writes`; the derivatives reset a member's derivative as for
+        /// any READ, and the refusals refuse a member whose derivative
+        /// that would lose.
+        namelist: bool,
     },
     Allocate {
         objects: Vec<Expr>,

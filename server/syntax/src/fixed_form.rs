@@ -605,13 +605,14 @@ pub fn squeeze_blanks(code: &str) -> Option<String> {
                 }
             }
             let digits = b[i..j].iter().any(u8::is_ascii_digit);
-            // Without a point, only where an operand starts (`(2 D 0*x)`),
-            // not after `*` (`CHARACTER*8 E1`).
+            // Without a point, only where an operand starts (`(2 D 0*x)`,
+            // or first on a continuation line: `&  2698 D 0*x`), not after
+            // `*` (`CHARACTER*8 E1`).
             let operand = b[..i]
                 .iter()
                 .rev()
                 .find(|&&x| x != b' ')
-                .is_some_and(|x| matches!(x, b'(' | b'=' | b'+' | b'-' | b',' | b'/'))
+                .is_none_or(|x| matches!(x, b'(' | b'=' | b'+' | b'-' | b',' | b'/'))
                 || ends_dotted(&b[..i]);
             let e = skip_blanks(j);
             if (point || operand)
@@ -806,6 +807,12 @@ mod tests {
         assert_eq!(
             sq("      IF (x.GT.0. D 0 .AND. y .NE. 0 D 0) z = 1").as_deref(),
             Some("      IF (x.GT.0.D0   .AND. y .NE. 0D0  ) z = 1")
+        );
+        // First on a continuation line, and after `**` (MITgcm's
+        // carbon_chem.F: `&  2698 _d 0*invtk*is**1.5 _d 0`).
+        assert_eq!(
+            sq("          2698 D 0*invtk*is**1.5 D 0").as_deref(),
+            Some("          2698D0  *invtk*is**1.5D0  ")
         );
         assert_eq!(
             sq("      IF (a .GT. b .AND . c . lt. d) x = 1").as_deref(),

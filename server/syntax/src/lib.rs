@@ -5,6 +5,7 @@
 //! registry of their rules ([`rules`]).
 
 pub mod ad_directives;
+pub mod char_length;
 pub mod chunks;
 pub mod cpp;
 pub mod dangling;

@@ -3,6 +3,7 @@
 //! into top-level units ([`crate::chunks`]) and parse each unit into its own
 //! tree-sitter tree. Syntax errors become diagnostics in original offsets.
 
+use crate::char_length::blank_declarator_lengths;
 use crate::chunks::{split_units, ChunkSpan};
 use crate::dangling::{dangling_statements, Dangling};
 use crate::diagnostic::{Diagnostic, TextRange};
@@ -105,11 +106,12 @@ impl FortranParser {
     ) -> ParsedFile {
         let mut diagnostics = Vec::new();
         let (normalized, map) = match form {
-            SourceForm::Free => (None, OffsetMap::identity()),
+            SourceForm::Free => (blank_declarator_lengths(&text), OffsetMap::identity()),
             SourceForm::Fixed(opts) => {
                 let n = normalize_fixed(&text, opts.line_length);
                 diagnostics.extend(n.diagnostics);
-                (Some(n.text), n.map)
+                let text = blank_declarator_lengths(&n.text).unwrap_or(n.text);
+                (Some(text), n.map)
             }
         };
         let mut file = ParsedFile {

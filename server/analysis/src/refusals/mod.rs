@@ -117,6 +117,7 @@ pub(crate) fn of_root<'r>(
         if let Some(act) = activity.activity[u].as_deref() {
             let routines = calls::Routines::of_set(set, derivative == Derivative::Adjoint);
             out.extend(calls::of_unit(program, &routines, unit, act));
+            out.extend(namelist_reads(unit, act));
             out.extend(hoisting::of_unit(program, set, unit, act, derivative));
         }
         out.extend(forms::of_unit(program, set, unit));
@@ -162,6 +163,74 @@ pub(crate) fn root_form(program: &Program, unit: &Unit, derivative: Derivative) 
     })
 }
 
+/// The NAMELIST READs of `unit` that may leave an active member as it
+/// was: a member the record does not name keeps its value and its
+/// derivative, which the derivatives (resetting it, as for any READ)
+/// would lose. Refused where the member is varied before the READ and
+/// useful after it; elsewhere resetting its derivative changes nothing.
+fn namelist_reads(unit: &Unit, act: &crate::activity::Activity) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for (id, st) in unit.stmts.iter_enumerated() {
+        let StmtKind::Io {
+            writes,
+            namelist: true,
+            ..
+        } = &st.kind
+        else {
+            continue;
+        };
+        for w in writes {
+            let ExprKind::Var(m) = w.kind else { continue };
+            let varied = act.varied_before.get(id).is_some_and(|v| v.contains_id(m));
+            if varied && act.useful_after(id, m) {
+                let name = &unit.symbol(m).name;
+                out.push(Refusal::new(
+                    st.span,
+                    format!("a NAMELIST READ leaves `{name}` as it was when the record does not name it, and `{name}` is active here: its derivative after the READ cannot be decided"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Every ENTRY point of the program: its name and the unit holding it.
+fn entry_points(program: &Program) -> std::collections::HashMap<&str, &str> {
+    program
+        .all_units()
+        .flat_map(|u| u.entries.iter().map(|e| (e.as_str(), u.name.as_str())))
+        .collect()
+}
+
+/// The calls and function references of `st` to an ENTRY point: the
+/// analyses do not follow them (what it reads and writes is unknown), so
+/// the derivatives refuse them, active or not.
+fn entry_calls(entries: &std::collections::HashMap<&str, &str>, st: &Stmt) -> Vec<Refusal> {
+    if entries.is_empty() {
+        return Vec::new();
+    }
+    let mut names: Vec<&str> = Vec::new();
+    if let StmtKind::Call { name, .. } = &st.kind {
+        names.push(name);
+    }
+    for e in st.kind.exprs() {
+        e.walk(&mut |x| match &x.kind {
+            ExprKind::FunctionCall { name, .. } | ExprKind::Apply { name, .. } => names.push(name),
+            _ => {}
+        });
+    }
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let host = entries.get(n)?;
+            Some(Refusal::new(
+                st.span,
+                format!("`{n}` is an ENTRY point of `{host}`, which dfort does not follow: a call to it cannot be differentiated"),
+            ))
+        })
+        .collect()
+}
+
 /// The statements of the set's units that the derivative has no rule
 /// for: constructs the front end keeps as unsupported (both
 /// derivatives), and for the adjoint, (de)allocations it does not follow
@@ -176,9 +245,11 @@ fn statements<'r>(
     derivative: Derivative,
 ) -> Vec<Refusal> {
     let mut out = Vec::new();
+    let entries = entry_points(program);
     for &u in &set.units {
         let unit = program.unit(u);
         for st in unit.stmts.iter() {
+            out.extend(entry_calls(&entries, st));
             match &st.kind {
                 StmtKind::Unsupported { construct } => out.push(Refusal::new(
                     st.span,

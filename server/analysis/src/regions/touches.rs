@@ -74,6 +74,9 @@ impl<'a> Ctx<'a> {
                 Ok(())
             }
             ExprKind::ArrayRef { array, subs } if *array == f => {
+                if subs.len() > decl.lower.len() {
+                    return Err(format!("a substring of an element of `{name}`"));
+                }
                 let mut dims = Vec::new();
                 let rank = subs.len();
                 for (k, s) in subs.iter().enumerate() {
@@ -228,6 +231,11 @@ impl<'a> Ctx<'a> {
         // Where the actual starts, in our subscripts.
         let start: Vec<Interval> = match &args[pos].value.kind {
             ExprKind::ArrayRef { subs, .. } => {
+                if subs.len() > decl.lower.len() {
+                    return Err(format!(
+                        "a substring of an element of `{name}` is passed to `{callee}`"
+                    ));
+                }
                 let mut v = Vec::new();
                 for (k, s) in subs.iter().enumerate() {
                     let Subscript::Index(i) = s else {

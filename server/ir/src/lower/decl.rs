@@ -28,7 +28,11 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             }
         }
         if let Some(params) = field(n, "parameters") {
-            for (i, p) in named_children(params).into_iter().enumerate() {
+            // Comment lines between continuation lines are no dummies.
+            let params = named_children(params)
+                .into_iter()
+                .filter(|p| p.kind() != "comment");
+            for (i, p) in params.enumerate() {
                 if p.kind() != "identifier" {
                     let s = self.span(p);
                     self.fx.report(
@@ -143,12 +147,12 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     }
                 }
             }
+            "namelist_statement" => self.namelist_statement(n),
             "interface" => self.interface_block(n),
             "derived_type_definition" => self.derived_type_definition(n),
             "import_statement"
             | "private_statement"
             | "public_statement"
-            | "namelist_statement"
             | "enum"
             | "format_statement"
             | "procedure_statement" => {
@@ -441,6 +445,31 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         flush(self, &block_name, &mut members);
     }
 
+    /// `NAMELIST /g/ a, b /h/ c`: each group and its members.
+    fn namelist_statement(&mut self, n: FNode<'a>) {
+        for group in named_children(n) {
+            if group.kind() != "variable_group" {
+                continue;
+            }
+            let mut list = Namelist {
+                name: String::new(),
+                members: Vec::new(),
+            };
+            for g in named_children(group) {
+                if g.kind() == "name" {
+                    list.name = self.lname(g);
+                } else if let Some(id) = self.declarator_symbol(g) {
+                    list.members.push(id);
+                }
+            }
+            // A group named again adds to its list.
+            match self.unit.namelists.iter_mut().find(|l| l.name == list.name) {
+                Some(l) => l.members.extend(list.members),
+                None => self.unit.namelists.push(list),
+            }
+        }
+    }
+
     /// A declarator inside COMMON or DIMENSION-like statements: creates the
     /// symbol and records bounds given there.
     fn declarator_symbol(&mut self, d: FNode<'a>) -> Option<SymbolId> {
@@ -519,7 +548,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 None => dims_from_attr.clone(),
             };
             let init_expr = init.map(|e| self.expr(e));
-            let len_text = char_len.map(|c| self.text(c).trim().to_string());
+            let len_text = char_len.map(|c| self.declarator_length(c));
             let s = self.sym_mut(id);
             if !s.declared || s.typing != Typing::Declared {
                 s.span = sp;
@@ -855,6 +884,25 @@ fn merge_attrs(into: &mut Attrs, from: &Attrs) {
 }
 
 impl UnitLowerer<'_, '_> {
+    /// The length a declarator's `*8`, `*(*)` or `*(expr)` gives, as the
+    /// `len=` of a type: `8`, `*`, `expr` (lower case). An expression was
+    /// blanked to `*(*)` for the grammar
+    /// ([`dfort_syntax::char_length`]): it is read from the original text.
+    fn declarator_length(&self, c: FNode) -> String {
+        let written = self.text(c).trim().trim_start_matches('*').trim();
+        let inner = written
+            .strip_prefix('(')
+            .and_then(|w| w.strip_suffix(')'))
+            .map_or(written, str::trim);
+        if inner == "*" {
+            let at = self.span(c).range.start as usize;
+            if let Some(len) = dfort_syntax::char_length::written_length(&self.fx.parsed.text, at) {
+                return len.to_ascii_lowercase();
+            }
+        }
+        inner.to_ascii_lowercase()
+    }
+
     /// The text of `n` with the character literals that were Hollerith
     /// constants in the original fixed-form source (`4HABCD`, read as
     /// `'ABCD'`) written as Holleriths again: a DATA statement copied into

@@ -254,6 +254,18 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         out
     }
 
+    /// Whether `array(subs)(args)` is a substring of an element: a
+    /// character array indexed in every dimension, then one range.
+    fn is_substring_of_element(&self, array: SymbolId, subs: &[Subscript], args: &[Arg]) -> bool {
+        let sym = self.unit.symbol(array);
+        sym.ty.base == BaseType::Character
+            && sym.rank() > 0
+            && subs.len() == sym.rank()
+            && subs.iter().all(|s| matches!(s, Subscript::Index(_)))
+            && matches!(args, [Arg { keyword: None, value }]
+                if matches!(value.kind, ExprKind::Range { stride: None, .. }))
+    }
+
     fn call_expression(&mut self, n: FNode<'a>, span: Span) -> ExprKind {
         let kids = named_children(n);
         let Some(callee) = kids.first().copied() else {
@@ -271,6 +283,16 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                         name,
                         subs: args.into_iter().map(|a| subscript(a.value)).collect(),
                     }
+                }
+                // `names(i)(1:n)`: a substring of a character array's
+                // element, held as one more subscript after the element's
+                // (see `Unit::element_subs`).
+                ExprKind::ArrayRef { array, mut subs }
+                    if self.is_substring_of_element(array, &subs, &args) =>
+                {
+                    let range = args.into_iter().next().map(|a| subscript(a.value));
+                    subs.extend(range);
+                    ExprKind::ArrayRef { array, subs }
                 }
                 _ => {
                     self.fx.report(

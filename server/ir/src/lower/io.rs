@@ -28,6 +28,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let mut reads = Vec::new();
         let mut writes = Vec::new();
         let mut branches = Vec::new();
+        let mut namelist = false;
         let mut stack = named_children(n);
         stack.reverse();
         while let Some(c) = stack.pop() {
@@ -54,6 +55,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 }
                 "format_identifier" => {
                     for f in named_children(c) {
+                        if self.namelist_io(f, kind, &mut reads, &mut writes) {
+                            namelist = true;
+                            continue;
+                        }
                         if f.kind() != "statement_label_reference" {
                             reads.push(self.expr(f));
                         }
@@ -65,6 +70,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                         continue;
                     };
                     let name = name.unwrap_or_default();
+                    if name == "nml" && self.namelist_io(value, kind, &mut reads, &mut writes) {
+                        namelist = true;
+                        continue;
+                    }
                     if BRANCH_SPECIFIERS.contains(&name.as_str()) {
                         if let Some(l) = parse_label(self.text(value)) {
                             branches.push(l);
@@ -100,7 +109,39 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             writes,
             text: one_line(self.text(n)),
             branches,
+            namelist: namelist && matches!(kind, IoKind::Read),
         }
+    }
+
+    /// When `n` names one of the unit's NAMELIST groups (as `NML=` or as
+    /// the format): a READ may define each member (one the record does not
+    /// name keeps its value, so the READ counts as reading it too), any
+    /// other statement reads them.
+    fn namelist_io(
+        &mut self,
+        n: FNode<'a>,
+        kind: IoKind,
+        reads: &mut Vec<Expr>,
+        writes: &mut Vec<Expr>,
+    ) -> bool {
+        if n.kind() != "identifier" {
+            return false;
+        }
+        let name = self.lname(n);
+        let Some(list) = self.unit.namelists.iter().find(|l| l.name == name) else {
+            return false;
+        };
+        let span = self.span(n);
+        let members = list.members.iter().map(|&m| Expr {
+            kind: ExprKind::Var(m),
+            span,
+        });
+        let members: Vec<Expr> = members.collect();
+        if matches!(kind, IoKind::Read) {
+            writes.extend(members.iter().cloned());
+        }
+        reads.extend(members);
+        true
     }
 
     /// The items of an I/O list (comments between continuation lines

@@ -349,6 +349,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             types: Vec::new(),
             formats: Vec::new(),
             data: Vec::new(),
+            namelists: Vec::new(),
+            entries: Vec::new(),
         };
         UnitLowerer {
             fx,
@@ -435,6 +437,21 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             span,
             StmtKind::Unsupported {
                 construct: what.to_string(),
+            },
+        )
+    }
+
+    /// `ENTRY name(args)`: read, and kept as a statement the derivatives
+    /// refuse (as they refuse calls to the entry, `Unit::entries`).
+    pub(crate) fn entry(&mut self, label: Option<u32>, n: FNode) -> StmtId {
+        let name = field(n, "name").map(|k| self.lname(k)).unwrap_or_default();
+        let span = self.stmt_span(n);
+        self.unit.entries.push(name.clone());
+        self.push_stmt(
+            label,
+            span,
+            StmtKind::Unsupported {
+                construct: format!("ENTRY `{name}`"),
             },
         )
     }

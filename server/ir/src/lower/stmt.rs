@@ -252,7 +252,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     deallocate: n.kind() == "deallocate_statement",
                 }
             }
-            "entry_statement" => return Some(self.unsupported(label, n, "ENTRY statements")),
+            "entry_statement" => return Some(self.entry(label, n)),
             "assign_statement" => {
                 return Some(self.unsupported(label, n, "ASSIGN statements (assigned GO TO)"))
             }

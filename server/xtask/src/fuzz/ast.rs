@@ -218,6 +218,17 @@ pub enum Stmt {
     /// `write(fz_text, '(es24.16)') e`: a value written to an internal
     /// file ([`IO_TEXT`]) that nothing reads back.
     WriteText(Expr),
+    /// A READ of NAMELIST group `fz_nml<id>` (real scalars `group`) from
+    /// the internal file [`IO_NML`], after a record that names only `set`
+    /// (name, value): the members it leaves out keep their values. As
+    /// `read(fz_nml_text, nml=g)` or, `keyword` false, `read(fz_nml_text,
+    /// g)`.
+    ReadNml {
+        id: u32,
+        group: Vec<String>,
+        set: Vec<(String, String)>,
+        keyword: bool,
+    },
     /// A statement dfort may refuse, as written, which the generator
     /// adds to learn what is refused.
     Raw(Vec<String>),
@@ -227,6 +238,32 @@ pub enum Stmt {
 pub const IO_DATA: &str = "fz_data";
 /// The internal file of WRITEs.
 pub const IO_TEXT: &str = "fz_text";
+/// The internal file of NAMELIST READs.
+pub const IO_NML: &str = "fz_nml_text";
+
+/// Every NAMELIST READ of `body` (nested statements too), in order.
+fn namelist_reads(body: &[Stmt], out: &mut Vec<(u32, Vec<String>)>) {
+    for s in body {
+        match s {
+            Stmt::ReadNml { id, group, .. } => out.push((*id, group.clone())),
+            Stmt::IfOne(_, inner) => namelist_reads(std::slice::from_ref(inner), out),
+            _ => {}
+        }
+        for b in s.blocks() {
+            namelist_reads(b, out);
+        }
+    }
+}
+
+/// The NAMELIST statements of the groups `body` reads.
+pub fn namelist_statements(body: &[Stmt]) -> Vec<String> {
+    let mut groups = Vec::new();
+    namelist_reads(body, &mut groups);
+    groups
+        .into_iter()
+        .map(|(id, members)| format!("namelist /fz_nml{id}/ {}", members.join(", ")))
+        .collect()
+}
 
 /// The declarations of the internal files a procedure's I/O statements
 /// use.
@@ -247,6 +284,14 @@ pub fn io_declarations(body: &[Stmt]) -> Vec<Decl> {
     let (mut read, mut write) = (false, false);
     find(body, &mut read, &mut write);
     let mut out = Vec::new();
+    let mut nml = Vec::new();
+    namelist_reads(body, &mut nml);
+    if !nml.is_empty() {
+        out.push(Decl {
+            ty: "character(len=200)",
+            ..Decl::real(IO_NML, Vec::new())
+        });
+    }
     if read {
         out.push(Decl {
             ty: "character(len=64)",
@@ -489,6 +534,9 @@ impl Proc {
         }
         for s in &self.spec {
             w.line(s);
+        }
+        for l in namelist_statements(&self.body) {
+            w.line(&l);
         }
         for s in &self.body {
             w.stmt(s);
@@ -800,6 +848,14 @@ impl Printer {
             }
             Stmt::WriteText(e) => {
                 self.line(&format!("write({IO_TEXT}, '(es24.16)') {}", e.print()));
+            }
+            Stmt::ReadNml {
+                id, set, keyword, ..
+            } => {
+                let values: Vec<String> = set.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                self.line(&format!("{IO_NML} = '&fz_nml{id} {} /'", values.join(", ")));
+                let nml = if *keyword { "nml=" } else { "" };
+                self.line(&format!("read({IO_NML}, {nml}fz_nml{id})"));
             }
             Stmt::Raw(lines) => {
                 for l in lines {

@@ -91,6 +91,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: CONTINUE"),
     drawn("statement: READ"),
     drawn("statement: WRITE"),
+    drawn("statement: NAMELIST READ"),
     Entry {
         name: "statement: PRINT, OPEN, CLOSE and other I/O",
         excluded: Some("run as written, like WRITE, which stands for them: they touch files and the terminal, not values"),
@@ -127,6 +128,7 @@ fn statement(kind: &StmtKind) -> &'static str {
         StmtKind::Return => "statement: RETURN",
         StmtKind::Stop => "statement: STOP",
         StmtKind::Continue => "statement: CONTINUE",
+        StmtKind::Io { namelist: true, .. } => "statement: NAMELIST READ",
         StmtKind::Io { kind, .. } => match kind {
             IoKind::Read => "statement: READ",
             IoKind::Write => "statement: WRITE",

@@ -2931,6 +2931,9 @@ impl<'r> Generator<'r> {
         if self.chance(0.3) {
             return vec![Stmt::WriteText(self.rexpr(env, 2))];
         }
+        if self.chance(0.3) {
+            return self.read_namelist(env);
+        }
         let mut items = Vec::new();
         for _ in 0..self.range(1, 3) {
             if let Some(t) = self.target(env) {
@@ -2942,6 +2945,40 @@ impl<'r> Generator<'r> {
             return Vec::new();
         }
         vec![Stmt::Read(items)]
+    }
+
+    /// A NAMELIST READ of one to three writable real scalars, whose record
+    /// names some of them (issue 40: a member it leaves out keeps its
+    /// value, and its derivative if active, which dfort refuses).
+    fn read_namelist(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let scalars = env.writable(0);
+        let mut group: Vec<String> = Vec::new();
+        for _ in 0..self.range(1, 3) {
+            if let Some(v) = self.pick(&scalars) {
+                if !group.contains(&v.name) {
+                    group.push(v.name.clone());
+                }
+            }
+        }
+        if group.is_empty() {
+            return Vec::new();
+        }
+        const VALUES: [&str; 5] = ["0.75", "-1.5", "2.25", "0.5", "1.25"];
+        let mut set = Vec::new();
+        for m in &group {
+            if set.is_empty() || self.chance(0.6) {
+                let v = self.pick(&VALUES).copied().unwrap_or("0.5");
+                set.push((m.clone(), v.to_string()));
+            }
+        }
+        let id = self.range(1, 999_999) as u32;
+        let keyword = self.chance(0.5);
+        vec![Stmt::ReadNml {
+            id,
+            group,
+            set,
+            keyword,
+        }]
     }
 
     /// A writable real variable, preferring scalars.
