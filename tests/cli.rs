@@ -262,6 +262,67 @@ fn adjoint_writes_the_routine_and_the_runtime_or_refuses_with_a_location() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `dfort import` writes a genmake2 build's macros and files into
+/// `dfort.toml` (keeping its roots), and `dfort check` without files reads
+/// that set with those macros: `_d`, which set64bitConst.sh stands for in
+/// the build, makes `2.0 _d 0` read.
+#[test]
+fn import_takes_a_genmake2_build_and_check_reads_its_files() {
+    let ocean = root().join("tests/fixtures/cpp/ocean");
+    let o = ocean.display();
+    let makefile = format!(
+        "ROOTDIR = {o}\nTOOLSDIR = $(ROOTDIR)/tools\nDEFINES = -DWORDLENGTH=4 -DNML_TERMINATOR\n\
+         INCLUDES = -I$(ROOTDIR)\nF77_SRC_FILES = \\\n $(ROOTDIR)/calc_diffusion.F \\\n $(ROOTDIR)/timestep.F\n\
+         F90_SRC_FILES = \nCPPCMD = cat $< | cpp -traditional -P $(DEFINES) $(INCLUDES) | $(TOOLSDIR)/set64bitConst.sh\n"
+    );
+    let mk = scratch_file("import", "Makefile", &makefile);
+    let dir = mk.parent().unwrap().to_path_buf();
+    std::fs::write(dir.join("dfort.toml"), "[[root]]\nname = \"timestep\"\n").unwrap();
+    let (code, out, err) = dfort(&["import", mk.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("2 files, 3 macros, 1 include directories (from genmake2 Makefile)"),
+        "{out}"
+    );
+    let toml = std::fs::read_to_string(dir.join("dfort.toml")).unwrap();
+    assert!(
+        toml.contains("_d = \"D\"") && toml.contains("WORDLENGTH = \"4\""),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("name = \"timestep\""),
+        "the roots are kept: {toml}"
+    );
+    let check = |cwd: &std::path::Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
+            .arg("check")
+            .current_dir(cwd)
+            .output()
+            .expect("run dfort");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = check(&dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("2 file(s)") && err.contains("0 error(s)"),
+        "{err}"
+    );
+    // Without `_d`, `2.0 _d 0` does not read: the macros are the build's.
+    let toml = toml.replace("_d = \"D\"", "");
+    std::fs::write(dir.join("dfort.toml"), toml).unwrap();
+    let (code, _) = check(&dir);
+    assert_eq!(code, 1);
+    // No files and no list: said.
+    let empty = scratch_file("import-none", "x.txt", "");
+    let (code, err) = check(empty.parent().unwrap());
+    assert_eq!(code, 1);
+    assert!(err.contains("no files given"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// ENTRY reads; the derivatives refuse the unit holding it and every call
 /// to the entry point (the analyses do not follow it), naming the lines,
 /// and a root that reaches neither is differentiated.

@@ -565,6 +565,45 @@ fn verify_reports_progress_and_its_result() {
     c.shutdown().unwrap();
 }
 
+/// A workspace whose `dfort.toml` lists its files (as `dfort import`
+/// writes it from a build) is indexed from that list, not by scanning the
+/// folder: a file in `build/` (which the scan skips) is read, one not
+/// listed is not.
+#[test]
+fn the_files_dfort_toml_lists_are_the_workspace() {
+    let root = workspace("listed", &["p000_fig1.f90"]);
+    std::fs::create_dir_all(root.join("build")).unwrap();
+    std::fs::copy(
+        fixtures().join("papers").join("p000_bratu.f"),
+        root.join("build").join("p000_bratu.f"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("dfort.toml"),
+        "files = [\"build/p000_bratu.f\"]\n",
+    )
+    .unwrap();
+    let mut c = start(&root, vscode_caps(), Options::default());
+    let find = |c: &mut Connection, name: &str| {
+        let r = c
+            .request("workspace/symbol", json!({"query": name}))
+            .unwrap();
+        r["result"]
+            .as_array()
+            .map(|a| a.iter().any(|s| s["name"] == name))
+            .unwrap_or(false)
+    };
+    for _ in 0..100 {
+        if find(&mut c, "bratu") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(find(&mut c, "bratu"));
+    assert!(!find(&mut c, "tbr_fig1"));
+    c.shutdown().unwrap();
+}
+
 /// With a client that lets servers register file watchers, files changed
 /// on disk outside the editor (created, changed, deleted) are re-read.
 #[test]

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct AnalyzeArgs {
-    #[arg(required = true)]
+    /// The files (default: `dfort.toml`'s `files`).
     files: Vec<PathBuf>,
     /// Analyse only this unit (with --independent/--dependent if given).
     #[arg(long)]
@@ -47,7 +47,14 @@ pub struct AnalyzeArgs {
 }
 
 pub fn run(args: AnalyzeArgs) -> ExitCode {
-    let config = match crate::config::load(&args.files) {
+    let files = match crate::config::files_or_listed(&args.files) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let config = match crate::config::load(&files) {
         Ok(c) => c.map(|(_, c)| c).unwrap_or_default(),
         Err(e) => {
             eprintln!("error: {e}");
@@ -77,7 +84,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             recording,
         },
     };
-    let session = Session::open(&args.files, &args.form, &ask);
+    let session = Session::open(&files, &args.form, &ask);
     if !session.usable() {
         eprintln!("error: not analysing code that has errors");
         return ExitCode::from(1);

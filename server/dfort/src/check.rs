@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct CheckArgs {
-    #[arg(required = true)]
+    /// The files (default: `dfort.toml`'s `files`).
     files: Vec<PathBuf>,
     /// Also check that this procedure can be differentiated (repeatable;
     /// its independents and dependents come from `dfort.toml`, else
@@ -40,7 +40,14 @@ struct Line {
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
-    let config = match crate::config::load(&args.files) {
+    let files = match crate::config::files_or_listed(&args.files) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let config = match crate::config::load(&files) {
         Ok(c) => c.map(|(_, c)| c).unwrap_or_default(),
         Err(e) => {
             eprintln!("error: {e}");
@@ -63,7 +70,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         others: false,
         recording: Default::default(),
     };
-    let session = Session::open(&args.files, &args.form, &ask);
+    let session = Session::open(&files, &args.form, &ask);
     session.report_load_errors();
     let snap = &session.snap;
     let mut errors = session.errors.len();

@@ -14,7 +14,15 @@
 //! [preprocessor]               # optional: the C preprocessor's settings
 //! include = ["inc", "../model/inc"]  # like -I, relative to this file
 //! define = { _d = "D", ALLOW_COST = "1" } # like -D NAME=VALUE
+//!
+//! files = ["src/a.F", "src/b.F"] # optional: the workspace's files, relative to this file
 //! ```
+//!
+//! `files` (top level, before any table) is the file set the commands
+//! read when given none, and the one the editor indexes instead of
+//! scanning the workspace folder. `dfort import` writes it and
+//! `[preprocessor]` from the build a user already has (a genmake2
+//! `Makefile`, `compile_commands.json`, `fpm.toml`).
 //!
 //! The `[preprocessor]` settings come before the command line's: its
 //! include directories are searched after `-I`'s, and a `-D` redefines a
@@ -28,21 +36,24 @@
 //! precedence over `!$ad` directives. `dfort verify` takes a value from
 //! `int` / `size` for every name `--int` / `--size` does not give.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    #[serde(default)]
-    pub root: Vec<RootConfig>,
+    /// The workspace's files, relative to `dfort.toml`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<PathBuf>,
     #[serde(default)]
     pub preprocessor: PreprocessorConfig,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub root: Vec<RootConfig>,
 }
 
 /// `[preprocessor]`: include directories and macros.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PreprocessorConfig {
     #[serde(default)]
@@ -69,25 +80,25 @@ impl PreprocessorConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RootConfig {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub independent: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependent: Vec<String>,
     /// Values of integer arguments (`dfort verify`'s `--int`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub int: BTreeMap<String, i64>,
     /// Sizes of array arguments (`dfort verify`'s `--size`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub size: BTreeMap<String, i64>,
     /// Values of character arguments (`dfort verify`'s `--char`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub char: BTreeMap<String, String>,
     /// Values of logical arguments (`dfort verify`'s `--logical`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub logical: BTreeMap<String, bool>,
 }
 
@@ -108,6 +119,13 @@ impl RootConfig {
 }
 
 impl Config {
+    /// `files` as paths (those of `dfort.toml` at `path` are relative to
+    /// its directory).
+    pub fn listed_files(&self, path: &Path) -> Vec<PathBuf> {
+        let base = path.parent().unwrap_or(Path::new("."));
+        self.files.iter().map(|f| base.join(f)).collect()
+    }
+
     /// The `[[root]]` named `name` (case-insensitive).
     pub fn root_named(&self, name: &str) -> Option<&RootConfig> {
         self.root.iter().find(|r| r.name.eq_ignore_ascii_case(name))
@@ -144,6 +162,24 @@ pub fn load(files: &[PathBuf]) -> Result<Option<(PathBuf, Config)>, String> {
     };
     let config = read(&path)?;
     Ok(Some((path, config)))
+}
+
+/// The files a command reads: those given, else the `files` of the
+/// `dfort.toml` in the current directory; an error when there are none.
+pub fn files_or_listed(given: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    if !given.is_empty() {
+        return Ok(given.to_vec());
+    }
+    match load(given)? {
+        Some((path, c)) if !c.files.is_empty() => Ok(c.listed_files(&path)),
+        Some((path, _)) => Err(format!(
+            "no files given, and {} lists none (`files = [...]`, or `dfort import` a build)",
+            path.display()
+        )),
+        None => {
+            Err("no files given, and no dfort.toml here lists them (`dfort import` a build)".into())
+        }
+    }
 }
 
 /// Reads and parses one `dfort.toml`; the error names the file.

@@ -16,6 +16,7 @@ pub mod analyze;
 pub mod check;
 pub mod config;
 mod form;
+pub mod import;
 pub mod lsp;
 pub mod preprocess;
 pub mod report;

@@ -5,7 +5,7 @@
 
 use clap::{Parser, Subcommand};
 use dfort::session::{Ask, Session};
-use dfort::{adjoint, analyze, check, preprocess, rules, tangent, verify, FormArgs};
+use dfort::{adjoint, analyze, check, import, preprocess, rules, tangent, verify, FormArgs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -55,6 +55,10 @@ enum Command {
     /// `#if`…, with `-I` and `-D`) and print the result with `# LINE
     /// "FILE"` markers, as `gfortran -cpp -E` does.
     Preprocess(preprocess::PreprocessArgs),
+    /// Write the preprocessor flags and the file list of a build (a
+    /// genmake2 `Makefile`, `compile_commands.json` or `fpm.toml`) into
+    /// `dfort.toml`, which the commands and the editor read.
+    Import(import::ImportArgs),
     /// Run the language server on stdin/stdout (`--stdio` is accepted, as
     /// VS Code's client appends it).
     Lsp {
@@ -95,6 +99,7 @@ fn main() -> ExitCode {
         Command::Adjoint(args) => adjoint::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Preprocess(args) => preprocess::run(args),
+        Command::Import(args) => import::run(args),
         Command::Lsp { stdio: _ } => {
             one_malloc_arena();
             dfort::lsp::run_stdio(dfort::lsp::Options::default())

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 /// What `dfort tangent` and `dfort adjoint` share.
 #[derive(Args)]
 pub struct DiffArgs {
-    #[arg(required = true)]
+    /// The files (default: `dfort.toml`'s `files`).
     pub files: Vec<PathBuf>,
     /// The subroutine to differentiate.
     #[arg(long)]
@@ -79,7 +79,14 @@ pub fn root_spec(args: &DiffArgs, config: Option<&(PathBuf, RootConfig)>) -> Roo
 /// Loads the files, checks them, and finds the root and its roles as the
 /// analyses resolved them, reporting problems on stderr.
 pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
-    let config = match crate::config::load(&args.files) {
+    let files = match crate::config::files_or_listed(&args.files) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return None;
+        }
+    };
+    let config = match crate::config::load(&files) {
         Ok(c) => c.and_then(|(path, c)| c.root_named(&args.root).cloned().map(|r| (path, r))),
         Err(e) => {
             eprintln!("error: {e}");
@@ -91,7 +98,7 @@ pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
         others: false,
         recording,
     };
-    let session = Session::open(&args.files, &args.form, &ask);
+    let session = Session::open(&files, &args.form, &ask);
     if !session.usable() {
         eprintln!("error: not differentiating code that has errors");
         return None;

@@ -346,19 +346,30 @@ impl Backend {
                 .is_ok()
     }
 
-    /// Reads the workspace's Fortran files into the host, reporting progress.
+    /// Reads the workspace's Fortran files into the host, reporting
+    /// progress: those `dfort.toml` lists (`files`), else those found
+    /// under the workspace folder.
     async fn index_workspace(&self) {
         let session = self.session();
-        let Some(root) = session.root.clone() else {
-            return;
+        let listed = session
+            .toml
+            .as_ref()
+            .map(|(path, t)| t.listed_files(path))
+            .unwrap_or_default();
+        let files = if !listed.is_empty() {
+            listed.into_iter().take(index::MAX_FILES).collect()
+        } else {
+            let Some(root) = session.root.clone() else {
+                return;
+            };
+            let host = self.host.clone();
+            tokio::task::spawn_blocking(move || {
+                let h = lock(&host);
+                index::fortran_files(&root, &|p| h.is_fortran(p))
+            })
+            .await
+            .unwrap_or_default()
         };
-        let host = self.host.clone();
-        let files = tokio::task::spawn_blocking(move || {
-            let h = lock(&host);
-            index::fortran_files(&root, &|p| h.is_fortran(p))
-        })
-        .await
-        .unwrap_or_default();
         if files.is_empty() {
             return;
         }

@@ -14,7 +14,7 @@ mod backend;
 pub mod client;
 pub mod convert;
 mod framing;
-mod index;
+pub(crate) mod index;
 pub mod settings;
 
 pub use backend::{Backend, Options};
