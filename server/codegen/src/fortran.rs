@@ -269,7 +269,43 @@ pub fn declaration_order(unit: &Unit) -> Vec<SymbolId> {
         };
         (class, s.0)
     });
+    let parameters = order
+        .iter()
+        .take_while(|s| unit.symbol(**s).attrs.parameter)
+        .count();
+    let ordered = after_what_they_use(unit, &order[..parameters]);
+    order.splice(..parameters, ordered);
     order
+}
+
+/// Named constants in an order where each comes after those its value
+/// uses (`PARAMETER (NLINE = 80, NMAX = NLINE/4)` with NMAX declared
+/// first), else as given.
+fn after_what_they_use(unit: &Unit, params: &[SymbolId]) -> Vec<SymbolId> {
+    let uses = |s: SymbolId| -> Vec<SymbolId> {
+        let mut out = Vec::new();
+        if let Some(init) = &unit.symbol(s).init {
+            init.walk(&mut |x| {
+                if let ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. } = x.kind {
+                    if v != s && params.contains(&v) {
+                        out.push(v);
+                    }
+                }
+            });
+        }
+        out
+    };
+    let mut done: Vec<SymbolId> = Vec::with_capacity(params.len());
+    let mut left: Vec<SymbolId> = params.to_vec();
+    while !left.is_empty() {
+        let ready = left
+            .iter()
+            .position(|&s| uses(s).iter().all(|u| done.contains(u)))
+            // A cycle (an error the compiler reports): as given.
+            .unwrap_or(0);
+        done.push(left.remove(ready));
+    }
+    done
 }
 
 /// One generated derivative routine and the module it belongs in.

@@ -333,7 +333,9 @@ fn is_fortran(p: &Path) -> bool {
     .contains(&ext)
 }
 
-/// `p` relative to `base` when it lies under it (`./x` spelled `x`).
+/// `p` relative to `base` when it lies under it (`./x` spelled `x`), else
+/// absolute (a path relative to the current directory would not be one
+/// relative to `dfort.toml`).
 fn relative(p: &Path, base: &Path) -> PathBuf {
     let clean = |q: &Path| -> PathBuf {
         q.components()
@@ -344,7 +346,7 @@ fn relative(p: &Path, base: &Path) -> PathBuf {
     match p.strip_prefix(&base) {
         Ok(r) if !r.as_os_str().is_empty() => r.to_path_buf(),
         Ok(_) => PathBuf::from("."),
-        Err(_) => p,
+        Err(_) => std::path::absolute(&p).unwrap_or(p),
     }
 }
 
@@ -451,5 +453,10 @@ mod tests {
             PathBuf::from("/m/inc")
         );
         assert_eq!(relative(Path::new("b"), Path::new("b")), PathBuf::from("."));
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            relative(Path::new("b/a.F"), Path::new("/w")),
+            cwd.join("b/a.F")
+        );
     }
 }

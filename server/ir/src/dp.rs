@@ -333,7 +333,7 @@ pub fn constant_element(unit: &Unit, e: &Expr) -> Option<Vec<i64>> {
 }
 
 pub fn constant_int(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
-    if depth > 8 {
+    if depth > 32 {
         return None;
     }
     match &e.kind {
@@ -348,6 +348,19 @@ pub fn constant_int(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
                 constant_int(unit, sym.init.as_ref()?, depth + 1)
             } else {
                 None
+            }
+        }
+        // `cacheLineSize/4` (MITgcm's `lShare4`): integer arithmetic of
+        // constants, `/` truncating as Fortran's does.
+        ExprKind::Binary { op, lhs, rhs } => {
+            let a = constant_int(unit, lhs, depth + 1)?;
+            let b = constant_int(unit, rhs, depth + 1)?;
+            match op {
+                BinaryOp::Add => a.checked_add(b),
+                BinaryOp::Sub => a.checked_sub(b),
+                BinaryOp::Mul => a.checked_mul(b),
+                BinaryOp::Div => a.checked_div(b),
+                _ => None,
             }
         }
         _ => None,
