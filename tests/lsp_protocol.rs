@@ -565,6 +565,27 @@ fn verify_reports_progress_and_its_result() {
     c.shutdown().unwrap();
 }
 
+/// Whether `workspace/symbol` finds a symbol named `name`.
+fn has_workspace_symbol(c: &mut Connection, name: &str) -> bool {
+    let r = c
+        .request("workspace/symbol", json!({"query": name}))
+        .unwrap();
+    r["result"]
+        .as_array()
+        .map(|a| a.iter().any(|s| s["name"] == name))
+        .unwrap_or(false)
+}
+
+/// Waits (up to 5 s) for the workspace's indexing to find `name`.
+fn wait_for_workspace_symbol(c: &mut Connection, name: &str) {
+    for _ in 0..100 {
+        if has_workspace_symbol(c, name) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// A workspace whose `dfort.toml` lists its files (as `dfort import`
 /// writes it from a build) is indexed from that list, not by scanning the
 /// folder: a file in `build/` (which the scan skips) is read, one not
@@ -584,21 +605,8 @@ fn the_files_dfort_toml_lists_are_the_workspace() {
     )
     .unwrap();
     let mut c = start(&root, vscode_caps(), Options::default());
-    let find = |c: &mut Connection, name: &str| {
-        let r = c
-            .request("workspace/symbol", json!({"query": name}))
-            .unwrap();
-        r["result"]
-            .as_array()
-            .map(|a| a.iter().any(|s| s["name"] == name))
-            .unwrap_or(false)
-    };
-    for _ in 0..100 {
-        if find(&mut c, "bratu") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let find = has_workspace_symbol;
+    wait_for_workspace_symbol(&mut c, "bratu");
     assert!(find(&mut c, "bratu"));
     assert!(!find(&mut c, "tbr_fig1"));
     c.shutdown().unwrap();
@@ -612,22 +620,9 @@ fn files_changed_on_disk_are_reread() {
     let mut caps = vscode_caps();
     caps["workspace"]["didChangeWatchedFiles"] = json!({"dynamicRegistration": true});
     let mut c = start(&root, caps, Options::default());
-    let find = |c: &mut Connection, name: &str| {
-        let r = c
-            .request("workspace/symbol", json!({"query": name}))
-            .unwrap();
-        r["result"]
-            .as_array()
-            .map(|a| a.iter().any(|s| s["name"] == name))
-            .unwrap_or(false)
-    };
+    let find = has_workspace_symbol;
     // Indexing runs after the watchers are registered: wait for it.
-    for _ in 0..100 {
-        if find(&mut c, "tbr_fig1") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_workspace_symbol(&mut c, "tbr_fig1");
     assert!(find(&mut c, "tbr_fig1"));
     let reg = c
         .server_requests

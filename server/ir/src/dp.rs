@@ -332,6 +332,18 @@ pub fn constant_element(unit: &Unit, e: &Expr) -> Option<Vec<i64>> {
         .collect()
 }
 
+/// `a op b` of integer constants as Fortran computes it (`/` truncates),
+/// for `+ - * /`; `None` on overflow, division by zero or another op.
+pub fn integer_op(op: BinaryOp, a: i64, b: i64) -> Option<i64> {
+    match op {
+        BinaryOp::Add => a.checked_add(b),
+        BinaryOp::Sub => a.checked_sub(b),
+        BinaryOp::Mul => a.checked_mul(b),
+        BinaryOp::Div => a.checked_div(b),
+        _ => None,
+    }
+}
+
 pub fn constant_int(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
     if depth > 32 {
         return None;
@@ -355,13 +367,7 @@ pub fn constant_int(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
         ExprKind::Binary { op, lhs, rhs } => {
             let a = constant_int(unit, lhs, depth + 1)?;
             let b = constant_int(unit, rhs, depth + 1)?;
-            match op {
-                BinaryOp::Add => a.checked_add(b),
-                BinaryOp::Sub => a.checked_sub(b),
-                BinaryOp::Mul => a.checked_mul(b),
-                BinaryOp::Div => a.checked_div(b),
-                _ => None,
-            }
+            integer_op(*op, a, b)
         }
         _ => None,
     }

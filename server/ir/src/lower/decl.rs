@@ -820,13 +820,7 @@ pub(crate) fn const_int_in(unit: &Unit, e: &Expr, depth: u32) -> Option<i64> {
         ExprKind::Binary { op, lhs, rhs } => {
             let a = const_int_in(unit, lhs, depth + 1)?;
             let b = const_int_in(unit, rhs, depth + 1)?;
-            match op {
-                BinaryOp::Add => a.checked_add(b),
-                BinaryOp::Sub => a.checked_sub(b),
-                BinaryOp::Mul => a.checked_mul(b),
-                BinaryOp::Div => a.checked_div(b),
-                _ => None,
-            }
+            crate::dp::integer_op(*op, a, b)
         }
         ExprKind::Intrinsic { name, args } | ExprKind::Apply { name, args } => {
             let first = args.first().map(|a| &a.value);
