@@ -11,6 +11,7 @@ mod support;
 mod address_recovery;
 mod analysis;
 mod architecture;
+mod checkpointing;
 mod cli;
 mod codegen_snapshots;
 mod derivatives;

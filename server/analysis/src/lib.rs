@@ -7,6 +7,7 @@
 pub mod activity;
 pub mod address_report;
 pub mod aliases;
+pub mod binomial;
 pub mod checkpoint;
 pub mod counted_while;
 pub mod decisions;

@@ -18,12 +18,17 @@
 //! CYCLE or RETURN the structuring cannot remove) records the id of each
 //! basic block whose adjoint does work as the block is left; its
 //! constructs record nothing of their own but a WHERE's masks, which are
-//! pushed. A WHERE's masks are evaluated again in the reverse sweep when
+//! pushed. A counted DO marked `!$ad binomial-ckp(nsnap)` is reversed
+//! from snapshots with a binomial schedule ([`crate::binomial`] decides
+//! what they hold, or why the loop cannot be checkpointed); a directive
+//! that marks no counted DO is refused where it is written.
+//! A WHERE's masks are evaluated again in the reverse sweep when
 //! nothing they read can change once it starts, and pushed otherwise
 //! ([`where_masks`]). Statement ids are those of the
 //! prepared unit, which keeps the original statements' ids.
 //! Analysis only: no I/O, no panics on user input.
 
+use crate::binomial::Binomial;
 use crate::counted_while::CountedWhile;
 use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
 use crate::shape::UnitShape;
@@ -32,7 +37,7 @@ use dfort_ir::dp::{all_writes, bound_vars, WriteBy};
 use dfort_ir::{
     CallTarget, DoControl, ExprKind, Program, StmtId, StmtKind, SymbolId, UnaryOp, Unit,
 };
-use dfort_syntax::rules::{Rule, BOUNDS_CHANGE_INSIDE};
+use dfort_syntax::rules::{Rule, BINOMIAL_CHECKPOINT, BOUNDS_CHANGE_INSIDE};
 use std::collections::HashMap;
 
 /// How one construct is reversed.
@@ -60,6 +65,12 @@ pub enum Reversal {
     /// A WHERE whose masks the forward sweep pushes (64 elements a tape
     /// slot) after each arm, and the reverse sweep pops.
     MaskPushed,
+    /// A counted DO loop marked `binomial-ckp`: run without recording in
+    /// the forward sweep, reversed step by step from snapshots
+    /// ([`crate::binomial`]).
+    Binomial(Box<Binomial>),
+    /// A loop marked `binomial-ckp` that cannot be checkpointed: why.
+    BinomialRefused(String),
 }
 
 impl Reversal {
@@ -74,15 +85,21 @@ impl Reversal {
             Reversal::BoundsChangeInside => "bounds-change-inside",
             Reversal::MaskRecomputed => "mask-recomputed",
             Reversal::MaskPushed => "mask-pushed",
+            Reversal::Binomial(_) => "binomial-checkpointed",
+            Reversal::BinomialRefused(_) => "binomial-refused",
         }
     }
     /// Why the adjoint cannot reverse the construct, if it cannot: the
     /// rule and the sentence.
-    pub fn refusal(&self) -> Option<(&'static Rule, &'static str)> {
+    pub fn refusal(&self) -> Option<(&'static Rule, String)> {
         match self {
             Reversal::BoundsChangeInside => Some((
                 &BOUNDS_CHANGE_INSIDE,
-                "this DO loop's bounds change inside it; its reversal is not supported yet",
+                "this DO loop's bounds change inside it; its reversal is not supported yet".into(),
+            )),
+            Reversal::BinomialRefused(why) => Some((
+                &BINOMIAL_CHECKPOINT,
+                format!("this loop cannot be checkpointed as `binomial-ckp` asks: {why}"),
             )),
             _ => None,
         }
@@ -97,6 +114,12 @@ pub struct UnitReversal {
     pub by_blocks: bool,
     /// Each construct's reversal, by statement.
     pub constructs: HashMap<StmtId, Reversal>,
+    /// `binomial-ckp` directives that mark no loop, or ask for no valid
+    /// number of snapshots: where, and why.
+    pub misplaced_marks: Vec<(dfort_ir::Span, String)>,
+    /// `binomial-ckp` directives and the counted DO loop each marks (its
+    /// reversal is `Binomial` or `BinomialRefused`).
+    pub marked_loops: Vec<(dfort_ir::Span, StmtId)>,
 }
 
 impl UnitReversal {
@@ -130,9 +153,25 @@ pub fn of(
                 constructs.insert(st.id, Reversal::MaskPushed);
             }
         }
+        let mut misplaced_marks = Vec::new();
+        for m in crate::binomial::marks(unit) {
+            let why = match (m.request, m.stmt) {
+                (Err(why), _) => why,
+                (Ok(_), None) => "no DO loop follows `binomial-ckp`".into(),
+                (Ok(b), Some(id)) => {
+                    match crate::binomial::decide(program, unit, id, b.snapshots, effects) {
+                        Err(why) => why,
+                        Ok(_) => continue,
+                    }
+                }
+            };
+            misplaced_marks.push((m.directive, why));
+        }
         return UnitReversal {
             by_blocks,
             constructs,
+            misplaced_marks,
+            marked_loops: Vec::new(),
         };
     }
     let mut counted = shape.counted.clone();
@@ -181,9 +220,42 @@ pub fn of(
         };
         constructs.insert(st.id, r);
     }
+    let mut misplaced_marks = Vec::new();
+    let mut marked_loops = Vec::new();
+    for m in crate::binomial::marks(unit) {
+        let loop_id = m.stmt.filter(|id| {
+            matches!(
+                unit.stmt(*id).kind,
+                StmtKind::Do {
+                    control: DoControl::Counted { .. },
+                    ..
+                }
+            )
+        });
+        match (m.request, loop_id) {
+            (Err(why), _) => misplaced_marks.push((m.directive, why)),
+            (Ok(_), None) => misplaced_marks.push((
+                m.directive,
+                "the statement after `binomial-ckp` is not a counted DO loop (a DO WHILE, a DO \
+                 without control, or a loop left by EXIT): the schedule needs the number of \
+                 steps when the loop starts"
+                    .into(),
+            )),
+            (Ok(b), Some(id)) => {
+                let r = match crate::binomial::decide(program, unit, id, b.snapshots, effects) {
+                    Ok(how) => Reversal::Binomial(Box::new(how)),
+                    Err(why) => Reversal::BinomialRefused(why),
+                };
+                constructs.insert(id, r);
+                marked_loops.push((m.directive, id));
+            }
+        }
+    }
     UnitReversal {
         by_blocks,
         constructs,
+        misplaced_marks,
+        marked_loops,
     }
 }
 

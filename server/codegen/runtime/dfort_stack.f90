@@ -22,6 +22,7 @@ module dfort_stack
   public :: dfort_push_mask, dfort_pop_mask, dfort_push_where, dfort_pop_where
   public :: dfort_push_pointer, dfort_pop_pointer, dfort_push_allocation, dfort_pop_allocation
   public :: dfort_stack_mark, dfort_stack_unmark
+  public :: dfort_ckp_start, dfort_ckp_next, dfort_ckp_stats
   public :: dfort_push_region_r8_1, dfort_pop_region_r8_1, dfort_push_region_r8_2
   public :: dfort_pop_region_r8_2, dfort_push_region_r8_3, dfort_pop_region_r8_3
   public :: dfort_push_region_r4_1, dfort_pop_region_r4_1, dfort_push_region_r4_2
@@ -42,6 +43,10 @@ module dfort_stack
   integer(8), save :: peak_words = 0
   integer(8), save :: pushed_ints = 0
   integer(8), save :: pushed_reals = 0
+  ! Binomial checkpointing: steps run again without recording, and steps
+  ! run with recording and reversed, since the start.
+  integer(8), save :: ckp_advanced = 0
+  integer(8), save :: ckp_reversed = 0
   ! Pointer associations and moved-out allocations, each kind on a stack
   ! of its own (a mark on the tape keeps the order checked).
   type ptr_r8_0
@@ -2719,6 +2724,8 @@ contains
     peak_words = 0
     pushed_ints = 0
     pushed_reals = 0
+    ckp_advanced = 0
+    ckp_reversed = 0
     ptop_r8_0 = 0
     ptop_r8_1 = 0
     ptop_r8_2 = 0
@@ -3723,5 +3730,129 @@ contains
       end do
     end do
   end subroutine dfort_region_put_r8_3
+
+  ! Binomial checkpointing of a loop of n steps with s snapshots (Griewank's
+  ! Revolve schedule, as a recursion): to reverse steps a..e-1 from the
+  ! state at a (whose snapshot is the latest), advance j steps, take a
+  ! snapshot, reverse a+j..e-1 with s-1 snapshots, drop that snapshot,
+  ! restore the one of a, and reverse a..a+j-1 with s. j (ckp_split) makes
+  ! the steps run again minimal: t(n,s) = r*n - C(s+r, r-1). A plan is the
+  ! caller's integer array: plan(1) items pending, then 4 integers each
+  ! (what, a, e, s). dfort_ckp_next returns the next action: 0 done,
+  ! 1 advance from step `from` to `to` (steps from..to-1, numbered from 0),
+  ! 2 take a snapshot, 3 restore the latest, 4 drop the latest, 5 run
+  ! step `from` with recording and reverse it.
+  subroutine dfort_ckp_start(plan, n, s)
+    integer, allocatable, intent(inout) :: plan(:)
+    integer, intent(in) :: n, s
+    if (allocated(plan)) deallocate(plan)
+    allocate(plan(1 + 4*(3*max(s, 1) + 8)))
+    plan(1) = 0
+    call ckp_item(plan, 0, 0, n, max(s, 1))
+  end subroutine dfort_ckp_start
+
+  subroutine ckp_item(plan, what, a, e, s)
+    integer, allocatable, intent(inout) :: plan(:)
+    integer, intent(in) :: what, a, e, s
+    integer, allocatable :: more(:)
+    integer :: at
+    at = 1 + 4*plan(1)
+    if (at + 4 > size(plan)) then
+      allocate(more(2*size(plan)))
+      more(1:size(plan)) = plan
+      call move_alloc(more, plan)
+    end if
+    plan(at + 1) = what
+    plan(at + 2) = a
+    plan(at + 3) = e
+    plan(at + 4) = s
+    plan(1) = plan(1) + 1
+  end subroutine ckp_item
+
+  ! C(s + r, s), or 0 for r < 0.
+  integer(8) function ckp_beta(s, r)
+    integer(8), intent(in) :: s, r
+    integer(8) :: i
+    ckp_beta = 0
+    if (r < 0) return
+    ckp_beta = 1
+    do i = 1, r
+      ckp_beta = ckp_beta*(s + i)/i
+    end do
+  end function ckp_beta
+
+  ! Where to take the next snapshot reversing n >= 2 steps with s >= 2.
+  integer function ckp_split(n, s)
+    integer, intent(in) :: n, s
+    integer(8) :: r, n8, s8, j
+    n8 = n
+    s8 = s
+    r = 0
+    do while (ckp_beta(s8, r) < n8)
+      r = r + 1
+    end do
+    j = max(1_8, n8 - ckp_beta(s8 - 1, r), ckp_beta(s8, r - 2))
+    ckp_split = int(min(j, n8 - 1))
+  end function ckp_split
+
+  subroutine dfort_ckp_next(plan, action, from, to)
+    integer, allocatable, intent(inout) :: plan(:)
+    integer, intent(out) :: action, from, to
+    integer :: what, a, e, s, j, at
+    action = 0
+    from = 0
+    to = 0
+    do
+      if (plan(1) == 0) then
+        deallocate(plan)
+        return
+      end if
+      at = 1 + 4*(plan(1) - 1)
+      what = plan(at + 1)
+      a = plan(at + 2)
+      e = plan(at + 3)
+      s = plan(at + 4)
+      plan(1) = plan(1) - 1
+      if (what /= 0) then
+        action = what
+        from = a
+        if (what == 5) ckp_reversed = ckp_reversed + 1
+        return
+      end if
+      if (e - a <= 0) cycle
+      if (e - a == 1) then
+        action = 5
+        from = a
+        ckp_reversed = ckp_reversed + 1
+        return
+      end if
+      if (s <= 1) then
+        j = e - a - 1
+        call ckp_item(plan, 0, a, e - 1, 1)
+        call ckp_item(plan, 3, 0, 0, 0)
+        call ckp_item(plan, 5, e - 1, e, 0)
+      else
+        j = ckp_split(e - a, s)
+        call ckp_item(plan, 0, a, a + j, s)
+        call ckp_item(plan, 3, 0, 0, 0)
+        call ckp_item(plan, 4, 0, 0, 0)
+        call ckp_item(plan, 0, a + j, e, s - 1)
+        call ckp_item(plan, 2, a + j, 0, 0)
+      end if
+      action = 1
+      from = a
+      to = a + j
+      ckp_advanced = ckp_advanced + j
+      return
+    end do
+  end subroutine dfort_ckp_next
+
+  !> Steps binomial checkpointing ran again without recording, and steps it
+  !> ran with recording and reversed, since the start.
+  subroutine dfort_ckp_stats(advanced, reversed)
+    integer(8), intent(out) :: advanced, reversed
+    advanced = ckp_advanced
+    reversed = ckp_reversed
+  end subroutine dfort_ckp_stats
 
 end module dfort_stack

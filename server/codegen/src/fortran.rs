@@ -47,6 +47,16 @@ impl Writer {
         self.out.push_str(&rest);
         self.out.push('\n');
     }
+    /// Lines already written (by another writer, at indentation 0), each
+    /// indented to this writer's level and not split again.
+    pub fn verbatim(&mut self, text: &str) {
+        let pad = "  ".repeat(self.indent);
+        for l in text.lines() {
+            self.out.push_str(&pad);
+            self.out.push_str(l.trim_end());
+            self.out.push('\n');
+        }
+    }
     pub fn blank(&mut self) {
         self.out.push('\n');
     }

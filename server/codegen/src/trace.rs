@@ -44,6 +44,8 @@ pub enum Reversed {
     /// A CALL run in split mode: the callee's forward routine in the
     /// forward sweep, its reverse routine in the reverse sweep.
     Split,
+    /// A DO loop checkpointed with a binomial schedule.
+    Binomial,
 }
 
 /// One adjoint routine's record.

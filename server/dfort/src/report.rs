@@ -75,9 +75,32 @@ pub struct CallSaveJson {
 #[derive(Serialize)]
 pub struct ReversalJson {
     /// `replay`, `counted-while`, `push-trips`, `push-branch`,
-    /// `left-by-exit`, `bounds-change-inside`.
+    /// `left-by-exit`, `bounds-change-inside`, `mask-pushed`,
+    /// `mask-recomputed`, `binomial-checkpointed`, `binomial-refused`.
     pub how: &'static str,
     pub line: u32,
+    /// For `binomial-checkpointed`: the schedule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpointing: Option<CheckpointingJson>,
+}
+
+/// A loop checkpointed with a binomial schedule.
+#[derive(Serialize)]
+pub struct CheckpointingJson {
+    /// Snapshots held at once (the loop's entry state counts as one).
+    pub snapshots: u32,
+    /// What each snapshot holds (the loop-carried state).
+    pub carried: Vec<String>,
+    /// What the entry snapshot holds besides.
+    pub saved_at_entry: Vec<String>,
+    /// Bytes of one snapshot, when every array in it has constant bounds.
+    pub snapshot_bytes: Option<u64>,
+    /// The loop's steps, when its bounds are constants.
+    pub steps: Option<u64>,
+    /// Steps the reverse sweep runs again for `steps` steps (else for
+    /// 1,000 steps, `recomputed_steps_for` says which).
+    pub recomputed_steps: u64,
+    pub recomputed_steps_for: u64,
 }
 
 #[derive(Serialize)]
@@ -143,6 +166,29 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
             .map(|(st, how)| ReversalJson {
                 how: how.kind(),
                 line: line(st),
+                checkpointing: match how {
+                    dfort_analysis::reversal::Reversal::Binomial(b) => {
+                        let n = b.steps.unwrap_or(1000);
+                        Some(CheckpointingJson {
+                            snapshots: b.snapshots,
+                            carried: b
+                                .carried
+                                .iter()
+                                .map(|v| unit.symbol(*v).name.clone())
+                                .collect(),
+                            saved_at_entry: b
+                                .entry
+                                .iter()
+                                .map(|v| unit.symbol(*v).name.clone())
+                                .collect(),
+                            snapshot_bytes: b.snapshot_bytes,
+                            steps: b.steps,
+                            recomputed_steps: b.recomputed(n),
+                            recomputed_steps_for: n,
+                        })
+                    }
+                    _ => None,
+                },
             })
             .collect(),
         reversed_by_blocks: s.by_blocks(),

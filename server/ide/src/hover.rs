@@ -35,7 +35,9 @@ pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
         return Some(h);
     }
     let fixed = matches!(doc.form, dfort_syntax::SourceForm::Fixed(_));
-    if let Some(h) = directive(doc, fixed, offset) {
+    if let Some(mut h) = directive(doc, fixed, offset) {
+        h.markdown
+            .push_str(&checkpoint_decision(snap, path, offset));
         return Some(h);
     }
     if !crate::text::in_code(&doc.text, &doc.lines, fixed, offset) {
@@ -90,6 +92,43 @@ fn directive(doc: &crate::host::DocView, fixed: bool, offset: u32) -> Option<Hov
         range: TextRange::new(line.start, line.start + trimmed.len() as u32),
         markdown: format!("**{} directive**\n\n{}\n", d.tool.name(), d.hover()),
     })
+}
+
+/// On a `binomial-ckp` directive's line: what the analyses decided for
+/// the loop it marks — its snapshots and schedule, or why it cannot be
+/// checkpointed (empty elsewhere).
+fn checkpoint_decision(snap: &Snapshot, path: &Path, offset: u32) -> String {
+    use dfort_analysis::reversal::Reversal;
+    let Some(unit) = snap.unit_at(path, offset) else {
+        return String::new();
+    };
+    let (Some(decided), Some(analysed)) = (
+        snap.analysis.decisions_of(unit.id),
+        crate::hints::analysed_unit(snap, unit),
+    ) else {
+        return String::new();
+    };
+    let r = &decided.reversal;
+    if let Some((_, why)) = r
+        .misplaced_marks
+        .iter()
+        .find(|(s, _)| s.range.start <= offset && offset <= s.range.end)
+    {
+        return format!("\nNot applied: {why}.\n");
+    }
+    for (span, id) in &r.marked_loops {
+        if !(span.range.start <= offset && offset <= span.range.end) {
+            continue;
+        }
+        return match r.of_stmt(*id) {
+            Some(Reversal::Binomial(b)) => {
+                format!("\n{}\n", crate::render::binomial_hint(&analysed, b).1)
+            }
+            Some(Reversal::BinomialRefused(why)) => format!("\nNot applied: {why}.\n"),
+            _ => String::new(),
+        };
+    }
+    String::new()
 }
 
 /// What the hover on a variable adds when it may share memory with
@@ -772,6 +811,60 @@ end subroutine wk
                 "named constant of the intrinsic module `iso_fortran_env` (= 8 with gfortran)"
             ),
             "{dp}"
+        );
+    }
+
+    #[test]
+    fn a_hover_on_binomial_ckp_says_what_the_loops_adjoint_saves() {
+        let src = "subroutine ts(x, n, f)
+  real(8) :: x(8), f, t(8)
+  integer :: n, it
+!$ad independent(x)
+!$ad dependent(f)
+!$ad binomial-ckp(4)
+  do it = 1, 100
+    t = x*x
+    x = x + 0.1d0*t
+  end do
+  f = sum(x)
+!$ad binomial-ckp(2)
+  f = f*2
+end subroutine ts
+";
+        let path = Path::new("/hover-tests/ckp.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, false, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let h = super::hover(&snap, path, at("binomial-ckp(4)"))
+            .unwrap()
+            .markdown;
+        assert!(h.contains("Binomial checkpointing"), "{h}");
+        // x is carried from step to step; t is written before it is read.
+        assert!(h.contains("snapshots of the loop-carried state `x`"), "{h}");
+        assert!(
+            h.contains("64 bytes each, 256 bytes for all 4 at once"),
+            "{h}"
+        );
+        // t(100, 4) = 5·100 − C(9, 4): r = 5 as C(8, 4) = 70 < 100 ≤ C(9, 4) = 126.
+        assert!(
+            h.contains("This loop's 100 steps: 374 steps run again"),
+            "{h}"
+        );
+        let bad = super::hover(&snap, path, at("binomial-ckp(2)"))
+            .unwrap()
+            .markdown;
+        assert!(bad.contains("Not applied: the statement after"), "{bad}");
+        let hints = crate::hints::inlay_hints(
+            &snap,
+            path,
+            dfort_syntax::TextRange::new(0, src.len() as u32),
+            Default::default(),
+        );
+        assert!(
+            hints.iter().any(|h| h.label == "binomial(4) ckp x"),
+            "{:?}",
+            hints.iter().map(|h| &h.label).collect::<Vec<_>>()
         );
     }
 

@@ -710,8 +710,54 @@ pub fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
             "recompute mask".to_string(),
             "A WHERE whose masks read nothing that changes once it starts: the reverse sweep evaluates them again and runs each arm's adjoint under its mask, so nothing is recorded".to_string(),
         ),
-        Reversal::BoundsChangeInside => return None,
+        Reversal::Binomial(b) => binomial_hint(unit, b),
+        Reversal::BoundsChangeInside | Reversal::BinomialRefused(_) => return None,
     })
+}
+
+/// The label and tooltip of a loop checkpointed with a binomial
+/// schedule: its snapshots, what they hold, and the steps run again.
+pub fn binomial_hint(unit: &Unit, b: &dfort_analysis::binomial::Binomial) -> (String, String) {
+    let names = |ids: &[dfort_ir::SymbolId]| -> Vec<String> {
+        ids.iter().map(|s| unit.symbol(*s).name.clone()).collect()
+    };
+    let carried = names(&b.carried);
+    let label = format!("binomial({}) ckp {}", b.snapshots, carried.join(", "));
+    let size = match b.snapshot_bytes {
+        Some(bytes) => format!(
+            "{} bytes each, {} bytes for all {} at once",
+            bytes,
+            bytes.saturating_mul(u64::from(b.snapshots)),
+            b.snapshots
+        ),
+        None => "of a size known when the loop runs".to_string(),
+    };
+    let steps = match b.steps {
+        Some(n) => format!(
+            "This loop's {n} steps: {} steps run again (each step is also run once with recording), against a tape of every step without checkpointing.",
+            b.recomputed(n)
+        ),
+        None => format!(
+            "For n steps the reverse sweep runs t(n, {s}) = r·n − C(r+{s}, r−1) steps again (r the least number with n ≤ C({s}+r, r)): e.g. n = 1,000 runs {} again.",
+            b.recomputed(1000),
+            s = b.snapshots
+        ),
+    };
+    let extra = names(&b.entry);
+    let entry = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " At the loop's entry the forward sweep also saves {}, restored when the loop's adjoint ends.",
+            quoted(&extra)
+        )
+    };
+    let tooltip = format!(
+        "Binomial checkpointing (Griewank's Revolve schedule, `binomial-ckp`): the forward sweep runs this loop without recording it; the reverse sweep runs its steps again from at most {} snapshots of the loop-carried state {} ({size}), recording and reversing one step at a time. {steps}{entry}",
+        b.snapshots,
+        quoted(&carried),
+    );
+    (label, tooltip)
 }
 
 /// The hover's sentence on a statement TBR asks to record but the
@@ -804,6 +850,9 @@ pub fn unit_text(s: &UnitSummary, explain: Option<&str>, src: &dyn Source) -> Ve
     }
     for (st, how) in s.constructs() {
         out.push(format!("  line {}: reversal {}", line(st), how.kind()));
+        if let Reversal::Binomial(b) = how {
+            out.push(format!("    {}", binomial_hint(unit, b).1));
+        }
     }
     for c in s.calls.iter().filter(|c| c.checkpoint.split) {
         out.push(format!("  line {}: call in split mode", line(c.stmt)));

@@ -4,7 +4,11 @@
 //! * `!$ad independent(x)` / `!$ad dependent(y)`: dfort's roles.
 //! * OpenAD's `c$openad INDEPENDENT(x)` / `!$openad DEPENDENT(y)`: read as
 //!   the same roles; its other directives (`XXX Template ...`) are ignored.
-//! * Tapenade's `$AD` directives (`NOCHECKPOINT`, `II-LOOP`, `BINOMIAL-CKP`,
+//! * `!$ad binomial-ckp(nsnap)` before a counted DO loop, or Tapenade's
+//!   `$AD BINOMIAL-CKP nsteps nsnap first`: the loop's adjoint is
+//!   checkpointed with a binomial schedule of `nsnap` snapshots
+//!   ([`BinomialCkp`]; the analyses find the loop it marks).
+//! * Tapenade's other `$AD` directives (`NOCHECKPOINT`, `II-LOOP`,
 //!   `FP-LOOP`, ...) share the `!$ad` prefix: dfort has none of the
 //!   features they steer, so each is ignored with a warning that says so.
 //! * TAF's `CADJ ...` (fixed form) and `!$TAF ...` lines steer TAF's own
@@ -55,6 +59,42 @@ pub enum Reading {
     Ignored(String),
     /// Ignored silently (TAF's storing directives): the hover says why.
     Silent(String),
+    /// `binomial-ckp`: binomial checkpointing of the DO loop that follows.
+    Checkpoint,
+}
+
+/// What a `binomial-ckp` directive asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BinomialCkp {
+    /// How many snapshots the schedule may hold at once (the loop's
+    /// entry state counts as one).
+    pub snapshots: u32,
+}
+
+impl BinomialCkp {
+    /// The request of a `binomial-ckp` directive's arguments: dfort's one
+    /// number (`!$ad binomial-ckp(20)`) or Tapenade's three (`$AD
+    /// BINOMIAL-CKP 100 20 1`: steps, snapshots, first step), or why
+    /// they are not one.
+    pub fn from_args(args: &[String]) -> Result<BinomialCkp, String> {
+        let snaps = match args {
+            [n] => n,
+            [_, n, _] => n,
+            _ => {
+                return Err(format!(
+                    "`binomial-ckp` takes the number of snapshots, `!$ad binomial-ckp(20)` \
+                     (or Tapenade's `$AD BINOMIAL-CKP steps snapshots first`), not `{}`",
+                    args.join(" ")
+                ))
+            }
+        };
+        match snaps.parse::<u32>() {
+            Ok(n) if (1..=10_000).contains(&n) => Ok(BinomialCkp { snapshots: n }),
+            _ => Err(format!(
+                "the number of snapshots of `binomial-ckp` must be an integer from 1 to 10000, not `{snaps}`"
+            )),
+        }
+    }
 }
 
 /// The directive in a comment (`!...`, or with `fixed_form`, a comment
@@ -132,7 +172,7 @@ const TAPENADE: &[(&str, &str)] = &[
     ),
     (
         "binomial-ckp",
-        "dfort has no binomial checkpointing: the time loop's adjoint records every iteration",
+        "binomial checkpointing of the DO loop that follows",
     ),
     (
         "fp-loop",
@@ -163,6 +203,9 @@ const TAPENADE: &[(&str, &str)] = &[
 impl AdDirective {
     pub fn reading(&self) -> Reading {
         let roles = matches!(self.name.as_str(), "independent" | "dependent");
+        if self.name == "binomial-ckp" && matches!(self.tool, Tool::Dfort | Tool::Tapenade) {
+            return Reading::Checkpoint;
+        }
         match self.tool {
             Tool::Dfort | Tool::OpenAd if roles => Reading::Role,
             Tool::Tapenade => {
@@ -211,6 +254,16 @@ impl AdDirective {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+            },
+            Reading::Checkpoint => match BinomialCkp::from_args(&self.args) {
+                Ok(b) => format!(
+                    "`{}`: the adjoint of the DO loop that follows runs a binomial \
+                     (Revolve) schedule with {} snapshots: the forward sweep runs the loop \
+                     without recording it, and the reverse sweep runs its steps again from \
+                     snapshots of the loop-carried state, recording one step at a time.",
+                    self.spelled, b.snapshots
+                ),
+                Err(why) => why,
             },
             Reading::Ignored(why) | Reading::Silent(why) => why,
         }
@@ -261,6 +314,19 @@ mod tests {
         let b = parse_fixed("C$AD BINOMIAL-CKP 100 5 1").unwrap();
         assert_eq!((b.tool, b.name.as_str()), (Tool::Tapenade, "binomial-ckp"));
         assert_eq!(b.args, ["100", "5", "1"]);
+        assert_eq!(b.reading(), Reading::Checkpoint);
+        assert_eq!(
+            BinomialCkp::from_args(&b.args),
+            Ok(BinomialCkp { snapshots: 5 })
+        );
+        let d = parse_free("!$ad binomial-ckp(20)").unwrap();
+        assert_eq!(d.reading(), Reading::Checkpoint);
+        assert_eq!(
+            BinomialCkp::from_args(&d.args),
+            Ok(BinomialCkp { snapshots: 20 })
+        );
+        assert!(BinomialCkp::from_args(&["0".into()]).is_err());
+        assert!(BinomialCkp::from_args(&["a".into(), "b".into()]).is_err());
         let u = parse_free("!$ad frobnicate").unwrap();
         assert!(
             matches!(u.reading(), Reading::Ignored(ref m) if m.starts_with("unknown directive `$ad frobnicate`"))

@@ -290,7 +290,7 @@ rules! {
         summary: "an AD directive dfort does not act on",
         doc: "dfort reads `!$ad independent(...)` and `!$ad dependent(...)`, and OpenAD's \
               `c$openad INDEPENDENT(...)` / `DEPENDENT(...)` as the same roles. Tapenade's \
-              `$AD` directives (`NOCHECKPOINT`, `II-LOOP`, `BINOMIAL-CKP`, `FP-LOOP`, \
+              `$AD` directives (`NOCHECKPOINT`, `II-LOOP`, `FP-LOOP`, \
               `CHECKPOINT-START`, `DO-NOT-DIFF`, ...) steer features dfort does not have; \
               each is reported with what dfort does instead, and the derivative is computed \
               as if it were not there (still correct). The same holds for OpenAD's other \
@@ -626,6 +626,28 @@ rules! {
               iterations.\n\n\
               Copy the bound into a variable the loop does not change, and loop to that.",
         example: Some("do i = 1, n\n  n = n - 1   ! nn = n before the loop, then do i = 1, nn\n  a(i) = a(i)*x\nend do\n"),
+    };
+    BINOMIAL_CHECKPOINT = Rule {
+        code: "binomial-checkpoint",
+        severity: Severity::Error,
+        group: Group::Generator,
+        summary: "a loop marked for binomial checkpointing that dfort cannot checkpoint",
+        doc: "`!$ad binomial-ckp(nsnap)` (or Tapenade's `$AD BINOMIAL-CKP steps nsnap first`) \
+              on the line before a counted DO loop asks for its adjoint to be checkpointed \
+              with Griewank's binomial (Revolve) schedule: the forward sweep runs the loop \
+              without recording it, and the reverse sweep runs its steps again from at most \
+              `nsnap` snapshots of the loop-carried state, recording one step at a time. The \
+              tape then holds one step and the snapshots instead of every step.\n\n\
+              The steps run again, so the loop must be one whose steps can be: a counted DO \
+              (its number of steps known when it starts: not left by EXIT, its bounds not \
+              changed inside), in a unit without GO TO, with no READ (records would be read \
+              again), ALLOCATE, DEALLOCATE or pointer association in its body, no named DO \
+              inside it, and calls whose procedures change no variable the unit cannot \
+              name (a COMMON block or module variable it does not declare, a SAVE'd local) \
+              — the snapshots hold only what the unit can name. Each refusal names the \
+              statement and the reason; remove the directive to get the adjoint that records \
+              every step.",
+        example: Some("subroutine run(x, n)\n  real(8) :: x(10)\n  integer :: n, it\n!$ad binomial-ckp(5)\n  do it = 1, n\n    read (10, *) x(1)\n    x = x*x\n  end do\nend\n"),
     };
     INTERNAL_ERROR = Rule {
         code: "internal-error",

@@ -529,6 +529,7 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
                     Reversed::MaskPushed => "mask",
                     Reversed::MaskRecomputed => "recompute-mask",
                     Reversed::Split => "split",
+                    Reversed::Binomial => "binomial",
                     Reversed::BlockPushed => return None,
                 };
                 Some((at(*s), h))
@@ -603,6 +604,7 @@ fn json_facts(doc: &Value) -> Facts {
                     "push-branch" => "branch",
                     "mask-pushed" => "mask",
                     "mask-recomputed" => "recompute-mask",
+                    "binomial-checkpointed" => "binomial",
                     _ => return None,
                 };
                 Some((num(&r["line"]), h))
@@ -692,6 +694,8 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                         "replay"
                     } else if h.label.starts_with("trips ← ") {
                         "counted"
+                    } else if h.label.starts_with("binomial(") {
+                        "binomial"
                     } else {
                         match h.label.as_str() {
                             "push(trips)" => "trips",

@@ -292,7 +292,13 @@ fn statements<'r>(
                 ));
                 continue;
             };
-            let mut refused: Vec<(StmtId, (&'static Rule, &'static str))> = r
+            for (span, why) in &r.misplaced_marks {
+                out.push(Refusal::new(
+                    *span,
+                    (&rules::BINOMIAL_CHECKPOINT, why.clone()),
+                ));
+            }
+            let mut refused: Vec<(StmtId, (&'static Rule, String))> = r
                 .constructs
                 .iter()
                 .filter_map(|(id, how)| Some((*id, how.refusal()?)))

@@ -273,6 +273,9 @@ impl Gen<'_> {
             // Refused by the facts ([`dfort_analysis::refusals`]).
             return Vec::new();
         }
+        if let Some(Reversal::Binomial(how)) = inp.reversal.of_stmt(id) {
+            return self.binomial_do(id, var, start, end, step, body, label, how);
+        }
         let (s, e) = (print(unit, start), print(unit, end));
         let stp = step.map(|x| print(unit, x)).unwrap_or_else(|| "1".into());
         self.out.counters += 1;

@@ -79,6 +79,9 @@ pub(super) struct Emitter {
     /// The most adjoint sums one reversed loop splits into partial sums
     /// (`dfort_s<a>_<p>`, [`super::sweep`]).
     pub partial_sums: usize,
+    /// The numbers of the loops checkpointed with a binomial schedule
+    /// (their integers `dfort_clo<c>`, … and plan `dfort_plan<c>`).
+    pub binomials: Vec<usize>,
 }
 
 impl Emitter {
@@ -107,6 +110,7 @@ impl Emitter {
             ctor_temps: false,
             partial_sums: 0,
             ctor_seed: false,
+            binomials: Vec::new(),
         }
     }
 

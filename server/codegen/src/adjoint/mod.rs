@@ -21,7 +21,9 @@
 //! count, a DO left by EXIT — which [`dfort_analysis::structure`] turned
 //! into a DO WHILE on a flag inside an always-taken IF — pushes its trip
 //! count while the IF records nothing, and IF and SELECT CASE push the arm
-//! taken. Units whose jumps the structuring cannot remove (GO TO, computed
+//! taken; a counted DO marked `binomial-ckp` runs unrecorded in the
+//! forward sweep and is reversed from snapshots ([`binomial`]). Units
+//! whose jumps the structuring cannot remove (GO TO, computed
 //! GO TO, arithmetic IF, or an EXIT, CYCLE or early RETURN) push the id of
 //! each basic block whose adjoint does work as it is left, after the
 //! integers its adjoint reads, and the reverse sweep pops ids until the
@@ -73,6 +75,7 @@
 mod allocate;
 mod assign;
 mod association;
+mod binomial;
 mod call_site;
 mod control;
 mod dispatch;

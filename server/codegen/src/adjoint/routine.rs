@@ -189,6 +189,12 @@ fn temporaries(w: &mut crate::fortran::Writer, out: &Emitter) {
     for k in 1..=out.counters {
         w.line(&format!("integer :: dfort_k{k}, dfort_count{k}"));
     }
+    for c in &out.binomials {
+        w.line(&format!(
+            "integer :: dfort_clo{c}, dfort_cst{c}, dfort_cn{c}, dfort_act{c}, dfort_from{c}, dfort_to{c}"
+        ));
+        w.line(&format!("integer, allocatable :: dfort_plan{c}(:)"));
+    }
     if out.column_loops {
         w.line("integer :: dfort_j");
     }

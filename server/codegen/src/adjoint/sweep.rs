@@ -37,6 +37,9 @@ pub(super) enum Line {
         sums: Vec<String>,
         body: Vec<Line>,
     },
+    /// The reverse sweep of a loop checkpointed with a binomial schedule
+    /// ([`super::binomial`]).
+    Binomial(Box<super::binomial::Checkpointed>),
     /// Get a trip count and run the body that many times.
     CountLoop {
         k: String,
@@ -99,6 +102,7 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
                     w.line(&format!("call dfort_pop({var})"));
                 }
             }
+            Line::Binomial(c) => c.emit(w),
             Line::CountLoop {
                 k,
                 counter,

@@ -247,7 +247,7 @@ impl<'a> FileLowerer<'a> {
                 };
                 let span = self.node_span(cap.node);
                 match d.reading() {
-                    Reading::Role => found.push((span, (d.name, d.args))),
+                    Reading::Role | Reading::Checkpoint => found.push((span, (d.name, d.args))),
                     Reading::Ignored(why) => self.report(&IGNORED_DIRECTIVE, span, why),
                     Reading::Silent(_) => {}
                 }

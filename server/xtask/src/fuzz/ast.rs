@@ -229,6 +229,9 @@ pub enum Stmt {
         set: Vec<(String, String)>,
         keyword: bool,
     },
+    /// `!$ad binomial-ckp(n)`: the DO loop that follows is checkpointed
+    /// with a binomial schedule of `n` snapshots (issue 40).
+    Ckp(u32),
     /// A statement dfort may refuse, as written, which the generator
     /// adds to learn what is refused.
     Raw(Vec<String>),
@@ -857,6 +860,7 @@ impl Printer {
                 let nml = if *keyword { "nml=" } else { "" };
                 self.line(&format!("read({IO_NML}, {nml}fz_nml{id})"));
             }
+            Stmt::Ckp(n) => self.line(&format!("!$ad binomial-ckp({n})")),
             Stmt::Raw(lines) => {
                 for l in lines {
                     self.line(l);

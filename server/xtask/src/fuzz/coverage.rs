@@ -75,6 +75,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: logical IF"),
     drawn("statement: WHERE"),
     drawn("statement: counted DO"),
+    drawn("statement: counted DO marked binomial-ckp"),
     drawn("statement: DO WHILE"),
     drawn("statement: DO without control"),
     drawn("statement: SELECT CASE"),
@@ -252,6 +253,9 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         for st in unit.stmts.iter() {
             let Stmt { kind, .. } = st;
             out.push(statement(kind));
+        }
+        if unit.directives.iter().any(|d| d.name == "binomial-ckp") {
+            out.push("statement: counted DO marked binomial-ckp");
         }
     }
     out.sort_unstable();

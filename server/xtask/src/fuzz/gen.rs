@@ -3565,6 +3565,11 @@ impl<'r> Generator<'r> {
         env.forget_assigned(&body);
         env.set_range(&var, None);
         let mut out = pre;
+        // A loop at the top level, or one level down (checkpointed
+        // inside a checkpointed step), is often marked (issue 40).
+        if depth <= 1 && name.is_none() && self.chance(0.6) {
+            out.push(Stmt::Ckp(self.range(1, 4) as u32));
+        }
         out.push(Stmt::Do {
             name,
             var,
@@ -4407,6 +4412,10 @@ fn free_points(body: &[Stmt], from: usize) -> Vec<usize> {
     }
     let mut inside = vec![false; body.len() + 1];
     for (i, s) in body.iter().enumerate() {
+        // A `binomial-ckp` directive stays right before its loop.
+        if matches!(s, Stmt::Ckp(_)) {
+            inside[i + 1] = true;
+        }
         let mut labels = Vec::new();
         targets(s, &mut labels);
         for l in labels {

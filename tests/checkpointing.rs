@@ -1,0 +1,375 @@
+//! Binomial checkpointing of time loops (issue 40, item 4): the adjoint of
+//! a loop marked `!$ad binomial-ckp(s)` runs the schedule the binomial
+//! formula predicts, holds a fraction of the tape, and gives the gradient
+//! of the adjoint that records every step. Each adjoint is compiled with
+//! gfortran and run by a driver that prints the runtime's counts
+//! (`dfort_ckp_stats`, `dfort_stack_stats`) and the gradient; the
+//! derivatives themselves are also checked by `dfort verify` through
+//! tests/kernels.toml (`heat_ckp`, `ocean_main`).
+
+use dfort_analysis::binomial::recomputed_steps;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one run of a driver printed.
+#[derive(Debug)]
+struct Run {
+    /// Steps run again without recording, and steps reversed.
+    advanced: u64,
+    reversed: u64,
+    /// The tape's peak, in bytes.
+    peak: u64,
+    gradient: Vec<f64>,
+}
+
+/// A directory of its own for this test run.
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dfort-ckp-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn skip() -> bool {
+    std::env::var_os("DFORT_SKIP_GFORTRAN").is_some()
+}
+
+/// Generates the adjoint of `root` in `source` (written to `dir`), builds
+/// it with `driver` and runs it.
+fn run(dir: &Path, name: &str, source: &str, root: &str, driver: &str, include: &Path) -> Run {
+    let src = dir.join(name);
+    std::fs::write(&src, source).unwrap();
+    let out_dir = dir.join(format!("{root}_out"));
+    let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
+        .args(["adjoint", "--root", root, "--output-dir"])
+        .arg(&out_dir)
+        .arg("-I")
+        .arg(include)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "dfort adjoint: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stem = src.file_stem().unwrap().to_string_lossy().to_string();
+    let drv = out_dir.join("driver.f90");
+    std::fs::write(&drv, driver).unwrap();
+    let exe = out_dir.join("run");
+    let built = Command::new("gfortran")
+        .args(["-O1", "-fcheck=bounds", "-J"])
+        .arg(&out_dir)
+        .arg("-I")
+        .arg(include)
+        .arg(out_dir.join("dfort_stack.f90"))
+        .arg(&src)
+        .arg(out_dir.join(format!("{stem}_b.f90")))
+        .arg(&drv)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "gfortran: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(&exe).output().unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let text = String::from_utf8_lossy(&ran.stdout).to_string();
+    let nums: Vec<f64> = text
+        .split_whitespace()
+        .map(|t| {
+            t.parse()
+                .unwrap_or_else(|_| panic!("not a number: {t} in {text}"))
+        })
+        .collect();
+    Run {
+        advanced: nums[0] as u64,
+        reversed: nums[1] as u64,
+        peak: nums[2] as u64,
+        gradient: nums[3..].to_vec(),
+    }
+}
+
+fn max_relative_difference(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(scale > 0.0, "the gradient is zero: nothing is checked");
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs() / scale)
+        .fold(0.0, f64::max)
+}
+
+fn model_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/model")
+}
+
+const MODEL_DRIVER: &str = "program driver
+  use dfort_stack
+  implicit none
+  real(8) :: theta0(24), theta0b(24), fc, fcb
+  integer(8) :: advanced, reversed, bytes, peak
+  integer :: i
+  theta0 = [(0.5d0 + 0.1d0*i, i = 1, 24)]
+  theta0b = 0
+  fcb = 1
+  call ocean_main_b(theta0, theta0b, fc, fcb)
+  call dfort_ckp_stats(advanced, reversed)
+  call dfort_stack_stats(bytes, peak)
+  print '(3i12)', advanced, reversed, peak
+  print '(es25.17)', theta0b
+end program driver
+";
+
+/// The shipped model with `steps` time steps and `snaps` snapshots (no
+/// directive when `None`).
+fn model(steps: u64, snaps: Option<u64>) -> String {
+    let text = std::fs::read_to_string(model_dir().join("ocean_model.F")).unwrap();
+    assert!(text.contains("nSteps=11") && text.contains("!$ad binomial-ckp(4)"));
+    let text = text.replace("nSteps=11", &format!("nSteps={steps}"));
+    match snaps {
+        Some(s) => text.replace("!$ad binomial-ckp(4)", &format!("!$ad binomial-ckp({s})")),
+        None => text.replace("!$ad binomial-ckp(4)\n", ""),
+    }
+}
+
+/// 1,000 time steps of the model: with 20 snapshots the schedule runs the
+/// steps the formula predicts again, the tape peaks at under 10% of the
+/// tape of every step, and the gradient is the same to 1e-12.
+#[test]
+fn a_thousand_steps_with_twenty_snapshots_follow_the_binomial_formula() {
+    if skip() {
+        return;
+    }
+    let inc = model_dir();
+    let plain = run(
+        &scratch("model-plain"),
+        "plain.F",
+        &model(1000, None),
+        "ocean_main",
+        MODEL_DRIVER,
+        &inc,
+    );
+    let ckp = run(
+        &scratch("model-ckp"),
+        "ckp.F",
+        &model(1000, Some(20)),
+        "ocean_main",
+        MODEL_DRIVER,
+        &inc,
+    );
+    assert_eq!(
+        (plain.advanced, plain.reversed),
+        (0, 0),
+        "no schedule without the directive"
+    );
+    assert_eq!(ckp.reversed, 1000, "every step is reversed once");
+    assert_eq!(ckp.advanced, recomputed_steps(1000, 20), "t(1000, 20)");
+    assert_eq!(ckp.advanced, 2747);
+    assert!(
+        ckp.peak * 10 <= plain.peak,
+        "checkpointed peak {} bytes against {} recording every step",
+        ckp.peak,
+        plain.peak
+    );
+    let d = max_relative_difference(&ckp.gradient, &plain.gradient);
+    assert!(d <= 1e-12, "gradients differ by {d:e}");
+}
+
+/// The runtime's schedule (`dfort_ckp_next`), followed step by step by a
+/// driver that keeps the state a real adjoint would: every advance starts
+/// where the state is, every reversed step too, the steps are reversed
+/// last to first, at most `s` snapshots are held, and the steps run again
+/// are those of the binomial formula, for every `n ≤ 80` and `s ≤ 6`.
+#[test]
+fn the_runtime_schedule_is_the_binomial_one() {
+    if skip() {
+        return;
+    }
+    let dir = scratch("schedule");
+    std::fs::write(dir.join("dfort_stack.f90"), dfort_codegen::adjoint::RUNTIME).unwrap();
+    let driver = "program schedule
+  use dfort_stack
+  implicit none
+  integer, allocatable :: plan(:)
+  integer :: n, s, act, from, to, state, next, held, most, bad
+  integer :: snap(100)
+  integer(8) :: advanced, reversed, a0, r0
+  do s = 1, 6
+    do n = 0, 80
+      call dfort_ckp_stats(a0, r0)
+      state = 0
+      next = n - 1
+      held = 1
+      most = 1
+      snap(1) = 0
+      bad = 0
+      call dfort_ckp_start(plan, n, s)
+      do
+        call dfort_ckp_next(plan, act, from, to)
+        if (act == 0) exit
+        select case (act)
+        case (1)
+          if (state /= from .or. to <= from) bad = bad + 1
+          state = to
+        case (2)
+          held = held + 1
+          most = max(most, held)
+          snap(held) = state
+        case (3)
+          state = snap(held)
+        case (4)
+          held = held - 1
+          state = -1
+        case (5)
+          if (state /= from .or. from /= next) bad = bad + 1
+          next = next - 1
+          state = -1
+        case default
+          bad = bad + 1
+        end select
+      end do
+      if (next /= -1 .or. held /= 1 .or. allocated(plan)) bad = bad + 1
+      call dfort_ckp_stats(advanced, reversed)
+      print '(6i10)', n, s, advanced - a0, reversed - r0, most, bad
+    end do
+  end do
+end program schedule
+";
+    std::fs::write(dir.join("schedule.f90"), driver).unwrap();
+    let built = Command::new("gfortran")
+        .args(["-fcheck=all", "-J"])
+        .arg(&dir)
+        .arg(dir.join("dfort_stack.f90"))
+        .arg(dir.join("schedule.f90"))
+        .arg("-o")
+        .arg(dir.join("schedule"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(dir.join("schedule")).output().unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let text = String::from_utf8_lossy(&ran.stdout).to_string();
+    let mut rows = 0;
+    for line in text.lines() {
+        let v: Vec<u64> = line
+            .split_whitespace()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let [n, s, advanced, reversed, most, bad] = v[..] else {
+            panic!("{line}");
+        };
+        assert_eq!(bad, 0, "n={n} s={s}: the schedule broke the state: {line}");
+        assert_eq!(reversed, n, "n={n} s={s}");
+        assert!(most <= s, "n={n} s={s}: {most} snapshots held");
+        assert_eq!(advanced, recomputed_steps(n, s), "n={n} s={s}");
+        rows += 1;
+    }
+    assert_eq!(rows, 6 * 81);
+}
+
+/// The heat kernel checkpointed with one to three snapshots, over loops
+/// of zero, one and several steps: the same gradient as recording every
+/// step, and the schedule of the formula.
+#[test]
+fn checkpointed_gradients_equal_recorded_ones() {
+    if skip() {
+        return;
+    }
+    let kernel = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/kernels/time_loop_ckp.f90"),
+    )
+    .unwrap();
+    let driver = |nt: u64| {
+        format!(
+            "program driver
+  use dfort_stack
+  implicit none
+  real(8) :: u(12), ub(12), cost, costb
+  integer(8) :: advanced, reversed, bytes, peak
+  integer :: i
+  u = [(0.3d0 + 0.05d0*i, i = 1, 12)]
+  ub = 0
+  costb = 1
+  call heat_ckp_b(u, ub, 12, {nt}, cost, costb)
+  call dfort_ckp_stats(advanced, reversed)
+  call dfort_stack_stats(bytes, peak)
+  print '(3i12)', advanced, reversed, peak
+  print '(es25.17)', ub
+end program driver
+"
+        )
+    };
+    let inc = model_dir();
+    for nt in [0u64, 1, 9] {
+        let plain_src = kernel.replace("!$ad binomial-ckp(3)\n", "");
+        let dir = scratch(&format!("heat-{nt}"));
+        let plain = run(&dir, "plain.f90", &plain_src, "heat_ckp", &driver(nt), &inc);
+        for s in [1u64, 3] {
+            let src = kernel.replace("binomial-ckp(3)", &format!("binomial-ckp({s})"));
+            let dir = scratch(&format!("heat-{nt}-{s}"));
+            let ckp = run(&dir, "ckp.f90", &src, "heat_ckp", &driver(nt), &inc);
+            assert_eq!(ckp.reversed, nt, "nt={nt} s={s}");
+            assert_eq!(ckp.advanced, recomputed_steps(nt, s), "nt={nt} s={s}");
+            if nt > 0 {
+                let d = max_relative_difference(&ckp.gradient, &plain.gradient);
+                assert!(d <= 1e-12, "nt={nt} s={s}: gradients differ by {d:e}");
+            }
+        }
+    }
+}
+
+/// A loop dfort cannot run again, or a directive that marks no counted
+/// loop, is refused with its line and the rule's code; no file is written.
+#[test]
+fn loops_that_cannot_be_checkpointed_are_refused_with_the_line() {
+    let cases = [
+        (
+            "subroutine r(x, n)\n  real(8) :: x(4)\n  integer :: n, it\n!$ad independent(x)\n!$ad dependent(x)\n!$ad binomial-ckp(2)\n  do it = 1, n\n    read (10, *) x(1)\n    x = x*x\n  end do\nend\n",
+            "7:",
+            "a READ",
+        ),
+        (
+            "subroutine r(x, n)\n  real(8) :: x(4)\n  integer :: n, it\n!$ad independent(x)\n!$ad dependent(x)\n!$ad binomial-ckp(2)\n  x = x*2\n  do it = 1, n\n    x = x*x\n  end do\nend\n",
+            "6:",
+            "not a counted DO loop",
+        ),
+        (
+            "subroutine r(x, n)\n  real(8) :: x(4)\n  integer :: n, it\n!$ad independent(x)\n!$ad dependent(x)\n!$ad binomial-ckp(0)\n  do it = 1, n\n    x = x*x\n  end do\nend\n",
+            "6:",
+            "from 1 to 10000",
+        ),
+    ];
+    for (i, (text, line, why)) in cases.iter().enumerate() {
+        let dir = scratch(&format!("refused-{i}"));
+        let src = dir.join("r.f90");
+        std::fs::write(&src, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
+            .args(["adjoint", "--root", "r", "--output-dir"])
+            .arg(dir.join("out"))
+            .arg(&src)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        assert!(err.contains("[binomial-checkpoint]"), "{err}");
+        assert!(err.contains(&format!("r.f90:{line}")), "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(!dir.join("out").join("r_b.f90").exists());
+    }
+}
