@@ -15,7 +15,10 @@
 //! a step may read before writing it ([`Binomial::carried`], read before
 //! a definite whole-variable write on some path through one step) — and
 //! one step at a time is run with recording and reversed at once; at the
-//! end the entry state is restored. The schedule ([`split`]) is the
+//! end the entry state is restored. Globals the unit does not declare
+//! that the loop's calls change (or read, when a call of the unit changes
+//! them) are saved with the state, under names the adjoint gives them
+//! ([`crate::checkpoint::savable_globals`]). The schedule ([`split`]) is the
 //! optimal one of the recursion "advance j steps, take a snapshot,
 //! reverse the rest with one snapshot fewer, then the first j steps with
 //! all of them": j is chosen so that the number of steps run again is
@@ -25,6 +28,7 @@
 //! (`dfort_ckp_next` in `dfort_stack.f90`) applies the same rule.
 //! Analysis only: no I/O, no panics on user input.
 
+use crate::checkpoint::savable_globals;
 use crate::dep::{global_key, GlobalKey};
 use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
 use dfort_ir::bitset::BitSet;
@@ -48,8 +52,17 @@ pub struct Binomial {
     /// of what the loop writes, and what it reads that may change after
     /// it; restored when the loop's adjoint ends.
     pub entry: Vec<SymbolId>,
+    /// Globals the unit does not declare that the loop's calls change
+    /// (held by every snapshot), and that they read and a call of the unit
+    /// changes (held by the entry snapshot): module variables and members
+    /// of COMMON blocks, which the adjoint brings in under names of its
+    /// own.
+    pub hidden_carried: Vec<GlobalKey>,
+    pub hidden_entry: Vec<GlobalKey>,
+    /// `hidden_carried` in words (`member 1 of COMMON /forcing/`).
+    pub hidden_described: Vec<String>,
     /// The bytes of one snapshot, when every array in it has constant
-    /// bounds.
+    /// bounds (globals the unit does not declare left out).
     pub snapshot_bytes: Option<u64>,
     /// The number of steps, when the loop's bounds are constants.
     pub steps: Option<u64>,
@@ -158,7 +171,7 @@ pub fn decide(
             unit.symbol(b).name
         ));
     }
-    hidden_globals(program, unit, &nested, effects)?;
+    let (hidden_carried, hidden_entry) = hidden_globals(program, unit, &nested, effects)?;
     // Everything the steps write, and what they read that may change from
     // the loop on (in it, or after it).
     let from_loop = crate::effects::written_from(program, unit, effects);
@@ -222,6 +235,9 @@ pub fn decide(
         index: *var,
         carried,
         entry,
+        hidden_described: hidden_carried.iter().map(|k| k.describe(program)).collect(),
+        hidden_carried,
+        hidden_entry,
         snapshot_bytes,
         steps,
     })
@@ -261,15 +277,16 @@ fn refuse_statement(unit: &Unit, st: &Stmt) -> Result<(), String> {
     Err(format!("the loop holds {why}"))
 }
 
-/// Refuses a loop whose calls touch globals `unit` cannot name (its
-/// snapshots could not hold them): changed by a call in the loop, or
-/// read by one and changed by any call of the unit.
+/// The globals the loop's calls touch that `unit` does not declare, which
+/// the snapshots must hold too: (carried) what a call in the loop may
+/// change, and (entry) what one reads that a call of the unit may change;
+/// or why one of them cannot be saved.
 fn hidden_globals(
     program: &Program,
     unit: &Unit,
     nested: &[StmtId],
     effects: &ProgramEffects,
-) -> Result<(), String> {
+) -> Result<(Vec<GlobalKey>, Vec<GlobalKey>), String> {
     let declared: BTreeSet<GlobalKey> = unit
         .symbols
         .indices()
@@ -307,33 +324,36 @@ fn hidden_globals(
         .filter_map(|c| effects.get(*c))
         .flat_map(|e| e.written_globals.iter())
         .collect();
-    for c in inside {
-        let Some(e) = effects.get(c) else { continue };
-        let name = &program.unit(c).name;
-        if let Some(k) = e.written_globals.iter().find(|k| !declared.contains(k)) {
-            return Err(format!(
-                "`{name}` changes {}, which `{}` does not declare: the snapshots hold only what \
-                 the unit names (declare it in `{}`)",
+    let written: BTreeSet<&GlobalKey> = inside
+        .iter()
+        .filter_map(|c| effects.get(*c))
+        .flat_map(|e| e.written_globals.iter())
+        .collect();
+    let read_changing: BTreeSet<&GlobalKey> = inside
+        .iter()
+        .filter_map(|c| effects.get(*c))
+        .flat_map(|e| e.read_globals.iter())
+        .filter(|k| changed_anywhere.contains(k) && !written.contains(k))
+        .collect();
+    let mut problems = Vec::new();
+    let carried = savable_globals(program, written, &declared, &mut problems);
+    let entry = savable_globals(program, read_changing, &declared, &mut problems);
+    if let Some(p) = problems.first() {
+        return Err(match p {
+            crate::checkpoint::Problem::Undeclared(k) => format!(
+                "its snapshots would hold {}, which `{}` does not declare and dfort cannot \
+                 bring in (declare it in `{}`)",
                 k.describe(program),
                 unit.name,
                 unit.name
-            ));
-        }
-        if let Some(k) = e
-            .read_globals
-            .iter()
-            .find(|k| !declared.contains(k) && changed_anywhere.contains(k))
-        {
-            return Err(format!(
-                "`{name}` reads {}, which `{}` does not declare but may change: the snapshots \
-                 hold only what the unit names (declare it in `{}`)",
-                k.describe(program),
-                unit.name,
-                unit.name
-            ));
-        }
+            ),
+            _ => format!(
+                "its snapshots would hold {}",
+                p.describe(program, unit, "a procedure the loop calls", None)
+            ),
+        });
     }
-    Ok(())
+    Ok((carried, entry))
 }
 
 /// Adds to `out` what the statements `ids` read before a definite whole

@@ -796,6 +796,21 @@ fn hidden_globals(
         .collect();
     keys.sort();
     keys.dedup();
+    savable_globals(program, keys, declared, problems)
+}
+
+/// Of the globals `keys`, those a unit that declares `declared` can save
+/// on the tape although it does not declare them (module variables,
+/// brought in by USE; members of COMMON blocks of known layout, declared
+/// under new names); the others, which it cannot, go to `problems` (a
+/// SAVE'd local of a procedure goes to neither: code that changes one is
+/// refused up front).
+pub fn savable_globals<'k>(
+    program: &Program,
+    keys: impl IntoIterator<Item = &'k GlobalKey>,
+    declared: &BTreeSet<GlobalKey>,
+    problems: &mut Vec<Problem>,
+) -> Vec<GlobalKey> {
     let mut saved = Vec::new();
     for k in keys {
         if declared.contains(k) {

@@ -752,8 +752,17 @@ pub fn binomial_hint(unit: &Unit, b: &dfort_analysis::binomial::Binomial) -> (St
             quoted(&extra)
         )
     };
+    let hidden = if b.hidden_described.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " and, of the globals its calls change that `{}` does not declare, {}",
+            unit.name,
+            b.hidden_described.join(", ")
+        )
+    };
     let tooltip = format!(
-        "Binomial checkpointing (Griewank's Revolve schedule, `binomial-ckp`): the forward sweep runs this loop without recording it; the reverse sweep runs its steps again from at most {} snapshots of the loop-carried state {} ({size}), recording and reversing one step at a time. {steps}{entry}",
+        "Binomial checkpointing (Griewank's Revolve schedule, `binomial-ckp`): the forward sweep runs this loop without recording it; the reverse sweep runs its steps again from at most {} snapshots of the loop-carried state {}{hidden} ({size}), recording and reversing one step at a time. {steps}{entry}",
         b.snapshots,
         quoted(&carried),
     );

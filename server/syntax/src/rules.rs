@@ -642,9 +642,10 @@ rules! {
               (its number of steps known when it starts: not left by EXIT, its bounds not \
               changed inside), in a unit without GO TO, with no READ (records would be read \
               again), ALLOCATE, DEALLOCATE or pointer association in its body, no named DO \
-              inside it, and calls whose procedures change no variable the unit cannot \
-              name (a COMMON block or module variable it does not declare, a SAVE'd local) \
-              — the snapshots hold only what the unit can name. Each refusal names the \
+              inside it, and snapshots that hold no allocatable, pointer, or global dfort \
+              cannot bring into the unit (a COMMON block of unknown layout, a host's \
+              variable). COMMON blocks and module variables the loop's calls change are \
+              saved under names of the adjoint's own. Each refusal names the \
               statement and the reason; remove the directive to get the adjoint that records \
               every step.",
         example: Some("subroutine run(x, n)\n  real(8) :: x(10)\n  integer :: n, it\n!$ad binomial-ckp(5)\n  do it = 1, n\n    read (10, *) x(1)\n    x = x*x\n  end do\nend\n"),

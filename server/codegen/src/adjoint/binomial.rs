@@ -2,12 +2,13 @@
 //! [`dfort_analysis::binomial`] decided it (`Reversal::Binomial`).
 //!
 //! Forward sweep: the loop's start, stride and number of steps go into
-//! `dfort_clo<c>`, `dfort_cst<c>`, `dfort_cn<c>`; the entry snapshot is
-//! pushed (what the loop writes and what it reads that may change, the
-//! loop-carried state last, on top), then the loop runs without
-//! recording anything. Reverse sweep: the carried state and the three
-//! integers are popped and the carried state pushed again (snapshot 0 of
-//! the schedule); the runtime's `dfort_ckp_next` then says what to do —
+//! `dfort_clo<c>`, `dfort_cst<c>`, `dfort_cn<c>` and are pushed, then the
+//! entry snapshot (what the loop writes and what it reads that may
+//! change, the loop-carried state last, on top), then the loop runs
+//! without recording anything. Reverse sweep: the entry snapshot and the
+//! three integers are popped — the state is the loop's entry state — and
+//! the entry snapshot pushed again, the carried state on top (snapshot 0
+//! of the schedule); the runtime's `dfort_ckp_next` then says what to do —
 //! advance (run steps without recording), take a snapshot (push the
 //! carried state), restore the latest one (pop it and push it again),
 //! drop it (pop), or reverse one step (run it with recording, then its
@@ -71,17 +72,23 @@ impl Gen<'_> {
         let names = |ids: &[SymbolId]| -> Vec<String> {
             ids.iter().map(|v| unit.symbol(*v).name.clone()).collect()
         };
-        let carried = names(&how.carried);
-        let entry = names(&how.entry);
+        let mut carried = names(&how.carried);
+        let mut entry = names(&how.entry);
+        for (keys, into) in [
+            (&how.hidden_carried, &mut carried),
+            (&how.hidden_entry, &mut entry),
+        ] {
+            into.extend(keys.iter().filter_map(|k| self.hidden_global(k)));
+        }
         let mut pre = vec![
             format!("dfort_clo{c} = {s}"),
             format!("dfort_cst{c} = {stp}"),
             format!("dfort_cn{c} = max(0, ({e} - dfort_clo{c} + dfort_cst{c}) / dfort_cst{c})"),
         ];
-        pre.extend(entry.iter().map(|v| format!("call dfort_push({v})")));
         for v in ["clo", "cst", "cn"] {
             pre.push(format!("call dfort_push(dfort_{v}{c})"));
         }
+        pre.extend(entry.iter().map(|v| format!("call dfort_push({v})")));
         pre.extend(carried.iter().map(|v| format!("call dfort_push({v})")));
         self.out.labelled_lines(&label, &pre);
         // The body, once: its forward sweep into a writer of its own.
@@ -141,10 +148,15 @@ impl Checkpointed {
             "! binomial checkpointing: {} snapshots of the loop-carried state",
             self.snapshots
         ));
+        // The state at the loop's entry, the bounds under it; the entry
+        // snapshot goes back on the tape for the end, the carried state
+        // on top of it as the schedule's first snapshot.
         pop_all(w, &self.carried);
+        pop_all(w, &self.entry);
         for v in ["cn", "cst", "clo"] {
             w.line(&format!("call dfort_pop(dfort_{v}{c})"));
         }
+        push_all(w, &self.entry);
         push_all(w, &self.carried);
         w.line(&format!(
             "call dfort_ckp_start(dfort_plan{c}, dfort_cn{c}, {})",

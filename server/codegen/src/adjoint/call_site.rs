@@ -317,34 +317,10 @@ impl Gen<'_> {
         // declare are brought in under a new name.
         let mut snapshot_hidden: Vec<String> = Vec::new();
         for k in &cp.hidden {
-            if let GlobalKey::Common { block, index } = k {
-                if let Some(local) = self.hidden_common(block, *index) {
-                    if !snapshot_hidden.contains(&local) {
-                        snapshot_hidden.push(local);
-                    }
+            if let Some(local) = self.hidden_global(k) {
+                if !snapshot_hidden.contains(&local) {
+                    snapshot_hidden.push(local);
                 }
-                continue;
-            }
-            let GlobalKey::Shared { unit: m, symbol } = k else {
-                continue;
-            };
-            let mu = inp.program.unit(*m);
-            let n = self.out.hidden.len() + 1;
-            let local = self
-                .out
-                .hidden
-                .entry(k.clone())
-                .or_insert_with(|| {
-                    (
-                        format!("dfort_g{n}"),
-                        mu.name.clone(),
-                        mu.symbol(*symbol).name.clone(),
-                    )
-                })
-                .0
-                .clone();
-            if !snapshot_hidden.contains(&local) {
-                snapshot_hidden.push(local);
             }
         }
         // The checkpoint's problems, and an active value passed to a
@@ -393,6 +369,28 @@ impl Gen<'_> {
                 .map(|(_, pop)| Line::Plain(pop.clone())),
         );
         rev
+    }
+
+    /// The name a global the unit does not declare has in this adjoint
+    /// routine: a module variable brought in by `use m, only: dfort_g<n>
+    /// => name`, a COMMON member declared with its whole block under new
+    /// names ([`Gen::hidden_common`]); `None` for other globals.
+    pub(super) fn hidden_global(&mut self, k: &GlobalKey) -> Option<String> {
+        match k {
+            GlobalKey::Common { block, index } => self.hidden_common(block, *index),
+            GlobalKey::Shared { unit: m, symbol } => {
+                let mu = self.inp.program.unit(*m);
+                let n = self.out.hidden.len() + 1;
+                let local = self.out.hidden.entry(k.clone()).or_insert_with(|| {
+                    (
+                        format!("dfort_g{n}"),
+                        mu.name.clone(),
+                        mu.symbol(*symbol).name.clone(),
+                    )
+                });
+                Some(local.0.clone())
+            }
+        }
     }
 
     /// The name member `index` of COMMON block `block` (which the unit
