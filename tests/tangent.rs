@@ -474,13 +474,14 @@ end subroutine ext
     assert_eq!(adjoint, ["no-source"]);
     assert_eq!(tangent, ["no-source"]);
 
-    let read_end = "subroutine cz(x, y)
-  real(8), intent(in) :: x
-  real(8), intent(out) :: y
-  real(8) :: t
-  t = x
-  read(11, *, end=20) t
-20 y = t*x
+    // A READ that may jump and defines an index its block's adjoint reads.
+    let read_end = "subroutine cz(a, x)
+  real(8), intent(inout) :: a(100), x
+  integer :: k
+  k = 2
+  a(k) = a(k)*x
+  read(11, *, end=20) k
+20 a(k) = a(k)*x
 end subroutine cz
 ";
     let (adjoint, _) = refusal_codes(read_end, "cz");
@@ -639,22 +640,28 @@ end subroutine rd
 }
 
 #[test]
-fn io_branches_are_refused_in_the_adjoint() {
+fn io_branches_are_reversed_by_blocks_in_the_adjoint() {
     let io = "subroutine rb(x, y)
   implicit none
   real(8), intent(in) :: x
   real(8), intent(out) :: y
   real(8) :: t
   t = x
+  y = t*t
   read(11, *, end=20) t
-20 y = t*x
+20 y = y + t*x
 end subroutine rb
 ";
-    // The tangent keeps the jump; the adjoint does not reverse it yet.
-    assert_eq!(
-        refusal_codes(io, "rb"),
-        (vec!["not-differentiable"], vec![])
-    );
+    // The tangent keeps the jump; the adjoint reverses the unit by basic
+    // blocks: the READ's block is recorded after the `t` it overwrites is
+    // pushed, and before it runs (it may jump).
+    assert_eq!(refusal_codes(io, "rb"), (vec![], vec![]));
+    let text = adjoint_text(io, "rb");
+    let (forward, _) = text.split_once("! reverse sweep").expect("a reverse sweep");
+    let push = forward.find("call dfort_push(t)").expect("t pushed");
+    let read = forward.find("read(11, *, end=20) t").expect("the READ");
+    let block = forward[push..read].matches("call dfort_push(").count();
+    assert_eq!(block, 2, "{text}");
 }
 
 #[test]
@@ -878,15 +885,18 @@ fn refusals_decided_before_generating_are_facts_the_generators_report() {
         tangent
     );
 
-    // Statements the adjoint has no reversal for: a READ with END= (in a
-    // unit reversed by basic blocks), a DO loop whose bound changes inside
+    // Statements the adjoint has no reversal for: a READ with END= that
+    // defines an index its basic block's adjoint reads, a DO loop whose bound changes inside
     // it, an allocation its caller sees, an association the tape cannot
     // hold, a call whose checkpoint it cannot hold; the tangent runs them.
     let jumpy = "subroutine jumpy(a, x)
   real(8), intent(inout) :: a(100), x
-  read (5, *, end=10) x
+  integer :: k
+  k = 2
+  a(k) = a(k)*x
+  read (5, *, end=10) k
 10 continue
-  a(1) = a(1)*x
+  a(k) = a(k)*x
 end subroutine jumpy
 ";
     let shrink = "subroutine shrink(a, x, n)
@@ -955,7 +965,7 @@ end subroutine inner
             jumpy,
             "jumpy",
             Recording::Inversion,
-            vec![("not-differentiable", 3)],
+            vec![("not-differentiable", 6)],
         ),
         (
             shrink,

@@ -97,9 +97,6 @@ pub fn marks(unit: &Unit) -> Vec<Mark> {
                 .stmts
                 .iter()
                 .filter(|s| s.span.file == d.span.file && s.span.range.start >= after)
-                .filter(|s| {
-                    s.span.range.start < unit.span.range.end || unit.span.file != d.span.file
-                })
                 .min_by_key(|s| (s.span.range.start, std::cmp::Reverse(s.span.range.end)))
                 .map(|s| s.id);
             Mark {
@@ -156,7 +153,7 @@ pub fn decide(
     writes.insert_id(*var);
     for &s in &nested {
         let inner = unit.stmt(s);
-        refuse_statement(unit, inner)?;
+        refuse_statement(inner)?;
         let mut fx = LocalEffects::default();
         stmt_effects(program, unit, inner, effects, &mut fx);
         writes.union_with(&fx.writes);
@@ -254,7 +251,7 @@ fn collect(unit: &Unit, ids: &[StmtId], out: &mut Vec<StmtId>) {
 }
 
 /// Why a statement cannot run again in a checkpointed loop, if it cannot.
-fn refuse_statement(unit: &Unit, st: &Stmt) -> Result<(), String> {
+fn refuse_statement(st: &Stmt) -> Result<(), String> {
     let why = match &st.kind {
         StmtKind::Io { writes, .. } if !writes.is_empty() => {
             "a READ: its records would be read again when the steps run again"
@@ -273,7 +270,6 @@ fn refuse_statement(unit: &Unit, st: &Stmt) -> Result<(), String> {
         }
         _ => return Ok(()),
     };
-    let _ = unit;
     Err(format!("the loop holds {why}"))
 }
 

@@ -13,7 +13,8 @@
 //! DO index, READ item and modifiable actual is written), bottom-up over
 //! the call graph with a fixpoint inside recursive components. Calls to
 //! procedures without source read every actual and write every variable
-//! actual.
+//! actual, but for the library subroutines known to change none
+//! ([`dfort_ir::intrinsics::reads_arguments_only`]: `flush`, `abort`, …).
 
 use crate::dep::{global_key, GlobalKey};
 use crate::incremental::Changes;
@@ -176,11 +177,13 @@ fn callees(program: &Program, unit: &Unit) -> Vec<UnitId> {
 pub fn apply_call(
     program: &Program,
     unit: &Unit,
-    target: &CallTarget,
+    (name, target): (&str, &CallTarget),
     args: &[Arg],
     effects: &ProgramEffects,
     out: &mut LocalEffects,
 ) {
+    let read_only_library =
+        *target == CallTarget::External && dfort_ir::intrinsics::reads_arguments_only(name);
     let callee = match target {
         CallTarget::Unit(c) => Some((program.unit(*c), &effects[*c])),
         _ => None,
@@ -194,6 +197,7 @@ pub fn apply_call(
                 ),
                 None => (true, true),
             },
+            None if read_only_library => (true, false),
             None => (true, true),
         };
         let t = target_of(&a.value);
@@ -255,8 +259,8 @@ pub fn stmt_effects(
                 out.writes.insert_id(t);
             }
         }
-        StmtKind::Call { target, args, .. } => {
-            apply_call(program, unit, target, args, effects, out);
+        StmtKind::Call { name, target, args } => {
+            apply_call(program, unit, (name, target), args, effects, out);
             for a in args {
                 calls_inside(program, unit, &a.value, effects, out);
             }
@@ -402,9 +406,9 @@ fn calls_inside(
     out: &mut LocalEffects,
 ) {
     e.walk(&mut |x| {
-        if let ExprKind::FunctionCall { target, args, .. } = &x.kind {
+        if let ExprKind::FunctionCall { name, target, args } = &x.kind {
             if matches!(target, CallTarget::Unit(_)) {
-                apply_call(program, unit, target, args, effects, out);
+                apply_call(program, unit, (name, target), args, effects, out);
             }
         }
     });

@@ -507,6 +507,14 @@ pub fn is_intrinsic_subroutine(name: &str) -> bool {
     SUBROUTINES.contains(&name)
 }
 
+/// Library subroutines without source that change none of their
+/// arguments (compilers' extensions: `call flush(unit)`, `call abort`,
+/// `call exit(status)`, `call sleep(seconds)`): what a call reads and
+/// writes need not be guessed.
+pub fn reads_arguments_only(name: &str) -> bool {
+    matches!(name, "flush" | "abort" | "exit" | "sleep")
+}
+
 /// The `from` and `to` arguments of `call move_alloc(from, to)` (by
 /// position or keyword): the allocation of `from`, with its values, moves
 /// to `to` (whose own is freed first), and `from` is left unallocated.

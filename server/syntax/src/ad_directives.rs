@@ -121,13 +121,17 @@ pub fn parse(comment: &str, fixed_form: bool) -> Option<AdDirective> {
     .into_iter()
     .find(|(_, p)| lower.starts_with(p) && lower[p.len()..].starts_with([' ', '\t']))?;
     let body = lower[prefix.len()..].trim();
-    let (name, args) = match body.find(['(', ' ', '\t']) {
+    let (name, args, parenthesised) = match body.find(['(', ' ', '\t']) {
         Some(p) if body.as_bytes()[p] == b'(' => {
             let inner = body[p + 1..].trim_end();
-            (body[..p].trim(), inner.strip_suffix(')').unwrap_or(inner))
+            (
+                body[..p].trim(),
+                inner.strip_suffix(')').unwrap_or(inner),
+                true,
+            )
         }
-        Some(p) => (&body[..p], &body[p..]),
-        None => (body, ""),
+        Some(p) => (&body[..p], &body[p..], false),
+        None => (body, "", false),
     };
     if name.is_empty() {
         return None;
@@ -140,6 +144,9 @@ pub fn parse(comment: &str, fixed_form: bool) -> Option<AdDirective> {
         .collect();
     let tool = match (tool, name) {
         (Tool::Dfort, "independent" | "dependent") => Tool::Dfort,
+        // dfort's own spelling takes its argument in parentheses,
+        // Tapenade's `$AD BINOMIAL-CKP steps snapshots first` does not.
+        (Tool::Dfort, "binomial-ckp") if parenthesised => Tool::Dfort,
         (Tool::Dfort, n) if TAPENADE.iter().any(|(t, _)| *t == n) => Tool::Tapenade,
         (t, _) => t,
     };
@@ -320,6 +327,7 @@ mod tests {
             Ok(BinomialCkp { snapshots: 5 })
         );
         let d = parse_free("!$ad binomial-ckp(20)").unwrap();
+        assert_eq!(d.tool, Tool::Dfort);
         assert_eq!(d.reading(), Reading::Checkpoint);
         assert_eq!(
             BinomialCkp::from_args(&d.args),

@@ -446,7 +446,8 @@ rules! {
         doc: "The tangent or adjoint generator has no rule for what it meets on an active \
               path: derived-type values it cannot assign whole, complex arrays assigned under \
               WHERE or from expressions of themselves (in reverse mode), I/O statements with \
-              ERR=, END= or EOR= jumps (in reverse mode), a READ that defines an index of \
+              ERR=, END= or EOR= jumps that define a value their basic block's adjoint reads \
+              (in reverse mode), a READ that defines an index of \
               an item whose derivative it resets, an intrinsic or function reference without a derivative rule for these \
               arguments, a statement dfort keeps as unsupported, DO loops without control or \
               jumps left in code it reverses as structured, ALLOCATE of an array the \
@@ -543,7 +544,10 @@ rules! {
               be lost. So the adjoint of a root that reaches a procedure changing one of its \
               SAVE'd locals is refused. A SAVE'd local that is only read (a table of \
               constants given by DATA or an initialiser) is no state and is differentiated as \
-              usual.\n\n\
+              usual. Nor is one whose value reaches nothing but itself, the procedure's own \
+              locals and its output — a counter that decides whether a warning is written, a \
+              timer: no derivative reads it, and running the procedure again only writes the \
+              warning again.\n\n\
               Pass the state as an argument, or make it a variable of a module given to \
               dfort: module variables are saved and restored around calls.",
         example: Some(

@@ -235,7 +235,8 @@ fn entry_calls(entries: &std::collections::HashMap<&str, &str>, st: &Stmt) -> Ve
 /// for: constructs the front end keeps as unsupported (both
 /// derivatives), and for the adjoint, (de)allocations it does not follow
 /// ([`allocations`]) and pointer associations its tape cannot hold
-/// ([`untaped_associations`]), I/O with ERR=, END= or EOR= jumps
+/// ([`untaped_associations`]), I/O with ERR=, END= or EOR= jumps in a
+/// unit not reversed by basic blocks (never, as its CFG has the jumps)
 /// and the constructs whose reversal the analyses could not decide
 /// ([`crate::reversal::Reversal::refusal`]: a DO loop whose bounds change inside it).
 fn statements<'r>(
@@ -264,13 +265,41 @@ fn statements<'r>(
                 {
                     out.extend(untaped_associations(program, unit, st))
                 }
+                // A unit with such jumps is reversed by basic blocks
+                // (its CFG is unstructured), which follow them.
                 StmtKind::Io { branches, .. }
-                    if derivative == Derivative::Adjoint && !branches.is_empty() =>
+                    if derivative == Derivative::Adjoint
+                        && !branches.is_empty()
+                        && decisions(u).is_some_and(|d| !d.reversal.by_blocks) =>
                 {
                     out.push(Refusal::new(
                         st.span,
-                        "I/O statements with ERR=, END= or EOR= jumps are not reversed yet (test IOSTAT= instead)",
+                        "I/O statements with ERR=, END= or EOR= jumps are reversed only in units reversed by basic blocks (test IOSTAT= instead)",
                     ))
+                }
+                // The block such a statement ends is recorded before it
+                // runs, with the integers its adjoint reads: none of them
+                // may be what the statement defines.
+                StmtKind::Io {
+                    branches, writes, ..
+                } if derivative == Derivative::Adjoint && !branches.is_empty() => {
+                    let saved = decisions(u).and_then(|d| {
+                        let node = (*unit.cfg.stmt_node.get(st.id)?)?;
+                        d.block_saves.get(&node)
+                    });
+                    let defined = dfort_ir::dp::io_targets(writes);
+                    if let Some((v, _)) = defined
+                        .iter()
+                        .find(|(v, _)| saved.is_some_and(|s| s.contains(v)))
+                    {
+                        out.push(Refusal::new(
+                            st.span,
+                            format!(
+                                "this I/O statement may jump (ERR=, END=, EOR=) and defines `{}`, which the adjoint of its basic block reads: read it in a statement without jumps",
+                                unit.symbol(*v).name
+                            ),
+                        ))
+                    }
                 }
                 _ => {}
             }
@@ -480,13 +509,32 @@ fn check(
 /// and the derivative carried from one call to the next would be lost
 /// ([`dfort_ir::queries::saved_local`]: the analyses follow such a
 /// variable as a global of its procedure). Only-read SAVE'd locals are
-/// constants and pass.
+/// constants and pass, and so do those whose values reach no variable
+/// with a derivative ([`crate::confined`]: a warning counter, timers).
 fn saved_state(program: &Program, diff: &RootSet, effects: &ProgramEffects) -> Vec<Refusal> {
     let mut keys = std::collections::BTreeSet::new();
     for &u in &diff.units {
         keys.extend(saved_locals(program, &effects[u].written_globals));
     }
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let units = reached_from(program, diff.root);
+    let with_d = crate::confined::WithDerivative {
+        symbols: &diff.with_d,
+        commons: &diff.commons,
+        module_vars: &diff.module_vars,
+    };
+    let reaches = |seeds: &[(UnitId, SymbolId)]| {
+        crate::confined::reaches_derivative(program, effects, &units, seeds, &with_d)
+    };
+    // The influence of them all is the union of each one's: one closure
+    // answers for all when none reaches a derivative.
+    if !reaches(&keys.iter().copied().collect::<Vec<_>>()) {
+        return Vec::new();
+    }
     keys.into_iter()
+        .filter(|&k| reaches(&[k]))
         .map(|(u, s)| {
             let unit = program.unit(u);
             saved_state_refusal(unit, s, "the adjoint does not follow such state yet".into())

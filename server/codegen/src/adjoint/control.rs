@@ -445,6 +445,9 @@ impl Gen<'_> {
         let inp = self.inp;
         let cfg = &inp.unit.cfg;
         let st = inp.unit.stmt(id);
+        // An I/O statement with ERR=, END= or EOR= jumps leaves its
+        // block itself ([`Gen::leave_before_jumping_io`]).
+        let jumping_io = matches!(&st.kind, StmtKind::Io { branches, .. } if !branches.is_empty());
         let is_jump = st.kind.is_jump();
         let mut label = label_of(st);
         // A WHERE's assignments follow it in its block: the block may end
@@ -454,7 +457,7 @@ impl Gen<'_> {
             .or_else(|| self.block_end(last_nested(&inp.unit, id)?));
         if let (Some(n), true) = (end, is_jump) {
             self.out.flush_label(&mut label);
-            if self.leave_block(n) {
+            if self.leave_block(n, false) {
                 self.out.trace.construct(id, Reversed::BlockPushed);
             }
         }
@@ -466,10 +469,30 @@ impl Gen<'_> {
             rev.append(lines);
             *lines = rev;
         }
-        if let (Some(n), false) = (end, is_jump) {
-            let _ = self.leave_block(n);
+        if let (Some(n), false, false) = (end, is_jump, jumping_io) {
+            let _ = self.leave_block(n, false);
         }
         Vec::new()
+    }
+
+    /// Before I/O statement `id`, which may jump: records that the block
+    /// it ends is left — when the block's adjoint does work, `own_work`
+    /// the statement's own.
+    pub(super) fn leave_before_jumping_io(
+        &mut self,
+        id: StmtId,
+        own_work: bool,
+        label: &mut String,
+    ) {
+        let Some(n) = self.block_end(id) else {
+            return;
+        };
+        // A statement that defines what the block records is refused by
+        // the facts ([`dfort_analysis::refusals`]).
+        self.out.flush_label(label);
+        if self.leave_block(n, own_work) {
+            self.out.trace.construct(id, Reversed::BlockPushed);
+        }
     }
 
     /// The basic block statement `id` ends.
@@ -482,10 +505,13 @@ impl Gen<'_> {
     }
 
     /// Records that basic block `node` was left — only blocks whose
-    /// adjoint does something: the reverse sweep skips the others anyway.
-    fn leave_block(&mut self, node: NodeId) -> bool {
+    /// adjoint does something (`own_work`: the statement ending it will
+    /// add some): the reverse sweep skips the others anyway.
+    fn leave_block(&mut self, node: NodeId, own_work: bool) -> bool {
         let saved = self.inp.snapshots.get(&node);
-        let work = self.out.block_rev.get(&node).is_some_and(|l| !l.is_empty()) || saved.is_some();
+        let work = own_work
+            || self.out.block_rev.get(&node).is_some_and(|l| !l.is_empty())
+            || saved.is_some();
         if !work {
             return false;
         }

@@ -6,9 +6,12 @@
 //!
 //! Contract: the reverse of a READ first resets the adjoints, with the
 //! values the READ left (an implied DO is replayed with its own variable),
-//! then pops what the forward sweep pushed, in reverse order. Refused: an
-//! I/O statement with ERR=, END= or EOR= jumps, and a READ list that
-//! defines an index of one of its items whose adjoint it resets.
+//! then pops what the forward sweep pushed, in reverse order. An I/O
+//! statement with ERR=, END= or EOR= jumps ends a basic block of a unit
+//! reversed by blocks: the block's id is recorded after what the
+//! statement records and before it runs. Refused: such a statement that
+//! defines a value recorded with its block, and a READ list that defines
+//! an index of one of its items whose adjoint it resets.
 
 use super::dispatch::Gen;
 use super::sweep::Line;
@@ -30,7 +33,7 @@ impl Gen<'_> {
     ) -> Vec<Line> {
         let inp = self.inp;
         let unit = &inp.unit;
-        if !branches.is_empty() {
+        if !branches.is_empty() && !inp.reversal.by_blocks {
             // Refused by the facts ([`dfort_analysis::refusals`]).
             return Vec::new();
         }
@@ -72,6 +75,12 @@ impl Gen<'_> {
                 .fwd
                 .line(&format!("{label}call dfort_push({item})"));
             label.clear();
+        }
+        if !branches.is_empty() {
+            // The statement may jump (ERR=, END=, EOR=): the basic block
+            // it ends is left before it runs, after what it records.
+            let own_work = !rev.is_empty() || !pushed.is_empty();
+            self.leave_before_jumping_io(id, own_work, &mut label);
         }
         self.out.fwd.line(&format!("{label}{text}"));
         for item in pushed.iter().rev() {

@@ -215,6 +215,14 @@ pub enum Stmt {
     /// `read(fz_data, *) items`: passive values from an internal file
     /// (the character variable [`IO_DATA`]) overwrite the items.
     Read(Vec<Expr>),
+    /// `read(fz_data, *, end=l, err=l) items` (or from the blank internal
+    /// file [`IO_NONE`], `empty`, which ends at once): a READ that may jump
+    /// to label `l`, where the generator defines the items again.
+    ReadJump {
+        items: Vec<Expr>,
+        empty: bool,
+        target: u32,
+    },
     /// `write(fz_text, '(es24.16)') e`: a value written to an internal
     /// file ([`IO_TEXT`]) that nothing reads back.
     WriteText(Expr),
@@ -239,6 +247,8 @@ pub enum Stmt {
 
 /// The internal file READs take their values from, and its declaration.
 pub const IO_DATA: &str = "fz_data";
+/// A blank internal file, whose READs end at once.
+pub const IO_NONE: &str = "fz_none";
 /// The internal file of WRITEs.
 pub const IO_TEXT: &str = "fz_text";
 /// The internal file of NAMELIST READs.
@@ -271,21 +281,22 @@ pub fn namelist_statements(body: &[Stmt]) -> Vec<String> {
 /// The declarations of the internal files a procedure's I/O statements
 /// use.
 pub fn io_declarations(body: &[Stmt]) -> Vec<Decl> {
-    fn find(body: &[Stmt], read: &mut bool, write: &mut bool) {
+    fn find(body: &[Stmt], read: &mut bool, write: &mut bool, none: &mut bool) {
         for s in body {
             match s {
-                Stmt::Read(_) => *read = true,
+                Stmt::Read(_) | Stmt::ReadJump { empty: false, .. } => *read = true,
+                Stmt::ReadJump { empty: true, .. } => *none = true,
                 Stmt::WriteText(_) => *write = true,
-                Stmt::IfOne(_, inner) => find(std::slice::from_ref(inner), read, write),
+                Stmt::IfOne(_, inner) => find(std::slice::from_ref(inner), read, write, none),
                 _ => {}
             }
             for b in s.blocks() {
-                find(b, read, write);
+                find(b, read, write, none);
             }
         }
     }
-    let (mut read, mut write) = (false, false);
-    find(body, &mut read, &mut write);
+    let (mut read, mut write, mut none) = (false, false, false);
+    find(body, &mut read, &mut write, &mut none);
     let mut out = Vec::new();
     let mut nml = Vec::new();
     namelist_reads(body, &mut nml);
@@ -306,6 +317,13 @@ pub fn io_declarations(body: &[Stmt]) -> Vec<Decl> {
         out.push(Decl {
             ty: "character(len=32)",
             ..Decl::real(IO_TEXT, Vec::new())
+        });
+    }
+    if none {
+        out.push(Decl {
+            ty: "character(len=8)",
+            init: Some("' '".into()),
+            ..Decl::real(IO_NONE, Vec::new())
         });
     }
     out
@@ -391,7 +409,9 @@ impl Stmt {
             Stmt::While { cond, .. } => vec![cond],
             Stmt::Concurrent { hi, mask, .. } => std::iter::once(hi).chain(mask.as_ref()).collect(),
             Stmt::Select { sel, .. } => vec![sel],
-            Stmt::Call(_, args) | Stmt::Read(args) => args.iter().collect(),
+            Stmt::Call(_, args) | Stmt::Read(args) | Stmt::ReadJump { items: args, .. } => {
+                args.iter().collect()
+            }
             Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) | Stmt::WriteText(e) => vec![e],
             _ => Vec::new(),
         }
@@ -848,6 +868,18 @@ impl Printer {
             Stmt::Read(items) => {
                 let a: Vec<String> = items.iter().map(Expr::print).collect();
                 self.line(&format!("read({IO_DATA}, *) {}", a.join(", ")));
+            }
+            Stmt::ReadJump {
+                items,
+                empty,
+                target,
+            } => {
+                let a: Vec<String> = items.iter().map(Expr::print).collect();
+                let file = if *empty { IO_NONE } else { IO_DATA };
+                self.line(&format!(
+                    "read({file}, *, end={target}, err={target}) {}",
+                    a.join(", ")
+                ));
             }
             Stmt::WriteText(e) => {
                 self.line(&format!("write({IO_TEXT}, '(es24.16)') {}", e.print()));

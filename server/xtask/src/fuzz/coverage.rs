@@ -59,6 +59,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("state: function result"),
     drawn("state: local variable"),
     drawn("state: SAVE'd local"),
+    drawn("state: changed SAVE'd local no derivative reads"),
     drawn("state: DATA or initialised local"),
     drawn("state: host-associated variable"),
     drawn("state: host-associated dummy"),
@@ -91,6 +92,7 @@ pub const ENTRIES: &[Entry] = &[
     },
     drawn("statement: CONTINUE"),
     drawn("statement: READ"),
+    drawn("statement: READ with END= or ERR="),
     drawn("statement: WRITE"),
     drawn("statement: NAMELIST READ"),
     Entry {
@@ -254,6 +256,13 @@ pub fn of(program: &Program) -> Vec<&'static str> {
             let Stmt { kind, .. } = st;
             out.push(statement(kind));
         }
+        if unit
+            .stmts
+            .iter()
+            .any(|st| matches!(&st.kind, StmtKind::Io { branches, .. } if !branches.is_empty()))
+        {
+            out.push("statement: READ with END= or ERR=");
+        }
         if unit.directives.iter().any(|d| d.name == "binomial-ckp") {
             out.push("statement: counted DO marked binomial-ckp");
         }
@@ -272,7 +281,38 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     };
     let mut host =
         dfort_ide::host::Host::from_sources(vec![("fz.f90".into(), text.to_string())], config);
-    of(&host.snapshot().program)
+    let snap = host.snapshot();
+    let mut out = of(&snap.program);
+    if unread_saved_state(&snap.program, &snap.analysis) {
+        out.push("state: changed SAVE'd local no derivative reads");
+        out.sort_unstable();
+    }
+    out
+}
+
+/// Whether a procedure changes a SAVE'd local and the root `fz`'s
+/// adjoint is not refused for it (its values reach no derivative:
+/// [`dfort_analysis::confined`]).
+fn unread_saved_state(program: &Program, facts: &dfort_ide::analysis::Analysis) -> bool {
+    use dfort_analysis::dep::GlobalKey;
+    let Some(fz) = program.all_units().find(|u| u.name == "fz") else {
+        return false;
+    };
+    let effects = facts.effects();
+    let changed = program.units.iter().any(|u| {
+        u.symbols.indices().any(|s| {
+            dfort_ir::queries::saved_local(u, s)
+                && effects[u.id].written_globals.contains(&GlobalKey::Shared {
+                    unit: u.id,
+                    symbol: s,
+                })
+        })
+    });
+    changed
+        && !facts
+            .refusals(fz.id, dfort_analysis::refusals::Derivative::Adjoint)
+            .iter()
+            .any(|r| r.rule.code == "saved-state")
 }
 
 /// How many programs held each entry.

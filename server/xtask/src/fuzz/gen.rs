@@ -1945,13 +1945,16 @@ impl<'r> Generator<'r> {
         out
     }
 
-    /// A module procedure with SAVE'd state (issue 45), one of four forms:
+    /// A module procedure with SAVE'd state (issue 45), one of five forms:
     /// `fzs_e(u, rs)`, a scalar carried from call to call (an exponential
     /// moving average) and `fzs_h(u, rs, w)`, a SAVE'd array shifted on
     /// every call, both reset by their logical argument `rs` so that runs
     /// of the root are repeatable; `fzs_t(u, k)`, a coefficient table
-    /// computed on the first call (a SAVE'd flag); `fzs_c(u, k)`, a table
-    /// given by DATA and only read. With its specification lines.
+    /// computed on the first call (a SAVE'd flag); `fzs_w(u, rs, w)`, a
+    /// warning counter confined to the procedure (it only decides whether
+    /// a message is written to an internal file: the adjoint runs it
+    /// again); `fzs_c(u, k)`, a table given by DATA and only read. With
+    /// its specification lines.
     fn saved_state_procedure(&mut self) -> Proc {
         let real_in = |n: &str| Decl::real(n, Vec::new()).with_intent("in");
         let flag_in = |n: &str| Decl {
@@ -1959,7 +1962,7 @@ impl<'r> Generator<'r> {
             ..Decl::int(n).with_intent("in")
         };
         let (kind, name, args, decls, spec, lines): (_, _, _, _, &[&str], &[&str]) =
-            match self.rng.random_range(0..4) {
+            match self.rng.random_range(0..5) {
                 0 => (
                     ProcKind::Function,
                     "fzs_e",
@@ -2010,6 +2013,31 @@ impl<'r> Generator<'r> {
                         "  stf = .false.",
                         "end if",
                         "fzs_t_r = stb(k)*u*u + u",
+                    ],
+                ),
+                3 => (
+                    ProcKind::Subroutine,
+                    "fzs_w",
+                    vec!["u", "rs", "w"],
+                    vec![
+                        real_in("u"),
+                        flag_in("rs"),
+                        Decl::real("w", Vec::new()).with_intent("out"),
+                        Decl::int("swl"),
+                        Decl {
+                            ty: "character(len=16)",
+                            ..Decl::int("swm")
+                        },
+                    ],
+                    &["integer, save :: swn = 0"],
+                    &[
+                        "if (rs) swn = 0",
+                        "if (u > 0.1d0 .and. swn < 2) then",
+                        "  swn = swn + 1",
+                        "  swl = 2 - swn",
+                        "  write(swm, '(a,i3)') 'warning ', swl",
+                        "end if",
+                        "w = u*u + sin(u)",
                     ],
                 ),
                 _ => (
@@ -2926,7 +2954,8 @@ impl<'r> Generator<'r> {
     }
 
     /// A READ of passive values from an internal file into one to three
-    /// real scalars or elements, or a WRITE of a value to one.
+    /// real scalars or elements (with END= and ERR= jumps or without), or
+    /// a WRITE of a value to one.
     fn io(&mut self, env: &mut Env) -> Vec<Stmt> {
         if self.chance(0.3) {
             return vec![Stmt::WriteText(self.rexpr(env, 2))];
@@ -2943,6 +2972,26 @@ impl<'r> Generator<'r> {
         }
         if items.is_empty() {
             return Vec::new();
+        }
+        if self.chance(0.3) {
+            // END= and ERR= jumps (issue 40: MITgcm's meta-file reads),
+            // taken when the file is blank: the items are defined again
+            // there, as a conforming program must.
+            let (jump, past) = (self.label(), self.label());
+            let mut out = vec![
+                Stmt::ReadJump {
+                    items: items.clone(),
+                    empty: self.chance(0.5),
+                    target: jump,
+                },
+                Stmt::Goto(past),
+                Stmt::Label(jump),
+            ];
+            for it in items {
+                out.push(Stmt::Assign(it, self.literal()));
+            }
+            out.push(Stmt::Label(past));
+            return out;
         }
         vec![Stmt::Read(items)]
     }
@@ -4398,7 +4447,7 @@ fn one_plus_square(e: Expr) -> Expr {
 fn free_points(body: &[Stmt], from: usize) -> Vec<usize> {
     fn targets(s: &Stmt, out: &mut Vec<u32>) {
         match s {
-            Stmt::Goto(l) => out.push(*l),
+            Stmt::Goto(l) | Stmt::ReadJump { target: l, .. } => out.push(*l),
             Stmt::ComputedGoto(ls, _) => out.extend(ls.iter().copied()),
             Stmt::ArithmeticIf(_, ls) => out.extend(ls.iter().copied()),
             Stmt::IfOne(_, inner) => targets(inner, out),
