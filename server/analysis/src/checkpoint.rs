@@ -919,7 +919,7 @@ fn region_item(
             Ok(r) => r,
             Err(w) => return Some(Err(format!("in `{}`, {w}", cu.name))),
         };
-    if region.dims.is_empty() || region.dims.len() > 3 {
+    if region.dims.is_empty() {
         return None;
     }
     // The callee's formals as bounds over the caller's atoms.
@@ -942,8 +942,11 @@ fn region_item(
         let mine = crate::regions::rebase(b, &|j| by_formal.get(&j).cloned())?;
         crate::regions::to_expr(&mine, &|i| atoms.get(i as usize).cloned(), span)
     };
+    // The runtime holds regions of rank 3 at most: of a formal of higher
+    // rank, the elements from the actual's first to the last it reaches.
+    let flat = region.dims.len() > 3;
     let mut dims = Vec::new();
-    for (d, lower) in region.dims.iter().zip(&region.lower) {
+    for (d, lower) in region.dims.iter().zip(&region.lower).filter(|_| !flat) {
         // Subscripts from 1 in the runtime's view.
         let shift = |b: crate::regions::Bound| {
             crate::regions::add(
@@ -963,7 +966,7 @@ fn region_item(
         }
     }
     let mut extents = Vec::new();
-    for e in &region.extents {
+    for e in region.extents.iter().filter(|_| !flat) {
         match conv(e) {
             Some(e) => extents.push(e),
             None => {
@@ -993,6 +996,13 @@ fn region_item(
         Some(left) => intrinsic("min", vec![cap, left], span),
         None => cap,
     };
+    if flat {
+        let one = Expr {
+            kind: ExprKind::Int(1),
+            span,
+        };
+        dims.push((one.clone(), cap.clone(), one));
+    }
     Some(Ok(SavedRegion { extents, dims, cap }))
 }
 

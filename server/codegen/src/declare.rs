@@ -46,7 +46,7 @@ pub enum Flavour {
 
 impl Flavour {
     /// The suffix of the routine's name.
-    fn routine_suffix(self) -> &'static str {
+    pub fn routine_suffix(self) -> &'static str {
         match self {
             Flavour::Tangent => "_d",
             Flavour::Adjoint => "_b",
@@ -253,6 +253,8 @@ pub struct Declared<'a> {
     /// modules (the adjoint's module variables brought in under new
     /// names).
     pub extra_uses: &'a [String],
+    /// The routine's name ([`crate::names::DiffSet::routine_name`]).
+    pub name: &'a str,
 }
 
 /// A derivative routine whose specification part is written up to the
@@ -279,7 +281,7 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
     let (program, unit, orig) = (d.program, d.unit, d.orig);
     let suffix = flavour.derivative_suffix();
     let mut spec = Spec::default();
-    let (header, end) = header(program, unit, d.names, flavour);
+    let (header, end) = header(program, unit, d.names, d.name, flavour);
     spec.both(&header);
     spec.indent();
     if flavour == Flavour::Adjoint {
@@ -437,6 +439,7 @@ fn header(
     program: &Program,
     unit: &Unit,
     names: &HashMap<SymbolId, String>,
+    name: &str,
     flavour: Flavour,
 ) -> (String, String) {
     let mut args = Vec::new();
@@ -468,7 +471,6 @@ fn header(
         (true, false) => "recursive ",
         (false, false) => "",
     };
-    let name = format!("{}{}", unit.name, flavour.routine_suffix());
     let args = args.join(", ");
     match (flavour, unit.kind, unit.result) {
         (Flavour::Copy, UnitKind::Function, Some(r)) => {
@@ -879,6 +881,7 @@ mod tests {
                 module: None,
                 used_modules: &BTreeSet::new(),
                 extra_uses: &[],
+                name: &format!("{}{}", f.name, flavour.routine_suffix()),
             },
             flavour,
         );

@@ -11,7 +11,7 @@
 use dfort_analysis::interproc::ProgramActivity;
 use dfort_ir::bitset::BitSet;
 use dfort_ir::*;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 pub struct DiffSet<'a> {
     pub root: UnitId,
@@ -39,6 +39,10 @@ pub struct DiffSet<'a> {
     /// active expression must run its derivative routine, hoisted, for
     /// the global's derivative to be followed).
     pub reads_globals: IdVec<UnitId, bool>,
+    /// The names of the variables of the set's units, also with a
+    /// derivative's suffix `b` or `d`: no derivative routine may take one
+    /// ([`DiffSet::routine_name`]).
+    taken: HashSet<String>,
 }
 
 impl<'a> DiffSet<'a> {
@@ -59,8 +63,18 @@ impl<'a> DiffSet<'a> {
                 ),
             )]);
         };
+        // Every procedure's name too: an adjoint is linked with them.
+        let mut taken: HashSet<String> = program.units.iter().map(|u| u.name.clone()).collect();
+        for &u in &set.units {
+            for sym in program.unit(u).symbols.iter() {
+                taken.insert(format!("{}b", sym.name));
+                taken.insert(format!("{}d", sym.name));
+                taken.insert(sym.name.clone());
+            }
+        }
         Ok(DiffSet {
             root,
+            taken,
             units: set.units,
             with_d: set.with_d,
             commons: set.commons,
@@ -69,6 +83,40 @@ impl<'a> DiffSet<'a> {
             writers: set.writers,
             changes_state: set.changes_state,
             reads_globals: set.reads_globals,
+        })
+    }
+
+    /// The name of `c`'s derivative routine with `suffix` (`_b`, `_d`,
+    /// `_fwd`, `_rev`): `<c><suffix>`, with `0`s appended while a variable
+    /// of the set's units has that name (MITgcm's CG2D has an argument
+    /// `cg2d_b`). The root's is never renamed: [`DiffSet::root_clash`].
+    pub fn routine_name(&self, program: &Program, c: UnitId, suffix: &str) -> String {
+        let mut name = format!("{}{suffix}", program.unit(c).name);
+        if suffix.is_empty() || c == self.root {
+            return name;
+        }
+        while self.taken.contains(&name) {
+            name.push('0');
+        }
+        name
+    }
+
+    /// The refusal of a root whose derivative routine's name, which
+    /// callers rely on, is a variable's name in the set.
+    pub fn root_clash(&self, program: &Program, suffix: &str) -> Option<crate::Refusal> {
+        let unit = program.unit(self.root);
+        let name = format!("{}{suffix}", unit.name);
+        self.taken.contains(&name).then(|| {
+            crate::Refusal::new(
+                unit.name_span,
+                (
+                    &dfort_syntax::rules::NOT_DIFFERENTIABLE,
+                    format!(
+                        "the derivative routine of `{}` is named `{name}`, which is also the name of a variable of the code it reaches (or of that variable's derivative): rename the variable",
+                        unit.name
+                    ),
+                ),
+            )
         })
     }
 

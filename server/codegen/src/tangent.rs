@@ -435,8 +435,11 @@ impl Gen<'_> {
                 list.push(keyword(formal, d));
             }
         }
-        self.w
-            .line(&format!("call {}_d({})", cu.name, list.join(", ")));
+        self.w.line(&format!(
+            "call {}({})",
+            self.diff.routine_name(self.program, cu.id, "_d"),
+            list.join(", ")
+        ));
     }
 
     /// The hoisted references' derivative calls (or, for functions
@@ -779,6 +782,7 @@ pub fn tangent_of(
     let diff = DiffSet::of_root(facts, root)?;
     let mut refusals = facts.refusals(root, Derivative::Tangent);
     let decided = refusals.len();
+    refusals.extend(diff.root_clash(program, "_d"));
     let mut routines = Vec::new();
     for &u in &diff.units {
         match routine(program, &diff, u, Flavour::Tangent) {
@@ -870,6 +874,7 @@ fn routine(
         return Err(g.refusals);
     }
     let body = std::mem::take(&mut g.w).finish();
+    let name = diff.routine_name(program, u, flavour.routine_suffix());
     let mut r = crate::declare::open(
         &Declared {
             program,
@@ -881,6 +886,7 @@ fn routine(
             module: module.as_ref(),
             used_modules: &g.used_modules,
             extra_uses: &[],
+            name: &name,
         },
         flavour,
     );

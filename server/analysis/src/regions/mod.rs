@@ -19,7 +19,9 @@
 //! entry value), a named constant, or a local integer scalar that only
 //! whole assignments define (the hull of their right-hand sides); a
 //! subscript of a leading dimension no expression bounds is bounded by the
-//! declared dimension (subscripts stay in bounds). Intervals are clamped
+//! declared dimension (subscripts stay in bounds), and so is one of the
+//! last dimension when its declared extent is known and not 1 (`a(n, 1)`
+//! is the old idiom for an assumed size). Intervals are clamped
 //! to the declared lower bound, and leading dimensions to the declared
 //! upper bound. The hull of loops that run zero times may hold subscripts
 //! no reference takes. A leading dimension of an array formal (`lda` of

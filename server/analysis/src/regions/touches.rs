@@ -81,12 +81,17 @@ impl<'a> Ctx<'a> {
                 let rank = subs.len();
                 for (k, s) in subs.iter().enumerate() {
                     let leading = k + 1 < rank;
+                    // A last dimension declared with an extent other than
+                    // 1 (the old idiom for an assumed size) is a bound too.
+                    let declared_last = !leading
+                        && decl.upper[k].as_ref().is_some_and(|u| {
+                            (u, &decl.lower[k]) != (&Bound::Int(1), &Bound::Int(1))
+                        });
                     let d = match s {
                         Subscript::Index(i) => match self.subscript(i, loops) {
                             Ok(d) => d,
-                            // A leading subscript stays in the declared
-                            // bounds.
-                            Err(_) if leading && decl.upper[k].is_some() => {
+                            // A subscript stays in the declared bounds.
+                            Err(_) if (leading || declared_last) && decl.upper[k].is_some() => {
                                 DimRegion::Span(Interval {
                                     lo: decl.lower[k].clone(),
                                     hi: decl.upper[k].clone().unwrap_or(Bound::Int(0)),
@@ -134,7 +139,12 @@ impl<'a> Ctx<'a> {
                         stride = nonneg(mul(stride, e.clone()));
                     }
                 }
-                let cap = self.eliminate(Interval::point(off), loops)?.hi;
+                // Where the loops do not bound it, the box's last corner
+                // does (its subscripts are in the declared bounds).
+                let cap = match self.eliminate(Interval::point(off), loops) {
+                    Ok(i) => i.hi,
+                    Err(_) => offsets(&dims, decl.lower, decl.extents).hi,
+                };
                 out.push(Piece::Rect(dims, cap));
                 for x in dfort_ir::subscript_exprs(subs) {
                     self.touches(x, f, loops, decl, out)?;

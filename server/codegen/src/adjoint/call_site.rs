@@ -85,7 +85,7 @@ impl Gen<'_> {
         match (split, callee) {
             (Some(_), Some(c)) if self.inp.diff.contains(c) => {
                 self.out.trace.construct(id, crate::trace::Reversed::Split);
-                let forward = format!("{}_fwd", self.inp.program.unit(c).name);
+                let forward = self.inp.diff.routine_name(self.inp.program, c, "_fwd");
                 self.out
                     .fwd
                     .line(&call_line(&self.inp.unit, &forward, args));
@@ -619,8 +619,8 @@ impl Gen<'_> {
         }
         let mut out: Vec<Line> = pre.into_iter().map(Line::Plain).collect();
         out.push(Line::Plain(format!(
-            "call {}{suffix}({})",
-            cu.name,
+            "call {}({})",
+            self.inp.diff.routine_name(self.inp.program, c, suffix),
             list.join(", ")
         )));
         out.extend(post.into_iter().map(Line::Plain));

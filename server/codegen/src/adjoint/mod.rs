@@ -109,6 +109,7 @@ pub fn adjoint_of(
     inputs::gather(facts, root, |g| {
         let mut refusals = facts.refusals(root, Derivative::Adjoint);
         let decided = refusals.len();
+        refusals.extend(g.diff.root_clash(g.program, "_b"));
         let mut routines = Vec::new();
         let mut traces = Vec::new();
         for inputs in g.routines {

@@ -121,6 +121,12 @@ impl Written<'_, '_> {
             Part::Forward => &forward_names,
             _ => &inp.bname,
         };
+        let suffix = match part {
+            Part::Whole => "_b",
+            Part::Forward => "_fwd",
+            Part::Reverse => "_rev",
+        };
+        let name = inp.diff.routine_name(inp.program, inp.orig.id, suffix);
         let mut r = crate::declare::open(
             &Declared {
                 program: inp.program,
@@ -132,6 +138,7 @@ impl Written<'_, '_> {
                 module: inp.module.as_ref(),
                 used_modules: self.used_modules,
                 extra_uses: self.extra_uses,
+                name: &name,
             },
             Flavour::Adjoint,
         );
@@ -169,12 +176,7 @@ impl Written<'_, '_> {
             w.line("! reverse sweep");
             reverse_sweep(w, inp, out, self.rev);
         }
-        let routine = r.finish(self.used_modules.clone(), out.called.clone());
-        match part {
-            Part::Whole => routine,
-            Part::Forward => renamed(routine, &unit.name, "_fwd"),
-            Part::Reverse => renamed(routine, &unit.name, "_rev"),
-        }
+        r.finish(self.used_modules.clone(), out.called.clone())
     }
 }
 
@@ -335,24 +337,4 @@ fn carried(inp: &RoutineInputs, out: &Emitter) -> Vec<String> {
     names.extend((1..=out.counters).map(|k| format!("dfort_count{k}")));
     names.extend((1..=out.int_temps.len()).map(|k| format!("dfort_i{k}")));
     names
-}
-
-/// `routine` (an adjoint `<name>_b`) under the name `<name><suffix>`.
-fn renamed(mut routine: Routine, name: &str, suffix: &str) -> Routine {
-    let (from, to) = (format!("{name}_b"), format!("{name}{suffix}"));
-    let header = format!("subroutine {from}(");
-    if let Some(at) = routine.text.find(&header) {
-        let new = format!("subroutine {to}(");
-        routine.text.replace_range(at..at + header.len(), &new);
-        if routine.spec_end > at {
-            routine.spec_end += new.len() - header.len();
-        }
-    }
-    let end = format!("end subroutine {from}");
-    if let Some(at) = routine.text.rfind(&end) {
-        routine
-            .text
-            .replace_range(at..at + end.len(), &format!("end subroutine {to}"));
-    }
-    routine
 }
