@@ -1367,3 +1367,41 @@ end subroutine rg
     let plain = src.replace("p(sum(sq(t)))", "p(2.0d0)");
     assert_eq!(refusal_codes(&plain, "rg"), (vec![], vec![]));
 }
+
+/// SAVE'd state that no derivative reads passes the adjoint (issue 40)
+/// only where the procedure's adjoint routine, which keeps its own copy,
+/// starts it defined: a history set on the first call and shifted on the
+/// next (fuzzer, seed 2914, case 102: the copy was read undefined when
+/// the second call was reversed first) is refused at its declaration; a
+/// counter with an initial value passes.
+#[test]
+fn saved_state_no_derivative_reads_needs_an_initial_value_in_the_adjoints_copy() {
+    let history = "subroutine hist(u, rs, w)
+  implicit none
+  real(8), intent(in) :: u
+  logical, intent(in) :: rs
+  real(8), intent(out) :: w
+  real(8), save :: h(2)
+  if (rs) h = u
+  h(2) = h(1)
+  h(1) = u
+  w = h(1)*h(2)
+end subroutine hist
+
+subroutine top(x, z)
+  implicit none
+  real(8), intent(in) :: x(2)
+  real(8), intent(out) :: z
+  real(8) :: w
+  integer :: k
+  z = 0
+  do k = 1, 2
+    call hist(x(k), k == 1, w)
+    z = z + x(k)**2
+  end do
+end subroutine top
+";
+    assert_eq!(refusal_codes(history, "top").0, ["saved-state"]);
+    let counter = history.replace("real(8), save :: h(2)", "real(8), save :: h(2) = 0d0");
+    assert_eq!(refusal_codes(&counter, "top"), (vec![], vec![]));
+}

@@ -63,8 +63,9 @@ impl<'a> DiffSet<'a> {
                 ),
             )]);
         };
-        // Every procedure's name too: an adjoint is linked with them.
-        let mut taken: HashSet<String> = program.units.iter().map(|u| u.name.clone()).collect();
+        // (Not the names of other procedures: a derivative written before,
+        // in the workspace, is one, and it is replaced, not linked with.)
+        let mut taken = HashSet::new();
         for &u in &set.units {
             for sym in program.unit(u).symbols.iter() {
                 taken.insert(format!("{}b", sym.name));
@@ -88,7 +89,7 @@ impl<'a> DiffSet<'a> {
 
     /// The name of `c`'s derivative routine with `suffix` (`_b`, `_d`,
     /// `_fwd`, `_rev`): `<c><suffix>`, with `0`s appended while a variable
-    /// of the set's units has that name (MITgcm's CG2D has an argument
+    /// of the set's units (or a variable's derivative) has that name (MITgcm's CG2D has an argument
     /// `cg2d_b`). The root's is never renamed: [`DiffSet::root_clash`].
     pub fn routine_name(&self, program: &Program, c: UnitId, suffix: &str) -> String {
         let mut name = format!("{}{suffix}", program.unit(c).name);

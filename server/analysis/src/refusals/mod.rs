@@ -528,16 +528,27 @@ fn saved_state(program: &Program, diff: &RootSet, effects: &ProgramEffects) -> V
     let reaches = |seeds: &[(UnitId, SymbolId)]| {
         crate::confined::reaches_derivative(program, effects, &units, seeds, &with_d)
     };
+    // A procedure with an adjoint routine has its own copy of its SAVE'd
+    // locals there, which the adjoint runs from wherever the call is
+    // reversed: without an initial value, it would be read undefined.
+    let undefined_copy = |&(u, s): &(UnitId, SymbolId)| {
+        diff.units.contains(&u) && !program.unit(u).symbol(s).attrs.initialized
+    };
     // The influence of them all is the union of each one's: one closure
     // answers for all when none reaches a derivative.
-    if !reaches(&keys.iter().copied().collect::<Vec<_>>()) {
+    if !keys.iter().any(undefined_copy) && !reaches(&keys.iter().copied().collect::<Vec<_>>()) {
         return Vec::new();
     }
     keys.into_iter()
-        .filter(|&k| reaches(&[k]))
-        .map(|(u, s)| {
-            let unit = program.unit(u);
-            saved_state_refusal(unit, s, "the adjoint does not follow such state yet".into())
+        .filter_map(|k| {
+            let why = if reaches(&[k]) {
+                "the adjoint does not follow such state yet"
+            } else if undefined_copy(&k) {
+                "no derivative reads it, but the adjoint routine of its procedure keeps a copy of its own, which would start undefined (give it an initial value with DATA or an initialiser)"
+            } else {
+                return None;
+            };
+            Some(saved_state_refusal(program.unit(k.0), k.1, why.into()))
         })
         .collect()
 }

@@ -1951,9 +1951,10 @@ impl<'r> Generator<'r> {
     /// every call, both reset by their logical argument `rs` so that runs
     /// of the root are repeatable; `fzs_t(u, k)`, a coefficient table
     /// computed on the first call (a SAVE'd flag); `fzs_w(u, rs, w)`, a
-    /// warning counter confined to the procedure (it only decides whether
-    /// a message is written to an internal file: the adjoint runs it
-    /// again); `fzs_c(u, k)`, a table given by DATA and only read. With
+    /// warning counter no derivative reads (it only decides whether a
+    /// message is written to an internal file: the adjoint runs it again),
+    /// its local sometimes named as the procedure's derivative routine
+    /// would be; `fzs_c(u, k)`, a table given by DATA and only read. With
     /// its specification lines.
     fn saved_state_procedure(&mut self) -> Proc {
         let real_in = |n: &str| Decl::real(n, Vec::new()).with_intent("in");
@@ -2052,6 +2053,24 @@ impl<'r> Generator<'r> {
                     &["fzs_c_r = scf(k)*u + sin(u)*scf(4 - k)"],
                 ),
             };
+        let mut decls = decls;
+        let mut lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        // The warning counter's local is sometimes named as the
+        // procedure's adjoint or tangent would be (issue 40: MITgcm's
+        // CG2D takes `cg2d_b`): the derivative routine takes another name.
+        if name == "fzs_w" && self.chance(0.5) {
+            let clash = if self.chance(0.5) {
+                "fzs_w_b"
+            } else {
+                "fzs_w_d"
+            };
+            for d in decls.iter_mut().filter(|d| d.name == "swl") {
+                d.name = clash.to_string();
+            }
+            for l in &mut lines {
+                *l = l.replace("swl", clash);
+            }
+        }
         Proc {
             kind,
             recursive: false,
@@ -2062,7 +2081,7 @@ impl<'r> Generator<'r> {
             uses: Vec::new(),
             decls,
             spec: spec.iter().map(|l| l.to_string()).collect(),
-            body: vec![raw(lines)],
+            body: vec![Stmt::Raw(lines)],
             internal: Vec::new(),
         }
     }
