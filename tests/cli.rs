@@ -1219,3 +1219,28 @@ fn saved_state_is_followed_by_the_analyses_and_its_adjoint_is_refused_at_the_dec
         }
     }
 }
+
+/// `dfort verify` on a root whose independent is a COMMON member says it
+/// cannot check it (its driver declares no COMMON block) instead of
+/// failing to compile its driver; the adjoint itself is written.
+#[test]
+fn verify_says_it_cannot_check_a_common_role() {
+    let file = "tests/fixtures/fixed/jacobi_common.f";
+    let (code, _, err) = dfort(&[
+        "verify", file, "--root", "jaccst", "--int", "nx=6", "--int", "ny=5", "--int", "nit=4",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("`f` (in COMMON /fields/) is an independent of `jaccst`")
+            && err.contains("declares no COMMON block"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("dfort-common-role-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("utf-8 path");
+    let (code, _, err) = dfort(&["adjoint", file, "--root", "jaccst", "--output-dir", d]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(dir.join("jacobi_common_b.f90")).expect("adjoint written");
+    assert!(text.contains("common /fields_b/ ub, fb"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

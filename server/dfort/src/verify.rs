@@ -910,6 +910,27 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         with_derivative.push(true);
     }
     let (ind, dep) = (&roles.independents, &roles.dependents);
+    // The driver declares no COMMON block: a role in one is not checked.
+    let in_common = |s: dfort_ir::SymbolId| match unit.symbols.get(s).map(|x| &x.storage) {
+        Some(dfort_ir::Storage::Common { block, .. }) => Some(block.clone()),
+        _ => None,
+    };
+    let common_role = ind
+        .ids::<dfort_ir::SymbolId>()
+        .chain(dep.ids())
+        .find_map(|s| Some((s, in_common(s)?)));
+    if let Some((s, block)) = common_role {
+        let role = if ind.contains_id(s) {
+            "an independent"
+        } else {
+            "a dependent"
+        };
+        return Err(format!(
+            "`{}` (in COMMON /{block}/) is {role} of `{}`: dfort verify's driver declares no COMMON block, so it cannot check it (`dfort adjoint` and `dfort tangent` write the derivatives, with the block's derivatives in COMMON /{block}_b/ and /{block}_d/)",
+            unit.symbol(s).name,
+            unit.name
+        ));
+    }
     let tangent = dfort_codegen::tangent::tangent_of(facts, root, "dfort verify");
     let adjoint =
         dfort_codegen::adjoint::adjoint_of(facts, root, "dfort verify").map(|(text, _)| text);
