@@ -232,18 +232,10 @@ fn callees(st: &Stmt) -> Vec<(UnitId, &[Arg])> {
     out
 }
 
-/// Whether `k` may transfer control elsewhere than to the next statement.
+/// Whether `k` may transfer control elsewhere than to the next statement:
+/// a jump, or I/O with ERR=, END= or EOR=.
 fn jumps(k: &StmtKind) -> bool {
-    match k {
-        StmtKind::Goto { .. }
-        | StmtKind::ComputedGoto { .. }
-        | StmtKind::ArithmeticIf { .. }
-        | StmtKind::Exit { .. }
-        | StmtKind::Cycle { .. }
-        | StmtKind::Return => true,
-        StmtKind::Io { branches, .. } => !branches.is_empty(),
-        _ => false,
-    }
+    k.is_jump() || matches!(k, StmtKind::Io { branches, .. } if !branches.is_empty())
 }
 
 #[cfg(test)]
