@@ -9,6 +9,7 @@
 mod support;
 
 mod address_recovery;
+mod after_roots;
 mod analysis;
 mod architecture;
 mod checkpointing;

@@ -43,6 +43,7 @@ fn analyze_all(program: &dfort_ir::Program) {
             name: program.unit(*root).name.clone(),
             independent: Vec::new(),
             dependent: Vec::new(),
+            after: None,
         };
         for recording in [Recording::Inversion, Recording::Tbr, Recording::StoreAll] {
             let request = Request {

@@ -350,13 +350,16 @@ fn useful_through(
 
 /// Runs activity analysis on one unit given its independent and dependent
 /// variables (slots: symbol indices, then globals known through callees)
-/// and the Dep summaries of its callees.
+/// and the Dep summaries of its callees. With `seed`, the slots it holds
+/// become varied after its statement (a root whose independents take
+/// their values from an initialisation call) and are not varied before.
 pub fn analyze(
     program: &Program,
     unit: &Unit,
     summaries: &Summaries,
     independents: &BitSet,
     dependents: &BitSet,
+    seed: Option<(StmtId, &BitSet)>,
 ) -> Activity {
     let calls = &Calls {
         summaries,
@@ -375,10 +378,24 @@ pub fn analyze(
     let (mut independents, mut dependents) = (independents.clone(), dependents.clone());
     crate::aliases::close(unit, &mut independents);
     crate::aliases::close(unit, &mut dependents);
+    let seed = seed.map(|(at, slots)| {
+        let mut slots = slots.clone();
+        crate::aliases::close(unit, &mut slots);
+        (at, slots)
+    });
+    let transfer = |st: &Stmt, s: &BitSet| {
+        let mut out = varied_transfer(program, unit, calls, st, s);
+        if let Some((at, slots)) = &seed {
+            if *at == st.id {
+                out.union_with(slots);
+            }
+        }
+        out
+    };
     let varied = solve(cfg, Direction::Forward, &independents, |node, input| {
         let mut s = input.clone();
         for id in node_stmts(cfg, node) {
-            s = varied_transfer(program, unit, calls, unit.stmt(*id), &s);
+            s = transfer(unit.stmt(*id), &s);
         }
         s
     });
@@ -396,7 +413,7 @@ pub fn analyze(
                 let mut s = varied.before[i].clone();
                 for &id in &node.stmts {
                     act.varied_before[id] = s.clone();
-                    s = varied_transfer(program, unit, calls, unit.stmt(id), &s);
+                    s = transfer(unit.stmt(id), &s);
                     act.varied_after[id] = s.clone();
                 }
                 let mut s = useful.after[i].clone();

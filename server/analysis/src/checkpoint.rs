@@ -1208,6 +1208,7 @@ end subroutine mul
                 name: "top".into(),
                 independent: vec!["x".into(), "a".into()],
                 dependent: vec!["y".into()],
+                after: None,
             }],
             others: false,
             recording: Recording::Inversion,

@@ -28,7 +28,7 @@ use crate::decisions::{block_saves, calls_anything, decide, with_calls, Recordin
 use crate::derivatives::Carriers;
 use crate::effects::ProgramEffects;
 use crate::incremental::Changes;
-use crate::interproc::{analyze_program_with, ProgramActivity};
+use crate::interproc::{analyze_program_with, ProgramActivity, Seed};
 use crate::recovery::Plan;
 use crate::references::Carried;
 use crate::roles::Roles;
@@ -298,12 +298,32 @@ fn analyse_resolved(
     previous: Option<(&ProgramFacts, &Changes)>,
 ) -> ProgramFacts {
     let recording = request.recording;
-    let seeds: Vec<_> = resolved
+    // A root whose independents take their values after a call of its
+    // own has none varied at entry: they are seeded after that call.
+    let contexts: Vec<_> = resolved
         .roots
         .iter()
-        .map(|(u, r)| (*u, r.independents.clone(), r.dependents.clone()))
+        .map(|(u, r)| match r.after.is_empty() {
+            true => (*u, r.independents.clone(), r.dependents.clone()),
+            false => (*u, BitSet::default(), r.dependents.clone()),
+        })
         .collect();
-    let activity = analyze_program_with(&program, &seeds, previous.map(|(p, c)| (&p.activity, c)));
+    let seeds: Vec<Seed> = resolved
+        .roots
+        .iter()
+        .filter(|(_, r)| !r.after.is_empty())
+        .map(|(u, r)| Seed {
+            root: *u,
+            chain: r.after.clone(),
+            independents: r.independents.clone(),
+        })
+        .collect();
+    let activity = analyze_program_with(
+        &program,
+        &contexts,
+        &seeds,
+        previous.map(|(p, c)| (&p.activity, c)),
+    );
     let shapes = Shapes::reusing(&program, previous.map(|(p, c)| (&p.shapes, c)));
     let effects: OnceLock<Arc<ProgramEffects>> = OnceLock::new();
     let splittable = crate::split::of_program(&program, effects_in(&effects, &program, previous));

@@ -42,6 +42,39 @@ pub struct ProgramActivity {
     /// Units whose Dep summary differs from the previous run's (every
     /// unit on a run from scratch).
     pub summary_changed: IdVec<UnitId, bool>,
+    /// Roots whose independents take their values after one of their
+    /// statements (a root's `after` call) rather than at entry.
+    pub seeds: Vec<Seed>,
+}
+
+/// Independents of a root that take their values after a call: the
+/// chain of calls from the root to it (unit, CALL statement; root first,
+/// each made once) and the root's independent slots. Each unit of the
+/// chain has them varied after its call (the last: after the call named;
+/// the others: when the next unit of the chain returns) and not before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seed {
+    pub root: UnitId,
+    pub chain: Vec<(UnitId, StmtId)>,
+    pub independents: BitSet,
+}
+
+/// The slots of `unit` (its space) holding the root's independents that
+/// [`Seed::independents`] names: the root's own, or the same globals.
+fn seed_slots(program: &Program, seed: &Seed, unit: UnitId, space: &Space) -> BitSet {
+    if unit == seed.root {
+        return seed.independents.clone();
+    }
+    let root = program.unit(seed.root);
+    let mut out = BitSet::default();
+    for s in seed.independents.ids::<SymbolId>() {
+        if let Some(slot) =
+            crate::dep::global_key(program, root, s).and_then(|k| space.globals.get(&k))
+        {
+            out.insert(*slot);
+        }
+    }
+    out
 }
 
 /// The callee slot standing for interface variable `i`.
@@ -53,7 +86,7 @@ fn callee_slot(callee: &Unit, space: &Space, i: &Iface) -> Option<usize> {
 }
 
 pub fn analyze_program(program: &Program, roots: &[(UnitId, BitSet, BitSet)]) -> ProgramActivity {
-    analyze_program_with(program, roots, None)
+    analyze_program_with(program, roots, &[], None)
 }
 
 /// [`analyze_program`] reusing, for every call-graph component whose
@@ -62,10 +95,12 @@ pub fn analyze_program(program: &Program, roots: &[(UnitId, BitSet, BitSet)]) ->
 pub fn analyze_program_with(
     program: &Program,
     roots: &[(UnitId, BitSet, BitSet)],
+    seeds: &[Seed],
     reuse: Option<(&ProgramActivity, &Changes)>,
 ) -> ProgramActivity {
     let n = program.units.len();
-    let reuse = reuse.filter(|(p, c)| p.activity.len() == n && c.body.len() == n);
+    let reuse =
+        reuse.filter(|(p, c)| p.activity.len() == n && c.body.len() == n && p.seeds == seeds);
     let (summaries, summary_changed) = match reuse {
         Some((prev, changes)) => {
             let (sums, _) = resummarize(program, &prev.summaries, &changes.summary_seeds(program));
@@ -77,6 +112,15 @@ pub fn analyze_program_with(
     let spaces: IdVec<UnitId, OnceCell<Space>> = IdVec::from_fn(n, |_| OnceCell::new());
     let space =
         |u: UnitId| spaces[u].get_or_init(|| space_of(program, program.unit(u), &summaries));
+    // Per unit of a chain: the call after which its slots are seeded.
+    let mut seeded: IdVec<UnitId, Option<(StmtId, BitSet)>> = IdVec::from_elem(None, n);
+    for seed in seeds {
+        for &(u, at) in &seed.chain {
+            let slots = seed_slots(program, seed, u, space(u));
+            seeded[u] = Some((at, slots));
+        }
+    }
+    let seed_of = |u: UnitId| seeded[u].as_ref().map(|(at, slots)| (*at, slots));
     type Contexts = IdVec<UnitId, Option<(BitSet, BitSet)>>;
     let mut contexts: Contexts = IdVec::from_elem(None, n);
     for (u, ind, dep) in roots {
@@ -127,7 +171,7 @@ pub fn analyze_program_with(
                 if !unit.is_procedure() {
                     continue;
                 }
-                let act = activity::analyze(program, unit, &summaries, &ind, &dep);
+                let act = activity::analyze(program, unit, &summaries, &ind, &dep, seed_of(u));
                 let out = contributions(program, unit, &act, &summaries, &space);
                 for o in &out {
                     changed |= add(&mut contexts, o) && scc.contains(&o.0);
@@ -148,6 +192,7 @@ pub fn analyze_program_with(
         outgoing,
         recomputed,
         summary_changed,
+        seeds: seeds.to_vec(),
     }
 }
 

@@ -34,6 +34,10 @@ pub struct Roles {
     pub source: RoleSource,
     /// Names given that are not variables of the unit.
     pub unknown: Vec<String>,
+    /// Where the independents take their values, when not on entry: the
+    /// chain of calls (unit, CALL statement) from the root to the call its
+    /// `after` names, root first, each made once; empty: on entry.
+    pub after: Vec<(UnitId, StmtId)>,
 }
 
 /// Explicit names win, then directives, then intents. Explicit lists
@@ -47,6 +51,7 @@ pub fn roles(unit: &Unit, explicit: Option<(&[String], &[String])>) -> Roles {
         dependents: BitSet::new(n),
         source: RoleSource::Intents,
         unknown: Vec::new(),
+        after: Vec::new(),
     };
     let named = |r: &mut Roles, ind: &[String], dep: &[String]| {
         for (list, dependent) in [(ind, false), (dep, true)] {

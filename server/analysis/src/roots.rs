@@ -11,8 +11,8 @@
 //! activity (paper 000 §4) seeds its calling contexts from these roots.
 
 use crate::roles::{roles, Roles};
-use dfort_ir::{Program, Unit, UnitId};
-use dfort_syntax::rules::{Rule, UNKNOWN_ROOT, UNKNOWN_ROOT_VARIABLE};
+use dfort_ir::{Program, StmtId, StmtKind, Unit, UnitId};
+use dfort_syntax::rules::{Rule, ROOT_AFTER, UNKNOWN_ROOT, UNKNOWN_ROOT_VARIABLE};
 
 /// A root asked for by name, with its independents and dependents (both
 /// empty: from directives, then intents).
@@ -22,6 +22,11 @@ pub struct RootSpec {
     pub name: String,
     pub independent: Vec<String>,
     pub dependent: Vec<String>,
+    /// A procedure called once, by the root or through a chain of calls
+    /// each made once, outside loops and branches, after which the
+    /// independents take their values (a model that sets its state in an
+    /// initialisation call): lower case.
+    pub after: Option<String>,
 }
 
 /// Why a root asked for is not used.
@@ -31,6 +36,13 @@ pub enum RootProblem {
     NoProcedure { name: String },
     /// The lists name what is not a real variable of the procedure.
     UnknownVariables { root: String, names: Vec<String> },
+    /// `after` names no call made exactly once, outside loops and
+    /// branches, through a chain of such calls from the root.
+    BadAfter {
+        root: String,
+        callee: String,
+        why: String,
+    },
 }
 
 impl RootProblem {
@@ -39,6 +51,7 @@ impl RootProblem {
         match self {
             RootProblem::NoProcedure { .. } => &UNKNOWN_ROOT,
             RootProblem::UnknownVariables { .. } => &UNKNOWN_ROOT_VARIABLE,
+            RootProblem::BadAfter { .. } => &ROOT_AFTER,
         }
     }
     pub fn message(&self) -> String {
@@ -48,6 +61,9 @@ impl RootProblem {
             }
             RootProblem::UnknownVariables { root, names } => {
                 format!("{root} has no real variable named {}", names.join(", "))
+            }
+            RootProblem::BadAfter { root, callee, why } => {
+                format!("independents after the call to `{callee}`: {root} {why}")
             }
         }
     }
@@ -70,6 +86,83 @@ pub fn uncalled(program: &Program) -> impl Iterator<Item = &Unit> {
                 .get(u.id)
                 .is_none_or(|c| c.is_empty())
     })
+}
+
+/// The calls after which the independents of `root` take their values
+/// when `callee` returns: `callee`'s only call, in a unit reached from
+/// the root through units each called once (by one call site); each call
+/// of that chain one of its unit's top-level statements (run once: the
+/// chain's units have no GO TO). Root first; the last is the call to
+/// `callee`.
+fn after_chain(
+    program: &Program,
+    root: &Unit,
+    callee: &str,
+) -> Result<Vec<(UnitId, StmtId)>, String> {
+    let go_to = |u: &Unit| {
+        u.stmts.iter().any(|s| {
+            matches!(
+                s.kind,
+                StmtKind::Goto { .. }
+                    | StmtKind::ComputedGoto { .. }
+                    | StmtKind::ArithmeticIf { .. }
+            )
+        })
+    };
+    let graph = &program.call_graph;
+    let mut chain: Vec<(UnitId, StmtId)> = Vec::new();
+    // The call sites of `name`: (caller, statement).
+    let sites_of = |name: &str| -> Vec<(UnitId, StmtId, bool)> {
+        graph
+            .sites
+            .iter()
+            .filter(|s| !s.function && s.name.eq_ignore_ascii_case(name))
+            .map(|s| {
+                (
+                    s.caller,
+                    s.stmt,
+                    program.unit(s.caller).body.contains(&s.stmt),
+                )
+            })
+            .collect()
+    };
+    let mut name = callee.to_ascii_lowercase();
+    for _ in 0..64 {
+        let sites = sites_of(&name);
+        let (caller, stmt, top) = match sites[..] {
+            [] if chain.is_empty() => return Err(format!("does not call `{callee}`")),
+            [] => return Err(format!("does not reach `{name}` (which leads to `{callee}`)")),
+            [one] => one,
+            _ => {
+                return Err(format!(
+                    "reaches `{name}` (which leads to `{callee}`) from {} calls (it must be called once)",
+                    sites.len()
+                ))
+            }
+        };
+        let unit = program.unit(caller);
+        if !top {
+            return Err(format!(
+                "calls `{name}` inside a loop or a branch of `{}` (the call must run once)",
+                unit.name
+            ));
+        }
+        if go_to(unit) {
+            return Err(format!(
+                "reaches `{callee}` through `{}`, which has GO TO statements (the call must run exactly once)",
+                unit.name
+            ));
+        }
+        chain.push((caller, stmt));
+        if caller == root.id {
+            chain.reverse();
+            return Ok(chain);
+        }
+        name = unit.name.clone();
+    }
+    Err(format!(
+        "does not reach `{callee}` through a chain of single calls"
+    ))
 }
 
 /// The roots `specs` ask for and, with `others`, every other procedure
@@ -101,7 +194,20 @@ pub fn resolve_reusing(
         if out.roots.iter().any(|(r, _)| *r == u.id) {
             continue;
         }
-        let r = roles(u, Some((&spec.independent, &spec.dependent)));
+        let mut r = roles(u, Some((&spec.independent, &spec.dependent)));
+        if let Some(callee) = &spec.after {
+            match after_chain(program, u, callee) {
+                Ok(chain) => r.after = chain,
+                Err(why) => {
+                    out.problems.push(RootProblem::BadAfter {
+                        root: u.name.clone(),
+                        callee: callee.clone(),
+                        why,
+                    });
+                    continue;
+                }
+            }
+        }
         if r.unknown.is_empty() {
             out.roots.push((u.id, r));
         } else {

@@ -4,7 +4,8 @@
 ! far and the peak size of the tape; dfort_stack_counts the number of
 ! integer entries (integers and logicals) and of real entries pushed so far
 ! (a scalar counts 1, an array its elements); dfort_stack_depth the number
-! of entries on the tape now. Popping more than the tape holds stops the
+! of entries on the tape now, and dfort_stack_cut drops the entries above a
+! depth dfort_stack_depth gave. Popping more than the tape holds stops the
 ! program with a message instead of reading past the tape.
 ! dfort_push_pointer / dfort_pop_pointer save and restore a pointer's
 ! association, and dfort_push_allocation / dfort_pop_allocation move an
@@ -18,7 +19,7 @@ module dfort_stack
   implicit none
   private
   public :: dfort_push, dfort_pop, dfort_stack_stats, dfort_stack_reset
-  public :: dfort_stack_counts, dfort_stack_depth
+  public :: dfort_stack_counts, dfort_stack_depth, dfort_stack_cut
   public :: dfort_push_mask, dfort_pop_mask, dfort_push_where, dfort_pop_where
   public :: dfort_push_pointer, dfort_pop_pointer, dfort_push_allocation, dfort_pop_allocation
   public :: dfort_stack_mark, dfort_stack_unmark
@@ -2717,6 +2718,15 @@ contains
     integer(8), intent(out) :: depth
     depth = top
   end subroutine dfort_stack_depth
+
+  ! Drops what was pushed since the tape held `depth` entries: the
+  ! recording of a part of a root its adjoint does not reverse (the
+  ! statements before the call its independents take their values after).
+  subroutine dfort_stack_cut(depth)
+    integer(8), intent(in) :: depth
+    if (depth < 0 .or. depth > top) error stop 'dfort_stack_cut: the tape is shorter than the depth'
+    top = depth
+  end subroutine dfort_stack_cut
 
   subroutine dfort_stack_reset()
     top = 0

@@ -978,6 +978,7 @@ mod tests {
                 name: "r".into(),
                 independent: vec!["a".into()],
                 dependent: vec!["b".into()],
+                after: None,
             }],
             others: false,
             recording: Default::default(),

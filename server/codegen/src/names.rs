@@ -40,8 +40,9 @@ pub struct DiffSet<'a> {
     /// the global's derivative to be followed).
     pub reads_globals: IdVec<UnitId, bool>,
     /// The names of the variables of the set's units, also with a
-    /// derivative's suffix `b` or `d`: no derivative routine may take one
-    /// ([`DiffSet::routine_name`]).
+    /// derivative's suffix `b` or `d`, and of the program's procedures
+    /// (but a derivative written before): no derivative routine may take
+    /// one ([`DiffSet::routine_name`]).
     taken: HashSet<String>,
 }
 
@@ -63,14 +64,33 @@ impl<'a> DiffSet<'a> {
                 ),
             )]);
         };
-        // (Not the names of other procedures: a derivative written before,
-        // in the workspace, is one, and it is replaced, not linked with.)
         let mut taken = HashSet::new();
         for &u in &set.units {
             for sym in program.unit(u).symbols.iter() {
                 taken.insert(format!("{}b", sym.name));
                 taken.insert(format!("{}d", sym.name));
                 taken.insert(sym.name.clone());
+            }
+        }
+        // The other procedures too (MITgcm ships hand-written `exch1_rl_b`
+        // for Tapenade), except those of a file that defines the root's own
+        // derivative routine: a derivative written before, in the
+        // workspace, which the new one replaces rather than links with.
+        let root_name = &program.unit(root).name;
+        let previous: HashSet<dfort_ir::FileId> = program
+            .units
+            .iter()
+            .filter(|u| u.is_procedure())
+            .filter(|u| {
+                ["_b", "_d"]
+                    .iter()
+                    .any(|sfx| u.name == format!("{root_name}{sfx}"))
+            })
+            .map(|u| u.span.file)
+            .collect();
+        for u in program.units.iter() {
+            if u.is_procedure() && !previous.contains(&u.span.file) {
+                taken.insert(u.name.clone());
             }
         }
         Ok(DiffSet {
@@ -89,8 +109,10 @@ impl<'a> DiffSet<'a> {
 
     /// The name of `c`'s derivative routine with `suffix` (`_b`, `_d`,
     /// `_fwd`, `_rev`): `<c><suffix>`, with `0`s appended while a variable
-    /// of the set's units (or a variable's derivative) has that name (MITgcm's CG2D has an argument
-    /// `cg2d_b`). The root's is never renamed: [`DiffSet::root_clash`].
+    /// of the set's units (or a variable's derivative) or another procedure
+    /// has that name (MITgcm's CG2D has an argument `cg2d_b`; its
+    /// `exch_tap_b.F` defines `exch1_rl_b`). The root's is never renamed:
+    /// [`DiffSet::root_clash`].
     pub fn routine_name(&self, program: &Program, c: UnitId, suffix: &str) -> String {
         let mut name = format!("{}{suffix}", program.unit(c).name);
         if suffix.is_empty() || c == self.root {
@@ -113,7 +135,7 @@ impl<'a> DiffSet<'a> {
                 (
                     &dfort_syntax::rules::NOT_DIFFERENTIABLE,
                     format!(
-                        "the derivative routine of `{}` is named `{name}`, which is also the name of a variable of the code it reaches (or of that variable's derivative): rename the variable",
+                        "the derivative routine of `{}` is named `{name}`, which is also the name of a variable of the code it reaches (or of that variable's derivative) or of another procedure: rename it",
                         unit.name
                     ),
                 ),

@@ -784,8 +784,30 @@ pub fn tangent_of(
     let decided = refusals.len();
     refusals.extend(diff.root_clash(program, "_d"));
     let mut routines = Vec::new();
+    // A root whose independents take their values after one of its calls
+    // keeps their tangents, given on entry, across the statements up to
+    // that call (whose tangents set every derivative they write, as
+    // nothing before that call is varied).
+    let after = match facts.roles_of(root).map(|r| (r.after.as_slice(), r)) {
+        Some(([], _)) | None => None,
+        Some(([(u, at)], r)) if *u == root => Some((*at, r.independents.clone())),
+        Some(([(_, at), ..], _)) => {
+            let unit = program.unit(root);
+            return Err(vec![Refusal::new(
+                unit.stmt(*at).span,
+                (
+                    &dfort_syntax::rules::ROOT_AFTER,
+                    format!(
+                        "the tangent of `{}` takes its independents after a call the root makes itself; this one is made inside the call here (the adjoint takes it)",
+                        unit.name
+                    ),
+                ),
+            )]);
+        }
+    };
     for &u in &diff.units {
-        match routine(program, &diff, u, Flavour::Tangent) {
+        let prefix = if u == root { after.clone() } else { None };
+        match routine(program, &diff, u, Flavour::Tangent, prefix) {
             Ok(r) => routines.push(r),
             Err(e) => crate::add_found(&mut refusals, decided, e),
         }
@@ -827,21 +849,29 @@ pub fn primal_copy(
     diff: &DiffSet,
     u: UnitId,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
-    routine(program, diff, u, Flavour::Copy)
+    routine(program, diff, u, Flavour::Copy, None)
 }
 
 /// The tangent routine of `u` (`Flavour::Tangent`), or its copy
-/// (`Flavour::Copy`).
+/// (`Flavour::Copy`); with `seeded_after` (a statement of the root, and
+/// its independents), the independents' tangents on entry are kept across
+/// the statements up to that one and set again after it.
 fn routine(
     program: &Program,
     diff: &DiffSet,
     u: UnitId,
     flavour: Flavour,
+    seeded_after: Option<(StmtId, dfort_ir::bitset::BitSet)>,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
     let primal = flavour == Flavour::Copy;
     let orig = program.unit(u);
     let module = host_module(program, orig);
-    let (hunit, hoisted, dname) = derivative_unit(program, diff, orig, (!primal).then_some('d'));
+    let (mut hunit, hoisted, dname) =
+        derivative_unit(program, diff, orig, (!primal).then_some('d'));
+    let seeds = match &seeded_after {
+        Some((_, independents)) => seed_copies(&mut hunit, independents, &dname)?,
+        None => Vec::new(),
+    };
     let mut g = Gen {
         program,
         diff,
@@ -869,7 +899,23 @@ fn routine(
             }
         }
     }
-    g.block(&hunit.body);
+    match seeded_after.map(|(at, _)| (at, hunit.body.iter().position(|s| *s == at))) {
+        Some((_, Some(k))) => {
+            for (copy, d) in &seeds {
+                g.w.line(&format!("{copy} = {d}"));
+            }
+            g.block(&hunit.body[..=k]);
+            for (copy, d) in &seeds {
+                g.w.line(&format!("{d} = {copy}"));
+            }
+            g.block(&hunit.body[k + 1..]);
+        }
+        Some((at, None)) => g.refuse(
+            orig.stmt(at).span,
+            "a root whose independents take their values after one of its calls: that call is not among the root's statements",
+        ),
+        None => g.block(&hunit.body),
+    }
     if !g.refusals.is_empty() {
         return Err(g.refusals);
     }
@@ -901,6 +947,47 @@ fn routine(
         r.w.line(l);
     }
     Ok(r.finish(g.used_modules, g.called))
+}
+
+/// Locals `dfort_seed<k>` added to `unit`, shaped like its independents
+/// that have tangents, to keep their tangents given on entry: (copy's
+/// name, tangent's name). An independent whose shape a local cannot take
+/// (assumed, deferred) is refused.
+fn seed_copies(
+    unit: &mut Unit,
+    independents: &dfort_ir::bitset::BitSet,
+    dname: &HashMap<SymbolId, String>,
+) -> Result<Vec<(String, String)>, Vec<Refusal>> {
+    let mut out = Vec::new();
+    for s in independents.ids::<SymbolId>() {
+        let Some(d) = dname.get(&s) else {
+            continue;
+        };
+        let sym = unit.symbol(s).clone();
+        let fixed = sym
+            .dims
+            .iter()
+            .all(|d| d.kind == dfort_ir::DimKind::Explicit);
+        if !fixed || sym.attrs.allocatable || sym.attrs.pointer {
+            return Err(vec![Refusal::new(
+                sym.span,
+                (
+                    &dfort_syntax::rules::NOT_DIFFERENTIABLE,
+                    format!(
+                        "the tangent keeps the tangent of `{}`, an independent taken after a call, in a local of its shape, and `{}` has none fixed (assumed, allocatable or pointer)",
+                        sym.name, sym.name
+                    ),
+                ),
+            )]);
+        }
+        let name = format!("dfort_seed{}", out.len() + 1);
+        let mut copy =
+            dfort_ir::Symbol::local(name.clone(), sym.ty.clone(), sym.typing, true, sym.span);
+        copy.dims = sym.dims.clone();
+        unit.symbols.push(copy);
+        out.push((name, d.clone()));
+    }
+    Ok(out)
 }
 
 /// Copies of the internal procedures of every routine in the set, which

@@ -29,6 +29,10 @@ pub struct AnalyzeArgs {
     /// Dependent variables of the root, comma-separated.
     #[arg(long, value_delimiter = ',', requires = "root")]
     dependent: Vec<String>,
+    /// The root's independents take their values when its call to this
+    /// procedure returns (as for `dfort adjoint --after`).
+    #[arg(long, value_name = "PROCEDURE", requires = "root")]
+    after: Option<String>,
     /// `text` (default) or `json`.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
@@ -70,6 +74,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 name: r.to_ascii_lowercase(),
                 independent: args.independent.clone(),
                 dependent: args.dependent.clone(),
+                after: args.after.as_ref().map(|a| a.to_ascii_lowercase()),
             }],
             others: false,
             recording,

@@ -6,6 +6,7 @@
 //! name = "bratu"
 //! independent = ["x", "prm"]
 //! dependent = ["f"]
+//! after = "init_state"         # optional: the independents take their values when this call returns
 //! int = { dim = 12, parmax = 2 }   # optional: integer arguments for `dfort verify`
 //! size = { x = 12 }                # optional: array sizes for `dfort verify`
 //! char = { trans = "T" }           # optional: character arguments for `dfort verify`
@@ -88,6 +89,10 @@ pub struct RootConfig {
     pub independent: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependent: Vec<String>,
+    /// A procedure the root calls once: the independents take their values
+    /// when that call returns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
     /// Values of integer arguments (`dfort verify`'s `--int`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub int: BTreeMap<String, i64>,
@@ -109,6 +114,7 @@ impl RootConfig {
             name: self.name.to_ascii_lowercase(),
             independent: self.independent.clone(),
             dependent: self.dependent.clone(),
+            after: self.after.as_ref().map(|a| a.to_ascii_lowercase()),
         }
     }
 

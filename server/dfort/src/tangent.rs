@@ -26,6 +26,11 @@ pub struct DiffArgs {
     /// Dependent variables, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub dependent: Vec<String>,
+    /// The independents take their values when the root's call to this
+    /// procedure returns (a model that sets its state in an initialisation
+    /// call): the gradient is the one with respect to that state.
+    #[arg(long, value_name = "PROCEDURE")]
+    pub after: Option<String>,
     /// Where to write the output (default: next to the file holding the root).
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
@@ -69,10 +74,16 @@ pub fn root_spec(args: &DiffArgs, config: Option<&(PathBuf, RootConfig)>) -> Roo
             _ => (Vec::new(), Vec::new()),
         }
     };
+    let after = args
+        .after
+        .clone()
+        .or_else(|| config.and_then(|(_, r)| r.after.clone()))
+        .map(|a| a.to_ascii_lowercase());
     RootSpec {
         name,
         independent,
         dependent,
+        after,
     }
 }
 

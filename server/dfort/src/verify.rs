@@ -910,6 +910,18 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         with_derivative.push(true);
     }
     let (ind, dep) = (&roles.independents, &roles.dependents);
+    // The driver perturbs the independents at entry: one that takes its
+    // values after a call of the root is not perturbed there.
+    if let Some((u, at)) = roles.after.last() {
+        let callee = match facts.program.unit(*u).stmts.get(*at).map(|s| &s.kind) {
+            Some(dfort_ir::StmtKind::Call { name, .. }) => name.clone(),
+            _ => String::from("?"),
+        };
+        return Err(format!(
+            "the independents of `{}` take their values after the call to `{callee}`: dfort verify's driver perturbs them on entry only, so it cannot check this root (`dfort adjoint` and `dfort tangent` write its derivatives)",
+            unit.name
+        ));
+    }
     // The driver declares no COMMON block: a role in one is not checked.
     let in_common = |s: dfort_ir::SymbolId| match unit.symbols.get(s).map(|x| &x.storage) {
         Some(dfort_ir::Storage::Common { block, .. }) => Some(block.clone()),

@@ -273,6 +273,7 @@ pub(crate) fn every_dummy_active(
             name: unit.name.clone(),
             independent: names.clone(),
             dependent: names,
+            after: None,
         }],
         others: false,
         recording: Recording::Inversion,
@@ -335,6 +336,7 @@ pub fn generate(
             name: unit.name.clone(),
             independent: Vec::new(),
             dependent: Vec::new(),
+            after: None,
         });
     let request = Request {
         roots: vec![spec],

@@ -438,6 +438,7 @@ mod tests {
                     name: r.to_string(),
                     independent: Vec::new(),
                     dependent: Vec::new(),
+                    after: None,
                 })
                 .collect(),
             ..Default::default()

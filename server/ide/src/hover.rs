@@ -623,6 +623,15 @@ fn procedure(snap: &Snapshot, u: &Unit) -> String {
             or_none(names(&r.dependents)),
             r.source.as_str()
         );
+        if let Some((cu, at)) = r.after.last() {
+            let call = a.program.units.get(*cu).and_then(|cu| cu.stmts.get(*at));
+            if let Some(dfort_ir::StmtKind::Call { name, .. }) = call.map(|s| &s.kind) {
+                let _ = writeln!(
+                    md,
+                    "The independents take their values when the call to `{name}` returns: what runs before it is not differentiated (`after`)."
+                );
+            }
+        }
     }
     if let Some(act) = a.activity.activity[u.id].as_ref() {
         let mut active: Vec<&str> = act

@@ -91,7 +91,12 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
         .all_units()
         .filter_map(|u| {
             let act = facts.activity_of(u.id)?;
-            let (independents, dependents) = facts.context(u.id)?.clone();
+            let (mut independents, dependents) = facts.context(u.id)?.clone();
+            // A root whose independents take their values after one of its
+            // calls has none varied on entry: its roles name them.
+            if let Some(r) = facts.roles_of(u.id).filter(|r| !r.after.is_empty()) {
+                independents.union_with(&r.independents);
+            }
             let decided = facts.decisions_of(u.id);
             Some(UnitSummary {
                 unit: u,

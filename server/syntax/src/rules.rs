@@ -418,6 +418,24 @@ rules! {
               `!$ad` directives, then from the dummies' intents).",
         example: None,
     };
+    ROOT_AFTER = Rule {
+        code: "root-after",
+        severity: Severity::Error,
+        group: Group::Differentiability,
+        summary: "a root's `after` names no call it makes exactly once",
+        doc: "A root may say that its independents take their values when one of its calls \
+              returns (`--after NAME`, `after = \"NAME\"` in its `[[root]]` of `dfort.toml`): a \
+              model whose initialisation call sets the state the gradient is wanted for, such \
+              as MITgcm's `the_main_loop` after `initialise_varia`. The derivatives then start \
+              there: the statements up to that call run as the original's, the adjoint does \
+              not reverse them, and on exit the independents' adjoints hold the gradient with \
+              respect to their values after the call.\n\n\
+              The call must be one of the root's own statements, outside loops and branches, \
+              the only call to that procedure in the root, in a root without GO TO, so that it \
+              runs exactly once. Otherwise the root is skipped: name another call, or a root \
+              that makes this one once.",
+        example: None,
+    };
     // -------------------------------------------------------- address recovery
     ADDRESS_STORED = Rule {
         code: "address-stored",

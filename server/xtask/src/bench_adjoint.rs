@@ -384,6 +384,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         name: kernel.root.to_ascii_lowercase(),
         independent: kernel.independent.clone(),
         dependent: kernel.dependent.clone(),
+        after: None,
     };
     // The analyses' facts in each recording mode (one host each, as
     // `dfort adjoint` reads its files).

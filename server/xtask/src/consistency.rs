@@ -169,6 +169,7 @@ pub fn run(args: ConsistencyArgs) -> ExitCode {
                 name: r.to_ascii_lowercase(),
                 independent: args.independent.clone(),
                 dependent: args.dependent.clone(),
+                after: None,
             };
             let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
             check_root(&args.files, &spec, recording)
@@ -791,6 +792,7 @@ pub fn cases(repo: &Path) -> Result<Vec<Case>, String> {
                 name: k.root.to_ascii_lowercase(),
                 independent: k.independent.clone(),
                 dependent: k.dependent.clone(),
+                after: None,
             }),
         });
     }

@@ -48,6 +48,9 @@ pub(super) struct Emitter {
     /// Whether `dfort_j` (the column index of matrix adjoints, the element
     /// index of `product`'s adjoint) is used.
     pub column_loops: bool,
+    /// Whether `dfort_entry_depth` (the tape's depth when a root whose
+    /// independents take their values after a call starts) is used.
+    pub entry_depth: bool,
     /// Ranks of the array temporaries of array assignments.
     pub array_temps: BTreeSet<usize>,
     /// Ranks of the adjoints of scalar actuals of elemental functions
@@ -98,6 +101,7 @@ impl Emitter {
             ztemps: Vec::new(),
             int_temps: Vec::new(),
             column_loops: false,
+            entry_depth: false,
             array_temps: BTreeSet::new(),
             elemental_temps: Vec::new(),
             used_modules: BTreeSet::new(),

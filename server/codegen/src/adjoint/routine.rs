@@ -28,7 +28,26 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Vec<Routine>, RoutineTrace
     if inp.unstructured {
         g.out.push("0");
     }
-    let rev = g.block(&unit.body);
+    let split_at = after_split(inp).map_err(|r| vec![r])?;
+    let rev = match split_at {
+        // A root whose independents take their values after a call, and
+        // the units on the way to that call: the statements before that
+        // point run in the forward sweep and are not reversed (nothing
+        // before it is varied); what they recorded is dropped when the
+        // reverse sweep ends, so that the independents' adjoints keep
+        // their values at that point.
+        Some(k) => {
+            g.out.entry_depth = true;
+            g.out.fwd.line("call dfort_stack_depth(dfort_entry_depth)");
+            let _not_reversed = g.block(&unit.body[..k]);
+            let mut rev = g.block(&unit.body[k..]);
+            rev.push(Line::Plain(
+                "call dfort_stack_cut(dfort_entry_depth)".into(),
+            ));
+            rev
+        }
+        None => g.block(&unit.body),
+    };
     let mut out = g.out;
     if !out.refusals.is_empty() {
         return Err(out.refusals);
@@ -76,6 +95,42 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Vec<Routine>, RoutineTrace
         .collect();
     trace.with_adjoint.sort();
     Ok((routines, trace))
+}
+
+/// For the units of the chain of calls after which the root's
+/// independents take their values ([`dfort_analysis::roles::Roles::after`]):
+/// how many of the unit's statements come before that point (the last
+/// unit's call included, the others' call to the next unit excluded).
+fn after_split(inp: &RoutineInputs) -> Result<Option<usize>, Refusal> {
+    let Some(roles) = inp.facts.roles_of(inp.diff.root) else {
+        return Ok(None);
+    };
+    let Some(i) = roles.after.iter().position(|(u, _)| *u == inp.id) else {
+        return Ok(None);
+    };
+    let at = roles.after[i].1;
+    let last = i + 1 == roles.after.len();
+    let span = inp.orig.stmt(at).span;
+    let why = "a unit on the way to the call after which the root's independents take their values";
+    if inp.unstructured {
+        return Err(super::emitter::refusal(
+            span,
+            format!("{why} must not be reversed by blocks (it has a READ with END=, ERR= or EOR=)"),
+        ));
+    }
+    if inp.split {
+        return Err(super::emitter::refusal(
+            span,
+            format!("{why} must be reversed in joint mode (its caller runs it in split mode)"),
+        ));
+    }
+    match inp.unit.body.iter().position(|s| *s == at) {
+        Some(k) => Ok(Some(if last { k + 1 } else { k })),
+        None => Err(super::emitter::refusal(
+            span,
+            format!("{why}: that call is not among the unit's statements"),
+        )),
+    }
 }
 
 /// Which routine of a unit is written: its adjoint `s_b`, or for a unit a
@@ -188,6 +243,9 @@ fn temporaries(w: &mut crate::fortran::Writer, out: &Emitter) {
         }
     }
     w.line("integer :: dfort_branch");
+    if out.entry_depth {
+        w.line("integer(8) :: dfort_entry_depth");
+    }
     for k in 1..=out.counters {
         w.line(&format!("integer :: dfort_k{k}, dfort_count{k}"));
     }

@@ -5,6 +5,7 @@
 //! ```json
 //! { "inlayHints": { "active": true, "push": true, "reversal": true, "address": true },
 //!   "roots": [ { "name": "bratu", "independent": ["x", "prm"], "dependent": ["f"] } ],
+//!   (a root may also give "after": a procedure it calls once, whose return is when its independents take their values),
 //!   "fixedFormExtensions": [".f", ".for", ".f77", ".F"],
 //!   "fixedLineLength": 72,
 //!   "preprocessor": { "enabled": true, "include": ["inc"], "define": { "_d": "D" } } }
@@ -72,6 +73,10 @@ pub fn parse(v: &Value) -> (Settings, Vec<String>) {
                             name: name.to_ascii_lowercase(),
                             independent: r.get("independent").and_then(strings).unwrap_or_default(),
                             dependent: r.get("dependent").and_then(strings).unwrap_or_default(),
+                            after: r
+                                .get("after")
+                                .and_then(Value::as_str)
+                                .map(str::to_ascii_lowercase),
                         }),
                         None => problems.push("dfort.roots: a root without a name".into()),
                     }

@@ -554,6 +554,7 @@ fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
         name: "fz".into(),
         independent: p.independents.clone(),
         dependent: p.dependents.clone(),
+        after: None,
     };
     let guarded = |what: &'static str,
                    decided: &[dfort_codegen::Refusal],
