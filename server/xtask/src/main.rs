@@ -13,6 +13,7 @@ mod bench_lsp;
 mod check_lapack;
 mod consistency;
 mod fuzz;
+mod mitgcm;
 mod product;
 mod run_tests;
 
@@ -65,6 +66,10 @@ enum Command {
     /// downloaded once from the Python package index): files with errors
     /// and time. Exits 1 when any file has an error.
     CheckLapack(check_lapack::CheckLapackArgs),
+    /// dfort's adjoint of a MITgcm adjoint experiment's `the_main_loop`,
+    /// built from a local MITgcm checkout, run, and compared with the
+    /// gradients TAF and Tapenade printed for it (grdchk's positions).
+    Mitgcm(mitgcm::MitgcmArgs),
 }
 
 impl Command {
@@ -80,6 +85,7 @@ impl Command {
                 | Command::BenchInversion(_)
                 | Command::Fuzz(_)
                 | Command::CheckLapack(_)
+                | Command::Mitgcm(_)
         )
     }
 }
@@ -101,5 +107,6 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => fuzz::run(args),
         Command::Consistency(args) => consistency::run(args),
         Command::CheckLapack(args) => check_lapack::run(args),
+        Command::Mitgcm(args) => mitgcm::run(args),
     }
 }

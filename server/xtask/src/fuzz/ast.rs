@@ -604,7 +604,16 @@ pub struct Program {
     /// dfort reads the program through the C preprocessor
     /// ([`Program::print_for_dfort`]); gfortran compiles [`Program::print`].
     pub macros: bool,
+    /// The root's independents take their values after its first
+    /// statement, a call of this internal subroutine, which maps each as
+    /// `x = AFTER_SCALE*x + 0.25` (`dfort … --after`).
+    pub after: Option<String>,
 }
+
+/// What the subroutine of [`Program::after`] multiplies the independents
+/// by: the differences on entry are this times the derivatives after it.
+pub const AFTER_SCALE: f64 = 0.5;
+pub const AFTER_SCALE_LITERAL: &str = "0.5d0";
 
 impl Program {
     /// The text dfort differentiates. With `macros`: a `.F90` text whose
@@ -950,6 +959,7 @@ mod tests {
             independents: vec!["x".into()],
             dependents: vec!["x".into()],
             macros: false,
+            after: None,
         };
         let text = p.print();
         assert!(text.contains("  do i = n, 1, (-1)\n    x(i) = (x(i) * sin(0.5d0))\n  end do\n"));

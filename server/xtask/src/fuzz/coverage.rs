@@ -60,6 +60,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("state: local variable"),
     drawn("state: SAVE'd local"),
     drawn("state: changed SAVE'd local no derivative reads"),
+    drawn("roles: independents taken after a call of the root (--after)"),
     drawn("state: DATA or initialised local"),
     drawn("state: host-associated variable"),
     drawn("state: host-associated dummy"),
@@ -285,8 +286,12 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     let mut out = of(&snap.program);
     if unread_saved_state(&snap.program, &snap.analysis) {
         out.push("state: changed SAVE'd local no derivative reads");
-        out.sort_unstable();
     }
+    // The generator's call that maps the independents ([`super::ast::Program::after`]).
+    if snap.program.all_units().any(|u| u.name == "fzs_init") {
+        out.push("roles: independents taken after a call of the root (--after)");
+    }
+    out.sort_unstable();
     out
 }
 

@@ -275,6 +275,7 @@ mod tests {
             independents: vec!["x".into()],
             dependents: vec!["x".into()],
             macros: false,
+            after: None,
         }
     }
 

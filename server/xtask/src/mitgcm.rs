@@ -1,0 +1,617 @@
+//! `cargo xtask mitgcm --source DIR --experiment NAME`: dfort's adjoint of
+//! a MITgcm adjoint experiment's `the_main_loop`, checked against the
+//! gradients TAF and Tapenade printed for it (the experiment's
+//! `results/output_adm.txt` and `output_tap_adj.txt`), in the layout of
+//! MITgcm's `grdchk` (issue 40).
+//!
+//! Given a local MITgcm checkout (nothing of MITgcm is in this
+//! repository), it
+//! 1. builds the experiment's forward model with MITgcm's own genmake2
+//!    and make in `verification/NAME/build_dfort` (skipped when built);
+//! 2. prepares `run_dfort` from `input_ad` and runs the forward model once,
+//!    timed;
+//! 3. imports the build's configuration (`dfort import Makefile`) and
+//!    writes the adjoint of `the_main_loop` with the experiment's roles:
+//!    dependent `fc`, independent the state the control sets, taken after
+//!    the call that maps the control (`--after ctrl_init_variables`);
+//! 4. writes a driver that boots the model as MITgcm's `main` does, seeds
+//!    `fc`'s adjoint, runs `the_main_loop_b` once, and then, for each
+//!    position of the reference's gradient check, perturbs the control
+//!    file by ± `grdchk_eps` and runs the forward model twice;
+//! 5. compiles it with the build's flags, links it with the model's
+//!    objects, runs it (timed, with its peak memory) and prints each
+//!    position's adjoint gradient, centred difference and `1 - fd/adj`
+//!    beside the reference's.
+//!
+//! Exits 0 when every adjoint gradient equals TAF's to `--tolerance`
+//! (relative), 1 otherwise, 2 when it cannot run. Not part of the tests:
+//! it needs MITgcm's source and takes minutes.
+
+use crate::product;
+use clap::Args;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct MitgcmArgs {
+    /// A MITgcm checkout (the directory holding `model`, `pkg`, `tools`
+    /// and `verification`).
+    #[arg(long)]
+    source: PathBuf,
+    /// The experiment under `verification/`.
+    #[arg(long, default_value = "tutorial_tracer_adjsens")]
+    experiment: String,
+    /// The dfort binary (default: built by cargo).
+    #[arg(long)]
+    server: Option<PathBuf>,
+    /// gfortran's optimisation for the adjoint's file.
+    #[arg(long, default_value = "-O1")]
+    opt: String,
+    /// Largest relative difference from TAF's adjoint gradient accepted.
+    #[arg(long, default_value_t = 1e-8)]
+    tolerance: f64,
+}
+
+/// What an experiment's control is, as dfort's roles see it.
+struct Experiment {
+    /// The control's file name (`grdchkvarname`).
+    control: &'static str,
+    /// The model state the control sets, and the subscripts that follow
+    /// i, j, k, bi, bj in it (the tracer's number).
+    state: &'static str,
+    trailing: &'static str,
+    /// The headers declaring that state.
+    headers: &'static [&'static str],
+    /// The call after which the state holds the control's values.
+    after: &'static str,
+}
+
+fn experiment(name: &str) -> Result<Experiment, String> {
+    match name {
+        "tutorial_tracer_adjsens" => Ok(Experiment {
+            control: "xx_ptr1",
+            state: "ptracer",
+            trailing: ",1",
+            headers: &["PTRACERS_SIZE.h", "PTRACERS_FIELDS.h"],
+            after: "ctrl_init_variables",
+        }),
+        _ => Err(format!(
+            "no roles known for experiment `{name}` (known: tutorial_tracer_adjsens)"
+        )),
+    }
+}
+
+/// One position of the reference's gradient check.
+#[derive(Debug)]
+struct Position {
+    i: i64,
+    j: i64,
+    k: i64,
+    bi: i64,
+    bj: i64,
+    adjoint: f64,
+    fd: f64,
+}
+
+pub fn run(args: MitgcmArgs) -> ExitCode {
+    match compare(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn sh(dir: &Path, script: &str, log: &Path) -> Result<(), String> {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{script} > '{}' 2>&1", log.display()))
+        .current_dir(dir)
+        .status()
+        .map_err(|e| format!("cannot run sh: {e}"))?;
+    if out.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{script}` failed in {} (see {})",
+            dir.display(),
+            log.display()
+        ))
+    }
+}
+
+fn compare(args: &MitgcmArgs) -> Result<bool, String> {
+    let exp = experiment(&args.experiment)?;
+    let source = args
+        .source
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", args.source.display()))?;
+    let dir = source.join("verification").join(&args.experiment);
+    if !dir.join("code_ad").is_dir() {
+        return Err(format!("{} has no code_ad", dir.display()));
+    }
+    let dfort = match &args.server {
+        Some(s) => s.clone(),
+        None => product::dfort_binary()?,
+    };
+    let taf = references(&dir.join("results/output_adm.txt"))?;
+    let tap = references(&dir.join("results/output_tap_adj.txt")).unwrap_or_default();
+
+    // 1. The forward model, with MITgcm's own build.
+    let build = dir.join("build_dfort");
+    std::fs::create_dir_all(&build).map_err(|e| e.to_string())?;
+    if !build.join("mitgcmuv").is_file() {
+        println!("building the forward model in {} ...", build.display());
+        let start = Instant::now();
+        sh(
+            &build,
+            "../../../tools/genmake2 -rootdir ../../.. -mods ../code_ad \
+             -optfile ../../../tools/build_options/linux_amd64_gfortran",
+            &build.join("genmake2.log"),
+        )?;
+        sh(&build, "make depend", &build.join("make_depend.log"))?;
+        sh(&build, "make", &build.join("make.log"))?;
+        println!("  built in {:.0} s", start.elapsed().as_secs_f64());
+    }
+
+    // 2. The run directory and the forward run.
+    let rundir = dir.join("run_dfort");
+    if !rundir.is_dir() {
+        std::fs::create_dir_all(&rundir).map_err(|e| e.to_string())?;
+        sh(&rundir, "ln -s ../input_ad/* .", &rundir.join("link.log"))?;
+        if rundir.join("prepare_run").exists() {
+            sh(&rundir, "./prepare_run", &rundir.join("prepare_run.log"))?;
+        }
+    }
+    let start = Instant::now();
+    sh(
+        &rundir,
+        "../build_dfort/mitgcmuv",
+        &rundir.join("forward.txt"),
+    )?;
+    let forward_time = start.elapsed().as_secs_f64();
+    let forward = std::fs::read_to_string(rundir.join("forward.txt")).unwrap_or_default();
+    let forward_fc = forward
+        .lines()
+        .find_map(|l| l.split("global fc =").nth(1))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default();
+    println!("forward model: {forward_time:.2} s, global fc = {forward_fc}");
+
+    // 3. The adjoint.
+    sh(
+        &build,
+        &format!("'{}' import Makefile", dfort.display()),
+        &build.join("dfort_import.log"),
+    )?;
+    let out = build.join("dfort_adjoint");
+    let start = Instant::now();
+    sh(
+        &build,
+        &format!(
+            "'{}' adjoint --root the_main_loop --independent {} --dependent fc --after {} --output-dir dfort_adjoint",
+            dfort.display(),
+            exp.state,
+            exp.after
+        ),
+        &build.join("dfort_adjoint.log"),
+    )?;
+    let adjoint_path = out.join("the_main_loop_b.f90");
+    let adjoint = std::fs::read_to_string(&adjoint_path).map_err(|e| e.to_string())?;
+    println!(
+        "dfort adjoint: {:.1} s, {} lines, {:.1} MB, {} routines",
+        start.elapsed().as_secs_f64(),
+        adjoint.lines().count(),
+        adjoint.len() as f64 / 1e6,
+        adjoint
+            .lines()
+            .filter(|l| l.trim_start().starts_with("subroutine "))
+            .count()
+    );
+
+    // 4. The driver.
+    let decls = common_declarations(&adjoint, &[&format!("{}b", exp.state), "fcb"])?;
+    let driver = driver_text(&exp, &taf, &decls);
+    std::fs::write(out.join("dfort_grdchk.F"), driver).map_err(|e| e.to_string())?;
+
+    // 5. Compile, link, run.
+    let makefile = std::fs::read_to_string(build.join("Makefile")).map_err(|e| e.to_string())?;
+    let var = |name: &str| {
+        makefile
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim_start().strip_prefix('='))
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    let (defines, fflags) = (var("DEFINES"), var("FFLAGS"));
+    let start = Instant::now();
+    sh(
+        &out,
+        &format!(
+            "cat dfort_grdchk.F | cpp -traditional -P {defines} -I.. | ../../../../tools/set64bitConst.sh > dfort_grdchk.f \
+             && gfortran {fflags} -ffixed-line-length-none -O1 -c dfort_grdchk.f \
+             && gfortran -c -O1 dfort_stack.f90 \
+             && gfortran {fflags} -ffree-line-length-none {} -c the_main_loop_b.f90 \
+             && gfortran -mcmodel=medium -o dfort_adm dfort_grdchk.o the_main_loop_b.o dfort_stack.o \
+                $(ls ../*.o | grep -v '/main\\.o$')",
+            args.opt
+        ),
+        &out.join("compile.log"),
+    )?;
+    println!(
+        "compiled and linked (adjoint with {}): {:.0} s",
+        args.opt,
+        start.elapsed().as_secs_f64()
+    );
+    let start = Instant::now();
+    sh(
+        &rundir,
+        "/usr/bin/time -v ../build_dfort/dfort_adjoint/dfort_adm > dfort_grdchk.txt 2> dfort_grdchk.err",
+        &rundir.join("dfort_grdchk.log"),
+    )?;
+    let wall = start.elapsed().as_secs_f64();
+    let report = std::fs::read_to_string(rundir.join("dfort_grdchk.txt")).unwrap_or_default();
+    let err = std::fs::read_to_string(rundir.join("dfort_grdchk.err")).unwrap_or_default();
+    let peak_kb: f64 = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes):"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0);
+    let adjoint_time = report
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("dfort adjoint run (s):"))
+        .unwrap_or("?")
+        .trim()
+        .to_string();
+    println!(
+        "driver: {wall:.1} s wall ({adjoint_time} s in the_main_loop_b), peak {:.0} MB",
+        peak_kb / 1024.0
+    );
+
+    // The comparison.
+    let ours: Vec<(f64, f64)> = report
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("dfort grad:"))
+        .map(|l| {
+            let v: Vec<f64> = l
+                .split_whitespace()
+                .take(2)
+                .map(|x| x.parse().unwrap_or(f64::NAN))
+                .collect();
+            (v[0], v.get(1).copied().unwrap_or(f64::NAN))
+        })
+        .collect();
+    if ours.len() != taf.len() {
+        return Err(format!(
+            "the driver printed {} gradients for {} positions (see {})",
+            ours.len(),
+            taf.len(),
+            rundir.join("dfort_grdchk.txt").display()
+        ));
+    }
+    let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
+    let within = taf
+        .iter()
+        .zip(&ours)
+        .filter(|(p, (a, _))| rel(*a, p.adjoint) <= args.tolerance)
+        .count();
+    println!(
+        "{:>2} {:>4} {:>4} {:>4}  {:>22} {:>22} {:>9} {:>22} {:>9}   finite differences: dfort, TAF, Tapenade",
+        "#", "i", "j", "k", "dfort adjoint", "TAF", "rel.", "Tapenade", "rel."
+    );
+    for (n, (p, (adj, fd))) in taf.iter().zip(&ours).enumerate() {
+        let t = tap.get(n);
+        println!(
+            "{:>2} {:>4} {:>4} {:>4}  {adj:>22.14e} {:>22.14e} {:>9.1e} {:>22} {:>9}   {fd:.11e}, {:.11e}, {}",
+            n + 1,
+            p.i,
+            p.j,
+            p.k,
+            p.adjoint,
+            rel(*adj, p.adjoint),
+            t.map_or("-".into(), |t| format!("{:.14e}", t.adjoint)),
+            t.map_or("-".into(), |t| format!("{:.1e}", rel(*adj, t.adjoint))),
+            p.fd,
+            t.map_or("-".into(), |t| format!("{:.11e}", t.fd)),
+        );
+    }
+    println!(
+        "{within} of {} adjoint gradients within {:e} of TAF's",
+        taf.len(),
+        args.tolerance
+    );
+    Ok(within == taf.len())
+}
+
+/// The gradient-check positions of a reference output: the `grad-res`
+/// position lines (`… i j k bi bj iobc fc fc+eps fc-eps`), each followed
+/// by its gradients line and `ADM adjoint_gradient` / `finite-diff_grad`.
+fn references(path: &Path) -> Result<Vec<Position>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out: Vec<Position> = Vec::new();
+    // Each position line is followed by its gradients' line, alike in form.
+    let mut gradients_next = false;
+    for l in text.lines() {
+        let t = l.trim();
+        if let Some(rest) = t.strip_prefix("grad-res") {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            // proc # i j k bi bj iobc fc fc+ fc-
+            let numbers = f.len() == 11 && f[8].contains('E');
+            if numbers && std::mem::take(&mut gradients_next) {
+                continue;
+            }
+            if numbers {
+                gradients_next = true;
+                let n = |k: usize| f[k].parse::<i64>().unwrap_or(0);
+                out.push(Position {
+                    i: n(2),
+                    j: n(3),
+                    k: n(4),
+                    bi: n(5),
+                    bj: n(6),
+                    adjoint: f64::NAN,
+                    fd: f64::NAN,
+                });
+            }
+        } else if let Some(v) = t.split("ADM  adjoint_gradient       =").nth(1) {
+            if let Some(p) = out.last_mut() {
+                p.adjoint = v.trim().parse().unwrap_or(f64::NAN);
+            }
+        } else if let Some(v) = t.split("ADM  finite-diff_grad       =").nth(1) {
+            if let Some(p) = out.last_mut() {
+                p.fd = v.trim().parse().unwrap_or(f64::NAN);
+            }
+        }
+    }
+    if out.is_empty() || out.iter().any(|p| p.adjoint.is_nan()) {
+        return Err(format!("{}: no gradient check found", path.display()));
+    }
+    Ok(out)
+}
+
+/// The declarations, in the root's adjoint routine, of the COMMON blocks
+/// holding `names` (the adjoints of the independent and the dependent):
+/// the block lines and their members' type declarations, each on one
+/// line.
+fn common_declarations(adjoint: &str, names: &[&str]) -> Result<Vec<String>, String> {
+    let root_end = adjoint
+        .find("end subroutine the_main_loop_b")
+        .ok_or("no the_main_loop_b in the adjoint")?;
+    // Join continued lines.
+    let mut lines: Vec<String> = Vec::new();
+    let mut cont = false;
+    for l in adjoint[..root_end].lines() {
+        let t = l.trim();
+        let piece = t.strip_prefix('&').unwrap_or(t).trim_start();
+        if cont {
+            let last = lines.last_mut().expect("a continued line");
+            last.push_str(piece);
+        } else {
+            lines.push(piece.to_string());
+        }
+        cont = lines.last().is_some_and(|x| x.ends_with('&'));
+        if cont {
+            let last = lines.last_mut().expect("a line");
+            last.pop();
+        }
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let block = lines
+            .iter()
+            .find(|l| {
+                l.starts_with("common /")
+                    && l.split('/')
+                        .nth(2)
+                        .is_some_and(|m| m.split(',').any(|x| x.trim() == *name))
+            })
+            .ok_or(format!(
+                "the adjoint declares no COMMON block holding `{name}`"
+            ))?;
+        let members: Vec<String> = block
+            .split('/')
+            .nth(2)
+            .unwrap_or("")
+            .split(',')
+            .map(|m| m.trim().to_string())
+            .collect();
+        for m in &members {
+            let decl = lines
+                .iter()
+                .find(|l| {
+                    l.split("::")
+                        .nth(1)
+                        .is_some_and(|d| d.trim().split('(').next() == Some(m.as_str()))
+                })
+                .ok_or(format!("no declaration of `{m}` in the_main_loop_b"))?;
+            out.push(decl.clone());
+        }
+        out.push(block.clone());
+    }
+    Ok(out)
+}
+
+/// The fixed-form driver: MITgcm's boot, one forward run for the cost,
+/// one adjoint run, then centred differences at each position.
+fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> String {
+    let mut d = String::new();
+    let l = |d: &mut String, s: &str| {
+        let _ = writeln!(d, "      {s}");
+    };
+    let _ = writeln!(
+        d,
+        "C     Written by cargo xtask mitgcm: dfort's adjoint of THE_MAIN_LOOP"
+    );
+    let _ = writeln!(
+        d,
+        "C     checked at the positions of the reference gradient check."
+    );
+    let _ = writeln!(d, "#include \"PACKAGES_CONFIG.h\"");
+    let _ = writeln!(d, "#include \"CPP_OPTIONS.h\"");
+    l(&mut d, "PROGRAM DFORT_GRDCHK");
+    l(&mut d, "IMPLICIT NONE");
+    for h in ["SIZE.h", "EEPARAMS.h", "PARAMS.h"]
+        .iter()
+        .chain(exp.headers)
+        .chain(["CTRL_SIZE.h", "CTRL.h", "GRDCHK.h", "cost.h"].iter())
+    {
+        let _ = writeln!(d, "#include \"{h}\"");
+    }
+    for decl in decls {
+        l(&mut d, decl);
+    }
+    let n = positions.len();
+    l(&mut d, "INTEGER myThid, myIter, dummyComm, ip");
+    l(
+        &mut d,
+        "_RL myTime, myTimeb, fcref, fcp, fcm, adj, fd, eps, xx0",
+    );
+    l(&mut d, "_RL xx(1-OLx:sNx+OLx,1-OLy:sNy+OLy,Nr,nSx,nSy)");
+    l(&mut d, "CHARACTER*(80) fname");
+    l(
+        &mut d,
+        &format!("INTEGER pi({n}), pj({n}), pk({n}), pbi({n}), pbj({n})"),
+    );
+    let list = |f: &dyn Fn(&Position) -> i64| {
+        positions
+            .iter()
+            .map(|p| f(p).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    l(&mut d, &format!("DATA pi /{}/", list(&|p| p.i)));
+    l(&mut d, &format!("DATA pj /{}/", list(&|p| p.j)));
+    l(&mut d, &format!("DATA pk /{}/", list(&|p| p.k)));
+    l(&mut d, &format!("DATA pbi /{}/", list(&|p| p.bi)));
+    l(&mut d, &format!("DATA pbj /{}/", list(&|p| p.bj)));
+    l(&mut d, "INTEGER*8 c0, c1, crate");
+    l(&mut d, "CALL EEBOOT( dummyComm )");
+    l(&mut d, "myThid = 1");
+    l(&mut d, "CALL INITIALISE_FIXED( myThid )");
+    l(&mut d, "CALL COST_DEPENDENT_INIT ( myThid )");
+    l(&mut d, "myTime = startTime");
+    l(&mut d, "myIter = nIter0");
+    l(&mut d, "CALL THE_MAIN_LOOP( myTime, myIter, myThid )");
+    l(&mut d, "fcref = fc");
+    l(&mut d, "myTime = startTime");
+    l(&mut d, "myIter = nIter0");
+    l(&mut d, "fcb = 1.0 _d 0");
+    l(&mut d, "myTimeb = 0.0 _d 0");
+    l(&mut d, "CALL SYSTEM_CLOCK(c0, crate)");
+    l(
+        &mut d,
+        "CALL THE_MAIN_LOOP_B( myTime, myTimeb, myIter, myThid )",
+    );
+    l(&mut d, "CALL SYSTEM_CLOCK(c1)");
+    l(
+        &mut d,
+        "PRINT '(A,F10.3)', ' dfort adjoint run (s): ', DBLE(c1-c0)/DBLE(crate)",
+    );
+    l(
+        &mut d,
+        "PRINT '(A,1PE22.14)', ' ref_cost_function: ', fcref",
+    );
+    l(&mut d, "eps = grdchk_eps");
+    l(&mut d, &format!("fname = '{}.0000000000'", exp.control));
+    l(&mut d, &format!("DO ip = 1, {n}"));
+    l(
+        &mut d,
+        &format!(
+            " adj = {}b(pi(ip),pj(ip),pk(ip),pbi(ip),pbj(ip){})",
+            exp.state, exp.trailing
+        ),
+    );
+    l(
+        &mut d,
+        " CALL READ_REC_3D_RL(fname, ctrlprec, Nr, xx, 1, 0, myThid)",
+    );
+    l(&mut d, " xx0 = xx(pi(ip),pj(ip),pk(ip),pbi(ip),pbj(ip))");
+    for (sign, var) in [("+", "fcp"), ("-", "fcm")] {
+        l(
+            &mut d,
+            &format!(" xx(pi(ip),pj(ip),pk(ip),pbi(ip),pbj(ip)) = xx0 {sign} eps"),
+        );
+        l(
+            &mut d,
+            " CALL WRITE_REC_3D_RL(fname, ctrlprec, Nr, xx, 1, 0, myThid)",
+        );
+        l(&mut d, " myTime = startTime");
+        l(&mut d, " myIter = nIter0");
+        l(&mut d, " CALL THE_MAIN_LOOP( myTime, myIter, myThid )");
+        l(&mut d, &format!(" {var} = fc"));
+    }
+    l(&mut d, " xx(pi(ip),pj(ip),pk(ip),pbi(ip),pbj(ip)) = xx0");
+    l(
+        &mut d,
+        " CALL WRITE_REC_3D_RL(fname, ctrlprec, Nr, xx, 1, 0, myThid)",
+    );
+    l(&mut d, " fd = (fcp - fcm) / (2.0 _d 0 * eps)");
+    l(
+        &mut d,
+        " PRINT '(A,1P2E24.15,A,1P3E19.11)', ' dfort grad: ', adj, fd, ' grad-res ', adj, fd, 1.0 _d 0 - fd/adj",
+    );
+    l(
+        &mut d,
+        " PRINT '(A,5I5,1P3E19.11)', ' grad-res ', ip, pi(ip), pj(ip), pk(ip), pbi(ip), fcref, fcp, fcm",
+    );
+    l(&mut d, "ENDDO");
+    l(&mut d, "END");
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_gradient_check_is_read() {
+        let text = "\
+ grad-res  proc    #    i    j    k   bi   bj iobc       fc ref            fc + eps           fc - eps
+ grad-res     0    1   15    5    4    1    1    1   1.84102723381E+14  1.84102723378E+14  1.84102723384E+14
+ grad-res     0    1    1 1881    0    1    1    1  -3.23242721513E+07 -3.23242187500E+07  1.65204971181E-06
+(PID.TID 0000.0001)  ADM  ref_cost_function      =  1.84102723380947E+14
+(PID.TID 0000.0001)  ADM  adjoint_gradient       = -3.23242721513045E+07
+(PID.TID 0000.0001)  ADM  finite-diff_grad       = -3.23242187500000E+07
+";
+        let dir = std::env::temp_dir().join(format!("dfort-mitgcm-ref-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("output_adm.txt");
+        std::fs::write(&f, text).unwrap();
+        let p = references(&f).unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!((p[0].i, p[0].j, p[0].k, p[0].bi, p[0].bj), (15, 5, 4, 1, 1));
+        assert_eq!(p[0].adjoint, -3.23242721513045e7);
+        assert_eq!(p[0].fd, -3.232421875e7);
+    }
+
+    #[test]
+    fn the_adjoint_blocks_are_declared_on_one_line_each() {
+        let adjoint = "subroutine the_main_loop_b(mytime, mytimeb, myiter, mythid)
+  real(8) :: ptracerb(1 - olx:snx + olx, 1 - oly:sny + oly, nr, &
+      & nsx, nsy, ptracers_num)
+  real(8) :: gptrnm1b(2)
+  real(8) :: fcb
+  real(8) :: dfort_pad_glofc
+  common /ptracers_fields_b/ ptracerb, gptrnm1b
+  common /cost_r_b/ fcb, dfort_pad_glofc
+end subroutine the_main_loop_b
+";
+        let d = common_declarations(adjoint, &["ptracerb", "fcb"]).unwrap();
+        assert_eq!(
+            d,
+            vec![
+                "real(8) :: ptracerb(1 - olx:snx + olx, 1 - oly:sny + oly, nr, nsx, nsy, ptracers_num)",
+                "real(8) :: gptrnm1b(2)",
+                "common /ptracers_fields_b/ ptracerb, gptrnm1b",
+                "real(8) :: fcb",
+                "real(8) :: dfort_pad_glofc",
+                "common /cost_r_b/ fcb, dfort_pad_glofc",
+            ]
+        );
+    }
+}
