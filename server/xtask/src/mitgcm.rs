@@ -251,13 +251,13 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
     let start = Instant::now();
     sh(
         &rundir,
-        "/usr/bin/time -v ../build_dfort/dfort_adjoint/dfort_adm > dfort_grdchk.txt 2> dfort_grdchk.err",
-        &rundir.join("dfort_grdchk.log"),
+        "/usr/bin/time -v ../build_dfort/dfort_adjoint/dfort_adm",
+        &rundir.join("dfort_grdchk.txt"),
     )?;
     let wall = start.elapsed().as_secs_f64();
+    // The driver's output and /usr/bin/time's report.
     let report = std::fs::read_to_string(rundir.join("dfort_grdchk.txt")).unwrap_or_default();
-    let err = std::fs::read_to_string(rundir.join("dfort_grdchk.err")).unwrap_or_default();
-    let peak_kb: f64 = err
+    let peak_kb: f64 = report
         .lines()
         .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes):"))
         .and_then(|v| v.trim().parse().ok())
@@ -475,7 +475,7 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
     l(&mut d, "CHARACTER*(80) fname");
     l(
         &mut d,
-        &format!("INTEGER pi({n}), pj({n}), pk({n}), pbi({n}), pbj({n})"),
+        &format!("INTEGER posi({n}), posj({n}), posk({n}), posbi({n}), posbj({n})"),
     );
     let list = |f: &dyn Fn(&Position) -> i64| {
         positions
@@ -484,11 +484,11 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
             .collect::<Vec<_>>()
             .join(",")
     };
-    l(&mut d, &format!("DATA pi /{}/", list(&|p| p.i)));
-    l(&mut d, &format!("DATA pj /{}/", list(&|p| p.j)));
-    l(&mut d, &format!("DATA pk /{}/", list(&|p| p.k)));
-    l(&mut d, &format!("DATA pbi /{}/", list(&|p| p.bi)));
-    l(&mut d, &format!("DATA pbj /{}/", list(&|p| p.bj)));
+    l(&mut d, &format!("DATA posi /{}/", list(&|p| p.i)));
+    l(&mut d, &format!("DATA posj /{}/", list(&|p| p.j)));
+    l(&mut d, &format!("DATA posk /{}/", list(&|p| p.k)));
+    l(&mut d, &format!("DATA posbi /{}/", list(&|p| p.bi)));
+    l(&mut d, &format!("DATA posbj /{}/", list(&|p| p.bj)));
     l(&mut d, "INTEGER*8 c0, c1, crate");
     l(&mut d, "CALL EEBOOT( dummyComm )");
     l(&mut d, "myThid = 1");
@@ -522,7 +522,7 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
     l(
         &mut d,
         &format!(
-            " adj = {}b(pi(ip),pj(ip),pk(ip),pbi(ip),pbj(ip){})",
+            " adj = {}b(posi(ip),posj(ip),posk(ip),posbi(ip),posbj(ip){})",
             exp.state, exp.trailing
         ),
     );
@@ -530,11 +530,14 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
         &mut d,
         " CALL READ_REC_3D_RL(fname, ctrlprec, Nr, xx, 1, 0, myThid)",
     );
-    l(&mut d, " xx0 = xx(pi(ip),pj(ip),pk(ip),pbi(ip),pbj(ip))");
+    l(
+        &mut d,
+        " xx0 = xx(posi(ip),posj(ip),posk(ip),posbi(ip),posbj(ip))",
+    );
     for (sign, var) in [("+", "fcp"), ("-", "fcm")] {
         l(
             &mut d,
-            &format!(" xx(pi(ip),pj(ip),pk(ip),pbi(ip),pbj(ip)) = xx0 {sign} eps"),
+            &format!(" xx(posi(ip),posj(ip),posk(ip),posbi(ip),posbj(ip)) = xx0 {sign} eps"),
         );
         l(
             &mut d,
@@ -545,7 +548,10 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
         l(&mut d, " CALL THE_MAIN_LOOP( myTime, myIter, myThid )");
         l(&mut d, &format!(" {var} = fc"));
     }
-    l(&mut d, " xx(pi(ip),pj(ip),pk(ip),pbi(ip),pbj(ip)) = xx0");
+    l(
+        &mut d,
+        " xx(posi(ip),posj(ip),posk(ip),posbi(ip),posbj(ip)) = xx0",
+    );
     l(
         &mut d,
         " CALL WRITE_REC_3D_RL(fname, ctrlprec, Nr, xx, 1, 0, myThid)",
@@ -557,7 +563,7 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
     );
     l(
         &mut d,
-        " PRINT '(A,5I5,1P3E19.11)', ' grad-res ', ip, pi(ip), pj(ip), pk(ip), pbi(ip), fcref, fcp, fcm",
+        " PRINT '(A,5I5,1P3E19.11)', ' grad-res ', ip, posi(ip), posj(ip), posk(ip), posbi(ip), fcref, fcp, fcm",
     );
     l(&mut d, "ENDDO");
     l(&mut d, "END");

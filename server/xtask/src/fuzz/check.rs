@@ -275,7 +275,10 @@ impl Checker {
                     ));
                 }
                 match run(dir, &exe) {
-                    Ok(out) => runs.push((mode_label(name), after_space(p.after.is_some(), parse_output(&out)))),
+                    Ok(out) => runs.push((
+                        mode_label(name),
+                        after_space(p.after.is_some(), parse_output(&out)),
+                    )),
                     Err(Failure::Error(stderr)) => {
                         if arithmetic_failure(&stderr)
                             && derivatives_overflow(dir, &spec, &main_flags)
@@ -328,7 +331,8 @@ impl Checker {
         }
         match judge(&runs, true) {
             Outcome::Mismatch(m)
-                if m.kind == Kind::Tangent && quad_tangent_agrees(dir, p.after.is_some(), &spec) =>
+                if m.kind == Kind::Tangent
+                    && quad_tangent_agrees(dir, p.after.is_some(), &spec) =>
             {
                 judge(&runs, false)
             }
