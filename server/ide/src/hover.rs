@@ -736,6 +736,51 @@ end subroutine fig2a
         assert!(!before.contains("Address recovery"), "{before}");
     }
 
+    /// Issue 40: a root whose independents are taken after a call says
+    /// so on its hover, and the statements before that call are passive.
+    #[test]
+    fn a_root_hover_says_its_independents_are_taken_after_a_call() {
+        let src = "subroutine model(fc)
+  implicit none
+  real(8) :: fc, t(4)
+  common /state/ t
+  call setup
+  fc = sum(t**2)
+end subroutine model
+subroutine setup
+  implicit none
+  real(8) :: t(4)
+  common /state/ t
+  t = 1.0d0
+end subroutine setup
+";
+        let path = Path::new("/hover-tests/after.f90");
+        let config = crate::host::HostConfig {
+            roots: vec![dfort_analysis::roots::RootSpec {
+                name: "model".into(),
+                independent: vec!["t".into()],
+                dependent: vec!["fc".into()],
+                after: Some("setup".into()),
+            }],
+            ..Default::default()
+        };
+        let mut host = Host::new(config);
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let root = super::hover(&snap, path, at("model(fc)")).unwrap().markdown;
+        assert!(
+            root.contains("The independents take their values when the call to `setup` returns"),
+            "{root}"
+        );
+        // In `setup`, before that point, `t` is not varied; in the root,
+        // after it, it is active.
+        let t = super::hover(&snap, path, at("t = 1.0d0")).unwrap().markdown;
+        assert!(t.contains("not varied (no independent reaches it)"), "{t}");
+        let used = super::hover(&snap, path, at("t**2")).unwrap().markdown;
+        assert!(used.contains("**active** before this statement"), "{used}");
+    }
+
     /// Issue 17: a derived-type variable's hover says which components
     /// carry derivatives and whether it is active.
     #[test]
