@@ -228,6 +228,49 @@ fn an_after_that_names_no_call_made_once_is_refused() {
         assert!(err.contains(why), "{err}");
         assert!(!dir.join("out/model_b.f90").exists());
     }
+    // Inside another call, a dummy argument of the root cannot be
+    // followed as the independent.
+    let dummy = "      subroutine model2(x, fc)
+      implicit none
+      real*8 x(3), fc
+      call prep(x)
+      fc = sum(x**2)
+      end
+
+      subroutine prep(x)
+      implicit none
+      real*8 x(3)
+      call fill(x)
+      x = x*2d0
+      end
+
+      subroutine fill(x)
+      implicit none
+      real*8 x(3)
+      x = 1d0
+      end
+";
+    std::fs::write(dir.join("dummy.f"), dummy).unwrap();
+    let (ok, err) = dfort(
+        &dir,
+        &[
+            "adjoint",
+            "--root",
+            "model2",
+            "--after",
+            "fill",
+            "--independent",
+            "x",
+            "--dependent",
+            "fc",
+            "--output-dir",
+            "out2",
+            "dummy.f",
+        ],
+    );
+    assert!(!ok, "dfort adjoint --after fill succeeded");
+    assert!(err.contains("not a COMMON or module variable"), "{err}");
+    assert!(!dir.join("out2/dummy_b.f90").exists());
     let mut args = vec!["verify", "--root", "model", "--after", "init_state"];
     args.extend(ROLES);
     args.push("model.f");

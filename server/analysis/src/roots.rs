@@ -196,7 +196,24 @@ pub fn resolve_reusing(
         }
         let mut r = roles(u, Some((&spec.independent, &spec.dependent)));
         if let Some(callee) = &spec.after {
+            // Inside another call, an independent is reached as the same
+            // global there: a dummy or a local of the root is not.
+            let not_global = r
+                .independents
+                .ids::<dfort_ir::SymbolId>()
+                .find(|s| crate::dep::global_key(program, u, *s).is_none());
             match after_chain(program, u, callee) {
+                Ok(chain) if chain.len() > 1 && not_global.is_some() => {
+                    let name = &u.symbol(not_global.expect("checked")).name;
+                    out.problems.push(RootProblem::BadAfter {
+                        root: u.name.clone(),
+                        callee: callee.clone(),
+                        why: format!(
+                            "calls `{callee}` inside another call, where its independent `{name}`, not a COMMON or module variable, cannot be followed (take it after a call of the root itself)"
+                        ),
+                    });
+                    continue;
+                }
                 Ok(chain) => r.after = chain,
                 Err(why) => {
                     out.problems.push(RootProblem::BadAfter {

@@ -430,10 +430,13 @@ rules! {
               there: the statements up to that call run as the original's, the adjoint does \
               not reverse them, and on exit the independents' adjoints hold the gradient with \
               respect to their values after the call.\n\n\
-              The call must be one of the root's own statements, outside loops and branches, \
-              the only call to that procedure in the root, in a root without GO TO, so that it \
-              runs exactly once. Otherwise the root is skipped: name another call, or a root \
-              that makes this one once.",
+              The call must run exactly once: it is the program's only call to that \
+              procedure, made by the root or by a unit reached from it through a chain of \
+              calls each made once, every call of the chain a top-level statement (outside \
+              loops and branches) of a unit without GO TO. A call made inside another call \
+              needs the independents to be COMMON or module variables (the unit making it sees \
+              them as the same globals), and only the adjoint takes it. Otherwise the root is \
+              skipped: name another call, or restructure the chain.",
         example: None,
     };
     // -------------------------------------------------------- address recovery
