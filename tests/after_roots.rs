@@ -271,6 +271,51 @@ fn an_after_that_names_no_call_made_once_is_refused() {
     assert!(!ok, "dfort adjoint --after fill succeeded");
     assert!(err.contains("not a COMMON or module variable"), "{err}");
     assert!(!dir.join("out2/dummy_b.f90").exists());
+    // Nor a global the calls on the way pass as an argument.
+    let passed = "      subroutine model3(fc)
+      implicit none
+      real*8 fc, t(3)
+      common /st3/ t
+      call prep3(t)
+      fc = sum(t**2)
+      end
+
+      subroutine prep3(y)
+      implicit none
+      real*8 y(3)
+      call fill3(y)
+      y = y*2d0
+      end
+
+      subroutine fill3(y)
+      implicit none
+      real*8 y(3)
+      y = 1d0
+      end
+";
+    std::fs::write(dir.join("passed.f"), passed).unwrap();
+    let (ok, err) = dfort(
+        &dir,
+        &[
+            "adjoint",
+            "--root",
+            "model3",
+            "--after",
+            "fill3",
+            "--independent",
+            "t",
+            "--dependent",
+            "fc",
+            "--output-dir",
+            "out3",
+            "passed.f",
+        ],
+    );
+    assert!(!ok, "dfort adjoint --after fill3 succeeded");
+    assert!(
+        err.contains("passes the independent `t` as an argument"),
+        "{err}"
+    );
     let mut args = vec!["verify", "--root", "model", "--after", "init_state"];
     args.extend(ROLES);
     args.push("model.f");

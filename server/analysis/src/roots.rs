@@ -165,6 +165,43 @@ fn after_chain(
     ))
 }
 
+/// A call of `chain` before its last one (the calls into the units on the
+/// way) that passes an independent of `root` as an actual argument: the
+/// unit receiving it would see it as a dummy, not as the global the seeds
+/// follow. (The unit making it, and the independent's name there.)
+fn passes_independent(
+    program: &Program,
+    root: &Unit,
+    independents: &dfort_ir::bitset::BitSet,
+    chain: &[(UnitId, StmtId)],
+) -> Option<(String, String)> {
+    let keys: Vec<_> = independents
+        .ids::<dfort_ir::SymbolId>()
+        .filter_map(|s| crate::dep::global_key(program, root, s))
+        .collect();
+    for &(cu, st) in &chain[..chain.len().saturating_sub(1)] {
+        let unit = program.unit(cu);
+        let StmtKind::Call { args, .. } = &unit.stmt(st).kind else {
+            continue;
+        };
+        let mut used = dfort_ir::bitset::BitSet::new(unit.symbols.len());
+        for a in args {
+            dfort_ir::dp::vars(unit, &a.value, &mut used);
+        }
+        for s in used.ids::<dfort_ir::SymbolId>() {
+            let independent = if cu == root.id {
+                independents.contains_id(s)
+            } else {
+                crate::dep::global_key(program, unit, s).is_some_and(|k| keys.contains(&k))
+            };
+            if independent {
+                return Some((unit.name.clone(), unit.symbol(s).name.clone()));
+            }
+        }
+    }
+    None
+}
+
 /// The roots `specs` ask for and, with `others`, every other procedure
 /// nobody calls.
 pub fn resolve(program: &Program, specs: &[RootSpec], others: bool) -> Roots {
@@ -210,6 +247,18 @@ pub fn resolve_reusing(
                         callee: callee.clone(),
                         why: format!(
                             "calls `{callee}` inside another call, where its independent `{name}`, not a COMMON or module variable, cannot be followed (take it after a call of the root itself)"
+                        ),
+                    });
+                    continue;
+                }
+                Ok(chain) if passes_independent(program, u, &r.independents, &chain).is_some() => {
+                    let (unit, name) =
+                        passes_independent(program, u, &r.independents, &chain).expect("checked");
+                    out.problems.push(RootProblem::BadAfter {
+                        root: u.name.clone(),
+                        callee: callee.clone(),
+                        why: format!(
+                            "reaches `{callee}` through a call in `{unit}` that passes the independent `{name}` as an argument, which the units on the way cannot follow (they follow the independents as globals)"
                         ),
                     });
                     continue;
