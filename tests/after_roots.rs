@@ -129,6 +129,49 @@ fn dfort(dir: &Path, args: &[&str]) -> (bool, String) {
     )
 }
 
+/// Builds `out/run` from the runtime, `model.f`, `derivatives` and
+/// `out/driver.f90` with gfortran, runs it and returns the numbers it
+/// printed.
+fn build_and_run(dir: &Path, derivatives: &[&str]) -> Vec<f64> {
+    let built = Command::new("gfortran")
+        .current_dir(dir.join("out"))
+        .args(["-O1", "-fcheck=bounds", "dfort_stack.f90", "../model.f"])
+        .args(derivatives)
+        .args(["driver.f90", "-o", "run"])
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "gfortran: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(dir.join("out/run")).output().unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    String::from_utf8_lossy(&ran.stdout)
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect()
+}
+
+/// The driver's first 20 numbers (the adjoint's gradient) equal the next
+/// 20 (finite differences) to 1e-6 of the largest difference.
+fn assert_gradient_is_the_differences(nums: &[f64]) {
+    let (g, fd) = (&nums[..20], &nums[20..40]);
+    let scale = fd.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(scale > 0.1, "the finite differences are {fd:?}");
+    for (i, (a, f)) in g.iter().zip(fd).enumerate() {
+        assert!(
+            (a - f).abs() <= 1e-6 * scale,
+            "element {}: adjoint {a:e}, finite differences {f:e}",
+            i + 1
+        );
+    }
+}
+
 const ROLES: [&str; 4] = ["--independent", "t", "--dependent", "fc"];
 
 #[test]
@@ -165,46 +208,8 @@ fn the_gradient_is_the_one_with_respect_to_the_state_after_the_call() {
     assert!(kept < call && call < set, "{troot}");
 
     std::fs::write(dir.join("out/driver.f90"), DRIVER).unwrap();
-    let built = Command::new("gfortran")
-        .current_dir(dir.join("out"))
-        .args([
-            "-O1",
-            "-fcheck=bounds",
-            "dfort_stack.f90",
-            "../model.f",
-            "model_b.f90",
-            "model_d.f90",
-            "driver.f90",
-            "-o",
-            "run",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "gfortran: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let ran = Command::new(dir.join("out/run")).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    let nums: Vec<f64> = String::from_utf8_lossy(&ran.stdout)
-        .split_whitespace()
-        .map(|t| t.parse().unwrap())
-        .collect();
-    let (g, fd) = (&nums[..20], &nums[20..40]);
-    let scale = fd.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    assert!(scale > 0.1, "the finite differences are {fd:?}");
-    for (i, (a, f)) in g.iter().zip(fd).enumerate() {
-        assert!(
-            (a - f).abs() <= 1e-6 * scale,
-            "element {}: adjoint {a:e}, finite differences {f:e}",
-            i + 1
-        );
-    }
+    let nums = build_and_run(&dir, &["model_b.f90", "model_d.f90"]);
+    assert_gradient_is_the_differences(&nums);
     let (fcd, dot) = (nums[40], nums[41]);
     assert!(
         (fcd - dot).abs() <= 1e-12 * fcd.abs().max(1.0),
@@ -442,43 +447,6 @@ fn the_call_may_be_made_inside_a_call_of_the_root() {
     assert!(!ok && err.contains("a call the root makes itself"), "{err}");
 
     std::fs::write(dir.join("out/driver.f90"), NESTED_DRIVER).unwrap();
-    let built = Command::new("gfortran")
-        .current_dir(dir.join("out"))
-        .args([
-            "-O1",
-            "-fcheck=bounds",
-            "dfort_stack.f90",
-            "../model.f",
-            "model_b.f90",
-            "driver.f90",
-            "-o",
-            "run",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "gfortran: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let ran = Command::new(dir.join("out/run")).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    let nums: Vec<f64> = String::from_utf8_lossy(&ran.stdout)
-        .split_whitespace()
-        .map(|t| t.parse().unwrap())
-        .collect();
-    let (g, fd) = (&nums[..20], &nums[20..40]);
-    let scale = fd.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    assert!(scale > 0.1, "the finite differences are {fd:?}");
-    for (i, (a, f)) in g.iter().zip(fd).enumerate() {
-        assert!(
-            (a - f).abs() <= 1e-6 * scale,
-            "element {}: adjoint {a:e}, finite differences {f:e}",
-            i + 1
-        );
-    }
+    let nums = build_and_run(&dir, &["model_b.f90"]);
+    assert_gradient_is_the_differences(&nums);
 }

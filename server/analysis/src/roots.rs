@@ -165,6 +165,35 @@ fn after_chain(
     ))
 }
 
+/// [`after_chain`], refused where the units on the way could not follow
+/// the independents (they follow them as globals): an independent that is
+/// a dummy or a local of the root, or one passed as an argument on the way.
+fn seeded_chain(
+    program: &Program,
+    root: &Unit,
+    independents: &dfort_ir::bitset::BitSet,
+    callee: &str,
+) -> Result<Vec<(UnitId, StmtId)>, String> {
+    let chain = after_chain(program, root, callee)?;
+    if chain.len() > 1 {
+        let not_global = independents
+            .ids::<dfort_ir::SymbolId>()
+            .find(|s| crate::dep::global_key(program, root, *s).is_none());
+        if let Some(s) = not_global {
+            let name = &root.symbol(s).name;
+            return Err(format!(
+                "calls `{callee}` inside another call, where its independent `{name}`, not a COMMON or module variable, cannot be followed (take it after a call of the root itself)"
+            ));
+        }
+    }
+    if let Some((unit, name)) = passes_independent(program, root, independents, &chain) {
+        return Err(format!(
+            "reaches `{callee}` through a call in `{unit}` that passes the independent `{name}` as an argument, which the units on the way cannot follow (they follow the independents as globals)"
+        ));
+    }
+    Ok(chain)
+}
+
 /// A call of `chain` before its last one (the calls into the units on the
 /// way) that passes an independent of `root` as an actual argument: the
 /// unit receiving it would see it as a dummy, not as the global the seeds
@@ -233,36 +262,7 @@ pub fn resolve_reusing(
         }
         let mut r = roles(u, Some((&spec.independent, &spec.dependent)));
         if let Some(callee) = &spec.after {
-            // Inside another call, an independent is reached as the same
-            // global there: a dummy or a local of the root is not.
-            let not_global = r
-                .independents
-                .ids::<dfort_ir::SymbolId>()
-                .find(|s| crate::dep::global_key(program, u, *s).is_none());
-            match after_chain(program, u, callee) {
-                Ok(chain) if chain.len() > 1 && not_global.is_some() => {
-                    let name = &u.symbol(not_global.expect("checked")).name;
-                    out.problems.push(RootProblem::BadAfter {
-                        root: u.name.clone(),
-                        callee: callee.clone(),
-                        why: format!(
-                            "calls `{callee}` inside another call, where its independent `{name}`, not a COMMON or module variable, cannot be followed (take it after a call of the root itself)"
-                        ),
-                    });
-                    continue;
-                }
-                Ok(chain) if passes_independent(program, u, &r.independents, &chain).is_some() => {
-                    let (unit, name) =
-                        passes_independent(program, u, &r.independents, &chain).expect("checked");
-                    out.problems.push(RootProblem::BadAfter {
-                        root: u.name.clone(),
-                        callee: callee.clone(),
-                        why: format!(
-                            "reaches `{callee}` through a call in `{unit}` that passes the independent `{name}` as an argument, which the units on the way cannot follow (they follow the independents as globals)"
-                        ),
-                    });
-                    continue;
-                }
+            match seeded_chain(program, u, &r.independents, callee) {
                 Ok(chain) => r.after = chain,
                 Err(why) => {
                     out.problems.push(RootProblem::BadAfter {
