@@ -158,6 +158,37 @@ fn store_all_lists_every_overwritten_active_value() {
     assert!(without >= 5, "store-all recorded only {without}");
 }
 
+/// A COMMON field stepped one level of one tile per call, as MITgcm steps
+/// its state: each call's checkpoint saves the part of the field the call
+/// (and what it calls) touches, from the element it starts at — the tile
+/// around `tile_step(bi)`, the level around `level_step(k, bi)` — never
+/// the whole field.
+#[test]
+fn checkpoints_save_the_part_of_a_common_field_a_call_touches() {
+    let ws = fixture("interproc/common_levels.f90");
+    let text = adjoint_named(
+        &ws.program,
+        "common_levels",
+        dfort_analysis::decisions::Recording::Inversion,
+        "",
+    )
+    .expect("written");
+    for expected in [
+        // Tile bi of both fields: the halo reads and writes columns 0 to
+        // nx + 1 of theta, the levels columns 1 to nx of flux.
+        "call dfort_push_region_r8_2(theta(0, 1, bi), 10, 1, 10, 1, 1, 4, 1, 40)",
+        "call dfort_push_region_r8_2(flux(0, 1, bi), 10, 2, 9, 1, 1, 4, 1, 40)",
+        // Level k of tile bi.
+        "call dfort_push_region_r8_1(theta(0, k, bi), 1, 10, 1, 10)",
+        "call dfort_push_region_r8_1(flux(0, k, bi), 2, 9, 1, 10)",
+    ] {
+        assert!(text.contains(expected), "no `{expected}` in\n{text}");
+    }
+    for whole in ["call dfort_push(theta)", "call dfort_push(flux)"] {
+        assert!(!text.contains(whole), "`{whole}` in\n{text}");
+    }
+}
+
 mod dep {
     use crate::support::*;
     use dfort_analysis::dep::{summarize_all, Iface, Summary};

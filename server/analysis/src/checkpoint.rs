@@ -349,6 +349,8 @@ pub struct Callees<'a> {
     /// What each unit's adjoint reads of the values it is called with
     /// (`None`: everything, or not analysed).
     pub entry_needs: &'a IdVec<UnitId, Option<&'a BitSet>>,
+    /// The regions of globals found so far by this run.
+    pub global_regions: &'a crate::regions::GlobalRegions,
 }
 
 impl Callees<'_> {
@@ -517,15 +519,32 @@ pub fn of_call(
                 let Some(key) = global_key(program, orig, s) else {
                     continue;
                 };
-                let whole = |why| Saved::plain(s, true, var_ref(s, unit.symbol(s).span), why);
-                if fx.written_globals.contains(&key) {
-                    written.push(whole(Why::AroundCall));
-                }
                 // The callee's own symbol for the global, if it has one.
                 let theirs = (0..cu.symbols.len() as u32)
                     .map(SymbolId)
                     .find(|cs| global_key(program, cu, *cs).as_ref() == Some(&key));
-                if fx.read_globals.contains(&key) && callees.reads(c, theirs) {
+                let writes = fx.written_globals.contains(&key);
+                let reads = fx.read_globals.contains(&key) && callees.reads(c, theirs);
+                // Only what is saved is narrowed to the part the call
+                // touches: a region is not cheap to find.
+                let saved = (writes && in_req.contains_id(s))
+                    || (reads && routine && modifiable(caller, id, s));
+                let region = match saved {
+                    true => global_region(caller, callees, c, args, s, &key),
+                    false => None,
+                };
+                let whole = |why| match &region {
+                    Some((reference, r)) => {
+                        let mut saved = Saved::plain(s, false, reference.clone(), why);
+                        saved.region = Some(r.clone());
+                        saved
+                    }
+                    None => Saved::plain(s, true, var_ref(s, unit.symbol(s).span), why),
+                };
+                if writes {
+                    written.push(whole(Why::AroundCall));
+                }
+                if reads {
                     read.push(whole(Why::Snapshot));
                 }
                 declared.insert(key);
@@ -922,26 +941,9 @@ fn region_item(
     if region.dims.is_empty() {
         return None;
     }
-    // The callee's formals as bounds over the caller's atoms.
-    let mut atoms: Vec<Expr> = Vec::new();
-    let mut by_formal: BTreeMap<u32, crate::regions::Bound> = BTreeMap::new();
-    for (j, a) in order.iter().enumerate() {
-        let (Some(a), Some(&formal)) = (a, cu.args.get(j)) else {
-            continue;
-        };
-        let fs = cu.symbol(formal);
-        if fs.ty.base == BaseType::Integer && fs.rank() == 0 {
-            by_formal.insert(
-                j as u32,
-                crate::regions::from_expr(unit, &a.value, &mut atoms),
-            );
-        }
-    }
     let span = value.span;
-    let conv = |b: &crate::regions::Bound| {
-        let mine = crate::regions::rebase(b, &|j| by_formal.get(&j).cloned())?;
-        crate::regions::to_expr(&mine, &|i| atoms.get(i as usize).cloned(), span)
-    };
+    let at = AtCall::new(unit, cu, &order);
+    let conv = |b: &crate::regions::Bound| at.expr(b, span);
     // The runtime holds regions of rank 3 at most: of a formal of higher
     // rank, the elements from the actual's first to the last it reaches.
     let flat = region.dims.len() > 3;
@@ -1004,6 +1006,139 @@ fn region_item(
         dims.push((one.clone(), cap.clone(), one));
     }
     Some(Ok(SavedRegion { extents, dims, cap }))
+}
+
+/// The part of the global array `s` of the caller (the global `key`)
+/// that the call to `c` with actuals `args` can touch, as the element it
+/// starts at and a region of rank 3 at most from it: the trailing
+/// dimensions the call touches at one subscript each (`k, bi, bj` of
+/// `gt(:, :, k, bi, bj)`) go into the element, the others into the region
+/// ([`crate::regions::of_global`]). `None`: the whole array is saved.
+fn global_region(
+    caller: &Caller,
+    callees: &Callees,
+    c: UnitId,
+    args: &[Arg],
+    s: SymbolId,
+    key: &GlobalKey,
+) -> Option<(Expr, SavedRegion)> {
+    use crate::regions::{add, sub, Bound, DimRegion};
+    let unit = caller.unit;
+    let sym = unit.symbol(s);
+    region_type(&sym.ty)?;
+    let shape = crate::regions::global_shape(unit, s)?;
+    let cu = caller.program.unit(c);
+    let order = in_formal_order(cu, args);
+    let known = crate::regions::known_args(&order, &|e| {
+        crate::regions::call_site_value(unit, caller.effects, e)
+    });
+    let region = crate::regions::of_global(
+        caller.program,
+        caller.effects,
+        callees.global_regions,
+        c,
+        key,
+        &shape,
+        &known,
+        0,
+    )
+    .ok()?;
+    let rank = shape.lower.len();
+    if region.dims.len() != rank {
+        return None;
+    }
+    let span = sym.span;
+    let at = AtCall::new(unit, cu, &order);
+    let conv = |b: &Bound| at.expr(b, span);
+    // The trailing dimensions touched at one subscript: `k:k`, or `k`
+    // clamped into the declared bounds (`max(k, 1):min(k, nr)`), which a
+    // conforming reference is in.
+    let point = |d: &DimRegion| -> Option<Bound> {
+        let DimRegion::Span(i) = d else {
+            return None;
+        };
+        if i.lo == i.hi {
+            return Some(i.lo.clone());
+        }
+        let (Bound::Max(lo), Bound::Min(hi)) = (&i.lo, &i.hi) else {
+            return None;
+        };
+        let variable = |v: &[Bound]| -> Option<Bound> {
+            let mut rest = v.iter().filter(|b| !matches!(b, Bound::Int(_)));
+            let x = rest.next()?.clone();
+            rest.next().is_none().then_some(x)
+        };
+        let x = variable(lo)?;
+        (variable(hi)? == x).then_some(x)
+    };
+    let fixed = region
+        .dims
+        .iter()
+        .rev()
+        .take_while(|d| point(d).is_some())
+        .count();
+    let m = (rank - fixed).max(1);
+    if m > 3 {
+        return None;
+    }
+    let mut subs = Vec::new();
+    for (k, d) in region.dims.iter().enumerate() {
+        let e = match k < m {
+            true => conv(&Bound::Int(shape.lower[k]))?,
+            false => conv(&point(d)?)?,
+        };
+        subs.push(Subscript::Index(e));
+    }
+    let mut dims = Vec::new();
+    for (k, d) in region.dims.iter().take(m).enumerate() {
+        let shift = |b: Bound| add(sub(b, Bound::Int(shape.lower[k])), Bound::Int(1));
+        let (a, b, st) = d.triplet();
+        dims.push((conv(&shift(a))?, conv(&shift(b))?, conv(&st)?));
+    }
+    let extent = |k: usize| shape.upper[k] - shape.lower[k] + 1;
+    let extents = (0..m - 1)
+        .map(|k| conv(&Bound::Int(extent(k))))
+        .collect::<Option<Vec<_>>>()?;
+    // Every element of the slab the region lies in is inside the array.
+    let cap = conv(&Bound::Int((0..m).map(extent).product()))?;
+    let reference = Expr {
+        kind: ExprKind::ArrayRef { array: s, subs },
+        span,
+    };
+    Some((reference, SavedRegion { extents, dims, cap }))
+}
+
+/// A callee's integer scalar formals as bounds over the caller's
+/// expressions at one call: a region's bounds in the caller's terms.
+struct AtCall {
+    atoms: Vec<Expr>,
+    by_formal: BTreeMap<u32, crate::regions::Bound>,
+}
+
+impl AtCall {
+    fn new(unit: &Unit, callee: &Unit, order: &[Option<&Arg>]) -> AtCall {
+        let mut atoms: Vec<Expr> = Vec::new();
+        let mut by_formal = BTreeMap::new();
+        for (j, a) in order.iter().enumerate() {
+            let (Some(a), Some(&formal)) = (a, callee.args.get(j)) else {
+                continue;
+            };
+            let fs = callee.symbol(formal);
+            if fs.ty.base == BaseType::Integer && fs.rank() == 0 {
+                by_formal.insert(
+                    j as u32,
+                    crate::regions::from_expr(unit, &a.value, &mut atoms),
+                );
+            }
+        }
+        AtCall { atoms, by_formal }
+    }
+
+    /// Bound `b` of the callee as an expression of the caller.
+    fn expr(&self, b: &crate::regions::Bound, span: Span) -> Option<Expr> {
+        let mine = crate::regions::rebase(b, &|j| self.by_formal.get(&j).cloned())?;
+        crate::regions::to_expr(&mine, &|i| self.atoms.get(i as usize).cloned(), span)
+    }
 }
 
 /// How many elements of `variable`, in storage order, there are from the

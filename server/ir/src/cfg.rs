@@ -4,12 +4,14 @@
 //! ENDBRANCH, EXIT. Built from the structured statement tree of the IR.
 //!
 //! Contract: for code made only of structured constructs (IF, DO, DO WHILE,
-//! SELECT CASE, with RETURN/STOP only as the last statement of the unit) the
+//! SELECT CASE, with RETURN only as the last statement of the unit; STOP
+//! anywhere, as a statement of its block, since a run that stops is never
+//! reversed) the
 //! graph satisfies Definition 1: LOOP has two predecessors (entry and the
 //! back edge from its ENDLOOP) and two successors (body, exit); ENDLOOP and
 //! BASICBLOCK have one predecessor and one successor; each BRANCH has a
 //! matching ENDBRANCH where its arms meet. Jumps (GO TO, computed GO TO,
-//! arithmetic IF, EXIT, CYCLE, an early RETURN or STOP) are still
+//! arithmetic IF, EXIT, CYCLE, an early RETURN) are still
 //! represented as edges, and `structured` is false with one `Jump` per
 //! offending statement saying why.
 
@@ -64,7 +66,7 @@ pub enum EdgeKind {
     /// ENDLOOP -> LOOP.
     Back,
     /// GO TO, computed GO TO target, arithmetic IF target, EXIT, CYCLE,
-    /// early RETURN/STOP.
+    /// early RETURN.
     Jump,
 }
 
@@ -92,7 +94,7 @@ pub struct Jump {
     pub stmt: StmtId,
     pub span: Span,
     /// "go to", "computed go to", "arithmetic if", "exit", "cycle", "return
-    /// before the end", "stop before the end", "... into a construct",
+    /// before the end", "... into a construct",
     /// "exit outside a loop", "cycle outside a loop", ...
     pub reason: String,
 }
@@ -577,19 +579,21 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            StmtKind::Return | StmtKind::Stop => {
-                let what = if matches!(stmt.kind, StmtKind::Return) {
-                    "return"
-                } else {
-                    "stop"
-                };
+            // A run that stops has no reverse sweep: the path through a
+            // STOP is never reversed, so the STOP is a statement of its
+            // block (the paths past it that the graph keeps are
+            // infeasible, which only makes the analyses conservative).
+            StmtKind::Stop => {
+                self.add_to_block(id, stmt);
+            }
+            StmtKind::Return => {
                 let from = self.end_block_with(id, stmt);
                 let last = self.constructs.is_empty() && unit.body.last() == Some(&id);
                 if last {
                     self.to_exit.push((from, EdgeKind::Seq));
                 } else {
                     self.to_exit.push((from, EdgeKind::Jump));
-                    self.jump(id, stmt, &format!("{what} before the end"));
+                    self.jump(id, stmt, "return before the end");
                 }
             }
         }
@@ -1565,13 +1569,23 @@ mod tests {
         assert_eq!(cfg.node(cfg.exit).preds.len(), 2);
         check_topological(&cfg);
 
-        // A STOP at the top level but not last.
+        // A STOP at the top level but not last, or inside an IF: a
+        // statement of its block (a run that stops is never reversed).
         let mut t = T::default();
         let s = t.stop();
         let a = t.a();
         let cfg = t.cfg(vec![s, a]);
-        assert_eq!(cfg.jumps[0].reason, "stop before the end");
-        assert!(cfg.node(at(&cfg, a)).preds.is_empty());
+        check_consistent(&cfg);
+        assert!(cfg.structured, "jumps: {:?}", cfg.jumps);
+        assert_eq!(at(&cfg, s), at(&cfg, a));
+        let mut t = T::default();
+        let s = t.stop();
+        let i = t.if_(vec![vec![s]], None);
+        let a = t.a();
+        let cfg = t.cfg(vec![i, a]);
+        check_consistent(&cfg);
+        assert!(cfg.structured, "jumps: {:?}", cfg.jumps);
+        check_topological(&cfg);
     }
 
     #[test]

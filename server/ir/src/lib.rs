@@ -16,6 +16,7 @@ pub mod link;
 pub mod lower;
 pub mod queries;
 pub mod runtime;
+pub mod schedule;
 pub mod types;
 
 pub use idx::{IdVec, Idx};

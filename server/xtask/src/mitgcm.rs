@@ -23,9 +23,17 @@
 //!    position's adjoint gradient, centred difference and `1 - fd/adj`
 //!    beside the reference's.
 //!
+//! With `--snapshots S` the time loop is checkpointed with a binomial
+//! schedule of S snapshots (a build of its own, [`checkpointed_mods`]), and
+//! the run prints the steps the schedule ran again beside the binomial
+//! formula's number; `--steps N` runs N time steps (a run directory of its
+//! own), comparing the adjoint with the centred differences only. The
+//! driver prints the bytes pushed to the tape and its peak.
+//!
 //! Exits 0 when every adjoint gradient equals TAF's to `--tolerance`
-//! (relative), 1 otherwise, 2 when it cannot run. Not part of the tests:
-//! it needs MITgcm's source and takes minutes.
+//! (relative) and a checkpointed run's schedule is the formula's, 1
+//! otherwise, 2 when it cannot run. Not part of the tests: it needs
+//! MITgcm's source and takes minutes.
 
 use crate::product;
 use clap::Args;
@@ -52,6 +60,18 @@ pub struct MitgcmArgs {
     /// Largest relative difference from TAF's adjoint gradient accepted.
     #[arg(long, default_value_t = 1e-8)]
     tolerance: f64,
+    /// Checkpoint the time loop with this many snapshots: the build
+    /// takes `the_main_loop.F` with `C$AD BINOMIAL-CKP nTimeSteps S 1`
+    /// before its `DO iloop` loop and TAF's own checkpointing levels
+    /// switched off (`#undef ALLOW_TAMC_CHECKPOINTING`, as MITgcm's
+    /// Tapenade route does), from a mods directory of its own.
+    #[arg(long, value_name = "S")]
+    snapshots: Option<u32>,
+    /// Run this many time steps instead of the experiment's (the
+    /// reference gradients are then not comparable: the adjoint is
+    /// compared with the centred differences).
+    #[arg(long, value_name = "N")]
+    steps: Option<u64>,
 }
 
 /// What an experiment's control is, as dfort's roles see it.
@@ -142,35 +162,51 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
     let tap = references(&dir.join("results/output_tap_adj.txt")).unwrap_or_default();
 
     // 1. The forward model, with MITgcm's own build.
-    let build = dir.join("build_dfort");
+    let variant = args.snapshots.map_or(String::new(), |s| format!("_ckp{s}"));
+    let build_name = format!("build_dfort{variant}");
+    let build = dir.join(&build_name);
     std::fs::create_dir_all(&build).map_err(|e| e.to_string())?;
+    let mods = match args.snapshots {
+        Some(s) => {
+            let mods = format!("code_dfort{variant}");
+            checkpointed_mods(&source, &dir, &dir.join(&mods), s)?;
+            format!("'../{mods} ../code_ad'")
+        }
+        None => "../code_ad".to_string(),
+    };
     if !build.join("mitgcmuv").is_file() {
         println!("building the forward model in {} ...", build.display());
         let start = Instant::now();
         sh(
             &build,
-            "../../../tools/genmake2 -rootdir ../../.. -mods ../code_ad \
-             -optfile ../../../tools/build_options/linux_amd64_gfortran",
+            &format!(
+                "../../../tools/genmake2 -rootdir ../../.. -mods {mods} \
+                 -optfile ../../../tools/build_options/linux_amd64_gfortran"
+            ),
             &build.join("genmake2.log"),
         )?;
         sh(&build, "make depend", &build.join("make_depend.log"))?;
-        sh(&build, "make", &build.join("make.log"))?;
+        sh(&build, "make -j2", &build.join("make.log"))?;
         println!("  built in {:.0} s", start.elapsed().as_secs_f64());
     }
 
     // 2. The run directory and the forward run.
-    let rundir = dir.join("run_dfort");
+    let steps = args.steps.map_or(String::new(), |n| format!("_{n}steps"));
+    let rundir = dir.join(format!("run_dfort{variant}{steps}"));
     if !rundir.is_dir() {
         std::fs::create_dir_all(&rundir).map_err(|e| e.to_string())?;
         sh(&rundir, "ln -s ../input_ad/* .", &rundir.join("link.log"))?;
         if rundir.join("prepare_run").exists() {
             sh(&rundir, "./prepare_run", &rundir.join("prepare_run.log"))?;
         }
+        if let Some(n) = args.steps {
+            with_steps(&rundir.join("data"), n)?;
+        }
     }
     let start = Instant::now();
     sh(
         &rundir,
-        "../build_dfort/mitgcmuv",
+        &format!("../{build_name}/mitgcmuv"),
         &rundir.join("forward.txt"),
     )?;
     let forward_time = start.elapsed().as_secs_f64();
@@ -234,8 +270,8 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
         &out,
         &format!(
             "cat dfort_grdchk.F | cpp -traditional -P {defines} -I.. | ../../../../tools/set64bitConst.sh > dfort_grdchk.f \
-             && gfortran {fflags} -ffixed-line-length-none -O1 -c dfort_grdchk.f \
              && gfortran -c -O1 dfort_stack.f90 \
+             && gfortran {fflags} -ffixed-line-length-none -O1 -c dfort_grdchk.f \
              && gfortran {fflags} -ffree-line-length-none {} -c the_main_loop_b.f90 \
              && gfortran -mcmodel=medium -o dfort_adm dfort_grdchk.o the_main_loop_b.o dfort_stack.o \
                 $(ls ../*.o | grep -v '/main\\.o$')",
@@ -251,7 +287,7 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
     let start = Instant::now();
     sh(
         &rundir,
-        "/usr/bin/time -v ../build_dfort/dfort_adjoint/dfort_adm",
+        &format!("/usr/bin/time -v ../{build_name}/dfort_adjoint/dfort_adm"),
         &rundir.join("dfort_grdchk.txt"),
     )?;
     let wall = start.elapsed().as_secs_f64();
@@ -272,6 +308,36 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
         "driver: {wall:.1} s wall ({adjoint_time} s in the_main_loop_b), peak {:.0} MB",
         peak_kb / 1024.0
     );
+    let stat = |label: &str| -> Vec<u64> {
+        report
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .map(|v| {
+                v.split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (pushed, tape_peak) = (
+        stat("dfort tape pushed (bytes):"),
+        stat("dfort tape peak (bytes):"),
+    );
+    let schedule = stat("dfort steps run again, reversed:");
+    println!(
+        "tape: {:.2} GB pushed, peak {:.0} MB",
+        pushed.first().copied().unwrap_or(0) as f64 / 1e9,
+        tape_peak.first().copied().unwrap_or(0) as f64 / 1e6
+    );
+    let mut schedule_ok = true;
+    if let (Some(s), [advanced, reversed]) = (args.snapshots, schedule.as_slice()) {
+        let n = *reversed;
+        let formula = dfort_ir::schedule::recomputed_steps(n, u64::from(s));
+        schedule_ok = *advanced == formula;
+        println!(
+            "binomial checkpointing with {s} snapshots: {n} steps reversed, {advanced} run again (formula t({n}, {s}) = {formula})"
+        );
+    }
 
     // The comparison.
     let ours: Vec<(f64, f64)> = report
@@ -295,6 +361,25 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
         ));
     }
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
+    if args.steps.is_some() {
+        // Another run length than the references': adjoint against the
+        // centred differences only.
+        println!(
+            "{:>2} {:>4} {:>4} {:>4}  {:>22} {:>22} {:>9}",
+            "#", "i", "j", "k", "dfort adjoint", "finite differences", "1-fd/adj"
+        );
+        for (n, (p, (adj, fd))) in taf.iter().zip(&ours).enumerate() {
+            println!(
+                "{:>2} {:>4} {:>4} {:>4}  {adj:>22.14e} {fd:>22.11e} {:>9.1e}",
+                n + 1,
+                p.i,
+                p.j,
+                p.k,
+                1.0 - fd / adj
+            );
+        }
+        return Ok(schedule_ok && ours.iter().all(|(a, f)| a.is_finite() && f.is_finite()));
+    }
     let within = taf
         .iter()
         .zip(&ours)
@@ -325,7 +410,70 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
         taf.len(),
         args.tolerance
     );
-    Ok(within == taf.len())
+    Ok(within == taf.len() && schedule_ok)
+}
+
+/// The mods directory of a checkpointed build: `the_main_loop.F` (the
+/// experiment's, else the model's) with `C$AD BINOMIAL-CKP nTimeSteps S 1`
+/// before its plain time loop, and the experiment's
+/// `AUTODIFF_OPTIONS.h` without TAF's checkpointing levels, which would
+/// replace that loop by TAF's nest of `ilev` loops.
+fn checkpointed_mods(source: &Path, dir: &Path, mods: &Path, snapshots: u32) -> Result<(), String> {
+    std::fs::create_dir_all(mods).map_err(|e| e.to_string())?;
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let options = read(&dir.join("code_ad/AUTODIFF_OPTIONS.h"))
+        .or_else(|_| read(&source.join("pkg/autodiff/AUTODIFF_OPTIONS.h")))?;
+    let options = options.replace(
+        "#define ALLOW_TAMC_CHECKPOINTING",
+        "#undef ALLOW_TAMC_CHECKPOINTING",
+    );
+    let main_loop = read(&dir.join("code_ad/the_main_loop.F"))
+        .or_else(|_| read(&source.join("model/src/the_main_loop.F")))?;
+    let mut out = String::new();
+    let mut marked = false;
+    for line in main_loop.lines() {
+        let code = line.to_ascii_lowercase().replace(' ', "");
+        if !marked && code == "doiloop=1,ntimesteps" {
+            let _ = writeln!(out, "C$AD BINOMIAL-CKP nTimeSteps {snapshots} 1");
+            marked = true;
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    if !marked {
+        return Err("the_main_loop.F has no `DO iloop = 1, nTimeSteps` loop to mark".into());
+    }
+    for (name, text) in [("AUTODIFF_OPTIONS.h", options), ("the_main_loop.F", out)] {
+        let path = mods.join(name);
+        if read(&path).ok().as_deref() != Some(text.as_str()) {
+            std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// The run's `data` (a link into `input_ad`) replaced by a copy whose run
+/// ends after `n` steps: its `endTime` and `nTimeSteps` lines give way to
+/// `nTimeSteps = n`.
+fn with_steps(data: &Path, n: u64) -> Result<(), String> {
+    let text = std::fs::read_to_string(data).map_err(|e| format!("{}: {e}", data.display()))?;
+    let mut out = String::new();
+    let mut done = false;
+    for line in text.lines() {
+        let key = line.trim_start().to_ascii_lowercase();
+        if key.starts_with("endtime") || key.starts_with("ntimesteps") {
+            if !done {
+                let _ = writeln!(out, " nTimeSteps = {n},");
+                done = true;
+            }
+            continue;
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    if !done {
+        return Err(format!("{}: no endTime or nTimeSteps line", data.display()));
+    }
+    std::fs::remove_file(data).map_err(|e| e.to_string())?;
+    std::fs::write(data, out).map_err(|e| e.to_string())
 }
 
 /// The gradient-check positions of a reference output: the `grad-res`
@@ -454,6 +602,10 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
     let _ = writeln!(d, "#include \"PACKAGES_CONFIG.h\"");
     let _ = writeln!(d, "#include \"CPP_OPTIONS.h\"");
     l(&mut d, "PROGRAM DFORT_GRDCHK");
+    l(
+        &mut d,
+        "USE dfort_stack, only: dfort_stack_stats, dfort_ckp_stats",
+    );
     l(&mut d, "IMPLICIT NONE");
     for h in ["SIZE.h", "EEPARAMS.h", "PARAMS.h"]
         .iter()
@@ -489,7 +641,7 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
     l(&mut d, &format!("DATA posk /{}/", list(&|p| p.k)));
     l(&mut d, &format!("DATA posbi /{}/", list(&|p| p.bi)));
     l(&mut d, &format!("DATA posbj /{}/", list(&|p| p.bj)));
-    l(&mut d, "INTEGER*8 c0, c1, crate");
+    l(&mut d, "INTEGER*8 c0, c1, crate, tbytes, tpeak, cadv, crev");
     l(&mut d, "CALL EEBOOT( dummyComm )");
     l(&mut d, "myThid = 1");
     l(&mut d, "CALL INITIALISE_FIXED( myThid )");
@@ -511,6 +663,20 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
     l(
         &mut d,
         "PRINT '(A,F10.3)', ' dfort adjoint run (s): ', DBLE(c1-c0)/DBLE(crate)",
+    );
+    l(&mut d, "CALL DFORT_STACK_STATS(tbytes, tpeak)");
+    l(&mut d, "CALL DFORT_CKP_STATS(cadv, crev)");
+    l(
+        &mut d,
+        "PRINT '(A,I16)', ' dfort tape pushed (bytes): ', tbytes",
+    );
+    l(
+        &mut d,
+        "PRINT '(A,I16)', ' dfort tape peak (bytes): ', tpeak",
+    );
+    l(
+        &mut d,
+        "PRINT '(A,2I10)', ' dfort steps run again, reversed: ', cadv, crev",
     );
     l(
         &mut d,

@@ -42,9 +42,11 @@ use std::collections::BTreeMap;
 
 mod bound;
 mod eval;
+mod globals;
 mod touches;
 
 pub use bound::*;
+pub use globals::{global_shape, of_global, GlobalRegions, GlobalShape};
 
 /// The values an integer expression can take.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,7 +150,7 @@ pub struct FormalRegion {
 /// What one reference can touch of a formal: a box in its subscripts, or
 /// a span of element offsets from its first element (a section passed on
 /// to a formal of another shape).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Piece {
     /// A box, and the largest element offset the reference reaches in it
     /// (its last corner may lie beyond: triangles, `j + jb` and
@@ -650,124 +652,159 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+        let pieces = self.pieces(&lower, &upper, &extents, |st, loops, decl, pieces| {
+            self.touches_in_stmt(st, f, loops, decl, pieces)
+        })?;
+        Ok(assemble(pieces, lower, upper, extents))
+    }
+
+    /// What `touches` finds in each statement of the unit (with its
+    /// loops, of an array declared with `lower`, `upper` and `extents`).
+    fn pieces(
+        &self,
+        lower: &[Bound],
+        upper: &[Option<Bound>],
+        extents: &[Bound],
+        mut touches: impl FnMut(&Stmt, &[Loop], &Declared, &mut Vec<Piece>) -> Result<(), Why>,
+    ) -> Result<Vec<Piece>, Why> {
         let decl = Declared {
-            lower: &lower,
-            upper: &upper,
-            extents: &extents,
+            lower,
+            upper,
+            extents,
         };
         let mut pieces: Vec<Piece> = Vec::new();
         for (id, loops) in &self.placed {
-            let st = self.unit.stmt(*id);
             self.site.set(Some(*id));
-            self.touches_in_stmt(st, f, loops, &decl, &mut pieces)?;
+            touches(self.unit.stmt(*id), loops, &decl, &mut pieces)?;
         }
-        // Boxes are clamped into the declared bounds (the last dimension
-        // of an assumed-size array has no upper one).
-        let clamp = |dims: Vec<DimRegion>| -> Vec<DimRegion> {
-            dims.into_iter()
-                .enumerate()
-                .map(|(k, d)| match d {
-                    DimRegion::Span(i) => {
-                        let lo = max(vec![i.lo, lower[k].clone()]);
-                        let hi = match &upper[k] {
-                            Some(u) => min(vec![i.hi, u.clone()]),
-                            None => i.hi,
-                        };
-                        DimRegion::Span(Interval { lo, hi })
-                    }
-                    p => p,
-                })
-                .collect()
-        };
-        let pieces: Vec<Piece> = pieces
-            .into_iter()
-            .map(|p| match p {
-                Piece::Rect(d, cap) => Piece::Rect(clamp(d), cap),
+        Ok(pieces)
+    }
+}
+
+/// The region the references `pieces` touch of an array with declared
+/// lower bounds `lower`, upper bounds `upper` and leading extents
+/// `extents`: their box when every piece is one, else the span of element
+/// offsets they reach.
+fn assemble(
+    pieces: Vec<Piece>,
+    lower: Vec<Bound>,
+    upper: Vec<Option<Bound>>,
+    extents: Vec<Bound>,
+) -> FormalRegion {
+    // The same reference made many times is one piece.
+    let mut unique: Vec<Piece> = Vec::new();
+    for p in pieces {
+        if !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    let pieces = unique;
+    // Boxes are clamped into the declared bounds (the last dimension
+    // of an assumed-size array has no upper one).
+    let clamp = |dims: Vec<DimRegion>| -> Vec<DimRegion> {
+        dims.into_iter()
+            .enumerate()
+            .map(|(k, d)| match d {
+                DimRegion::Span(i) => {
+                    let lo = max(vec![i.lo, lower[k].clone()]);
+                    let hi = match &upper[k] {
+                        Some(u) => min(vec![i.hi, u.clone()]),
+                        None => i.hi,
+                    };
+                    DimRegion::Span(Interval { lo, hi })
+                }
                 p => p,
             })
-            .collect();
-        // The largest offset any reference reaches, within the array when
-        // its size is known.
-        let total = upper
-            .iter()
-            .cloned()
-            .collect::<Option<Vec<Bound>>>()
-            .map(|all| {
-                let last: Vec<DimRegion> = all
-                    .into_iter()
-                    .map(|u| DimRegion::Span(Interval::point(u)))
-                    .collect();
-                offsets(&last, &lower, &extents).hi
-            });
-        let caps: Vec<Bound> = pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Rect(_, c) => c.clone(),
-                Piece::Linear(i) => i.hi.clone(),
-            })
-            .collect();
-        let mut cap = match caps.is_empty() {
-            true => Bound::Int(-1),
-            false => max(caps),
-        };
-        if let Some(t) = &total {
-            cap = min(vec![cap, t.clone()]);
-        }
-        if pieces.iter().all(|p| matches!(p, Piece::Rect(..))) {
-            let mut region: Option<Vec<DimRegion>> = None;
-            for p in pieces {
-                let Piece::Rect(r, _) = p else { continue };
-                region = Some(match region {
-                    None => r,
-                    Some(prev) => prev.into_iter().zip(r).map(|(a, b)| a.union(b)).collect(),
-                });
-            }
-            let dims = match region {
-                Some(dims) => dims,
-                // Never referenced: nothing to save.
-                None => lower
-                    .iter()
-                    .map(|l| {
-                        DimRegion::Span(Interval {
-                            lo: l.clone(),
-                            hi: sub(l.clone(), Bound::Int(1)),
-                        })
-                    })
-                    .collect(),
-            };
-            return Ok(FormalRegion {
-                dims,
-                extents,
-                lower,
-                cap,
-            });
-        }
-        // Otherwise the span of element offsets they reach, seen as a
-        // vector from the first element.
-        let mut span: Option<Interval> = None;
-        for p in pieces {
-            let i = match p {
-                Piece::Rect(d, _) => offsets(&d, &lower, &extents),
-                Piece::Linear(i) => i,
-            };
-            span = Some(match span {
-                None => i,
-                Some(s) => s.hull(i),
-            });
-        }
-        let span = span.unwrap_or(Interval {
-            lo: Bound::Int(0),
-            hi: Bound::Int(-1),
-        });
-        Ok(FormalRegion {
-            dims: vec![DimRegion::Span(Interval {
-                lo: add(max(vec![span.lo, Bound::Int(0)]), Bound::Int(1)),
-                hi: add(cap.clone(), Bound::Int(1)),
-            })],
-            extents: Vec::new(),
-            lower: vec![Bound::Int(1)],
-            cap,
+            .collect()
+    };
+    let pieces: Vec<Piece> = pieces
+        .into_iter()
+        .map(|p| match p {
+            Piece::Rect(d, cap) => Piece::Rect(clamp(d), cap),
+            p => p,
         })
+        .collect();
+    // The largest offset any reference reaches, within the array when
+    // its size is known.
+    let total = upper
+        .iter()
+        .cloned()
+        .collect::<Option<Vec<Bound>>>()
+        .map(|all| {
+            let last: Vec<DimRegion> = all
+                .into_iter()
+                .map(|u| DimRegion::Span(Interval::point(u)))
+                .collect();
+            offsets(&last, &lower, &extents).hi
+        });
+    let caps: Vec<Bound> = pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Rect(_, c) => c.clone(),
+            Piece::Linear(i) => i.hi.clone(),
+        })
+        .collect();
+    let mut cap = match caps.is_empty() {
+        true => Bound::Int(-1),
+        false => max(caps),
+    };
+    if let Some(t) = &total {
+        cap = min(vec![cap, t.clone()]);
+    }
+    if pieces.iter().all(|p| matches!(p, Piece::Rect(..))) {
+        let mut region: Option<Vec<DimRegion>> = None;
+        for p in pieces {
+            let Piece::Rect(r, _) = p else { continue };
+            region = Some(match region {
+                None => r,
+                Some(prev) => prev.into_iter().zip(r).map(|(a, b)| a.union(b)).collect(),
+            });
+        }
+        let dims = match region {
+            Some(dims) => dims,
+            // Never referenced: nothing to save.
+            None => lower
+                .iter()
+                .map(|l| {
+                    DimRegion::Span(Interval {
+                        lo: l.clone(),
+                        hi: sub(l.clone(), Bound::Int(1)),
+                    })
+                })
+                .collect(),
+        };
+        return FormalRegion {
+            dims,
+            extents,
+            lower,
+            cap,
+        };
+    }
+    // Otherwise the span of element offsets they reach, seen as a
+    // vector from the first element.
+    let mut span: Option<Interval> = None;
+    for p in pieces {
+        let i = match p {
+            Piece::Rect(d, _) => offsets(&d, &lower, &extents),
+            Piece::Linear(i) => i,
+        };
+        span = Some(match span {
+            None => i,
+            Some(s) => s.hull(i),
+        });
+    }
+    let span = span.unwrap_or(Interval {
+        lo: Bound::Int(0),
+        hi: Bound::Int(-1),
+    });
+    FormalRegion {
+        dims: vec![DimRegion::Span(Interval {
+            lo: add(max(vec![span.lo, Bound::Int(0)]), Bound::Int(1)),
+            hi: add(cap.clone(), Bound::Int(1)),
+        })],
+        extents: Vec::new(),
+        lower: vec![Bound::Int(1)],
+        cap,
     }
 }
 

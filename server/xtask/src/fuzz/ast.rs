@@ -189,6 +189,9 @@ pub enum Stmt {
     Goto(u32),
     /// `return` (an early return from a procedure).
     Return,
+    /// `stop` (an argument check that ends the run; the fuzzer's
+    /// conditions never hold, so the run goes on and has a derivative).
+    Stop,
     /// `go to (l1, l2, …) e`
     ComputedGoto(Vec<u32>, Expr),
     /// `if (e) lneg, lzero, lpos`
@@ -866,6 +869,7 @@ impl Printer {
             )),
             Stmt::Goto(l) => self.line(&format!("go to {l}")),
             Stmt::Return => self.line("return"),
+            Stmt::Stop => self.line("stop"),
             Stmt::ComputedGoto(ls, e) => {
                 let ls: Vec<String> = ls.iter().map(u32::to_string).collect();
                 self.line(&format!("go to ({}) {}", ls.join(", "), e.print()));

@@ -87,10 +87,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: EXIT"),
     drawn("statement: CYCLE"),
     drawn("statement: RETURN"),
-    Entry {
-        name: "statement: STOP",
-        excluded: Some("a run that stops has no derivative to check; dfort keeps STOP in the forward sweep"),
-    },
+    drawn("statement: STOP"),
     drawn("statement: CONTINUE"),
     drawn("statement: READ"),
     drawn("statement: READ with END= or ERR="),

@@ -1132,6 +1132,14 @@ impl<'r> Generator<'r> {
             };
             body.insert(at, guard);
         }
+        // An argument check that stops the run (`if (n < 0) stop`, never
+        // true here): the routine stays structured, a run that stops has
+        // no reverse sweep.
+        if self.chance(0.1) {
+            let at = self.rng.random_range(prologue..=body.len());
+            let cond = Expr::bin("<", Expr::var("n"), Expr::int(0));
+            body.insert(at, Stmt::IfOne(cond, Box::new(Stmt::Stop)));
+        }
         if recursive {
             // It calls itself on its own arguments, one level less deep,
             // between statements of its body.
