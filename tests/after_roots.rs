@@ -8,6 +8,7 @@
 //! `dfort verify`, whose driver perturbs on entry only, says it cannot
 //! check such a root; an `after` naming no suitable call is refused.
 
+use crate::support::build_and_run_program;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -133,25 +134,13 @@ fn dfort(dir: &Path, args: &[&str]) -> (bool, String) {
 /// `out/driver.f90` with gfortran, runs it and returns the numbers it
 /// printed.
 fn build_and_run(dir: &Path, derivatives: &[&str]) -> Vec<f64> {
-    let built = Command::new("gfortran")
+    let mut build = Command::new("gfortran");
+    build
         .current_dir(dir.join("out"))
         .args(["-O1", "-fcheck=bounds", "dfort_stack.f90", "../model.f"])
         .args(derivatives)
-        .args(["driver.f90", "-o", "run"])
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "gfortran: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let ran = Command::new(dir.join("out/run")).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    String::from_utf8_lossy(&ran.stdout)
+        .args(["driver.f90", "-o", "run"]);
+    build_and_run_program(&mut build, &dir.join("out/run"))
         .split_whitespace()
         .map(|t| t.parse().unwrap())
         .collect()

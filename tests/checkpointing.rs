@@ -7,6 +7,7 @@
 //! derivatives themselves are also checked by `dfort verify` through
 //! tests/kernels.toml (`heat_ckp`, `ocean_main`).
 
+use crate::support::build_and_run_program;
 use dfort_analysis::binomial::recomputed_steps;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -56,7 +57,8 @@ fn run(dir: &Path, name: &str, source: &str, root: &str, driver: &str, include: 
     let drv = out_dir.join("driver.f90");
     std::fs::write(&drv, driver).unwrap();
     let exe = out_dir.join("run");
-    let built = Command::new("gfortran")
+    let mut build = Command::new("gfortran");
+    build
         .args(["-O1", "-fcheck=bounds", "-J"])
         .arg(&out_dir)
         .arg("-I")
@@ -66,21 +68,8 @@ fn run(dir: &Path, name: &str, source: &str, root: &str, driver: &str, include: 
         .arg(out_dir.join(format!("{stem}_b.f90")))
         .arg(&drv)
         .arg("-o")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "gfortran: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let ran = Command::new(&exe).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    let text = String::from_utf8_lossy(&ran.stdout).to_string();
+        .arg(&exe);
+    let text = build_and_run_program(&mut build, &exe);
     let nums: Vec<f64> = text
         .split_whitespace()
         .map(|t| {
@@ -243,27 +232,15 @@ fn the_runtime_schedule_is_the_binomial_one() {
 end program schedule
 ";
     std::fs::write(dir.join("schedule.f90"), driver).unwrap();
-    let built = Command::new("gfortran")
+    let mut build = Command::new("gfortran");
+    build
         .args(["-fcheck=all", "-J"])
         .arg(&dir)
         .arg(dir.join("dfort_stack.f90"))
         .arg(dir.join("schedule.f90"))
         .arg("-o")
-        .arg(dir.join("schedule"))
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let ran = Command::new(dir.join("schedule")).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    let text = String::from_utf8_lossy(&ran.stdout).to_string();
+        .arg(dir.join("schedule"));
+    let text = build_and_run_program(&mut build, &dir.join("schedule"));
     let mut rows = 0;
     for line in text.lines() {
         let v: Vec<u64> = line

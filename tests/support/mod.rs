@@ -272,3 +272,24 @@ pub fn adjoint_named(
     let (facts, root) = root_request(program, name, None, recording);
     dfort_codegen::adjoint::adjoint_of(&facts, root, header).map(|(text, _)| text)
 }
+
+/// Runs the gfortran command `build`, then the program `exe` it builds;
+/// fails the test with their standard error when either fails, and
+/// returns what the program printed.
+pub fn build_and_run_program(build: &mut std::process::Command, exe: &Path) -> String {
+    let built = build.output().expect("run gfortran");
+    assert!(
+        built.status.success(),
+        "gfortran: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = std::process::Command::new(exe)
+        .output()
+        .expect("run the program");
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    String::from_utf8_lossy(&ran.stdout).into_owned()
+}
