@@ -361,6 +361,36 @@ fn entry_points_read_and_their_callers_are_refused_with_the_line() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A loop left on a test of a varied value (an iterative solver) is
+/// differentiated iteration by iteration, and `check --root` says so where
+/// the test is: EXIT, DO WHILE and GO TO out of the loop; a test on the
+/// counter is not one.
+#[test]
+fn loops_left_on_a_varied_test_are_warned_about() {
+    let file = "tests/fixtures/free/convergence.f90";
+    let (code, out, err) = dfort(&["check", file, "--root", "solve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.ends_with("[convergence-test]"))
+        .map(|l| l.split(": warning").next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "tests/fixtures/free/convergence.f90:14:8",
+            "tests/fixtures/free/convergence.f90:17:12",
+            "tests/fixtures/free/convergence.f90:23:8",
+        ],
+        "{out}"
+    );
+    assert!(out.contains("a test of `r`"), "{out}");
+    // Without a root nothing is active: no warning.
+    let (code, out, _) = dfort(&["check", file]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("convergence-test"), "{out}");
+}
+
 #[test]
 fn verify_reports_both_relative_errors_and_asks_for_missing_sizes() {
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {

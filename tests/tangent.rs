@@ -186,7 +186,9 @@ fn what_the_analyses_do_not_model_is_refused_not_differentiated() {
     );
     assert!(!lines.is_empty());
     // A function reaching a module variable the root changes is followed
-    // in an assignment (kernel gauss_weight), refused in a condition.
+    // in an assignment (kernel gauss_weight), and read in an IF condition
+    // (which carries no derivative and is not evaluated again: kernel
+    // cond_fun).
     let ws = fixture("free/recursion.f90");
     let u = unit(&ws, "gauss_weight");
     assert!(adjoint_named(
@@ -202,7 +204,7 @@ fn what_the_analyses_do_not_model_is_refused_not_differentiated() {
         "  w = alpha\n  if (adapt_quad(0.0_wp, xmax, 1.0e-8_wp, 20) > 0.5_wp) w = 2.0_wp*w",
     );
     let (adjoint, _) = refusal_codes(&in_condition, "gauss_weight");
-    assert!(adjoint.contains(&"global-through-function"), "{adjoint:?}");
+    assert!(adjoint.is_empty(), "{adjoint:?}");
     // An elemental function applied to a section whose bounds the
     // routine changes afterwards: its derivative's result could not be
     // allocated again in the reverse sweep, so both refuse it (the
@@ -423,6 +425,34 @@ end subroutine shrink
     assert_eq!(adjoint, ["bounds-change-inside"]);
     assert!(tangent.is_empty(), "{tangent:?}");
 
+    // A character variable's length is not its value: writing the
+    // characters of `line` leaves `len(line)` as it is (MITgcm's
+    // `DO l = 1, LEN(ccLine)`), unless the length is deferred.
+    let lengths = "subroutine dashes(a, x)
+  real(8), intent(inout) :: a(100), x
+  character(len=20) :: line
+  integer :: l
+  do l = 1, len(line)
+    line(l:l) = '-'
+    a(l) = a(l)*x
+  end do
+end subroutine dashes
+subroutine grows(a, x)
+  real(8), intent(inout) :: a(100), x
+  character(len=:), allocatable :: line
+  integer :: l
+  line = '-'
+  do l = 1, len(line)
+    if (l < 50) line = line // '-'
+    a(l) = a(l)*x
+  end do
+end subroutine grows
+";
+    let (adjoint, _) = refusal_codes(lengths, "dashes");
+    assert!(adjoint.is_empty(), "{adjoint:?}");
+    let (adjoint, _) = refusal_codes(lengths, "grows");
+    assert_eq!(adjoint, ["bounds-change-inside"]);
+
     // Calls change a bound through what their callees write, INTENT or
     // not: `n` passed to a callee without INTENT that only reads it, or
     // a COMMON bound a callee changes.
@@ -541,6 +571,19 @@ fn globals_read_by_functions_are_followed_in_assignments_and_refused_elsewhere()
             "end subroutine gr\nsubroutine set(v, w)\n  real(8), intent(in) :: v\n  real(8), intent(out) :: w\n  w = v\nend subroutine set",
         );
     let (adjoint, tangent) = refusal_codes(&elsewhere, "gr");
+    assert_eq!(adjoint, ["global-through-function"]);
+    assert_eq!(tangent, ["global-through-function"]);
+    // In an IF condition a function may read what the root changes (the
+    // arm taken is pushed; kernel `cond_fun`, checked numerically), but
+    // not write it.
+    let src = std::fs::read_to_string(fixtures().join("kernels/function_in_condition.f90"))
+        .expect("fixture");
+    assert_eq!(refusal_codes(&src, "cond_fun"), (vec![], vec![]));
+    let writes = src.replace(
+        "  above = g(i) > 0.5d0",
+        "  above = g(i) > 0.5d0\n  g(i) = 0.5d0*g(i)",
+    );
+    let (adjoint, tangent) = refusal_codes(&writes, "cond_fun");
     assert_eq!(adjoint, ["global-through-function"]);
     assert_eq!(tangent, ["global-through-function"]);
 }

@@ -502,7 +502,12 @@ pub fn write_originals(
             _ => ext,
         };
         let name = format!("src{i}.{ext}");
-        scratch.write(&name, text)?;
+        // gfortran reads a `.f90` name as free form, where `0. D 0` (from
+        // MITgcm's `_d` macro) is joined as dfort read it.
+        let joined = (ext != "f")
+            .then(|| dfort_syntax::free_form::join_real_literals(text))
+            .flatten();
+        scratch.write(&name, joined.as_deref().unwrap_or(text))?;
         names.push(name);
     }
     Ok(names)

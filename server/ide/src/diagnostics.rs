@@ -13,7 +13,10 @@
 //!   reverse sweep cannot recover by inversion or recomputation — a
 //!   non-invertible operation (integer division, `max`, …) or an
 //!   assignment the loop's plan cannot follow (in a branch, a nested loop,
-//!   a call) — so the adjoint stores it each iteration.
+//!   a call) — so the adjoint stores it each iteration;
+//! * `convergence-test`: a loop whose body makes active values and which
+//!   is left on a test of a varied value (an iterative solver): its
+//!   iterations are differentiated, and their derivative lags their value.
 //!
 //! Every code is a rule of the registry (`dfort_syntax::rules`).
 //!
@@ -25,7 +28,7 @@ use crate::render;
 use dfort_analysis::address_report::Choice;
 use dfort_ir::{Expr, ExprKind, StmtKind, SymbolId, Unit};
 use dfort_syntax::rules::{
-    ADDRESS_STORED, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE, PREPROCESSOR_ERROR,
+    ADDRESS_STORED, CONVERGENCE_TEST, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE, PREPROCESSOR_ERROR,
     PREPROCESSOR_WARNING, SYNTAX_ERROR, UNSUPPORTED,
 };
 use dfort_syntax::{Code, Rule, Severity, TextRange};
@@ -162,6 +165,7 @@ pub fn differentiability(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
     let mut out = Vec::new();
     for unit in snap.units_of(path) {
         non_differentiable(snap, unit, &mut out);
+        convergence_tests(snap, unit, &mut out);
         calls_without_source(snap, unit, &mut out);
         address_stored(snap, unit, &mut out);
     }
@@ -341,6 +345,100 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
             }
         });
     }
+}
+
+/// Loops left on a test of a varied value whose bodies write active
+/// values: the test of a DO WHILE, or an IF whose arm leaves the loop
+/// (EXIT, or GO TO a label outside it). Nested loops are judged each on
+/// its own; an EXIT leaves the innermost loop.
+fn convergence_tests(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
+    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
+        return;
+    };
+    // The first varied variable `e` reads before statement `at`.
+    let varied_in = |e: &Expr, at: dfort_ir::StmtId| {
+        let mut found = None;
+        e.walk(&mut |x| {
+            if let ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. } = &x.kind {
+                if found.is_none() && act.varied_before.get(at).is_some_and(|b| b.contains_id(*v)) {
+                    found = Some(*v);
+                }
+            }
+        });
+        found
+    };
+    for st in &unit.stmts {
+        let StmtKind::Do { control, body, .. } = &st.kind else {
+            continue;
+        };
+        let inside = nested_stmts(unit, body);
+        let makes_active = inside.iter().any(|&id| {
+            matches!(&unit.stmt(id).kind, StmtKind::Assign { lhs, .. }
+                if written(lhs).is_some_and(|t| act.active_after(id, t)))
+        });
+        if !makes_active {
+            continue;
+        }
+        let labels: Vec<u32> = inside
+            .iter()
+            .filter_map(|&id| unit.stmt(id).label)
+            .collect();
+        let mut tests: Vec<(&Expr, dfort_ir::StmtId)> = Vec::new();
+        if let dfort_ir::DoControl::While(cond) = control {
+            tests.push((cond, st.id));
+        }
+        for &id in &inside {
+            let StmtKind::If { arms, .. } = &unit.stmt(id).kind else {
+                continue;
+            };
+            for arm in arms {
+                let leaves = arm.body.iter().any(|&b| match &unit.stmt(b).kind {
+                    StmtKind::Exit { .. } => innermost_loop(unit, body, b),
+                    StmtKind::Goto { target } => !labels.contains(target),
+                    _ => false,
+                });
+                if leaves {
+                    tests.push((&arm.cond, id));
+                }
+            }
+        }
+        for (cond, at) in tests {
+            if let Some(v) = varied_in(cond, at) {
+                let msg = format!(
+                    "this loop stops on a test of `{}`, which depends on the independents: the adjoint differentiates the iterations the run made, whose derivative converges more slowly than their value; the gradient can differ from the converged solution's by more than the loop's tolerance (tighten it if the gradient must match)",
+                    unit.symbol(v).name
+                );
+                push_rule(snap, out, cond.span, &CONVERGENCE_TEST, &msg);
+            }
+        }
+    }
+}
+
+/// The statements nested in `body` (at any depth), in order.
+fn nested_stmts(unit: &Unit, body: &[dfort_ir::StmtId]) -> Vec<dfort_ir::StmtId> {
+    let mut out = Vec::new();
+    for &id in body {
+        out.push(id);
+        for b in unit.stmt(id).kind.blocks() {
+            out.extend(nested_stmts(unit, b));
+        }
+    }
+    out
+}
+
+/// Whether statement `exit` in `body` belongs to the loop of `body`, not
+/// to a loop nested in it.
+fn innermost_loop(unit: &Unit, body: &[dfort_ir::StmtId], exit: dfort_ir::StmtId) -> bool {
+    body.iter().any(|&id| {
+        id == exit
+            || (!matches!(unit.stmt(id).kind, StmtKind::Do { .. })
+                && unit
+                    .stmt(id)
+                    .kind
+                    .blocks()
+                    .iter()
+                    .any(|b| innermost_loop(unit, b, exit)))
+    })
 }
 
 /// Calls that pass an active value to a procedure without a derivative

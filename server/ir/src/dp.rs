@@ -80,24 +80,27 @@ pub fn vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
 }
 
 /// The variables of a counted DO loop's bounds and step whose values
-/// they read: not those whose shape only they ask (`size(c%corner)`, of
-/// an array that is not allocatable or a pointer), which writes to the
-/// array do not change.
+/// they read: not those whose shape or length only they ask
+/// (`size(c%corner)`, `len(line)`, of a variable that is not allocatable
+/// or a pointer), which writes to the variable do not change.
 pub fn bound_vars(unit: &Unit, start: &Expr, end: &Expr, step: Option<&Expr>, out: &mut BitSet) {
     for e in [Some(start), Some(end), step].into_iter().flatten() {
         value_vars(unit, e, out);
     }
 }
 
-/// The variables whose values `e` reads: not those whose shape only it
-/// asks (`size(a)`, `lbound(a, 1)` of an array that is not allocatable or
-/// a pointer).
+/// The variables whose values `e` reads: not those whose shape or length
+/// only it asks (`size(a)`, `lbound(a, 1)`, `len(s)` of a variable that is
+/// not allocatable or a pointer).
 pub fn value_vars(unit: &Unit, e: &Expr, out: &mut BitSet) {
     read(unit, e, out);
     fn read(unit: &Unit, e: &Expr, out: &mut BitSet) {
         match &e.kind {
             ExprKind::Intrinsic { name, args }
-                if matches!(name.as_str(), "size" | "lbound" | "ubound" | "shape") =>
+                if matches!(
+                    name.as_str(),
+                    "size" | "lbound" | "ubound" | "shape" | "len"
+                ) =>
             {
                 for (i, a) in args.iter().enumerate() {
                     let fixed = target(&a.value).is_some_and(|(s, _)| {

@@ -557,6 +557,18 @@ fn ends_dotted(before: &[u8]) -> bool {
 /// `None` when there are none. A mantissa without a decimal point counts
 /// only where an operand starts (`CHARACTER*8 E1` stays).
 pub fn squeeze_blanks(code: &str) -> Option<String> {
+    squeeze(code, true)
+}
+
+/// [`squeeze_blanks`] for the real literals only (`2.0 D 0`), the dotted
+/// operators left as written: what free-form text gets, where blanks are
+/// significant and only a preprocessing pipe (MITgcm's `set64bitConst.sh`
+/// after its `_d` macro) would have joined the literal.
+pub fn squeeze_real_literals(code: &str) -> Option<String> {
+    squeeze(code, false)
+}
+
+fn squeeze(code: &str, operators: bool) -> Option<String> {
     let b = code.as_bytes();
     let mut out: Option<Vec<u8>> = None;
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
@@ -643,7 +655,7 @@ pub fn squeeze_blanks(code: &str) -> Option<String> {
             continue;
         }
         // A dotted operator with blanks inside.
-        if c == b'.' {
+        if operators && c == b'.' {
             let s = skip_blanks(i + 1);
             let mut k = s;
             while k < b.len() && b[k].is_ascii_alphabetic() {

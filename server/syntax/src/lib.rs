@@ -13,6 +13,7 @@ pub mod diagnostic;
 pub mod fixed_form;
 mod fixed_form_words;
 pub mod flat;
+pub mod free_form;
 pub mod line_index;
 pub mod parse;
 pub mod queries;

@@ -8,6 +8,7 @@ use crate::chunks::{split_units, ChunkSpan};
 use crate::dangling::{dangling_statements, Dangling};
 use crate::diagnostic::{Diagnostic, TextRange};
 use crate::fixed_form::{normalize_fixed, OffsetMap};
+use crate::free_form::join_real_literals;
 use crate::rules::{Rule, SYNTAX_ERROR, UNCLOSED_CONSTRUCT, UNSUPPORTED};
 use crate::source_form::SourceForm;
 use std::path::PathBuf;
@@ -106,7 +107,12 @@ impl FortranParser {
     ) -> ParsedFile {
         let mut diagnostics = Vec::new();
         let (normalized, map) = match form {
-            SourceForm::Free => (blank_declarator_lengths(&text), OffsetMap::identity()),
+            SourceForm::Free => {
+                let joined = join_real_literals(&text);
+                let source = joined.as_deref().unwrap_or(&text);
+                let blanked = blank_declarator_lengths(source).or(joined);
+                (blanked, OffsetMap::identity())
+            }
             SourceForm::Fixed(opts) => {
                 let n = normalize_fixed(&text, opts.line_length);
                 diagnostics.extend(n.diagnostics);

@@ -376,6 +376,26 @@ rules! {
               example `sqrt(x**2 + eps)` for `abs(x)`).",
         example: Some("y = max(x, 0.0d0)   ! x active: the derivative at x = 0 is a choice\n"),
     };
+    CONVERGENCE_TEST = Rule {
+        code: "convergence-test",
+        severity: Severity::Warning,
+        group: Group::Differentiability,
+        summary: "a loop that computes active values is left on a test of a varied value",
+        doc: "The loop stops when a value that depends on the independents passes a test \
+              (`IF (err .LT. tol) EXIT`, `GO TO` out of the loop, a DO WHILE condition): \
+              an iterative solver or a convergence loop. dfort differentiates the \
+              iterations the run made, as for any loop. That is the exact derivative of \
+              the code, but the derivative of an iteration converges more slowly than its \
+              value: the gradient can differ from the converged solution's (and from \
+              finite differences taken with a larger step) by far more than the solver's \
+              tolerance. MITgcm's `CG2D` stopped at a relative residual of 1e-13 gives a \
+              gradient 3e-3 away from that of the exact solve; at 1e-19 it agrees to 1e-4.\n\n\
+              If the gradient must be that of the converged solution, tighten the \
+              loop's tolerance (or raise its iteration count) for the adjoint run.",
+        example: Some(
+            "do it = 1, maxit\n  x = x - (x*x - a)/(2*x)   ! a independent\n  if (abs(x*x - a) < tol) exit\nend do\n",
+        ),
+    };
     NO_SOURCE = Rule {
         code: "no-source",
         severity: Severity::Warning,
@@ -619,10 +639,13 @@ rules! {
         group: Group::Generator,
         summary: "a function reaches a real global that the differentiated code changes, where that is not followed",
         doc: "A function referenced in the right-hand side of an assignment runs as a call for \
-              the analyses, so the globals it reads and writes are followed. Referenced \
-              elsewhere (a condition, a DO bound, a CALL's actual argument, an I/O list, \
-              under a WHERE mask), a function that reads or writes a real COMMON or module \
-              variable the root's code changes is refused.\n\n\
+              the analyses, so the globals it reads and writes are followed. In an IF's \
+              condition or a SELECT CASE selector, which carry no derivative and run in the \
+              forward sweep only (the branch taken is pushed), it may read such globals but \
+              not write them. Referenced elsewhere (a DO bound, a DO WHILE condition, a \
+              CALL's actual argument, an I/O list, under a WHERE mask), a function that reads \
+              or writes a real COMMON or module variable the root's code changes is \
+              refused.\n\n\
               Assign the function's value to a variable first, and use the variable there.",
         example: None,
     };

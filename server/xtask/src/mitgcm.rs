@@ -86,6 +86,9 @@ struct Experiment {
     headers: &'static [&'static str],
     /// The call after which the state holds the control's values.
     after: &'static str,
+    /// The control file's levels: `Nr` for a 3-D control, `1` for a 2-D
+    /// one (whose positions are at k = 1 of the state's first level).
+    levels: &'static str,
 }
 
 fn experiment(name: &str) -> Result<Experiment, String> {
@@ -96,9 +99,21 @@ fn experiment(name: &str) -> Result<Experiment, String> {
             trailing: ",1",
             headers: &["PTRACERS_SIZE.h", "PTRACERS_FIELDS.h"],
             after: "ctrl_init_variables",
+            levels: "Nr",
+        }),
+        // The control `xx_genarr2d1` is added to the air temperature of the
+        // lowest level (`theta(:,:,1,:,:)`) by the experiment's own
+        // `ctrl_map_ini_genarr`, called from `ctrl_init_variables`.
+        "hs94.1x64x5" => Ok(Experiment {
+            control: "xx_genarr2d1",
+            state: "theta",
+            trailing: "",
+            headers: &["DYNVARS.h"],
+            after: "ctrl_init_variables",
+            levels: "1",
         }),
         _ => Err(format!(
-            "no roles known for experiment `{name}` (known: tutorial_tracer_adjsens)"
+            "no roles known for experiment `{name}` (known: tutorial_tracer_adjsens, hs94.1x64x5)"
         )),
     }
 }
@@ -618,12 +633,22 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
         l(&mut d, decl);
     }
     let n = positions.len();
-    l(&mut d, "INTEGER myThid, myIter, dummyComm, ip");
+    l(&mut d, "INTEGER myThid, myIter, dummyComm, ip, k, bi, bj");
     l(
         &mut d,
         "_RL myTime, myTimeb, fcref, fcp, fcm, adj, fd, eps, xx0",
     );
-    l(&mut d, "_RL xx(1-OLx:sNx+OLx,1-OLy:sNy+OLy,Nr,nSx,nSy)");
+    l(
+        &mut d,
+        &format!("_RL xx(1-OLx:sNx+OLx,1-OLy:sNy+OLy,{},nSx,nSy)", exp.levels),
+    );
+    l(
+        &mut d,
+        &format!(
+            "_RL adx(1-OLx:sNx+OLx,1-OLy:sNy+OLy,{},nSx,nSy)",
+            exp.levels
+        ),
+    );
     l(&mut d, "CHARACTER*(80) fname");
     l(
         &mut d,
@@ -664,6 +689,30 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
         &mut d,
         "PRINT '(A,F10.3)', ' dfort adjoint run (s): ', DBLE(c1-c0)/DBLE(crate)",
     );
+    // The control's mapping ends with a halo exchange (`EXCH_XY_RL`,
+    // `EXCH_XYZ_RL` in pkg/ctrl's `ctrl_map_genarr*`): the gradient with
+    // respect to a control element is its state element's plus those of
+    // its halo images, which MITgcm's own adjoint of the exchange adds in.
+    l(&mut d, "DO bj = 1, nSy");
+    l(&mut d, " DO bi = 1, nSx");
+    l(&mut d, &format!("  DO k = 1, {}", exp.levels));
+    l(
+        &mut d,
+        &format!(
+            "   adx(:,:,k,bi,bj) = {}b(:,:,k,bi,bj{})",
+            exp.state, exp.trailing
+        ),
+    );
+    l(&mut d, "  ENDDO");
+    l(&mut d, " ENDDO");
+    l(&mut d, "ENDDO");
+    l(
+        &mut d,
+        &format!(
+            "CALL EXCH1_RL_AD(adx, OLx, OLx, OLy, OLy, {}, OLx, OLy, EXCH_UPDATE_CORNERS, myThid)",
+            exp.levels
+        ),
+    );
     l(&mut d, "CALL DFORT_STACK_STATS(tbytes, tpeak)");
     l(&mut d, "CALL DFORT_CKP_STATS(cadv, crev)");
     l(
@@ -687,14 +736,14 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
     l(&mut d, &format!("DO ip = 1, {n}"));
     l(
         &mut d,
-        &format!(
-            " adj = {}b(posi(ip),posj(ip),posk(ip),posbi(ip),posbj(ip){})",
-            exp.state, exp.trailing
-        ),
+        " adj = adx(posi(ip),posj(ip),posk(ip),posbi(ip),posbj(ip))",
     );
     l(
         &mut d,
-        " CALL READ_REC_3D_RL(fname, ctrlprec, Nr, xx, 1, 0, myThid)",
+        &format!(
+            " CALL READ_REC_3D_RL(fname, ctrlprec, {}, xx, 1, 0, myThid)",
+            exp.levels
+        ),
     );
     l(
         &mut d,
@@ -707,7 +756,10 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
         );
         l(
             &mut d,
-            " CALL WRITE_REC_3D_RL(fname, ctrlprec, Nr, xx, 1, 0, myThid)",
+            &format!(
+                " CALL WRITE_REC_3D_RL(fname, ctrlprec, {}, xx, 1, 0, myThid)",
+                exp.levels
+            ),
         );
         l(&mut d, " myTime = startTime");
         l(&mut d, " myIter = nIter0");
@@ -720,7 +772,10 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
     );
     l(
         &mut d,
-        " CALL WRITE_REC_3D_RL(fname, ctrlprec, Nr, xx, 1, 0, myThid)",
+        &format!(
+            " CALL WRITE_REC_3D_RL(fname, ctrlprec, {}, xx, 1, 0, myThid)",
+            exp.levels
+        ),
     );
     l(&mut d, " fd = (fcp - fcm) / (2.0 _d 0 * eps)");
     l(

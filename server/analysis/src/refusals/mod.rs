@@ -846,10 +846,21 @@ fn globals_through_functions(
                 StmtKind::Assign { rhs, .. } if !in_where.contains(&st.id) => &[rhs],
                 _ => &[],
             };
+            // An IF's conditions and a SELECT CASE's selector run in the
+            // forward sweep only (the arm taken is pushed, never
+            // evaluated again) and carry no derivative: a function there
+            // may read what the root changes (MITgcm's
+            // `IF (DIAGNOSTICS_IS_ON(name, myThid))`), but not write it.
+            let branch: Vec<&Expr> = match &st.kind {
+                StmtKind::If { arms, .. } => arms.iter().map(|a| &a.cond).collect(),
+                StmtKind::SelectCase { selector, .. } => vec![selector],
+                _ => Vec::new(),
+            };
             for e in st.kind.exprs() {
                 if followed.iter().any(|f| std::ptr::eq(*f, e)) {
                     continue;
                 }
+                let reads_only = branch.iter().any(|b| std::ptr::eq(*b, e));
                 e.walk(&mut |x| {
                     let ExprKind::FunctionCall {
                         name,
@@ -879,9 +890,10 @@ fn globals_through_functions(
                         ));
                         return;
                     }
-                    let hit = fx
-                        .read_globals
-                        .iter()
+                    let read = if reads_only { None } else { Some(&fx.read_globals) };
+                    let hit = read
+                        .into_iter()
+                        .flatten()
                         .chain(&fx.written_globals)
                         .find(|k| changed.contains(*k) && real_global(program, k));
                     if let Some(k) = hit {

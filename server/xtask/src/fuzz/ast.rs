@@ -731,10 +731,20 @@ impl Printer {
         self.dedent();
     }
     /// A statement as one line (simple statements only).
+    /// `s` on one line (its continuations joined): the line that holds
+    /// it is split where it is long, once.
     fn simple(s: &Stmt) -> String {
         let mut p = Printer::default();
         p.stmt(s);
-        p.w.finish().trim().to_string()
+        p.w.finish()
+            .lines()
+            .map(|l| {
+                let l = l.trim();
+                let l = l.strip_prefix("& ").unwrap_or(l);
+                l.strip_suffix(" &").unwrap_or(l)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
     }
     fn stmt(&mut self, s: &Stmt) {
         match s {

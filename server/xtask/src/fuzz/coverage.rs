@@ -88,6 +88,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: CYCLE"),
     drawn("statement: RETURN"),
     drawn("statement: STOP"),
+    drawn("statement: IF whose condition references a function that reads globals"),
     drawn("statement: CONTINUE"),
     drawn("statement: READ"),
     drawn("statement: READ with END= or ERR="),
@@ -264,10 +265,44 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         if unit.directives.iter().any(|d| d.name == "binomial-ckp") {
             out.push("statement: counted DO marked binomial-ckp");
         }
+        if unit
+            .stmts
+            .iter()
+            .any(|st| condition_reads_globals(program, &st.kind))
+        {
+            out.push("statement: IF whose condition references a function that reads globals");
+        }
     }
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Whether `kind` is an IF one of whose conditions references a user
+/// function that reaches a module variable or a COMMON member (run in
+/// the forward sweep only: MITgcm's `IF (DIAGNOSTICS_IS_ON(…))`).
+fn condition_reads_globals(program: &Program, kind: &StmtKind) -> bool {
+    let StmtKind::If { arms, .. } = kind else {
+        return false;
+    };
+    let mut found = false;
+    for arm in arms {
+        arm.cond.walk(&mut |e| {
+            if let dfort_ir::ExprKind::FunctionCall {
+                target: dfort_ir::CallTarget::Unit(f),
+                ..
+            } = &e.kind
+            {
+                let f = program.unit(*f);
+                found |= f.symbols.iter().any(|s| match &s.storage {
+                    Storage::Common { .. } => true,
+                    Storage::Imported { from, .. } => program.unit(*from).kind == UnitKind::Module,
+                    _ => false,
+                });
+            }
+        });
+    }
+    found
 }
 
 /// The entries of a generated program's text, as dfort's front end reads

@@ -4458,6 +4458,22 @@ impl<'r> Generator<'r> {
     }
 
     fn condition(&mut self, env: &Env) -> Expr {
+        // A function reference compared with a literal: the function may
+        // read globals the routine changes (MITgcm's
+        // `IF (DIAGNOSTICS_IS_ON(…))`); the condition runs in the forward
+        // sweep only.
+        if !env.funcs.is_empty() && self.chance(0.15) {
+            let f: Vec<FnSig> = env.funcs.clone();
+            if let Some(sig) = self.pick(&f).cloned() {
+                let args = (0..sig.arity).map(|_| self.rexpr(env, 1)).collect();
+                let lim = self.literal();
+                return Expr::bin(
+                    ["<", ">"][self.rng.random_range(0..2)],
+                    Expr::call(sig.name, args),
+                    lim,
+                );
+            }
+        }
         let known: Vec<String> = env
             .ints
             .iter()
