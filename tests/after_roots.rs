@@ -8,8 +8,8 @@
 //! `dfort verify`, whose driver perturbs on entry only, says it cannot
 //! check such a root; an `after` naming no suitable call is refused.
 
-use crate::support::build_and_run_program;
-use std::path::{Path, PathBuf};
+use crate::support::{build_and_run_program, Scratch};
+use std::path::Path;
 use std::process::Command;
 
 const MODEL: &str = "      subroutine model(fc)
@@ -112,10 +112,9 @@ contains
 end program driver
 ";
 
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dfort-after-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A directory of its own for this test run (removed when it passes).
+fn scratch(tag: &str) -> Scratch {
+    Scratch::new(&format!("after-{tag}"))
 }
 
 fn dfort(dir: &Path, args: &[&str]) -> (bool, String) {

@@ -7,7 +7,7 @@
 //! derivatives themselves are also checked by `dfort verify` through
 //! tests/kernels.toml (`heat_ckp`, `ocean_main`).
 
-use crate::support::build_and_run_program;
+use crate::support::{build_and_run_program, Scratch};
 use dfort_analysis::binomial::recomputed_steps;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,11 +23,9 @@ struct Run {
     gradient: Vec<f64>,
 }
 
-/// A directory of its own for this test run.
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dfort-ckp-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A directory of its own for this test run (removed when it passes).
+fn scratch(tag: &str) -> Scratch {
+    Scratch::new(&format!("ckp-{tag}"))
 }
 
 fn skip() -> bool {
@@ -235,7 +233,7 @@ end program schedule
     let mut build = Command::new("gfortran");
     build
         .args(["-fcheck=all", "-J"])
-        .arg(&dir)
+        .arg(&*dir)
         .arg(dir.join("dfort_stack.f90"))
         .arg(dir.join("schedule.f90"))
         .arg("-o")

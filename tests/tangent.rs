@@ -291,8 +291,7 @@ end module
 /// (roles from directives or intents), adjoint's first.
 /// The workspace of `src`, written to `<root>.f90` in a fresh directory.
 fn load_source(src: &str, root: &str) -> Loaded {
-    let dir = std::env::temp_dir().join(format!("dfort-source-{root}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new(&format!("source-{root}"));
     let path = dir.join(format!("{root}.f90"));
     std::fs::write(&path, src).unwrap();
     load_one(&path)

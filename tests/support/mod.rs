@@ -9,6 +9,34 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// A directory of its own for one test (`dfort-<tag>-<pid>` under the
+/// system's temporary directory), removed when the test passes and kept,
+/// with what was built in it, when it fails.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("dfort-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 pub fn fixtures() -> PathBuf {
     root().join("tests/fixtures")
 }
