@@ -309,6 +309,55 @@ fn an_after_that_names_no_call_made_once_is_refused() {
         err.contains("passes the independent `t` as an argument"),
         "{err}"
     );
+    // Nor a root reversed by basic blocks (a RETURN inside nested loops),
+    // refused by the analyses with the reason (the fuzzer's seed 4040,
+    // case 439: the generator refused it, naming a READ it did not have).
+    let blocks = "      subroutine model4(x, fc)
+      implicit none
+      real*8 x(3), fc
+      integer i, k
+      call init4(x)
+      fc = 0
+      do k = 1, 2
+      do i = 1, 3
+        fc = fc + x(i)**2
+        if (fc .gt. 1d3) exit
+      end do
+      if (fc .gt. 1d2) return
+      end do
+      fc = fc*2
+      end
+
+      subroutine init4(x)
+      implicit none
+      real*8 x(3)
+      x = 1d0
+      end
+";
+    std::fs::write(dir.join("blocks.f"), blocks).unwrap();
+    let (ok, err) = dfort(
+        &dir,
+        &[
+            "adjoint",
+            "--root",
+            "model4",
+            "--after",
+            "init4",
+            "--independent",
+            "x",
+            "--dependent",
+            "fc",
+            "--output-dir",
+            "out4",
+            "blocks.f",
+        ],
+    );
+    assert!(!ok, "dfort adjoint --after init4 succeeded");
+    assert!(
+        err.contains("`model4`, whose jumps dfort cannot structure"),
+        "{err}"
+    );
+    assert!(!dir.join("out4/blocks_b.f90").exists());
     let mut args = vec!["verify", "--root", "model", "--after", "init_state"];
     args.extend(ROLES);
     args.push("model.f");

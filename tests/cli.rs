@@ -1274,3 +1274,106 @@ fn verify_says_it_cannot_check_a_common_role() {
     assert!(text.contains("common /fields_b/ ub, fb"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A supplied adjoint (`--supplied`, `[adjoint] supplied`): the adjoint
+/// calls the user's `solve_b` and writes none, its header says how it is
+/// called, and `dfort verify` compiles the user's file and checks the
+/// whole adjoint against the tangent, which differentiates the solver's
+/// iterations; a supplied adjoint without its file, a name that is no
+/// subroutine, or a wrong hand-written adjoint are reported.
+#[test]
+fn a_supplied_adjoint_is_called_and_verified() {
+    let dir = Scratch::new("supplied");
+    let out_dir = dir.join("out");
+    let (code, out, err) = dfort(&[
+        "adjoint",
+        "tests/fixtures/supplied/model.f90",
+        "--root",
+        "model",
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(out_dir.join("model_b.f90")).unwrap();
+    assert!(
+        !text.lines().any(|l| l.starts_with("subroutine solve_b(")),
+        "{text}"
+    );
+    assert!(
+        text.contains("!   subroutine solve_b(n, a, b, bb, x, xb)"),
+        "{text}"
+    );
+    assert_eq!(text.matches("call solve_b(n, a, b, bb, x, xb)").count(), 2);
+    // Verified with dfort.toml's file: the dot-product test compares the
+    // hand-written adjoint with the differentiated iterations.
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_none() {
+        let (code, out, err) = dfort(&[
+            "verify",
+            "tests/fixtures/supplied/model.f90",
+            "--root",
+            "model",
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("in the dot-product test (ok)"), "{out}");
+    }
+    // Without dfort.toml: the command line names the subroutine.
+    let model = std::fs::read_to_string(root().join("tests/fixtures/supplied/model.f90")).unwrap();
+    let copy = dir.join("model.f90");
+    std::fs::write(&copy, &model).unwrap();
+    let copy = copy.to_str().unwrap();
+    let (code, _, err) = dfort(&[
+        "verify",
+        copy,
+        "--root",
+        "model",
+        "--int",
+        "n=5",
+        "--supplied",
+        "solve",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("give its file with `--supplied solve=FILE`"),
+        "{err}"
+    );
+    for (name, says) in [
+        ("nosuch", "no subroutine `nosuch`"),
+        ("model", "the root's adjoint is what dfort writes"),
+    ] {
+        let (code, _, err) = dfort(&[
+            "adjoint",
+            copy,
+            "--root",
+            "model",
+            "--supplied",
+            name,
+            "--output-dir",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    // A hand-written adjoint that is wrong fails the dot-product test.
+    let right =
+        std::fs::read_to_string(root().join("tests/fixtures/supplied/solve_adjoint.f90")).unwrap();
+    let wrong = right.replace("bb = bb + lambda", "bb = bb + 0.5d0 * lambda");
+    assert_ne!(wrong, right);
+    let wrong_path = dir.join("wrong.f90");
+    std::fs::write(&wrong_path, wrong).unwrap();
+    let supplied = format!("solve={}", wrong_path.display());
+    let (code, out, err) = dfort(&[
+        "verify",
+        copy,
+        "--root",
+        "model",
+        "--int",
+        "n=5",
+        "--supplied",
+        &supplied,
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("in the dot-product test (TOO LARGE)"), "{out}");
+}

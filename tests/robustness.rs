@@ -50,6 +50,7 @@ fn analyze_all(program: &dfort_ir::Program) {
                 roots: vec![spec.clone()],
                 others: false,
                 recording,
+                supplied: Vec::new(),
             };
             let facts = analyse(program, &request, None);
             for (id, _) in &facts.roots {

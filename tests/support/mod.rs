@@ -250,6 +250,7 @@ pub fn root_request(
         }],
         others: false,
         recording,
+        supplied: Vec::new(),
     };
     let facts = dfort_analysis::facts::analyse(program, &request, None);
     assert!(facts.problems.is_empty(), "{:?}", facts.problems);
@@ -269,6 +270,7 @@ pub fn root_problems(program: &dfort_ir::Program, name: &str) -> Vec<&'static st
         }],
         others: false,
         recording: dfort_analysis::decisions::Recording::Inversion,
+        supplied: Vec::new(),
     };
     let facts = dfort_analysis::facts::analyse(program, &request, None);
     facts.problems.iter().map(|p| p.rule().code).collect()

@@ -1347,6 +1347,7 @@ end subroutine mul
             }],
             others: false,
             recording: Recording::Inversion,
+            supplied: Vec::new(),
         };
         let facts = crate::facts::analyse(&p, &request, None);
         let top = facts.unit(top.id).expect("analysed");
@@ -1414,5 +1415,68 @@ end subroutine mul
                 ("j".into(), Why::AroundCall)
             ]
         );
+    }
+
+    /// A callee whose adjoint the user supplies ([`crate::supplied`]):
+    /// the snapshot holds everything it reads that anything may change,
+    /// not only what a generated adjoint would read, and the call does not
+    /// run split.
+    #[test]
+    fn a_supplied_callee_gets_everything_it_reads_in_its_snapshot() {
+        let src = "subroutine top(x, y)
+  implicit none
+  real(8), intent(inout) :: x(2)
+  real(8), intent(out) :: y
+  call lin(x(1), x(2))
+  x(2) = 0
+  y = x(1)
+end subroutine top
+
+subroutine lin(u, v)
+  implicit none
+  real(8), intent(inout) :: u
+  real(8), intent(in) :: v
+  u = u + 2*v
+end subroutine lin
+";
+        let p = program(src);
+        let snapshot = |supplied: Vec<String>| {
+            let request = crate::facts::Request {
+                roots: vec![crate::roots::RootSpec {
+                    name: "top".into(),
+                    independent: vec!["x".into()],
+                    dependent: vec!["y".into(), "x".into()],
+                    after: None,
+                }],
+                others: false,
+                recording: Recording::Inversion,
+                supplied,
+            };
+            let facts = crate::facts::analyse(&p, &request, None);
+            let top = p.units.iter().find(|u| u.name == "top").expect("top");
+            let lin = p.units.iter().find(|u| u.name == "lin").expect("lin");
+            assert_eq!(facts.is_supplied(lin.id), !request.supplied.is_empty());
+            let calls = &facts.decisions_of(top.id).expect("decisions").calls;
+            let call = calls.values().next().expect("the call");
+            let split = facts.tbr_of(top.id).expect("tbr").split.len();
+            (saved(top, &call.snapshot), split)
+        };
+        // Generated: `lin_b` reads nothing (the callee is linear).
+        let (generated, _) = snapshot(Vec::new());
+        assert!(
+            generated.iter().all(|(_, w)| *w != Why::Snapshot),
+            "{generated:?}"
+        );
+        // Supplied: `u` (which the call changes) and `v` (which the
+        // statement after it changes) are restored for the user's `lin_b`.
+        let (supplied, split) = snapshot(vec!["lin".into()]);
+        assert_eq!(
+            supplied,
+            [
+                ("x(1)".into(), Why::Snapshot),
+                ("x(2)".into(), Why::Snapshot)
+            ]
+        );
+        assert_eq!(split, 0);
     }
 }

@@ -50,6 +50,10 @@ pub struct Request {
     /// intents' roles (the editor analyses the whole workspace).
     pub others: bool,
     pub recording: Recording,
+    /// Subroutines whose adjoint the user writes (`dfort.toml`'s
+    /// `[adjoint] supplied`, `--supplied`), lower-case: the adjoint calls
+    /// their `s_b` and writes none ([`Supplied`]).
+    pub supplied: Vec<String>,
 }
 
 impl Default for Request {
@@ -59,6 +63,7 @@ impl Default for Request {
             roots: Vec::new(),
             others: true,
             recording: Recording::Inversion,
+            supplied: Vec::new(),
         }
     }
 }
@@ -100,6 +105,9 @@ pub struct ProgramFacts {
     /// `split`; [`crate::split`]), so that it gets a forward and a reverse
     /// routine besides its adjoint.
     pub split_callees: IdVec<UnitId, bool>,
+    /// Per unit: whether the user supplies its adjoint
+    /// ([`crate::supplied`]): no `s_b` is written for it.
+    pub supplied: IdVec<UnitId, bool>,
     /// What each unit may read and write (callees included), computed
     /// when a unit's decisions needed it.
     effects: OnceLock<Arc<ProgramEffects>>,
@@ -134,14 +142,38 @@ impl ProgramFacts {
         let Some(set) = self.derivative_set(root) else {
             return Vec::new();
         };
-        crate::refusals::of_root(
+        let mut out = crate::refusals::of_root(
             &self.program,
             &set,
             &self.activity,
             self.effects(),
             |u| self.decisions_of(u),
             derivative,
-        )
+        );
+        // The user writes the adjoint of a supplied unit: what dfort
+        // could not write of it does not matter.
+        if derivative == crate::refusals::Derivative::Adjoint {
+            let inside = |r: &crate::refusals::Refusal| {
+                self.program.units.iter().any(|u| {
+                    self.supplied.get(u.id).copied().unwrap_or(false)
+                        && u.span.file == r.span.file
+                        && u.span.range.start <= r.span.range.start
+                        && r.span.range.end <= u.span.range.end
+                })
+            };
+            out.retain(|r| !inside(r));
+        }
+        out
+    }
+    /// The request's supplied names that are no subroutine, each with
+    /// what it is instead ([`crate::supplied::unmatched`]).
+    pub fn unmatched_supplied(&self) -> Vec<(String, Option<&'static str>)> {
+        crate::supplied::unmatched(&self.program, &self.request.supplied)
+    }
+    /// Whether the user supplies the adjoint of `unit`
+    /// ([`crate::supplied`]).
+    pub fn is_supplied(&self, unit: UnitId) -> bool {
+        self.supplied.get(unit).copied().unwrap_or(false)
     }
     /// The calls of `unit` that pass an active value to a procedure
     /// without a derivative routine (rule `no-source`), with every root's
@@ -326,7 +358,20 @@ fn analyse_resolved(
     );
     let shapes = Shapes::reusing(&program, previous.map(|(p, c)| (&p.shapes, c)));
     let effects: OnceLock<Arc<ProgramEffects>> = OnceLock::new();
-    let splittable = crate::split::of_program(&program, effects_in(&effects, &program, previous));
+    let supplied = crate::supplied::of_program(&program, &request.supplied);
+    let mut splittable =
+        crate::split::of_program(&program, effects_in(&effects, &program, previous));
+    // A supplied adjoint has no forward and reverse routines.
+    for (u, calls) in splittable.iter_enumerated_mut() {
+        let unit = program.unit(u);
+        calls.retain(|id, _| match &unit.stmt(*id).kind {
+            dfort_ir::StmtKind::Call {
+                target: dfort_ir::CallTarget::Unit(c),
+                ..
+            } => !supplied[*c],
+            _ => true,
+        });
+    }
     let tbr = tbr::analyze_program_with(
         &program,
         &activity,
@@ -371,7 +416,11 @@ fn analyse_resolved(
             let unit = &program.units[i];
             let fx = effects_in(&effects, &program, previous);
             let shape = shapes.of(&program, unit);
-            let decisions = decide(&program, unit, &shape, t, fx, recording, split[i]);
+            let mut decisions = decide(&program, unit, &shape, t, fx, recording, split[i]);
+            // What the user's adjoint reads is unknown: everything.
+            if supplied[i] {
+                decisions.entry_needs = None;
+            }
             // Reports, in the default mode, for the units the adjoint
             // works in.
             let reports = if differentiated(&activity, &carriers, unit) && recording.inversion() {
@@ -388,6 +437,7 @@ fn analyse_resolved(
     ProgramFacts {
         request,
         split_callees: split,
+        supplied,
         sources: source.units.clone(),
         program,
         roots: resolved.roots,

@@ -33,6 +33,7 @@ pub mod roots;
 pub mod shape;
 pub mod split;
 pub mod structure;
+pub mod supplied;
 pub mod tbr;
 pub mod undo;
 

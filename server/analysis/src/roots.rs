@@ -153,6 +153,15 @@ fn after_chain(
                 unit.name
             ));
         }
+        // A unit reversed by basic blocks (an EXIT, CYCLE or RETURN the
+        // structuring cannot remove, a READ with END=) has no point
+        // before which its statements run unreversed.
+        if !unit.cfg.structured {
+            return Err(format!(
+                "reaches `{callee}` through `{}`, whose jumps dfort cannot structure (an EXIT, CYCLE or RETURN, or a READ with END=, ERR= or EOR=): its adjoint is reversed by basic blocks, with no point before which its statements are not reversed",
+                unit.name
+            ));
+        }
         chain.push((caller, stmt));
         if caller == root.id {
             chain.reverse();

@@ -435,7 +435,7 @@ fn io_statement_functions(unit: &Unit) -> Vec<String> {
 }
 
 /// The routine's first line and its `end` line.
-fn header(
+pub(crate) fn header(
     program: &Program,
     unit: &Unit,
     names: &HashMap<SymbolId, String>,
@@ -982,6 +982,7 @@ mod tests {
             }],
             others: false,
             recording: Default::default(),
+            supplied: Vec::new(),
         };
         let facts = dfort_analysis::facts::analyse(&p, &request, None);
         let diff = DiffSet::of_root(&facts, r.id).expect("a root");

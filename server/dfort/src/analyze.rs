@@ -70,6 +70,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     let recording = Recording::from_flags(args.no_tbr, args.no_inversion);
     let ask = match &args.root {
         Some(r) => Ask {
+            supplied: Vec::new(),
             roots: vec![RootSpec {
                 name: r.to_ascii_lowercase(),
                 independent: args.independent.clone(),
@@ -80,6 +81,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             recording,
         },
         None => Ask {
+            supplied: Vec::new(),
             roots: config
                 .root
                 .iter()
@@ -133,6 +135,7 @@ pub fn json_for(
     recording: Recording,
 ) -> Result<serde_json::Value, Vec<String>> {
     let ask = Ask {
+        supplied: Vec::new(),
         roots: specs.to_vec(),
         others,
         recording,

@@ -67,6 +67,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         .collect();
     let ask = Ask {
         roots,
+        supplied: Vec::new(),
         others: false,
         recording: Default::default(),
     };

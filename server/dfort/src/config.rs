@@ -17,7 +17,12 @@
 //! define = { _d = "D", ALLOW_COST = "1" } # like -D NAME=VALUE
 //!
 //! files = ["src/a.F", "src/b.F"] # optional: the workspace's files, relative to this file
+//!
+//! [adjoint]                    # optional
+//! supplied = { cg2d = "cg2d_ad.F" }  # subroutines whose adjoint (cg2d_b) you write, and its file
 //! ```
+//!
+//! (`files` is written before the tables.)
 //!
 //! `files` (top level, before any table) is the file set the commands
 //! read when given none, and the one the editor indexes instead of
@@ -51,6 +56,35 @@ pub struct Config {
     pub preprocessor: PreprocessorConfig,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub root: Vec<RootConfig>,
+    #[serde(default, skip_serializing_if = "AdjointConfig::is_empty")]
+    pub adjoint: AdjointConfig,
+}
+
+/// `[adjoint]`: settings of every adjoint of the workspace.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdjointConfig {
+    /// Subroutines whose adjoint `<name>_b` the user writes, each with the
+    /// file holding it (relative to `dfort.toml`; `dfort verify` compiles
+    /// it with the generated adjoint).
+    #[serde(default)]
+    pub supplied: BTreeMap<String, PathBuf>,
+}
+
+impl AdjointConfig {
+    fn is_empty(&self) -> bool {
+        self.supplied.is_empty()
+    }
+
+    /// The supplied adjoints (lower-case names) with their files, relative
+    /// to `dfort.toml` at `path`.
+    pub fn supplied_files(&self, path: &Path) -> Vec<(String, PathBuf)> {
+        let base = path.parent().unwrap_or(Path::new("."));
+        self.supplied
+            .iter()
+            .map(|(n, f)| (n.to_ascii_lowercase(), base.join(f)))
+            .collect()
+    }
 }
 
 /// `[preprocessor]`: include directories and macros.

@@ -25,6 +25,9 @@ pub struct Ask {
     /// Also every other procedure nobody calls (as the editor does).
     pub others: bool,
     pub recording: Recording,
+    /// Subroutines whose adjoint the user supplies, lower case (the
+    /// command line's; `dfort.toml`'s are added when the files are read).
+    pub supplied: Vec<String>,
 }
 
 /// The files of one command, loaded into the host, and its snapshot.
@@ -46,6 +49,7 @@ impl FormArgs {
             roots: ask.roots.clone(),
             others: ask.others,
             recording: ask.recording,
+            supplied: ask.supplied.clone(),
             cpp: self.cpp_config(),
             ..HostConfig::default()
         }
@@ -61,6 +65,11 @@ impl Session {
         let mut config = form.host_config(ask);
         if let Ok(Some((path, c))) = crate::config::load(files) {
             c.preprocessor.apply(&path, &mut config.cpp);
+            for (name, _) in c.adjoint.supplied_files(&path) {
+                if !config.supplied.contains(&name) {
+                    config.supplied.push(name);
+                }
+            }
         }
         let (mut host, errors) = Host::load(files, config);
         let mut paths: Vec<PathBuf> = Vec::new();
@@ -152,6 +161,7 @@ impl Session {
     ) -> Result<(Session, dfort_ir::UnitId, Roles), String> {
         let name = spec.name.clone();
         let ask = Ask {
+            supplied: Vec::new(),
             roots: vec![spec],
             others: false,
             recording,

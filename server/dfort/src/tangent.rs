@@ -34,8 +34,28 @@ pub struct DiffArgs {
     /// Where to write the output (default: next to the file holding the root).
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
+    /// A subroutine whose adjoint `NAME_b` you write (an iterative
+    /// solver's, say): the adjoint calls it and writes none, and `dfort
+    /// verify` compiles FILE with it. Repeatable; adds to `dfort.toml`'s
+    /// `[adjoint] supplied`. The tangent still differentiates NAME.
+    #[arg(long, value_name = "NAME[=FILE]")]
+    pub supplied: Vec<String>,
     #[command(flatten)]
     pub form: crate::FormArgs,
+}
+
+impl DiffArgs {
+    /// The supplied adjoints of the command line (lower-case names, with
+    /// their files when given).
+    pub fn supplied_on_command_line(&self) -> Vec<(String, Option<PathBuf>)> {
+        self.supplied
+            .iter()
+            .map(|s| match s.split_once('=') {
+                Some((n, f)) => (n.trim().to_ascii_lowercase(), Some(PathBuf::from(f))),
+                None => (s.trim().to_ascii_lowercase(), None),
+            })
+            .collect()
+    }
 }
 
 #[derive(Args)]
@@ -52,6 +72,9 @@ pub struct Loaded {
     pub roles: Roles,
     /// The root's `[[root]]` table of `dfort.toml`, and that file.
     pub config: Option<(PathBuf, RootConfig)>,
+    /// The subroutines whose adjoint the user supplies (lower case), with
+    /// the file holding it when one was given.
+    pub supplied: Vec<(String, Option<PathBuf>)>,
 }
 
 /// The root as the analyses are asked for it: named on the command line,
@@ -97,21 +120,64 @@ pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
             return None;
         }
     };
-    let config = match crate::config::load(&files) {
-        Ok(c) => c.and_then(|(path, c)| c.root_named(&args.root).cloned().map(|r| (path, r))),
+    let whole = match crate::config::load(&files) {
+        Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return None;
         }
     };
+    let config = whole
+        .as_ref()
+        .and_then(|(path, c)| c.root_named(&args.root).cloned().map(|r| (path.clone(), r)));
+    // The supplied adjoints: the command line's, then dfort.toml's.
+    let mut supplied = args.supplied_on_command_line();
+    if let Some((path, c)) = &whole {
+        for (n, f) in c.adjoint.supplied_files(path) {
+            if !supplied.iter().any(|(m, _)| *m == n) {
+                supplied.push((n, Some(f)));
+            }
+        }
+    }
     let ask = Ask {
         roots: vec![root_spec(args, config.as_ref())],
         others: false,
         recording,
+        supplied: args
+            .supplied_on_command_line()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect(),
     };
     let session = Session::open(&files, &args.form, &ask);
     if !session.usable() {
         eprintln!("error: not differentiating code that has errors");
+        return None;
+    }
+    let unmatched = session.snap.analysis.unmatched_supplied();
+    if !unmatched.is_empty() {
+        for (name, what) in unmatched {
+            match what {
+                Some(what) => eprintln!(
+                    "error: `{name}` is {what}: only a subroutine's adjoint can be supplied"
+                ),
+                None => eprintln!(
+                    "error: no subroutine `{name}` to supply the adjoint of in the files read"
+                ),
+            }
+        }
+        return None;
+    }
+    if session
+        .snap
+        .config
+        .supplied
+        .contains(&args.root.to_ascii_lowercase())
+    {
+        eprintln!(
+            "error: `{}` is supplied (`--supplied` or dfort.toml's `[adjoint] supplied`), but the root's adjoint is what dfort writes",
+            args.root
+        );
         return None;
     }
     let (root, roles) = match session.root(&args.root) {
@@ -126,6 +192,7 @@ pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
         root,
         roles,
         config,
+        supplied,
     })
 }
 

@@ -513,6 +513,40 @@ pub fn write_originals(
     Ok(names)
 }
 
+/// The files holding the adjoints the user supplies that the adjoint of
+/// `root` calls, except those among the files read (compiled with the
+/// originals): an error names a supplied adjoint without a file.
+fn supplied_sources(
+    facts: &dfort_analysis::facts::ProgramFacts,
+    root: dfort_ir::UnitId,
+    supplied: &[(String, Option<PathBuf>)],
+    read: &[PathBuf],
+) -> Result<Vec<(String, PathBuf)>, String> {
+    let set = facts
+        .derivative_set(root)
+        .map(|s| s.units)
+        .unwrap_or_default();
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    let mut out = Vec::new();
+    for u in set.into_iter().filter(|u| facts.is_supplied(*u)) {
+        let name = &facts.program.unit(u).name;
+        match supplied.iter().find(|(n, _)| n == name) {
+            Some((_, Some(f))) if read.iter().any(|r| same(r, f)) => {}
+            Some((_, Some(f))) => out.push((name.clone(), f.clone())),
+            _ => {
+                return Err(format!(
+                    "the adjoint calls `{name}_b`, which you supply: give its file with \
+                     `--supplied {name}=FILE` or in dfort.toml (`[adjoint] supplied = {{ {name} = \"FILE\" }}`)"
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Checks that gfortran can be run.
 pub fn gfortran_available() -> Result<(), String> {
     match Command::new("gfortran").arg("--version").output() {
@@ -862,6 +896,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         root,
         roles,
         config,
+        supplied,
     } = &loaded;
     let root = *root;
     let snap = &session.snap;
@@ -962,6 +997,10 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         return Ok(false);
     };
     let adjoint = adjoint.ok();
+    let supplied_files = match adjoint {
+        Some(_) => supplied_sources(facts, root, supplied, &session.paths)?,
+        None => Vec::new(),
+    };
     let names = |set: &dfort_ir::bitset::BitSet| -> Vec<String> {
         set.ids()
             .filter_map(|i| {
@@ -1013,6 +1052,18 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     }
     for f in derivatives {
         objects.push(compile(dir, f, &flags)?);
+    }
+    for (i, (name, path)) in supplied_files.iter().enumerate() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {} (`{name}_b`): {e}", path.display()))?;
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("f90");
+        let file = format!("supplied{i}.{ext}");
+        scratch.write(&file, &text)?;
+        objects.push(
+            compile(dir, &file, &plain).map_err(|e| {
+                format!("your `{name}_b` ({}) does not compile: {e}", path.display())
+            })?,
+        );
     }
     link(dir, "driver.f90", &objects, &plain, "run")?;
     let text = match args.sanitize {

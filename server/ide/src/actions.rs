@@ -277,6 +277,7 @@ pub(crate) fn every_dummy_active(
         }],
         others: false,
         recording: Recording::Inversion,
+        supplied: Vec::new(),
     };
     dfort_analysis::facts::analyse(&snap.program, &request, None)
 }
@@ -342,6 +343,7 @@ pub fn generate(
         roots: vec![spec],
         others: false,
         recording: Recording::Inversion,
+        supplied: snap.config.supplied.clone(),
     };
     let facts = dfort_analysis::facts::analyse(&snap.program, &request, None);
     if let Some(problem) = facts.problems.first() {

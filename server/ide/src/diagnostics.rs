@@ -352,6 +352,10 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
 /// (EXIT, or GO TO a label outside it). Nested loops are judged each on
 /// its own; an EXIT leaves the innermost loop.
 fn convergence_tests(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
+    // The user writes a supplied unit's adjoint.
+    if snap.analysis.is_supplied(unit.id) {
+        return;
+    }
     let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
     };
@@ -405,7 +409,7 @@ fn convergence_tests(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>)
         for (cond, at) in tests {
             if let Some(v) = varied_in(cond, at) {
                 let msg = format!(
-                    "this loop stops on a test of `{}`, which depends on the independents: the adjoint differentiates the iterations the run made, whose derivative converges more slowly than their value; the gradient can differ from the converged solution's by more than the loop's tolerance (tighten it if the gradient must match)",
+                    "this loop stops on a test of `{}`, which depends on the independents: the adjoint differentiates the iterations the run made, whose derivative converges more slowly than their value; the gradient can differ from the converged solution's by more than the loop's tolerance (tighten it if the gradient must match, or supply the routine's adjoint with `--supplied`)",
                     unit.symbol(v).name
                 );
                 push_rule(snap, out, cond.span, &CONVERGENCE_TEST, &msg);

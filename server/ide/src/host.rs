@@ -60,6 +60,9 @@ pub struct HostConfig {
     pub forced_form: Option<SourceForm>,
     /// Which files the C preprocessor runs on, with which `-I` and `-D`.
     pub cpp: CppConfig,
+    /// Subroutines whose adjoint the user supplies (lower case;
+    /// [`dfort_analysis::supplied`]).
+    pub supplied: Vec<String>,
 }
 
 impl Default for HostConfig {
@@ -73,6 +76,7 @@ impl Default for HostConfig {
             recording: Recording::Inversion,
             forced_form: None,
             cpp: CppConfig::default(),
+            supplied: Vec::new(),
         }
     }
 }
@@ -84,6 +88,7 @@ impl HostConfig {
             roots: self.roots.clone(),
             others: self.others,
             recording: self.recording,
+            supplied: self.supplied.clone(),
         }
     }
 }

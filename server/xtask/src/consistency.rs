@@ -224,9 +224,11 @@ pub fn check_root(
     let facts = &snap.analysis;
     let default_mode = recording == Recording::Inversion;
     let ed = if default_mode {
+        // The editor reads the same `dfort.toml` (its supplied adjoints).
         let config = HostConfig {
             roots: vec![spec.clone()],
             others: false,
+            supplied: snap.config.supplied.clone(),
             ..HostConfig::default()
         };
         Some(editor(files, config).map_err(|e| vec![e])?)
@@ -830,6 +832,7 @@ pub fn cases(repo: &Path) -> Result<Vec<Case>, String> {
     }
     for files in sets {
         let ask = Ask {
+            supplied: Vec::new(),
             roots: toml_roots(&files)?,
             others: true,
             recording: Recording::Inversion,

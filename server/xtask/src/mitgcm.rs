@@ -23,6 +23,14 @@
 //!    position's adjoint gradient, centred difference and `1 - fd/adj`
 //!    beside the reference's.
 //!
+//! The pressure solver `CG2D` (conjugate gradients on a symmetric
+//! operator) gets a supplied adjoint (`dfort adjoint --supplied cg2d`):
+//! one more solve with the solution's adjoint as right-hand side
+//! ([`SOLVER_ADJOINT`], written here as TAF's `CG2D_MAD` works), where
+//! differentiating the solver's iterations gives the derivative of the
+//! iterations actually run, which differs from that of the solution by
+//! the solver's convergence (`--differentiate-solver` does that).
+//!
 //! With `--snapshots S` the time loop is checkpointed with a binomial
 //! schedule of S snapshots (a build of its own, [`checkpointed_mods`]), and
 //! the run prints the steps the schedule ran again beside the binomial
@@ -72,6 +80,11 @@ pub struct MitgcmArgs {
     /// compared with the centred differences).
     #[arg(long, value_name = "N")]
     steps: Option<u64>,
+    /// Differentiate the pressure solver's iterations (`CG2D`) instead of
+    /// supplying its adjoint (by default its adjoint is one more solve,
+    /// [`SOLVER_ADJOINT`], as TAF's `CG2D_MAD` is).
+    #[arg(long)]
+    differentiate_solver: bool,
 }
 
 /// What an experiment's control is, as dfort's roles see it.
@@ -244,10 +257,14 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
     sh(
         &build,
         &format!(
-            "'{}' adjoint --root the_main_loop --independent {} --dependent fc --after {} --output-dir dfort_adjoint",
+            "'{}' adjoint --root the_main_loop --independent {} --dependent fc --after {} --output-dir dfort_adjoint{}",
             dfort.display(),
             exp.state,
-            exp.after
+            exp.after,
+            match args.differentiate_solver {
+                true => "",
+                false => " --supplied cg2d",
+            }
         ),
         &build.join("dfort_adjoint.log"),
     )?;
@@ -263,6 +280,18 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
             .filter(|l| l.trim_start().starts_with("subroutine "))
             .count()
     );
+
+    // The solver's adjoint, named as the adjoint's header says it calls it.
+    let solver = supplied_name(&adjoint, "cg2d");
+    let solver_file = match &solver {
+        Some(name) => {
+            let text = SOLVER_ADJOINT.replace("SOLVER_ADJOINT_NAME", name);
+            std::fs::write(out.join("cg2d_adjoint.F"), text).map_err(|e| e.to_string())?;
+            println!("the adjoint calls {name}, the solver's supplied adjoint (cg2d_adjoint.F)");
+            "cg2d_adjoint"
+        }
+        None => "",
+    };
 
     // 4. The driver.
     let decls = common_declarations(&adjoint, &[&format!("{}b", exp.state), "fcb"])?;
@@ -284,13 +313,18 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
     sh(
         &out,
         &format!(
-            "cat dfort_grdchk.F | cpp -traditional -P {defines} -I.. | ../../../../tools/set64bitConst.sh > dfort_grdchk.f \
+            "for f in dfort_grdchk {solver_file}; do \
+               cat $f.F | cpp -traditional -P {defines} -I.. | ../../../../tools/set64bitConst.sh > $f.f \
+               && gfortran {fflags} -ffixed-line-length-none -O1 -c $f.f || exit 1; done \
              && gfortran -c -O1 dfort_stack.f90 \
-             && gfortran {fflags} -ffixed-line-length-none -O1 -c dfort_grdchk.f \
              && gfortran {fflags} -ffree-line-length-none {} -c the_main_loop_b.f90 \
-             && gfortran -mcmodel=medium -o dfort_adm dfort_grdchk.o the_main_loop_b.o dfort_stack.o \
+             && gfortran -mcmodel=medium -o dfort_adm dfort_grdchk.o {solver_object} the_main_loop_b.o dfort_stack.o \
                 $(ls ../*.o | grep -v '/main\\.o$')",
-            args.opt
+            args.opt,
+            solver_object = match solver_file {
+                "" => String::new(),
+                f => format!("{f}.o"),
+            }
         ),
         &out.join("compile.log"),
     )?;
@@ -541,6 +575,81 @@ fn references(path: &Path) -> Result<Vec<Position>, String> {
 /// holding `names` (the adjoints of the independent and the dependent):
 /// the block lines and their members' type declarations, each on one
 /// line.
+/// The name of the routine the adjoint calls as the supplied adjoint of
+/// `routine`, from the adjoint's header (`!   subroutine cg2d_b0(…)`
+/// after the line naming `routine`).
+fn supplied_name(adjoint: &str, routine: &str) -> Option<String> {
+    let marker = format!("(the adjoint of `{routine}`)");
+    let mut lines = adjoint.lines().take_while(|l| l.starts_with('!'));
+    lines.find(|l| l.contains(&marker))?;
+    lines.find_map(|l| {
+        let rest = l
+            .trim_start_matches(['!', ' '])
+            .strip_prefix("subroutine ")?;
+        Some(rest.split('(').next()?.trim().to_string())
+    })
+}
+
+/// The supplied adjoint of MITgcm's `CG2D(cg2d_b, cg2d_x, firstResidual,
+/// minResidualSq, lastResidual, numIters, nIterMin, myThid)`, which
+/// solves A x = b for x from the first guess x with a symmetric A: x
+/// does not depend on the first guess, so b̄ += A⁻¹x̄ (one more call of
+/// CG2D, from a zero first guess, on copies: every argument is left as
+/// it was) over the interior points CG2D reads, and x̄ = 0. CG2D also
+/// scales its right-hand side in place; that scaled copy's adjoint is
+/// taken as zero, as TAF's flow directives for CG2D take it (the caller
+/// does not read it after the call). `SOLVER_ADJOINT_NAME` is replaced by
+/// the name the adjoint calls.
+const SOLVER_ADJOINT: &str = r#"#include "CPP_OPTIONS.h"
+C     The adjoint of CG2D supplied to dfort by `cargo xtask mitgcm`.
+      SUBROUTINE SOLVER_ADJOINT_NAME(
+     I     rhs, rhsb, sol, solb,
+     I     firstRes, minResSq, lastRes, numIters, nIterMin, myThid )
+      IMPLICIT NONE
+#include "SIZE.h"
+#include "EEPARAMS.h"
+#include "PARAMS.h"
+      _RL rhs (1-OLx:sNx+OLx,1-OLy:sNy+OLy,nSx,nSy)
+      _RL rhsb(1-OLx:sNx+OLx,1-OLy:sNy+OLy,nSx,nSy)
+      _RL sol (1-OLx:sNx+OLx,1-OLy:sNy+OLy,nSx,nSy)
+      _RL solb(1-OLx:sNx+OLx,1-OLy:sNy+OLy,nSx,nSy)
+      _RL firstRes, minResSq, lastRes
+      INTEGER numIters, nIterMin, myThid
+      _RL tb(1-OLx:sNx+OLx,1-OLy:sNy+OLy,nSx,nSy)
+      _RL tx(1-OLx:sNx+OLx,1-OLy:sNy+OLy,nSx,nSy)
+      _RL r1, r2, r3
+      INTEGER its, imin, i, j, bi, bj
+      DO bj=myByLo(myThid),myByHi(myThid)
+       DO bi=myBxLo(myThid),myBxHi(myThid)
+        DO j=1-OLy,sNy+OLy
+         DO i=1-OLx,sNx+OLx
+          tb(i,j,bi,bj) = solb(i,j,bi,bj)
+          tx(i,j,bi,bj) = 0. _d 0
+         ENDDO
+        ENDDO
+       ENDDO
+      ENDDO
+      its  = numIters
+      imin = nIterMin
+      CALL CG2D( tb, tx, r1, r2, r3, its, imin, myThid )
+      DO bj=myByLo(myThid),myByHi(myThid)
+       DO bi=myBxLo(myThid),myBxHi(myThid)
+        DO j=1,sNy
+         DO i=1,sNx
+          rhsb(i,j,bi,bj) = rhsb(i,j,bi,bj) + tx(i,j,bi,bj)
+         ENDDO
+        ENDDO
+        DO j=1-OLy,sNy+OLy
+         DO i=1-OLx,sNx+OLx
+          solb(i,j,bi,bj) = 0. _d 0
+         ENDDO
+        ENDDO
+       ENDDO
+      ENDDO
+      RETURN
+      END
+"#;
+
 fn common_declarations(adjoint: &str, names: &[&str]) -> Result<Vec<String>, String> {
     let root_end = adjoint
         .find("end subroutine the_main_loop_b")

@@ -112,7 +112,19 @@ pub fn adjoint_of(
         refusals.extend(g.diff.root_clash(g.program, "_b"));
         let mut routines = Vec::new();
         let mut traces = Vec::new();
+        let mut header = header.to_string();
         for inputs in g.routines {
+            // A supplied adjoint: the header says how it is called.
+            let inputs = match inputs {
+                Ok(inputs) if facts.is_supplied(inputs.id) => {
+                    if !header.is_empty() && !header.ends_with('\n') {
+                        header.push('\n');
+                    }
+                    header.push_str(&routine::supplied(&inputs));
+                    continue;
+                }
+                inputs => inputs,
+            };
             match inputs.and_then(|inputs| routine::routine(&inputs)) {
                 Ok((r, t)) => {
                     routines.extend(r);
@@ -150,7 +162,7 @@ pub fn adjoint_of(
                 ),
         );
         Ok((
-            crate::fortran::assemble(header, &routines, &decls, "_b"),
+            crate::fortran::assemble(&header, &routines, &decls, "_b"),
             traces,
         ))
     })?

@@ -97,6 +97,46 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Vec<Routine>, RoutineTrace
     Ok((routines, trace))
 }
 
+/// For a unit whose adjoint the user supplies
+/// ([`dfort_analysis::supplied`]), the file header's lines saying what
+/// the adjoint calls: the routine's first line, each adjoint argument,
+/// and the derivative COMMON blocks it shares.
+pub(super) fn supplied(inp: &RoutineInputs) -> String {
+    let unit = &inp.unit;
+    let name = inp.diff.routine_name(inp.program, inp.orig.id, "_b");
+    let (first, _) = crate::declare::header(inp.program, unit, &inp.bname, &name, Flavour::Adjoint);
+    let mut out = format!(
+        "`{name}` is not written here: you supply it (the adjoint of `{}`).\n\
+         It is called with the values `{}` was called with, must add the adjoints of its\n\
+         outputs to those of its inputs and reset those of its pure outputs, and must leave\n\
+         every variable of the original as it found it. It is called as:\n  {first}\n",
+        unit.name, unit.name
+    );
+    for a in &unit.args {
+        if let Some(b) = inp.bname.get(a) {
+            let sym = unit.symbol(*a);
+            out.push_str(&format!(
+                "  {b}: the adjoint of `{}`, declared like it\n",
+                sym.name
+            ));
+        }
+    }
+    let mut blocks = std::collections::BTreeSet::new();
+    for s in unit.symbols.iter() {
+        if let Storage::Common { block, .. } = &s.storage {
+            if inp.diff.commons.iter().any(|(b, _)| b == block) {
+                blocks.insert(block.clone());
+            }
+        }
+    }
+    for b in blocks {
+        out.push_str(&format!(
+            "  and the adjoints of COMMON /{b}/ in /{b}_b/ (members with a derivative only)\n"
+        ));
+    }
+    out
+}
+
 /// For the units of the chain of calls after which the root's
 /// independents take their values ([`dfort_analysis::roles::Roles::after`]):
 /// how many of the unit's statements come before that point (the last
@@ -115,7 +155,7 @@ fn after_split(inp: &RoutineInputs) -> Result<Option<usize>, Refusal> {
     if inp.unstructured {
         return Err(super::emitter::refusal(
             span,
-            format!("{why} must not be reversed by blocks (it has a READ with END=, ERR= or EOR=)"),
+            format!("{why} must not be reversed by blocks (it has jumps dfort cannot structure)"),
         ));
     }
     if inp.split {

@@ -161,6 +161,12 @@ pub fn host_config(
     }
     if let Some((path, t)) = toml {
         t.preprocessor.apply(path, &mut c.cpp);
+        c.supplied = t
+            .adjoint
+            .supplied_files(path)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
     }
     if let Some(exts) = &s.fixed_extensions {
         let exts: Vec<String> = exts

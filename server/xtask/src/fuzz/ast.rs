@@ -611,7 +611,13 @@ pub struct Program {
     /// statement, a call of this internal subroutine, which maps each as
     /// `x = AFTER_SCALE*x + 0.25` (`dfort … --after`).
     pub after: Option<String>,
+    /// The program calls [`SOLVER`], whose adjoint the user supplies
+    /// (`dfort.toml`'s `[adjoint] supplied`; the checker writes it).
+    pub supplied: bool,
 }
+
+/// The fuzzer's iterative solver, whose adjoint is supplied.
+pub const SOLVER: &str = "fz_solve";
 
 /// What the subroutine of [`Program::after`] multiplies the independents
 /// by: the differences on entry are this times the derivatives after it.
@@ -974,6 +980,7 @@ mod tests {
             dependents: vec!["x".into()],
             macros: false,
             after: None,
+            supplied: false,
         };
         let text = p.print();
         assert!(text.contains("  do i = n, 1, (-1)\n    x(i) = (x(i) * sin(0.5d0))\n  end do\n"));

@@ -6,7 +6,7 @@
 //! dot-product test against the tangent and leave its tape empty, and
 //! the three adjoints must agree to 1e-10.
 
-use super::ast::{ProcKind, Program, AFTER_SCALE};
+use super::ast::{ProcKind, Program, AFTER_SCALE, SOLVER};
 use dfort::session::{Ask, Session};
 use dfort::verify::{compile, gfortran, link, Scratch};
 use dfort_analysis::roots::RootSpec;
@@ -202,6 +202,14 @@ impl Checker {
         } else {
             path.clone()
         };
+        // The solver's adjoint is the user's: `dfort.toml` says so (the
+        // adjoint's header says how it is called; `supplied.f90` holds it).
+        if p.supplied {
+            let toml = format!("[adjoint]\nsupplied = {{ {SOLVER} = \"supplied.f90\" }}\n");
+            if let Err(e) = std::fs::write(dir.join("dfort.toml"), toml) {
+                return Outcome::Invalid(format!("cannot write dfort.toml: {e}"));
+            }
+        }
         let (files, refused) = match derivatives(&read, p) {
             Ok(f) => f,
             Err(o) => return o,
@@ -219,6 +227,25 @@ impl Checker {
         flags.extend(["-I", &base]);
         if let Err(e) = compile(dir, "prog.f90", &flags) {
             return Outcome::Invalid(format!("gfortran rejects the program: {}", first_error(&e)));
+        }
+        let supplied = files
+            .iter()
+            .find(|(n, _)| n != "tangent")
+            .and_then(|(_, text)| supplied_solver(text));
+        let mut extra_objects = Vec::new();
+        if let Some(text) = &supplied {
+            if let Err(e) = std::fs::write(dir.join("supplied.f90"), text) {
+                return Outcome::Invalid(format!("cannot write supplied.f90: {e}"));
+            }
+            match compile(dir, "supplied.f90", &flags) {
+                Ok(o) => extra_objects.push(o),
+                Err(e) => {
+                    return mismatch(
+                        Kind::DoesNotCompile("supplied adjoint"),
+                        e.lines().skip(1).collect::<Vec<_>>().join("\n"),
+                    )
+                }
+            }
         }
         for (name, _) in &files {
             if let Err(e) = compile(dir, &format!("{name}.f90"), &flags) {
@@ -262,12 +289,13 @@ impl Checker {
             };
             for (_, name, _) in MODES {
                 let exe = format!("run_{name}");
-                let objects = vec![
+                let mut objects = vec![
                     "prog.f90.o".to_string(),
                     "tangent.f90.o".to_string(),
                     format!("{name}.f90.o"),
                     stack.clone(),
                 ];
+                objects.extend(extra_objects.iter().cloned());
                 if let Err(e) = link(dir, &driver_object, &objects, &main_flags, &exe) {
                     return Outcome::Invalid(format!(
                         "the driver does not link: {}",
@@ -618,6 +646,7 @@ fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
         // The files read as `dfort adjoint` reads them: on the host,
         // analysed from the root alone in this mode.
         let ask = Ask {
+            supplied: Vec::new(),
             roots: vec![spec.clone()],
             others: false,
             recording: rec,
@@ -683,6 +712,47 @@ fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
         }
     }
     Ok((files_out, None))
+}
+
+/// The user's adjoint of [`SOLVER`] for the adjoint `text`, as its
+/// header says the adjoint calls it (`subroutine fz_solve_b(n, b, bb, x,
+/// xb)`, without the adjoints of arguments that have none): b̄ += A⁻¹x̄
+/// (the matrix is symmetric) and x̄ = 0 (the solution does not depend on
+/// the first guess). `None` when the adjoint does not call it.
+fn supplied_solver(text: &str) -> Option<String> {
+    let head = format!("subroutine {SOLVER}_b(");
+    let line = text
+        .lines()
+        .take_while(|l| l.starts_with('!'))
+        .find_map(|l| l.trim_start_matches(['!', ' ']).strip_prefix(head.as_str()))?;
+    let args: Vec<&str> = line
+        .trim_end_matches(')')
+        .split(',')
+        .map(str::trim)
+        .collect();
+    let after = |formal: &str| {
+        let k = args.iter().position(|a| *a == formal)?;
+        args.get(k + 1)
+            .filter(|a| !["x", "n", "b"].contains(*a))
+            .copied()
+    };
+    let (bb, xb) = (after("b"), after("x"));
+    let mut out = format!("subroutine {SOLVER}_b({})\n", args.join(", "));
+    out.push_str("  implicit none\n  integer, intent(in) :: n\n");
+    out.push_str("  real(8), intent(in) :: b(n), x(n)\n");
+    for a in [bb, xb].into_iter().flatten() {
+        out.push_str(&format!("  real(8), intent(inout) :: {a}(n)\n"));
+    }
+    if let (Some(bb), Some(xb)) = (bb, xb) {
+        out.push_str(&format!(
+            "  real(8) :: lambda(n)\n  lambda = 0\n  call {SOLVER}(n, {xb}, lambda)\n  {bb} = {bb} + lambda\n"
+        ));
+    }
+    if let Some(xb) = xb {
+        out.push_str(&format!("  {xb} = 0\n"));
+    }
+    out.push_str(&format!("end subroutine {SOLVER}_b\n"));
+    Some(out)
 }
 
 /// The driver of `p`'s root: `n` and every real argument, with the

@@ -843,6 +843,20 @@ impl<'r> Generator<'r> {
                 &mut ext_funcs,
             );
         }
+        // Issue 40: a call of an iterative solver whose adjoint the user
+        // supplies (`[adjoint] supplied`); the checker writes that adjoint.
+        let supplied = self.chance(0.12);
+        if supplied {
+            let roles = (&independents[..], &dependents[..]);
+            self.supplied_solve(
+                &late,
+                roles,
+                &mut decls,
+                &mut body,
+                prologue,
+                &mut externals,
+            );
+        }
         if let Some(ext) = &allocatable_extent {
             body.insert(
                 0,
@@ -896,6 +910,7 @@ impl<'r> Generator<'r> {
             dependents,
             macros: false,
             after: None,
+            supplied,
         };
         p.each_proc_mut(&mut |q| {
             // Functions too: an internal function may reference an
@@ -1592,6 +1607,111 @@ impl<'r> Generator<'r> {
         }
         for (k, st) in set.into_iter().enumerate() {
             body.insert(at + k, st);
+        }
+    }
+
+    /// The solver `fz_solve(n, b, x)` (Jacobi iterations on a symmetric,
+    /// diagonally dominant matrix it builds, from the first guess `x`;
+    /// converged to rounding after 60 of them), and a call of it in
+    /// the root on local arrays `fsb` and `fsx` set from the inputs (an
+    /// independent among them), whose solution is added into a target (a
+    /// dependent when one can be written). Its adjoint is the user's
+    /// ([`super::check`] writes `fz_solve_b`); the tangent differentiates
+    /// the iterations, so the dot-product test compares the two.
+    fn supplied_solve(
+        &mut self,
+        env: &Env,
+        (independents, dependents): (&[String], &[String]),
+        decls: &mut Vec<Decl>,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+        externals: &mut Vec<Proc>,
+    ) {
+        let pick = |names: &[String], write: bool| -> Vec<RVar> {
+            env.reals
+                .iter()
+                .filter(|v| names.contains(&v.name) && (v.write || !write))
+                .cloned()
+                .collect()
+        };
+        let t = match self.pick(&pick(dependents, true)).cloned() {
+            Some(t) => t,
+            None => match self.target(env) {
+                Some(t) => t,
+                None => return,
+            },
+        };
+        let mut rhs = self.rexpr(env, 2);
+        if let Some(x) = self.pick(&pick(independents, false)).cloned() {
+            rhs = Expr::bin("+", rhs, self.element(env, &x));
+        }
+        externals.push(Proc {
+            kind: ProcKind::Subroutine,
+            recursive: false,
+            elemental: false,
+            pure: false,
+            name: SOLVER.into(),
+            args: vec!["n".into(), "b".into(), "x".into()],
+            uses: vec![],
+            decls: vec![
+                Decl::int("n").with_intent("in"),
+                Decl::real("b", vec!["n".into()]).with_intent("in"),
+                Decl::real("x", vec!["n".into()]).with_intent("inout"),
+                Decl::real("r", vec!["n".into()]),
+                Decl::int("it"),
+                Decl::int("i"),
+                Decl::int("j"),
+            ],
+            spec: vec![],
+            body: vec![Stmt::Raw(
+                [
+                    "do it = 1, 60",
+                    "  do i = 1, n",
+                    "    r(i) = b(i)",
+                    "    do j = 1, n",
+                    "      if (j /= i) r(i) = r(i) - x(j) / dble(1 + i + j)",
+                    "    end do",
+                    "  end do",
+                    "  do i = 1, n",
+                    "    x(i) = r(i) / (dble(n + 1) + 1.0d0 / dble(1 + 2 * i))",
+                    "  end do",
+                    "end do",
+                ]
+                .map(String::from)
+                .to_vec(),
+            )],
+            internal: vec![],
+        });
+        decls.push(Decl::real("fsb", vec!["n".into()]));
+        decls.push(Decl::real("fsx", vec!["n".into()]));
+        let lhs = self.element(env, &t);
+        let guess = match self.chance(0.5) {
+            true => self.rexpr(env, 1),
+            false => Expr::lit("0.5d0"),
+        };
+        let group = vec![
+            Stmt::Assign(Expr::var("fsb"), rhs),
+            Stmt::Assign(Expr::var("fsx"), guess),
+            Stmt::Call(
+                SOLVER.into(),
+                vec![Expr::var("n"), Expr::var("fsb"), Expr::var("fsx")],
+            ),
+            Stmt::Assign(
+                lhs.clone(),
+                Expr::bin(
+                    "+",
+                    lhs,
+                    Expr::bin(
+                        "*",
+                        self.literal(),
+                        Expr::call("sum", vec![Expr::var("fsx")]),
+                    ),
+                ),
+            ),
+        ];
+        let at = self.free_point(body, prologue);
+        for st in group.into_iter().rev() {
+            body.insert(at, st);
         }
     }
 

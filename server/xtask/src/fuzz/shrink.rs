@@ -276,6 +276,7 @@ mod tests {
             dependents: vec!["x".into()],
             macros: false,
             after: None,
+            supplied: false,
         }
     }
 
