@@ -16,6 +16,7 @@
 ! formal, seen from the actual with the formal's shape; dfort_region_* hold
 ! the adjoint of an actual that aliases another one (see their comment).
 module dfort_stack
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_size_t, c_f_pointer, c_associated
   implicit none
   private
   public :: dfort_push, dfort_pop, dfort_stack_stats, dfort_stack_reset
@@ -37,7 +38,21 @@ module dfort_stack
   public :: dfort_region_add_r8_2, dfort_region_put_r8_2, dfort_region_size_3
   public :: dfort_region_get_r8_3, dfort_region_add_r8_3, dfort_region_put_r8_3
 
-  integer(8), allocatable, save :: tape(:)
+  ! The tape's storage: one block from C's realloc, which grows it in place
+  ! or moves its pages without copying them, seen as integer(8) entries
+  ! (tape) and as real(8) entries (rtape, for real(8) values; arrays are
+  ! copied by copy_r8).
+  type(c_ptr), save :: block = c_null_ptr
+  integer(8), pointer, contiguous, save :: tape(:) => null()
+  real(8), pointer, contiguous, save :: rtape(:) => null()
+  interface
+    function c_realloc(p, n) bind(C, name='realloc') result(q)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: p
+      integer(c_size_t), value :: n
+      type(c_ptr) :: q
+    end function c_realloc
+  end interface
   integer(8), save :: top = 0
   integer(8), save :: capacity = 0
   integer(8), save :: pushed_bytes = 0
@@ -257,23 +272,15 @@ module dfort_stack
 
 contains
 
-  subroutine reserve(n)
-    integer(8), intent(in) :: n
-    if (top + n > capacity) call grow(n)
-  end subroutine reserve
-
   subroutine grow(n)
     integer(8), intent(in) :: n
-    integer(8), allocatable :: bigger(:)
-    if (.not. allocated(tape)) then
-      capacity = max(1024_8, n)
-      allocate(tape(capacity))
-      return
-    end if
-    capacity = max(2_8*capacity, top + n)
-    allocate(bigger(capacity))
-    bigger(1:top) = tape(1:top)
-    call move_alloc(bigger, tape)
+    type(c_ptr) :: moved
+    capacity = max(131072_8, 2_8*capacity, top + n)
+    moved = c_realloc(block, int(8_8*capacity, c_size_t))
+    if (.not. c_associated(moved)) error stop 'dfort_stack: no memory left for the tape'
+    block = moved
+    call c_f_pointer(block, tape, [capacity])
+    call c_f_pointer(block, rtape, [capacity])
   end subroutine grow
 
   !> Checks that the tape holds n entries before they are popped.
@@ -305,15 +312,15 @@ contains
 
   subroutine push_r8(v)
     real(8), intent(in) :: v
-    call reserve(1_8)
-    tape(top + 1) = transfer(v, 0_8)
+    if (top + 1_8 > capacity) call grow(1_8)
+    rtape(top + 1) = v
     call note_r(8_8, 1_8)
   end subroutine push_r8
 
   subroutine pop_r8(v)
     real(8), intent(out) :: v
     call take(1_8)
-    v = transfer(tape(top), v)
+    v = rtape(top)
     top = top - 1
   end subroutine pop_r8
 
@@ -431,7 +438,7 @@ contains
 
   subroutine push_r4(v)
     real(4), intent(in) :: v
-    call reserve(1_8)
+    if (top + 1_8 > capacity) call grow(1_8)
     tape(top + 1) = int(transfer(v, 0_4), 8)
     call note_r(4_8, 1_8)
   end subroutine push_r4
@@ -445,7 +452,7 @@ contains
 
   subroutine push_i4(v)
     integer(4), intent(in) :: v
-    call reserve(1_8)
+    if (top + 1_8 > capacity) call grow(1_8)
     tape(top + 1) = int(v, 8)
     call note_i(4_8, 1_8)
   end subroutine push_i4
@@ -459,7 +466,7 @@ contains
 
   subroutine push_i8(v)
     integer(8), intent(in) :: v
-    call reserve(1_8)
+    if (top + 1_8 > capacity) call grow(1_8)
     tape(top + 1) = v
     call note_i(8_8, 1_8)
   end subroutine push_i8
@@ -473,7 +480,7 @@ contains
 
   subroutine push_l(v)
     logical, intent(in) :: v
-    call reserve(1_8)
+    if (top + 1_8 > capacity) call grow(1_8)
     tape(top + 1) = merge(1_8, 0_8, v)
     call note_i(4_8, 1_8)
   end subroutine push_l
@@ -487,31 +494,23 @@ contains
 
   subroutine push_r8a(v)
     real(8), intent(in) :: v(:)
-    integer(8) :: n, i
+    integer(8) :: n
     n = size(v, kind=8)
-    call reserve(n)
-    do i = 1, n
-      tape(top + i) = transfer(v(i), 0_8)
-    end do
-    call note_r(8_8*n, n)
+    call push_r8s(v, n)
   end subroutine push_r8a
 
   subroutine pop_r8a(v)
     real(8), intent(out) :: v(:)
-    integer(8) :: n, i
+    integer(8) :: n
     n = size(v, kind=8)
-    call take(n)
-    do i = 1, n
-      v(i) = transfer(tape(top - n + i), v(i))
-    end do
-    top = top - n
+    call pop_r8s(v, n)
   end subroutine pop_r8a
 
   subroutine push_r4a(v)
     real(4), intent(in) :: v(:)
     integer(8) :: n, i
     n = size(v, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     do i = 1, n
       tape(top + i) = int(transfer(v(i), 0_4), 8)
     end do
@@ -533,7 +532,7 @@ contains
     integer(4), intent(in) :: v(:)
     integer(8) :: n, i
     n = size(v, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     do i = 1, n
       tape(top + i) = int(v(i), 8)
     end do
@@ -555,7 +554,7 @@ contains
     integer(8), intent(in) :: v(:)
     integer(8) :: n
     n = size(v, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     tape(top + 1:top + n) = v
     call note_i(8_8*n, n)
   end subroutine push_i8a
@@ -573,7 +572,7 @@ contains
     logical, intent(in) :: v(:)
     integer(8) :: n
     n = size(v, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     tape(top + 1:top + n) = merge(1_8, 0_8, v)
     call note_i(4_8*n, n)
   end subroutine push_la
@@ -616,7 +615,7 @@ contains
     character(len=*), intent(in) :: v
     integer(8) :: n, i
     n = len(v, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     do i = 1, n
       tape(top + i) = ichar(v(i:i), kind=8)
     end do
@@ -650,82 +649,139 @@ contains
     end do
   end subroutine pop_cha
 
+  ! to = from, n values: explicit-shape dummies, which do not overlap, so
+  ! that the copy is a plain block copy (the tape is a pointer, which an
+  ! assignment would have to check for overlap).
+  subroutine copy_r8(from, to, n)
+    integer(8), intent(in) :: n
+    real(8), intent(in) :: from(n)
+    real(8), intent(out) :: to(n)
+    to = from
+  end subroutine copy_r8
+
+  ! The entries of an array of any rank, in array element order: explicit-
+  ! shape dummies (sequence association), so that a contiguous actual is
+  ! read and written in place.
+  subroutine push_r8s(w, n)
+    integer(8), intent(in) :: n
+    real(8), intent(in) :: w(n)
+    if (n == 0) return
+    if (top + n > capacity) call grow(n)
+    call copy_r8(w, rtape(top + 1:top + n), n)
+    call note_r(8_8*n, n)
+  end subroutine push_r8s
+
+  subroutine pop_r8s(w, n)
+    integer(8), intent(in) :: n
+    real(8), intent(out) :: w(n)
+    if (n == 0) return
+    call take(n)
+    call copy_r8(rtape(top - n + 1:top), w, n)
+    top = top - n
+  end subroutine pop_r8s
+
+  subroutine push_r4s(w, n)
+    integer(8), intent(in) :: n
+    real(4), intent(in) :: w(n)
+    integer(8) :: i
+    if (top + n > capacity) call grow(n)
+    do i = 1, n
+      tape(top + i) = int(transfer(w(i), 0_4), 8)
+    end do
+    call note_r(4_8*n, n)
+  end subroutine push_r4s
+
+  subroutine pop_r4s(w, n)
+    integer(8), intent(in) :: n
+    real(4), intent(out) :: w(n)
+    integer(8) :: i
+    call take(n)
+    do i = 1, n
+      w(i) = transfer(int(tape(top - n + i), 4), w(i))
+    end do
+    top = top - n
+  end subroutine pop_r4s
+
+  subroutine push_i4s(w, n)
+    integer(8), intent(in) :: n
+    integer(4), intent(in) :: w(n)
+    integer(8) :: i
+    if (top + n > capacity) call grow(n)
+    do i = 1, n
+      tape(top + i) = int(w(i), 8)
+    end do
+    call note_i(4_8*n, n)
+  end subroutine push_i4s
+
+  subroutine pop_i4s(w, n)
+    integer(8), intent(in) :: n
+    integer(4), intent(out) :: w(n)
+    integer(8) :: i
+    call take(n)
+    do i = 1, n
+      w(i) = int(tape(top - n + i), 4)
+    end do
+    top = top - n
+  end subroutine pop_i4s
+
   subroutine push_r8a2(v)
     real(8), intent(in) :: v(:, :)
-    call push_r8a(reshape(v, [size(v)]))
+    call push_r8s(v, size(v, kind=8))
   end subroutine push_r8a2
 
   subroutine pop_r8a2(v)
     real(8), intent(out) :: v(:, :)
-    real(8), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r8a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r8s(v, size(v, kind=8))
   end subroutine pop_r8a2
 
   subroutine push_r8a3(v)
     real(8), intent(in) :: v(:, :, :)
-    call push_r8a(reshape(v, [size(v)]))
+    call push_r8s(v, size(v, kind=8))
   end subroutine push_r8a3
 
   subroutine pop_r8a3(v)
     real(8), intent(out) :: v(:, :, :)
-    real(8), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r8a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r8s(v, size(v, kind=8))
   end subroutine pop_r8a3
 
   subroutine push_r4a2(v)
     real(4), intent(in) :: v(:, :)
-    call push_r4a(reshape(v, [size(v)]))
+    call push_r4s(v, size(v, kind=8))
   end subroutine push_r4a2
 
   subroutine pop_r4a2(v)
     real(4), intent(out) :: v(:, :)
-    real(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r4s(v, size(v, kind=8))
   end subroutine pop_r4a2
 
   subroutine push_r4a3(v)
     real(4), intent(in) :: v(:, :, :)
-    call push_r4a(reshape(v, [size(v)]))
+    call push_r4s(v, size(v, kind=8))
   end subroutine push_r4a3
 
   subroutine pop_r4a3(v)
     real(4), intent(out) :: v(:, :, :)
-    real(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r4s(v, size(v, kind=8))
   end subroutine pop_r4a3
 
   subroutine push_i4a2(v)
     integer(4), intent(in) :: v(:, :)
-    call push_i4a(reshape(v, [size(v)]))
+    call push_i4s(v, size(v, kind=8))
   end subroutine push_i4a2
 
   subroutine pop_i4a2(v)
     integer(4), intent(out) :: v(:, :)
-    integer(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_i4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_i4s(v, size(v, kind=8))
   end subroutine pop_i4a2
 
   subroutine push_i4a3(v)
     integer(4), intent(in) :: v(:, :, :)
-    call push_i4a(reshape(v, [size(v)]))
+    call push_i4s(v, size(v, kind=8))
   end subroutine push_i4a3
 
   subroutine pop_i4a3(v)
     integer(4), intent(out) :: v(:, :, :)
-    integer(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_i4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_i4s(v, size(v, kind=8))
   end subroutine pop_i4a3
 
   !> Pushes the elements of a mask in array element order, packed 64 a
@@ -737,7 +793,7 @@ contains
     n = size(v, kind=8)
     w = (n + 63_8) / 64_8
     r = size(shp, kind=8)
-    call reserve(w + r)
+    if (top + w + r > capacity) call grow(w + r)
     tape(top + 1:top + w) = 0_8
     do i = 0_8, n - 1_8
       if (v(i + 1_8)) then
@@ -812,158 +868,122 @@ contains
 
   subroutine push_r8a4(v)
     real(8), intent(in) :: v(:, :, :, :)
-    call push_r8a(reshape(v, [size(v)]))
+    call push_r8s(v, size(v, kind=8))
   end subroutine push_r8a4
 
   subroutine pop_r8a4(v)
     real(8), intent(out) :: v(:, :, :, :)
-    real(8), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r8a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r8s(v, size(v, kind=8))
   end subroutine pop_r8a4
 
   subroutine push_r4a4(v)
     real(4), intent(in) :: v(:, :, :, :)
-    call push_r4a(reshape(v, [size(v)]))
+    call push_r4s(v, size(v, kind=8))
   end subroutine push_r4a4
 
   subroutine pop_r4a4(v)
     real(4), intent(out) :: v(:, :, :, :)
-    real(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r4s(v, size(v, kind=8))
   end subroutine pop_r4a4
 
   subroutine push_i4a4(v)
     integer(4), intent(in) :: v(:, :, :, :)
-    call push_i4a(reshape(v, [size(v)]))
+    call push_i4s(v, size(v, kind=8))
   end subroutine push_i4a4
 
   subroutine pop_i4a4(v)
     integer(4), intent(out) :: v(:, :, :, :)
-    integer(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_i4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_i4s(v, size(v, kind=8))
   end subroutine pop_i4a4
 
   subroutine push_r8a5(v)
     real(8), intent(in) :: v(:, :, :, :, :)
-    call push_r8a(reshape(v, [size(v)]))
+    call push_r8s(v, size(v, kind=8))
   end subroutine push_r8a5
 
   subroutine pop_r8a5(v)
     real(8), intent(out) :: v(:, :, :, :, :)
-    real(8), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r8a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r8s(v, size(v, kind=8))
   end subroutine pop_r8a5
 
   subroutine push_r4a5(v)
     real(4), intent(in) :: v(:, :, :, :, :)
-    call push_r4a(reshape(v, [size(v)]))
+    call push_r4s(v, size(v, kind=8))
   end subroutine push_r4a5
 
   subroutine pop_r4a5(v)
     real(4), intent(out) :: v(:, :, :, :, :)
-    real(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r4s(v, size(v, kind=8))
   end subroutine pop_r4a5
 
   subroutine push_i4a5(v)
     integer(4), intent(in) :: v(:, :, :, :, :)
-    call push_i4a(reshape(v, [size(v)]))
+    call push_i4s(v, size(v, kind=8))
   end subroutine push_i4a5
 
   subroutine pop_i4a5(v)
     integer(4), intent(out) :: v(:, :, :, :, :)
-    integer(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_i4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_i4s(v, size(v, kind=8))
   end subroutine pop_i4a5
 
   subroutine push_r8a6(v)
     real(8), intent(in) :: v(:, :, :, :, :, :)
-    call push_r8a(reshape(v, [size(v)]))
+    call push_r8s(v, size(v, kind=8))
   end subroutine push_r8a6
 
   subroutine pop_r8a6(v)
     real(8), intent(out) :: v(:, :, :, :, :, :)
-    real(8), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r8a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r8s(v, size(v, kind=8))
   end subroutine pop_r8a6
 
   subroutine push_r4a6(v)
     real(4), intent(in) :: v(:, :, :, :, :, :)
-    call push_r4a(reshape(v, [size(v)]))
+    call push_r4s(v, size(v, kind=8))
   end subroutine push_r4a6
 
   subroutine pop_r4a6(v)
     real(4), intent(out) :: v(:, :, :, :, :, :)
-    real(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r4s(v, size(v, kind=8))
   end subroutine pop_r4a6
 
   subroutine push_i4a6(v)
     integer(4), intent(in) :: v(:, :, :, :, :, :)
-    call push_i4a(reshape(v, [size(v)]))
+    call push_i4s(v, size(v, kind=8))
   end subroutine push_i4a6
 
   subroutine pop_i4a6(v)
     integer(4), intent(out) :: v(:, :, :, :, :, :)
-    integer(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_i4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_i4s(v, size(v, kind=8))
   end subroutine pop_i4a6
 
   subroutine push_r8a7(v)
     real(8), intent(in) :: v(:, :, :, :, :, :, :)
-    call push_r8a(reshape(v, [size(v)]))
+    call push_r8s(v, size(v, kind=8))
   end subroutine push_r8a7
 
   subroutine pop_r8a7(v)
     real(8), intent(out) :: v(:, :, :, :, :, :, :)
-    real(8), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r8a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r8s(v, size(v, kind=8))
   end subroutine pop_r8a7
 
   subroutine push_r4a7(v)
     real(4), intent(in) :: v(:, :, :, :, :, :, :)
-    call push_r4a(reshape(v, [size(v)]))
+    call push_r4s(v, size(v, kind=8))
   end subroutine push_r4a7
 
   subroutine pop_r4a7(v)
     real(4), intent(out) :: v(:, :, :, :, :, :, :)
-    real(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_r4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_r4s(v, size(v, kind=8))
   end subroutine pop_r4a7
 
   subroutine push_i4a7(v)
     integer(4), intent(in) :: v(:, :, :, :, :, :, :)
-    call push_i4a(reshape(v, [size(v)]))
+    call push_i4s(v, size(v, kind=8))
   end subroutine push_i4a7
 
   subroutine pop_i4a7(v)
     integer(4), intent(out) :: v(:, :, :, :, :, :, :)
-    integer(4), allocatable :: flat(:)
-    allocate(flat(size(v)))
-    call pop_i4a(flat)
-    v = reshape(flat, shape(v))
+    call pop_i4s(v, size(v, kind=8))
   end subroutine pop_i4a7
 
   subroutine push_mask4(v)
@@ -1032,7 +1052,7 @@ contains
     integer(8) :: n, k
     integer :: i1
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i1 = 1, size(v, 1)
       if (m(i1)) then
@@ -1066,7 +1086,7 @@ contains
     integer(8) :: n, k
     integer :: i1
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i1 = 1, size(v, 1)
       if (m(i1)) then
@@ -1100,7 +1120,7 @@ contains
     integer(8) :: n, k
     integer :: i1
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i1 = 1, size(v, 1)
       if (m(i1)) then
@@ -1134,7 +1154,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i2 = 1, size(v, 2)
       do i1 = 1, size(v, 1)
@@ -1172,7 +1192,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i2 = 1, size(v, 2)
       do i1 = 1, size(v, 1)
@@ -1210,7 +1230,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i2 = 1, size(v, 2)
       do i1 = 1, size(v, 1)
@@ -1248,7 +1268,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i3 = 1, size(v, 3)
       do i2 = 1, size(v, 2)
@@ -1290,7 +1310,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i3 = 1, size(v, 3)
       do i2 = 1, size(v, 2)
@@ -1332,7 +1352,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i3 = 1, size(v, 3)
       do i2 = 1, size(v, 2)
@@ -1374,7 +1394,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i4 = 1, size(v, 4)
       do i3 = 1, size(v, 3)
@@ -1420,7 +1440,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i4 = 1, size(v, 4)
       do i3 = 1, size(v, 3)
@@ -1466,7 +1486,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i4 = 1, size(v, 4)
       do i3 = 1, size(v, 3)
@@ -1512,7 +1532,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4, i5
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i5 = 1, size(v, 5)
       do i4 = 1, size(v, 4)
@@ -1562,7 +1582,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4, i5
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i5 = 1, size(v, 5)
       do i4 = 1, size(v, 4)
@@ -1612,7 +1632,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4, i5
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i5 = 1, size(v, 5)
       do i4 = 1, size(v, 4)
@@ -1662,7 +1682,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4, i5, i6
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i6 = 1, size(v, 6)
       do i5 = 1, size(v, 5)
@@ -1716,7 +1736,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4, i5, i6
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i6 = 1, size(v, 6)
       do i5 = 1, size(v, 5)
@@ -1770,7 +1790,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4, i5, i6
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i6 = 1, size(v, 6)
       do i5 = 1, size(v, 5)
@@ -1824,7 +1844,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4, i5, i6, i7
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i7 = 1, size(v, 7)
       do i6 = 1, size(v, 6)
@@ -1882,7 +1902,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4, i5, i6, i7
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i7 = 1, size(v, 7)
       do i6 = 1, size(v, 6)
@@ -1940,7 +1960,7 @@ contains
     integer(8) :: n, k
     integer :: i1, i2, i3, i4, i5, i6, i7
     n = count(m, kind=8)
-    call reserve(n)
+    if (top + n > capacity) call grow(n)
     k = 0
     do i7 = 1, size(v, 7)
       do i6 = 1, size(v, 6)
@@ -2687,7 +2707,7 @@ contains
   !> One entry on the tape for a pointer association or an allocation
   !> kept on a stack of its own (derivative modules' stacks use it too).
   subroutine dfort_stack_mark()
-    call reserve(1_8)
+    if (top + 1_8 > capacity) call grow(1_8)
     tape(top + 1) = 0_8
     call note_i(8_8, 1_8)
   end subroutine dfort_stack_mark

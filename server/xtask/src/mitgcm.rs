@@ -316,7 +316,7 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
             "for f in dfort_grdchk {solver_file}; do \
                cat $f.F | cpp -traditional -P {defines} -I.. | ../../../../tools/set64bitConst.sh > $f.f \
                && gfortran {fflags} -ffixed-line-length-none -O1 -c $f.f || exit 1; done \
-             && gfortran -c -O1 dfort_stack.f90 \
+             && gfortran -c -O2 dfort_stack.f90 \
              && gfortran {fflags} -ffree-line-length-none {} -c the_main_loop_b.f90 \
              && gfortran -mcmodel=medium -o dfort_adm dfort_grdchk.o {solver_object} the_main_loop_b.o dfort_stack.o \
                 $(ls ../*.o | grep -v '/main\\.o$')",
