@@ -16,6 +16,7 @@ mod fuzz;
 mod mitgcm;
 mod product;
 mod run_tests;
+mod supplied;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

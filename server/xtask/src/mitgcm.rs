@@ -282,7 +282,7 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
     );
 
     // The solver's adjoint, named as the adjoint's header says it calls it.
-    let solver = supplied_name(&adjoint, "cg2d");
+    let solver = crate::supplied::called_as(&adjoint, "cg2d").map(|(name, _)| name);
     let solver_file = match &solver {
         Some(name) => {
             let text = SOLVER_ADJOINT.replace("SOLVER_ADJOINT_NAME", name);
@@ -575,21 +575,6 @@ fn references(path: &Path) -> Result<Vec<Position>, String> {
 /// holding `names` (the adjoints of the independent and the dependent):
 /// the block lines and their members' type declarations, each on one
 /// line.
-/// The name of the routine the adjoint calls as the supplied adjoint of
-/// `routine`, from the adjoint's header (`!   subroutine cg2d_b0(…)`
-/// after the line naming `routine`).
-fn supplied_name(adjoint: &str, routine: &str) -> Option<String> {
-    let marker = format!("(the adjoint of `{routine}`)");
-    let mut lines = adjoint.lines().take_while(|l| l.starts_with('!'));
-    lines.find(|l| l.contains(&marker))?;
-    lines.find_map(|l| {
-        let rest = l
-            .trim_start_matches(['!', ' '])
-            .strip_prefix("subroutine ")?;
-        Some(rest.split('(').next()?.trim().to_string())
-    })
-}
-
 /// The supplied adjoint of MITgcm's `CG2D(cg2d_b, cg2d_x, firstResidual,
 /// minResidualSq, lastResidual, numIters, nIterMin, myThid)`, which
 /// solves A x = b for x from the first guess x with a symmetric A: x

@@ -720,24 +720,15 @@ fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
 /// (the matrix is symmetric) and x̄ = 0 (the solution does not depend on
 /// the first guess). `None` when the adjoint does not call it.
 fn supplied_solver(text: &str) -> Option<String> {
-    let head = format!("subroutine {SOLVER}_b(");
-    let line = text
-        .lines()
-        .take_while(|l| l.starts_with('!'))
-        .find_map(|l| l.trim_start_matches(['!', ' ']).strip_prefix(head.as_str()))?;
-    let args: Vec<&str> = line
-        .trim_end_matches(')')
-        .split(',')
-        .map(str::trim)
-        .collect();
+    let (name, args) = crate::supplied::called_as(text, SOLVER)?;
     let after = |formal: &str| {
-        let k = args.iter().position(|a| *a == formal)?;
+        let k = args.iter().position(|a| a == formal)?;
         args.get(k + 1)
-            .filter(|a| !["x", "n", "b"].contains(*a))
-            .copied()
+            .filter(|a| !["x", "n", "b"].contains(&a.as_str()))
+            .map(String::as_str)
     };
     let (bb, xb) = (after("b"), after("x"));
-    let mut out = format!("subroutine {SOLVER}_b({})\n", args.join(", "));
+    let mut out = format!("subroutine {name}({})\n", args.join(", "));
     out.push_str("  implicit none\n  integer, intent(in) :: n\n");
     out.push_str("  real(8), intent(in) :: b(n), x(n)\n");
     for a in [bb, xb].into_iter().flatten() {
@@ -751,7 +742,7 @@ fn supplied_solver(text: &str) -> Option<String> {
     if let Some(xb) = xb {
         out.push_str(&format!("  {xb} = 0\n"));
     }
-    out.push_str(&format!("end subroutine {SOLVER}_b\n"));
+    out.push_str(&format!("end subroutine {name}\n"));
     Some(out)
 }
 
