@@ -189,6 +189,40 @@ fn checkpoints_save_the_part_of_a_common_field_a_call_touches() {
     }
 }
 
+/// MITgcm's ways of passing a field on (issue 40): the checkpoints save a
+/// level of the field where the callee touches one — through a formal of
+/// another shape (one slab of element offsets), through a whole array
+/// passed to a formal of its own shape (levels `k - 1` and `k` of tile
+/// `bi`), and where the callee's `IF (karg .EQ. 0)` decides between every
+/// level and level `karg` (one or the other chosen at run time) — and
+/// never the whole field.
+#[test]
+fn checkpoints_save_the_levels_a_call_touches_through_formals() {
+    let ws = fixture("interproc/common_slabs.f90");
+    let text = adjoint_named(
+        &ws.program,
+        "common_slabs",
+        dfort_analysis::decisions::Recording::Inversion,
+        "",
+    )
+    .expect("written");
+    // Continuation lines joined.
+    let flat: String = text.replace('&', "").split_whitespace().collect();
+    for expected in [
+        // Level k of both tiles, through `ab_step`'s formal of rank 2.
+        "dfort_push_region_r8_1(gm(1,1,1),max(8*k-7,1),min(8*k+32,64),1,64)",
+        // Levels k - 1 and k of tile bi, the field passed whole.
+        "dfort_push_region_r8_2(u(1,1,bi),8,1,8,1,min(max(k,1),max(k-1,1))",
+        // Every level when k is 0, else level k.
+        "dfort_push_region_r8_2(g(1,1,bi),8,1,8,1,merge(1,max(k,1),k==0),merge(4,min(k,4),k==0)",
+    ] {
+        assert!(flat.contains(expected), "no `{expected}` in\n{text}");
+    }
+    for whole in ["dfort_push(g)", "dfort_push(gm)", "dfort_push(u)"] {
+        assert!(!flat.contains(whole), "`{whole}` in\n{text}");
+    }
+}
+
 mod dep {
     use crate::support::*;
     use dfort_analysis::dep::{summarize_all, Iface, Summary};

@@ -109,6 +109,43 @@ impl SavedRegion {
         }
     }
 
+    /// This region where `cond` holds at the call, else `other`: each
+    /// bound that differs chosen at run time (`merge(1, k, k == 0)`);
+    /// `None` when their shapes differ, or they are the same.
+    pub fn or(&self, other: &SavedRegion, cond: &Expr, unit: &Unit) -> Option<SavedRegion> {
+        let same = |a: &Expr, b: &Expr| print(unit, a) == print(unit, b);
+        if self.dims.len() != other.dims.len()
+            || self.extents.len() != other.extents.len()
+            || self
+                .extents
+                .iter()
+                .zip(&other.extents)
+                .any(|(a, b)| !same(a, b))
+        {
+            return None;
+        }
+        let pick = |a: &Expr, b: &Expr| match same(a, b) {
+            true => a.clone(),
+            false => intrinsic("merge", vec![a.clone(), b.clone(), cond.clone()], a.span),
+        };
+        let dims: Vec<(Expr, Expr, Expr)> = self
+            .dims
+            .iter()
+            .zip(&other.dims)
+            .map(|((a, b, s), (x, y, t))| (pick(a, x), pick(b, y), pick(s, t)))
+            .collect();
+        let differ = self
+            .dims
+            .iter()
+            .zip(&other.dims)
+            .any(|((a, b, s), (x, y, t))| !same(a, x) || !same(b, y) || !same(s, t));
+        differ.then(|| SavedRegion {
+            extents: self.extents.clone(),
+            dims,
+            cap: pick(&self.cap, &other.cap),
+        })
+    }
+
     /// Its extents and sections as the runtime's arguments, printed.
     pub fn runtime_args(&self, unit: &Unit) -> Vec<String> {
         let mut args: Vec<String> = self.extents.iter().map(|e| print(unit, e)).collect();
@@ -484,21 +521,32 @@ pub fn of_call(
                 match actual_item(&a.value, rank) {
                     Some((variable, whole, reference)) => {
                         let region = match whole && rank > 0 {
-                            true => region_item(caller, c, k, args, &a.value, variable),
+                            true => region_item(caller, id, c, k, args, &a.value, variable),
                             false => None,
                         };
-                        let saved = |why| match &region {
-                            Some(Ok(r)) => {
+                        // An array passed whole: the part of it the call
+                        // touches, where that is a smaller slab.
+                        let slab = match (&region, whole && rank > 0) {
+                            (None, true) => whole_actual_region(caller, id, c, k, args, variable),
+                            _ => None,
+                        };
+                        let saved = |why| match (&region, &slab) {
+                            (_, Some((reference, r))) => {
+                                let mut s = Saved::plain(variable, false, reference.clone(), why);
+                                s.region = Some(r.clone());
+                                s
+                            }
+                            (Some(Ok(r)), None) => {
                                 let mut s = Saved::plain(variable, false, a.value.clone(), why);
                                 s.region = Some(r.clone());
                                 s
                             }
-                            Some(Err(w)) => {
+                            (Some(Err(w)), None) => {
                                 let mut s = Saved::plain(variable, whole, reference.clone(), why);
                                 s.unbounded = Some(w.clone());
                                 s
                             }
-                            None => Saved::plain(variable, whole, reference.clone(), why),
+                            (None, None) => Saved::plain(variable, whole, reference.clone(), why),
                         };
                         if fx.written_formals.contains(&k32) {
                             written.push(saved(Why::AroundCall));
@@ -530,7 +578,7 @@ pub fn of_call(
                 let saved = (writes && in_req.contains_id(s))
                     || (reads && routine && modifiable(caller, id, s));
                 let region = match saved {
-                    true => global_region(caller, callees, c, args, s, &key),
+                    true => global_region(caller, callees, id, c, args, s, &key),
                     false => None,
                 };
                 let whole = |why| match &region {
@@ -551,7 +599,7 @@ pub fn of_call(
             }
             if routine {
                 hidden = hidden_globals(caller, id, fx, &declared, &mut problems);
-                aliased = aliased_actuals(caller, c, args, fx, &mut problems);
+                aliased = aliased_actuals(caller, id, c, args, fx, &mut problems);
                 // The reverse sweep evaluates their regions again.
                 for r in aliased.iter().filter_map(|a| a.region.as_ref()) {
                     r.vars(unit, &mut indices);
@@ -707,6 +755,7 @@ fn distinct_elements(unit: &Unit, a: &Expr, b: &Expr) -> bool {
 /// variable as an earlier actual ([`AliasedActual`]).
 fn aliased_actuals(
     caller: &Caller,
+    id: StmtId,
     c: UnitId,
     args: &[Arg],
     fx: &Effects,
@@ -756,7 +805,7 @@ fn aliased_actuals(
                 || sym.dims.iter().any(|d| d.kind == DimKind::AssumedSize));
         let region = match sequence {
             false => None,
-            true => match region_item(caller, c, k, args, &a.value, v) {
+            true => match region_item(caller, id, c, k, args, &a.value, v) {
                 Some(Ok(r)) => Some(r),
                 Some(Err(w)) => {
                     problems.push(Problem::Aliased(format!(
@@ -907,6 +956,34 @@ fn var_ref(s: SymbolId, span: Span) -> Expr {
     }
 }
 
+/// What the caller knows of the actuals `order` of its call `id`: literals,
+/// leading dimensions, and the indices of the counted loops around the call
+/// that stay positive ([`crate::regions::positive_index`]).
+fn call_site_known(
+    caller: &Caller,
+    id: StmtId,
+    order: &[Option<&Arg>],
+) -> crate::regions::KnownArgs {
+    let unit = caller.unit;
+    let loops: Vec<(SymbolId, &Expr, Option<&Expr>)> = crate::reversal::enclosing_loops(unit, id)
+        .into_iter()
+        .filter_map(|l| match &unit.stmt(l).kind {
+            StmtKind::Do {
+                control:
+                    DoControl::Counted {
+                        var, start, step, ..
+                    },
+                ..
+            } => Some((*var, start, step.as_ref())),
+            _ => None,
+        })
+        .collect();
+    crate::regions::known_args(order, &|e| {
+        crate::regions::call_site_value(unit, caller.effects, e)
+            .or_else(|| crate::regions::positive_index(unit, e, loops.iter().copied()))
+    })
+}
+
 /// The region of the array `variable` that callee `c` can touch through
 /// its formal `k`, whose actual is `value` (the array or one of its
 /// elements), in the caller's terms: `None` when the whole array is saved
@@ -914,6 +991,7 @@ fn var_ref(s: SymbolId, span: Span) -> Expr {
 /// when no region is known.
 fn region_item(
     caller: &Caller,
+    id: StmtId,
     c: UnitId,
     k: usize,
     args: &[Arg],
@@ -930,19 +1008,46 @@ fn region_item(
     region_type(&sym.ty)?;
     let cu = caller.program.unit(c);
     let order = in_formal_order(cu, args);
-    let known = crate::regions::known_args(&order, &|e| {
-        crate::regions::call_site_value(unit, caller.effects, e)
-    });
-    let region =
-        match crate::regions::of_formal(caller.program, caller.effects, c, k as u32, &known) {
-            Ok(r) => r,
-            Err(w) => return Some(Err(format!("in `{}`, {w}", cu.name))),
-        };
+    let known = call_site_known(caller, id, &order);
+    let item = |known: &crate::regions::KnownArgs| {
+        formal_item(caller, c, k, &order, value, variable, known)
+    };
+    let plain = item(&known);
+    // A region that one IF of the callee on a formal decides: the region
+    // of each arm, one or the other saved at run time.
+    if let (Some(Ok(_)), Some((cond, at, other))) = (&plain, arms(caller, c, &order, &known)) {
+        if let (Some(Ok(a)), Some(Ok(b))) = (item(&at), item(&other)) {
+            if let Some(r) = a.or(&b, &cond, unit) {
+                return Some(Ok(r));
+            }
+        }
+    }
+    plain
+}
+
+/// [`region_item`] for the known values `known` of the call's actuals
+/// `order`.
+fn formal_item(
+    caller: &Caller,
+    c: UnitId,
+    k: usize,
+    order: &[Option<&Arg>],
+    value: &Expr,
+    variable: SymbolId,
+    known: &crate::regions::KnownArgs,
+) -> Option<Result<SavedRegion, String>> {
+    let unit = caller.unit;
+    let cu = caller.program.unit(c);
+    let region = match crate::regions::of_formal(caller.program, caller.effects, c, k as u32, known)
+    {
+        Ok(r) => r,
+        Err(w) => return Some(Err(format!("in `{}`, {w}", cu.name))),
+    };
     if region.dims.is_empty() {
         return None;
     }
     let span = value.span;
-    let at = AtCall::new(unit, cu, &order);
+    let at = AtCall::new(unit, cu, order);
     let conv = |b: &crate::regions::Bound| at.expr(b, span);
     // The runtime holds regions of rank 3 at most: of a formal of higher
     // rank, the elements from the actual's first to the last it reaches.
@@ -1008,6 +1113,69 @@ fn region_item(
     Some(Ok(SavedRegion { extents, dims, cap }))
 }
 
+/// The first IF condition of callee `c` that compares one of its integer
+/// scalar formals the call does not give a known value, and that `c`
+/// never writes, with a constant (`IF (kArg .EQ. 0)` of MITgcm's
+/// `ADAMS_BASHFORTH2`, which touches every level for 0 and level `kArg`
+/// otherwise): the condition at the call (`k == 0`), and the known
+/// values for either answer.
+fn arms(
+    caller: &Caller,
+    c: UnitId,
+    order: &[Option<&Arg>],
+    known: &crate::regions::KnownArgs,
+) -> Option<(Expr, crate::regions::KnownArgs, crate::regions::KnownArgs)> {
+    use crate::regions::Known;
+    let cu = caller.program.unit(c);
+    let written = &caller.effects.get(c)?.written_formals;
+    let formal = |e: &Expr| -> Option<u32> {
+        let ExprKind::Var(v) = e.kind else {
+            return None;
+        };
+        let sym = cu.symbol(v);
+        match sym.storage {
+            Storage::Dummy(j)
+                if sym.rank() == 0
+                    && sym.ty.base == BaseType::Integer
+                    && !known.contains_key(&j)
+                    && !written.contains(&j) =>
+            {
+                Some(j)
+            }
+            _ => None,
+        }
+    };
+    let constant = |e: &Expr| dfort_ir::dp::constant_int(cu, e, 0);
+    let (j, v) = cu.stmts.iter().find_map(|st| {
+        let StmtKind::If { arms, .. } = &st.kind else {
+            return None;
+        };
+        arms.iter().find_map(|arm| match &arm.cond.kind {
+            ExprKind::Binary {
+                op: BinaryOp::Eq | BinaryOp::Ne,
+                lhs,
+                rhs,
+            } => match (formal(lhs), constant(rhs), formal(rhs), constant(lhs)) {
+                (Some(j), Some(v), _, _) | (_, _, Some(j), Some(v)) => Some((j, v)),
+                _ => None,
+            },
+            _ => None,
+        })
+    })?;
+    let actual = order.get(j as usize).copied().flatten()?;
+    let span = actual.value.span;
+    let value = Expr {
+        kind: ExprKind::Int(v),
+        span,
+    };
+    let cond = binary(BinaryOp::Eq, actual.value.clone(), value, span);
+    let mut at = known.clone();
+    at.insert(j, Known::Int(v));
+    let mut other = known.clone();
+    other.insert(j, Known::Except(v));
+    Some((cond, at, other))
+}
+
 /// The part of the global array `s` of the caller (the global `key`)
 /// that the call to `c` with actuals `args` can touch, as the element it
 /// starts at and a region of rank 3 at most from it: the trailing
@@ -1017,21 +1185,19 @@ fn region_item(
 fn global_region(
     caller: &Caller,
     callees: &Callees,
+    id: StmtId,
     c: UnitId,
     args: &[Arg],
     s: SymbolId,
     key: &GlobalKey,
 ) -> Option<(Expr, SavedRegion)> {
-    use crate::regions::{add, sub, Bound, DimRegion};
     let unit = caller.unit;
     let sym = unit.symbol(s);
     region_type(&sym.ty)?;
     let shape = crate::regions::global_shape(unit, s)?;
     let cu = caller.program.unit(c);
     let order = in_formal_order(cu, args);
-    let known = crate::regions::known_args(&order, &|e| {
-        crate::regions::call_site_value(unit, caller.effects, e)
-    });
+    let known = call_site_known(caller, id, &order);
     let region = crate::regions::of_global(
         caller.program,
         caller.effects,
@@ -1043,13 +1209,122 @@ fn global_region(
         0,
     )
     .ok()?;
+    let at = AtCall::new(unit, cu, &order);
+    slab(s, sym.span, &shape, &region, &|b| at.expr(b, sym.span), 1)
+}
+
+/// The part of the array `variable`, passed whole to formal `k` of `c`
+/// declared with the same constant shape (MITgcm's
+/// `CONVECTIVELY_MIXTRACER(bi, bj, k, …, theta, …)`, which touches levels
+/// `k-1` and `k` of one tile), that the call can touch, as [`slab`] gives
+/// it. `None`: the whole array is saved.
+fn whole_actual_region(
+    caller: &Caller,
+    id: StmtId,
+    c: UnitId,
+    k: usize,
+    args: &[Arg],
+    variable: SymbolId,
+) -> Option<(Expr, SavedRegion)> {
+    let unit = caller.unit;
+    let sym = unit.symbol(variable);
+    region_type(&sym.ty)?;
+    let shape = crate::regions::global_shape(unit, variable)?;
+    let cu = caller.program.unit(c);
+    let formal = *cu.args.get(k)?;
+    if crate::regions::global_shape(cu, formal).as_ref() != Some(&shape) {
+        return None;
+    }
+    let order = in_formal_order(cu, args);
+    let known = call_site_known(caller, id, &order);
+    let at = AtCall::new(unit, cu, &order);
+    let region = |known: &crate::regions::KnownArgs| {
+        crate::regions::of_formal(caller.program, caller.effects, c, k as u32, known).ok()
+    };
+    let cut = |region: &crate::regions::FormalRegion, keep: usize| {
+        slab(
+            variable,
+            sym.span,
+            &shape,
+            region,
+            &|b| at.expr(b, sym.span),
+            keep,
+        )
+    };
+    let (reference, r) = cut(&region(&known)?, 1)?;
+    // One IF of the callee on a formal decides: each arm's region, as
+    // slabs of the same rank from the same element, chosen at run time.
+    let split = arms(caller, c, &order, &known).and_then(|(cond, at, other)| {
+        let (a, b) = (region(&at)?, region(&other)?);
+        let (ra, rb) = (cut(&a, 1)?.1, cut(&b, 1)?.1);
+        let keep = ra.dims.len().max(rb.dims.len());
+        let ((ea, ra), (eb, rb)) = (cut(&a, keep)?, cut(&b, keep)?);
+        let same = print(unit, &ea) == print(unit, &eb);
+        same.then(|| ra.or(&rb, &cond, unit).map(|r| (ea, r)))?
+    });
+    let (reference, r) = split.unwrap_or((reference, r));
+    // Every element, as constants: the array is pushed whole as before.
+    let int = |e: &Expr| match e.kind {
+        ExprKind::Int(v) => Some(v),
+        _ => None,
+    };
+    let full = r.dims.len() == shape.lower.len()
+        && r.dims.iter().enumerate().all(|(d, (a, b, st))| {
+            (int(a), int(b), int(st))
+                == (Some(1), Some(shape.upper[d] - shape.lower[d] + 1), Some(1))
+        });
+    (!full).then_some((reference, r))
+}
+
+/// The part of the caller's array `s` (of constant shape `shape`) in
+/// `region` (the callee's region of it, in the same subscripts; bounds
+/// turned into the caller's expressions by `conv`), as the element it
+/// starts at and a region of rank 3 at most from it: the trailing
+/// dimensions touched at one subscript each (`k, bi, bj` of
+/// `gt(:, :, k, bi, bj)`) go into the element, the others into the
+/// region (at least `keep` leading ones); a region of element offsets
+/// (reached through a formal of another shape) is a section of the array
+/// from its first element.
+fn slab(
+    s: SymbolId,
+    span: Span,
+    shape: &crate::regions::GlobalShape,
+    region: &crate::regions::FormalRegion,
+    conv: &dyn Fn(&crate::regions::Bound) -> Option<Expr>,
+    keep: usize,
+) -> Option<(Expr, SavedRegion)> {
+    use crate::regions::{add, sub, Bound, DimRegion};
     let rank = shape.lower.len();
+    let extent = |k: usize| shape.upper[k] - shape.lower[k] + 1;
+    let first = |subs: Vec<Subscript>| Expr {
+        kind: ExprKind::ArrayRef { array: s, subs },
+        span,
+    };
+    if region.dims.len() == 1 && rank > 1 {
+        // Reached through a formal of another shape: a span of element
+        // offsets (1-based) from the array's first element, which holds
+        // MITgcm's `gU(1-OLx, 1-OLy, 1, bi, bj)` passed to a formal of
+        // rank 3 at level `k` as one slab.
+        let (a, b, st) = region.dims[0].triplet();
+        let subs = shape
+            .lower
+            .iter()
+            .map(|&l| conv(&Bound::Int(l)).map(Subscript::Index))
+            .collect::<Option<Vec<_>>>()?;
+        let dims = vec![(conv(&a)?, conv(&b)?, conv(&st)?)];
+        let cap = conv(&Bound::Int((0..rank).map(extent).product()))?;
+        return Some((
+            first(subs),
+            SavedRegion {
+                extents: Vec::new(),
+                dims,
+                cap,
+            },
+        ));
+    }
     if region.dims.len() != rank {
         return None;
     }
-    let span = sym.span;
-    let at = AtCall::new(unit, cu, &order);
-    let conv = |b: &Bound| at.expr(b, span);
     // The trailing dimensions touched at one subscript: `k:k`, or `k`
     // clamped into the declared bounds (`max(k, 1):min(k, nr)`), which a
     // conforming reference is in.
@@ -1077,7 +1352,7 @@ fn global_region(
         .rev()
         .take_while(|d| point(d).is_some())
         .count();
-    let m = (rank - fixed).max(1);
+    let m = (rank - fixed).max(1).max(keep);
     if m > 3 {
         return None;
     }
@@ -1095,17 +1370,12 @@ fn global_region(
         let (a, b, st) = d.triplet();
         dims.push((conv(&shift(a))?, conv(&shift(b))?, conv(&st)?));
     }
-    let extent = |k: usize| shape.upper[k] - shape.lower[k] + 1;
     let extents = (0..m - 1)
         .map(|k| conv(&Bound::Int(extent(k))))
         .collect::<Option<Vec<_>>>()?;
     // Every element of the slab the region lies in is inside the array.
     let cap = conv(&Bound::Int((0..m).map(extent).product()))?;
-    let reference = Expr {
-        kind: ExprKind::ArrayRef { array: s, subs },
-        span,
-    };
-    Some((reference, SavedRegion { extents, dims, cap }))
+    Some((first(subs), SavedRegion { extents, dims, cap }))
 }
 
 /// A callee's integer scalar formals as bounds over the caller's

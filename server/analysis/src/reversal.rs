@@ -359,7 +359,7 @@ fn where_masks(
 }
 
 /// The DO loops enclosing statement `id`, outermost first.
-fn enclosing_loops(unit: &Unit, id: StmtId) -> Vec<StmtId> {
+pub(crate) fn enclosing_loops(unit: &Unit, id: StmtId) -> Vec<StmtId> {
     fn find(unit: &Unit, ids: &[StmtId], id: StmtId, path: &mut Vec<StmtId>) -> bool {
         for &s in ids {
             if s == id {

@@ -2795,6 +2795,32 @@ contains
   ! restore them; for the adjoint of an aliased actual, a buffer laid out
   ! as the view (dfort_region_size elements) takes them (dfort_region_get)
   ! and gives them back (dfort_region_add adds, dfort_region_put copies).
+  ! How many times `do i = f, e, t` runs.
+  pure integer function trips(f, e, t)
+    integer, intent(in) :: f, e, t
+    trips = max(0, (e - f + t)/t)
+  end function trips
+
+  ! Elements o0 .. o0 + len - 1 of `a` that lie in 1 .. cap, in order:
+  ! the contiguous rows of a region, one block copy each.
+  subroutine push_run_r8(a, o0, len, cap)
+    real(8), intent(in) :: a(*)
+    integer, intent(in) :: o0, len, cap
+    integer :: lo, hi
+    lo = max(o0, 1)
+    hi = min(o0 + len - 1, cap)
+    if (hi >= lo) call push_r8s(a(lo), int(hi - lo + 1, 8))
+  end subroutine push_run_r8
+
+  subroutine pop_run_r8(a, o0, len, cap)
+    real(8), intent(inout) :: a(*)
+    integer, intent(in) :: o0, len, cap
+    integer :: lo, hi
+    lo = max(o0, 1)
+    hi = min(o0 + len - 1, cap)
+    if (hi >= lo) call pop_r8s(a(lo), int(hi - lo + 1, 8))
+  end subroutine pop_run_r8
+
   subroutine region_steps(f, l, s, e, t)
     integer, intent(in) :: f, l, s
     integer, intent(out) :: e, t
@@ -2814,6 +2840,11 @@ contains
     real(8), allocatable :: w(:)
     call region_steps(f1, l1, s1, e1, t1)
     m1 = 1
+    ! Contiguous: one block copy.
+    if (t1 == 1) then
+      call push_run_r8(a, f1, e1 - f1 + 1, cap)
+      return
+    end if
     c = 0
     do i1 = f1, e1, t1
       o = 1 + (i1 - 1)*m1
@@ -2840,6 +2871,10 @@ contains
     real(8), allocatable :: w(:)
     call region_steps(f1, l1, s1, e1, t1)
     m1 = 1
+    if (t1 == 1) then
+      call pop_run_r8(a, f1, e1 - f1 + 1, cap)
+      return
+    end if
     c = 0
     do i1 = f1, e1, t1
       o = 1 + (i1 - 1)*m1
@@ -2868,6 +2903,13 @@ contains
     call region_steps(f2, l2, s2, e2, t2)
     m1 = 1
     m2 = m1*max(n1, 1)
+    ! Contiguous columns: a block copy each.
+    if (t1 == 1) then
+      do i2 = f2, e2, t2
+        call push_run_r8(a, f1 + (i2 - 1)*m2, e1 - f1 + 1, cap)
+      end do
+      return
+    end if
     c = 0
     do i2 = f2, e2, t2
       do i1 = f1, e1, t1
@@ -2900,6 +2942,14 @@ contains
     call region_steps(f2, l2, s2, e2, t2)
     m1 = 1
     m2 = m1*max(n1, 1)
+    ! The columns in reverse order, as the stack gives them back.
+    if (t1 == 1) then
+      do c = trips(f2, e2, t2) - 1, 0, -1
+        i2 = f2 + c*t2
+        call pop_run_r8(a, f1 + (i2 - 1)*m2, e1 - f1 + 1, cap)
+      end do
+      return
+    end if
     c = 0
     do i2 = f2, e2, t2
       do i1 = f1, e1, t1
@@ -2934,6 +2984,14 @@ contains
     m1 = 1
     m2 = m1*max(n1, 1)
     m3 = m2*max(n2, 1)
+    if (t1 == 1) then
+      do i3 = f3, e3, t3
+        do i2 = f2, e2, t2
+          call push_run_r8(a, f1 + (i2 - 1)*m2 + (i3 - 1)*m3, e1 - f1 + 1, cap)
+        end do
+      end do
+      return
+    end if
     c = 0
     do i3 = f3, e3, t3
       do i2 = f2, e2, t2
@@ -2972,6 +3030,16 @@ contains
     m1 = 1
     m2 = m1*max(n1, 1)
     m3 = m2*max(n2, 1)
+    if (t1 == 1) then
+      do o = trips(f3, e3, t3) - 1, 0, -1
+        i3 = f3 + o*t3
+        do c = trips(f2, e2, t2) - 1, 0, -1
+          i2 = f2 + c*t2
+          call pop_run_r8(a, f1 + (i2 - 1)*m2 + (i3 - 1)*m3, e1 - f1 + 1, cap)
+        end do
+      end do
+      return
+    end if
     c = 0
     do i3 = f3, e3, t3
       do i2 = f2, e2, t2

@@ -449,6 +449,25 @@ pub fn call_site_value(unit: &Unit, effects: &ProgramEffects, e: &Expr) -> Optio
     })
 }
 
+/// `Known::Positive` for `e` when it is the index of one of the counted DO
+/// loops `loops` (index, start, step) around the call that starts at a
+/// constant of at least 1 and steps up by a constant: inside the loop's
+/// body the index is at least its start. `CALL TIMESTEP(…, k, …)` in
+/// `DO k = 1, Nr` decides the callee's `IF (kArg .EQ. 0)`.
+pub fn positive_index<'e>(
+    unit: &Unit,
+    e: &Expr,
+    mut loops: impl Iterator<Item = (SymbolId, &'e Expr, Option<&'e Expr>)>,
+) -> Option<Known> {
+    let ExprKind::Var(v) = e.kind else {
+        return None;
+    };
+    let positive = |x: &Expr| dfort_ir::dp::constant_int(unit, x, 0).is_some_and(|c| c >= 1);
+    loops
+        .any(|(var, start, step)| var == v && positive(start) && step.is_none_or(positive))
+        .then_some(Known::Positive)
+}
+
 /// The known value of an actual written as a literal.
 pub fn literal(e: &Expr) -> Option<Known> {
     match &e.kind {
@@ -470,6 +489,14 @@ pub fn literal(e: &Expr) -> Option<Known> {
 /// blanks ignored, as Fortran pads the shorter).
 pub(super) fn compare(op: BinaryOp, a: &Known, b: &Known) -> Option<bool> {
     use std::cmp::Ordering;
+    // Other than `x`: (in)equality with `x` only.
+    if let (Known::Except(x), Known::Int(y)) | (Known::Int(y), Known::Except(x)) = (a, b) {
+        return match op {
+            BinaryOp::Eq if x == y => Some(false),
+            BinaryOp::Ne if x == y => Some(true),
+            _ => None,
+        };
+    }
     let ord = match (a, b) {
         (Known::Int(x), Known::Int(y)) => x.cmp(y),
         // A positive value against a constant it is surely above.

@@ -148,19 +148,8 @@ impl Ctx<'_> {
             .collect();
         let pieces = self.pieces(&lower, &upper, &extents, |st, loops, decl, pieces| {
             if let Some(s) = mine {
-                // Passed on as an actual, the global would be followed
-                // into the formal's region, whose bounds grow with every
-                // call on the way (MITgcm's exchanges): the whole array
-                // is saved instead.
-                for (name, _, args) in references(st) {
-                    if args.iter().any(|a| self.passes(&a.value, s)) {
-                        return Err(format!(
-                            "`{}` passes `{}` to `{name}`",
-                            self.unit.name,
-                            self.unit.symbol(s).name
-                        ));
-                    }
-                }
+                // Passed on as an actual, the global is followed into the
+                // formal's region.
                 self.touches_in_stmt(st, s, loops, decl, pieces)?;
             }
             for (name, target, args) in references(st) {
@@ -195,7 +184,7 @@ impl Ctx<'_> {
     ) -> Result<Piece, Why> {
         let cu = self.program.unit(t);
         let order = crate::checkpoint::in_formal_order(cu, args);
-        let known = known_args(&order, &|e| self.constant(e, 0));
+        let known = known_args(&order, &|e| self.at_call(e, loops));
         let theirs = of_global(
             self.program,
             self.effects,

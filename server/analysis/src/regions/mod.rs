@@ -8,6 +8,14 @@
 //! paper 000 §5, [`crate::checkpoint`]) instead of the whole array, which it
 //! cannot name when the array is assumed-size.
 //!
+//! What a call site knows of its actuals ([`Known`]) decides the
+//! callee's IF arms: literals, leading dimensions, and the index of a
+//! counted DO around the call that starts at 1 or more (positive: MITgcm's
+//! `DO k = 1, Nr` around `CALL TIMESTEP(…, k, …)` rules out the callee's
+//! `IF (kArg .EQ. 0)` arm for every level); a checkpoint may also ask for
+//! the region under `kArg = c` and under `kArg /= c` ([`Known::Except`])
+//! and choose between them at run time.
+//!
 //! A dimension's region is an interval `lo:hi` (the hull of the
 //! references), or the arithmetic progression `first:last:step` when every
 //! reference is `c + s*i` for one loop index `i` (a strided vector, such as
@@ -283,6 +291,10 @@ pub enum Known {
     /// (`LDA` of `A(LDA, *)`), which must be positive for any element to
     /// be referenced. `IF (INCX.LT.0)` with `LDA` passed is decided.
     Positive,
+    /// Some integer other than this one: the region of the other arm of
+    /// `IF (kArg .EQ. 0)`, taken apart from the arm for 0 by a checkpoint
+    /// ([`crate::checkpoint`]) that saves one or the other at run time.
+    Except(i64),
 }
 
 /// Known values of a procedure's formals, by position.
@@ -559,6 +571,15 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+    }
+
+    /// The value of actual `e` of a call inside `loops`, as far as it is
+    /// known: [`Ctx::constant`], or a loop index that stays positive.
+    pub(super) fn at_call(&self, e: &Expr, loops: &[Loop]) -> Option<Known> {
+        self.constant(e, 0).or_else(|| {
+            let around = loops.iter().map(|l| (l.var, &l.start, l.step.as_ref()));
+            positive_index(self.unit, e, around)
+        })
     }
 
     /// Whether `v` is a leading dimension of an array formal of the unit.

@@ -206,7 +206,7 @@ impl<'a> Ctx<'a> {
                 "`{name}` is passed to `{callee}` in no formal's place"
             ));
         };
-        let known = known_args(&order, &|e| self.constant(e, 0));
+        let known = known_args(&order, &|e| self.at_call(e, loops));
         let theirs = of_formal_at(
             self.program,
             self.effects,

@@ -90,6 +90,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: STOP"),
     drawn("statement: IF whose condition references a function that reads globals"),
     drawn("statement: CALL of a subroutine whose adjoint is supplied"),
+    drawn("statement: CALL of a subroutine whose IF on an integer argument touches every element or one"),
     drawn("statement: CONTINUE"),
     drawn("statement: READ"),
     drawn("statement: READ with END= or ERR="),
@@ -267,6 +268,15 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         if unit.name == super::ast::SOLVER {
             out.push("statement: CALL of a subroutine whose adjoint is supplied");
         }
+        if level_branch(unit)
+            && program.units.iter().any(|u| {
+                u.stmts.iter().any(|st| {
+                    matches!(&st.kind, StmtKind::Call { target: dfort_ir::CallTarget::Unit(c), .. } if *c == unit.id)
+                })
+            })
+        {
+            out.push("statement: CALL of a subroutine whose IF on an integer argument touches every element or one");
+        }
         if unit.directives.iter().any(|d| d.name == "binomial-ckp") {
             out.push("statement: counted DO marked binomial-ckp");
         }
@@ -281,6 +291,29 @@ pub fn of(program: &Program) -> Vec<&'static str> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Whether `unit` has an IF on one of its integer dummies being 0
+/// (`if (kl == 0)`: every element, else element `kl`).
+fn level_branch(unit: &Unit) -> bool {
+    unit.stmts.iter().any(|st| {
+        let StmtKind::If { arms, .. } = &st.kind else {
+            return false;
+        };
+        arms.iter().any(|arm| match &arm.cond.kind {
+            dfort_ir::ExprKind::Binary {
+                op: dfort_ir::BinaryOp::Eq,
+                lhs,
+                rhs,
+            } => {
+                matches!(rhs.kind, dfort_ir::ExprKind::Int(0))
+                    && matches!(lhs.kind, dfort_ir::ExprKind::Var(v)
+                        if matches!(unit.symbol(v).storage, Storage::Dummy(_))
+                            && unit.symbol(v).ty.base == dfort_ir::BaseType::Integer)
+            }
+            _ => false,
+        })
+    })
 }
 
 /// Whether `kind` is an IF one of whose conditions references a user

@@ -76,6 +76,9 @@ enum Param {
     Index,
     /// The depth of a recursive subroutine's recursion.
     Depth,
+    /// A level in `0..=n`: 0 steps every element of an array argument,
+    /// another value the element it names (MITgcm's ADAMS_BASHFORTH2).
+    Level,
 }
 
 #[derive(Clone, Debug)]
@@ -1130,6 +1133,45 @@ impl<'r> Generator<'r> {
             let at = self.free_point(&body, prologue);
             body.insert(at, call);
             internal.push(proc);
+        }
+        // Issue 40: a level argument `kl` (MITgcm's ADAMS_BASHFORTH2):
+        // `if (kl == 0)` steps every element of an array argument, else
+        // the element `kl`; callers pass 0 or an index, and save around
+        // the call the part the level given decides.
+        if !recursive && self.chance(0.35) {
+            let arrays: Vec<String> = env
+                .reals
+                .iter()
+                .filter(|v| v.write && v.dims.len() == 1 && args.contains(&v.name))
+                .map(|v| v.name.clone())
+                .collect();
+            if let Some(p) = self.pick(&arrays).cloned() {
+                params.push(Param::Level);
+                args.push("kl".to_string());
+                decls.push(Decl::int("kl").with_intent("in"));
+                let step = |i: &str| {
+                    let el = || Expr::at(p.clone(), vec![Expr::var(i)]);
+                    let change = Expr::bin("*", Expr::call("sin", vec![el()]), Expr::var("q1"));
+                    Stmt::Assign(
+                        el(),
+                        Expr::bin("+", el(), Expr::bin("*", Expr::lit("0.25d0"), change)),
+                    )
+                };
+                let every = Stmt::Do {
+                    name: None,
+                    var: "qk".into(),
+                    lo: Expr::int(1),
+                    hi: Expr::var("n"),
+                    step: None,
+                    body: vec![step("qk")],
+                };
+                let cond = Expr::bin("==", Expr::var("kl"), Expr::int(0));
+                let at = self.free_point(&body, prologue);
+                body.insert(
+                    at,
+                    Stmt::If(vec![(cond, vec![every])], Some(vec![step("kl")])),
+                );
+            }
         }
         // Issue 19: an early return (a quick return or an argument check
         // of library code) after the outputs are set: a one-line IF, or
@@ -4016,6 +4058,10 @@ impl<'r> Generator<'r> {
                 Param::N => Expr::var("n"),
                 Param::Index => self.index(env, &self.n_ext()),
                 Param::Depth => Expr::int(self.range(0, 2)),
+                Param::Level => match self.chance(0.3) {
+                    true => Expr::int(0),
+                    false => self.index(env, &self.n_ext()),
+                },
                 Param::Scalar("in") => self.rexpr(env, 2),
                 Param::Scalar(_) => {
                     let w: Vec<RVar> = env
@@ -4052,7 +4098,14 @@ impl<'r> Generator<'r> {
                         return Vec::new();
                     };
                     used.push(v.name.clone());
-                    if v.dims.len() == 2 {
+                    let level = sig.params.iter().any(|p| matches!(p, Param::Level));
+                    if v.dims.len() == 2 && level && self.chance(0.5) {
+                        // The column from its first element (sequence
+                        // association): the caller saves the part of it the
+                        // level decides.
+                        let col = self.range(1, v.dims[1].value);
+                        Expr::at(v.name.clone(), vec![Expr::int(1), Expr::int(col)])
+                    } else if v.dims.len() == 2 {
                         let col = self.range(1, v.dims[1].value);
                         Expr::Index(
                             v.name.clone(),
