@@ -342,19 +342,38 @@ end program tape
         .arg("-o")
         .arg(dir.join("tape"));
     let text = build_and_run_program(&mut build, &dir.join("tape"));
-    let v: Vec<i64> = text
-        .split_whitespace()
-        .map(|t| t.parse().unwrap())
-        .collect();
-    let [bad, depth, after, peak] = v[..] else {
-        panic!("{text}");
+    let check = |text: &str| {
+        let v: Vec<i64> = text
+            .split_whitespace()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let [bad, depth, after, peak] = v[..] else {
+            panic!("{text}");
+        };
+        assert_eq!(bad, 0, "values came back changed: {text}");
+        // 3 × 300,000 + 1 + 63 + 12 + 120 + 72 + 360 + 360 + 180 + 60 + 24 + 60 + 18
+        // entries, 8 bytes each.
+        assert_eq!(depth, 901_330, "{text}");
+        assert_eq!(peak, 8 * depth, "{text}");
+        assert_eq!(after, 0, "{text}");
     };
-    assert_eq!(bad, 0, "values came back changed: {text}");
-    // 3 × 300,000 + 1 + 63 + 12 + 120 + 72 + 360 + 360 + 180 + 60 + 24 + 60 + 18
-    // entries, 8 bytes each.
-    assert_eq!(depth, 901_330, "{text}");
-    assert_eq!(peak, 8 * depth, "{text}");
-    assert_eq!(after, 0, "{text}");
+    check(&text);
+    // Again with at most 1 MB in memory: most of the tape goes to a file in
+    // blocks and comes back, last first, as the pops reach it.
+    let file = dir.join("spilled.bin");
+    let ran = Command::new(dir.join("tape"))
+        .env("DFORT_TAPE_MEMORY", "1")
+        .env("DFORT_TAPE_FILE", &file)
+        .output()
+        .expect("run the program");
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    check(&String::from_utf8_lossy(&ran.stdout));
+    let written = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    assert!(written > 2_000_000, "the tape file holds {written} bytes");
 }
 
 /// The runtime's regions of real(8) arrays (what a checkpoint saves of the

@@ -6,7 +6,10 @@
 ! (a scalar counts 1, an array its elements); dfort_stack_depth the number
 ! of entries on the tape now, and dfort_stack_cut drops the entries above a
 ! depth dfort_stack_depth gave. Popping more than the tape holds stops the
-! program with a message instead of reading past the tape.
+! program with a message instead of reading past the tape. With
+! DFORT_TAPE_MEMORY=MB in the environment the storage holds at most about
+! that much and older entries go to a file (DFORT_TAPE_FILE, default
+! dfort_tape.bin), written and read back in large blocks.
 ! dfort_push_pointer / dfort_pop_pointer save and restore a pointer's
 ! association, and dfort_push_allocation / dfort_pop_allocation move an
 ! allocatable array's allocation (with its values) out and back, each kind
@@ -55,6 +58,17 @@ module dfort_stack
   end interface
   integer(8), save :: top = 0
   integer(8), save :: capacity = 0
+  ! A tape larger than memory (DFORT_TAPE_MEMORY=MB in the environment):
+  ! once the storage holds that much, its older half is written to a file
+  ! (DFORT_TAPE_FILE, default dfort_tape.bin in the working directory) as
+  ! one block, and blocks come back, last first, when pops reach below what
+  ! is in memory. `spilled` entries are in the file, below tape(1).
+  integer(8), save :: spilled = 0
+  integer(8), save :: spill_limit = -1
+  integer, save :: spill_unit = 0
+  logical, save :: spill_open = .false.
+  integer(8), allocatable, save :: spill_blocks(:)
+  integer, save :: nblocks = 0
   integer(8), save :: pushed_bytes = 0
   integer(8), save :: peak_words = 0
   integer(8), save :: pushed_ints = 0
@@ -274,6 +288,16 @@ contains
 
   subroutine grow(n)
     integer(8), intent(in) :: n
+    if (spill_limit < 0) call read_spill_limit()
+    if (spill_limit > 0 .and. capacity >= spill_limit .and. top >= 2) then
+      call spill()
+      if (top + n <= capacity) return
+    end if
+    call enlarge(n)
+  end subroutine grow
+
+  subroutine enlarge(n)
+    integer(8), intent(in) :: n
     type(c_ptr) :: moved
     capacity = max(131072_8, 2_8*capacity, top + n)
     moved = c_realloc(block, int(8_8*capacity, c_size_t))
@@ -281,11 +305,72 @@ contains
     block = moved
     call c_f_pointer(block, tape, [capacity])
     call c_f_pointer(block, rtape, [capacity])
-  end subroutine grow
+  end subroutine enlarge
+
+  subroutine read_spill_limit()
+    character(len=32) :: text
+    integer :: status, mb
+    spill_limit = 0
+    call get_environment_variable('DFORT_TAPE_MEMORY', text, status=status)
+    if (status /= 0) return
+    read(text, *, iostat=status) mb
+    if (status == 0 .and. mb > 0) spill_limit = int(mb, 8)*131072_8
+  end subroutine read_spill_limit
+
+  ! The older half of what is in memory, to the end of the file.
+  subroutine spill()
+    character(len=4096) :: path
+    integer :: status
+    integer(8) :: h, i
+    integer(8), allocatable :: more(:)
+    if (.not. spill_open) then
+      spill_open = .true.
+      call get_environment_variable('DFORT_TAPE_FILE', path, status=status)
+      if (status /= 0) path = 'dfort_tape.bin'
+      open(newunit=spill_unit, file=trim(path), access='stream', form='unformatted', &
+        status='replace', action='readwrite', iostat=status)
+      if (status /= 0) error stop 'dfort_stack: cannot open the tape file (DFORT_TAPE_FILE)'
+      allocate(spill_blocks(64))
+    end if
+    h = top/2
+    write(spill_unit, pos=8_8*spilled + 1, iostat=status) tape(1:h)
+    if (status /= 0) error stop 'dfort_stack: cannot write the tape file (disk full?)'
+    do i = 1, top - h
+      tape(i) = tape(i + h)
+    end do
+    top = top - h
+    spilled = spilled + h
+    if (nblocks == size(spill_blocks)) then
+      allocate(more(2*nblocks))
+      more(1:nblocks) = spill_blocks
+      call move_alloc(more, spill_blocks)
+    end if
+    nblocks = nblocks + 1
+    spill_blocks(nblocks) = h
+  end subroutine spill
+
+  ! The last block written to the file, back below what is in memory.
+  subroutine unspill()
+    integer(8) :: h, i
+    integer :: status
+    h = spill_blocks(nblocks)
+    if (top + h > capacity) call enlarge(h)
+    do i = top, 1, -1
+      tape(i + h) = tape(i)
+    end do
+    spilled = spilled - h
+    read(spill_unit, pos=8_8*spilled + 1, iostat=status) tape(1:h)
+    if (status /= 0) error stop 'dfort_stack: cannot read the tape file back'
+    top = top + h
+    nblocks = nblocks - 1
+  end subroutine unspill
 
   !> Checks that the tape holds n entries before they are popped.
   subroutine take(n)
     integer(8), intent(in) :: n
+    do while (n > top .and. nblocks > 0)
+      call unspill()
+    end do
     if (n > top) error stop 'dfort_pop: the tape holds fewer values than the adjoint pops'
   end subroutine take
 
@@ -293,7 +378,7 @@ contains
     integer(8), intent(in) :: nbytes, nwords
     pushed_bytes = pushed_bytes + nbytes
     top = top + nwords
-    if (top > peak_words) peak_words = top
+    if (top + spilled > peak_words) peak_words = top + spilled
   end subroutine note
 
   !> note for nwords real entries.
@@ -2736,7 +2821,7 @@ contains
   !> Entries on the tape now (0 once an adjoint has popped all it pushed).
   subroutine dfort_stack_depth(depth)
     integer(8), intent(out) :: depth
-    depth = top
+    depth = top + spilled
   end subroutine dfort_stack_depth
 
   ! Drops what was pushed since the tape held `depth` entries: the
@@ -2744,12 +2829,17 @@ contains
   ! statements before the call its independents take their values after).
   subroutine dfort_stack_cut(depth)
     integer(8), intent(in) :: depth
-    if (depth < 0 .or. depth > top) error stop 'dfort_stack_cut: the tape is shorter than the depth'
-    top = depth
+    if (depth < 0 .or. depth > top + spilled) error stop 'dfort_stack_cut: the tape is shorter than the depth'
+    do while (depth < spilled)
+      call unspill()
+    end do
+    top = depth - spilled
   end subroutine dfort_stack_cut
 
   subroutine dfort_stack_reset()
     top = 0
+    spilled = 0
+    nblocks = 0
     pushed_bytes = 0
     peak_words = 0
     pushed_ints = 0
