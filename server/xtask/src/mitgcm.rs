@@ -72,7 +72,10 @@ pub struct MitgcmArgs {
     /// takes `the_main_loop.F` with `C$AD BINOMIAL-CKP nTimeSteps S 1`
     /// before its `DO iloop` loop and TAF's own checkpointing levels
     /// switched off (`#undef ALLOW_TAMC_CHECKPOINTING`, as MITgcm's
-    /// Tapenade route does), from a mods directory of its own.
+    /// Tapenade route does), from a mods directory of its own. 0: the
+    /// same build without the mark, every step recorded (the
+    /// un-checkpointed adjoint, whose step count TAF's levels no longer
+    /// limit; with `DFORT_TAPE_MEMORY=MB` its tape spills to a file).
     #[arg(long, value_name = "S")]
     snapshots: Option<u32>,
     /// Run this many time steps instead of the experiment's (the
@@ -313,10 +316,10 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
     sh(
         &out,
         &format!(
-            "for f in dfort_grdchk {solver_file}; do \
+            "gfortran -c -O2 dfort_stack.f90 \
+             && for f in dfort_grdchk {solver_file}; do \
                cat $f.F | cpp -traditional -P {defines} -I.. | ../../../../tools/set64bitConst.sh > $f.f \
                && gfortran {fflags} -ffixed-line-length-none -O1 -c $f.f || exit 1; done \
-             && gfortran -c -O2 dfort_stack.f90 \
              && gfortran {fflags} -ffree-line-length-none {} -c the_main_loop_b.f90 \
              && gfortran -mcmodel=medium -o dfort_adm dfort_grdchk.o {solver_object} the_main_loop_b.o dfort_stack.o \
                 $(ls ../*.o | grep -v '/main\\.o$')",
@@ -379,7 +382,7 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
         tape_peak.first().copied().unwrap_or(0) as f64 / 1e6
     );
     let mut schedule_ok = true;
-    if let (Some(s), [advanced, reversed]) = (args.snapshots, schedule.as_slice()) {
+    if let (Some(s @ 1..), [advanced, reversed]) = (args.snapshots, schedule.as_slice()) {
         let n = *reversed;
         let formula = dfort_ir::schedule::recomputed_steps(n, u64::from(s));
         schedule_ok = *advanced == formula;
@@ -464,7 +467,7 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
 
 /// The mods directory of a checkpointed build: `the_main_loop.F` (the
 /// experiment's, else the model's) with `C$AD BINOMIAL-CKP nTimeSteps S 1`
-/// before its plain time loop, and the experiment's
+/// before its plain time loop (no mark for 0 snapshots), and the experiment's
 /// `AUTODIFF_OPTIONS.h` without TAF's checkpointing levels, which would
 /// replace that loop by TAF's nest of `ilev` loops.
 fn checkpointed_mods(source: &Path, dir: &Path, mods: &Path, snapshots: u32) -> Result<(), String> {
@@ -483,7 +486,9 @@ fn checkpointed_mods(source: &Path, dir: &Path, mods: &Path, snapshots: u32) -> 
     for line in main_loop.lines() {
         let code = line.to_ascii_lowercase().replace(' ', "");
         if !marked && code == "doiloop=1,ntimesteps" {
-            let _ = writeln!(out, "C$AD BINOMIAL-CKP nTimeSteps {snapshots} 1");
+            if snapshots > 0 {
+                let _ = writeln!(out, "C$AD BINOMIAL-CKP nTimeSteps {snapshots} 1");
+            }
             marked = true;
         }
         let _ = writeln!(out, "{line}");
