@@ -145,14 +145,19 @@ fn call_varied(binds: &[crate::dep::CallBinding], sum: &Summary, before: &BitSet
     let mut after = before.clone();
     let mut written = BitSet::default();
     let mut varied = BitSet::default();
+    // The callee's inputs that receive a varied value, found once: a
+    // model's calls bind hundreds of globals, each output depending on
+    // many of them.
+    let mut varied_inputs = BitSet::default();
+    for (i, b) in binds.iter().enumerate() {
+        if b.inputs.intersects(before) {
+            varied_inputs.insert(i);
+        }
+    }
     for (o, b) in binds.iter().enumerate() {
         let Some(slot) = b.output else { continue };
         written.insert(slot);
-        if b.keeps_old && before.contains(slot)
-            || sum.dep[o]
-                .iter()
-                .any(|i| binds[i].inputs.intersects(before))
-        {
+        if b.keeps_old && before.contains(slot) || sum.dep[o].intersects(&varied_inputs) {
             varied.insert(slot);
         }
     }

@@ -377,6 +377,8 @@ pub struct Caller<'a> {
     /// Per statement of `orig`: what it or anything after it may write
     /// ([`crate::effects::written_from`]).
     pub written_from: &'a IdVec<StmtId, BitSet>,
+    /// The regions found so far by this run.
+    pub regions: &'a crate::regions::RegionMemo,
 }
 
 /// What a checkpoint reads of the callees (indexed by `UnitId`).
@@ -386,8 +388,8 @@ pub struct Callees<'a> {
     /// What each unit's adjoint reads of the values it is called with
     /// (`None`: everything, or not analysed).
     pub entry_needs: &'a IdVec<UnitId, Option<&'a BitSet>>,
-    /// The regions of globals found so far by this run.
-    pub global_regions: &'a crate::regions::GlobalRegions,
+    /// The regions found so far by this run.
+    pub regions: &'a crate::regions::RegionMemo,
 }
 
 impl Callees<'_> {
@@ -1038,8 +1040,14 @@ fn formal_item(
 ) -> Option<Result<SavedRegion, String>> {
     let unit = caller.unit;
     let cu = caller.program.unit(c);
-    let region = match crate::regions::of_formal(caller.program, caller.effects, c, k as u32, known)
-    {
+    let region = match crate::regions::of_formal(
+        caller.program,
+        caller.effects,
+        caller.regions,
+        c,
+        k as u32,
+        known,
+    ) {
         Ok(r) => r,
         Err(w) => return Some(Err(format!("in `{}`, {w}", cu.name))),
     };
@@ -1201,12 +1209,11 @@ fn global_region(
     let region = crate::regions::of_global(
         caller.program,
         caller.effects,
-        callees.global_regions,
+        callees.regions,
         c,
         key,
         &shape,
         &known,
-        0,
     )
     .ok()?;
     let at = AtCall::new(unit, cu, &order);
@@ -1239,7 +1246,15 @@ fn whole_actual_region(
     let known = call_site_known(caller, id, &order);
     let at = AtCall::new(unit, cu, &order);
     let region = |known: &crate::regions::KnownArgs| {
-        crate::regions::of_formal(caller.program, caller.effects, c, k as u32, known).ok()
+        crate::regions::of_formal(
+            caller.program,
+            caller.effects,
+            caller.regions,
+            c,
+            k as u32,
+            known,
+        )
+        .ok()
     };
     let cut = |region: &crate::regions::FormalRegion, keep: usize| {
         slab(

@@ -407,6 +407,7 @@ pub fn with_calls(
         tbr,
         effects,
         written_from: &written_from,
+        regions: callees.regions,
     };
     let replayed = crate::checkpoint::replayed_loops(unit, reversal);
     CallDecisions {

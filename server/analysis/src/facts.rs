@@ -549,11 +549,11 @@ fn add_checkpoints(
             .iter()
             .map(|u| u.as_ref().and_then(|f| f.decisions.entry_needs.as_ref()))
             .collect();
-        let global_regions = crate::regions::GlobalRegions::default();
+        let regions = crate::regions::RegionMemo::default();
         let callees = Callees {
             routine: &carriers.routine,
             entry_needs: &entry_needs,
-            global_regions: &global_regions,
+            regions: &regions,
         };
         let writers: IdVec<UnitId, bool> = program
             .units

@@ -119,9 +119,15 @@ impl BitSet {
     }
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.words.iter().enumerate().flat_map(|(wi, &w)| {
-            (0..64)
-                .filter(move |b| w & (1u64 << b) != 0)
-                .map(move |b| wi * 64 + b)
+            // The lowest set bit, then clear it: only the members are visited.
+            let mut rest = w;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let b = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    wi * 64 + b
+                })
+            })
         })
     }
 }
@@ -160,6 +166,9 @@ mod tests {
         a.remove(9999);
         assert_eq!(a.iter().collect::<Vec<_>>(), vec![130]);
         assert!(BitSet::new(10).is_empty());
+        // Every bit of a word, in order.
+        let ends: BitSet = [0, 63, 64, 127, 128].into_iter().collect();
+        assert_eq!(ends.iter().collect::<Vec<_>>(), vec![0, 63, 64, 127, 128]);
         // Equal sets are equal whatever their allocated size.
         assert_eq!(BitSet::new(500), BitSet::default());
         let mut c = BitSet::new(300);

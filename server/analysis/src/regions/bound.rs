@@ -4,6 +4,7 @@
 //! the IR's expressions.
 
 use super::*;
+use std::cmp::Ordering;
 
 /// A bound in terms of a procedure's formals, or (once substituted) of a
 /// caller's expressions.
@@ -72,6 +73,17 @@ impl Bound {
         }
     }
 
+    /// Whether it holds the loop index (or local) `v`.
+    pub(super) fn holds(&self, v: SymbolId) -> bool {
+        match self {
+            Bound::Int(_) | Bound::Formal(_) => false,
+            Bound::Var(x) => *x == v,
+            Bound::NonNeg(b) | Bound::Scale(_, b) => b.holds(v),
+            Bound::Sum(t) | Bound::Max(t) | Bound::Min(t) => t.iter().any(|b| b.holds(v)),
+            Bound::Product(a, b) | Bound::Quotient(a, b) => a.holds(v) || b.holds(v),
+        }
+    }
+
     /// Every formal it reads.
     pub fn formals(&self, out: &mut Vec<u32>) {
         match self {
@@ -89,6 +101,56 @@ impl Bound {
                 b.formals(out);
             }
         }
+    }
+}
+
+/// `b` without the not-negative marks around it.
+fn unmarked(mut b: &Bound) -> &Bound {
+    while let Bound::NonNeg(x) = b {
+        b = x;
+    }
+    b
+}
+
+/// How `a` and `b` compare without their not-negative marks (as `strip`ped
+/// bounds do, without building them): like terms are found by it.
+pub(super) fn cmp_unmarked(a: &Bound, b: &Bound) -> Ordering {
+    fn all(v: &[Bound], w: &[Bound]) -> Ordering {
+        v.iter()
+            .zip(w)
+            .map(|(x, y)| cmp_unmarked(x, y))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or_else(|| v.len().cmp(&w.len()))
+    }
+    // The order of the variants, as `Ord` derives it.
+    fn rank(b: &Bound) -> u8 {
+        match b {
+            Bound::Int(_) => 0,
+            Bound::Formal(_) => 1,
+            Bound::Var(_) => 2,
+            Bound::NonNeg(_) => 3,
+            Bound::Sum(_) => 4,
+            Bound::Scale(..) => 5,
+            Bound::Product(..) => 6,
+            Bound::Quotient(..) => 7,
+            Bound::Max(_) => 8,
+            Bound::Min(_) => 9,
+        }
+    }
+    let (a, b) = (unmarked(a), unmarked(b));
+    match (a, b) {
+        (Bound::Int(x), Bound::Int(y)) => x.cmp(y),
+        (Bound::Formal(x), Bound::Formal(y)) => x.cmp(y),
+        (Bound::Var(x), Bound::Var(y)) => x.cmp(y),
+        (Bound::Sum(v), Bound::Sum(w))
+        | (Bound::Max(v), Bound::Max(w))
+        | (Bound::Min(v), Bound::Min(w)) => all(v, w),
+        (Bound::Scale(c, x), Bound::Scale(d, y)) => c.cmp(d).then_with(|| cmp_unmarked(x, y)),
+        (Bound::Product(a1, a2), Bound::Product(b1, b2))
+        | (Bound::Quotient(a1, a2), Bound::Quotient(b1, b2)) => {
+            cmp_unmarked(a1, b1).then_with(|| cmp_unmarked(a2, b2))
+        }
+        _ => rank(a).cmp(&rank(b)),
     }
 }
 
@@ -142,7 +204,10 @@ pub(super) fn add_terms(a: Bound, b: Bound) -> Bound {
             Bound::Int(v) => *c = c.saturating_add(k.saturating_mul(v)),
             Bound::Sum(v) => v.into_iter().for_each(|t| gather(t, k, terms, c)),
             Bound::Scale(s, t) => gather(*t, k.saturating_mul(s), terms, c),
-            t => match terms.iter_mut().find(|(u, _)| strip(u) == strip(&t)) {
+            t => match terms
+                .iter_mut()
+                .find(|(u, _)| cmp_unmarked(u, &t) == Ordering::Equal)
+            {
                 Some((_, n)) => *n += k,
                 None => terms.push((t, k)),
             },
@@ -210,7 +275,9 @@ pub fn mul(a: Bound, b: Bound) -> Bound {
         // Constant factors outside, and the two factors in one order, so
         // that `j*lda` and `(-j)*lda` are like terms (their sum cancels).
         (Bound::Scale(c, x), n) | (n, Bound::Scale(c, x)) => scale(c, mul(*x, n)),
-        (a, b) if strip(&b) < strip(&a) => Bound::Product(Box::new(b), Box::new(a)),
+        (a, b) if cmp_unmarked(&b, &a) == Ordering::Less => {
+            Bound::Product(Box::new(b), Box::new(a))
+        }
         (a, b) => Bound::Product(Box::new(a), Box::new(b)),
     }
 }

@@ -11,15 +11,13 @@
 //! the same in every unit: each unit on the way that declares it must
 //! declare it with the shape the caller gives (constant bounds), else
 //! there is no region. Calls through procedures without source, recursive
-//! ones, or deeper than the formal regions go leave no region either, and
-//! so does a unit on the way that passes the global on as an actual
-//! argument (following it into the formal's region costs more than the
-//! whole array saves: on MITgcm, 3.5 times the analyses' time for one
-//! region more). Results are kept for the run ([`GlobalRegions`]).
+//! ones, or deeper than the formal regions go leave no region either. A
+//! unit on the way that passes the global on as an actual argument is
+//! followed into the formal's region. Results are kept for the run
+//! ([`RegionMemo`]).
 
 use super::*;
 use crate::dep::{global_key, GlobalKey};
-use std::sync::Mutex;
 
 /// The declared shape of a global: constant lower and upper bounds.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -54,45 +52,50 @@ pub fn global_shape(unit: &Unit, s: SymbolId) -> Option<GlobalShape> {
     Some(shape)
 }
 
-type GlobalQuery = (UnitId, GlobalKey, GlobalShape, KnownArgs);
-
-/// The regions of globals found so far in one run of the analyses (a
-/// model's state is touched by the same procedures from many calls).
-#[derive(Default)]
-pub struct GlobalRegions(Mutex<BTreeMap<GlobalQuery, Result<FormalRegion, Why>>>);
-
 /// The region of the global `key` (of shape `shape`) that unit `c` and
 /// its callees can touch when `c` is called with the known values
-/// `known` from `depth` calls down (0 from a checkpoint), in the global's
-/// own subscripts; bounds in terms of `c`'s formals.
-#[allow(clippy::too_many_arguments)]
+/// `known`, in the global's own subscripts; bounds in terms of `c`'s
+/// formals. `memo` keeps the regions found in this run.
 pub fn of_global(
     program: &Program,
     effects: &ProgramEffects,
-    found: &GlobalRegions,
+    memo: &RegionMemo,
+    c: UnitId,
+    key: &GlobalKey,
+    shape: &GlobalShape,
+    known: &KnownArgs,
+) -> Result<FormalRegion, Why> {
+    of_global_at(program, effects, memo, c, key, shape, known, 0).0
+}
+
+/// [`of_global`] asked `depth` calls down, with the number of calls below
+/// it that the answer followed.
+#[allow(clippy::too_many_arguments)]
+fn of_global_at(
+    program: &Program,
+    effects: &ProgramEffects,
+    memo: &RegionMemo,
     c: UnitId,
     key: &GlobalKey,
     shape: &GlobalShape,
     known: &KnownArgs,
     depth: u32,
-) -> Result<FormalRegion, Why> {
+) -> (Result<FormalRegion, Why>, u32) {
     let unit = program.unit(c);
     if program.call_graph.recursive.get(c).copied().unwrap_or(true) {
-        return Err(format!("`{}` is recursive", unit.name));
+        return (Err(format!("`{}` is recursive", unit.name)), 0);
     }
     if depth > MAX_DEPTH {
-        return Err("the calls nest too deeply".into());
+        return (Err("the calls nest too deeply".into()), 0);
     }
     let query = (c, key.clone(), shape.clone(), known.clone());
-    if let Some(r) = found.0.lock().ok().and_then(|m| m.get(&query).cloned()) {
-        return r;
+    if let Some(answer) = memo.global(&query, depth) {
+        return answer;
     }
-    let r =
-        Ctx::new(program, unit, effects, known.clone(), depth).region_of_global(found, key, shape);
-    if let Ok(mut m) = found.0.lock() {
-        m.insert(query, r.clone());
-    }
-    r
+    let ctx = Ctx::new(program, unit, effects, memo, known.clone(), depth);
+    let answer = (ctx.region_of_global(key, shape), ctx.below.get());
+    memo.keep_global(query, &answer, depth);
+    answer
 }
 
 /// The procedures statement `st` references (its CALL and the functions
@@ -121,12 +124,7 @@ fn references(st: &Stmt) -> Vec<(&str, &CallTarget, &[Arg])> {
 }
 
 impl Ctx<'_> {
-    fn region_of_global(
-        &self,
-        found: &GlobalRegions,
-        key: &GlobalKey,
-        shape: &GlobalShape,
-    ) -> Result<FormalRegion, Why> {
+    fn region_of_global(&self, key: &GlobalKey, shape: &GlobalShape) -> Result<FormalRegion, Why> {
         let mine = self
             .unit
             .symbols
@@ -159,8 +157,9 @@ impl Ctx<'_> {
                     })
                 };
                 match target {
-                    CallTarget::Unit(t) if reaches(*t) => pieces
-                        .push(self.global_through_call(found, name, *t, args, key, shape, loops)?),
+                    CallTarget::Unit(t) if reaches(*t) => {
+                        pieces.push(self.global_through_call(name, *t, args, key, shape, loops)?)
+                    }
                     _ => {}
                 }
             }
@@ -174,7 +173,6 @@ impl Ctx<'_> {
     #[allow(clippy::too_many_arguments)]
     fn global_through_call(
         &self,
-        found: &GlobalRegions,
         name: &str,
         t: UnitId,
         args: &[Arg],
@@ -185,17 +183,18 @@ impl Ctx<'_> {
         let cu = self.program.unit(t);
         let order = crate::checkpoint::in_formal_order(cu, args);
         let known = known_args(&order, &|e| self.at_call(e, loops));
-        let theirs = of_global(
-            self.program,
-            self.effects,
-            found,
-            t,
-            key,
-            shape,
-            &known,
-            self.depth + 1,
-        )
-        .map_err(|w| format!("in `{name}`, {w}"))?;
+        let theirs = self
+            .followed(of_global_at(
+                self.program,
+                self.effects,
+                self.memo,
+                t,
+                key,
+                shape,
+                &known,
+                self.depth + 1,
+            ))
+            .map_err(|w| format!("in `{name}`, {w}"))?;
         let mut used = Vec::new();
         for d in &theirs.dims {
             let (a, b, s) = d.triplet();

@@ -51,10 +51,12 @@ use std::collections::BTreeMap;
 mod bound;
 mod eval;
 mod globals;
+mod memo;
 mod touches;
 
 pub use bound::*;
-pub use globals::{global_shape, of_global, GlobalRegions, GlobalShape};
+pub use globals::{global_shape, of_global, GlobalShape};
+pub use memo::RegionMemo;
 
 /// The values an integer expression can take.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -245,6 +247,7 @@ fn replace_var(b: &Bound, v: SymbolId, with: &Bound) -> Bound {
     let go = |x: &Bound| replace_var(x, v, with);
     match b {
         Bound::Var(x) if *x == v => with.clone(),
+        _ if !b.holds(v) => b.clone(),
         Bound::Int(_) | Bound::Formal(_) | Bound::Var(_) => b.clone(),
         Bound::NonNeg(x) => nonneg(go(x)),
         Bound::Sum(t) => t.iter().fold(Bound::Int(0), |s, x| add(s, go(x))),
@@ -253,20 +256,6 @@ fn replace_var(b: &Bound, v: SymbolId, with: &Bound) -> Bound {
         Bound::Quotient(x, y) => quotient(go(x), go(y)),
         Bound::Max(t) => max(t.iter().map(go).collect()),
         Bound::Min(t) => min(t.iter().map(go).collect()),
-    }
-}
-
-/// `b` without its not-negative marks (to compare terms).
-fn strip(b: &Bound) -> Bound {
-    match b {
-        Bound::NonNeg(x) => strip(x),
-        Bound::Int(_) | Bound::Formal(_) | Bound::Var(_) => b.clone(),
-        Bound::Sum(v) => Bound::Sum(v.iter().map(strip).collect()),
-        Bound::Max(v) => Bound::Max(v.iter().map(strip).collect()),
-        Bound::Min(v) => Bound::Min(v.iter().map(strip).collect()),
-        Bound::Scale(c, x) => Bound::Scale(*c, Box::new(strip(x))),
-        Bound::Product(x, y) => Bound::Product(Box::new(strip(x)), Box::new(strip(y))),
-        Bound::Quotient(x, y) => Bound::Quotient(Box::new(strip(x)), Box::new(strip(y))),
     }
 }
 
@@ -307,31 +296,52 @@ type Why = String;
 const MAX_DEPTH: u32 = 12;
 
 /// The region of formal `k` of unit `c` when it is called with the known
-/// values `known`; `effects` are every unit's ([`crate::effects`]).
+/// values `known`; `effects` are every unit's ([`crate::effects`]);
+/// `memo` keeps the regions found in this run.
 pub fn of_formal(
     program: &Program,
     effects: &ProgramEffects,
+    memo: &RegionMemo,
     c: UnitId,
     k: u32,
     known: &KnownArgs,
 ) -> Result<FormalRegion, Why> {
-    of_formal_at(program, effects, c, k, known, 0)
+    of_formal_at(program, effects, memo, c, k, known, 0).0
 }
 
+/// [`of_formal`] asked `depth` calls down, with the number of calls
+/// below it that the answer followed.
 fn of_formal_at(
     program: &Program,
     effects: &ProgramEffects,
+    memo: &RegionMemo,
     c: UnitId,
     k: u32,
     known: &KnownArgs,
     depth: u32,
-) -> Result<FormalRegion, Why> {
+) -> (Result<FormalRegion, Why>, u32) {
+    let query = (c, k, known.clone());
+    if let Some(answer) = memo.formal(&query, depth) {
+        return answer;
+    }
+    let answer = formal_region(program, effects, memo, c, k, known, depth);
+    memo.keep_formal(query, &answer, depth);
+    answer
+}
+
+fn formal_region(
+    program: &Program,
+    effects: &ProgramEffects,
+    memo: &RegionMemo,
+    c: UnitId,
+    k: u32,
+    known: &KnownArgs,
+    depth: u32,
+) -> (Result<FormalRegion, Why>, u32) {
     let unit = program.unit(c);
-    let f = unit
-        .args
-        .get(k as usize)
-        .copied()
-        .ok_or_else(|| format!("`{}` has no argument {}", unit.name, k + 1))?;
+    let Some(f) = unit.args.get(k as usize).copied() else {
+        return (Err(format!("`{}` has no argument {}", unit.name, k + 1)), 0);
+    };
     let sym = unit.symbol(f);
     let shaped = sym.rank() > 0
         && !sym.attrs.pointer
@@ -341,18 +351,21 @@ fn of_formal_at(
             .iter()
             .all(|d| matches!(d.kind, DimKind::Explicit | DimKind::AssumedSize));
     if !shaped {
-        return Err(format!(
+        let why = format!(
             "`{}` takes `{}` as an array of no explicit shape",
             unit.name, sym.name
-        ));
+        );
+        return (Err(why), 0);
     }
     if program.call_graph.recursive.get(c).copied().unwrap_or(true) {
-        return Err(format!("`{}` is recursive", unit.name));
+        return (Err(format!("`{}` is recursive", unit.name)), 0);
     }
     if depth > MAX_DEPTH {
-        return Err("the calls nest too deeply".into());
+        return (Err("the calls nest too deeply".into()), 0);
     }
-    Ctx::new(program, unit, effects, known.clone(), depth).region_of(f)
+    let ctx = Ctx::new(program, unit, effects, memo, known.clone(), depth);
+    let r = ctx.region_of(f);
+    (r, ctx.below.get())
 }
 
 /// A counted DO loop, as the bounds of what is inside it read it.
@@ -408,6 +421,10 @@ struct Ctx<'a> {
     program: &'a Program,
     unit: &'a Unit,
     effects: &'a ProgramEffects,
+    memo: &'a RegionMemo,
+    /// How many calls below this one the regions asked of callees have
+    /// followed so far ([`memo`]).
+    below: std::cell::Cell<u32>,
     /// Values the call site gives formals the unit never writes.
     known: KnownArgs,
     /// Per local scalar defined by exactly one assignment (anywhere in
@@ -440,6 +457,7 @@ impl<'a> Ctx<'a> {
         program: &'a Program,
         unit: &'a Unit,
         effects: &'a ProgramEffects,
+        memo: &'a RegionMemo,
         known: KnownArgs,
         depth: u32,
     ) -> Ctx<'a> {
@@ -468,6 +486,8 @@ impl<'a> Ctx<'a> {
             program,
             unit,
             effects,
+            memo,
+            below: std::cell::Cell::new(0),
             known,
             single,
             depth,
@@ -504,6 +524,15 @@ impl<'a> Ctx<'a> {
         ctx.defs = defs;
         ctx.placed = placed;
         ctx
+    }
+
+    /// The region a callee's answer gives, noting how deep it went.
+    pub(super) fn followed(
+        &self,
+        (answer, below): (Result<FormalRegion, Why>, u32),
+    ) -> Result<FormalRegion, Why> {
+        self.below.set(self.below.get().max(below + 1));
+        answer
     }
 
     /// Every statement the call can run, with its enclosing counted loops
@@ -1119,7 +1148,7 @@ end subroutine gather
     fn region(p: &Program, unit: &str, k: u32, known: KnownArgs) -> Result<FormalRegion, Why> {
         let u = p.units.iter().find(|u| u.name == unit).expect("unit");
         let effects = crate::effects::all(p);
-        of_formal(p, &effects, u.id, k, &known)
+        of_formal(p, &effects, &RegionMemo::default(), u.id, k, &known)
     }
 
     #[test]
@@ -1251,5 +1280,100 @@ end subroutine gather
             (value(&first, &f), value(&last, &f), value(&step, &f)),
             (1, 19, 3)
         );
+    }
+
+    /// `b` rebuilt without its not-negative marks.
+    fn stripped(b: &Bound) -> Bound {
+        match b {
+            Bound::NonNeg(x) => stripped(x),
+            Bound::Int(_) | Bound::Formal(_) | Bound::Var(_) => b.clone(),
+            Bound::Sum(v) => Bound::Sum(v.iter().map(stripped).collect()),
+            Bound::Max(v) => Bound::Max(v.iter().map(stripped).collect()),
+            Bound::Min(v) => Bound::Min(v.iter().map(stripped).collect()),
+            Bound::Scale(c, x) => Bound::Scale(*c, Box::new(stripped(x))),
+            Bound::Product(x, y) => Bound::Product(Box::new(stripped(x)), Box::new(stripped(y))),
+            Bound::Quotient(x, y) => Bound::Quotient(Box::new(stripped(x)), Box::new(stripped(y))),
+        }
+    }
+
+    #[test]
+    fn like_terms_compare_as_their_unmarked_forms_do() {
+        let f = |k| Bound::Formal(k);
+        let n = |b: Bound| Bound::NonNeg(Box::new(b));
+        let atoms = [
+            Bound::Int(-2),
+            Bound::Int(3),
+            f(0),
+            f(1),
+            Bound::Var(SymbolId(4)),
+            n(f(1)),
+            n(n(f(0))),
+        ];
+        let mut all: Vec<Bound> = atoms.to_vec();
+        for a in &atoms {
+            for b in &atoms {
+                all.push(Bound::Sum(vec![a.clone(), b.clone()]));
+                all.push(Bound::Sum(vec![a.clone()]));
+                all.push(Bound::Scale(2, Box::new(a.clone())));
+                all.push(Bound::Product(Box::new(a.clone()), Box::new(b.clone())));
+                all.push(Bound::Quotient(Box::new(a.clone()), Box::new(b.clone())));
+                all.push(Bound::Max(vec![a.clone(), n(b.clone())]));
+                all.push(Bound::Min(vec![n(a.clone()), b.clone()]));
+            }
+        }
+        let mut equal = 0;
+        for a in &all {
+            for b in &all {
+                let want = stripped(a).cmp(&stripped(b));
+                assert_eq!(cmp_unmarked(a, b), want, "{a:?} against {b:?}");
+                equal += usize::from(want == std::cmp::Ordering::Equal && a != b);
+            }
+        }
+        // Bounds that differ only by their marks are like terms.
+        assert!(equal > 0);
+    }
+
+    /// A chain of `n` procedures, each passing its array to the next; the
+    /// last touches `x(1:m)`.
+    fn chain(n: usize) -> String {
+        let mut src = String::new();
+        for k in 0..n {
+            src += &format!(
+                "subroutine c{k}(m, x)\n  integer :: m\n  real(8) :: x(*)\n  call c{}(m, x)\nend subroutine c{k}\n",
+                k + 1
+            );
+        }
+        src += &format!(
+            "subroutine c{n}(m, x)\n  integer :: m, i\n  real(8) :: x(*)\n  do i = 1, m\n    x(i) = 2*x(i)\n  end do\nend subroutine c{n}\n"
+        );
+        src
+    }
+
+    #[test]
+    fn a_remembered_region_is_the_one_asked_afresh_at_any_depth() {
+        // c0 → … → c13: c0's region follows more calls than MAX_DEPTH
+        // allows, c1's exactly as many. Asked first from c1 (and kept),
+        // c1's region must not stand for c0's question, which meets the
+        // limit one call further down; asked in the other order, c0's
+        // refusal must not be kept for c1.
+        let n = MAX_DEPTH as usize + 1;
+        let p = program(&chain(n));
+        let effects = crate::effects::all(&p);
+        let unit = |name: &str| p.units.iter().find(|u| u.name == name).expect("unit").id;
+        let ask = |memo: &RegionMemo, name: &str| {
+            of_formal(&p, &effects, memo, unit(name), 1, &KnownArgs::new())
+        };
+        for order in [["c1", "c0"], ["c0", "c1"]] {
+            let memo = RegionMemo::default();
+            let answers: Vec<_> = order.iter().map(|u| (*u, ask(&memo, u))).collect();
+            for (u, answer) in answers {
+                let fresh = ask(&RegionMemo::default(), u);
+                assert_eq!(answer, fresh, "{u} after {order:?}");
+                match u {
+                    "c0" => assert!(answer.is_err(), "c0 goes past the limit"),
+                    _ => assert!(answer.is_ok(), "c1 is within it: {answer:?}"),
+                }
+            }
+        }
     }
 }

@@ -207,15 +207,17 @@ impl<'a> Ctx<'a> {
             ));
         };
         let known = known_args(&order, &|e| self.at_call(e, loops));
-        let theirs = of_formal_at(
-            self.program,
-            self.effects,
-            *c,
-            k as u32,
-            &known,
-            self.depth + 1,
-        )
-        .map_err(|w| format!("in `{callee}`, {w}"))?;
+        let theirs = self
+            .followed(of_formal_at(
+                self.program,
+                self.effects,
+                self.memo,
+                *c,
+                k as u32,
+                &known,
+                self.depth + 1,
+            ))
+            .map_err(|w| format!("in `{callee}`, {w}"))?;
         // Their bounds in our terms: each formal they read, by its actual.
         let mut actuals: BTreeMap<u32, Interval> = BTreeMap::new();
         let mut used = Vec::new();
