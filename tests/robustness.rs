@@ -656,3 +656,73 @@ fn typing_inside_lines_cuts_the_same_chunks_as_a_fresh_load() {
     }
     assert!(edits > 100, "only {edits} edits");
 }
+
+/// The regions a checkpoint saves are remembered from one analysis to the
+/// next for the units an edit leaves alone; an edit to a callee forgets
+/// its own and its callers', so the caller saves the levels the edited
+/// callee touches, as an analysis from scratch has it.
+#[test]
+fn a_callee_edit_updates_the_region_its_caller_saves() {
+    use dfort_ide::host::{Host, TextChange};
+    let text = "subroutine mix(bi, k, tr)
+  implicit none
+  integer, intent(in) :: bi, k
+  real(8), intent(inout) :: tr(8, 4, 2)
+  integer :: i
+  do i = 1, 8
+    tr(i, k, bi) = tr(i, k, bi)*tr(i, k - 1, bi)
+  end do
+end subroutine mix
+
+subroutine other(bi, k, tr)
+  implicit none
+  integer, intent(in) :: bi, k
+  real(8), intent(inout) :: tr(8, 4, 2)
+  tr(1, k, bi) = sin(tr(1, k, bi))
+end subroutine other
+
+subroutine top(tr, s)
+  implicit none
+  real(8), intent(inout) :: tr(8, 4, 2)
+  real(8), intent(out) :: s
+  integer :: k
+  s = 0
+  do k = 3, 4
+    call mix(1, k, tr)
+    call other(2, k, tr)
+    s = s + tr(1, k, 1)**2 + tr(1, k, 2)**2
+  end do
+  tr = 2*tr
+end subroutine top
+";
+    let path = PathBuf::from("/ws/levels.f90");
+    let mut host = Host::default();
+    host.set_text(&path, text, true, 1);
+    let saved = |snap: &dfort_ide::host::Snapshot| -> Vec<String> {
+        let top = snap.program.units_named("top").next().expect("top");
+        let analysed = snap.analysis.unit(top.id).expect("analysed");
+        let d = snap.analysis.decisions_of(top.id).expect("decisions");
+        d.calls
+            .values()
+            .flat_map(|cp| cp.snapshot.iter().map(|s| s.text(analysed)))
+            .collect()
+    };
+    let before = saved(&host.snapshot());
+    let (old, new) = ("*tr(i, k - 1, bi)", "*tr(i, k - 2, bi)");
+    let at = text.find(old).expect("edit site") as u32;
+    host.edit(
+        &path,
+        &[TextChange {
+            range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
+            text: new.to_string(),
+        }],
+        2,
+    );
+    let snap = host.snapshot();
+    let mut fresh = Host::default();
+    fresh.set_text(&path, &snap.doc(&path).expect("doc").text, true, 1);
+    let scratch = fresh.snapshot();
+    assert_ne!(saved(&scratch), before, "the edit changes what is saved");
+    assert_eq!(saved(&snap), saved(&scratch));
+    assert_eq!(summary(&snap, &path), summary(&scratch, &path));
+}

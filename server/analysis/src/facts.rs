@@ -111,6 +111,9 @@ pub struct ProgramFacts {
     /// What each unit may read and write (callees included), computed
     /// when a unit's decisions needed it.
     effects: OnceLock<Arc<ProgramEffects>>,
+    /// The regions the checkpoints found, kept for the next analysis of
+    /// an edited program (those of units it left unchanged).
+    regions: Arc<crate::regions::RegionMemo>,
 }
 
 impl ProgramFacts {
@@ -431,7 +434,7 @@ fn analyse_resolved(
             Some(Arc::new(UnitFacts { decisions, reports }))
         })
         .collect();
-    add_checkpoints(
+    let regions = add_checkpoints(
         &program, &activity, &tbr, &carriers, &effects, &mut units, previous,
     );
     ProgramFacts {
@@ -448,6 +451,7 @@ fn analyse_resolved(
         carriers,
         units,
         effects,
+        regions,
     }
 }
 
@@ -495,7 +499,10 @@ fn effects_in<'a>(
 /// ([`with_calls`]), which read what its callees decided. A unit whose
 /// facts were reused keeps its checkpoints unless it, or a unit it
 /// reaches through calls, changed (its body, activity, TBR or whether it
-/// gets a derivative routine): those are what a checkpoint reads.
+/// gets a derivative routine): those are what a checkpoint reads. The
+/// regions found (those of the previous analysis kept for the units that
+/// are not stale: a region reads its unit and the units it calls) are
+/// returned for the next analysis.
 fn add_checkpoints(
     program: &Program,
     activity: &ProgramActivity,
@@ -504,7 +511,7 @@ fn add_checkpoints(
     effects: &OnceLock<Arc<ProgramEffects>>,
     units: &mut IdVec<UnitId, Option<Arc<UnitFacts>>>,
     previous: Option<(&ProgramFacts, &Changes)>,
-) {
+) -> Arc<crate::regions::RegionMemo> {
     let flag = |v: &IdVec<UnitId, bool>, i: UnitId| v.get(i).copied().unwrap_or(true);
     let mut stale: IdVec<UnitId, bool> = units
         .indices()
@@ -540,8 +547,12 @@ fn add_checkpoints(
         .indices()
         .filter(|&i| stale[i] && units[i].is_some() && calls_anything(&program.units[i]))
         .collect();
+    let regions = Arc::new(match previous {
+        Some((p, _)) => p.regions.kept(|u| !flag(&stale, u)),
+        None => crate::regions::RegionMemo::default(),
+    });
     if todo.is_empty() {
-        return;
+        return regions;
     }
     let fx = effects_in(effects, program, previous);
     let computed: Vec<_> = {
@@ -549,7 +560,6 @@ fn add_checkpoints(
             .iter()
             .map(|u| u.as_ref().and_then(|f| f.decisions.entry_needs.as_ref()))
             .collect();
-        let regions = crate::regions::RegionMemo::default();
         let callees = Callees {
             routine: &carriers.routine,
             entry_needs: &entry_needs,
@@ -592,4 +602,5 @@ fn add_checkpoints(
             d.block_saves = saves;
         }
     }
+    regions
 }

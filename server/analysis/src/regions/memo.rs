@@ -56,7 +56,31 @@ fn keep<Q: Ord>(map: &Mutex<BTreeMap<Q, Answer>>, query: Q, answer: &Answer, dep
     }
 }
 
+fn kept_of<Q: Ord + Clone>(
+    map: &Mutex<BTreeMap<Q, Answer>>,
+    unit: impl Fn(&Q) -> UnitId,
+    keep: &impl Fn(UnitId) -> bool,
+) -> Mutex<BTreeMap<Q, Answer>> {
+    let m = map.lock().map(|m| {
+        m.iter()
+            .filter(|(q, _)| keep(unit(q)))
+            .map(|(q, a)| (q.clone(), a.clone()))
+            .collect()
+    });
+    Mutex::new(m.unwrap_or_default())
+}
+
 impl RegionMemo {
+    /// The answers about the units `keep` accepts: for the next analysis
+    /// of an edited program, those whose unit and callees did not change
+    /// (a region reads nothing else).
+    pub fn kept(&self, keep: impl Fn(UnitId) -> bool) -> RegionMemo {
+        RegionMemo {
+            globals: kept_of(&self.globals, |q| q.0, &keep),
+            formals: kept_of(&self.formals, |q| q.0, &keep),
+        }
+    }
+
     pub(super) fn global(&self, query: &GlobalQuery, depth: u32) -> Option<Answer> {
         recall(&self.globals, query, depth)
     }
