@@ -172,6 +172,36 @@ fn every_prefix_of_a_fixed_form_file_is_handled() {
 /// What a snapshot says, in a form two snapshots can be compared by:
 /// diagnostics, and per unit its linked IR (as `dfort ir` prints it), its
 /// host, its calling context, its active variables and what TBR records.
+/// Replaces the first `old` of the document at `path` with `new` through
+/// `host` (as document version `version`), and gives the host's snapshot
+/// and that of a host loaded with the edited text from scratch.
+fn edit_and_reload(
+    host: &mut dfort_ide::host::Host,
+    path: &std::path::Path,
+    old: &str,
+    new: &str,
+    version: i32,
+) -> (
+    std::sync::Arc<dfort_ide::host::Snapshot>,
+    std::sync::Arc<dfort_ide::host::Snapshot>,
+) {
+    let doc = host.document(path).expect("open").text.to_string();
+    let at = doc.find(old).expect("edit site") as u32;
+    host.edit(
+        path,
+        &[dfort_ide::host::TextChange {
+            range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
+            text: new.to_string(),
+        }],
+        version,
+    );
+    let snap = host.snapshot();
+    let mut fresh = dfort_ide::host::Host::default();
+    fresh.set_text(path, &snap.doc(path).expect("doc").text, true, 1);
+    let scratch = fresh.snapshot();
+    (snap, scratch)
+}
+
 fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<String> {
     let mut v: Vec<String> = snap
         .diagnostics(path)
@@ -365,7 +395,7 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
 /// declarations, and always ends where an analysis from scratch does.
 #[test]
 fn edits_reanalyse_only_the_units_they_reach() {
-    use dfort_ide::host::{Host, TextChange};
+    use dfort_ide::host::Host;
     let text = "module m
   implicit none
   real :: g
@@ -423,27 +453,15 @@ end module m
         ("if (x > 0.0) then\n    y = 3.0", "y = 3.0", 2),
     ];
     for (version, (old, new, expected)) in steps.into_iter().enumerate() {
-        let doc = host.document(&path).expect("open").text.to_string();
-        let at = doc.find(old).expect("edit site") as u32;
-        host.edit(
-            &path,
-            &[TextChange {
-                range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
-                text: new.to_string(),
-            }],
-            version as i32 + 2,
-        );
-        let snap = host.snapshot();
+        let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, version as i32 + 2);
         assert_eq!(
             snap.analysis.recomputed(),
             (expected, expected),
             "after {old:?} -> {new:?}"
         );
-        let mut fresh = Host::default();
-        fresh.set_text(&path, &snap.doc(&path).expect("doc").text, true, 1);
         assert_eq!(
             summary(&snap, &path),
-            summary(&fresh.snapshot(), &path),
+            summary(&scratch, &path),
             "after {old:?} -> {new:?}"
         );
     }
@@ -457,7 +475,7 @@ end module m
 /// joint mode, where the snapshot is.)
 #[test]
 fn a_callee_edit_updates_its_callers_call_checkpoint() {
-    use dfort_ide::host::{Host, TextChange};
+    use dfort_ide::host::Host;
     let text = "subroutine sq(x, y, k)
   implicit none
   real(8), intent(in) :: x
@@ -498,19 +516,7 @@ end subroutine top
         "  y = x*x\n",
         "  if (k > 0) then\n    y = x*x\n  else\n    y = 2.0d0*x*x\n  end if\n",
     );
-    let at = text.find(old).expect("edit site") as u32;
-    host.edit(
-        &path,
-        &[TextChange {
-            range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
-            text: new.to_string(),
-        }],
-        2,
-    );
-    let snap = host.snapshot();
-    let mut fresh = Host::default();
-    fresh.set_text(&path, &snap.doc(&path).expect("doc").text, true, 1);
-    let scratch = fresh.snapshot();
+    let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, 2);
     assert!(snapshot_of_call(&scratch).contains(&"n".to_string()));
     assert_eq!(snapshot_of_call(&snap), snapshot_of_call(&scratch));
     assert_eq!(summary(&snap, &path), summary(&scratch, &path));
@@ -522,7 +528,7 @@ end subroutine top
 /// it (TBR's choice and the checkpoint alike).
 #[test]
 fn a_callee_edit_that_gives_it_a_local_array_makes_its_call_joint() {
-    use dfort_ide::host::{Host, TextChange};
+    use dfort_ide::host::Host;
     let text = "subroutine sq(x, y)
   implicit none
   real(8), intent(in) :: x
@@ -567,20 +573,7 @@ end subroutine top
         "  real(8) :: t\n  t = x*x\n  y = t*x\n",
         "  real(8) :: t(1)\n  t(1) = x*x\n  y = t(1)*x\n",
     );
-    let at = text.find(old).expect("edit site") as u32;
-    host.edit(
-        &path,
-        &[TextChange {
-            range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
-            text: new.to_string(),
-        }],
-        2,
-    );
-    let edited = text.replacen(old, new, 1);
-    let mut fresh = Host::default();
-    fresh.set_text(&path, &edited, true, 1);
-    let snap = host.snapshot();
-    let scratch = fresh.snapshot();
+    let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, 2);
     // Joint: the snapshot saves `u`; TBR records nothing in `top`.
     assert_eq!(call_of_top(&scratch), (false, 1, 0));
     assert_eq!(call_of_top(&snap), call_of_top(&scratch));
@@ -663,7 +656,7 @@ fn typing_inside_lines_cuts_the_same_chunks_as_a_fresh_load() {
 /// callee touches, as an analysis from scratch has it.
 #[test]
 fn a_callee_edit_updates_the_region_its_caller_saves() {
-    use dfort_ide::host::{Host, TextChange};
+    use dfort_ide::host::Host;
     let text = "subroutine mix(bi, k, tr)
   implicit none
   integer, intent(in) :: bi, k
@@ -709,19 +702,7 @@ end subroutine top
     };
     let before = saved(&host.snapshot());
     let (old, new) = ("*tr(i, k - 1, bi)", "*tr(i, k - 2, bi)");
-    let at = text.find(old).expect("edit site") as u32;
-    host.edit(
-        &path,
-        &[TextChange {
-            range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
-            text: new.to_string(),
-        }],
-        2,
-    );
-    let snap = host.snapshot();
-    let mut fresh = Host::default();
-    fresh.set_text(&path, &snap.doc(&path).expect("doc").text, true, 1);
-    let scratch = fresh.snapshot();
+    let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, 2);
     assert_ne!(saved(&scratch), before, "the edit changes what is saved");
     assert_eq!(saved(&snap), saved(&scratch));
     assert_eq!(summary(&snap, &path), summary(&scratch, &path));
