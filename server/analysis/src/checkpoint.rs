@@ -16,7 +16,8 @@
 //!   actuals (not those of the loops the reverse sweep replays, which it
 //!   sets itself) and what the call overwrites that the caller needs,
 //!   pushed after the records and popped just before the callee's adjoint
-//!   runs; then the module variables the unit does not declare that the
+//!   runs, less what a later call's snapshot restores before this
+//!   adjoint runs ([`crate::restored_later`]); then the module variables the unit does not declare that the
 //!   callee reads and the unit may change, or that the call overwrites
 //!   and the unit's adjoint or its calling context needs after it
 //!   ([`Tbr::requires_undeclared`]), brought in by the generator under
@@ -146,6 +147,22 @@ impl SavedRegion {
         })
     }
 
+    /// Its sections as `[1:m, 1:n]`, seen from the element it starts at.
+    pub fn sections(&self, unit: &Unit) -> String {
+        let dims: Vec<String> = self
+            .dims
+            .iter()
+            .map(|(a, b, s)| {
+                let step = print(unit, s);
+                match step.as_str() {
+                    "1" => format!("{}:{}", print(unit, a), print(unit, b)),
+                    _ => format!("{}:{}:{step}", print(unit, a), print(unit, b)),
+                }
+            })
+            .collect();
+        format!("[{}]", dims.join(", "))
+    }
+
     /// Its extents and sections as the runtime's arguments, printed.
     pub fn runtime_args(&self, unit: &Unit) -> Vec<String> {
         let mut args: Vec<String> = self.extents.iter().map(|e| print(unit, e)).collect();
@@ -154,6 +171,49 @@ impl SavedRegion {
         }
         args.push(print(unit, &self.cap));
         args
+    }
+}
+
+/// The part of a global the unit does not declare that a call touches:
+/// the generator names the global ([`CallCheckpoint::hidden`]), this
+/// gives the element its region starts at and the region.
+#[derive(Clone, Debug)]
+pub struct HiddenRegion {
+    /// The subscripts of the element the region starts at, in the
+    /// caller's terms.
+    pub first: Vec<Expr>,
+    pub region: SavedRegion,
+    /// The runtime's type suffix (`r8`).
+    ty: &'static str,
+}
+
+impl HiddenRegion {
+    /// The push and the pop of this region of the global the adjoint
+    /// names `local`.
+    pub fn calls(&self, unit: &Unit, local: &str) -> (String, String) {
+        let first: Vec<String> = self.first.iter().map(|e| print(unit, e)).collect();
+        let mut args = vec![format!("{local}({})", first.join(", "))];
+        args.extend(self.region.runtime_args(unit));
+        let (args, n) = (args.join(", "), self.region.dims.len());
+        (
+            format!("call dfort_push_region_{}_{n}({args})", self.ty),
+            format!("call dfort_pop_region_{}_{n}({args})", self.ty),
+        )
+    }
+
+    /// The region as `name(1, 1, k)[1:m, 1:n]` (its sections seen from
+    /// that element), the global named `name`.
+    pub fn text(&self, unit: &Unit, name: &str) -> String {
+        let first: Vec<String> = self.first.iter().map(|e| print(unit, e)).collect();
+        format!("{name}({}){}", first.join(", "), self.region.sections(unit))
+    }
+
+    /// The variables its subscripts and bounds read.
+    pub fn vars(&self, unit: &Unit, out: &mut BitSet) {
+        for e in &self.first {
+            dfort_ir::dp::value_vars(unit, e, out);
+        }
+        self.region.vars(unit, out);
     }
 }
 
@@ -175,20 +235,7 @@ impl Saved {
         let base = print(unit, &self.reference);
         match &self.region {
             None => base,
-            Some(r) => {
-                let dims: Vec<String> = r
-                    .dims
-                    .iter()
-                    .map(|(a, b, s)| {
-                        let step = print(unit, s);
-                        match step.as_str() {
-                            "1" => format!("{}:{}", print(unit, a), print(unit, b)),
-                            _ => format!("{}:{}:{step}", print(unit, a), print(unit, b)),
-                        }
-                    })
-                    .collect();
-                format!("{base}[{}]", dims.join(", "))
-            }
+            Some(r) => format!("{base}{}", r.sections(unit)),
         }
     }
 
@@ -331,6 +378,9 @@ pub struct CallCheckpoint {
     /// restores: read by the callee and changed by the unit, or
     /// overwritten by the call and needed after it.
     pub hidden: Vec<GlobalKey>,
+    /// Of `hidden`, those of which only the part the call touches is
+    /// saved ([`crate::regions::of_global`]); the others are saved whole.
+    pub hidden_regions: BTreeMap<GlobalKey, HiddenRegion>,
     /// Actuals that are parts of the same variable as an earlier actual:
     /// the callee's adjoint writes the adjoint of each actual it reads, so
     /// these get adjoints of their own in the reverse sweep (the callee
@@ -430,6 +480,7 @@ pub fn of_unit(
             out.insert(st.id, of_call(caller, callees, st.id, callee, args, around));
         }
     }
+    crate::restored_later::drop_restored_later(caller, &mut out);
     out
 }
 
@@ -504,6 +555,7 @@ pub fn of_call(
     let mut read: Vec<Saved> = Vec::new();
     let mut indices = BitSet::default();
     let mut hidden = Vec::new();
+    let mut hidden_regions = BTreeMap::new();
     let mut aliased = Vec::new();
     match callee {
         Some(c) => {
@@ -601,6 +653,13 @@ pub fn of_call(
             }
             if routine {
                 hidden = hidden_globals(caller, id, fx, &declared, &mut problems);
+                for k in &hidden {
+                    if let Some(h) = hidden_region(caller, callees, id, c, args, k) {
+                        // The reverse sweep evaluates it again.
+                        h.vars(unit, &mut indices);
+                        hidden_regions.insert(k.clone(), h);
+                    }
+                }
                 aliased = aliased_actuals(caller, id, c, args, fx, &mut problems);
                 // The reverse sweep evaluates their regions again.
                 for r in aliased.iter().filter_map(|a| a.region.as_ref()) {
@@ -652,6 +711,7 @@ pub fn of_call(
     let mut snapshot: Vec<Saved> = Vec::new();
     if split {
         hidden.clear();
+        hidden_regions.clear();
     } else if routine {
         let mut items = read;
         items.extend(written.into_iter().filter(|w| required(w.variable)));
@@ -725,6 +785,7 @@ pub fn of_call(
         records,
         snapshot,
         hidden,
+        hidden_regions,
         aliased,
         problems,
     }
@@ -1203,6 +1264,20 @@ fn global_region(
     let sym = unit.symbol(s);
     region_type(&sym.ty)?;
     let shape = crate::regions::global_shape(unit, s)?;
+    global_slab(caller, callees, (id, c, args), key, (s, sym.span), &shape)
+}
+
+/// The slab of the global `key` (of shape `shape`, named by symbol
+/// `s` at `span`) that callee `c` can touch at call `id` with `args`, in
+/// the caller's terms ([`slab`]).
+fn global_slab(
+    caller: &Caller,
+    callees: &Callees,
+    (id, c, args): (StmtId, UnitId, &[Arg]),
+    key: &GlobalKey,
+    (s, span): (SymbolId, Span),
+    shape: &crate::regions::GlobalShape,
+) -> Option<(Expr, SavedRegion)> {
     let cu = caller.program.unit(c);
     let order = in_formal_order(cu, args);
     let known = call_site_known(caller, id, &order);
@@ -1212,12 +1287,70 @@ fn global_region(
         callees.regions,
         c,
         key,
-        &shape,
+        shape,
         &known,
     )
     .ok()?;
-    let at = AtCall::new(unit, cu, &order);
-    slab(s, sym.span, &shape, &region, &|b| at.expr(b, sym.span), 1)
+    let at = AtCall::new(caller.unit, cu, &order);
+    slab(s, span, shape, &region, &|b| at.expr(b, span), 1)
+}
+
+/// The part of the global `key`, which the caller does not declare, that
+/// callee `c` can touch at call `id` ([`global_region`] for a global the
+/// caller declares): a COMMON member of known layout, or a module array,
+/// with constant bounds. `None`: it is saved whole.
+fn hidden_region(
+    caller: &Caller,
+    callees: &Callees,
+    id: StmtId,
+    c: UnitId,
+    args: &[Arg],
+    key: &GlobalKey,
+) -> Option<HiddenRegion> {
+    let program = caller.program;
+    let (owner, member, declared) = match key {
+        GlobalKey::Common { block, index } => {
+            let layout = common_layout(program, block)?;
+            let member = *layout.members.get(*index as usize)?;
+            (
+                layout.unit,
+                member,
+                layout.bounds.get(*index as usize).cloned(),
+            )
+        }
+        GlobalKey::Shared { unit, symbol } => (*unit, *symbol, None),
+    };
+    let ou = program.unit(owner);
+    let sym = ou.symbol(member);
+    let ty = region_type(&sym.ty)?;
+    let shape = crate::regions::global_shape(ou, member)?;
+    // The adjoint declares a COMMON block it brings in with the layout's
+    // bounds: the region is in those subscripts.
+    if let Some(bounds) = declared {
+        let (lower, upper): (Vec<i64>, Vec<i64>) = bounds.into_iter().unzip();
+        if lower != shape.lower || upper != shape.upper {
+            return None;
+        }
+    }
+    let (reference, region) = global_slab(
+        caller,
+        callees,
+        (id, c, args),
+        key,
+        (member, sym.span),
+        &shape,
+    )?;
+    let ExprKind::ArrayRef { subs, .. } = reference.kind else {
+        return None;
+    };
+    let first = subs
+        .into_iter()
+        .map(|s| match s {
+            Subscript::Index(e) => Some(e),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(HiddenRegion { first, region, ty })
 }
 
 /// The part of the array `variable`, passed whole to formal `k` of `c`
@@ -1342,8 +1475,12 @@ fn slab(
     }
     // The trailing dimensions touched at one subscript: `k:k`, or `k`
     // clamped into the declared bounds (`max(k, 1):min(k, nr)`), which a
-    // conforming reference is in.
-    let point = |d: &DimRegion| -> Option<Bound> {
+    // conforming reference is in; a dimension of extent 1 (MITgcm's
+    // tracer index with one tracer) at its only subscript.
+    let point = |k: usize, d: &DimRegion| -> Option<Bound> {
+        if shape.lower[k] == shape.upper[k] {
+            return Some(Bound::Int(shape.lower[k]));
+        }
         let DimRegion::Span(i) = d else {
             return None;
         };
@@ -1364,8 +1501,9 @@ fn slab(
     let fixed = region
         .dims
         .iter()
+        .enumerate()
         .rev()
-        .take_while(|d| point(d).is_some())
+        .take_while(|(k, d)| point(*k, d).is_some())
         .count();
     let m = (rank - fixed).max(1).max(keep);
     if m > 3 {
@@ -1375,7 +1513,7 @@ fn slab(
     for (k, d) in region.dims.iter().enumerate() {
         let e = match k < m {
             true => conv(&Bound::Int(shape.lower[k]))?,
-            false => conv(&point(d)?)?,
+            false => conv(&point(k, d)?)?,
         };
         subs.push(Subscript::Index(e));
     }
@@ -1763,5 +1901,60 @@ end subroutine lin
             ]
         );
         assert_eq!(split, 0);
+    }
+
+    /// A COMMON block the caller does not declare: the generator brings
+    /// it in, and of it saves the level of the tile the call touches (the
+    /// trailing dimension of extent 1, which `lev` runs through to `nt`,
+    /// counts as touched at its one subscript).
+    #[test]
+    fn a_global_the_caller_does_not_declare_is_saved_as_the_region_the_call_touches() {
+        let src = "subroutine lev(k, bi, dt, nt)
+  implicit none
+  integer, intent(in) :: k, bi, nt
+  real(8), intent(in) :: dt
+  real(8) :: q(0:5, 3, 2, 1)
+  common /st/ q
+  integer :: i, j
+  do j = 1, nt
+    do i = 1, 4
+      q(i, k, bi, j) = q(i, k, bi, j)*sin(q(i + 1, k, bi, j))*dt
+    end do
+  end do
+end subroutine lev
+
+subroutine tile(bi, dt, nt)
+  implicit none
+  integer, intent(in) :: bi, nt
+  real(8), intent(in) :: dt
+  integer :: k
+  do k = 1, 3
+    call lev(k, bi, dt, nt)
+  end do
+end subroutine tile
+
+subroutine top(q0, y)
+  implicit none
+  real(8), intent(in) :: q0
+  real(8), intent(out) :: y
+  real(8) :: q(0:5, 3, 2, 1)
+  common /st/ q
+  q = q0
+  call tile(1, 0.5d0, 1)
+  call tile(2, 0.5d0, 1)
+  y = sum(q)
+end subroutine top
+";
+        let p = program(src);
+        let request = crate::test_support::request("top", &["q0"], &["y"]);
+        let facts = crate::facts::analyse(&p, &request, None);
+        let tile = p.units.iter().find(|u| u.name == "tile").expect("tile");
+        let calls = &facts.decisions_of(tile.id).expect("decisions").calls;
+        let call = calls.values().next().expect("the call");
+        assert_eq!(call.hidden.len(), 1, "{:?}", call.hidden);
+        let region = call.hidden_regions.get(&call.hidden[0]).expect("a region");
+        // Elements 1 to 5 of level `k` of tile `bi` (positions 2 to 6
+        // from `q(0, k, bi, 1)`); without a region, all of `q`.
+        assert_eq!(region.text(tile, "q"), "q(0, k, bi, 1)[2:6]");
     }
 }

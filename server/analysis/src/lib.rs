@@ -27,6 +27,7 @@ pub mod recovery;
 pub mod references;
 pub mod refusals;
 pub mod regions;
+pub mod restored_later;
 pub mod reversal;
 pub mod roles;
 pub mod roots;
@@ -52,6 +53,23 @@ pub(crate) mod test_support {
             path: "t.f90".into(),
         };
         dfort_ir::link::link(vec![file], vec![lowered]).0
+    }
+
+    /// A request for the adjoint of root `name` with these roles (default
+    /// recording, nothing supplied).
+    pub fn request(name: &str, independent: &[&str], dependent: &[&str]) -> crate::facts::Request {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        crate::facts::Request {
+            roots: vec![crate::roots::RootSpec {
+                name: name.into(),
+                independent: names(independent),
+                dependent: names(dependent),
+                after: None,
+            }],
+            others: false,
+            recording: crate::decisions::Recording::Inversion,
+            supplied: Vec::new(),
+        }
     }
 
     /// The linked program of fixed-form files read from the repository

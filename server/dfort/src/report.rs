@@ -217,7 +217,9 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
 
 /// The saves of the checkpoints of the unit's calls to procedures with
 /// source (CALL statements and function references), in statement order
-/// then push order.
+/// then push order, except the globals the unit does not declare, last
+/// (a region of one is pushed before the snapshot, so that it pops after
+/// the variables its bounds read).
 fn call_saves(s: &UnitSummary, src: &dyn Source) -> Vec<CallSaveJson> {
     use dfort_analysis::checkpoint::Why;
     let unit = s.unit;
@@ -242,9 +244,13 @@ fn call_saves(s: &UnitSummary, src: &dyn Source) -> Vec<CallSaveJson> {
         }
         for k in &cp.hidden {
             if let Some(name) = s.global_name(k) {
+                let reference = match cp.hidden_regions.get(k) {
+                    Some(h) => h.text(unit, &name),
+                    None => name.clone(),
+                };
                 out.push(CallSaveJson {
                     line,
-                    reference: name.clone(),
+                    reference,
                     variable: name,
                     why: "hidden",
                 });

@@ -350,16 +350,33 @@ fn compare(args: &MitgcmArgs) -> Result<bool, String> {
         .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes):"))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0.0);
-    let adjoint_time = report
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("dfort adjoint run (s):"))
-        .unwrap_or("?")
-        .trim()
-        .to_string();
+    let seconds = |label: &str| -> Option<f64> {
+        report
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let adjoint_time = seconds("dfort adjoint run (s):");
+    let (boot, forward) = (
+        seconds("dfort boot (s):"),
+        seconds("dfort forward run (s):"),
+    );
+    let shown = |t: Option<f64>| t.map_or("?".to_string(), |t| format!("{t:.3}"));
     println!(
-        "driver: {wall:.1} s wall ({adjoint_time} s in the_main_loop_b), peak {:.0} MB",
+        "driver: {wall:.1} s wall ({} s in the_main_loop_b), peak {:.0} MB",
+        shown(adjoint_time),
         peak_kb / 1024.0
     );
+    // The adjoint's run against the forward's, both from the model's
+    // boot, without the gradient check's runs.
+    if let (Some(b), Some(f), Some(a)) = (boot, forward, adjoint_time) {
+        println!(
+            "run: boot {b:.3} s; the_main_loop {f:.3} s, the_main_loop_b {a:.3} s ({:.1}x); boot and adjoint {:.3} s, {:.1}x boot and forward",
+            a / f,
+            b + a,
+            (b + a) / (b + f)
+        );
+    }
     let stat = |label: &str| -> Vec<u64> {
         report
             .lines()
@@ -765,14 +782,28 @@ fn driver_text(exp: &Experiment, positions: &[Position], decls: &[String]) -> St
     l(&mut d, &format!("DATA posk /{}/", list(&|p| p.k)));
     l(&mut d, &format!("DATA posbi /{}/", list(&|p| p.bi)));
     l(&mut d, &format!("DATA posbj /{}/", list(&|p| p.bj)));
-    l(&mut d, "INTEGER*8 c0, c1, crate, tbytes, tpeak, cadv, crev");
+    l(
+        &mut d,
+        "INTEGER*8 c0, c1, crate, tbytes, tpeak, cadv, crev, cb, cf",
+    );
+    l(&mut d, "CALL SYSTEM_CLOCK(cb, crate)");
     l(&mut d, "CALL EEBOOT( dummyComm )");
     l(&mut d, "myThid = 1");
     l(&mut d, "CALL INITIALISE_FIXED( myThid )");
     l(&mut d, "CALL COST_DEPENDENT_INIT ( myThid )");
     l(&mut d, "myTime = startTime");
     l(&mut d, "myIter = nIter0");
+    l(&mut d, "CALL SYSTEM_CLOCK(cf)");
+    l(
+        &mut d,
+        "PRINT '(A,F10.3)', ' dfort boot (s): ', DBLE(cf-cb)/DBLE(crate)",
+    );
     l(&mut d, "CALL THE_MAIN_LOOP( myTime, myIter, myThid )");
+    l(&mut d, "CALL SYSTEM_CLOCK(c0)");
+    l(
+        &mut d,
+        "PRINT '(A,F10.3)', ' dfort forward run (s): ', DBLE(c0-cf)/DBLE(crate)",
+    );
     l(&mut d, "fcref = fc");
     l(&mut d, "myTime = startTime");
     l(&mut d, "myIter = nIter0");

@@ -315,12 +315,21 @@ impl Gen<'_> {
         let differentiated = cp.callee_routine;
         // Module variables the callee reads that the unit does not
         // declare are brought in under a new name.
-        let mut snapshot_hidden: Vec<String> = Vec::new();
+        // Those of which a region is saved go first, so that they pop
+        // after the snapshot restores the variables their bounds read.
+        let mut hidden_regions: Vec<(String, String)> = Vec::new();
+        let mut snapshot_hidden: Vec<(String, String)> = Vec::new();
+        let mut locals: Vec<String> = Vec::new();
         for k in &cp.hidden {
             if let Some(local) = self.hidden_global(k) {
-                if !snapshot_hidden.contains(&local) {
-                    snapshot_hidden.push(local);
+                if locals.contains(&local) {
+                    continue;
                 }
+                match cp.hidden_regions.get(k) {
+                    Some(h) => hidden_regions.push(h.calls(unit, &local)),
+                    None => snapshot_hidden.push(plain_calls(&local)),
+                }
+                locals.push(local);
             }
         }
         // The checkpoint's problems, and an active value passed to a
@@ -330,9 +339,9 @@ impl Gen<'_> {
         // variables last).
         let records: Vec<(String, String)> =
             cp.records.iter().map(|r| saved_calls(unit, r)).collect();
-        let mut snapshot: Vec<(String, String)> = results
-            .iter()
-            .map(|t| plain_calls(&unit.symbol(*t).name))
+        let mut snapshot: Vec<(String, String)> = hidden_regions
+            .into_iter()
+            .chain(results.iter().map(|t| plain_calls(&unit.symbol(*t).name)))
             .chain(cp.snapshot.iter().map(|r| saved_calls(unit, r)))
             .collect();
         for r in &cp.records {
@@ -349,7 +358,7 @@ impl Gen<'_> {
                 .trace
                 .call_snapshot(id, SavedValue::Global(k.clone()));
         }
-        snapshot.extend(snapshot_hidden.iter().map(|h| plain_calls(h)));
+        snapshot.extend(snapshot_hidden);
         for (push, _) in records.iter().chain(&snapshot) {
             self.out.fwd.line(push);
         }

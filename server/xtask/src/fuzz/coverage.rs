@@ -91,6 +91,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: IF whose condition references a function that reads globals"),
     drawn("statement: CALL of a subroutine whose adjoint is supplied"),
     drawn("statement: CALL of a subroutine whose IF on an integer argument touches every element or one"),
+    drawn("statement: CALL of a subroutine declaring a COMMON block its caller does not declare"),
     drawn("statement: CONTINUE"),
     drawn("statement: READ"),
     drawn("statement: READ with END= or ERR="),
@@ -277,6 +278,11 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         {
             out.push("statement: CALL of a subroutine whose IF on an integer argument touches every element or one");
         }
+        if calls_hidden_common(program, unit) {
+            out.push(
+                "statement: CALL of a subroutine declaring a COMMON block its caller does not declare",
+            );
+        }
         if unit.directives.iter().any(|d| d.name == "binomial-ckp") {
             out.push("statement: counted DO marked binomial-ckp");
         }
@@ -291,6 +297,32 @@ pub fn of(program: &Program) -> Vec<&'static str> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// The COMMON blocks `unit` declares.
+fn common_blocks(unit: &Unit) -> Vec<&str> {
+    unit.symbols
+        .iter()
+        .filter_map(|s| match &s.storage {
+            Storage::Common { block, .. } => Some(block.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `unit` calls a subroutine that declares a COMMON block `unit`
+/// does not (its adjoint brings the block in to save it around the call).
+fn calls_hidden_common(program: &Program, unit: &Unit) -> bool {
+    let mine = common_blocks(unit);
+    unit.stmts.iter().any(|st| match &st.kind {
+        StmtKind::Call {
+            target: dfort_ir::CallTarget::Unit(c),
+            ..
+        } => common_blocks(program.unit(*c))
+            .iter()
+            .any(|b| !mine.contains(b)),
+        _ => false,
+    })
 }
 
 /// Whether `unit` has an IF on one of its integer dummies being 0

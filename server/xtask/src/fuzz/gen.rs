@@ -860,6 +860,13 @@ impl<'r> Generator<'r> {
                 &mut externals,
             );
         }
+        // Issue 40: a COMMON field stepped one level at a time by a
+        // routine that does not declare it (MITgcm's TIMESTEP calling
+        // CD_CODE_SCHEME): its adjoint saves the level each call touches.
+        if self.chance(0.15) {
+            let roles = (&independents[..], &dependents[..]);
+            self.hidden_levels(&late, roles, &mut spec, &mut body, prologue, &mut externals);
+        }
         if let Some(ext) = &allocatable_extent {
             body.insert(
                 0,
@@ -1669,24 +1676,10 @@ impl<'r> Generator<'r> {
         prologue: usize,
         externals: &mut Vec<Proc>,
     ) {
-        let pick = |names: &[String], write: bool| -> Vec<RVar> {
-            env.reals
-                .iter()
-                .filter(|v| names.contains(&v.name) && (v.write || !write))
-                .cloned()
-                .collect()
+        let roles = (independents, dependents);
+        let Some((t, rhs)) = self.target_and_input(env, roles, |g| g.rexpr(env, 2)) else {
+            return;
         };
-        let t = match self.pick(&pick(dependents, true)).cloned() {
-            Some(t) => t,
-            None => match self.target(env) {
-                Some(t) => t,
-                None => return,
-            },
-        };
-        let mut rhs = self.rexpr(env, 2);
-        if let Some(x) = self.pick(&pick(independents, false)).cloned() {
-            rhs = Expr::bin("+", rhs, self.element(env, &x));
-        }
         externals.push(Proc {
             kind: ProcKind::Subroutine,
             recursive: false,
@@ -1738,19 +1731,129 @@ impl<'r> Generator<'r> {
                 SOLVER.into(),
                 vec![Expr::var("n"), Expr::var("fsb"), Expr::var("fsx")],
             ),
-            Stmt::Assign(
-                lhs.clone(),
-                Expr::bin(
-                    "+",
-                    lhs,
-                    Expr::bin(
-                        "*",
-                        self.literal(),
-                        Expr::call("sum", vec![Expr::var("fsx")]),
-                    ),
-                ),
-            ),
+            self.add_sum(lhs, "fsx"),
         ];
+        self.insert_group(body, prologue, group);
+    }
+
+    /// A target for a value computed from the inputs (a dependent when
+    /// one can be written), and that value: `rhs` plus an element of an
+    /// independent.
+    fn target_and_input(
+        &mut self,
+        env: &Env,
+        (independents, dependents): (&[String], &[String]),
+        rhs: impl FnOnce(&mut Self) -> Expr,
+    ) -> Option<(RVar, Expr)> {
+        let pick = |names: &[String], write: bool| -> Vec<RVar> {
+            env.reals
+                .iter()
+                .filter(|v| names.contains(&v.name) && (v.write || !write))
+                .cloned()
+                .collect()
+        };
+        let t = match self.pick(&pick(dependents, true)).cloned() {
+            Some(t) => t,
+            None => self.target(env)?,
+        };
+        let rhs = rhs(self);
+        let rhs = match self.pick(&pick(independents, false)).cloned() {
+            Some(x) => Expr::bin("+", rhs, self.element(env, &x)),
+            None => rhs,
+        };
+        Some((t, rhs))
+    }
+
+    /// The COMMON field `hl(N, 3)` of /fzl/ (`N` the arrays' extent),
+    /// stepped one level at a time by `fz_lv(k)` (nonlinearly, so that
+    /// its adjoint reads the level) and `fz_lt(m)`, which does not declare
+    /// the block and calls `fz_lv` for every level, then for level `m`;
+    /// the root sets the field from the inputs, calls `fz_lt` and adds
+    /// the field into a target (a dependent when one can be written).
+    fn hidden_levels(
+        &mut self,
+        env: &Env,
+        (independents, dependents): (&[String], &[String]),
+        spec: &mut Vec<String>,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+        externals: &mut Vec<Proc>,
+    ) {
+        let roles = (independents, dependents);
+        let Some((t, rhs)) = self.target_and_input(env, roles, |g| {
+            Expr::bin("+", Expr::lit("0.5d0"), g.rexpr(env, 1))
+        }) else {
+            return;
+        };
+        let n = self.n;
+        let common = vec![
+            format!("real(8) :: hl({n}, 3)"),
+            "common /fzl/ hl".to_string(),
+        ];
+        let (a, b) = (self.literal(), self.literal());
+        externals.push(Proc {
+            kind: ProcKind::Subroutine,
+            recursive: false,
+            elemental: false,
+            pure: false,
+            name: "fz_lv".into(),
+            args: vec!["k".into()],
+            uses: vec![],
+            decls: vec![Decl::int("k").with_intent("in"), Decl::int("i")],
+            spec: common.clone(),
+            body: vec![Stmt::Raw(vec![
+                format!("do i = 1, {n}"),
+                format!(
+                    "  hl(i, k) = hl(i, k)*(1 + {}*sin(hl(i, k))) + {}*hl(i, max(k - 1, 1))",
+                    a.print(),
+                    b.print()
+                ),
+                "end do".into(),
+            ])],
+            internal: vec![],
+        });
+        externals.push(Proc {
+            kind: ProcKind::Subroutine,
+            recursive: false,
+            elemental: false,
+            pure: false,
+            name: "fz_lt".into(),
+            args: vec!["m".into()],
+            uses: vec![],
+            decls: vec![Decl::int("m").with_intent("in"), Decl::int("kl")],
+            spec: vec![],
+            body: vec![Stmt::Raw(
+                [
+                    "do kl = 1, 3",
+                    "  call fz_lv(kl)",
+                    "end do",
+                    "call fz_lv(m)",
+                ]
+                .map(String::from)
+                .to_vec(),
+            )],
+            internal: vec![],
+        });
+        spec.extend(common);
+        let lhs = self.element(env, &t);
+        let level = self.range(1, 3);
+        let group = vec![
+            Stmt::Assign(Expr::var("hl"), rhs),
+            Stmt::Call("fz_lt".into(), vec![Expr::int(level)]),
+            self.add_sum(lhs, "hl"),
+        ];
+        self.insert_group(body, prologue, group);
+    }
+
+    /// `lhs = lhs + c*sum(v)`, `c` a random literal.
+    fn add_sum(&mut self, lhs: Expr, v: &str) -> Stmt {
+        let scaled = Expr::bin("*", self.literal(), Expr::call("sum", vec![Expr::var(v)]));
+        Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, scaled))
+    }
+
+    /// `group` inserted in order at a random place of `body` after its
+    /// first `prologue` statements that no jump crosses.
+    fn insert_group(&mut self, body: &mut Vec<Stmt>, prologue: usize, group: Vec<Stmt>) {
         let at = self.free_point(body, prologue);
         for st in group.into_iter().rev() {
             body.insert(at, st);
@@ -4129,7 +4232,18 @@ impl<'r> Generator<'r> {
                 *a = self.literal();
             }
         }
-        vec![Stmt::Call(sig.name, args)]
+        let call = Stmt::Call(sig.name, args);
+        // Sometimes the same call twice, the first in a one-line IF or
+        // not: the reverse sweep's second snapshot restores what both
+        // read ([`dfort_analysis::restored_later`]).
+        if self.chance(0.5) {
+            let first = match self.chance(0.5) {
+                true => Stmt::IfOne(self.condition(env), Box::new(call.clone())),
+                false => call.clone(),
+            };
+            return vec![first, call];
+        }
+        vec![call]
     }
 
     /// GO TO: a forward jump over statements, a computed GO TO or an
