@@ -617,14 +617,20 @@ pub fn of_call(
                 }
             }
             let mut declared = BTreeSet::new();
+            // The callee's own symbol for each global it declares (the
+            // first, as a search in symbol order finds it).
+            let mut by_key: BTreeMap<GlobalKey, SymbolId> = BTreeMap::new();
+            for cs in cu.symbols.indices() {
+                if let Some(key) = global_key(program, cu, cs) {
+                    by_key.entry(key).or_insert(cs);
+                }
+            }
             for s in orig.symbols.indices() {
                 let Some(key) = global_key(program, orig, s) else {
                     continue;
                 };
                 // The callee's own symbol for the global, if it has one.
-                let theirs = (0..cu.symbols.len() as u32)
-                    .map(SymbolId)
-                    .find(|cs| global_key(program, cu, *cs).as_ref() == Some(&key));
+                let theirs = by_key.get(&key).copied();
                 let writes = fx.written_globals.contains(&key);
                 let reads = fx.read_globals.contains(&key) && callees.reads(c, theirs);
                 // Only what is saved is narrowed to the part the call
