@@ -169,9 +169,6 @@ fn every_prefix_of_a_fixed_form_file_is_handled() {
     assert!(n > 50);
 }
 
-/// What a snapshot says, in a form two snapshots can be compared by:
-/// diagnostics, and per unit its linked IR (as `dfort ir` prints it), its
-/// host, its calling context, its active variables and what TBR records.
 /// Replaces the first `old` of the document at `path` with `new` through
 /// `host` (as document version `version`), and gives the host's snapshot
 /// and that of a host loaded with the edited text from scratch.
@@ -202,6 +199,21 @@ fn edit_and_reload(
     (snap, scratch)
 }
 
+/// The snapshots of the calls of unit `name`, in statement order, as the
+/// analyses of `snap` decided them.
+fn call_snapshots(snap: &dfort_ide::host::Snapshot, name: &str) -> Vec<Vec<String>> {
+    let unit = snap.program.units_named(name).next().expect("the unit");
+    let analysed = snap.analysis.unit(unit.id).expect("analysed");
+    let d = snap.analysis.decisions_of(unit.id).expect("decisions");
+    d.calls
+        .values()
+        .map(|cp| cp.snapshot.iter().map(|s| s.text(analysed)).collect())
+        .collect()
+}
+
+/// What a snapshot says, in a form two snapshots can be compared by:
+/// diagnostics, and per unit its linked IR (as `dfort ir` prints it), its
+/// host, its calling context, its active variables and what TBR records.
 fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<String> {
     let mut v: Vec<String> = snap
         .diagnostics(path)
@@ -500,13 +512,10 @@ end subroutine top
     let mut host = Host::default();
     host.set_text(&path, text, true, 1);
     let snapshot_of_call = |snap: &dfort_ide::host::Snapshot| -> Vec<String> {
-        let top = snap.program.units_named("top").next().expect("top");
-        let analysed = snap.analysis.unit(top.id).expect("analysed");
-        let d = snap.analysis.decisions_of(top.id).expect("decisions");
-        let [(_, cp)] = d.calls.iter().collect::<Vec<_>>()[..] else {
+        let [one] = &call_snapshots(snap, "top")[..] else {
             panic!("one call");
         };
-        cp.snapshot.iter().map(|s| s.text(analysed)).collect()
+        one.clone()
     };
     // `sq`'s adjoint does not read `k`.
     assert!(!snapshot_of_call(&host.snapshot()).contains(&"n".to_string()));
@@ -691,15 +700,8 @@ end subroutine top
     let path = PathBuf::from("/ws/levels.f90");
     let mut host = Host::default();
     host.set_text(&path, text, true, 1);
-    let saved = |snap: &dfort_ide::host::Snapshot| -> Vec<String> {
-        let top = snap.program.units_named("top").next().expect("top");
-        let analysed = snap.analysis.unit(top.id).expect("analysed");
-        let d = snap.analysis.decisions_of(top.id).expect("decisions");
-        d.calls
-            .values()
-            .flat_map(|cp| cp.snapshot.iter().map(|s| s.text(analysed)))
-            .collect()
-    };
+    let saved =
+        |snap: &dfort_ide::host::Snapshot| -> Vec<String> { call_snapshots(snap, "top").concat() };
     let before = saved(&host.snapshot());
     let (old, new) = ("*tr(i, k - 1, bi)", "*tr(i, k - 2, bi)");
     let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, 2);

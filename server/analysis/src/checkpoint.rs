@@ -188,17 +188,10 @@ pub struct HiddenRegion {
 }
 
 impl HiddenRegion {
-    /// The push and the pop of this region of the global the adjoint
-    /// names `local`.
-    pub fn calls(&self, unit: &Unit, local: &str) -> (String, String) {
-        let first: Vec<String> = self.first.iter().map(|e| print(unit, e)).collect();
-        let mut args = vec![format!("{local}({})", first.join(", "))];
-        args.extend(self.region.runtime_args(unit));
-        let (args, n) = (args.join(", "), self.region.dims.len());
-        (
-            format!("call dfort_push_region_{}_{n}({args})", self.ty),
-            format!("call dfort_pop_region_{}_{n}({args})", self.ty),
-        )
+    /// The runtime's name for this region's routine, `push` or `pop`
+    /// ([`Saved::region_routine`]).
+    pub fn region_routine(&self, op: &str) -> String {
+        region_routine_name(op, self.ty, self.region.dims.len())
     }
 
     /// The region as `name(1, 1, k)[1:m, 1:n]` (its sections seen from
@@ -254,8 +247,14 @@ impl Saved {
         let r = self.region.as_ref()?;
         let ty = &unit.symbol(self.variable).ty;
         let t = region_type(ty)?;
-        Some(format!("dfort_{op}_region_{t}_{}", r.dims.len()))
+        Some(region_routine_name(op, t, r.dims.len()))
     }
+}
+
+/// The runtime's routine that pushes (`op` = `push`) or pops a region of
+/// rank `n` of type suffix `t` (`dfort_push_region_r8_2`).
+fn region_routine_name(op: &str, t: &str, n: usize) -> String {
+    format!("dfort_{op}_region_{t}_{n}")
 }
 
 /// The runtime's type suffix for regions of type `ty` (`None`: it has no

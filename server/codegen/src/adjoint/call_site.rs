@@ -326,7 +326,7 @@ impl Gen<'_> {
                     continue;
                 }
                 match cp.hidden_regions.get(k) {
-                    Some(h) => hidden_regions.push(h.calls(unit, &local)),
+                    Some(h) => hidden_regions.push(hidden_region_calls(unit, h, &local)),
                     None => snapshot_hidden.push(plain_calls(&local)),
                 }
                 locals.push(local);
@@ -671,9 +671,38 @@ fn saved_calls(unit: &Unit, saved: &dfort_analysis::checkpoint::Saved) -> (Strin
     ) else {
         return plain_calls(&saved.text(unit));
     };
-    let mut args = vec![dfort_ir::dump::expr(unit, &saved.reference)];
-    args.extend(r.runtime_args(unit));
-    let args = args.join(", ");
+    let first = dfort_ir::dump::expr(unit, &saved.reference);
+    region_calls((push, pop), first, r.runtime_args(unit))
+}
+
+/// The push and the pop of the region `h` of a global the unit does not
+/// declare, which the adjoint names `local`
+/// (`call dfort_push_region_r8_2(dfort_c1_1(-2, -2, k, bi, bj), 51, …)`).
+fn hidden_region_calls(
+    unit: &Unit,
+    h: &dfort_analysis::checkpoint::HiddenRegion,
+    local: &str,
+) -> (String, String) {
+    let first: Vec<String> = h
+        .first
+        .iter()
+        .map(|e| dfort_ir::dump::expr(unit, e))
+        .collect();
+    let first = format!("{local}({})", first.join(", "));
+    let routines = (h.region_routine("push"), h.region_routine("pop"));
+    region_calls(routines, first, h.region.runtime_args(unit))
+}
+
+/// `call push(first, args…)` and `call pop(first, args…)`.
+fn region_calls(
+    (push, pop): (String, String),
+    first: String,
+    args: Vec<String>,
+) -> (String, String) {
+    let args = std::iter::once(first)
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(", ");
     (
         format!("call {push}({args})"),
         format!("call {pop}({args})"),
