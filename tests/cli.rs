@@ -391,6 +391,59 @@ fn loops_left_on_a_varied_test_are_warned_about() {
     assert!(!out.contains("convergence-test"), "{out}");
 }
 
+/// A value that depends on the independents, written to a file and read
+/// back, gets derivative 0 where it is read: `check --root` and `adjoint`
+/// say so on the READ, naming the WRITE (rule `cut-by-io`), and the
+/// adjoint is still written. A READ of a unit nothing writes in that form
+/// is not warned about.
+#[test]
+fn reading_back_an_active_value_is_warned_about() {
+    let file = "tests/fixtures/free/file_roundtrip.f90";
+    let warned = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.ends_with("[cut-by-io]"))
+            .map(|l| l.split(" here:").next().unwrap_or("").to_string())
+            .collect()
+    };
+    let expected = [
+        "tests/fixtures/free/file_roundtrip.f90:15:3: warning: `t` gets derivative 0",
+        "tests/fixtures/free/file_roundtrip.f90:18:3: warning: `s` gets derivative 0",
+    ];
+    let (code, out, err) = dfort(&["check", file, "--root", "roundtrip"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(warned(&out), expected, "{out}");
+    assert!(
+        out.contains(
+            "the value of `x` that the WRITE at tests/fixtures/free/file_roundtrip.f90:12 wrote"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("the WRITE at tests/fixtures/free/file_roundtrip.f90:13 wrote"),
+        "{out}"
+    );
+    let dir = std::env::temp_dir().join(format!("dfort-roundtrip-{}", std::process::id()));
+    let (code, _, err) = dfort(&[
+        "adjoint",
+        file,
+        "--root",
+        "roundtrip",
+        "--independent",
+        "x",
+        "--dependent",
+        "y",
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(warned(&err), expected, "{err}");
+    assert!(dir.join("file_roundtrip_b.f90").exists());
+    std::fs::remove_dir_all(&dir).ok();
+    // Without a root nothing is active: no warning.
+    let (_, out, _) = dfort(&["check", file]);
+    assert!(!out.contains("cut-by-io"), "{out}");
+}
+
 #[test]
 fn verify_reports_both_relative_errors_and_asks_for_missing_sizes() {
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {

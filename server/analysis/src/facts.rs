@@ -173,6 +173,17 @@ impl ProgramFacts {
     pub fn unmatched_supplied(&self) -> Vec<(String, Option<&'static str>)> {
         crate::supplied::unmatched(&self.program, &self.request.supplied)
     }
+    /// The READs of `root`'s derivative set that may read back a varied
+    /// value a WRITE of the set wrote, cutting its derivative
+    /// ([`crate::io_cuts`]), but in units whose adjoint the user supplies.
+    pub fn io_cuts(&self, root: UnitId) -> Vec<crate::io_cuts::IoCut> {
+        let Some(set) = self.derivative_set(root) else {
+            return Vec::new();
+        };
+        let mut cuts = crate::io_cuts::of_root(&self.program, &set, &self.activity);
+        cuts.retain(|c| !self.is_supplied(c.unit));
+        cuts
+    }
     /// Whether the user supplies the adjoint of `unit`
     /// ([`crate::supplied`]).
     pub fn is_supplied(&self, unit: UnitId) -> bool {

@@ -20,6 +20,7 @@ pub mod explain;
 pub mod facts;
 pub mod incremental;
 pub mod interproc;
+pub mod io_cuts;
 pub mod liveness;
 pub mod pointers;
 pub mod prepare;

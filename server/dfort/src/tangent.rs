@@ -187,6 +187,7 @@ pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
             return None;
         }
     };
+    report_io_cuts(&session.snap, root);
     Some(Loaded {
         session,
         root,
@@ -194,6 +195,24 @@ pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
         config,
         supplied,
     })
+}
+
+/// Prints, as warnings, the READs of `root`'s derivative set that may read
+/// back an active value ([`dfort_analysis::io_cuts`]): the derivatives
+/// are written, but the zero they give there is not silent.
+fn report_io_cuts(snap: &dfort_ide::host::Snapshot, root: dfort_ir::UnitId) {
+    let at = |span| {
+        snap.location(span)
+            .map(|l| (l.path.display().to_string(), l.line, l.col))
+            .unwrap_or_default()
+    };
+    for cut in snap.analysis.io_cuts(root) {
+        let (path, line, col) = at(cut.read);
+        let (wpath, wline, _) = at(cut.write);
+        let msg = dfort_ide::render::io_cut_message(&cut, &format!("{wpath}:{wline}"));
+        let code = dfort_syntax::rules::CUT_BY_IO.code;
+        eprintln!("{path}:{line}:{col}: warning: {msg} [{code}]");
+    }
 }
 
 /// The comment at the top of a generated file.

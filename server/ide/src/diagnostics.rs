@@ -16,7 +16,10 @@
 //!   a call) — so the adjoint stores it each iteration;
 //! * `convergence-test`: a loop whose body makes active values and which
 //!   is left on a test of a varied value (an iterative solver): its
-//!   iterations are differentiated, and their derivative lags their value.
+//!   iterations are differentiated, and their derivative lags their value;
+//! * `cut-by-io`: a READ that may read back a varied value a WRITE wrote
+//!   (the analyses' [`dfort_analysis::io_cuts`], per chosen root): the
+//!   value read gets derivative 0.
 //!
 //! Every code is a rule of the registry (`dfort_syntax::rules`).
 //!
@@ -28,8 +31,8 @@ use crate::render;
 use dfort_analysis::address_report::Choice;
 use dfort_ir::{Expr, ExprKind, StmtKind, SymbolId, Unit};
 use dfort_syntax::rules::{
-    ADDRESS_STORED, CONVERGENCE_TEST, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE, PREPROCESSOR_ERROR,
-    PREPROCESSOR_WARNING, SYNTAX_ERROR, UNSUPPORTED,
+    ADDRESS_STORED, CONVERGENCE_TEST, CUT_BY_IO, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE,
+    PREPROCESSOR_ERROR, PREPROCESSOR_WARNING, SYNTAX_ERROR, UNSUPPORTED,
 };
 use dfort_syntax::{Code, Rule, Severity, TextRange};
 use std::path::Path;
@@ -170,7 +173,39 @@ pub fn differentiability(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
         address_stored(snap, unit, &mut out);
     }
     refused(snap, path, &mut out);
+    io_cuts(snap, path, &mut out);
     sorted(out)
+}
+
+/// The READs of this document that may read back an active value, for
+/// each root the user chose ([`ProgramFacts::io_cuts`]).
+fn io_cuts(snap: &Snapshot, path: &Path, out: &mut Vec<IdeDiagnostic>) {
+    for root in chosen_roots(snap) {
+        for cut in snap.analysis.io_cuts(root) {
+            let at = snap
+                .location(cut.write)
+                .map(|l| format!("{}:{}", l.path.display(), l.line))
+                .unwrap_or_default();
+            let msg = render::io_cut_message(&cut, &at);
+            let (file, range) = (cut.read.file, cut.read.range);
+            let code = (&CUT_BY_IO).into();
+            push(snap, out, path, file, range, CUT_BY_IO.severity, code, &msg);
+        }
+    }
+}
+
+/// The roots the user chose: named in the settings, or marked with
+/// directives.
+fn chosen_roots(snap: &Snapshot) -> Vec<dfort_ir::UnitId> {
+    snap.analysis
+        .roots
+        .iter()
+        .map(|(root, _)| *root)
+        .filter(|root| {
+            let unit = snap.program.unit(*root);
+            !unit.directives.is_empty() || snap.config.roots.iter().any(|r| r.name == unit.name)
+        })
+        .collect()
 }
 
 /// What the facts refuse of the adjoint and the tangent of each root the
@@ -181,15 +216,9 @@ pub fn differentiability(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
 fn refused(snap: &Snapshot, path: &Path, out: &mut Vec<IdeDiagnostic>) {
     use dfort_analysis::refusals::Derivative;
     let facts = &snap.analysis;
-    for (root, _) in &facts.roots {
-        let unit = snap.program.unit(*root);
-        let chosen =
-            !unit.directives.is_empty() || snap.config.roots.iter().any(|r| r.name == unit.name);
-        if !chosen {
-            continue;
-        }
+    for root in chosen_roots(snap) {
         for d in [Derivative::Adjoint, Derivative::Tangent] {
-            for r in facts.refusals(*root, d) {
+            for r in facts.refusals(root, d) {
                 let (severity, code) = (r.rule.severity, r.rule.into());
                 push(
                     snap,
@@ -532,7 +561,13 @@ mod tests {
     /// The `saved-state` diagnostics of `src` as (line, message start),
     /// with `roots` named in the settings.
     fn saved_state(src: &str, roots: &[&str]) -> Vec<(u32, String)> {
-        let path = Path::new("/diagnostic-tests/saved.f90");
+        of_chosen_roots(src, roots, "saved-state")
+    }
+
+    /// The diagnostics of rule `code` of `src` as (line, message start),
+    /// with `roots` named in the settings.
+    fn of_chosen_roots(src: &str, roots: &[&str], code: &str) -> Vec<(u32, String)> {
+        let path = Path::new("/diagnostic-tests/chosen.f90");
         let config = crate::host::HostConfig {
             roots: roots
                 .iter()
@@ -551,7 +586,7 @@ mod tests {
         let lines = dfort_syntax::line_index::LineIndex::new(src);
         snap.diagnostics(path)
             .iter()
-            .filter(|d| d.code == "saved-state")
+            .filter(|d| d.code == code)
             .map(|d| {
                 let line = lines.line_col(d.range.start).line + 1;
                 (line, d.message.chars().take(40).collect())
@@ -574,6 +609,19 @@ mod tests {
             "{chosen:?}"
         );
         assert_eq!(saved_state(src, &[]), Vec::new());
+    }
+
+    /// Issue 41: a READ that may read back an active value a WRITE wrote
+    /// is a warning on the READ, naming the WRITE, for a chosen root (as
+    /// `dfort check --root` and `dfort adjoint` say it); nobody chose
+    /// a root, nothing is active: no warning.
+    #[test]
+    fn a_read_that_may_read_back_an_active_value_is_a_warning() {
+        let src = include_str!("../../../tests/fixtures/free/file_roundtrip.f90");
+        let cuts = of_chosen_roots(src, &["roundtrip"], "cut-by-io");
+        let starts: Vec<(u32, &str)> = cuts.iter().map(|(l, m)| (*l, &m[..3])).collect();
+        assert_eq!(starts, [(15, "`t`"), (18, "`s`")], "{cuts:?}");
+        assert_eq!(of_chosen_roots(src, &[], "cut-by-io"), Vec::new());
     }
 
     #[test]

@@ -806,6 +806,15 @@ pub fn kink_message(name: &str, var: &str, why: &str) -> String {
     format!("`{name}` of the active value `{var}` {why}")
 }
 
+/// The `cut-by-io` diagnostic of `cut`, on its READ; `write_at` is where
+/// the WRITE is (`file:line`).
+pub fn io_cut_message(cut: &dfort_analysis::io_cuts::IoCut, write_at: &str) -> String {
+    format!(
+        "`{}` gets derivative 0 here: this READ may read back the value of `{}` that the WRITE at {write_at} wrote, and dfort treats what a READ reads as passive, so the derivative through the file is lost",
+        cut.variable, cut.written
+    )
+}
+
 /// `dfort analyze`'s text report of one unit (with the why-chains of
 /// `explain` when asked).
 pub fn unit_text(s: &UnitSummary, explain: Option<&str>, src: &dyn Source) -> Vec<String> {

@@ -1431,6 +1431,8 @@ mod tests {
             None,
             StmtKind::Io {
                 kind: IoKind::Read,
+                unit: IoUnit::Number(1),
+                formatted: true,
                 reads: vec![],
                 writes: vec![],
                 text: "read(1, *, end=10) x".into(),

@@ -489,6 +489,35 @@ pub enum IoKind {
     Other,
 }
 
+/// Where a READ or WRITE transfers its data: what a READ may read back of
+/// what a WRITE wrote is decided from these ([`IoUnit::may_be_same_external`]
+/// for external files).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoUnit {
+    /// `*`, no unit (PRINT, `READ fmt, …`), or a statement that transfers
+    /// no data (OPEN, CLOSE, …): the terminal.
+    Default,
+    /// An internal file: the character variable (or array) it is.
+    Internal(SymbolId),
+    /// An external unit whose number is a literal or a named constant.
+    Number(i64),
+    /// An external unit whose number is computed when the statement runs.
+    Computed,
+}
+
+impl IoUnit {
+    /// Whether two units of external files may be the same one: equal
+    /// numbers, or a number known only at run time. Internal files and the
+    /// terminal are never external units.
+    pub fn may_be_same_external(self, other: IoUnit) -> bool {
+        match (self, other) {
+            (IoUnit::Number(a), IoUnit::Number(b)) => a == b,
+            (IoUnit::Number(_) | IoUnit::Computed, IoUnit::Number(_) | IoUnit::Computed) => true,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     /// `lhs = rhs`: lhs is a `Var`, `ArrayRef` (element or section; a whole
@@ -559,6 +588,13 @@ pub enum StmtKind {
     /// file written to, IOSTAT=, IOMSG=, SIZE= and INQUIRE's results).
     Io {
         kind: IoKind,
+        /// The file it reads or writes ([`IoUnit::Default`] for statements
+        /// other than READ and WRITE).
+        unit: IoUnit,
+        /// Whether it transfers formatted records (it has a format, `*`
+        /// or a NAMELIST group): a file connected for one form cannot be
+        /// read or written in the other.
+        formatted: bool,
         reads: Vec<Expr>,
         writes: Vec<Expr>,
         /// The statement as one free-form line, without its label or

@@ -400,6 +400,27 @@ rules! {
             "do it = 1, maxit\n  x = x - (x*x - a)/(2*x)   ! a independent\n  if (abs(x*x - a) < tol) exit\nend do\n",
         ),
     };
+    CUT_BY_IO = Rule {
+        code: "cut-by-io",
+        severity: Severity::Warning,
+        group: Group::Differentiability,
+        summary: "a READ may read back an active value a WRITE wrote: its derivative is cut there",
+        doc: "dfort treats what a READ reads as passive: its derivatives are those of a \
+              program whose files are inputs. When the program writes a value that depends \
+              on the independents to a file or an internal file and reads it back into a \
+              variable a dependent depends on, the derivative through the file is lost: the \
+              variable read gets derivative 0 there, and the gradient misses that path. The \
+              warning is on the READ and names the WRITE. dfort pairs them by the file: the \
+              same internal file (a dummy argument may be any), or the same unit number or \
+              one known only at run time (which may be any), read and written in the same \
+              form (formatted or unformatted). It does not follow which runs first, so a \
+              READ of an input file whose unit is a variable is warned about too when the \
+              program also writes active values in that form to a unit that is a variable.\n\n\
+              Pass the value itself instead of going through the file (an assignment, an \
+              argument), or, if the file really is an input of the computation, ignore the \
+              warning.",
+        example: Some("write(buf, '(es25.17)') 2.0d0*x   ! x independent\nread(buf, *) t                    ! t gets derivative 0\ny = t*t                           ! y dependent\n"),
+    };
     NO_SOURCE = Rule {
         code: "no-source",
         severity: Severity::Warning,

@@ -29,6 +29,9 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let mut writes = Vec::new();
         let mut branches = Vec::new();
         let mut namelist = false;
+        let mut unit = IoUnit::Default;
+        let mut formatted = matches!(kind, IoKind::Print);
+        let transfers = matches!(kind, IoKind::Read | IoKind::Write);
         let mut stack = named_children(n);
         stack.reverse();
         while let Some(c) = stack.pop() {
@@ -38,22 +41,11 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 "unit_identifier" => {
                     for u in named_children(c) {
                         let e = self.expr(u);
-                        // An internal file: WRITE defines it, READ reads it.
-                        let internal = matches!(kind, IoKind::Write)
-                            && match &e.kind {
-                                ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => {
-                                    self.unit.symbol(*s).ty.base == BaseType::Character
-                                }
-                                _ => false,
-                            };
-                        if internal {
-                            writes.push(e);
-                        } else {
-                            reads.push(e);
-                        }
+                        self.transfer_unit(e, kind, &mut unit, &mut reads, &mut writes);
                     }
                 }
                 "format_identifier" => {
+                    formatted = true;
                     for f in named_children(c) {
                         if self.namelist_io(f, kind, &mut reads, &mut writes) {
                             namelist = true;
@@ -70,6 +62,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                         continue;
                     };
                     let name = name.unwrap_or_default();
+                    formatted |= name == "fmt" || name == "nml";
                     if name == "nml" && self.namelist_io(value, kind, &mut reads, &mut writes) {
                         namelist = true;
                         continue;
@@ -81,6 +74,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                         continue;
                     }
                     let e = self.expr(value);
+                    if name == "unit" && transfers {
+                        self.transfer_unit(e, kind, &mut unit, &mut reads, &mut writes);
+                        continue;
+                    }
                     let defines = if inquire {
                         !INQUIRE_INPUTS.contains(&name.as_str())
                     } else {
@@ -105,11 +102,49 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         writes.retain(names_a_variable);
         StmtKind::Io {
             kind,
+            unit: if transfers { unit } else { IoUnit::Default },
+            formatted: formatted || matches!(unit, IoUnit::Internal(_)),
             reads,
             writes,
             text: one_line(self.text(n)),
             branches,
             namelist: namelist && matches!(kind, IoKind::Read),
+        }
+    }
+
+    /// The unit `e` of a READ or WRITE (of kind `kind`): an internal file
+    /// (a character variable: WRITE defines it, READ reads it), or an
+    /// external unit, numbered by a literal or a named constant or
+    /// computed; what it reads goes to `reads`.
+    fn transfer_unit(
+        &self,
+        e: Expr,
+        kind: IoKind,
+        unit: &mut IoUnit,
+        reads: &mut Vec<Expr>,
+        writes: &mut Vec<Expr>,
+    ) {
+        let named = match &e.kind {
+            ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => Some(*s),
+            _ => None,
+        };
+        let character = named.filter(|s| self.unit.symbol(*s).ty.base == BaseType::Character);
+        *unit = match (&e.kind, character) {
+            (_, Some(s)) => IoUnit::Internal(s),
+            (ExprKind::Int(n), _) => IoUnit::Number(*n),
+            (ExprKind::Var(s), _) => match &self.unit.symbol(*s) {
+                sym if sym.attrs.parameter => match sym.init.as_ref().map(|i| &i.kind) {
+                    Some(ExprKind::Int(n)) => IoUnit::Number(*n),
+                    _ => IoUnit::Computed,
+                },
+                _ => IoUnit::Computed,
+            },
+            _ => IoUnit::Computed,
+        };
+        if character.is_some() && matches!(kind, IoKind::Write) {
+            writes.push(e);
+        } else {
+            reads.push(e);
         }
     }
 

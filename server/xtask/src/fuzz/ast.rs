@@ -227,8 +227,10 @@ pub enum Stmt {
         target: u32,
     },
     /// `write(fz_text, '(es24.16)') e`: a value written to an internal
-    /// file ([`IO_TEXT`]) that nothing reads back.
-    WriteText(Expr),
+    /// file ([`IO_TEXT`]), and with a target `t`, read back at once by
+    /// `read(fz_text, *) t` (dfort treats what a READ reads as passive:
+    /// where `t` is active it warns `cut-by-io`).
+    WriteText(Expr, Option<Expr>),
     /// A READ of NAMELIST group `fz_nml<id>` (real scalars `group`) from
     /// the internal file [`IO_NML`], after a record that names only `set`
     /// (name, value): the members it leaves out keep their values. As
@@ -289,7 +291,7 @@ pub fn io_declarations(body: &[Stmt]) -> Vec<Decl> {
             match s {
                 Stmt::Read(_) | Stmt::ReadJump { empty: false, .. } => *read = true,
                 Stmt::ReadJump { empty: true, .. } => *none = true,
-                Stmt::WriteText(_) => *write = true,
+                Stmt::WriteText(..) => *write = true,
                 Stmt::IfOne(_, inner) => find(std::slice::from_ref(inner), read, write, none),
                 _ => {}
             }
@@ -390,7 +392,7 @@ impl Stmt {
             Stmt::Select { sel, .. } => vec![sel],
             Stmt::Call(_, args) => args.iter_mut().collect(),
             // READ items stay variables.
-            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) | Stmt::WriteText(e) => vec![e],
+            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) | Stmt::WriteText(e, _) => vec![e],
             _ => Vec::new(),
         }
     }
@@ -415,7 +417,8 @@ impl Stmt {
             Stmt::Call(_, args) | Stmt::Read(args) | Stmt::ReadJump { items: args, .. } => {
                 args.iter().collect()
             }
-            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) | Stmt::WriteText(e) => vec![e],
+            Stmt::ComputedGoto(_, e) | Stmt::ArithmeticIf(e, _) => vec![e],
+            Stmt::WriteText(e, back) => std::iter::once(e).chain(back.as_ref()).collect(),
             _ => Vec::new(),
         }
     }
@@ -910,8 +913,11 @@ impl Printer {
                     a.join(", ")
                 ));
             }
-            Stmt::WriteText(e) => {
+            Stmt::WriteText(e, back) => {
                 self.line(&format!("write({IO_TEXT}, '(es24.16)') {}", e.print()));
+                if let Some(t) = back {
+                    self.line(&format!("read({IO_TEXT}, *) {}", t.print()));
+                }
             }
             Stmt::ReadNml {
                 id, set, keyword, ..

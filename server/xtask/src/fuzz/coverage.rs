@@ -12,7 +12,9 @@
 //! (how many programs held each entry), and a test draws CI's run and
 //! fails when an entry that is not excluded is never drawn.
 
-use dfort_ir::{Association, DoControl, IoKind, Program, Stmt, StmtKind, Storage, Unit, UnitKind};
+use dfort_ir::{
+    Association, DoControl, IoKind, IoUnit, Program, Stmt, StmtKind, Storage, Unit, UnitKind,
+};
 use std::collections::BTreeMap;
 
 /// One thing the fuzzer must draw.
@@ -96,6 +98,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: READ"),
     drawn("statement: READ with END= or ERR="),
     drawn("statement: WRITE"),
+    drawn("statement: READ of an internal file the routine writes"),
     drawn("statement: NAMELIST READ"),
     Entry {
         name: "statement: PRINT, OPEN, CLOSE and other I/O",
@@ -249,6 +252,21 @@ fn state(program: &Program, unit: &Unit, out: &mut Vec<&'static str>) {
 }
 
 /// The entries `program` holds, each once.
+/// Whether `unit` READs an internal file it also WRITEs.
+fn reads_back(unit: &Unit) -> bool {
+    let files = |want: IoKind| {
+        unit.stmts.iter().filter_map(move |st| match &st.kind {
+            StmtKind::Io {
+                kind,
+                unit: IoUnit::Internal(s),
+                ..
+            } if *kind == want => Some(*s),
+            _ => None,
+        })
+    };
+    files(IoKind::Read).any(|r| files(IoKind::Write).any(|w| w == r))
+}
+
 pub fn of(program: &Program) -> Vec<&'static str> {
     let mut out = Vec::new();
     for unit in program.units.iter() {
@@ -264,6 +282,9 @@ pub fn of(program: &Program) -> Vec<&'static str> {
             .any(|st| matches!(&st.kind, StmtKind::Io { branches, .. } if !branches.is_empty()))
         {
             out.push("statement: READ with END= or ERR=");
+        }
+        if reads_back(unit) {
+            out.push("statement: READ of an internal file the routine writes");
         }
         // The fuzzer's solver, whose adjoint the checker supplies.
         if unit.name == super::ast::SOLVER {

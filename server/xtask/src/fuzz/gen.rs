@@ -3286,10 +3286,17 @@ impl<'r> Generator<'r> {
 
     /// A READ of passive values from an internal file into one to three
     /// real scalars or elements (with END= and ERR= jumps or without), or
-    /// a WRITE of a value to one.
+    /// a WRITE of a value to one (read back into a target or not).
     fn io(&mut self, env: &mut Env) -> Vec<Stmt> {
         if self.chance(0.3) {
-            return vec![Stmt::WriteText(self.rexpr(env, 2))];
+            let value = self.rexpr(env, 2);
+            // Read back at once into a target: the derivative through the
+            // file is cut, and dfort must say so (`cut-by-io`).
+            let back = match self.chance(0.4) {
+                true => self.target(env).map(|t| self.element(env, &t)),
+                false => None,
+            };
+            return vec![Stmt::WriteText(value, back)];
         }
         if self.chance(0.3) {
             return self.read_namelist(env);

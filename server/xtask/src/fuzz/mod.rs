@@ -90,8 +90,13 @@ struct Result {
 pub fn run(args: FuzzArgs) -> ExitCode {
     if !args.print {
         // dfort's panics are caught and reported as mismatches: no
-        // backtrace on the terminal for them.
-        std::panic::set_hook(Box::new(|_| {}));
+        // backtrace on the terminal for them (`DFORT_FUZZ_PANICS=1` prints
+        // every panic, to find one of the fuzzer's own, which ends the run).
+        std::panic::set_hook(Box::new(|i| {
+            if std::env::var_os("DFORT_FUZZ_PANICS").is_some() {
+                eprintln!("PANIC: {i}");
+            }
+        }));
     }
     fuzz(&args, &mut std::io::stdout())
 }
