@@ -162,6 +162,31 @@ fn default_implicit_typing_in_fortran_77() {
     assert!(implicit > 0, "upwind_f77.f should rely on implicit typing");
 }
 
+/// Issue 41: `PROCEDURE(iface) :: f` (current LAPACK's procedure
+/// arguments) declares `f` a procedure with the interface body's type, as
+/// an interface body of its own would: no "has no type" under IMPLICIT
+/// NONE, and its references are function references.
+#[test]
+fn a_procedure_declaration_statement_declares_a_procedure_argument() {
+    let ws = fixture("fixed/procedure_argument.f");
+    assert!(ws.diagnostics().is_empty(), "{}", ws.render_diagnostics());
+    let u = unit(&ws, "selsum");
+    let f = symbol(u, "selctg");
+    assert_eq!(f.storage, Storage::Procedure);
+    assert!(f.declared && f.attrs.external);
+    assert_eq!(f.ty.base, BaseType::Logical);
+    let refs = u.stmts.iter().filter(|st| {
+        st.kind.exprs().iter().any(|e| {
+            let mut called = false;
+            e.walk(&mut |x| {
+                called |= matches!(&x.kind, ExprKind::FunctionCall { name, .. } if name == "selctg")
+            });
+            called
+        })
+    });
+    assert_eq!(refs.count(), 1);
+}
+
 #[test]
 fn use_association_across_files_with_only_and_rename() {
     let ws = load(&[

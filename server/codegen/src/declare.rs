@@ -590,6 +590,29 @@ fn references_function(unit: &Unit, name: &str) -> bool {
     })
 }
 
+/// Whether a CALL or function reference of the unit passes procedure
+/// `name` as an actual argument (an EXTERNAL procedure given to a
+/// procedure argument, as LAPACK's drivers take their selection functions).
+fn passes_procedure(unit: &Unit, name: &str) -> bool {
+    let is_it = |e: &Expr| matches!(&e.kind, ExprKind::Var(v) if unit.symbol(*v).name == name);
+    unit.stmts.iter().any(|st| {
+        if let StmtKind::Call { args, .. } = &st.kind {
+            if args.iter().any(|a| is_it(&a.value)) {
+                return true;
+            }
+        }
+        st.kind.exprs().iter().any(|e| {
+            let mut found = false;
+            e.walk(&mut |x| {
+                if let ExprKind::FunctionCall { args, .. } = &x.kind {
+                    found |= args.iter().any(|a| is_it(&a.value));
+                }
+            });
+            found
+        })
+    })
+}
+
 /// Declarations of the hoisted functions the unit names without declaring
 /// them (implicitly typed externals, not those of its interface blocks),
 /// since derivatives use `implicit none`.
@@ -719,7 +742,7 @@ impl Spec {
                 Storage::Imported { .. } | Storage::UnknownModule { .. }
             );
             if sym.storage == Storage::Procedure
-                && (!references_function(orig, &sym.name)
+                && (!(references_function(orig, &sym.name) || passes_procedure(orig, &sym.name))
                     || is_module_procedure(program, sym)
                     || in_interface(&sym.name))
             {

@@ -289,6 +289,12 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             if matches!(c.kind(), "subroutine" | "function") {
                 let header = named_children(c).into_iter().next();
                 if let Some(name) = header.and_then(|h| field(h, "name")) {
+                    // A function's type given in its prefix
+                    // (`LOGICAL FUNCTION F(…)`), which a procedure
+                    // declaration naming this interface gives its names.
+                    let ty = header
+                        .and_then(|h| field(h, "type"))
+                        .map(|t| self.lower_type(t));
                     let nm = self.lname(name);
                     let sp = self.span(name);
                     let id = self.symbol(&nm, sp);
@@ -296,11 +302,52 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     s.storage = Storage::Procedure;
                     s.attrs.external = true;
                     s.declared = true;
+                    if let Some(ty) = ty {
+                        s.ty = ty;
+                        s.typing = Typing::Declared;
+                    }
                     block.names.push(nm);
                 }
             }
         }
         self.unit.interface_blocks.push(block);
+    }
+
+    /// `PROCEDURE(iface) :: f, g` (a procedure declaration statement, as
+    /// current LAPACK declares its procedure arguments; the grammar reads it
+    /// as a declaration of type `procedure`): each name is a procedure with
+    /// the interface's type, as if an interface body of its own declared
+    /// it. A procedure pointer (`, POINTER`) is left as declared.
+    fn procedure_declaration(&mut self, n: FNode<'a>, ty: FNode<'a>) {
+        let pointer = fields(n, "attribute")
+            .iter()
+            .any(|q| self.text(*q).trim().eq_ignore_ascii_case("pointer"));
+        if pointer {
+            return;
+        }
+        let interface = named_children(ty)
+            .into_iter()
+            .find(|c| c.kind() == "procedure_interface")
+            .map(|i| self.lname(i));
+        let typed = interface
+            .and_then(|i| self.unit.lookup(&i))
+            .map(|i| (self.unit.symbol(i).ty.clone(), self.unit.symbol(i).typing));
+        for d in fields(n, "declarator") {
+            if d.kind() != "identifier" {
+                continue;
+            }
+            let nm = self.lname(d);
+            let sp = self.span(d);
+            let id = self.symbol(&nm, sp);
+            let s = self.sym_mut(id);
+            s.storage = Storage::Procedure;
+            s.attrs.external = true;
+            s.declared = true;
+            if let Some((ty, typing)) = &typed {
+                s.ty = ty.clone();
+                s.typing = *typing;
+            }
+        }
     }
 
     fn use_statement(&mut self, n: FNode<'a>) {
@@ -493,6 +540,9 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     }
 
     fn variable_declaration(&mut self, n: FNode<'a>) {
+        if let Some(t) = field(n, "type").filter(|t| t.kind() == "procedure") {
+            return self.procedure_declaration(n, t);
+        }
         let ty = field(n, "type")
             .map(|t| self.lower_type(t))
             .unwrap_or_else(Type::none);

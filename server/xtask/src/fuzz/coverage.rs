@@ -98,6 +98,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: READ"),
     drawn("statement: READ with END= or ERR="),
     drawn("statement: WRITE"),
+    drawn("statement: CALL passing a procedure to a procedure argument"),
     drawn("statement: READ of an internal file the routine writes"),
     drawn("statement: NAMELIST READ"),
     Entry {
@@ -252,6 +253,18 @@ fn state(program: &Program, unit: &Unit, out: &mut Vec<&'static str>) {
 }
 
 /// The entries `program` holds, each once.
+/// Whether a CALL of `unit` passes a procedure (as LAPACK's drivers pass
+/// their selection functions).
+fn passes_procedure(unit: &Unit) -> bool {
+    unit.stmts.iter().any(|st| match &st.kind {
+        StmtKind::Call { args, .. } => args.iter().any(|a| {
+            matches!(&a.value.kind, dfort_ir::ExprKind::Var(v)
+                if unit.symbol(*v).storage == Storage::Procedure)
+        }),
+        _ => false,
+    })
+}
+
 /// Whether `unit` READs an internal file it also WRITEs.
 fn reads_back(unit: &Unit) -> bool {
     let files = |want: IoKind| {
@@ -282,6 +295,9 @@ pub fn of(program: &Program) -> Vec<&'static str> {
             .any(|st| matches!(&st.kind, StmtKind::Io { branches, .. } if !branches.is_empty()))
         {
             out.push("statement: READ with END= or ERR=");
+        }
+        if passes_procedure(unit) {
+            out.push("statement: CALL passing a procedure to a procedure argument");
         }
         if reads_back(unit) {
             out.push("statement: READ of an internal file the routine writes");

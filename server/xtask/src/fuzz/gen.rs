@@ -867,6 +867,12 @@ impl<'r> Generator<'r> {
             let roles = (&independents[..], &dependents[..]);
             self.hidden_levels(&late, roles, &mut spec, &mut body, prologue, &mut externals);
         }
+        // Issue 41: a procedure argument declared as current LAPACK
+        // declares its selection functions, given an EXTERNAL function.
+        if self.chance(0.1) {
+            let roles = (&independents[..], &dependents[..]);
+            self.procedure_argument(&late, roles, &mut spec, &mut body, prologue, &mut externals);
+        }
         if let Some(ext) = &allocatable_extent {
             body.insert(
                 0,
@@ -1843,6 +1849,83 @@ impl<'r> Generator<'r> {
             self.add_sum(lhs, "hl"),
         ];
         self.insert_group(body, prologue, group);
+    }
+
+    /// A procedure argument as current Reference LAPACK declares one
+    /// (`SRC/cgges.f`): `fz_pa(sel, u, v)` has an interface body `fz_pi`
+    /// and `procedure(fz_pi) :: sel`, and updates `v` by one formula or
+    /// another as `sel(u)` says; the root passes it the EXTERNAL logical
+    /// function `fz_ps`, with an input for `u` and a target for `v`.
+    fn procedure_argument(
+        &mut self,
+        env: &Env,
+        roles: (&[String], &[String]),
+        spec: &mut Vec<String>,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+        externals: &mut Vec<Proc>,
+    ) {
+        let Some((t, rhs)) = self.target_and_input(env, roles, |g| g.rexpr(env, 1)) else {
+            return;
+        };
+        let (a, b, c) = (self.literal(), self.literal(), self.literal());
+        let plain = |kind, name: &str, args: &[&str], decls, spec, body| Proc {
+            kind,
+            recursive: false,
+            elemental: false,
+            pure: false,
+            name: name.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            uses: vec![],
+            decls,
+            spec,
+            body: vec![Stmt::Raw(body)],
+            internal: vec![],
+        };
+        externals.push(plain(
+            ProcKind::Function,
+            "fz_ps",
+            &["a"],
+            vec![
+                Decl::real("a", Vec::new()).with_intent("in"),
+                Decl {
+                    ty: "logical",
+                    ..Decl::real("fz_ps_r", Vec::new())
+                },
+            ],
+            vec![],
+            vec![format!("fz_ps_r = a > {}", c.print())],
+        ));
+        externals.push(plain(
+            ProcKind::Subroutine,
+            "fz_pa",
+            &["sel", "u", "v"],
+            vec![
+                Decl::real("u", Vec::new()).with_intent("in"),
+                Decl::real("v", Vec::new()).with_intent("inout"),
+            ],
+            [
+                "interface",
+                "  logical function fz_pi(a)",
+                "    real(8), intent(in) :: a",
+                "  end function fz_pi",
+                "end interface",
+                "procedure(fz_pi) :: sel",
+            ]
+            .map(String::from)
+            .to_vec(),
+            vec![
+                "if (sel(u)) then".into(),
+                format!("  v = v + {}*u*u", a.print()),
+                "else".into(),
+                format!("  v = v + {}*sin(u)", b.print()),
+                "end if".into(),
+            ],
+        ));
+        spec.push("logical, external :: fz_ps".into());
+        let lhs = self.element(env, &t);
+        let call = Stmt::Call("fz_pa".into(), vec![Expr::var("fz_ps"), rhs, lhs]);
+        self.insert_group(body, prologue, vec![call]);
     }
 
     /// `lhs = lhs + c*sum(v)`, `c` a random literal.
