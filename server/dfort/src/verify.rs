@@ -827,7 +827,7 @@ pub fn interface_dummies(unit: &dfort_ir::Unit) -> Result<Vec<String>, String> {
 
 /// For a function root, the name the driver gives its result
 /// (`dv_result`); an error for a result the driver cannot hold.
-fn function_result(unit: &Unit, assumed_shape: &[String]) -> Result<Option<String>, String> {
+pub fn function_result(unit: &Unit, assumed_shape: &[String]) -> Result<Option<String>, String> {
     if unit.kind != UnitKind::Function {
         return Ok(None);
     }

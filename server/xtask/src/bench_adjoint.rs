@@ -113,6 +113,11 @@ pub struct TimingSpec {
     pub min_seconds: f64,
     /// Matrices made symmetric positive definite or diagonally dominant.
     pub matrices: Vec<dfort_codegen::driver::MatrixInit>,
+    /// For a real(8) function root: the name of the last `args` entry,
+    /// a scalar that stands for its result (`r = root(…)`, and the adjoint
+    /// takes only the result's adjoint, `root_b(…, rb)`), as for `dfort
+    /// verify`'s driver.
+    pub result: Option<String>,
 }
 
 /// A Fortran program timing `R` and `R_b`. It prints one line:
@@ -132,6 +137,12 @@ pub fn timing_driver(spec: &TimingSpec) -> String {
         Some(m) => {
             let _ = writeln!(w, "  use {m}, only: {root}\n  use {m}_b, only: {root}_b");
             let _ = writeln!(w, "  implicit none");
+        }
+        None if spec.assumed_shape.is_empty() && spec.result.is_some() => {
+            let _ = writeln!(
+                w,
+                "  implicit none\n  real(8), external :: {root}\n  external {root}_b"
+            );
         }
         None if spec.assumed_shape.is_empty() => {
             let _ = writeln!(w, "  implicit none\n  external {root}, {root}_b");
@@ -238,7 +249,7 @@ pub fn timing_driver(spec: &TimingSpec) -> String {
 contains",
         min = spec.min_seconds,
         reps = spec.reps,
-        bargs = call_args(&pairs, true),
+        bargs = call_args(&pairs, true, spec.result.as_deref()),
     );
     // Inputs and integers, reset before every call of either loop.
     let _ = writeln!(w, "  subroutine dfb_reset()");
@@ -269,13 +280,22 @@ contains",
     for (what, body) in [
         (
             "primal",
-            format!("      call dfb_reset()\n      call {root}({})", call_args(&pairs, false)),
+            match &spec.result {
+                Some(r) => format!(
+                    "      call dfb_reset()\n      {r} = {root}({})",
+                    call_args(&pairs, false, Some(r))
+                ),
+                None => format!(
+                    "      call dfb_reset()\n      call {root}({})",
+                    call_args(&pairs, false, None)
+                ),
+            },
         ),
         (
             "adjoint",
             format!(
                 "      call dfb_reset()\n      call dfb_reset_b()\n      call dfort_stack_reset()\n      call {root}_b({})",
-                call_args(&pairs, true)
+                call_args(&pairs, true, spec.result.as_deref())
             ),
         ),
     ] {
@@ -315,12 +335,20 @@ contains",
     s
 }
 
-/// The actual arguments of `R` or (with the adjoints) `R_b`.
-fn call_args(pairs: &[(&DriverArg, bool)], adjoint: bool) -> String {
+/// The actual arguments of `R` or (with the adjoints) `R_b`; a function's
+/// result (`result`) is no argument of `R`, and `R_b` takes only its
+/// adjoint.
+fn call_args(pairs: &[(&DriverArg, bool)], adjoint: bool, result: Option<&str>) -> String {
     let mut v = Vec::new();
     for (a, adj) in pairs {
         let name = a.name();
-        v.push(name.to_string());
+        let is_result = result == Some(name);
+        if is_result && !adjoint {
+            continue;
+        }
+        if !is_result {
+            v.push(name.to_string());
+        }
         if adjoint && *adj {
             v.push(format!("dfbb_{name}"));
         }
@@ -460,19 +488,37 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
             Err(e) => return Prepared::Failed(e),
         },
     };
+    // A function's result: a scalar of the driver's own name.
+    let result = match dfort::verify::function_result(unit, &assumed_shape) {
+        Ok(r) => r,
+        Err(e) => return Prepared::Failed(e),
+    };
+    let (mut args, mut with_adjoint) = (args, Vec::new());
+    with_adjoint.extend(unit.args.iter().map(|a| dn.contains_key(a)));
+    if let Some(r) = &result {
+        args.push(DriverArg::Real {
+            name: r.clone(),
+            size: 0,
+        });
+        with_adjoint.push(true);
+    }
     let spec = TimingSpec {
         root: unit.name.clone(),
         host,
         assumed_shape,
         args,
-        with_adjoint: unit.args.iter().map(|a| dn.contains_key(a)).collect(),
+        with_adjoint,
         dependents: dep
             .ids()
-            .filter_map(|i| unit.symbols.get(i).map(|s| s.name.clone()))
+            .filter_map(|i| match Some(i) == unit.result {
+                true => result.clone(),
+                false => unit.symbols.get(i).map(|s| s.name.clone()),
+            })
             .collect(),
         reps,
         min_seconds: 0.05,
         matrices,
+        result,
     };
     let driver = timing_driver(&spec);
     let mut built = Vec::new();
@@ -745,6 +791,7 @@ mod tests {
             reps: 2,
             min_seconds: 0.05,
             matrices: Vec::new(),
+            result: None,
         };
         let d = timing_driver(&spec);
         assert!(d.contains("external r, r_b"), "{d}");
@@ -759,9 +806,28 @@ mod tests {
         assert!(d.contains("do dfb_r = 1, 2"), "{d}");
         let m = timing_driver(&TimingSpec {
             host: Some("m".into()),
-            ..spec
+            ..spec.clone()
         });
         assert!(m.contains("use m, only: r\n  use m_b, only: r_b"), "{m}");
+        // A function root: called for its result, whose adjoint alone
+        // its adjoint takes (the bench's function roots crashed when they
+        // were called as subroutines).
+        let mut f = spec;
+        f.args.push(DriverArg::Real {
+            name: "dv_result".into(),
+            size: 0,
+        });
+        f.with_adjoint.push(true);
+        f.dependents = vec!["dv_result".into()];
+        f.result = Some("dv_result".into());
+        let d = timing_driver(&f);
+        assert!(d.contains("real(8), external :: r\n  external r_b"), "{d}");
+        assert!(d.contains("dv_result = r(n, x, y)"), "{d}");
+        assert!(
+            d.contains("call r_b(n, x, dfbb_x, y, dfbb_y, dfbb_dv_result)"),
+            "{d}"
+        );
+        assert!(d.contains("dfbb_dv_result = dfbw_dv_result"), "{d}");
     }
 
     #[test]
