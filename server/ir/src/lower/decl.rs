@@ -295,17 +295,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     let ty = header
                         .and_then(|h| field(h, "type"))
                         .map(|t| self.lower_type(t));
-                    let nm = self.lname(name);
-                    let sp = self.span(name);
-                    let id = self.symbol(&nm, sp);
-                    let s = self.sym_mut(id);
-                    s.storage = Storage::Procedure;
-                    s.attrs.external = true;
-                    s.declared = true;
-                    if let Some(ty) = ty {
-                        s.ty = ty;
-                        s.typing = Typing::Declared;
-                    }
+                    let nm = self.procedure_symbol(name, ty.map(|t| (t, Typing::Declared)));
                     block.names.push(nm);
                 }
             }
@@ -336,18 +326,25 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             if d.kind() != "identifier" {
                 continue;
             }
-            let nm = self.lname(d);
-            let sp = self.span(d);
-            let id = self.symbol(&nm, sp);
-            let s = self.sym_mut(id);
-            s.storage = Storage::Procedure;
-            s.attrs.external = true;
-            s.declared = true;
-            if let Some((ty, typing)) = &typed {
-                s.ty = ty.clone();
-                s.typing = *typing;
-            }
+            self.procedure_symbol(d, typed.clone());
         }
+    }
+
+    /// Declares the name `name` as an external procedure, of type `typed`
+    /// when given; its name.
+    fn procedure_symbol(&mut self, name: FNode<'a>, typed: Option<(Type, Typing)>) -> String {
+        let nm = self.lname(name);
+        let sp = self.span(name);
+        let id = self.symbol(&nm, sp);
+        let s = self.sym_mut(id);
+        s.storage = Storage::Procedure;
+        s.attrs.external = true;
+        s.declared = true;
+        if let Some((ty, typing)) = typed {
+            s.ty = ty;
+            s.typing = typing;
+        }
+        nm
     }
 
     fn use_statement(&mut self, n: FNode<'a>) {
