@@ -1631,7 +1631,7 @@ fn intrinsic(name: &str, args: Vec<Expr>, span: Span) -> Expr {
     }
 }
 
-fn binary(op: BinaryOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
+pub(crate) fn binary(op: BinaryOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
     Expr {
         kind: ExprKind::Binary {
             op,

@@ -523,7 +523,11 @@ fn uses(unit: &Unit) -> Vec<String> {
 /// Whether a procedure symbol names a module procedure (reached by use or
 /// host association, so it must not be redeclared `external`).
 fn is_module_procedure(program: &Program, sym: &Symbol) -> bool {
+    // A procedure the unit declares EXTERNAL is not one, whatever module
+    // has a procedure of its name (LA_XISNAN's DISNAN beside the external
+    // DISNAN that DLANGE declares).
     sym.storage == Storage::Procedure
+        && !sym.attrs.external
         && program.units_named(&sym.name).any(|u| {
             u.parent
                 .is_some_and(|p| program.unit(p).kind == UnitKind::Module)

@@ -84,6 +84,38 @@ pub(crate) struct Kernel {
 }
 
 impl Kernel {
+    /// The options of `dfort verify` that give the root its inputs.
+    pub(crate) fn input_args(&self) -> Vec<String> {
+        fn pairs<V: std::fmt::Display>(m: &BTreeMap<String, V>) -> String {
+            m.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        }
+        let lists = self.int_array.iter().map(|(k, v)| {
+            let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            format!("{k}=[{}]", items.join(","))
+        });
+        let ints: Vec<String> = [pairs(&self.int)]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .chain(lists)
+            .collect();
+        let mut out = Vec::new();
+        for (flag, values) in [
+            ("--int", ints.join(",")),
+            ("--size", pairs(&self.size)),
+            ("--char", pairs(&self.char)),
+            ("--logical", pairs(&self.logical)),
+            ("--matrix", pairs(&self.matrix)),
+        ] {
+            if !values.is_empty() {
+                out.extend([flag.to_string(), values]);
+            }
+        }
+        out
+    }
+
     fn bench_values(&self) -> (BTreeMap<String, i64>, BTreeMap<String, i64>) {
         let mut int = self.int.clone();
         int.extend(self.bench_int.clone());

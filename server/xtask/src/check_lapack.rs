@@ -122,7 +122,7 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
 }
 
 /// The unpacked tree in `cache`, downloaded and unpacked when missing.
-fn fetch(cache: &Path) -> Result<PathBuf, String> {
+pub(crate) fn fetch(cache: &Path) -> Result<PathBuf, String> {
     let tree = cache.join(TOP);
     if tree.join("SRC").is_dir() {
         return Ok(tree);

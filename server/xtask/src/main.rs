@@ -17,6 +17,7 @@ mod mitgcm;
 mod product;
 mod run_tests;
 mod supplied;
+mod verify_lapack;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -67,6 +68,10 @@ enum Command {
     /// downloaded once from the Python package index): files with errors
     /// and time. Exits 1 when any file has an error.
     CheckLapack(check_lapack::CheckLapackArgs),
+    /// `dfort verify --sanitize` of Reference BLAS and LAPACK routines as
+    /// shipped (tests/reference-lapack.toml), in the three recording modes,
+    /// on the tree check-lapack downloads. Exits 1 when any fails.
+    VerifyLapack(verify_lapack::VerifyLapackArgs),
     /// dfort's adjoint of a MITgcm adjoint experiment's `the_main_loop`,
     /// built from a local MITgcm checkout, run, and compared with the
     /// gradients TAF and Tapenade printed for it (grdchk's positions).
@@ -86,6 +91,7 @@ impl Command {
                 | Command::BenchInversion(_)
                 | Command::Fuzz(_)
                 | Command::CheckLapack(_)
+                | Command::VerifyLapack(_)
                 | Command::Mitgcm(_)
         )
     }
@@ -108,6 +114,7 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => fuzz::run(args),
         Command::Consistency(args) => consistency::run(args),
         Command::CheckLapack(args) => check_lapack::run(args),
+        Command::VerifyLapack(args) => verify_lapack::run(args),
         Command::Mitgcm(args) => mitgcm::run(args),
     }
 }

@@ -112,6 +112,20 @@ fn unmarked(mut b: &Bound) -> &Bound {
     b
 }
 
+/// `b` without the not-negative marks in it.
+pub(super) fn unmarked_clone(b: &Bound) -> Bound {
+    let go = unmarked_clone;
+    match unmarked(b) {
+        Bound::Sum(v) => Bound::Sum(v.iter().map(go).collect()),
+        Bound::Max(v) => Bound::Max(v.iter().map(go).collect()),
+        Bound::Min(v) => Bound::Min(v.iter().map(go).collect()),
+        Bound::Scale(c, x) => Bound::Scale(*c, Box::new(go(x))),
+        Bound::Product(x, y) => Bound::Product(Box::new(go(x)), Box::new(go(y))),
+        Bound::Quotient(x, y) => Bound::Quotient(Box::new(go(x)), Box::new(go(y))),
+        b => b.clone(),
+    }
+}
+
 /// How `a` and `b` compare without their not-negative marks (as `strip`ped
 /// bounds do, without building them): like terms are found by it.
 pub(super) fn cmp_unmarked(a: &Bound, b: &Bound) -> Ordering {

@@ -9,6 +9,8 @@ impl<'a> Ctx<'a> {
     /// for one enclosing loop's index `i` (with `c` and `s` known on
     /// entry), else its interval.
     pub(super) fn subscript(&self, e: &Expr, loops: &[Loop]) -> Result<DimRegion, Why> {
+        let counted = self.with_counters(e, loops);
+        let e = &counted;
         if let ExprKind::Var(v) = e.kind {
             if let Some(rhs) = self.plain_definition(v, loops) {
                 return self.subscript(rhs, loops);
@@ -19,10 +21,7 @@ impl<'a> Ctx<'a> {
             .collect();
         if let Some(&k) = inside.last() {
             let i = loops[k].var;
-            let unit_step = match &loops[k].step {
-                None => true,
-                Some(s) => dfort_ir::dp::constant_int(self.unit, s, 0) == Some(1),
-            };
+            let unit_step = self.step_value(loops, k) == Some(1);
             if unit_step && linear_in(e, i) {
                 let at = |v: i64| self.eval(e, loops, &[(i, v)], 0);
                 if let (Ok(c0), Ok(c1)) = (at(0), at(1)) {
@@ -45,7 +44,71 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+        if let Some(&k) = inside.last() {
+            if let Some(p) = self.stepped(e, loops, k) {
+                return Ok(p);
+            }
+        }
         Ok(DimRegion::Span(self.interval(e, loops)?))
+    }
+
+    /// The progression `e` takes along loop `k` when that loop steps by a
+    /// positive value `t` that is not a constant from 1 to a multiple of
+    /// it ([`Ctx::stepped_trips`]): `i` is `1 + t*u` for `u` from 0 to
+    /// `m - 1`, and `e` is linear in `i`.
+    fn stepped(&self, e: &Expr, loops: &[Loop], k: usize) -> Option<DimRegion> {
+        let l = &loops[k];
+        if !linear_in(e, l.var) {
+            return None;
+        }
+        let (t, times) = self.stepped_trips(loops, k)?;
+        let outer = &loops[..k];
+        let at = |v: i64| {
+            let i = self.eval(e, loops, &[(l.var, v)], 0).ok()?;
+            let i = self.eliminate(i, outer).ok()?;
+            i.is_point().then_some(i.lo)
+        };
+        let (c0, c1) = (at(0)?, at(1)?);
+        let slope = sub(c1.clone(), c0);
+        Some(DimRegion::Progression {
+            c: c1,
+            s: mul(slope, t),
+            from: Bound::Int(0),
+            to: sub(times, Bound::Int(1)),
+        })
+    }
+
+    /// The step `t` and the trip count `m` of loop `k` when it runs from 1
+    /// to `m*t` by a step `t` that is positive but not a constant (the
+    /// reference BLAS's `DO I = 1, N*INCX, INCX` once `INCX .LE. 0` has
+    /// returned, the caller passing a leading dimension): its last index
+    /// is `1 + (m - 1)*t`, not `m*t`.
+    pub(super) fn stepped_trips(&self, loops: &[Loop], k: usize) -> Option<(Bound, Bound)> {
+        let l = &loops[k];
+        let step = l.step.as_ref()?;
+        if dfort_ir::dp::constant_int(self.unit, step, 0).is_some()
+            || !matches!(self.constant(step, 0), Some(Known::Positive))
+        {
+            return None;
+        }
+        let outer = &loops[..k];
+        let point = |x: &Expr| {
+            let i = self.interval(x, outer).ok()?;
+            i.is_point().then_some(i.lo)
+        };
+        let (start, end, t) = (point(&l.start)?, point(&l.end)?, point(step)?);
+        if start != Bound::Int(1) {
+            return None;
+        }
+        let t0 = unmarked_clone(&t);
+        let times = match unmarked_clone(&end) {
+            Bound::Product(x, y) if *x == t0 => *y,
+            Bound::Product(x, y) if *y == t0 => *x,
+            Bound::Scale(c, x) if *x == t0 => Bound::Int(c),
+            b if b == t0 => Bound::Int(1),
+            _ => return None,
+        };
+        Some((t, times))
     }
 
     pub(super) fn point(&self, e: &Expr, loops: &[Loop]) -> Result<Bound, Why> {
@@ -143,13 +206,19 @@ impl<'a> Ctx<'a> {
         let outer = &loops[..k];
         let s = self.eval(&l.start, outer, &[], 0)?;
         let e = self.eval(&l.end, outer, &[], 0)?;
-        let step = l
-            .step
-            .as_ref()
-            .map(|x| dfort_ir::dp::constant_int(self.unit, x, 0));
-        let mut r = match step {
-            None | Some(Some(1..)) => Interval { lo: s.lo, hi: e.hi },
-            Some(Some(..=-1)) => Interval { lo: e.lo, hi: s.hi },
+        let step = l.step.as_ref().map(|_| self.step_value(loops, k));
+        // An unrolled loop ends `step - 1` before its bound.
+        let e = match self.unrolled_end(l) {
+            Some(last) => self.eval(&last, outer, &[], 0)?,
+            None => e,
+        };
+        let mut r = match (step, self.stepped_trips(loops, k)) {
+            (_, Some((t, times))) => Interval {
+                lo: Bound::Int(1),
+                hi: add(Bound::Int(1), mul(sub(times, Bound::Int(1)), t)),
+            },
+            (None | Some(Some(1..)), _) => Interval { lo: s.lo, hi: e.hi },
+            (Some(Some(..=-1)), _) => Interval { lo: e.lo, hi: s.hi },
             _ => Interval {
                 lo: min(vec![s.lo, e.lo]),
                 hi: max(vec![s.hi, e.hi]),
@@ -254,6 +323,24 @@ impl<'a> Ctx<'a> {
                     }
                 })
             }
+            ExprKind::Intrinsic { name, args } if name == "mod" && args.len() == 2 => {
+                // `mod(a, c)` has the sign of `a` and is smaller than `c`.
+                let c = dfort_ir::dp::constant_int(self.unit, &args[1].value, 0)
+                    .filter(|c| *c > 0)
+                    .ok_or_else(|| format!("`{}` is not taken by a positive constant", text()))?;
+                let a = go(&args[0].value)?;
+                Ok(Interval {
+                    lo: max(vec![Bound::Int(1 - c), min(vec![a.lo, Bound::Int(0)])]),
+                    hi: min(vec![Bound::Int(c - 1), max(vec![a.hi, Bound::Int(0)])]),
+                })
+            }
+            ExprKind::Intrinsic { name, args } if name == "abs" && args.len() == 1 => {
+                let a = go(&args[0].value)?;
+                Ok(Interval {
+                    lo: max(vec![Bound::Int(0), a.lo.clone(), neg(a.hi.clone())]),
+                    hi: max(vec![a.hi, neg(a.lo)]),
+                })
+            }
             _ => Err(format!("dfort cannot bound `{}`", text())),
         }
     }
@@ -294,7 +381,26 @@ impl<'a> Ctx<'a> {
             Storage::Local if sym.init.is_none() && !sym.attrs.save => match self.defs.get(&v) {
                 Some(Some(list)) if !list.is_empty() => {
                     if list.iter().any(|(rhs, _, _)| mentions(rhs, v)) {
-                        return Err(format!("`{}` is a counter", sym.name));
+                        let why = match self.counter(v, loops) {
+                            Ok(counted) => {
+                                let rest = self.eval(&counted.rest, loops, &[], depth + 1)?;
+                                let init = match counted.init {
+                                    Ok(e) => self.eval(&e, loops, &[], depth + 1)?,
+                                    Err(hull) => hull,
+                                };
+                                return Ok(Interval {
+                                    lo: add(init.lo, rest.lo),
+                                    hi: add(init.hi, rest.hi),
+                                });
+                            }
+                            Err(why) => why,
+                        };
+                        // Redefined from its own value once (`n32 = n32 +
+                        // 1` after `n32 = (n/32)*32`), not in a loop: the
+                        // definition reaching the statement, read where it
+                        // stands.
+                        let exact = self.exact_definition(list, loops).ok_or(why)?;
+                        return self.read_where_it_stands(exact, depth + 1);
                     }
                     if let Some((rhs, at, def)) = self.exact_definition(list, loops) {
                         let outer = self.site.replace(Some(*def));
@@ -305,20 +411,8 @@ impl<'a> Ctx<'a> {
                         self.locals.borrow_mut().insert(v, i?);
                         return Ok(Interval::point(Bound::Var(v)));
                     }
-                    let mut out: Option<Interval> = None;
-                    for (rhs, at, def) in list {
-                        let outer = self.site.replace(Some(*def));
-                        let i = self
-                            .eval(rhs, at, &[], depth + 1)
-                            .and_then(|i| self.eliminate(i, at));
-                        self.site.set(outer);
-                        let i = i?;
-                        out = Some(match out {
-                            None => i,
-                            Some(o) => o.hull(i),
-                        });
-                    }
-                    out.ok_or_else(|| format!("`{}` is never defined", sym.name))
+                    self.hull_of(list.iter(), depth + 1)?
+                        .ok_or_else(|| format!("`{}` is never defined", sym.name))
                 }
                 _ => Err(format!(
                     "`{}` is defined other than by assignments",
@@ -327,6 +421,40 @@ impl<'a> Ctx<'a> {
             },
             _ => Err(format!("`{}` is not a local or formal integer", sym.name)),
         }
+    }
+
+    /// The values the right-hand side of definition `def` gives, read at
+    /// its statement, without the loops around it.
+    pub(super) fn read_where_it_stands(
+        &self,
+        def: &Definition,
+        depth: u32,
+    ) -> Result<Interval, Why> {
+        let (rhs, at, id) = def;
+        let outer = self.site.replace(Some(*id));
+        let i = self
+            .eval(rhs, at, &[], depth)
+            .and_then(|i| self.eliminate(i, at));
+        self.site.set(outer);
+        i
+    }
+
+    /// The hull of what the definitions `defs` give ([`Ctx::read_where_it_stands`]);
+    /// `None` when there is none.
+    pub(super) fn hull_of<'d>(
+        &self,
+        defs: impl Iterator<Item = &'d Definition>,
+        depth: u32,
+    ) -> Result<Option<Interval>, Why> {
+        let mut out: Option<Interval> = None;
+        for d in defs {
+            let i = self.read_where_it_stands(d, depth)?;
+            out = Some(match out {
+                None => i,
+                Some(o) => o.hull(i),
+            });
+        }
+        Ok(out)
     }
 
     /// Of a local's definitions `list`, the one that dominates the
@@ -350,9 +478,80 @@ impl<'a> Ctx<'a> {
         let (from, to) = (order(closest.2), order(site));
         let between = list.iter().any(|(_, _, d)| {
             let o = order(*d);
-            *d != closest.2 && o > from && o < to
+            *d != closest.2
+                && ((o > from && o < to && !self.other_arm(*d, closest.2, site))
+                    || self.loop_carried(*d, closest.2, site))
         });
         (!between).then_some(closest)
+    }
+
+    /// Whether definition `d` may reach `site` around a loop that holds
+    /// them both but not `closest` (it runs after `site` in one iteration
+    /// and before it in the next).
+    fn loop_carried(&self, d: StmtId, closest: StmtId, site: StmtId) -> bool {
+        let mut at = site;
+        while let Some(&p) = self.parents.get(&at) {
+            if matches!(self.unit.stmt(p).kind, StmtKind::Do { .. })
+                && self.inside(p, d)
+                && !self.inside(p, closest)
+            {
+                return true;
+            }
+            at = p;
+        }
+        false
+    }
+
+    /// Whether statement `id` is inside statement `outer` (at any depth).
+    pub(super) fn inside(&self, outer: StmtId, id: StmtId) -> bool {
+        let (Some(p), Some(q)) = (self.paths.get(&outer), self.paths.get(&id)) else {
+            return false;
+        };
+        q.len() > p.len() && q[..p.len()] == p[..]
+    }
+
+    /// Whether definition `d`, between `closest` (which dominates `site`)
+    /// and `site` in source order, cannot run between them: `d` and
+    /// `site` are in different arms of one IF, and no loop around that
+    /// IF is inside `closest`'s statement list (a loop around both would
+    /// run `closest` again before `site`).
+    fn other_arm(&self, d: StmtId, closest: StmtId, site: StmtId) -> bool {
+        let (Some(dp), Some(sp), Some(cp)) = (
+            self.paths.get(&d),
+            self.paths.get(&site),
+            self.paths.get(&closest),
+        ) else {
+            return false;
+        };
+        // Where the two paths part: two blocks of one statement (the
+        // fork, whose path has length `k`).
+        let k = dp.iter().zip(sp).take_while(|(a, b)| a == b).count();
+        if k == 0 || k >= dp.len() || k >= sp.len() || dp[k].0 == sp[k].0 {
+            return false;
+        }
+        if k < cp.len() {
+            // The fork is around `closest`'s list: the arm holding `site`
+            // reaches it through `closest`.
+            return true;
+        }
+        // The fork and the statements around it down from `closest`'s
+        // list: no loop among them.
+        let depth = |p: StmtId| self.paths.get(&p).map_or(0, |x| x.len());
+        let mut at = site;
+        while let Some(&p) = self.parents.get(&at) {
+            if depth(p) < cp.len() {
+                break;
+            }
+            let kind = &self.unit.stmt(p).kind;
+            if depth(p) == k && !matches!(kind, StmtKind::If { .. } | StmtKind::SelectCase { .. }) {
+                return false;
+            }
+            if depth(p) <= k && matches!(kind, StmtKind::Do { .. }) {
+                return false;
+            }
+            at = p;
+        }
+        true
     }
 
     /// The expression a local subscript stands for (`iy` after `iy = 1 +
@@ -371,17 +570,8 @@ impl<'a> Ctx<'a> {
         let (rhs, at, _) = self.exact_definition(list, loops)?;
         let mut plain = true;
         rhs.walk(&mut |x| match &x.kind {
-            ExprKind::Var(w) => {
-                let ws = self.unit.symbol(*w);
-                plain &= at.iter().any(|l| l.var == *w)
-                    || ws.attrs.parameter
-                    || (matches!(ws.storage, Storage::Dummy(_)) && !self.writes.contains_id(*w));
-            }
-            ExprKind::ArrayRef { .. }
-            | ExprKind::Component { .. }
-            | ExprKind::FunctionCall { .. }
-            | ExprKind::Apply { .. } => plain = false,
-            _ => {}
+            ExprKind::Var(w) => plain &= at.iter().any(|l| l.var == *w) || self.fixed(*w),
+            _ => plain &= !counters::reads_memory(x),
         });
         plain.then_some(rhs)
     }
@@ -392,6 +582,14 @@ impl<'a> Ctx<'a> {
     pub(super) fn dominates(&self, def: StmtId, site: StmtId) -> bool {
         if self.jumps {
             return false;
+        }
+        // A statement of an arm known to be taken runs when its IF does.
+        let mut def = def;
+        while let Some(&p) = self.lifted.borrow().get(&def) {
+            if self.inside(p, site) {
+                break;
+            }
+            def = p;
         }
         let (Some(d), Some(s)) = (self.paths.get(&def), self.paths.get(&site)) else {
             return false;

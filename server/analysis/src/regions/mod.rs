@@ -49,6 +49,7 @@ use dfort_ir::*;
 use std::collections::BTreeMap;
 
 mod bound;
+mod counters;
 mod eval;
 mod globals;
 mod memo;
@@ -371,6 +372,8 @@ fn formal_region(
 /// A counted DO loop, as the bounds of what is inside it read it.
 #[derive(Clone)]
 struct Loop {
+    /// The DO statement.
+    stmt: StmtId,
     var: SymbolId,
     start: Expr,
     end: Expr,
@@ -441,6 +444,11 @@ struct Ctx<'a> {
     site: std::cell::Cell<Option<StmtId>>,
     /// Per statement: (statement list, index in it) from the body down.
     paths: BTreeMap<StmtId, Vec<(usize, usize)>>,
+    /// Per statement: the statement whose block holds it.
+    parents: BTreeMap<StmtId, StmtId>,
+    /// The statements of IF arms the known values decide are taken,
+    /// each with its IF: they run whenever the IF does.
+    lifted: std::cell::RefCell<BTreeMap<StmtId, StmtId>>,
     /// Whether the unit has GO TO statements.
     jumps: bool,
     /// Per statement: its place in the unit's statements, in order.
@@ -496,6 +504,8 @@ impl<'a> Ctx<'a> {
             placed: Vec::new(),
             site: std::cell::Cell::new(None),
             paths: BTreeMap::new(),
+            parents: BTreeMap::new(),
+            lifted: Default::default(),
             order: BTreeMap::new(),
             locals: Default::default(),
             jumps: unit.stmts.iter().any(|st| {
@@ -511,6 +521,13 @@ impl<'a> Ctx<'a> {
         let mut lists = 0usize;
         record_paths(unit, &unit.body, &mut Vec::new(), &mut lists, &mut paths);
         ctx.paths = paths;
+        for st in &unit.stmts {
+            for b in st.kind.blocks() {
+                for &child in b {
+                    ctx.parents.insert(child, st.id);
+                }
+            }
+        }
         let mut pre = Vec::new();
         preorder(unit, &unit.body, &mut pre);
         ctx.order = pre.into_iter().enumerate().map(|(k, id)| (id, k)).collect();
@@ -561,6 +578,7 @@ impl<'a> Ctx<'a> {
                     ..
                 } => {
                     loops.push(Loop {
+                        stmt: id,
                         var: *var,
                         start: start.clone(),
                         end: end.clone(),
@@ -574,15 +592,25 @@ impl<'a> Ctx<'a> {
                     arms, else_body, ..
                 } => {
                     let mut decided = false;
+                    // Whether every arm so far is known not taken.
+                    let mut none_before = true;
+                    let certain = |body: &[StmtId]| {
+                        let mut lifted = self.lifted.borrow_mut();
+                        lifted.extend(body.iter().map(|&b| (b, id)));
+                    };
                     for arm in arms {
                         match self.constant(&arm.cond, 0) {
                             Some(Known::Bool(false)) => {}
                             Some(Known::Bool(true)) => {
+                                if none_before {
+                                    certain(&arm.body);
+                                }
                                 self.walk(&arm.body, loops, out);
                                 decided = true;
                                 break;
                             }
                             _ => {
+                                none_before = false;
                                 let mut guarded = loops.clone();
                                 guard(&arm.cond, &mut guarded);
                                 self.walk(&arm.body, &mut guarded, out);
@@ -590,6 +618,9 @@ impl<'a> Ctx<'a> {
                         }
                     }
                     if let (false, Some(e)) = (decided, else_body) {
+                        if none_before {
+                            certain(e);
+                        }
                         self.walk(e, loops, out);
                     }
                 }
@@ -637,6 +668,21 @@ impl<'a> Ctx<'a> {
                         dfort_ir::dp::constant_int(self.unit, e, 0).map(Known::Int)
                     }
                     Storage::Local if sym.init.is_none() => go(self.single.get(v)?),
+                    _ => None,
+                }
+            }
+            ExprKind::FunctionCall {
+                name,
+                target: CallTarget::Unit(callee),
+                args,
+            } if name == "lsame" && args.len() == 2 && is_lsame(self.program.unit(*callee)) => {
+                // The reference BLAS's `LSAME(CA, CB)`: the two letters
+                // are the same but for case.
+                match (go(&args[0].value)?, go(&args[1].value)?) {
+                    (Known::Str(a), Known::Str(b)) => {
+                        let first = |s: &str| s.chars().next().map(|c| c.to_ascii_lowercase());
+                        Some(Known::Bool(first(&a) == first(&b)))
+                    }
                     _ => None,
                 }
             }
@@ -729,6 +775,18 @@ impl<'a> Ctx<'a> {
         }
         Ok(pieces)
     }
+}
+
+/// Whether `u` has the interface of the reference BLAS's `LSAME`: a
+/// logical function of two character arguments.
+fn is_lsame(u: &Unit) -> bool {
+    u.kind == UnitKind::Function
+        && u.result
+            .is_some_and(|r| u.symbol(r).ty.base == BaseType::Logical)
+        && u.args.len() == 2
+        && u.args
+            .iter()
+            .all(|&a| u.symbol(a).ty.base == BaseType::Character && u.symbol(a).rank() == 0)
 }
 
 /// The region the references `pieces` touch of an array with declared
@@ -1375,5 +1433,147 @@ end subroutine gather
                 }
             }
         }
+    }
+
+    const IDIOMS: &str = "
+subroutine vsq(n, x, incx)
+  integer :: n, incx, i, ix
+  real(8) :: x(*)
+  if (incx > 0) then
+    ix = 1
+  else
+    ix = 1 - (n - 1)*incx
+  end if
+  do i = 1, n
+    x(ix) = x(ix)*x(ix)
+    ix = ix + incx
+  end do
+end subroutine vsq
+
+subroutine vsq4(n, x)
+  integer :: n, i, m, mp1
+  real(8) :: x(*)
+  m = mod(n, 4)
+  if (m /= 0) then
+    do i = 1, m
+      x(i) = x(i)*x(i)
+    end do
+    if (n < 4) return
+  end if
+  mp1 = m + 1
+  do i = mp1, n, 4
+    x(i) = x(i)*x(i)
+    x(i + 3) = x(i + 3)*x(i + 3)
+  end do
+end subroutine vsq4
+
+subroutine vstep(n, x, incx)
+  integer :: n, incx, i, nincx
+  real(8) :: x(*)
+  nincx = n*incx
+  do i = 1, nincx, incx
+    x(i) = 2*x(i)
+  end do
+end subroutine vstep
+
+subroutine carried(n, x)
+  integer :: n, k, j
+  real(8) :: x(*)
+  k = 1
+  do j = 1, n
+    x(k) = x(k)*x(k)
+    k = j + 5
+  end do
+end subroutine carried
+
+subroutine skipped(n, x, incx)
+  integer :: n, incx, i, ix
+  real(8) :: x(*)
+  ix = 1
+  do i = 1, n
+    x(ix) = 2*x(ix)
+    if (x(ix) > 1) ix = ix + incx
+  end do
+end subroutine skipped
+";
+
+    fn positive(k: u32) -> KnownArgs {
+        [(k, Known::Positive)].into_iter().collect()
+    }
+
+    #[test]
+    fn a_counter_walks_a_progression_of_its_step() {
+        let p = program(IDIOMS);
+        // incx known positive (a leading dimension passed): ix is 1 +
+        // (i - 1)*incx, the elements 1, 1 + incx, ..., 1 + (n - 1)*incx.
+        let r = region(&p, "vsq", 1, positive(2)).expect("a region");
+        for (n, incx) in [(5, 3), (1, 7), (40, 41)] {
+            let f = [n, 0, incx];
+            let (first, last, step) = r.dims[0].triplet();
+            assert_eq!(
+                (value(&first, &f), value(&last, &f), value(&step, &f)),
+                (1, 1 + (n - 1) * incx, incx),
+                "{n} {incx}"
+            );
+            assert_eq!(value(&r.cap, &f), (n - 1) * incx, "{n} {incx}");
+        }
+        // Of either sign: the hull still holds every element reached.
+        let r = region(&p, "vsq", 1, KnownArgs::new()).expect("a region");
+        for (n, incx) in [(5, -2), (5, 2), (3, -1)] {
+            let f = [n, 0, incx];
+            let reached = (0..n).map(|i| {
+                let start = if incx > 0 { 1 } else { 1 - (n - 1) * incx };
+                start + i * incx - 1
+            });
+            let top = reached.max().unwrap_or(0);
+            assert!(value(&r.cap, &f) >= top, "{n} {incx}: {:?}", r.cap);
+        }
+    }
+
+    #[test]
+    fn an_unrolled_loop_with_a_mod_clean_up_ends_at_the_last_element() {
+        let p = program(IDIOMS);
+        let r = region(&p, "vsq4", 1, KnownArgs::new()).expect("a region");
+        for n in 1..=13 {
+            let (first, last, _) = r.dims[0].triplet();
+            assert_eq!(value(&first, &[n]), 1, "{n}");
+            assert_eq!(value(&last, &[n]), n, "{n}: {last:?}");
+            assert_eq!(value(&r.cap, &[n]), n - 1, "{n}");
+        }
+    }
+
+    #[test]
+    fn a_loop_stepping_by_a_positive_increment_is_a_progression() {
+        let p = program(IDIOMS);
+        let r = region(&p, "vstep", 1, positive(2)).expect("a region");
+        for (n, incx) in [(4, 3), (1, 5), (7, 1)] {
+            let f = [n, 0, incx];
+            assert_eq!(value(&r.cap, &f), (n - 1) * incx, "{n} {incx}");
+            let (_, last, step) = r.dims[0].triplet();
+            assert_eq!(
+                (value(&last, &f), value(&step, &f)),
+                (1 + (n - 1) * incx, incx)
+            );
+        }
+    }
+
+    #[test]
+    fn a_definition_after_the_reference_reaches_it_around_the_loop() {
+        let p = program(IDIOMS);
+        let r = region(&p, "carried", 1, KnownArgs::new()).expect("a region");
+        // x(1), then x(6), ..., x(n + 4): not x(1) alone.
+        for n in [2, 5] {
+            assert!(value(&r.cap, &[n]) >= n + 3, "{n}: {:?}", r.cap);
+        }
+    }
+
+    #[test]
+    fn a_counter_advanced_under_a_condition_is_named_with_its_statement() {
+        let p = program(IDIOMS);
+        let e = region(&p, "skipped", 1, positive(2)).expect_err("no region");
+        assert!(
+            e.contains("`ix` is a counter") && e.contains("`ix = ix + incx`"),
+            "{e}"
+        );
     }
 }

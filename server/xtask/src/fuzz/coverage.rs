@@ -13,7 +13,8 @@
 //! fails when an entry that is not excluded is never drawn.
 
 use dfort_ir::{
-    Association, DoControl, IoKind, IoUnit, Program, Stmt, StmtKind, Storage, Unit, UnitKind,
+    Association, BinaryOp, DoControl, ExprKind, IoKind, IoUnit, Program, Stmt, StmtKind, Storage,
+    Subscript, SymbolId, Unit, UnitKind,
 };
 use std::collections::BTreeMap;
 
@@ -100,6 +101,8 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: WRITE"),
     drawn("statement: CALL passing a procedure to a procedure argument"),
     drawn("statement: READ of an internal file the routine writes"),
+    drawn("statement: subscript advanced as a counter (ix = ix + incx)"),
+    drawn("statement: DO unrolled after a MOD clean-up loop"),
     drawn("statement: NAMELIST READ"),
     Entry {
         name: "statement: PRINT, OPEN, CLOSE and other I/O",
@@ -280,6 +283,70 @@ fn reads_back(unit: &Unit) -> bool {
     files(IoKind::Read).any(|r| files(IoKind::Write).any(|w| w == r))
 }
 
+/// Whether `unit` advances an integer local `v = v + step` that it uses
+/// as a subscript (the reference BLAS's `JX = JX + INCX`).
+fn counts_subscripts(unit: &Unit) -> bool {
+    let advanced = |st: &Stmt| match &st.kind {
+        StmtKind::Assign { lhs, rhs } => match (&lhs.kind, &rhs.kind) {
+            (
+                ExprKind::Var(v),
+                ExprKind::Binary {
+                    op: BinaryOp::Add,
+                    lhs: l,
+                    ..
+                },
+            ) if matches!(l.kind, ExprKind::Var(w) if w == *v) => Some(*v),
+            _ => None,
+        },
+        _ => None,
+    };
+    let subscripted = |v: SymbolId| {
+        unit.stmts.iter().any(|st| {
+            st.kind.exprs().iter().any(|e| {
+                let mut found = false;
+                e.walk(&mut |x| {
+                    if let ExprKind::ArrayRef { subs, .. } = &x.kind {
+                        found |= subs.iter().any(
+                            |s| matches!(s, Subscript::Index(i) if matches!(i.kind, ExprKind::Var(w) if w == v)),
+                        );
+                    }
+                });
+                found
+            })
+        })
+    };
+    unit.stmts.iter().filter_map(advanced).any(subscripted)
+}
+
+/// Whether `unit` has a counted DO stepping by a constant `c` of at
+/// least 2 and sets a local to `mod(_, c)` (an unrolled loop after its
+/// clean-up loop).
+fn unrolls(unit: &Unit) -> bool {
+    let steps: Vec<i64> = unit
+        .stmts
+        .iter()
+        .filter_map(|st| match &st.kind {
+            StmtKind::Do {
+                control:
+                    DoControl::Counted {
+                        step: Some(step), ..
+                    },
+                ..
+            } => match step.kind {
+                ExprKind::Int(c) if c >= 2 => Some(c),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    unit.stmts.iter().any(|st| match &st.kind {
+        StmtKind::Assign { rhs, .. } => matches!(&rhs.kind,
+            ExprKind::Intrinsic { name, args } if name == "mod" && args.len() == 2
+                && matches!(args[1].value.kind, ExprKind::Int(c) if steps.contains(&c))),
+        _ => false,
+    })
+}
+
 pub fn of(program: &Program) -> Vec<&'static str> {
     let mut out = Vec::new();
     for unit in program.units.iter() {
@@ -301,6 +368,12 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         }
         if reads_back(unit) {
             out.push("statement: READ of an internal file the routine writes");
+        }
+        if counts_subscripts(unit) {
+            out.push("statement: subscript advanced as a counter (ix = ix + incx)");
+        }
+        if unrolls(unit) {
+            out.push("statement: DO unrolled after a MOD clean-up loop");
         }
         // The fuzzer's solver, whose adjoint the checker supplies.
         if unit.name == super::ast::SOLVER {

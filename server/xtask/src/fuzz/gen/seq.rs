@@ -101,7 +101,7 @@ struct Frame<'a> {
     steps: usize,
 }
 
-/// The integer value of `e` from `ints` (`+ - *`, `min`, `max`).
+/// The integer value of `e` from `ints` (`+ - *`, `min`, `max`, `mod`).
 fn ieval(e: &Expr, ints: &BTreeMap<String, i64>) -> Option<i64> {
     match e {
         Expr::Lit(t) => t.parse().ok(),
@@ -115,6 +115,10 @@ fn ieval(e: &Expr, ints: &BTreeMap<String, i64>) -> Option<i64> {
                 "*" => Some(a * b),
                 _ => None,
             }
+        }
+        Expr::Call(f, args) if f == "mod" && args.len() == 2 => {
+            let (a, b) = (ieval(&args[0], ints)?, ieval(&args[1], ints)?);
+            a.checked_rem(b)
         }
         Expr::Call(f, args) if (f == "min" || f == "max") && !args.is_empty() => {
             let vals: Option<Vec<i64>> = args.iter().map(|a| ieval(a, ints)).collect();
@@ -561,8 +565,12 @@ impl<'r> Generator<'r> {
     /// set in integer locals, a neighbour `x(max(i - 1, 1))` read or not.
     fn axpy_callee(&mut self) -> SeqSig {
         let name = self.fresh("fz_q");
-        let incx = self.chance(0.6).then_some("incx");
-        let incy = self.chance(0.5).then_some("incy");
+        // Issue 41: the reference BLAS's forms (an unrolled loop has no
+        // increments).
+        let reference = self.chance(0.3);
+        let unrolled = reference && self.chance(0.4);
+        let incx = (!unrolled && self.chance(0.6)).then_some("incx");
+        let incy = (!unrolled && self.chance(0.5)).then_some("incy");
         let alpha = self.chance(0.4);
         let mut params = vec![("m", SeqParam::Count)];
         if alpha {
@@ -590,6 +598,16 @@ impl<'r> Generator<'r> {
         if let Some(i) = incy {
             params.push((i, SeqParam::Inc));
         }
+        let c = if alpha { v("al") } else { self.literal() };
+        if reference {
+            let body = match incx.or(incy) {
+                Some(_) => self.counter_axpy(incx, incy, c),
+                None => self.unrolled_axpy(c),
+            };
+            let mut locals = vec![Decl::int("i")];
+            locals.extend(["ix", "iy", "m4"].map(Decl::int));
+            return self.seq_proc(ProcKind::Subroutine, &name, &params, locals, body);
+        }
         let mut locals = vec![Decl::int("i")];
         let mut pre = Vec::new();
         let mut inner = Vec::new();
@@ -603,7 +621,6 @@ impl<'r> Generator<'r> {
         } else {
             (strided(v("i"), incx), strided(v("i"), incy))
         };
-        let c = if alpha { v("al") } else { self.literal() };
         let mut rhs = self.seq_update(at1("y", iy.clone()), at1("x", ix), c);
         if self.chance(0.25) {
             // A neighbour too: x(max(i - 1, 1)).
@@ -621,6 +638,54 @@ impl<'r> Generator<'r> {
         let lp = self.counted_or_blocked("i", "m", &mut locals, &mut pre, inner);
         pre.push(lp);
         self.seq_proc(ProcKind::Subroutine, &name, &params, locals, pre)
+    }
+
+    /// The body of an AXPY-like update walking `x` and `y` with counters
+    /// (`ix = 1` before the loop, `ix = ix + incx` last in its body, as
+    /// the reference BLAS do), a vector without an increment by the index.
+    fn counter_axpy(&mut self, incx: Option<&str>, incy: Option<&str>, c: Expr) -> Vec<Stmt> {
+        let walk = |inc: Option<&str>, k: &str| match inc {
+            Some(_) => v(k),
+            None => v("i"),
+        };
+        let (ix, iy) = (walk(incx, "ix"), walk(incy, "iy"));
+        let rhs = self.seq_update(at1("y", iy.clone()), at1("x", ix), c);
+        let mut inner = vec![Stmt::Assign(at1("y", iy), rhs)];
+        let mut pre = Vec::new();
+        for (inc, k) in [(incx, "ix"), (incy, "iy")] {
+            if let Some(inc) = inc {
+                pre.push(Stmt::Assign(v(k), Expr::int(1)));
+                inner.push(add_to(v(k), v(inc)));
+            }
+        }
+        pre.push(do_("i", Expr::int(1), v("m"), None, inner));
+        pre
+    }
+
+    /// The body of an AXPY-like update without increments unrolled by 4
+    /// after a clean-up loop of `mod(m, 4)` iterations.
+    fn unrolled_axpy(&mut self, c: Expr) -> Vec<Stmt> {
+        let at = |k: i64| match k {
+            0 => v("i"),
+            k => Expr::bin("+", v("i"), Expr::int(k)),
+        };
+        let step = |g: &mut Self, k: i64| {
+            let rhs = g.seq_update(at1("y", at(k)), at1("x", at(k)), c.clone());
+            Stmt::Assign(at1("y", at(k)), rhs)
+        };
+        let clean = vec![step(self, 0)];
+        let unrolled: Vec<Stmt> = (0..4).map(|k| step(self, k)).collect();
+        vec![
+            Stmt::Assign(v("m4"), Expr::call("mod", vec![v("m"), Expr::int(4)])),
+            do_("i", Expr::int(1), v("m4"), None, clean),
+            do_(
+                "i",
+                Expr::bin("+", v("m4"), Expr::int(1)),
+                v("m"),
+                Some(Expr::int(4)),
+                unrolled,
+            ),
+        ]
     }
 
     /// `function fz_qK(m, x[, incx], y[, incy])`: a sum over the `m`
