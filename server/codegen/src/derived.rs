@@ -403,6 +403,9 @@ pub fn definitions(
         };
         let lines = out.entry(unit.name.clone()).or_default();
         lines.push(format!("type {}", type_name(&def.name, suffix)));
+        if def.sequence {
+            lines.push("  sequence".into());
+        }
         for c in &def.components {
             let carried = match c.ty.base {
                 BaseType::Real | BaseType::Complex => true,

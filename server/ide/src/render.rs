@@ -137,6 +137,9 @@ pub fn ambiguity(why: Ambiguity) -> &'static str {
         Ambiguity::SetByFunctionReference => "a function reference may modify it",
         Ambiguity::AssignedInPart => "it is assigned in part",
         Ambiguity::Equivalenced => "it is equivalenced",
+        Ambiguity::RestoredByCheckpoint => {
+            "a nested checkpointed loop reads it, and its snapshot restores it"
+        }
     }
 }
 
@@ -189,6 +192,7 @@ pub fn short_reason(unit: &Unit, lp: Option<StmtId>, r: &Reason) -> String {
         Ambiguity::InBranchOrNestedLoop => "assigned inside a branch or a nested loop",
         Ambiguity::AssignedInPart => "assigned in part",
         Ambiguity::Equivalenced => "equivalenced",
+        Ambiguity::RestoredByCheckpoint => "restored by a checkpointed loop's snapshot",
     }
     .to_string()
 }

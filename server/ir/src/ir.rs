@@ -416,6 +416,11 @@ pub struct InterfaceBlock {
     pub text: String,
     /// The procedures it declares (lower case).
     pub names: Vec<String>,
+    /// A generic interface's name (`interface scale`), lower case.
+    pub generic: Option<String>,
+    /// A generic interface's specific procedures: its `module procedure`
+    /// names and its interface bodies' (lower case).
+    pub specifics: Vec<String>,
 }
 
 /// A `!$ad ...` directive comment inside a unit.

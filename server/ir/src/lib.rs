@@ -7,6 +7,7 @@ pub mod callgraph;
 pub mod cfg;
 pub mod dp;
 pub mod dump;
+pub(crate) mod generics;
 pub mod hoist;
 pub mod idx;
 pub mod intrinsic_modules;

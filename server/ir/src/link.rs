@@ -207,6 +207,17 @@ fn resolve(units: &mut Units, which: &[UnitId], diags: &mut Vec<(FileId, Diagnos
                 apply_references(Arc::make_mut(u), plan);
             }
         });
+    // Calls of generic names, once every unit's references are resolved.
+    let generic: Vec<(UnitId, _)> = which
+        .par_iter()
+        .map(|&i| (i, crate::generics::visible(units, &index.globals, i)))
+        .filter(|(_, g)| !g.is_empty())
+        .collect();
+    for (i, g) in generic {
+        let mut u = (*units[i]).clone();
+        crate::generics::resolve_calls(units, &mut u, &g);
+        units[i] = Arc::new(u);
+    }
 }
 
 /// The call graph, its argument-count warnings, and the program.

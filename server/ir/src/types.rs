@@ -12,9 +12,12 @@ pub struct TypeDef {
     pub span: Span,
     pub components: Vec<ComponentDef>,
     /// What makes the type one dfort does not give a derivative type
-    /// (`extends`, type parameters, type-bound procedures, `sequence`),
-    /// as a phrase.
+    /// (`extends`, type parameters, type-bound procedures), as a phrase.
     pub unsupported: Option<String>,
+    /// Whether it is a sequence type (`sequence`): its derivative types
+    /// are too, so that the definitions of one type in several
+    /// procedures stay the same type.
+    pub sequence: bool,
 }
 
 /// One component of a derived type.

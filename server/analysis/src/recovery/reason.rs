@@ -67,6 +67,9 @@ pub enum Ambiguity {
     AssignedInPart,
     /// Equivalenced with another variable.
     Equivalenced,
+    /// Read by a nested loop checkpointed with `binomial-ckp`, whose
+    /// snapshot restores it in the reverse sweep.
+    RestoredByCheckpoint,
 }
 
 /// An address or control variable the game leaves to TBR's recording.

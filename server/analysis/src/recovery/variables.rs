@@ -44,6 +44,13 @@ pub(super) fn handled_vars(program: &Program, unit: &Unit, lp: StmtId) -> (BitSe
         }
     }
     let tops: Vec<StmtId> = body.to_vec();
+    // Loops checkpointed with `binomial-ckp`: their snapshot, popped in
+    // the reverse sweep, sets what they read back to its value at their
+    // entry, under an inversion scheduled across them (seed 5151, case 8).
+    let checkpointed: Vec<StmtId> = crate::binomial::marks(unit)
+        .into_iter()
+        .filter_map(|m| m.stmt)
+        .collect();
     for id in subtree(unit, body) {
         let st = unit.stmt(id);
         let top_level = tops.contains(&id);
@@ -56,6 +63,17 @@ pub(super) fn handled_vars(program: &Program, unit: &Unit, lp: StmtId) -> (BitSe
                 });
             }
         };
+        if checkpointed.contains(&id) && matches!(st.kind, StmtKind::Do { .. }) {
+            for inner in subtree(unit, &[id]) {
+                for e in unit.stmt(inner).kind.exprs() {
+                    let mut read = BitSet::default();
+                    dfort_ir::dp::vars(unit, e, &mut read);
+                    for v in read.ids() {
+                        note(v, Ambiguity::RestoredByCheckpoint);
+                    }
+                }
+            }
+        }
         match &st.kind {
             StmtKind::Assign { lhs, .. } if !top_level => {
                 if let Some((v, _)) = target(lhs) {

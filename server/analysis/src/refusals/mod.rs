@@ -764,6 +764,15 @@ fn active_derived_types(
                 Some(_) if sym.storage == Storage::Result => {
                     "functions of derived type are not differentiated yet".into()
                 }
+                Some(_)
+                    if (matches!(sym.storage, Storage::Common { .. })
+                        || unit.equivalences.iter().any(|e| e.contains(&i)))
+                        && program
+                            .type_of(unit, &sym.ty)
+                            .is_some_and(|(_, def)| def.sequence) =>
+                {
+                    "it is a sequence type in COMMON or EQUIVALENCE, whose derivatives dfort does not lay out yet".into()
+                }
                 Some(_) => continue,
                 None => "its type's definition is not among the files given to dfort".into(),
             };

@@ -175,6 +175,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             span: self.span(n),
             components: Vec::new(),
             unsupported: None,
+            sequence: false,
         };
         for c in named_children(n) {
             match c.kind() {
@@ -194,6 +195,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     }
                 }
                 "variable_declaration" => self.components(c, &mut def),
+                "sequence_statement" => def.sequence = true,
                 "end_type_statement" | "comment" | "private_statement" | "public_statement" => {}
                 other => {
                     def.unsupported
@@ -268,6 +270,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         let mut block = InterfaceBlock {
             text: self.text(n).trim_end().to_string(),
             names: Vec::new(),
+            generic: None,
+            specifics: Vec::new(),
         };
         if let Some(stmt) = named_children(n)
             .into_iter()
@@ -283,9 +287,16 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 let s = self.sym_mut(id);
                 s.storage = Storage::Procedure;
                 s.declared = true;
+                block.generic = Some(nm);
             }
         }
         for c in named_children(n) {
+            if c.kind() == "procedure_statement" {
+                // `module procedure scale_r, scale_v`
+                for d in fields(c, "declarator") {
+                    block.specifics.push(self.lname(d));
+                }
+            }
             if matches!(c.kind(), "subroutine" | "function") {
                 let header = named_children(c).into_iter().next();
                 if let Some(name) = header.and_then(|h| field(h, "name")) {
@@ -296,6 +307,9 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                         .and_then(|h| field(h, "type"))
                         .map(|t| self.lower_type(t));
                     let nm = self.procedure_symbol(name, ty.map(|t| (t, Typing::Declared)));
+                    if block.generic.is_some() {
+                        block.specifics.push(nm.clone());
+                    }
                     block.names.push(nm);
                 }
             }

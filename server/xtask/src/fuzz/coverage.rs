@@ -103,6 +103,8 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: READ of an internal file the routine writes"),
     drawn("statement: subscript advanced as a counter (ix = ix + incx)"),
     drawn("statement: DO unrolled after a MOD clean-up loop"),
+    drawn("statement: CALL of a generic name"),
+    drawn("state: variable of a sequence type"),
     drawn("statement: NAMELIST READ"),
     Entry {
         name: "statement: PRINT, OPEN, CLOSE and other I/O",
@@ -318,6 +320,14 @@ fn counts_subscripts(unit: &Unit) -> bool {
     unit.stmts.iter().filter_map(advanced).any(subscripted)
 }
 
+/// Whether `unit` calls a generic name of one of its interface blocks.
+fn calls_generic(unit: &Unit) -> bool {
+    unit.stmts.iter().any(|st| {
+        matches!(&st.kind, StmtKind::Call { name, .. }
+            if unit.interface_blocks.iter().any(|b| b.generic.as_ref() == Some(name)))
+    })
+}
+
 /// Whether `unit` has a counted DO stepping by a constant `c` of at
 /// least 2 and sets a local to `mod(_, c)` (an unrolled loop after its
 /// clean-up loop).
@@ -374,6 +384,17 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         }
         if unrolls(unit) {
             out.push("statement: DO unrolled after a MOD clean-up loop");
+        }
+        if unit.symbols.iter().any(|s| {
+            s.ty.base == dfort_ir::BaseType::Derived
+                && program
+                    .type_of(unit, &s.ty)
+                    .is_some_and(|(_, def)| def.sequence)
+        }) {
+            out.push("state: variable of a sequence type");
+        }
+        if calls_generic(unit) {
+            out.push("statement: CALL of a generic name");
         }
         // The fuzzer's solver, whose adjoint the checker supplies.
         if unit.name == super::ast::SOLVER {

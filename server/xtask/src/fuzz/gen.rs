@@ -719,15 +719,15 @@ impl<'r> Generator<'r> {
         }
         if let (Some(m), true) = (module.as_mut(), self.chance(0.3)) {
             // Locals of a derived type of the module: components set,
-            // overwritten (one indexes another), copied whole, read back.
+            // overwritten (one indexes another), copied whole, read back;
+            // sometimes a sequence type (issue 41).
+            let sequence = self.chance(0.3);
+            m.types.push("type fzt".into());
+            if sequence {
+                m.types.push("  sequence".into());
+            }
             m.types.extend(
-                [
-                    "type fzt",
-                    "  real(8) :: a, b(3)",
-                    "  integer :: k",
-                    "end type fzt",
-                ]
-                .map(String::from),
+                ["  real(8) :: a, b(3)", "  integer :: k", "end type fzt"].map(String::from),
             );
             for name in ["td", "tq"] {
                 decls.push(Decl {
@@ -872,6 +872,12 @@ impl<'r> Generator<'r> {
         if self.chance(0.1) {
             let roles = (&independents[..], &dependents[..]);
             self.procedure_argument(&late, roles, &mut spec, &mut body, prologue, &mut externals);
+        }
+        // Issue 41: calls of a generic name resolved by the actuals'
+        // types.
+        if self.chance(0.1) {
+            let roles = (&independents[..], &dependents[..]);
+            self.generic_interface(&late, roles, &mut spec, &mut body, prologue, &mut externals);
         }
         if let Some(ext) = &allocatable_extent {
             body.insert(
@@ -1926,6 +1932,70 @@ impl<'r> Generator<'r> {
         let lhs = self.element(env, &t);
         let call = Stmt::Call("fz_pa".into(), vec![Expr::var("fz_ps"), rhs, lhs]);
         self.insert_group(body, prologue, vec![call]);
+    }
+
+    /// A generic interface `fz_g` in the root whose specifics are the
+    /// external subroutines `fz_g1(u, v)` (`u` real) and `fz_g2(k, v)`
+    /// (`k` integer), called with an input for `u` and a literal for
+    /// `k`: each call goes to the specific its first actual's type picks.
+    fn generic_interface(
+        &mut self,
+        env: &Env,
+        roles: (&[String], &[String]),
+        spec: &mut Vec<String>,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+        externals: &mut Vec<Proc>,
+    ) {
+        let Some((t, rhs)) = self.target_and_input(env, roles, |g| g.rexpr(env, 1)) else {
+            return;
+        };
+        let (a, b) = (self.literal(), self.literal());
+        let sub = |name: &str, first: Decl, body: Vec<String>| Proc {
+            kind: ProcKind::Subroutine,
+            recursive: false,
+            elemental: false,
+            pure: false,
+            name: name.into(),
+            args: vec![first.name.clone(), "v".into()],
+            uses: vec![],
+            decls: vec![first, Decl::real("v", Vec::new()).with_intent("inout")],
+            spec: vec![],
+            body: vec![Stmt::Raw(body)],
+            internal: vec![],
+        };
+        externals.push(sub(
+            "fz_g1",
+            Decl::real("u", Vec::new()).with_intent("in"),
+            vec![format!("v = v + {}*u*u + sin(v)", a.print())],
+        ));
+        externals.push(sub(
+            "fz_g2",
+            Decl::int("k").with_intent("in"),
+            vec![format!("v = v*{} + k*cos(v)", b.print())],
+        ));
+        spec.extend(
+            [
+                "interface fz_g",
+                "  subroutine fz_g1(u, v)",
+                "    real(8), intent(in) :: u",
+                "    real(8), intent(inout) :: v",
+                "  end subroutine fz_g1",
+                "  subroutine fz_g2(k, v)",
+                "    integer, intent(in) :: k",
+                "    real(8), intent(inout) :: v",
+                "  end subroutine fz_g2",
+                "end interface",
+            ]
+            .map(String::from),
+        );
+        let lhs = self.element(env, &t);
+        let k = Expr::int(self.range(1, 3));
+        let mut group = vec![Stmt::Call("fz_g".into(), vec![rhs, lhs.clone()])];
+        if self.chance(0.5) {
+            group.push(Stmt::Call("fz_g".into(), vec![k, lhs]));
+        }
+        self.insert_group(body, prologue, group);
     }
 
     /// `lhs = lhs + c*sum(v)`, `c` a random literal.

@@ -1,0 +1,445 @@
+//! Calls of generic names (`interface scale / module procedure scale_r,
+//! scale_v`) resolved to their specific procedure, as a compiler does:
+//! the one specific whose dummies the actuals fit by type, kind and rank
+//! (keywords and absent optional dummies counted). The call keeps its
+//! generic name (a specific may be private to its module) and gets the
+//! specific as its target, so that the analyses and the generators
+//! follow it.
+//!
+//! Contract: a call is resolved only when exactly one specific fits; an
+//! actual whose type the linker cannot tell (a component, a reference to
+//! a function without source) fits any dummy, so that a call that may
+//! fit two stays unresolved (and is refused later as a call without
+//! source, never bound to the wrong one). Defined operators and
+//! assignment are not resolved. Runs after the other references of the
+//! unit are resolved ([`crate::link`]).
+
+use crate::ir::*;
+use crate::link::remote_name;
+use crate::IdVec;
+use std::collections::HashMap;
+
+type Units = IdVec<UnitId, std::sync::Arc<Unit>>;
+
+/// What an actual or a dummy is: type, kind (bytes; `None` when unknown),
+/// derived type name, rank.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Shape {
+    base: BaseType,
+    kind: Option<u32>,
+    derived: Option<String>,
+    rank: usize,
+}
+
+/// A specific procedure's dummies: name, shape, optional.
+pub(crate) type Signature = Vec<(String, Shape, bool)>;
+
+/// Per generic name: its specifics' units and signatures.
+pub(crate) type Generics = HashMap<String, Vec<(UnitId, Signature)>>;
+
+/// The generic names visible in unit `i` that its calls use, each with
+/// its specifics' units and signatures.
+pub(crate) fn visible(units: &Units, globals: &HashMap<String, UnitId>, i: UnitId) -> Generics {
+    let u = &units[i];
+    let mut called: Vec<&str> = Vec::new();
+    for st in &u.stmts {
+        if let StmtKind::Call { name, .. } = &st.kind {
+            called.push(name.as_str());
+        }
+        for e in st.kind.exprs() {
+            e.walk(&mut |x| {
+                if let ExprKind::FunctionCall { name, .. } = &x.kind {
+                    called.push(name.as_str());
+                }
+            });
+        }
+    }
+    called.sort();
+    called.dedup();
+    let mut out = HashMap::new();
+    for name in called {
+        let Some((owner, specifics)) = find(units, u, name, 0) else {
+            continue;
+        };
+        let list: Vec<(UnitId, Signature)> = specifics
+            .iter()
+            .filter_map(|s| {
+                let id = specific_unit(units, globals, owner, s)?;
+                Some((id, signature(&units[id])))
+            })
+            .collect();
+        if !list.is_empty() {
+            out.insert(name.to_string(), list);
+        }
+    }
+    out
+}
+
+/// The unit declaring generic `name` as `u` sees it (its own interface
+/// blocks, its hosts', the modules it uses, under their renames), with
+/// the specifics' names.
+fn find(units: &Units, u: &Unit, name: &str, depth: u32) -> Option<(UnitId, Vec<String>)> {
+    if depth > 16 {
+        return None;
+    }
+    let own = u
+        .interface_blocks
+        .iter()
+        .filter(|b| b.generic.as_deref() == Some(name))
+        .flat_map(|b| b.specifics.iter().cloned())
+        .collect::<Vec<_>>();
+    if !own.is_empty() {
+        return Some((u.id, own));
+    }
+    for us in &u.uses {
+        let (Some(m), Some(remote)) = (us.target, remote_name(us, name)) else {
+            continue;
+        };
+        if let Some(found) = units.get(m).and_then(|m| find(units, m, remote, depth + 1)) {
+            return Some(found);
+        }
+    }
+    let host = u.parent.and_then(|p| units.get(p))?;
+    find(units, host, name, depth + 1)
+}
+
+/// The unit of specific `name` of a generic declared in `owner`: a
+/// procedure of `owner`'s module (or of a module it uses), else an
+/// external one.
+fn specific_unit(
+    units: &Units,
+    globals: &HashMap<String, UnitId>,
+    owner: UnitId,
+    name: &str,
+) -> Option<UnitId> {
+    let mut cur = units.get(owner);
+    let mut depth = 0;
+    while let Some(c) = cur {
+        if let Some(&ch) = c.children.iter().find(|ch| {
+            units
+                .get(**ch)
+                .is_some_and(|x| x.name == name && x.is_procedure())
+        }) {
+            return Some(ch);
+        }
+        for us in &c.uses {
+            let (Some(m), Some(remote)) = (us.target, remote_name(us, name)) else {
+                continue;
+            };
+            if let Some(&ch) = units.get(m).and_then(|m| {
+                m.children
+                    .iter()
+                    .find(|ch| units.get(**ch).is_some_and(|x| x.name == remote))
+            }) {
+                return Some(ch);
+            }
+        }
+        depth += 1;
+        if depth > 16 {
+            break;
+        }
+        cur = c.parent.and_then(|p| units.get(p));
+    }
+    globals.get(name).copied()
+}
+
+fn signature(c: &Unit) -> Signature {
+    c.args
+        .iter()
+        .map(|&a| {
+            let s = c.symbol(a);
+            (
+                s.name.clone(),
+                shape_of_type(&s.ty, s.rank()),
+                s.attrs.optional,
+            )
+        })
+        .collect()
+}
+
+fn shape_of_type(t: &Type, rank: usize) -> Shape {
+    let default = match t.base {
+        BaseType::Character => Some(1),
+        BaseType::Derived | BaseType::None => None,
+        _ => Some(4),
+    };
+    let kind = match (t.kind, &t.kind_text) {
+        (Some(k), _) => Some(k),
+        (None, Some(_)) => None,
+        (None, None) => default,
+    };
+    Shape {
+        base: t.base,
+        kind,
+        derived: t.derived.clone(),
+        rank,
+    }
+}
+
+/// What actual `e` of a call in `u` is, when the linker can tell.
+fn actual(units: &Units, u: &Unit, e: &Expr) -> Option<Shape> {
+    let scalar = |base, kind| Shape {
+        base,
+        kind: Some(kind),
+        derived: None,
+        rank: 0,
+    };
+    match &e.kind {
+        ExprKind::Var(s) => {
+            let sym = u.symbol(*s);
+            (sym.ty.base != BaseType::None).then(|| shape_of_type(&sym.ty, sym.rank()))
+        }
+        ExprKind::ArrayRef { array, subs } => {
+            let sym = u.symbol(*array);
+            let rank = subs
+                .iter()
+                .filter(|s| matches!(s, Subscript::Range { .. }))
+                .count();
+            Some(shape_of_type(&sym.ty, rank))
+        }
+        ExprKind::Int(_) => Some(scalar(BaseType::Integer, 4)),
+        ExprKind::Real { kind, .. } => Some(scalar(BaseType::Real, *kind)),
+        ExprKind::Logical(_) => Some(scalar(BaseType::Logical, 4)),
+        ExprKind::Str(_) => Some(scalar(BaseType::Character, 1)),
+        ExprKind::Unary { operand, .. } => actual(units, u, operand),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (actual(units, u, lhs)?, actual(units, u, rhs)?);
+            let rank = a.rank.max(b.rank);
+            if !matches!(
+                op,
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow
+            ) {
+                return Some(Shape {
+                    rank,
+                    ..scalar(BaseType::Logical, 4)
+                });
+            }
+            let order = |b: BaseType| match b {
+                BaseType::Integer => 0,
+                BaseType::Real => 1,
+                BaseType::Complex => 2,
+                _ => 3,
+            };
+            let (hi, lo) = if order(a.base) >= order(b.base) {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            let kind = match hi.base == lo.base {
+                true => hi.kind.zip(lo.kind).map(|(x, y)| x.max(y)),
+                false => hi.kind,
+            };
+            Some(Shape { kind, rank, ..hi })
+        }
+        ExprKind::Intrinsic { name, args } => intrinsic(units, u, name, args),
+        ExprKind::FunctionCall {
+            target: CallTarget::Unit(c),
+            ..
+        } => {
+            let cu = units.get(*c)?;
+            let r = cu.symbol(cu.result?);
+            Some(shape_of_type(&r.ty, r.rank()))
+        }
+        _ => None,
+    }
+}
+
+/// What a reference to intrinsic `name` gives, for the common numeric
+/// ones: elemental functions the type of their first argument (the rank
+/// of the largest), reductions a scalar, conversions their type.
+fn intrinsic(units: &Units, u: &Unit, name: &str, args: &[Arg]) -> Option<Shape> {
+    let first = actual(units, u, &args.first()?.value)?;
+    let rank = args
+        .iter()
+        .filter_map(|a| actual(units, u, &a.value))
+        .map(|s| s.rank)
+        .max()
+        .unwrap_or(0);
+    let of = |base, kind| Shape {
+        base,
+        kind: Some(kind),
+        derived: None,
+        rank,
+    };
+    Some(match name {
+        "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "atan2" | "sinh" | "cosh" | "tanh"
+        | "exp" | "log" | "log10" | "sqrt" | "abs" | "sign" | "mod" | "modulo" | "max" | "min"
+        | "aint" | "anint" | "dim" | "hypot" | "erf" | "erfc" => Shape { rank, ..first },
+        "sum" | "product" | "maxval" | "minval" | "dot_product" | "norm2" => {
+            Shape { rank: 0, ..first }
+        }
+        "dble" => of(BaseType::Real, 8),
+        "int" | "nint" | "floor" | "ceiling" | "size" => of(BaseType::Integer, 4),
+        _ => return None,
+    })
+}
+
+/// The specific of `candidates` the actuals `args` fit, when exactly one
+/// does.
+fn choose(
+    units: &Units,
+    u: &Unit,
+    args: &[Arg],
+    candidates: &[(UnitId, Signature)],
+) -> Option<UnitId> {
+    let shapes: Vec<Option<Shape>> = args.iter().map(|a| actual(units, u, &a.value)).collect();
+    let fits = |sig: &Signature| {
+        let mut bound = vec![false; sig.len()];
+        for (k, a) in args.iter().enumerate() {
+            let slot = match &a.keyword {
+                Some(kw) => sig.iter().position(|(n, _, _)| n == kw),
+                None => (k < sig.len()).then_some(k),
+            };
+            let Some(slot) = slot else { return false };
+            if bound[slot] {
+                return false;
+            }
+            bound[slot] = true;
+            if let Some(have) = &shapes[k] {
+                let want = &sig[slot].1;
+                let kinds = match (have.kind, want.kind) {
+                    (Some(x), Some(y)) => x == y,
+                    _ => true,
+                };
+                if have.base != want.base
+                    || have.rank != want.rank
+                    || !kinds
+                    || (want.base == BaseType::Derived && have.derived != want.derived)
+                {
+                    return false;
+                }
+            }
+        }
+        sig.iter()
+            .zip(&bound)
+            .all(|((_, _, optional), b)| *b || *optional)
+    };
+    let mut found = candidates.iter().filter(|(_, sig)| fits(sig));
+    match (found.next(), found.next()) {
+        (Some((id, _)), None) => Some(*id),
+        _ => None,
+    }
+}
+
+/// Sets the target of each call of a generic name in `u` whose specific
+/// the actuals decide (`generics` from [`visible`], on the units as they
+/// were before `u` changed).
+pub(crate) fn resolve_calls(units: &Units, u: &mut Unit, generics: &Generics) {
+    if generics.is_empty() {
+        return;
+    }
+    let snapshot = u.clone();
+    let pick = |name: &str, args: &[Arg]| {
+        generics
+            .get(name)
+            .and_then(|c| choose(units, &snapshot, args, c))
+    };
+    for st in u.stmts.iter_mut() {
+        if let StmtKind::Call { name, target, args } = &mut st.kind {
+            if let Some(id) = pick(name, args) {
+                *target = CallTarget::Unit(id);
+            }
+        }
+        for e in st.kind.exprs_mut() {
+            e.walk_mut(&mut |x| {
+                if let ExprKind::FunctionCall { name, target, args } = &mut x.kind {
+                    if let Some(id) = pick(name, args) {
+                        *target = CallTarget::Unit(id);
+                    }
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::*;
+
+    fn program(src: &str) -> Program {
+        let mut parser = dfort_syntax::FortranParser::new();
+        let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
+        let lowered = crate::lower::lower_file(&parsed, FileId(0));
+        let file = SourceFile {
+            id: FileId(0),
+            path: "t.f90".into(),
+        };
+        crate::link::link(vec![file], vec![lowered]).0
+    }
+
+    /// The name of the unit each CALL of `unit` goes to (`-` when none).
+    fn targets(p: &Program, unit: &str) -> Vec<String> {
+        let u = p.units.iter().find(|u| u.name == unit).expect("unit");
+        u.stmts
+            .iter()
+            .filter_map(|st| match &st.kind {
+                StmtKind::Call { target, .. } => Some(match target {
+                    CallTarget::Unit(c) => p.unit(*c).name.clone(),
+                    _ => "-".into(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const SRC: &str = "
+module m
+  interface put
+    module procedure put4, put8, putv
+  end interface
+  interface same
+    module procedure same_a, same_b
+  end interface
+contains
+  subroutine put4(x)
+    real(4) :: x
+  end subroutine
+  subroutine put8(x)
+    real(8) :: x
+  end subroutine
+  subroutine putv(x, n)
+    real(8) :: x(:)
+    integer, optional :: n
+  end subroutine
+  subroutine same_a(x, k)
+    real(8) :: x
+    integer :: k
+  end subroutine
+  subroutine same_b(x, c)
+    real(8) :: x
+    character :: c
+  end subroutine
+end module
+subroutine t(a, b, v)
+  use m, only: put, same
+  real(4) :: a
+  real(8) :: b, v(4)
+  call put(a)
+  call put(b)
+  call put(v)
+  call put(v, n=3)
+  call put(1.0d0 + a)
+  call same(b, 2)
+  call same(b, 'c')
+  call same(b)
+end subroutine
+";
+
+    #[test]
+    fn the_actuals_choose_the_specific_by_kind_rank_and_keyword() {
+        let p = program(SRC);
+        assert_eq!(
+            targets(&p, "t"),
+            ["put4", "put8", "putv", "putv", "put8", "same_a", "same_b", "-"]
+        );
+    }
+
+    #[test]
+    fn an_actual_of_unknown_type_leaves_a_call_two_specifics_fit_unresolved() {
+        // `g(1)` is a function without source: its type is not known, so
+        // both specifics fit and the call stays unresolved.
+        let src = SRC.replace("call put(a)\n", "call put(g(1))\n");
+        let p = program(&src);
+        assert_eq!(targets(&p, "t")[0], "-");
+    }
+}
