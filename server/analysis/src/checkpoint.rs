@@ -682,8 +682,10 @@ pub fn of_call(
     }
     let required = |s: SymbolId| in_req.contains_id(s);
     // The caller records what the call overwrites of the values its own
-    // adjoint needs (a callee with a derivative routine restores the
-    // differentiable ones itself, from its calling context).
+    // adjoint needs: a callee with a derivative routine restores the
+    // differentiable ones itself, from its calling context, and a split
+    // callee every one, integers too (its forward routine records them,
+    // its reverse routine puts them back).
     let mut records: Vec<Saved> = Vec::new();
     let mut texts: Vec<String> = Vec::new();
     written.sort_by_key(|w| subscript_rank(unit, w.variable, w.whole));
@@ -691,7 +693,7 @@ pub fn of_call(
         if !required(w.variable) {
             continue;
         }
-        if routine && differentiable(orig, w.variable) {
+        if routine && (split || differentiable(orig, w.variable)) {
             continue;
         }
         if let Some(limit) = reference_tape_limit(program, unit, w.variable, w.whole, &w.reference)

@@ -11,11 +11,17 @@
 //! Contract: [`candidates`] gives the CALL statements of a unit that may
 //! run split, from the program's structure alone: a call not inside a
 //! loop (so what its forward sweep records is held once), in a unit
-//! without jumps, to a subroutine whose locals are scalars the tape holds
-//! ([`callee_fits`]: they are carried from `c_fwd` to `c_rev` on the
-//! tape), whose actuals read only the caller's own locals and dummies
-//! outside the variables the call passes (what `c_rev` is called with is
-//! then what `c_fwd` was). TBR ([`crate::tbr`]) decides among these —
+//! without jumps — or, for a recursive callee, any call (joint mode would
+//! need the region the call touches, which [`crate::regions`] does not
+//! bound through the recursion) — to a subroutine whose locals are
+//! scalars the tape holds ([`callee_fits`]: they are carried from `c_fwd`
+//! to `c_rev` on the tape), whose actuals read only the caller's own
+//! locals and dummies outside the variables the call passes to formals
+//! the callee may write (what `c_rev` is called with is then what `c_fwd`
+//! was). What a split call overwrites of the values its caller still
+//! needs, integers included, the callee records itself (TBR's calling
+//! context, [`crate::tbr`]; [`crate::checkpoint`] saves nothing around
+//! it). TBR ([`crate::tbr`]) decides among these —
 //! a callee with a summary that reaches no global — and records its
 //! choice (`Tbr::split`), which the checkpoint, the generator and the
 //! editor read; [`crate::facts`] gives the callees of split calls a
@@ -47,11 +53,26 @@ pub fn of_program(program: &Program, effects: &ProgramEffects) -> IdVec<UnitId, 
 /// contract).
 pub fn candidates(program: &Program, unit: &Unit, effects: &ProgramEffects) -> Splittable {
     let mut out = Splittable::new();
-    if !unit.cfg.structured {
-        return out;
-    }
     let mut calls = Vec::new();
-    outside_loops(unit, &unit.body, &mut calls);
+    if unit.cfg.structured {
+        outside_loops(unit, &unit.body, &mut calls);
+    }
+    // A recursive callee runs split wherever it is called, in loops and
+    // in units with jumps: its joint mode would need a snapshot of what
+    // it touches, which dfort does not bound through the recursion
+    // ([`crate::regions`]); its forward routine records what it
+    // overwrites instead ([`crate::tbr`]'s calling context).
+    for st in unit.stmts.iter() {
+        if let StmtKind::Call {
+            target: CallTarget::Unit(c),
+            ..
+        } = &st.kind
+        {
+            if is_recursive(program, program.unit(*c)) && !calls.contains(&st.id) {
+                calls.push(st.id);
+            }
+        }
+    }
     for id in calls {
         let StmtKind::Call {
             args,
@@ -66,7 +87,10 @@ pub fn candidates(program: &Program, unit: &Unit, effects: &ProgramEffects) -> S
             continue;
         };
         let fits = callee_fits(program, cu) && keeps_bounds_and_globals(cu, fx);
-        if *c != unit.id && fits && actuals_fit(unit, args) {
+        let written = |pos: usize, a: &Arg| {
+            formal_index(cu, pos, a).is_none_or(|k| fx.written_formals.contains(&(k as u32)))
+        };
+        if fits && actuals_fit(unit, args, written) {
             let read: BitSet = args
                 .iter()
                 .enumerate()
@@ -102,7 +126,7 @@ fn outside_loops(unit: &Unit, ids: &[StmtId], out: &mut Vec<StmtId>) {
 
 /// Whether a subroutine can be split into a forward and a reverse
 /// routine: an external subroutine (without an explicit interface) or a
-/// module procedure, not recursive, elemental or hosting internal
+/// module procedure (recursive or not), not elemental or hosting internal
 /// procedures, no EQUIVALENCE, and whose locals are scalars of a type the
 /// tape holds, neither SAVEd nor initialised, pointers, targets or
 /// allocatable. A caller reads this of its callee (it changes with the
@@ -119,16 +143,8 @@ pub fn callee_fits(program: &Program, c: &Unit) -> bool {
         }),
         Some(p) => program.unit(p).kind == UnitKind::Module,
     };
-    let recursive = c.recursive
-        || program
-            .call_graph
-            .recursive
-            .get(c.id)
-            .copied()
-            .unwrap_or(true);
     host_ok
         && c.kind == UnitKind::Subroutine
-        && !recursive
         && !c.elemental
         && c.children.is_empty()
         && c.equivalences.is_empty()
@@ -158,6 +174,18 @@ fn keeps_bounds_and_globals(c: &Unit, fx: &Effects) -> bool {
         })
 }
 
+/// Whether `c` is recursive (declared so, or in a cycle of the call
+/// graph).
+fn is_recursive(program: &Program, c: &Unit) -> bool {
+    c.recursive
+        || program
+            .call_graph
+            .recursive
+            .get(c.id)
+            .copied()
+            .unwrap_or(true)
+}
+
 /// Whether `s` of `c` is no local, or a local the tape carries as it is.
 fn local_fits(c: &Unit, s: SymbolId) -> bool {
     let sym = c.symbol(s);
@@ -178,14 +206,14 @@ fn local_fits(c: &Unit, s: SymbolId) -> bool {
 
 /// Whether the actuals of a call read only the caller's locals and
 /// dummies (no pointer, no member of a may-alias class), no procedure
-/// with source, and no variable that one of them passes (the callee
-/// could change it): the reverse routine is then called with what the
-/// forward routine was.
-fn actuals_fit(unit: &Unit, args: &[Arg]) -> bool {
+/// with source, and no variable that one of them passes to a formal the
+/// callee may write (`written`, by position: the callee could change it):
+/// the reverse routine is then called with what the forward routine was.
+fn actuals_fit(unit: &Unit, args: &[Arg], written: impl Fn(usize, &Arg) -> bool) -> bool {
     let mut passed = BitSet::default();
     let mut read = BitSet::default();
     let mut plain = true;
-    for a in args {
+    for (pos, a) in args.iter().enumerate() {
         a.value.walk(&mut |x| {
             plain &= !matches!(
                 x.kind,
@@ -194,7 +222,9 @@ fn actuals_fit(unit: &Unit, args: &[Arg]) -> bool {
         });
         match target(&a.value) {
             Some((t, _)) => {
-                passed.insert_id(t);
+                if written(pos, a) {
+                    passed.insert_id(t);
+                }
                 index_vars(unit, &a.value, &mut read);
             }
             None => vars(unit, &a.value, &mut read),
@@ -283,10 +313,12 @@ end subroutine
 {CALLEES}"
         );
         // In the loop: joint; `work` has a local array; `call step(k,
-        // x(k))` passes `k` and subscripts with it; `shrink` changes the
-        // bound of its array; `via` reaches a COMMON variable through
-        // `shared`.
-        assert_eq!(split_calls(&src, "top"), ["step", "step"]);
+        // x(k))` passes `k` and subscripts with it, but `step` only reads
+        // it; `shrink` changes the bound of its array; `via` reaches a
+        // COMMON variable through `shared`.
+        assert_eq!(split_calls(&src, "top"), ["step", "step", "step"]);
+        let changed = src.replace("call step(k, x(k))", "call shrink(k, x(k))");
+        assert_eq!(split_calls(&changed, "top"), ["step", "step"]);
     }
 
     #[test]
@@ -302,6 +334,31 @@ end subroutine
 {CALLEES}"
         );
         assert!(split_calls(&src, "top").is_empty());
+    }
+
+    #[test]
+    fn recursive_callees_split_in_loops_and_units_with_jumps() {
+        let src = "
+recursive subroutine halves(n, x)
+  integer :: n, h
+  real(8) :: x(*)
+  if (n < 2) goto 10
+  h = n / 2
+  call halves(h, x)
+  call halves(n - h, x(h + 1))
+  x(1) = x(1) * x(n)
+10 continue
+end subroutine
+subroutine top(n, m, x)
+  integer :: n, m, j
+  real(8) :: x(n, m)
+  do j = 1, m
+    call halves(n, x(1, j))
+  end do
+end subroutine
+";
+        assert_eq!(split_calls(src, "top"), ["halves"]);
+        assert_eq!(split_calls(src, "halves"), ["halves", "halves"]);
     }
 }
 #[cfg(test)]

@@ -105,7 +105,7 @@ impl Bound {
 }
 
 /// `b` without the not-negative marks around it.
-fn unmarked(mut b: &Bound) -> &Bound {
+pub(super) fn unmarked(mut b: &Bound) -> &Bound {
     while let Bound::NonNeg(x) = b {
         b = x;
     }

@@ -217,6 +217,17 @@ impl<'a> Ctx<'a> {
                 lo: Bound::Int(1),
                 hi: add(Bound::Int(1), mul(sub(times, Bound::Int(1)), t)),
             },
+            // `DO J = 1, N32, 32` with `N32 = (N/32)*32` (DLASWP's blocks
+            // of 32 columns): from 1 by c to a multiple of c, the last
+            // index is that multiple less c - 1.
+            (Some(Some(c @ 2..)), _) if s == Interval::point(Bound::Int(1)) && e.is_point() => {
+                let end = self.without_locals(e.clone()).hi;
+                let hi = match multiple_of(&end, c) {
+                    true => add(end, Bound::Int(1 - c)),
+                    false => e.hi,
+                };
+                Interval { lo: s.lo, hi }
+            }
             (None | Some(Some(1..)), _) => Interval { lo: s.lo, hi: e.hi },
             (Some(Some(..=-1)), _) => Interval { lo: e.lo, hi: s.hi },
             _ => Interval {
@@ -600,5 +611,17 @@ impl<'a> Ctx<'a> {
             && d[..n - 1] == s[..n - 1]
             && d[n - 1].0 == s[n - 1].0
             && d[n - 1].1 < s[n - 1].1
+    }
+}
+
+/// Whether bound `b` is `c` times an integer (`c*x`, or `x*c`).
+fn multiple_of(b: &Bound, c: i64) -> bool {
+    match unmarked(b) {
+        Bound::Int(v) => v % c == 0,
+        Bound::Scale(k, _) => k % c == 0,
+        Bound::Product(x, y) => [x, y]
+            .iter()
+            .any(|f| matches!(unmarked(f), Bound::Int(v) if v % c == 0)),
+        _ => false,
     }
 }

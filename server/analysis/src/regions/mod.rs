@@ -1467,6 +1467,17 @@ subroutine vsq4(n, x)
   end do
 end subroutine vsq4
 
+subroutine blocks32(n, x)
+  integer :: n, j, k, n32
+  real(8) :: x(*)
+  n32 = (n/32)*32
+  do j = 1, n32, 32
+    do k = j, j + 31
+      x(k) = -x(k)
+    end do
+  end do
+end subroutine blocks32
+
 subroutine vstep(n, x, incx)
   integer :: n, incx, i, nincx
   real(8) :: x(*)
@@ -1539,6 +1550,16 @@ end subroutine skipped
             assert_eq!(value(&first, &[n]), 1, "{n}");
             assert_eq!(value(&last, &[n]), n, "{n}: {last:?}");
             assert_eq!(value(&r.cap, &[n]), n - 1, "{n}");
+        }
+    }
+
+    #[test]
+    fn blocks_of_a_constant_step_end_at_the_multiple_of_it() {
+        let p = program(IDIOMS);
+        let r = region(&p, "blocks32", 1, KnownArgs::new()).expect("a region");
+        let (_, last, _) = r.dims[0].triplet();
+        for n in [32, 33, 64, 95, 100] {
+            assert_eq!(value(&last, &[n]), 32 * (n / 32), "{n}: {last:?}");
         }
     }
 

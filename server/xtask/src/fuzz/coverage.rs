@@ -104,6 +104,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: subscript advanced as a counter (ix = ix + incx)"),
     drawn("statement: DO unrolled after a MOD clean-up loop"),
     drawn("statement: CALL of a generic name"),
+    drawn("statement: recursive CALL on a part of an array (x(h + 1))"),
     drawn("state: variable of a sequence type"),
     drawn("statement: NAMELIST READ"),
     Entry {
@@ -320,6 +321,17 @@ fn counts_subscripts(unit: &Unit) -> bool {
     unit.stmts.iter().filter_map(advanced).any(subscripted)
 }
 
+/// Whether recursive `unit` calls itself passing an element of an array
+/// (the second half of a vector: `call fz_q1(m - h, x(h + 1))`).
+fn recurses_on_parts(unit: &Unit) -> bool {
+    unit.recursive
+        && unit.stmts.iter().any(|st| {
+            matches!(&st.kind, StmtKind::Call { target: dfort_ir::CallTarget::Unit(c), args, .. }
+                if *c == unit.id
+                    && args.iter().any(|a| matches!(a.value.kind, ExprKind::ArrayRef { .. })))
+        })
+}
+
 /// Whether `unit` calls a generic name of one of its interface blocks.
 fn calls_generic(unit: &Unit) -> bool {
     unit.stmts.iter().any(|st| {
@@ -395,6 +407,9 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         }
         if calls_generic(unit) {
             out.push("statement: CALL of a generic name");
+        }
+        if recurses_on_parts(unit) {
+            out.push("statement: recursive CALL on a part of an array (x(h + 1))");
         }
         // The fuzzer's solver, whose adjoint the checker supplies.
         if unit.name == super::ast::SOLVER {

@@ -99,6 +99,8 @@ struct Frame<'a> {
     flags: BTreeMap<String, String>,
     arrays: BTreeMap<String, View>,
     steps: usize,
+    /// A RETURN ran: the rest of the body does not.
+    returned: bool,
 }
 
 /// The integer value of `e` from `ints` (`+ - *`, `min`, `max`, `mod`).
@@ -113,6 +115,7 @@ fn ieval(e: &Expr, ints: &BTreeMap<String, i64>) -> Option<i64> {
                 "+" => Some(a + b),
                 "-" => Some(a - b),
                 "*" => Some(a * b),
+                "/" => a.checked_div(b),
                 _ => None,
             }
         }
@@ -210,10 +213,14 @@ impl<'a> Frame<'a> {
     fn exec(&mut self, body: &[Stmt], out: &mut [Touched]) -> Option<()> {
         for s in body {
             self.steps += 1;
+            if self.returned {
+                return Some(());
+            }
             if self.steps > 200_000 {
                 return None;
             }
             match s {
+                Stmt::Return => self.returned = true,
                 Stmt::Assign(Expr::Var(v), rhs) if self.is_int_local(v) => {
                     let x = ieval(rhs, &self.ints)?;
                     self.ints.insert(v.clone(), x);
@@ -320,6 +327,7 @@ fn simulate(sigs: &[SeqSig], sig: &SeqSig, bound: &[Bind], out: &mut [Touched]) 
         flags: BTreeMap::new(),
         arrays: BTreeMap::new(),
         steps: 0,
+        returned: false,
     };
     for ((name, p), b) in sig.proc.args.iter().zip(&sig.params).zip(bound) {
         match (p, b) {
@@ -567,8 +575,8 @@ impl<'r> Generator<'r> {
         let name = self.fresh("fz_q");
         // Issue 41: the reference BLAS's forms (an unrolled loop has no
         // increments).
-        let reference = self.chance(0.3);
-        let unrolled = reference && self.chance(0.4);
+        let reference = self.chance(0.4);
+        let unrolled = reference && self.chance(0.5);
         let incx = (!unrolled && self.chance(0.6)).then_some("incx");
         let incy = (!unrolled && self.chance(0.5)).then_some("incy");
         let alpha = self.chance(0.4);
@@ -874,6 +882,93 @@ impl<'r> Generator<'r> {
         self.seq_proc(ProcKind::Subroutine, &name, &params, locals, pre)
     }
 
+    /// Issue 41: `recursive subroutine fz_qK(m[, al], x)` on the halves
+    /// of its vector, as LAPACK's DGETRF2 and DPOTRF2 recurse on halves of
+    /// their matrix: one element is updated in place; longer vectors
+    /// call it on `x` (the first `h = m/2` elements) and on `x(h + 1)`
+    /// (the rest), and combine the halves before or after. The base case
+    /// returns early (a RETURN with statements after it, as DPOTRF2's)
+    /// or is an arm of an IF block.
+    fn halves_callee(&mut self) -> SeqSig {
+        let name = self.fresh("fz_q");
+        let alpha = self.chance(0.5);
+        let mut params = vec![("m", SeqParam::Count)];
+        if alpha {
+            params.push(("al", SeqParam::Alpha));
+        }
+        let dims = match self.chance(0.7) {
+            true => vec![None],
+            false => vec![Some(v("m"))],
+        };
+        params.push(("x", SeqParam::Array { write: true, dims }));
+        let c = if alpha { v("al") } else { self.literal() };
+        let call = |m: Expr, x: Expr| {
+            let mut a = vec![m];
+            if alpha {
+                a.push(v("al"));
+            }
+            a.push(x);
+            Stmt::Call(name.clone(), a)
+        };
+        let one = at1("x", Expr::int(1));
+        let base = Stmt::Assign(
+            one.clone(),
+            self.seq_update(one.clone(), one.clone(), c.clone()),
+        );
+        // x(h) = x(h) + c*x(h + 1)*x(m) or x(1) = x(1) - c*sin(x(m)):
+        // the halves meet.
+        let h1 = Expr::bin("+", v("h"), Expr::int(1));
+        let combine = match self.chance(0.5) {
+            true => Stmt::Assign(
+                at1("x", v("h")),
+                Expr::bin(
+                    "+",
+                    at1("x", v("h")),
+                    Expr::bin(
+                        "*",
+                        c.clone(),
+                        Expr::bin("*", at1("x", h1.clone()), at1("x", v("m"))),
+                    ),
+                ),
+            ),
+            false => Stmt::Assign(
+                one.clone(),
+                Expr::bin(
+                    "-",
+                    one.clone(),
+                    Expr::bin("*", c, Expr::call("sin", vec![at1("x", v("m"))])),
+                ),
+            ),
+        };
+        let mut split = vec![
+            Stmt::Assign(v("h"), Expr::bin("/", v("m"), Expr::int(2))),
+            call(v("h"), v("x")),
+            call(Expr::bin("-", v("m"), v("h")), at1("x", h1)),
+        ];
+        match self.chance(0.5) {
+            true => split.push(combine),
+            false => split.insert(1, combine),
+        }
+        let is_one = Expr::bin("==", v("m"), Expr::int(1));
+        let body = match self.chance(0.5) {
+            true => {
+                let mut b = vec![Stmt::If(vec![(is_one, vec![base, Stmt::Return])], None)];
+                b.extend(split);
+                b
+            }
+            false => vec![Stmt::If(vec![(is_one, vec![base])], Some(split))],
+        };
+        let mut sig = self.seq_proc(
+            ProcKind::Subroutine,
+            &name,
+            &params,
+            vec![Decl::int("h")],
+            body,
+        );
+        sig.proc.recursive = true;
+        sig
+    }
+
     /// `subroutine fz_qK(m, k, a, lda, y)` calling the AXPY-like `inner`
     /// on each column `a(1, j)` into `y(1:m)`, or (with an increment) on
     /// blocks of each row, `a(i, jj)` `lda` apart into `y(jj:)`, `jb =
@@ -996,10 +1091,11 @@ impl<'r> Generator<'r> {
         ext_funcs: &mut Vec<String>,
     ) {
         let mut sigs: Vec<SeqSig> = Vec::new();
-        match self.rng.random_range(0..10) {
+        match self.rng.random_range(0..12) {
             0..=2 => sigs.push(self.axpy_callee()),
             3 | 4 => sigs.push(self.dot_callee()),
             5..=7 => sigs.push(self.gemv_callee()),
+            8 | 9 => sigs.push(self.halves_callee()),
             _ => {
                 let inner = self.axpy_callee();
                 let outer = self.wrap_callee(&inner);
