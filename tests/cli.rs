@@ -1430,3 +1430,50 @@ fn a_supplied_adjoint_is_called_and_verified() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("in the dot-product test (TOO LARGE)"), "{out}");
 }
+
+/// Issue 41: TRANSFER between one real type and kind is a copy and is
+/// differentiated (kernel `packed`); between kinds it reinterprets the
+/// bits and both derivatives are refused, naming the reference and the
+/// line, with no file written.
+#[test]
+fn transfer_between_kinds_is_refused_with_the_line() {
+    let dir = std::env::temp_dir().join(format!("dfort-transfer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("bits.f90");
+    std::fs::write(
+        &src,
+        "subroutine bits(x, y)
+  real(8), intent(in) :: x(2)
+  real(8), intent(out) :: y
+  real(4) :: h(4)
+  h = transfer(x, h)
+  y = x(1) + h(1)
+end subroutine bits
+",
+    )
+    .unwrap();
+    for (mode, file) in [("adjoint", "bits_b.f90"), ("tangent", "bits_d.f90")] {
+        let out_dir = dir.join(mode);
+        let (code, out, err) = dfort(&[
+            mode,
+            src.to_str().unwrap(),
+            "--root",
+            "bits",
+            "--independent",
+            "x",
+            "--dependent",
+            "y",
+            "--output-dir",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 1, "{mode}: {out}{err}");
+        assert!(
+            err.contains("bits.f90:5:")
+                && err.contains("`transfer(x, h)`")
+                && err.contains("reinterprets the bits"),
+            "{mode}: {err}"
+        );
+        assert!(!out_dir.join(file).exists(), "{mode}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

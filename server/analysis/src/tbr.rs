@@ -1217,6 +1217,26 @@ fn call_contexts<'s>(
                     }
                 }
             }
+            // A split call's callee restores the values without a
+            // derivative too (a pivot vector, a counter): nothing around
+            // the call saves them ([`crate::checkpoint`]), and its
+            // forward routine records them where it overwrites them.
+            if t.split.contains(&site.stmt) {
+                for (pos, a) in args.iter().enumerate() {
+                    let (Some(k), Some((v, _))) = (
+                        dfort_ir::queries::formal_index(callee, pos, a),
+                        target(&a.value),
+                    ) else {
+                        continue;
+                    };
+                    let Some(&f) = callee.args.get(k) else {
+                        continue;
+                    };
+                    if read_after.contains_id(v) && !dfort_ir::dp::differentiable(callee, f) {
+                        ctx.insert_id(f);
+                    }
+                }
+            }
         }
         out.push((*c, ctx));
     }

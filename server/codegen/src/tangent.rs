@@ -311,6 +311,12 @@ impl Gen<'_> {
             return None;
         };
         let (names, data) = dfort_ir::intrinsics::linear_array(name)?;
+        if name == "transfer" && !dfort_ir::intrinsics::transfer_keeps_values(self.unit, args) {
+            if args.iter().any(|a| self.has_derivative_inside(&a.value)) {
+                self.refuse(e.span, transfer_refusal(self.unit, e));
+            }
+            return None;
+        }
         let ds: Vec<Option<String>> = slots
             .iter()
             .enumerate()
@@ -1007,4 +1013,13 @@ pub fn internal_copies(
         }
     }
     out
+}
+
+/// Why `transfer` with an active SOURCE is refused: the generators
+/// differentiate it only between variables of one real type and kind.
+pub(crate) fn transfer_refusal(unit: &Unit, e: &Expr) -> String {
+    format!(
+        "no derivative rule for `{}`: TRANSFER is differentiated only when SOURCE and MOLD are variables, elements or literals of one real type and kind (a copy); between types or kinds it reinterprets the bits",
+        print(unit, e)
+    )
 }

@@ -413,7 +413,17 @@ const FUNCTIONS: &[Intrinsic] = &[
     none("ibset", Integer),
     none("ibclr", Integer),
     none("logical", Logical),
-    f("transfer", Arg, Rule::Missing),
+    // Linear where SOURCE and MOLD have the same type and kind (the bits
+    // are the values, in array element order); the generators refuse it
+    // between types or kinds (it reinterprets the bits).
+    f(
+        "transfer",
+        Arg,
+        Rule::Linear {
+            args: &["source", "mold", "size"],
+            data: &["source"],
+        },
+    ),
     f("null", Arg, Rule::Missing),
 ];
 
@@ -649,6 +659,51 @@ pub fn reduction_refusal(unit: &crate::Unit, name: &str, x: &crate::Expr) -> Str
         "no derivative rule for `{name}` of `{}` (only of a whole array variable: rank 1, or rank 2 along a constant dimension, with or without a mask)",
         crate::dump::expr(unit, x)
     )
+}
+
+/// Whether `transfer(source, mold[, size])` keeps the values: SOURCE and
+/// MOLD are variables, elements or literals of one real type and kind
+/// (a copy in array element order, linear in SOURCE). Between types or
+/// kinds it reinterprets the bits, which no derivative follows.
+pub fn transfer_keeps_values(unit: &crate::ir::Unit, args: &[crate::ir::Arg]) -> bool {
+    let Some(slots) = slots("transfer", args) else {
+        return false;
+    };
+    match (slots[0], slots[1]) {
+        (Some(source), Some(mold)) => {
+            real_kind(unit, source).is_some_and(|k| real_kind(unit, mold) == Some(k))
+        }
+        _ => false,
+    }
+}
+
+/// The kind of a real expression built of real variables, elements and
+/// literals by arithmetic and elemental intrinsics of their argument's
+/// type (`x*x`, `sin(t)`); `None` for anything else.
+fn real_kind(unit: &crate::ir::Unit, e: &crate::ir::Expr) -> Option<u32> {
+    use crate::ir::{BaseType, BinaryOp, ExprKind};
+    match &e.kind {
+        ExprKind::Real { kind, .. } => Some(*kind),
+        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => {
+            let ty = &unit.symbol(*s).ty;
+            match (ty.base, ty.kind, &ty.kind_text) {
+                (BaseType::Real, Some(k), _) => Some(k),
+                (BaseType::Real, None, None) => Some(4),
+                _ => None,
+            }
+        }
+        ExprKind::Unary { operand, .. } => real_kind(unit, operand),
+        ExprKind::Binary {
+            op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div,
+            lhs,
+            rhs,
+        } => Some(real_kind(unit, lhs)?.max(real_kind(unit, rhs)?)),
+        ExprKind::Intrinsic { name, args } if args.len() == 1 => match lookup(name)?.ty {
+            Ty::Arg => real_kind(unit, &args[0].value),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 #[cfg(test)]

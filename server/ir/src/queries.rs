@@ -307,6 +307,8 @@ pub fn rank_of(program: &Program, unit: &Unit, e: &Expr) -> usize {
                     _ => 1,
                 },
                 "transpose" => 2,
+                // A scalar MOLD without SIZE= gives a scalar.
+                "transfer" => usize::from(args.len() > 2 || r(1) > 0),
                 "matmul" => (r(0) + r(1)).saturating_sub(2),
                 _ => args
                     .iter()

@@ -570,6 +570,32 @@ impl Gen<'_> {
                 }
                 self.adj(x, &seed, rank_of(self.inp.program, unit, x), out);
             }
+            ("transfer", [Some(x), Some(_), size]) => {
+                if !dfort_ir::intrinsics::transfer_keeps_values(unit, args) {
+                    self.out
+                        .refuse(e.span, crate::tangent::transfer_refusal(unit, e));
+                    return;
+                }
+                // The result holds x's first elements in array element
+                // order: they get its adjoint, the others none.
+                let xr = rank_of(self.inp.program, unit, x);
+                let rr = rank_of(self.inp.program, unit, e);
+                let seed = match (xr, rr, mr) {
+                    (0, 0, _) => m.to_string(),
+                    (0, _, 0) => m.to_string(),
+                    (0, _, _) => format!("{m}(1)"),
+                    (_, 0, _) => format!("reshape([{m}], shape({}), pad=[0.0d0])", v(x)),
+                    (_, _, 0) if size.is_none() => {
+                        self.adj(x, m, 0, out);
+                        return;
+                    }
+                    (_, _, 0) => {
+                        return refuse(self, "SIZE= with an adjoint broadcast over the result");
+                    }
+                    _ => format!("reshape({m}, shape({}), pad=[0.0d0])", v(x)),
+                };
+                self.adj(x, &seed, if seed == m { 0 } else { xr }, out);
+            }
             ("reshape", [Some(x), Some(_), pad, order]) => {
                 if pad.is_some_and(|p| self.active_inside(p)) {
                     return refuse(self, "an active PAD= is not differentiated yet");

@@ -105,6 +105,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: DO unrolled after a MOD clean-up loop"),
     drawn("statement: CALL of a generic name"),
     drawn("statement: recursive CALL on a part of an array (x(h + 1))"),
+    drawn("expression: TRANSFER of a real value to its own type"),
     drawn("state: variable of a sequence type"),
     drawn("statement: NAMELIST READ"),
     Entry {
@@ -407,6 +408,18 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         }
         if calls_generic(unit) {
             out.push("statement: CALL of a generic name");
+        }
+        if unit.stmts.iter().any(|st| {
+            st.kind.exprs().iter().any(|e| {
+                let mut found = false;
+                e.walk(&mut |x| {
+                    found |=
+                        matches!(&x.kind, ExprKind::Intrinsic { name, .. } if name == "transfer")
+                });
+                found
+            })
+        }) {
+            out.push("expression: TRANSFER of a real value to its own type");
         }
         if recurses_on_parts(unit) {
             out.push("statement: recursive CALL on a part of an array (x(h + 1))");

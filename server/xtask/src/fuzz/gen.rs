@@ -3696,6 +3696,17 @@ impl<'r> Generator<'r> {
                 if !is_array_ref(env, &a) {
                     return a;
                 }
+                // Issue 41: TRANSFER of a real(8) array to its own type,
+                // the mold an array (itself) or a scalar with SIZE=.
+                if self.chance(0.25) {
+                    let (mold, size) = match self.chance(0.5) {
+                        true => (a.clone(), None),
+                        false => (Expr::lit("0.0d0"), Some(Expr::int(shape[0]))),
+                    };
+                    let mut args = vec![a, mold];
+                    args.extend(size);
+                    return Expr::call("transfer", args);
+                }
                 let a = if self.chance(0.5) {
                     Expr::call("sin", vec![a])
                 } else {

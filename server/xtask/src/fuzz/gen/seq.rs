@@ -43,6 +43,9 @@ enum SeqParam {
     Flag,
     /// A real scalar the callee reads.
     Alpha,
+    /// An integer the callee counts up (`intent(inout)`): the caller
+    /// passes its local `sc`, which an assignment before the call reads.
+    Counter,
     /// A real array the callee writes (and reads) or only reads; its
     /// declared extents (`None`: `*`).
     Array {
@@ -284,6 +287,7 @@ impl<'a> Frame<'a> {
                                 self.reads(a, out)?;
                                 Bind::None
                             }
+                            SeqParam::Counter => Bind::None,
                             SeqParam::Array { .. } => match a {
                                 Expr::Var(v) => {
                                     let view = self.arrays.get(v)?;
@@ -337,7 +341,7 @@ fn simulate(sigs: &[SeqSig], sig: &SeqSig, bound: &[Bind], out: &mut [Touched]) 
             (SeqParam::Flag, Bind::Flag(f)) => {
                 frame.flags.insert(name.clone(), f.clone());
             }
-            (SeqParam::Alpha, _) => {}
+            (SeqParam::Alpha | SeqParam::Counter, _) => {}
             (SeqParam::Array { .. }, Bind::Array(..)) => {}
             _ => return None,
         }
@@ -443,6 +447,7 @@ impl<'r> Generator<'r> {
                     ..Decl::real(*f, Vec::new()).with_intent("in")
                 },
                 SeqParam::Alpha => Decl::real(*f, Vec::new()).with_intent("in"),
+                SeqParam::Counter => Decl::int(*f).with_intent("inout"),
                 SeqParam::Array { write, dims } => {
                     let text = dims
                         .iter()
@@ -901,6 +906,11 @@ impl<'r> Generator<'r> {
             false => vec![Some(v("m"))],
         };
         params.push(("x", SeqParam::Array { write: true, dims }));
+        // A count of the base cases, in an integer the caller passes.
+        let counter = self.chance(0.5);
+        if counter {
+            params.push(("cnt", SeqParam::Counter));
+        }
         let c = if alpha { v("al") } else { self.literal() };
         let call = |m: Expr, x: Expr| {
             let mut a = vec![m];
@@ -908,13 +918,19 @@ impl<'r> Generator<'r> {
                 a.push(v("al"));
             }
             a.push(x);
+            if counter {
+                a.push(v("cnt"));
+            }
             Stmt::Call(name.clone(), a)
         };
         let one = at1("x", Expr::int(1));
-        let base = Stmt::Assign(
+        let mut base = vec![Stmt::Assign(
             one.clone(),
             self.seq_update(one.clone(), one.clone(), c.clone()),
-        );
+        )];
+        if counter {
+            base.push(add_to(v("cnt"), Expr::int(1)));
+        }
         // x(h) = x(h) + c*x(h + 1)*x(m) or x(1) = x(1) - c*sin(x(m)):
         // the halves meet.
         let h1 = Expr::bin("+", v("h"), Expr::int(1));
@@ -952,11 +968,12 @@ impl<'r> Generator<'r> {
         let is_one = Expr::bin("==", v("m"), Expr::int(1));
         let body = match self.chance(0.5) {
             true => {
-                let mut b = vec![Stmt::If(vec![(is_one, vec![base, Stmt::Return])], None)];
+                base.push(Stmt::Return);
+                let mut b = vec![Stmt::If(vec![(is_one, base)], None)];
                 b.extend(split);
                 b
             }
-            false => vec![Stmt::If(vec![(is_one, vec![base])], Some(split))],
+            false => vec![Stmt::If(vec![(is_one, base)], Some(split))],
         };
         let mut sig = self.seq_proc(
             ProcKind::Subroutine,
@@ -1117,7 +1134,7 @@ impl<'r> Generator<'r> {
             }
             externals.push(s.proc.clone());
         }
-        for name in ["sj", "sk", "sm"] {
+        for name in ["sj", "sk", "sm", "sc"] {
             decls.push(Decl::int(name));
         }
         let n = self.n;
@@ -1417,6 +1434,7 @@ impl<'r> Generator<'r> {
                         }
                     }
                     SeqParam::Flag => Expr::lit(format!("'{}'", flags[k].unwrap_or("N"))),
+                    SeqParam::Counter => v("sc"),
                     SeqParam::Alpha => {
                         let e = self.rexpr(env, 1);
                         if written.iter().any(|w| e.mentions(w)) {
@@ -1447,13 +1465,27 @@ impl<'r> Generator<'r> {
             } else {
                 Stmt::Call(sig.name.clone(), args)
             };
-            let st = if looped {
+            // The count the call changes is read just before it: the
+            // adjoint of that assignment needs its value from before.
+            let mut body = Vec::new();
+            if sig.params.contains(&SeqParam::Counter) {
+                let t = self.target(env)?;
+                let lhs = self.element(env, &t);
+                let scale = Expr::bin(
+                    "+",
+                    Expr::lit("1.0d0"),
+                    Expr::bin("*", Expr::lit("0.1d0"), Expr::call("dble", vec![v("sc")])),
+                );
+                pre.push(Stmt::Assign(v("sc"), Expr::int(1)));
+                body.push(Stmt::Assign(lhs.clone(), Expr::bin("*", lhs, scale)));
+            }
+            body.push(st);
+            if looped {
                 let hi = self.seq_const(trips);
-                do_("sj", Expr::int(1), hi, None, vec![st])
+                pre.push(do_("sj", Expr::int(1), hi, None, body));
             } else {
-                st
-            };
-            pre.push(st);
+                pre.extend(body);
+            }
             return Some(pre);
         }
         None
@@ -1499,7 +1531,7 @@ fn valid(
                     bound.push(Bind::Int(l.at(sj)));
                 }
                 SeqParam::Flag => bound.push(Bind::Flag(flags[k].unwrap_or("N").to_string())),
-                SeqParam::Alpha => bound.push(Bind::None),
+                SeqParam::Alpha | SeqParam::Counter => bound.push(Bind::None),
                 SeqParam::Array { .. } => {
                     let Some(a) = &actuals[k] else { return false };
                     // The offset of the first element in the variable.
