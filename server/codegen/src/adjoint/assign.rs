@@ -580,18 +580,21 @@ impl Gen<'_> {
                 // order: they get its adjoint, the others none.
                 let xr = rank_of(self.inp.program, unit, x);
                 let rr = rank_of(self.inp.program, unit, e);
-                let seed = match (xr, rr, mr) {
-                    (0, 0, _) => m.to_string(),
-                    (0, _, 0) => m.to_string(),
-                    (0, _, _) => format!("{m}(1)"),
-                    (_, 0, _) => format!("reshape([{m}], shape({}), pad=[0.0d0])", v(x)),
-                    (_, _, 0) if size.is_none() => {
+                let seed = match (xr, rr, mr, size) {
+                    (0, 0, _, _) | (0, _, 0, _) => m.to_string(),
+                    (0, _, _, _) => format!("{m}(1)"),
+                    (_, 0, _, _) => format!("reshape([{m}], shape({}), pad=[0.0d0])", v(x)),
+                    (_, _, 0, None) => {
                         self.adj(x, m, 0, out);
                         return;
                     }
-                    (_, _, 0) => {
-                        return refuse(self, "SIZE= with an adjoint broadcast over the result");
-                    }
+                    // A broadcast adjoint over SIZE= elements: the
+                    // first SIZE elements of x get it.
+                    (_, _, 0, Some(n)) => format!(
+                        "reshape(spread({m}, 1, {}), shape({}), pad=[0.0d0])",
+                        v(n),
+                        v(x)
+                    ),
                     _ => format!("reshape({m}, shape({}), pad=[0.0d0])", v(x)),
                 };
                 self.adj(x, &seed, if seed == m { 0 } else { xr }, out);
