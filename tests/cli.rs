@@ -1477,3 +1477,59 @@ end subroutine bits
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program whose derivatives grow past 1e13 through a chaotic loop
+/// (the logistic map) and whose values then settle on a fixed point bit
+/// for bit: the differences are 0, the tangent is right and huge (the
+/// adjoint agrees). `dfort verify` still fails the check, and says why
+/// finite differences cannot judge it (the fuzzer's seed 7070, case 476).
+#[test]
+fn verify_explains_a_tangent_too_large_for_the_differences() {
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("dfort-chaos-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("chaos.f90");
+    std::fs::write(
+        &src,
+        "subroutine chaos(x, y)
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  real(8) :: t
+  integer :: k
+  t = 0.3d0 + 0.01d0*x
+  do k = 1, 120
+    t = 4.0d0*t*(1.0d0 - t)
+  end do
+  do k = 1, 30
+    t = 0.5d0*cos(t)
+  end do
+  y = t
+end subroutine chaos
+",
+    )
+    .unwrap();
+    let (code, out, err) = dfort(&[
+        "verify",
+        src.to_str().unwrap(),
+        "--root",
+        "chaos",
+        "--independent",
+        "x",
+        "--dependent",
+        "y",
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("(TOO LARGE)")
+            && out.contains("the tangent disagrees only where it is past 1e6")
+            && out.contains("adjoint relative error")
+            && out.contains("(ok)"),
+        "{out}{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -688,6 +688,29 @@ impl Point {
     }
 }
 
+/// Derivatives larger than this, of a program whose inputs and values
+/// are of order one, are past what central differences in double
+/// precision can check ([`only_large_tangents_disagree`]).
+pub const LARGEST_CHECKABLE: f64 = 1e6;
+
+/// Whether the tangent disagrees with the differences (by more than
+/// `tol`, at the points smooth to `smooth`) only where it is larger than
+/// `bound`: a program whose derivatives grow through a chaotic stretch
+/// of its loops and shrink again as its values settle on a fixed point
+/// has values the differences see as constant to the last bit, while the
+/// tangent rightly carries the product of those steps' Jacobians (the
+/// fuzzer's seed 7070, case 476: derivatives near 1e44 half-way, a
+/// tangent of 1e19 at the end, differences 0). Differences cannot check
+/// such a tangent, in any precision.
+pub fn only_large_tangents_disagree(points: &[Point], smooth: f64, tol: f64, bound: f64) -> bool {
+    let mut disagreeing = points.iter().filter(|pt| {
+        pt.smooth(smooth) && pt.tangent_error().is_some_and(|e| e > tol || e.is_nan())
+    });
+    let large = |pt: &Point| pt.tangent.is_some_and(|(t, _)| t.abs() > bound);
+    let first = disagreeing.next();
+    first.is_some_and(large) && disagreeing.all(large)
+}
+
 /// The points a driver printed, in order.
 pub fn parse_output(out: &str) -> Vec<Point> {
     let mut points: Vec<Point> = Vec::new();

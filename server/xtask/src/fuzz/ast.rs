@@ -525,6 +525,31 @@ pub struct Proc {
 }
 
 impl Proc {
+    /// A procedure that is neither recursive, elemental nor pure, uses
+    /// no module and has no specification lines or internal procedures
+    /// (set those with struct update syntax).
+    pub fn plain(
+        kind: ProcKind,
+        name: String,
+        args: Vec<String>,
+        decls: Vec<Decl>,
+        body: Vec<Stmt>,
+    ) -> Proc {
+        Proc {
+            kind,
+            recursive: false,
+            elemental: false,
+            pure: false,
+            name,
+            args,
+            uses: Vec::new(),
+            decls,
+            spec: Vec::new(),
+            body,
+            internal: Vec::new(),
+        }
+    }
+
     pub fn result(&self) -> String {
         format!("{}_r", self.name)
     }

@@ -51,7 +51,7 @@ const POINTS: usize = 4;
 /// `sin`, differences 2.7e6 against a tangent of 5.4e6 that is exact —
 /// the same program without `sin` passes — while two step sizes agreed
 /// by chance).
-const LARGEST_DIFFERENCE: f64 = 1e6;
+const LARGEST_DIFFERENCE: f64 = dfort_codegen::driver::LARGEST_CHECKABLE;
 const SMOOTH: f64 = 1e-7;
 /// The differences' largest step in the quadruple-precision re-check:
 /// rounding stays near 1e-22 there, and the truncation error of a
@@ -491,23 +491,20 @@ fn run_primal_alone(
 }
 
 /// Whether the tangent disagrees with the differences only at points
-/// where it is past [`LARGEST_DIFFERENCE`], the differences' own bound:
-/// a program whose derivatives grow through a chaotic stretch of its
-/// loops and shrink again as its values settle on a fixed point has
-/// values the differences see as constant to the last bit while the
-/// tangent rightly carries the product of those steps' Jacobians (seed
-/// 7070, case 476: derivatives near 1e44 half-way, the values converging
-/// bit for bit, a tangent of 1e19 at the end that the adjoint matches).
-/// Such a program is unusable, not a mismatch, as one whose differences
-/// pass that bound is: the dot-product test cannot judge it either, the
+/// where it is past [`LARGEST_DIFFERENCE`], the differences' own bound
+/// ([`dfort_codegen::driver::only_large_tangents_disagree`]). Such a
+/// program is unusable, not a mismatch, as one whose differences pass
+/// that bound is: the dot-product test cannot judge it either, the
 /// rounding of the forward and reverse products of those Jacobians
-/// differing by more than its tolerance (the same case: 2.9e-6 at 3e195).
+/// differing by more than its tolerance (seed 7070, case 476: 2.9e-6 at
+/// 3e195).
 fn tangent_past_differences(points: &[Point]) -> bool {
-    let mut disagreeing = points.iter().filter(|pt| {
-        pt.smooth(SMOOTH) && pt.tangent_error().is_some_and(|e| !within(e, TANGENT_TOL))
-    });
-    let first = disagreeing.next();
-    first.is_some_and(past_differences) && disagreeing.all(past_differences)
+    dfort_codegen::driver::only_large_tangents_disagree(
+        points,
+        SMOOTH,
+        TANGENT_TOL,
+        LARGEST_DIFFERENCE,
+    )
 }
 
 /// Whether the tangent at `pt` is larger than the differences can check.

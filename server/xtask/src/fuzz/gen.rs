@@ -629,19 +629,13 @@ impl<'r> Generator<'r> {
                     ..Env::default()
                 };
                 let (hdecls, hbody) = self.internal_body(&mut henv, &["hi", "hj", "hk"], 5);
-                internal.push(Proc {
-                    kind: ProcKind::Subroutine,
-                    recursive: false,
-                    elemental: false,
-                    pure: false,
-                    name: name.clone(),
-                    args: vec![],
-                    uses: vec![],
-                    decls: hdecls,
-                    spec: vec![],
-                    body: hbody,
-                    internal: vec![],
-                });
+                internal.push(Proc::plain(
+                    ProcKind::Subroutine,
+                    name.clone(),
+                    vec![],
+                    hdecls,
+                    hbody,
+                ));
                 env.subs.push(SubSig {
                     name,
                     params: vec![],
@@ -988,19 +982,13 @@ impl<'r> Generator<'r> {
                     Stmt::Assign(Expr::var(x), Expr::bin("+", scaled, Expr::lit("0.25d0")))
                 })
                 .collect();
-            p.root.internal.push(Proc {
-                kind: ProcKind::Subroutine,
-                recursive: false,
-                elemental: false,
-                pure: false,
-                name: "fzs_init".into(),
-                args: vec![],
-                uses: vec![],
-                decls: vec![],
-                spec: vec![],
+            p.root.internal.push(Proc::plain(
+                ProcKind::Subroutine,
+                "fzs_init".into(),
+                vec![],
+                vec![],
                 body,
-                internal: vec![],
-            });
+            ));
             p.root.body.insert(0, Stmt::Call("fzs_init".into(), vec![]));
             p.after = Some("fzs_init".into());
         }
@@ -1239,17 +1227,9 @@ impl<'r> Generator<'r> {
             );
         }
         let p = Proc {
-            kind: ProcKind::Subroutine,
             recursive,
-            elemental: false,
-            pure: false,
-            name: name.clone(),
-            args,
-            uses: vec![],
-            decls,
-            spec: vec![],
-            body,
             internal,
+            ..Proc::plain(ProcKind::Subroutine, name.clone(), args, decls, body)
         };
         (p, SubSig { name, params })
     }
@@ -1302,19 +1282,13 @@ impl<'r> Generator<'r> {
         let mut decls = vec![Decl::int("kq").with_intent("in")];
         let (locals, body) = self.internal_body(&mut env, &["ci", "cj"], 4);
         decls.extend(locals);
-        let proc = Proc {
-            kind: ProcKind::Subroutine,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: name.clone(),
-            args: vec!["kq".into()],
-            uses: vec![],
+        let proc = Proc::plain(
+            ProcKind::Subroutine,
+            name.clone(),
+            vec!["kq".into()],
             decls,
-            spec: vec![],
             body,
-            internal: vec![],
-        };
+        );
         let call = if self.chance(0.6) {
             counted(
                 "qc",
@@ -1388,19 +1362,7 @@ impl<'r> Generator<'r> {
                 None,
             ));
         }
-        let p = Proc {
-            kind: ProcKind::Function,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: name.clone(),
-            args,
-            uses: vec![],
-            decls,
-            spec: vec![],
-            body,
-            internal: vec![],
-        };
+        let p = Proc::plain(ProcKind::Function, name.clone(), args, decls, body);
         (p, FnSig { name, arity })
     }
 
@@ -1458,19 +1420,7 @@ impl<'r> Generator<'r> {
             };
             vec![first, rest]
         };
-        Proc {
-            kind: ProcKind::Function,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name,
-            args: vec!["v".into()],
-            uses: vec![],
-            decls,
-            spec: vec![],
-            body,
-            internal: vec![],
-        }
+        Proc::plain(ProcKind::Function, name, vec!["v".into()], decls, body)
     }
 
     /// `elemental function f(a, s)` of two real scalars, with a branch:
@@ -1692,15 +1642,11 @@ impl<'r> Generator<'r> {
         let Some((t, rhs)) = self.target_and_input(env, roles, |g| g.rexpr(env, 2)) else {
             return;
         };
-        externals.push(Proc {
-            kind: ProcKind::Subroutine,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: SOLVER.into(),
-            args: vec!["n".into(), "b".into(), "x".into()],
-            uses: vec![],
-            decls: vec![
+        externals.push(Proc::plain(
+            ProcKind::Subroutine,
+            SOLVER.into(),
+            vec!["n".into(), "b".into(), "x".into()],
+            vec![
                 Decl::int("n").with_intent("in"),
                 Decl::real("b", vec!["n".into()]).with_intent("in"),
                 Decl::real("x", vec!["n".into()]).with_intent("inout"),
@@ -1709,8 +1655,7 @@ impl<'r> Generator<'r> {
                 Decl::int("i"),
                 Decl::int("j"),
             ],
-            spec: vec![],
-            body: vec![Stmt::Raw(
+            vec![Stmt::Raw(
                 [
                     "do it = 1, 60",
                     "  do i = 1, n",
@@ -1727,8 +1672,7 @@ impl<'r> Generator<'r> {
                 .map(String::from)
                 .to_vec(),
             )],
-            internal: vec![],
-        });
+        ));
         decls.push(Decl::real("fsb", vec!["n".into()]));
         decls.push(Decl::real("fsx", vec!["n".into()]));
         let lhs = self.element(env, &t);
@@ -1804,37 +1748,29 @@ impl<'r> Generator<'r> {
         ];
         let (a, b) = (self.literal(), self.literal());
         externals.push(Proc {
-            kind: ProcKind::Subroutine,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: "fz_lv".into(),
-            args: vec!["k".into()],
-            uses: vec![],
-            decls: vec![Decl::int("k").with_intent("in"), Decl::int("i")],
             spec: common.clone(),
-            body: vec![Stmt::Raw(vec![
-                format!("do i = 1, {n}"),
-                format!(
-                    "  hl(i, k) = hl(i, k)*(1 + {}*sin(hl(i, k))) + {}*hl(i, max(k - 1, 1))",
-                    a.print(),
-                    b.print()
-                ),
-                "end do".into(),
-            ])],
-            internal: vec![],
+            ..Proc::plain(
+                ProcKind::Subroutine,
+                "fz_lv".into(),
+                vec!["k".into()],
+                vec![Decl::int("k").with_intent("in"), Decl::int("i")],
+                vec![Stmt::Raw(vec![
+                    format!("do i = 1, {n}"),
+                    format!(
+                        "  hl(i, k) = hl(i, k)*(1 + {}*sin(hl(i, k))) + {}*hl(i, max(k - 1, 1))",
+                        a.print(),
+                        b.print()
+                    ),
+                    "end do".into(),
+                ])],
+            )
         });
-        externals.push(Proc {
-            kind: ProcKind::Subroutine,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: "fz_lt".into(),
-            args: vec!["m".into()],
-            uses: vec![],
-            decls: vec![Decl::int("m").with_intent("in"), Decl::int("kl")],
-            spec: vec![],
-            body: vec![Stmt::Raw(
+        externals.push(Proc::plain(
+            ProcKind::Subroutine,
+            "fz_lt".into(),
+            vec!["m".into()],
+            vec![Decl::int("m").with_intent("in"), Decl::int("kl")],
+            vec![Stmt::Raw(
                 [
                     "do kl = 1, 3",
                     "  call fz_lv(kl)",
@@ -1844,8 +1780,7 @@ impl<'r> Generator<'r> {
                 .map(String::from)
                 .to_vec(),
             )],
-            internal: vec![],
-        });
+        ));
         spec.extend(common);
         let lhs = self.element(env, &t);
         let level = self.range(1, 3);
@@ -1876,17 +1811,14 @@ impl<'r> Generator<'r> {
         };
         let (a, b, c) = (self.literal(), self.literal(), self.literal());
         let plain = |kind, name: &str, args: &[&str], decls, spec, body| Proc {
-            kind,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: name.into(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            uses: vec![],
-            decls,
             spec,
-            body: vec![Stmt::Raw(body)],
-            internal: vec![],
+            ..Proc::plain(
+                kind,
+                name.into(),
+                args.iter().map(|a| a.to_string()).collect(),
+                decls,
+                vec![Stmt::Raw(body)],
+            )
         };
         externals.push(plain(
             ProcKind::Function,
@@ -1951,18 +1883,14 @@ impl<'r> Generator<'r> {
             return;
         };
         let (a, b) = (self.literal(), self.literal());
-        let sub = |name: &str, first: Decl, body: Vec<String>| Proc {
-            kind: ProcKind::Subroutine,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: name.into(),
-            args: vec![first.name.clone(), "v".into()],
-            uses: vec![],
-            decls: vec![first, Decl::real("v", Vec::new()).with_intent("inout")],
-            spec: vec![],
-            body: vec![Stmt::Raw(body)],
-            internal: vec![],
+        let sub = |name: &str, first: Decl, body: Vec<String>| {
+            Proc::plain(
+                ProcKind::Subroutine,
+                name.into(),
+                vec![first.name.clone(), "v".into()],
+                vec![first, Decl::real("v", Vec::new()).with_intent("inout")],
+                vec![Stmt::Raw(body)],
+            )
         };
         externals.push(sub(
             "fz_g1",
@@ -2374,19 +2302,13 @@ impl<'r> Generator<'r> {
             0 => &["hcr = 0.8d0*hcr + 0.2d0*u*u", "fz_ic_r = sin(hcr) + u"],
             _ => &["fz_ic_r = u*cos(hcr)", "hcr = 0.5d0*hcr + tanh(u)"],
         };
-        Proc {
-            kind: ProcKind::Function,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: "fz_ic".into(),
-            args: vec!["u".into()],
-            uses: Vec::new(),
-            decls: vec![Decl::real("u", Vec::new()).with_intent("in")],
-            spec: Vec::new(),
-            body: vec![raw(lines)],
-            internal: Vec::new(),
-        }
+        Proc::plain(
+            ProcKind::Function,
+            "fz_ic".into(),
+            vec!["u".into()],
+            vec![Decl::real("u", Vec::new()).with_intent("in")],
+            vec![raw(lines)],
+        )
     }
 
     /// `hcr` set, then references of `fz_ic` (which changes `hcr`, named
@@ -2537,17 +2459,14 @@ impl<'r> Generator<'r> {
             }
         }
         Proc {
-            kind,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: name.into(),
-            args: args.into_iter().map(String::from).collect(),
-            uses: Vec::new(),
-            decls,
             spec: spec.iter().map(|l| l.to_string()).collect(),
-            body: vec![Stmt::Raw(lines)],
-            internal: Vec::new(),
+            ..Proc::plain(
+                kind,
+                name.into(),
+                args.into_iter().map(String::from).collect(),
+                decls,
+                vec![Stmt::Raw(lines)],
+            )
         }
     }
 
@@ -3236,22 +3155,16 @@ impl<'r> Generator<'r> {
                 "fzm_w_r = 0.5d0*acc*acc + gse",
             ],
         };
-        Proc {
-            kind: ProcKind::Function,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: "fzm_w".into(),
-            args: vec!["u".into(), "acc".into()],
-            uses: Vec::new(),
-            decls: vec![
+        Proc::plain(
+            ProcKind::Function,
+            "fzm_w".into(),
+            vec!["u".into(), "acc".into()],
+            vec![
                 Decl::real("u", Vec::new()).with_intent("in"),
                 Decl::real("acc", Vec::new()).with_intent("inout"),
             ],
-            spec: Vec::new(),
-            body: vec![raw(lines)],
-            internal: Vec::new(),
-        }
+            vec![raw(lines)],
+        )
     }
 
     /// References of `fzm_w` (which changes its second argument and the
@@ -3328,22 +3241,16 @@ impl<'r> Generator<'r> {
             "fzm_p_r = gsr*cos(u) + 0.5d0*gsp(k)**2",
             "fzm_p_r = tanh(gsr*u) + gsp(k)*gsr",
         ][self.rng.random_range(0..3)];
-        Proc {
-            kind: ProcKind::Function,
-            recursive: false,
-            elemental: false,
-            pure: false,
-            name: "fzm_p".into(),
-            args: vec!["u".into(), "k".into()],
-            uses: Vec::new(),
-            decls: vec![
+        Proc::plain(
+            ProcKind::Function,
+            "fzm_p".into(),
+            vec!["u".into(), "k".into()],
+            vec![
                 Decl::real("u", Vec::new()).with_intent("in"),
                 Decl::int("k").with_intent("in"),
             ],
-            spec: Vec::new(),
-            body: vec![raw(&[line])],
-            internal: Vec::new(),
-        }
+            vec![raw(&[line])],
+        )
     }
 
     /// References of `fzm_p` (which reads the module variables `gsr` and
@@ -5144,21 +5051,16 @@ fn optional_procedure() -> Proc {
         attrs: vec!["optional"],
         ..Decl::real(name, Vec::new()).with_intent("in")
     };
-    Proc {
-        kind: ProcKind::Subroutine,
-        recursive: false,
-        elemental: false,
-        pure: false,
-        name: "fzm_o".into(),
-        args: vec!["p".into(), "q".into(), "w".into()],
-        uses: Vec::new(),
-        decls: vec![
+    Proc::plain(
+        ProcKind::Subroutine,
+        "fzm_o".into(),
+        vec!["p".into(), "q".into(), "w".into()],
+        vec![
             Decl::real("p", Vec::new()).with_intent("inout"),
             optional("q"),
             optional("w"),
         ],
-        spec: Vec::new(),
-        body: vec![Stmt::Raw(
+        vec![Stmt::Raw(
             [
                 "if (present(q)) then",
                 "  p = p*q + sin(p)",
@@ -5170,8 +5072,7 @@ fn optional_procedure() -> Proc {
             .map(String::from)
             .to_vec(),
         )],
-        internal: Vec::new(),
-    }
+    )
 }
 
 /// The module function `fzm_g(p, q, w)` with optional `q` and `w`.
@@ -5180,22 +5081,17 @@ fn optional_function() -> Proc {
         attrs: vec!["optional"],
         ..Decl::real(name, Vec::new()).with_intent("in")
     };
-    Proc {
-        kind: ProcKind::Function,
-        recursive: false,
-        elemental: false,
-        pure: false,
-        name: "fzm_g".into(),
-        args: vec!["p".into(), "q".into(), "w".into()],
-        uses: Vec::new(),
-        decls: vec![
+    Proc::plain(
+        ProcKind::Function,
+        "fzm_g".into(),
+        vec!["p".into(), "q".into(), "w".into()],
+        vec![
             Decl::real("p", Vec::new()).with_intent("in"),
             optional("q"),
             optional("w"),
             Decl::real("fzm_g_r", Vec::new()),
         ],
-        spec: Vec::new(),
-        body: vec![Stmt::Raw(
+        vec![Stmt::Raw(
             [
                 "fzm_g_r = p*p",
                 "if (present(q)) fzm_g_r = fzm_g_r + q*sin(p)",
@@ -5204,22 +5100,17 @@ fn optional_function() -> Proc {
             .map(String::from)
             .to_vec(),
         )],
-        internal: Vec::new(),
-    }
+    )
 }
 
 /// The module routine `fzm_c(p, tag, flags)`: its path depends on its
 /// character and logical array arguments, which it rewrites.
 fn flag_procedure() -> Proc {
-    Proc {
-        kind: ProcKind::Subroutine,
-        recursive: false,
-        elemental: false,
-        pure: false,
-        name: "fzm_c".into(),
-        args: vec!["p".into(), "tag".into(), "flags".into()],
-        uses: Vec::new(),
-        decls: vec![
+    Proc::plain(
+        ProcKind::Subroutine,
+        "fzm_c".into(),
+        vec!["p".into(), "tag".into(), "flags".into()],
+        vec![
             Decl::real("p", Vec::new()).with_intent("inout"),
             Decl {
                 ty: "character(len=*)",
@@ -5230,8 +5121,7 @@ fn flag_procedure() -> Proc {
                 ..Decl::real("flags", vec!["2".into()]).with_intent("inout")
             },
         ],
-        spec: Vec::new(),
-        body: vec![Stmt::Raw(
+        vec![Stmt::Raw(
             [
                 "if (tag == 'up') then",
                 "  p = 0.5d0*p + sin(p)",
@@ -5246,8 +5136,7 @@ fn flag_procedure() -> Proc {
             .map(String::from)
             .to_vec(),
         )],
-        internal: Vec::new(),
-    }
+    )
 }
 
 #[cfg(test)]
