@@ -1071,6 +1071,11 @@ enum LinkItem {
         name: String,
         kind: UnitKind,
         parent: Option<UnitId>,
+        /// Its dummies' names, types, ranks and OPTIONAL: a call of a
+        /// generic name elsewhere picks its specific by them, so a
+        /// change relinks the callers (a module procedure whose dummy
+        /// lost its declaration stayed the pick of an unchanged caller).
+        dummies: Vec<String>,
     },
 }
 
@@ -1110,10 +1115,26 @@ fn link_dependencies(lf: &LoweredFile, role: ChunkRole, key: &mut LinkKey) {
         return;
     }
     for u in &lf.units {
+        let dummies = u
+            .args
+            .iter()
+            .map(|&a| {
+                let d = u.symbol(a);
+                format!(
+                    "{} {:?} {:?} {} {}",
+                    d.name,
+                    d.ty,
+                    d.typing,
+                    d.dims.len(),
+                    d.attrs.optional
+                )
+            })
+            .collect();
         key.0.push(LinkItem::Unit {
             name: u.name.clone(),
             kind: u.kind,
             parent: u.parent,
+            dummies,
         });
     }
 }
