@@ -439,9 +439,16 @@ pub struct Callees<'a> {
     pub entry_needs: &'a IdVec<UnitId, Option<&'a BitSet>>,
     /// The regions found so far by this run.
     pub regions: &'a crate::regions::RegionMemo,
+    /// The array formals of each unit whose values its callers save
+    /// around the call ([`crate::left_to_callers`]).
+    pub left_to_callers: &'a IdVec<UnitId, &'a [SymbolId]>,
 }
 
 impl Callees<'_> {
+    /// Whether `c` leaves restoring its formal `f` to its callers.
+    pub(crate) fn leaves(&self, c: UnitId, f: SymbolId) -> bool {
+        self.left_to_callers.get(c).is_some_and(|l| l.contains(&f))
+    }
     pub(crate) fn routine(&self, c: UnitId) -> bool {
         self.routine.get(c).copied().unwrap_or(false)
     }
@@ -551,6 +558,10 @@ pub fn of_call(
     // What the call may overwrite, and (for a callee with a derivative
     // routine) what it reads: the caller's references.
     let mut written: Vec<Saved> = Vec::new();
+    // What the caller saves around the call even though the callee has a
+    // derivative routine: the actuals of the formals it leaves to its
+    // callers ([`crate::left_to_callers`]).
+    let mut left = BitSet::default();
     let mut read: Vec<Saved> = Vec::new();
     let mut indices = BitSet::default();
     let mut hidden = Vec::new();
@@ -603,6 +614,9 @@ pub fn of_call(
                         };
                         if fx.written_formals.contains(&k32) {
                             written.push(saved(Why::AroundCall));
+                            if callees.leaves(c, formal) {
+                                left.insert_id(variable);
+                            }
                         }
                         if fx.read_formals.contains(&k32) && needed {
                             read.push(saved(Why::Snapshot));
@@ -693,7 +707,7 @@ pub fn of_call(
         if !required(w.variable) {
             continue;
         }
-        if routine && (split || differentiable(orig, w.variable)) {
+        if routine && !left.contains_id(w.variable) && (split || differentiable(orig, w.variable)) {
             continue;
         }
         if let Some(limit) = reference_tape_limit(program, unit, w.variable, w.whole, &w.reference)
@@ -1124,51 +1138,15 @@ fn formal_item(
     }
     let span = value.span;
     let at = AtCall::new(unit, cu, order);
-    let conv = |b: &crate::regions::Bound| at.expr(b, span);
-    // The runtime holds regions of rank 3 at most: of a formal of higher
-    // rank, the elements from the actual's first to the last it reaches.
-    let flat = region.dims.len() > 3;
-    let mut dims = Vec::new();
-    for (d, lower) in region.dims.iter().zip(&region.lower).filter(|_| !flat) {
-        // Subscripts from 1 in the runtime's view.
-        let shift = |b: crate::regions::Bound| {
-            crate::regions::add(
-                crate::regions::sub(b, lower.clone()),
-                crate::regions::Bound::Int(1),
-            )
-        };
-        let (a, b, st) = d.triplet();
-        match (conv(&shift(a)), conv(&shift(b)), conv(&st)) {
-            (Some(a), Some(b), Some(st)) => dims.push((a, b, st)),
-            _ => {
-                return Some(Err(format!(
-                    "the region `{}` touches depends on an argument it is not given",
-                    cu.name
-                )))
-            }
-        }
-    }
-    let mut extents = Vec::new();
-    for e in region.extents.iter().filter(|_| !flat) {
-        match conv(e) {
-            Some(e) => extents.push(e),
-            None => {
-                return Some(Err(format!(
-                    "the shape `{}` gives it depends on an argument it is not given",
-                    cu.name
-                )))
-            }
-        }
-    }
-    let Some(cap) = conv(&crate::regions::add(
-        region.cap.clone(),
-        crate::regions::Bound::Int(1),
-    )) else {
-        return Some(Err(format!(
-            "the part `{}` reaches depends on an argument it is not given",
-            cu.name
-        )));
+    let SavedRegion {
+        extents,
+        mut dims,
+        cap,
+    } = match saved_region(&region, &|b| at.expr(b, span), &cu.name) {
+        Ok(r) => r,
+        Err(w) => return Some(Err(w)),
     };
+    let flat = region.dims.len() > 3;
     // What the callee reaches never goes past the actual's storage: the
     // region's bounds may be looser than the callee's loops (a blocked loop
     // `do i = jj, jj + min(nb, m - jj + 1) - 1` is bounded by `jj + nb - 1`),
@@ -1187,6 +1165,60 @@ fn formal_item(
         dims.push((one.clone(), cap.clone(), one));
     }
     Some(Ok(SavedRegion { extents, dims, cap }))
+}
+
+/// `region` (of a formal of the procedure `name`) with its bounds turned
+/// into expressions by `conv` (`None`: a bound it cannot express): the
+/// sections in the runtime's view (subscripts from 1), the leading
+/// extents and the elements from the first one reached plus one (`cap`).
+/// The runtime holds regions of rank 3 at most: of a formal of higher
+/// rank, `dims` is left empty and the caller saves the elements from the
+/// first to the last it reaches.
+fn saved_region(
+    region: &crate::regions::FormalRegion,
+    conv: &dyn Fn(&crate::regions::Bound) -> Option<Expr>,
+    name: &str,
+) -> Result<SavedRegion, String> {
+    let flat = region.dims.len() > 3;
+    let mut dims = Vec::new();
+    for (d, lower) in region.dims.iter().zip(&region.lower).filter(|_| !flat) {
+        // Subscripts from 1 in the runtime's view.
+        let shift = |b: crate::regions::Bound| {
+            crate::regions::add(
+                crate::regions::sub(b, lower.clone()),
+                crate::regions::Bound::Int(1),
+            )
+        };
+        let (a, b, st) = d.triplet();
+        match (conv(&shift(a)), conv(&shift(b)), conv(&st)) {
+            (Some(a), Some(b), Some(st)) => dims.push((a, b, st)),
+            _ => {
+                return Err(format!(
+                    "the region `{name}` touches depends on an argument it is not given"
+                ))
+            }
+        }
+    }
+    let mut extents = Vec::new();
+    for e in region.extents.iter().filter(|_| !flat) {
+        match conv(e) {
+            Some(e) => extents.push(e),
+            None => {
+                return Err(format!(
+                    "the shape `{name}` gives it depends on an argument it is not given"
+                ))
+            }
+        }
+    }
+    let Some(cap) = conv(&crate::regions::add(
+        region.cap.clone(),
+        crate::regions::Bound::Int(1),
+    )) else {
+        return Err(format!(
+            "the part `{name}` reaches depends on an argument it is not given"
+        ));
+    };
+    Ok(SavedRegion { extents, dims, cap })
 }
 
 /// The first IF condition of callee `c` that compares one of its integer

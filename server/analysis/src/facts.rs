@@ -393,6 +393,7 @@ fn analyse_resolved(
         recording.store_all(),
         recording.inversion(),
         &splittable,
+        effects_in(&effects, &program, previous),
         previous.map(|(p, c)| (&p.tbr, c)),
     );
     let roles: Vec<_> = resolved
@@ -571,10 +572,16 @@ fn add_checkpoints(
             .iter()
             .map(|u| u.as_ref().and_then(|f| f.decisions.entry_needs.as_ref()))
             .collect();
+        let left: IdVec<UnitId, &[dfort_ir::SymbolId]> = tbr
+            .results
+            .iter()
+            .map(|t| t.as_ref().map_or(&[][..], |t| t.left_to_callers.as_slice()))
+            .collect();
         let callees = Callees {
             routine: &carriers.routine,
             entry_needs: &entry_needs,
             regions: &regions,
+            left_to_callers: &left,
         };
         let writers: IdVec<UnitId, bool> = program
             .units

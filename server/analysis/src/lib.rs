@@ -21,6 +21,7 @@ pub mod facts;
 pub mod incremental;
 pub mod interproc;
 pub mod io_cuts;
+pub mod left_to_callers;
 pub mod liveness;
 pub mod pointers;
 pub mod prepare;

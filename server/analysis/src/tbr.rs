@@ -91,6 +91,10 @@ pub struct Tbr {
     /// name for them), with their slots in `in_req` past the unit's
     /// symbols, sorted.
     pub undeclared_globals: Vec<(crate::dep::GlobalKey, usize)>,
+    /// The array formals whose values the callers save around each call
+    /// instead of the unit recording its overwrites
+    /// ([`crate::left_to_callers`]).
+    pub left_to_callers: Vec<SymbolId>,
 }
 
 impl Tbr {
@@ -739,6 +743,7 @@ fn records_of(
             .collect(),
         in_req: IdVec::from_elem(BitSet::default(), n),
         records: Vec::new(),
+        left_to_callers: Vec::new(),
         split: Vec::new(),
         passive_references: Default::default(),
         undeclared_globals: Vec::new(),
@@ -1002,7 +1007,8 @@ pub fn analyze_program(
     store_all: bool,
     inversion: bool,
 ) -> IdVec<UnitId, Option<Tbr>> {
-    let splittable = crate::split::of_program(program, &crate::effects::all(program));
+    let effects = crate::effects::all(program);
+    let splittable = crate::split::of_program(program, &effects);
     analyze_program_with(
         program,
         pa,
@@ -1010,6 +1016,7 @@ pub fn analyze_program(
         store_all,
         inversion,
         &splittable,
+        &effects,
         None,
     )
     .results
@@ -1020,6 +1027,7 @@ pub fn analyze_program(
 /// for every call-graph component whose units, activity, callees'
 /// summaries and interfaces, and entry contexts did not change
 /// ([`crate::incremental`]); the results equal a run from scratch.
+#[allow(clippy::too_many_arguments)]
 pub fn analyze_program_with(
     program: &Program,
     pa: &ProgramActivity,
@@ -1027,9 +1035,11 @@ pub fn analyze_program_with(
     store_all: bool,
     inversion: bool,
     splittable: &IdVec<UnitId, crate::split::Splittable>,
+    effects: &crate::effects::ProgramEffects,
     reuse: Option<(&ProgramTbr, &Changes)>,
 ) -> ProgramTbr {
     let n = program.units.len();
+    let memo = crate::regions::RegionMemo::default();
     let reuse = reuse.filter(|(p, c)| {
         p.results.len() == n
             && c.body.len() == n
@@ -1133,17 +1143,34 @@ pub fn analyze_program_with(
                     tbr: &sums,
                     space: space(u).clone(),
                 };
-                let t = analyze_with(
-                    program,
-                    unit,
-                    &shapes.of(program, unit),
-                    act,
-                    store_all,
-                    inversion,
-                    Some(&callees),
-                    &contexts[u],
-                    &splittable[u],
-                );
+                let shape = shapes.of(program, unit);
+                let analyze = |context: &BitSet| {
+                    analyze_with(
+                        program,
+                        unit,
+                        &shape,
+                        act,
+                        store_all,
+                        inversion,
+                        Some(&callees),
+                        context,
+                        &splittable[u],
+                    )
+                };
+                let mut t = analyze(&contexts[u]);
+                let single =
+                    scc.len() == 1 && !program.call_graph.recursive.get(u).copied().unwrap_or(true);
+                if single && !store_all {
+                    t = leaving_to_callers(
+                        program,
+                        effects,
+                        &memo,
+                        unit,
+                        t,
+                        &contexts[u],
+                        &analyze,
+                    );
+                }
                 let out = call_contexts(program, unit, &t, &pa.summaries, &space);
                 for (c, ctx) in &out {
                     changed |= contexts[*c].union_with(ctx) && scc.contains(c);
@@ -1166,6 +1193,42 @@ pub fn analyze_program_with(
         outgoing,
         recomputed,
     }
+}
+
+/// `t` (the TBR of `unit` under `context`) with the array formals its
+/// callers save that [`crate::left_to_callers`] allows: the unit analysed
+/// again (`analyze`) without them in its context, keeping those whose
+/// records then vanish.
+fn leaving_to_callers(
+    program: &Program,
+    effects: &crate::effects::ProgramEffects,
+    memo: &crate::regions::RegionMemo,
+    unit: &Unit,
+    t: Tbr,
+    context: &BitSet,
+    analyze: &dyn Fn(&BitSet) -> Tbr,
+) -> Tbr {
+    let mut left = crate::left_to_callers::candidates(program, effects, memo, unit, &t, context);
+    // Twice at most: a formal whose records stay is given back to the
+    // context, which may leave records of the others (each round shrinks
+    // the set).
+    for _ in 0..2 {
+        if left.is_empty() {
+            return t;
+        }
+        let mut reduced = context.clone();
+        for s in &left {
+            reduced.remove_id(*s);
+        }
+        let mut t2 = analyze(&reduced);
+        let before = left.len();
+        left.retain(|s| !t2.records.iter().any(|r| r.variable == *s));
+        if left.len() == before {
+            t2.left_to_callers = left;
+            return t2;
+        }
+    }
+    t
 }
 
 /// What each CALL of `unit` adds to its callee's `InReq` context: the

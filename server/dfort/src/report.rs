@@ -32,6 +32,11 @@ pub struct UnitReport {
     /// Lines of the assignments the joint-mode forward sweep drops.
     pub forward_sweep_drops: Vec<u32>,
     pub independents: Vec<String>,
+    /// Array arguments whose values each caller saves around its calls
+    /// (the part a call touches), where this unit's adjoint needs none of
+    /// the values it overwrites and would record its elements at every
+    /// overwrite: they are not among its `tbr` pushes.
+    pub left_to_callers: Vec<String>,
     /// Lower case.
     pub name: String,
     /// How each IF, SELECT CASE and DO is reversed (paper 001).
@@ -159,6 +164,11 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
         dependents: names(unit, &s.dependents),
         forward_sweep_drops: s.dead.iter().map(|d| line(*d)).collect(),
         independents: names(unit, &s.independents),
+        left_to_callers: s
+            .left_to_callers
+            .iter()
+            .map(|v| unit.symbol(*v).name.clone())
+            .collect(),
         name: unit.name.clone(),
         reversal: s
             .constructs()

@@ -573,8 +573,14 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
                 .iter()
                 .any(|r| r.stmt == st.id && r.variable == sym)
         });
+    let left = snap
+        .analysis
+        .tbr_of(unit.id)
+        .is_some_and(|t| t.left_to_callers.contains(&sym));
     if writes && dropped {
         let _ = writeln!(md, "{}", crate::render::DROPPED_STATEMENT);
+    } else if writes && left {
+        let _ = writeln!(md, "{}", crate::render::left_to_callers(name));
     } else if writes && unit.symbol(sym).ty.is_real_or_complex() {
         let _ = writeln!(md, "{}", crate::render::not_needed(name));
     }
@@ -1075,6 +1081,47 @@ end subroutine s
         let (adj, _) = dfort_codegen::adjoint::adjoint_of(&snap.analysis, unit.id, "").unwrap();
         assert!(!adj.contains("call dfort_push(a)"), "{adj}");
         assert!(adj.contains("call dfort_push(y)"), "{adj}");
+    }
+
+    #[test]
+    fn an_array_its_callers_save_is_said_on_its_overwrite_and_pushed_at_the_call() {
+        let src = include_str!("../../../tests/fixtures/kernels/callers_save.f90");
+        let path = Path::new("/hover-tests/callers_save.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let md = super::hover(&snap, path, at("c(i, j) = c(i, j) + t"))
+            .unwrap()
+            .markdown;
+        assert!(md.contains("each caller saves the part of `c`"), "{md}");
+        assert!(!md.contains("Recorded for the adjoint"), "{md}");
+        // The caller's hint at the call, and the adjoints written from
+        // the same facts: `top` pushes `c` around the call, `mm` pushes
+        // none of its elements.
+        let hints = crate::hints::inlay_hints(
+            &snap,
+            path,
+            dfort_syntax::TextRange::new(0, src.len() as u32),
+            crate::hints::HintKinds::default(),
+        );
+        let call = at("call mm");
+        assert!(
+            hints
+                .iter()
+                .any(|h| h.offset == call && h.label.contains("push(") && h.label.contains('c')),
+            "{:?}",
+            hints
+                .iter()
+                .map(|h| (h.offset, &h.label))
+                .collect::<Vec<_>>()
+        );
+        let unit = |name: &str| snap.units_of(path).find(|u| u.name == name).unwrap().id;
+        let (adj, _) = dfort_codegen::adjoint::adjoint_of(&snap.analysis, unit("top"), "").unwrap();
+        let mm_b = &adj[adj.find("subroutine mm_b").unwrap()..];
+        assert!(!mm_b.contains("call dfort_push(c(i, j))"), "{adj}");
+        let top_b = &adj[..adj.find("end subroutine top_b").unwrap()];
+        assert!(top_b.contains("call dfort_push(c)"), "{adj}");
     }
 
     #[test]

@@ -782,6 +782,12 @@ pub fn not_needed(name: &str) -> String {
     format!("Not recorded: no adjoint statement needs the value of `{name}` this statement overwrites (TBR).")
 }
 
+/// The hover's sentence on an overwrite of an array argument the unit
+/// leaves its callers to save ([`dfort_analysis::left_to_callers`]).
+pub fn left_to_callers(name: &str) -> String {
+    format!("Not recorded here: each caller saves the part of `{name}` this routine touches around its call, and restores it after this routine's adjoint. This routine's own adjoint needs none of the values it overwrites, and it overwrites elements of `{name}` in more loops than `{name}` has dimensions, so recording each overwrite would push elements many times.")
+}
+
 /// The hover's sentence on the other lines (sorted) where `name` is
 /// recorded.
 pub fn recorded_elsewhere(name: &str, lines: &[u32]) -> String {

@@ -32,6 +32,9 @@ pub struct UnitSummary<'a> {
     pub pushed: &'a [Push],
     /// The assignments the forward sweep drops.
     pub dead: &'a [StmtId],
+    /// The array formals whose values the callers save around each call
+    /// ([`dfort_analysis::left_to_callers`]).
+    pub left_to_callers: &'a [dfort_ir::SymbolId],
     /// What the forward sweep saves around each call to a procedure
     /// with source (CALL statements and function references).
     pub calls: Vec<CheckpointedCall<'a>>,
@@ -109,6 +112,9 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
                 activity: act,
                 pushed: decided.map_or(&[], |d| d.pushed.as_slice()),
                 dead: decided.map_or(&[], |d| d.dead.as_slice()),
+                left_to_callers: facts
+                    .tbr_of(u.id)
+                    .map_or(&[], |t| t.left_to_callers.as_slice()),
                 calls: decided.map_or_else(Vec::new, |d| d.checkpointed_calls(u)),
                 program: &facts.program,
                 reversal: decided.map(|d| &d.reversal),

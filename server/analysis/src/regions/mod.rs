@@ -156,6 +156,11 @@ pub struct FormalRegion {
     /// The largest element offset from the first element (0-based) any
     /// reference reaches: what is saved never goes past it.
     pub cap: Bound,
+    /// Whether a subscript of the unit's own references was bounded by
+    /// the declared dimension alone (no expression bounds it): the region
+    /// may then hold elements the actual does not have, past its storage
+    /// (a callee's region passed on is not looked at).
+    pub declared_bounds: bool,
 }
 
 /// What one reference can touch of a formal: a box in its subscripts, or
@@ -365,7 +370,10 @@ fn formal_region(
         return (Err("the calls nest too deeply".into()), 0);
     }
     let ctx = Ctx::new(program, unit, effects, memo, known.clone(), depth);
-    let r = ctx.region_of(f);
+    let r = ctx.region_of(f).map(|mut r| {
+        r.declared_bounds |= ctx.declared_bounds.get();
+        r
+    });
     (r, ctx.below.get())
 }
 
@@ -442,6 +450,9 @@ struct Ctx<'a> {
     defs: BTreeMap<SymbolId, Option<Vec<Definition>>>,
     /// The statement whose expressions are being read.
     site: std::cell::Cell<Option<StmtId>>,
+    /// Whether a subscript was bounded by the declared dimension alone
+    /// ([`FormalRegion::declared_bounds`]).
+    declared_bounds: std::cell::Cell<bool>,
     /// Per statement: (statement list, index in it) from the body down.
     paths: BTreeMap<StmtId, Vec<(usize, usize)>>,
     /// Per statement: the statement whose block holds it.
@@ -503,6 +514,7 @@ impl<'a> Ctx<'a> {
             defs: BTreeMap::new(),
             placed: Vec::new(),
             site: std::cell::Cell::new(None),
+            declared_bounds: std::cell::Cell::new(false),
             paths: BTreeMap::new(),
             parents: BTreeMap::new(),
             lifted: Default::default(),
@@ -886,6 +898,7 @@ fn assemble(
             extents,
             lower,
             cap,
+            declared_bounds: false,
         };
     }
     // Otherwise the span of element offsets they reach, seen as a
@@ -913,6 +926,7 @@ fn assemble(
         extents: Vec::new(),
         lower: vec![Bound::Int(1)],
         cap,
+        declared_bounds: false,
     }
 }
 

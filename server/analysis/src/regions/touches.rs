@@ -92,6 +92,7 @@ impl<'a> Ctx<'a> {
                             Ok(d) => d,
                             // A subscript stays in the declared bounds.
                             Err(_) if (leading || declared_last) && decl.upper[k].is_some() => {
+                                self.declared_bounds.set(true);
                                 DimRegion::Span(Interval {
                                     lo: decl.lower[k].clone(),
                                     hi: decl.upper[k].clone().unwrap_or(Bound::Int(0)),

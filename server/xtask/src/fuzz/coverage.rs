@@ -106,6 +106,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: CALL of a generic name"),
     drawn("statement: recursive CALL on a part of an array (x(h + 1))"),
     drawn("expression: TRANSFER of a real value to its own type"),
+    drawn("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)"),
     drawn("state: variable of a sequence type"),
     drawn("statement: NAMELIST READ"),
     Entry {
@@ -537,8 +538,10 @@ fn condition_reads_globals(program: &Program, kind: &StmtKind) -> bool {
 /// The entries of a generated program's text, as dfort's front end reads
 /// it.
 pub fn of_text(text: &str) -> Vec<&'static str> {
+    // The root `fz` with the roles its arguments' intents give (as the
+    // editor analyses a procedure nobody calls).
     let config = dfort_ide::host::HostConfig {
-        others: false,
+        others: true,
         ..Default::default()
     };
     let mut host =
@@ -547,6 +550,13 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     let mut out = of(&snap.program);
     if unread_saved_state(&snap.program, &snap.analysis) {
         out.push("state: changed SAVE'd local no derivative reads");
+    }
+    if snap.program.units.iter().any(|u| {
+        snap.analysis
+            .tbr_of(u.id)
+            .is_some_and(|t| !t.left_to_callers.is_empty())
+    }) {
+        out.push("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)");
     }
     // The generator's call that maps the independents ([`super::ast::Program::after`]).
     if snap.program.all_units().any(|u| u.name == "fzs_init") {
