@@ -1488,11 +1488,9 @@ fn verify_explains_a_tangent_too_large_for_the_differences() {
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("dfort-chaos-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("chaos.f90");
-    std::fs::write(
-        &src,
+    let src = scratch_file(
+        "chaos",
+        "chaos.f90",
         "subroutine chaos(x, y)
   implicit none
   real(8), intent(in) :: x
@@ -1509,8 +1507,8 @@ fn verify_explains_a_tangent_too_large_for_the_differences() {
   y = t
 end subroutine chaos
 ",
-    )
-    .unwrap();
+    );
+    let dir = src.parent().unwrap().to_path_buf();
     let (code, out, err) = dfort(&[
         "verify",
         src.to_str().unwrap(),

@@ -9,7 +9,8 @@
 //!   the caller's adjoint needs after it (TBR's `in_req`), pushed before
 //!   the call and popped after the callee's adjoint; a callee with a
 //!   derivative routine restores its own differentiable overwrites from
-//!   its calling context, so those are left to it.
+//!   its calling context, so those are left to it, except the array
+//!   formals it leaves to its callers ([`crate::left_to_callers`]).
 //! * For a callee with a derivative routine, the **snapshot**: what the
 //!   callee's adjoint reads (its decisions' `entry_needs`) among the
 //!   values the call or anything after it may change, the indices of its
@@ -1138,15 +1139,51 @@ fn formal_item(
     }
     let span = value.span;
     let at = AtCall::new(unit, cu, order);
-    let SavedRegion {
-        extents,
-        mut dims,
-        cap,
-    } = match saved_region(&region, &|b| at.expr(b, span), &cu.name) {
-        Ok(r) => r,
-        Err(w) => return Some(Err(w)),
-    };
+    let conv = |b: &crate::regions::Bound| at.expr(b, span);
+    // The runtime holds regions of rank 3 at most: of a formal of higher
+    // rank, the elements from the actual's first to the last it reaches.
     let flat = region.dims.len() > 3;
+    let mut dims = Vec::new();
+    for (d, lower) in region.dims.iter().zip(&region.lower).filter(|_| !flat) {
+        // Subscripts from 1 in the runtime's view.
+        let shift = |b: crate::regions::Bound| {
+            crate::regions::add(
+                crate::regions::sub(b, lower.clone()),
+                crate::regions::Bound::Int(1),
+            )
+        };
+        let (a, b, st) = d.triplet();
+        match (conv(&shift(a)), conv(&shift(b)), conv(&st)) {
+            (Some(a), Some(b), Some(st)) => dims.push((a, b, st)),
+            _ => {
+                return Some(Err(format!(
+                    "the region `{}` touches depends on an argument it is not given",
+                    cu.name
+                )))
+            }
+        }
+    }
+    let mut extents = Vec::new();
+    for e in region.extents.iter().filter(|_| !flat) {
+        match conv(e) {
+            Some(e) => extents.push(e),
+            None => {
+                return Some(Err(format!(
+                    "the shape `{}` gives it depends on an argument it is not given",
+                    cu.name
+                )))
+            }
+        }
+    }
+    let Some(cap) = conv(&crate::regions::add(
+        region.cap.clone(),
+        crate::regions::Bound::Int(1),
+    )) else {
+        return Some(Err(format!(
+            "the part `{}` reaches depends on an argument it is not given",
+            cu.name
+        )));
+    };
     // What the callee reaches never goes past the actual's storage: the
     // region's bounds may be looser than the callee's loops (a blocked loop
     // `do i = jj, jj + min(nb, m - jj + 1) - 1` is bounded by `jj + nb - 1`),
@@ -1165,60 +1202,6 @@ fn formal_item(
         dims.push((one.clone(), cap.clone(), one));
     }
     Some(Ok(SavedRegion { extents, dims, cap }))
-}
-
-/// `region` (of a formal of the procedure `name`) with its bounds turned
-/// into expressions by `conv` (`None`: a bound it cannot express): the
-/// sections in the runtime's view (subscripts from 1), the leading
-/// extents and the elements from the first one reached plus one (`cap`).
-/// The runtime holds regions of rank 3 at most: of a formal of higher
-/// rank, `dims` is left empty and the caller saves the elements from the
-/// first to the last it reaches.
-fn saved_region(
-    region: &crate::regions::FormalRegion,
-    conv: &dyn Fn(&crate::regions::Bound) -> Option<Expr>,
-    name: &str,
-) -> Result<SavedRegion, String> {
-    let flat = region.dims.len() > 3;
-    let mut dims = Vec::new();
-    for (d, lower) in region.dims.iter().zip(&region.lower).filter(|_| !flat) {
-        // Subscripts from 1 in the runtime's view.
-        let shift = |b: crate::regions::Bound| {
-            crate::regions::add(
-                crate::regions::sub(b, lower.clone()),
-                crate::regions::Bound::Int(1),
-            )
-        };
-        let (a, b, st) = d.triplet();
-        match (conv(&shift(a)), conv(&shift(b)), conv(&st)) {
-            (Some(a), Some(b), Some(st)) => dims.push((a, b, st)),
-            _ => {
-                return Err(format!(
-                    "the region `{name}` touches depends on an argument it is not given"
-                ))
-            }
-        }
-    }
-    let mut extents = Vec::new();
-    for e in region.extents.iter().filter(|_| !flat) {
-        match conv(e) {
-            Some(e) => extents.push(e),
-            None => {
-                return Err(format!(
-                    "the shape `{name}` gives it depends on an argument it is not given"
-                ))
-            }
-        }
-    }
-    let Some(cap) = conv(&crate::regions::add(
-        region.cap.clone(),
-        crate::regions::Bound::Int(1),
-    )) else {
-        return Err(format!(
-            "the part `{name}` reaches depends on an argument it is not given"
-        ));
-    };
-    Ok(SavedRegion { extents, dims, cap })
 }
 
 /// The first IF condition of callee `c` that compares one of its integer
