@@ -849,18 +849,14 @@ end subroutine q
 /// SAVE'd locals. A reference that would run the original procedure —
 /// here in a condition, which is not hoisted — would change the
 /// original's copy instead, and the two would part: the tangent is
-/// refused there (and the adjoint, which does not follow such state, at
-/// the declaration). Referenced in an assignment's right-hand side, the
-/// same call runs the tangent routine and nothing is refused but the
-/// adjoint (`counter` of the fixture, checked numerically by the CLI
-/// test).
+/// refused there. The adjoint shares the state in a module and runs a
+/// copy of every procedure that changes it, the one with the condition
+/// included: nothing is refused (`counter` of the fixture, checked
+/// numerically by the kernels' test).
 #[test]
 fn a_reference_that_would_run_the_original_of_a_procedure_with_saved_state_is_refused() {
     let src = std::fs::read_to_string(fixtures().join("kernels/saved_state.f90")).expect("fixture");
-    assert_eq!(
-        refusal_codes(&src, "counter"),
-        (vec!["saved-state"], vec![])
-    );
+    assert_eq!(refusal_codes(&src, "counter"), (vec![], vec![]));
     let in_condition = src.replace(
         "  t = scaled(1d0, .false.)",
         "  if (scaled(1d0, .false.) > 5d0) t = 1d0",
@@ -868,23 +864,30 @@ fn a_reference_that_would_run_the_original_of_a_procedure_with_saved_state_is_re
     assert_ne!(in_condition, src);
     assert_eq!(
         refusal_codes(&in_condition, "counter"),
-        (vec!["saved-state"], vec!["saved-state"])
+        (vec![], vec!["saved-state"])
     );
 }
 
 /// Issue 39 (item 2, first part): what dfort refuses before writing any
 /// code is a fact of the analyses (`ProgramFacts::refusals`), with its
 /// rule and line, and the generators report that list as it is — here the
-/// adjoint's SAVE'd state at its declaration and the tangent's reference
-/// in a condition, and nothing else.
+/// adjoint's SAVE'd state changed in a loop checkpointed with
+/// binomial-ckp and the tangent's reference in a condition, and nothing
+/// else.
 #[test]
 fn refusals_decided_before_generating_are_facts_the_generators_report() {
     use dfort_analysis::refusals::Derivative;
     let src = std::fs::read_to_string(fixtures().join("kernels/saved_state.f90")).expect("fixture");
-    let in_condition = src.replace(
-        "  t = scaled(1d0, .false.)",
-        "  if (scaled(1d0, .false.) > 5d0) t = 1d0",
-    );
+    let in_condition = src
+        .replace(
+            "  t = scaled(1d0, .false.)",
+            "  if (scaled(1d0, .false.) > 5d0) t = 1d0",
+        )
+        .replace(
+            "  do i = 1, n\n    y(i) = scaled(",
+            "  !$ad binomial-ckp(2)\n  do i = 1, n\n    y(i) = scaled(",
+        );
+    assert_eq!(in_condition.matches("binomial-ckp").count(), 1);
     let ws = load_source(&in_condition, "counter");
     let (facts, root) = root_request(
         &ws.program,
@@ -1410,14 +1413,13 @@ end subroutine rg
     assert_eq!(refusal_codes(&plain, "rg"), (vec![], vec![]));
 }
 
-/// SAVE'd state that no derivative reads passes the adjoint (issue 40)
-/// only where the procedure's adjoint routine, which keeps its own copy,
-/// starts it defined: a history set on the first call and shifted on the
-/// next (fuzzer, seed 2914, case 102: the copy was read undefined when
-/// the second call was reversed first) is refused at its declaration; a
-/// counter with an initial value passes.
+/// SAVE'd state that no derivative reads, but that the procedure's
+/// adjoint routine would read undefined if it kept a copy of its own (a
+/// history set on the first call and shifted on the next: fuzzer, seed
+/// 2914, case 102, was refused for that), is shared by the adjoint like
+/// any other (issue 41); so is a counter with an initial value.
 #[test]
-fn saved_state_no_derivative_reads_needs_an_initial_value_in_the_adjoints_copy() {
+fn saved_state_no_derivative_reads_is_shared_when_the_adjoint_would_read_it_undefined() {
     let history = "subroutine hist(u, rs, w)
   implicit none
   real(8), intent(in) :: u
@@ -1443,7 +1445,7 @@ subroutine top(x, z)
   end do
 end subroutine top
 ";
-    assert_eq!(refusal_codes(history, "top").0, ["saved-state"]);
+    assert_eq!(refusal_codes(history, "top"), (vec![], vec![]));
     let counter = history.replace("real(8), save :: h(2)", "real(8), save :: h(2) = 0d0");
     assert_eq!(refusal_codes(&counter, "top"), (vec![], vec![]));
 }

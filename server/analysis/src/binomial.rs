@@ -333,8 +333,11 @@ fn hidden_globals(
         .filter(|k| changed_anywhere.contains(k) && !written.contains(k))
         .collect();
     let mut problems = Vec::new();
-    let carried = savable_globals(program, written, &declared, &mut problems);
-    let entry = savable_globals(program, read_changing, &declared, &mut problems);
+    // SAVE'd state changed in a checkpointed loop is refused up front
+    // ([`crate::refusals`]): none is shared here.
+    let none = BTreeSet::new();
+    let carried = savable_globals(program, written, &declared, &none, &mut problems);
+    let entry = savable_globals(program, read_changing, &declared, &none, &mut problems);
     if let Some(p) = problems.first() {
         return Err(match p {
             crate::checkpoint::Problem::Undeclared(k) => format!(

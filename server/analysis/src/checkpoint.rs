@@ -443,6 +443,10 @@ pub struct Callees<'a> {
     /// The array formals of each unit whose values its callers save
     /// around the call ([`crate::left_to_callers`]).
     pub left_to_callers: &'a IdVec<UnitId, &'a [SymbolId]>,
+    /// The SAVE'd locals the adjoints share between their routines
+    /// ([`crate::saved_state::of_carriers`]): a call's snapshot saves them
+    /// like module variables.
+    pub shared_state: &'a BTreeSet<(UnitId, SymbolId)>,
 }
 
 impl Callees<'_> {
@@ -672,7 +676,14 @@ pub fn of_call(
                 declared.insert(key);
             }
             if routine {
-                hidden = hidden_globals(caller, id, fx, &declared, &mut problems);
+                hidden = hidden_globals(
+                    caller,
+                    id,
+                    fx,
+                    &declared,
+                    callees.shared_state,
+                    &mut problems,
+                );
                 for k in &hidden {
                     if let Some(h) = hidden_region(caller, callees, id, c, args, k) {
                         // The reverse sweep evaluates it again.
@@ -925,6 +936,7 @@ fn hidden_globals(
     id: StmtId,
     fx: &Effects,
     declared: &BTreeSet<GlobalKey>,
+    shared: &BTreeSet<(UnitId, SymbolId)>,
     problems: &mut Vec<Problem>,
 ) -> Vec<GlobalKey> {
     let program = caller.program;
@@ -949,19 +961,21 @@ fn hidden_globals(
         .collect();
     keys.sort();
     keys.dedup();
-    savable_globals(program, keys, declared, problems)
+    savable_globals(program, keys, declared, shared, problems)
 }
 
 /// Of the globals `keys`, those a unit that declares `declared` can save
 /// on the tape although it does not declare them (module variables,
 /// brought in by USE; members of COMMON blocks of known layout, declared
-/// under new names); the others, which it cannot, go to `problems` (a
-/// SAVE'd local of a procedure goes to neither: code that changes one is
-/// refused up front).
+/// under new names; SAVE'd locals the adjoint shares, `shared`, brought
+/// in from their module); the others, which it cannot, go to `problems`
+/// (a SAVE'd local not shared goes to neither: no derivative reads it,
+/// [`crate::saved_state`]).
 pub fn savable_globals<'k>(
     program: &Program,
     keys: impl IntoIterator<Item = &'k GlobalKey>,
     declared: &BTreeSet<GlobalKey>,
+    shared: &BTreeSet<(UnitId, SymbolId)>,
     problems: &mut Vec<Problem>,
 ) -> Vec<GlobalKey> {
     let mut saved = Vec::new();
@@ -979,10 +993,21 @@ pub fn savable_globals<'k>(
                     None => saved.push(k.clone()),
                 }
             }
-            // SAVE'd locals of a procedure, which no caller can name: the
-            // adjoint of code that changes them is refused up front.
+            // SAVE'd locals of a procedure, which the adjoint shares in a
+            // module of their own, or which no derivative reads.
             GlobalKey::Shared { unit: m, symbol }
-                if dfort_ir::queries::saved_local(program.unit(*m), *symbol) => {}
+                if dfort_ir::queries::saved_local(program.unit(*m), *symbol) =>
+            {
+                if shared.contains(&(*m, *symbol)) {
+                    match tape_limit(program.unit(*m), *symbol, true) {
+                        Some(limit) => problems.push(Problem::UntapeableGlobal {
+                            key: k.clone(),
+                            limit,
+                        }),
+                        None => saved.push(k.clone()),
+                    }
+                }
+            }
             GlobalKey::Common { block, index } => {
                 // A COMMON block the unit does not declare is declared in
                 // its adjoint under new names, when its layout is known.

@@ -119,6 +119,9 @@ pub struct RootSet {
     pub changes_state: IdVec<UnitId, bool>,
     /// Per unit: whether it may read a global.
     pub reads_globals: IdVec<UnitId, bool>,
+    /// The SAVE'd state the adjoint shares between its routines, and the
+    /// procedures it runs copies of ([`crate::saved_state`]).
+    pub saved_state: crate::saved_state::AdjointState,
 }
 
 /// The [`RootSet`] of `root` from the carriers `c` of that root alone.
@@ -149,7 +152,7 @@ pub fn root_set(
         .copied()
         .filter(|&u| writes_derivatives(program, effects, &c.with_d[u], u) || changes_copy(u))
         .collect();
-    RootSet {
+    let mut set = RootSet {
         root,
         units,
         with_d: c.with_d.clone(),
@@ -158,7 +161,10 @@ pub fn root_set(
         writers,
         changes_state: effects.iter().map(|e| e.changes_state()).collect(),
         reads_globals: effects.iter().map(|e| !e.read_globals.is_empty()).collect(),
-    }
+        saved_state: Default::default(),
+    };
+    set.saved_state = crate::saved_state::of_root(program, &set, effects);
+    set
 }
 
 /// The carriers of `roots` (each with its independents and dependents),

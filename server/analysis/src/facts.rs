@@ -542,6 +542,26 @@ fn add_checkpoints(
                 || p.carriers.routine.get(i) != carriers.routine.get(i)
         })
         .collect();
+    // The SAVE'd state the adjoints share is read by every checkpoint
+    // (what a snapshot may save): when it changes, all are stale.
+    let has_saved = |p: &Program| {
+        p.units.iter().any(|u| {
+            u.symbols
+                .iter()
+                .any(|sym| dfort_ir::queries::is_saved_local(u, sym))
+        })
+    };
+    if let Some((p, _)) = previous.filter(|_| has_saved(program)) {
+        let now = crate::saved_state::of_carriers(
+            program,
+            carriers,
+            effects_in(effects, program, previous),
+        );
+        let before = crate::saved_state::of_carriers(&p.program, &p.carriers, p.effects());
+        if now != before {
+            stale = units.indices().map(|_| true).collect();
+        }
+    }
     // A unit reaching a changed one through calls is stale too.
     loop {
         let mut changed = false;
@@ -577,11 +597,13 @@ fn add_checkpoints(
             .iter()
             .map(|t| t.as_ref().map_or(&[][..], |t| t.left_to_callers.as_slice()))
             .collect();
+        let shared_state = crate::saved_state::of_carriers(program, carriers, fx);
         let callees = Callees {
             routine: &carriers.routine,
             entry_needs: &entry_needs,
             regions: &regions,
             left_to_callers: &left,
+            shared_state: &shared_state,
         };
         let writers: IdVec<UnitId, bool> = program
             .units

@@ -33,6 +33,7 @@ pub mod restored_later;
 pub mod reversal;
 pub mod roles;
 pub mod roots;
+pub mod saved_state;
 pub mod shape;
 pub mod split;
 pub mod structure;

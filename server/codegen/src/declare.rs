@@ -42,22 +42,33 @@ pub enum Flavour {
     /// function). It writes its COMMON blocks as the tangent does
     /// (derivative blocks `/c_d/`, which nothing in it reads).
     Copy,
+    /// A copy of a procedure for the adjoint, under the name
+    /// [`crate::names::DiffSet::copies`] gives it: the adjoint runs it in
+    /// place of the original, whose SAVE'd state it cannot see
+    /// ([`dfort_analysis::saved_state`]); its derivative modules are the
+    /// adjoint's.
+    AdjointCopy,
 }
 
 impl Flavour {
+    /// Whether the routine is a copy of the original, without derivatives.
+    pub fn is_copy(self) -> bool {
+        matches!(self, Flavour::Copy | Flavour::AdjointCopy)
+    }
+
     /// The suffix of the routine's name.
     pub fn routine_suffix(self) -> &'static str {
         match self {
             Flavour::Tangent => "_d",
             Flavour::Adjoint => "_b",
-            Flavour::Copy => "",
+            Flavour::Copy | Flavour::AdjointCopy => "",
         }
     }
 
     /// The suffix of derivative modules and COMMON blocks.
     fn derivative_suffix(self) -> &'static str {
         match self {
-            Flavour::Adjoint => "_b",
+            Flavour::Adjoint | Flavour::AdjointCopy => "_b",
             Flavour::Tangent | Flavour::Copy => "_d",
         }
     }
@@ -68,7 +79,7 @@ impl Flavour {
             Flavour::Tangent if sym.storage == Storage::Result => {
                 (Some(Intent::Out), Some(Intent::Out))
             }
-            Flavour::Tangent | Flavour::Copy => (sym.intent, sym.intent),
+            Flavour::Tangent | Flavour::Copy | Flavour::AdjointCopy => (sym.intent, sym.intent),
             // The result's adjoint is an argument the routine reads and
             // resets.
             Flavour::Adjoint if sym.storage == Storage::Result => (None, Some(Intent::InOut)),
@@ -105,6 +116,15 @@ pub fn derivative_unit(
     // function that changes an argument or a global at all (what it
     // overwrites that the reverse sweep reads is saved around it, as
     // around a CALL: [`dfort_analysis::references`]).
+    // The adjoint's copies of procedures that change shared SAVE'd state
+    // run in place of the originals.
+    let renamed;
+    let orig = if diff.copies.is_empty() {
+        orig
+    } else {
+        renamed = calling_copies(program, &diff.copies, orig.clone());
+        &renamed
+    };
     let (unit, hoisted) = hoist(program, orig, |st| {
         dfort_ir::hoist::runs_references(
             st,
@@ -129,6 +149,49 @@ pub fn derivative_unit(
         }
     }
     (unit, hoisted, names)
+}
+
+/// `unit` calling the copies `copies` names (by unit) in place of the
+/// originals: its CALL statements and function references, and the
+/// procedure names it declares.
+fn calling_copies(program: &Program, copies: &HashMap<UnitId, String>, mut unit: Unit) -> Unit {
+    let copy_of = |target: &CallTarget| match target {
+        CallTarget::Unit(c) => copies.get(c),
+        _ => None,
+    };
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    for st in unit.stmts.iter_mut() {
+        if let StmtKind::Call { name, target, .. } = &mut st.kind {
+            if let Some(n) = copy_of(target) {
+                renamed.insert(name.clone(), n.clone());
+                *name = n.clone();
+            }
+        }
+        for e in st.kind.exprs_mut() {
+            e.walk_mut(&mut |x| {
+                if let ExprKind::FunctionCall { name, target, .. } = &mut x.kind {
+                    if let Some(n) = copy_of(target) {
+                        renamed.insert(name.clone(), n.clone());
+                        *name = n.clone();
+                    }
+                }
+            });
+        }
+    }
+    // Procedures passed as actuals by name.
+    for (&c, n) in copies {
+        renamed
+            .entry(program.unit(c).name.clone())
+            .or_insert(n.clone());
+    }
+    for sym in unit.symbols.iter_mut() {
+        if sym.storage == Storage::Procedure {
+            if let Some(n) = renamed.get(&sym.name) {
+                sym.name = n.clone();
+            }
+        }
+    }
+    unit
 }
 
 /// `unit` with each whole array component referenced in an expression
@@ -255,6 +318,10 @@ pub struct Declared<'a> {
     pub extra_uses: &'a [String],
     /// The routine's name ([`crate::names::DiffSet::routine_name`]).
     pub name: &'a str,
+    /// The SAVE'd locals the adjoint shares between its routines
+    /// ([`crate::names::DiffSet::shares`]): declared in their own module,
+    /// not here.
+    pub shared: &'a BTreeSet<(UnitId, SymbolId)>,
 }
 
 /// A derivative routine whose specification part is written up to the
@@ -315,9 +382,7 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         spec.both(&u);
     }
     spec.both("implicit none");
-    spec.declarations(program, unit, orig, d.names, suffix, |sym| {
-        flavour.intents(sym)
-    });
+    spec.declarations(program, unit, orig, d, suffix, |sym| flavour.intents(sym));
     for l in undeclared_functions(program, unit, d.hoisted) {
         spec.w.line(&l);
     }
@@ -342,7 +407,7 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
     }
     spec.interface_blocks(orig);
     let interface = spec.interface(&end);
-    let explicit = flavour != Flavour::Copy && needs_explicit_interface(orig);
+    let explicit = !flavour.is_copy() && needs_explicit_interface(orig);
     Opened {
         w: spec.w,
         unit: orig.id,
@@ -466,16 +531,16 @@ pub(crate) fn header(
     // An elemental function's derivatives are elemental too, impure for
     // the tape (each element's adjoint pops what it pushed).
     let recursive = match (crate::calls::is_recursive(program, unit), unit.elemental) {
-        (_, true) if flavour == Flavour::Copy => "elemental ",
+        (_, true) if flavour.is_copy() => "elemental ",
         (_, true) => "impure elemental ",
         (true, false) => "recursive ",
         (false, false) => "",
     };
     let args = args.join(", ");
     match (flavour, unit.kind, unit.result) {
-        (Flavour::Copy, UnitKind::Function, Some(r)) => {
+        (Flavour::Copy | Flavour::AdjointCopy, UnitKind::Function, Some(r)) => {
             let rname = &unit.symbol(r).name;
-            let result = if *rname == unit.name {
+            let result = if *rname == unit.name && name == unit.name {
                 String::new()
             } else {
                 format!(" result({rname})")
@@ -493,7 +558,7 @@ pub(crate) fn header(
 }
 
 /// `use m, only: a, b => c` lines of a unit.
-fn uses(unit: &Unit) -> Vec<String> {
+pub(crate) fn uses(unit: &Unit) -> Vec<String> {
     unit.uses
         .iter()
         .map(|u| {
@@ -730,10 +795,11 @@ impl Spec {
         program: &Program,
         unit: &Unit,
         orig: &Unit,
-        names: &HashMap<SymbolId, String>,
+        d: &Declared,
         suffix: &str,
         intents: impl Fn(&Symbol) -> (Option<Intent>, Option<Intent>),
     ) {
+        let names = d.names;
         let in_interface = |name: &str| {
             orig.interface_blocks
                 .iter()
@@ -741,14 +807,23 @@ impl Spec {
         };
         for s in declaration_order(unit) {
             let sym = unit.symbol(s);
+            if d.shared.contains(&(orig.id, s)) {
+                continue;
+            }
             let imported = matches!(
                 sym.storage,
                 Storage::Imported { .. } | Storage::UnknownModule { .. }
             );
+            // A procedure the adjoint runs a copy of has the copy's name
+            // here ([`calling_copies`]); the original's is what `orig`
+            // references and its interface block declares.
+            let original = orig.symbols.get(s).map_or(sym, |o| o);
+            let copy = original.name != sym.name;
             if sym.storage == Storage::Procedure
-                && (!(references_function(orig, &sym.name) || passes_procedure(orig, &sym.name))
-                    || is_module_procedure(program, sym)
-                    || in_interface(&sym.name))
+                && (!(references_function(orig, &original.name)
+                    || passes_procedure(orig, &original.name))
+                    || is_module_procedure(program, original)
+                    || (in_interface(&original.name) && !copy))
             {
                 continue;
             }
@@ -909,6 +984,7 @@ mod tests {
                 used_modules: &BTreeSet::new(),
                 extra_uses: &[],
                 name: &format!("{}{}", f.name, flavour.routine_suffix()),
+                shared: &BTreeSet::new(),
             },
             flavour,
         );

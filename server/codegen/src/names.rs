@@ -39,6 +39,14 @@ pub struct DiffSet<'a> {
     /// active expression must run its derivative routine, hoisted, for
     /// the global's derivative to be followed).
     pub reads_globals: IdVec<UnitId, bool>,
+    /// For the adjoint ([`DiffSet::for_adjoint`]): the SAVE'd state it
+    /// shares between its routines and the procedures it runs copies of
+    /// ([`dfort_analysis::saved_state`]); empty for the tangent, whose
+    /// routines keep their own copies.
+    pub state: dfort_analysis::saved_state::AdjointState,
+    /// For the adjoint: the name of the copy each procedure of
+    /// `state.copied` runs as (`<p>_p`).
+    pub copies: HashMap<UnitId, String>,
     /// The names of the variables of the set's units, also with a
     /// derivative's suffix `b` or `d`, and of the program's procedures
     /// (but a derivative written before): no derivative routine may take
@@ -52,6 +60,14 @@ impl<'a> DiffSet<'a> {
     pub fn of_root(
         facts: &'a dfort_analysis::facts::ProgramFacts,
         root: UnitId,
+    ) -> Result<DiffSet<'a>, Vec<crate::Refusal>> {
+        DiffSet::of_set(facts, root, false)
+    }
+
+    fn of_set(
+        facts: &'a dfort_analysis::facts::ProgramFacts,
+        root: UnitId,
+        adjoint: bool,
     ) -> Result<DiffSet<'a>, Vec<crate::Refusal>> {
         let program = &facts.program;
         let Some(set) = facts.derivative_set(root) else {
@@ -104,7 +120,84 @@ impl<'a> DiffSet<'a> {
             writers: set.writers,
             changes_state: set.changes_state,
             reads_globals: set.reads_globals,
+            state: if adjoint {
+                set.saved_state
+            } else {
+                Default::default()
+            },
+            copies: HashMap::new(),
         })
+    }
+
+    /// The set of `root` for its adjoint: with the SAVE'd state the
+    /// adjoint shares and the names of the copies it runs.
+    pub fn of_root_for_adjoint(
+        facts: &'a dfort_analysis::facts::ProgramFacts,
+        root: UnitId,
+    ) -> Result<DiffSet<'a>, Vec<crate::Refusal>> {
+        let program = &facts.program;
+        let mut diff = DiffSet::of_set(facts, root, true)?;
+        for &c in &diff.state.copied {
+            let name = diff.routine_name(program, c, "_p");
+            diff.taken.insert(name.clone());
+            diff.copies.insert(c, name);
+        }
+        Ok(diff)
+    }
+
+    /// Whether `s` of `u` is SAVE'd state the adjoint shares: it is
+    /// declared in [`DiffSet::state_module`] of `u`, not in `u`'s routines.
+    pub fn shares(&self, u: UnitId, s: SymbolId) -> bool {
+        self.state.locals.contains(&(u, s))
+    }
+
+    /// The module holding the shared SAVE'd state of procedure `u`.
+    pub fn state_module(program: &Program, u: UnitId) -> String {
+        format!("dfort_save_{}", program.unit(u).name)
+    }
+
+    /// The USE line bringing `u`'s shared SAVE'd state into its own
+    /// routines (and their adjoints, `names`), if it has any.
+    pub fn state_use(
+        &self,
+        program: &Program,
+        u: UnitId,
+        names: &HashMap<SymbolId, String>,
+    ) -> Option<String> {
+        let unit = program.unit(u);
+        let mut items = Vec::new();
+        for &(o, s) in &self.state.locals {
+            if o == u {
+                items.push(unit.symbol(s).name.clone());
+                items.extend(names.get(&s).cloned());
+            }
+        }
+        (!items.is_empty()).then(|| {
+            format!(
+                "use {}, only: {}",
+                DiffSet::state_module(program, u),
+                items.join(", ")
+            )
+        })
+    }
+
+    /// The modules (original names) whose derivative modules hold copies
+    /// of module procedures that `unit` calls, other than its own.
+    pub fn copy_modules(&self, program: &Program, unit: &Unit) -> BTreeSet<String> {
+        let own = crate::calls::enclosing_module(program, unit);
+        program
+            .call_graph
+            .sites
+            .iter()
+            .filter(|s| s.caller == unit.id)
+            .filter_map(|s| match s.callee {
+                dfort_ir::callgraph::Callee::Unit(c) if self.copies.contains_key(&c) => {
+                    crate::calls::host_module(program, program.unit(c))
+                }
+                _ => None,
+            })
+            .filter(|m| Some(m) != own.as_ref())
+            .collect()
     }
 
     /// The name of `c`'s derivative routine with `suffix` (`_b`, `_d`,

@@ -869,7 +869,7 @@ fn routine(
     flavour: Flavour,
     seeded_after: Option<(StmtId, dfort_ir::bitset::BitSet)>,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
-    let primal = flavour == Flavour::Copy;
+    let primal = flavour.is_copy();
     let orig = program.unit(u);
     let module = host_module(program, orig);
     let (mut hunit, hoisted, dname) =
@@ -926,7 +926,16 @@ fn routine(
         return Err(g.refusals);
     }
     let body = std::mem::take(&mut g.w).finish();
-    let name = diff.routine_name(program, u, flavour.routine_suffix());
+    let name = match (flavour, diff.copies.get(&u)) {
+        (Flavour::AdjointCopy, Some(n)) => n.clone(),
+        _ => diff.routine_name(program, u, flavour.routine_suffix()),
+    };
+    // The adjoint's copies share SAVE'd state and call each other.
+    let mut extra_uses = Vec::new();
+    if flavour == Flavour::AdjointCopy {
+        extra_uses.extend(diff.state_use(program, u, &HashMap::new()));
+        g.used_modules.extend(diff.copy_modules(program, orig));
+    }
     let mut r = crate::declare::open(
         &Declared {
             program,
@@ -937,8 +946,9 @@ fn routine(
             commons: &diff.commons,
             module: module.as_ref(),
             used_modules: &g.used_modules,
-            extra_uses: &[],
+            extra_uses: &extra_uses,
             name: &name,
+            shared: &diff.state.locals,
         },
         flavour,
     );
@@ -994,6 +1004,24 @@ fn seed_copies(
         out.push((name, d.clone()));
     }
     Ok(out)
+}
+
+/// The adjoint's copies of the procedures that change the SAVE'd state
+/// it shares ([`crate::names::DiffSet::copies`]), which it runs in place
+/// of the originals.
+pub fn adjoint_copies(
+    program: &Program,
+    diff: &DiffSet,
+    refusals: &mut Vec<Refusal>,
+) -> Vec<crate::fortran::Routine> {
+    let mut out = Vec::new();
+    for &c in &diff.state.copied {
+        match routine(program, diff, c, Flavour::AdjointCopy, None) {
+            Ok(r) => out.push(r),
+            Err(e) => refusals.extend(e),
+        }
+    }
+    out
 }
 
 /// Copies of the internal procedures of every routine in the set, which

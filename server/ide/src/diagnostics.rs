@@ -596,12 +596,31 @@ mod tests {
 
     /// Issue 39, item 2: what the facts refuse of a chosen root's adjoint
     /// and tangent is in the editor's diagnostics before anyone generates
-    /// (the adjoint of `filter` at `ema`'s SAVE'd `s`, line 13); a
-    /// procedure nobody chose is not judged.
+    /// (the adjoint of `outer` at the SAVE'd `s` of its internal function,
+    /// line 13, which the adjoint cannot share); a procedure nobody chose
+    /// is not judged.
     #[test]
     fn the_refusals_of_a_chosen_root_are_diagnostics_before_generating() {
-        let src = include_str!("../../../tests/fixtures/kernels/saved_state.f90");
-        let chosen = saved_state(src, &["filter"]);
+        let src = "subroutine outer(n, x, y)
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: y(n)
+  integer :: i
+  do i = 1, n
+    y(i) = run(x(i), i == 1)
+  end do
+contains
+  real(8) function run(v, reset)
+    real(8), intent(in) :: v
+    logical, intent(in) :: reset
+    real(8), save :: s = 0d0
+    if (reset) s = 0d0
+    s = s + v*v
+    run = s
+  end function run
+end subroutine outer
+";
+        let chosen = saved_state(src, &["outer"]);
         assert!(
             chosen
                 .iter()

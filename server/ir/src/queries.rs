@@ -22,6 +22,29 @@ pub fn is_saved_local(unit: &Unit, sym: &Symbol) -> bool {
         && !sym.attrs.parameter
 }
 
+/// The names a DATA statement's text (`Unit::data`) mentions (lower case;
+/// numbers and the letters of exponents and logical literals left out).
+pub fn data_statement_names(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut after_digit_or_dot = false;
+    for ch in line.chars().chain(std::iter::once(' ')) {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            if word.is_empty() {
+                after_digit_or_dot = ch.is_ascii_digit() || after_digit_or_dot;
+            }
+            word.push(ch.to_ascii_lowercase());
+            continue;
+        }
+        if !word.is_empty() && !after_digit_or_dot && word != "data" {
+            out.push(std::mem::take(&mut word));
+        }
+        word.clear();
+        after_digit_or_dot = ch == '.';
+    }
+    out
+}
+
 /// A COMMON block as a unit declares it, for a unit that does not: its
 /// members in order, each of a type and constant bounds another unit
 /// can declare.

@@ -599,25 +599,28 @@ rules! {
         code: "saved-state",
         severity: Severity::Error,
         group: Group::Generator,
-        summary: "a SAVE'd local that a procedure changes carries a value from one call to the next",
+        summary: "a SAVE'd local that a procedure changes carries a value from one call to the next, in a form the derivative cannot follow",
         doc: "A local variable with SAVE (or a DATA statement, or an initialiser, which imply \
               SAVE) keeps its value between calls. The analyses follow it as state shared \
               between the calls of its procedure: the editor and `dfort analyze` show it \
-              active when a later call's result depends on an earlier call's arguments. \
-              The adjoint cannot follow such state yet: it re-runs each call of the procedure \
-              in its reverse sweep, from a value of the SAVE'd variable that only the \
-              procedure can see, and the derivative carried from one call to the next would \
-              be lost. So the adjoint of a root that reaches a procedure changing one of its \
-              SAVE'd locals is refused. A SAVE'd local that is only read (a table of \
-              constants given by DATA or an initialiser) is no state and is differentiated as \
-              usual. Nor is one whose value reaches nothing but itself, the procedure's own \
-              locals and its output — a counter that decides whether a warning is written, a \
-              timer: no derivative reads it, and running the procedure again only writes the \
-              warning again.\n\n\
-              Pass the state as an argument, or make it a variable of a module given to \
-              dfort: module variables are saved and restored around calls.",
+              active when a later call's result depends on an earlier call's arguments. The \
+              adjoint shares such a variable between all its routines, in a module of its \
+              own, and runs copies of the procedures that change it in place of the \
+              originals (see the manual's differentiation page). It refuses, at the \
+              declaration, a SAVE'd local it cannot declare in a module — one of an internal \
+              procedure; an allocatable, pointer or target; one of a derived or character \
+              type; one in an EQUIVALENCE or a NAMELIST group; one a DATA statement \
+              initialises together with a variable that stays the procedure's own — and, at \
+              the procedure, a procedure changing such state that it cannot copy (an internal \
+              procedure, a procedure with internal procedures, an external procedure whose \
+              calls need an explicit interface), and, at the loop, a loop checkpointed with \
+              `binomial-ckp` inside which such state changes. The tangent keeps its own copy \
+              of the variable in the procedure's tangent routine, and refuses a reference \
+              that would run the original procedure instead (in a condition, a bound, an \
+              actual argument).\n\n\
+              Move the state to a module variable, or pass it as an argument.",
         example: Some(
-            "real(8) function ema(v)\n  real(8), intent(in) :: v\n  real(8), save :: s = 0d0\n  s = 0.9d0*s + 0.1d0*v\n  ema = s\nend function\n",
+            "subroutine outer(n, x, y)\n  integer, intent(in) :: n\n  real(8), intent(in) :: x(n)\n  real(8), intent(out) :: y(n)\n  integer :: i\n  do i = 1, n\n    y(i) = run(x(i), i == 1)\n  end do\ncontains\n  real(8) function run(v, reset)\n    real(8), intent(in) :: v\n    logical, intent(in) :: reset\n    real(8), save :: s = 0d0\n    if (reset) s = 0d0\n    s = s + v*v\n    run = s\n  end function run\nend subroutine outer\n",
         ),
     };
     FUNCTION_SIDE_EFFECT = Rule {

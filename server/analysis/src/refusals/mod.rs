@@ -123,7 +123,7 @@ pub(crate) fn of_root<'r>(
         out.extend(forms::of_unit(program, set, unit));
     }
     out.extend(match derivative {
-        Derivative::Adjoint => saved_state(program, set, effects),
+        Derivative::Adjoint => saved_state(program, set),
         Derivative::Tangent => saved_state_copies(program, set, effects),
     });
     out
@@ -502,55 +502,210 @@ fn check(
     out
 }
 
-/// The adjoint's refusals of state that outlives a call: every SAVE'd
-/// local (SAVE, DATA, an initialiser) that a procedure whose adjoint is
-/// written may change, itself or through its callees. The adjoint re-runs
-/// those procedures in its reverse sweep from values only they can see,
-/// and the derivative carried from one call to the next would be lost
-/// ([`dfort_ir::queries::saved_local`]: the analyses follow such a
-/// variable as a global of its procedure). Only-read SAVE'd locals are
-/// constants and pass, and so do those whose values reach no variable
-/// with a derivative ([`crate::confined`]: a warning counter, timers).
-fn saved_state(program: &Program, diff: &RootSet, effects: &ProgramEffects) -> Vec<Refusal> {
-    let mut keys = std::collections::BTreeSet::new();
+/// The adjoint's refusals of state that outlives a call
+/// ([`crate::saved_state`]): the SAVE'd locals the adjoint shares between
+/// its routines must be declarable in a module of their own (a scalar or
+/// an explicit-shape array of an intrinsic type, not allocatable, a
+/// pointer, a target, EQUIVALENCEd or in a NAMELIST; a DATA statement
+/// that gives it values gives values to no other variable), and their
+/// procedures and the procedures copied for them must be external or
+/// module procedures without internal procedures (a copy is written
+/// outside the original's host).
+fn saved_state(program: &Program, diff: &RootSet) -> Vec<Refusal> {
+    let state = &diff.saved_state;
+    let mut out = Vec::new();
+    let mut refused_owners = Vec::new();
+    for &(u, s) in &state.locals {
+        let unit = program.unit(u);
+        let sym = unit.symbol(s);
+        let a = &sym.attrs;
+        let why = if !copyable(program, unit) {
+            Some(format!(
+                "`{}` is {}, and dfort keeps such state only for external and module procedures",
+                unit.name,
+                procedure_kind(program, unit)
+            ))
+        } else if a.allocatable || a.pointer || a.target {
+            Some("the adjoint shares it between its routines, and dfort does not share allocatable, pointer or target state".into())
+        } else if sym.ty.base == BaseType::Derived || sym.ty.base == BaseType::Character {
+            Some(format!(
+                "the adjoint shares it between its routines, and dfort shares only numeric and logical state (this is {})",
+                dfort_ir::dump::type_name(&sym.ty)
+            ))
+        } else if !sym.dims.iter().all(|d| d.kind == DimKind::Explicit) {
+            Some("the adjoint shares it between its routines, and dfort shares only scalars and explicit-shape arrays".into())
+        } else if unit.equivalences.iter().any(|e| e.contains(&s))
+            || unit.namelists.iter().any(|n| n.members.contains(&s))
+        {
+            Some("the adjoint shares it between its routines, and it is EQUIVALENCEd or in a NAMELIST group".into())
+        } else {
+            data_with_others(unit, s, &state.locals).map(|other| {
+                format!(
+                    "the adjoint shares it between its routines, and a DATA statement gives values to it and to `{other}`, which stays the procedure's own"
+                )
+            })
+        };
+        if let Some(why) = why {
+            out.push(saved_state_refusal(unit, s, why));
+            refused_owners.push(u);
+        }
+    }
+    // A loop checkpointed with binomial-ckp runs its steps again from
+    // snapshots that hold none of this state.
     for &u in &diff.units {
-        keys.extend(saved_locals(program, &effects[u].written_globals));
+        let unit = program.unit(u);
+        for m in crate::binomial::marks(unit) {
+            let Some(id) = m.stmt else { continue };
+            let mut inside = Vec::new();
+            nested_statements(unit, &[id], &mut inside);
+            let changes = inside.iter().find_map(|&st| {
+                called_units(&unit.stmt(st).kind)
+                    .into_iter()
+                    .find(|c| state.is_copied(*c))
+            });
+            if let Some(c) = changes {
+                out.push(Refusal::new(
+                    unit.stmt(id).span,
+                    (
+                        &rules::SAVED_STATE,
+                        format!(
+                            "this loop is checkpointed with binomial-ckp, and `{}` changes SAVE'd state inside it, which its snapshots do not hold (make the state a module variable)",
+                            program.unit(c).name
+                        ),
+                    ),
+                ));
+            }
+        }
     }
-    if keys.is_empty() {
-        return Vec::new();
+    // (A procedure refused at its own SAVE'd local is not refused again.)
+    for &c in &state.copied {
+        let unit = program.unit(c);
+        if copyable(program, unit) || refused_owners.contains(&c) {
+            continue;
+        }
+        let changed: Vec<String> = state
+            .locals
+            .iter()
+            .map(|&(u, s)| {
+                format!(
+                    "`{}` of `{}`",
+                    program.unit(u).symbol(s).name,
+                    program.unit(u).name
+                )
+            })
+            .collect();
+        out.push(Refusal::new(
+            unit.name_span,
+            (
+                &rules::SAVED_STATE,
+                format!(
+                    "`{}` changes SAVE'd state ({}): the adjoint runs a copy of it that shares that state, and dfort writes copies only of external and module procedures without internal procedures (`{}` is {})",
+                    unit.name,
+                    changed.join(", "),
+                    unit.name,
+                    procedure_kind(program, unit)
+                ),
+            ),
+        ));
     }
-    let units = reached_from(program, diff.root);
-    let with_d = crate::confined::WithDerivative {
-        symbols: &diff.with_d,
-        commons: &diff.commons,
-        module_vars: &diff.module_vars,
-    };
-    let reaches = |seeds: &[(UnitId, SymbolId)]| {
-        crate::confined::reaches_derivative(program, effects, &units, seeds, &with_d)
-    };
-    // A procedure with an adjoint routine has its own copy of its SAVE'd
-    // locals there, which the adjoint runs from wherever the call is
-    // reversed: without an initial value, it would be read undefined.
-    let undefined_copy = |&(u, s): &(UnitId, SymbolId)| {
-        diff.units.contains(&u) && !program.unit(u).symbol(s).attrs.initialized
-    };
-    // The influence of them all is the union of each one's: one closure
-    // answers for all when none reaches a derivative.
-    if !keys.iter().any(undefined_copy) && !reaches(&keys.iter().copied().collect::<Vec<_>>()) {
-        return Vec::new();
+    out
+}
+
+/// The statements `ids` and every statement nested in them.
+fn nested_statements(unit: &Unit, ids: &[StmtId], out: &mut Vec<StmtId>) {
+    for &id in ids {
+        out.push(id);
+        for b in unit.stmt(id).kind.blocks() {
+            nested_statements(unit, b, out);
+        }
     }
-    keys.into_iter()
-        .filter_map(|k| {
-            let why = if reaches(&[k]) {
-                "the adjoint does not follow such state yet"
-            } else if undefined_copy(&k) {
-                "no derivative reads it, but the adjoint routine of its procedure keeps a copy of its own, which would start undefined (give it an initial value with DATA or an initialiser)"
-            } else {
-                return None;
+}
+
+/// The units a statement calls or references as functions.
+fn called_units(kind: &StmtKind) -> Vec<UnitId> {
+    let mut out = Vec::new();
+    if let StmtKind::Call {
+        target: CallTarget::Unit(c),
+        ..
+    } = kind
+    {
+        out.push(*c);
+    }
+    for e in kind.exprs() {
+        e.walk(&mut |x| {
+            if let ExprKind::FunctionCall {
+                target: CallTarget::Unit(c),
+                ..
+            } = &x.kind
+            {
+                out.push(*c);
+            }
+        });
+    }
+    out
+}
+
+/// Whether the adjoint can write a copy of `unit` and share its SAVE'd
+/// state ([`saved_state`]).
+fn copyable(program: &Program, unit: &Unit) -> bool {
+    let host_ok = match unit.parent {
+        None => true,
+        Some(p) => program.unit(p).kind == UnitKind::Module,
+    };
+    host_ok && unit.children.is_empty() && !(unit.parent.is_none() && needs_interface(unit))
+}
+
+/// Whether calling external procedure `unit` needs an explicit interface
+/// (which the callers of its copy would not have).
+fn needs_interface(unit: &Unit) -> bool {
+    let special = |s: &Symbol| {
+        let a = &s.attrs;
+        a.optional
+            || a.allocatable
+            || a.pointer
+            || a.target
+            || s.dims.iter().any(|d| d.kind == DimKind::AssumedShape)
+    };
+    unit.args.iter().any(|a| special(unit.symbol(*a)))
+        || unit
+            .result
+            .is_some_and(|r| special(unit.symbol(r)) || unit.symbol(r).rank() > 0)
+}
+
+fn procedure_kind(program: &Program, unit: &Unit) -> &'static str {
+    match unit.parent {
+        Some(p) if program.unit(p).kind != UnitKind::Module => "an internal procedure",
+        _ if !unit.children.is_empty() => "a procedure with internal procedures",
+        None if needs_interface(unit) => {
+            "an external procedure whose calls need an explicit interface"
+        }
+        _ => "a procedure",
+    }
+}
+
+/// Another variable of `unit` than the shared SAVE'd locals `shared` to
+/// which a DATA statement that initialises `s` gives values.
+fn data_with_others(
+    unit: &Unit,
+    s: SymbolId,
+    shared: &std::collections::BTreeSet<(UnitId, SymbolId)>,
+) -> Option<String> {
+    let name = &unit.symbol(s).name;
+    for line in &unit.data {
+        let words = dfort_ir::queries::data_statement_names(line);
+        if !words.iter().any(|w| w == name) {
+            continue;
+        }
+        for w in &words {
+            let Some(o) = unit.symbols.iter_enumerated().find(|(_, x)| &x.name == w) else {
+                continue;
             };
-            Some(saved_state_refusal(program.unit(k.0), k.1, why.into()))
-        })
-        .collect()
+            if !o.1.attrs.parameter && !shared.contains(&(unit.id, o.0)) {
+                return Some(w.clone());
+            }
+        }
+    }
+    None
 }
 
 /// The tangent's refusals of state that outlives a call. A procedure
@@ -572,7 +727,7 @@ fn saved_state_copies(program: &Program, diff: &RootSet, effects: &ProgramEffect
         GlobalKey::Common { .. } => false,
     };
     let mut out = Vec::new();
-    let reached = reached_from(program, diff.root);
+    let reached = crate::saved_state::reached_from(program, diff.root);
     for site in &program.call_graph.sites {
         let dfort_ir::callgraph::Callee::Unit(c) = site.callee else {
             continue;
@@ -623,23 +778,6 @@ fn in_assignment(unit: &Unit, stmt: StmtId, span: Span) -> bool {
     let mut found = false;
     rhs.walk(&mut |x| found |= matches!(x.kind, ExprKind::FunctionCall { .. }) && x.span == span);
     found
-}
-
-/// The SAVE'd locals among `keys`, as (procedure, symbol).
-fn saved_locals<'k>(
-    program: &Program,
-    keys: impl IntoIterator<Item = &'k GlobalKey>,
-) -> Vec<(UnitId, SymbolId)> {
-    keys.into_iter()
-        .filter_map(|k| match k {
-            GlobalKey::Shared { unit, symbol }
-                if dfort_ir::queries::saved_local(program.unit(*unit), *symbol) =>
-            {
-                Some((*unit, *symbol))
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 fn saved_state_refusal(unit: &Unit, s: SymbolId, why: String) -> Refusal {
@@ -825,7 +963,7 @@ fn shared_globals(program: &Program, diff: &RootSet) -> Vec<Refusal> {
 /// may change active data through one).
 fn unfollowed_pointers(program: &Program, diff: &RootSet) -> Vec<Refusal> {
     let mut out = Vec::new();
-    for u in reached_from(program, diff.root) {
+    for u in crate::saved_state::reached_from(program, diff.root) {
         for (span, why) in crate::pointers::refusals(program, program.unit(u), u == diff.root) {
             out.push(Refusal::new(span, (&rules::POINTER_NOT_FOLLOWED, why)));
         }
@@ -844,7 +982,7 @@ fn globals_through_functions(
 ) -> Vec<Refusal> {
     let mut out = Vec::new();
     let changed = &effects[diff.root].written_globals;
-    for u in reached_from(program, diff.root) {
+    for u in crate::saved_state::reached_from(program, diff.root) {
         let unit = program.unit(u);
         let in_where = where_bodies(unit);
         for st in &unit.stmts {
@@ -973,26 +1111,6 @@ fn where_bodies(unit: &Unit) -> Vec<StmtId> {
         todo.extend(unit.stmt(id).kind.blocks().concat());
     }
     out
-}
-
-/// `root` and every unit it calls, directly or not, in program order.
-fn reached_from(program: &Program, root: UnitId) -> Vec<UnitId> {
-    let mut seen = vec![false; program.units.len()];
-    let mut todo = vec![root];
-    seen[root.index()] = true;
-    while let Some(u) = todo.pop() {
-        for c in program.call_graph.callees(u) {
-            if !std::mem::replace(&mut seen[c.index()], true) {
-                todo.push(c);
-            }
-        }
-    }
-    program
-        .units
-        .iter()
-        .map(|u| u.id)
-        .filter(|u| seen[u.index()])
-        .collect()
 }
 
 /// Whether a global can carry a derivative.

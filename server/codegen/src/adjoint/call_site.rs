@@ -320,8 +320,10 @@ impl Gen<'_> {
         let mut hidden_regions: Vec<(String, String)> = Vec::new();
         let mut snapshot_hidden: Vec<(String, String)> = Vec::new();
         let mut locals: Vec<String> = Vec::new();
+        let mut saved_hidden = Vec::new();
         for k in &cp.hidden {
             if let Some(local) = self.hidden_global(k) {
+                saved_hidden.push(k);
                 if locals.contains(&local) {
                     continue;
                 }
@@ -353,7 +355,7 @@ impl Gen<'_> {
         {
             self.out.trace.call_snapshot(id, SavedValue::Variable(*v));
         }
-        for k in &cp.hidden {
+        for k in saved_hidden {
             self.out
                 .trace
                 .call_snapshot(id, SavedValue::Global(k.clone()));
@@ -388,12 +390,22 @@ impl Gen<'_> {
         match k {
             GlobalKey::Common { block, index } => self.hidden_common(block, *index),
             GlobalKey::Shared { unit: m, symbol } => {
-                let mu = self.inp.program.unit(*m);
+                let program = self.inp.program;
+                let mu = program.unit(*m);
+                // A procedure's SAVE'd local lives in the module the
+                // adjoint shares it in.
+                let module = match mu.kind {
+                    UnitKind::Module => mu.name.clone(),
+                    // Shared by the analyses' other roots, not this one's
+                    // (its value reaches none of this root's derivatives).
+                    _ if !self.inp.diff.shares(*m, *symbol) => return None,
+                    _ => crate::names::DiffSet::state_module(program, *m),
+                };
                 let n = self.out.hidden.len() + 1;
                 let local = self.out.hidden.entry(k.clone()).or_insert_with(|| {
                     (
                         format!("dfort_g{n}"),
-                        mu.name.clone(),
+                        module,
                         mu.symbol(*symbol).name.clone(),
                     )
                 });

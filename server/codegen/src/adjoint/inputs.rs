@@ -106,7 +106,7 @@ pub(super) fn gather<T>(
     if let Some(r) = facts.root_refusal(root, dfort_analysis::refusals::Derivative::Adjoint) {
         return Err(vec![r]);
     }
-    let diff = DiffSet::of_root(facts, root)?;
+    let diff = DiffSet::of_root_for_adjoint(facts, root)?;
     let routine = |u: UnitId| {
         let orig = program.unit(u);
         let not_analysed = || {

@@ -84,6 +84,7 @@ mod inputs;
 mod io;
 mod planned;
 mod routine;
+mod state;
 mod sweep;
 
 use crate::trace::RoutineTrace;
@@ -138,6 +139,11 @@ pub fn adjoint_of(
             g.diff,
             &mut refusals,
         ));
+        routines.extend(crate::tangent::adjoint_copies(
+            g.program,
+            g.diff,
+            &mut refusals,
+        ));
         if !refusals.is_empty() {
             return Err(refusals);
         }
@@ -161,8 +167,16 @@ pub fn adjoint_of(
                         .map(|(m, t)| (m, (Vec::new(), t))),
                 ),
         );
+        // The shared SAVE'd state first: every routine may use it.
+        let text = crate::fortran::assemble(&header, &routines, &decls, "_b");
+        let comments = text
+            .lines()
+            .take_while(|l| l.starts_with('!'))
+            .map(|l| l.len() + 1)
+            .sum::<usize>();
+        let (head, rest) = text.split_at(comments.min(text.len()));
         Ok((
-            crate::fortran::assemble(&header, &routines, &decls, "_b"),
+            format!("{head}{}{rest}", state::modules(g.program, g.diff)),
             traces,
         ))
     })?

@@ -66,17 +66,24 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Vec<Routine>, RoutineTrace
             used_modules.insert(m.clone());
         }
     }
-    let extra_uses: Vec<String> = out
+    used_modules.extend(inp.diff.copy_modules(inp.program, inp.orig));
+    let mut extra_uses: Vec<String> = out
         .hidden
         .values()
         .map(|(local, m, name)| format!("use {m}, only: {local} => {name}"))
         .collect();
+    extra_uses.extend(inp.diff.state_use(inp.program, unit.id, &inp.bname));
+    let root = inp.id == inp.diff.root;
+    if root {
+        extra_uses.extend(super::state::root_uses(inp.program, inp.diff));
+    }
     let fwd = std::mem::take(&mut out.fwd).finish();
     let written = Written {
         inp,
         out: &out,
         used_modules: &used_modules,
         extra_uses: &extra_uses,
+        root,
         shaped: &shaped,
         fwd: &fwd,
         rev: &rev,
@@ -191,6 +198,10 @@ struct Written<'a, 'b> {
     out: &'a Emitter,
     used_modules: &'a std::collections::BTreeSet<String>,
     extra_uses: &'a [String],
+    /// Whether the unit is the root: its adjoint sets the adjoints of the
+    /// shared SAVE'd state to zero and leaves the state as the root does
+    /// ([`super::state`]).
+    root: bool,
     shaped: &'a [String],
     fwd: &'a str,
     rev: &'a [Line],
@@ -234,6 +245,7 @@ impl Written<'_, '_> {
                 used_modules: self.used_modules,
                 extra_uses: self.extra_uses,
                 name: &name,
+                shared: &inp.diff.state.locals,
             },
             Flavour::Adjoint,
         );
@@ -242,6 +254,11 @@ impl Written<'_, '_> {
         let w = &mut r.w;
         if part != Part::Forward {
             starts(w, inp);
+            if self.root {
+                for l in super::state::calls(inp.program, inp.diff, "zero") {
+                    w.line(&l);
+                }
+            }
         }
         let carried = carried(inp, out);
         if part == Part::Reverse {
@@ -269,7 +286,17 @@ impl Written<'_, '_> {
             }
         } else {
             w.line("! reverse sweep");
-            reverse_sweep(w, inp, out, self.rev);
+            let (keep, restore) = match self.root {
+                true => (
+                    super::state::calls(inp.program, inp.diff, "keep"),
+                    super::state::calls(inp.program, inp.diff, "restore"),
+                ),
+                false => (Vec::new(), Vec::new()),
+            };
+            reverse_sweep(w, inp, out, &keep, self.rev);
+            for l in restore {
+                w.line(&l);
+            }
         }
         r.finish(self.used_modules.clone(), out.called.clone())
     }
@@ -365,8 +392,9 @@ fn starts(w: &mut crate::fortran::Writer, inp: &RoutineInputs) {
             storage,
             Storage::Dummy(_) | Storage::Result | Storage::Common { .. } | Storage::Imported { .. }
         );
-        // Allocatable adjoints are zeroed when they are allocated.
-        let owned = owned || unit.symbol(*s).attrs.allocatable;
+        // Allocatable adjoints are zeroed when they are allocated; those
+        // of shared SAVE'd state accumulate from one call to the next.
+        let owned = owned || unit.symbol(*s).attrs.allocatable || inp.diff.shares(inp.id, *s);
         if let (Some(b), false) = (inp.bname.get(s), owned) {
             let zero = crate::derived::zero_of(inp.program, unit, &unit.symbol(*s).ty, "_b");
             w.line(&format!("{b} = {zero}"));
@@ -375,14 +403,33 @@ fn starts(w: &mut crate::fortran::Writer, inp: &RoutineInputs) {
 }
 
 /// The reverse sweep; in a unit reversed by blocks, a loop that pops
-/// block ids until the entry marker and runs each block's reverse sweep.
-fn reverse_sweep(w: &mut crate::fortran::Writer, inp: &RoutineInputs, out: &Emitter, rev: &[Line]) {
+/// block ids until the entry marker and runs each block's reverse sweep;
+/// `first` runs before it (after the label a RETURN jumps to).
+fn reverse_sweep(
+    w: &mut crate::fortran::Writer,
+    inp: &RoutineInputs,
+    out: &Emitter,
+    first: &[String],
+    rev: &[Line],
+) {
     if !inp.unstructured {
+        for l in first {
+            w.line(l);
+        }
         emit(w, rev);
         return;
     }
     // Pop basic-block ids until the entry marker; reverse each block.
-    w.line(&format!("{REVERSE_LABEL} call dfort_pop(dfort_branch)"));
+    match first {
+        [] => w.line(&format!("{REVERSE_LABEL} call dfort_pop(dfort_branch)")),
+        _ => {
+            w.line(&format!("{REVERSE_LABEL} continue"));
+            for l in first {
+                w.line(l);
+            }
+            w.line("call dfort_pop(dfort_branch)");
+        }
+    }
     w.line("do while (dfort_branch /= 0)");
     w.indent();
     w.line("select case (dfort_branch)");

@@ -63,6 +63,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("state: local variable"),
     drawn("state: SAVE'd local"),
     drawn("state: changed SAVE'd local no derivative reads"),
+    drawn("adjoint: SAVE'd state shared between the adjoint's routines (copies of the procedures changing it)"),
     drawn("roles: independents taken after a call of the root (--after)"),
     drawn("state: DATA or initialised local"),
     drawn("state: host-associated variable"),
@@ -548,8 +549,12 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         dfort_ide::host::Host::from_sources(vec![("fz.f90".into(), text.to_string())], config);
     let snap = host.snapshot();
     let mut out = of(&snap.program);
-    if unread_saved_state(&snap.program, &snap.analysis) {
+    let (unread, shared) = saved_state(&snap.program, &snap.analysis);
+    if unread {
         out.push("state: changed SAVE'd local no derivative reads");
+    }
+    if shared {
+        out.push("adjoint: SAVE'd state shared between the adjoint's routines (copies of the procedures changing it)");
     }
     if snap.program.units.iter().any(|u| {
         snap.analysis
@@ -566,29 +571,31 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     out
 }
 
-/// Whether a procedure changes a SAVE'd local and the root `fz`'s
-/// adjoint is not refused for it (its values reach no derivative:
-/// [`dfort_analysis::confined`]).
-fn unread_saved_state(program: &Program, facts: &dfort_ide::analysis::Analysis) -> bool {
+/// Whether a procedure changes a SAVE'd local whose values reach no
+/// derivative of the root `fz` (it stays the procedure's own:
+/// [`dfort_analysis::confined`]), and whether `fz`'s adjoint shares one
+/// between its routines ([`dfort_analysis::saved_state`]).
+fn saved_state(program: &Program, facts: &dfort_ide::analysis::Analysis) -> (bool, bool) {
     use dfort_analysis::dep::GlobalKey;
     let Some(fz) = program.all_units().find(|u| u.name == "fz") else {
-        return false;
+        return (false, false);
     };
     let effects = facts.effects();
-    let changed = program.units.iter().any(|u| {
+    let shared = facts
+        .derivative_set(fz.id)
+        .map(|set| set.saved_state.locals)
+        .unwrap_or_default();
+    let unread = program.units.iter().any(|u| {
         u.symbols.indices().any(|s| {
             dfort_ir::queries::saved_local(u, s)
                 && effects[u.id].written_globals.contains(&GlobalKey::Shared {
                     unit: u.id,
                     symbol: s,
                 })
+                && !shared.contains(&(u.id, s))
         })
     });
-    changed
-        && !facts
-            .refusals(fz.id, dfort_analysis::refusals::Derivative::Adjoint)
-            .iter()
-            .any(|r| r.rule.code == "saved-state")
+    (unread, !shared.is_empty())
 }
 
 /// How many programs held each entry.
