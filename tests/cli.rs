@@ -1261,6 +1261,28 @@ fn saved_state_is_followed_by_the_analyses_and_shared_by_the_adjoint() {
         ema.contains("line 16: ema depends on s through this statement"),
         "{out}"
     );
+    let (code, out, err) = dfort(&["analyze", file, "--root", "filter", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let unit = |name: &str| {
+        json["units"]
+            .as_array()
+            .and_then(|u| u.iter().find(|u| u["name"] == name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        unit("ema")["shared_state"],
+        serde_json::json!(["s"]),
+        "{out}"
+    );
+    assert_eq!(unit("ema")["runs_as_copy"], true, "{out}");
+    assert_eq!(
+        unit("filter")["shared_state"],
+        serde_json::json!([]),
+        "{out}"
+    );
+    assert_eq!(unit("filter")["runs_as_copy"], false, "{out}");
     for (root, owner, copy) in [
         ("filter", "ema", "function ema_p(v, start) result(ema)"),
         ("smooth", "window", "subroutine window_p(v, reset, w)"),

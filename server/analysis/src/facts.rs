@@ -261,6 +261,28 @@ impl ProgramFacts {
             root,
         ))
     }
+    /// The SAVE'd locals the adjoints of these facts' roots share between
+    /// their routines ([`crate::saved_state::of_carriers`]), which the
+    /// calls' checkpoints may save.
+    pub fn shared_state(&self) -> std::collections::BTreeSet<(UnitId, dfort_ir::SymbolId)> {
+        crate::saved_state::of_carriers(&self.program, &self.carriers, self.effects())
+    }
+    /// Whether the adjoint runs a copy of unit `u` in place of the
+    /// original: it changes one of the `shared` SAVE'd locals, and some
+    /// procedure calls it (a root nothing calls runs only as its adjoint).
+    pub fn runs_as_copy(
+        &self,
+        u: UnitId,
+        shared: &std::collections::BTreeSet<(UnitId, dfort_ir::SymbolId)>,
+    ) -> bool {
+        let called = self
+            .program
+            .call_graph
+            .sites
+            .iter()
+            .any(|s| matches!(s.callee, dfort_ir::callgraph::Callee::Unit(c) if c == u));
+        called && crate::saved_state::changes(&self.program, self.effects(), u, shared)
+    }
     /// What every unit may read and write.
     pub fn effects(&self) -> &ProgramEffects {
         self.effects

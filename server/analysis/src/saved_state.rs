@@ -78,13 +78,24 @@ pub fn of_root(program: &Program, set: &RootSet, effects: &ProgramEffects) -> Ad
         .iter()
         .copied()
         .filter(|&u| u != set.root || called(u))
-        .filter(|&u| {
-            saved_locals(program, &effects[u].written_globals)
-                .iter()
-                .any(|k| locals.contains(k))
-        })
+        .filter(|&u| changes(program, effects, u, &locals))
         .collect();
     AdjointState { locals, copied }
+}
+
+/// Whether unit `u` changes one of the shared SAVE'd locals `locals`,
+/// itself or through its callees.
+pub fn changes(
+    program: &Program,
+    effects: &ProgramEffects,
+    u: UnitId,
+    locals: &BTreeSet<(UnitId, SymbolId)>,
+) -> bool {
+    effects.get(u).is_some_and(|fx| {
+        saved_locals(program, &fx.written_globals)
+            .iter()
+            .any(|k| locals.contains(k))
+    })
 }
 
 /// The SAVE'd locals the adjoints of all the roots of `carriers` share:

@@ -115,9 +115,9 @@ pub fn derivative_unit(
     // routine must run); in the adjoint, also those referencing a
     // function that changes an argument or a global at all (what it
     // overwrites that the reverse sweep reads is saved around it, as
-    // around a CALL: [`dfort_analysis::references`]).
-    // The adjoint's copies of procedures that change shared SAVE'd state
-    // run in place of the originals.
+    // around a CALL: [`dfort_analysis::references`]). The adjoint's
+    // copies of procedures that change shared SAVE'd state run in place
+    // of the originals.
     let renamed;
     let orig = if diff.copies.is_empty() {
         orig

@@ -44,6 +44,13 @@ pub struct UnitReport {
     /// Reversed through basic-block ids.
     pub reversed_by_blocks: bool,
     pub roles_from: &'static str,
+    /// Whether the adjoint runs a copy of this unit (`<name>_p`) in place
+    /// of the original: it changes SAVE'd state the adjoint shares.
+    pub runs_as_copy: bool,
+    /// Its SAVE'd locals that carry values from one call to the next and
+    /// that the adjoint shares between its routines (module
+    /// `dfort_save_<name>`), sorted.
+    pub shared_state: Vec<String>,
     /// Lines of the CALLs the adjoint runs in split mode: the callee's
     /// forward routine in the forward sweep, its reverse routine in the
     /// reverse sweep, no snapshot.
@@ -203,6 +210,16 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
             .collect(),
         reversed_by_blocks: s.by_blocks(),
         roles_from: s.roles_from,
+        runs_as_copy: s.runs_as_copy,
+        shared_state: {
+            let mut v: Vec<String> = s
+                .shared_state
+                .iter()
+                .map(|v| unit.symbol(*v).name.clone())
+                .collect();
+            v.sort();
+            v
+        },
         split_calls: s
             .calls
             .iter()

@@ -305,6 +305,13 @@ fn variable(
         );
         return Some(md);
     };
+    let shared = dfort_ir::queries::is_saved_local(unit, s)
+        && unit
+            .lookup(&s.name)
+            .is_some_and(|id| a.shared_state().contains(&(unit.id, id)));
+    if shared {
+        let _ = writeln!(md, "{}\n", crate::render::shared_state(&s.name, &unit.name));
+    }
     // Derived-type variables carry derivatives in their real and
     // complex components (the derivative type `t_d` / `t_b`).
     let derivative_type = snap.program.derivative_type_of(unit, &s.ty);
@@ -1193,5 +1200,6 @@ end subroutine filter
             h.contains("s is SAVE'd: on entry it holds what an earlier call left"),
             "{h}"
         );
+        assert!(h.contains(&crate::render::shared_state("s", "ema")), "{h}");
     }
 }

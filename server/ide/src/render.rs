@@ -788,6 +788,12 @@ pub fn left_to_callers(name: &str) -> String {
     format!("Not recorded here: each caller saves the part of `{name}` this routine touches around its call, and restores it after this routine's adjoint. This routine's own adjoint needs none of the values it overwrites, and it overwrites elements of `{name}` in more loops than `{name}` has dimensions, so recording each overwrite would push elements many times.")
 }
 
+/// The hover's sentence on a SAVE'd local of `unit` that the adjoint
+/// shares between its routines ([`dfort_analysis::saved_state`]).
+pub fn shared_state(name: &str, unit: &str) -> String {
+    format!("The adjoint keeps `{name}` in one place all its routines share (module `dfort_save_{unit}`), saved and restored around calls like a module variable; its adjoint accumulates from one call to the next, and wherever the adjoint would run `{unit}` or a procedure calling it, it runs a copy (`{unit}_p`) that uses the shared `{name}`.")
+}
+
 /// The hover's sentence on the other lines (sorted) where `name` is
 /// recorded.
 pub fn recorded_elsewhere(name: &str, lines: &[u32]) -> String {

@@ -35,6 +35,12 @@ pub struct UnitSummary<'a> {
     /// The array formals whose values the callers save around each call
     /// ([`dfort_analysis::left_to_callers`]).
     pub left_to_callers: &'a [dfort_ir::SymbolId],
+    /// Its SAVE'd locals the adjoint shares between its routines
+    /// ([`dfort_analysis::saved_state`]).
+    pub shared_state: Vec<dfort_ir::SymbolId>,
+    /// Whether the adjoint runs a copy of the unit in place of the
+    /// original (it changes shared SAVE'd state).
+    pub runs_as_copy: bool,
     /// What the forward sweep saves around each call to a procedure
     /// with source (CALL statements and function references).
     pub calls: Vec<CheckpointedCall<'a>>,
@@ -89,6 +95,7 @@ impl UnitSummary<'_> {
 /// program order.
 pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
     let facts = &snap.analysis;
+    let shared = facts.shared_state();
     facts
         .program
         .all_units()
@@ -115,6 +122,12 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
                 left_to_callers: facts
                     .tbr_of(u.id)
                     .map_or(&[], |t| t.left_to_callers.as_slice()),
+                shared_state: shared
+                    .iter()
+                    .filter(|(o, _)| *o == u.id)
+                    .map(|(_, s)| *s)
+                    .collect(),
+                runs_as_copy: facts.runs_as_copy(u.id, &shared),
                 calls: decided.map_or_else(Vec::new, |d| d.checkpointed_calls(u)),
                 program: &facts.program,
                 reversal: decided.map(|d| &d.reversal),

@@ -738,11 +738,10 @@ impl<'r> Generator<'r> {
         }
         self.dynamic_constructs(
             &env,
-            &mut decls,
-            &mut spec,
-            &mut body,
+            (&mut decls, &mut spec, &mut body),
             prologue,
             &mut module,
+            (&mut externals, &mut ext_funcs),
         );
         // The calls below go anywhere after the initialisations, where
         // what is known of the integers at the end of the body does not
@@ -2188,11 +2187,10 @@ impl<'r> Generator<'r> {
     fn dynamic_constructs(
         &mut self,
         env: &Env,
-        decls: &mut Vec<Decl>,
-        spec: &mut Vec<String>,
-        body: &mut Vec<Stmt>,
+        (decls, spec, body): (&mut Vec<Decl>, &mut Vec<String>, &mut Vec<Stmt>),
         prologue: usize,
         module: &mut Option<Module>,
+        (externals, ext_funcs): (&mut Vec<Proc>, &mut Vec<String>),
     ) {
         // The statements go anywhere after the initialisations: what is
         // known of the integers at the end of the body does not hold.
@@ -2280,7 +2278,16 @@ impl<'r> Generator<'r> {
             decls.extend(ints(&["fsk"]));
             decls.push(Decl::real("fsw", Vec::new()));
             let set = self.saved_state_stmts(env, &p);
-            module.get_or_insert_with(empty_module).procs.push(p);
+            // A module procedure, or an external one (the adjoint's copy
+            // of it is an external procedure too).
+            if self.chance(0.5) {
+                module.get_or_insert_with(empty_module).procs.push(p);
+            } else {
+                if p.kind == ProcKind::Function {
+                    ext_funcs.push(p.name.clone());
+                }
+                externals.push(p);
+            }
             self.insert_set_and_uses(body, prologue, set, Vec::new());
         }
         if self.chance(0.15) {
@@ -2332,7 +2339,7 @@ impl<'r> Generator<'r> {
         out
     }
 
-    /// A module procedure with SAVE'd state (issue 45), one of five forms:
+    /// A procedure with SAVE'd state (issue 45), one of five forms:
     /// `fzs_e(u, rs)`, a scalar carried from call to call (an exponential
     /// moving average) and `fzs_h(u, rs, w)`, a SAVE'd array shifted on
     /// every call, both reset by their logical argument `rs` so that runs
