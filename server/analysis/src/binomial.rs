@@ -148,7 +148,7 @@ pub fn decide(
         );
     };
     let mut nested = Vec::new();
-    collect(unit, body, &mut nested);
+    dfort_ir::queries::nested_statements(unit, body, &mut nested);
     let mut writes = BitSet::default();
     let mut reads = BitSet::default();
     writes.insert_id(*var);
@@ -241,16 +241,6 @@ pub fn decide(
     })
 }
 
-/// The statements `ids` and every statement nested in them.
-fn collect(unit: &Unit, ids: &[StmtId], out: &mut Vec<StmtId>) {
-    for &id in ids {
-        out.push(id);
-        for b in unit.stmt(id).kind.blocks() {
-            collect(unit, b, out);
-        }
-    }
-}
-
 /// Why a statement cannot run again in a checkpointed loop, if it cannot.
 fn refuse_statement(st: &Stmt) -> Result<(), String> {
     let why = match &st.kind {
@@ -290,29 +280,8 @@ fn hidden_globals(
         .filter_map(|s| global_key(program, unit, s))
         .collect();
     let callees = |ids: &mut dyn Iterator<Item = StmtId>| -> Vec<UnitId> {
-        let mut out = Vec::new();
-        for id in ids {
-            let st = unit.stmt(id);
-            if let StmtKind::Call {
-                target: CallTarget::Unit(c),
-                ..
-            } = &st.kind
-            {
-                out.push(*c);
-            }
-            for e in st.kind.exprs() {
-                e.walk(&mut |x| {
-                    if let ExprKind::FunctionCall {
-                        target: CallTarget::Unit(c),
-                        ..
-                    } = &x.kind
-                    {
-                        out.push(*c);
-                    }
-                });
-            }
-        }
-        out
+        ids.flat_map(|id| dfort_ir::queries::called_units(&unit.stmt(id).kind))
+            .collect()
     };
     let inside = callees(&mut nested.iter().copied());
     let everywhere = callees(&mut unit.stmts.iter().map(|s| s.id));

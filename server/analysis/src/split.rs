@@ -67,7 +67,7 @@ pub fn candidates(program: &Program, unit: &Unit, effects: &ProgramEffects) -> S
     let mut checkpointed = Vec::new();
     for m in crate::binomial::marks(unit) {
         if let Some(id) = m.stmt {
-            nested(unit, &[id], &mut checkpointed);
+            dfort_ir::queries::nested_statements(unit, &[id], &mut checkpointed);
         }
     }
     for st in unit
@@ -115,16 +115,6 @@ pub fn candidates(program: &Program, unit: &Unit, effects: &ProgramEffects) -> S
         }
     }
     out
-}
-
-/// The statements of `ids` and of the blocks inside them.
-fn nested(unit: &Unit, ids: &[StmtId], out: &mut Vec<StmtId>) {
-    for &id in ids {
-        out.push(id);
-        for block in unit.stmt(id).kind.blocks() {
-            nested(unit, block, out);
-        }
-    }
 }
 
 /// The CALL statements of `ids` not inside a DO loop or a WHERE (IF and

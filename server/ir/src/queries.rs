@@ -22,6 +22,41 @@ pub fn is_saved_local(unit: &Unit, sym: &Symbol) -> bool {
         && !sym.attrs.parameter
 }
 
+/// The statements `ids` and every statement nested in them, in order.
+pub fn nested_statements(unit: &Unit, ids: &[StmtId], out: &mut Vec<StmtId>) {
+    for &id in ids {
+        out.push(id);
+        for b in unit.stmt(id).kind.blocks() {
+            nested_statements(unit, b, out);
+        }
+    }
+}
+
+/// The units a statement calls or references as functions (with
+/// repeats, in order).
+pub fn called_units(kind: &StmtKind) -> Vec<UnitId> {
+    let mut out = Vec::new();
+    if let StmtKind::Call {
+        target: CallTarget::Unit(c),
+        ..
+    } = kind
+    {
+        out.push(*c);
+    }
+    for e in kind.exprs() {
+        e.walk(&mut |x| {
+            if let ExprKind::FunctionCall {
+                target: CallTarget::Unit(c),
+                ..
+            } = &x.kind
+            {
+                out.push(*c);
+            }
+        });
+    }
+    out
+}
+
 /// The names a DATA statement's text (`Unit::data`) mentions (lower case;
 /// numbers and the letters of exponents and logical literals left out).
 pub fn data_statement_names(line: &str) -> Vec<String> {

@@ -557,9 +557,9 @@ fn saved_state(program: &Program, diff: &RootSet) -> Vec<Refusal> {
         for m in crate::binomial::marks(unit) {
             let Some(id) = m.stmt else { continue };
             let mut inside = Vec::new();
-            nested_statements(unit, &[id], &mut inside);
+            dfort_ir::queries::nested_statements(unit, &[id], &mut inside);
             let changes = inside.iter().find_map(|&st| {
-                called_units(&unit.stmt(st).kind)
+                dfort_ir::queries::called_units(&unit.stmt(st).kind)
                     .into_iter()
                     .find(|c| state.is_copied(*c))
             });
@@ -607,40 +607,6 @@ fn saved_state(program: &Program, diff: &RootSet) -> Vec<Refusal> {
                 ),
             ),
         ));
-    }
-    out
-}
-
-/// The statements `ids` and every statement nested in them.
-fn nested_statements(unit: &Unit, ids: &[StmtId], out: &mut Vec<StmtId>) {
-    for &id in ids {
-        out.push(id);
-        for b in unit.stmt(id).kind.blocks() {
-            nested_statements(unit, b, out);
-        }
-    }
-}
-
-/// The units a statement calls or references as functions.
-fn called_units(kind: &StmtKind) -> Vec<UnitId> {
-    let mut out = Vec::new();
-    if let StmtKind::Call {
-        target: CallTarget::Unit(c),
-        ..
-    } = kind
-    {
-        out.push(*c);
-    }
-    for e in kind.exprs() {
-        e.walk(&mut |x| {
-            if let ExprKind::FunctionCall {
-                target: CallTarget::Unit(c),
-                ..
-            } = &x.kind
-            {
-                out.push(*c);
-            }
-        });
     }
     out
 }
