@@ -109,6 +109,11 @@ pub struct UnitDecisions {
     /// the reverse sweep runs its adjoint ([`crate::references`]; filled
     /// with `calls`).
     pub references: BTreeMap<StmtId, Vec<ReferenceCheckpoint>>,
+    /// Per innermost counted DO loop: the array elements its iterations
+    /// all name and nothing else in it may name, whose adjoints' increments
+    /// the reversed loop may sum in registers
+    /// ([`crate::final_reads::accumulated_elements`]).
+    pub accumulated: BTreeMap<StmtId, Vec<dfort_ir::Expr>>,
 }
 
 /// A call to a procedure dfort has the source of — a CALL statement or a
@@ -329,6 +334,7 @@ pub fn decide(
             entry_needs: None,
             calls: BTreeMap::new(),
             references: BTreeMap::new(),
+            accumulated: crate::final_reads::accumulated_elements(program, unit),
         };
     }
     let kept = recovery::kept_assignments(&plans, &undo);
@@ -366,6 +372,7 @@ pub fn decide(
         entry_needs: Some(entry_needs),
         calls: BTreeMap::new(),
         references: BTreeMap::new(),
+        accumulated: crate::final_reads::accumulated_elements(program, unit),
     }
 }
 

@@ -31,8 +31,10 @@
 //! leading dimension, past the end of the trailing block a recursive
 //! DGETRF2 passes). TBR
 //! ([`crate::tbr`]) analyses the unit again without those formals in its
-//! context and keeps the ones whose records then vanish (the unit's own
-//! adjoint needs none of their overwritten values), in
+//! context and keeps the ones whose records then vanish or are no longer
+//! repeated (the unit's own adjoint needs at most one overwritten value
+//! per element: a triangular solve's division by the diagonal, whose
+//! update reads only final values, [`crate::final_reads`]), in
 //! `Tbr::left_to_callers`, which the callers' checkpoints read. Analysis
 //! only: no I/O, no panics on user input.
 
@@ -97,11 +99,7 @@ pub fn candidates(
             && !unit.equivalences.iter().any(|e| e.contains(&f))
             && !passed.contains_id(f)
             && context.contains_id(f);
-        let repeated = || {
-            tbr.records
-                .iter()
-                .any(|r| r.variable == f && depth.get(&r.stmt).copied().unwrap_or(0) > sym.rank())
-        };
+        let repeated = || repeated_in(&depth, unit, tbr, f);
         let k = unit.args.iter().position(|&a| a == f).unwrap_or(0) as u32;
         let bounded = || {
             crate::regions::of_formal(program, effects, memo, unit.id, k, &BTreeMap::new())
@@ -112,6 +110,19 @@ pub fn candidates(
         }
     }
     out
+}
+
+/// Whether `tbr` records formal `f` at some statement inside more loops
+/// than `f` has dimensions (so that its elements are pushed repeatedly).
+pub fn repeated(unit: &Unit, tbr: &Tbr, f: SymbolId) -> bool {
+    repeated_in(&loop_depths(unit), unit, tbr, f)
+}
+
+fn repeated_in(depth: &BTreeMap<StmtId, usize>, unit: &Unit, tbr: &Tbr, f: SymbolId) -> bool {
+    let rank = unit.symbol(f).rank();
+    tbr.records
+        .iter()
+        .any(|r| r.variable == f && depth.get(&r.stmt).copied().unwrap_or(0) > rank)
 }
 
 /// How many loops (DO, DO WHILE, DO without control) hold each statement.

@@ -18,6 +18,7 @@ pub mod effects;
 pub mod engine;
 pub mod explain;
 pub mod facts;
+pub mod final_reads;
 pub mod incremental;
 pub mod interproc;
 pub mod io_cuts;

@@ -55,9 +55,13 @@ pub fn structure_unit(unit: &Unit) -> Option<Unit> {
 /// RETURN; END IF`, `IF (N.EQ.0) RETURN`) made structured: when exactly
 /// one branch of the IF (its ELSE, implicit or not) does not end in a
 /// RETURN, the statements after the IF move to the end of that branch and
-/// each RETURN becomes a CONTINUE (same id). A unit with nothing else
-/// unstructured is then reversed as structured code (loops replayed)
-/// instead of by recording basic blocks. `None`: no such RETURN.
+/// each RETURN becomes a CONTINUE (same id). When several branches do not
+/// (the reference DLASWP's `IF (INCX.GT.0) … ELSE IF (INCX.LT.0) … ELSE
+/// RETURN`), each RETURN sets a flag `dfort_rt<n>` (cleared before the
+/// IF) and the statements after the IF run under `if (.not.
+/// dfort_rt<n>)`. A unit with nothing else unstructured is then reversed
+/// as structured code (loops replayed) instead of by recording basic
+/// blocks. `None`: no such RETURN.
 fn structure_returns(unit: &Unit) -> Option<Unit> {
     if !unit
         .stmts
@@ -66,83 +70,143 @@ fn structure_returns(unit: &Unit) -> Option<Unit> {
     {
         return None;
     }
-    let mut out = unit.clone();
-    let body = out.body.clone();
+    let mut r = Rewriter {
+        unit: unit.clone(),
+        flags: 0,
+    };
+    let body = r.unit.body.clone();
     let mut changed = false;
-    out.body = returns_before_end(&mut out, body, &mut changed);
+    r.unit.body = r.returns_before_end(body, &mut changed);
     if !changed {
         return None;
     }
-    out.cfg = Cfg::build(&out);
-    Some(out)
+    r.unit.cfg = Cfg::build(&r.unit);
+    Some(r.unit)
 }
 
-/// [`structure_returns`] on `list`, a block after which only the unit's
-/// end follows.
-fn returns_before_end(unit: &mut Unit, mut list: Vec<StmtId>, changed: &mut bool) -> Vec<StmtId> {
-    let plain_return = |unit: &Unit, b: &[StmtId]| {
-        b.last().is_some_and(|s| {
-            let st = unit.stmt(*s);
-            matches!(st.kind, StmtKind::Return) && st.label.is_none()
-        })
-    };
-    // A RETURN that ends the block is its end already.
-    if plain_return(unit, &list) {
-        if let Some(&last) = list.last() {
-            unit.stmts[last].kind = StmtKind::Continue;
-            *changed = true;
-        }
-    }
-    for k in 0..list.len() {
-        let id = list[k];
-        let StmtKind::If {
-            arms, else_body, ..
-        } = &unit.stmt(id).kind
-        else {
-            continue;
+impl Rewriter {
+    /// [`structure_returns`] on `list`, a block after which only the
+    /// unit's end follows.
+    fn returns_before_end(&mut self, mut list: Vec<StmtId>, changed: &mut bool) -> Vec<StmtId> {
+        let plain_return = |unit: &Unit, b: &[StmtId]| {
+            b.last().is_some_and(|s| {
+                let st = unit.stmt(*s);
+                matches!(st.kind, StmtKind::Return) && st.label.is_none()
+            })
         };
-        let mut branches: Vec<Vec<StmtId>> = arms.iter().map(|a| a.body.clone()).collect();
-        branches.push(else_body.clone().unwrap_or_default());
-        let returning: Vec<bool> = branches.iter().map(|b| plain_return(unit, b)).collect();
-        let staying = returning.iter().filter(|r| !**r).count();
-        let last = k + 1 == list.len();
-        let moves = returning.contains(&true) && staying == 1;
-        if !moves && !last {
-            continue;
-        }
-        if moves {
-            let rest = list.split_off(k + 1);
-            if let Some(pos) = returning.iter().position(|r| !*r) {
-                branches[pos].extend(rest);
-            }
-            *changed = true;
-        }
-        // Every branch now ends where the unit does.
-        let branches: Vec<Vec<StmtId>> = branches
-            .into_iter()
-            .map(|b| returns_before_end(unit, b, changed))
-            .collect();
-        if let StmtKind::If {
-            arms,
-            else_body,
-            one_line,
-        } = &mut unit.stmts[id].kind
-        {
-            let mut it = branches.into_iter();
-            for a in arms.iter_mut() {
-                a.body = it.next().unwrap_or_default();
-            }
-            let e = it.next().unwrap_or_default();
-            if !e.is_empty() || else_body.is_some() {
-                *else_body = Some(e);
-            }
-            if else_body.is_some() {
-                *one_line = false;
+        // A RETURN that ends the block is its end already.
+        if plain_return(&self.unit, &list) {
+            if let Some(&last) = list.last() {
+                self.unit.stmts[last].kind = StmtKind::Continue;
+                *changed = true;
             }
         }
-        break;
+        for k in 0..list.len() {
+            let id = list[k];
+            let StmtKind::If {
+                arms, else_body, ..
+            } = &self.unit.stmt(id).kind
+            else {
+                continue;
+            };
+            let mut branches: Vec<Vec<StmtId>> = arms.iter().map(|a| a.body.clone()).collect();
+            branches.push(else_body.clone().unwrap_or_default());
+            let returning: Vec<bool> = branches
+                .iter()
+                .map(|b| plain_return(&self.unit, b))
+                .collect();
+            let staying = returning.iter().filter(|r| !**r).count();
+            let last = k + 1 == list.len();
+            if returning.contains(&true) && staying > 1 && !last {
+                return self.flagged_return(list, k, &branches, &returning, changed);
+            }
+            let moves = returning.contains(&true) && staying == 1;
+            if !moves && !last {
+                continue;
+            }
+            if moves {
+                let rest = list.split_off(k + 1);
+                if let Some(pos) = returning.iter().position(|r| !*r) {
+                    branches[pos].extend(rest);
+                }
+                *changed = true;
+            }
+            // Every branch now ends where the unit does.
+            let branches: Vec<Vec<StmtId>> = branches
+                .into_iter()
+                .map(|b| self.returns_before_end(b, changed))
+                .collect();
+            if let StmtKind::If {
+                arms,
+                else_body,
+                one_line,
+            } = &mut self.unit.stmts[id].kind
+            {
+                let mut it = branches.into_iter();
+                for a in arms.iter_mut() {
+                    a.body = it.next().unwrap_or_default();
+                }
+                let e = it.next().unwrap_or_default();
+                if !e.is_empty() || else_body.is_some() {
+                    *else_body = Some(e);
+                }
+                if else_body.is_some() {
+                    *one_line = false;
+                }
+            }
+            break;
+        }
+        list
     }
-    list
+
+    /// `list` with the IF at `k`, several of whose `branches` do not end in
+    /// a RETURN, guarding what follows it with a flag its RETURNs set.
+    fn flagged_return(
+        &mut self,
+        mut list: Vec<StmtId>,
+        k: usize,
+        branches: &[Vec<StmtId>],
+        returning: &[bool],
+        changed: &mut bool,
+    ) -> Vec<StmtId> {
+        let id = list[k];
+        let span = self.span(id);
+        let flag = self.flag("rt", span);
+        for (b, _) in branches.iter().zip(returning).filter(|(_, r)| **r) {
+            if let Some(&ret) = b.last() {
+                let lhs = self.expr(ExprKind::Var(flag), span);
+                let rhs = self.expr(ExprKind::Logical(true), span);
+                self.unit.stmts[ret].kind = StmtKind::Assign { lhs, rhs };
+            }
+        }
+        let rest = list.split_off(k + 1);
+        let rest = self.returns_before_end(rest, changed);
+        let operand = Box::new(self.expr(ExprKind::Var(flag), span));
+        let cond = self.expr(
+            ExprKind::Unary {
+                op: UnaryOp::Not,
+                operand,
+            },
+            span,
+        );
+        let guard = self.push(
+            StmtKind::If {
+                arms: vec![IfArm {
+                    cond,
+                    body: rest,
+                    span,
+                }],
+                else_body: None,
+                one_line: false,
+            },
+            span,
+        );
+        let clear = self.set(flag, false, span);
+        list.insert(k, clear);
+        list.push(guard);
+        *changed = true;
+        list
+    }
 }
 
 fn has_loop_jumps(unit: &Unit) -> bool {
@@ -791,6 +855,40 @@ end subroutine
             structured(src).as_deref(),
             Some("=; if[=]; if[call err; continue else if[continue else do[=]]]")
         );
+    }
+
+    #[test]
+    fn a_return_beside_several_branches_sets_a_flag() {
+        // The reference DLASWP: two branches go on, the ELSE returns.
+        let src = "subroutine s(n, x, inc)
+  integer :: n, inc, i, i1
+  real(8) :: x(n)
+  if (inc > 0) then
+    i1 = 1
+  else if (inc < 0) then
+    i1 = n
+  else
+    return
+  end if
+  do i = i1, n
+    x(i) = x(i)**2
+  end do
+  return
+end subroutine
+";
+        assert_eq!(
+            structured(src).as_deref(),
+            Some("=; if[=|= else =]; if[do[=]; continue]")
+        );
+        let p = program(src);
+        let done = structure_unit(&p.units[UnitId(0)]).unwrap();
+        let flags: Vec<&str> = done
+            .symbols
+            .iter()
+            .filter(|s| s.name.starts_with("dfort_rt"))
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(flags, ["dfort_rt1"]);
     }
 
     #[test]

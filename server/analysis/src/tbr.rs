@@ -95,6 +95,10 @@ pub struct Tbr {
     /// instead of the unit recording its overwrites
     /// ([`crate::left_to_callers`]).
     pub left_to_callers: Vec<SymbolId>,
+    /// The loops whose own requirements of an array are reads of final
+    /// values: their writes of it record only what reaches the loop from
+    /// before it, and those in `recording` ([`crate::final_reads`]).
+    pub final_reads: Vec<crate::final_reads::Pair>,
 }
 
 impl Tbr {
@@ -106,6 +110,15 @@ impl Tbr {
             .find(|(k, _)| k == key)
             .is_some_and(|(_, slot)| self.in_req.get(id).is_some_and(|r| r.contains(*slot)))
     }
+}
+
+/// What the adjoint reads of an expression [`Rules::req_with`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Need {
+    /// The values of every variable in it.
+    Values,
+    /// The values of its subscripts (an array element's or section's).
+    Indices,
 }
 
 struct Rules<'a> {
@@ -127,44 +140,50 @@ impl Rules<'_> {
                     None => true,
                 })
     }
-    fn vars(&self, e: &Expr, out: &mut BitSet) {
-        vars(self.unit, e, out)
-    }
-    /// Req(e) of §5.1.
+    /// Req(e) of §5.1 as a set of variables.
     fn req(&self, e: &Expr, out: &mut BitSet) {
+        self.req_with(e, &mut |x, need| match need {
+            Need::Values => vars(self.unit, x, out),
+            Need::Indices => index_vars(self.unit, x, out),
+        });
+    }
+    /// Req(e) of §5.1, expression by expression: `out(x, need)` for each
+    /// sub-expression `x` whose values (or whose subscripts' values) the
+    /// adjoint reads.
+    fn req_with(&self, e: &Expr, out: &mut dyn FnMut(&Expr, Need)) {
         match &e.kind {
             ExprKind::ArrayRef { .. } | ExprKind::Component { .. } if self.active(e) => {
-                index_vars(self.unit, e, out);
+                out(e, Need::Indices);
             }
-            ExprKind::Unary { operand, .. } => self.req(operand, out),
+            ExprKind::Unary { operand, .. } => self.req_with(operand, out),
             ExprKind::Binary { op, lhs, rhs } => match op {
                 BinaryOp::Add | BinaryOp::Sub => {
-                    self.req(lhs, out);
-                    self.req(rhs, out);
+                    self.req_with(lhs, out);
+                    self.req_with(rhs, out);
                 }
                 BinaryOp::Mul => {
                     if self.active(lhs) {
-                        self.vars(rhs, out);
-                        self.req(lhs, out);
+                        out(rhs, Need::Values);
+                        self.req_with(lhs, out);
                     }
                     if self.active(rhs) {
-                        self.vars(lhs, out);
-                        self.req(rhs, out);
+                        out(lhs, Need::Values);
+                        self.req_with(rhs, out);
                     }
                 }
                 BinaryOp::Div | BinaryOp::Pow => {
                     // d(a/b)/da = 1/b; d(a/b)/db = -a/b²; a**b needs both.
                     if self.active(lhs) {
-                        self.vars(rhs, out);
+                        out(rhs, Need::Values);
                         if *op == BinaryOp::Pow {
-                            self.vars(lhs, out);
+                            out(lhs, Need::Values);
                         }
-                        self.req(lhs, out);
+                        self.req_with(lhs, out);
                     }
                     if self.active(rhs) {
-                        self.vars(lhs, out);
-                        self.vars(rhs, out);
-                        self.req(rhs, out);
+                        out(lhs, Need::Values);
+                        out(rhs, Need::Values);
+                        self.req_with(rhs, out);
                     }
                 }
                 _ => {}
@@ -180,8 +199,8 @@ impl Rules<'_> {
                         dfort_ir::intrinsics::linear_array(name).unwrap_or_default();
                     for (k, a) in slots.iter().enumerate() {
                         match a {
-                            Some(a) if data.contains(&names[k]) => self.req(a, out),
-                            Some(a) => self.vars(a, out),
+                            Some(a) if data.contains(&names[k]) => self.req_with(a, out),
+                            Some(a) => out(a, Need::Values),
                             None => {}
                         }
                     }
@@ -192,26 +211,26 @@ impl Rules<'_> {
                 match values {
                     Values::None => {
                         for a in args {
-                            self.req(&a.value, out);
+                            self.req_with(&a.value, out);
                         }
                     }
                     Values::Cross if args.len() == 2 => {
                         let (a, b) = (&args[0].value, &args[1].value);
                         if self.active(a) {
-                            self.vars(b, out);
-                            self.req(a, out);
+                            out(b, Need::Values);
+                            self.req_with(a, out);
                         }
                         if self.active(b) {
-                            self.vars(a, out);
-                            self.req(b, out);
+                            out(a, Need::Values);
+                            self.req_with(b, out);
                         }
                     }
                     // Nonlinear (sin, exp, ...) or piecewise (abs, max,
                     // sign, ...): the arguments' values are needed.
                     _ => {
                         for a in args {
-                            self.vars(&a.value, out);
-                            self.req(&a.value, out);
+                            out(&a.value, Need::Values);
+                            self.req_with(&a.value, out);
                         }
                     }
                 }
@@ -220,16 +239,16 @@ impl Rules<'_> {
                 if self.active(e) =>
             {
                 for a in args {
-                    self.vars(&a.value, out);
+                    out(&a.value, Need::Values);
                 }
             }
             ExprKind::Complex(a, b) => {
-                self.req(a, out);
-                self.req(b, out);
+                self.req_with(a, out);
+                self.req_with(b, out);
             }
             ExprKind::ArrayCtor(items) => {
                 for i in items {
-                    self.req(i, out);
+                    self.req_with(i, out);
                 }
             }
             // The adjoint loops over the implied DO again: its bounds'
@@ -237,16 +256,25 @@ impl Rules<'_> {
             ExprKind::ImpliedDo { items, bounds, .. } => {
                 if self.active(e) {
                     for b in bounds {
-                        self.vars(b, out);
+                        out(b, Need::Values);
                     }
                 }
                 for i in items {
-                    self.req(i, out);
+                    self.req_with(i, out);
                 }
             }
             _ => {}
         }
     }
+}
+
+/// What an assignment's Req reads as varied: the values varied before
+/// it, and what its function references change (varied for the ones
+/// after them).
+fn varied_around(act: &Activity, i: StmtId) -> BitSet {
+    let mut varied = act.varied_before[i].clone();
+    varied.union_with(&act.varied_after[i]);
+    varied
 }
 
 /// What one statement's adjoint requires ([`req_kill`]).
@@ -313,10 +341,7 @@ fn req_kill(
                     kill.insert_id(t);
                 }
                 if act.active_after(st.id, t) {
-                    // What the function references of the statement change
-                    // is varied for the ones after them.
-                    let mut varied = act.varied_before[i].clone();
-                    varied.union_with(&act.varied_after[i]);
+                    let varied = varied_around(act, i);
                     let rules = Rules {
                         unit,
                         varied: &varied,
@@ -475,6 +500,67 @@ fn req_kill(
     }
 }
 
+/// The references of `x` whose values the adjoint of assignment `st`
+/// reads (its requirement of `x` in [`req_kill`], reference by
+/// reference), for [`crate::final_reads`]; `None` when that requirement
+/// may come from anything else (the whole array, a function reference,
+/// a statement that is not an assignment).
+fn required_references(
+    unit: &Unit,
+    act: &Activity,
+    callees: Option<&Callees>,
+    st: &Stmt,
+    x: SymbolId,
+) -> Option<Vec<Expr>> {
+    let StmtKind::Assign { lhs, rhs } = &st.kind else {
+        return None;
+    };
+    let (t, _) = target(lhs)?;
+    let mut mentions = BitSet::default();
+    for (_, args) in dfort_ir::queries::function_references(rhs) {
+        for a in args {
+            vars(unit, &a.value, &mut mentions);
+        }
+    }
+    if crate::activity::moved(st).is_some() || mentions.contains_id(x) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut plain = true;
+    let mut take = |e: &Expr| {
+        e.walk(&mut |y| match &y.kind {
+            ExprKind::ArrayRef { array, .. } if *array == x => out.push(y.clone()),
+            ExprKind::Var(s) if *s == x => plain = false,
+            _ => {}
+        })
+    };
+    let subscripts = |e: &Expr, take: &mut dyn FnMut(&Expr)| {
+        if matches!(
+            e.kind,
+            ExprKind::ArrayRef { .. } | ExprKind::Component { .. }
+        ) {
+            for c in e.children() {
+                take(c);
+            }
+        }
+    };
+    let i = st.id;
+    if act.active_after(i, t) {
+        let varied = varied_around(act, i);
+        let rules = Rules {
+            unit,
+            varied: &varied,
+            callees,
+        };
+        rules.req_with(rhs, &mut |e, need| match need {
+            Need::Values => take(e),
+            Need::Indices => subscripts(e, &mut take),
+        });
+    }
+    subscripts(lhs, &mut take);
+    plain.then_some(out)
+}
+
 /// The variables of a CALL's actual `e` whose values the call's snapshot
 /// restores ([`crate::checkpoint`]) just before the callee's adjoint and
 /// the partials of expression actuals read them: the actual itself (a
@@ -601,6 +687,15 @@ pub fn analyze_with(
     // indices are required where it is recorded, which may make more
     // records (a fixpoint; records only grow).
     let mut popped_indices: IdVec<StmtId, BitSet> = IdVec::from_elem(BitSet::default(), n);
+    // Arrays whose requirements made inside a loop nest its own writes
+    // need not record (element-wise, [`crate::final_reads`]).
+    let mut finals = if store_all {
+        Vec::new()
+    } else {
+        crate::final_reads::analyze(program, unit, &required, &|id, x| {
+            required_references(unit, act, callees, unit.stmt(id), x)
+        })
+    };
     let mut tbr = Tbr::default();
     for _round in 0..16 {
         tbr = records_of(
@@ -614,6 +709,7 @@ pub fn analyze_with(
             handled,
             undo,
             in_req_entry,
+            &finals,
         );
         let mut grew = false;
         for r in &tbr.records {
@@ -626,6 +722,15 @@ pub fn analyze_with(
             idx.subtract(&handled[i]);
             required[i].union_with(&idx);
         }
+        // A record's subscripts reading the array: that requirement is
+        // not one of the references the test saw.
+        let before = finals.len();
+        finals.retain(|p| {
+            !p.inside
+                .iter()
+                .any(|s| popped_indices[*s].contains_id(p.var))
+        });
+        grew |= finals.len() != before;
         if !grew {
             break;
         }
@@ -641,6 +746,7 @@ pub fn analyze_with(
     }
     tbr.records.sort_by_key(|r| (r.stmt, r.variable));
     tbr.records.dedup();
+    tbr.final_reads = finals;
     tbr.split = full
         .iter_enumerated()
         .filter(|(_, r)| r.split)
@@ -713,18 +819,22 @@ fn records_of(
     handled: &IdVec<StmtId, BitSet>,
     undo: &crate::undo::UnitUndo,
     in_req_entry: &BitSet,
+    finals: &[crate::final_reads::Pair],
 ) -> Tbr {
     let n = unit.stmts.len();
     let cfg = &unit.cfg;
+    let kills = full.iter().filter_map(|r| r.kill.iter().last()).max();
+    let shadows = Shadows::new(unit, required, in_req_entry, kills, finals);
     let sol = solve(cfg, Direction::Forward, in_req_entry, |node, input| {
         let nd = cfg.node(node);
         let mut s = input.clone();
+        shadows.leave(node, &mut s);
         match nd.kind {
             // A LOOP node applies its DO statement: kill the index,
             // require the bounds.
             NodeKind::BasicBlock | NodeKind::Loop => {
                 for &id in &nd.stmts {
-                    apply(unit.stmt(id), &mut s, &required[id], &full[id].kill);
+                    apply(unit.stmt(id), &mut s, shadows.required(id), &full[id].kill);
                 }
             }
             _ => {}
@@ -744,6 +854,7 @@ fn records_of(
         in_req: IdVec::from_elem(BitSet::default(), n),
         records: Vec::new(),
         left_to_callers: Vec::new(),
+        final_reads: Vec::new(),
         split: Vec::new(),
         passive_references: Default::default(),
         undeclared_globals: Vec::new(),
@@ -758,18 +869,20 @@ fn records_of(
                     entry.union_with(&sol.after[*p]);
                 }
             }
+            shadows.leave(i, &mut entry);
             for &id in &node.stmts {
-                tbr.in_req[id] = entry.clone();
+                tbr.in_req[id] = shadows.visible(&entry);
             }
         }
         if node.kind != NodeKind::BasicBlock {
             continue;
         }
         let mut s = sol.before[i].clone();
+        shadows.leave(i, &mut s);
         for &id in &node.stmts {
             let st = unit.stmt(id);
-            tbr.in_req[id] = s.clone();
-            let (req, StmtReq { kill, own, .. }) = (&required[id], &full[id]);
+            tbr.in_req[id] = shadows.visible(&s);
+            let (req, StmtReq { kill, own, .. }) = (shadows.required(id), &full[id]);
             // A callee analysed with its calling context records its own
             // overwrites (§5.2); only calls without source record here.
             let recorded_inside = matches!(
@@ -787,8 +900,15 @@ fn records_of(
                 // Store-all records every overwrite of an active value on
                 // top of what TBR requires (passive values an adjoint reads
                 // must be restored in either mode).
+                // Inside a loop whose own requirements of `v` are final
+                // reads, only what reaches the loop from before it, and
+                // the writes the test could not clear, record.
+                let own_need = match shadows.pair(id, v) {
+                    Some(p) => p.recording.contains(&id),
+                    None => own.contains_id(v),
+                };
                 let needed = s.contains_id(v)
-                    || own.contains_id(v)
+                    || own_need
                     || (store_all
                         && (act.varied_before[id].contains_id(v) || act.active_after(id, v)));
                 if needed {
@@ -802,6 +922,103 @@ fn records_of(
         }
     }
     tbr
+}
+
+/// The requirements [`crate::final_reads`] keeps apart: inside the loop
+/// of pair k, what its statements require of the pair's array is slot
+/// `base + k` instead of the array's own, so that the loop's writes see
+/// only what reached the loop from before it; on the way out of the loop
+/// (the node its LOOP node's exit edge leads to) the slot becomes the
+/// array again, required by what follows.
+struct Shadows<'a> {
+    base: usize,
+    finals: &'a [crate::final_reads::Pair],
+    required: &'a IdVec<StmtId, BitSet>,
+    /// The statements' requirements with the slots in place.
+    shadowed: std::collections::HashMap<StmtId, BitSet>,
+    /// The nodes where slots turn back into their arrays.
+    exits: std::collections::HashMap<dfort_ir::cfg::NodeId, Vec<usize>>,
+}
+
+impl<'a> Shadows<'a> {
+    fn new(
+        unit: &Unit,
+        required: &'a IdVec<StmtId, BitSet>,
+        in_req_entry: &BitSet,
+        kills: Option<usize>,
+        finals: &'a [crate::final_reads::Pair],
+    ) -> Shadows<'a> {
+        // Past every slot the unit's sets use.
+        let base = required
+            .iter()
+            .chain(std::iter::once(in_req_entry))
+            .filter_map(|b| b.iter().last())
+            .chain(kills)
+            .max()
+            .map_or(0, |m| m + 1)
+            .max(unit.symbols.len());
+        let mut shadowed: std::collections::HashMap<StmtId, BitSet> = Default::default();
+        let mut exits: std::collections::HashMap<dfort_ir::cfg::NodeId, Vec<usize>> =
+            Default::default();
+        for (k, p) in finals.iter().enumerate() {
+            for &s in &p.inside {
+                if required.get(s).is_some_and(|r| r.contains_id(p.var)) {
+                    let r = shadowed.entry(s).or_insert_with(|| required[s].clone());
+                    r.remove_id(p.var);
+                    r.insert(base + k);
+                }
+            }
+            let lp = unit.cfg.stmt_node.get(p.lp).copied().flatten();
+            if let Some(lp) = lp {
+                for (to, kind) in &unit.cfg.node(lp).succs {
+                    if *kind == dfort_ir::cfg::EdgeKind::LoopExit {
+                        exits.entry(*to).or_default().push(k);
+                    }
+                }
+            }
+        }
+        Shadows {
+            base,
+            finals,
+            required,
+            shadowed,
+            exits,
+        }
+    }
+
+    fn required(&self, id: StmtId) -> &BitSet {
+        self.shadowed.get(&id).unwrap_or(&self.required[id])
+    }
+
+    /// The slots of the loops `node` follows, turned into their arrays.
+    fn leave(&self, node: dfort_ir::cfg::NodeId, s: &mut BitSet) {
+        for &k in self.exits.get(&node).into_iter().flatten() {
+            if s.contains(self.base + k) {
+                s.remove(self.base + k);
+                s.insert_id(self.finals[k].var);
+            }
+        }
+    }
+
+    /// `s` as InReq reports it: every slot as its array (whose values the
+    /// loop does require).
+    fn visible(&self, s: &BitSet) -> BitSet {
+        let mut out = s.clone();
+        for (k, p) in self.finals.iter().enumerate() {
+            if out.contains(self.base + k) {
+                out.remove(self.base + k);
+                out.insert_id(p.var);
+            }
+        }
+        out
+    }
+
+    /// The pair whose loop holds `id` and whose array is `v`.
+    fn pair(&self, id: StmtId, v: SymbolId) -> Option<&crate::final_reads::Pair> {
+        self.finals
+            .iter()
+            .find(|p| p.var == v && p.inside.contains(&id))
+    }
 }
 
 /// InReq across one statement: `(s ∖ kill) ∪ req`, and through a
@@ -1198,7 +1415,8 @@ pub fn analyze_program_with(
 /// `t` (the TBR of `unit` under `context`) with the array formals its
 /// callers save that [`crate::left_to_callers`] allows: the unit analysed
 /// again (`analyze`) without them in its context, keeping those whose
-/// records then vanish.
+/// records then vanish or are no longer repeated (what it still records
+/// its own adjoint reads; the caller's save restores the rest).
 fn leaving_to_callers(
     program: &Program,
     effects: &crate::effects::ProgramEffects,
@@ -1222,7 +1440,7 @@ fn leaving_to_callers(
         }
         let mut t2 = analyze(&reduced);
         let before = left.len();
-        left.retain(|s| !t2.records.iter().any(|r| r.variable == *s));
+        left.retain(|s| !crate::left_to_callers::repeated(unit, &t2, *s));
         if left.len() == before {
             t2.left_to_callers = left;
             return t2;

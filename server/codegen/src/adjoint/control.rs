@@ -303,8 +303,26 @@ impl Gen<'_> {
         self.out.fwd.dedent();
         self.out.fwd.line("end do");
         let mut rev = self.exit_saves(plan);
-        let sums =
-            super::sweep::accumulations(&body_rev, &k, |name| self.real8_scalar_adjoint(name));
+        // The elements the analysis found the loop's iterations all name
+        // and nothing else in it names: their adjoints' sums may be split
+        // like a scalar's.
+        let elements: Vec<String> = inp
+            .decisions
+            .accumulated
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter(|e| {
+                dfort_ir::dp::target(e).is_some_and(|(x, _)| {
+                    let ty = &unit.symbol(x).ty;
+                    ty.base == BaseType::Real && ty.kind == Some(8)
+                })
+            })
+            .filter_map(|e| inp.bref(e))
+            .collect();
+        let sums = super::sweep::accumulations(&body_rev, &k, |name| {
+            self.real8_scalar_adjoint(name) || elements.iter().any(|e| e == name)
+        });
         self.out.partial_sums = self.out.partial_sums.max(sums.len());
         rev.push(Line::CountedLoop {
             k,

@@ -127,12 +127,18 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
     }
 }
 
-/// `name = name + e` as `(name, e)`.
+/// `name = name + e` as `(name, e)`; `name` may be an array element
+/// (`xb(k, j)`).
 fn accumulation(line: &str) -> Option<(&str, &str)> {
     let (lhs, rhs) = line.split_once(" = ")?;
     let e = rhs.strip_prefix(lhs)?.strip_prefix(" + ")?;
-    let ident = lhs.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && lhs.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let (name, subscripts) = match lhs.split_once('(') {
+        Some((n, rest)) => (n, Some(rest)),
+        None => (lhs, None),
+    };
+    let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && subscripts.is_none_or(|r| r.ends_with(')'));
     ident.then_some((lhs, e))
 }
 
@@ -146,7 +152,9 @@ fn mentions(text: &str, name: &str) -> bool {
 }
 
 /// The adjoints a reversed loop's body (at most [`MAX_BODY`] lines, no
-/// call, not reading the loop's counter `k`) only adds to: real(8) scalars (`scalar`) every
+/// call, not reading the loop's counter `k`) only adds to: real(8) scalars,
+/// or elements that name one memory location on every iteration
+/// (`scalar` says which), every
 /// line mentioning which is `s = s + e` with `e` free of `s`. Their sums
 /// are sequential chains, one floating-point add after the other;
 /// written as partial sums over every fourth iteration, added at the end,

@@ -91,6 +91,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: EXIT"),
     drawn("statement: CYCLE"),
     drawn("statement: RETURN"),
+    drawn("statement: RETURN in one of several IF branches, statements after the IF"),
     drawn("statement: STOP"),
     drawn("statement: IF whose condition references a function that reads globals"),
     drawn("statement: CALL of a subroutine whose adjoint is supplied"),
@@ -108,6 +109,8 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: recursive CALL on a part of an array (x(h + 1))"),
     drawn("expression: TRANSFER of a real value to its own type"),
     drawn("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)"),
+    drawn("adjoint: writes that record nothing of the reads of final values in their loop (a triangular solve in place)"),
+    drawn("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)"),
     drawn("state: variable of a sequence type"),
     drawn("statement: NAMELIST READ"),
     Entry {
@@ -346,6 +349,29 @@ fn calls_generic(unit: &Unit) -> bool {
 /// Whether `unit` has a counted DO stepping by a constant `c` of at
 /// least 2 and sets a local to `mod(_, c)` (an unrolled loop after its
 /// clean-up loop).
+/// Whether an IF of the unit's top level, with statements after it, has
+/// a branch ending in RETURN and at least two that do not (the ELSE
+/// counts, written or not).
+fn flagged_return(unit: &Unit) -> bool {
+    let ends_in_return = |b: &[dfort_ir::StmtId]| {
+        b.last()
+            .is_some_and(|s| matches!(unit.stmt(*s).kind, StmtKind::Return))
+    };
+    unit.body.iter().enumerate().any(|(k, id)| {
+        let StmtKind::If {
+            arms, else_body, ..
+        } = &unit.stmt(*id).kind
+        else {
+            return false;
+        };
+        let mut branches: Vec<&[dfort_ir::StmtId]> =
+            arms.iter().map(|a| a.body.as_slice()).collect();
+        branches.push(else_body.as_deref().unwrap_or(&[]));
+        let returning = branches.iter().filter(|b| ends_in_return(b)).count();
+        k + 1 < unit.body.len() && returning > 0 && branches.len() - returning > 1
+    })
+}
+
 fn unrolls(unit: &Unit) -> bool {
     let steps: Vec<i64> = unit
         .stmts
@@ -393,6 +419,9 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         }
         if reads_back(unit) {
             out.push("statement: READ of an internal file the routine writes");
+        }
+        if flagged_return(unit) {
+            out.push("statement: RETURN in one of several IF branches, statements after the IF");
         }
         if counts_subscripts(unit) {
             out.push("statement: subscript advanced as a counter (ix = ix + incx)");
@@ -563,12 +592,40 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     }) {
         out.push("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)");
     }
+    if snap.program.units.iter().any(|u| {
+        snap.analysis.tbr_of(u.id).is_some_and(|t| {
+            t.final_reads.iter().any(|p| {
+                let recorded = t.records.iter().filter(|r| r.variable == p.var);
+                recorded.filter(|r| p.inside.contains(&r.stmt)).count() < writes_in(u, p)
+            })
+        })
+    }) {
+        out.push("adjoint: writes that record nothing of the reads of final values in their loop (a triangular solve in place)");
+    }
+    if snap.program.units.iter().any(|u| {
+        snap.analysis
+            .decisions_of(u.id)
+            .is_some_and(|d| !d.accumulated.is_empty())
+    }) {
+        out.push("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)");
+    }
     // The generator's call that maps the independents ([`super::ast::Program::after`]).
     if snap.program.all_units().any(|u| u.name == "fzs_init") {
         out.push("roles: independents taken after a call of the root (--after)");
     }
     out.sort_unstable();
     out
+}
+
+/// How many assignments inside `p`'s loop write its array.
+fn writes_in(unit: &Unit, p: &dfort_analysis::final_reads::Pair) -> usize {
+    p.inside
+        .iter()
+        .filter(|s| {
+            matches!(&unit.stmt(**s).kind, StmtKind::Assign { lhs, .. }
+                if dfort_ir::dp::target(lhs).is_some_and(|(t, _)| t == p.var))
+        })
+        .count()
 }
 
 /// Whether a procedure changes a SAVE'd local whose values reach no

@@ -1185,13 +1185,27 @@ impl<'r> Generator<'r> {
         if self.chance(0.25) {
             let at = self.rng.random_range(prologue..=body.len());
             let cond = self.condition(&env);
-            let guard = if self.chance(0.5) {
-                Stmt::IfOne(cond, Box::new(Stmt::Return))
-            } else {
-                let mut small = Budget { stmts: 2 };
-                let mut then = self.block(&mut env, &mut small, 2);
-                then.push(Stmt::Return);
-                Stmt::If(vec![(cond, then)], None)
+            let guard = match self.rng.random_range(0..3) {
+                0 => Stmt::IfOne(cond, Box::new(Stmt::Return)),
+                1 => {
+                    let mut small = Budget { stmts: 2 };
+                    let mut then = self.block(&mut env, &mut small, 2);
+                    then.push(Stmt::Return);
+                    Stmt::If(vec![(cond, then)], None)
+                }
+                _ => {
+                    // Two branches that go on and an ELSE that returns
+                    // (the reference DLASWP's increment check): what
+                    // follows runs under a flag the RETURN sets.
+                    let second = self.condition(&env);
+                    let mut small = Budget { stmts: 3 };
+                    let first = self.block(&mut env, &mut small, 2);
+                    let other = self.block(&mut env, &mut small, 2);
+                    Stmt::If(
+                        vec![(cond, first), (second, other)],
+                        Some(vec![Stmt::Return]),
+                    )
+                }
             };
             body.insert(at, guard);
         }

@@ -251,11 +251,11 @@ impl<'a> Frame<'a> {
                         Some(e) => ieval(e, &self.ints)?,
                         None => 1,
                     };
-                    if st < 1 {
+                    if st == 0 {
                         return None;
                     }
                     let mut i = lo;
-                    while i <= hi {
+                    while (st > 0 && i <= hi) || (st < 0 && i >= hi) {
                         self.ints.insert(var.clone(), i);
                         self.exec(body, out)?;
                         i += st;
@@ -887,6 +887,117 @@ impl<'r> Generator<'r> {
         self.seq_proc(ProcKind::Subroutine, &name, &params, locals, pre)
     }
 
+    /// `subroutine fz_qK(m, a, lda, x)`: a triangular solve in place, as
+    /// the reference DTRSV and DTRSM do it: forward (`x(i) = x(i) -
+    /// x(k)*a(i, k)` for i > k, the diagonal divided out or not),
+    /// backward (k running down, i < k), or by dot products (`x(k)`
+    /// from the `x(i)` before it). The reads of `x` are of final values,
+    /// so the writes record nothing of it ([`dfort_analysis::final_reads`])
+    /// — except in the variant reading `x(k + 1)`, which the same step
+    /// overwrites.
+    fn trsv_callee(&mut self) -> SeqSig {
+        let name = self.fresh("fz_q");
+        let last = if self.chance(0.3) { Some(v("m")) } else { None };
+        let params = [
+            ("m", SeqParam::Count),
+            (
+                "a",
+                SeqParam::Array {
+                    write: false,
+                    dims: vec![Some(v("lda")), last],
+                },
+            ),
+            ("lda", SeqParam::Ld),
+            (
+                "x",
+                SeqParam::Array {
+                    write: true,
+                    dims: self.vector_dims("m", None),
+                },
+            ),
+        ];
+        let a = |i: &str, j: &str| Expr::Index("a".into(), vec![Sub::At(v(i)), Sub::At(v(j))]);
+        let divide = |g: &mut Self| {
+            g.chance(0.5).then(|| {
+                Stmt::Assign(
+                    at1("x", v("k")),
+                    Expr::bin(
+                        "/",
+                        at1("x", v("k")),
+                        Expr::bin(
+                            "+",
+                            Expr::lit("2.0d0"),
+                            Expr::bin("**", a("k", "k"), Expr::int(2)),
+                        ),
+                    ),
+                )
+            })
+        };
+        let next = Expr::bin("+", v("k"), Expr::int(1));
+        let update = |xk: Expr| {
+            Stmt::Assign(
+                at1("x", v("i")),
+                Expr::bin(
+                    "-",
+                    at1("x", v("i")),
+                    Expr::bin("*", Expr::bin("*", Expr::lit("0.5d0"), xk), a("i", "k")),
+                ),
+            )
+        };
+        let mut locals = vec![Decl::int("i"), Decl::int("k")];
+        let body = match self.rng.random_range(0..4) {
+            0 | 1 => {
+                // Forward; now and then a read the same step overwrites.
+                let xk = if self.chance(0.2) {
+                    at1("x", next.clone())
+                } else {
+                    at1("x", v("k"))
+                };
+                let mut step: Vec<Stmt> = divide(self).into_iter().collect();
+                step.push(do_("i", next, v("m"), None, vec![update(xk)]));
+                do_("k", Expr::int(1), v("m"), None, step)
+            }
+            2 => {
+                let mut step = vec![do_(
+                    "i",
+                    Expr::int(1),
+                    Expr::bin("-", v("k"), Expr::int(1)),
+                    None,
+                    vec![update(at1("x", v("k")))],
+                )];
+                step.extend(divide(self));
+                do_("k", v("m"), Expr::int(1), Some(Expr::int(-1)), step)
+            }
+            _ => {
+                locals.push(Decl::real("tmp", Vec::new()));
+                let step = vec![
+                    Stmt::Assign(v("tmp"), at1("x", v("k"))),
+                    do_(
+                        "i",
+                        Expr::int(1),
+                        Expr::bin("-", v("k"), Expr::int(1)),
+                        None,
+                        vec![Stmt::Assign(
+                            v("tmp"),
+                            Expr::bin(
+                                "-",
+                                v("tmp"),
+                                Expr::bin(
+                                    "*",
+                                    Expr::bin("*", Expr::lit("0.5d0"), a("i", "k")),
+                                    at1("x", v("i")),
+                                ),
+                            ),
+                        )],
+                    ),
+                    Stmt::Assign(at1("x", v("k")), v("tmp")),
+                ];
+                do_("k", Expr::int(1), v("m"), None, step)
+            }
+        };
+        self.seq_proc(ProcKind::Subroutine, &name, &params, locals, vec![body])
+    }
+
     /// Issue 41: `recursive subroutine fz_qK(m[, al], x)` on the halves
     /// of its vector, as LAPACK's DGETRF2 and DPOTRF2 recurse on halves of
     /// their matrix: one element is updated in place; longer vectors
@@ -1108,11 +1219,12 @@ impl<'r> Generator<'r> {
         ext_funcs: &mut Vec<String>,
     ) {
         let mut sigs: Vec<SeqSig> = Vec::new();
-        match self.rng.random_range(0..12) {
+        match self.rng.random_range(0..14) {
             0..=2 => sigs.push(self.axpy_callee()),
             3 | 4 => sigs.push(self.dot_callee()),
             5..=7 => sigs.push(self.gemv_callee()),
             8 | 9 => sigs.push(self.halves_callee()),
+            12 | 13 => sigs.push(self.trsv_callee()),
             _ => {
                 let inner = self.axpy_callee();
                 let outer = self.wrap_callee(&inner);
