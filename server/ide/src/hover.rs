@@ -584,8 +584,17 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
         .analysis
         .tbr_of(unit.id)
         .is_some_and(|t| t.left_to_callers.contains(&sym));
+    // Cleared by the final reads of a loop around it.
+    let final_loop = snap.analysis.tbr_of(unit.id).and_then(|t| {
+        t.final_reads
+            .iter()
+            .find(|p| p.var == sym && p.inside.contains(&st.id) && !p.recording.contains(&st.id))
+            .and_then(|p| stmt_line(snap, analysed.stmts.get(p.lp)?).map(|(l, _)| l))
+    });
     if writes && dropped {
         let _ = writeln!(md, "{}", crate::render::DROPPED_STATEMENT);
+    } else if let (true, Some(line)) = (writes && !left, final_loop) {
+        let _ = writeln!(md, "{}", crate::render::final_reads(name, line));
     } else if writes && left {
         let _ = writeln!(md, "{}", crate::render::left_to_callers(name));
     } else if writes && unit.symbol(sym).ty.is_real_or_complex() {
@@ -1037,6 +1046,45 @@ end subroutine mv
     /// Issue 15: the hover says what the generated forward sweep pushes
     /// (the analysis' decisions), not TBR's records at statements the
     /// forward sweep drops.
+    #[test]
+    fn an_overwrite_cleared_by_final_reads_says_so() {
+        let src = "subroutine s(n, a, b)
+  implicit none
+  integer :: n, i, k
+  real(8) :: a(n, n), b(n)
+  do k = 1, n
+    do i = k + 1, n
+      b(i) = b(i) - b(k) * a(i, k)
+    end do
+  end do
+end subroutine s
+";
+        let path = Path::new("/hover-tests/fr.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let update = super::hover(&snap, path, at("b(i) = b(i)"))
+            .unwrap()
+            .markdown;
+        assert!(
+            update.contains("Not recorded: inside the loop at line 5, the adjoint reads only elements of `b` that no later iteration overwrites"),
+            "{update}"
+        );
+        // Reading an element a later step overwrites: recorded.
+        let later = src.replace("b(k) * a(i, k)", "b(k + 1) * a(i, k)");
+        host.set_text(path, &later, true, 2);
+        let snap = host.snapshot();
+        let at = |needle: &str| later.find(needle).unwrap() as u32;
+        let update = super::hover(&snap, path, at("b(i) = b(i)"))
+            .unwrap()
+            .markdown;
+        assert!(
+            update.contains("Recorded for the adjoint (TBR)"),
+            "{update}"
+        );
+    }
+
     #[test]
     fn a_record_hover_says_what_the_forward_sweep_pushes_and_why() {
         let src = "subroutine s(x, y)

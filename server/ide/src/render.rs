@@ -785,7 +785,14 @@ pub fn not_needed(name: &str) -> String {
 /// The hover's sentence on an overwrite of an array argument the unit
 /// leaves its callers to save ([`dfort_analysis::left_to_callers`]).
 pub fn left_to_callers(name: &str) -> String {
-    format!("Not recorded here: each caller saves the part of `{name}` this routine touches around its call, and restores it after this routine's adjoint. This routine's own adjoint needs none of the values it overwrites, and it overwrites elements of `{name}` in more loops than `{name}` has dimensions, so recording each overwrite would push elements many times.")
+    format!("Not recorded here: each caller saves the part of `{name}` this routine touches around its call, and restores it after this routine's adjoint. This routine's own adjoint needs none of the values it overwrites (or at most one per element, which it records itself), and it overwrites elements of `{name}` in more loops than `{name}` has dimensions, so recording each overwrite would push elements many times.")
+}
+
+/// The hover's sentence on an overwrite of `name` inside the loop at
+/// `line` whose adjoint's reads of `name` are all of final values
+/// ([`dfort_analysis::final_reads`]).
+pub fn final_reads(name: &str, line: u32) -> String {
+    format!("Not recorded: inside the loop at line {line}, the adjoint reads only elements of `{name}` that no later iteration overwrites (their final values, still there when the reverse sweep runs), and this statement never overwrites one before it is read.")
 }
 
 /// The hover's sentence on a SAVE'd local of `unit` that the adjoint
