@@ -185,19 +185,9 @@ fn top_loops(unit: &Unit, list: &[StmtId], out: &mut Vec<(StmtId, Option<Vec<Sym
                 control: DoControl::Counted { .. },
                 ..
             } => out.push((id, None)),
-            StmtKind::If {
-                arms, else_body, ..
-            } => {
-                for a in arms {
-                    top_loops(unit, &a.body, out);
-                }
-                if let Some(e) = else_body {
-                    top_loops(unit, e, out);
-                }
-            }
-            StmtKind::SelectCase { cases, .. } => {
-                for c in cases {
-                    top_loops(unit, &c.body, out);
+            k @ (StmtKind::If { .. } | StmtKind::SelectCase { .. }) => {
+                for b in k.blocks() {
+                    top_loops(unit, b, out);
                 }
             }
             _ => {}
@@ -384,19 +374,9 @@ impl Nest {
                 | StmtKind::Continue
                 | StmtKind::Io { .. }
                 | StmtKind::Stop => {}
-                StmtKind::If {
-                    arms, else_body, ..
-                } => {
-                    for a in arms {
-                        self.walk(program, unit, &a.body, enclosing, unordered, order)?;
-                    }
-                    if let Some(e) = else_body {
-                        self.walk(program, unit, e, enclosing, unordered, order)?;
-                    }
-                }
-                StmtKind::SelectCase { cases, .. } => {
-                    for c in cases {
-                        self.walk(program, unit, &c.body, enclosing, unordered, order)?;
+                k @ (StmtKind::If { .. } | StmtKind::SelectCase { .. }) => {
+                    for b in k.blocks() {
+                        self.walk(program, unit, b, enclosing, unordered, order)?;
                     }
                 }
                 StmtKind::Do {
@@ -437,19 +417,9 @@ impl Nest {
     fn bounds(&mut self, unit: &Unit, list: &[StmtId], stack: &mut Vec<usize>) {
         for &id in list {
             match &unit.stmt(id).kind {
-                StmtKind::If {
-                    arms, else_body, ..
-                } => {
-                    for a in arms {
-                        self.bounds(unit, &a.body, stack);
-                    }
-                    if let Some(e) = else_body {
-                        self.bounds(unit, e, stack);
-                    }
-                }
-                StmtKind::SelectCase { cases, .. } => {
-                    for c in cases {
-                        self.bounds(unit, &c.body, stack);
+                k @ (StmtKind::If { .. } | StmtKind::SelectCase { .. }) => {
+                    for b in k.blocks() {
+                        self.bounds(unit, b, stack);
                     }
                 }
                 StmtKind::Do {
