@@ -395,20 +395,25 @@ fn analyse_resolved(
     let shapes = Shapes::reusing(&program, previous.map(|(p, c)| (&p.shapes, c)));
     let effects: OnceLock<Arc<ProgramEffects>> = OnceLock::new();
     let supplied = crate::supplied::of_program(&program, &request.supplied);
-    let mut splittable =
-        crate::split::of_program(&program, effects_in(&effects, &program, previous));
     // A supplied adjoint has no forward and reverse routines.
-    for (u, calls) in splittable.iter_enumerated_mut() {
-        let unit = program.unit(u);
-        calls.retain(|id, _| match &unit.stmt(*id).kind {
-            dfort_ir::StmtKind::Call {
-                target: dfort_ir::CallTarget::Unit(c),
-                ..
-            } => !supplied[*c],
-            _ => true,
-        });
-    }
-    let tbr = tbr::analyze_program_with(
+    let unsupplied = |mut s: IdVec<UnitId, crate::split::Splittable>| {
+        for (u, calls) in s.iter_enumerated_mut() {
+            let unit = program.unit(u);
+            calls.retain(|id, _| match &unit.stmt(*id).kind {
+                dfort_ir::StmtKind::Call {
+                    target: dfort_ir::CallTarget::Unit(c),
+                    ..
+                } => !supplied[*c],
+                _ => true,
+            });
+        }
+        s
+    };
+    let mut splittable = unsupplied(crate::split::of_program(
+        &program,
+        effects_in(&effects, &program, previous),
+    ));
+    let mut tbr = tbr::analyze_program_with(
         &program,
         &activity,
         &shapes,
@@ -418,6 +423,34 @@ fn analyse_resolved(
         effects_in(&effects, &program, previous),
         previous.map(|(p, c)| (&p.tbr, c)),
     );
+    // Calls in loops run split where the first pass shows their callee's
+    // forward sweep to record an order less than it computes: a second
+    // pass, reusing the first for every unit that split changes nothing
+    // of.
+    if !recording.store_all() {
+        let in_loops = unsupplied(crate::split::in_loops_of_program(
+            &program,
+            effects_in(&effects, &program, previous),
+        ));
+        let chosen = crate::split::chosen(&program, &activity, &tbr, &in_loops);
+        if chosen.iter().any(|c| !c.is_empty()) {
+            for (u, calls) in chosen.iter_enumerated() {
+                splittable[u].extend(calls.iter().map(|(id, r)| (*id, r.clone())));
+            }
+            let same = Changes::unchanged(&program);
+            tbr = tbr::analyze_program_reusing(
+                &program,
+                &activity,
+                &shapes,
+                recording.store_all(),
+                recording.inversion(),
+                &splittable,
+                effects_in(&effects, &program, previous),
+                Some((&tbr, &same)),
+                true,
+            );
+        }
+    }
     let roles: Vec<_> = resolved
         .roots
         .iter()

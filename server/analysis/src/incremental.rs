@@ -38,6 +38,15 @@ impl Changes {
         Some(Changes { body, interface })
     }
 
+    /// No unit of `program` changed.
+    pub fn unchanged(program: &Program) -> Changes {
+        let n = program.units.len();
+        Changes {
+            body: IdVec::from_elem(false, n),
+            interface: IdVec::from_elem(false, n),
+        }
+    }
+
     /// The units whose Dep summary must be recomputed: changed ones and
     /// callers of units whose interface changed.
     pub fn summary_seeds(&self, program: &Program) -> Vec<UnitId> {

@@ -56,7 +56,7 @@ pub fn candidates(
     tbr: &Tbr,
     context: &BitSet,
 ) -> Vec<SymbolId> {
-    let depth = loop_depths(unit);
+    let depth = dfort_ir::queries::loop_depths(unit);
     // What the unit passes to procedures and functions (their regions
     // would depend on the callees).
     let mut passed = BitSet::default();
@@ -115,7 +115,7 @@ pub fn candidates(
 /// Whether `tbr` records formal `f` at some statement inside more loops
 /// than `f` has dimensions (so that its elements are pushed repeatedly).
 pub fn repeated(unit: &Unit, tbr: &Tbr, f: SymbolId) -> bool {
-    repeated_in(&loop_depths(unit), unit, tbr, f)
+    repeated_in(&dfort_ir::queries::loop_depths(unit), unit, tbr, f)
 }
 
 fn repeated_in(depth: &BTreeMap<StmtId, usize>, unit: &Unit, tbr: &Tbr, f: SymbolId) -> bool {
@@ -123,25 +123,6 @@ fn repeated_in(depth: &BTreeMap<StmtId, usize>, unit: &Unit, tbr: &Tbr, f: Symbo
     tbr.records
         .iter()
         .any(|r| r.variable == f && depth.get(&r.stmt).copied().unwrap_or(0) > rank)
-}
-
-/// How many loops (DO, DO WHILE, DO without control) hold each statement.
-fn loop_depths(unit: &Unit) -> BTreeMap<StmtId, usize> {
-    fn walk(unit: &Unit, ids: &[StmtId], depth: usize, out: &mut BTreeMap<StmtId, usize>) {
-        for &id in ids {
-            let Some(st) = unit.stmts.get(id) else {
-                continue;
-            };
-            out.insert(id, depth);
-            let inner = depth + usize::from(matches!(st.kind, StmtKind::Do { .. }));
-            for b in st.kind.blocks() {
-                walk(unit, b, inner, out);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(unit, &unit.body, 0, &mut out);
-    out
 }
 
 #[cfg(test)]

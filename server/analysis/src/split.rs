@@ -18,7 +18,14 @@
 //! to `c_rev` on the tape), whose actuals read only the caller's own
 //! locals and dummies outside the variables the call passes to formals
 //! the callee may write (what `c_rev` is called with is then what `c_fwd`
-//! was). What a split call overwrites of the values its caller still
+//! was). A call inside counted DO loops ([`in_loops`], same conditions)
+//! runs split when a first TBR pass without it shows split mode to cost
+//! less ([`chosen`]: what it would require the caller requires there
+//! already, and its callee records an order less than it computes, as a
+//! matrix product that records one multiplier per column and step; paper
+//! 000 §5's trade of recomputation against storage, per call);
+//! [`crate::facts`] then runs TBR a second time with those calls split.
+//! What a split call overwrites of the values its caller still
 //! needs, integers included, the callee records itself (TBR's calling
 //! context, [`crate::tbr`]; [`crate::checkpoint`] saves nothing around
 //! it). TBR ([`crate::tbr`]) decides among these —
@@ -30,6 +37,7 @@
 
 use crate::effects::{Effects, ProgramEffects};
 use dfort_ir::bitset::BitSet;
+use dfort_ir::callgraph::Callee;
 use dfort_ir::dp::{index_vars, is_variable, target, vars};
 use dfort_ir::queries::formal_index;
 use dfort_ir::*;
@@ -52,7 +60,6 @@ pub fn of_program(program: &Program, effects: &ProgramEffects) -> IdVec<UnitId, 
 /// The CALL statements of `unit` that may run split (see the module's
 /// contract).
 pub fn candidates(program: &Program, unit: &Unit, effects: &ProgramEffects) -> Splittable {
-    let mut out = Splittable::new();
     let mut calls = Vec::new();
     if unit.cfg.structured {
         outside_loops(unit, &unit.body, &mut calls);
@@ -64,12 +71,7 @@ pub fn candidates(program: &Program, unit: &Unit, effects: &ProgramEffects) -> S
     // overwrites instead ([`crate::tbr`]'s calling context). Not inside a
     // loop checkpointed with binomial-ckp, whose steps run again from
     // snapshots (fuzzer, seed 2026, case 91: the adjoint never ended).
-    let mut checkpointed = Vec::new();
-    for m in crate::binomial::marks(unit) {
-        if let Some(id) = m.stmt {
-            dfort_ir::queries::nested_statements(unit, &[id], &mut checkpointed);
-        }
-    }
+    let checkpointed = checkpointed(unit);
     for st in unit
         .stmts
         .iter()
@@ -85,6 +87,221 @@ pub fn candidates(program: &Program, unit: &Unit, effects: &ProgramEffects) -> S
             }
         }
     }
+    fitting(program, unit, effects, calls)
+}
+
+/// The statements of `unit`'s loops checkpointed with binomial-ckp.
+fn checkpointed(unit: &Unit) -> Vec<StmtId> {
+    let mut out = Vec::new();
+    for m in crate::binomial::marks(unit) {
+        if let Some(id) = m.stmt {
+            dfort_ir::queries::nested_statements(unit, &[id], &mut out);
+        }
+    }
+    out
+}
+
+/// [`in_loops`] of every unit of `program`.
+pub fn in_loops_of_program(
+    program: &Program,
+    effects: &ProgramEffects,
+) -> IdVec<UnitId, Splittable> {
+    program
+        .units
+        .iter()
+        .map(|u| in_loops(program, u, effects))
+        .collect()
+}
+
+/// The CALL statements of a structured `unit` inside counted DO loops
+/// (IF and SELECT CASE arms walked into; not in a DO WHILE, a WHERE or a
+/// loop checkpointed with binomial-ckp) to a callee that is not
+/// recursive, which would fit split mode as [`candidates`]' do. Whether
+/// they run split, [`chosen`] decides from a first TBR pass.
+pub fn in_loops(program: &Program, unit: &Unit, effects: &ProgramEffects) -> Splittable {
+    let mut calls = Vec::new();
+    if unit.cfg.structured {
+        inside_counted_loops(unit, &unit.body, false, &mut calls);
+    }
+    let checkpointed = checkpointed(unit);
+    calls.retain(|id| {
+        !checkpointed.contains(id)
+            && matches!(&unit.stmt(*id).kind, StmtKind::Call { target: CallTarget::Unit(c), .. }
+                if !is_recursive(program, program.unit(*c)))
+    });
+    fitting(program, unit, effects, calls)
+}
+
+/// The CALL statements of `ids` inside a counted DO loop (`inside`), not
+/// under a DO WHILE, a DO without control or a WHERE.
+fn inside_counted_loops(unit: &Unit, ids: &[StmtId], inside: bool, out: &mut Vec<StmtId>) {
+    for &id in ids {
+        let Some(st) = unit.stmts.get(id) else {
+            continue;
+        };
+        match &st.kind {
+            StmtKind::Call { .. } if inside => out.push(id),
+            StmtKind::If { .. } | StmtKind::SelectCase { .. } => {
+                for b in st.kind.blocks() {
+                    inside_counted_loops(unit, b, inside, out);
+                }
+            }
+            StmtKind::Do {
+                control: DoControl::Counted { .. },
+                body,
+                ..
+            } => inside_counted_loops(unit, body, true, out),
+            _ => {}
+        }
+    }
+}
+
+/// Of the calls in loops `in_loops` may run split (per unit), those the
+/// first TBR pass `tbr` (run without them) shows to be cheaper split:
+/// what split mode requires of the values after the call ([`required`])
+/// the caller requires there already (so no statement records more, and
+/// no callee is given more to record); the callee, analysed in the
+/// calling context all its calls give it, has a loop and
+/// records nothing inside as many loops as its deepest statement (what
+/// its forward sweep leaves on the tape, once per call, is then an order
+/// below what it computes, which joint mode runs twice), and calls no
+/// procedure with an active variable (whose snapshots or records would
+/// stay on the tape too). Split mode then runs the callee once, where
+/// joint mode runs it again in the reverse sweep from a snapshot.
+pub fn chosen(
+    program: &Program,
+    pa: &crate::interproc::ProgramActivity,
+    tbr: &crate::tbr::ProgramTbr,
+    in_loops: &IdVec<UnitId, Splittable>,
+) -> IdVec<UnitId, Splittable> {
+    let mut cheap: BTreeMap<UnitId, bool> = BTreeMap::new();
+    let mut is_cheap = |c: UnitId| {
+        *cheap
+            .entry(c)
+            .or_insert_with(|| records_below_work(program, pa, tbr, c))
+    };
+    in_loops
+        .iter_enumerated()
+        .map(|(u, calls)| {
+            let unit = program.unit(u);
+            let depth = dfort_ir::queries::loop_depths(unit);
+            calls
+                .iter()
+                .filter(|(id, read)| match &unit.stmt(**id).kind {
+                    StmtKind::Call {
+                        args,
+                        target: CallTarget::Unit(c),
+                        ..
+                    } => tbr.results[u].as_ref().is_some_and(|t| {
+                        let at = depth.get(*id).copied().unwrap_or(0);
+                        // Constants need no keeping; a scalar the unit
+                        // sets no deeper in loops than the call costs a
+                        // record per call at most.
+                        let held = |s: SymbolId| {
+                            !is_variable(unit, s)
+                                || t.in_req[**id].contains_id(s)
+                                || (unit.symbol(s).rank() == 0
+                                    && set_no_deeper(unit, &depth, s, at))
+                        };
+                        let fits = required(unit, args, read).ids::<SymbolId>().all(held);
+                        fits && is_cheap(*c)
+                    }),
+                    _ => false,
+                })
+                .map(|(id, read)| (*id, read.clone()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether every statement of `unit` inside more than `at` loops
+/// (`depth`) that may set scalar `s` — an assignment to it, a loop over
+/// it, a CALL or READ naming it — is none.
+fn set_no_deeper(unit: &Unit, depth: &BTreeMap<StmtId, usize>, s: SymbolId, at: usize) -> bool {
+    let names = |e: &Expr| {
+        let mut found = false;
+        e.walk(&mut |x| found |= matches!(x.kind, ExprKind::Var(v) if v == s));
+        found
+    };
+    unit.stmts.iter().all(|st| {
+        depth.get(&st.id).is_none_or(|d| *d <= at)
+            || match &st.kind {
+                StmtKind::Assign { lhs, .. } => target(lhs).is_none_or(|(t, _)| t != s),
+                StmtKind::Do {
+                    control: DoControl::Counted { var, .. },
+                    ..
+                } => *var != s,
+                StmtKind::Call { args, .. } => !args.iter().any(|a| names(&a.value)),
+                StmtKind::Io { .. } => !st.kind.exprs().into_iter().any(names),
+                _ => true,
+            }
+    })
+}
+
+/// What a call run split requires of the values after it, given the
+/// positions `read` of the actuals whose variable the callee reads: the
+/// variables of those actuals (its reverse routine reads what they hold
+/// then), the subscripts of every actual, and the variables of the
+/// actuals that are expressions.
+pub fn required(unit: &Unit, args: &[Arg], read: &BitSet) -> BitSet {
+    let mut req = BitSet::default();
+    for (pos, a) in args.iter().enumerate() {
+        match target(&a.value) {
+            Some((t, _)) => {
+                index_vars(unit, &a.value, &mut req);
+                if read.contains(pos) {
+                    req.insert_id(t);
+                }
+            }
+            None => vars(unit, &a.value, &mut req),
+        }
+    }
+    req
+}
+
+/// Whether callee `c` has a loop, its TBR records nothing as deep in
+/// loops as its deepest statement, and every procedure it calls has no
+/// active variable (a callee without loops costs little to run again).
+fn records_below_work(
+    program: &Program,
+    pa: &crate::interproc::ProgramActivity,
+    tbr: &crate::tbr::ProgramTbr,
+    c: UnitId,
+) -> bool {
+    let Some(Some(t)) = tbr.results.get(c) else {
+        return false;
+    };
+    let unit = program.unit(c);
+    let depth = dfort_ir::queries::loop_depths(unit);
+    let work = depth.values().copied().max().unwrap_or(0);
+    let recorded = t
+        .records
+        .iter()
+        .map(|r| depth.get(&r.stmt).copied().unwrap_or(0))
+        .max();
+    let passive_callees = program.call_graph.calls_from[c].iter().all(|&site| {
+        match &program.call_graph.sites[site].callee {
+            Callee::Unit(d) => pa
+                .activity
+                .get(*d)
+                .and_then(|a| a.as_ref())
+                .is_none_or(|a| a.active_anywhere().is_empty()),
+            _ => true,
+        }
+    });
+    passive_callees && work > 0 && recorded.is_none_or(|r| r < work)
+}
+
+/// The calls `calls` of `unit` whose callee fits split mode and whose
+/// actuals [`actuals_fit`], each with the positions of the actuals the
+/// callee reads.
+fn fitting(
+    program: &Program,
+    unit: &Unit,
+    effects: &ProgramEffects,
+    calls: Vec<StmtId>,
+) -> Splittable {
+    let mut out = Splittable::new();
     for id in calls {
         let StmtKind::Call {
             args,
@@ -377,6 +594,52 @@ end subroutine
         assert!(split_calls(&marked, "top").is_empty());
     }
 }
+#[cfg(test)]
+mod in_loops {
+    use crate::test_support::{program, request};
+
+    /// The callees `top` calls in split mode, by name, after both passes.
+    fn split_in_top(src: &str) -> Vec<String> {
+        let p = program(src);
+        let facts = crate::facts::analyse(&p, &request("top", &["a"], &["y"]), None);
+        let top = p.units.iter().find(|u| u.name == "top").unwrap();
+        let t = facts.tbr_of(top.id).unwrap();
+        t.split
+            .iter()
+            .map(|id| match &top.stmt(*id).kind {
+                dfort_ir::StmtKind::Call { name, .. } => name.clone(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    const SRC: &str = include_str!("../../../tests/fixtures/kernels/split_in_loops.f90");
+
+    #[test]
+    fn a_product_in_a_loop_over_blocks_runs_split_a_squaring_does_not() {
+        // `mm` records `t` two loops deep and computes three deep; `a` is
+        // required across the loop by the panel step. `sc` records each
+        // element it squares.
+        assert_eq!(split_in_top(SRC), ["mm"]);
+        // Its own adjoint reading `c` back: a record three loops deep.
+        let deep = SRC.replace("c(i, j) + t * a(i, l)", "c(i, j) * c(i, j) + t * a(i, l)");
+        assert!(deep.contains("c(i, j) * c(i, j)"));
+        assert!(split_in_top(&deep).is_empty());
+        // A linear panel step: nothing requires `a` across the loop, so
+        // split mode would make every later write of `a` record.
+        let linear = SRC.replace("a(i, j) = sin(a(i, j))", "a(i, j) = 2.0d0 * a(i, j)");
+        assert!(linear.contains("2.0d0 * a(i, j)"));
+        assert!(split_in_top(&linear).is_empty());
+        // Not in a loop checkpointed with binomial-ckp.
+        let marked = SRC.replace(
+            "  do j = 1, n, nb\n",
+            "  !$ad binomial-ckp(2)\n  do j = 1, n, nb\n",
+        );
+        assert!(marked.contains("binomial-ckp"));
+        assert!(split_in_top(&marked).is_empty());
+    }
+}
+
 #[cfg(test)]
 mod linalg {
     use super::*;

@@ -402,17 +402,7 @@ fn req_kill(
             if let (Some(cs), Some(read)) = (callees, splittable.get(&i)) {
                 split = true;
                 cs.translate(unit, *c, args, &mut BitSet::default(), &mut kill);
-                for (pos, a) in args.iter().enumerate() {
-                    match target(&a.value) {
-                        Some((t, _)) => {
-                            index_vars(unit, &a.value, &mut req);
-                            if read.contains(pos) {
-                                req.insert_id(t);
-                            }
-                        }
-                        None => vars(unit, &a.value, &mut req),
-                    }
-                }
+                req.union_with(&crate::split::required(unit, args, read));
             } else if let Some(cs) = callees {
                 // The callee's Req and Kill, in this unit's names (§5.1:
                 // "the Req and Kill sets of a call to S are Req(S) and
@@ -1255,6 +1245,26 @@ pub fn analyze_program_with(
     effects: &crate::effects::ProgramEffects,
     reuse: Option<(&ProgramTbr, &Changes)>,
 ) -> ProgramTbr {
+    analyze_program_reusing(
+        program, pa, shapes, store_all, inversion, splittable, effects, reuse, false,
+    )
+}
+
+/// [`analyze_program_with`]; with `same_activity`, the reused run saw
+/// this very activity `pa` (a second pass over the same program, which
+/// only the split calls in `splittable` tell apart from the first).
+#[allow(clippy::too_many_arguments)]
+pub fn analyze_program_reusing(
+    program: &Program,
+    pa: &ProgramActivity,
+    shapes: &Shapes,
+    store_all: bool,
+    inversion: bool,
+    splittable: &IdVec<UnitId, crate::split::Splittable>,
+    effects: &crate::effects::ProgramEffects,
+    reuse: Option<(&ProgramTbr, &Changes)>,
+    same_activity: bool,
+) -> ProgramTbr {
     let n = program.units.len();
     let memo = crate::regions::RegionMemo::default();
     let reuse = reuse.filter(|(p, c)| {
@@ -1271,10 +1281,12 @@ pub fn analyze_program_with(
     // Whether the inputs of unit u's TBR (its IR, its activity, its
     // callees' interfaces and summaries) changed.
     let stale = |u: UnitId, sum_changed: &IdVec<UnitId, bool>| {
-        pa.recomputed[u]
+        (pa.recomputed[u] && !same_activity)
             || reuse.is_some_and(|(prev, _)| prev.splittable.get(u) != splittable.get(u))
             || reuse.is_none_or(|(_, changes)| {
-                changes.inputs_changed(program, u, |c| pa.summary_changed[c] || sum_changed[c])
+                changes.inputs_changed(program, u, |c| {
+                    (pa.summary_changed[c] && !same_activity) || sum_changed[c]
+                })
             })
     };
     for scc in &program.call_graph.sccs {

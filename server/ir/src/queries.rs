@@ -6,6 +6,7 @@
 
 use crate::bitset::BitSet;
 use crate::*;
+use std::collections::BTreeMap;
 
 /// Whether `s` is a SAVE'd local of a procedure (SAVE, a DATA statement
 /// or an initialiser): state that outlives a call, a global that only the
@@ -406,5 +407,24 @@ pub fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg
             }
         }
     }
+    out
+}
+
+/// How many loops (DO, DO WHILE, DO without control) hold each statement.
+pub fn loop_depths(unit: &Unit) -> BTreeMap<StmtId, usize> {
+    fn walk(unit: &Unit, ids: &[StmtId], depth: usize, out: &mut BTreeMap<StmtId, usize>) {
+        for &id in ids {
+            let Some(st) = unit.stmts.get(id) else {
+                continue;
+            };
+            out.insert(id, depth);
+            let inner = depth + usize::from(matches!(st.kind, StmtKind::Do { .. }));
+            for b in st.kind.blocks() {
+                walk(unit, b, inner, out);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(unit, &unit.body, 0, &mut out);
     out
 }

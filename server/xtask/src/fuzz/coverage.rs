@@ -65,6 +65,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("state: changed SAVE'd local no derivative reads"),
     drawn("adjoint: SAVE'd state shared between the adjoint's routines (copies of the procedures changing it)"),
     drawn("roles: independents taken after a call of the root (--after)"),
+    drawn("adjoint: a call in a counted loop run in split mode (its callee records an order less than it computes)"),
     drawn("state: DATA or initialised local"),
     drawn("state: host-associated variable"),
     drawn("state: host-associated dummy"),
@@ -608,6 +609,19 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
             .is_some_and(|d| !d.accumulated.is_empty())
     }) {
         out.push("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)");
+    }
+    if snap.program.units.iter().any(|u| {
+        let Some(t) = snap.analysis.tbr_of(u.id) else {
+            return false;
+        };
+        let depth = dfort_ir::queries::loop_depths(u);
+        t.split.iter().any(|id| {
+            depth.get(id).is_some_and(|d| *d > 0)
+                && matches!(&u.stmt(*id).kind, StmtKind::Call { target: dfort_ir::CallTarget::Unit(c), .. }
+                    if !snap.program.unit(*c).recursive && !snap.program.call_graph.recursive.get(*c).copied().unwrap_or(true))
+        })
+    }) {
+        out.push("adjoint: a call in a counted loop run in split mode (its callee records an order less than it computes)");
     }
     // The generator's call that maps the independents ([`super::ast::Program::after`]).
     if snap.program.all_units().any(|u| u.name == "fzs_init") {
