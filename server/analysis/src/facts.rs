@@ -413,16 +413,22 @@ fn analyse_resolved(
         &program,
         effects_in(&effects, &program, previous),
     ));
-    let mut tbr = tbr::analyze_program_with(
-        &program,
-        &activity,
-        &shapes,
-        recording.store_all(),
-        recording.inversion(),
-        &splittable,
-        effects_in(&effects, &program, previous),
-        previous.map(|(p, c)| (&p.tbr, c)),
-    );
+    let tbr_pass = |splittable: &IdVec<UnitId, crate::split::Splittable>,
+                    reuse: Option<(&tbr::ProgramTbr, &Changes)>,
+                    same_activity: bool| {
+        tbr::analyze_program_with(
+            &program,
+            &activity,
+            &shapes,
+            recording.store_all(),
+            recording.inversion(),
+            splittable,
+            effects_in(&effects, &program, previous),
+            reuse,
+            same_activity,
+        )
+    };
+    let mut tbr = tbr_pass(&splittable, previous.map(|(p, c)| (&p.tbr, c)), false);
     // Calls in loops run split where the first pass shows their callee's
     // forward sweep to record an order less than it computes: a second
     // pass, reusing the first for every unit that split changes nothing
@@ -438,17 +444,7 @@ fn analyse_resolved(
                 splittable[u].extend(calls.iter().map(|(id, r)| (*id, r.clone())));
             }
             let same = Changes::unchanged(&program);
-            tbr = tbr::analyze_program_reusing(
-                &program,
-                &activity,
-                &shapes,
-                recording.store_all(),
-                recording.inversion(),
-                &splittable,
-                effects_in(&effects, &program, previous),
-                Some((&tbr, &same)),
-                true,
-            );
+            tbr = tbr_pass(&splittable, Some((&tbr, &same)), true);
         }
     }
     let roles: Vec<_> = resolved

@@ -1225,6 +1225,7 @@ pub fn analyze_program(
         &splittable,
         &effects,
         None,
+        false,
     )
     .results
     .map(|t| t.map(|t| Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())))
@@ -1233,28 +1234,12 @@ pub fn analyze_program(
 /// [`analyze_program`] reusing the previous run's summaries and results
 /// for every call-graph component whose units, activity, callees'
 /// summaries and interfaces, and entry contexts did not change
-/// ([`crate::incremental`]); the results equal a run from scratch.
+/// ([`crate::incremental`]); the results equal a run from scratch. With
+/// `same_activity`, the reused run saw this very activity `pa` (a second
+/// pass over the same program, which only the split calls in
+/// `splittable` tell apart from the first).
 #[allow(clippy::too_many_arguments)]
 pub fn analyze_program_with(
-    program: &Program,
-    pa: &ProgramActivity,
-    shapes: &Shapes,
-    store_all: bool,
-    inversion: bool,
-    splittable: &IdVec<UnitId, crate::split::Splittable>,
-    effects: &crate::effects::ProgramEffects,
-    reuse: Option<(&ProgramTbr, &Changes)>,
-) -> ProgramTbr {
-    analyze_program_reusing(
-        program, pa, shapes, store_all, inversion, splittable, effects, reuse, false,
-    )
-}
-
-/// [`analyze_program_with`]; with `same_activity`, the reused run saw
-/// this very activity `pa` (a second pass over the same program, which
-/// only the split calls in `splittable` tell apart from the first).
-#[allow(clippy::too_many_arguments)]
-pub fn analyze_program_reusing(
     program: &Program,
     pa: &ProgramActivity,
     shapes: &Shapes,

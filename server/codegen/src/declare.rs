@@ -694,8 +694,9 @@ fn undeclared_functions(program: &Program, unit: &Unit, hoisted: &HoistMap) -> V
         let declared = unit
             .lookup(&h.name)
             .is_some_and(|s| unit.symbol(s).ty.base != BaseType::None);
-        // Module and internal procedures have explicit interfaces.
-        let contained = callee.parent.is_some();
+        // Module and internal procedures have explicit interfaces, and
+        // so do the specifics of an operator.
+        let contained = callee.parent.is_some() || generic_operator(&h.name).is_some();
         let line = format!(
             "{}, external :: {}",
             crate::calls::result_type(callee),

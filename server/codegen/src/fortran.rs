@@ -223,9 +223,10 @@ pub fn end_do(name: Option<&String>) -> String {
     format!("end do{tail}")
 }
 
-/// `call name(a, k=b)` as the original writes it, without its label.
+/// `call name(a, k=b)` as the original writes it, without its label
+/// (`a = b` for a defined assignment).
 pub fn call_line(unit: &Unit, name: &str, args: &[Arg]) -> String {
-    format!("call {name}({})", actuals(unit, args))
+    dfort_ir::dump::call_statement(unit, name, args)
 }
 
 /// Actual arguments as the original writes them, keywords kept: `a, k=b`.

@@ -462,9 +462,9 @@ impl Gen<'_> {
             if self.diff.contains(h.callee) {
                 self.tangent_call(h.span, h.callee, &h.args, Some(h.temp));
             } else {
-                let a = crate::fortran::actuals(unit, &h.args);
                 let tn = &unit.symbol(h.temp).name;
-                self.w.line(&format!("{tn} = {}({a})", h.name));
+                let reference = dfort_ir::dump::reference(unit, &h.name, &h.args);
+                self.w.line(&format!("{tn} = {reference}"));
             }
         }
     }

@@ -800,4 +800,20 @@ end subroutine ext
         assert_eq!(adjoint, [said]);
         assert_eq!(tangent, [said]);
     }
+
+    #[test]
+    fn a_defined_operator_without_a_specific_is_named_as_an_operator() {
+        let src = "\
+subroutine ext(x, y)
+  real(8), intent(in) :: x(2)
+  real(8), intent(inout) :: y
+  y = y + (x(1) .cross. x(2))
+end subroutine ext
+";
+        let (warned, adjoint, tangent) = no_source(src);
+        let said = "the operator `.cross.` receives the active value `x` but dfort finds no `interface operator(.cross.)` with a specific these operands fit: the adjoint and tangent cannot be generated through it; give dfort the module that defines it";
+        assert_eq!(warned, [said]);
+        assert_eq!(adjoint, [said]);
+        assert_eq!(tangent, [said]);
+    }
 }

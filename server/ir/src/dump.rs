@@ -70,6 +70,64 @@ fn write_subs(unit: &Unit, subs: &[Subscript], out: &mut String) {
     }
 }
 
+/// A function reference `name(args)` as written: a defined operator
+/// (or an intrinsic one extended to derived types, whose generic name
+/// is `operator(op)`) in operator form, its operands parenthesized.
+pub fn reference(unit: &Unit, name: &str, args: &[Arg]) -> String {
+    let mut s = String::new();
+    write_reference(unit, name, args, 0, &mut s);
+    s
+}
+
+/// `call name(args)`, or `a = b` for a defined assignment.
+pub fn call_statement(unit: &Unit, name: &str, args: &[Arg]) -> String {
+    match args {
+        [lhs, rhs] if name == ASSIGNMENT_GENERIC => {
+            format!("{} = {}", expr(unit, &lhs.value), expr(unit, &rhs.value))
+        }
+        _ => {
+            let mut s = format!("call {name}(");
+            write_args(unit, args, &mut s);
+            s.push(')');
+            s
+        }
+    }
+}
+
+fn write_reference(unit: &Unit, name: &str, args: &[Arg], ctx: u8, out: &mut String) {
+    let Some(op) = generic_operator(name) else {
+        out.push_str(name);
+        out.push('(');
+        write_args(unit, args, out);
+        out.push(')');
+        return;
+    };
+    // Defined binary operators bind least, defined unary ones most:
+    // operands of other operators are parenthesized, and so is the
+    // reference inside anything but a whole expression.
+    if ctx > 0 {
+        out.push('(');
+    }
+    match args {
+        [operand] => {
+            out.push_str(op);
+            if op.starts_with('.') {
+                out.push(' ');
+            }
+            write_expr(unit, &operand.value, 11, out);
+        }
+        [lhs, rhs] => {
+            write_expr(unit, &lhs.value, 11, out);
+            let _ = write!(out, " {op} ");
+            write_expr(unit, &rhs.value, 11, out);
+        }
+        _ => out.push_str("<error>"),
+    }
+    if ctx > 0 {
+        out.push(')');
+    }
+}
+
 fn write_expr(unit: &Unit, e: &Expr, ctx: u8, out: &mut String) {
     match &e.kind {
         ExprKind::Int(v) => {
@@ -106,9 +164,8 @@ fn write_expr(unit: &Unit, e: &Expr, ctx: u8, out: &mut String) {
                 out.push(')');
             }
         }
-        ExprKind::Intrinsic { name, args }
-        | ExprKind::FunctionCall { name, args, .. }
-        | ExprKind::Apply { name, args } => {
+        ExprKind::FunctionCall { name, args, .. } => write_reference(unit, name, args, ctx, out),
+        ExprKind::Intrinsic { name, args } | ExprKind::Apply { name, args } => {
             out.push_str(name);
             out.push('(');
             write_args(unit, args, out);

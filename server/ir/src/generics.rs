@@ -4,15 +4,20 @@
 //! (keywords and absent optional dummies counted). The call keeps its
 //! generic name (a specific may be private to its module) and gets the
 //! specific as its target, so that the analyses and the generators
-//! follow it.
+//! follow it. Defined operators (`a .dot. b`, and `+`, `==`, `-a` … on
+//! derived-type operands where `interface operator(+)` is visible)
+//! become references to the generic `operator(op)`, and an assignment
+//! `a = b` that `interface assignment(=)` covers a CALL of
+//! `assignment(=)`; the printers write them back in operator form.
 //!
 //! Contract: a call is resolved only when exactly one specific fits; an
-//! actual whose type the linker cannot tell (a component, a reference to
-//! a function without source) fits any dummy, so that a call that may
-//! fit two stays unresolved (and is refused later as a call without
-//! source, never bound to the wrong one). Defined operators and
-//! assignment are not resolved. Runs after the other references of the
-//! unit are resolved ([`crate::link`]).
+//! actual whose type the linker cannot tell (a reference to a function
+//! without source) fits any dummy, so that a call that may fit two stays
+//! unresolved (and is refused later as a call without source, never
+//! bound to the wrong one). An operator or assignment is resolved only
+//! when every operand's type is known and one is of derived type (an
+//! intrinsic operation otherwise). Runs after the other references of
+//! the unit are resolved ([`crate::link`]).
 
 use crate::ir::*;
 use crate::link::remote_name;
@@ -41,16 +46,19 @@ pub(crate) type Generics = HashMap<String, Vec<(UnitId, Signature)>>;
 /// its specifics' units and signatures.
 pub(crate) fn visible(units: &Units, globals: &HashMap<String, UnitId>, i: UnitId) -> Generics {
     let u = &units[i];
-    let mut called: Vec<&str> = Vec::new();
+    let mut called: Vec<String> = Vec::new();
     for st in &u.stmts {
-        if let StmtKind::Call { name, .. } = &st.kind {
-            called.push(name.as_str());
+        match &st.kind {
+            StmtKind::Call { name, .. } => called.push(name.clone()),
+            StmtKind::Assign { .. } => called.push(ASSIGNMENT_GENERIC.into()),
+            _ => {}
         }
         for e in st.kind.exprs() {
-            e.walk(&mut |x| {
-                if let ExprKind::FunctionCall { name, .. } = &x.kind {
-                    called.push(name.as_str());
-                }
+            e.walk(&mut |x| match &x.kind {
+                ExprKind::FunctionCall { name, .. } => called.push(name.clone()),
+                ExprKind::Binary { op, .. } => called.push(operator_generic(op.as_str())),
+                ExprKind::Unary { op, .. } => called.push(operator_generic(op.as_str())),
+                _ => {}
             });
         }
     }
@@ -58,7 +66,7 @@ pub(crate) fn visible(units: &Units, globals: &HashMap<String, UnitId>, i: UnitI
     called.dedup();
     let mut out = HashMap::new();
     for name in called {
-        let Some((owner, specifics)) = find(units, u, name, 0) else {
+        let Some((owner, specifics)) = find(units, u, &name, 0) else {
             continue;
         };
         let list: Vec<(UnitId, Signature)> = specifics
@@ -69,7 +77,7 @@ pub(crate) fn visible(units: &Units, globals: &HashMap<String, UnitId>, i: UnitI
             })
             .collect();
         if !list.is_empty() {
-            out.insert(name.to_string(), list);
+            out.insert(name, list);
         }
     }
     out
@@ -197,6 +205,25 @@ fn actual(units: &Units, u: &Unit, e: &Expr) -> Option<Shape> {
                 .count();
             Some(shape_of_type(&sym.ty, rank))
         }
+        ExprKind::Component { base, name, subs } => {
+            let (scope, bt) = crate::types::reference_type_among(units, u, base)?;
+            let local = bt
+                .derived
+                .as_deref()
+                .filter(|_| bt.base == BaseType::Derived)?;
+            let (_, def) = crate::types::type_def_among(units, scope, local, 0)?;
+            let c = def.component(name)?;
+            let own = match subs.is_empty() {
+                true => c.rank,
+                false => subs
+                    .iter()
+                    .filter(|s| matches!(s, Subscript::Range { .. }))
+                    .count(),
+            };
+            // At most one part of a reference has a rank.
+            let below = actual(units, u, base).map_or(0, |s| s.rank);
+            Some(shape_of_type(&c.ty, own + below))
+        }
         ExprKind::Int(_) => Some(scalar(BaseType::Integer, 4)),
         ExprKind::Real { kind, .. } => Some(scalar(BaseType::Real, *kind)),
         ExprKind::Logical(_) => Some(scalar(BaseType::Logical, 4)),
@@ -275,14 +302,22 @@ fn intrinsic(units: &Units, u: &Unit, name: &str, args: &[Arg]) -> Option<Shape>
 }
 
 /// The specific of `candidates` the actuals `args` fit, when exactly one
-/// does.
+/// does; for an operator or an assignment (`operands`), only when every
+/// operand's type is known and one is of derived type.
 fn choose(
     units: &Units,
     u: &Unit,
     args: &[Arg],
     candidates: &[(UnitId, Signature)],
+    operands: bool,
 ) -> Option<UnitId> {
     let shapes: Vec<Option<Shape>> = args.iter().map(|a| actual(units, u, &a.value)).collect();
+    if operands
+        && !(shapes.iter().all(Option::is_some)
+            && shapes.iter().flatten().any(|s| s.base == BaseType::Derived))
+    {
+        return None;
+    }
     let fits = |sig: &Signature| {
         let mut bound = vec![false; sig.len()];
         for (k, a) in args.iter().enumerate() {
@@ -322,17 +357,24 @@ fn choose(
 }
 
 /// Sets the target of each call of a generic name in `u` whose specific
-/// the actuals decide (`generics` from [`visible`], on the units as they
-/// were before `u` changed).
+/// the actuals decide, and turns the operators and assignments a
+/// visible `operator(…)` or `assignment(=)` interface covers into its
+/// specific's references and calls (`generics` from [`visible`], on the
+/// units as they were before `u` changed).
 pub(crate) fn resolve_calls(units: &Units, u: &mut Unit, generics: &Generics) {
     if generics.is_empty() {
         return;
     }
     let snapshot = u.clone();
     let pick = |name: &str, args: &[Arg]| {
+        let operands = generic_operator(name).is_some() || name == ASSIGNMENT_GENERIC;
         generics
             .get(name)
-            .and_then(|c| choose(units, &snapshot, args, c))
+            .and_then(|c| choose(units, &snapshot, args, c, operands))
+    };
+    let operand = |e: &Expr| Arg {
+        keyword: None,
+        value: e.clone(),
     };
     for st in u.stmts.iter_mut() {
         if let StmtKind::Call { name, target, args } = &mut st.kind {
@@ -340,14 +382,49 @@ pub(crate) fn resolve_calls(units: &Units, u: &mut Unit, generics: &Generics) {
                 *target = CallTarget::Unit(id);
             }
         }
+        // Operands first, so that an operator's operands have the types
+        // of the specifics already chosen for them.
         for e in st.kind.exprs_mut() {
-            e.walk_mut(&mut |x| {
-                if let ExprKind::FunctionCall { name, target, args } = &mut x.kind {
-                    if let Some(id) = pick(name, args) {
-                        *target = CallTarget::Unit(id);
+            e.walk_post_mut(&mut |x| {
+                let name = match &mut x.kind {
+                    ExprKind::FunctionCall { name, target, args } => {
+                        if let Some(id) = pick(name, args) {
+                            *target = CallTarget::Unit(id);
+                        }
+                        return;
                     }
+                    ExprKind::Binary { op, .. } => operator_generic(op.as_str()),
+                    ExprKind::Unary { op, .. } => operator_generic(op.as_str()),
+                    _ => return,
+                };
+                if !generics.contains_key(&name) {
+                    return;
+                }
+                let args = match &x.kind {
+                    ExprKind::Binary { lhs, rhs, .. } => vec![operand(lhs), operand(rhs)],
+                    ExprKind::Unary { operand: o, .. } => vec![operand(o)],
+                    _ => return,
+                };
+                if let Some(id) = pick(&name, &args) {
+                    x.kind = ExprKind::FunctionCall {
+                        name,
+                        target: CallTarget::Unit(id),
+                        args,
+                    };
                 }
             });
+        }
+        if let (StmtKind::Assign { lhs, rhs }, true) =
+            (&st.kind, generics.contains_key(ASSIGNMENT_GENERIC))
+        {
+            let args = vec![operand(lhs), operand(rhs)];
+            if let Some(id) = pick(ASSIGNMENT_GENERIC, &args) {
+                st.kind = StmtKind::Call {
+                    name: ASSIGNMENT_GENERIC.into(),
+                    target: CallTarget::Unit(id),
+                    args,
+                };
+            }
         }
     }
 }
@@ -441,5 +518,136 @@ end subroutine
         let src = SRC.replace("call put(a)\n", "call put(g(1))\n");
         let p = program(&src);
         assert_eq!(targets(&p, "t")[0], "-");
+    }
+
+    /// Each statement of `unit` with the function references in it and
+    /// the units they go to (`-` when none), as `line ; ref -> unit`.
+    fn resolved(p: &Program, unit: &str) -> Vec<String> {
+        let u = p.units.iter().find(|u| u.name == unit).expect("unit");
+        let name = |t: &CallTarget| match t {
+            CallTarget::Unit(c) => p.unit(*c).name.clone(),
+            _ => "-".into(),
+        };
+        u.stmts
+            .iter()
+            .map(|st| {
+                let mut line = match &st.kind {
+                    StmtKind::Assign { lhs, rhs } => {
+                        format!("{} = {}", dump::expr(u, lhs), dump::expr(u, rhs))
+                    }
+                    StmtKind::Call {
+                        name: n,
+                        args,
+                        target,
+                    } => {
+                        format!("{} [{}]", dump::call_statement(u, n, args), name(target))
+                    }
+                    _ => String::new(),
+                };
+                for e in st.kind.exprs() {
+                    e.walk(&mut |x| {
+                        if let ExprKind::FunctionCall {
+                            name: n, target, ..
+                        } = &x.kind
+                        {
+                            line.push_str(&format!(" ; {n} -> {}", name(target)));
+                        }
+                    });
+                }
+                line
+            })
+            .collect()
+    }
+
+    const OPS: &str = "
+module v
+  private
+  public :: vec, operator(+), operator(*), operator(.dot.), operator(.neg.), assignment(=)
+  type vec
+    real(8) :: x, y
+  end type
+  type holder
+    type(vec) :: p
+  end type
+  public :: holder
+  interface operator(+)
+    module procedure add
+  end interface
+  interface operator(*)
+    module procedure lscale, rscale
+  end interface
+  interface operator(.dot.)
+    module procedure dot
+  end interface
+  interface operator(.neg.)
+    module procedure neg
+  end interface
+  interface assignment(=)
+    module procedure from_real
+  end interface
+contains
+  type(vec) function add(a, b)
+    type(vec), intent(in) :: a, b
+  end function
+  type(vec) function lscale(s, a)
+    real(8), intent(in) :: s
+    type(vec), intent(in) :: a
+  end function
+  type(vec) function rscale(a, s)
+    type(vec), intent(in) :: a
+    real(8), intent(in) :: s
+  end function
+  real(8) function dot(a, b)
+    type(vec), intent(in) :: a, b
+  end function
+  type(vec) function neg(a)
+    type(vec), intent(in) :: a
+  end function
+  subroutine from_real(w, s)
+    type(vec), intent(out) :: w
+    real(8), intent(in) :: s
+  end subroutine
+end module
+subroutine t(a, b, h, s, y)
+  use v
+  type(vec) :: a, b, c
+  type(holder) :: h
+  real(8) :: s, y
+  c = a + b
+  c = s
+  c = a
+  y = a%x + b%y
+  c = .neg. a * s
+  y = (a .dot. h%p) + (s * b .dot. a)
+end subroutine
+";
+
+    #[test]
+    fn operators_and_assignment_on_derived_types_go_to_their_specifics() {
+        let p = program(OPS);
+        assert_eq!(
+            resolved(&p, "t"),
+            [
+                "c = a + b ; operator(+) -> add",
+                "c = s [from_real]",
+                "c = a",
+                "y = a%x + b%y",
+                "c = (.neg. a) * s ; operator(*) -> rscale ; operator(.neg.) -> neg",
+                "y = (a .dot. h%p) + ((s * b) .dot. a) ; operator(.dot.) -> dot ; operator(.dot.) -> dot ; operator(*) -> lscale",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_operator_without_a_fitting_specific_stays_as_written() {
+        // No `operator(-)` and no `.cross.`: intrinsic `-` stays, the
+        // defined operator has no target.
+        let src = OPS
+            .replace("c = a + b\n", "c = a - b\n")
+            .replace("c = s\n", "y = a .cross. b\n");
+        let p = program(&src);
+        let lines = resolved(&p, "t");
+        assert_eq!(lines[0], "c = a - b");
+        assert_eq!(lines[1], "y = a .cross. b ; operator(.cross.) -> -");
     }
 }

@@ -654,6 +654,42 @@ pub enum UnaryOp {
     Not,
 }
 
+impl UnaryOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Plus => "+",
+            UnaryOp::Not => ".not.",
+        }
+    }
+}
+
+/// The generic name under which an operator's specifics are declared
+/// (`interface operator(.dot.)`, `interface operator(+)`): the
+/// operator in lower case, `.eq.` … `.ge.` spelled `==` … `>=`.
+pub fn operator_generic(op: &str) -> String {
+    let op = op.trim().to_ascii_lowercase();
+    let op = match op.as_str() {
+        ".eq." => "==",
+        ".ne." => "/=",
+        ".lt." => "<",
+        ".le." => "<=",
+        ".gt." => ">",
+        ".ge." => ">=",
+        other => other,
+    };
+    format!("operator({op})")
+}
+
+/// The operator of a generic name made by [`operator_generic`].
+pub fn generic_operator(name: &str) -> Option<&str> {
+    name.strip_prefix("operator(")?.strip_suffix(')')
+}
+
+/// The generic name of defined assignment (`interface assignment(=)`),
+/// which a CALL statement of the IR names when it stands for `a = b`.
+pub const ASSIGNMENT_GENERIC: &str = "assignment(=)";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinaryOp {
     Add,
@@ -889,65 +925,55 @@ impl Expr {
     /// Mutable pre-order walk.
     pub fn walk_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
         f(self);
-        match &mut self.kind {
-            ExprKind::Complex(a, b) => {
-                a.walk_mut(f);
-                b.walk_mut(f);
-            }
-            ExprKind::ArrayRef { subs, .. } => {
-                for s in subs {
-                    match s {
-                        Subscript::Index(e) => e.walk_mut(f),
-                        Subscript::Range { lo, hi, stride } => {
-                            for e in [lo, hi, stride].into_iter().flatten() {
-                                e.walk_mut(f);
-                            }
-                        }
+        for c in self.children_mut() {
+            c.walk_mut(f);
+        }
+    }
+
+    /// Like [`Expr::walk_mut`], but each expression after its
+    /// subexpressions (which `f` may already have rewritten).
+    pub fn walk_post_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
+        for c in self.children_mut() {
+            c.walk_post_mut(f);
+        }
+        f(self);
+    }
+
+    /// The direct subexpressions, mutable.
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        fn subs_mut<'a>(subs: &'a mut [Subscript], out: &mut Vec<&'a mut Expr>) {
+            for s in subs {
+                match s {
+                    Subscript::Index(e) => out.push(e),
+                    Subscript::Range { lo, hi, stride } => {
+                        out.extend([lo, hi, stride].into_iter().flatten())
                     }
                 }
             }
+        }
+        let mut out: Vec<&mut Expr> = Vec::new();
+        match &mut self.kind {
+            ExprKind::Complex(a, b) => out.extend([&mut **a, &mut **b]),
+            ExprKind::ArrayRef { subs, .. } => subs_mut(subs, &mut out),
             ExprKind::Intrinsic { args, .. }
             | ExprKind::FunctionCall { args, .. }
-            | ExprKind::Apply { args, .. } => {
-                for a in args {
-                    a.value.walk_mut(f);
-                }
-            }
-            ExprKind::Unary { operand, .. } => operand.walk_mut(f),
-            ExprKind::Binary { lhs, rhs, .. } => {
-                lhs.walk_mut(f);
-                rhs.walk_mut(f);
-            }
-            ExprKind::ArrayCtor(items) => {
-                for e in items {
-                    e.walk_mut(f);
-                }
-            }
+            | ExprKind::Apply { args, .. } => out.extend(args.iter_mut().map(|a| &mut a.value)),
+            ExprKind::Unary { operand, .. } => out.push(operand),
+            ExprKind::Binary { lhs, rhs, .. } => out.extend([&mut **lhs, &mut **rhs]),
+            ExprKind::ArrayCtor(items) => out.extend(items.iter_mut()),
             ExprKind::ImpliedDo { items, bounds, .. } => {
-                for e in items.iter_mut().chain(bounds) {
-                    e.walk_mut(f);
-                }
+                out.extend(items.iter_mut().chain(bounds.iter_mut()))
             }
             ExprKind::Component { base, subs, .. } => {
-                base.walk_mut(f);
-                for s in subs {
-                    match s {
-                        Subscript::Index(e) => e.walk_mut(f),
-                        Subscript::Range { lo, hi, stride } => {
-                            for e in [lo, hi, stride].into_iter().flatten() {
-                                e.walk_mut(f);
-                            }
-                        }
-                    }
-                }
+                out.push(base);
+                subs_mut(subs, &mut out);
             }
             ExprKind::Range { lo, hi, stride } => {
-                for e in [lo, hi, stride].into_iter().flatten() {
-                    e.walk_mut(f);
-                }
+                out.extend([lo, hi, stride].into_iter().flatten().map(|b| &mut **b))
             }
             _ => {}
         }
+        out
     }
 }
 

@@ -46,34 +46,7 @@ impl Program {
     /// unit's own, a host's, or a module's through USE (renames and ONLY
     /// lists followed), with the unit that defines it.
     pub fn type_def<'a>(&'a self, unit: &Unit, local: &str) -> Option<(UnitId, &'a TypeDef)> {
-        self.type_def_in(unit, local, 0)
-    }
-
-    fn type_def_in<'a>(
-        &'a self,
-        unit: &Unit,
-        local: &str,
-        depth: u32,
-    ) -> Option<(UnitId, &'a TypeDef)> {
-        if depth > 32 {
-            return None;
-        }
-        // The program's copy of the unit: callers may hold a rewritten one.
-        let own = self.units.get(unit.id)?;
-        if let Some(t) = own.types.iter().find(|t| t.name == local) {
-            return Some((unit.id, t));
-        }
-        for us in &unit.uses {
-            let Some(m) = us.target else { continue };
-            let Some(remote) = crate::link::remote_name(us, local) else {
-                continue;
-            };
-            if let Some(found) = self.type_def_in(self.unit(m), remote, depth + 1) {
-                return Some(found);
-            }
-        }
-        let host = self.unit(unit.parent?);
-        self.type_def_in(host, local, depth + 1)
+        type_def_among(&self.units, unit, local, 0)
     }
 
     /// The definition of a derived type `ty` seen from `unit`.
@@ -117,18 +90,7 @@ impl Program {
     /// and the unit whose names its derived type is spelt in; `None` for
     /// anything else or a component dfort cannot resolve.
     pub fn reference_type<'a>(&'a self, unit: &'a Unit, e: &Expr) -> Option<(&'a Unit, Type)> {
-        match &e.kind {
-            ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => {
-                Some((unit, unit.symbol(*s).ty.clone()))
-            }
-            ExprKind::Component { base, name, .. } => {
-                let (scope, bt) = self.reference_type(unit, base)?;
-                let (owner, def) = self.type_of(scope, &bt)?;
-                let c = def.component(name)?;
-                Some((self.unit(owner), c.ty.clone()))
-            }
-            _ => None,
-        }
+        reference_type_among(&self.units, unit, e)
     }
 }
 
@@ -240,5 +202,62 @@ impl Program {
     pub fn derivative_type_of(&self, unit: &Unit, ty: &Type) -> Option<DerivativeType> {
         let (o, d) = self.type_of(unit, ty)?;
         Some(self.derivative_type(o, d))
+    }
+}
+
+type Units = crate::IdVec<UnitId, std::sync::Arc<Unit>>;
+
+/// [`Program::type_def`] among `units` (also those of a program being
+/// linked).
+pub(crate) fn type_def_among<'a>(
+    units: &'a Units,
+    unit: &Unit,
+    local: &str,
+    depth: u32,
+) -> Option<(UnitId, &'a TypeDef)> {
+    if depth > 32 {
+        return None;
+    }
+    // The program's copy of the unit: callers may hold a rewritten one.
+    let own = units.get(unit.id)?;
+    if let Some(t) = own.types.iter().find(|t| t.name == local) {
+        return Some((unit.id, t));
+    }
+    for us in &unit.uses {
+        let Some(m) = us.target else { continue };
+        let Some(remote) = crate::link::remote_name(us, local) else {
+            continue;
+        };
+        if let Some(found) = units
+            .get(m)
+            .and_then(|m| type_def_among(units, m, remote, depth + 1))
+        {
+            return Some(found);
+        }
+    }
+    let host = units.get(unit.parent?)?;
+    type_def_among(units, host, local, depth + 1)
+}
+
+/// [`Program::reference_type`] among `units`.
+pub(crate) fn reference_type_among<'a>(
+    units: &'a Units,
+    unit: &'a Unit,
+    e: &Expr,
+) -> Option<(&'a Unit, Type)> {
+    match &e.kind {
+        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => {
+            Some((unit, unit.symbol(*s).ty.clone()))
+        }
+        ExprKind::Component { base, name, .. } => {
+            let (scope, bt) = reference_type_among(units, unit, base)?;
+            if bt.base != BaseType::Derived {
+                return None;
+            }
+            let (owner, def) = type_def_among(units, scope, bt.derived.as_deref()?, 0)?;
+            let c = def.component(name)?;
+            Some((units.get(owner)?, c.ty.clone()))
+        }
+        _ => None,
     }
 }

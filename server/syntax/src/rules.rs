@@ -113,9 +113,18 @@ pub fn no_derivative_for_call(
     } else {
         "dfort has no source for it"
     };
-    let message = format!(
-        "`{callee}` receives the active value{plural} {values} but {why}: the adjoint and tangent cannot be generated through this call; give dfort its source"
-    );
+    // A defined operator (`operator(.cross.)`) no specific was found for.
+    let op = callee
+        .strip_prefix("operator(")
+        .and_then(|o| o.strip_suffix(')'));
+    let message = match op {
+        Some(op) if !has_source => format!(
+            "the operator `{op}` receives the active value{plural} {values} but dfort finds no `interface operator({op})` with a specific these operands fit: the adjoint and tangent cannot be generated through it; give dfort the module that defines it"
+        ),
+        _ => format!(
+            "`{callee}` receives the active value{plural} {values} but {why}: the adjoint and tangent cannot be generated through this call; give dfort its source"
+        ),
+    };
     (&NO_SOURCE, message)
 }
 
@@ -576,8 +585,7 @@ rules! {
               that defines `t`, holding its real and complex components (and its pointer \
               components, as pointers to derivatives). This rule reports what does not get \
               one yet: types with allocatable real components, types defined outside \
-              modules or with `extends`, type parameters or type-bound procedures, and \
-              functions of derived type.\n\n\
+              modules or with `extends`, type parameters or type-bound procedures.\n\n\
               Pass allocatable components as separate arrays; move the type into a \
               module.",
         example: None,

@@ -865,9 +865,6 @@ fn active_derived_types(
             }
             let why = match program.derivative_type_of(unit, &sym.ty) {
                 Some(DerivativeType::Unsupported(why)) => why,
-                Some(_) if sym.storage == Storage::Result => {
-                    "functions of derived type are not differentiated yet".into()
-                }
                 Some(_)
                     if (matches!(sym.storage, Storage::Common { .. })
                         || unit.equivalences.iter().any(|e| e.contains(&i)))

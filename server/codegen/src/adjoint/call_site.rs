@@ -35,7 +35,8 @@ pub(super) struct HoistedReversal {
     allocations: Vec<String>,
     /// The temporaries pushed for the assignment's adjoint.
     temps: Vec<String>,
-    /// The adjoints of the temporaries, reset before the adjoint.
+    /// The adjoints of the temporaries reset before the adjoint
+    /// (`tb = 0.0d0`, or the derivative type's zero).
     zeroed: Vec<String>,
     /// Each reference's reverse sweep, in evaluation order.
     calls: Vec<Vec<Line>>,
@@ -47,10 +48,7 @@ impl HoistedReversal {
     pub fn before_adjoint(&self) -> Vec<Line> {
         let allocations = self.allocations.iter().map(|l| Line::Plain(l.clone()));
         let pops = self.temps.iter().rev().map(|tn| Line::pop(tn));
-        let zeros = self
-            .zeroed
-            .iter()
-            .map(|b| Line::Plain(format!("{b} = 0.0d0")));
+        let zeros = self.zeroed.iter().map(|z| Line::Plain(z.clone()));
         allocations.chain(pops).chain(zeros).collect()
     }
 
@@ -226,7 +224,6 @@ impl Gen<'_> {
                     decided,
                 ));
             }
-            let a = crate::fortran::actuals(unit, &h.args);
             let tn = &unit.symbol(h.temp).name;
             for line in h.allocation(unit, tn) {
                 self.out.fwd.line(&line);
@@ -236,7 +233,8 @@ impl Gen<'_> {
             for t in popped.then_some(tn).into_iter().chain(adjoint_temp) {
                 allocations.extend(h.allocation(unit, t));
             }
-            self.out.fwd.line(&format!("{tn} = {}({a})", h.name));
+            let reference = dfort_ir::dump::reference(unit, &h.name, &h.args);
+            self.out.fwd.line(&format!("{tn} = {reference}"));
         }
         let mut temps = Vec::new();
         for h in hoisted {
@@ -248,7 +246,12 @@ impl Gen<'_> {
         }
         let zeroed = hoisted
             .iter()
-            .filter_map(|h| inp.bname.get(&h.temp).cloned())
+            .filter_map(|h| {
+                let b = inp.bname.get(&h.temp)?;
+                let ty = &unit.symbol(h.temp).ty;
+                let zero = crate::derived::zero_of(inp.program, unit, ty, "_b");
+                Some(format!("{b} = {zero}"))
+            })
             .collect();
         HoistedReversal {
             allocations,

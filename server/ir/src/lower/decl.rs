@@ -289,6 +289,21 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 s.declared = true;
                 block.generic = Some(nm);
             }
+            // `interface operator(.dot.)`, `interface assignment(=)`.
+            for c in named_children(stmt) {
+                match c.kind() {
+                    "operator" => {
+                        let op = named_children(c)
+                            .into_iter()
+                            .find(|k| k.kind() == "operator_name")
+                            .map(|k| self.text(k).to_string())
+                            .unwrap_or_default();
+                        block.generic = Some(operator_generic(&op));
+                    }
+                    "assignment" => block.generic = Some(ASSIGNMENT_GENERIC.to_string()),
+                    _ => {}
+                }
+            }
         }
         for c in named_children(n) {
             if c.kind() == "procedure_statement" {

@@ -27,6 +27,30 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
         })
     }
 
+    /// A defined unary operator applied to `arg`. It binds tightest of
+    /// all operators, but the grammar gives it unary minus's precedence
+    /// and reads `.neg. a * b` as `.neg. (a * b)`: applied to the
+    /// leftmost operand of an unparenthesized product or power instead.
+    fn defined_unary(&mut self, op: &str, arg: Option<FNode<'a>>, span: Span) -> ExprKind {
+        if let Some(a) = arg.filter(|a| a.kind() == "math_expression") {
+            let op_text = field(a, "operator")
+                .map(|o| self.text(o).to_ascii_lowercase())
+                .unwrap_or_default();
+            if let Some(bop) = binary_op(&op_text) {
+                let left = field(a, "left");
+                let left_span = left.map_or(span, |l| self.span(l));
+                let lhs = Box::new(Expr {
+                    kind: self.defined_unary(op, left, left_span),
+                    span: left_span,
+                });
+                let rhs = self.boxed(field(a, "right"), span);
+                return ExprKind::Binary { op: bop, lhs, rhs };
+            }
+        }
+        let operand = self.boxed(arg, span);
+        defined_operator(op, vec![*operand])
+    }
+
     fn expr_kind(&mut self, n: FNode<'a>, span: Span) -> ExprKind {
         match n.kind() {
             "identifier" => {
@@ -73,17 +97,15 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                         operand,
                     };
                 }
-                let Some(op) = binary_op(&op_text) else {
-                    self.fx.report(
-                        &UNSUPPORTED,
-                        span,
-                        format!("dfort does not support the operator `{op_text}`"),
-                    );
-                    return ExprKind::Error;
-                };
                 let lhs = self.boxed(left, span);
                 let rhs = self.boxed(right, span);
-                ExprKind::Binary { op, lhs, rhs }
+                match binary_op(&op_text) {
+                    Some(op) => ExprKind::Binary { op, lhs, rhs },
+                    // A defined operator (`a .dot. b`): a reference to
+                    // the generic `operator(.dot.)`, whose specific
+                    // linking chooses by the operands.
+                    None => defined_operator(&op_text, vec![*lhs, *rhs]),
+                }
             }
             "unary_expression" => {
                 let op_text = field(n, "operator")
@@ -92,7 +114,8 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 let op = match op_text.as_str() {
                     "-" => UnaryOp::Neg,
                     "+" => UnaryOp::Plus,
-                    _ => UnaryOp::Not,
+                    ".not." => UnaryOp::Not,
+                    _ => return self.defined_unary(&op_text, field(n, "argument"), span),
                 };
                 let operand = self.boxed(field(n, "argument"), span);
                 ExprKind::Unary { op, operand }
@@ -351,6 +374,21 @@ pub(crate) fn subscript(e: Expr) -> Subscript {
             stride: stride.map(|b| *b),
         },
         _ => Subscript::Index(e),
+    }
+}
+
+/// A reference to a defined operator with its operands.
+fn defined_operator(op: &str, operands: Vec<Expr>) -> ExprKind {
+    ExprKind::FunctionCall {
+        name: operator_generic(op),
+        target: CallTarget::Unresolved,
+        args: operands
+            .into_iter()
+            .map(|value| Arg {
+                keyword: None,
+                value,
+            })
+            .collect(),
     }
 }
 

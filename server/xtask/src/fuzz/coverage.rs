@@ -107,6 +107,8 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: subscript advanced as a counter (ix = ix + incx)"),
     drawn("statement: DO unrolled after a MOD clean-up loop"),
     drawn("statement: CALL of a generic name"),
+    drawn("expression: a defined operator, or an intrinsic one on a derived type"),
+    drawn("statement: a defined assignment"),
     drawn("statement: recursive CALL on a part of an array (x(h + 1))"),
     drawn("expression: TRANSFER of a real value to its own type"),
     drawn("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)"),
@@ -440,6 +442,23 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         }
         if calls_generic(unit) {
             out.push("statement: CALL of a generic name");
+        }
+        if unit.stmts.iter().any(|st| {
+            st.kind.exprs().iter().any(|e| {
+                let mut found = false;
+                e.walk(&mut |x| {
+                    found |= matches!(&x.kind, ExprKind::FunctionCall { name, target: dfort_ir::CallTarget::Unit(_), .. }
+                        if dfort_ir::generic_operator(name).is_some())
+                });
+                found
+            })
+        }) {
+            out.push("expression: a defined operator, or an intrinsic one on a derived type");
+        }
+        if unit.stmts.iter().any(|st| {
+            matches!(&st.kind, StmtKind::Call { name, .. } if name == dfort_ir::ASSIGNMENT_GENERIC)
+        }) {
+            out.push("statement: a defined assignment");
         }
         if unit.stmts.iter().any(|st| {
             st.kind.exprs().iter().any(|e| {

@@ -729,7 +729,13 @@ impl<'r> Generator<'r> {
                     ..Decl::real(name, Vec::new())
                 });
             }
-            let (set, uses) = self.derived_stmts(&anywhere(&env));
+            let (mut set, mut uses) = self.derived_stmts(&anywhere(&env));
+            // Issue 41: operators and assignment defined on the type.
+            if self.chance(0.4) {
+                let (more_set, more_uses) = self.defined_operators(&anywhere(&env), m);
+                set.extend(more_set);
+                uses.extend(more_uses);
+            }
             self.insert_set_and_uses(&mut body, prologue, set, uses);
         }
         if carry {
@@ -1937,6 +1943,134 @@ impl<'r> Generator<'r> {
             group.push(Stmt::Call("fz_g".into(), vec![k, lhs]));
         }
         self.insert_group(body, prologue, group);
+    }
+
+    /// Operators and assignment defined on the module type `fzt` (issue
+    /// 41): `+` of two values, `*` of a real and a value, unary `-`, the
+    /// defined operator `.fzd.` (a real of two values) and `td = x` from
+    /// a real, as private module functions and a subroutine behind
+    /// public generic interfaces; statements on `td` and `tq` that use
+    /// them after [`Generator::derived_stmts`]'s, and reads of `.fzd.`.
+    /// The integer component stays in 1..=3 (it indexes `b`).
+    fn defined_operators(&mut self, env: &Env, m: &mut Module) -> (Vec<Stmt>, Vec<Stmt>) {
+        let v = |t: &str| Expr::var(t);
+        let ty = |name: &str, intent: &'static str| Decl {
+            ty: "type(fzt)",
+            ..Decl::real(name, Vec::new()).with_intent(intent)
+        };
+        let result = |name: &str| Decl {
+            ty: "type(fzt)",
+            ..Decl::real(name, Vec::new())
+        };
+        let (c1, c2) = (self.literal().print(), self.literal().print());
+        let function = |name: &str, args: &[&str], decls: Vec<Decl>, lines: Vec<String>| {
+            Proc::plain(
+                ProcKind::Function,
+                name.into(),
+                args.iter().map(|a| a.to_string()).collect(),
+                decls,
+                vec![Stmt::Raw(lines)],
+            )
+        };
+        m.procs.push(function(
+            "fzm_add",
+            &["x", "y"],
+            vec![ty("x", "in"), ty("y", "in"), result("fzm_add_r")],
+            vec![
+                "fzm_add_r%a = x%a + y%a*y%b(2)".into(),
+                "fzm_add_r%b = x%b + sin(y%b)".into(),
+                "fzm_add_r%k = x%k".into(),
+            ],
+        ));
+        m.procs.push(function(
+            "fzm_scl",
+            &["s", "x"],
+            vec![
+                Decl::real("s", Vec::new()).with_intent("in"),
+                ty("x", "in"),
+                result("fzm_scl_r"),
+            ],
+            vec![
+                "fzm_scl_r%a = s*x%a".into(),
+                format!("fzm_scl_r%b = s*x%b + {c1}*x%a"),
+                "fzm_scl_r%k = x%k".into(),
+            ],
+        ));
+        m.procs.push(function(
+            "fzm_neg",
+            &["x"],
+            vec![ty("x", "in"), result("fzm_neg_r")],
+            vec![
+                "fzm_neg_r%a = -tanh(x%a)".into(),
+                "fzm_neg_r%b = -x%b".into(),
+                "fzm_neg_r%k = x%k".into(),
+            ],
+        ));
+        m.procs.push(function(
+            "fzm_dot",
+            &["x", "y"],
+            vec![ty("x", "in"), ty("y", "in")],
+            vec![format!(
+                "fzm_dot_r = x%a*y%b(1) + x%b(3)*y%a + {c2}*x%b(2)*y%b(2)"
+            )],
+        ));
+        m.procs.push(Proc::plain(
+            ProcKind::Subroutine,
+            "fzm_set".into(),
+            vec!["t".into(), "s".into()],
+            vec![
+                ty("t", "out"),
+                Decl::real("s", Vec::new()).with_intent("in"),
+            ],
+            vec![raw(&[
+                "t%a = s",
+                "t%b(1) = 0.5d0*s",
+                "t%b(2) = s*s",
+                "t%b(3) = cos(s)",
+                "t%k = 2",
+            ])],
+        ));
+        m.types.extend(
+            [
+                "private :: fzm_add, fzm_scl, fzm_neg, fzm_dot, fzm_set",
+                "interface operator(+)",
+                "  module procedure fzm_add",
+                "end interface",
+                "interface operator(*)",
+                "  module procedure fzm_scl",
+                "end interface",
+                "interface operator(-)",
+                "  module procedure fzm_neg",
+                "end interface",
+                "interface operator(.fzd.)",
+                "  module procedure fzm_dot",
+                "end interface",
+                "interface assignment(=)",
+                "  module procedure fzm_set",
+                "end interface",
+            ]
+            .map(String::from),
+        );
+        let mut set = Vec::new();
+        for _ in 0..self.range(1, 3) {
+            let (lhs, rhs) = match self.rng.random_range(0..4) {
+                0 => ("tq", self.rexpr(env, 1)),
+                1 => ("td", Expr::bin("+", v("td"), v("tq"))),
+                2 => ("tq", Expr::bin("*", self.rexpr(env, 1), v("td"))),
+                _ => ("td", Expr::Neg(Box::new(v("tq")))),
+            };
+            set.push(Stmt::Assign(v(lhs), rhs));
+        }
+        let mut uses = Vec::new();
+        if let Some(t) = self.target(env) {
+            let lhs = self.element(env, &t);
+            let read = match self.rng.random_range(0..2) {
+                0 => Expr::bin(".fzd.", v("td"), v("tq")),
+                _ => Expr::bin(".fzd.", Expr::bin("+", v("tq"), v("td")), v("td")),
+            };
+            uses.push(Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, read)));
+        }
+        (set, uses)
     }
 
     /// `lhs = lhs + c*sum(v)`, `c` a random literal.
