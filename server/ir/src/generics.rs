@@ -271,10 +271,12 @@ fn actual(units: &Units, u: &Unit, e: &Expr) -> Option<Shape> {
     }
 }
 
-/// What a reference to intrinsic `name` gives, for the common numeric
-/// ones: elemental functions the type of their first argument (the rank
-/// of the largest), reductions a scalar, conversions their type.
+/// What a reference to intrinsic `name` gives: reductions a scalar,
+/// conversions their type, and every elemental function of the table
+/// ([`crate::intrinsics`]) its result type, of the rank of its largest
+/// argument (a kind the arguments do not tell is unknown).
 fn intrinsic(units: &Units, u: &Unit, name: &str, args: &[Arg]) -> Option<Shape> {
+    use crate::intrinsics::Ty;
     let first = actual(units, u, &args.first()?.value)?;
     let rank = args
         .iter()
@@ -284,20 +286,36 @@ fn intrinsic(units: &Units, u: &Unit, name: &str, args: &[Arg]) -> Option<Shape>
         .unwrap_or(0);
     let of = |base, kind| Shape {
         base,
-        kind: Some(kind),
+        kind,
         derived: None,
         rank,
     };
     Some(match name {
-        "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "atan2" | "sinh" | "cosh" | "tanh"
-        | "exp" | "log" | "log10" | "sqrt" | "abs" | "sign" | "mod" | "modulo" | "max" | "min"
-        | "aint" | "anint" | "dim" | "hypot" | "erf" | "erfc" => Shape { rank, ..first },
         "sum" | "product" | "maxval" | "minval" | "dot_product" | "norm2" => {
             Shape { rank: 0, ..first }
         }
-        "dble" => of(BaseType::Real, 8),
-        "int" | "nint" | "floor" | "ceiling" | "size" => of(BaseType::Integer, 4),
-        _ => return None,
+        "dble" => of(BaseType::Real, Some(8)),
+        "int" | "nint" | "floor" | "ceiling" | "size" => of(BaseType::Integer, Some(4)),
+        _ => {
+            let i = crate::intrinsics::lookup(name).filter(|i| i.elemental)?;
+            // A KIND argument (`real(x, 8)`) decides the kind: unknown.
+            let given = args.len() > 1;
+            match i.ty {
+                Ty::Arg => Shape { rank, ..first },
+                Ty::Real => {
+                    let kind = match first.base {
+                        _ if given => None,
+                        BaseType::Real | BaseType::Complex => first.kind,
+                        _ => Some(4),
+                    };
+                    of(BaseType::Real, kind)
+                }
+                Ty::Integer => of(BaseType::Integer, (!given).then_some(4)),
+                Ty::Logical => of(BaseType::Logical, Some(4)),
+                Ty::Character => of(BaseType::Character, Some(1)),
+                Ty::Complex => of(BaseType::Complex, None),
+            }
+        }
     })
 }
 
