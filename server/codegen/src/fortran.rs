@@ -223,24 +223,6 @@ pub fn end_do(name: Option<&String>) -> String {
     format!("end do{tail}")
 }
 
-/// `call name(a, k=b)` as the original writes it, without its label
-/// (`a = b` for a defined assignment).
-pub fn call_line(unit: &Unit, name: &str, args: &[Arg]) -> String {
-    dfort_ir::dump::call_statement(unit, name, args)
-}
-
-/// Actual arguments as the original writes them, keywords kept: `a, k=b`.
-pub fn actuals(unit: &Unit, args: &[Arg]) -> String {
-    let a: Vec<String> = args
-        .iter()
-        .map(|x| match &x.keyword {
-            Some(k) => format!("{k}={}", dfort_ir::dump::expr(unit, &x.value)),
-            None => dfort_ir::dump::expr(unit, &x.value),
-        })
-        .collect();
-    a.join(", ")
-}
-
 /// The reference `e` (a variable or an array element or section) with
 /// its variable renamed by `names` (`xd(i)` for `x(i)`); `None` for other
 /// expressions and variables without a new name.

@@ -18,7 +18,7 @@
 
 use crate::calls::{host_module, prepare, result_type, DerivActual, Keywords, Prepared};
 use crate::declare::{derivative_unit, Declared, Flavour};
-use crate::fortran::{call_line, case_line, do_head, end_do, jump_line, renamed_ref, Writer};
+use crate::fortran::{case_line, do_head, end_do, jump_line, renamed_ref, Writer};
 use crate::hoist::HoistMap;
 use crate::names::DiffSet;
 use crate::partials::partials;
@@ -26,6 +26,7 @@ use crate::Refusal;
 use dfort_analysis::facts::ProgramFacts;
 use dfort_analysis::refusals::Derivative;
 use dfort_ir::dp::{dp_of, target};
+use dfort_ir::dump::call_statement;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap};
@@ -594,12 +595,12 @@ impl Gen<'_> {
                                 self.w.line(&format!("call move_alloc({fd}, {td})"));
                             }
                         }
-                        self.w.line(&call_line(unit, name, args));
+                        self.w.line(&call_statement(unit, name, args));
                     }
                     // An active value passed to a procedure without a
                     // derivative routine is the facts' refusal.
                     None => {
-                        self.w.line(&call_line(unit, name, args));
+                        self.w.line(&call_statement(unit, name, args));
                     }
                 }
             }

@@ -205,21 +205,9 @@ fn actual(units: &Units, u: &Unit, e: &Expr) -> Option<Shape> {
                 .count();
             Some(shape_of_type(&sym.ty, rank))
         }
-        ExprKind::Component { base, name, subs } => {
-            let (scope, bt) = crate::types::reference_type_among(units, u, base)?;
-            let local = bt
-                .derived
-                .as_deref()
-                .filter(|_| bt.base == BaseType::Derived)?;
-            let (_, def) = crate::types::type_def_among(units, scope, local, 0)?;
-            let c = def.component(name)?;
-            let own = match subs.is_empty() {
-                true => c.rank,
-                false => subs
-                    .iter()
-                    .filter(|s| matches!(s, Subscript::Range { .. }))
-                    .count(),
-            };
+        ExprKind::Component { base, .. } => {
+            let c = crate::types::component_def_among(units, u, e)?;
+            let own = crate::types::component_rank_among(units, u, e)?;
             // At most one part of a reference has a rank.
             let below = actual(units, u, base).map_or(0, |s| s.rank);
             Some(shape_of_type(&c.ty, own + below))
@@ -266,6 +254,36 @@ fn actual(units: &Units, u: &Unit, e: &Expr) -> Option<Shape> {
             let cu = units.get(*c)?;
             let r = cu.symbol(cu.result?);
             Some(shape_of_type(&r.ty, r.rank()))
+        }
+        // A statement function is a scalar of its name's type, and so is
+        // a function without source whose name the unit types.
+        ExprKind::FunctionCall {
+            target: CallTarget::StatementFunction(i),
+            ..
+        } => {
+            let sym = u.symbol(u.stmt_functions.get(*i as usize)?.name);
+            (sym.ty.base != BaseType::None).then(|| shape_of_type(&sym.ty, 0))
+        }
+        ExprKind::FunctionCall {
+            target: CallTarget::External,
+            name,
+            ..
+        } => {
+            let sym = u.symbol(u.lookup(name)?);
+            (sym.ty.base != BaseType::None && sym.rank() == 0).then(|| shape_of_type(&sym.ty, 0))
+        }
+        ExprKind::Complex(re, im) => {
+            let kind = [re, im]
+                .iter()
+                .filter_map(|e| actual(units, u, e))
+                .filter(|s| s.base == BaseType::Real)
+                .map(|s| s.kind)
+                .max()
+                .flatten();
+            Some(Shape {
+                kind: kind.or(Some(4)),
+                ..scalar(BaseType::Complex, 4)
+            })
         }
         _ => None,
     }
@@ -630,9 +648,13 @@ subroutine t(a, b, h, s, y)
   use v
   type(vec) :: a, b, c
   type(holder) :: h
-  real(8) :: s, y
+  real(8) :: s, y, sf, u
+  real(8), external :: ext
+  sf(u) = u * s
   c = a + b
   c = s
+  c = sf(y)
+  c = ext(y)
   c = a
   y = a%x + b%y
   c = .neg. a * s
@@ -648,6 +670,8 @@ end subroutine
             [
                 "c = a + b ; operator(+) -> add",
                 "c = s [from_real]",
+                "c = sf(y) [from_real] ; sf -> -",
+                "c = ext(y) [from_real] ; ext -> -",
                 "c = a",
                 "y = a%x + b%y",
                 "c = (.neg. a) * s ; operator(*) -> rscale ; operator(.neg.) -> neg",

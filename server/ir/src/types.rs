@@ -51,39 +51,19 @@ impl Program {
 
     /// The definition of a derived type `ty` seen from `unit`.
     pub fn type_of<'a>(&'a self, unit: &Unit, ty: &Type) -> Option<(UnitId, &'a TypeDef)> {
-        if ty.base != BaseType::Derived {
-            return None;
-        }
-        self.type_def(unit, ty.derived.as_deref()?)
+        type_of_among(&self.units, unit, ty)
     }
 
     /// The rank of the component reference `e` itself (`p%y` of an array
     /// component `y(3)` is 1, `p%y(2)` 0), not counting its base's.
     pub fn component_rank(&self, unit: &Unit, e: &Expr) -> Option<usize> {
-        let ExprKind::Component { base, name, subs } = &e.kind else {
-            return None;
-        };
-        if !subs.is_empty() {
-            return Some(
-                subs.iter()
-                    .filter(|s| matches!(s, Subscript::Range { .. }))
-                    .count(),
-            );
-        }
-        let (scope, bt) = self.reference_type(unit, base)?;
-        let (_, def) = self.type_of(scope, &bt)?;
-        def.component(name).map(|c| c.rank)
+        component_rank_among(&self.units, unit, e)
     }
 
     /// The definition of the last component of a component reference
     /// (`y` of `ps(i)%c(2)%y`).
     pub fn component_def(&self, unit: &Unit, e: &Expr) -> Option<&ComponentDef> {
-        let ExprKind::Component { base, name, .. } = &e.kind else {
-            return None;
-        };
-        let (scope, bt) = self.reference_type(unit, base)?;
-        let (_, def) = self.type_of(scope, &bt)?;
-        def.component(name)
+        component_def_among(&self.units, unit, e)
     }
 
     /// The type of a data reference (`x`, `a(i)`, `p%x`, `ps(i)%c(2)%y`)
@@ -239,6 +219,47 @@ pub(crate) fn type_def_among<'a>(
     type_def_among(units, host, local, depth + 1)
 }
 
+/// [`Program::type_of`] over `units`.
+pub(crate) fn type_of_among<'a>(
+    units: &'a Units,
+    unit: &Unit,
+    ty: &Type,
+) -> Option<(UnitId, &'a TypeDef)> {
+    if ty.base != BaseType::Derived {
+        return None;
+    }
+    type_def_among(units, unit, ty.derived.as_deref()?, 0)
+}
+
+/// [`Program::component_def`] over `units`.
+pub(crate) fn component_def_among<'a>(
+    units: &'a Units,
+    unit: &Unit,
+    e: &Expr,
+) -> Option<&'a ComponentDef> {
+    let ExprKind::Component { base, name, .. } = &e.kind else {
+        return None;
+    };
+    let (scope, bt) = reference_type_among(units, unit, base)?;
+    let (_, def) = type_of_among(units, scope, &bt)?;
+    def.component(name)
+}
+
+/// [`Program::component_rank`] over `units`.
+pub(crate) fn component_rank_among(units: &Units, unit: &Unit, e: &Expr) -> Option<usize> {
+    let ExprKind::Component { subs, .. } = &e.kind else {
+        return None;
+    };
+    match subs.is_empty() {
+        true => component_def_among(units, unit, e).map(|c| c.rank),
+        false => Some(
+            subs.iter()
+                .filter(|s| matches!(s, Subscript::Range { .. }))
+                .count(),
+        ),
+    }
+}
+
 /// [`Program::reference_type`] among `units`.
 pub(crate) fn reference_type_among<'a>(
     units: &'a Units,
@@ -251,10 +272,7 @@ pub(crate) fn reference_type_among<'a>(
         }
         ExprKind::Component { base, name, .. } => {
             let (scope, bt) = reference_type_among(units, unit, base)?;
-            if bt.base != BaseType::Derived {
-                return None;
-            }
-            let (owner, def) = type_def_among(units, scope, bt.derived.as_deref()?, 0)?;
+            let (owner, def) = type_of_among(units, scope, &bt)?;
             let c = def.component(name)?;
             Some((units.get(owner)?, c.ty.clone()))
         }

@@ -19,12 +19,12 @@ use super::assign::mentions;
 use super::dispatch::Gen;
 use super::sweep::Line;
 use crate::calls::{prepare, result_type, DerivActual, Keywords, Prepared};
-use crate::fortran::call_line;
 use crate::trace::SavedValue;
 use dfort_analysis::checkpoint::{AliasedActual, CallCheckpoint};
 use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::references::ReferenceCheckpoint;
 use dfort_ir::dp::target;
+use dfort_ir::dump::call_statement;
 use dfort_ir::*;
 
 /// The reverse sweep of the function references hoisted out of an
@@ -86,9 +86,12 @@ impl Gen<'_> {
                 let forward = self.inp.diff.routine_name(self.inp.program, c, "_fwd");
                 self.out
                     .fwd
-                    .line(&call_line(&self.inp.unit, &forward, args));
+                    .line(&call_statement(&self.inp.unit, &forward, args));
             }
-            _ => self.out.fwd.line(&call_line(&self.inp.unit, name, args)),
+            _ => self
+                .out
+                .fwd
+                .line(&call_statement(&self.inp.unit, name, args)),
         }
         rev
     }
