@@ -258,6 +258,9 @@ impl Checker {
             }
         }
         for (name, _) in &files {
+            if twin(&files, name) != name {
+                continue;
+            }
             if let Err(e) = compile(dir, &format!("{name}.f90"), &flags) {
                 let what = mode_label(name);
                 // The compiler's messages, without the command line.
@@ -298,11 +301,17 @@ impl Checker {
                 }
             };
             for (_, name, _) in MODES {
+                let twin = twin(&files, name);
+                let earlier = runs.iter().find(|(l, _)| *l == mode_label(twin));
+                if let Some((_, points)) = earlier.filter(|_| twin != name) {
+                    runs.push((mode_label(name), points.clone()));
+                    continue;
+                }
                 let exe = format!("run_{name}");
                 let mut objects = vec![
                     "prog.f90.o".to_string(),
                     "tangent.f90.o".to_string(),
-                    format!("{name}.f90.o"),
+                    format!("{twin}.f90.o"),
                     stack.clone(),
                 ];
                 objects.extend(extra_objects.iter().cloned());
@@ -466,6 +475,18 @@ fn after_space(after: bool, mut points: Vec<Point>) -> Vec<Point> {
 
 /// Whether a derivative's run stopped on invalid or overflowing
 /// arithmetic (a trap, or NaN in its results).
+/// The first derivative file of `files` with the text of `name`'s: a
+/// mode whose adjoint is another's word for word (TBR that records what
+/// the inversion records) is compiled and run once, its points the
+/// other's.
+fn twin<'a>(files: &'a [(String, String)], name: &'a str) -> &'a str {
+    let text = files.iter().find(|(n, _)| n == name).map(|(_, t)| t);
+    files
+        .iter()
+        .find(|(n, t)| n != "tangent" && Some(t) == text)
+        .map_or(name, |(n, _)| n.as_str())
+}
+
 fn arithmetic_failure(stderr: &str) -> bool {
     stderr.contains("Floating-point exception") || stderr.contains("computes NaN")
 }
@@ -1099,6 +1120,24 @@ mod tests {
     /// A tangent past the differences' bound where they see a constant
     /// (seed 7070, case 476) makes the program unusable; a wrong tangent
     /// of ordinary size, at any one of the points, stays a mismatch.
+    #[test]
+    fn a_mode_whose_adjoint_is_another_s_word_for_word_is_built_once() {
+        let files: Vec<(String, String)> = [
+            ("tangent", "t"),
+            ("adj_inv", "a"),
+            ("adj_tbr", "a"),
+            ("adj_all", "b"),
+        ]
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect();
+        let twins: Vec<&str> = ["tangent", "adj_inv", "adj_tbr", "adj_all"]
+            .iter()
+            .map(|n| twin(&files, n))
+            .collect();
+        assert_eq!(twins, ["tangent", "adj_inv", "adj_inv", "adj_all"]);
+    }
+
     #[test]
     fn only_a_tangent_too_large_for_the_differences_is_set_aside() {
         let at = |fd: f64, t: f64| Point {
