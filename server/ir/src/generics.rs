@@ -249,11 +249,20 @@ fn actual(units: &Units, u: &Unit, e: &Expr) -> Option<Shape> {
         ExprKind::Intrinsic { name, args } => intrinsic(units, u, name, args),
         ExprKind::FunctionCall {
             target: CallTarget::Unit(c),
+            args,
             ..
         } => {
             let cu = units.get(*c)?;
             let r = cu.symbol(cu.result?);
-            Some(shape_of_type(&r.ty, r.rank()))
+            // An elemental function has the rank of its largest actual.
+            let rank = match cu.elemental {
+                true => args
+                    .iter()
+                    .map(|a| actual(units, u, &a.value).map(|s| s.rank))
+                    .try_fold(0, |m, r| r.map(|r| m.max(r)))?,
+                false => r.rank(),
+            };
+            Some(shape_of_type(&r.ty, rank))
         }
         // A statement function is a scalar of its name's type, and so is
         // a function without source whose name the unit types.
@@ -354,8 +363,11 @@ fn choose(
     {
         return None;
     }
-    let fits = |sig: &Signature| {
+    // An elemental specific fits actuals of one rank where it has
+    // scalars, when no specific fits them rank for rank (F2018 15.5.5.2).
+    let fits = |sig: &Signature, elemental: bool| {
         let mut bound = vec![false; sig.len()];
+        let mut spread = None;
         for (k, a) in args.iter().enumerate() {
             let slot = match &a.keyword {
                 Some(kw) => sig.iter().position(|(n, _, _)| n == kw),
@@ -372,8 +384,13 @@ fn choose(
                     (Some(x), Some(y)) => x == y,
                     _ => true,
                 };
+                let ranks = match (elemental, want.rank, have.rank) {
+                    (true, 0, 0) => true,
+                    (true, 0, r) => *spread.get_or_insert(r) == r,
+                    (_, w, h) => w == h,
+                };
                 if have.base != want.base
-                    || have.rank != want.rank
+                    || !ranks
                     || !kinds
                     || (want.base == BaseType::Derived && have.derived != want.derived)
                 {
@@ -385,10 +402,20 @@ fn choose(
             .zip(&bound)
             .all(|((_, _, optional), b)| *b || *optional)
     };
-    let mut found = candidates.iter().filter(|(_, sig)| fits(sig));
-    match (found.next(), found.next()) {
-        (Some((id, _)), None) => Some(*id),
-        _ => None,
+    let only = |elemental: bool| {
+        let mut found = candidates.iter().filter(|(id, sig)| {
+            let spreads = elemental && units.get(*id).is_some_and(|c| c.elemental);
+            (spreads || !elemental) && fits(sig, spreads)
+        });
+        match (found.next(), found.next()) {
+            (Some((id, _)), None) => Ok(Some(*id)),
+            (None, _) => Ok(None),
+            _ => Err(()),
+        }
+    };
+    match only(false) {
+        Ok(None) => only(true).ok().flatten(),
+        found => found.ok().flatten(),
     }
 }
 
@@ -413,13 +440,9 @@ pub(crate) fn resolve_calls(units: &Units, u: &mut Unit, generics: &Generics) {
         value: e.clone(),
     };
     for st in u.stmts.iter_mut() {
-        if let StmtKind::Call { name, target, args } = &mut st.kind {
-            if let Some(id) = pick(name, args) {
-                *target = CallTarget::Unit(id);
-            }
-        }
-        // Operands first, so that an operator's operands have the types
-        // of the specifics already chosen for them.
+        // Operands first, so that an operator's operands, and a call's
+        // actuals, have the types of the specifics already chosen for
+        // them.
         for e in st.kind.exprs_mut() {
             e.walk_post_mut(&mut |x| {
                 let name = match &mut x.kind {
@@ -449,6 +472,11 @@ pub(crate) fn resolve_calls(units: &Units, u: &mut Unit, generics: &Generics) {
                     };
                 }
             });
+        }
+        if let StmtKind::Call { name, target, args } = &mut st.kind {
+            if let Some(id) = pick(name, args) {
+                *target = CallTarget::Unit(id);
+            }
         }
         if let (StmtKind::Assign { lhs, rhs }, true) =
             (&st.kind, generics.contains_key(ASSIGNMENT_GENERIC))
@@ -554,6 +582,52 @@ end subroutine
         let src = SRC.replace("call put(a)\n", "call put(g(1))\n");
         let p = program(&src);
         assert_eq!(targets(&p, "t")[0], "-");
+    }
+
+    #[test]
+    fn an_elemental_specific_takes_arrays_no_other_specific_fits_rank_for_rank() {
+        let src = "
+module e
+  interface sc
+    module procedure sc_v, sc_e
+  end interface
+  interface tw
+    module procedure tw_e
+  end interface
+contains
+  subroutine sc_v(a, x)
+    real(8), intent(in) :: a
+    real(8), intent(inout) :: x(:)
+  end subroutine
+  elemental subroutine sc_e(a, x)
+    real(8), intent(in) :: a
+    real(8), intent(inout) :: x
+  end subroutine
+  elemental real(8) function tw_e(x)
+    real(8), intent(in) :: x
+    tw_e = 2*x
+  end function
+end module
+subroutine t(s, v, w, z)
+  use e
+  real(8) :: s, v(3), w(2, 2), z(3, 3)
+  call sc(s, v)
+  call sc(s, w)
+  call sc(s, s)
+  call sc(v, w)
+  call sc(s, tw(w))
+  call sc(v, tw(v))
+  call sc(z, w)
+end subroutine
+";
+        let p = program(src);
+        // The vector goes to the non-elemental specific; a matrix or a
+        // scalar to the elemental one; arrays of two ranks to none; the
+        // elemental function's reference has its actual's rank.
+        assert_eq!(
+            targets(&p, "t"),
+            ["sc_v", "sc_e", "sc_e", "-", "sc_e", "sc_e", "sc_e"]
+        );
     }
 
     /// Each statement of `unit` with the function references in it and

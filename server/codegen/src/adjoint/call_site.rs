@@ -548,13 +548,30 @@ impl Gen<'_> {
             .enumerate()
             .filter_map(|(k, a)| Some((cu.args[k], a?)))
             .collect();
-        // An elemental function applied to arrays: its adjoint runs
+        // An elemental procedure applied to arrays: its adjoint runs
         // element by element, so what it adds into must be an array of the
-        // result's shape too; a scalar actual's adjoint gets one
-        // (`dfort_te<k>`, summed into it afterwards).
-        let elementwise = result
-            .filter(|r| cu.elemental && inp.unit.symbol(*r).rank() > 0)
-            .and_then(|r| Some((inp.bname.get(&r)?.clone(), inp.unit.symbol(r).rank())));
+        // result's shape (a subroutine's: its first array actual's) too;
+        // a scalar actual's adjoint gets one (`dfort_te<k>`, summed into
+        // it afterwards).
+        let elementwise = match result {
+            Some(r) => Some(r)
+                .filter(|r| cu.elemental && inp.unit.symbol(*r).rank() > 0)
+                .and_then(|r| Some((inp.bname.get(&r)?.clone(), inp.unit.symbol(r).rank()))),
+            None if cu.elemental => {
+                dargs
+                    .iter()
+                    .zip(&bound)
+                    .find_map(|((primal, d, _), (_, a))| {
+                        let rank = crate::partials::rank_of(inp.program, &inp.unit, &a.value);
+                        match d {
+                            _ if rank == 0 => None,
+                            Some(DerivActual::Ref(r)) => Some((r.clone(), rank)),
+                            _ => target(&a.value).map(|_| (primal.clone(), rank)),
+                        }
+                    })
+            }
+            None => None,
+        };
         // With an absent optional argument (trailing ones too) the
         // result's adjoint goes by keyword.
         let by_keyword = crate::calls::in_formal_order(cu, args)

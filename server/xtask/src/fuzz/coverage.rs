@@ -107,6 +107,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: subscript advanced as a counter (ix = ix + incx)"),
     drawn("statement: DO unrolled after a MOD clean-up loop"),
     drawn("statement: CALL of a generic name"),
+    drawn("statement: CALL of a generic name going to its elemental specific, with an array"),
     drawn("expression: a defined operator, or an intrinsic one on a derived type"),
     drawn("statement: a defined assignment"),
     drawn("statement: recursive CALL on a part of an array (x(h + 1))"),
@@ -349,6 +350,18 @@ fn calls_generic(unit: &Unit) -> bool {
     })
 }
 
+/// Whether `unit` calls a generic name of one of its interface blocks
+/// that goes to an elemental specific, with a whole array as an actual.
+fn calls_generic_elementwise(program: &Program, unit: &Unit) -> bool {
+    unit.stmts.iter().any(|st| {
+        matches!(&st.kind, StmtKind::Call { name, target: dfort_ir::CallTarget::Unit(c), args }
+            if unit.interface_blocks.iter().any(|b| b.generic.as_ref() == Some(name))
+                && program.unit(*c).elemental
+                && args.iter().any(|a| matches!(a.value.kind,
+                    ExprKind::Var(s) if unit.symbol(s).rank() > 0)))
+    })
+}
+
 /// Whether `unit` has a counted DO stepping by a constant `c` of at
 /// least 2 and sets a local to `mod(_, c)` (an unrolled loop after its
 /// clean-up loop).
@@ -442,6 +455,11 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         }
         if calls_generic(unit) {
             out.push("statement: CALL of a generic name");
+        }
+        if calls_generic_elementwise(program, unit) {
+            out.push(
+                "statement: CALL of a generic name going to its elemental specific, with an array",
+            );
         }
         if unit.stmts.iter().any(|st| {
             st.kind.exprs().iter().any(|e| {

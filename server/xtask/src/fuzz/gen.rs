@@ -1889,6 +1889,8 @@ impl<'r> Generator<'r> {
     /// external subroutines `fz_g1(u, v)` (`u` real) and `fz_g2(k, v)`
     /// (`k` integer), called with an input for `u` and a literal for
     /// `k`: each call goes to the specific its first actual's type picks.
+    /// Sometimes `fz_g1` is elemental and also called with a whole array
+    /// for `v` (set first, so that it is defined), the input spread over it.
     fn generic_interface(
         &mut self,
         env: &Env,
@@ -1902,6 +1904,7 @@ impl<'r> Generator<'r> {
             return;
         };
         let (a, b) = (self.literal(), self.literal());
+        let elemental = !t.dims.is_empty() && self.chance(0.4);
         let sub = |name: &str, first: Decl, body: Vec<String>| {
             Proc::plain(
                 ProcKind::Subroutine,
@@ -1911,11 +1914,13 @@ impl<'r> Generator<'r> {
                 vec![Stmt::Raw(body)],
             )
         };
-        externals.push(sub(
+        let mut g1 = sub(
             "fz_g1",
             Decl::real("u", Vec::new()).with_intent("in"),
             vec![format!("v = v + {}*u*u + sin(v)", a.print())],
-        ));
+        );
+        g1.elemental = elemental;
+        externals.push(g1);
         externals.push(sub(
             "fz_g2",
             Decl::int("k").with_intent("in"),
@@ -1924,7 +1929,10 @@ impl<'r> Generator<'r> {
         spec.extend(
             [
                 "interface fz_g",
-                "  subroutine fz_g1(u, v)",
+                match elemental {
+                    true => "  elemental subroutine fz_g1(u, v)",
+                    false => "  subroutine fz_g1(u, v)",
+                },
                 "    real(8), intent(in) :: u",
                 "    real(8), intent(inout) :: v",
                 "  end subroutine fz_g1",
@@ -1938,9 +1946,14 @@ impl<'r> Generator<'r> {
         );
         let lhs = self.element(env, &t);
         let k = Expr::int(self.range(1, 3));
-        let mut group = vec![Stmt::Call("fz_g".into(), vec![rhs, lhs.clone()])];
+        let mut group = vec![Stmt::Call("fz_g".into(), vec![rhs.clone(), lhs.clone()])];
         if self.chance(0.5) {
             group.push(Stmt::Call("fz_g".into(), vec![k, lhs]));
+        }
+        if elemental {
+            let whole = Expr::var(t.name.clone());
+            group.push(Stmt::Assign(whole.clone(), self.rexpr(env, 1)));
+            group.push(Stmt::Call("fz_g".into(), vec![rhs, whole]));
         }
         self.insert_group(body, prologue, group);
     }
