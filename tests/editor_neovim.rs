@@ -152,7 +152,10 @@ fn current_neovim_generates_from_its_own_code_action_menu() {
     });
     plugin_test(
         &nvim,
-        &["PASS Generate adjoint from the built-in code-action menu"],
+        &[
+            "PASS Generate adjoint from the built-in code-action menu",
+            "PASS folds from the server",
+        ],
     );
 }
 

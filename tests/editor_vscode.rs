@@ -111,14 +111,20 @@ fn build_extension() {
 fn build_extension_now() {
     require_node();
     let ext = extension_dir();
-    let installed = ["vscode-languageclient", "typescript", "@vscode/vsce"]
-        .iter()
-        .all(|p| {
-            ext.join("node_modules")
-                .join(p)
-                .join("package.json")
-                .is_file()
-        });
+    let installed = [
+        "vscode-languageclient",
+        "typescript",
+        "@vscode/vsce",
+        "vscode-textmate",
+        "vscode-oniguruma",
+    ]
+    .iter()
+    .all(|p| {
+        ext.join("node_modules")
+            .join(p)
+            .join("package.json")
+            .is_file()
+    });
     if !installed {
         let mut npm = Command::new("npm");
         npm.args(["ci", "--no-audit", "--no-fund"])
@@ -137,22 +143,43 @@ fn build_extension_now() {
     );
 }
 
-#[test]
-fn extension_activates_and_talks_to_the_server() {
+/// Runs the extension's test script `script` with node and requires its
+/// `pass` line.
+fn node_script(script: &str, pass: &str, timeout: Duration) {
     build_extension();
     let mut node = Command::new("node");
-    node.arg("test/activate.js")
+    node.arg(script)
         .current_dir(extension_dir())
         .env("DFORT_BIN", env!("CARGO_BIN_EXE_dfort"))
         .env_remove("DFORT_EXTENSION_DIR")
         .env_remove("DFORT_TEST_VERBOSE");
-    let outcome = run(node, Duration::from_secs(90));
+    let outcome = run(node, timeout);
     println!("{}", outcome.output);
-    require(&outcome, "node test/activate.js");
+    require(&outcome, &format!("node {script}"));
     assert!(
-        outcome.output.contains("vscode-activate: PASS"),
-        "no PASS line\n{}",
+        outcome.output.contains(pass),
+        "no `{pass}` line\n{}",
         outcome.output
+    );
+}
+
+#[test]
+fn extension_activates_and_talks_to_the_server() {
+    node_script(
+        "test/activate.js",
+        "vscode-activate: PASS",
+        Duration::from_secs(90),
+    );
+}
+
+/// The extension's TextMate grammars, run through vscode-textmate with
+/// VS Code's Oniguruma, colour both source forms (`test/grammar.js`).
+#[test]
+fn grammars_colour_free_and_fixed_form() {
+    node_script(
+        "test/grammar.js",
+        "vscode-grammar: PASS",
+        Duration::from_secs(60),
     );
 }
 
@@ -171,6 +198,9 @@ fn vsix_contents_include_the_language_client() {
         "README.md",
         "LICENSE",
         "out/extension.js",
+        "language-configuration.json",
+        "syntaxes/fortran-free.tmLanguage.json",
+        "syntaxes/fortran-fixed.tmLanguage.json",
         "node_modules/vscode-languageclient/package.json",
         "node_modules/vscode-languageclient/lib/node/main.js",
         "node_modules/vscode-languageserver-protocol/package.json",
@@ -188,7 +218,9 @@ fn vsix_contents_include_the_language_client() {
                 && !line.starts_with("test/")
                 && !line.ends_with(".map")
                 && !line.starts_with("node_modules/typescript/")
-                && !line.starts_with("node_modules/@vscode/vsce/"),
+                && !line.starts_with("node_modules/@vscode/vsce/")
+                && !line.starts_with("node_modules/vscode-textmate/")
+                && !line.starts_with("node_modules/vscode-oniguruma/"),
             "the .vsix would carry {line}\n{}",
             outcome.output
         );

@@ -991,3 +991,84 @@ fn inactive_regions_and_definitions_of_includes_and_macros() {
         "{mine:?}"
     );
 }
+
+/// `(start, end, kind)` of each folding range of `path`, 1-based lines.
+fn folding(c: &mut Connection, path: &Path) -> Vec<(u64, u64, String)> {
+    let r = c
+        .request(
+            "textDocument/foldingRange",
+            json!({"textDocument": {"uri": uri(path)}}),
+        )
+        .unwrap();
+    r["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no folding ranges: {r}"))
+        .iter()
+        .map(|f| {
+            (
+                f["startLine"].as_u64().unwrap() + 1,
+                f["endLine"].as_u64().unwrap() + 1,
+                f["kind"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Folding ranges come from the server in both source forms: units,
+/// loops (a labelled DO ending on its CONTINUE), IF arms, comment blocks;
+/// a construct's closing line stays visible. They follow an edit, and an
+/// unknown file gets none.
+#[test]
+fn folding_ranges_in_both_forms() {
+    let root = workspace("fold", &["p000_fig1.f90", "p000_bratu.f"]);
+    let (fig1, bratu) = (root.join("p000_fig1.f90"), root.join("p000_bratu.f"));
+    let mut c = start(&root, vscode_caps(), Options::default());
+    open(&mut c, &bratu);
+    let text = open(&mut c, &fig1);
+    let s = |v: &[(u64, u64, &str)]| -> Vec<(u64, u64, String)> {
+        v.iter().map(|(a, b, k)| (*a, *b, k.to_string())).collect()
+    };
+    assert_eq!(
+        folding(&mut c, &bratu),
+        s(&[
+            (1, 6, "comment"),
+            (7, 32, ""),
+            (21, 25, ""),
+            (34, 35, "comment")
+        ])
+    );
+    assert_eq!(
+        folding(&mut c, &fig1),
+        s(&[
+            (1, 3, "comment"),
+            (4, 21, ""),
+            (10, 11, "comment"),
+            (13, 20, ""),
+            (14, 15, ""),
+            (16, 17, ""),
+            (24, 27, "")
+        ])
+    );
+    // The ELSE arm removed: the IF folds to its END IF.
+    let edited = text.replace(
+        "    else\n      x(j) = j*cos(x(j)) + a  ! dfort-tbr: x\n",
+        "",
+    );
+    assert_ne!(edited, text);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&fig1), "version": 2},
+               "contentChanges": [{"text": edited}]}),
+    )
+    .unwrap();
+    assert!(folding(&mut c, &fig1).contains(&(14, 15, String::new())));
+    assert!(!folding(&mut c, &fig1).contains(&(16, 17, String::new())));
+    let r = c
+        .request(
+            "textDocument/foldingRange",
+            json!({"textDocument": {"uri": uri(&root.join("absent.f90"))}}),
+        )
+        .unwrap();
+    assert_eq!(r["result"], Value::Null, "{r}");
+    c.shutdown().unwrap();
+}

@@ -1,12 +1,13 @@
 //! Random, truncated and mangled Fortran through the whole front end, in
-//! both source forms: nothing panics, and every diagnostic points inside
-//! its file.
+//! both source forms: nothing panics, every diagnostic points inside its
+//! file, and every folding range spans lines of it.
 
 use crate::support::*;
 use proptest::prelude::*;
 use std::path::PathBuf;
 
 fn check(text: String, ext: &str) {
+    let text_for_folds = text.clone();
     let lines = text.lines().count().max(1) as u32;
     let ws = from_sources(vec![(PathBuf::from(format!("t.{ext}")), text)]);
     for d in ws.diagnostics() {
@@ -17,6 +18,13 @@ fn check(text: String, ext: &str) {
     }
     let _ = ws.dump();
     analyze_all(&ws.program);
+    let form = match ext {
+        "f" => dfort_syntax::SourceForm::Fixed(Default::default()),
+        _ => dfort_syntax::SourceForm::Free,
+    };
+    for f in dfort_ide::folding::folding_ranges(&text_for_folds, &form) {
+        assert!(f.start_line < f.end_line && f.end_line < lines, "{f:?}");
+    }
 }
 
 /// Every analysis from every procedure nobody calls: must not panic on

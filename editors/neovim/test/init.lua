@@ -211,6 +211,42 @@ local function run()
   local fig1_pos = find_position(free, 'x(i) = j + sin(x(i))', 'x(i)', 2)
   check_hover('hover free form (x in tbr_fig1)', free, fig1_pos, 'x', true)
 
+  -- Folds from the server (Neovim 0.11 and later): the labelled DO of bratu
+  -- (lines 21-25, its CONTINUE on 26 left open) and the IF arm of tbr_fig1.
+  local fold_step = (vim.lsp.foldexpr and report.step) or function() end
+  fold_step('folds from the server', function()
+    local function fold_of(buf, line)
+      local win = vim.fn.bufwinid(buf)
+      if win == -1 then
+        vim.api.nvim_set_current_buf(buf)
+        win = vim.api.nvim_get_current_win()
+      end
+      assert(vim.wo[win].foldmethod == 'expr', 'foldmethod is ' .. vim.wo[win].foldmethod)
+      local first, last
+      vim.wait(request_timeout_ms, function()
+        vim.api.nvim_win_call(win, function()
+          vim.cmd('normal! zX')
+          vim.api.nvim_win_set_cursor(win, { line, 0 })
+          if vim.fn.foldlevel(line) > 0 then
+            vim.cmd('normal! zc')
+            first, last = vim.fn.foldclosed(line), vim.fn.foldclosedend(line)
+            vim.cmd('normal! zo')
+          end
+        end)
+        return first ~= nil and first > 0
+      end, 100)
+      return first, last
+    end
+    vim.api.nvim_set_current_buf(fixed)
+    local a, b = fold_of(fixed, 22)
+    report.info('fold around bratu line 22', tostring(a) .. '-' .. tostring(b))
+    assert(a == 21 and b == 25, 'bratu line 22 folds ' .. tostring(a) .. '-' .. tostring(b) .. ', not 21-25')
+    vim.api.nvim_set_current_buf(free)
+    a, b = fold_of(free, 15)
+    report.info('fold around tbr_fig1 line 15', tostring(a) .. '-' .. tostring(b))
+    assert(a == 14 and b == 15, 'tbr_fig1 line 15 folds ' .. tostring(a) .. '-' .. tostring(b) .. ', not 14-15')
+  end)
+
   report.step('code actions in bratu', function()
     local actions, err = dfort.code_actions(fixed, { position = bratu_pos, timeout = request_timeout_ms })
     assert(actions, err)

@@ -19,8 +19,18 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 
-/** Language ids of Fortran documents: "Modern Fortran" uses the last two. */
-export const FORTRAN_LANGUAGES = ['fortran', 'FortranFreeForm', 'FortranFixedForm'];
+/** The languages this extension contributes (package.json), with their TextMate grammars. */
+export const OWN_LANGUAGES = ['dfort-fortran-free', 'dfort-fortran-fixed'];
+
+/** The "Modern Fortran" extension, and its language ids for ours. */
+export const MODERN_FORTRAN = 'fortran-lang.linter-gfortran';
+const MODERN_FORTRAN_LANGUAGE: Record<string, string> = {
+  'dfort-fortran-free': 'FortranFreeForm',
+  'dfort-fortran-fixed': 'FortranFixedForm',
+};
+
+/** Language ids of Fortran documents: ours, then those of other extensions ("Modern Fortran" uses the last two). */
+export const FORTRAN_LANGUAGES = [...OWN_LANGUAGES, 'fortran', 'FortranFreeForm', 'FortranFixedForm'];
 
 /** Fortran files by extension, for setups without a Fortran language extension. */
 export const FORTRAN_FILES = '**/*.{f,for,f77,F,f90,F90,f95,f03,f08}';
@@ -347,9 +357,32 @@ function enqueue(step: () => Promise<void>): Promise<void> {
   return pending;
 }
 
+/**
+ * Where "Modern Fortran" is installed too, a document VS Code gave one of
+ * our language ids moves to Modern Fortran's: its colouring and its own
+ * server keep working as before, and dfort serves both ids. Without it, our
+ * languages colour Fortran that would otherwise open as Plain Text.
+ */
+async function handOverToModernFortran(doc: vscode.TextDocument): Promise<void> {
+  const target = MODERN_FORTRAN_LANGUAGE[doc.languageId];
+  if (!target || !vscode.extensions.getExtension(MODERN_FORTRAN)) {
+    return;
+  }
+  try {
+    await vscode.languages.setTextDocumentLanguage(doc, target);
+  } catch (e) {
+    output?.warn(`could not give ${doc.uri.toString()} the language ${target}: ${e}`);
+  }
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<DfortApi> {
   output = vscode.window.createOutputChannel('dfort', { log: true });
   context.subscriptions.push(output);
+
+  context.subscriptions.push(vscode.workspace.onDidOpenTextDocument((doc) => void handOverToModernFortran(doc)));
+  for (const doc of vscode.workspace.textDocuments) {
+    void handOverToModernFortran(doc);
+  }
 
   const restart = (): Promise<void> =>
     enqueue(async () => {

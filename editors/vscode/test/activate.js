@@ -241,9 +241,11 @@ async function main() {
   const line = lines.findIndex((l) => /^\s*x\(i\) = j \+ sin\(x\(i\)\)/.test(l));
   check(line >= 0, 'fixture has the statement x(i) = j + sin(x(i))', original);
   const character = lines[line].indexOf('x(i)');
-  const doc = host.openDocument(fixture, 'FortranFreeForm', text);
+  // Under the extension's own language, as VS Code opens a .f90 file when
+  // no other Fortran extension is installed.
+  const doc = host.openDocument(fixture, 'dfort-fortran-free', text);
   await waitFor('didOpen sent', () => traced('textDocument/didOpen').length > 0, 5000);
-  ok('client sent textDocument/didOpen', `${path.relative(repoRoot, original)} (copied to ${workDir}) as FortranFreeForm`);
+  ok('client sent textDocument/didOpen', `${path.relative(repoRoot, original)} (copied to ${workDir}) as dfort-fortran-free`);
 
   // 3. hover, as a request through the client.
   const uri = doc.uri.toString();
@@ -284,6 +286,17 @@ async function main() {
   const hintLabel = (h) => (typeof h.label === 'string' ? h.label : h.label.map((p) => p.value).join(''));
   ok('inlay hints', `${hints.length}: ${hints.slice(0, 6).map((h) => `${h.position.line}:${h.position.character} ${JSON.stringify(hintLabel(h))}`).join(', ')}${hints.length > 6 ? ', …' : ''}`);
   check(hints.length > 0, 'p000_fig1.f90 gets inlay hints (x is active)');
+
+  // 4b. folding ranges from the server, through the registered provider:
+  //     the DO WHILE body, both IF arms, the leading comment block.
+  const foldProviders = host.providersFor('FoldingRange', doc);
+  check(foldProviders.length === 1, 'one folding range provider registered', `${foldProviders.length}`);
+  const folds = (await foldProviders[0].provideFoldingRanges(doc, {}, tokenSource.token)) || [];
+  const shown = folds.map((f) => `${f.start + 1}-${f.end + 1}${f.kind === stub.module.FoldingRangeKind.Comment ? ' comment' : ''}`);
+  ok('folding ranges', shown.join(', '));
+  for (const want of ['1-3 comment', '13-20', '14-15', '16-17']) {
+    check(shown.includes(want), `a fold over lines ${want}`, shown.join(', '));
+  }
 
   // Diagnostics for the document (the fixture is valid: report what came).
   const diags = host.diagnostics.get(uri) || [];
@@ -357,6 +370,20 @@ async function main() {
   const hintsAfter = await hintProviders[0].provideInlayHints(doc, wholeDocument(doc), tokenSource.token);
   ok('inlay hints with inlayHints.active = false', `${Array.isArray(hintsAfter) ? hintsAfter.length : JSON.stringify(hintsAfter)} (was ${hints.length})`);
 
+  // 6b. with "Modern Fortran" installed beside dfort, a file VS Code gave
+  //     our language id moves to Modern Fortran's, and dfort still serves it.
+  const fixedFile = path.join(workDir, 'p000_bratu.f');
+  fs.copyFileSync(path.join(repoRoot, 'tests', 'fixtures', 'papers', 'p000_bratu.f'), fixedFile);
+  host.installedExtensions.push('fortran-lang.linter-gfortran');
+  host.openDocument(fixedFile, 'dfort-fortran-fixed');
+  await waitFor('the fixed-form file to move to FortranFixedForm', () =>
+    host.documents.some((d) => d.uri.fsPath === fixedFile && d.languageId === 'FortranFixedForm'), 5000);
+  ok('with Modern Fortran installed, p000_bratu.f is handed to FortranFixedForm');
+  await waitFor('didOpen of p000_bratu.f as FortranFixedForm', () =>
+    sentParams('textDocument/didOpen').some((p) => p.textDocument.uri.endsWith('/p000_bratu.f') && p.textDocument.languageId === 'FortranFixedForm'), 5000);
+  ok('the server got p000_bratu.f as FortranFixedForm');
+  host.installedExtensions.length = 0;
+
   // 7. dfort.restartServer: a new server process and a new running client.
   const firstPid = servers[0].pid;
   await host.commands.get('dfort.restartServer')();
@@ -382,7 +409,7 @@ async function main() {
 
   // 9. a server that cannot be started: activate() still resolves, says what to do,
   //    and the commands explain instead of being missing.
-  const leftovers = fs.readdirSync(workDir).filter((f) => f !== path.basename(fixture)).sort();
+  const leftovers = fs.readdirSync(workDir).filter((f) => f !== path.basename(fixture) && f !== 'p000_bratu.f').sort();
   const generated = [path.basename(tangentFile), path.basename(adjointFile), 'dfort_stack.f90'].sort();
   check(JSON.stringify(leftovers) === JSON.stringify(generated), 'the server wrote the generated files and nothing else', leftovers.join(', '));
 

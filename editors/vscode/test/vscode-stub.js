@@ -259,6 +259,15 @@ class Hover {
   }
 }
 
+const FoldingRangeKind = { Comment: 1, Imports: 2, Region: 3 };
+class FoldingRange {
+  constructor(start, end, kind) {
+    this.start = start;
+    this.end = end;
+    this.kind = kind;
+  }
+}
+
 const InlayHintKind = { Type: 1, Parameter: 2 };
 class InlayHint {
   constructor(position, label, kind) {
@@ -903,7 +912,13 @@ function createStub(options) {
         },
       };
     },
-    getLanguages: () => Promise.resolve(['fortran', 'FortranFreeForm', 'FortranFixedForm', 'plaintext']),
+    getLanguages: () =>
+      Promise.resolve(['fortran', 'FortranFreeForm', 'FortranFixedForm', 'dfort-fortran-free', 'dfort-fortran-fixed', 'plaintext']),
+    // As VS Code does: the document is closed and opened again with the new id.
+    setTextDocumentLanguage(doc, languageId) {
+      host.closeDocument(doc);
+      return Promise.resolve(host.openDocument(doc.uri.fsPath, languageId, doc.getText()));
+    },
   });
 
   const commands = namespace('commands', {
@@ -937,7 +952,13 @@ function createStub(options) {
     clipboard: { readText: () => Promise.resolve(''), writeText: () => Promise.resolve() },
   });
 
-  const extensions = namespace('extensions', { all: [], getExtension: () => undefined });
+  // Other extensions installed beside this one: host.installedExtensions
+  // holds their ids.
+  host.installedExtensions = [];
+  const extensions = namespace('extensions', {
+    all: [],
+    getExtension: (id) => (host.installedExtensions.includes(id) ? { id, isActive: true, exports: undefined } : undefined),
+  });
 
   const api = {
     version: pkg.engines.vscode.replace(/^[^\d]*/, ''),
@@ -955,6 +976,8 @@ function createStub(options) {
     InlayHint,
     InlayHintKind,
     InlayHintLabelPart,
+    FoldingRange,
+    FoldingRangeKind,
     TextEdit,
     SnippetString,
     SnippetTextEdit,

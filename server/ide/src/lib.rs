@@ -14,6 +14,7 @@
 pub mod actions;
 pub mod analysis;
 pub mod diagnostics;
+pub mod folding;
 pub mod hints;
 pub mod host;
 pub mod hover;

@@ -8,6 +8,7 @@
 --     filetypes = { 'fortran' },
 --     root_markers = { 'dfort.toml', '.git' },
 --     inlay_hints = true,
+--     folding = true,
 --   }
 
 local M = {}
@@ -23,6 +24,10 @@ local defaults = {
   filetypes = { 'fortran' },
   root_markers = { 'dfort.toml', '.git' },
   inlay_hints = true,
+  -- Fold with the server's folding ranges (units, loops, IF arms, comment
+  -- blocks, `#if` arms) where Neovim has `vim.lsp.foldexpr` (0.11 and later):
+  -- sets 'foldmethod' and 'foldexpr' of the windows showing a Fortran buffer.
+  folding = true,
   -- false: only define the commands (for a client configured elsewhere, e.g.
   -- through nvim-lspconfig or vim.lsp.config, under the name 'dfort').
   autostart = true,
@@ -207,8 +212,39 @@ local function enable_inlay_hints(client, bufnr)
   end
 end
 
+--- Folds from the server's folding ranges in every window showing `bufnr`
+--- (now and when it is shown again). Folds start open unless the user set
+--- 'foldlevelstart'.
+local function enable_folding(client, bufnr)
+  local caps = client.server_capabilities or {}
+  if M.config.folding == false or not caps.foldingRangeProvider then
+    return
+  end
+  if not (vim.lsp and type(vim.lsp.foldexpr) == 'function') then
+    return
+  end
+  local function set(win)
+    vim.wo[win].foldmethod = 'expr'
+    vim.wo[win].foldexpr = 'v:lua.vim.lsp.foldexpr()'
+    if vim.o.foldlevelstart < 0 then
+      vim.wo[win].foldlevel = 99
+    end
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
+    set(win)
+  end
+  api.nvim_create_autocmd('BufWinEnter', {
+    buffer = bufnr,
+    group = api.nvim_create_augroup('dfort_folding_' .. bufnr, { clear = true }),
+    callback = function()
+      set(api.nvim_get_current_win())
+    end,
+  })
+end
+
 local function on_attach(client, bufnr)
   enable_inlay_hints(client, bufnr)
+  enable_folding(client, bufnr)
   if M.config.on_attach then
     M.config.on_attach(client, bufnr)
   end

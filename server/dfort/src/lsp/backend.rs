@@ -7,6 +7,7 @@ use super::index;
 use super::settings::{self, Settings};
 use dfort_ide::actions::{self, ActionKind, Mode};
 use dfort_ide::host::{Host, Snapshot, TextChange};
+use dfort_syntax::SourceForm;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -139,15 +140,49 @@ impl Backend {
         F: FnOnce(&Snapshot, &Session) -> T + Send + 'static,
     {
         let host = self.host.clone();
+        self.blocking(what, move |session| {
+            let snap = lock(&host).snapshot();
+            f(&snap, session)
+        })
+        .await
+    }
+
+    /// Runs `f` on the text and source form of the document `uri` as the
+    /// host holds it now, without waiting for an analysis of the
+    /// workspace (`None` for a file the server does not know).
+    async fn with_document<T, F>(&self, what: &'static str, uri: Uri, f: F) -> Result<Option<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&str, &SourceForm) -> T + Send + 'static,
+    {
+        let host = self.host.clone();
+        self.blocking(what, move |_| {
+            let path = path_of(&uri)?;
+            let (text, form) = {
+                let host = lock(&host);
+                let d = host.document(&path)?;
+                (d.text.clone(), d.form)
+            };
+            Some(f(&text, &form))
+        })
+        .await
+    }
+
+    /// Runs `f` on a blocking thread under `catch_unwind`: a panic becomes
+    /// an internal error (logged), not a dead server.
+    async fn blocking<T, F>(&self, what: &'static str, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Session) -> T + Send + 'static,
+    {
         let session = self.session();
         let inject = self.options.inject_panic == Some(what);
         let joined = tokio::task::spawn_blocking(move || {
             catch_unwind(AssertUnwindSafe(|| {
-                let snap = lock(&host).snapshot();
                 if inject {
                     panic!("injected fault in {what}");
                 }
-                f(&snap, &session)
+                f(&session)
             }))
         })
         .await;
@@ -706,6 +741,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 }),
                 document_symbol_provider: Some(OneOf::Left(true)),
+                folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
                 definition_provider: Some(OneOf::Left(true)),
                 workspace_symbol_provider: Some(OneOf::Left(true)),
                 ..Default::default()
@@ -885,6 +921,16 @@ impl LanguageServer for Backend {
                     .map(|d| convert::document_symbol(&t, d, s.enc))
                     .collect(),
             ))
+        })
+        .await
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        self.with_document("folding ranges", params.text_document.uri, |text, form| {
+            dfort_ide::folding::folding_ranges(text, form)
+                .iter()
+                .map(convert::folding_range)
+                .collect()
         })
         .await
     }

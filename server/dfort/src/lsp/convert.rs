@@ -83,6 +83,23 @@ pub fn path_of(uri: &Uri) -> Option<PathBuf> {
     uri.to_file_path().map(|p| p.into_owned())
 }
 
+pub fn folding_range(f: &dfort_ide::folding::Fold) -> lsp::FoldingRange {
+    use dfort_ide::folding::FoldKind;
+    lsp::FoldingRange {
+        start_line: f.start_line,
+        start_character: None,
+        end_line: f.end_line,
+        end_character: None,
+        kind: match f.kind {
+            FoldKind::Code => None,
+            FoldKind::Comment => Some(lsp::FoldingRangeKind::Comment),
+            FoldKind::Imports => Some(lsp::FoldingRangeKind::Imports),
+            FoldKind::Preprocessor => Some(lsp::FoldingRangeKind::Region),
+        },
+        collapsed_text: None,
+    }
+}
+
 pub fn uri_of(path: &Path) -> Option<Uri> {
     Uri::from_file_path(path)
 }
