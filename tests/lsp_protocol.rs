@@ -715,7 +715,8 @@ fn address_recovery_in_hints_hover_and_diagnostics() {
     let h = hints(&mut c, &iccg);
     let labels = labels_at(&h);
     for (line, label) in [
-        (line_of("do"), "saves ii, ipntp"),
+        // Hints after the same text end with `;` but the last.
+        (line_of("do"), "saves ii, ipntp;"),
         (line_of("do"), "ipntp ← ipntp - ii"),
         (line_of("ipnt = ipntp"), "ipnt ← ipntp recomputed"),
         (line_of("ii = ii/2"), "ii stored: integer division"),
@@ -763,7 +764,7 @@ fn address_recovery_in_hints_hover_and_diagnostics() {
     assert!(address_diags(&d).is_empty(), "{d}");
     let labels = labels_at(&hints(&mut c, &iccg));
     assert!(
-        labels.contains(&(line_of("do"), "ii ← ii + 1".to_string())),
+        labels.contains(&(line_of("do"), "ii ← ii + 1;".to_string())),
         "{labels:?}"
     );
     assert!(
@@ -1070,5 +1071,58 @@ fn folding_ranges_in_both_forms() {
         )
         .unwrap();
     assert_eq!(r["result"], Value::Null, "{r}");
+    c.shutdown().unwrap();
+}
+
+/// A fresh directory holding `files` (name, text).
+fn workspace_of(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = workspace(name, &[]);
+    for (f, text) in files {
+        std::fs::write(dir.join(f), text).unwrap();
+    }
+    dir
+}
+
+/// The labels of the hints on the line holding `line_has`, in order.
+fn hint_labels_on(c: &mut Connection, path: &Path, text: &str, line_has: &str) -> Vec<String> {
+    let line = pos(text, line_has, line_has)["line"].clone();
+    hints(c, path)
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["position"]["line"] == line)
+        .map(|h| h["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const DO_WHILE: &str = "\
+subroutine dw(x, y, n)
+  implicit none
+  integer :: n, i, j
+  real(8) :: x(n), y
+  i = n
+  j = 1
+  do while (i > 1)
+    y = y + x(i)*x(j)
+    i = i - 1
+    j = j + 1
+  end do
+end subroutine
+";
+
+/// Several hints after the same text (a DO WHILE's saved indices and how
+/// each is recovered) are told apart: each but the last ends with `;`.
+#[test]
+fn hints_at_one_place_do_not_run_together() {
+    let root = workspace_of("apart", &[("dw.f90", DO_WHILE)]);
+    let path = root.join("dw.f90");
+    let mut c = start(&root, vscode_caps(), Options::default());
+    let text = open(&mut c, &path);
+    let labels = hint_labels_on(&mut c, &path, &text, "do while (i > 1)");
+    assert_eq!(
+        labels,
+        ["push(trips)", "saves i, j;", "i ← i + 1;", "j ← j - 1"],
+        "{labels:?}"
+    );
     c.shutdown().unwrap();
 }

@@ -104,7 +104,20 @@ pub fn inlay_hints(snap: &Snapshot, path: &Path, range: TextRange, kinds: HintKi
     }
     out.retain(|h| kinds.wants(h.kind) && range.start <= h.offset && h.offset <= range.end);
     out.sort_by_key(|h| (h.offset, h.kind as u8));
+    separate_neighbours(&mut out);
     out
+}
+
+/// Hints that follow the same text (a DO WHILE's `saves i, j`, then how
+/// each index is recovered) end with `;` but the last, so that their labels
+/// do not read as one where a client draws them as plain text.
+fn separate_neighbours(hints: &mut [Hint]) {
+    for i in 1..hints.len() {
+        let (a, b) = (&hints[i - 1], &hints[i]);
+        if a.offset == b.offset && !a.before && !b.before {
+            hints[i - 1].label.push(';');
+        }
+    }
 }
 
 fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
