@@ -1126,3 +1126,102 @@ fn hints_at_one_place_do_not_run_together() {
     );
     c.shutdown().unwrap();
 }
+
+/// Small faults seen in the editors: a half-typed line is the error (not
+/// the next line) and gets no hints; an intrinsic without its argument is
+/// an error; the files "Generate adjoint" writes get no hints.
+#[test]
+fn half_typed_lines_intrinsics_without_arguments_and_generated_files() {
+    let bratu = std::fs::read_to_string(fixtures().join("papers/p000_bratu.f")).unwrap();
+    let half_fixed = bratu.replace(
+        "      h = 2.0/(dim+1)\n",
+        "      h\n      h = 2.0/(dim+1)\n",
+    );
+    let half_free = DO_WHILE.replace("    i = i - 1\n", "    y\n    i = i - 1\n");
+    let no_argument = DO_WHILE.replace("y = y + x(i)*x(j)", "y = y + exp()*x(j)");
+    let root = workspace_of(
+        "faults",
+        &[
+            ("half.f", &half_fixed),
+            ("half.f90", &half_free),
+            ("noarg.f90", &no_argument),
+        ],
+    );
+    std::fs::copy(
+        fixtures().join("papers/p000_fig1.f90"),
+        root.join("p000_fig1.f90"),
+    )
+    .unwrap();
+    let mut c = start(&root, vscode_caps(), Options::default());
+    for (name, line_has) in [("half.f", "      h\n"), ("half.f90", "    y\n")] {
+        let path = root.join(name);
+        let text = open(&mut c, &path);
+        let d = diagnostics_of(&mut c, &path);
+        // 0-based: the lines before the one typed.
+        let line = text[..text.find(line_has).unwrap()].lines().count() as u64;
+        let errors: Vec<(u64, &str)> = d
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] == "syntax-error")
+            .map(|d| {
+                (
+                    d["range"]["start"]["line"].as_u64().unwrap(),
+                    d["message"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        let name_typed = line_has.trim();
+        assert_eq!(
+            errors,
+            [(
+                line,
+                format!("syntax error: `{name_typed}` is not a whole statement").as_str()
+            )],
+            "{name}: {d}"
+        );
+        // Neither the half-typed line nor the one the parser joined to it
+        // is analysed: no `push(..)`/`active` hints there.
+        let mut on = |l: u64| -> Vec<Value> {
+            hints(&mut c, &path)
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|h| h["position"]["line"] == json!(l))
+                .cloned()
+                .collect()
+        };
+        assert!(on(line).is_empty() && on(line + 1).is_empty(), "{name}");
+    }
+    let noarg = root.join("noarg.f90");
+    open(&mut c, &noarg);
+    let d = diagnostics_of(&mut c, &noarg);
+    assert!(
+        d.as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["code"] == "intrinsic-arguments"
+                && d["message"] == "`exp` is given 0 arguments but needs 1 argument"
+                && d["range"]["start"]["line"] == 7),
+        "{d}"
+    );
+    // The adjoint written next to the source: hints on the source, none
+    // on what dfort wrote.
+    let fig1 = root.join("p000_fig1.f90");
+    let text = open(&mut c, &fig1);
+    let at = pos(&text, "x(i) = j + sin(x(i))", "x(i)");
+    let r = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "dfort.generateAdjoint", "arguments": [uri(&fig1), at]}),
+        )
+        .unwrap();
+    assert_eq!(r["result"]["written"], true, "{r}");
+    assert!(!hints(&mut c, &fig1).as_array().unwrap().is_empty());
+    for generated in ["p000_fig1_b.f90", "dfort_stack.f90"] {
+        let path = root.join(generated);
+        open(&mut c, &path);
+        assert_eq!(hints(&mut c, &path), json!([]), "{generated}");
+    }
+    c.shutdown().unwrap();
+}

@@ -30,7 +30,7 @@ pub fn run(args: AdjointArgs) -> ExitCode {
     };
     let snap = &loaded.session.snap;
     let unit = snap.program.unit(loaded.root);
-    let header = header("Adjoint", &unit.name, &loaded);
+    let header = header(dfort_ide::actions::Mode::Adjoint, &unit.name, &loaded);
     match dfort_codegen::adjoint::adjoint_of(&snap.analysis, loaded.root, &header) {
         Ok((text, _)) => {
             let runtime = (

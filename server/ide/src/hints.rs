@@ -93,6 +93,13 @@ pub struct Hint {
 
 pub fn inlay_hints(snap: &Snapshot, path: &Path, range: TextRange, kinds: HintKinds) -> Vec<Hint> {
     let mut out = Vec::new();
+    // What dfort wrote is not differentiated again: no hints on it.
+    if snap
+        .doc(path)
+        .is_some_and(|d| crate::actions::is_generated(&d.text))
+    {
+        return out;
+    }
     for unit in snap.units_of(path) {
         // Only units that reach into the requested range (the screen).
         let seen = snap
@@ -575,16 +582,17 @@ end subroutine fig8l_max
         let h = address("fig8.f90", FIG8_MAX, HintKinds::default());
         // The DO statement: before its comment.
         let head = "do while (l < ilb)";
-        has(&h, 12, head, "saves i, j");
+        // Hints after the same text end with `;` but the last.
+        has(&h, 12, head, "saves i, j;");
         // A counted WHILE loop: l's final value is computed, not saved.
-        has(&h, 12, head, "l ← max(0, ilb)");
-        has(&h, 12, head, "i ← k + j");
-        has(&h, 12, head, "j ← j - 4 - m");
+        has(&h, 12, head, "l ← max(0, ilb);");
+        has(&h, 12, head, "i ← k + j;");
+        has(&h, 12, head, "j ← j - 4 - m;");
         has(&h, 12, head, "l ← l - 1");
         has(&h, 14, "m = k + 3 + l", "m ← k + 3 + l recomputed");
         // k is stored after the statement whose `max` blocks its inversion.
         has(&h, 15, "i = max(k, 2*l)", "k stored: `max`");
-        has(&h, 15, "i = max(k, 2*l)", "i ← i - 1 - j");
+        has(&h, 15, "i = max(k, 2*l)", "i ← i - 1 - j;");
         assert_eq!(h.len(), 8, "{h:#?}");
         let off = HintKinds {
             address: false,

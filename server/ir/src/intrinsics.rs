@@ -70,6 +70,17 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// The fewest arguments a reference computes on: every argument of a
+    /// partial derivative, two to compare, one of an array form.
+    pub fn least_arguments(&self) -> usize {
+        match self {
+            Rule::Partials { d, .. } => d.len(),
+            Rule::Extremum { .. } => 2,
+            Rule::Linear { .. } | Rule::Array(_) | Rule::Complex => 1,
+            Rule::None | Rule::Missing => 0,
+        }
+    }
+
     /// What the adjoint reads of the arguments' values: none when no
     /// partial derivative mentions an argument, each argument where the
     /// other is active when each partial mentions only the other (`dprod`).

@@ -14,7 +14,7 @@ use crate::ir::*;
 use crate::lower::decl::const_int_in;
 use crate::lower::expr::subscript;
 use crate::lower::LoweredFile;
-use dfort_syntax::rules::{ARGUMENT_COUNT, UNDECLARED, UNKNOWN_MODULE};
+use dfort_syntax::rules::{ARGUMENT_COUNT, INTRINSIC_ARGUMENTS, UNDECLARED, UNKNOWN_MODULE};
 use dfort_syntax::Diagnostic;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -248,6 +248,9 @@ fn finish(
             }
         }
     }
+    for u in &units {
+        intrinsic_arguments(u, &mut diags);
+    }
     (
         Program {
             files: std::sync::Arc::new(files),
@@ -256,6 +259,40 @@ fn finish(
         },
         diags,
     )
+}
+
+/// `intrinsic-arguments` errors: references to intrinsic functions with
+/// fewer arguments than their rule computes on (`exp()`, `max(x)`).
+fn intrinsic_arguments(u: &Unit, diags: &mut Vec<(FileId, Diagnostic)>) {
+    for st in &u.stmts {
+        for e in st.kind.exprs() {
+            e.walk(&mut |x| {
+                let ExprKind::Intrinsic { name, args } = &x.kind else {
+                    return;
+                };
+                let Some(i) = crate::intrinsics::lookup(name) else {
+                    return;
+                };
+                let least = i.rule.least_arguments();
+                if args.len() < least {
+                    let plural = if least > 1 { "s" } else { "" };
+                    diags.push((
+                        x.span.file,
+                        Diagnostic::new(
+                            &INTRINSIC_ARGUMENTS,
+                            x.span.range,
+                            format!(
+                                "`{name}` is given {} argument{} but needs {}{least} argument{plural}",
+                                args.len(),
+                                if args.len() == 1 { "" } else { "s" },
+                                if matches!(i.rule, crate::intrinsics::Rule::Extremum { .. }) { "at least " } else { "" },
+                            ),
+                        ),
+                    ));
+                }
+            });
+        }
+    }
 }
 
 struct NameIndex {

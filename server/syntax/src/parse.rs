@@ -437,6 +437,9 @@ fn describe_error(node: Node, text: &str) -> SyntaxError {
         }
     }
     let start = loose.unwrap_or(node.start_byte());
+    if let Some(e) = unfinished_line_before(node, start, text) {
+        return e;
+    }
     let end = line_end(text, start).min(node.end_byte().max(start));
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[line_start..line_end(text, start)];
@@ -455,6 +458,26 @@ fn describe_error(node: Node, text: &str) -> SyntaxError {
         format!("syntax error: unexpected `{snippet}`")
     };
     (start, end, &SYNTAX_ERROR, msg)
+}
+
+/// A statement the parser's recovery joined to the next line (`x` alone,
+/// then `i = i + 1` read as `x = i + 1` with `i` unexpected): the error is
+/// the unfinished line, where the user is typing.
+fn unfinished_line_before(node: Node, start: usize, text: &str) -> Option<SyntaxError> {
+    let statement = node.parent().filter(|p| p.kind().ends_with("_statement"))?;
+    let from = statement.start_byte();
+    let (first, _) = text.get(from..start)?.split_once('\n')?;
+    let code = first.split('!').next().unwrap_or(first).trim_end();
+    if code.trim().is_empty() || code.ends_with('&') {
+        return None;
+    }
+    let shown: String = code.trim().chars().take(40).collect();
+    Some((
+        from,
+        from + code.len(),
+        &SYNTAX_ERROR,
+        format!("syntax error: `{shown}` is not a whole statement"),
+    ))
 }
 
 fn unclosed(opener: Node, name: &str, text: &str) -> SyntaxError {

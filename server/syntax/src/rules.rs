@@ -355,6 +355,17 @@ rules! {
               Make the call match the procedure's argument list.",
         example: Some("subroutine s(a)\n  ...\ncall s(x, y)   ! s takes 1 argument\n"),
     };
+    INTRINSIC_ARGUMENTS = Rule {
+        code: "intrinsic-arguments",
+        severity: Severity::Error,
+        group: Group::FrontEnd,
+        summary: "an intrinsic function is given fewer arguments than it needs",
+        doc: "A reference to an intrinsic function lacks arguments it requires: `exp()` has \
+              no argument, `max(x)` one where it compares two or more, `atan2(y)` one of \
+              two. A compiler rejects it, and dfort has nothing to differentiate.\n\n\
+              Give the intrinsic its arguments.",
+        example: Some("y = exp()\n"),
+    };
     UNDECLARED = Rule {
         code: "undeclared",
         severity: Severity::Error,

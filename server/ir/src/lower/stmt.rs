@@ -8,6 +8,11 @@ use crate::ir::*;
 use dfort_syntax::flat::FNode;
 use dfort_syntax::rules::{DUPLICATE_LABEL, UNSUPPORTED};
 
+/// Whether `n` holds an ERROR or MISSING node.
+fn has_error(n: FNode) -> bool {
+    n.is_error() || n.is_missing() || children(n).into_iter().any(has_error)
+}
+
 impl<'f, 'a> UnitLowerer<'f, 'a> {
     /// Lowers a sequence of sibling nodes (statements, labels, comments,
     /// declarations) into statement ids.
@@ -146,6 +151,11 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
     pub(crate) fn statement(&mut self, n: FNode<'a>, label: Option<u32>) -> Option<StmtId> {
         let span = self.stmt_span(n);
         let kind = match n.kind() {
+            // The parser's recovery may join a half-typed line to the next
+            // statement (`x` then `i = i + 1` reads as `x = i + 1`, the `i`
+            // an ERROR): such a statement is left out, the syntax error
+            // says why, and nothing is analysed of what was not written.
+            "assignment_statement" if has_error(n) => return None,
             "assignment_statement" => {
                 let lhs = match field(n, "left") {
                     Some(l) => self.expr(l),
