@@ -675,22 +675,23 @@ pub fn of_call(
                 }
                 declared.insert(key);
             }
-            if routine {
-                hidden = hidden_globals(
-                    caller,
-                    id,
-                    fx,
-                    &declared,
-                    callees.shared_state,
-                    &mut problems,
-                );
-                for k in &hidden {
-                    if let Some(h) = hidden_region(caller, callees, id, c, args, k) {
-                        // The reverse sweep evaluates it again.
-                        h.vars(unit, &mut indices);
-                        hidden_regions.insert(k.clone(), h);
-                    }
+            hidden = hidden_globals(
+                caller,
+                id,
+                fx,
+                routine,
+                &declared,
+                callees.shared_state,
+                &mut problems,
+            );
+            for k in &hidden {
+                if let Some(h) = hidden_region(caller, callees, id, c, args, k) {
+                    // The reverse sweep evaluates it again.
+                    h.vars(unit, &mut indices);
+                    hidden_regions.insert(k.clone(), h);
                 }
+            }
+            if routine {
                 aliased = aliased_actuals(caller, id, c, args, fx, &mut problems);
                 // The reverse sweep evaluates their regions again.
                 for r in aliased.iter().filter_map(|a| a.region.as_ref()) {
@@ -935,6 +936,7 @@ fn hidden_globals(
     caller: &Caller,
     id: StmtId,
     fx: &Effects,
+    routine: bool,
     declared: &BTreeSet<GlobalKey>,
     shared: &BTreeSet<(UnitId, SymbolId)>,
     problems: &mut Vec<Problem>,
@@ -942,13 +944,17 @@ fn hidden_globals(
     let program = caller.program;
     let no_effects = Effects::default();
     let mine = caller.effects.get(caller.orig.id).unwrap_or(&no_effects);
-    // What the callee's adjoint reads that the caller may change, and
-    // what the call overwrites that the caller's adjoint (or its calling
-    // context) needs after it: the callee's adjoint restores its own
-    // overwrites from the values popped before it, but the original run
-    // in the forward sweep changed them (fuzzer, seed 48048, case 1626:
-    // a module procedure's call of a procedure writing a module array
-    // its caller's adjoint reads).
+    // What the callee's adjoint (`routine`) reads that the caller may
+    // change, and what the call overwrites that the caller's adjoint (or
+    // its calling context) needs after it: the callee's adjoint restores
+    // its own overwrites from the values popped before it, but the
+    // original run in the forward sweep changed them (fuzzer, seed 48048,
+    // case 1626: a module procedure's call of a procedure writing a module
+    // array its caller's adjoint reads). A call with no derivative
+    // routine changes them too, and the caller's calling context may need
+    // them after the caller's own adjoint (fuzzer, seed 20261201, case
+    // 2488: a module procedure whose internal procedure writes a module
+    // array the root's adjoint reads after it).
     let required_after = fx
         .written_globals
         .iter()
@@ -956,7 +962,7 @@ fn hidden_globals(
     let mut keys: Vec<&GlobalKey> = fx
         .read_globals
         .iter()
-        .filter(|k| mine.written_globals.contains(*k))
+        .filter(|k| routine && mine.written_globals.contains(*k))
         .chain(required_after)
         .collect();
     keys.sort();

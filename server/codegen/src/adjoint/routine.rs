@@ -67,10 +67,18 @@ pub(super) fn routine(inp: &RoutineInputs) -> Result<(Vec<Routine>, RoutineTrace
         }
     }
     used_modules.extend(inp.diff.copy_modules(inp.program, inp.orig));
+    // A module variable brought in under a name of its own keeps the name
+    // the unit's USE gave it (its internal procedures reach it by that
+    // name): a rename alone would hide it (F2018 14.2.2).
     let mut extra_uses: Vec<String> = out
         .hidden
         .values()
-        .map(|(local, m, name)| format!("use {m}, only: {local} => {name}"))
+        .map(
+            |(local, m, name)| match uses_by_own_name(inp.orig, m, name) {
+                true => format!("use {m}, only: {local} => {name}, {name}"),
+                false => format!("use {m}, only: {local} => {name}"),
+            },
+        )
         .collect();
     extra_uses.extend(inp.diff.state_use(inp.program, unit.id, &inp.bname));
     let root = inp.id == inp.diff.root;
@@ -482,4 +490,19 @@ fn carried(inp: &RoutineInputs, out: &Emitter) -> Vec<String> {
     names.extend((1..=out.counters).map(|k| format!("dfort_count{k}")));
     names.extend((1..=out.int_temps.len()).map(|k| format!("dfort_i{k}")));
     names
+}
+
+/// Whether `unit` reaches `name` of module `m` under that name through a
+/// USE statement of its own (without ONLY and not renamed, or in an ONLY
+/// list as itself).
+fn uses_by_own_name(unit: &dfort_ir::Unit, m: &str, name: &str) -> bool {
+    unit.uses
+        .iter()
+        .filter(|u| u.module == m)
+        .any(|u| match &u.only {
+            None => !u.renames.iter().any(|(_, remote)| remote == name),
+            Some(list) => list
+                .iter()
+                .any(|(local, remote)| local == name && remote == name),
+        })
 }
