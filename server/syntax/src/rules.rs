@@ -363,7 +363,8 @@ rules! {
         doc: "A reference to an intrinsic function lacks arguments it requires: `exp()` has \
               no argument, `max(x)` one where it compares two or more, `atan2(y)` one of \
               two. A compiler rejects it, and dfort has nothing to differentiate.\n\n\
-              Give the intrinsic its arguments.",
+              Give the intrinsic the arguments it needs (the compiler's manual lists them), \
+              or call the procedure you meant if the name is a user function's.",
         example: Some("y = exp()\n"),
     };
     UNDECLARED = Rule {
