@@ -140,11 +140,9 @@ pub fn folding_ranges(text: &str, form: &SourceForm) -> Vec<Fold> {
             }
             apply(role, statement_line, &mut stack, &mut folds);
             if let Some(l) = label {
-                while let Some(top) = stack.last() {
-                    if top.what != Construct::Do || top.label != Some(l) {
-                        break;
-                    }
-                    let top = stack.pop().unwrap();
+                while let Some(top) =
+                    stack.pop_if(|top| top.what == Construct::Do && top.label == Some(l))
+                {
                     folds.add(top.arm, statement_line, FoldKind::Code);
                 }
             }
@@ -190,8 +188,8 @@ fn apply(role: Role, line: u32, stack: &mut Vec<Open>, folds: &mut Folds) {
             let Some(i) = stack.iter().rposition(|o| o.what == what) else {
                 return;
             };
-            stack.truncate(i + 1);
-            let top = stack.pop().unwrap();
+            let top = stack.swap_remove(i);
+            stack.truncate(i);
             if matches!(top.what, Construct::Unit | Construct::Type) {
                 folds.add(top.start, line, FoldKind::Code);
             }
