@@ -229,23 +229,12 @@ fn actual(units: &Units, u: &Unit, e: &Expr) -> Option<Shape> {
                     ..scalar(BaseType::Logical, 4)
                 });
             }
-            let order = |b: BaseType| match b {
-                BaseType::Integer => 0,
-                BaseType::Real => 1,
-                BaseType::Complex => 2,
-                _ => 3,
-            };
-            let (hi, lo) = if order(a.base) >= order(b.base) {
-                (a, b)
-            } else {
-                (b, a)
-            };
-            let kind = match hi.base == lo.base {
-                true => hi.kind.zip(lo.kind).map(|(x, y)| x.max(y)),
-                false => hi.kind,
-            };
-            Some(Shape { kind, rank, ..hi })
+            Some(promoted(a, b, rank))
         }
+        ExprKind::ArrayCtor(items) => Some(Shape {
+            rank: 1,
+            ..actual(units, u, items.first()?)?
+        }),
         ExprKind::Intrinsic { name, args } => intrinsic(units, u, name, args),
         ExprKind::FunctionCall {
             target: CallTarget::Unit(c),
@@ -298,13 +287,52 @@ fn actual(units: &Units, u: &Unit, e: &Expr) -> Option<Shape> {
     }
 }
 
-/// What a reference to intrinsic `name` gives: reductions a scalar,
+/// The type of a numeric operation on `a` and `b` (integer < real <
+/// complex; of one type, the larger kind), of rank `rank`.
+fn promoted(a: Shape, b: Shape, rank: usize) -> Shape {
+    let order = |b: BaseType| match b {
+        BaseType::Integer => 0,
+        BaseType::Real => 1,
+        BaseType::Complex => 2,
+        _ => 3,
+    };
+    let (hi, lo) = if order(a.base) >= order(b.base) {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let kind = match hi.base == lo.base {
+        true => hi.kind.zip(lo.kind).map(|(x, y)| x.max(y)),
+        false => hi.kind,
+    };
+    Shape { kind, rank, ..hi }
+}
+
+/// What a reference to intrinsic `name` gives: reductions a scalar (of one
+/// rank less with `dim`), the array functions (`matmul`, `transpose`,
+/// `spread`, `pack`, `reshape` by a constructor, the shifts) their shape,
 /// conversions their type, and every elemental function of the table
 /// ([`crate::intrinsics`]) its result type, of the rank of its largest
 /// argument (a kind the arguments do not tell is unknown).
 fn intrinsic(units: &Units, u: &Unit, name: &str, args: &[Arg]) -> Option<Shape> {
     use crate::intrinsics::Ty;
     let first = actual(units, u, &args.first()?.value)?;
+    // `dim=`, or an integer second argument of a reduction.
+    let with_dim = args.iter().enumerate().any(|(k, a)| match &a.keyword {
+        Some(kw) => kw == "dim",
+        None => k == 1 && actual(units, u, &a.value).is_some_and(|s| s.base == BaseType::Integer),
+    });
+    let reduced = if with_dim {
+        first.rank.saturating_sub(1)
+    } else {
+        0
+    };
+    let int = |rank| Shape {
+        base: BaseType::Integer,
+        kind: Some(4),
+        derived: None,
+        rank,
+    };
     let rank = args
         .iter()
         .filter_map(|a| actual(units, u, &a.value))
@@ -318,9 +346,40 @@ fn intrinsic(units: &Units, u: &Unit, name: &str, args: &[Arg]) -> Option<Shape>
         rank,
     };
     Some(match name {
-        "sum" | "product" | "maxval" | "minval" | "dot_product" | "norm2" => {
-            Shape { rank: 0, ..first }
+        "sum" | "product" | "maxval" | "minval" | "norm2" => Shape {
+            rank: reduced,
+            ..first
+        },
+        "any" | "all" => Shape {
+            rank: reduced,
+            ..first
+        },
+        "count" => int(reduced),
+        "maxloc" | "minloc" | "shape" | "lbound" | "ubound" if !with_dim => int(1),
+        "maxloc" | "minloc" | "lbound" | "ubound" => int(0),
+        "dot_product" | "matmul" => {
+            let second = actual(units, u, &args.get(1)?.value)?;
+            let rank = match name {
+                "dot_product" => 0,
+                _ if first.rank == 2 && second.rank == 2 => 2,
+                _ => 1,
+            };
+            promoted(first, second, rank)
         }
+        "transpose" => Shape { rank: 2, ..first },
+        "spread" => Shape {
+            rank: first.rank + 1,
+            ..first
+        },
+        "pack" => Shape { rank: 1, ..first },
+        "cshift" | "eoshift" => first,
+        "reshape" => match &args.get(1)?.value.kind {
+            ExprKind::ArrayCtor(items) => Shape {
+                rank: items.len(),
+                ..first
+            },
+            _ => return None,
+        },
         "dble" => of(BaseType::Real, Some(8)),
         "int" | "nint" | "floor" | "ceiling" | "size" => of(BaseType::Integer, Some(4)),
         _ => {
@@ -572,6 +631,28 @@ end subroutine
         assert_eq!(
             targets(&p, "t"),
             ["put4", "put8", "putv", "putv", "put8", "same_a", "same_b", "-"]
+        );
+    }
+
+    #[test]
+    fn array_intrinsics_give_their_actuals_type_and_rank() {
+        // Fuzzer seed 20261205, case 668: `sum(matmul(t2, g)) * td` was
+        // not typed, so its operator did not reach its specific.
+        let calls = "call put(sum(matmul(m2, v)))\n  call put(matmul(m2, v))\n  \
+                     call put(sum(m2, dim=1))\n  call put(sum(m2, 2))\n  call put(pack(v, v > 0))\n  \
+                     call put(spread(b, 1, 4))\n  call put(reshape(m2, [16]))\n  \
+                     call put(dot_product(v, v))\n  call put(maxval(transpose(m2)))\n  \
+                     call put(eoshift(v, 1))\n  call put([b, b])\n";
+        let src = SRC
+            .replace("real(8) :: b, v(4)", "real(8) :: b, v(4), m2(4, 4)")
+            .replace("call put(a)\n", calls);
+        let p = program(&src);
+        assert_eq!(
+            targets(&p, "t")[..11],
+            [
+                "put8", "putv", "putv", "putv", "putv", "putv", "putv", "put8", "put8", "putv",
+                "putv"
+            ]
         );
     }
 
