@@ -5,9 +5,14 @@ use crate::support::*;
 use std::process::Command;
 
 fn dfort(args: &[&str]) -> (i32, String, String) {
+    dfort_in(&root(), args)
+}
+
+/// `dfort` run in `cwd`: status, standard output and error.
+fn dfort_in(cwd: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
         .args(args)
-        .current_dir(root())
+        .current_dir(cwd)
         .output()
         .expect("run dfort");
     (
@@ -475,7 +480,19 @@ fn verify_reports_both_relative_errors_and_asks_for_missing_sizes() {
         "bratuad",
     ]);
     assert_eq!(code, 1);
-    assert!(err.contains("--int dim=VALUE"), "{err}");
+    // Every value, with its flag, and the dfort.toml table that gives them.
+    assert!(
+        err.contains("the integer argument `dim`: --int dim=VALUE"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the integer argument `parmax`: --int parmax=VALUE"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  [[root]]\n  name = \"bratuad\"\n  int = { dim = VALUE, parmax = VALUE }"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -953,7 +970,7 @@ fn verify_drives_character_and_logical_flags() {
     ]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("give the character argument `trans` a value with --char trans=VALUE"),
+        err.contains("the character argument `trans`: --char trans=VALUE"),
         "{err}"
     );
     std::fs::write(
@@ -1134,9 +1151,51 @@ fn verify_takes_integer_arrays_and_spd_matrices() {
     ]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("give the integer array `ipiv` its values with --int ipiv=[V1,V2,...]"),
+        err.contains("the values of the integer array `ipiv`: --int ipiv=[V1,V2,...]"),
         "{err}"
     );
+    // What an editor reads: every missing value, as JSON, status 3.
+    let (code, out, _) = dfort(&[
+        "verify",
+        lapack,
+        blas,
+        "--root",
+        "xlaswp",
+        "--size",
+        "a=6",
+        "--missing-json",
+    ]);
+    assert_eq!(code, 3, "{out}");
+    let json: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(json["root"], "xlaswp");
+    let missing: Vec<(&str, &str)> = json["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["name"].as_str().unwrap(), m["key"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        missing,
+        [
+            ("n", "int"),
+            ("lda", "int"),
+            ("k1", "int"),
+            ("k2", "int"),
+            ("ipiv", "int")
+        ]
+    );
+    // An integer array's values from dfort.toml.
+    let dir = root().join("target/verify-int-array-config");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("dfort.toml"),
+        "[[root]]\nname = \"xlaswp\"\nint = { n = 2, lda = 3, k1 = 1, k2 = 3, ipiv = [3, 3, 3] }\nsize = { a = 6 }\n",
+    )
+    .unwrap();
+    let (code, out, err) = dfort_in(&dir, &["verify", lapack, blas, "--root", "xlaswp"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("ipiv=[3,3,3]"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
     let (code, out, err) = dfort(&[
         "verify",
         lapack,

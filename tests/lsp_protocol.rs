@@ -565,6 +565,112 @@ fn verify_reports_progress_and_its_result() {
     c.shutdown().unwrap();
 }
 
+/// "Verify derivatives" on the shipped Bratu example, whose integer
+/// arguments have no values yet: a client that does not ask the user is
+/// told the `dfort.toml` table that gives them; one that asks gets the
+/// list; the values it then sends are saved in `dfort.toml` and used.
+#[test]
+fn verify_asks_for_missing_values_and_saves_them_in_dfort_toml() {
+    let root = workspace("verify-values", &["p000_bratu.f"]);
+    let bratu = root.join("p000_bratu.f");
+    let options = Options {
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_dfort")),
+        ..Options::default()
+    };
+    let mut c = start(&root, vscode_caps(), options);
+    open(&mut c, &bratu);
+    let verify = |c: &mut Connection, extra: Option<Value>| {
+        let mut arguments = vec![json!(uri(&bratu)), json!("bratu")];
+        arguments.extend(extra);
+        c.request(
+            "workspace/executeCommand",
+            json!({"command": "dfort.verify", "arguments": arguments}),
+        )
+        .unwrap()
+    };
+    let said = |c: &Connection| -> Vec<String> {
+        c.notifications
+            .iter()
+            .filter(|m| m["method"] == "window/showMessage")
+            .filter_map(|m| m["params"]["message"].as_str().map(String::from))
+            .collect()
+    };
+    // No command-line advice: the dfort.toml table.
+    let r = verify(&mut c, None);
+    assert_eq!(r["result"]["ok"], false, "{r}");
+    let told = said(&c);
+    let last = told.last().expect("a message");
+    assert!(!last.contains("--int"), "{last}");
+    assert!(
+        last.contains("the integer argument `dim`, the integer argument `parmax`"),
+        "{last}"
+    );
+    assert!(
+        last.contains(&root.join("dfort.toml").display().to_string()),
+        "{last}"
+    );
+    assert!(
+        last.contains("[[root]]\n  name = \"bratu\"\n  int = { dim = VALUE, parmax = VALUE }"),
+        "{last}"
+    );
+    // A client that asks: the list, and no message.
+    let r = verify(&mut c, Some(json!({"ask": true})));
+    let missing: Vec<(&str, &str, &str)> = r["result"]["missing"]
+        .as_array()
+        .expect("missing values")
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap(),
+                m["key"].as_str().unwrap(),
+                m["what"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        missing,
+        [
+            ("dim", "int", "the integer argument `dim`"),
+            ("parmax", "int", "the integer argument `parmax`")
+        ]
+    );
+    assert_eq!(said(&c).len(), told.len(), "{:?}", said(&c));
+    assert!(!root.join("dfort.toml").exists());
+    // What the user typed: saved, then used.
+    let r = verify(
+        &mut c,
+        Some(json!({"ask": true, "values": {"int": {"dim": 12, "parmax": 2}}})),
+    );
+    assert_eq!(r["result"]["ok"], true, "{r}");
+    let toml = std::fs::read_to_string(root.join("dfort.toml")).unwrap();
+    assert_eq!(
+        toml,
+        "[[root]]\nname = \"bratu\"\nint = { dim = 12, parmax = 2 }\n"
+    );
+    assert!(
+        said(&c)
+            .iter()
+            .any(|m| m.contains("bratu: adjoint relative error")),
+        "{:?}",
+        said(&c)
+    );
+    // Values that do not fit the table are refused by name.
+    let r = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "dfort.verify", "arguments": [uri(&bratu), "bratu", {"values": {"ints": {}}}]}),
+        )
+        .unwrap();
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("ints"),
+        "{r}"
+    );
+    c.shutdown().unwrap();
+}
+
 /// Whether `workspace/symbol` finds a symbol named `name`.
 fn has_workspace_symbol(c: &mut Connection, name: &str) -> bool {
     let r = c

@@ -326,6 +326,30 @@ local function run()
     assert(not (type(raw) == 'table' and raw.ok == false), 'verification failed')
   end)
 
+  report.step('verify bratu asks for its values', function()
+    -- Bratu's integer arguments have no values: the plugin asks for them
+    -- (vim.ui.input), the server keeps them in dfort.toml, the check runs.
+    local input, prompts = vim.ui.input, {}
+    local answers = { '12', '2' }
+    vim.ui.input = function(opts, on_confirm)
+      table.insert(prompts, opts.prompt)
+      on_confirm(table.remove(answers, 1))
+    end
+    local ok, text, err, raw = pcall(dfort.verify, fixed, { position = bratu_pos, timeout = 60000 })
+    vim.ui.input = input
+    assert(ok, text)
+    assert(text, err)
+    report.info('prompts', table.concat(prompts, ' | '))
+    assert(#prompts == 2 and prompts[1]:find('`dim`', 1, true) and prompts[2]:find('`parmax`', 1, true), 'asked: ' .. table.concat(prompts, ' | '))
+    assert(prompts[1]:find('dfort.toml', 1, true), 'the prompt does not say where the value is kept: ' .. prompts[1])
+    local toml = read_file(dir .. '/dfort.toml') or ''
+    assert(toml == '[[root]]\nname = "bratu"\nint = { dim = 12, parmax = 2 }\n', 'dfort.toml: ' .. toml)
+    assert(type(raw) == 'table' and raw.ok == true, 'verification failed: ' .. text)
+    assert(dfort.parse_value({ key = 'int', form = '[V1,V2,...]' }, '[1, 2,3]')[3] == 3, 'an integer list')
+    assert(dfort.parse_value({ key = 'int', form = 'VALUE' }, 'twelve') == nil, '"twelve" read as an integer')
+    assert(dfort.parse_value({ key = 'logical', form = 'true|false' }, '.false.') == false, '.false.')
+  end)
+
   -- The user commands act at the cursor.
   local function put_cursor(bufnr, pos)
     vim.api.nvim_set_current_buf(bufnr)

@@ -222,6 +222,63 @@ function showResult(command: string, result: unknown): void {
   }
 }
 
+/** A value `dfort verify` needs for a root's argument (the server's `missing` entries). */
+export interface MissingValue {
+  name: string;
+  /** The key of the root's `dfort.toml` table: int, size, char or logical. */
+  key: string;
+  what: string;
+  form: string;
+}
+
+/** What the user typed as the value `m` asks for, or undefined when it is not one. */
+export function parseValue(m: MissingValue, text: string): unknown {
+  const t = text.trim();
+  if (m.key === 'char') {
+    return t.length > 0 ? t : undefined;
+  }
+  if (m.key === 'logical') {
+    const v = t.replace(/^\.|\.$/g, '').toLowerCase();
+    return ['true', 't', '1'].includes(v) ? true : ['false', 'f', '0'].includes(v) ? false : undefined;
+  }
+  const integer = (s: string): number | undefined => (/^[+-]?\d+$/.test(s.trim()) ? Number(s.trim()) : undefined);
+  if (m.form.startsWith('[')) {
+    const inner = t.replace(/^\[/, '').replace(/\]$/, '');
+    const items = inner.split(/[\s,]+/).filter((x) => x.length > 0).map(integer);
+    return items.length > 0 && items.every((x) => x !== undefined) ? items : undefined;
+  }
+  const v = integer(t);
+  return v !== undefined && (m.key !== 'size' || v >= 0) ? v : undefined;
+}
+
+/**
+ * Asks for each missing value (input boxes); the values by `dfort.toml`
+ * key, or undefined when the user cancelled.
+ */
+async function askForValues(root: string, config: string, missing: MissingValue[]): Promise<Record<string, Record<string, unknown>> | undefined> {
+  const values: Record<string, Record<string, unknown>> = {};
+  for (const m of missing) {
+    const answer = await vscode.window.showInputBox({
+      title: `dfort: verify ${root}`,
+      prompt: `${m.what} (kept in ${config}, [[root]] "${root}", ${m.key} = { ${m.name} = ${m.form} })`,
+      placeHolder: m.form,
+      ignoreFocusOut: true,
+      validateInput: (text) => (parseValue(m, text) === undefined ? `expected ${m.form}` : undefined),
+    });
+    if (answer === undefined) {
+      return undefined;
+    }
+    (values[m.key] ??= {})[m.name] = parseValue(m, answer);
+  }
+  return values;
+}
+
+/** The `missing` entries of a verify result, if it has any. */
+function missingValues(result: unknown): MissingValue[] {
+  const r = result as { missing?: unknown } | null | undefined;
+  return r && Array.isArray(r.missing) ? (r.missing as MissingValue[]) : [];
+}
+
 async function runServerCommand(
   c: LanguageClient,
   command: string,
@@ -234,11 +291,27 @@ async function runServerCommand(
     return undefined;
   }
   const title = TITLES[command] ?? command;
-  try {
-    const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `dfort: ${title}…` },
-      async () => next(command, full),
+  const run = (extra: unknown[]): Thenable<unknown> =>
+    vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `dfort: ${title}…` }, async () =>
+      next(command, [...full.slice(0, 2), ...extra]),
     );
+  try {
+    const verify = command === 'dfort.verify';
+    let result = await run(verify ? [{ ask: true }] : []);
+    // Verify: values nobody gave are asked for, saved in dfort.toml by the
+    // server, and the run repeated (a size may follow from an integer).
+    for (let round = 0; verify && round < 4 && missingValues(result).length > 0; round++) {
+      const r = result as { root?: string; config?: string; summary?: string };
+      const values = await askForValues(r.root ?? '', r.config ?? 'dfort.toml', missingValues(result));
+      if (!values) {
+        showWithOutput('warning', r.summary ?? 'values are missing');
+        return result;
+      }
+      result = await run([{ ask: true, values }]);
+    }
+    if (missingValues(result).length > 0) {
+      showWithOutput('warning', (result as { summary?: string }).summary ?? 'values are missing');
+    }
     showResult(command, result);
     return result;
   } catch (error) {

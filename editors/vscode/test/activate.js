@@ -384,6 +384,30 @@ async function main() {
   ok('the server got p000_bratu.f as FortranFixedForm');
   host.installedExtensions.length = 0;
 
+  // 6c. "Verify derivatives" on Bratu, whose integer arguments have no
+  //     values yet: the extension asks for them (input boxes), the server
+  //     keeps them in dfort.toml, and the check runs.
+  const bratuDoc = host.documents.find((d) => d.uri.fsPath === fixedFile);
+  const bratuLine = bratuDoc.getText().split(/\r?\n/).findIndex((l) => /^\s+subroutine bratu\b/i.test(l));
+  check(bratuLine >= 0, 'p000_bratu.f has SUBROUTINE BRATU');
+  host.showEditor(bratuDoc, new stub.module.Position(bratuLine + 1, 6));
+  const boxesBefore = host.inputBoxes.length;
+  host.inputAnswers.push('twelve', '12', '2');
+  const refused = await host.commands.get('dfort.verify')();
+  const firstBoxes = host.inputBoxes.slice(boxesBefore);
+  check(firstBoxes.length === 1 && /the integer argument `dim`/.test(firstBoxes[0].prompt), 'verify asks for `dim` first', JSON.stringify(firstBoxes));
+  check(firstBoxes[0].prompt.includes('dfort.toml') && firstBoxes[0].prompt.includes('int = { dim = VALUE }'), 'the prompt says where the value is kept', firstBoxes[0].prompt);
+  check(host.inputRefusals.slice(-1)[0] === 'expected VALUE', '"twelve" is not an integer', JSON.stringify(host.inputRefusals));
+  check(refused && refused.ok === false && !fs.existsSync(path.join(workDir, 'dfort.toml')), 'a cancelled box runs nothing and writes nothing', JSON.stringify(refused));
+  check(host.messages.slice(-1)[0][1].includes('int = { dim = VALUE, parmax = VALUE }'), 'and names the dfort.toml table', JSON.stringify(host.messages.slice(-1)));
+  const verified = await host.commands.get('dfort.verify')();
+  const boxes = host.inputBoxes.slice(boxesBefore + 1).map((b) => b.prompt);
+  check(boxes.length === 2 && /`dim`/.test(boxes[0]) && /`parmax`/.test(boxes[1]), 'verify asks for `dim` and `parmax`', JSON.stringify(boxes));
+  const toml = fs.readFileSync(path.join(workDir, 'dfort.toml'), 'utf8');
+  check(toml === '[[root]]\nname = "bratu"\nint = { dim = 12, parmax = 2 }\n', 'the values are kept in dfort.toml', toml);
+  check(verified && verified.ok === true, 'and the derivatives of bratu check out', JSON.stringify(verified));
+  host.inputAnswers.length = 0;
+
   // 7. dfort.restartServer: a new server process and a new running client.
   const firstPid = servers[0].pid;
   await host.commands.get('dfort.restartServer')();
@@ -410,8 +434,8 @@ async function main() {
   // 9. a server that cannot be started: activate() still resolves, says what to do,
   //    and the commands explain instead of being missing.
   const leftovers = fs.readdirSync(workDir).filter((f) => f !== path.basename(fixture) && f !== 'p000_bratu.f').sort();
-  const generated = [path.basename(tangentFile), path.basename(adjointFile), 'dfort_stack.f90'].sort();
-  check(JSON.stringify(leftovers) === JSON.stringify(generated), 'the server wrote the generated files and nothing else', leftovers.join(', '));
+  const generated = [path.basename(tangentFile), path.basename(adjointFile), 'dfort_stack.f90', 'dfort.toml'].sort();
+  check(JSON.stringify(leftovers) === JSON.stringify(generated), 'the server wrote the generated files, dfort.toml and nothing else', leftovers.join(', '));
 
   host.settings['dfort.serverPath'] = path.join(workDir, 'no-such-dfort');
   const messagesBeforeMissing = host.messages.length;

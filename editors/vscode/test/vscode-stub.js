@@ -643,6 +643,11 @@ function createStub(options) {
     providers: [], // { kind, selector, provider }
     outputLines: [], // [channel, text]
     messages: [], // [severity, text]
+    // showInputBox: the options of each box shown, the answers to give
+    // (in order; none left = cancelled), and what validateInput said.
+    inputBoxes: [],
+    inputAnswers: [],
+    inputRefusals: [],
     appliedEdits: [],
     shownDocuments: [],
     diagnostics: new Map(), // uri string -> Diagnostic[]
@@ -849,6 +854,16 @@ function createStub(options) {
     showInformationMessage: showMessage('info'),
     showWarningMessage: showMessage('warning'),
     showErrorMessage: showMessage('error'),
+    showInputBox(options) {
+      host.inputBoxes.push(options || {});
+      const answer = host.inputAnswers.shift();
+      const refusal = answer !== undefined && options && options.validateInput ? options.validateInput(answer) : undefined;
+      if (refusal) {
+        host.inputRefusals.push(refusal);
+        return Promise.resolve(undefined);
+      }
+      return Promise.resolve(answer);
+    },
     get activeTextEditor() {
       return host.activeTextEditor;
     },

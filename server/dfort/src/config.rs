@@ -7,7 +7,7 @@
 //! independent = ["x", "prm"]
 //! dependent = ["f"]
 //! after = "init_state"         # optional: the independents take their values when this call returns
-//! int = { dim = 12, parmax = 2 }   # optional: integer arguments for `dfort verify`
+//! int = { dim = 12, parmax = 2, ipiv = [2, 2, 3] } # optional: integer arguments (and arrays) for `dfort verify`
 //! size = { x = 12 }                # optional: array sizes for `dfort verify`
 //! char = { trans = "T" }           # optional: character arguments for `dfort verify`
 //! logical = { upper = true }       # optional: logical arguments for `dfort verify`
@@ -127,9 +127,10 @@ pub struct RootConfig {
     /// when that call returns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
-    /// Values of integer arguments (`dfort verify`'s `--int`).
+    /// Values of integer arguments and integer arrays (`dfort verify`'s
+    /// `--int`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub int: BTreeMap<String, i64>,
+    pub int: BTreeMap<String, IntValue>,
     /// Sizes of array arguments (`dfort verify`'s `--size`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub size: BTreeMap<String, i64>,
@@ -139,6 +140,27 @@ pub struct RootConfig {
     /// Values of logical arguments (`dfort verify`'s `--logical`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub logical: BTreeMap<String, bool>,
+}
+
+/// The value of an integer argument in `dfort.toml`: a scalar's, or an
+/// integer array's values.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum IntValue {
+    One(i64),
+    Many(Vec<i64>),
+}
+
+impl std::fmt::Display for IntValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IntValue::One(v) => write!(f, "{v}"),
+            IntValue::Many(vs) => {
+                let vs: Vec<String> = vs.iter().map(i64::to_string).collect();
+                write!(f, "[{}]", vs.join(","))
+            }
+        }
+    }
 }
 
 impl RootConfig {
@@ -190,18 +212,22 @@ pub fn find(start: &Path) -> Option<PathBuf> {
 /// no `dfort.toml`, an error naming the file when it cannot be read or
 /// parsed.
 pub fn load(files: &[PathBuf]) -> Result<Option<(PathBuf, Config)>, String> {
-    let found = std::env::current_dir()
-        .ok()
-        .and_then(|d| {
-            let p = d.join("dfort.toml");
-            p.is_file().then_some(p)
-        })
-        .or_else(|| files.first().and_then(|f| find(f)));
-    let Some(path) = found else {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let Some(path) = locate(&cwd, files) else {
         return Ok(None);
     };
     let config = read(&path)?;
     Ok(Some((path, config)))
+}
+
+/// The `dfort.toml` a command run in `cwd` on `files` reads: the one in
+/// `cwd`, else the nearest at or above the first file.
+pub fn locate(cwd: &Path, files: &[PathBuf]) -> Option<PathBuf> {
+    let here = cwd.join("dfort.toml");
+    if here.is_file() {
+        return Some(here);
+    }
+    files.first().and_then(|f| find(f))
 }
 
 /// The files a command reads: those given, else the `files` of the
@@ -280,12 +306,17 @@ mod tests {
         )
         .unwrap();
         let r = c.root_named("bratu").unwrap();
-        assert_eq!(r.int.get("dim"), Some(&12));
-        assert_eq!(r.int.get("parmax"), Some(&2));
+        assert_eq!(r.int.get("dim"), Some(&IntValue::One(12)));
+        assert_eq!(r.int.get("parmax"), Some(&IntValue::One(2)));
         assert_eq!(r.size.get("x"), Some(&100));
         assert!(!r.has_lists());
         assert!(c.root_named("other").is_none());
         assert!(toml::from_str::<Config>("[[root]]\nname = \"a\"\nint = { n = 1.5 }\n").is_err());
+        let c: Config =
+            toml::from_str("[[root]]\nname = \"a\"\nint = { ipiv = [2, 2, 3] }\n").unwrap();
+        let ipiv = c.root[0].int.get("ipiv").unwrap();
+        assert_eq!(ipiv, &IntValue::Many(vec![2, 2, 3]));
+        assert_eq!(ipiv.to_string(), "[2,2,3]");
         assert!(toml::from_str::<Config>("[[root]]\nname = \"a\"\nsizes = { x = 1 }\n").is_err());
     }
 }

@@ -15,6 +15,7 @@ pub mod adjoint;
 pub mod analyze;
 pub mod check;
 pub mod config;
+pub mod config_edit;
 mod form;
 pub mod import;
 pub mod lsp;

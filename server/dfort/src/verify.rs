@@ -10,6 +10,7 @@
 //! linking, running) are also used by `cargo xtask bench-adjoint`,
 //! `bench-inversion` and `fuzz`.
 
+use crate::config::IntValue;
 use crate::tangent::{load_root, DiffArgs, Loaded};
 use dfort_codegen::driver::{driver, parse_output, DriverArg, DriverSpec, MatrixInit, MatrixKind};
 use dfort_ir::*;
@@ -82,6 +83,35 @@ pub struct VerifyArgs {
     /// objects and the executable `run`) instead of a temporary one.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
+    /// For editors: when the root's arguments need values that neither the
+    /// command line nor `dfort.toml` gives, print them as one JSON object
+    /// (`{"root", "config", "missing": [{"name", "key", "what", "form"}]}`)
+    /// on standard output and exit with status 3.
+    #[arg(long)]
+    missing_json: bool,
+}
+
+/// The exit status of `dfort verify --missing-json` when values are
+/// missing.
+pub const MISSING_VALUES: u8 = 3;
+
+/// Why `verify` stopped before checking.
+enum Stop {
+    Error(String),
+    /// Values are missing; the JSON object `--missing-json` prints.
+    Missing(serde_json::Value),
+}
+
+impl From<String> for Stop {
+    fn from(e: String) -> Stop {
+        Stop::Error(e)
+    }
+}
+
+impl From<&str> for Stop {
+    fn from(e: &str) -> Stop {
+        Stop::Error(e.to_string())
+    }
 }
 
 /// Flags for derivative code under test: the locals of a derivative
@@ -259,11 +289,124 @@ fn eval(unit: &Unit, e: &Expr, ints: &HashMap<String, i64>) -> Option<i64> {
     }
 }
 
+/// A value `dfort verify` needs and cannot choose: an argument of the
+/// root that neither the command line nor `dfort.toml` gives.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Missing {
+    /// The argument's name (lower case).
+    pub name: String,
+    /// The key of the root's table in `dfort.toml` that holds it, and the
+    /// command-line flag without its dashes: `int`, `size`, `char` or
+    /// `logical`.
+    pub key: String,
+    /// What it is, for a prompt: "the integer argument `dim`".
+    pub what: String,
+    /// The form of a value: `VALUE`, `[V1,V2,...]`, `N`, `true|false`.
+    pub form: String,
+}
+
+impl Missing {
+    fn new(name: &str, key: &str, what: &str, form: &str) -> Missing {
+        Missing {
+            name: name.to_string(),
+            key: key.to_string(),
+            what: format!("{what} `{name}`"),
+            form: form.to_string(),
+        }
+    }
+
+    /// The command-line flag that gives it: `--int dim=VALUE`.
+    pub fn flag(&self) -> String {
+        format!("--{} {}={}", self.key, self.name, self.form)
+    }
+}
+
+/// Why `driver_args` has no arguments for a root.
+#[derive(Debug, PartialEq)]
+pub enum ArgsError {
+    /// Values only the user can give.
+    Missing(Vec<Missing>),
+    /// An argument the driver cannot make.
+    Unsupported(String),
+}
+
+impl ArgsError {
+    /// The error as `dfort verify` prints it: every missing value with its
+    /// flag, then the `[[root]]` table of `dfort.toml` that gives them once
+    /// for all (`config` is the file the run read, if any).
+    pub fn message(&self, root: &str, config: Option<&Path>) -> String {
+        let missing = match self {
+            ArgsError::Unsupported(e) => return e.clone(),
+            ArgsError::Missing(m) => m,
+        };
+        let mut text = format!("`{root}` needs values dfort verify cannot choose:\n");
+        for m in missing {
+            text.push_str(&format!("  {}: {}\n", m.what, m.flag()));
+        }
+        let file = config.map_or("dfort.toml".to_string(), |p| p.display().to_string());
+        text.push_str(&format!("or give them once in {file}:\n"));
+        text.push_str(&toml_table(root, missing));
+        text.trim_end().to_string()
+    }
+}
+
+/// The missing values as an editor says them, without flags: what each
+/// is, then the `[[root]]` table of `file` that gives them.
+pub fn missing_for_editors(root: &str, missing: &[Missing], file: &Path) -> String {
+    let what: Vec<&str> = missing.iter().map(|m| m.what.as_str()).collect();
+    format!(
+        "`{root}` needs values dfort verify cannot choose: {}. Give them in {}:\n{}",
+        what.join(", "),
+        file.display(),
+        toml_table(root, missing).trim_end()
+    )
+}
+
+impl From<String> for ArgsError {
+    fn from(e: String) -> ArgsError {
+        ArgsError::Unsupported(e)
+    }
+}
+
+/// The `[[root]]` table of `dfort.toml` that gives `missing`, with the
+/// values' forms for values.
+pub fn toml_table(root: &str, missing: &[Missing]) -> String {
+    let mut text = format!("  [[root]]\n  name = \"{root}\"\n");
+    for key in ["int", "size", "char", "logical"] {
+        let entries: Vec<String> = missing
+            .iter()
+            .filter(|m| m.key == key)
+            .map(|m| format!("{} = {}", m.name, m.form))
+            .collect();
+        if !entries.is_empty() {
+            text.push_str(&format!("  {key} = {{ {} }}\n", entries.join(", ")));
+        }
+    }
+    text
+}
+
 /// The driver's arguments for `unit`: integer values from `ints`, array
-/// sizes from `sizes`, else from the bounds evaluated with `ints`.
-pub fn driver_args(unit: &Unit, values: &ArgValues) -> Result<Vec<DriverArg>, String> {
+/// sizes from `sizes`, else from the bounds evaluated with `ints`. When
+/// values are missing, all of them are reported at once, except the sizes
+/// of explicit-shape arrays while integer arguments are missing (their
+/// bounds may follow from them).
+pub fn driver_args(unit: &Unit, values: &ArgValues) -> Result<Vec<DriverArg>, ArgsError> {
     let ints = &values.ints;
     let mut out = Vec::new();
+    let mut missing = Vec::new();
+    // Sizes of explicit-shape arrays whose bounds are not known yet.
+    let mut unknown_bounds = Vec::new();
+    let mut size_of = |s: &Symbol, missing: &mut Vec<Missing>| match array_size(unit, s, values) {
+        Ok(n) => Some(n),
+        Err(Bounds::Assumed) => {
+            missing.push(Missing::new(&s.name, "size", "the size of the array", "N"));
+            None
+        }
+        Err(Bounds::Unknown) => {
+            unknown_bounds.push(Missing::new(&s.name, "size", "the size of the array", "N"));
+            None
+        }
+    };
     for a in &unit.args {
         let s = unit.symbol(*a);
         let name = s.name.clone();
@@ -273,42 +416,41 @@ pub fn driver_args(unit: &Unit, values: &ArgValues) -> Result<Vec<DriverArg>, St
                     name,
                     value: v.clone(),
                 }),
-                None => {
-                    return Err(format!(
-                        "give the character argument `{name}` a value with --char {name}=VALUE"
-                    ))
-                }
+                None => missing.push(Missing::new(&name, "char", "the character argument", "VALUE")),
             },
             (BaseType::Logical, 0) => match values.logicals.get(&name) {
                 Some(v) => out.push(DriverArg::Logical { name, value: *v }),
-                None => {
-                    return Err(format!(
-                        "give the logical argument `{name}` a value with --logical {name}=true|false"
-                    ))
-                }
+                None => missing.push(Missing::new(
+                    &name,
+                    "logical",
+                    "the logical argument",
+                    "true|false",
+                )),
             },
             (BaseType::Integer, 0) => match ints.get(&name) {
                 Some(v) => out.push(DriverArg::Int { name, value: *v }),
                 None if values.outputs.contains(&name) => {
                     out.push(DriverArg::Int { name, value: 0 })
                 }
-                None => {
-                    return Err(format!(
-                        "give the integer argument `{name}` a value with --int {name}=VALUE"
-                    ))
-                }
+                None => missing.push(Missing::new(&name, "int", "the integer argument", "VALUE")),
             },
             (BaseType::Integer, _) if matches!(s.ty.kind, Some(4) | None) => {
                 let values = match values.int_arrays.get(&name) {
                     Some(v) => v.clone(),
                     None if values.outputs.contains(&name) => {
-                        let n = array_size(unit, s, values)?;
+                        let Some(n) = size_of(s, &mut missing) else {
+                            continue;
+                        };
                         vec![0; usize::try_from(n).unwrap_or(0)]
                     }
                     None => {
-                        return Err(format!(
-                            "give the integer array `{name}` its values with --int {name}=[V1,V2,...]"
-                        ))
+                        missing.push(Missing::new(
+                            &name,
+                            "int",
+                            "the values of the integer array",
+                            "[V1,V2,...]",
+                        ));
+                        continue;
                     }
                 };
                 out.push(DriverArg::IntArray { name, values });
@@ -317,28 +459,42 @@ pub fn driver_args(unit: &Unit, values: &ArgValues) -> Result<Vec<DriverArg>, St
                 out.push(DriverArg::Real { name, size: 0 })
             }
             (BaseType::Real, _) if s.ty.kind == Some(8) => {
-                let size = array_size(unit, s, values)?;
+                let Some(size) = size_of(s, &mut missing) else {
+                    continue;
+                };
                 out.push(DriverArg::Real {
                     name,
                     size: usize::try_from(size).unwrap_or(0),
                 });
             }
             _ => {
-                return Err(format!(
+                return Err(ArgsError::Unsupported(format!(
                     "verify can drive integer, character and logical scalars and real(8) arguments only; `{name}` is {}",
                     dfort_ir::dump::type_name(&s.ty)
-                ))
+                )))
             }
         }
     }
-    Ok(out)
+    if !missing.iter().any(|m| m.key == "int") {
+        missing.append(&mut unknown_bounds);
+    }
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(ArgsError::Missing(missing))
+    }
 }
 
-/// The number of elements of array argument `s`: `--size`, else its
-/// bounds evaluated with the integer arguments.
-fn array_size(unit: &Unit, s: &Symbol, values: &ArgValues) -> Result<i64, String> {
-    let name = &s.name;
-    if let Some(n) = values.sizes.get(name) {
+/// Why an array's size is not known.
+enum Bounds {
+    /// Assumed shape or size: only a given size tells it.
+    Assumed,
+    /// Explicit bounds that the integer values given do not evaluate.
+    Unknown,
+}
+
+fn array_size(unit: &Unit, s: &Symbol, values: &ArgValues) -> Result<i64, Bounds> {
+    if let Some(n) = values.sizes.get(&s.name) {
         return Ok(*n);
     }
     let mut total: i64 = 1;
@@ -350,11 +506,8 @@ fn array_size(unit: &Unit, s: &Symbol, values: &ArgValues) -> Result<i64, String
         let hi = d.upper.as_ref().and_then(|u| eval(unit, u, &values.ints));
         match (d.kind, lo, hi) {
             (DimKind::Explicit, Some(lo), Some(hi)) => total *= (hi - lo + 1).max(0),
-            _ => {
-                return Err(format!(
-                    "give the size of `{name}` with --size {name}=N (its bounds are not known from the integer arguments)"
-                ))
-            }
+            (DimKind::Explicit, _, _) => return Err(Bounds::Unknown),
+            _ => return Err(Bounds::Assumed),
         }
     }
     Ok(total)
@@ -875,14 +1028,18 @@ pub fn run(args: VerifyArgs) -> ExitCode {
     match verify(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
-        Err(e) => {
+        Err(Stop::Error(e)) => {
             eprintln!("error: {e}");
             ExitCode::from(1)
+        }
+        Err(Stop::Missing(json)) => {
+            println!("{json}");
+            ExitCode::from(MISSING_VALUES)
         }
     }
 }
 
-fn verify(args: &VerifyArgs) -> Result<bool, String> {
+fn verify(args: &VerifyArgs) -> Result<bool, Stop> {
     let ((ints, int_arrays), sizes) = (int_items(&args.ints)?, pairs(&args.sizes)?);
     let matrices = pairs_of(&args.matrices, matrix_kind)?;
     let chars = pairs_of(&args.chars, |v| Ok(v.to_string()))?;
@@ -902,13 +1059,32 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     let snap = &session.snap;
     let facts = &snap.analysis;
     let unit = snap.program.unit(root);
-    let (ints, from_int) = with_config(ints, config.as_ref().map(|(_, c)| &c.int));
+    // `int` of dfort.toml holds the scalars and the arrays.
+    let (mut int_config, mut array_config) = (BTreeMap::new(), BTreeMap::new());
+    for (k, v) in config.iter().flat_map(|(_, c)| &c.int) {
+        if let IntValue::One(one) = v {
+            int_config.insert(k.clone(), *one);
+        } else {
+            array_config.insert(k.clone(), v.clone());
+        }
+    }
+    let arrays = int_arrays.into_iter().map(|(k, v)| (k, IntValue::Many(v)));
+    let (int_arrays, from_array) = with_config(arrays.collect(), Some(&array_config));
+    let int_arrays = int_arrays
+        .into_iter()
+        .filter_map(|(k, v)| match v {
+            IntValue::Many(v) => Some((k, v)),
+            IntValue::One(_) => None,
+        })
+        .collect();
+    let (ints, from_int) = with_config(ints, config.as_ref().map(|_| &int_config));
     let (sizes, from_size) = with_config(sizes, config.as_ref().map(|(_, c)| &c.size));
     let (chars, from_char) = with_config(chars, config.as_ref().map(|(_, c)| &c.char));
     let (logicals, from_logical) = with_config(logicals, config.as_ref().map(|(_, c)| &c.logical));
     if let Some((path, _)) = &config {
         let used: Vec<String> = from_int
             .into_iter()
+            .chain(from_array)
             .chain(from_size)
             .chain(from_char)
             .chain(from_logical)
@@ -937,7 +1113,21 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         outputs: written_integers(facts, root),
     };
     let dn = dfort_codegen::tangent::derivative_names_of(facts, root);
-    let mut dargs = driver_args(unit, &values)?;
+    let mut dargs = match driver_args(unit, &values) {
+        Ok(a) => a,
+        Err(ArgsError::Missing(missing)) if args.missing_json => {
+            return Err(Stop::Missing(serde_json::json!({
+                "root": unit.name,
+                "config": config.as_ref().map(|(p, _)| p),
+                "missing": missing,
+            })))
+        }
+        Err(e) => {
+            return Err(e
+                .message(&unit.name, config.as_ref().map(|(p, _)| p.as_path()))
+                .into())
+        }
+    };
     let matrices = matrix_inits(unit, &dargs, &values)?;
     let mut with_derivative: Vec<bool> = unit.args.iter().map(|a| dn.contains_key(a)).collect();
     // A function's result: a scalar of the driver's own name.
@@ -960,7 +1150,8 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
         return Err(format!(
             "the independents of `{}` take their values after the call to `{callee}`: dfort verify's driver perturbs them on entry only, so it cannot check this root (`dfort adjoint` and `dfort tangent` write its derivatives)",
             unit.name
-        ));
+        )
+        .into());
     }
     // The driver declares no COMMON block: a role in one is not checked.
     let in_common = |s: dfort_ir::SymbolId| match unit.symbols.get(s).map(|x| &x.storage) {
@@ -981,7 +1172,8 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
             "`{}` (in COMMON /{block}/) is {role} of `{}`: dfort verify's driver declares no COMMON block, so it cannot check it (`dfort adjoint` and `dfort tangent` write the derivatives, with the block's derivatives in COMMON /{block}_b/ and /{block}_d/)",
             unit.symbol(s).name,
             unit.name
-        ));
+        )
+        .into());
     }
     let tangent = dfort_codegen::tangent::tangent_of(facts, root, "dfort verify");
     let adjoint =
@@ -1072,7 +1264,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, String> {
     };
     let points = parse_output(&text);
     if points.is_empty() {
-        return Err(format!("the driver printed no result: {text}"));
+        return Err(format!("the driver printed no result: {text}").into());
     }
     let v = Verdict::of(&points);
     if args.verbose {

@@ -501,7 +501,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
     }
     let args = match driver_args(unit, &values) {
         Ok(a) => a,
-        Err(e) => return Prepared::Failed(e),
+        Err(e) => return Prepared::Failed(e.message(&unit.name, None)),
     };
     let matrices = match dfort::verify::matrix_inits(unit, &args, &values) {
         Ok(m) => m,

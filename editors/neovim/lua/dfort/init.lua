@@ -656,7 +656,104 @@ local function find_action(actions, pattern)
   return nil
 end
 
+-- Verify: the values a root's arguments need ----------------------------------
+
+-- How long an answer to `vim.ui.input` may take (an asynchronous UI's too).
+local ANSWER_TIMEOUT = 600000
+
+--- The value `text` gives for a missing value `m` (the server's `missing`
+--- entries: `{ name, key, what, form }`), or nil when it is not one.
+function M.parse_value(m, text)
+  local t = vim.trim(text or '')
+  if m.key == 'char' then
+    return t ~= '' and t or nil
+  end
+  if m.key == 'logical' then
+    local v = t:gsub('^%.', ''):gsub('%.$', ''):lower()
+    if v == 'true' or v == 't' or v == '1' then
+      return true
+    elseif v == 'false' or v == 'f' or v == '0' then
+      return false
+    end
+    return nil
+  end
+  local function integer(x)
+    return x:match('^[+-]?%d+$') and tonumber(x) or nil
+  end
+  if tostring(m.form):sub(1, 1) == '[' then
+    local items = {}
+    for x in t:gsub('^%[', ''):gsub('%]$', ''):gmatch('[^%s,]+') do
+      local v = integer(x)
+      if v == nil then
+        return nil
+      end
+      table.insert(items, v)
+    end
+    return #items > 0 and items or nil
+  end
+  local v = integer(t)
+  if v == nil or (m.key == 'size' and v < 0) then
+    return nil
+  end
+  return v
+end
+
+-- Asks for each missing value with `vim.ui.input` (waiting for an
+-- asynchronous UI's answer). The values by `dfort.toml` key, or nil when the
+-- user gave none or not a value.
+local function ask_values(result)
+  local values = {}
+  for _, m in ipairs(result.missing) do
+    local answered, answer = false, nil
+    local prompt = string.format('dfort verify %s: %s, %s (kept in %s): ', tostring(result.root), m.what, m.form, tostring(result.config))
+    vim.ui.input({ prompt = prompt }, function(input)
+      answered, answer = true, input
+    end)
+    vim.wait(ANSWER_TIMEOUT, function()
+      return answered
+    end, 20)
+    if answer == nil then
+      return nil
+    end
+    local v = M.parse_value(m, answer)
+    if v == nil then
+      notify(string.format('"%s" is not %s for %s', answer, m.form, m.what), vim.log.levels.WARN)
+      return nil
+    end
+    values[m.key] = values[m.key] or {}
+    values[m.key][m.name] = v
+  end
+  return values
+end
+
+-- Runs `dfort.verify`: the server answers the values nobody gave (`missing`),
+-- they are asked for, the server keeps them in dfort.toml and runs again (a
+-- size may follow from an integer, so up to four rounds). Without answers the
+-- result's summary names the dfort.toml table. Returns result, err.
+local function run_verify(client, bufnr, command, timeout)
+  local args = { command.arguments[1], command.arguments[2], { ask = true } }
+  local function run()
+    return request(client, bufnr, 'workspace/executeCommand', { command = command.command, arguments = args }, timeout)
+  end
+  local result, err = run()
+  for _ = 1, 4 do
+    if err or type(result) ~= 'table' or type(result.missing) ~= 'table' or #result.missing == 0 then
+      break
+    end
+    local values = ask_values(result)
+    if not values then
+      break
+    end
+    args[3] = { ask = true, values = values }
+    result, err = run()
+  end
+  return result, err
+end
+
 local function execute_command(client, bufnr, command, timeout)
+  if command.command == 'dfort.verify' and type(command.arguments) == 'table' then
+    return run_verify(client, bufnr, command, timeout)
+  end
   return request(client, bufnr, 'workspace/executeCommand', {
     command = command.command,
     arguments = command.arguments,
@@ -799,6 +896,26 @@ local function show_lines(title, text, level)
   notify(title .. (text:find('\n') and '\n' or ': ') .. text, level)
 end
 
+local function show_verify(text, err, raw)
+  if not text then
+    notify(tostring(err), vim.log.levels.ERROR)
+    return
+  end
+  local failed = type(raw) == 'table' and raw.ok == false
+  show_lines('verify', text, failed and vim.log.levels.WARN or nil)
+end
+
+-- "Verify derivatives" chosen from Neovim's own code action menu
+-- (`vim.lsp.buf.code_action`) runs here, so that it asks for values too.
+local function verify_from_menu(command, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not client then
+    return
+  end
+  local result, err = run_verify(client, ctx.bufnr, command, M.config.verify_timeout)
+  show_verify(result ~= nil and result_text(result) or nil, err, result)
+end
+
 local function create_commands()
   local cmd = api.nvim_create_user_command
   local function generate_cmd(mode)
@@ -813,13 +930,7 @@ local function create_commands()
   cmd('DfortAdjoint', generate_cmd('adjoint'), { force = true, desc = 'dfort: generate the adjoint of the unit at the cursor' })
   cmd('DfortTangent', generate_cmd('tangent'), { force = true, desc = 'dfort: generate the tangent of the unit at the cursor' })
   cmd('DfortVerify', function()
-    local text, err, raw = M.verify()
-    if not text then
-      notify(tostring(err), vim.log.levels.ERROR)
-      return
-    end
-    local failed = type(raw) == 'table' and raw.ok == false
-    show_lines('verify', text, failed and vim.log.levels.WARN or nil)
+    show_verify(M.verify())
   end, { force = true, desc = 'dfort: check the derivatives of the unit at the cursor' })
   local function mark_cmd(kind)
     return function()
@@ -852,6 +963,9 @@ function M.setup(opts)
   end
 
   create_commands()
+  if vim.lsp.commands then
+    vim.lsp.commands['dfort.verify'] = verify_from_menu
+  end
   if not M.config.autostart then
     return M
   end

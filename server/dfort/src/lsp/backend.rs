@@ -41,6 +41,19 @@ pub const CMD_ADJOINT: &str = "dfort.generateAdjoint";
 pub const CMD_TANGENT: &str = "dfort.generateTangent";
 pub const CMD_VERIFY: &str = "dfort.verify";
 
+/// The optional third argument of `dfort.verify`, from clients that ask
+/// the user for the values a root's arguments need.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerifyOptions {
+    /// Answer the missing values (`missing`) instead of showing a message.
+    #[serde(default)]
+    ask: bool,
+    /// Values to save in the root's `dfort.toml` table before the run.
+    #[serde(default)]
+    values: Option<crate::config_edit::RootValues>,
+}
+
 /// What the client told us at `initialize`, and the settings since.
 #[derive(Clone, Debug)]
 struct Session {
@@ -566,8 +579,12 @@ impl Backend {
         }
     }
 
-    /// Runs `dfort verify` on the root and the files it reaches.
-    async fn verify(&self, path: PathBuf, unit: String) -> Result<Value> {
+    /// Runs `dfort verify` on the root and the files it reaches. Values
+    /// the root's arguments need and nobody gave are answered as `missing`
+    /// (to a client that asks the user for them: `options.ask`) or named
+    /// with the `dfort.toml` table that gives them; values the client
+    /// sends (`options.values`) are saved in that table first.
+    async fn verify(&self, path: PathBuf, unit: String, options: VerifyOptions) -> Result<Value> {
         let files = {
             let p = path.clone();
             let u = unit.clone();
@@ -613,9 +630,26 @@ impl Backend {
         } else {
             None
         };
+        // Where the values are kept: the dfort.toml the run reads, else a
+        // new one where it runs.
+        let dir = cwd.clone().unwrap_or_else(|| PathBuf::from("."));
+        let config_file =
+            crate::config::locate(&dir, &files).unwrap_or_else(|| dir.join("dfort.toml"));
+        if let Some(values) = options.values.as_ref().filter(|v| !v.is_empty()) {
+            if let Err(e) = crate::config_edit::save(&config_file, &unit, values) {
+                let msg = format!("dfort: cannot save the values: {e}");
+                self.client.show_message(MessageType::ERROR, &msg).await;
+                return Ok(json!({"ok": false, "output": msg, "summary": msg}));
+            }
+        }
+        let u = unit.clone();
         let out = tokio::task::spawn_blocking(move || {
             let mut cmd = std::process::Command::new(&exe);
-            cmd.arg("verify").args(&files).arg("--root").arg(&unit);
+            cmd.arg("verify")
+                .args(&files)
+                .arg("--root")
+                .arg(&u)
+                .arg("--missing-json");
             if let Some(d) = cwd {
                 cmd.current_dir(d);
             }
@@ -636,6 +670,11 @@ impl Backend {
         };
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if out.status.code() == Some(i32::from(crate::verify::MISSING_VALUES)) {
+            return Ok(self
+                .missing_values(&unit, &stdout, &config_file, options.ask)
+                .await);
+        }
         let ok = out.status.success();
         let summary: Vec<&str> = stdout
             .lines()
@@ -657,6 +696,31 @@ impl Backend {
             )
             .await;
         Ok(json!({"ok": ok, "output": format!("{stdout}{stderr}"), "summary": message}))
+    }
+
+    /// The answer to "Verify derivatives" when values are missing (`json`:
+    /// what `dfort verify --missing-json` printed). A client that asks the
+    /// user gets the list; to another, the server names the `dfort.toml`
+    /// table that gives them.
+    async fn missing_values(&self, unit: &str, json: &str, config: &Path, ask: bool) -> Value {
+        let missing: Vec<crate::verify::Missing> = serde_json::from_str::<Value>(json)
+            .ok()
+            .and_then(|v| serde_json::from_value(v.get("missing")?.clone()).ok())
+            .unwrap_or_default();
+        let message = crate::verify::missing_for_editors(unit, &missing, config);
+        if !ask {
+            self.client
+                .show_message(MessageType::WARNING, &format!("dfort: {message}"))
+                .await;
+        }
+        json!({
+            "ok": false,
+            "root": unit,
+            "missing": missing,
+            "config": config,
+            "summary": message,
+            "output": message,
+        })
     }
 }
 
@@ -1050,7 +1114,13 @@ impl LanguageServer for Backend {
         };
         let (path, unit) = self.command_target(&params.arguments).await?;
         let Some(mode) = mode else {
-            return self.verify(path, unit).await.map(Some);
+            let options = match params.arguments.get(2) {
+                Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+                    Error::invalid_params(format!("the third argument of `{CMD_VERIFY}`: {e}"))
+                })?,
+                None => VerifyOptions::default(),
+            };
+            return self.verify(path, unit, options).await.map(Some);
         };
         match self.generate(path, unit.clone(), mode).await? {
             Ok(files) => {
