@@ -207,6 +207,7 @@ fn plugin_test(nvim: &Path, extra: &[&str]) {
         "PASS address inlay hints in iccg",
         "PASS inactive #if region drawn faded",
         "PASS verify bratu asks for its values",
+        "PASS references and rename in fixed form",
     ];
     for step in every.iter().chain(extra) {
         assert!(

@@ -410,13 +410,28 @@ fn malformed_requests_and_faults_do_not_stop_the_server() {
         json!({"line": 3, "character": 9999}),
         json!({"line": 0, "character": 4294967295u64}),
     ] {
+        for method in [
+            "textDocument/hover",
+            "textDocument/references",
+            "textDocument/documentHighlight",
+        ] {
+            let r = c
+                .request(
+                    method,
+                    json!({"textDocument": {"uri": uri(&fig1)}, "position": at,
+                           "context": {"includeDeclaration": true}}),
+                )
+                .unwrap();
+            assert!(r.get("error").is_none(), "{method}: {r}");
+        }
+        // Nothing to rename there: an error that says so.
         let r = c
             .request(
-                "textDocument/hover",
+                "textDocument/prepareRename",
                 json!({"textDocument": {"uri": uri(&fig1)}, "position": at}),
             )
             .unwrap();
-        assert!(r.get("error").is_none(), "{r}");
+        assert!(r["error"]["message"].as_str().is_some(), "{r}");
     }
     let r = c
         .request(
@@ -1329,5 +1344,159 @@ fn half_typed_lines_intrinsics_without_arguments_and_generated_files() {
         open(&mut c, &path);
         assert_eq!(hints(&mut c, &path), json!([]), "{generated}");
     }
+    c.shutdown().unwrap();
+}
+
+const REF_MODULE: &str = "\
+module heat
+  implicit none
+  real(8) :: kappa
+contains
+  subroutine diffuse(t, n)
+    integer, intent(in) :: n
+    real(8), intent(inout) :: t(n)
+    t(2:n) = t(2:n) + kappa*t(1:n-1)
+  end subroutine diffuse
+end module heat
+";
+
+const REF_USER: &str = "\
+      SUBROUTINE RUN(T, N)
+      USE HEAT, ONLY: KAPPA, DIFFUSE
+      INTEGER N
+      DOUBLE PRECISION T(N)
+C     KAPPA in a comment
+      KAPPA = 0.5D0
+      CALL DIFFUSE(T, N)
+      END
+";
+
+/// References across files (a module variable, a procedure), document
+/// highlight with read and write kinds, and rename with `prepareRename`:
+/// edits in both files, a fixed-form line that would pass column 72 and a
+/// comment refused with a message.
+#[test]
+fn references_highlight_and_rename_across_the_workspace() {
+    let root = workspace_of("refs", &[("heat.f90", REF_MODULE), ("run.f", REF_USER)]);
+    let (heat, run) = (root.join("heat.f90"), root.join("run.f"));
+    let mut c = spawn_in_process(Options::default()).expect("server starts");
+    let init = c
+        .initialize(Some(&uri(&root)), vscode_caps(), json!({}))
+        .expect("initialize answered");
+    let caps = init["result"]["capabilities"].clone();
+    assert_eq!(caps["referencesProvider"], true, "{caps}");
+    assert_eq!(caps["documentHighlightProvider"], true, "{caps}");
+    assert_eq!(caps["renameProvider"]["prepareProvider"], true, "{caps}");
+    open(&mut c, &heat);
+    open(&mut c, &run);
+    let at = |text: &str, line_has: &str, needle: &str, path: &Path| json!({"textDocument": {"uri": uri(path)}, "position": pos(text, line_has, needle)});
+    let mut params = at(REF_MODULE, "+ kappa", "kappa", &heat);
+    params["context"] = json!({"includeDeclaration": true});
+    let r = c
+        .request("textDocument/references", params.clone())
+        .unwrap();
+    let places: Vec<(String, u64)> = r["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|l| {
+            let file = l["uri"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string();
+            (file, l["range"]["start"]["line"].as_u64().unwrap())
+        })
+        .collect();
+    let expect = |v: &[(&str, u64)]| -> Vec<(String, u64)> {
+        v.iter().map(|(f, l)| (f.to_string(), *l)).collect()
+    };
+    assert_eq!(
+        places,
+        expect(&[("heat.f90", 2), ("heat.f90", 7), ("run.f", 1), ("run.f", 5)])
+    );
+    params["context"] = json!({"includeDeclaration": false});
+    let r = c.request("textDocument/references", params).unwrap();
+    assert_eq!(r["result"].as_array().unwrap().len(), 2, "{r}");
+    // The procedure, from its call.
+    let mut params = at(REF_USER, "CALL DIFFUSE", "DIFFUSE", &run);
+    params["context"] = json!({"includeDeclaration": true});
+    let r = c.request("textDocument/references", params).unwrap();
+    // SUBROUTINE, END SUBROUTINE, USE, CALL.
+    assert_eq!(r["result"].as_array().unwrap().len(), 4, "{r}");
+    // Highlight: `t` read and written on one line.
+    let r = c
+        .request(
+            "textDocument/documentHighlight",
+            at(REF_MODULE, "t(2:n) =", "t(2:n)", &heat),
+        )
+        .unwrap();
+    let kinds: Vec<(u64, u64)> = r["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["range"]["start"]["line"].as_u64().unwrap(),
+                h["kind"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(kinds, [(4, 1), (6, 1), (7, 3), (7, 2), (7, 2)], "{r}");
+    // Rename: prepare, then edits in both files, spelt as typed.
+    let r = c
+        .request(
+            "textDocument/prepareRename",
+            at(REF_USER, "KAPPA = 0.5", "KAPPA", &run),
+        )
+        .unwrap();
+    assert_eq!(
+        r["result"]["start"],
+        pos(REF_USER, "KAPPA = 0.5", "KAPPA"),
+        "{r}"
+    );
+    let mut params = at(REF_USER, "KAPPA = 0.5", "KAPPA", &run);
+    params["newName"] = json!("diffusivity");
+    let r = c.request("textDocument/rename", params).unwrap();
+    let changes = r["result"]["changes"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{r}"));
+    let count = |file: &str| {
+        changes
+            .iter()
+            .find(|(u, _)| u.ends_with(file))
+            .map_or(0, |(_, e)| e.as_array().unwrap().len())
+    };
+    assert_eq!((count("heat.f90"), count("run.f")), (2, 2), "{r}");
+    assert!(changes
+        .values()
+        .flat_map(|e| e.as_array().unwrap())
+        .all(|e| e["newText"] == "diffusivity"));
+    // Fixed form: a name that would pass column 72; a comment.
+    let mut params = at(REF_USER, "CALL DIFFUSE", "DIFFUSE", &run);
+    params["newName"] = json!("d".repeat(60));
+    let r = c.request("textDocument/rename", params).unwrap();
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("past column 72"),
+        "{r}"
+    );
+    let r = c
+        .request(
+            "textDocument/prepareRename",
+            at(REF_USER, "in a comment", "KAPPA", &run),
+        )
+        .unwrap();
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no variable or procedure name"),
+        "{r}"
+    );
     c.shutdown().unwrap();
 }

@@ -207,6 +207,38 @@ local function run()
   local prm_pos = find_position(fixed, 'F(i) = F(i)-2*x(i)', 'prm(1)', 1)
   check_hover('hover fixed form (prm not active by the settings)', fixed, prm_pos, 'prm', false)
 
+  report.step('references and rename in fixed form', function()
+    -- `x` of bratu: every use, then a rename whose edits Neovim applies.
+    local params = { textDocument = { uri = vim.uri_from_bufnr(fixed) }, position = bratu_pos, context = { includeDeclaration = true } }
+    local responses = vim.lsp.buf_request_sync(fixed, 'textDocument/references', params, request_timeout_ms) or {}
+    local count = 0
+    for _, resp in pairs(responses) do
+      assert(not (resp.err or resp.error), vim.inspect(resp))
+      count = count + #(resp.result or {})
+    end
+    report.info('references of x', tostring(count))
+    assert(count >= 5, 'references of x in bratu: ' .. count)
+    -- A longer name would push line 18 past column 72: refused, saying so.
+    params.newName = 'xs'
+    responses = vim.lsp.buf_request_sync(fixed, 'textDocument/rename', params, request_timeout_ms) or {}
+    local refused = false
+    for _, resp in pairs(responses) do
+      local e = resp.err or resp.error
+      refused = refused or (e ~= nil and tostring(e.message):find('past column 72', 1, true) ~= nil)
+    end
+    assert(refused, 'renaming x to xs was not refused: ' .. vim.inspect(responses))
+    params.newName = 'u'
+    responses = vim.lsp.buf_request_sync(fixed, 'textDocument/rename', params, request_timeout_ms) or {}
+    local edits = 0
+    for _, resp in pairs(responses) do
+      assert(not (resp.err or resp.error), vim.inspect(resp))
+      for _, e in pairs((resp.result or {}).changes or {}) do
+        edits = edits + #e
+      end
+    end
+    assert(edits == count, 'rename edits ' .. edits .. ' places, references ' .. count)
+  end)
+
   -- Free form: `x` in sin(x(i)) of tbr_fig1.
   local fig1_pos = find_position(free, 'x(i) = j + sin(x(i))', 'x(i)', 2)
   check_hover('hover free form (x in tbr_fig1)', free, fig1_pos, 'x', true)

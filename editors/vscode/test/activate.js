@@ -271,6 +271,28 @@ async function main() {
   check(vsHover.contents[0] instanceof stub.module.MarkdownString, 'hover provider gives a MarkdownString');
   check(hoverText(vsHover.contents) === markdown, 'provider and request give the same text');
 
+  // 3b. references, highlights and rename of `x`, through the providers the
+  //     client registered, as VS Code asks them.
+  const at = new stub.module.Position(line, character);
+  const refProviders = host.providersFor('Reference', doc);
+  check(refProviders.length === 1, 'one references provider registered', `${refProviders.length}`);
+  const refs = (await refProviders[0].provideReferences(doc, at, { includeDeclaration: true }, tokenSource.token)) || [];
+  // Its uses in code and in the `!$ad` directives that name it.
+  const code = (l) => (l.trim().startsWith('!$ad') ? l : l.replace(/!.*$/, ''));
+  const xCount = lines.reduce((n, l) => n + (code(l).match(/\bx\b/g) || []).length, 0);
+  check(refs.length === xCount && refs.every((r) => r.uri.fsPath === fixture), `references of x: its ${xCount} uses in code and directives`, JSON.stringify(refs.map((r) => r.range.start)));
+  const highlightProviders = host.providersFor('DocumentHighlight', doc);
+  check(highlightProviders.length === 1, 'one document highlight provider registered', `${highlightProviders.length}`);
+  const marks = (await highlightProviders[0].provideDocumentHighlights(doc, at, tokenSource.token)) || [];
+  check(marks.length === xCount && marks.some((m) => m.kind === stub.module.DocumentHighlightKind.Write), 'x highlighted, its writes as writes', JSON.stringify(marks));
+  const renameProviders = host.providersFor('Rename', doc);
+  check(renameProviders.length === 1, 'one rename provider registered', `${renameProviders.length}`);
+  const prepared = await renameProviders[0].prepareRename(doc, at, tokenSource.token);
+  check(prepared && (prepared.start || prepared.range), 'prepareRename gives the name\'s range', JSON.stringify(prepared));
+  const renamed = await renameProviders[0].provideRenameEdits(doc, at, 'xs', tokenSource.token);
+  const renameEdits = renamed ? renamed.entries().flatMap(([, edits]) => edits) : [];
+  check(renameEdits.length === xCount && renameEdits.every((e) => e.newText === 'xs'), 'rename x to xs edits every use', JSON.stringify(renameEdits));
+
   // Hover on a blank spot: null, not an error.
   const blank = lines.findIndex((l) => l.trim() === '');
   if (blank >= 0) {

@@ -260,6 +260,13 @@ class Hover {
 }
 
 const FoldingRangeKind = { Comment: 1, Imports: 2, Region: 3 };
+const DocumentHighlightKind = { Text: 0, Read: 1, Write: 2 };
+class DocumentHighlight {
+  constructor(range, kind = DocumentHighlightKind.Text) {
+    this.range = range;
+    this.kind = kind;
+  }
+}
 class FoldingRange {
   constructor(start, end, kind) {
     this.start = start;
@@ -993,6 +1000,8 @@ function createStub(options) {
     InlayHintLabelPart,
     FoldingRange,
     FoldingRangeKind,
+    DocumentHighlightKind,
+    DocumentHighlight,
     TextEdit,
     SnippetString,
     SnippetTextEdit,

@@ -20,6 +20,7 @@ pub mod host;
 pub mod hover;
 pub mod navigation;
 pub mod preprocessing;
+pub mod references;
 pub mod render;
 pub mod summary;
 pub mod text;

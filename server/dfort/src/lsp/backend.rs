@@ -807,6 +807,12 @@ impl LanguageServer for Backend {
                 document_symbol_provider: Some(OneOf::Left(true)),
                 folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
                 definition_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
+                document_highlight_provider: Some(OneOf::Left(true)),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: Default::default(),
+                })),
                 workspace_symbol_provider: Some(OneOf::Left(true)),
                 ..Default::default()
             },
@@ -1014,6 +1020,104 @@ impl LanguageServer for Backend {
             (!locs.is_empty()).then_some(GotoDefinitionResponse::Array(locs))
         })
         .await
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let p = params.text_document_position;
+        let declarations = params.context.include_declaration;
+        self.with_snapshot("references", move |snap, s| {
+            let path = known(snap, &p.text_document.uri)?;
+            let off = Text::of(snap.doc(&path)?).offset(p.position, s.enc);
+            let locs: Vec<Location> =
+                dfort_ide::references::references(snap, &path, off, declarations)
+                    .iter()
+                    .filter_map(|l| convert::location(snap, l, s.enc))
+                    .collect();
+            Some(locs)
+        })
+        .await
+    }
+
+    async fn document_highlight(
+        &self,
+        params: DocumentHighlightParams,
+    ) -> Result<Option<Vec<DocumentHighlight>>> {
+        let p = params.text_document_position_params;
+        self.with_snapshot("document highlight", move |snap, s| {
+            let path = known(snap, &p.text_document.uri)?;
+            let t = Text::of(snap.doc(&path)?);
+            let off = t.offset(p.position, s.enc);
+            let found = dfort_ide::references::highlights(snap, &path, off);
+            Some(
+                found
+                    .iter()
+                    .map(|(r, a)| convert::highlight(&t, *r, *a, s.enc))
+                    .collect(),
+            )
+        })
+        .await
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        let answer = self
+            .with_snapshot("prepare rename", move |snap, s| {
+                let path = known(snap, &params.text_document.uri)
+                    .ok_or_else(|| "dfort does not have this file".to_string())?;
+                let t = Text::of(snap.doc(&path).ok_or("dfort does not have this file")?);
+                let off = t.offset(params.position, s.enc);
+                dfort_ide::references::prepare_rename(snap, &path, off)
+                    .map(|r| PrepareRenameResponse::Range(t.range(r, s.enc)))
+            })
+            .await?;
+        answer.map(Some).map_err(Error::invalid_params)
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let p = params.text_document_position;
+        let new_name = params.new_name;
+        let answer = self
+            .with_snapshot("rename", move |snap, s| {
+                let path = known(snap, &p.text_document.uri)
+                    .ok_or_else(|| "dfort does not have this file".to_string())?;
+                let off = Text::of(snap.doc(&path).ok_or("dfort does not have this file")?)
+                    .offset(p.position, s.enc);
+                let edits = dfort_ide::references::rename(snap, &path, off, &new_name)?;
+                let mut changes = HashMap::new();
+                for (file, edits) in edits {
+                    let loc = |r| {
+                        convert::location(
+                            snap,
+                            &dfort_ide::navigation::Location {
+                                path: file.clone(),
+                                range: r,
+                            },
+                            s.enc,
+                        )
+                    };
+                    let mut text_edits = Vec::new();
+                    let mut uri = None;
+                    for (r, new_text) in edits {
+                        let l = loc(r).ok_or_else(|| format!("cannot edit {}", file.display()))?;
+                        uri = Some(l.uri);
+                        text_edits.push(TextEdit {
+                            range: l.range,
+                            new_text,
+                        });
+                    }
+                    if let Some(uri) = uri {
+                        changes.insert(uri, text_edits);
+                    }
+                }
+                Ok::<_, String>(WorkspaceEdit {
+                    changes: Some(changes),
+                    ..Default::default()
+                })
+            })
+            .await?;
+        answer.map(Some).map_err(Error::invalid_params)
     }
 
     async fn symbol(

@@ -100,6 +100,25 @@ pub fn folding_range(f: &dfort_ide::folding::Fold) -> lsp::FoldingRange {
     }
 }
 
+/// A document highlight: writes as `Write`, reads as `Read`, declarations
+/// as `Text`.
+pub fn highlight(
+    t: &Text,
+    r: TextRange,
+    access: dfort_ide::references::Access,
+    enc: Encoding,
+) -> lsp::DocumentHighlight {
+    use dfort_ide::references::Access;
+    lsp::DocumentHighlight {
+        range: t.range(r, enc),
+        kind: Some(match access {
+            Access::Read => lsp::DocumentHighlightKind::READ,
+            Access::Write => lsp::DocumentHighlightKind::WRITE,
+            Access::Text => lsp::DocumentHighlightKind::TEXT,
+        }),
+    }
+}
+
 pub fn uri_of(path: &Path) -> Option<Uri> {
     Uri::from_file_path(path)
 }
