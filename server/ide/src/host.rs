@@ -24,7 +24,9 @@ use dfort_analysis::decisions::Recording;
 use dfort_analysis::incremental::Changes;
 use dfort_ir::link::{link, relink};
 use dfort_ir::lower::{lower_file, LoweredFile};
-use dfort_ir::{FileId, IdVec, Program, SourceFile, Span, Unit, UnitId, UnitKind};
+use dfort_ir::{
+    FileId, IdVec, Program, SourceFile, Span, Storage, SymbolId, Unit, UnitId, UnitKind,
+};
 use dfort_syntax::chunks::{split_fine, ChunkRole, ChunkSpan, LineSignature};
 use dfort_syntax::fixed_form::normalize_fixed;
 use dfort_syntax::line_index::LineIndex;
@@ -332,6 +334,17 @@ impl Snapshot {
             .all_units()
             .filter(|u| u.span.file == file && u.span.range.start <= rel && rel <= u.span.range.end)
             .min_by_key(|u| u.span.range.end - u.span.range.start)
+    }
+
+    /// The unit and symbol that `unit`'s symbol `sid` stands for: the
+    /// module's, for a name a USE imports; its own otherwise.
+    pub fn owner_of<'a>(&'a self, unit: &'a Unit, sid: SymbolId) -> Option<(&'a Unit, SymbolId)> {
+        match &unit.symbol(sid).storage {
+            Storage::Imported { from, symbol, .. } => {
+                Some((&**self.program.units.get(*from)?, *symbol))
+            }
+            _ => Some((unit, sid)),
+        }
     }
 
     /// All diagnostics of a document, in document offsets, sorted.

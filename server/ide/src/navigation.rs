@@ -135,15 +135,10 @@ pub fn definition(snap: &Snapshot, path: &Path, offset: u32) -> Vec<Location> {
     };
     if let Some(unit) = snap.unit_at(path, offset) {
         if let Some(sid) = unit.lookup(&name) {
-            let s = unit.symbol(sid);
-            let (owner, sym) = match &s.storage {
-                Storage::Imported { from, symbol, .. } => (*from, *symbol),
-                _ => (unit.id, sid),
-            };
-            if s.storage != Storage::Procedure {
-                if let Some(ou) = snap.program.units.get(owner) {
-                    let os = ou.symbol(sym);
-                    if os.declared || owner != unit.id {
+            if unit.symbol(sid).storage != Storage::Procedure {
+                if let Some((owner, sym)) = snap.owner_of(unit, sid) {
+                    let os = owner.symbol(sym);
+                    if os.declared || owner.id != unit.id {
                         if let Some((p, r)) = snap.to_doc(os.span.file, os.span.range) {
                             return vec![Location {
                                 path: p.to_path_buf(),

@@ -68,23 +68,25 @@ fn resolve(snap: &Snapshot, unit: &Unit, name: &str, line: &str, col: usize) -> 
     }
     let remote = renamed(snap, unit, name);
     let name = remote.as_deref().unwrap_or(name);
-    if let Some(sid) = unit.lookup(name) {
-        let s = unit.symbol(sid);
-        let (owner, sym) = match &s.storage {
-            Storage::Imported { from, symbol, .. } => (*from, *symbol),
-            _ => (unit.id, sid),
-        };
-        let ou = snap.program.units.get(owner)?;
-        let os = ou.symbol(sym);
-        match &os.storage {
-            Storage::Common { block, index } => return Some(Entity::Common(block.clone(), *index)),
-            // A function's name in its body is its result.
-            Storage::Result if os.name == ou.name => return Some(Entity::Unit(ou.id)),
-            Storage::Procedure | Storage::UnknownModule { .. } => {}
-            _ => return Some(Entity::Variable(owner, sym)),
+    if let Some((owner, sym)) = unit.lookup(name).and_then(|sid| snap.owner_of(unit, sid)) {
+        if let Some(e) = symbol_entity(owner, sym) {
+            return Some(e);
         }
     }
     procedure_named(snap, unit.id, name).map(Entity::Unit)
+}
+
+/// What symbol `sym` of its owner `owner` names; `None` for a procedure
+/// (found by its unit) and for a name of an unknown module.
+fn symbol_entity(owner: &Unit, sym: SymbolId) -> Option<Entity> {
+    let os = owner.symbol(sym);
+    match &os.storage {
+        Storage::Common { block, index } => Some(Entity::Common(block.clone(), *index)),
+        // A function's name in its body is its result.
+        Storage::Result if os.name == owner.name => Some(Entity::Unit(owner.id)),
+        Storage::Procedure | Storage::UnknownModule { .. } => None,
+        _ => Some(Entity::Variable(owner.id, sym)),
+    }
 }
 
 /// The module's name for a local name `local` that a USE of `unit` or of
@@ -174,18 +176,11 @@ fn in_use_statement(snap: &Snapshot, line: &str, col: usize, name: &str) -> Opti
     if tail.starts_with("=>") {
         return None;
     }
-    if let Some(sid) = m.lookup(name) {
-        let s = m.symbol(sid);
-        let (owner, sym) = match &s.storage {
-            Storage::Imported { from, symbol, .. } => (*from, *symbol),
-            _ => (m.id, sid),
+    if let Some((owner, sym)) = m.lookup(name).and_then(|sid| snap.owner_of(m, sid)) {
+        return match symbol_entity(owner, sym) {
+            Some(e) => Some(e),
+            None => procedure_named(snap, owner.id, name).map(Entity::Unit),
         };
-        let os = snap.program.units.get(owner)?.symbol(sym);
-        return Some(match &os.storage {
-            Storage::Common { block, index } => Entity::Common(block.clone(), *index),
-            Storage::Procedure => Entity::Unit(procedure_named(snap, owner, name)?),
-            _ => Entity::Variable(owner, sym),
-        });
     }
     procedure_named(snap, m.id, name).map(Entity::Unit)
 }
@@ -329,20 +324,7 @@ pub fn entity_at(snap: &Snapshot, path: &Path, offset: u32) -> Option<(TextRange
         None => {
             // A header: what the units that include it declare there, or
             // a module or procedure of that name.
-            let mut found = None;
-            for u in snap.program.all_units() {
-                if let Some(sid) = u.lookup(&name) {
-                    let s = u.symbol(sid);
-                    let here = snap
-                        .to_doc(s.span.file, s.span.range)
-                        .is_some_and(|(p, _)| p == path);
-                    if here {
-                        found = resolve(snap, u, &name, "", usize::MAX);
-                        break;
-                    }
-                }
-            }
-            found.or_else(|| {
+            header_entity(snap, path, &name).or_else(|| {
                 snap.program
                     .units_named(&name)
                     .next()
