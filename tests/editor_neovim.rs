@@ -155,6 +155,7 @@ fn current_neovim_generates_from_its_own_code_action_menu() {
         &[
             "PASS Generate adjoint from the built-in code-action menu",
             "PASS folds from the server",
+            "PASS semantic tokens mark active variables",
         ],
     );
 }
@@ -208,6 +209,8 @@ fn plugin_test(nvim: &Path, extra: &[&str]) {
         "PASS inactive #if region drawn faded",
         "PASS verify bratu asks for its values",
         "PASS references and rename in fixed form",
+        "PASS completion and signature help in fixed form",
+        "PASS code lenses above bratu",
     ];
     for step in every.iter().chain(extra) {
         assert!(

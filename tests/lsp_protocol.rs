@@ -414,14 +414,14 @@ fn malformed_requests_and_faults_do_not_stop_the_server() {
             "textDocument/hover",
             "textDocument/references",
             "textDocument/documentHighlight",
+            "textDocument/completion",
+            "textDocument/signatureHelp",
         ] {
-            let r = c
-                .request(
-                    method,
-                    json!({"textDocument": {"uri": uri(&fig1)}, "position": at,
-                           "context": {"includeDeclaration": true}}),
-                )
-                .unwrap();
+            let mut params = json!({"textDocument": {"uri": uri(&fig1)}, "position": at});
+            if method.ends_with("references") {
+                params["context"] = json!({"includeDeclaration": true});
+            }
+            let r = c.request(method, params).unwrap();
             assert!(r.get("error").is_none(), "{method}: {r}");
         }
         // Nothing to rename there: an error that says so.
@@ -1370,6 +1370,260 @@ C     KAPPA in a comment
       CALL DIFFUSE(T, N)
       END
 ";
+
+/// Completion (with resolution) and signature help in both source forms:
+/// a module variable through USE, offered in the case being typed, its
+/// documentation; the dummies of a module procedure called from fixed
+/// form, with the one the cursor is at.
+#[test]
+fn completion_and_signature_help_in_both_forms() {
+    let root = workspace_of("complete", &[("heat.f90", REF_MODULE), ("run.f", REF_USER)]);
+    let (heat, run) = (root.join("heat.f90"), root.join("run.f"));
+    let mut c = spawn_in_process(Options::default()).expect("server starts");
+    let init = c
+        .initialize(Some(&uri(&root)), vscode_caps(), json!({}))
+        .expect("initialize answered");
+    let caps = init["result"]["capabilities"].clone();
+    assert_eq!(
+        caps["completionProvider"]["resolveProvider"], true,
+        "{caps}"
+    );
+    assert_eq!(
+        caps["completionProvider"]["triggerCharacters"],
+        json!(["%"])
+    );
+    assert_eq!(
+        caps["signatureHelpProvider"]["triggerCharacters"],
+        json!(["(", ","])
+    );
+    open(&mut c, &heat);
+    open(&mut c, &run);
+    let at = |text: &str, line_has: &str, needle: &str, path: &Path| json!({"textDocument": {"uri": uri(path)}, "position": pos(text, line_has, needle)});
+    let labels = |r: &Value| -> Vec<String> {
+        r["result"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"))
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Free form: `ka|` in the module procedure.
+    let r = c
+        .request(
+            "textDocument/completion",
+            at(REF_MODULE, "+ kappa", "ppa", &heat),
+        )
+        .unwrap();
+    assert_eq!(labels(&r).first().map(String::as_str), Some("kappa"), "{r}");
+    // Fixed form in capitals: `KA|` of `KAPPA = 0.5D0`, a module variable.
+    let r = c
+        .request(
+            "textDocument/completion",
+            at(REF_USER, "KAPPA = 0.5", "PPA", &run),
+        )
+        .unwrap();
+    let first = r["result"][0].clone();
+    assert_eq!(first["label"], "KAPPA", "{r}");
+    assert_eq!(first["kind"], 6, "a variable: {first}");
+    assert_eq!(
+        first["textEdit"]["range"]["start"],
+        pos(REF_USER, "KAPPA = 0.5", "KAPPA")
+    );
+    assert!(
+        first["detail"].as_str().unwrap().contains("module heat"),
+        "{first}"
+    );
+    let resolved = c.request("completionItem/resolve", first).unwrap();
+    let doc = resolved["result"]["documentation"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{resolved}"));
+    assert!(
+        doc.contains("`real(8) :: kappa`") && doc.contains("variable of module `heat`"),
+        "{doc}"
+    );
+    // After CALL: the subroutine, not functions or variables.
+    let r = c
+        .request(
+            "textDocument/completion",
+            at(REF_USER, "CALL DIFFUSE", "IFFUSE", &run),
+        )
+        .unwrap();
+    assert_eq!(
+        labels(&r).first().map(String::as_str),
+        Some("DIFFUSE"),
+        "{r}"
+    );
+    assert!(!labels(&r).contains(&"KAPPA".to_string()), "{r}");
+    // Signature help at the second argument of the call.
+    let r = c
+        .request(
+            "textDocument/signatureHelp",
+            at(REF_USER, "CALL DIFFUSE", "N)", &run),
+        )
+        .unwrap();
+    let sig = &r["result"]["signatures"][0];
+    assert_eq!(sig["label"], "diffuse(t, n)", "{r}");
+    assert_eq!(r["result"]["activeParameter"], 1, "{r}");
+    assert_eq!(
+        sig["parameters"][0]["documentation"], "real(8), intent(inout) :: t(n)",
+        "{r}"
+    );
+    // Nothing in a comment.
+    let r = c
+        .request(
+            "textDocument/completion",
+            at(REF_USER, "in a comment", "APPA", &run),
+        )
+        .unwrap();
+    assert_eq!(r["result"], Value::Null, "{r}");
+    c.shutdown().unwrap();
+}
+
+/// Decodes semantic tokens: (line, column, length, type, modifiers).
+fn decode_tokens(r: &Value) -> Vec<(u64, u64, u64, u64, u64)> {
+    let data: Vec<u64> = r["result"]["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let (mut line, mut col) = (0, 0);
+    data.chunks(5)
+        .map(|c| {
+            line += c[0];
+            col = if c[0] == 0 { col + c[1] } else { c[1] };
+            (line, col, c[2], c[3], c[4])
+        })
+        .collect()
+}
+
+/// Semantic tokens in both forms: active variables carry the `active`
+/// modifier wherever they appear, the overwrites TBR records `recorded`,
+/// dummies are parameters, the rest plain variables.
+#[test]
+fn semantic_tokens_mark_active_and_recorded_names_in_both_forms() {
+    // (No `\` line continuation: it would eat the first line's columns.)
+    const FIXED: &str = "      SUBROUTINE G(X, Y)\n!$ad independent(x)\n!$ad dependent(y)\n      REAL*8 X, Y\n      INTEGER K\n      K = 3\n      Y = X * X\n      X = SIN(Y) + K\n      Y = Y * X\n      END\n";
+    let root = workspace("semantic", &["p000_fig1.f90"]);
+    std::fs::write(root.join("g.f"), FIXED).unwrap();
+    let fig1 = root.join("p000_fig1.f90");
+    let mut c = spawn_in_process(Options::default()).expect("server starts");
+    let init = c
+        .initialize(Some(&uri(&root)), vscode_caps(), json!({}))
+        .expect("initialize answered");
+    let legend = &init["result"]["capabilities"]["semanticTokensProvider"]["legend"];
+    assert_eq!(
+        legend["tokenTypes"],
+        json!(["variable", "parameter"]),
+        "{init}"
+    );
+    assert_eq!(
+        legend["tokenModifiers"],
+        json!(["active", "recorded", "declaration"])
+    );
+    let text = open(&mut c, &fig1);
+    let r = c
+        .request(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": uri(&fig1)}}),
+        )
+        .unwrap();
+    let tokens = decode_tokens(&r);
+    let at = |text: &str, line_has: &str, needle: &str| {
+        let p = pos(text, line_has, needle);
+        (
+            p["line"].as_u64().unwrap(),
+            p["character"].as_u64().unwrap(),
+        )
+    };
+    let find = |tokens: &[(u64, u64, u64, u64, u64)], (l, col): (u64, u64)| {
+        tokens
+            .iter()
+            .find(|t| t.0 == l && t.1 == col)
+            .copied()
+            .unwrap_or_else(|| panic!("no token at {l}:{col} in {tokens:?}"))
+    };
+    // `x(i) = j + sin(x(i))`: the target active and recorded (a
+    // parameter), the read active, `i` a plain variable.
+    let target = find(&tokens, at(&text, "x(i) = j + sin", "x(i)"));
+    assert_eq!((target.2, target.3, target.4), (1, 1, 0b011), "{target:?}");
+    let i = find(&tokens, at(&text, "i = i + 1", "i"));
+    assert_eq!((i.3, i.4), (0, 0), "{i:?}");
+    // Fixed form in capitals.
+    let g = root.join("g.f");
+    open(&mut c, &g);
+    let r = c
+        .request(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": uri(&g)}}),
+        )
+        .unwrap();
+    let tokens = decode_tokens(&r);
+    let x = find(&tokens, at(FIXED, "X = SIN(Y)", "X"));
+    assert_eq!(
+        (x.3, x.4),
+        (1, 0b011),
+        "X = SIN(Y) overwrites a recorded X: {x:?}"
+    );
+    let k = find(&tokens, at(FIXED, "K = 3", "K"));
+    assert_eq!((k.3, k.4), (0, 0), "{k:?}");
+    let decl = find(&tokens, at(FIXED, "REAL*8 X", "X"));
+    assert_eq!(decl.4, 0b101, "declared, active somewhere: {decl:?}");
+    // A range request gives the tokens of those lines only.
+    let r = c
+        .request(
+            "textDocument/semanticTokens/range",
+            json!({"textDocument": {"uri": uri(&g)},
+                   "range": {"start": {"line": 5, "character": 0}, "end": {"line": 5, "character": 80}}}),
+        )
+        .unwrap();
+    let lines: Vec<u64> = decode_tokens(&r).iter().map(|t| t.0).collect();
+    assert_eq!(lines, [5], "{r}");
+    c.shutdown().unwrap();
+}
+
+/// Code lenses above each procedure: adjoint, tangent and verify (the
+/// commands the code actions run) and one line on what the adjoint does.
+#[test]
+fn code_lenses_offer_the_derivatives_and_say_what_the_adjoint_does() {
+    let root = workspace("lens", &["p000_fig1.f90"]);
+    let fig1 = root.join("p000_fig1.f90");
+    let mut c = spawn_in_process(Options::default()).expect("server starts");
+    let init = c
+        .initialize(Some(&uri(&root)), vscode_caps(), json!({}))
+        .expect("initialize answered");
+    assert_eq!(
+        init["result"]["capabilities"]["codeLensProvider"]["resolveProvider"], false,
+        "{init}"
+    );
+    open(&mut c, &fig1);
+    let r = c
+        .request(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": uri(&fig1)}}),
+        )
+        .unwrap();
+    let lenses = r["result"].as_array().unwrap_or_else(|| panic!("{r}"));
+    let titles: Vec<&str> = lenses
+        .iter()
+        .map(|l| l["command"]["title"].as_str().unwrap())
+        .collect();
+    // tbr_fig1, then check (which no root reaches with active values).
+    assert_eq!(&titles[..3], ["adjoint", "tangent", "verify"], "{r}");
+    assert_eq!(titles[3], "adjoint: active x · records 2 values", "{r}");
+    assert_eq!(lenses[0]["command"]["command"], "dfort.generateAdjoint");
+    assert_eq!(
+        lenses[0]["command"]["arguments"],
+        json!([uri(&fig1), "tbr_fig1"])
+    );
+    assert_eq!(lenses[3]["command"]["command"], "", "a label: {r}");
+    assert_eq!(
+        lenses[0]["range"]["start"]["line"], 3,
+        "at the SUBROUTINE line"
+    );
+    assert_eq!(lenses.len(), 8, "{r}");
+    c.shutdown().unwrap();
+}
 
 /// References across files (a module variable, a procedure), document
 /// highlight with read and write kinds, and rename with `prepareRename`:

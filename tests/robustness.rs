@@ -283,10 +283,48 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
     v
 }
 
+/// Completion and signature help at every offset of a file of each form
+/// (with a multi-byte character in a comment and a literal): none panics,
+/// and a name half-typed at a statement's start gets items.
+#[test]
+fn completion_and_signature_help_answer_at_every_offset() {
+    let free = "module m\n  real :: temp ! température\ncontains\n  subroutine s(a, n)\n    integer :: n\n    real :: a(n)\n    a(1) = max(temp, sqrt(a(2)), 'é')\n    call s(a, n)\n  end subroutine\nend module\n";
+    let fixed = "C     température\n      SUBROUTINE F(X, N)\n      REAL*8 X(N)\n      X(1) = DSQRT(X(2)) +\n     &  MAX(X(1), 'é')\n  10  CONTINUE\n      END\n";
+    for (name, text) in [("/ws/c.f90", free), ("/ws/c.f", fixed)] {
+        let path = PathBuf::from(name);
+        let mut host = dfort_ide::host::Host::default();
+        host.set_text(&path, text, true, 1);
+        let snap = host.snapshot();
+        for offset in 0..=text.len() as u32 + 2 {
+            poke(&snap, &path, offset);
+        }
+    }
+    let mut host = dfort_ide::host::Host::default();
+    let path = PathBuf::from("/ws/c.f90");
+    host.set_text(&path, free, true, 1);
+    let snap = host.snapshot();
+    let at = free.find("    call").unwrap() as u32 + 6;
+    let got = dfort_ide::completion::completions(&snap, &path, at).expect("items at `ca|`");
+    assert!(
+        got.items.iter().any(|i| i.label == "call"),
+        "{:?}",
+        got.items
+    );
+}
+
 /// Every feature at `offset`: none may panic.
 fn poke(snap: &dfort_ide::host::Snapshot, path: &std::path::Path, offset: u32) {
-    use dfort_ide::{actions, hints, hover, navigation};
+    use dfort_ide::{actions, completion, hints, hover, navigation, references, signature};
     let _ = hover::hover(snap, path, offset);
+    let _ = references::references(snap, path, offset, true);
+    let _ = references::highlights(snap, path, offset);
+    let _ = references::prepare_rename(snap, path, offset);
+    if let Some(c) = completion::completions(snap, path, offset) {
+        if let Some(first) = c.items.first() {
+            let _ = completion::documentation(snap, path, offset, &first.label);
+        }
+    }
+    let _ = signature::signature_help(snap, path, offset);
     let _ = navigation::definition(snap, path, offset);
     let _ = navigation::document_symbols(snap, path);
     let _ = actions::code_actions(snap, path, offset);

@@ -239,6 +239,73 @@ local function run()
     assert(edits == count, 'rename edits ' .. edits .. ' places, references ' .. count)
   end)
 
+  report.step('completion and signature help in fixed form', function()
+    -- The server's completion is what <C-x><C-o> shows: omnifunc is LSP's.
+    assert(vim.bo[fixed].omnifunc == 'v:lua.vim.lsp.omnifunc', 'omnifunc is ' .. vim.bo[fixed].omnifunc)
+    -- `pr|` in the loop of bratu: its dummy `prm` first.
+    local at = find_position(fixed, 'F(i) = F(i)-2*x(i)', 'prm(1)', 1)
+    at.character = at.character + 2
+    local params = { textDocument = { uri = vim.uri_from_bufnr(fixed) }, position = at }
+    local responses = vim.lsp.buf_request_sync(fixed, 'textDocument/completion', params, request_timeout_ms) or {}
+    local first
+    for _, resp in pairs(responses) do
+      assert(not (resp.err or resp.error), vim.inspect(resp))
+      local items = resp.result and (resp.result.items or resp.result) or {}
+      first = first or (items[1] and items[1].label)
+    end
+    report.info('first completion of pr', tostring(first))
+    assert(first == 'prm', 'first completion of pr: ' .. tostring(first))
+    -- Inside `exp(` of the same line: the intrinsic's argument.
+    local e = find_position(fixed, 'F(i) = F(i)-2*x(i)', 'exp(', 1)
+    e.character = e.character + 4
+    params.position = e
+    responses = vim.lsp.buf_request_sync(fixed, 'textDocument/signatureHelp', params, request_timeout_ms) or {}
+    local label
+    for _, resp in pairs(responses) do
+      assert(not (resp.err or resp.error), vim.inspect(resp))
+      label = label or (resp.result and resp.result.signatures[1].label)
+    end
+    report.info('signature in exp(', tostring(label))
+    assert(label == 'exp(x)', 'signature in exp(: ' .. tostring(label))
+  end)
+
+  -- Semantic tokens (0.10 and later have get_at_pos): `x` of bratu's loop
+  -- is active wherever it appears, and drawn so.
+  local token_step = (vim.lsp.semantic_tokens and vim.lsp.semantic_tokens.get_at_pos and report.step) or function() end
+  token_step('semantic tokens mark active variables', function()
+    local at = find_position(fixed, 'F(i) = F(i)-2*x(i)', 'x(i)', 1)
+    local found
+    vim.wait(request_timeout_ms, function()
+      for _, t in ipairs(vim.lsp.semantic_tokens.get_at_pos(fixed, at.line, at.character) or {}) do
+        if t.modifiers and t.modifiers.active then
+          found = t
+        end
+      end
+      return found ~= nil
+    end, 100)
+    report.info('token at x', found and (found.type .. ' ' .. vim.inspect(found.modifiers)) or 'none')
+    assert(found, 'no active semantic token at x of bratu')
+    assert(vim.fn.hlexists('@lsp.mod.active') == 1, 'no highlight group @lsp.mod.active')
+  end)
+
+  report.step('code lenses above bratu', function()
+    vim.api.nvim_set_current_buf(fixed)
+    pcall(vim.lsp.codelens.refresh, { bufnr = fixed })
+    local titles
+    vim.wait(request_timeout_ms, function()
+      titles = {}
+      for _, l in ipairs(vim.lsp.codelens.get(fixed) or {}) do
+        if l.command then
+          table.insert(titles, l.command.title)
+        end
+      end
+      return #titles >= 4
+    end, 100)
+    report.info('lenses', table.concat(titles, ' | '))
+    assert(titles[1] == 'adjoint' and titles[2] == 'tangent' and titles[3] == 'verify', 'lenses: ' .. vim.inspect(titles))
+    assert((titles[4] or ''):find('adjoint: active', 1, true), 'no summary lens: ' .. vim.inspect(titles))
+  end)
+
   -- Free form: `x` in sin(x(i)) of tbr_fig1.
   local fig1_pos = find_position(free, 'x(i) = j + sin(x(i))', 'x(i)', 2)
   check_hover('hover free form (x in tbr_fig1)', free, fig1_pos, 'x', true)

@@ -293,6 +293,57 @@ async function main() {
   const renameEdits = renamed ? renamed.entries().flatMap(([, edits]) => edits) : [];
   check(renameEdits.length === xCount && renameEdits.every((e) => e.newText === 'xs'), 'rename x to xs edits every use', JSON.stringify(renameEdits));
 
+  // 3c. completion (with resolution) and signature help, through the
+  //     providers the client registered: `si|` of sin(x(i)) offers the
+  //     intrinsic with its derivative; inside sin( its argument.
+  const completionProviders = host.providersFor('CompletionItem', doc);
+  check(completionProviders.length === 1, 'one completion provider registered', `${completionProviders.length}`);
+  const sinAt = lines[line].indexOf('sin(');
+  const typed = new stub.module.Position(line, sinAt + 2);
+  const completed = await completionProviders[0].provideCompletionItems(doc, typed, tokenSource.token, { triggerKind: stub.module.CompletionTriggerKind.Invoke });
+  const items = completed ? (Array.isArray(completed) ? completed : completed.items) : [];
+  const sinItem = items.find((i) => (typeof i.label === 'string' ? i.label : i.label.label) === 'sin');
+  check(sinItem && sinItem.kind === stub.module.CompletionItemKind.Function, 'completion of si offers the intrinsic sin', JSON.stringify(items.slice(0, 5).map((i) => i.label)));
+  const resolvedItem = completionProviders[0].resolveCompletionItem
+    ? await completionProviders[0].resolveCompletionItem(sinItem, tokenSource.token)
+    : sinItem;
+  const sinDoc = resolvedItem && resolvedItem.documentation ? hoverText([resolvedItem.documentation]) : '';
+  check(/∂\/∂x = `cos\(x\)`/.test(sinDoc), 'the resolved item gives the derivative of sin', sinDoc);
+  const signatureProviders = host.providersFor('SignatureHelp', doc);
+  check(signatureProviders.length === 1, 'one signature help provider registered', `${signatureProviders.length}`);
+  const inSin = new stub.module.Position(line, sinAt + 4);
+  const sig = await signatureProviders[0].provideSignatureHelp(doc, inSin, tokenSource.token, { triggerKind: stub.module.SignatureHelpTriggerKind.Invoke, isRetrigger: false });
+  check(sig && sig.signatures.length === 1 && sig.signatures[0].label === 'sin(x)' && sig.activeParameter === 0, 'signature help inside sin( gives sin(x), at x', JSON.stringify(sig));
+
+  // 3d. semantic tokens: the provider the client registered marks x of
+  //     `x(i) = j + sin(x(i))` active and recorded (the legend's bits).
+  const tokenProviders = host.providersFor('DocumentSemanticTokens', doc);
+  check(tokenProviders.length === 1, 'one semantic tokens provider registered', `${tokenProviders.length}`);
+  const semantic = await tokenProviders[0].provideDocumentSemanticTokens(doc, tokenSource.token);
+  const data = semantic ? Array.from(semantic.data) : [];
+  let tl = 0;
+  let tc = 0;
+  const decoded = [];
+  for (let k = 0; k + 4 < data.length; k += 5) {
+    tl += data[k];
+    tc = data[k] === 0 ? tc + data[k + 1] : data[k + 1];
+    decoded.push({ line: tl, character: tc, length: data[k + 2], type: data[k + 3], modifiers: data[k + 4] });
+  }
+  const xToken = decoded.find((t) => t.line === line && t.character === character);
+  check(xToken && (xToken.modifiers & 3) === 3, 'x of x(i) = j + sin(x(i)) is an active, recorded token', JSON.stringify(xToken));
+  const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8'));
+  const modifiers = (pkg.contributes.semanticTokenModifiers || []).map((m) => m.id);
+  check(modifiers.includes('active') && modifiers.includes('recorded'), 'the extension declares the active and recorded modifiers', JSON.stringify(modifiers));
+
+  // 3e. code lenses above tbr_fig1: adjoint · tangent · verify, and what
+  //     its adjoint does.
+  const lensProviders = host.providersFor('CodeLens', doc);
+  check(lensProviders.length === 1, 'one code lens provider registered', `${lensProviders.length}`);
+  const lenses = (await lensProviders[0].provideCodeLenses(doc, tokenSource.token)) || [];
+  const lensTitles = lenses.map((l) => l.command && l.command.title);
+  check(lensTitles[0] === 'adjoint' && lenses[0].command.command === 'dfort.generateAdjoint', 'the first lens generates the adjoint', JSON.stringify(lensTitles));
+  check(lensTitles.some((t) => /^adjoint: active x/.test(t || '')), 'a lens says what the adjoint does', JSON.stringify(lensTitles));
+
   // Hover on a blank spot: null, not an error.
   const blank = lines.findIndex((l) => l.trim() === '');
   if (blank >= 0) {

@@ -439,6 +439,61 @@ class CompletionItem {
     this.kind = kind;
   }
 }
+// The values of VS Code's enum (0-based, one less than LSP's).
+const CompletionItemKind = {
+  Text: 0, Method: 1, Function: 2, Constructor: 3, Field: 4, Variable: 5, Class: 6, Interface: 7,
+  Module: 8, Property: 9, Unit: 10, Value: 11, Enum: 12, Keyword: 13, Snippet: 14, Color: 15,
+  File: 16, Reference: 17, Folder: 18, EnumMember: 19, Constant: 20, Struct: 21, Event: 22,
+  Operator: 23, TypeParameter: 24, User: 25, Issue: 26,
+};
+const CompletionItemTag = { Deprecated: 1 };
+const CompletionTriggerKind = { Invoke: 0, TriggerCharacter: 1, TriggerForIncompleteCompletions: 2 };
+const SignatureHelpTriggerKind = { Invoke: 1, TriggerCharacter: 2, ContentChange: 3 };
+class SignatureHelp {
+  constructor() {
+    this.signatures = [];
+    this.activeSignature = 0;
+    this.activeParameter = 0;
+  }
+}
+class SignatureInformation {
+  constructor(label, documentation) {
+    this.label = label;
+    this.documentation = documentation;
+    this.parameters = [];
+  }
+}
+class ParameterInformation {
+  constructor(label, documentation) {
+    this.label = label;
+    this.documentation = documentation;
+  }
+}
+class SemanticTokensLegend {
+  constructor(tokenTypes, tokenModifiers = []) {
+    this.tokenTypes = tokenTypes;
+    this.tokenModifiers = tokenModifiers;
+  }
+}
+class SemanticTokens {
+  constructor(data, resultId) {
+    this.data = data;
+    this.resultId = resultId;
+  }
+}
+class SemanticTokensEdit {
+  constructor(start, deleteCount, data) {
+    this.start = start;
+    this.deleteCount = deleteCount;
+    this.data = data;
+  }
+}
+class SemanticTokensEdits {
+  constructor(edits, resultId) {
+    this.edits = edits;
+    this.resultId = resultId;
+  }
+}
 class CompletionList {
   constructor(items = [], isIncomplete = false) {
     this.items = items;
@@ -1016,7 +1071,18 @@ function createStub(options) {
     SymbolTag,
     CodeAction,
     CompletionItem,
+    CompletionItemKind,
+    CompletionItemTag,
+    CompletionTriggerKind,
     CompletionList,
+    SignatureHelp,
+    SignatureHelpTriggerKind,
+    SemanticTokensLegend,
+    SemanticTokens,
+    SemanticTokensEdit,
+    SemanticTokensEdits,
+    SignatureInformation,
+    ParameterInformation,
     CodeLens,
     DocumentLink,
     TypeHierarchyItem,

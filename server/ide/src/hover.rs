@@ -240,6 +240,9 @@ fn storage(snap: &Snapshot, unit: &Unit, s: &Symbol) -> String {
             "SAVE'd local of `{}`: its value carries from one call to the next",
             unit.name
         ),
+        Storage::Local if unit.kind == dfort_ir::UnitKind::Module => {
+            format!("variable of module `{}`", unit.name)
+        }
         Storage::Local => format!("local to `{}`", unit.name),
         Storage::Result => format!("result of `{}`", unit.name),
         Storage::Common { block, .. } if block.is_empty() => "in blank COMMON".into(),
@@ -269,14 +272,9 @@ fn storage(snap: &Snapshot, unit: &Unit, s: &Symbol) -> String {
     }
 }
 
-fn variable(
-    snap: &Snapshot,
-    path: &Path,
-    unit: &Unit,
-    sym: SymbolId,
-    range: TextRange,
-) -> Option<String> {
-    let s = unit.symbol(sym);
+/// A variable's declaration and what it is (type, rank, intent, where it
+/// lives), as the first lines of its hover.
+pub(crate) fn summary(snap: &Snapshot, unit: &Unit, s: &Symbol) -> String {
     let mut md = String::new();
     let decl = declaration(snap, s).unwrap_or_else(|| {
         format!(
@@ -295,7 +293,18 @@ fn variable(
     }
     facts.push(storage(snap, unit, s));
     let _ = writeln!(md, "{}\n", facts.join(" · "));
+    md
+}
 
+pub(crate) fn variable(
+    snap: &Snapshot,
+    path: &Path,
+    unit: &Unit,
+    sym: SymbolId,
+    range: TextRange,
+) -> Option<String> {
+    let s = unit.symbol(sym);
+    let mut md = summary(snap, unit, s);
     let a = &snap.analysis;
     let Some(act) = a.activity.activity[unit.id].as_ref() else {
         let _ = writeln!(
@@ -614,7 +623,7 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
     }
 }
 
-fn procedure(snap: &Snapshot, u: &Unit) -> String {
+pub(crate) fn procedure(snap: &Snapshot, u: &Unit) -> String {
     let mut md = String::new();
     let args: Vec<&str> = u.args.iter().map(|a| u.symbol(*a).name.as_str()).collect();
     let _ = writeln!(

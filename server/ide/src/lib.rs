@@ -13,15 +13,21 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod completion;
 pub mod diagnostics;
 pub mod folding;
 pub mod hints;
 pub mod host;
 pub mod hover;
+pub mod intrinsic_docs;
+pub mod lens;
 pub mod navigation;
 pub mod preprocessing;
 pub mod references;
 pub mod render;
+pub mod scope;
+pub mod semantic;
+pub mod signature;
 pub mod summary;
 pub mod text;
 

@@ -4,8 +4,10 @@
 //! from `didChange` to fresh diagnostics (the `publishDiagnostics` of that
 //! version) and inlay hints (the answer to an `inlayHint` request for the
 //! screen around the edit), for character edits and for structural edits
-//! (deleting and restoring an `end if`), plus the time from `didOpen` to
-//! the first diagnostics and the server's resident memory.
+//! (deleting and restoring an `end if`), the time to answer completion
+//! (one letter typed) and references at names of the file, plus the time
+//! from `didOpen` to the first diagnostics and the server's resident
+//! memory.
 
 use clap::Args;
 use dfort::lsp::client::Connection;
@@ -25,6 +27,9 @@ pub struct BenchLspArgs {
     /// Structural edits (an `end if` deleted, then restored).
     #[arg(long, default_value_t = 20)]
     structural: usize,
+    /// Completion and references requests (each at a name of the file).
+    #[arg(long, default_value_t = 50)]
+    queries: usize,
     /// The file's shape: `module` (one module of procedures) or `units`
     /// (top-level subroutines in modules of about 400 lines).
     #[arg(long, default_value = "module", value_parser = ["module", "units"])]
@@ -69,6 +74,33 @@ struct Session {
 }
 
 impl Session {
+    /// The LSP position of byte `off` of the text.
+    fn position(&self, off: usize) -> Value {
+        let before = &self.text[..off];
+        let line = before.matches('\n').count();
+        let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
+        json!({"line": line, "character": col})
+    }
+
+    /// Sends one request at byte `off` and times its answer, which must
+    /// be a non-empty list.
+    fn query(&mut self, method: &str, off: usize) -> Result<f64, String> {
+        let mut params = json!({"textDocument": {"uri": self.uri}, "position": self.position(off)});
+        if method.ends_with("references") {
+            params["context"] = json!({"includeDeclaration": true});
+        }
+        let t = Instant::now();
+        let r = self
+            .conn
+            .request(method, params)
+            .map_err(|e| e.to_string())?;
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        if r["result"].as_array().is_none_or(|a| a.is_empty()) {
+            return Err(format!("{method} answered no list: {r}"));
+        }
+        Ok(ms)
+    }
+
     /// Sends one change and waits for its diagnostics and the hints around it.
     fn change(&mut self, start: usize, end: usize, new: &str) -> Result<f64, String> {
         let pos = |text: &str, off: usize| {
@@ -204,6 +236,27 @@ fn bench(args: &BenchLspArgs) -> Result<(), String> {
         structural.push(s.change(at, at + 6, "")?);
         structural.push(s.change(at, at, "end if")?);
     }
+    // Completion with one letter of a name typed, and references of that
+    // name: right-hand sides that begin with a variable (the generated
+    // procedures' variables have one-letter names).
+    let names: Vec<usize> = s
+        .text
+        .match_indices(" = ")
+        .map(|(i, _)| i + 3)
+        .filter(|&i| {
+            let b = s.text.as_bytes();
+            b[i].is_ascii_alphabetic() && !b[i + 1].is_ascii_alphanumeric() && b[i + 1] != b'_'
+        })
+        .collect();
+    if names.is_empty() {
+        return Err("the generated file has no names to complete".into());
+    }
+    let (mut completion, mut references) = (Vec::new(), Vec::new());
+    for k in 0..args.queries {
+        let at = names[(k * 7919) % names.len()] + 1;
+        completion.push(s.query("textDocument/completion", at)?);
+        references.push(s.query("textDocument/references", at)?);
+    }
     let pid = pid.to_string();
     let rss = crate::bench::proc_status_mb(&pid, "VmRSS:").unwrap_or(f64::NAN);
     let hwm = crate::bench::proc_status_mb(&pid, "VmHWM:").unwrap_or(f64::NAN);
@@ -212,19 +265,27 @@ fn bench(args: &BenchLspArgs) -> Result<(), String> {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
     println!("open to first diagnostics: {open_ms:.0} ms ({n_diags} diagnostics)");
-    let report = |what: &str, v: &[f64]| {
+    // `what: N <unit>, <measured> p50 …, p95 …, max …`.
+    let report = |what: &str, unit: &str, v: &[f64]| {
         println!(
-            "{what}: {} edits, didChange to diagnostics + inlay hints p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+            "{what}: {} {unit} p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
             v.len(),
             percentile(v, 0.5),
             percentile(v, 0.95),
             percentile(v, 1.0)
         );
     };
-    report("character edits", &typing);
-    report("structural edits (end if deleted/restored)", &structural);
+    let edits = "edits, didChange to diagnostics + inlay hints";
+    report("character edits", edits, &typing);
+    report(
+        "structural edits (end if deleted/restored)",
+        edits,
+        &structural,
+    );
     let all: Vec<f64> = typing.iter().chain(&structural).copied().collect();
-    report("all edits", &all);
+    report("all edits", edits, &all);
+    report("completion", "requests,", &completion);
+    report("references", "requests,", &references);
     println!("server memory: resident {rss:.0} MB, peak resident {hwm:.0} MB");
     Ok(())
 }

@@ -242,8 +242,43 @@ local function enable_folding(client, bufnr)
   })
 end
 
+--- Semantic tokens (Neovim 0.9 and later): the modifiers dfort's analyses
+--- set, drawn unless the user or colour scheme styles them.
+local function define_token_highlights()
+  pcall(api.nvim_set_hl, 0, '@lsp.mod.active', { bold = true, default = true })
+  pcall(api.nvim_set_hl, 0, '@lsp.mod.recorded', { underline = true, default = true })
+end
+
+--- Code lenses above each procedure (adjoint · tangent · verify, and what
+--- its adjoint does), refreshed when the buffer is entered, left from
+--- insert mode or written; `vim.lsp.codelens.run()` runs one.
+local function enable_codelens(client, bufnr)
+  local caps = client.server_capabilities or client.resolved_capabilities or {}
+  if not (vim.lsp.codelens and caps.codeLensProvider) then
+    return
+  end
+  local function refresh()
+    if api.nvim_buf_is_loaded(bufnr) and api.nvim_get_current_buf() == bufnr then
+      pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
+    end
+  end
+  api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'BufWritePost' }, {
+    buffer = bufnr,
+    group = api.nvim_create_augroup('dfort_codelens_' .. bufnr, { clear = true }),
+    callback = refresh,
+  })
+  refresh()
+end
+
 local function on_attach(client, bufnr)
+  define_token_highlights()
+  enable_codelens(client, bufnr)
   enable_inlay_hints(client, bufnr)
+  -- Neovim 0.11 and later set it themselves; older ones need it for
+  -- <C-x><C-o> to ask the server.
+  if vim.bo[bufnr].omnifunc == '' then
+    vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
+  end
   enable_folding(client, bufnr)
   if M.config.on_attach then
     M.config.on_attach(client, bufnr)

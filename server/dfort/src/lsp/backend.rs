@@ -111,6 +111,22 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// A request's path when the server knows the file.
+/// The command that generates or verifies the derivatives of `unit` of
+/// the document `uri` (code actions and code lenses run the same).
+fn command_for(kind: &ActionKind, title: &str, uri: &Uri, unit: &str) -> Option<Command> {
+    let command = match kind {
+        ActionKind::Generate(Mode::Adjoint) => CMD_ADJOINT,
+        ActionKind::Generate(Mode::Tangent) => CMD_TANGENT,
+        ActionKind::Verify => CMD_VERIFY,
+        ActionKind::Mark { .. } => return None,
+    };
+    Some(Command {
+        title: title.to_string(),
+        command: command.into(),
+        arguments: Some(vec![json!(uri.as_str()), json!(unit)]),
+    })
+}
+
 fn known(snap: &Snapshot, uri: &Uri) -> Option<PathBuf> {
     let p = path_of(uri)?;
     snap.doc(&p).is_some().then_some(p)
@@ -814,6 +830,29 @@ impl LanguageServer for Backend {
                     work_done_progress_options: Default::default(),
                 })),
                 workspace_symbol_provider: Some(OneOf::Left(true)),
+                completion_provider: Some(CompletionOptions {
+                    resolve_provider: Some(true),
+                    trigger_characters: Some(vec!["%".into()]),
+                    ..Default::default()
+                }),
+                code_lens_provider: Some(CodeLensOptions {
+                    resolve_provider: Some(false),
+                }),
+                semantic_tokens_provider: Some(
+                    SemanticTokensServerCapabilities::SemanticTokensOptions(
+                        SemanticTokensOptions {
+                            legend: convert::semantic_legend(),
+                            full: Some(SemanticTokensFullOptions::Bool(true)),
+                            range: Some(true),
+                            work_done_progress_options: Default::default(),
+                        },
+                    ),
+                ),
+                signature_help_provider: Some(SignatureHelpOptions {
+                    trigger_characters: Some(vec!["(".into(), ",".into()]),
+                    retrigger_characters: Some(vec!["=".into()]),
+                    work_done_progress_options: Default::default(),
+                }),
                 ..Default::default()
             },
             server_info: Some(ServerInfo {
@@ -1038,6 +1077,122 @@ impl LanguageServer for Backend {
         .await
     }
 
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let p = params.text_document_position;
+        self.with_snapshot("completion", move |snap, s| {
+            let path = known(snap, &p.text_document.uri)?;
+            let t = Text::of(snap.doc(&path)?);
+            let off = t.offset(p.position, s.enc);
+            let found = dfort_ide::completion::completions(snap, &path, off)?;
+            let data = json!({ "uri": p.text_document.uri.as_str(), "offset": off });
+            Some(CompletionResponse::Array(
+                found
+                    .items
+                    .iter()
+                    .map(|i| convert::completion_item(&t, found.range, i, s.enc, data.clone()))
+                    .collect(),
+            ))
+        })
+        .await
+    }
+
+    async fn completion_resolve(&self, item: CompletionItem) -> Result<CompletionItem> {
+        self.with_snapshot("completion resolve", move |snap, _| {
+            let mut item = item;
+            let at = item.data.as_ref().and_then(|d| {
+                let uri: Uri = d.get("uri")?.as_str()?.parse().ok()?;
+                let off = u32::try_from(d.get("offset")?.as_u64()?).ok()?;
+                Some((known(snap, &uri)?, off))
+            });
+            if let Some((path, off)) = at {
+                let md = dfort_ide::completion::documentation(snap, &path, off, &item.label);
+                item.documentation = md.map(|value| {
+                    Documentation::MarkupContent(MarkupContent {
+                        kind: MarkupKind::Markdown,
+                        value,
+                    })
+                });
+            }
+            item
+        })
+        .await
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let p = params.text_document_position_params;
+        self.with_snapshot("signature help", move |snap, s| {
+            let path = known(snap, &p.text_document.uri)?;
+            let off = Text::of(snap.doc(&path)?).offset(p.position, s.enc);
+            dfort_ide::signature::signature_help(snap, &path, off)
+                .map(|h| convert::signature_help(&h))
+        })
+        .await
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        self.with_snapshot("code lens", move |snap, s| {
+            let uri = params.text_document.uri;
+            let path = known(snap, &uri)?;
+            let t = Text::of(snap.doc(&path)?);
+            let lenses = dfort_ide::lens::code_lenses(snap, &path);
+            Some(
+                lenses
+                    .iter()
+                    .map(|l| CodeLens {
+                        range: t.range(l.range, s.enc),
+                        // A label only: a command no client runs.
+                        command: Some(
+                            l.action
+                                .as_ref()
+                                .and_then(|k| command_for(k, &l.title, &uri, &l.unit))
+                                .unwrap_or(Command {
+                                    title: l.title.clone(),
+                                    command: String::new(),
+                                    arguments: None,
+                                }),
+                        ),
+                        data: None,
+                    })
+                    .collect(),
+            )
+        })
+        .await
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        self.with_snapshot("semantic tokens", move |snap, s| {
+            let path = known(snap, &params.text_document.uri)?;
+            let t = Text::of(snap.doc(&path)?);
+            let tokens = dfort_ide::semantic::semantic_tokens(snap, &path);
+            Some(SemanticTokensResult::Tokens(convert::semantic_tokens(
+                &t, &tokens, None, s.enc,
+            )))
+        })
+        .await
+    }
+
+    async fn semantic_tokens_range(
+        &self,
+        params: SemanticTokensRangeParams,
+    ) -> Result<Option<SemanticTokensRangeResult>> {
+        self.with_snapshot("semantic tokens", move |snap, s| {
+            let path = known(snap, &params.text_document.uri)?;
+            let t = Text::of(snap.doc(&path)?);
+            let within = t.text_range(params.range, s.enc);
+            let tokens = dfort_ide::semantic::semantic_tokens(snap, &path);
+            Some(SemanticTokensRangeResult::Tokens(convert::semantic_tokens(
+                &t,
+                &tokens,
+                Some(within),
+                s.enc,
+            )))
+        })
+        .await
+    }
+
     async fn document_highlight(
         &self,
         params: DocumentHighlightParams,
@@ -1176,23 +1331,11 @@ impl LanguageServer for Backend {
                         "refactor.dfort.{}",
                         mode.as_str()
                     )));
-                    ca.command = Some(Command {
-                        title: a.title.clone(),
-                        command: match mode {
-                            Mode::Adjoint => CMD_ADJOINT,
-                            Mode::Tangent => CMD_TANGENT,
-                        }
-                        .into(),
-                        arguments: Some(vec![json!(uri.as_str()), json!(a.unit)]),
-                    });
+                    ca.command = command_for(&a.kind, &a.title, &uri, &a.unit);
                 }
                 ActionKind::Verify => {
                     ca.kind = Some(CodeActionKind::from("source.dfort.verify".to_string()));
-                    ca.command = Some(Command {
-                        title: a.title.clone(),
-                        command: CMD_VERIFY.into(),
-                        arguments: Some(vec![json!(uri.as_str()), json!(a.unit)]),
-                    });
+                    ca.command = command_for(&a.kind, &a.title, &uri, &a.unit);
                 }
                 ActionKind::Mark { .. } => {
                     ca.kind = Some(CodeActionKind::REFACTOR_REWRITE);

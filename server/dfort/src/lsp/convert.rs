@@ -119,6 +119,123 @@ pub fn highlight(
     }
 }
 
+/// A completion item replacing `range` (the name being typed); `data`
+/// goes back to the server for resolution.
+pub fn completion_item(
+    t: &Text,
+    range: TextRange,
+    item: &dfort_ide::completion::Item,
+    enc: Encoding,
+    data: serde_json::Value,
+) -> lsp::CompletionItem {
+    use dfort_ide::completion::ItemKind as K;
+    let kind = match item.kind {
+        K::Variable => lsp::CompletionItemKind::VARIABLE,
+        K::Constant => lsp::CompletionItemKind::CONSTANT,
+        K::Function => lsp::CompletionItemKind::FUNCTION,
+        K::Subroutine => lsp::CompletionItemKind::METHOD,
+        K::Module => lsp::CompletionItemKind::MODULE,
+        K::Keyword => lsp::CompletionItemKind::KEYWORD,
+        K::Component => lsp::CompletionItemKind::FIELD,
+        K::Argument => lsp::CompletionItemKind::PROPERTY,
+    };
+    lsp::CompletionItem {
+        label: item.label.clone(),
+        kind: Some(kind),
+        detail: Some(item.detail.clone()),
+        sort_text: Some(item.sort.clone()),
+        filter_text: Some(item.label.clone()),
+        text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {
+            range: t.range(range, enc),
+            new_text: item.insert.clone().unwrap_or_else(|| item.label.clone()),
+        })),
+        data: Some(data),
+        ..Default::default()
+    }
+}
+
+/// Signature help with one signature.
+pub fn signature_help(sig: &dfort_ide::signature::Signature) -> lsp::SignatureHelp {
+    // Labels are ASCII: byte offsets are UTF-16 offsets too.
+    let parameters = sig
+        .parameters
+        .iter()
+        .map(|p| lsp::ParameterInformation {
+            label: lsp::ParameterLabel::LabelOffsets([p.range.start, p.range.end]),
+            documentation: (!p.documentation.is_empty())
+                .then(|| lsp::Documentation::String(p.documentation.clone())),
+        })
+        .collect();
+    lsp::SignatureHelp {
+        signatures: vec![lsp::SignatureInformation {
+            label: sig.label.clone(),
+            documentation: Some(lsp::Documentation::String(sig.documentation.clone())),
+            parameters: Some(parameters),
+            active_parameter: sig.active,
+        }],
+        active_signature: Some(0),
+        active_parameter: sig.active,
+    }
+}
+
+/// The legend of [`semantic_tokens`]: token types in the order of
+/// `dfort_ide::semantic::TokenType`, modifiers in bit order.
+pub fn semantic_legend() -> lsp::SemanticTokensLegend {
+    lsp::SemanticTokensLegend {
+        token_types: vec![
+            lsp::SemanticTokenType::VARIABLE,
+            lsp::SemanticTokenType::PARAMETER,
+        ],
+        token_modifiers: dfort_ide::semantic::MODIFIERS
+            .iter()
+            .map(|m| lsp::SemanticTokenModifier::new(m))
+            .collect(),
+    }
+}
+
+/// Tokens (in document order, one line each) as the protocol's relative
+/// encoding, those inside `within` only.
+pub fn semantic_tokens(
+    t: &Text,
+    tokens: &[dfort_ide::semantic::Token],
+    within: Option<TextRange>,
+    enc: Encoding,
+) -> lsp::SemanticTokens {
+    use dfort_ide::semantic::TokenType;
+    let mut data = Vec::new();
+    let (mut line, mut col) = (0u32, 0u32);
+    for tok in tokens {
+        if within.is_some_and(|w| tok.range.end < w.start || tok.range.start > w.end) {
+            continue;
+        }
+        let r = t.range(tok.range, enc);
+        if r.start.line != r.end.line || r.end.character <= r.start.character {
+            continue;
+        }
+        let delta_line = r.start.line - line;
+        let delta_start = if delta_line == 0 {
+            r.start.character - col
+        } else {
+            r.start.character
+        };
+        data.push(lsp::SemanticToken {
+            delta_line,
+            delta_start,
+            length: r.end.character - r.start.character,
+            token_type: match tok.ty {
+                TokenType::Variable => 0,
+                TokenType::Parameter => 1,
+            },
+            token_modifiers_bitset: tok.modifiers,
+        });
+        (line, col) = (r.start.line, r.start.character);
+    }
+    lsp::SemanticTokens {
+        result_id: None,
+        data,
+    }
+}
+
 pub fn uri_of(path: &Path) -> Option<Uri> {
     Uri::from_file_path(path)
 }

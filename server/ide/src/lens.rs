@@ -1,0 +1,135 @@
+//! Code lenses: above each procedure of a document, the three things a
+//! user does with it — write its adjoint, write its tangent, verify its
+//! derivatives — and one line on what its adjoint does, read from the
+//! unit's summary (the facts `dfort analyze` reports: its active
+//! variables, the values its forward sweep records, the calls it
+//! checkpoints, whether it is reversed by blocks).
+//!
+//! Contract: one group per subroutine or function whose header lies in the
+//! document (none in a file dfort generated), at the unit's name; never
+//! panics.
+
+use crate::actions::{ActionKind, Mode};
+use crate::host::Snapshot;
+use crate::summary::{self, UnitSummary};
+use dfort_syntax::TextRange;
+use std::path::Path;
+
+/// One lens: a title, and what choosing it does (`None`: a label only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lens {
+    /// The unit's name in the document.
+    pub range: TextRange,
+    pub title: String,
+    pub unit: String,
+    pub action: Option<ActionKind>,
+}
+
+/// What the adjoint of the unit does, in one line.
+fn summary_line(s: &UnitSummary) -> String {
+    let active = summary::names(s.unit, &s.active);
+    if active.is_empty() {
+        return "no active variable: the adjoint does nothing here".into();
+    }
+    let mut parts = Vec::new();
+    let shown: Vec<&str> = active.iter().take(4).map(String::as_str).collect();
+    let more = active.len().saturating_sub(shown.len());
+    parts.push(format!(
+        "active {}{}",
+        shown.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ));
+    let recorded: std::collections::BTreeSet<_> =
+        s.pushed.iter().map(|p| (p.stmt, p.variable)).collect();
+    parts.push(match recorded.len() {
+        0 => "records no value".into(),
+        1 => "records 1 value".into(),
+        n => format!("records {n} values"),
+    });
+    match s.calls.len() {
+        0 => {}
+        1 => parts.push("checkpoints 1 call".into()),
+        n => parts.push(format!("checkpoints {n} calls")),
+    }
+    if s.reversal.is_some_and(|r| r.by_blocks) {
+        parts.push("reversed by blocks".into());
+    }
+    format!("adjoint: {}", parts.join(" · "))
+}
+
+/// `textDocument/codeLens` of the document `path`.
+pub fn code_lenses(snap: &Snapshot, path: &Path) -> Vec<Lens> {
+    let Some(doc) = snap.doc(path) else {
+        return Vec::new();
+    };
+    if crate::actions::is_generated(&doc.text) {
+        return Vec::new();
+    }
+    let summaries = summary::summaries(snap);
+    let mut out = Vec::new();
+    for u in snap.units_of(path).filter(|u| u.is_procedure()) {
+        let Some((p, range)) = snap.to_doc(u.name_span.file, u.name_span.range) else {
+            continue;
+        };
+        if p != path {
+            continue;
+        }
+        let lens = |title: String, action: Option<ActionKind>| Lens {
+            range,
+            title,
+            unit: u.name.clone(),
+            action,
+        };
+        out.push(lens(
+            "adjoint".into(),
+            Some(ActionKind::Generate(Mode::Adjoint)),
+        ));
+        out.push(lens(
+            "tangent".into(),
+            Some(ActionKind::Generate(Mode::Tangent)),
+        ));
+        out.push(lens("verify".into(), Some(ActionKind::Verify)));
+        let line = match summaries.iter().find(|s| s.unit.id == u.id) {
+            Some(s) => summary_line(s),
+            None => "not analysed: no root reaches it".into(),
+        };
+        out.push(lens(line, None));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{Host, HostConfig};
+    use std::path::PathBuf;
+
+    #[test]
+    fn each_procedure_gets_its_actions_and_what_its_adjoint_does() {
+        let text = "      SUBROUTINE G(X, Y)\n!$ad independent(x)\n!$ad dependent(y)\n      REAL*8 X, Y\n      Y = X * X\n      X = SIN(Y)\n      Y = Y * X\n      END\n      SUBROUTINE IDLE(K)\n      INTEGER K\n      K = 1\n      END\n";
+        let path = PathBuf::from("/w/g.f");
+        let snap =
+            Host::from_sources(vec![(path.clone(), text.into())], HostConfig::default()).snapshot();
+        let lenses = code_lenses(&snap, &path);
+        let titles: Vec<&str> = lenses.iter().map(|l| l.title.as_str()).collect();
+        assert_eq!(titles.len(), 8, "{titles:?}");
+        assert_eq!(&titles[..3], ["adjoint", "tangent", "verify"]);
+        assert_eq!(
+            titles[3], "adjoint: active x, y · records 1 value",
+            "{titles:?}"
+        );
+        assert_eq!(
+            &text[lenses[0].range.start as usize..lenses[0].range.end as usize],
+            "G"
+        );
+        assert!(
+            titles[7].contains("does nothing") || titles[7].starts_with("not analysed"),
+            "{titles:?}"
+        );
+        assert_eq!(lenses[0].action, Some(ActionKind::Generate(Mode::Adjoint)));
+    }
+}
