@@ -69,6 +69,8 @@ const RUN_LIMIT: Duration = Duration::from_secs(20);
 pub enum Kind {
     /// dfort panicked.
     Panic,
+    /// The fuzzer's own code panicked (drawing, shrinking, classifying).
+    Harness,
     /// A derivative file gfortran rejects (the mode, or "tangent").
     DoesNotCompile(&'static str),
     /// A derivative that stops with an error or a signal, or never ends.
@@ -94,6 +96,7 @@ impl Kind {
     pub fn describe(&self) -> String {
         match self {
             Kind::Panic => "dfort panicked".into(),
+            Kind::Harness => "the fuzzer itself panicked".into(),
             Kind::DoesNotCompile(m) => format!("{m} does not compile"),
             Kind::Crash(m) => format!("{m} fails at run time"),
             Kind::Tape(m) => format!("{m}: pushes and pops do not match"),

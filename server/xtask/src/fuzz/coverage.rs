@@ -630,7 +630,12 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     }) {
         out.push("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)");
     }
+    // The analyses' statement ids name the unit as analysed (EXIT and
+    // CYCLE structured), not the lowered one.
     if snap.program.units.iter().any(|u| {
+        let Some(u) = snap.analysis.unit(u.id) else {
+            return false;
+        };
         snap.analysis.tbr_of(u.id).is_some_and(|t| {
             t.final_reads.iter().any(|p| {
                 let recorded = t.records.iter().filter(|r| r.variable == p.var);
@@ -648,7 +653,7 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         out.push("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)");
     }
     if snap.program.units.iter().any(|u| {
-        let Some(t) = snap.analysis.tbr_of(u.id) else {
+        let (Some(t), Some(u)) = (snap.analysis.tbr_of(u.id), snap.analysis.unit(u.id)) else {
             return false;
         };
         let depth = dfort_ir::queries::loop_depths(u);
@@ -760,6 +765,17 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fuzzer-found (seed 20261208, case 3093): a CYCLE in the loop of a
+    /// final value's reads. The analyses' statement ids name the unit as
+    /// analysed (its EXIT and CYCLE structured: more statements than the
+    /// lowered unit), and the classifier read them in the lowered one.
+    #[test]
+    fn the_classifier_reads_statement_ids_in_the_unit_as_analysed() {
+        let text = include_str!("../../../../tests/fixtures/fuzz/seed20261208_case3093.f90");
+        let got = of_text(text);
+        assert!(got.contains(&"statement: CYCLE"), "{got:?}");
+    }
 
     /// Every entry a classification can give is in the list, once.
     #[test]

@@ -96,6 +96,7 @@ pub fn run(args: FuzzArgs) -> ExitCode {
             if std::env::var_os("DFORT_FUZZ_PANICS").is_some() {
                 eprintln!("PANIC: {i}");
             }
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some(i.to_string()));
         }));
     }
     fuzz(&args, &mut std::io::stdout())
@@ -165,7 +166,12 @@ fn fuzz(args: &FuzzArgs, out: &mut dyn Write) -> ExitCode {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                     let Some(&case) = cases.get(i) else { break };
-                    let r = one_case(&mut checker, args, case);
+                    // A panic of the fuzzer's own code is a mismatch of
+                    // its case, reported with its message; the run goes on.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        one_case(&mut checker, args, case)
+                    }))
+                    .unwrap_or_else(|_| fuzzer_panicked(case));
                     {
                         let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
                         match &r.outcome {
@@ -173,8 +179,13 @@ fn fuzz(args: &FuzzArgs, out: &mut dyn Write) -> ExitCode {
                             Outcome::Mismatch(m) => {
                                 t.2 += 1;
                                 eprintln!(
-                                    "case {case}: MISMATCH — {}{}",
+                                    "case {case}: MISMATCH — {}{}{}",
                                     m.kind.describe(),
+                                    if m.kind == Kind::Harness {
+                                        format!(": {}", m.detail)
+                                    } else {
+                                        String::new()
+                                    },
                                     r.written
                                         .as_ref()
                                         .map(|p| format!(" (written to {})", p.display()))
@@ -215,6 +226,30 @@ fn fuzz(args: &FuzzArgs, out: &mut dyn Write) -> ExitCode {
         args.require_coverage,
         out,
     )
+}
+
+thread_local! {
+    /// The message of this thread's last panic (with its place).
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The result of a case whose check panicked in the fuzzer's own code
+/// (the drawing, the shrinking, the coverage list): a mismatch that names
+/// the panic, so that a run never ends or passes silently on one.
+fn fuzzer_panicked(case: u64) -> Result {
+    let why = LAST_PANIC
+        .with(|p| p.borrow_mut().take())
+        .unwrap_or_else(|| "(no message)".into());
+    Result {
+        case,
+        outcome: Outcome::Mismatch(check::Mismatch {
+            kind: Kind::Harness,
+            detail: why,
+        }),
+        redrawn: Vec::new(),
+        written: None,
+        entries: Vec::new(),
+    }
 }
 
 /// The program of case `case`, draw `attempt`, and the seed of its points.
