@@ -19,6 +19,7 @@
 use crate::host::Snapshot;
 use crate::intrinsic_docs;
 use crate::scope::{self, NameKind, Origin, Place, Visible};
+use crate::text::after_if_condition;
 use dfort_ir::{Unit, UnitKind};
 use dfort_syntax::TextRange;
 use std::path::Path;
@@ -209,31 +210,6 @@ fn component_chain(before: &str) -> Option<Vec<String>> {
     }
     chain.reverse();
     Some(chain)
-}
-
-/// Whether `before` (lower case) is `if (…)` with its condition closed.
-fn after_if_condition(before: &str) -> bool {
-    let Some(rest) = before.strip_prefix("if") else {
-        return false;
-    };
-    let rest = rest.trim_start();
-    if !rest.starts_with('(') {
-        return false;
-    }
-    let mut depth = 0;
-    for (i, c) in rest.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return rest[i + 1..].trim().is_empty();
-                }
-            }
-            _ => {}
-        }
-    }
-    false
 }
 
 fn want(place: &Place) -> Option<Want> {
@@ -445,13 +421,24 @@ fn upper_case(place: &Place, text: &str) -> bool {
     mostly_upper(text.get(start..end).unwrap_or("")).unwrap_or(false)
 }
 
-/// Everything that could be written at the cursor, before the typed
-/// prefix filters it (resolution looks items up here).
-fn candidates(snap: &Snapshot, path: &Path, place: &Place) -> Vec<Item> {
+/// The names the unit at the cursor sees (computed once per request).
+fn visible_at(snap: &Snapshot, unit: Option<&Unit>, place: &Place) -> Vec<Visible> {
+    unit.map(|u| scope::visible(snap, u, Some(place.range)))
+        .unwrap_or_default()
+}
+
+/// Everything that could be written at the cursor in `unit`, which sees
+/// `visible`, before the typed prefix filters it (resolution looks items
+/// up here).
+fn candidates(
+    snap: &Snapshot,
+    unit: Option<&Unit>,
+    place: &Place,
+    visible: &[Visible],
+) -> Vec<Item> {
     let Some(want) = want(place) else {
         return Vec::new();
     };
-    let unit = snap.unit_at(path, place.range.start);
     let mut out = Vec::new();
     let keyword = |label: &str, sort: &str| Item {
         label: label.to_string(),
@@ -460,17 +447,13 @@ fn candidates(snap: &Snapshot, path: &Path, place: &Place) -> Vec<Item> {
         sort: format!("{sort}{label}"),
         insert: None,
     };
-    let visible = || {
-        unit.map(|u| scope::visible(snap, u, Some(place.range)))
-            .unwrap_or_default()
-    };
     let names = |out: &mut Vec<Item>, keep: &dyn Fn(&Visible) -> bool| {
         let mut spell = Spelling::default();
-        for v in visible().into_iter().filter(|v| keep(v)) {
+        for v in visible.iter().filter(|v| keep(v)) {
             out.push(Item {
-                label: spell.of(snap, &v).unwrap_or_else(|| v.name.clone()),
+                label: spell.of(snap, v).unwrap_or_else(|| v.name.clone()),
                 kind: item_kind(v.kind),
-                detail: detail(snap, &v),
+                detail: detail(snap, v),
                 sort: format!(
                     "{}{}",
                     v.distance + if v.kind.is_procedure() { 2 } else { 0 },
@@ -552,11 +535,7 @@ fn candidates(snap: &Snapshot, path: &Path, place: &Place) -> Vec<Item> {
             });
             intrinsics(&mut out, true);
         }
-        Want::Components(chain) => {
-            if let Some(u) = unit {
-                out.extend(components(snap, u, &chain));
-            }
-        }
+        Want::Components(chain) => out.extend(components(snap, visible, &chain)),
         Want::IntentSpec => {
             for (i, w) in ["in", "out", "inout"].iter().enumerate() {
                 out.push(keyword(w, &i.to_string()));
@@ -651,16 +630,14 @@ fn keyword_arguments(snap: &Snapshot, unit: &Unit, call: &str) -> Vec<Item> {
         .collect()
 }
 
-/// The components of the derived-type value `chain` names in `unit`.
-fn components(snap: &Snapshot, unit: &Unit, chain: &[String]) -> Vec<Item> {
+/// The components of the derived-type value `chain` names, in a unit
+/// that sees `visible`.
+fn components(snap: &Snapshot, visible: &[Visible], chain: &[String]) -> Vec<Item> {
     let (first, rest) = match chain.split_first() {
         Some(x) => x,
         None => return Vec::new(),
     };
-    let Some(v) = scope::visible(snap, unit, None)
-        .into_iter()
-        .find(|v| v.name == *first)
-    else {
+    let Some(v) = visible.iter().find(|v| v.name == *first) else {
         return Vec::new();
     };
     let Origin::Symbol(uid, sid) = v.origin else {
@@ -723,7 +700,9 @@ pub fn completions(snap: &Snapshot, path: &Path, offset: u32) -> Option<Completi
     let place = scope::place(doc, offset)?;
     let typed = place.prefix.to_ascii_lowercase();
     let upper = upper_case(&place, &doc.text);
-    let mut items: Vec<Item> = candidates(snap, path, &place)
+    let unit = snap.unit_at(path, place.range.start);
+    let visible = visible_at(snap, unit, &place);
+    let mut items: Vec<Item> = candidates(snap, unit, &place, &visible)
         .into_iter()
         .filter(|i| matches(&i.label.to_ascii_lowercase(), &typed))
         .map(|i| {
@@ -748,19 +727,16 @@ pub fn documentation(snap: &Snapshot, path: &Path, offset: u32, label: &str) -> 
     let doc = snap.doc(path)?;
     let place = scope::place(doc, offset)?;
     let name = label.trim_end_matches('=').to_ascii_lowercase();
-    let item = candidates(snap, path, &place)
+    let unit = snap.unit_at(path, place.range.start);
+    let visible = visible_at(snap, unit, &place);
+    let item = candidates(snap, unit, &place, &visible)
         .into_iter()
         .find(|i| i.label.trim_end_matches('=').eq_ignore_ascii_case(&name))?;
-    let unit = snap.unit_at(path, place.range.start);
     match item.kind {
         ItemKind::Keyword => None,
         ItemKind::Component | ItemKind::Argument => Some(item.detail),
         _ => {
-            let v = unit.and_then(|u| {
-                scope::visible(snap, u, Some(place.range))
-                    .into_iter()
-                    .find(|v| v.name == name)
-            });
+            let v = visible.into_iter().find(|v| v.name == name);
             match (v, unit) {
                 (Some(v), Some(u)) => Some(match v.origin {
                     Origin::Symbol(uid, sid) if uid == u.id => {

@@ -6,10 +6,19 @@
 //!
 //! * [`host`]: the front end every command, test and the language server
 //!   loads files with — incremental state and its snapshots;
+//! * [`preprocessing`]: documents the C preprocessor (or `INCLUDE`)
+//!   changes, and the inactive regions of their `#if`s;
 //! * [`analysis`], [`diagnostics`], [`hover`], [`hints`], [`navigation`],
-//!   [`actions`]: one feature each, reading a [`host::Snapshot`];
+//!   [`actions`], [`lens`], [`folding`], [`semantic`], [`references`],
+//!   [`completion`], [`signature`]: one feature each, reading a
+//!   [`host::Snapshot`];
+//! * [`scope`]: what a place in the code sees (the statement before the
+//!   cursor, the names visible in a unit), for completion and signature
+//!   help; [`intrinsic_docs`]: what the editor says of each intrinsic;
+//! * [`summary`]: what `dfort analyze` reports of each unit;
 //! * [`render`]: the one renderer of address recovery's facts into
-//!   sentences and labels, for the features above and the CLI.
+//!   sentences and labels, for the features above and the CLI;
+//! * [`text`]: small text helpers the features share.
 
 pub mod actions;
 pub mod analysis;

@@ -19,7 +19,9 @@
 
 use crate::host::Snapshot;
 use crate::navigation::Location;
-use crate::text::{in_code, word_at};
+use crate::text::{
+    after_if_condition, after_parenthesis, in_code, is_name_byte, trailing_name, word_at,
+};
 use dfort_ir::{Storage, SymbolId, Unit, UnitId};
 use dfort_syntax::{SourceForm, TextRange};
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,10 +56,6 @@ pub struct Occurrence {
     /// The name as written (lower case).
     pub name: String,
     pub access: Access,
-}
-
-fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// The entity a unit's name `name` means, at `offset` of `path` (a USE
@@ -231,12 +229,7 @@ fn is_component_or_keyword(unit: Option<&Unit>, text: &str, range: TextRange) ->
     if i == 0 && bytes.first() != Some(&b'(') {
         return false;
     }
-    let callee = text[..i].trim_end_matches([' ', '\t']);
-    let start = callee
-        .bytes()
-        .rposition(|b| !is_name_byte(b))
-        .map_or(0, |p| p + 1);
-    let callee = callee[start..].to_ascii_lowercase();
+    let callee = trailing_name(&text[..i]);
     if callee.is_empty() {
         return false; // an implied DO: `(x(i), i = 1, n)`
     }
@@ -271,28 +264,14 @@ fn access(text: &str, range: TextRange) -> Access {
     let mut after = text[range.end as usize..].trim_start_matches([' ', '\t']);
     // Subscripts: `a(i, j) = …`.
     if after.starts_with('(') {
-        let mut depth = 0;
-        let mut end = after.len();
-        for (k, c) in after.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = k + 1;
-                        break;
-                    }
-                }
-                '\n' => break,
-                _ => {}
-            }
-        }
-        after = after[end.min(after.len())..].trim_start_matches([' ', '\t']);
+        after = after_parenthesis(after)
+            .unwrap_or("")
+            .trim_start_matches([' ', '\t']);
     }
     let assigns = after.starts_with('=') && !after.starts_with("==") && !after.starts_with("=>");
     let statement_start = before.is_empty()
         || before.chars().all(|c| c.is_ascii_digit())
-        || before.ends_with(')') && before.starts_with("if")
+        || after_if_condition(&before)
         || before == "do"
         || before.starts_with("do ") && before[3..].trim().chars().all(|c| c.is_ascii_digit());
     if assigns && statement_start {

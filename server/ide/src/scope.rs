@@ -9,7 +9,7 @@
 //! panics on any offset. Names are lower case, as the IR holds them.
 
 use crate::host::{DocView, Snapshot};
-use crate::text::in_code;
+use crate::text::{in_code, is_name_byte, trailing_name};
 use dfort_ir::{Storage, SymbolId, Unit, UnitId, UnitKind};
 use dfort_syntax::{SourceForm, TextRange};
 use std::collections::BTreeMap;
@@ -25,10 +25,6 @@ pub struct Place {
     pub range: TextRange,
     /// Inside an AD directive that names variables (`!$ad independent(`).
     pub directive: bool,
-}
-
-fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// Of a fixed-form line: the code after the label field and whether
@@ -191,12 +187,7 @@ pub fn open_parenthesis(before: &str) -> Option<(String, usize)> {
         }
     }
     let at = *open.last()?;
-    let head = before[..at].trim_end();
-    let start = head
-        .bytes()
-        .rposition(|b| !is_name_byte(b))
-        .map_or(0, |p| p + 1);
-    let name = head[start..].to_ascii_lowercase();
+    let name = trailing_name(&before[..at]);
     (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some((name, at))
 }
 

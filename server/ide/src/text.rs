@@ -5,8 +5,51 @@ use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::line_index::LineIndex;
 use dfort_syntax::TextRange;
 
-fn is_name_byte(b: u8) -> bool {
+/// Whether `b` may be part of a Fortran name.
+pub(crate) fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The name `s` ends with (blanks after it ignored), lower case; empty
+/// when `s` does not end with a name.
+pub(crate) fn trailing_name(s: &str) -> String {
+    let s = s.trim_end_matches([' ', '\t']);
+    let start = s
+        .bytes()
+        .rposition(|b| !is_name_byte(b))
+        .map_or(0, |p| p + 1);
+    s[start..].to_ascii_lowercase()
+}
+
+/// Of `s`, which starts with `(`: the text after the parenthesis that
+/// closes it on the same line; `None` when it stays open there.
+pub(crate) fn after_parenthesis(s: &str) -> Option<&str> {
+    let mut depth = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&s[i + 1..]);
+                }
+            }
+            '\n' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether a statement's beginning `before` (lower case, trimmed) is a
+/// logical IF's head, `if (condition)`, and nothing after it.
+pub(crate) fn after_if_condition(before: &str) -> bool {
+    before
+        .strip_prefix("if")
+        .map(str::trim_start)
+        .filter(|r| r.starts_with('('))
+        .and_then(after_parenthesis)
+        .is_some_and(|r| r.trim().is_empty())
 }
 
 /// The Fortran name at (or just before) `offset`, lower case, with its range.
