@@ -1114,6 +1114,76 @@ fn inactive_regions_and_definitions_of_includes_and_macros() {
     );
 }
 
+/// Issue 42: a hover on a macro an `#ifdef`/`#if` tests says whether it
+/// is defined there and what the directive decided; one on a line an
+/// `#if` leaves out says dfort does not read it (not what the name is
+/// elsewhere in the unit). Both source forms.
+#[test]
+fn hover_on_preprocessor_conditions_and_left_out_lines_in_both_forms() {
+    let root = workspace("cpp_hover", &[]);
+    std::fs::create_dir_all(root.join("inc")).unwrap();
+    std::fs::write(root.join("inc").join("OPTS.h"), "#define ALLOW_KPP 1\n").unwrap();
+    let fixed = root.join("flux.F");
+    std::fs::write(
+        &fixed,
+        "#include \"OPTS.h\"\n      SUBROUTINE flux(x, y)\n      REAL*8 x, y\n#ifdef ALLOW_TIDES\n      y = x*x\n#else\n      y = 2*x\n#endif\n      END\n",
+    )
+    .unwrap();
+    let free = root.join("mix.F90");
+    std::fs::write(
+        &free,
+        "subroutine mix(x, y)\n  real(8), intent(in) :: x\n  real(8), intent(out) :: y\n#if defined(ALLOW_B) && ALLOW_KPP\n  y = sin(x)\n#else\n  y = cos(x)\n#endif\nend subroutine\n",
+    )
+    .unwrap();
+    let mut c = spawn_in_process(Options::default()).expect("server starts");
+    c.initialize(
+        Some(&uri(&root)),
+        vscode_caps(),
+        json!({"preprocessor": {"include": ["inc"], "define": {"ALLOW_B": "1", "ALLOW_KPP": "1"}}}),
+    )
+    .expect("initialize answered");
+    open(&mut c, &fixed);
+    open(&mut c, &free);
+    // Fixed form: `ALLOW_TIDES` is defined nowhere.
+    let h = hover_text(&mut c, &fixed, json!({"line": 3, "character": 10}));
+    assert!(
+        h.contains("**ALLOW_TIDES**") && h.contains("**not defined**"),
+        "{h}"
+    );
+    assert!(h.contains("`#ifdef` is false"), "{h}");
+    // The line it leaves out: not read, so nothing there is active.
+    let h = hover_text(&mut c, &fixed, json!({"line": 4, "character": 10}));
+    assert!(h.contains("Left out by the C preprocessor"), "{h}");
+    assert!(h.contains("after `#ifdef ALLOW_TIDES` (line 4)"), "{h}");
+    assert!(!h.contains("active somewhere"), "{h}");
+    // The #else branch is read: its `x` has the ordinary hover.
+    let h = hover_text(&mut c, &fixed, json!({"line": 6, "character": 12}));
+    assert!(!h.contains("Left out"), "{h}");
+    // Free form: both macros defined (from the settings), the condition
+    // true, the #else branch left out.
+    let h = hover_text(&mut c, &free, json!({"line": 3, "character": 14}));
+    assert!(
+        h.contains("**ALLOW_B**") && h.contains("defined on the command line"),
+        "{h}"
+    );
+    assert!(h.contains("as `1`") && h.contains("`#if` is true"), "{h}");
+    assert!(
+        !h.contains("ALLOW_KPP"),
+        "only the macro under the cursor: {h}"
+    );
+    // Away from the names: every macro the condition tests.
+    let h = hover_text(&mut c, &free, json!({"line": 3, "character": 1}));
+    assert!(
+        h.contains("**ALLOW_B**") && h.contains("**ALLOW_KPP**"),
+        "{h}"
+    );
+    let h = hover_text(&mut c, &free, json!({"line": 6, "character": 7}));
+    assert!(
+        h.contains("Left out by the C preprocessor") && h.contains("after `#else` (line 6)"),
+        "{h}"
+    );
+}
+
 /// `(start, end, kind)` of each folding range of `path`, 1-based lines.
 fn folding(c: &mut Connection, path: &Path) -> Vec<(u64, u64, String)> {
     let r = c

@@ -283,14 +283,25 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
     v
 }
 
-/// Completion and signature help at every offset of a file of each form
-/// (with a multi-byte character in a comment and a literal): none panics,
+/// Every feature at every offset of a file of each form, also
+/// preprocessed (with a multi-byte character in a comment and a literal):
+/// none panics,
 /// and a name half-typed at a statement's start gets items.
 #[test]
 fn completion_and_signature_help_answer_at_every_offset() {
     let free = "module m\n  real :: temp ! température\ncontains\n  subroutine s(a, n)\n    integer :: n\n    real :: a(n)\n    a(1) = max(temp, sqrt(a(2)), 'é')\n    call s(a, n)\n  end subroutine\nend module\n";
     let fixed = "C     température\n      SUBROUTINE F(X, N)\n      REAL*8 X(N)\n      X(1) = DSQRT(X(2)) +\n     &  MAX(X(1), 'é')\n  10  CONTINUE\n      END\n";
-    for (name, text) in [("/ws/c.f90", free), ("/ws/c.f", fixed)] {
+    // Preprocessed: macro uses, conditions (also unterminated and inside
+    // left-out lines) and left-out lines, where the hover reads the
+    // preprocessor's records.
+    let free_cpp = "#define N 3\nsubroutine p(x)\n  real :: x(N) ! é\n#if defined(A) && N > 2\n  x = 1\n#elif B\n#ifdef C\n  x = 'é'\n#endif\n#else\n  x = 2\n#endif\n#ifndef\nend subroutine\n#if (\n";
+    let fixed_cpp = "#define _RL REAL*8\nC     é\n      SUBROUTINE P(X)\n      _RL X\n#ifdef ALLOW_X\n      X = 1\n#else\n      X = 2\n#endif\n      END\n#ifdef\n";
+    for (name, text) in [
+        ("/ws/c.f90", free),
+        ("/ws/c.f", fixed),
+        ("/ws/p.F90", free_cpp),
+        ("/ws/p.F", fixed_cpp),
+    ] {
         let path = PathBuf::from(name);
         let mut host = dfort_ide::host::Host::default();
         host.set_text(&path, text, true, 1);
@@ -299,6 +310,13 @@ fn completion_and_signature_help_answer_at_every_offset() {
             poke(&snap, &path, offset);
         }
     }
+    // The preprocessed files were read as such.
+    let mut host = dfort_ide::host::Host::default();
+    let path = PathBuf::from("/ws/p.F");
+    host.set_text(&path, fixed_cpp, true, 1);
+    let at = fixed_cpp.find("ALLOW_X").unwrap() as u32;
+    let h = dfort_ide::hover::hover(&host.snapshot(), &path, at).expect("a hover on ALLOW_X");
+    assert!(h.markdown.contains("**not defined**"), "{}", h.markdown);
     let mut host = dfort_ide::host::Host::default();
     let path = PathBuf::from("/ws/c.f90");
     host.set_text(&path, free, true, 1);

@@ -31,7 +31,7 @@ pub struct Hover {
 
 pub fn hover(snap: &Snapshot, path: &Path, offset: u32) -> Option<Hover> {
     let doc = snap.doc(path)?;
-    if let Some(h) = macro_use(doc, offset) {
+    if let Some(h) = crate::cpp_hover::hover(doc, offset) {
         return Some(h);
     }
     let fixed = matches!(doc.form, dfort_syntax::SourceForm::Fixed(_));
@@ -692,30 +692,6 @@ fn or_none(s: String) -> String {
     } else {
         s
     }
-}
-
-/// On a macro the C preprocessor replaced: its name, what it expanded to
-/// there, and where it is defined.
-fn macro_use(doc: &crate::host::DocView, offset: u32) -> Option<Hover> {
-    let pp = doc.preprocessed.as_ref()?;
-    let line = doc.lines.line_of(offset);
-    let start = doc.lines.line_start(line)?;
-    let col = (offset - start) as usize;
-    let u = pp.macro_at(line, col)?;
-    let defined = match u.defined_at {
-        Some((file, line)) => {
-            let f = pp.files.get(file as usize)?;
-            format!("defined at {}:{}", f.path.display(), line + 1)
-        }
-        None => "defined on the command line (-D), in dfort.toml or in the settings".to_string(),
-    };
-    let markdown = format!(
-        "**{}** — C preprocessor macro, {defined}\n\nexpands here to\n\n```fortran\n{}\n```",
-        u.name,
-        u.expansion.trim()
-    );
-    let range = TextRange::new(start + u.columns.start as u32, start + u.columns.end as u32);
-    Some(Hover { range, markdown })
 }
 
 #[cfg(test)]

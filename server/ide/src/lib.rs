@@ -7,7 +7,8 @@
 //! * [`host`]: the front end every command, test and the language server
 //!   loads files with — incremental state and its snapshots;
 //! * [`preprocessing`]: documents the C preprocessor (or `INCLUDE`)
-//!   changes, and the inactive regions of their `#if`s;
+//!   changes, and the inactive regions of their `#if`s; [`cpp_hover`]:
+//!   what the hover says on the preprocessor's lines;
 //! * [`analysis`], [`diagnostics`], [`hover`], [`hints`], [`navigation`],
 //!   [`actions`], [`lens`], [`folding`], [`semantic`], [`references`],
 //!   [`completion`], [`signature`]: one feature each, reading a
@@ -23,6 +24,7 @@
 pub mod actions;
 pub mod analysis;
 pub mod completion;
+pub mod cpp_hover;
 pub mod diagnostics;
 pub mod folding;
 pub mod hints;

@@ -83,6 +83,7 @@ pub fn expand_includes(
         diagnostics: pp.diagnostics.clone(),
         inactive: pp.inactive.clone(),
         uses: pp.uses.clone(),
+        conditions: pp.conditions.clone(),
         includes: pp.includes.clone(),
         renames: pp.renames.clone(),
     };

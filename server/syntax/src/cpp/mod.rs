@@ -90,6 +90,43 @@ pub struct MacroUse {
     pub defined_at: Option<(u32, u32)>,
 }
 
+/// A conditional directive (`#if`, `#ifdef`, `#ifndef`, `#elif`) and
+/// what the preprocessor made of it, for hover.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Condition {
+    pub file: u32,
+    pub line: u32,
+    /// `if`, `ifdef`, `ifndef` or `elif`.
+    pub directive: String,
+    /// What decided the lines after it: evaluated to keep or leave them
+    /// out, or not evaluated at all.
+    pub outcome: ConditionOutcome,
+    /// Each macro name the condition tests, in order, once.
+    pub names: Vec<TestedMacro>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConditionOutcome {
+    /// True: the lines after it are kept.
+    Kept,
+    /// False: they are left out.
+    LeftOut,
+    /// An earlier branch of the same `#if` was kept (an `#elif`).
+    EarlierBranchKept,
+    /// Inside lines an enclosing `#if` leaves out: not evaluated.
+    Enclosed,
+}
+
+/// A macro name a condition tests, and its definition at that line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestedMacro {
+    pub name: String,
+    /// `None`: not defined there. Else its replacement (with its
+    /// parameters, `(a,b) a+b`, for a function-like macro) and where it
+    /// was defined (`None`: on the command line).
+    pub definition: Option<(String, Option<(u32, u32)>)>,
+}
+
 /// An `#include` line and the file it read.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IncludeLine {
@@ -123,6 +160,8 @@ pub struct Preprocessed {
     /// left out: (file, lines).
     pub inactive: Vec<(u32, std::ops::Range<u32>)>,
     pub uses: Vec<MacroUse>,
+    /// The conditional directives, in the order read.
+    pub conditions: Vec<Condition>,
     pub includes: Vec<IncludeLine>,
     pub renames: Vec<Rename>,
 }
@@ -397,6 +436,9 @@ impl Run<'_> {
             Some(i) => (&text[..i], text[i..].trim()),
             None => (text, ""),
         };
+        if matches!(word, "if" | "ifdef" | "ifndef" | "elif") {
+            self.record_condition(file, line, word, rest, stack, active);
+        }
         match word {
             "if" | "ifdef" | "ifndef" => {
                 let value = if active {
@@ -418,6 +460,7 @@ impl Run<'_> {
                 } else {
                     false
                 };
+                self.condition_kept(active && value);
                 stack.push(Cond {
                     outer: active,
                     active: active && value,
@@ -447,6 +490,9 @@ impl Run<'_> {
                 }
                 let (outer, taken) = (c.outer, c.taken);
                 let value = outer && !taken && (word == "else" || self.condition(file, line, rest));
+                if word == "elif" {
+                    self.condition_kept(value);
+                }
                 if c.active {
                     c.inactive_from = Some(line + 1);
                 } else if value {
@@ -494,6 +540,65 @@ impl Run<'_> {
                 CppSeverity::Error,
                 format!("invalid preprocessing directive #{word}"),
             ),
+        }
+    }
+
+    /// Records the conditional directive `#word rest` at `line` of `file`
+    /// with the macros it tests as they are defined there, before the
+    /// directive changes `stack`.
+    fn record_condition(
+        &mut self,
+        file: u32,
+        line: u32,
+        word: &str,
+        rest: &str,
+        stack: &[Cond],
+        active: bool,
+    ) {
+        let mut names: Vec<TestedMacro> = Vec::new();
+        for name in identifiers(rest) {
+            if name == "defined" || names.iter().any(|n| n.name == name) {
+                continue;
+            }
+            let definition = self.macros.get(name).map(|m| {
+                let body = match &m.params {
+                    Some(p) => format!("({}) {}", p.join(","), m.body),
+                    None => m.body.clone(),
+                };
+                (body.trim().to_string(), m.defined_at)
+            });
+            names.push(TestedMacro {
+                name: name.to_string(),
+                definition,
+            });
+        }
+        let outcome = if word == "elif" {
+            match stack.last() {
+                Some(c) if !c.outer => ConditionOutcome::Enclosed,
+                Some(c) if c.taken => ConditionOutcome::EarlierBranchKept,
+                _ => ConditionOutcome::LeftOut, // decided below
+            }
+        } else if active {
+            ConditionOutcome::LeftOut // decided below
+        } else {
+            ConditionOutcome::Enclosed
+        };
+        self.out.conditions.push(Condition {
+            file,
+            line,
+            directive: word.to_string(),
+            outcome,
+            names,
+        });
+    }
+
+    /// Marks the condition recorded last as kept when it was evaluated
+    /// true.
+    fn condition_kept(&mut self, kept: bool) {
+        if let Some(c) = self.out.conditions.last_mut() {
+            if kept && c.outcome == ConditionOutcome::LeftOut {
+                c.outcome = ConditionOutcome::Kept;
+            }
         }
     }
 
@@ -684,6 +789,38 @@ fn without_c_comments(text: &str) -> std::borrow::Cow<'_, str> {
     }
     out.push_str(&text[copied..]);
     std::borrow::Cow::Owned(out)
+}
+
+/// The identifiers of a directive's text, in order (character literals
+/// skipped).
+fn identifiers(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c {
+                i += 1;
+            }
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(&text[start..i]);
+        } else if c.is_ascii_digit() {
+            // A number with its suffix (`1L`, `0x1F`).
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// `text` with `defined NAME` and `defined(NAME)` replaced by 1 or 0.

@@ -208,3 +208,79 @@ fn c_comments_are_removed_and_keep_the_lines() {
         ]
     );
 }
+
+/// A condition as the test compares it: line, directive, outcome, and
+/// each tested name with its replacement and place.
+type Seen<'a> = (
+    u32,
+    &'a str,
+    ConditionOutcome,
+    Vec<(&'a str, Option<&'a str>, Option<(u32, u32)>)>,
+);
+
+#[test]
+fn conditions_record_the_macros_they_test_and_what_they_decided() {
+    let fs = files(&[(
+        "m/c.F",
+        "#define ALLOW_A 1\n#define SQ(x) x*x\n#ifdef ALLOW_A\n#if defined(ALLOW_B) || SQ(2) > 3\n#elif ALLOW_A\n#endif\n#else\n#ifndef ALLOW_A\n#endif\n#endif\n",
+    )]);
+    let options = CppOptions {
+        define: vec![("ALLOW_B".into(), "".into())],
+        ..CppOptions::default()
+    };
+    let out = run("m/c.F", &fs, &options);
+    assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+    let got: Vec<Seen> = out
+        .conditions
+        .iter()
+        .map(|c| {
+            (
+                c.line,
+                c.directive.as_str(),
+                c.outcome,
+                c.names
+                    .iter()
+                    .map(|n| {
+                        (
+                            n.name.as_str(),
+                            n.definition.as_ref().map(|d| d.0.as_str()),
+                            n.definition.as_ref().and_then(|d| d.1),
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                2,
+                "ifdef",
+                ConditionOutcome::Kept,
+                vec![("ALLOW_A", Some("1"), Some((0, 0)))]
+            ),
+            (
+                3,
+                "if",
+                ConditionOutcome::Kept,
+                vec![
+                    ("ALLOW_B", Some(""), None),
+                    ("SQ", Some("(x) x*x"), Some((0, 1)))
+                ]
+            ),
+            (
+                4,
+                "elif",
+                ConditionOutcome::EarlierBranchKept,
+                vec![("ALLOW_A", Some("1"), Some((0, 0)))]
+            ),
+            (
+                7,
+                "ifndef",
+                ConditionOutcome::Enclosed,
+                vec![("ALLOW_A", Some("1"), Some((0, 0)))]
+            ),
+        ]
+    );
+}
