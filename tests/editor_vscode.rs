@@ -8,6 +8,12 @@
 //! (`npm ci` when `node_modules` is missing, then `tsc`) and runs that script
 //! with `DFORT_BIN` set to the binary under test. Node.js and npm are required:
 //! without them the test fails, it never passes silently.
+//!
+//! The real VS Code runs too, as code-server (VS Code served to a browser)
+//! driven in headless Chromium by puppeteer-core (`test/code-server.js`),
+//! with the packaged `.vsix` installed: `cargo xtask test` installs both
+//! into `target/tools/code-server` and names it in `DFORT_CODE_SERVER`.
+//! Its screenshots go to `target/code-server/`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -225,4 +231,136 @@ fn vsix_contents_include_the_language_client() {
             outcome.output
         );
     }
+}
+
+/// A free TCP port on the loopback interface.
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().unwrap().port()
+}
+
+/// code-server with its process group, stopped (with everything it
+/// started) when dropped.
+struct CodeServer(std::process::Child);
+
+impl Drop for CodeServer {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
+/// The real VS Code (code-server 4.100 in headless Chromium) with the
+/// packaged extension and this build's server: a fixed-form and a
+/// free-form file open as Fortran, coloured, with inlay hints, hover,
+/// completion, references, rename, folding and semantic tokens
+/// (`test/code-server.js` checks each in the page and takes screenshots).
+#[test]
+fn real_vs_code_shows_every_feature_in_both_forms() {
+    use std::os::unix::process::CommandExt;
+    let tools = std::env::var_os("DFORT_CODE_SERVER").map(PathBuf::from).unwrap_or_else(|| {
+        panic!("DFORT_CODE_SERVER names no code-server install: run the tests with `cargo xtask test`, which installs code-server and puppeteer-core into target/tools/code-server")
+    });
+    let code_server = tools.join("node_modules/.bin/code-server");
+    assert!(code_server.is_file(), "no {}", code_server.display());
+    build_extension();
+    let tmp = std::env::temp_dir().join(format!("dfort-code-server-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let (ext, user, ws) = (tmp.join("ext"), tmp.join("user"), tmp.join("ws"));
+    for d in [&ext, &user.join("User"), &ws] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let vsix = tmp.join("dfort.vsix");
+    let mut package = Command::new("node");
+    package
+        .args(["node_modules/@vscode/vsce/vsce", "package", "-o"])
+        .arg(&vsix)
+        .current_dir(extension_dir());
+    require(&run(package, Duration::from_secs(180)), "vsce package");
+    // code-server keeps its own configuration under XDG directories.
+    let xdg = |c: &mut Command| {
+        c.env("XDG_CONFIG_HOME", tmp.join("config"))
+            .env("XDG_DATA_HOME", tmp.join("data"));
+    };
+    let mut install = Command::new(&code_server);
+    install
+        .arg("--extensions-dir")
+        .arg(&ext)
+        .arg("--user-data-dir")
+        .arg(&user)
+        .arg("--install-extension")
+        .arg(&vsix);
+    xdg(&mut install);
+    require(
+        &run(install, Duration::from_secs(120)),
+        "code-server --install-extension",
+    );
+    let settings = serde_json::json!({
+        "dfort.serverPath": env!("CARGO_BIN_EXE_dfort"),
+        "security.workspace.trust.enabled": false,
+        "workbench.startupEditor": "none",
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "files.autoSave": "off",
+        "editor.showFoldingControls": "always",
+        "workbench.colorTheme": "Default Dark Modern",
+        // The hover below its line keeps the hints above it in the screenshots.
+        "editor.hover.above": false,
+    });
+    std::fs::write(user.join("User/settings.json"), settings.to_string()).unwrap();
+    let fixtures = root().join("tests/fixtures/papers");
+    std::fs::copy(fixtures.join("p000_bratu.f"), ws.join("bratu.f")).unwrap();
+    std::fs::copy(fixtures.join("p000_fig1.f90"), ws.join("fig1.f90")).unwrap();
+    let port = free_port();
+    let mut serve = Command::new(&code_server);
+    serve
+        .args([
+            "--auth",
+            "none",
+            "--disable-telemetry",
+            "--disable-update-check",
+        ])
+        .arg("--bind-addr")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--extensions-dir")
+        .arg(&ext)
+        .arg("--user-data-dir")
+        .arg(&user)
+        .arg(&ws)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    xdg(&mut serve);
+    let server = CodeServer(serve.spawn().expect("start code-server"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "code-server did not listen on port {port} in 60 s"
+        );
+        thread::sleep(Duration::from_millis(200));
+    }
+    let shots = root().join("target/code-server");
+    std::fs::create_dir_all(&shots).unwrap();
+    let mut drive = Command::new("node");
+    drive
+        .arg("test/code-server.js")
+        .current_dir(extension_dir())
+        .env("NODE_PATH", tools.join("node_modules"))
+        .env("DFORT_CS_URL", format!("http://127.0.0.1:{port}"))
+        .env("DFORT_CS_FOLDER", &ws)
+        .env("DFORT_CS_SHOTS", &shots);
+    let outcome = run(drive, Duration::from_secs(300));
+    drop(server);
+    println!("{}", outcome.output);
+    require(&outcome, "node test/code-server.js");
+    assert!(
+        outcome.output.contains("code-server: PASS"),
+        "{}",
+        outcome.output
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
 }

