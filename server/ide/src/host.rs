@@ -154,6 +154,9 @@ struct ChunkData {
     lowered: LoweredFile,
     /// Syntax and lowering diagnostics, chunk-relative.
     diagnostics: Vec<Diagnostic>,
+    /// What other chunks' linking reads of this one ([`link_reads`]),
+    /// computed once with the lowering.
+    link: LinkReads,
 }
 
 /// What a chunk's parse and lowering are a function of: its text, the
@@ -890,6 +893,7 @@ impl Host {
                         contained_in: None,
                     },
                     diagnostics: Vec::new(),
+                    link: LinkReads::Units(Arc::from([])),
                 }),
             };
             self.next_file = self.next_file.wrapping_add(1);
@@ -978,7 +982,11 @@ impl Host {
                         None
                     }
                 };
-                link_dependencies(&c.data.lowered, c.role, &mut link_key);
+                link_key.0.push(LinkItem::Chunk {
+                    role: c.role,
+                    units: c.data.lowered.units.len(),
+                    reads: c.data.link.clone(),
+                });
                 chunks.push((&c.data, contained_in));
                 places.insert(
                     f,
@@ -1076,26 +1084,38 @@ enum LinkItem {
     Chunk {
         role: ChunkRole,
         units: usize,
+        reads: LinkReads,
     },
-    /// A chunk others read whole (by its file id, which changes with its
-    /// content).
+}
+
+/// What other chunks' linking reads of one chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum LinkReads {
+    /// The whole chunk (by its file id, which changes with its content).
     Whole(FileId),
-    Unit {
-        name: String,
-        kind: UnitKind,
-        parent: Option<UnitId>,
-        /// Its dummies' names, types, ranks and OPTIONAL: a call of a
-        /// generic name elsewhere picks its specific by them, so a
-        /// change relinks the callers (a module procedure whose dummy
-        /// lost its declaration stayed the pick of an unchanged caller).
-        dummies: Vec<String>,
-    },
+    /// The names, kinds and nesting of its units, shared between the
+    /// snapshots that hold the chunk (an `Arc` of an `Eq` type compares
+    /// by pointer first, so an unchanged chunk compares at once).
+    Units(Arc<[LinkUnit]>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LinkUnit {
+    name: String,
+    kind: UnitKind,
+    parent: Option<UnitId>,
+    /// Its dummies' names, types, ranks and OPTIONAL: a call of a
+    /// generic name elsewhere picks its specific by them, so a change
+    /// relinks the callers (a module procedure whose dummy lost its
+    /// declaration stayed the pick of an unchanged caller).
+    dummies: Vec<String>,
 }
 
 /// Parses and lowers one chunk.
 fn parse_chunk(parser: &mut FortranParser, job: ParseJob) -> Arc<ChunkData> {
     let parsed = parser.parse_unit(job.path, job.text, job.form, job.old_tree.as_ref());
     let lowered = lower_file(&parsed, job.file);
+    let link = link_reads(&lowered);
     let mut diagnostics = parsed.diagnostics.clone();
     diagnostics.extend(lowered.diagnostics.iter().cloned());
     let tree = if job.keep_tree {
@@ -1108,26 +1128,22 @@ fn parse_chunk(parser: &mut FortranParser, job: ParseJob) -> Arc<ChunkData> {
         tree,
         lowered,
         diagnostics,
+        link,
     })
 }
 
-/// Adds to `key` what other chunks' linking reads of this one: the whole
-/// chunk when it holds a module or a host of internal procedures, else
-/// the names, kinds and nesting of its units.
-fn link_dependencies(lf: &LoweredFile, role: ChunkRole, key: &mut LinkKey) {
-    key.0.push(LinkItem::Chunk {
-        role,
-        units: lf.units.len(),
-    });
+/// What other chunks' linking reads of this one: the whole chunk when
+/// it holds a module or a host of internal procedures, else the names,
+/// kinds and nesting of its units.
+fn link_reads(lf: &LoweredFile) -> LinkReads {
     if lf
         .units
         .iter()
         .any(|u| u.kind == UnitKind::Module || !u.children.is_empty())
     {
-        key.0.push(LinkItem::Whole(lf.file));
-        return;
+        return LinkReads::Whole(lf.file);
     }
-    for u in &lf.units {
+    let units = lf.units.iter().map(|u| {
         let dummies = u
             .args
             .iter()
@@ -1143,13 +1159,14 @@ fn link_dependencies(lf: &LoweredFile, role: ChunkRole, key: &mut LinkKey) {
                 )
             })
             .collect();
-        key.0.push(LinkItem::Unit {
+        LinkUnit {
             name: u.name.clone(),
             kind: u.kind,
             parent: u.parent,
             dummies,
-        });
-    }
+        }
+    });
+    LinkReads::Units(units.collect())
 }
 
 /// The start of the char holding byte `b`.
