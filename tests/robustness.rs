@@ -272,11 +272,28 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
                     })
                     .collect()
             });
+        // Its sites in the call graph (a relink reuses an unchanged
+        // unit's), and the sites that call it.
+        let graph = &snap.program.call_graph;
+        let site = |i: &usize| {
+            let s = &graph.sites[*i];
+            let callee = match s.callee {
+                dfort_ir::callgraph::Callee::Unit(c) => snap.program.unit(c).name.clone(),
+                dfort_ir::callgraph::Callee::External => "external".into(),
+            };
+            format!(
+                "{}@{} {} -> {callee} {:?} {:?}",
+                s.caller.0, s.stmt.0, s.name, s.function, s.bindings
+            )
+        };
+        let sites: Vec<String> = graph.calls_from[u.id].iter().map(site).collect();
+        let callers: Vec<String> = graph.calls_to[u.id].iter().map(site).collect();
         v.push(format!(
-            "{} {:?} in {parent:?}: context {:?} active {active:?} records {records:?} calls {calls:?}\n{}",
+            "{} {:?} in {parent:?}: context {:?} active {active:?} records {records:?} calls {calls:?} sites {sites:?} called by {callers:?} recursive {}\n{}",
             u.name,
             u.kind,
             snap.analysis.context(u.id),
+            graph.recursive[u.id],
             dfort_ir::dump::unit(&snap.program, u, &line)
         ));
     }

@@ -108,7 +108,9 @@ impl Summary {
 }
 
 /// The Dep summary of each unit (None: not a procedure, or not computed).
-pub type Summaries = IdVec<UnitId, Option<Summary>>;
+/// Shared, so that an edit's incremental run copies the unchanged units'
+/// summaries by reference.
+pub type Summaries = IdVec<UnitId, Option<std::sync::Arc<Summary>>>;
 
 /// The variable slots of a unit: its symbols, then globals only its
 /// callees touch.
@@ -338,19 +340,19 @@ fn summarize_component(program: &Program, scc: &[UnitId], sums: &mut Summaries) 
     if recursive {
         for u in &procs {
             let s = summarize(program, program.unit(*u), &IdVec::new());
-            sums[*u] = Some(Summary {
+            sums[*u] = Some(std::sync::Arc::new(Summary {
                 dep: vec![BitSet::default(); s.iface.len()],
                 iface: s.iface,
                 result: BitSet::default(),
-            });
+            }));
         }
     }
     for round in 0.. {
         let mut grew = false;
         for u in &procs {
             let s = summarize(program, program.unit(*u), sums);
-            if sums[*u].as_ref() != Some(&s) {
-                sums[*u] = Some(s);
+            if sums[*u].as_deref() != Some(&s) {
+                sums[*u] = Some(std::sync::Arc::new(s));
                 grew = true;
             }
         }
@@ -384,7 +386,7 @@ pub fn resummarize(
         if !scc.iter().any(|u| dirty[*u]) {
             continue;
         }
-        let before: Vec<(UnitId, Option<Summary>)> =
+        let before: Vec<(UnitId, Option<std::sync::Arc<Summary>>)> =
             scc.iter().map(|u| (*u, sums[*u].clone())).collect();
         let procs = summarize_component(program, scc, &mut sums);
         recomputed.extend(procs.iter().copied());

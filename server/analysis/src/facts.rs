@@ -37,6 +37,7 @@ use crate::shape::Shapes;
 use crate::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::{IdVec, Program, Unit, UnitId};
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 /// What to analyse.
@@ -114,6 +115,9 @@ pub struct ProgramFacts {
     /// The regions the checkpoints found, kept for the next analysis of
     /// an edited program (those of units it left unchanged).
     regions: Arc<crate::regions::RegionMemo>,
+    /// Where each unit's first entry is in `roots` (built when first
+    /// asked: a workspace has thousands of roots).
+    root_places: OnceLock<HashMap<UnitId, usize>>,
 }
 
 impl ProgramFacts {
@@ -205,7 +209,14 @@ impl ProgramFacts {
             .collect()
     }
     pub fn roles_of(&self, unit: UnitId) -> Option<&Roles> {
-        self.roots.iter().find(|(u, _)| *u == unit).map(|(_, r)| r)
+        let places = self.root_places.get_or_init(|| {
+            let mut m = HashMap::new();
+            for (i, (u, _)) in self.roots.iter().enumerate() {
+                m.entry(*u).or_insert(i);
+            }
+            m
+        });
+        places.get(&unit).map(|&i| &self.roots[i].1)
     }
     /// Varied-at-entry and useful-at-exit of a unit the analyses reached.
     pub fn context(&self, unit: UnitId) -> Option<&(BitSet, BitSet)> {
@@ -515,6 +526,7 @@ fn analyse_resolved(
         units,
         effects,
         regions,
+        root_places: OnceLock::new(),
     }
 }
 

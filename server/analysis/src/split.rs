@@ -183,6 +183,10 @@ pub fn chosen(
     in_loops
         .iter_enumerated()
         .map(|(u, calls)| {
+            if calls.is_empty() {
+                // Most units: no call to choose for, no loop depths to find.
+                return Splittable::new();
+            }
             let unit = program.unit(u);
             let depth = dfort_ir::queries::loop_depths(unit);
             calls

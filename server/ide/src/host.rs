@@ -117,6 +117,16 @@ impl HostConfig {
     }
 }
 
+/// Drops `value` on a thread of its own: freeing the last snapshot of a
+/// large workspace (its program and every unit's analyses) takes about as
+/// long as building the next one did not need to, and nobody waits for it.
+/// When no thread can be started it is dropped here.
+fn drop_elsewhere<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("dfort-drop".into())
+        .spawn(move || drop(value));
+}
+
 /// The signature of line `row` of a rope (empty past the end).
 fn line_signature(rope: &Rope, row: usize) -> LineSignature {
     let line = if row < rope.len_lines() {
@@ -749,7 +759,7 @@ impl Host {
         }
         let snap = Arc::new(self.build());
         self.snapshot = Some(snap.clone());
-        self.last = Some(snap.clone());
+        drop_elsewhere(self.last.replace(snap.clone()));
         snap
     }
 

@@ -64,13 +64,50 @@ pub struct CallGraph {
 
 impl CallGraph {
     pub fn build(units: &IdVec<UnitId, std::sync::Arc<Unit>>) -> CallGraph {
+        CallGraph::build_reusing(units, None)
+    }
+
+    /// [`CallGraph::build`], taking the sites of a unit from `previous`
+    /// (the units and call graph of the program before an edit) when
+    /// neither the unit nor any unit it calls changed (the same `Arc`):
+    /// its statements, and its callees' formals its bindings name, are
+    /// then those the old sites were found in. An edit of one routine no
+    /// longer walks every expression of the workspace.
+    pub fn build_reusing(
+        units: &IdVec<UnitId, std::sync::Arc<Unit>>,
+        previous: Option<(&IdVec<UnitId, std::sync::Arc<Unit>>, &CallGraph)>,
+    ) -> CallGraph {
         let mut g = CallGraph {
             calls_from: IdVec::from_elem(Vec::new(), units.len()),
             calls_to: IdVec::from_elem(Vec::new(), units.len()),
             recursive: IdVec::from_elem(false, units.len()),
             ..CallGraph::default()
         };
+        let same = |old: &IdVec<UnitId, std::sync::Arc<Unit>>, id: UnitId| match (
+            old.get(id),
+            units.get(id),
+        ) {
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        };
         for u in units {
+            if let Some((old_units, old)) = previous {
+                let sites = old.calls_from.get(u.id).map(Vec::as_slice).unwrap_or(&[]);
+                let unchanged = same(old_units, u.id)
+                    && sites
+                        .iter()
+                        .all(|&i| match old.sites.get(i).map(|s| &s.callee) {
+                            Some(Callee::Unit(c)) => same(old_units, *c),
+                            Some(Callee::External) => true,
+                            None => false,
+                        });
+                if unchanged {
+                    for &i in sites {
+                        g.push_site(old.sites[i].clone());
+                    }
+                    continue;
+                }
+            }
             for st in &u.stmts {
                 if let StmtKind::Call { name, target, args } = &st.kind {
                     g.add_site(units, u, st, name, target, args, false);
@@ -146,22 +183,29 @@ impl CallGraph {
                 }
             })
             .collect();
-        let idx = self.sites.len();
-        self.sites.push(CallSite {
+        self.push_site(CallSite {
             caller: caller.id,
             stmt: st.id,
             span: st.span,
             name: name.to_string(),
-            callee: callee.clone(),
+            callee,
             function,
             bindings,
         });
-        self.calls_from[caller.id].push(idx);
-        if let Callee::Unit(id) = callee {
+    }
+
+    /// Adds a site, indexed by its caller and its callee.
+    fn push_site(&mut self, site: CallSite) {
+        let idx = self.sites.len();
+        if let Some(v) = self.calls_from.get_mut(site.caller) {
+            v.push(idx);
+        }
+        if let Callee::Unit(id) = site.callee {
             if let Some(v) = self.calls_to.get_mut(id) {
                 v.push(idx);
             }
         }
+        self.sites.push(site);
     }
 
     /// The units `u` calls, once per call site (external procedures left out).

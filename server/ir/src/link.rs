@@ -71,7 +71,7 @@ pub fn link(
     }
     let all: Vec<UnitId> = units.indices().collect();
     resolve(&mut units, &all, &mut diags);
-    finish(files, units, diags)
+    finish(files, units, diags, None)
 }
 
 /// Links again after some files changed, reusing every other unit of
@@ -112,7 +112,7 @@ pub fn relink(
         }
     }
     resolve(&mut units, &fresh, &mut diags);
-    finish(files, units, diags)
+    finish(files, units, diags, Some(previous))
 }
 
 /// Unit ids of a lowered file made program-wide: its units start at `base`.
@@ -225,8 +225,9 @@ fn finish(
     files: Vec<SourceFile>,
     units: Units,
     mut diags: Vec<(FileId, Diagnostic)>,
+    previous: Option<&Program>,
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
-    let call_graph = CallGraph::build(&units);
+    let call_graph = CallGraph::build_reusing(&units, previous.map(|p| (&p.units, &*p.call_graph)));
     for site in &call_graph.sites {
         if let crate::callgraph::Callee::Unit(id) = site.callee {
             let callee = &units[id];
@@ -248,7 +249,12 @@ fn finish(
             }
         }
     }
-    for u in &units {
+    // A unit a relink kept as it was (the same `Arc`) has the
+    // `intrinsic-arguments` errors it had: they are the caller's.
+    let kept = |u: &Arc<Unit>| {
+        previous.is_some_and(|p| p.units.get(u.id).is_some_and(|o| Arc::ptr_eq(o, u)))
+    };
+    for u in units.iter().filter(|u| !kept(u)) {
         intrinsic_arguments(u, &mut diags);
     }
     (

@@ -51,12 +51,49 @@ pub fn free_file(k: usize, lines: usize) -> String {
     real(dp) :: t, h
     h = 1.0_dp / real(n + 1, dp)
     f = 0.0_dp
+{loops}    y(1:n:2) = y(1:n:2) + state{k}(1)
 
+    ! Damp the tendency where the state is negative, push it up where
+    ! the state exceeds one.
+    where (x < 0.0_dp)
+      y = y * 0.5_dp
+    elsewhere (x > 1.0_dp)
+      y = y + x
+    end where
+    call helper{k}(n, y, f)
+  end subroutine step{k}_{p}
+
+",
+            loops = sweep_loops("")
+        );
+        p += 1;
+    }
+    let _ = write!(
+        s,
+        "  subroutine helper{k}(n, y, f)
+    integer, intent(in) :: n
+    real(dp), intent(inout) :: y(n), f
+    f = f + sum(y) + dot_product(y, y)
+  end subroutine helper{k}
+end module gen{k}_mod
+"
+    );
+    s
+}
+
+/// The two loops of a generated relaxation sweep, after its `h` is set:
+/// a second difference with a nonlinear source (multiplied by `factor`,
+/// Fortran text appended to the source term) and a SELECT CASE over the
+/// points. Shared by [`free_file`] and the workspace of
+/// [`crate::bench_workspace`].
+pub fn sweep_loops(factor: &str) -> String {
+    format!(
+        "
     ! Interior points: second difference and a nonlinear source.
     do i = 2, n - 1
       t = (2.0_dp*x(i) - x(i-1) - x(i+1)) / (h*h)
       if (t > 0.0_dp) then
-        y(i) = y(i) + sin(t) * exp(-x(i))
+        y(i) = y(i) + sin(t) * exp(-x(i)){factor}
       else if (t < -1.0_dp) then
         y(i) = y(i) - sqrt(abs(t))
       else
@@ -74,33 +111,8 @@ pub fn free_file(k: usize, lines: usize) -> String {
         y(j) = max(y(j), 0.0_dp)
       end select
     end do
-    y(1:n:2) = y(1:n:2) + state{k}(1)
-
-    ! Damp the tendency where the state is negative, push it up where
-    ! the state exceeds one.
-    where (x < 0.0_dp)
-      y = y * 0.5_dp
-    elsewhere (x > 1.0_dp)
-      y = y + x
-    end where
-    call helper{k}(n, y, f)
-  end subroutine step{k}_{p}
-
 "
-        );
-        p += 1;
-    }
-    let _ = write!(
-        s,
-        "  subroutine helper{k}(n, y, f)
-    integer, intent(in) :: n
-    real(dp), intent(inout) :: y(n), f
-    f = f + sum(y) + dot_product(y, y)
-  end subroutine helper{k}
-end module gen{k}_mod
-"
-    );
-    s
+    )
 }
 
 /// One fixed-form file of about `lines` lines: Fortran 77 subroutines with

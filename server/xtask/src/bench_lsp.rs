@@ -7,7 +7,10 @@
 //! (deleting and restoring an `end if`), the time to answer completion
 //! (one letter typed) and references at names of the file, plus the time
 //! from `didOpen` to the first diagnostics and the server's resident
-//! memory.
+//! memory. With `--files N` the file is one module of a generated
+//! workspace of `N` files and `--lines` lines in all
+//! ([`crate::bench_workspace`]), opened as the workspace folder, and the
+//! time the server takes to index it is reported too.
 
 use clap::Args;
 use dfort::lsp::client::Connection;
@@ -34,6 +37,11 @@ pub struct BenchLspArgs {
     /// (top-level subroutines in modules of about 400 lines).
     #[arg(long, default_value = "module", value_parser = ["module", "units"])]
     shape: String,
+    /// Generate a workspace of this many files with `--lines` lines in all
+    /// (modules, COMMON blocks, calls across files) and edit one of its
+    /// modules; 0: one file of `--lines` lines.
+    #[arg(long, default_value_t = 0)]
+    files: usize,
     /// The `dfort` binary to run as the server (default: the one cargo
     /// builds in xtask's profile, release for `cargo xtask`).
     #[arg(long, value_name = "PATH")]
@@ -158,10 +166,48 @@ pub fn run(args: BenchLspArgs) -> ExitCode {
 
 fn bench(args: &BenchLspArgs) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("dfort-bench-lsp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let path: PathBuf = dir.join("big.f90");
-    let text = source(args.lines, &args.shape);
-    std::fs::write(&path, &text).map_err(|e| e.to_string())?;
+    let result = bench_in(args, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Writes the file (or the workspace) to edit into `dir`: its path and text.
+fn write_sources(args: &BenchLspArgs, dir: &std::path::Path) -> Result<(PathBuf, String), String> {
+    if args.files == 0 {
+        let path = dir.join("big.f90");
+        let text = source(args.lines, &args.shape);
+        std::fs::write(&path, &text).map_err(|e| e.to_string())?;
+        return Ok((path, text));
+    }
+    let files = crate::bench_workspace::workspace(args.files, args.lines);
+    let (mut lines, mut bytes) = (0, 0);
+    for (rel, text) in &files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        lines += text.lines().count();
+        bytes += text.len();
+    }
+    println!(
+        "workspace: {} files, {lines} lines, {:.1} MB",
+        files.len(),
+        bytes as f64 / 1e6
+    );
+    // A module in the middle of the workspace: it uses and calls earlier
+    // files, and later files use and call it.
+    let (rel, text) = files[files.len() / 2..]
+        .iter()
+        .find(|(p, _)| p.extension().is_some_and(|e| e == "f90"))
+        .ok_or("the workspace has no module to edit")?;
+    Ok((dir.join(rel), text.clone()))
+}
+
+fn bench_in(args: &BenchLspArgs, dir: &std::path::Path) -> Result<(), String> {
+    let (path, text) = write_sources(args, dir)?;
     let exe = match &args.server {
         Some(path) => path.clone(),
         None => crate::product::dfort_binary()?,
@@ -180,18 +226,43 @@ fn bench(args: &BenchLspArgs) -> Result<(), String> {
     let mut conn = Connection::new(stdout, stdin);
     conn.timeout = Duration::from_secs(60);
     let uri = format!("file://{}", path.display());
+    let t = Instant::now();
     conn.initialize(
         Some(&format!("file://{}", dir.display())),
         json!({}),
         Value::Null,
     )
     .map_err(|e| e.to_string())?;
+    if args.files > 0 {
+        // The server logs "dfort: indexed N Fortran files" once every
+        // file is read, linked and analysed.
+        conn.timeout = Duration::from_secs(1800);
+        loop {
+            let m = conn
+                .wait_notification("window/logMessage")
+                .map_err(|e| e.to_string())?;
+            if m["message"].as_str().is_some_and(|m| m.contains("indexed")) {
+                break;
+            }
+        }
+        conn.timeout = Duration::from_secs(60);
+        let pid = pid.to_string();
+        println!(
+            "index: {:.1} s from initialize to the server's \"indexed\" message, then resident {:.0} MB",
+            t.elapsed().as_secs_f64(),
+            crate::bench::proc_status_mb(&pid, "VmRSS:").unwrap_or(f64::NAN)
+        );
+    }
     let nlines = text.lines().count();
     println!(
         "file: {} lines, {:.2} MB, shape `{}`",
         nlines,
         text.len() as f64 / 1e6,
-        args.shape
+        if args.files > 0 {
+            "workspace module"
+        } else {
+            &args.shape
+        }
     );
     let t = Instant::now();
     conn.notify(
@@ -263,7 +334,6 @@ fn bench(args: &BenchLspArgs) -> Result<(), String> {
     let _ = s.conn.shutdown();
     drop(s.conn);
     let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&dir);
     println!("open to first diagnostics: {open_ms:.0} ms ({n_diags} diagnostics)");
     // `what: N <unit>, <measured> p50 …, p95 …, max …`.
     let report = |what: &str, unit: &str, v: &[f64]| {

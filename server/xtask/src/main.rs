@@ -10,6 +10,7 @@ mod bench_adjoint;
 mod bench_cpp;
 mod bench_inversion;
 mod bench_lsp;
+mod bench_workspace;
 mod check_lapack;
 mod consistency;
 mod fuzz;
