@@ -423,6 +423,7 @@ fn analyse_resolved(
     let mut splittable = unsupplied(crate::split::of_program(
         &program,
         effects_in(&effects, &program, previous),
+        &shapes,
     ));
     let tbr_pass = |splittable: &IdVec<UnitId, crate::split::Splittable>,
                     reuse: Option<(&tbr::ProgramTbr, &Changes)>,
@@ -448,6 +449,7 @@ fn analyse_resolved(
         let in_loops = unsupplied(crate::split::in_loops_of_program(
             &program,
             effects_in(&effects, &program, previous),
+            &shapes,
         ));
         let chosen = crate::split::chosen(&program, &activity, &tbr, &in_loops);
         if chosen.iter().any(|c| !c.is_empty()) {

@@ -24,6 +24,10 @@ use dfort_ir::*;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
+/// What a call adds to its callee's context: the callee, the slots
+/// varied at its entry and those useful at its exit.
+pub type Contribution = (UnitId, BitSet, BitSet);
+
 /// Activity of every unit that some root reaches, with its calling
 /// context (varied at entry, useful at exit), and what a rerun reuses.
 pub struct ProgramActivity {
@@ -34,8 +38,8 @@ pub struct ProgramActivity {
     /// call-graph component gave it (what a rerun compares).
     pub entry: IdVec<UnitId, Option<(BitSet, BitSet)>>,
     /// Per unit: what each of its calls adds to its callee's context
-    /// (callee, varied at entry, useful at exit).
-    pub outgoing: IdVec<UnitId, Vec<(UnitId, BitSet, BitSet)>>,
+    /// (shared, so that a rerun keeps an unchanged unit's by reference).
+    pub outgoing: IdVec<UnitId, Arc<[Contribution]>>,
     /// Units whose results this run computed (possibly none, for units
     /// no root reaches); the others' were reused.
     pub recomputed: IdVec<UnitId, bool>,
@@ -129,8 +133,8 @@ pub fn analyze_program_with(
         c.1.union_with(dep);
     }
     let mut entry: Contexts = IdVec::from_elem(None, n);
-    let mut outgoing: IdVec<UnitId, Vec<(UnitId, BitSet, BitSet)>> =
-        IdVec::from_elem(Vec::new(), n);
+    let mut outgoing: IdVec<UnitId, Arc<[Contribution]>> =
+        IdVec::from_elem(Arc::from(Vec::new()), n);
     let mut activity: IdVec<UnitId, Option<Arc<Activity>>> = IdVec::from_elem(None, n);
     let mut recomputed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     let add = |contexts: &mut Contexts, (c, iv, ou): &(UnitId, BitSet, BitSet)| {
@@ -151,7 +155,7 @@ pub fn analyze_program_with(
                 for &u in scc {
                     activity[u] = prev.activity[u].clone();
                     outgoing[u] = prev.outgoing[u].clone();
-                    for o in &outgoing[u] {
+                    for o in outgoing[u].iter() {
                         add(&mut contexts, o);
                     }
                 }
@@ -176,7 +180,7 @@ pub fn analyze_program_with(
                 for o in &out {
                     changed |= add(&mut contexts, o) && scc.contains(&o.0);
                 }
-                outgoing[u] = out;
+                outgoing[u] = Arc::from(out);
                 activity[u] = Some(Arc::new(act));
             }
             if !changed {

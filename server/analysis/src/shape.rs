@@ -2,7 +2,8 @@
 //! counted WHILE loops of a unit ([`crate::counted_while`], paper 001's
 //! loop reversal with paper 003 §4's counters) and, in a unit with jumps,
 //! its exact variables and invertible assignments ([`crate::undo`],
-//! paper 003 §5). TBR, the recovery plans, the reversal of each construct
+//! paper 003 §5), and where its CALL statements are for split mode
+//! ([`crate::split::CallPlaces`]). TBR, the recovery plans, the reversal of each construct
 //! and the address reports all read them; they are computed once per
 //! unit per analysis, on first use, instead of at each of those places.
 //!
@@ -17,6 +18,7 @@
 
 use crate::counted_while::CountedWhile;
 use crate::incremental::Changes;
+use crate::split::CallPlaces;
 use crate::undo::UnitUndo;
 use dfort_ir::bitset::BitSet;
 use dfort_ir::{IdVec, Program, StmtId, Unit, UnitId};
@@ -46,10 +48,13 @@ impl UnitShape {
     }
 }
 
-/// The shapes of every unit of one program, computed on first use.
+/// The shapes of every unit of one program, computed on first use, and
+/// apart from them (split mode asks for every unit's, TBR for the
+/// analysed units' shapes) where each unit's CALL statements are.
 #[derive(Debug, Default)]
 pub struct Shapes {
     cells: IdVec<UnitId, OnceLock<Arc<UnitShape>>>,
+    calls: IdVec<UnitId, OnceLock<Arc<CallPlaces>>>,
 }
 
 impl Shapes {
@@ -57,6 +62,7 @@ impl Shapes {
     pub fn new(program: &Program) -> Shapes {
         Shapes {
             cells: IdVec::from_fn(program.units.len(), |_| OnceLock::new()),
+            calls: IdVec::from_fn(program.units.len(), |_| OnceLock::new()),
         }
     }
 
@@ -71,14 +77,26 @@ impl Shapes {
             return shapes;
         }
         for (i, cell) in shapes.cells.iter_enumerated() {
-            let Some(old) = prev.cells[i].get() else {
+            if changes.inputs_changed(program, i, |_| false) {
                 continue;
-            };
-            if !changes.inputs_changed(program, i, |_| false) {
+            }
+            if let Some(old) = prev.cells[i].get() {
+                let _ = cell.set(old.clone());
+            }
+            if let (Some(old), Some(cell)) = (prev.calls[i].get(), shapes.calls.get(i)) {
                 let _ = cell.set(old.clone());
             }
         }
         shapes
+    }
+
+    /// Where the CALL statements of `unit` are, found on first use (any
+    /// unit not of the program these were made for: on the spot).
+    pub fn calls_of(&self, unit: &Unit) -> Arc<CallPlaces> {
+        match self.calls.get(unit.id) {
+            Some(cell) => cell.get_or_init(|| Arc::new(CallPlaces::of(unit))).clone(),
+            None => Arc::new(CallPlaces::of(unit)),
+        }
     }
 
     /// The shape of `unit` (a unit of the program these cells were made

@@ -36,6 +36,7 @@
 //! liveness with the non-local values live at exit). Analysis only.
 
 use crate::effects::{Effects, ProgramEffects};
+use crate::shape::Shapes;
 use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::dp::{index_vars, is_variable, target, vars};
@@ -49,21 +50,68 @@ use std::collections::BTreeMap;
 pub type Splittable = BTreeMap<StmtId, BitSet>;
 
 /// [`candidates`] of every unit of `program`.
-pub fn of_program(program: &Program, effects: &ProgramEffects) -> IdVec<UnitId, Splittable> {
+pub fn of_program(
+    program: &Program,
+    effects: &ProgramEffects,
+    shapes: &Shapes,
+) -> IdVec<UnitId, Splittable> {
     program
         .units
         .iter()
-        .map(|u| candidates(program, u, effects))
+        .map(|u| candidates(program, u, effects, &shapes.calls_of(u)))
         .collect()
 }
 
-/// The CALL statements of `unit` that may run split (see the module's
-/// contract).
-pub fn candidates(program: &Program, unit: &Unit, effects: &ProgramEffects) -> Splittable {
-    let mut calls = Vec::new();
-    if unit.cfg.structured {
-        outside_loops(unit, &unit.body, &mut calls);
+/// Where a unit's CALL statements are, as far as split mode cares: found
+/// from the unit alone, once per unit and kept while it is unchanged (by
+/// [`Shapes::calls_of`]), so that an edit elsewhere does not
+/// walk every unit's statements again.
+#[derive(Debug, Default)]
+pub struct CallPlaces {
+    /// In a structured unit: the CALL statements outside loops.
+    outside_loops: Vec<StmtId>,
+    /// In a structured unit: the CALLs of a unit inside counted DO loops
+    /// ([`inside_counted_loops`]), none in a loop checkpointed with
+    /// binomial-ckp.
+    in_counted_loops: Vec<(StmtId, UnitId)>,
+    /// Every CALL of a unit, none in a loop checkpointed with
+    /// binomial-ckp, in statement order.
+    to_units: Vec<(StmtId, UnitId)>,
+}
+
+impl CallPlaces {
+    pub fn of(unit: &Unit) -> CallPlaces {
+        let checkpointed = checkpointed(unit);
+        let to_unit = |id: StmtId| match &unit.stmt(id).kind {
+            StmtKind::Call {
+                target: CallTarget::Unit(c),
+                ..
+            } if !checkpointed.contains(&id) => Some((id, *c)),
+            _ => None,
+        };
+        let mut outside_loops = Vec::new();
+        let mut inside = Vec::new();
+        if unit.cfg.structured {
+            self::outside_loops(unit, &unit.body, &mut outside_loops);
+            inside_counted_loops(unit, &unit.body, false, &mut inside);
+        }
+        CallPlaces {
+            outside_loops,
+            in_counted_loops: inside.into_iter().filter_map(to_unit).collect(),
+            to_units: unit.stmts.iter().filter_map(|st| to_unit(st.id)).collect(),
+        }
     }
+}
+
+/// The CALL statements of `unit` that may run split (see the module's
+/// contract), from its call places.
+pub fn candidates(
+    program: &Program,
+    unit: &Unit,
+    effects: &ProgramEffects,
+    places: &CallPlaces,
+) -> Splittable {
+    let mut calls = places.outside_loops.clone();
     // A recursive callee runs split wherever it is called, in loops and
     // in units with jumps: its joint mode would need a snapshot of what
     // it touches, which dfort does not bound through the recursion
@@ -71,26 +119,15 @@ pub fn candidates(program: &Program, unit: &Unit, effects: &ProgramEffects) -> S
     // overwrites instead ([`crate::tbr`]'s calling context). Not inside a
     // loop checkpointed with binomial-ckp, whose steps run again from
     // snapshots (fuzzer, seed 2026, case 91: the adjoint never ended).
-    let checkpointed = checkpointed(unit);
-    for st in unit
-        .stmts
-        .iter()
-        .filter(|st| !checkpointed.contains(&st.id))
-    {
-        if let StmtKind::Call {
-            target: CallTarget::Unit(c),
-            ..
-        } = &st.kind
-        {
-            if is_recursive(program, program.unit(*c)) && !calls.contains(&st.id) {
-                calls.push(st.id);
-            }
+    for &(id, c) in &places.to_units {
+        if is_recursive(program, program.unit(c)) && !calls.contains(&id) {
+            calls.push(id);
         }
     }
     fitting(program, unit, effects, calls)
 }
 
-/// The statements of `unit`'s loops checkpointed with binomial-ckp.
+/// The statements of the loops checkpointed with binomial-ckp.
 fn checkpointed(unit: &Unit) -> Vec<StmtId> {
     let mut out = Vec::new();
     for m in crate::binomial::marks(unit) {
@@ -105,11 +142,12 @@ fn checkpointed(unit: &Unit) -> Vec<StmtId> {
 pub fn in_loops_of_program(
     program: &Program,
     effects: &ProgramEffects,
+    shapes: &Shapes,
 ) -> IdVec<UnitId, Splittable> {
     program
         .units
         .iter()
-        .map(|u| in_loops(program, u, effects))
+        .map(|u| in_loops(program, u, effects, &shapes.calls_of(u)))
         .collect()
 }
 
@@ -118,17 +156,18 @@ pub fn in_loops_of_program(
 /// loop checkpointed with binomial-ckp) to a callee that is not
 /// recursive, which would fit split mode as [`candidates`]' do. Whether
 /// they run split, [`chosen`] decides from a first TBR pass.
-pub fn in_loops(program: &Program, unit: &Unit, effects: &ProgramEffects) -> Splittable {
-    let mut calls = Vec::new();
-    if unit.cfg.structured {
-        inside_counted_loops(unit, &unit.body, false, &mut calls);
-    }
-    let checkpointed = checkpointed(unit);
-    calls.retain(|id| {
-        !checkpointed.contains(id)
-            && matches!(&unit.stmt(*id).kind, StmtKind::Call { target: CallTarget::Unit(c), .. }
-                if !is_recursive(program, program.unit(*c)))
-    });
+pub fn in_loops(
+    program: &Program,
+    unit: &Unit,
+    effects: &ProgramEffects,
+    places: &CallPlaces,
+) -> Splittable {
+    let calls = places
+        .in_counted_loops
+        .iter()
+        .filter(|(_, c)| !is_recursive(program, program.unit(*c)))
+        .map(|(id, _)| *id)
+        .collect();
     fitting(program, unit, effects, calls)
 }
 
@@ -484,7 +523,7 @@ mod tests {
     fn split_calls(src: &str, unit: &str) -> Vec<String> {
         let p = program(src);
         let u = p.units.iter().find(|u| u.name == unit).unwrap();
-        candidates(&p, u, &crate::effects::all(&p))
+        candidates(&p, u, &crate::effects::all(&p), &CallPlaces::of(u))
             .keys()
             .map(|&id| match &u.stmt(id).kind {
                 StmtKind::Call { name, .. } => name.clone(),
@@ -655,6 +694,9 @@ mod linalg {
             "tests/fixtures/linalg/xblas.f",
         ]);
         let u = p.units.iter().find(|u| u.name == "xgesv").unwrap();
-        assert_eq!(candidates(&p, u, &crate::effects::all(&p)).len(), 2);
+        assert_eq!(
+            candidates(&p, u, &crate::effects::all(&p), &CallPlaces::of(u)).len(),
+            2
+        );
     }
 }

@@ -1194,7 +1194,7 @@ pub struct ProgramTbr {
     /// component gave it (what a rerun compares).
     pub entry: IdVec<UnitId, BitSet>,
     /// Per unit: what each of its calls adds to its callee's context.
-    pub outgoing: IdVec<UnitId, Vec<(UnitId, BitSet)>>,
+    pub outgoing: IdVec<UnitId, Arc<[(UnitId, BitSet)]>>,
     /// Per unit: its calls that may run split ([`crate::split`]; what a
     /// rerun compares).
     pub splittable: IdVec<UnitId, crate::split::Splittable>,
@@ -1215,11 +1215,12 @@ pub fn analyze_program(
     inversion: bool,
 ) -> IdVec<UnitId, Option<Tbr>> {
     let effects = crate::effects::all(program);
-    let splittable = crate::split::of_program(program, &effects);
+    let shapes = Shapes::new(program);
+    let splittable = crate::split::of_program(program, &effects, &shapes);
     analyze_program_with(
         program,
         pa,
-        &Shapes::new(program),
+        &shapes,
         store_all,
         inversion,
         &splittable,
@@ -1319,7 +1320,8 @@ pub fn analyze_program_with(
     }
     let mut contexts: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
     let mut entry: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
-    let mut outgoing: IdVec<UnitId, Vec<(UnitId, BitSet)>> = IdVec::from_elem(Vec::new(), n);
+    let mut outgoing: IdVec<UnitId, Arc<[(UnitId, BitSet)]>> =
+        IdVec::from_elem(Arc::from(Vec::new()), n);
     let mut results: IdVec<UnitId, Option<Arc<Tbr>>> = IdVec::from_elem(None, n);
     let mut recomputed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     for scc in program.call_graph.sccs.iter().rev() {
@@ -1334,7 +1336,7 @@ pub fn analyze_program_with(
                 for &u in scc {
                     results[u] = prev.results[u].clone();
                     outgoing[u] = prev.outgoing[u].clone();
-                    for (c, ctx) in &outgoing[u] {
+                    for (c, ctx) in outgoing[u].iter() {
                         contexts[*c].union_with(ctx);
                     }
                 }
@@ -1389,7 +1391,7 @@ pub fn analyze_program_with(
                 for (c, ctx) in &out {
                     changed |= contexts[*c].union_with(ctx) && scc.contains(c);
                 }
-                outgoing[u] = out;
+                outgoing[u] = Arc::from(out);
                 results[u] = Some(Arc::new(t));
             }
             if !changed {

@@ -267,6 +267,9 @@ pub struct Snapshot {
     /// What the linking of each unit depends on besides its own chunk:
     /// equal keys mean unchanged chunks link exactly as before.
     link_key: LinkKey,
+    /// The units of each chunk, in program order (built when first
+    /// asked: a document's units are looked up on every publication).
+    units_by_chunk: std::sync::OnceLock<HashMap<FileId, Vec<UnitId>>>,
 }
 
 impl Snapshot {
@@ -333,11 +336,24 @@ impl Snapshot {
 
     /// Units of the document, in source order.
     pub fn units_of<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a Unit> + 'a {
-        self.program.all_units().filter(move |u| {
-            self.places
-                .get(&u.span.file)
-                .is_some_and(|p| p.path == path)
-        })
+        let by_chunk = self.units_by_chunk.get_or_init(|| {
+            let mut m: HashMap<FileId, Vec<UnitId>> = HashMap::new();
+            for u in self.program.all_units() {
+                m.entry(u.span.file).or_default().push(u.id);
+            }
+            m
+        });
+        // The chunks of the document (units of a chunk are in program
+        // order, and so are the chunks' in the program).
+        let mut ids: Vec<UnitId> = self
+            .docs
+            .get(path)
+            .into_iter()
+            .flat_map(|d| &d.chunks)
+            .flat_map(|(f, _, _)| by_chunk.get(f).into_iter().flatten().copied())
+            .collect();
+        ids.sort_unstable();
+        ids.into_iter().map(move |id| self.program.unit(id))
     }
 
     /// The innermost unit containing the document offset.
@@ -1079,6 +1095,7 @@ impl Host {
             link_diagnostics,
             config: self.config.clone(),
             link_key,
+            units_by_chunk: std::sync::OnceLock::new(),
         }
     }
 }
