@@ -231,6 +231,18 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
     // Ranges are chunk-relative and compared through the diagnostics;
     // the dump's line numbers all read 1 here.
     let line = |_: dfort_ir::Span| 1;
+    // A document's units, as the features find them, are the units of
+    // its chunks, in program order.
+    for doc in snap.docs.values() {
+        let found: Vec<dfort_ir::UnitId> = snap.units_of(&doc.path).map(|u| u.id).collect();
+        let owned: Vec<dfort_ir::UnitId> = snap
+            .program
+            .all_units()
+            .filter(|u| doc.chunks.iter().any(|(f, _, _)| *f == u.span.file))
+            .map(|u| u.id)
+            .collect();
+        assert_eq!(found, owned, "the units of {}", doc.path.display());
+    }
     for u in snap.program.all_units() {
         let parent = u.parent.map(|p| snap.program.unit(p).name.clone());
         let active = snap.analysis.activity.activity[u.id].as_ref().map(|a| {

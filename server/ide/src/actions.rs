@@ -336,7 +336,7 @@ pub fn generate(
     let files: Vec<PathBuf> = reached(snap, unit.id)
         .iter()
         .filter_map(|u| snap.places.get(&snap.program.units.get(*u)?.span.file))
-        .map(|p| p.path.clone())
+        .map(|p| p.path.to_path_buf())
         .collect();
     let mut problems = Vec::new();
     for f in files.iter().chain(std::iter::once(&path.to_path_buf())) {

@@ -343,6 +343,29 @@ fn detail(snap: &Snapshot, v: &Visible) -> String {
                 dfort_ir::Storage::Common { block, .. } => format!("COMMON /{block}/"),
                 dfort_ir::Storage::Result => format!("result of {}", u.name),
                 dfort_ir::Storage::UnknownModule { module } => format!("module {module}"),
+                dfort_ir::Storage::Procedure => {
+                    // A procedure typed here: the one its references
+                    // call, when dfort was given it.
+                    let graph = &snap.program.call_graph;
+                    let called = graph
+                        .calls_from
+                        .get(uid)
+                        .into_iter()
+                        .flatten()
+                        .find_map(|&i| {
+                            let site = graph.sites.get(i)?;
+                            match site.callee {
+                                dfort_ir::callgraph::Callee::Unit(c) if *site.name == *s.name => {
+                                    snap.program.units.get(c)
+                                }
+                                _ => None,
+                            }
+                        });
+                    return match called {
+                        Some(p) => header(snap, p),
+                        None => format!("{ty} · external procedure typed in {}", u.name),
+                    };
+                }
                 _ if u.kind == UnitKind::Module => format!("module {}", u.name),
                 _ if s.attrs.parameter => format!("constant of {}", u.name),
                 _ => format!("local to {}", u.name),
@@ -839,6 +862,27 @@ mod tests {
         assert!(completions(&snap, Path::new("/w/c.f"), off).is_none());
         let (snap, off) = at(&[("/w/c.f", c)], "/w/c.f", "\n   ");
         assert!(completions(&snap, Path::new("/w/c.f"), off).is_none());
+    }
+
+    #[test]
+    fn a_typed_external_function_is_described_as_the_function_it_calls() {
+        let u = "subroutine s(j)\n  integer :: j\n  logical :: check, cother\n  do while (check(j) .and. cother(j))\n    j = c\n  end do\nend\nlogical function check(j)\n  integer :: j\n  check = j >= 0\nend function\n";
+        let (snap, off) = at(&[("/w/u.f90", u)], "/w/u.f90", "j = c");
+        let items = completions(&snap, Path::new("/w/u.f90"), off)
+            .unwrap()
+            .items;
+        let detail = |name: &str| {
+            items
+                .iter()
+                .find(|i| i.label == name)
+                .map(|i| i.detail.clone())
+                .unwrap_or_else(|| panic!("no {name} in {items:?}"))
+        };
+        assert_eq!(detail("check"), "function check(j)");
+        assert_eq!(
+            detail("cother"),
+            "logical(4) · external procedure typed in s"
+        );
     }
 
     #[test]

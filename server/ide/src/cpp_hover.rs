@@ -9,7 +9,7 @@
 use crate::host::DocView;
 use crate::hover::Hover;
 use crate::preprocessing::{FileRead, PreprocessedDoc};
-use crate::text::{is_name_byte, line_text};
+use crate::text::line_text;
 use dfort_syntax::cpp::{Condition, ConditionOutcome, TestedMacro};
 use dfort_syntax::TextRange;
 
@@ -52,20 +52,8 @@ fn place(f: &FileRead, line: u32) -> String {
 
 /// The name (as written) at `offset` of `text`, with its range.
 fn raw_word(text: &str, offset: u32) -> Option<(TextRange, &str)> {
-    let b = text.as_bytes();
-    let mut at = (offset as usize).min(b.len());
-    if at == b.len() || !is_name_byte(b[at]) {
-        at = at.checked_sub(1).filter(|&a| is_name_byte(b[a]))?;
-    }
-    let start = b[..at]
-        .iter()
-        .rposition(|&c| !is_name_byte(c))
-        .map_or(0, |p| p + 1);
-    let end = b[at..]
-        .iter()
-        .position(|&c| !is_name_byte(c))
-        .map_or(b.len(), |p| at + p);
-    Some((TextRange::new(start as u32, end as u32), &text[start..end]))
+    let r = crate::text::name_span(text, offset)?;
+    Some((r, &text[r.start as usize..r.end as usize]))
 }
 
 /// On a conditional directive's line: the macro under the cursor (or,

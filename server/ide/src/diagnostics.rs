@@ -113,7 +113,7 @@ pub fn front_end(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
     let mut out = Vec::new();
     for doc in &readers {
         for (file, _, _) in &doc.chunks {
-            for d in snap.chunk_diagnostics.get(file).into_iter().flatten() {
+            for d in snap.chunk_diagnostics(*file) {
                 push(
                     snap, &mut out, path, *file, d.range, d.severity, d.code, &d.message,
                 );

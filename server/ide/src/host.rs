@@ -37,6 +37,7 @@ use rayon::prelude::*;
 use ropey::Rope;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -120,11 +121,14 @@ impl HostConfig {
 /// Drops `value` on a thread of its own: freeing the last snapshot of a
 /// large workspace (its program and every unit's analyses) takes about as
 /// long as building the next one did not need to, and nobody waits for it.
-/// When no thread can be started it is dropped here.
-fn drop_elsewhere<T: Send + 'static>(value: T) {
-    let _ = std::thread::Builder::new()
-        .name("dfort-drop".into())
-        .spawn(move || drop(value));
+/// When there is nothing to drop no thread is started; when no thread
+/// can be started it is dropped here.
+fn drop_elsewhere<T: Send + 'static>(value: Option<T>) {
+    if let Some(value) = value {
+        let _ = std::thread::Builder::new()
+            .name("dfort-drop".into())
+            .spawn(move || drop(value));
+    }
 }
 
 /// The signature of line `row` of a rope (empty past the end).
@@ -229,12 +233,22 @@ pub struct Document {
 }
 
 /// Where a chunk of a snapshot lies.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ChunkPlace {
-    pub path: PathBuf,
+    /// Its document (shared by the document's chunks).
+    pub path: Arc<Path>,
     pub base: u32,
     pub len: u32,
+    /// The ids of its units (units are numbered in link order, chunk
+    /// after chunk).
+    pub units: Range<u32>,
+    /// Its parse and lowering, shared with the host.
+    data: Arc<ChunkData>,
 }
+
+/// A map keyed by chunk: hashed with foldhash, as a snapshot of a large
+/// workspace fills one with every chunk on every edit.
+pub type ChunkMap<V> = HashMap<FileId, V, foldhash::fast::RandomState>;
 
 /// A document as a snapshot sees it.
 #[derive(Clone)]
@@ -251,6 +265,9 @@ pub struct DocView {
     pub chunks: Vec<(FileId, u32, u32)>,
     /// The preprocessor's output and position map, when it ran.
     pub preprocessed: Option<Arc<PreprocessedDoc>>,
+    /// The ids of its units, in source order (its chunks are consecutive
+    /// in link order).
+    pub units: Range<u32>,
 }
 
 /// Everything the features read, immutable and shareable across threads.
@@ -258,21 +275,23 @@ pub struct Snapshot {
     pub program: Program,
     pub analysis: Analysis,
     pub docs: BTreeMap<PathBuf, DocView>,
-    pub places: HashMap<FileId, ChunkPlace>,
-    /// Chunk diagnostics (chunk-relative), by chunk file id.
-    pub chunk_diagnostics: HashMap<FileId, Vec<Diagnostic>>,
+    pub places: ChunkMap<ChunkPlace>,
     /// Link diagnostics (chunk-relative).
     pub link_diagnostics: Vec<(FileId, Diagnostic)>,
     pub config: HostConfig,
     /// What the linking of each unit depends on besides its own chunk:
     /// equal keys mean unchanged chunks link exactly as before.
     link_key: LinkKey,
-    /// The units of each chunk, in program order (built when first
-    /// asked: a document's units are looked up on every publication).
-    units_by_chunk: std::sync::OnceLock<HashMap<FileId, Vec<UnitId>>>,
 }
 
 impl Snapshot {
+    /// A chunk's syntax and lowering diagnostics (chunk-relative).
+    pub fn chunk_diagnostics(&self, file: FileId) -> &[Diagnostic] {
+        self.places
+            .get(&file)
+            .map_or(&[], |p| p.data.diagnostics.as_slice())
+    }
+
     /// A chunk-relative range as a document range.
     /// In a preprocessed document, the range is where the text came from:
     /// the document, or a header it includes (whose path is returned).
@@ -281,16 +300,20 @@ impl Snapshot {
         let s = range.start.min(p.len) + p.base;
         let e = range.end.min(p.len).max(range.start.min(p.len)) + p.base;
         let range = TextRange::new(s, e);
-        match self.docs.get(&p.path).and_then(|d| d.preprocessed.as_ref()) {
+        match self
+            .docs
+            .get(&*p.path)
+            .and_then(|d| d.preprocessed.as_ref())
+        {
             Some(pp) => {
                 let (f, range) = pp.range_to_source(range);
                 let path = match f {
-                    0 => p.path.as_path(),
+                    0 => &*p.path,
                     _ => pp.files.get(f as usize)?.path.as_path(),
                 };
                 Some((path, range))
             }
-            None => Some((p.path.as_path(), range)),
+            None => Some((&*p.path, range)),
         }
     }
 
@@ -336,31 +359,20 @@ impl Snapshot {
 
     /// Units of the document, in source order.
     pub fn units_of<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a Unit> + 'a {
-        let by_chunk = self.units_by_chunk.get_or_init(|| {
-            let mut m: HashMap<FileId, Vec<UnitId>> = HashMap::new();
-            for u in self.program.all_units() {
-                m.entry(u.span.file).or_default().push(u.id);
-            }
-            m
-        });
-        // The chunks of the document (units of a chunk are in program
-        // order, and so are the chunks' in the program).
-        let mut ids: Vec<UnitId> = self
-            .docs
-            .get(path)
-            .into_iter()
-            .flat_map(|d| &d.chunks)
-            .flat_map(|(f, _, _)| by_chunk.get(f).into_iter().flatten().copied())
-            .collect();
-        ids.sort_unstable();
-        ids.into_iter().map(move |id| self.program.unit(id))
+        let ids = self.docs.get(path).map_or(0..0, |d| d.units.clone());
+        self.units_in(ids)
+    }
+
+    /// The units with ids in `ids` (those the program has).
+    fn units_in(&self, ids: Range<u32>) -> impl Iterator<Item = &Unit> + '_ {
+        ids.map_while(move |i| self.program.units.get(UnitId(i)).map(|u| &**u))
     }
 
     /// The innermost unit containing the document offset.
     pub fn unit_at(&self, path: &Path, offset: u32) -> Option<&Unit> {
         let (file, rel) = self.chunk_at(path, offset)?;
-        self.program
-            .all_units()
+        let ids = self.places.get(&file)?.units.clone();
+        self.units_in(ids)
             .filter(|u| u.span.file == file && u.span.range.start <= rel && rel <= u.span.range.end)
             .min_by_key(|u| u.span.range.end - u.span.range.start)
     }
@@ -420,7 +432,7 @@ impl Snapshot {
     /// The chunk of a module's `end` line: the first chunk after the
     /// module's head chunk `head` that holds no unit.
     fn module_tail(&self, head: FileId) -> Option<FileId> {
-        let doc = self.docs.get(&self.places.get(&head)?.path)?;
+        let doc = self.docs.get(&*self.places.get(&head)?.path)?;
         let i = doc.chunks.iter().position(|(f, _, _)| *f == head)?;
         doc.chunks[i + 1..]
             .iter()
@@ -983,12 +995,19 @@ impl Host {
         // Every chunk in link order, with the index of its module's head
         // chunk for a module procedure.
         let mut chunks: Vec<(&ChunkData, Option<usize>)> = Vec::new();
-        let mut places = HashMap::new();
-        let mut chunk_diagnostics = HashMap::new();
+        let mut places = ChunkMap::with_capacity_and_hasher(
+            self.last.as_ref().map_or(0, |s| s.places.len()),
+            Default::default(),
+        );
         let mut docs = BTreeMap::new();
         let mut link_key = LinkKey::default();
+        // The id of the next chunk's first unit: the linker numbers units
+        // in this order.
+        let mut next_unit = 0u32;
         for (path, d) in &self.docs {
             link_key.0.push(LinkItem::Document(path.clone()));
+            let shared_path: Arc<Path> = Arc::from(path.as_path());
+            let first_unit = next_unit;
             let mut ids = Vec::with_capacity(d.chunks.len());
             let mut head: Option<usize> = None;
             for c in &d.chunks {
@@ -1014,15 +1033,18 @@ impl Host {
                     reads: c.data.link.clone(),
                 });
                 chunks.push((&c.data, contained_in));
+                let units = next_unit..next_unit + c.data.lowered.units.len() as u32;
+                next_unit = units.end;
                 places.insert(
                     f,
                     ChunkPlace {
-                        path: path.clone(),
+                        path: shared_path.clone(),
                         base: c.base,
                         len: c.len,
+                        units,
+                        data: c.data.clone(),
                     },
                 );
-                chunk_diagnostics.insert(f, c.data.diagnostics.clone());
                 ids.push((f, c.base, c.len));
             }
             docs.insert(
@@ -1036,6 +1058,7 @@ impl Host {
                     version: d.version,
                     chunks: ids,
                     preprocessed: d.preprocessed.clone(),
+                    units: first_unit..next_unit,
                 },
             );
         }
@@ -1091,11 +1114,9 @@ impl Host {
             analysis,
             docs,
             places,
-            chunk_diagnostics,
             link_diagnostics,
             config: self.config.clone(),
             link_key,
-            units_by_chunk: std::sync::OnceLock::new(),
         }
     }
 }
@@ -1116,14 +1137,27 @@ enum LinkItem {
 }
 
 /// What other chunks' linking reads of one chunk.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Eq)]
 enum LinkReads {
     /// The whole chunk (by its file id, which changes with its content).
     Whole(FileId),
     /// The names, kinds and nesting of its units, shared between the
-    /// snapshots that hold the chunk (an `Arc` of an `Eq` type compares
-    /// by pointer first, so an unchanged chunk compares at once).
+    /// snapshots that hold the chunk (compared by pointer first, so an
+    /// unchanged chunk compares at once).
     Units(Arc<[LinkUnit]>),
+}
+
+impl PartialEq for LinkReads {
+    /// The same shared units compare at once (`Arc`'s own equality does
+    /// not look at the pointer for a slice): an unchanged chunk costs
+    /// nothing in the comparison of two snapshots' link keys.
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (LinkReads::Whole(a), LinkReads::Whole(b)) => a == b,
+            (LinkReads::Units(a), LinkReads::Units(b)) => Arc::ptr_eq(a, b) || a == b,
+            _ => false,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

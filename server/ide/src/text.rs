@@ -52,34 +52,33 @@ pub(crate) fn after_if_condition(before: &str) -> bool {
         .is_some_and(|r| r.trim().is_empty())
 }
 
-/// The Fortran name at (or just before) `offset`, lower case, with its range.
-pub fn word_at(text: &str, offset: u32) -> Option<(TextRange, String)> {
+/// The range of the run of name characters at (or just before) `offset`.
+pub(crate) fn name_span(text: &str, offset: u32) -> Option<TextRange> {
     let bytes = text.as_bytes();
     let mut at = (offset as usize).min(bytes.len());
     if at == bytes.len() || !is_name_byte(bytes[at]) {
         // The cursor just after a name still names it.
-        if at > 0 && is_name_byte(bytes[at - 1]) {
-            at -= 1;
-        } else {
-            return None;
-        }
+        at = at.checked_sub(1).filter(|&a| is_name_byte(bytes[a]))?;
     }
-    let mut start = at;
-    while start > 0 && is_name_byte(bytes[start - 1]) {
-        start -= 1;
-    }
-    let mut end = at;
-    while end < bytes.len() && is_name_byte(bytes[end]) {
-        end += 1;
-    }
-    let word = &text[start..end];
+    let start = bytes[..at]
+        .iter()
+        .rposition(|&c| !is_name_byte(c))
+        .map_or(0, |p| p + 1);
+    let end = bytes[at..]
+        .iter()
+        .position(|&c| !is_name_byte(c))
+        .map_or(bytes.len(), |p| at + p);
+    Some(TextRange::new(start as u32, end as u32))
+}
+
+/// The Fortran name at (or just before) `offset`, lower case, with its range.
+pub fn word_at(text: &str, offset: u32) -> Option<(TextRange, String)> {
+    let range = name_span(text, offset)?;
+    let word = &text[range.start as usize..range.end as usize];
     if !word.as_bytes()[0].is_ascii_alphabetic() {
         return None;
     }
-    Some((
-        TextRange::new(start as u32, end as u32),
-        word.to_ascii_lowercase(),
-    ))
+    Some((range, word.to_ascii_lowercase()))
 }
 
 /// Whether `offset` lies in code: not in a comment (a `!` comment, or a

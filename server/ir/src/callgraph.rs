@@ -42,11 +42,12 @@ pub struct CallSite {
     pub stmt: StmtId,
     pub span: Span,
     /// Lower-case name as written.
-    pub name: String,
+    pub name: std::sync::Arc<str>,
     pub callee: Callee,
     /// A function reference inside an expression (not a CALL).
     pub function: bool,
-    pub bindings: Vec<Binding>,
+    /// Shared, like the name: a relink copies an unchanged unit's sites.
+    pub bindings: std::sync::Arc<[Binding]>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -83,21 +84,14 @@ impl CallGraph {
             recursive: IdVec::from_elem(false, units.len()),
             ..CallGraph::default()
         };
-        let same = |old: &IdVec<UnitId, std::sync::Arc<Unit>>, id: UnitId| match (
-            old.get(id),
-            units.get(id),
-        ) {
-            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
-            _ => false,
-        };
         for u in units {
             if let Some((old_units, old)) = previous {
                 let sites = old.calls_from.get(u.id).map(Vec::as_slice).unwrap_or(&[]);
-                let unchanged = same(old_units, u.id)
+                let unchanged = crate::same_unit(old_units, units, u.id)
                     && sites
                         .iter()
                         .all(|&i| match old.sites.get(i).map(|s| &s.callee) {
-                            Some(Callee::Unit(c)) => same(old_units, *c),
+                            Some(Callee::Unit(c)) => crate::same_unit(old_units, units, *c),
                             Some(Callee::External) => true,
                             None => false,
                         });
@@ -157,7 +151,7 @@ impl CallGraph {
             Callee::Unit(id) => units.get(id),
             Callee::External => None,
         };
-        let bindings = args
+        let bindings: std::sync::Arc<[Binding]> = args
             .iter()
             .enumerate()
             .map(|(i, a)| {
@@ -187,7 +181,7 @@ impl CallGraph {
             caller: caller.id,
             stmt: st.id,
             span: st.span,
-            name: name.to_string(),
+            name: name.into(),
             callee,
             function,
             bindings,

@@ -1107,6 +1107,19 @@ pub struct Program {
     pub call_graph: std::sync::Arc<crate::callgraph::CallGraph>,
 }
 
+/// Whether unit `id` is in `old` and `new` as the same `Arc`: a relink
+/// kept it as it was, so what was found in it before still holds.
+pub fn same_unit(
+    old: &IdVec<UnitId, std::sync::Arc<Unit>>,
+    new: &IdVec<UnitId, std::sync::Arc<Unit>>,
+    id: UnitId,
+) -> bool {
+    match (old.get(id), new.get(id)) {
+        (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
 impl Program {
     pub fn unit(&self, id: UnitId) -> &Unit {
         &self.units[id]

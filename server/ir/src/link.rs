@@ -251,9 +251,7 @@ fn finish(
     }
     // A unit a relink kept as it was (the same `Arc`) has the
     // `intrinsic-arguments` errors it had: they are the caller's.
-    let kept = |u: &Arc<Unit>| {
-        previous.is_some_and(|p| p.units.get(u.id).is_some_and(|o| Arc::ptr_eq(o, u)))
-    };
+    let kept = |u: &Unit| previous.is_some_and(|p| crate::same_unit(&p.units, &units, u.id));
     for u in units.iter().filter(|u| !kept(u)) {
         intrinsic_arguments(u, &mut diags);
     }

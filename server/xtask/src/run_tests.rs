@@ -334,22 +334,8 @@ fn install_code_server(dir: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     std::fs::write(dir.join("package.json"), "{\"private\": true}\n")
         .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
-    let npm = |args: &[&str], at: &Path| -> Result<(), String> {
-        eprintln!("xtask: npm {} (in {})", args.join(" "), at.display());
-        let status = Command::new("npm")
-            .args(args)
-            .args(["--no-audit", "--no-fund"])
-            .current_dir(at)
-            .status()
-            .map_err(|e| format!("cannot run npm: {e}"))?;
-        match status.success() {
-            true => Ok(()),
-            false => Err(format!(
-                "`npm {}` failed in {} ({status}): the real VS Code's test needs code-server",
-                args.join(" "),
-                at.display()
-            )),
-        }
+    let npm = |args: &[&str], at: &Path| {
+        run_npm(args, at).map_err(|e| format!("{e}: the real VS Code's test needs code-server"))
     };
     let mut install = vec!["install", "--ignore-scripts"];
     install.extend(CODE_SERVER_PACKAGES);
@@ -384,22 +370,29 @@ fn install_extension_dependencies(extension: &Path) -> Result<(), String> {
     if !needs_npm_ci(extension) {
         return Ok(());
     }
+    run_npm(&["ci"], extension)
+}
+
+/// `npm ARGS --no-audit --no-fund` in `at`, told on stderr.
+fn run_npm(args: &[&str], at: &Path) -> Result<(), String> {
     eprintln!(
-        "xtask: npm ci --no-audit --no-fund (in {})",
-        extension.display()
+        "xtask: npm {} --no-audit --no-fund (in {})",
+        args.join(" "),
+        at.display()
     );
     let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(extension)
+        .args(args)
+        .args(["--no-audit", "--no-fund"])
+        .current_dir(at)
         .status()
         .map_err(|e| format!("cannot run npm: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "npm ci failed in {} ({status})",
-            extension.display()
-        ))
+    match status.success() {
+        true => Ok(()),
+        false => Err(format!(
+            "`npm {}` failed in {} ({status})",
+            args.join(" "),
+            at.display()
+        )),
     }
 }
 

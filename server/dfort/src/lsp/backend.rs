@@ -617,8 +617,8 @@ impl Backend {
                             let generated = snap
                                 .doc(&place.path)
                                 .is_some_and(|d| index::is_generated(&d.text));
-                            if !generated && !files.contains(&place.path) {
-                                files.push(place.path.clone());
+                            if !generated && !files.iter().any(|f| **f == *place.path) {
+                                files.push(place.path.to_path_buf());
                             }
                         }
                     }
