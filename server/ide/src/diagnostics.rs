@@ -28,14 +28,17 @@
 use crate::hints::{address_loops, stmt_end, stmt_holding};
 use crate::host::Snapshot;
 use crate::render;
+use dfort_analysis::activity::Activity;
 use dfort_analysis::address_report::Choice;
-use dfort_ir::{Expr, ExprKind, StmtKind, SymbolId, Unit};
+use dfort_analysis::facts::ProgramFacts;
+use dfort_ir::{Expr, ExprKind, IdVec, Program, StmtKind, SymbolId, Unit, UnitId};
 use dfort_syntax::rules::{
     ADDRESS_STORED, CONVERGENCE_TEST, CUT_BY_IO, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE,
     PREPROCESSOR_ERROR, PREPROCESSOR_WARNING, SYNTAX_ERROR, UNSUPPORTED,
 };
 use dfort_syntax::{Code, Rule, Severity, TextRange};
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdeDiagnostic {
@@ -167,14 +170,81 @@ fn preprocessor(
 pub fn differentiability(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
     let mut out = Vec::new();
     for unit in snap.units_of(path) {
-        non_differentiable(snap, unit, &mut out);
-        convergence_tests(snap, unit, &mut out);
+        if let Some(checks) = snap.unit_checks(unit.id) {
+            for (span, rule, message) in &checks.found {
+                push_rule(snap, &mut out, *span, rule, message);
+            }
+        }
         calls_without_source(snap, unit, &mut out);
         address_stored(snap, unit, &mut out);
     }
     refused(snap, path, &mut out);
     io_cuts(snap, path, &mut out);
     sorted(out)
+}
+
+/// What the checks of one unit's own statements found (non-differentiable
+/// intrinsics, convergence tests), chunk-relative, with what they read:
+/// the unit, its activity and whether it is supplied. A snapshot takes
+/// the last one's while all three are the same ([`UnitChecks::holds`]),
+/// so an edit checks again only the units whose activity changed.
+pub struct UnitChecks {
+    unit: Arc<Unit>,
+    activity: Option<Arc<Activity>>,
+    supplied: bool,
+    pub found: Vec<(dfort_ir::Span, &'static Rule, String)>,
+}
+
+impl UnitChecks {
+    /// The checks of unit `id` of the snapshot.
+    pub(crate) fn of(snap: &Snapshot, id: UnitId) -> Option<UnitChecks> {
+        let unit = snap.program.units.get(id)?.clone();
+        let mut found = Vec::new();
+        non_differentiable(snap, &unit, &mut found);
+        convergence_tests(snap, &unit, &mut found);
+        Some(UnitChecks {
+            activity: snap.analysis.activity.activity.get(id).cloned().flatten(),
+            supplied: snap.analysis.is_supplied(id),
+            unit,
+            found,
+        })
+    }
+
+    /// Whether these are still the checks of unit `id` of `program` as
+    /// `facts` analysed it.
+    pub(crate) fn holds(&self, program: &Program, facts: &ProgramFacts, id: UnitId) -> bool {
+        let activity = facts.activity.activity.get(id).and_then(Option::as_ref);
+        dfort_ir::same_unit_as(&program.units, id, &self.unit)
+            && match (activity, &self.activity) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+            && facts.is_supplied(id) == self.supplied
+    }
+}
+
+/// Per unit, its [`UnitChecks`] once asked for.
+pub(crate) type ChecksMemo = IdVec<UnitId, OnceLock<Arc<UnitChecks>>>;
+
+/// A memo for `program`'s units holding the checks of `previous` that
+/// still hold.
+pub(crate) fn carried_checks(
+    previous: Option<&Snapshot>,
+    program: &Program,
+    facts: &ProgramFacts,
+) -> ChecksMemo {
+    IdVec::from_fn(program.units.len(), |id| {
+        let memo = OnceLock::new();
+        let kept = previous
+            .and_then(|p| p.checks.get(id))
+            .and_then(OnceLock::get)
+            .filter(|c| c.holds(program, facts, id));
+        if let Some(c) = kept {
+            let _ = memo.set(c.clone());
+        }
+        memo
+    })
 }
 
 /// The READs of this document that may read back an active value, for
@@ -332,7 +402,10 @@ fn written(lhs: &Expr) -> Option<SymbolId> {
     }
 }
 
-fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
+/// The chunk-relative diagnostics of one unit's checks.
+type Found = Vec<(dfort_ir::Span, &'static Rule, String)>;
+
+fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Found) {
     let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
         return;
     };
@@ -370,7 +443,7 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
             }
             if let Some(v) = varied {
                 let msg = crate::render::kink_message(name, &unit.symbol(v).name, why);
-                push_rule(snap, out, e.span, &NON_DIFFERENTIABLE, &msg);
+                out.push((e.span, &NON_DIFFERENTIABLE, msg));
             }
         });
     }
@@ -380,7 +453,7 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>
 /// values: the test of a DO WHILE, or an IF whose arm leaves the loop
 /// (EXIT, or GO TO a label outside it). Nested loops are judged each on
 /// its own; an EXIT leaves the innermost loop.
-fn convergence_tests(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
+fn convergence_tests(snap: &Snapshot, unit: &Unit, out: &mut Found) {
     // The user writes a supplied unit's adjoint.
     if snap.analysis.is_supplied(unit.id) {
         return;
@@ -441,7 +514,7 @@ fn convergence_tests(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>)
                     "this loop stops on a test of `{}`, which depends on the independents: the adjoint differentiates the iterations the run made, whose derivative converges more slowly than their value; the gradient can differ from the converged solution's by more than the loop's tolerance (tighten it if the gradient must match, or supply the routine's adjoint with `--supplied`)",
                     unit.symbol(v).name
                 );
-                push_rule(snap, out, cond.span, &CONVERGENCE_TEST, &msg);
+                out.push((cond.span, &CONVERGENCE_TEST, msg));
             }
         }
     }
@@ -520,6 +593,7 @@ fn address_stored(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
 #[cfg(test)]
 mod tests {
     use crate::host::Host;
+    use dfort_syntax::TextRange;
     use std::path::Path;
 
     /// The `address-stored` diagnostics of `src`: message, covered text
@@ -543,6 +617,51 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// An edit in one procedure checks that procedure again and keeps the
+    /// other's checks (the same `Arc`), and the document's diagnostics
+    /// are those of a fresh host on the edited text.
+    #[test]
+    fn an_edit_checks_again_only_the_units_whose_activity_changed() {
+        let src = "module m\ncontains\nsubroutine a(x, y)\n  real :: x, y\n  y = abs(x) * 2.0\nend subroutine\nsubroutine b(x, y)\n  real :: x, y\n  y = abs(x) * 3.0\nend subroutine\nend module\n";
+        let path = Path::new("/diagnostic-tests/memo.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let before = host.snapshot();
+        let kinks = |snap: &crate::host::Snapshot| {
+            snap.diagnostics(path)
+                .into_iter()
+                .filter(|d| d.code == "non-differentiable")
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(kinks(&before).len(), 2, "{:?}", kinks(&before));
+        let id = |snap: &crate::host::Snapshot, name: &str| {
+            snap.units_of(path).find(|u| u.name == name).unwrap().id
+        };
+        let at = src.find("3.0").unwrap() as u32;
+        let change = crate::host::TextChange {
+            range: Some(TextRange::new(at, at + 3)),
+            text: "4.5".into(),
+        };
+        assert!(host.edit(path, &[change], 2));
+        let after = host.snapshot();
+        let (a0, a1) = (
+            before.unit_checks(id(&before, "a")),
+            after.unit_checks(id(&after, "a")),
+        );
+        assert!(std::sync::Arc::ptr_eq(&a0.unwrap(), &a1.unwrap()), "a kept");
+        let (b0, b1) = (
+            before.unit_checks(id(&before, "b")),
+            after.unit_checks(id(&after, "b")),
+        );
+        assert!(
+            !std::sync::Arc::ptr_eq(&b0.unwrap(), &b1.unwrap()),
+            "b checked again"
+        );
+        let mut fresh = Host::default();
+        fresh.set_text(path, &src.replace("3.0", "4.5"), true, 2);
+        assert_eq!(after.diagnostics(path), fresh.snapshot().diagnostics(path));
     }
 
     /// The messages of the `non-differentiable` diagnostics of `src`.

@@ -282,9 +282,28 @@ pub struct Snapshot {
     /// What the linking of each unit depends on besides its own chunk:
     /// equal keys mean unchanged chunks link exactly as before.
     link_key: LinkKey,
+    /// Each unit's own checks, once asked for (taken from the last
+    /// snapshot where they still hold).
+    pub(crate) checks: crate::diagnostics::ChecksMemo,
 }
 
 impl Snapshot {
+    /// The checks of unit `id`'s own statements (computed once per unit
+    /// and kept across snapshots while they hold).
+    pub fn unit_checks(&self, id: UnitId) -> Option<Arc<crate::diagnostics::UnitChecks>> {
+        let compute = || crate::diagnostics::UnitChecks::of(self, id).map(Arc::new);
+        match self.checks.get(id) {
+            Some(memo) => match memo.get() {
+                Some(c) => Some(c.clone()),
+                None => {
+                    let c = compute()?;
+                    Some(memo.get_or_init(|| c).clone())
+                }
+            },
+            None => compute(),
+        }
+    }
+
     /// A chunk's syntax and lowering diagnostics (chunk-relative).
     pub fn chunk_diagnostics(&self, file: FileId) -> &[Diagnostic] {
         self.places
@@ -1109,7 +1128,9 @@ impl Host {
             &self.config.request(),
             changes.as_ref().map(|(p, c)| (&p.analysis, c)),
         );
+        let checks = crate::diagnostics::carried_checks(self.last.as_deref(), &program, &analysis);
         Snapshot {
+            checks,
             program,
             analysis,
             docs,

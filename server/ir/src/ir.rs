@@ -1114,10 +1114,18 @@ pub fn same_unit(
     new: &IdVec<UnitId, std::sync::Arc<Unit>>,
     id: UnitId,
 ) -> bool {
-    match (old.get(id), new.get(id)) {
-        (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
-        _ => false,
-    }
+    old.get(id).is_some_and(|a| same_unit_as(new, id, a))
+}
+
+/// Whether unit `id` of `units` is `unit` itself (the same `Arc`).
+pub fn same_unit_as(
+    units: &IdVec<UnitId, std::sync::Arc<Unit>>,
+    id: UnitId,
+    unit: &std::sync::Arc<Unit>,
+) -> bool {
+    units
+        .get(id)
+        .is_some_and(|u| std::sync::Arc::ptr_eq(u, unit))
 }
 
 impl Program {
