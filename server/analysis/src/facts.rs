@@ -88,7 +88,7 @@ pub struct ProgramFacts {
     /// The source units these were prepared from (what a rerun compares).
     pub sources: IdVec<UnitId, Arc<Unit>>,
     /// The roots analysed, with their roles.
-    pub roots: Vec<(UnitId, Roles)>,
+    pub roots: Vec<(UnitId, Arc<Roles>)>,
     /// Roots asked for that could not be used.
     pub problems: Vec<RootProblem>,
     pub activity: ProgramActivity,
@@ -209,6 +209,10 @@ impl ProgramFacts {
             .collect()
     }
     pub fn roles_of(&self, unit: UnitId) -> Option<&Roles> {
+        self.shared_roles_of(unit).map(|r| &**r)
+    }
+    /// [`ProgramFacts::roles_of`], shared.
+    fn shared_roles_of(&self, unit: UnitId) -> Option<&Arc<Roles>> {
         let places = self.root_places.get_or_init(|| {
             let mut m = HashMap::new();
             for (i, (u, _)) in self.roots.iter().enumerate() {
@@ -363,7 +367,7 @@ pub fn analyse(
         if !same || named {
             return None;
         }
-        p.roles_of(u.id).cloned()
+        p.shared_roles_of(u.id).cloned()
     };
     let resolved = resolve_reusing(&analysed, &request.roots, request.others, known);
     analyse_resolved(program, analysed, request.clone(), resolved, previous)
@@ -379,12 +383,13 @@ fn analyse_resolved(
     let recording = request.recording;
     // A root whose independents take their values after a call of its
     // own has none varied at entry: they are seeded after that call.
-    let contexts: Vec<_> = resolved
+    let none = BitSet::default();
+    let contexts: Vec<crate::interproc::RootContext> = resolved
         .roots
         .iter()
         .map(|(u, r)| match r.after.is_empty() {
-            true => (*u, r.independents.clone(), r.dependents.clone()),
-            false => (*u, BitSet::default(), r.dependents.clone()),
+            true => (*u, &r.independents, &r.dependents),
+            false => (*u, &none, &r.dependents),
         })
         .collect();
     let seeds: Vec<Seed> = resolved

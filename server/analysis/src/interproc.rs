@@ -90,15 +90,20 @@ fn callee_slot(callee: &Unit, space: &Space, i: &Iface) -> Option<usize> {
 }
 
 pub fn analyze_program(program: &Program, roots: &[(UnitId, BitSet, BitSet)]) -> ProgramActivity {
-    analyze_program_with(program, roots, &[], None)
+    let roots: Vec<RootContext> = roots.iter().map(|(u, i, d)| (*u, i, d)).collect();
+    analyze_program_with(program, &roots, &[], None)
 }
+
+/// A root with its independents (varied at entry) and dependents
+/// (useful at exit), borrowed from its roles.
+pub type RootContext<'a> = (UnitId, &'a BitSet, &'a BitSet);
 
 /// [`analyze_program`] reusing, for every call-graph component whose
 /// units, callees and entry contexts are unchanged, the previous run's
 /// results ([`crate::incremental`]).
 pub fn analyze_program_with(
     program: &Program,
-    roots: &[(UnitId, BitSet, BitSet)],
+    roots: &[RootContext],
     seeds: &[Seed],
     reuse: Option<(&ProgramActivity, &Changes)>,
 ) -> ProgramActivity {

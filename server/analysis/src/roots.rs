@@ -13,6 +13,7 @@
 use crate::roles::{roles, Roles};
 use dfort_ir::{Program, StmtId, StmtKind, Unit, UnitId};
 use dfort_syntax::rules::{Rule, ROOT_AFTER, UNKNOWN_ROOT, UNKNOWN_ROOT_VARIABLE};
+use std::sync::Arc;
 
 /// A root asked for by name, with its independents and dependents (both
 /// empty: from directives, then intents).
@@ -72,7 +73,9 @@ impl RootProblem {
 /// The roots of `program` and the problems of those asked for.
 #[derive(Clone, Debug, Default)]
 pub struct Roots {
-    pub roots: Vec<(UnitId, Roles)>,
+    /// Shared: an edit elsewhere keeps an uncalled procedure's roles as
+    /// they were, by reference.
+    pub roots: Vec<(UnitId, Arc<Roles>)>,
     pub problems: Vec<RootProblem>,
 }
 
@@ -253,7 +256,7 @@ pub fn resolve_reusing(
     program: &Program,
     specs: &[RootSpec],
     others: bool,
-    known: impl Fn(&Unit) -> Option<Roles>,
+    known: impl Fn(&Unit) -> Option<Arc<Roles>>,
 ) -> Roots {
     let mut out = Roots::default();
     for spec in specs {
@@ -284,7 +287,7 @@ pub fn resolve_reusing(
             }
         }
         if r.unknown.is_empty() {
-            out.roots.push((u.id, r));
+            out.roots.push((u.id, Arc::new(r)));
         } else {
             out.problems.push(RootProblem::UnknownVariables {
                 root: u.name.clone(),
@@ -294,9 +297,9 @@ pub fn resolve_reusing(
     }
     if others {
         let named = |u: &Unit| specs.iter().any(|s| s.name.eq_ignore_ascii_case(&u.name));
-        let rest: Vec<(UnitId, Roles)> = uncalled(program)
+        let rest: Vec<(UnitId, Arc<Roles>)> = uncalled(program)
             .filter(|u| !named(u))
-            .map(|u| (u.id, known(u).unwrap_or_else(|| roles(u, None))))
+            .map(|u| (u.id, known(u).unwrap_or_else(|| Arc::new(roles(u, None)))))
             .collect();
         out.roots.extend(rest);
     }
