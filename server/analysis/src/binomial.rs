@@ -161,7 +161,7 @@ pub fn decide(
         reads.union_with(&fx.reads);
     }
     let mut bounds = BitSet::default();
-    bound_vars(unit, start, end, step.as_ref(), &mut bounds);
+    bound_vars(unit, start, end, step.as_deref(), &mut bounds);
     if let Some(b) = bounds.ids::<SymbolId>().find(|b| writes.contains_id(*b)) {
         return Err(format!(
             "the loop changes `{}`, which its bounds read: the schedule needs the number of \

@@ -1090,7 +1090,7 @@ fn call_site_known(
                         var, start, step, ..
                     },
                 ..
-            } => Some((*var, start, step.as_ref())),
+            } => Some((*var, &**start, step.as_deref())),
             _ => None,
         })
         .collect();

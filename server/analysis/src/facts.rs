@@ -462,7 +462,16 @@ fn analyse_resolved(
                 splittable[u].extend(calls.iter().map(|(id, r)| (*id, r.clone())));
             }
             let same = Changes::unchanged(&program);
-            tbr = tbr_pass(&splittable, Some((&tbr, &same)), true);
+            let mut second = tbr_pass(&splittable, Some((&tbr, &same)), true);
+            // What the second pass reused from the first, the first may
+            // have recomputed for this program: later passes (decisions,
+            // reports, checkpoints) must not take it for the previous
+            // program's (robustness test, case cc49483d: a unit emptied
+            // by an edit kept the loop reports of its old statements).
+            for (u, again) in second.recomputed.iter_enumerated_mut() {
+                *again |= tbr.recomputed[u];
+            }
+            tbr = second;
         }
     }
     let roles: Vec<_> = resolved

@@ -689,7 +689,10 @@ fn index_target(unit: &Unit, t: &Expr, subs: &[Subscript]) -> Expr {
                 .map(|(d, ts)| match ts {
                     Subscript::Index(_) => ts.clone(),
                     Subscript::Range { lo, hi, .. } => {
-                        let first = lo.clone().unwrap_or_else(|| lower_bound(unit, *array, d));
+                        let first = lo
+                            .as_deref()
+                            .cloned()
+                            .unwrap_or_else(|| lower_bound(unit, *array, d));
                         match given.next() {
                             Some(Subscript::Index(i)) => Subscript::Index(shift(&first, i)),
                             Some(Subscript::Range {
@@ -697,8 +700,14 @@ fn index_target(unit: &Unit, t: &Expr, subs: &[Subscript]) -> Expr {
                                 hi: h,
                                 stride,
                             }) => Subscript::Range {
-                                lo: l.as_ref().map(|l| shift(&first, l)).or(lo.clone()),
-                                hi: h.as_ref().map(|h| shift(&first, h)).or(hi.clone()),
+                                lo: l
+                                    .as_ref()
+                                    .map(|l| Box::new(shift(&first, l)))
+                                    .or(lo.clone()),
+                                hi: h
+                                    .as_ref()
+                                    .map(|h| Box::new(shift(&first, h)))
+                                    .or(hi.clone()),
                                 stride: stride.clone(),
                             },
                             None => ts.clone(),
@@ -735,16 +744,7 @@ fn lower_bound(unit: &Unit, a: SymbolId, d: usize) -> Expr {
             lower: None,
             ..
         }) => int(1, span),
-        Some(Dim {
-            lower:
-                Some(
-                    e @ Expr {
-                        kind: ExprKind::Int(_),
-                        ..
-                    },
-                ),
-            ..
-        }) => e.clone(),
+        Some(Dim { lower: Some(e), .. }) if matches!(e.kind, ExprKind::Int(_)) => (**e).clone(),
         _ => Expr {
             kind: ExprKind::Intrinsic {
                 name: "lbound".into(),

@@ -162,13 +162,18 @@ fn inline_unit(unit: &Unit) -> Option<Unit> {
 
 fn substitute(
     body: &mut Expr,
-    symbols: &IdVec<SymbolId, Symbol>,
+    symbols: &dfort_ir::shared_vec::SharedVec<SymbolId, Symbol>,
     params: &[String],
     actuals: &[Expr],
 ) {
     // Replace dummies in one pass over the original body, so that an
     // actual mentioning a dummy's name is not substituted again.
-    fn go(e: &mut Expr, symbols: &IdVec<SymbolId, Symbol>, params: &[String], actuals: &[Expr]) {
+    fn go(
+        e: &mut Expr,
+        symbols: &dfort_ir::shared_vec::SharedVec<SymbolId, Symbol>,
+        params: &[String],
+        actuals: &[Expr],
+    ) {
         if let ExprKind::Var(s) = &e.kind {
             let name = symbols.get(*s).map(|s| s.name.as_str());
             if let Some(k) = params.iter().position(|p| Some(p.as_str()) == name) {

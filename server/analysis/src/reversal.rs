@@ -191,7 +191,7 @@ pub fn of(
                 ..
             } => {
                 let mut bounds = BitSet::default();
-                bound_vars(unit, start, end, step.as_ref(), &mut bounds);
+                bound_vars(unit, start, end, step.as_deref(), &mut bounds);
                 if body_writes(program, unit, body, effects)
                     .iter()
                     .any(|v| bounds.contains_id(*v))

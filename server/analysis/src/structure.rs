@@ -80,7 +80,7 @@ fn structure_returns(unit: &Unit) -> Option<Unit> {
     if !changed {
         return None;
     }
-    r.unit.cfg = Cfg::build(&r.unit);
+    r.unit.cfg = std::sync::Arc::new(Cfg::build(&r.unit));
     Some(r.unit)
 }
 
@@ -227,7 +227,7 @@ fn rewrite_unit(unit: &Unit) -> Option<Unit> {
     };
     let body = r.unit.body.clone();
     r.unit.body = r.loops_in(&body)?;
-    r.unit.cfg = Cfg::build(&r.unit);
+    r.unit.cfg = std::sync::Arc::new(Cfg::build(&r.unit));
     r.unit.cfg.structured.then_some(r.unit)
 }
 
@@ -382,7 +382,7 @@ impl Rewriter {
         };
         // EXIT: a DO WHILE on the flag whose body tests the condition.
         let (cond, before, step) = match &control {
-            DoControl::While(c) => (c.clone(), Vec::new(), None),
+            DoControl::While(c) => ((**c).clone(), Vec::new(), None),
             DoControl::Forever => (self.expr(ExprKind::Logical(true), span), Vec::new(), None),
             DoControl::Counted {
                 var,
@@ -394,17 +394,17 @@ impl Rewriter {
                     &self.unit,
                     &body,
                     *var,
-                    [Some(start), Some(end), step.as_ref()],
+                    [Some(&**start), Some(&**end), step.as_deref()],
                 ) {
                     return None;
                 }
                 let iv = self.expr(ExprKind::Var(*var), span);
                 let one = self.expr(ExprKind::Int(1), span);
-                let stp = step.clone().unwrap_or(one);
+                let stp = step.as_deref().cloned().unwrap_or(one);
                 let init = self.push(
                     StmtKind::Assign {
                         lhs: iv.clone(),
-                        rhs: start.clone(),
+                        rhs: (**start).clone(),
                     },
                     span,
                 );
@@ -479,7 +479,7 @@ impl Rewriter {
         let lp = self.push(
             StmtKind::Do {
                 name,
-                control: DoControl::While(not_ex),
+                control: DoControl::While(Box::new(not_ex)),
                 body: test,
                 end_label: None,
             },

@@ -451,7 +451,7 @@ fn req_kill(
             ..
         } => {
             kill.insert_id(*var);
-            bound_vars(unit, start, end, step.as_ref(), &mut req);
+            bound_vars(unit, start, end, step.as_deref(), &mut req);
         }
         // A counted WHILE loop's trip count is computed from its bound
         // in the reverse sweep: the bound's values are required.

@@ -225,7 +225,7 @@ impl UnitChecks {
 }
 
 /// Per unit, its [`UnitChecks`] once asked for.
-pub(crate) type ChecksMemo = IdVec<UnitId, OnceLock<Arc<UnitChecks>>>;
+pub(crate) type ChecksMemo = IdVec<UnitId, OnceLock<Option<Arc<UnitChecks>>>>;
 
 /// A memo for `program`'s units holding the checks of `previous` that
 /// still hold.
@@ -238,10 +238,10 @@ pub(crate) fn carried_checks(
         let memo = OnceLock::new();
         let kept = previous
             .and_then(|p| p.checks.get(id))
-            .and_then(OnceLock::get)
+            .and_then(|m| m.get().cloned().flatten())
             .filter(|c| c.holds(program, facts, id));
         if let Some(c) = kept {
-            let _ = memo.set(c.clone());
+            let _ = memo.set(Some(c));
         }
         memo
     })

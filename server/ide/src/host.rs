@@ -179,7 +179,11 @@ struct ChunkData {
 #[derive(Clone)]
 struct ChunkKey {
     hash: u64,
-    text: Arc<str>,
+    /// The chunk's text: a range of `source`, its document's text (or
+    /// the preprocessor's output) when the document is not open, else
+    /// its own copy.
+    source: Arc<str>,
+    range: std::ops::Range<usize>,
     form: SourceForm,
     role: ChunkRole,
 }
@@ -195,7 +199,11 @@ impl ChunkKey {
 
     /// Whether this key is of that content.
     fn is(&self, hash: u64, text: &str, form: SourceForm, role: ChunkRole) -> bool {
-        self.hash == hash && self.form == form && self.role == role && &*self.text == text
+        self.hash == hash && self.form == form && self.role == role && self.text() == text
+    }
+
+    fn text(&self) -> &str {
+        self.source.get(self.range.clone()).unwrap_or("")
     }
 }
 
@@ -212,7 +220,10 @@ struct Chunk {
 /// A file the host knows.
 pub struct Document {
     pub path: PathBuf,
-    pub rope: Rope,
+    /// The text as the editor changes it: kept for open documents, made
+    /// from `text` at the first edit of another (a workspace's indexed
+    /// files would hold their text twice).
+    rope: Option<Rope>,
     pub text: Arc<str>,
     pub lines: Arc<LineIndex>,
     pub form: SourceForm,
@@ -293,13 +304,7 @@ impl Snapshot {
     pub fn unit_checks(&self, id: UnitId) -> Option<Arc<crate::diagnostics::UnitChecks>> {
         let compute = || crate::diagnostics::UnitChecks::of(self, id).map(Arc::new);
         match self.checks.get(id) {
-            Some(memo) => match memo.get() {
-                Some(c) => Some(c.clone()),
-                None => {
-                    let c = compute()?;
-                    Some(memo.get_or_init(|| c).clone())
-                }
-            },
+            Some(memo) => memo.get_or_init(compute).clone(),
             None => compute(),
         }
     }
@@ -629,7 +634,7 @@ impl Host {
             .entry(path.to_path_buf())
             .or_insert_with(|| Document {
                 path: path.to_path_buf(),
-                rope: Rope::new(),
+                rope: None,
                 text: Arc::from(""),
                 lines: Arc::new(LineIndex::new("")),
                 form,
@@ -651,8 +656,12 @@ impl Host {
             self.snapshot = None;
         }
         doc.version = version;
-        if &*doc.text != text {
-            doc.rope = Rope::from_str(text);
+        if &*doc.text == text {
+            if open && doc.rope.is_none() {
+                doc.rope = Some(Rope::from_str(text));
+            }
+        } else {
+            doc.rope = open.then(|| Rope::from_str(text));
             doc.text = Arc::from(text);
             doc.lines = Arc::new(LineIndex::new(text));
             doc.pending.clear();
@@ -667,6 +676,7 @@ impl Host {
         if let Some(d) = self.docs.get_mut(path) {
             if d.open {
                 d.open = false;
+                d.rope = None;
                 self.snapshot = None;
             }
         }
@@ -708,31 +718,32 @@ impl Host {
         let Some(doc) = self.docs.get_mut(path) else {
             return false;
         };
+        let rope = doc.rope.get_or_insert_with(|| Rope::from_str(&doc.text));
         for ch in changes {
             match ch.range {
                 None => {
-                    doc.rope = Rope::from_str(&ch.text);
+                    *rope = Rope::from_str(&ch.text);
                     doc.pending.clear();
                     doc.chunks.clear();
                     doc.spans = None;
                 }
                 Some(r) => {
-                    let len = doc.rope.len_bytes();
-                    let start = clamp_boundary(&doc.rope, (r.start as usize).min(len));
-                    let end = clamp_boundary(&doc.rope, (r.end as usize).clamp(start, len));
-                    let start_point = point_of(&doc.rope, start);
-                    let old_end_point = point_of(&doc.rope, end);
-                    let cs = doc.rope.byte_to_char(start);
-                    let ce = doc.rope.byte_to_char(end);
+                    let len = rope.len_bytes();
+                    let start = clamp_boundary(rope, (r.start as usize).min(len));
+                    let end = clamp_boundary(rope, (r.end as usize).clamp(start, len));
+                    let start_point = point_of(rope, start);
+                    let old_end_point = point_of(rope, end);
+                    let cs = rope.byte_to_char(start);
+                    let ce = rope.byte_to_char(end);
                     // An edit inside one line that keeps it plain and its
                     // signature the same keeps the chunks' lines.
                     let one_line =
                         start_point.row == old_end_point.row && !ch.text.contains(['\n', '\r']);
-                    let before = one_line.then(|| line_signature(&doc.rope, start_point.row));
-                    doc.rope.remove(cs..ce);
-                    doc.rope.insert(cs, &ch.text);
+                    let before = one_line.then(|| line_signature(rope, start_point.row));
+                    rope.remove(cs..ce);
+                    rope.insert(cs, &ch.text);
                     let kept = before.is_some_and(|b| {
-                        b.is_plain() && line_signature(&doc.rope, start_point.row) == b
+                        b.is_plain() && line_signature(rope, start_point.row) == b
                     });
                     if !kept {
                         doc.spans = None;
@@ -744,12 +755,12 @@ impl Host {
                         new_end_byte: new_end,
                         start_position: start_point,
                         old_end_position: old_end_point,
-                        new_end_position: point_of(&doc.rope, new_end),
+                        new_end_position: point_of(rope, new_end),
                     });
                 }
             }
         }
-        let text = doc.rope.to_string();
+        let text = rope.to_string();
         doc.lines = Arc::new(LineIndex::new(&text));
         doc.text = Arc::from(text);
         doc.version = version;
@@ -928,11 +939,24 @@ impl Host {
                 ));
                 continue;
             }
-            let key = ChunkKey {
-                hash,
-                text: Arc::from(chunk_text),
-                form,
-                role,
+            // An indexed document's chunks share its text; an open one's
+            // copy theirs (each edit makes a new text, which chunks cut
+            // from it would keep alive, one version per edited chunk).
+            let key = match doc.open {
+                false => ChunkKey {
+                    hash,
+                    source: text.clone(),
+                    range: start as usize..end as usize,
+                    form,
+                    role,
+                },
+                true => ChunkKey {
+                    hash,
+                    source: Arc::from(chunk_text),
+                    range: 0..chunk_text.len(),
+                    form,
+                    role,
+                },
             };
             let file = FileId(self.next_file);
             let chunk = Chunk {

@@ -349,6 +349,14 @@ impl<'a> Builder<'a> {
         self.pending = into_exit;
         let exit = self.new_node(NodeKind::Exit, Vec::new());
         self.resolve_gotos();
+        // A unit's graph lives as long as the unit: no spare capacity.
+        for n in self.nodes.iter_mut() {
+            n.stmts.shrink_to_fit();
+            n.succs.shrink_to_fit();
+            n.preds.shrink_to_fit();
+        }
+        self.nodes.shrink_to_fit();
+        self.stmt_node.shrink_to_fit();
         Cfg {
             nodes: self.nodes,
             entry,
@@ -717,7 +725,7 @@ mod tests {
     /// `[i, i + 1)` where i is its id.
     #[derive(Default)]
     struct T {
-        stmts: IdVec<StmtId, Stmt>,
+        stmts: crate::shared_vec::SharedVec<StmtId, Stmt>,
     }
 
     impl T {
@@ -809,7 +817,7 @@ mod tests {
                 None,
                 StmtKind::Do {
                     name: name.map(str::to_string),
-                    control: DoControl::While(e()),
+                    control: DoControl::While(Box::new(e())),
                     body,
                     end_label: None,
                 },
@@ -822,8 +830,8 @@ mod tests {
                     name: None,
                     control: DoControl::Counted {
                         var: SymbolId(0),
-                        start: e(),
-                        end: e(),
+                        start: Box::new(e()),
+                        end: Box::new(e()),
                         step: None,
                     },
                     body,
@@ -873,7 +881,7 @@ mod tests {
                 pure: false,
                 args: vec![],
                 result: None,
-                symbols: IdVec::new(),
+                symbols: Default::default(),
                 implicit: ImplicitRules::default(),
                 uses: vec![],
                 commons: vec![],
@@ -883,7 +891,7 @@ mod tests {
                 stmt_functions: vec![],
                 stmts: self.stmts,
                 body,
-                cfg: Cfg::default(),
+                cfg: Default::default(),
                 directives: vec![],
                 interface_blocks: vec![],
                 types: vec![],

@@ -228,7 +228,7 @@ fn result_shape(program: &Program, unit: &Unit, c: UnitId, args: &[Arg]) -> Opti
             kind: ExprKind::Int(1),
             span: r.span,
         };
-        let lower = d.lower.as_ref().unwrap_or(&one);
+        let lower = d.lower.as_deref().unwrap_or(&one);
         let upper = d.upper.as_ref()?;
         shape.push((
             in_caller(cu, lower, &actuals, unit)?,

@@ -140,6 +140,14 @@ impl<I: Idx, T> IdVec<I, T> {
     }
     /// The elements by position, for code that must see the raw storage
     /// (sorting, slicing, comparing with a plain slice).
+    /// Room for exactly `n` more elements.
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.raw.reserve_exact(n);
+    }
+    /// Gives back the spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        self.raw.shrink_to_fit();
+    }
     pub fn as_slice(&self) -> &[T] {
         &self.raw
     }

@@ -77,7 +77,8 @@ pub struct Unit {
     pub args: Vec<SymbolId>,
     /// The result variable of a function.
     pub result: Option<SymbolId>,
-    pub symbols: IdVec<SymbolId, Symbol>,
+    /// Shared between copies of the unit: linking rewrites few.
+    pub symbols: crate::shared_vec::SharedVec<SymbolId, Symbol>,
     pub implicit: ImplicitRules,
     pub uses: Vec<UseDecl>,
     pub commons: Vec<CommonBlock>,
@@ -92,9 +93,10 @@ pub struct Unit {
     pub aliases: Vec<Vec<SymbolId>>,
     pub stmt_functions: Vec<StmtFunction>,
     /// Statement arena; `body` and nested blocks refer to it by id.
-    pub stmts: IdVec<StmtId, Stmt>,
+    pub stmts: crate::shared_vec::SharedVec<StmtId, Stmt>,
     pub body: Vec<StmtId>,
-    pub cfg: Cfg,
+    /// Shared between copies of the unit (linking changes it rarely).
+    pub cfg: std::sync::Arc<Cfg>,
     pub directives: Vec<Directive>,
     /// The unit's interface blocks, for derivatives to declare the same
     /// explicit interfaces.
@@ -220,8 +222,8 @@ pub enum DimKind {
 #[derive(Clone, Debug)]
 pub struct Dim {
     pub kind: DimKind,
-    pub lower: Option<Expr>,
-    pub upper: Option<Expr>,
+    pub lower: Option<Box<Expr>>,
+    pub upper: Option<Box<Expr>>,
 }
 
 /// Where a variable lives; analyses treat COMMON and module variables as
@@ -459,11 +461,11 @@ pub struct IfArm {
 pub enum DoControl {
     Counted {
         var: SymbolId,
-        start: Expr,
-        end: Expr,
-        step: Option<Expr>,
+        start: Box<Expr>,
+        end: Box<Expr>,
+        step: Option<Box<Expr>>,
     },
-    While(Expr),
+    While(Box<Expr>),
     /// `do` with no control (left by `exit`).
     Forever,
 }
@@ -750,9 +752,9 @@ pub enum Subscript {
     Index(Expr),
     /// `lo:hi:stride`, each optional.
     Range {
-        lo: Option<Expr>,
-        hi: Option<Expr>,
-        stride: Option<Expr>,
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+        stride: Option<Box<Expr>>,
     },
 }
 
@@ -946,7 +948,7 @@ impl Expr {
                 match s {
                     Subscript::Index(e) => out.push(e),
                     Subscript::Range { lo, hi, stride } => {
-                        out.extend([lo, hi, stride].into_iter().flatten())
+                        out.extend([lo, hi, stride].into_iter().flatten().map(|b| &mut **b))
                     }
                 }
             }
@@ -981,7 +983,11 @@ impl Expr {
 pub fn subscript_exprs(subs: &[Subscript]) -> impl Iterator<Item = &Expr> {
     subs.iter().flat_map(|s| match s {
         Subscript::Index(e) => vec![e],
-        Subscript::Range { lo, hi, stride } => [lo, hi, stride].into_iter().flatten().collect(),
+        Subscript::Range { lo, hi, stride } => [lo, hi, stride]
+            .into_iter()
+            .flatten()
+            .map(|b| &**b)
+            .collect(),
     })
 }
 
@@ -1013,11 +1019,11 @@ macro_rules! direct_exprs {
                 DoControl::Counted {
                     start, end, step, ..
                 } => {
-                    let mut v = vec![start, end];
-                    v.extend(step.$opt());
+                    let mut v = vec![&$($m)? **start, &$($m)? **end];
+                    v.extend(step.$opt().map(|b| &$($m)? **b));
                     v
                 }
-                DoControl::While(c) => vec![c],
+                DoControl::While(c) => vec![&$($m)? **c],
                 DoControl::Forever => vec![],
             },
             StmtKind::SelectCase { selector, cases } => {
@@ -1139,5 +1145,29 @@ impl Program {
     /// Units with this (lower-case) name.
     pub fn units_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Unit> + 'a {
         self.all_units().filter(move |u| u.name == name)
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    use super::*;
+
+    /// A workspace holds every statement and expression of its code: the
+    /// million-line figure of `bench-lsp` was measured with these sizes
+    /// (large, rare parts of a statement or a subscript are boxed).
+    #[test]
+    fn statements_and_subscripts_stay_small() {
+        use std::mem::size_of;
+        assert!(
+            size_of::<Stmt>() <= 192,
+            "Stmt: {} bytes",
+            size_of::<Stmt>()
+        );
+        assert!(size_of::<Expr>() <= 80, "Expr: {} bytes", size_of::<Expr>());
+        assert!(
+            size_of::<Subscript>() <= size_of::<Expr>(),
+            "Subscript: {} bytes",
+            size_of::<Subscript>()
+        );
     }
 }

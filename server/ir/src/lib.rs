@@ -18,6 +18,7 @@ pub mod lower;
 pub mod queries;
 pub mod runtime;
 pub mod schedule;
+pub mod shared_vec;
 pub mod types;
 
 pub use idx::{IdVec, Idx};

@@ -164,7 +164,7 @@ fn resolve(units: &mut Units, which: &[UnitId], diags: &mut Vec<(FileId, Diagnos
             }
             let u = Arc::make_mut(&mut units[i]);
             for (id, sym) in changes {
-                u.symbols[id] = sym;
+                u.symbols.set(id, sym);
             }
         }
     }
@@ -812,6 +812,12 @@ fn proc_or_intrinsic(
 fn apply_references(u: &mut Unit, plan: ReferencePlan) {
     // Imported arrays get a symbol in this unit.
     let mut ids: HashMap<String, SymbolId> = HashMap::new();
+    let imported = plan
+        .names
+        .iter()
+        .filter(|(name, r)| matches!(r, Resolved::ImportedArray(_)) && u.lookup(name).is_none())
+        .count();
+    u.symbols.reserve_exact(imported);
     for (name, r) in &plan.names {
         match r {
             Resolved::Array(id) => {
@@ -820,7 +826,7 @@ fn apply_references(u: &mut Unit, plan: ReferencePlan) {
             Resolved::ImportedArray(sym) => {
                 let id = match u.lookup(name) {
                     Some(id) => {
-                        u.symbols[id] = (**sym).clone();
+                        u.symbols.set(id, (**sym).clone());
                         id
                     }
                     None => u.symbols.push((**sym).clone()),
@@ -905,7 +911,24 @@ fn apply_references(u: &mut Unit, plan: ReferencePlan) {
         }
     };
     let mut fix = fix;
-    for st in &mut u.stmts {
+    // Only the statements that change are written: the others stay
+    // shared with the chunk's lowering.
+    let unresolved = |e: &Expr| {
+        matches!(
+            e.kind,
+            ExprKind::Apply { .. }
+                | ExprKind::FunctionCall {
+                    target: CallTarget::Unresolved,
+                    ..
+                }
+        )
+    };
+    for id in u.stmts.indices() {
+        let st = &u.stmts[id];
+        if !matches!(st.kind, StmtKind::Call { .. }) && !any_expr(st, unresolved) {
+            continue;
+        }
+        let st = &mut u.stmts[id];
         if let StmtKind::Call { name, target, .. } = &mut st.kind {
             *target = match plan.names.get(name.as_str()) {
                 Some(Resolved::Procedure(t)) => t.clone(),
@@ -988,9 +1011,20 @@ fn assignments_not_statement_functions(u: &mut Unit) {
             None => {}
         }
     };
-    for st in &mut u.stmts {
-        for e in st.kind.exprs_mut() {
-            e.walk_mut(&mut fix);
+    let statement_function = |e: &Expr| {
+        matches!(
+            e.kind,
+            ExprKind::FunctionCall {
+                target: CallTarget::StatementFunction(_),
+                ..
+            }
+        )
+    };
+    for id in u.stmts.indices() {
+        if any_expr(&u.stmts[id], statement_function) {
+            for e in u.stmts[id].kind.exprs_mut() {
+                e.walk_mut(&mut fix);
+            }
         }
     }
     for sf in &mut u.stmt_functions {
@@ -998,5 +1032,15 @@ fn assignments_not_statement_functions(u: &mut Unit) {
     }
     first.append(&mut u.body);
     u.body = first;
-    u.cfg = crate::cfg::Cfg::build(u);
+    u.cfg = Arc::new(crate::cfg::Cfg::build(u));
+}
+
+/// Whether some expression of statement `st` (sub-expressions included)
+/// satisfies `pred`.
+fn any_expr(st: &Stmt, pred: impl Fn(&Expr) -> bool) -> bool {
+    let mut found = false;
+    for e in st.kind.exprs() {
+        e.walk(&mut |x| found |= pred(x));
+    }
+    found
 }

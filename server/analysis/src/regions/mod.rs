@@ -592,9 +592,9 @@ impl<'a> Ctx<'a> {
                     loops.push(Loop {
                         stmt: id,
                         var: *var,
-                        start: start.clone(),
-                        end: end.clone(),
-                        step: step.clone(),
+                        start: (**start).clone(),
+                        end: (**end).clone(),
+                        step: step.as_deref().cloned(),
                         guards: Vec::new(),
                     });
                     self.walk(body, loops, out);

@@ -242,7 +242,7 @@ impl Gen<'_> {
                 start,
                 end,
                 step,
-            } => self.counted_do(id, *var, start, end, step.as_ref(), body, label),
+            } => self.counted_do(id, *var, start, end, step.as_deref(), body, label),
             DoControl::While(c) => self.do_while(id, c, body, label),
             DoControl::Forever => {
                 self.out.refuse(

@@ -168,7 +168,7 @@ fn constants_read(unit: &Unit, shared: &[SymbolId]) -> Vec<SymbolId> {
         let sym = unit.symbol(s);
         let mut exprs: Vec<&Expr> = sym.init.iter().collect();
         for d in &sym.dims {
-            exprs.extend(d.lower.iter().chain(d.upper.iter()));
+            exprs.extend(d.lower.as_deref().into_iter().chain(d.upper.as_deref()));
         }
         for e in exprs {
             e.walk(&mut |x| {

@@ -392,9 +392,9 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 name: if k + 1 == count { name.clone() } else { None },
                 control: DoControl::Counted {
                     var: ix.var,
-                    start: ix.lo,
-                    end: ix.hi,
-                    step: ix.step,
+                    start: Box::new(ix.lo),
+                    end: Box::new(ix.hi),
+                    step: ix.step.map(Box::new),
                 },
                 body: inner,
                 end_label: None,

@@ -773,7 +773,11 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     } else {
                         DimKind::AssumedShape
                     };
-                    out.push(Dim { kind, lower, upper });
+                    out.push(Dim {
+                        kind,
+                        lower: lower.map(Box::new),
+                        upper: upper.map(Box::new),
+                    });
                 }
                 "comment" => {}
                 _ => {
@@ -781,7 +785,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                     out.push(Dim {
                         kind: DimKind::Explicit,
                         lower: None,
-                        upper: Some(e),
+                        upper: Some(Box::new(e)),
                     });
                 }
             }

@@ -250,8 +250,11 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
 
     pub(crate) fn args(&mut self, list: Option<FNode<'a>>) -> Vec<Arg> {
         let Some(list) = list else { return Vec::new() };
-        let mut out = Vec::new();
-        for c in named_children(list) {
+        let items = named_children(list);
+        // Exactly as many as written (a growing vector would keep room
+        // for four, as long as the unit lives).
+        let mut out = Vec::with_capacity(items.iter().filter(|c| c.kind() != "comment").count());
+        for c in items {
             match c.kind() {
                 "comment" => {}
                 "keyword_argument" => {
@@ -368,11 +371,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
 
 pub(crate) fn subscript(e: Expr) -> Subscript {
     match e.kind {
-        ExprKind::Range { lo, hi, stride } => Subscript::Range {
-            lo: lo.map(|b| *b),
-            hi: hi.map(|b| *b),
-            stride: stride.map(|b| *b),
-        },
+        ExprKind::Range { lo, hi, stride } => Subscript::Range { lo, hi, stride },
         _ => Subscript::Index(e),
     }
 }

@@ -333,7 +333,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             pure: false,
             args: Vec::new(),
             result: None,
-            symbols: IdVec::new(),
+            symbols: Default::default(),
             implicit: ImplicitRules::default(),
             uses: Vec::new(),
             commons: Vec::new(),
@@ -341,9 +341,9 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
             equivalence_text: Vec::new(),
             aliases: Vec::new(),
             stmt_functions: Vec::new(),
-            stmts: IdVec::new(),
+            stmts: Default::default(),
             body: Vec::new(),
-            cfg: Cfg::default(),
+            cfg: Default::default(),
             directives: Vec::new(),
             interface_blocks: Vec::new(),
             types: Vec::new(),
@@ -510,7 +510,10 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                 );
             }
         }
-        self.unit.cfg = Cfg::build(&self.unit);
+        self.unit.cfg = std::sync::Arc::new(Cfg::build(&self.unit));
+        // The unit lives as long as its chunk: no spare capacity.
+        self.unit.stmts.shrink_to_fit();
+        self.unit.symbols.shrink_to_fit();
         self.unit
     }
 }

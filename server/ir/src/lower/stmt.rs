@@ -517,9 +517,9 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                                     let step = step.map(|s| self.expr(s));
                                     control = DoControl::Counted {
                                         var,
-                                        start,
-                                        end,
-                                        step,
+                                        start: Box::new(start),
+                                        end: Box::new(end),
+                                        step: step.map(Box::new),
                                     };
                                 }
                             }
@@ -532,7 +532,7 @@ impl<'f, 'a> UnitLowerer<'f, 'a> {
                                         kind: ExprKind::Error,
                                         span: self.span(c),
                                     });
-                                control = DoControl::While(cond);
+                                control = DoControl::While(Box::new(cond));
                             }
                             "concurrent_statement" => concurrent = Some(c),
                             _ => {}
