@@ -353,6 +353,10 @@ impl Problem {
     }
 }
 
+/// A unit's call checkpoints by CALL statement (boxed: the map's nodes
+/// hold room for eleven entries, most units have one to three calls).
+pub type CallCheckpoints = BTreeMap<StmtId, Box<CallCheckpoint>>;
+
 /// What the forward sweep saves around one call, in push order: the
 /// records, then the snapshot, then the hidden module variables; the
 /// reverse sweep pops the snapshot (hidden variables first), calls the
@@ -379,8 +383,9 @@ pub struct CallCheckpoint {
     /// overwritten by the call and needed after it.
     pub hidden: Vec<GlobalKey>,
     /// Of `hidden`, those of which only the part the call touches is
-    /// saved ([`crate::regions::of_global`]); the others are saved whole.
-    pub hidden_regions: BTreeMap<GlobalKey, HiddenRegion>,
+    /// saved ([`crate::regions::of_global`]), in `hidden`'s order; the
+    /// others are saved whole. Read with [`CallCheckpoint::hidden_region`].
+    pub hidden_regions: Vec<(GlobalKey, HiddenRegion)>,
     /// Actuals that are parts of the same variable as an earlier actual:
     /// the callee's adjoint writes the adjoint of each actual it reads, so
     /// these get adjoints of their own in the reverse sweep (the callee
@@ -406,6 +411,14 @@ pub struct AliasedActual {
 }
 
 impl CallCheckpoint {
+    /// The part of hidden global `key` the snapshot saves, when not all.
+    pub fn hidden_region(&self, key: &GlobalKey) -> Option<&HiddenRegion> {
+        self.hidden_regions
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, h)| h)
+    }
+
     /// The unit's references it pushes, in push order (the hidden module
     /// variables come after them).
     pub fn saved(&self) -> impl Iterator<Item = &Saved> {
@@ -474,7 +487,7 @@ pub fn of_unit(
     caller: &Caller,
     callees: &Callees,
     replayed: &BTreeMap<StmtId, Vec<SymbolId>>,
-) -> BTreeMap<StmtId, CallCheckpoint> {
+) -> CallCheckpoints {
     let mut out = BTreeMap::new();
     for st in &caller.unit.stmts {
         // `move_alloc` overwrites nothing: the adjoint keeps the
@@ -488,7 +501,10 @@ pub fn of_unit(
                 _ => None,
             };
             let around = replayed.get(&st.id).map(Vec::as_slice).unwrap_or(&[]);
-            out.insert(st.id, of_call(caller, callees, st.id, callee, args, around));
+            out.insert(
+                st.id,
+                Box::new(of_call(caller, callees, st.id, callee, args, around)),
+            );
         }
     }
     crate::restored_later::drop_restored_later(caller, &mut out);
@@ -570,7 +586,7 @@ pub fn of_call(
     let mut read: Vec<Saved> = Vec::new();
     let mut indices = BitSet::default();
     let mut hidden = Vec::new();
-    let mut hidden_regions = BTreeMap::new();
+    let mut hidden_regions = Vec::new();
     let mut aliased = Vec::new();
     match callee {
         Some(c) => {
@@ -688,7 +704,7 @@ pub fn of_call(
                 if let Some(h) = hidden_region(caller, callees, id, c, args, k) {
                     // The reverse sweep evaluates it again.
                     h.vars(unit, &mut indices);
-                    hidden_regions.insert(k.clone(), h);
+                    hidden_regions.push((k.clone(), h));
                 }
             }
             if routine {
@@ -812,6 +828,14 @@ pub fn of_call(
             }
         }
     }
+    // Kept for every call of the program while it is analysed: no
+    // spare capacity.
+    records.shrink_to_fit();
+    snapshot.shrink_to_fit();
+    hidden.shrink_to_fit();
+    hidden_regions.shrink_to_fit();
+    aliased.shrink_to_fit();
+    problems.shrink_to_fit();
     CallCheckpoint {
         callee,
         callee_routine: routine,
@@ -1562,7 +1586,7 @@ fn slab(
     if m > 3 {
         return None;
     }
-    let mut subs = Vec::new();
+    let mut subs = Vec::with_capacity(region.dims.len());
     for (k, d) in region.dims.iter().enumerate() {
         let e = match k < m {
             true => conv(&Bound::Int(shape.lower[k]))?,
@@ -1570,7 +1594,7 @@ fn slab(
         };
         subs.push(Subscript::Index(e));
     }
-    let mut dims = Vec::new();
+    let mut dims = Vec::with_capacity(m.min(region.dims.len()));
     for (k, d) in region.dims.iter().take(m).enumerate() {
         let shift = |b: Bound| add(sub(b, Bound::Int(shape.lower[k])), Bound::Int(1));
         let (a, b, st) = d.triplet();
@@ -2005,7 +2029,7 @@ end subroutine top
         let calls = &facts.decisions_of(tile.id).expect("decisions").calls;
         let call = calls.values().next().expect("the call");
         assert_eq!(call.hidden.len(), 1, "{:?}", call.hidden);
-        let region = call.hidden_regions.get(&call.hidden[0]).expect("a region");
+        let region = call.hidden_region(&call.hidden[0]).expect("a region");
         // Elements 1 to 5 of level `k` of tile `bi` (positions 2 to 6
         // from `q(0, k, bi, 1)`); without a region, all of `q`.
         assert_eq!(region.text(tile, "q"), "q(0, k, bi, 1)[2:6]");

@@ -103,7 +103,7 @@ pub struct UnitDecisions {
     /// The checkpoint of each CALL statement: what the forward sweep
     /// pushes around it and why ([`crate::checkpoint`]; filled by
     /// [`with_calls`] once every unit's `entry_needs` is known).
-    pub calls: BTreeMap<StmtId, CallCheckpoint>,
+    pub calls: crate::checkpoint::CallCheckpoints,
     /// Per assignment the generator hoists function references out of:
     /// those references in hoisting order, each with its checkpoint when
     /// the reverse sweep runs its adjoint ([`crate::references`]; filled
@@ -258,7 +258,7 @@ pub(crate) fn block_saves(
     tbr: &Tbr,
     effects: &ProgramEffects,
     exact: &BitSet,
-    calls: &BTreeMap<StmtId, CallCheckpoint>,
+    calls: &crate::checkpoint::CallCheckpoints,
 ) -> BTreeMap<NodeId, Vec<SymbolId>> {
     let mut out = BTreeMap::new();
     if unit.cfg.structured {
@@ -380,7 +380,7 @@ pub fn decide(
 /// checkpoints of its CALL statements and its assignments' function
 /// references.
 pub struct CallDecisions {
-    pub calls: BTreeMap<StmtId, CallCheckpoint>,
+    pub calls: crate::checkpoint::CallCheckpoints,
     pub references: BTreeMap<StmtId, Vec<ReferenceCheckpoint>>,
 }
 

@@ -25,11 +25,10 @@
 //! and calls without a derivative routine have no
 //! snapshot and restore nothing. Analysis only.
 
-use crate::checkpoint::{CallCheckpoint, Caller, Saved, Why};
+use crate::checkpoint::{Caller, Saved, Why};
 use crate::effects::{stmt_effects, LocalEffects};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::*;
-use std::collections::BTreeMap;
 
 /// A value a later call's snapshot restores at that call.
 #[derive(Clone)]
@@ -45,7 +44,7 @@ struct Restore {
 /// Removes from the snapshots of `checkpoints` (the CALL statements of
 /// `caller.unit`) what a later call's snapshot restores (see the module's
 /// contract).
-pub fn drop_restored_later(caller: &Caller, checkpoints: &mut BTreeMap<StmtId, CallCheckpoint>) {
+pub fn drop_restored_later(caller: &Caller, checkpoints: &mut crate::checkpoint::CallCheckpoints) {
     if checkpoints.len() < 2 || !caller.unit.cfg.structured {
         return;
     }
@@ -58,7 +57,7 @@ fn in_list(
     caller: &Caller,
     ids: &[StmtId],
     mut restored: Vec<Restore>,
-    checkpoints: &mut BTreeMap<StmtId, CallCheckpoint>,
+    checkpoints: &mut crate::checkpoint::CallCheckpoints,
 ) {
     let unit = caller.unit;
     for &id in ids.iter().rev() {

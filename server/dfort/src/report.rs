@@ -271,7 +271,7 @@ fn call_saves(s: &UnitSummary, src: &dyn Source) -> Vec<CallSaveJson> {
         }
         for k in &cp.hidden {
             if let Some(name) = s.global_name(k) {
-                let reference = match cp.hidden_regions.get(k) {
+                let reference = match cp.hidden_region(k) {
                     Some(h) => h.text(unit, &name),
                     None => name.clone(),
                 };

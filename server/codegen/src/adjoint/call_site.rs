@@ -287,7 +287,7 @@ impl Gen<'_> {
         let inp = self.inp;
         let differentiated = callee.is_some_and(|c| inp.diff.contains(c));
         let decided = match result {
-            None => inp.calls.get(&id).map(|cp| (cp, Vec::new())),
+            None => inp.calls.get(&id).map(|cp| (&**cp, Vec::new())),
             Some(_) => reference,
         }
         .filter(|(cp, _)| cp.callee_routine == differentiated);
@@ -333,7 +333,7 @@ impl Gen<'_> {
                 if locals.contains(&local) {
                     continue;
                 }
-                match cp.hidden_regions.get(k) {
+                match cp.hidden_region(k) {
                     Some(h) => hidden_regions.push(hidden_region_calls(unit, h, &local)),
                     None => snapshot_hidden.push(plain_calls(&local)),
                 }

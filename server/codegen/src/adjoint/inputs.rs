@@ -20,7 +20,6 @@ use crate::hoist::HoistMap;
 use crate::names::DiffSet;
 use crate::Refusal;
 use dfort_analysis::activity::Activity;
-use dfort_analysis::checkpoint::CallCheckpoint;
 use dfort_analysis::facts::ProgramFacts;
 use dfort_analysis::recovery::Plan;
 use dfort_analysis::references::ReferenceCheckpoint;
@@ -83,7 +82,7 @@ pub(super) struct RoutineInputs<'a> {
     pub decisions: &'a dfort_analysis::decisions::UnitDecisions,
     /// What the forward sweep saves around each CALL (the analysis'
     /// checkpoints).
-    pub calls: &'a BTreeMap<StmtId, CallCheckpoint>,
+    pub calls: &'a dfort_analysis::checkpoint::CallCheckpoints,
     /// Per assignment: its function references as the analysis decided
     /// them (hoisting order; whether each is reversed, its checkpoint).
     pub references: &'a BTreeMap<StmtId, Vec<ReferenceCheckpoint>>,
