@@ -211,8 +211,8 @@ fn edit_and_reload(
 /// analyses of `snap` decided them.
 fn call_snapshots(snap: &dfort_ide::host::Snapshot, name: &str) -> Vec<Vec<String>> {
     let unit = snap.program.units_named(name).next().expect("the unit");
-    let analysed = snap.analysis.unit(unit.id).expect("analysed");
-    let d = snap.analysis.decisions_of(unit.id).expect("decisions");
+    let analysed = snap.analysis().unit(unit.id).expect("analysed");
+    let d = snap.analysis().decisions_of(unit.id).expect("decisions");
     d.calls
         .values()
         .map(|cp| cp.snapshot.iter().map(|s| s.text(analysed)).collect())
@@ -245,13 +245,13 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
     }
     for u in snap.program.all_units() {
         let parent = u.parent.map(|p| snap.program.unit(p).name.clone());
-        let active = snap.analysis.activity.activity[u.id].as_ref().map(|a| {
+        let active = snap.analysis().activity.activity[u.id].as_ref().map(|a| {
             let set = a.active_anywhere();
             let mut n: Vec<&str> = set.ids().map(|i| u.symbols[i].name.as_str()).collect();
             n.sort();
             n.join(",")
         });
-        let records: Option<Vec<(u32, &str)>> = snap.analysis.tbr_of(u.id).map(|t| {
+        let records: Option<Vec<(u32, &str)>> = snap.analysis().tbr_of(u.id).map(|t| {
             t.records
                 .iter()
                 .map(|r| (r.stmt.0, u.symbol(r.variable).name.as_str()))
@@ -260,9 +260,9 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
         // What each call's checkpoint saves (it reads the callees'
         // decisions: reused only while none of them changed).
         let calls: Option<Vec<String>> = snap
-            .analysis
+            .analysis()
             .decisions_of(u.id)
-            .zip(snap.analysis.unit(u.id))
+            .zip(snap.analysis().unit(u.id))
             .map(|(d, analysed)| {
                 d.calls
                     .iter()
@@ -304,7 +304,7 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
             "{} {:?} in {parent:?}: context {:?} active {active:?} records {records:?} calls {calls:?} sites {sites:?} called by {callers:?} recursive {}\n{}",
             u.name,
             u.kind,
-            snap.analysis.context(u.id),
+            snap.analysis().context(u.id),
             graph.recursive[u.id],
             dfort_ir::dump::unit(&snap.program, u, &line)
         ));
@@ -475,7 +475,7 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
                 v
             };
             assert_eq!(
-                describe(&snap.program, &snap.analysis),
+                describe(&snap.program, snap.analysis()),
                 describe(&ws.program, &analysis),
                 "{}",
                 p.display()
@@ -492,6 +492,63 @@ fn module_procedures_chunked_apart_match_the_whole_module() {
         }
     }
     assert!(compared >= 5, "only {compared} files with modules compared");
+}
+
+/// A snapshot is the linked program first; its analyses run at their
+/// first read, from the previous snapshot's. Snapshots nobody asked
+/// about chain (each analysed from the one before when it is read, the
+/// oldest analysed when the chain grows long), and the last still ends
+/// where an analysis from scratch does.
+#[test]
+fn analyses_run_at_their_first_read_and_chain_across_unread_snapshots() {
+    use dfort_ide::host::Host;
+    let text = "\
+subroutine sq(x, y)
+  real, intent(in) :: x
+  real, intent(out) :: y
+  y = x * x
+end subroutine sq
+subroutine top(u, v)
+  real, intent(in) :: u
+  real, intent(out) :: v
+  real :: t
+  call sq(u, t)
+  v = t + 2.5
+end subroutine top
+";
+    let path = PathBuf::from("/ws/lazy.f90");
+    let mut host = Host::default();
+    host.set_text(&path, text, true, 1);
+    let first = host.snapshot();
+    assert!(!first.is_analysed(), "built without its analyses");
+    assert_eq!(first.program.units_named("top").count(), 1);
+    let edits = [
+        ("2.5", "2.75"),
+        ("2.75", "3.5"),
+        ("y = x * x", "y = 3.0"),
+        ("3.5", "4.5"),
+        ("4.5", "5.5"),
+        ("y = 3.0", "y = x + 1.0"),
+        ("5.5", "6.5"),
+    ];
+    let mut snaps = vec![first];
+    for (version, (old, new)) in edits.into_iter().enumerate() {
+        let (snap, _) = edit_and_reload(&mut host, &path, old, new, version as i32 + 2);
+        snaps.push(snap);
+    }
+    // The chain was cut: an early snapshot was analysed when a later one
+    // was built, the last not yet.
+    assert!(
+        snaps.iter().any(|s| s.is_analysed()),
+        "a snapshot analysed on the way"
+    );
+    let last = snaps.last().expect("snapshots");
+    assert!(!last.is_analysed());
+    let (_, scratch) = edit_and_reload(&mut host, &path, "6.5", "6.5", 20);
+    assert_eq!(summary(last, &path), summary(&scratch, &path));
+    assert!(last.is_analysed() && last.analysis_time().is_some());
+    // Incremental from the one before: a constant in `top` recomputes it alone.
+    assert_eq!(last.analysis().recomputed(), (1, 1));
 }
 
 /// The host re-analyses only the units whose inputs an edit changed (the
@@ -527,10 +584,10 @@ end module m
     let path = PathBuf::from("/ws/m.f90");
     let mut host = Host::default();
     host.set_text(&path, text, true, 1);
-    assert_eq!(host.snapshot().analysis.recomputed(), (3, 3));
+    assert_eq!(host.snapshot().analysis().recomputed(), (3, 3));
     let active_in = |snap: &dfort_ide::host::Snapshot, unit: &str| {
         let u = snap.program.units_named(unit).next().expect("unit");
-        let set = snap.analysis.activity.activity[u.id]
+        let set = snap.analysis().activity.activity[u.id]
             .as_ref()
             .expect("analysed")
             .active_anywhere();
@@ -560,7 +617,7 @@ end module m
     for (version, (old, new, expected)) in steps.into_iter().enumerate() {
         let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, version as i32 + 2);
         assert_eq!(
-            snap.analysis.recomputed(),
+            snap.analysis().recomputed(),
             (expected, expected),
             "after {old:?} -> {new:?}"
         );
@@ -656,11 +713,11 @@ end subroutine top
     // (split, snapshot, what TBR records in `top`)
     let call_of_top = |snap: &dfort_ide::host::Snapshot| -> (bool, usize, usize) {
         let top = snap.program.units_named("top").next().expect("top");
-        let d = snap.analysis.decisions_of(top.id).expect("decisions");
+        let d = snap.analysis().decisions_of(top.id).expect("decisions");
         let [(_, cp)] = d.calls.iter().collect::<Vec<_>>()[..] else {
             panic!("one call");
         };
-        let t = snap.analysis.tbr_of(top.id).expect("tbr");
+        let t = snap.analysis().tbr_of(top.id).expect("tbr");
         assert_eq!(
             cp.split,
             t.split.len() == 1,

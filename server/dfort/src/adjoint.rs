@@ -31,7 +31,7 @@ pub fn run(args: AdjointArgs) -> ExitCode {
     let snap = &loaded.session.snap;
     let unit = snap.program.unit(loaded.root);
     let header = header(dfort_ide::actions::Mode::Adjoint, &unit.name, &loaded);
-    match dfort_codegen::adjoint::adjoint_of(&snap.analysis, loaded.root, &header) {
+    match dfort_codegen::adjoint::adjoint_of(snap.analysis(), loaded.root, &header) {
         Ok((text, _)) => {
             let runtime = (
                 "dfort_stack.f90".to_string(),

@@ -97,8 +97,8 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     let snap = &session.snap;
-    if !snap.analysis.problems.is_empty() {
-        for p in &snap.analysis.problems {
+    if !snap.analysis().problems.is_empty() {
+        for p in &snap.analysis().problems {
             eprintln!("error: {}", p.message());
         }
         return ExitCode::from(1);
@@ -120,7 +120,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
 pub fn report(snap: &Snapshot) -> Report {
     Report::new(
         &summaries(snap),
-        snap.analysis.request.recording.as_str(),
+        snap.analysis().request.recording.as_str(),
         snap,
     )
 }
@@ -143,7 +143,7 @@ pub fn json_for(
     let session = Session::open(files, &crate::FormArgs::default(), &ask);
     let snap = &session.snap;
     let mut problems: Vec<String> = session.errors.iter().map(|e| e.to_string()).collect();
-    problems.extend(snap.analysis.problems.iter().map(|p| p.message()));
+    problems.extend(snap.analysis().problems.iter().map(|p| p.message()));
     if !problems.is_empty() {
         return Err(problems);
     }

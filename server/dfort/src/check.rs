@@ -75,7 +75,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     session.report_load_errors();
     let snap = &session.snap;
     let mut errors = session.errors.len();
-    for p in &snap.analysis.problems {
+    for p in &snap.analysis().problems {
         eprintln!("error: {} [{}]", p.message(), p.rule().code);
         errors += 1;
     }
@@ -94,7 +94,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         .flat_map(|(_, l)| l)
         .any(|l| l.severity == Severity::Error);
     if !front_end_errors {
-        for (root, _) in &snap.analysis.roots {
+        for (root, _) in &snap.analysis().roots {
             for rf in refusals(snap, *root) {
                 let Some(at) = snap.location(rf.span) else {
                     continue;
@@ -176,7 +176,7 @@ fn document_lines(snap: &Snapshot, path: &Path, differentiability: bool) -> Vec<
 /// on every program it draws).
 fn refusals(snap: &Snapshot, root: dfort_ir::UnitId) -> Vec<dfort_codegen::Refusal> {
     use dfort_analysis::refusals::Derivative;
-    let facts = &snap.analysis;
+    let facts = snap.analysis();
     let mut out: Vec<dfort_codegen::Refusal> = Vec::new();
     for rf in [Derivative::Adjoint, Derivative::Tangent]
         .into_iter()

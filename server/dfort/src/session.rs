@@ -141,7 +141,7 @@ impl Session {
     /// why it cannot be (no such procedure, variables it does not have).
     pub fn root(&self, name: &str) -> Result<(dfort_ir::UnitId, Roles), String> {
         let id = self.procedure(name)?.id;
-        let facts = &self.snap.analysis;
+        let facts = self.snap.analysis();
         if let Some(p) = facts.problems.first() {
             return Err(p.message());
         }

@@ -154,7 +154,7 @@ pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
         eprintln!("error: not differentiating code that has errors");
         return None;
     }
-    let unmatched = session.snap.analysis.unmatched_supplied();
+    let unmatched = session.snap.analysis().unmatched_supplied();
     if !unmatched.is_empty() {
         for (name, what) in unmatched {
             match what {
@@ -206,7 +206,7 @@ fn report_io_cuts(snap: &dfort_ide::host::Snapshot, root: dfort_ir::UnitId) {
             .map(|l| (l.path.display().to_string(), l.line, l.col))
             .unwrap_or_default()
     };
-    for cut in snap.analysis.io_cuts(root) {
+    for cut in snap.analysis().io_cuts(root) {
         let (path, line, col) = at(cut.read);
         let (wpath, wline, _) = at(cut.write);
         let msg = dfort_ide::render::io_cut_message(&cut, &format!("{wpath}:{wline}"));
@@ -304,7 +304,7 @@ pub fn run(args: TangentArgs) -> ExitCode {
     let snap = &loaded.session.snap;
     let unit = snap.program.unit(loaded.root);
     let text = dfort_codegen::tangent::tangent_of(
-        &snap.analysis,
+        snap.analysis(),
         loaded.root,
         &header(dfort_ide::actions::Mode::Tangent, &unit.name, &loaded),
     );

@@ -1057,7 +1057,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, Stop> {
     } = &loaded;
     let root = *root;
     let snap = &session.snap;
-    let facts = &snap.analysis;
+    let facts = snap.analysis();
     let unit = snap.program.unit(root);
     // `int` of dfort.toml holds the scalars and the arrays.
     let (mut int_config, mut array_config) = (BTreeMap::new(), BTreeMap::new());

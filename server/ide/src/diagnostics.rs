@@ -203,8 +203,8 @@ impl UnitChecks {
         non_differentiable(snap, &unit, &mut found);
         convergence_tests(snap, &unit, &mut found);
         Some(UnitChecks {
-            activity: snap.analysis.activity.activity.get(id).cloned().flatten(),
-            supplied: snap.analysis.is_supplied(id),
+            activity: snap.analysis().activity.activity.get(id).cloned().flatten(),
+            supplied: snap.analysis().is_supplied(id),
             unit,
             found,
         })
@@ -237,7 +237,7 @@ pub(crate) fn carried_checks(
     IdVec::from_fn(program.units.len(), |id| {
         let memo = OnceLock::new();
         let kept = previous
-            .and_then(|p| p.checks.get(id))
+            .and_then(|p| p.checks().get(id))
             .and_then(|m| m.get().cloned().flatten())
             .filter(|c| c.holds(program, facts, id));
         if let Some(c) = kept {
@@ -251,7 +251,7 @@ pub(crate) fn carried_checks(
 /// each root the user chose ([`ProgramFacts::io_cuts`]).
 fn io_cuts(snap: &Snapshot, path: &Path, out: &mut Vec<IdeDiagnostic>) {
     for root in chosen_roots(snap) {
-        for cut in snap.analysis.io_cuts(root) {
+        for cut in snap.analysis().io_cuts(root) {
             let at = snap
                 .location(cut.write)
                 .map(|l| format!("{}:{}", l.path.display(), l.line))
@@ -267,7 +267,7 @@ fn io_cuts(snap: &Snapshot, path: &Path, out: &mut Vec<IdeDiagnostic>) {
 /// The roots the user chose: named in the settings, or marked with
 /// directives.
 fn chosen_roots(snap: &Snapshot) -> Vec<dfort_ir::UnitId> {
-    snap.analysis
+    snap.analysis()
         .roots
         .iter()
         .map(|(root, _)| *root)
@@ -285,7 +285,7 @@ fn chosen_roots(snap: &Snapshot) -> Vec<dfort_ir::UnitId> {
 /// analysed only because nobody calls them are not judged.
 fn refused(snap: &Snapshot, path: &Path, out: &mut Vec<IdeDiagnostic>) {
     use dfort_analysis::refusals::Derivative;
-    let facts = &snap.analysis;
+    let facts = snap.analysis();
     for root in chosen_roots(snap) {
         for d in [Derivative::Adjoint, Derivative::Tangent] {
             for r in facts.refusals(root, d) {
@@ -406,7 +406,7 @@ fn written(lhs: &Expr) -> Option<SymbolId> {
 type Found = Vec<(dfort_ir::Span, &'static Rule, String)>;
 
 fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Found) {
-    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
+    let Some(act) = snap.analysis().activity.activity[unit.id].as_ref() else {
         return;
     };
     for st in &unit.stmts {
@@ -455,10 +455,10 @@ fn non_differentiable(snap: &Snapshot, unit: &Unit, out: &mut Found) {
 /// its own; an EXIT leaves the innermost loop.
 fn convergence_tests(snap: &Snapshot, unit: &Unit, out: &mut Found) {
     // The user writes a supplied unit's adjoint.
-    if snap.analysis.is_supplied(unit.id) {
+    if snap.analysis().is_supplied(unit.id) {
         return;
     }
-    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
+    let Some(act) = snap.analysis().activity.activity[unit.id].as_ref() else {
         return;
     };
     // The first varied variable `e` reads before statement `at`.
@@ -552,7 +552,7 @@ fn innermost_loop(unit: &Unit, body: &[dfort_ir::StmtId], exit: dfort_ir::StmtId
 /// ([`ProgramFacts::no_source_calls`], the rule and sentence the
 /// generators refuse with), with every root's carriers.
 fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
-    for r in snap.analysis.no_source_calls(unit.id) {
+    for r in snap.analysis().no_source_calls(unit.id) {
         push_rule(snap, out, r.span, r.rule, &r.message);
     }
 }

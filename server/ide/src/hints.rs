@@ -129,11 +129,11 @@ fn separate_neighbours(hints: &mut [Hint]) {
 
 fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
     address_hints(snap, unit, out);
-    let Some(act) = snap.analysis.activity.activity[unit.id].as_ref() else {
+    let Some(act) = snap.analysis().activity.activity[unit.id].as_ref() else {
         return;
     };
     // The units the adjoint works in (as `dfort analyze` reports them).
-    if !snap.analysis.differentiated(unit) {
+    if !snap.analysis().differentiated(unit) {
         return;
     }
     let at = |range: TextRange, end: bool| {
@@ -162,7 +162,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
     // as analysed (EXIT and CYCLE structured: statements it adds sit at
     // the span of the construct they come from).
     let (Some(decided), Some(unit)) = (
-        snap.analysis.decisions_of(unit.id),
+        snap.analysis().decisions_of(unit.id),
         analysed_unit(snap, unit),
     ) else {
         return;
@@ -242,7 +242,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
 /// adjoint saves ([`dfort_ir::queries::recorded_associations`], as
 /// the generator does).
 fn association_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
-    let program = &snap.analysis.program;
+    let program = &snap.analysis().program;
     for st in &unit.stmts {
         let names: Vec<String> = dfort_ir::queries::recorded_associations(program, unit, st)
             .into_iter()
@@ -272,7 +272,7 @@ pub const CHECKPOINT_TOOLTIP: &str = "Checkpoint of the call to";
 /// analysis decided it for the generator ([`dfort_analysis::checkpoint`],
 /// [`dfort_analysis::references`]), with why each is saved.
 fn call_hints(snap: &Snapshot, unit: &Unit, calls: &[CheckpointedCall], out: &mut Vec<Hint>) {
-    let program = &snap.analysis.program;
+    let program = &snap.analysis().program;
     for site in calls {
         let cp = site.checkpoint;
         let Some(callee) = program.units.get(site.callee) else {
@@ -365,7 +365,7 @@ pub(crate) struct AddressLoops<'a> {
 /// The address reports of a unit that has active variables (the gating
 /// of every hint), `None` otherwise.
 pub(crate) fn address_loops<'a>(snap: &'a Snapshot, unit: &Unit) -> Option<AddressLoops<'a>> {
-    let loops = snap.analysis.reports_of(unit.id);
+    let loops = snap.analysis().reports_of(unit.id);
     if loops.is_empty() {
         return None;
     }
@@ -379,7 +379,7 @@ pub(crate) fn address_loops<'a>(snap: &'a Snapshot, unit: &Unit) -> Option<Addre
 /// The unit as `crate::analysis` analysed it (EXIT and CYCLE structured
 /// the way the adjoint generator structures them).
 pub(crate) fn analysed_unit(snap: &Snapshot, unit: &Unit) -> Option<Arc<Unit>> {
-    snap.analysis.program.units.get(unit.id).cloned()
+    snap.analysis().program.units.get(unit.id).cloned()
 }
 
 /// The innermost statement of `unit` whose span holds `span`.
@@ -857,7 +857,7 @@ end subroutine top
         assert!(on(second).iter().all(|h| h.label != "split"), "{hints:#?}");
         let top = snap.program.units.iter().find(|u| u.name == "top").unwrap();
         let (adjoint, _) =
-            dfort_codegen::adjoint::adjoint_of(&snap.analysis, top.id, "").expect("an adjoint");
+            dfort_codegen::adjoint::adjoint_of(snap.analysis(), top.id, "").expect("an adjoint");
         assert!(
             pushed_before(&adjoint, "top_b", "call sq_fwd(u, w, n)").is_empty(),
             "{adjoint}"
@@ -949,7 +949,7 @@ end subroutine top
         assert!(hint.tooltip.contains("`s` of module `m`"), "{hint:#?}");
         let top = snap.program.units.iter().find(|u| u.name == "top").unwrap();
         let (adjoint, _) =
-            dfort_codegen::adjoint::adjoint_of(&snap.analysis, top.id, "").expect("an adjoint");
+            dfort_codegen::adjoint::adjoint_of(snap.analysis(), top.id, "").expect("an adjoint");
         let pushed = pushed_before(&adjoint, "top_b", "call mul(a(k), t, j)");
         let shown: Vec<String> = hint
             .label
@@ -1017,7 +1017,7 @@ end subroutine top
         assert!(hint.tooltip.contains("`w`"), "{hint:#?}");
         let top = snap.program.units.iter().find(|u| u.name == "top").unwrap();
         let (adjoint, _) =
-            dfort_codegen::adjoint::adjoint_of(&snap.analysis, top.id, "").expect("an adjoint");
+            dfort_codegen::adjoint::adjoint_of(snap.analysis(), top.id, "").expect("an adjoint");
         let pushed = pushed_before(&adjoint, "top_b", "dfort_f1 = w(x, r)");
         let shown: Vec<String> = hint
             .label
@@ -1074,7 +1074,7 @@ end subroutine pick
             .find(|u| u.name == "pick")
             .unwrap();
         let (adjoint, _) =
-            dfort_codegen::adjoint::adjoint_of(&snap.analysis, unit.id, "").expect("an adjoint");
+            dfort_codegen::adjoint::adjoint_of(snap.analysis(), unit.id, "").expect("an adjoint");
         // The forward sweep saves p's association (and its derivative
         // pointer's) before each of the two statements.
         let lines: Vec<&str> = adjoint.lines().map(str::trim).collect();

@@ -7,7 +7,9 @@
 //! Contract: an edit costs the reparse and relowering of the chunks whose
 //! text changed (the edited chunk's tree is kept and adjusted with
 //! `Tree::edit`, so tree-sitter reuses what the edit did not touch), then a
-//! relink of all units and a rerun of the interprocedural analyses that
+//! relink of all units and, at the first read of the snapshot's analyses
+//! ([`Snapshot::analysis`]: what reads only the linked program does not
+//! wait for them), a rerun of the interprocedural analyses that
 //! recomputes only the units whose inputs changed: when no chunk that
 //! others link against changed (modules, hosts of internal procedures,
 //! the names and nesting of units), every unit of an unchanged chunk links
@@ -39,7 +41,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Settings that change what the host computes.
 #[derive(Clone, Debug, PartialEq)]
@@ -284,7 +286,6 @@ pub struct DocView {
 /// Everything the features read, immutable and shareable across threads.
 pub struct Snapshot {
     pub program: Program,
-    pub analysis: Analysis,
     pub docs: BTreeMap<PathBuf, DocView>,
     pub places: ChunkMap<ChunkPlace>,
     /// Link diagnostics (chunk-relative).
@@ -293,17 +294,109 @@ pub struct Snapshot {
     /// What the linking of each unit depends on besides its own chunk:
     /// equal keys mean unchanged chunks link exactly as before.
     link_key: LinkKey,
-    /// Each unit's own checks, once asked for (taken from the last
-    /// snapshot where they still hold).
-    pub(crate) checks: crate::diagnostics::ChecksMemo,
+    /// The analyses, run at their first read ([`Snapshot::analysis`]):
+    /// the program is linked, and what reads only the program (symbols,
+    /// references, completion, navigation) answered, before them.
+    analysed: OnceLock<Analysed>,
+    /// What the analyses start from, until they have run.
+    recipe: Mutex<Option<Recipe>>,
 }
 
+/// A snapshot's analyses, with the memo of its units' checks.
+struct Analysed {
+    analysis: Analysis,
+    /// Each unit's own checks, once asked for (taken from the last
+    /// snapshot where they still hold).
+    checks: crate::diagnostics::ChecksMemo,
+    took: std::time::Duration,
+}
+
+/// How a snapshot's analyses will run: incrementally from the previous
+/// snapshot's when `changes` says how the program changed since, else
+/// from scratch; the previous snapshot's checks that still hold are
+/// carried over either way.
+struct Recipe {
+    previous: Option<Arc<Snapshot>>,
+    changes: Option<Changes>,
+    /// How many snapshots before this one have not run their analyses
+    /// (each holds the one before it).
+    depth: u32,
+}
+
+/// A snapshot whose analyses have not run holds the previous one, so
+/// snapshots nobody asks about would chain: the one this many back is
+/// analysed when the next is built.
+const MAX_PENDING: u32 = 4;
+
 impl Snapshot {
+    /// The analyses of the program (run at the first call, by the calling
+    /// thread; a concurrent caller waits for them).
+    pub fn analysis(&self) -> &Analysis {
+        &self.analysed().analysis
+    }
+
+    /// How long the analyses took, once they have run.
+    pub fn analysis_time(&self) -> Option<std::time::Duration> {
+        self.analysed.get().map(|a| a.took)
+    }
+
+    /// Whether the analyses have run.
+    pub fn is_analysed(&self) -> bool {
+        self.analysed.get().is_some()
+    }
+
+    fn analysed(&self) -> &Analysed {
+        self.analysed.get_or_init(|| {
+            let started = std::time::Instant::now();
+            let recipe = self.recipe.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let (previous, changes) = match recipe {
+                Some(r) => (r.previous, r.changes),
+                None => (None, None),
+            };
+            let from = previous
+                .as_deref()
+                .zip(changes.as_ref())
+                .map(|(p, c)| (p.analysis(), c));
+            let analysis =
+                dfort_analysis::facts::analyse(&self.program, &self.config.request(), from);
+            // The previous snapshot's checks carry over only if they were
+            // computed: its analyses are not run for that.
+            let carried_from = previous.as_deref().filter(|p| p.is_analysed());
+            let checks = crate::diagnostics::carried_checks(carried_from, &self.program, &analysis);
+            // The previous snapshot is let go here (on a thread of its
+            // own: freeing a large workspace's takes a while).
+            drop_elsewhere(previous);
+            Analysed {
+                analysis,
+                checks,
+                took: started.elapsed(),
+            }
+        })
+    }
+
+    /// How many snapshots up to this one have not run their analyses.
+    fn pending_depth(&self) -> u32 {
+        match self.analysed.get() {
+            Some(_) => 0,
+            None => self
+                .recipe
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .map_or(0, |r| r.depth),
+        }
+    }
+
+    /// The memo of the units' own checks.
+    pub(crate) fn checks(&self) -> &crate::diagnostics::ChecksMemo {
+        &self.analysed().checks
+    }
+
     /// The checks of unit `id`'s own statements (computed once per unit
     /// and kept across snapshots while they hold).
     pub fn unit_checks(&self, id: UnitId) -> Option<Arc<crate::diagnostics::UnitChecks>> {
         let compute = || crate::diagnostics::UnitChecks::of(self, id).map(Arc::new);
-        match self.checks.get(id) {
+        match self.checks().get(id) {
             Some(memo) => memo.get_or_init(compute).clone(),
             None => compute(),
         }
@@ -528,6 +621,32 @@ pub struct Host {
     snapshot: Option<Arc<Snapshot>>,
     /// The last snapshot built, whose analysis the next one reuses.
     last: Option<Arc<Snapshot>>,
+    /// How long the last snapshot's phases took.
+    times: BuildTimes,
+}
+
+/// How long each phase of the last snapshot took (wall clock).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuildTimes {
+    /// Preprocessing and cutting the changed documents into chunks.
+    pub plan: std::time::Duration,
+    /// Parsing and lowering the new chunks.
+    pub parse: std::time::Duration,
+    /// Linking the program.
+    pub link: std::time::Duration,
+}
+
+impl std::fmt::Display for BuildTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = |d: std::time::Duration| d.as_secs_f64();
+        write!(
+            f,
+            "preprocessing and cutting {:.1} s, parsing and lowering {:.1} s, linking {:.1} s",
+            s(self.plan),
+            s(self.parse),
+            s(self.link)
+        )
+    }
 }
 
 impl Default for Host {
@@ -586,7 +705,13 @@ impl Host {
             next_file: 0,
             snapshot: None,
             last: None,
+            times: BuildTimes::default(),
         }
+    }
+
+    /// How long the last snapshot's phases took.
+    pub fn build_times(&self) -> BuildTimes {
+        self.times
     }
 
     pub fn config(&self) -> &HostConfig {
@@ -774,6 +899,7 @@ impl Host {
         if let Some(s) = &self.snapshot {
             return s.clone();
         }
+        let started = std::time::Instant::now();
         let paths: Vec<PathBuf> = self
             .docs
             .iter()
@@ -790,6 +916,8 @@ impl Host {
             .iter()
             .filter_map(|p| self.plan_chunks(p, &mut jobs))
             .collect();
+        let planned = std::time::Instant::now();
+        self.times.plan = planned - started;
         let done: Vec<Arc<ChunkData>> = if jobs.len() == 1 {
             jobs.into_iter()
                 .map(|j| parse_chunk(&mut self.parser, j))
@@ -815,7 +943,10 @@ impl Host {
                 doc.stale = false;
             }
         }
-        let snap = Arc::new(self.build());
+        self.times.parse = planned.elapsed();
+        let (snap, link) = self.build();
+        self.times.link = link;
+        let snap = Arc::new(snap);
         self.snapshot = Some(snap.clone());
         drop_elsewhere(self.last.replace(snap.clone()));
         snap
@@ -942,21 +1073,16 @@ impl Host {
             // An indexed document's chunks share its text; an open one's
             // copy theirs (each edit makes a new text, which chunks cut
             // from it would keep alive, one version per edited chunk).
-            let key = match doc.open {
-                false => ChunkKey {
-                    hash,
-                    source: text.clone(),
-                    range: start as usize..end as usize,
-                    form,
-                    role,
-                },
-                true => ChunkKey {
-                    hash,
-                    source: Arc::from(chunk_text),
-                    range: 0..chunk_text.len(),
-                    form,
-                    role,
-                },
+            let (source, range) = match doc.open {
+                false => (text.clone(), start as usize..end as usize),
+                true => (Arc::from(chunk_text), 0..chunk_text.len()),
+            };
+            let key = ChunkKey {
+                hash,
+                source,
+                range,
+                form,
+                role,
             };
             let file = FileId(self.next_file);
             let chunk = Chunk {
@@ -1033,7 +1159,8 @@ impl Host {
     /// no chunk that other chunks link against changed since the last
     /// snapshot, only the changed chunks' units are linked (against the
     /// last program) and re-analysed.
-    fn build(&self) -> Snapshot {
+    fn build(&self) -> (Snapshot, std::time::Duration) {
+        let started = std::time::Instant::now();
         let mut sources = Vec::new();
         // Every chunk in link order, with the index of its module's head
         // chunk for a module procedure.
@@ -1147,22 +1274,32 @@ impl Host {
                 (program, diagnostics, None)
             }
         };
-        let analysis = dfort_analysis::facts::analyse(
-            &program,
-            &self.config.request(),
-            changes.as_ref().map(|(p, c)| (&p.analysis, c)),
-        );
-        let checks = crate::diagnostics::carried_checks(self.last.as_deref(), &program, &analysis);
-        Snapshot {
-            checks,
+        let linked = started.elapsed();
+        // The analyses run at the first read, from the last snapshot's.
+        let previous = self.last.clone();
+        let depth = previous.as_deref().map_or(0, |p| p.pending_depth()) + 1;
+        if depth > MAX_PENDING {
+            if let Some(p) = &previous {
+                p.analysis();
+            }
+        }
+        let depth = previous.as_deref().map_or(0, |p| p.pending_depth()) + 1;
+        let recipe = Recipe {
+            changes: changes.map(|(_, c)| c),
+            previous,
+            depth,
+        };
+        let snapshot = Snapshot {
             program,
-            analysis,
+            analysed: OnceLock::new(),
+            recipe: Mutex::new(Some(recipe)),
             docs,
             places,
             link_diagnostics,
             config: self.config.clone(),
             link_key,
-        }
+        };
+        (snapshot, linked)
     }
 }
 

@@ -103,7 +103,7 @@ fn checkpoint_decision(snap: &Snapshot, path: &Path, offset: u32) -> String {
         return String::new();
     };
     let (Some(decided), Some(analysed)) = (
-        snap.analysis.decisions_of(unit.id),
+        snap.analysis().decisions_of(unit.id),
         crate::hints::analysed_unit(snap, unit),
     ) else {
         return String::new();
@@ -305,7 +305,7 @@ pub(crate) fn variable(
 ) -> Option<String> {
     let s = unit.symbol(sym);
     let mut md = summary(snap, unit, s);
-    let a = &snap.analysis;
+    let a = snap.analysis();
     let Some(act) = a.activity.activity[unit.id].as_ref() else {
         let _ = writeln!(
             md,
@@ -512,7 +512,7 @@ fn steps_md(snap: &Snapshot, unit: &Unit, title: &str, steps: &[Step], md: &mut 
 }
 
 fn why(snap: &Snapshot, unit: &Unit, act: &Activity, sym: SymbolId, md: &mut String) {
-    let Some((ind, dep)) = snap.analysis.context(unit.id) else {
+    let Some((ind, dep)) = snap.analysis().context(unit.id) else {
         return;
     };
     let anywhere = act.active_anywhere();
@@ -544,7 +544,7 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
     // generator (on the unit as analysed: EXIT and CYCLE structured, its
     // statements keep their ids, appended ones sit at their loop).
     let (Some(decided), Some(analysed)) = (
-        snap.analysis.decisions_of(unit.id),
+        snap.analysis().decisions_of(unit.id),
         crate::hints::analysed_unit(snap, unit),
     ) else {
         return;
@@ -584,17 +584,17 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
     // TBR asks for the value, but the forward sweep drops the statement,
     // so nothing overwrites it.
     let dropped = decided.dead.contains(&st.id)
-        && snap.analysis.tbr_of(unit.id).is_some_and(|t| {
+        && snap.analysis().tbr_of(unit.id).is_some_and(|t| {
             t.records
                 .iter()
                 .any(|r| r.stmt == st.id && r.variable == sym)
         });
     let left = snap
-        .analysis
+        .analysis()
         .tbr_of(unit.id)
         .is_some_and(|t| t.left_to_callers.contains(&sym));
     // Cleared by the final reads of a loop around it.
-    let final_loop = snap.analysis.tbr_of(unit.id).and_then(|t| {
+    let final_loop = snap.analysis().tbr_of(unit.id).and_then(|t| {
         t.final_reads
             .iter()
             .find(|p| p.var == sym && p.inside.contains(&st.id) && !p.recording.contains(&st.id))
@@ -637,7 +637,7 @@ pub(crate) fn procedure(snap: &Snapshot, u: &Unit) -> String {
             String::new()
         }
     );
-    let a = &snap.analysis;
+    let a = snap.analysis();
     if let Some(r) = a.roles_of(u.id) {
         let names = |set: &dfort_ir::bitset::BitSet| {
             let mut v: Vec<&str> = set
@@ -1092,7 +1092,7 @@ end subroutine s
         // TBR records `a` at line 8 (line 7's adjoint reads it), but the
         // forward sweep drops line 8: nothing overwrites `a` there.
         let unit = snap.units_of(path).next().unwrap();
-        let tbr = snap.analysis.tbr_of(unit.id).unwrap();
+        let tbr = snap.analysis().tbr_of(unit.id).unwrap();
         let a8 = unit
             .stmts
             .iter()
@@ -1118,7 +1118,7 @@ end subroutine s
             "{own}"
         );
         // The adjoint written from the same facts.
-        let (adj, _) = dfort_codegen::adjoint::adjoint_of(&snap.analysis, unit.id, "").unwrap();
+        let (adj, _) = dfort_codegen::adjoint::adjoint_of(snap.analysis(), unit.id, "").unwrap();
         assert!(!adj.contains("call dfort_push(a)"), "{adj}");
         assert!(adj.contains("call dfort_push(y)"), "{adj}");
     }
@@ -1157,7 +1157,8 @@ end subroutine s
                 .collect::<Vec<_>>()
         );
         let unit = |name: &str| snap.units_of(path).find(|u| u.name == name).unwrap().id;
-        let (adj, _) = dfort_codegen::adjoint::adjoint_of(&snap.analysis, unit("top"), "").unwrap();
+        let (adj, _) =
+            dfort_codegen::adjoint::adjoint_of(snap.analysis(), unit("top"), "").unwrap();
         let mm_b = &adj[adj.find("subroutine mm_b").unwrap()..];
         assert!(!mm_b.contains("call dfort_push(c(i, j))"), "{adj}");
         let top_b = &adj[..adj.find("end subroutine top_b").unwrap()];

@@ -72,9 +72,9 @@ pub fn semantic_tokens(snap: &Snapshot, path: &Path) -> Vec<Token> {
     let text = &*doc.text;
     let mut tokens: BTreeMap<u32, Token> = BTreeMap::new();
     for unit in snap.units_of(path) {
-        let analysed = snap.analysis.activity.activity[unit.id]
+        let analysed = snap.analysis().activity.activity[unit.id]
             .as_ref()
-            .filter(|_| snap.analysis.differentiated(unit));
+            .filter(|_| snap.analysis().differentiated(unit));
         // Where a name of `s` at `span` lies in this document, when the
         // text there is the name.
         let place = |s: SymbolId, span: dfort_ir::Span| -> Option<TextRange> {
@@ -93,7 +93,7 @@ pub fn semantic_tokens(snap: &Snapshot, path: &Path) -> Vec<Token> {
         // statement's document range and variable.
         let mut recorded: BTreeSet<(u32, u32, SymbolId)> = BTreeSet::new();
         if let (Some(decided), Some(au)) = (
-            snap.analysis
+            snap.analysis()
                 .decisions_of(unit.id)
                 .filter(|_| analysed.is_some()),
             crate::hints::analysed_unit(snap, unit),

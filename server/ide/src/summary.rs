@@ -94,7 +94,7 @@ impl UnitSummary<'_> {
 /// The summaries of every unit the snapshot's analyses reached, in
 /// program order.
 pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
-    let facts = &snap.analysis;
+    let facts = snap.analysis();
     let shared = facts.shared_state();
     facts
         .program

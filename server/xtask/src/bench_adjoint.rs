@@ -466,7 +466,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
     let mut texts = Vec::new();
     for (s, root, _) in &sessions {
         match dfort_codegen::adjoint::adjoint_of(
-            &s.snap.analysis,
+            s.snap.analysis(),
             *root,
             "cargo xtask bench-adjoint",
         ) {
@@ -488,7 +488,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         chars: lower(&kernel.char),
         logicals: lower(&kernel.logical),
         int_arrays: lower(&kernel.int_array),
-        outputs: dfort::verify::written_integers(&session.snap.analysis, *root),
+        outputs: dfort::verify::written_integers(session.snap.analysis(), *root),
         ..Default::default()
     };
     for (k, v) in &kernel.matrix {
@@ -507,7 +507,7 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
         Ok(m) => m,
         Err(e) => return Prepared::Failed(e),
     };
-    let dn = dfort_codegen::tangent::derivative_names_of(&session.snap.analysis, *root);
+    let dn = dfort_codegen::tangent::derivative_names_of(session.snap.analysis(), *root);
     let host = unit
         .parent
         .map(|p| session.snap.program.unit(p))

@@ -204,7 +204,7 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
         .iter()
         .map(|&a| unit.symbol(a).name.to_ascii_lowercase())
         .collect();
-    let dn = dfort_codegen::tangent::derivative_names_of(&session.snap.analysis, *root);
+    let dn = dfort_codegen::tangent::derivative_names_of(session.snap.analysis(), *root);
     let with_adjoint: Vec<&str> = unit
         .args
         .iter()
@@ -230,7 +230,7 @@ fn build(form: &Form, fixtures: &Path, dir: PathBuf) -> Result<Built, String> {
     objects.push(runtime_object(d, &flags)?);
     for (tag, (s, root)) in ["pi", "ps"].into_iter().zip(&sessions) {
         let text = dfort_codegen::adjoint::adjoint_of(
-            &s.snap.analysis,
+            s.snap.analysis(),
             *root,
             "cargo xtask bench-inversion",
         )

@@ -206,6 +206,18 @@ fn write_sources(args: &BenchLspArgs, dir: &std::path::Path) -> Result<(PathBuf,
     Ok((dir.join(rel), text.clone()))
 }
 
+/// Waits for the server's next log message holding `word`, and returns it.
+fn logged(conn: &mut Connection, word: &str) -> Result<String, String> {
+    loop {
+        let m = conn
+            .wait_notification("window/logMessage")
+            .map_err(|e| e.to_string())?;
+        if let Some(m) = m["message"].as_str().filter(|m| m.contains(word)) {
+            return Ok(m.to_string());
+        }
+    }
+}
+
 fn bench_in(args: &BenchLspArgs, dir: &std::path::Path) -> Result<(), String> {
     let (path, text) = write_sources(args, dir)?;
     let exe = match &args.server {
@@ -237,20 +249,39 @@ fn bench_in(args: &BenchLspArgs, dir: &std::path::Path) -> Result<(), String> {
         // The server logs "dfort: indexed N Fortran files" once every
         // file is read, linked and analysed.
         conn.timeout = Duration::from_secs(1800);
-        loop {
-            let m = conn
-                .wait_notification("window/logMessage")
-                .map_err(|e| e.to_string())?;
-            if m["message"].as_str().is_some_and(|m| m.contains("indexed")) {
-                break;
-            }
-        }
+        let said = logged(&mut conn, "indexed")?;
         conn.timeout = Duration::from_secs(60);
         let pid = pid.to_string();
         println!(
             "index: {:.1} s from initialize to the server's \"indexed\" message, then resident {:.0} MB",
             t.elapsed().as_secs_f64(),
             crate::bench::proc_status_mb(&pid, "VmRSS:").unwrap_or(f64::NAN)
+        );
+        println!("server: {said}");
+        // The first workspace-symbol answer: the name of the module the
+        // bench opens next, looked up before the analyses are done.
+        let name = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("module "))
+            .unwrap_or("m")
+            .trim()
+            .to_string();
+        let found = conn
+            .request("workspace/symbol", json!({"query": name}))
+            .map_err(|e| e.to_string())?;
+        println!(
+            "first workspace-symbol answer: {:.1} s after initialize ({} symbols for `{name}`)",
+            t.elapsed().as_secs_f64(),
+            found["result"].as_array().map_or(0, |a| a.len())
+        );
+        // The analyses follow the index; the edits below are timed once
+        // they are done.
+        conn.timeout = Duration::from_secs(1800);
+        let said = logged(&mut conn, "analysed")?;
+        conn.timeout = Duration::from_secs(60);
+        println!(
+            "analyses done: {:.1} s after initialize; server: {said}",
+            t.elapsed().as_secs_f64()
         );
     }
     let nlines = text.lines().count();

@@ -221,7 +221,7 @@ pub fn check_root(
     let (session, root, _) = Session::for_root(files, spec.clone(), recording)
         .map_err(|e| vec![format!("load: {e}")])?;
     let snap = &session.snap;
-    let facts = &snap.analysis;
+    let facts = snap.analysis();
     let default_mode = recording == Recording::Inversion;
     let ed = if default_mode {
         // The editor reads the same `dfort.toml` (its supplied adjoints).
@@ -456,7 +456,7 @@ fn assigns(unit: &dfort_ir::Unit, s: dfort_ir::StmtId, v: dfort_ir::SymbolId) ->
 /// The adjoint's side, from the generator's record (on the snapshot the
 /// adjoint was written from).
 fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
-    let program = &snap.analysis.program;
+    let program = &snap.analysis().program;
     let mut out = Facts::new();
     for t in traces {
         let unit = program.unit(t.unit);
@@ -719,12 +719,12 @@ fn editor_facts(snap: &Snapshot) -> Facts {
             }
         }
         for unit in snap.units_of(path) {
-            let Some(analysed) = snap.analysis.program.units.get(unit.id) else {
+            let Some(analysed) = &snap.analysis().program.units.get(unit.id) else {
                 continue;
             };
             let f = out.entry(unit.name.clone()).or_default();
             f.associations.get_or_insert_with(BTreeSet::new);
-            for r in snap.analysis.reports_of(unit.id) {
+            for r in snap.analysis().reports_of(unit.id) {
                 let lp = r.stmt.map_or(0, |s| line(snap, analysed.stmt(s).span));
                 for v in r.vars.iter().filter(|v| !v.recoveries.is_empty()) {
                     f.recovery
@@ -740,12 +740,12 @@ fn editor_facts(snap: &Snapshot) -> Facts {
 /// What the hover on each assignment's target says the forward sweep
 /// records there.
 fn hover_pushes(snap: &Snapshot, path: &Path, unit: &dfort_ir::Unit, f: &mut UnitFacts) {
-    if snap.analysis.activity_of(unit.id).is_none() {
+    if snap.analysis().activity_of(unit.id).is_none() {
         return;
     }
     // The target as the analyses read it (a pointer is its target
     // there), hovered where the source writes it.
-    let analysed = snap.analysis.program.units.get(unit.id);
+    let analysed = &snap.analysis().program.units.get(unit.id);
     for st in &unit.stmts {
         let kind = analysed
             .and_then(|a| a.stmts.get(st.id))
@@ -845,7 +845,7 @@ pub fn cases(repo: &Path) -> Result<Vec<Case>, String> {
             files: files.clone(),
             root: None,
         });
-        for (id, _) in &session.snap.analysis.roots {
+        for (id, _) in &session.snap.analysis().roots {
             let name = session.snap.program.unit(*id).name.clone();
             let spec = ask
                 .roots

@@ -450,6 +450,7 @@ impl Backend {
             None
         };
         let n = files.len();
+        let started = std::time::Instant::now();
         for (i, chunk) in files.chunks(50).enumerate() {
             let texts: Vec<(PathBuf, String)> = chunk
                 .iter()
@@ -467,19 +468,56 @@ impl Backend {
                     .await;
             }
         }
-        let _ = self
-            .with_snapshot("indexing", |snap, _| snap.program.units.len())
-            .await;
-        if let Some(pr) = progress {
-            pr.finish_with_message(format!("{n} Fortran files indexed"))
-                .await;
-        }
+        let read = started.elapsed();
+        let host = self.host.clone();
+        let times = self
+            .with_snapshot("indexing", move |_, _| lock(&host).build_times())
+            .await
+            .ok();
         self.client
             .log_message(
                 MessageType::INFO,
-                format!("dfort: indexed {n} Fortran files"),
+                match times {
+                    Some(t) => format!(
+                        "dfort: indexed {n} Fortran files in {:.1} s (reading {:.1} s, {t})",
+                        started.elapsed().as_secs_f64(),
+                        read.as_secs_f64()
+                    ),
+                    None => format!("dfort: indexed {n} Fortran files"),
+                },
             )
             .await;
+        // Symbols, references and completion answer from here on; the
+        // analyses that hints, hover and diagnostics read run now, so the
+        // first document opened need not wait for all of them.
+        if let Some(pr) = &progress {
+            pr.report_with_message(format!("{n} files indexed; analysing"), 100)
+                .await;
+        }
+        let took = self
+            .with_snapshot("analyses", |snap, _| {
+                snap.analysis();
+                snap.analysis_time()
+            })
+            .await
+            .ok()
+            .flatten();
+        if let Some(pr) = progress {
+            pr.finish_with_message(format!("{n} Fortran files indexed and analysed"))
+                .await;
+        }
+        if let Some(took) = took {
+            self.client
+                .log_message(
+                    MessageType::INFO,
+                    format!(
+                        "dfort: analysed {n} Fortran files in {:.1} s ({:.1} s after indexing began)",
+                        took.as_secs_f64(),
+                        started.elapsed().as_secs_f64()
+                    ),
+                )
+                .await;
+        }
     }
 
     /// Writes a generated derivative's files, as `dfort adjoint` and

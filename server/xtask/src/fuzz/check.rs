@@ -745,7 +745,7 @@ fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
             Ok((id, _)) => id,
             Err(e) => return Err(Outcome::Invalid(e)),
         };
-        let facts = &session.snap.analysis;
+        let facts = session.snap.analysis();
         use dfort_analysis::refusals::Derivative;
         if i == 0 {
             cut = facts

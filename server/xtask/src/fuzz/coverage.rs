@@ -616,7 +616,7 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         dfort_ide::host::Host::from_sources(vec![("fz.f90".into(), text.to_string())], config);
     let snap = host.snapshot();
     let mut out = of(&snap.program);
-    let (unread, shared) = saved_state(&snap.program, &snap.analysis);
+    let (unread, shared) = saved_state(&snap.program, snap.analysis());
     if unread {
         out.push("state: changed SAVE'd local no derivative reads");
     }
@@ -624,7 +624,7 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         out.push("adjoint: SAVE'd state shared between the adjoint's routines (copies of the procedures changing it)");
     }
     if snap.program.units.iter().any(|u| {
-        snap.analysis
+        snap.analysis()
             .tbr_of(u.id)
             .is_some_and(|t| !t.left_to_callers.is_empty())
     }) {
@@ -633,10 +633,10 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     // The analyses' statement ids name the unit as analysed (EXIT and
     // CYCLE structured), not the lowered one.
     if snap.program.units.iter().any(|u| {
-        let Some(u) = snap.analysis.unit(u.id) else {
+        let Some(u) = snap.analysis().unit(u.id) else {
             return false;
         };
-        snap.analysis.tbr_of(u.id).is_some_and(|t| {
+        snap.analysis().tbr_of(u.id).is_some_and(|t| {
             t.final_reads.iter().any(|p| {
                 let recorded = t.records.iter().filter(|r| r.variable == p.var);
                 recorded.filter(|r| p.inside.contains(&r.stmt)).count() < writes_in(u, p)
@@ -646,14 +646,14 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         out.push("adjoint: writes that record nothing of the reads of final values in their loop (a triangular solve in place)");
     }
     if snap.program.units.iter().any(|u| {
-        snap.analysis
+        snap.analysis()
             .decisions_of(u.id)
             .is_some_and(|d| !d.accumulated.is_empty())
     }) {
         out.push("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)");
     }
     if snap.program.units.iter().any(|u| {
-        let (Some(t), Some(u)) = (snap.analysis.tbr_of(u.id), snap.analysis.unit(u.id)) else {
+        let (Some(t), Some(u)) = (snap.analysis().tbr_of(u.id), snap.analysis().unit(u.id)) else {
             return false;
         };
         let depth = dfort_ir::queries::loop_depths(u);
