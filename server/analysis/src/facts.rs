@@ -106,6 +106,9 @@ pub struct ProgramFacts {
     /// `split`; [`crate::split`]), so that it gets a forward and a reverse
     /// routine besides its adjoint.
     pub split_callees: IdVec<UnitId, bool>,
+    /// Per unit: the calls that may run split ([`crate::split::candidates`],
+    /// before supplied adjoints are left out), kept for the next analysis.
+    split_candidates: Arc<IdVec<UnitId, crate::split::Splittable>>,
     /// Per unit: whether the user supplies its adjoint
     /// ([`crate::supplied`]): no `s_b` is written for it.
     pub supplied: IdVec<UnitId, bool>,
@@ -425,11 +428,21 @@ fn analyse_resolved(
         }
         s
     };
-    let mut splittable = unsupplied(crate::split::of_program(
+    let fx = effects_in(&effects, &program, previous);
+    let split_candidates = Arc::new(crate::split::of_program_with(
         &program,
-        effects_in(&effects, &program, previous),
+        fx,
         &shapes,
+        previous.and_then(|(p, changes)| {
+            Some(crate::split::Previous {
+                program: &p.program,
+                effects: p.effects.get()?,
+                candidates: &p.split_candidates,
+                changes,
+            })
+        }),
     ));
+    let mut splittable = unsupplied((*split_candidates).clone());
     let tbr_pass = |splittable: &IdVec<UnitId, crate::split::Splittable>,
                     reuse: Option<(&tbr::ProgramTbr, &Changes)>,
                     same_activity: bool| {
@@ -530,6 +543,7 @@ fn analyse_resolved(
     ProgramFacts {
         request,
         split_callees: split,
+        split_candidates,
         supplied,
         sources: source.units.clone(),
         program,

@@ -55,10 +55,49 @@ pub fn of_program(
     effects: &ProgramEffects,
     shapes: &Shapes,
 ) -> IdVec<UnitId, Splittable> {
+    of_program_with(program, effects, shapes, None)
+}
+
+/// What the previous run of [`of_program_with`] found, with the program
+/// and effects it read and the changes since.
+pub struct Previous<'a> {
+    pub program: &'a Program,
+    pub effects: &'a ProgramEffects,
+    pub candidates: &'a IdVec<UnitId, Splittable>,
+    pub changes: &'a crate::incremental::Changes,
+}
+
+/// [`of_program`], keeping the previous run's candidates of each unit
+/// that did not change and whose callees did not either: a unit's
+/// candidates read its own IR and, of each callee, its IR (its locals
+/// and interface), its effects and whether it is recursive. The result
+/// equals a run from scratch.
+pub fn of_program_with(
+    program: &Program,
+    effects: &ProgramEffects,
+    shapes: &Shapes,
+    previous: Option<Previous<'_>>,
+) -> IdVec<UnitId, Splittable> {
+    let kept = |u: &Unit, places: &CallPlaces| -> Option<Splittable> {
+        let p = previous.as_ref()?;
+        let changed = |c: UnitId| p.changes.body.get(c).copied().unwrap_or(true);
+        let same_callee = |c: UnitId| {
+            !changed(c)
+                && p.effects.get(c).is_some()
+                && p.effects.get(c) == effects.get(c)
+                && p.program.call_graph.recursive.get(c) == program.call_graph.recursive.get(c)
+        };
+        (!changed(u.id) && places.to_units.iter().all(|&(_, c)| same_callee(c)))
+            .then(|| p.candidates.get(u.id).cloned())
+            .flatten()
+    };
     program
         .units
         .iter()
-        .map(|u| candidates(program, u, effects, &shapes.calls_of(u)))
+        .map(|u| {
+            let places = shapes.calls_of(u);
+            kept(u, &places).unwrap_or_else(|| candidates(program, u, effects, &places))
+        })
         .collect()
 }
 

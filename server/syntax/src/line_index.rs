@@ -66,17 +66,16 @@ impl LineIndex {
         let mut starts = Vec::with_capacity(guess);
         let mut ends = Vec::with_capacity(guess);
         starts.push(0);
-        for (i, &b) in bytes.iter().enumerate() {
-            if b == b'\n' {
-                let line_start = starts.last().copied().unwrap_or(0) as usize;
-                let end = if i > line_start && bytes[i - 1] == b'\r' {
-                    i - 1
-                } else {
-                    i
-                };
-                ends.push(to_u32(end));
-                starts.push(to_u32(i + 1));
-            }
+        // memchr: the host indexes a document's lines at every edit.
+        for i in memchr::memchr_iter(b'\n', bytes) {
+            let line_start = starts.last().copied().unwrap_or(0) as usize;
+            let end = if i > line_start && bytes[i - 1] == b'\r' {
+                i - 1
+            } else {
+                i
+            };
+            ends.push(to_u32(end));
+            starts.push(to_u32(i + 1));
         }
         ends.push(to_u32(bytes.len()));
         LineIndex {

@@ -3,6 +3,7 @@
 //! answer back.
 
 use super::convert::{self, path_of, uri_of, Encoding, Text};
+use super::framing::Outbox;
 use super::index;
 use super::settings::{self, Settings};
 use dfort_ide::actions::{self, ActionKind, Mode};
@@ -86,6 +87,8 @@ impl Default for Session {
 
 pub struct Backend {
     client: Client,
+    /// Messages written without the library's JSON tree (diagnostics).
+    outbox: Outbox,
     options: Options,
     host: Arc<Mutex<Host>>,
     /// Bumped by every change; pending analyses of older changes give up.
@@ -108,6 +111,19 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Publishes a document's diagnostics through the outbox (written
+/// straight from their types; in the order of every other publication).
+fn publish(outbox: &Outbox, uri: Uri, diagnostics: Vec<Diagnostic>, version: Option<i32>) {
+    outbox.notify(
+        "textDocument/publishDiagnostics",
+        &PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version,
+        },
+    );
 }
 
 /// A request's path when the server knows the file.
@@ -133,9 +149,10 @@ fn known(snap: &Snapshot, uri: &Uri) -> Option<PathBuf> {
 }
 
 impl Backend {
-    pub fn new(client: Client, options: Options) -> Backend {
+    pub fn new(client: Client, outbox: Outbox, options: Options) -> Backend {
         Backend {
             client,
+            outbox,
             options,
             host: Arc::new(Mutex::new(Host::default())),
             generation: Arc::new(AtomicU64::new(0)),
@@ -241,6 +258,7 @@ impl Backend {
         let host = self.host.clone();
         let generation = self.generation.clone();
         let client = self.client.clone();
+        let outbox = self.outbox.clone();
         let enc = lock(&self.session).enc;
         tokio::spawn(async move {
             let work = tokio::task::spawn_blocking(move || {
@@ -307,17 +325,15 @@ impl Backend {
                             out.push((uri, diags, None));
                         }
                     }
-                    Some(out)
+                    for (uri, diagnostics, version) in out {
+                        publish(&outbox, uri, diagnostics, version);
+                    }
+                    Some(())
                 }))
             })
             .await;
             match work {
-                Ok(Ok(Some(list))) => {
-                    for (uri, diags, version) in list {
-                        client.publish_diagnostics(uri, diags, version).await;
-                    }
-                }
-                Ok(Ok(None)) => {}
+                Ok(Ok(_)) => {}
                 Ok(Err(p)) => {
                     client
                         .log_message(
@@ -1006,9 +1022,7 @@ impl LanguageServer for Backend {
         if let Some(path) = path_of(&params.text_document.uri) {
             lock(&self.host).close(&path);
         }
-        self.client
-            .publish_diagnostics(params.text_document.uri, Vec::new(), None)
-            .await;
+        publish(&self.outbox, params.text_document.uri, Vec::new(), None);
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

@@ -26,14 +26,18 @@ use tower_lsp_server::{LspService, Server};
 pub async fn serve<I, O>(input: I, output: O, options: Options)
 where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,
-    O: tokio::io::AsyncWrite,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let (service, socket) = LspService::build(|client| Backend::new(client, options))
+    let (library_output, outbox, writer) = framing::merge(output);
+    let (service, socket) = LspService::build(|client| Backend::new(client, outbox, options))
         .custom_method(framing::MALFORMED, Backend::malformed)
         .finish();
-    Server::new(framing::guard(input), output, socket)
+    Server::new(framing::guard(input), library_output, socket)
         .serve(service)
         .await;
+    // The library's stream closes with the server: what was queued before
+    // is written, then the writer ends.
+    let _ = writer.await;
 }
 
 /// `dfort lsp`: serves on stdin/stdout.

@@ -39,9 +39,23 @@ pub fn include_line(line: &str, fixed: bool) -> Option<&str> {
     Some(&body[..end])
 }
 
-/// Whether `text` has an INCLUDE line.
+/// Whether `text` has an INCLUDE line. Only the lines holding the word
+/// (in any case) are looked at: the host asks this of every edited
+/// document at every edit.
 pub fn has_include_line(text: &str, fixed: bool) -> bool {
-    text.lines().any(|l| include_line(l, fixed).is_some())
+    let bytes = text.as_bytes();
+    memchr::memchr2_iter(b'i', b'I', bytes).any(|at| {
+        if !bytes
+            .get(at..at + 7)
+            .is_some_and(|w| w.eq_ignore_ascii_case(b"include"))
+        {
+            return false;
+        }
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |p| p + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
+        let line = text.get(start..end).unwrap_or("");
+        include_line(line.strip_suffix('\r').unwrap_or(line), fixed).is_some()
+    })
 }
 
 /// `text` of `path` as an output with one line per line and nothing
@@ -200,6 +214,32 @@ mod tests {
             ("      includes 'x'", false),
         ] {
             assert_eq!(include_line(l, fixed), None, "{l}");
+        }
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The quick scan finds an INCLUDE line exactly when one line of
+        /// the text is one.
+        #[test]
+        fn has_include_line_is_any_line_an_include_line(
+            pieces in prop::collection::vec(
+                prop::sample::select(vec![
+                    "      INCLUDE 'a.h'", "include \"b.h\" ! c", "InClUdE 'c'",
+                    "C     include 'x'", "      x = include", "includes 'y'",
+                    "\tinclude 'z'", "\r", "\n", "\r\n", " ", "i", "I", "'", "é",
+                ]),
+                0..12,
+            ),
+            fixed in any::<bool>(),
+        ) {
+            let text = pieces.concat();
+            prop_assert_eq!(
+                has_include_line(&text, fixed),
+                text.lines().any(|l| include_line(l, fixed).is_some()),
+                "{:?}", text
+            );
         }
     }
 
