@@ -537,8 +537,19 @@ fn analyse_resolved(
             Some(Arc::new(UnitFacts { decisions, reports }))
         })
         .collect();
+    // The SAVE'd state the adjoints share is read by every checkpoint
+    // (what a snapshot may save): when it changes, none is kept.
+    let has_saved = program.units.iter().any(|u| shapes.has_saved_locals(u));
+    let kept_from = previous.filter(|(p, _)| {
+        !has_saved
+            || crate::saved_state::of_carriers(
+                &program,
+                &carriers,
+                effects_in(&effects, &program, previous),
+            ) == crate::saved_state::of_carriers(&p.program, &p.carriers, p.effects())
+    });
     let regions = add_checkpoints(
-        &program, &activity, &tbr, &carriers, &effects, &mut units, previous,
+        &program, &activity, &tbr, &carriers, &effects, &mut units, kept_from,
     );
     ProgramFacts {
         request,
@@ -607,7 +618,8 @@ fn effects_in<'a>(
 /// gets a derivative routine): those are what a checkpoint reads. The
 /// regions found (those of the previous analysis kept for the units that
 /// are not stale: a region reads its unit and the units it calls) are
-/// returned for the next analysis.
+/// returned for the next analysis. `previous` is `None` when nothing may
+/// be kept (the caller drops it when the SAVE'd state changed).
 fn add_checkpoints(
     program: &Program,
     activity: &ProgramActivity,
@@ -635,26 +647,6 @@ fn add_checkpoints(
                 || p.carriers.routine.get(i) != carriers.routine.get(i)
         })
         .collect();
-    // The SAVE'd state the adjoints share is read by every checkpoint
-    // (what a snapshot may save): when it changes, all are stale.
-    let has_saved = |p: &Program| {
-        p.units.iter().any(|u| {
-            u.symbols
-                .iter()
-                .any(|sym| dfort_ir::queries::is_saved_local(u, sym))
-        })
-    };
-    if let Some((p, _)) = previous.filter(|_| has_saved(program)) {
-        let now = crate::saved_state::of_carriers(
-            program,
-            carriers,
-            effects_in(effects, program, previous),
-        );
-        let before = crate::saved_state::of_carriers(&p.program, &p.carriers, p.effects());
-        if now != before {
-            stale = units.indices().map(|_| true).collect();
-        }
-    }
     // A unit reaching a changed one through calls is stale too.
     loop {
         let mut changed = false;

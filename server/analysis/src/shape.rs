@@ -55,6 +55,8 @@ impl UnitShape {
 pub struct Shapes {
     cells: IdVec<UnitId, OnceLock<Arc<UnitShape>>>,
     calls: IdVec<UnitId, OnceLock<Arc<CallPlaces>>>,
+    /// Whether the unit has SAVE'd (or initialised) locals.
+    saved: IdVec<UnitId, OnceLock<bool>>,
 }
 
 impl Shapes {
@@ -63,6 +65,7 @@ impl Shapes {
         Shapes {
             cells: IdVec::from_fn(program.units.len(), |_| OnceLock::new()),
             calls: IdVec::from_fn(program.units.len(), |_| OnceLock::new()),
+            saved: IdVec::from_fn(program.units.len(), |_| OnceLock::new()),
         }
     }
 
@@ -86,6 +89,9 @@ impl Shapes {
             if let (Some(old), Some(cell)) = (prev.calls[i].get(), shapes.calls.get(i)) {
                 let _ = cell.set(old.clone());
             }
+            if let (Some(old), Some(cell)) = (prev.saved[i].get(), shapes.saved.get(i)) {
+                let _ = cell.set(*old);
+            }
         }
         shapes
     }
@@ -96,6 +102,21 @@ impl Shapes {
         match self.calls.get(unit.id) {
             Some(cell) => cell.get_or_init(|| Arc::new(CallPlaces::of(unit))).clone(),
             None => Arc::new(CallPlaces::of(unit)),
+        }
+    }
+
+    /// Whether `unit` has SAVE'd or initialised locals (found on first
+    /// use and kept while the unit is unchanged: every edit asks it of
+    /// every unit).
+    pub fn has_saved_locals(&self, unit: &Unit) -> bool {
+        let find = || {
+            unit.symbols
+                .iter()
+                .any(|sym| dfort_ir::queries::is_saved_local(unit, sym))
+        };
+        match self.saved.get(unit.id) {
+            Some(cell) => *cell.get_or_init(find),
+            None => find(),
         }
     }
 
