@@ -859,3 +859,63 @@ end subroutine top
     assert_eq!(saved(&snap), saved(&scratch));
     assert_eq!(summary(&snap, &path), summary(&scratch, &path));
 }
+
+/// The arrays a unit references from its host's or a module's scope get
+/// their symbols in the order the unit first references them, in a
+/// relink after an edit as in a fresh link (they were added in a hash
+/// map's order, which differs from one map to the next: an edit that
+/// changed nothing of a unit but renumbered its symbols had the analyses
+/// recompute everything that reads the unit).
+#[test]
+fn a_relink_numbers_imported_arrays_as_a_fresh_link() {
+    use dfort_ide::host::Host;
+    let user = "module mid
+  use lower, only: a1, a2, a3, a4, a5, a6
+  implicit none
+contains
+  subroutine setv(x)
+    real(8), intent(in) :: x
+    a5(1) = x * x
+    a2(2) = a4(1) + a1(3)
+    a6(1) = a3(2) * a5(1)
+  end subroutine setv
+end module mid
+";
+    let lower = "module lower
+  implicit none
+  real(8) :: a1(4), a2(4), a3(4), a4(4), a5(4), a6(4)
+end module lower
+";
+    let symbols = |snap: &dfort_ide::host::Snapshot| -> Vec<String> {
+        let unit = snap.program.units_named("setv").next().expect("setv");
+        unit.symbols.iter().map(|s| s.name.clone()).collect()
+    };
+    // The user sorts before the module it uses, as in a model's tree.
+    let (a, b) = (PathBuf::from("/ws/a.f90"), PathBuf::from("/ws/b.f90"));
+    let mut host = Host::default();
+    host.set_text(&a, user, true, 1);
+    host.set_text(&b, lower, true, 1);
+    let first = symbols(&host.snapshot());
+    let arrays: Vec<&str> = first
+        .iter()
+        .map(String::as_str)
+        .filter(|n| n.starts_with('a'))
+        .collect();
+    assert_eq!(arrays, ["a5", "a2", "a4", "a1", "a6", "a3"], "{first:?}");
+    for (k, (old, new)) in [("x * x", "x * x * 2"), ("x * x * 2", "x * x")]
+        .into_iter()
+        .enumerate()
+    {
+        let doc = host.document(&a).expect("open").text.to_string();
+        let at = doc.find(old).expect("edit site") as u32;
+        host.edit(
+            &a,
+            &[dfort_ide::host::TextChange {
+                range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
+                text: new.to_string(),
+            }],
+            k as i32 + 2,
+        );
+        assert_eq!(symbols(&host.snapshot()), first, "after edit {}", k + 1);
+    }
+}

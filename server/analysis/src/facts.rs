@@ -415,7 +415,11 @@ fn analyse_resolved(
     let effects: OnceLock<Arc<ProgramEffects>> = OnceLock::new();
     let supplied = crate::supplied::of_program(&program, &request.supplied);
     // A supplied adjoint has no forward and reverse routines.
+    let any_supplied = supplied.iter().any(|s| *s);
     let unsupplied = |mut s: IdVec<UnitId, crate::split::Splittable>| {
+        if !any_supplied {
+            return s;
+        }
         for (u, calls) in s.iter_enumerated_mut() {
             let unit = program.unit(u);
             calls.retain(|id, _| match &unit.stmt(*id).kind {
@@ -442,7 +446,11 @@ fn analyse_resolved(
             })
         }),
     ));
-    let mut splittable = unsupplied((*split_candidates).clone());
+    // Copied only when a supplied adjoint or a call chosen below changes it.
+    let mut splittable = match any_supplied {
+        true => std::borrow::Cow::Owned(unsupplied((*split_candidates).clone())),
+        false => std::borrow::Cow::Borrowed(&*split_candidates),
+    };
     let tbr_pass = |splittable: &IdVec<UnitId, crate::split::Splittable>,
                     reuse: Option<(&tbr::ProgramTbr, &Changes)>,
                     same_activity: bool| {
@@ -472,7 +480,7 @@ fn analyse_resolved(
         let chosen = crate::split::chosen(&program, &activity, &tbr, &in_loops);
         if chosen.iter().any(|c| !c.is_empty()) {
             for (u, calls) in chosen.iter_enumerated() {
-                splittable[u].extend(calls.iter().map(|(id, r)| (*id, r.clone())));
+                splittable.to_mut()[u].extend(calls.iter().map(|(id, r)| (*id, r.clone())));
             }
             let same = Changes::unchanged(&program);
             let mut second = tbr_pass(&splittable, Some((&tbr, &same)), true);

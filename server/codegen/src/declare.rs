@@ -338,7 +338,9 @@ pub struct Opened {
     spec_end: usize,
     /// The original's FORMAT statements, written before the end.
     formats: Vec<(u32, String)>,
-    /// The modules whose derivative modules define its derivative types.
+    /// The modules whose derivative modules define its derivative types
+    /// or hold the derivatives of the module variables it uses: the
+    /// derivative file puts those modules first.
     type_modules: Vec<String>,
 }
 
@@ -372,8 +374,12 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         spec.both(&format!("use {m}{suffix}"));
     }
     let inside = crate::calls::enclosing_module(program, orig);
-    for l in module_var_uses(program, unit, d.names, inside.as_ref().or(d.module), suffix) {
+    let mut type_modules = type_modules;
+    for (m, l) in module_var_uses(program, unit, d.names, inside.as_ref().or(d.module), suffix) {
         spec.both(&l);
+        if !type_modules.contains(&m) {
+            type_modules.push(m);
+        }
     }
     for l in d.extra_uses {
         spec.both(l);
@@ -714,14 +720,14 @@ fn undeclared_functions(program: &Program, unit: &Unit, hoisted: &HoistMap) -> V
 }
 
 /// `use <m><suffix>, only: …` for the derivatives of the module variables
-/// a routine uses (not needed inside `<m><suffix>` itself).
+/// a routine uses (not needed inside `<m><suffix>` itself), with `m`.
 fn module_var_uses(
     program: &Program,
     unit: &Unit,
     names: &HashMap<SymbolId, String>,
     own: Option<&String>,
     suffix: &str,
-) -> Vec<String> {
+) -> Vec<(String, String)> {
     let mut per: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (s, d) in names {
         if let Some((m, _)) = crate::names::module_var(program, unit.symbol(*s)) {
@@ -735,7 +741,8 @@ fn module_var_uses(
         .map(|(m, mut names)| {
             names.sort();
             names.dedup();
-            format!("use {m}{suffix}, only: {}", names.join(", "))
+            let line = format!("use {m}{suffix}, only: {}", names.join(", "));
+            (m, line)
         })
         .collect()
 }

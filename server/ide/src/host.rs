@@ -1296,13 +1296,13 @@ impl Host {
         let linked = started.elapsed();
         // The analyses run at the first read, from the last snapshot's.
         let previous = self.last.clone();
-        let depth = previous.as_deref().map_or(0, |p| p.pending_depth()) + 1;
+        let mut depth = previous.as_deref().map_or(0, |p| p.pending_depth()) + 1;
         if depth > MAX_PENDING {
             if let Some(p) = &previous {
                 p.analysis();
             }
+            depth = 1;
         }
-        let depth = previous.as_deref().map_or(0, |p| p.pending_depth()) + 1;
         let recipe = Recipe {
             changes: changes.map(|(_, c)| c),
             previous,

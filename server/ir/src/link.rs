@@ -656,8 +656,13 @@ enum Resolved {
     Procedure(CallTarget),
 }
 
+/// How a unit's references by name resolve; `order` is the order in
+/// which the unit first references them, in which the symbols imported
+/// arrays get are added (so that a unit relinked alone numbers its
+/// symbols as a fresh link does).
 struct ReferencePlan {
     names: HashMap<String, Resolved>,
+    order: Vec<String>,
 }
 
 fn resolve_procedure(units: &Units, index: &NameIndex, u: &Unit, name: &str) -> Option<UnitId> {
@@ -752,7 +757,8 @@ fn resolve_references(units: &Units, index: &NameIndex, i: UnitId) -> ReferenceP
         }
     }
     let mut names = HashMap::new();
-    for name in order {
+    for name in &order {
+        let name = name.clone();
         let may_be_array = array_like[&name];
         let local = u.lookup(&name).map(|id| (id, u.symbol(id)));
         let r = if let Some((id, _)) = local.filter(|(_, s)| may_be_array && !s.dims.is_empty()) {
@@ -781,7 +787,7 @@ fn resolve_references(units: &Units, index: &NameIndex, i: UnitId) -> ReferenceP
         };
         names.insert(name, r);
     }
-    ReferencePlan { names }
+    ReferencePlan { names, order }
 }
 
 fn proc_or_intrinsic(
@@ -818,7 +824,7 @@ fn apply_references(u: &mut Unit, plan: ReferencePlan) {
         .filter(|(name, r)| matches!(r, Resolved::ImportedArray(_)) && u.lookup(name).is_none())
         .count();
     u.symbols.reserve_exact(imported);
-    for (name, r) in &plan.names {
+    for (name, r) in plan.order.iter().map(|n| (n, &plan.names[n])) {
         match r {
             Resolved::Array(id) => {
                 ids.insert(name.clone(), *id);

@@ -619,6 +619,12 @@ pub struct Module {
     pub types: Vec<String>,
     pub decls: Vec<Decl>,
     pub procs: Vec<Proc>,
+    /// Its variables are declared in a module of their own, `<name>_v`,
+    /// which this one USEs with `only:` (when it defines no types, whose
+    /// operators are its procedures): the procedures reach the variables
+    /// through their host's USE, the root and the externals through two
+    /// USEs.
+    pub vars_apart: bool,
 }
 
 /// A generated test case: the source and how to drive its root.
@@ -687,14 +693,34 @@ impl Program {
     pub fn print(&self) -> String {
         let mut w = Printer::default();
         if let Some(m) = &self.module {
+            let apart = m.vars_apart && !m.decls.is_empty() && m.types.is_empty();
+            let declarations = |w: &mut Printer| {
+                w.line("implicit none");
+                for t in &m.types {
+                    w.line(t);
+                }
+                for d in &m.decls {
+                    w.line(&d.print());
+                }
+            };
+            // (Apart, there are no types.)
+            if apart {
+                w.line(&format!("module {}_v", m.name));
+                w.indent();
+                declarations(&mut w);
+                w.dedent();
+                w.line(&format!("end module {}_v", m.name));
+                w.blank();
+            }
             w.line(&format!("module {}", m.name));
             w.indent();
-            w.line("implicit none");
-            for t in &m.types {
-                w.line(t);
-            }
-            for d in &m.decls {
-                w.line(&d.print());
+            match apart {
+                true => {
+                    let names: Vec<&str> = m.decls.iter().map(|d| d.name.as_str()).collect();
+                    w.line(&format!("use {}_v, only: {}", m.name, names.join(", ")));
+                    w.line("implicit none");
+                }
+                false => declarations(&mut w),
             }
             w.dedent();
             if !m.procs.is_empty() {

@@ -70,6 +70,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("state: host-associated variable"),
     drawn("state: host-associated dummy"),
     drawn("state: module variable"),
+    drawn("state: module variable of another module, through the host module's USE"),
     drawn("state: COMMON member"),
     drawn("state: EQUIVALENCE"),
     drawn("state: pointer"),
@@ -250,6 +251,17 @@ fn state(program: &Program, unit: &Unit, out: &mut Vec<&'static str>) {
             }
             | Storage::UnknownModule { .. } => out.push("state: module variable"),
             Storage::Procedure => {}
+        }
+        if let (Storage::Imported { from, .. }, Some(host)) = (&sym.storage, unit.parent) {
+            let module = |u: dfort_ir::UnitId| {
+                program
+                    .units
+                    .get(u)
+                    .is_some_and(|u| u.kind == UnitKind::Module)
+            };
+            if *from != host && module(*from) && module(host) {
+                out.push("state: module variable of another module, through the host module's USE");
+            }
         }
         if sym.storage != Storage::Procedure {
             if sym.attrs.pointer {

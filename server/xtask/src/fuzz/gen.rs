@@ -355,6 +355,7 @@ impl<'r> Generator<'r> {
                     Decl::real("gv", vec![ge.text.clone()]),
                 ],
                 procs: Vec::new(),
+                vars_apart: false,
             };
             if self.chance(0.35) {
                 // An allocatable module array, allocated by the root.
@@ -399,6 +400,8 @@ impl<'r> Generator<'r> {
                 m.procs.push(flag_procedure());
                 flag_calls = true;
             }
+            // The variables in a module of their own, which this one uses.
+            m.vars_apart = self.chance(0.3);
             module = Some(m);
         }
         // External functions and subroutines (they call earlier ones).
@@ -5152,6 +5155,7 @@ fn empty_module() -> Module {
         types: Vec::new(),
         decls: Vec::new(),
         procs: Vec::new(),
+        vars_apart: false,
     }
 }
 
