@@ -304,7 +304,11 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
             "{} {:?} in {parent:?}: context {:?} active {active:?} records {records:?} calls {calls:?} sites {sites:?} called by {callers:?} recursive {}\n{}",
             u.name,
             u.kind,
-            snap.analysis().context(u.id),
+            // As sets: equal sets may hold different trailing words.
+            snap.analysis().context(u.id).map(|(i, o)| (
+                i.ids::<dfort_ir::SymbolId>().collect::<Vec<_>>(),
+                o.ids::<dfort_ir::SymbolId>().collect::<Vec<_>>()
+            )),
             graph.recursive[u.id],
             dfort_ir::dump::unit(&snap.program, u, &line)
         ));

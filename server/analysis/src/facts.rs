@@ -108,7 +108,7 @@ pub struct ProgramFacts {
     pub split_callees: IdVec<UnitId, bool>,
     /// Per unit: the calls that may run split ([`crate::split::candidates`],
     /// before supplied adjoints are left out), kept for the next analysis.
-    split_candidates: Arc<IdVec<UnitId, crate::split::Splittable>>,
+    split_candidates: crate::split::SplitTable,
     /// Per unit: whether the user supplies its adjoint
     /// ([`crate::supplied`]): no `s_b` is written for it.
     pub supplied: IdVec<UnitId, bool>,
@@ -121,7 +121,14 @@ pub struct ProgramFacts {
     /// Where each unit's first entry is in `roots` (built when first
     /// asked: a workspace has thousands of roots).
     root_places: OnceLock<HashMap<UnitId, usize>>,
+    /// The SAVE'd locals the adjoints of all the roots share
+    /// ([`crate::saved_state::of_carriers`]), computed when first needed
+    /// (the checkpoints read it, the next analysis compares it).
+    shared_state: OnceLock<SharedState>,
 }
+
+/// SAVE'd locals, as (unit, symbol).
+pub type SharedState = std::collections::BTreeSet<(UnitId, dfort_ir::SymbolId)>;
 
 impl ProgramFacts {
     /// The unit as analysed.
@@ -282,8 +289,11 @@ impl ProgramFacts {
     /// The SAVE'd locals the adjoints of these facts' roots share between
     /// their routines ([`crate::saved_state::of_carriers`]), which the
     /// calls' checkpoints may save.
-    pub fn shared_state(&self) -> std::collections::BTreeSet<(UnitId, dfort_ir::SymbolId)> {
-        crate::saved_state::of_carriers(&self.program, &self.carriers, self.effects())
+    /// Computed once per analysis.
+    pub fn shared_state(&self) -> &SharedState {
+        self.shared_state.get_or_init(|| {
+            crate::saved_state::of_carriers(&self.program, &self.carriers, self.effects())
+        })
     }
     /// Whether the adjoint runs a copy of unit `u` in place of the
     /// original: it changes one of the `shared` SAVE'd locals, and some
@@ -416,24 +426,23 @@ fn analyse_resolved(
     let supplied = crate::supplied::of_program(&program, &request.supplied);
     // A supplied adjoint has no forward and reverse routines.
     let any_supplied = supplied.iter().any(|s| *s);
+    let to_supplied = |u: UnitId, id: &dfort_ir::StmtId| match &program.unit(u).stmt(*id).kind {
+        dfort_ir::StmtKind::Call {
+            target: dfort_ir::CallTarget::Unit(c),
+            ..
+        } => supplied[*c],
+        _ => false,
+    };
     let unsupplied = |mut s: IdVec<UnitId, crate::split::Splittable>| {
-        if !any_supplied {
-            return s;
-        }
-        for (u, calls) in s.iter_enumerated_mut() {
-            let unit = program.unit(u);
-            calls.retain(|id, _| match &unit.stmt(*id).kind {
-                dfort_ir::StmtKind::Call {
-                    target: dfort_ir::CallTarget::Unit(c),
-                    ..
-                } => !supplied[*c],
-                _ => true,
-            });
+        if any_supplied {
+            for (u, calls) in s.iter_enumerated_mut() {
+                calls.retain(|id, _| !to_supplied(u, id));
+            }
         }
         s
     };
     let fx = effects_in(&effects, &program, previous);
-    let split_candidates = Arc::new(crate::split::of_program_with(
+    let split_candidates = crate::split::of_program_with(
         &program,
         fx,
         &shapes,
@@ -445,13 +454,17 @@ fn analyse_resolved(
                 changes,
             })
         }),
-    ));
+    );
     // Copied only when a supplied adjoint or a call chosen below changes it.
-    let mut splittable = match any_supplied {
-        true => std::borrow::Cow::Owned(unsupplied((*split_candidates).clone())),
-        false => std::borrow::Cow::Borrowed(&*split_candidates),
-    };
-    let tbr_pass = |splittable: &IdVec<UnitId, crate::split::Splittable>,
+    let mut splittable = std::borrow::Cow::Borrowed(&split_candidates);
+    if any_supplied {
+        for (u, calls) in splittable.to_mut().iter_enumerated_mut() {
+            if calls.keys().any(|id| to_supplied(u, id)) {
+                Arc::make_mut(calls).retain(|id, _| !to_supplied(u, id));
+            }
+        }
+    }
+    let tbr_pass = |splittable: &crate::split::SplitTable,
                     reuse: Option<(&tbr::ProgramTbr, &Changes)>,
                     same_activity: bool| {
         tbr::analyze_program_with(
@@ -480,7 +493,10 @@ fn analyse_resolved(
         let chosen = crate::split::chosen(&program, &activity, &tbr, &in_loops);
         if chosen.iter().any(|c| !c.is_empty()) {
             for (u, calls) in chosen.iter_enumerated() {
-                splittable.to_mut()[u].extend(calls.iter().map(|(id, r)| (*id, r.clone())));
+                if !calls.is_empty() {
+                    Arc::make_mut(&mut splittable.to_mut()[u])
+                        .extend(calls.iter().map(|(id, r)| (*id, r.clone())));
+                }
             }
             let same = Changes::unchanged(&program);
             let mut second = tbr_pass(&splittable, Some((&tbr, &same)), true);
@@ -548,16 +564,22 @@ fn analyse_resolved(
     // The SAVE'd state the adjoints share is read by every checkpoint
     // (what a snapshot may save): when it changes, none is kept.
     let has_saved = program.units.iter().any(|u| shapes.has_saved_locals(u));
+    let shared_state = OnceLock::new();
     let kept_from = previous.filter(|(p, _)| {
         !has_saved
-            || crate::saved_state::of_carriers(
-                &program,
-                &carriers,
-                effects_in(&effects, &program, previous),
-            ) == crate::saved_state::of_carriers(&p.program, &p.carriers, p.effects())
+            || shared_state.get_or_init(|| {
+                let fx = effects_in(&effects, &program, previous);
+                crate::saved_state::of_carriers(&program, &carriers, fx)
+            }) == p.shared_state()
     });
     let regions = add_checkpoints(
-        &program, &activity, &tbr, &carriers, &effects, &mut units, kept_from,
+        &program,
+        &activity,
+        &tbr,
+        &carriers,
+        (&effects, &shared_state),
+        &mut units,
+        kept_from,
     );
     ProgramFacts {
         request,
@@ -576,6 +598,7 @@ fn analyse_resolved(
         effects,
         regions,
         root_places: OnceLock::new(),
+        shared_state,
     }
 }
 
@@ -633,7 +656,7 @@ fn add_checkpoints(
     activity: &ProgramActivity,
     tbr: &ProgramTbr,
     carriers: &Carriers,
-    effects: &OnceLock<Arc<ProgramEffects>>,
+    (effects, shared_state): (&OnceLock<Arc<ProgramEffects>>, &OnceLock<SharedState>),
     units: &mut IdVec<UnitId, Option<Arc<UnitFacts>>>,
     previous: Option<(&ProgramFacts, &Changes)>,
 ) -> Arc<crate::regions::RegionMemo> {
@@ -690,24 +713,45 @@ fn add_checkpoints(
             .iter()
             .map(|t| t.as_ref().map_or(&[][..], |t| t.left_to_callers.as_slice()))
             .collect();
-        let shared_state = crate::saved_state::of_carriers(program, carriers, fx);
+        let shared_state =
+            shared_state.get_or_init(|| crate::saved_state::of_carriers(program, carriers, fx));
         let callees = Callees {
             routine: &carriers.routine,
             entry_needs: &entry_needs,
             regions: &regions,
             left_to_callers: &left,
-            shared_state: &shared_state,
+            shared_state,
         };
-        let writers: IdVec<UnitId, bool> = program
-            .units
-            .indices()
-            .map(|u| {
-                carriers
-                    .with_d
-                    .get(u)
-                    .is_some_and(|d| crate::derivatives::writes_derivatives(program, fx, d, u))
-            })
-            .collect();
+        // Read of the functions the units to do reference (all of them
+        // when one has statement functions, whose bodies the call graph
+        // does not walk).
+        let writes = |u: UnitId| {
+            carriers
+                .with_d
+                .get(u)
+                .is_some_and(|d| crate::derivatives::writes_derivatives(program, fx, d, u))
+        };
+        let mut writers: IdVec<UnitId, bool> = IdVec::from_elem(false, program.units.len());
+        match todo
+            .iter()
+            .any(|&i| !program.units[i].stmt_functions.is_empty())
+        {
+            true => {
+                for u in program.units.indices() {
+                    writers[u] = writes(u);
+                }
+            }
+            false => {
+                let mut asked: IdVec<UnitId, bool> = IdVec::from_elem(false, program.units.len());
+                for &i in &todo {
+                    for c in program.call_graph.callees(i) {
+                        if !std::mem::replace(&mut asked[c], true) {
+                            writers[c] = writes(c);
+                        }
+                    }
+                }
+            }
+        }
         let no_carriers = BitSet::default();
         todo.iter()
             .filter_map(|&i| {

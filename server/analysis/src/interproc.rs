@@ -49,6 +49,9 @@ pub struct ProgramActivity {
     /// Roots whose independents take their values after one of their
     /// statements (a root's `after` call) rather than at entry.
     pub seeds: Vec<Seed>,
+    /// The roots' own contexts (before their callers' add to them), in
+    /// the order given.
+    pub roots: Vec<Contribution>,
 }
 
 /// Independents of a root that take their values after a call: the
@@ -137,6 +140,17 @@ pub fn analyze_program_with(
         c.0.union_with(ind);
         c.1.union_with(dep);
     }
+    let own: Vec<Contribution> = roots
+        .iter()
+        .map(|(u, i, d)| (*u, (*i).clone(), (*d).clone()))
+        .collect();
+    // With the same roots, a unit whose callers all contribute what they
+    // did last time has last time's context: only the contexts of the
+    // callees of recomputed units whose contributions changed are
+    // gathered again (from their callers' contributions), instead of
+    // every call adding its contribution on every run.
+    let lazy = reuse.filter(|(prev, _)| prev.roots == own);
+    let mut dirty: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     let mut entry: Contexts = IdVec::from_elem(None, n);
     let mut outgoing: IdVec<UnitId, Arc<[Contribution]>> =
         IdVec::from_elem(Arc::from(Vec::new()), n);
@@ -148,23 +162,70 @@ pub fn analyze_program_with(
     };
     // Callers before callees.
     for scc in program.call_graph.sccs.iter().rev() {
-        for &u in scc {
-            entry[u] = contexts[u].clone();
+        let mut same_entry = false;
+        match lazy {
+            Some((prev, _)) if !scc.iter().any(|&u| dirty[u]) => {
+                for &u in scc {
+                    entry[u] = prev.entry[u].clone();
+                }
+                same_entry = true;
+            }
+            Some(_) => {
+                // The roots' own and what callers outside the component
+                // contribute (those inside add theirs as it is solved).
+                for &u in scc {
+                    let mut ctx = contexts[u].take();
+                    let mut callers: Vec<UnitId> = program.call_graph.calls_to[u]
+                        .iter()
+                        .map(|&i| program.call_graph.sites[i].caller)
+                        .filter(|c| !scc.contains(c))
+                        .collect();
+                    callers.sort();
+                    callers.dedup();
+                    for c in callers {
+                        for (callee, iv, ou) in outgoing[c].iter() {
+                            if *callee == u {
+                                let x = ctx.get_or_insert_with(Default::default);
+                                x.0.union_with(iv);
+                                x.1.union_with(ou);
+                            }
+                        }
+                    }
+                    entry[u] = ctx.clone();
+                    contexts[u] = ctx;
+                }
+            }
+            None => {
+                for &u in scc {
+                    entry[u] = contexts[u].clone();
+                }
+            }
         }
         if let Some((prev, changes)) = reuse {
             let unchanged = scc.iter().all(|&u| {
-                prev.entry[u] == entry[u]
+                (same_entry || prev.entry[u] == entry[u])
                     && !changes.inputs_changed(program, u, |c| summary_changed[c])
             });
             if unchanged {
                 for &u in scc {
                     activity[u] = prev.activity[u].clone();
                     outgoing[u] = prev.outgoing[u].clone();
-                    for o in outgoing[u].iter() {
-                        add(&mut contexts, o);
+                    match lazy {
+                        // With what the component's own calls added.
+                        Some(_) => contexts[u] = prev.contexts[u].clone(),
+                        None => {
+                            for o in outgoing[u].iter() {
+                                add(&mut contexts, o);
+                            }
+                        }
                     }
                 }
                 continue;
+            }
+        }
+        if same_entry {
+            for &u in scc {
+                contexts[u] = entry[u].clone();
             }
         }
         for &u in scc {
@@ -183,13 +244,28 @@ pub fn analyze_program_with(
                 let act = activity::analyze(program, unit, &summaries, &ind, &dep, seed_of(u));
                 let out = contributions(program, unit, &act, &summaries, &space);
                 for o in &out {
-                    changed |= add(&mut contexts, o) && scc.contains(&o.0);
+                    // Lazily, a callee outside the component gathers it.
+                    if lazy.is_none() || scc.contains(&o.0) {
+                        changed |= add(&mut contexts, o) && scc.contains(&o.0);
+                    }
                 }
                 outgoing[u] = Arc::from(out);
                 activity[u] = Some(Arc::new(act));
             }
             if !changed {
                 break;
+            }
+        }
+        // Callees whose contributions changed gather their context again.
+        if let Some((prev, _)) = lazy {
+            for &u in scc {
+                let (new, old) = (&outgoing[u], &prev.outgoing[u]);
+                if Arc::ptr_eq(new, old) || new[..] == old[..] {
+                    continue;
+                }
+                for (c, _, _) in new.iter().chain(old.iter()) {
+                    dirty[*c] = true;
+                }
             }
         }
     }
@@ -202,6 +278,7 @@ pub fn analyze_program_with(
         recomputed,
         summary_changed,
         seeds: seeds.to_vec(),
+        roots: own,
     }
 }
 

@@ -49,12 +49,21 @@ use std::collections::BTreeMap;
 /// the callee reads — what its reverse routine may read of them.
 pub type Splittable = BTreeMap<StmtId, BitSet>;
 
+/// Per unit, its [`Splittable`] calls, shared: an analysis keeps an
+/// unchanged unit's from the last one without copying them, and tells
+/// them unchanged by pointer.
+pub type SplitTable = IdVec<UnitId, std::sync::Arc<Splittable>>;
+
+/// Whether unit `u` has the same split calls in `a` and `b`.
+pub fn same_in(a: &SplitTable, b: &SplitTable, u: UnitId) -> bool {
+    match (a.get(u), b.get(u)) {
+        (Some(x), Some(y)) => std::sync::Arc::ptr_eq(x, y) || x == y,
+        (x, y) => x.is_none() && y.is_none(),
+    }
+}
+
 /// [`candidates`] of every unit of `program`.
-pub fn of_program(
-    program: &Program,
-    effects: &ProgramEffects,
-    shapes: &Shapes,
-) -> IdVec<UnitId, Splittable> {
+pub fn of_program(program: &Program, effects: &ProgramEffects, shapes: &Shapes) -> SplitTable {
     of_program_with(program, effects, shapes, None)
 }
 
@@ -63,7 +72,7 @@ pub fn of_program(
 pub struct Previous<'a> {
     pub program: &'a Program,
     pub effects: &'a ProgramEffects,
-    pub candidates: &'a IdVec<UnitId, Splittable>,
+    pub candidates: &'a SplitTable,
     pub changes: &'a crate::incremental::Changes,
 }
 
@@ -77,8 +86,8 @@ pub fn of_program_with(
     effects: &ProgramEffects,
     shapes: &Shapes,
     previous: Option<Previous<'_>>,
-) -> IdVec<UnitId, Splittable> {
-    let kept = |u: &Unit, places: &CallPlaces| -> Option<Splittable> {
+) -> SplitTable {
+    let kept = |u: &Unit, places: &CallPlaces| -> Option<std::sync::Arc<Splittable>> {
         let p = previous.as_ref()?;
         let changed = |c: UnitId| p.changes.body.get(c).copied().unwrap_or(true);
         let same_callee = |c: UnitId| {
@@ -96,7 +105,8 @@ pub fn of_program_with(
         .iter()
         .map(|u| {
             let places = shapes.calls_of(u);
-            kept(u, &places).unwrap_or_else(|| candidates(program, u, effects, &places))
+            kept(u, &places)
+                .unwrap_or_else(|| std::sync::Arc::new(candidates(program, u, effects, &places)))
         })
         .collect()
 }

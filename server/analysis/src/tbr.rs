@@ -1197,7 +1197,7 @@ pub struct ProgramTbr {
     pub outgoing: IdVec<UnitId, Arc<[(UnitId, BitSet)]>>,
     /// Per unit: its calls that may run split ([`crate::split`]; what a
     /// rerun compares).
-    pub splittable: IdVec<UnitId, crate::split::Splittable>,
+    pub splittable: crate::split::SplitTable,
     /// Units whose results this run computed (possibly none); the others'
     /// were reused.
     pub recomputed: IdVec<UnitId, bool>,
@@ -1246,7 +1246,7 @@ pub fn analyze_program_with(
     shapes: &Shapes,
     store_all: bool,
     inversion: bool,
-    splittable: &IdVec<UnitId, crate::split::Splittable>,
+    splittable: &crate::split::SplitTable,
     effects: &crate::effects::ProgramEffects,
     reuse: Option<(&ProgramTbr, &Changes)>,
     same_activity: bool,
@@ -1268,7 +1268,8 @@ pub fn analyze_program_with(
     // callees' interfaces and summaries) changed.
     let stale = |u: UnitId, sum_changed: &IdVec<UnitId, bool>| {
         (pa.recomputed[u] && !same_activity)
-            || reuse.is_some_and(|(prev, _)| prev.splittable.get(u) != splittable.get(u))
+            || reuse
+                .is_some_and(|(prev, _)| !crate::split::same_in(&prev.splittable, splittable, u))
             || reuse.is_none_or(|(_, changes)| {
                 changes.inputs_changed(program, u, |c| {
                     (pa.summary_changed[c] && !same_activity) || sum_changed[c]

@@ -1180,16 +1180,16 @@ impl Host {
     /// last program) and re-analysed.
     fn build(&self) -> (Snapshot, std::time::Duration) {
         let started = std::time::Instant::now();
-        let mut sources = Vec::new();
+        // Sized as the last snapshot's: an edit seldom changes the count.
+        let n = self.last.as_ref().map_or(0, |s| s.places.len());
+        let mut sources = Vec::with_capacity(n);
         // Every chunk in link order, with the index of its module's head
         // chunk for a module procedure.
-        let mut chunks: Vec<(&ChunkData, Option<usize>)> = Vec::new();
-        let mut places = ChunkMap::with_capacity_and_hasher(
-            self.last.as_ref().map_or(0, |s| s.places.len()),
-            Default::default(),
-        );
-        let mut docs = BTreeMap::new();
-        let mut link_key = LinkKey::default();
+        let mut chunks: Vec<(&ChunkData, Option<usize>)> = Vec::with_capacity(n);
+        let mut places = ChunkMap::with_capacity_and_hasher(n, Default::default());
+        // In path order, as `self.docs` (a map built from them at once).
+        let mut docs = Vec::with_capacity(self.docs.len());
+        let mut link_key = LinkKey(Vec::with_capacity(n + self.docs.len()));
         // The id of the next chunk's first unit: the linker numbers units
         // in this order.
         let mut next_unit = 0u32;
@@ -1236,7 +1236,7 @@ impl Host {
                 );
                 ids.push((f, c.base, c.len));
             }
-            docs.insert(
+            docs.push((
                 path.clone(),
                 DocView {
                     path: path.clone(),
@@ -1249,8 +1249,9 @@ impl Host {
                     preprocessed: d.preprocessed.clone(),
                     units: first_unit..next_unit,
                 },
-            );
+            ));
         }
+        let docs: BTreeMap<PathBuf, DocView> = docs.into_iter().collect();
         // A chunk's lowering for the linker; lowering diagnostics are
         // reported with the chunk's own.
         let lowering = |data: &ChunkData, contained_in: Option<usize>| {

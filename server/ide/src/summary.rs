@@ -127,7 +127,7 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
                     .filter(|(o, _)| *o == u.id)
                     .map(|(_, s)| *s)
                     .collect(),
-                runs_as_copy: facts.runs_as_copy(u.id, &shared),
+                runs_as_copy: facts.runs_as_copy(u.id, shared),
                 calls: decided.map_or_else(Vec::new, |d| d.checkpointed_calls(u)),
                 program: &facts.program,
                 reversal: decided.map(|d| &d.reversal),
