@@ -923,3 +923,57 @@ end module lower
         assert_eq!(symbols(&host.snapshot()), first, "after edit {}", k + 1);
     }
 }
+
+/// An edit that breaks a recursive cycle splits its call-graph component:
+/// the callers that were inside it now give their callees a context from
+/// outside (the incremental analyses gather it afresh, as a fresh load
+/// does), and the reverse, an edit that closes a cycle.
+#[test]
+fn an_edit_that_breaks_or_closes_a_cycle_gives_the_contexts_of_a_fresh_load() {
+    use dfort_ide::host::Host;
+    let text = "subroutine r(x, y)
+  real x, y
+  call a(x, y)
+end
+subroutine a(p, q)
+  real p, q, t
+  t = p * 2.0
+  call b(t, q)
+end
+subroutine b(u, v)
+  real u, v
+  call c(u, v)
+end
+subroutine c(s, w)
+  real s, w
+  w = w + s * s
+  if (w < 0.0) call a(s, w)
+end
+";
+    let path = PathBuf::from("/ws/cycle.f90");
+    let mut host = Host::default();
+    host.set_text(&path, text, true, 1);
+    let _ = host.snapshot();
+    let c_active = |snap: &dfort_ide::host::Snapshot| {
+        let u = snap.program.units_named("c").next().expect("c");
+        snap.analysis().activity.activity[u.id]
+            .as_ref()
+            .map(|a| a.active_anywhere().ids::<dfort_ir::SymbolId>().count())
+    };
+    for (k, (old, new)) in [
+        ("call a(s, w)", "w = w + 0.5"),
+        ("w = w + 0.5", "call a(s, w)"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, k as i32 + 2);
+        assert_ne!(c_active(&scratch), Some(0), "c is active in a fresh load");
+        assert_eq!(
+            summary(&snap, &path),
+            summary(&scratch, &path),
+            "after edit {}",
+            k + 1
+        );
+    }
+}

@@ -433,13 +433,14 @@ fn analyse_resolved(
         } => supplied[*c],
         _ => false,
     };
-    let unsupplied = |mut s: IdVec<UnitId, crate::split::Splittable>| {
-        if any_supplied {
-            for (u, calls) in s.iter_enumerated_mut() {
-                calls.retain(|id, _| !to_supplied(u, id));
-            }
-        }
-        s
+    // Unit `u`'s candidate calls, without those to a supplied adjoint
+    // (`None` when it has none: the candidates stay as they are).
+    let unsupplied = |u: UnitId, calls: &crate::split::Splittable| {
+        (any_supplied && calls.keys().any(|id| to_supplied(u, id))).then(|| {
+            let mut kept = calls.clone();
+            kept.retain(|id, _| !to_supplied(u, id));
+            kept
+        })
     };
     let fx = effects_in(&effects, &program, previous);
     let split_candidates = crate::split::of_program_with(
@@ -457,11 +458,9 @@ fn analyse_resolved(
     );
     // Copied only when a supplied adjoint or a call chosen below changes it.
     let mut splittable = std::borrow::Cow::Borrowed(&split_candidates);
-    if any_supplied {
-        for (u, calls) in splittable.to_mut().iter_enumerated_mut() {
-            if calls.keys().any(|id| to_supplied(u, id)) {
-                Arc::make_mut(calls).retain(|id, _| !to_supplied(u, id));
-            }
+    for u in program.units.indices() {
+        if let Some(kept) = unsupplied(u, &splittable[u]) {
+            splittable.to_mut()[u] = Arc::new(kept);
         }
     }
     let tbr_pass = |splittable: &crate::split::SplitTable,
@@ -485,11 +484,16 @@ fn analyse_resolved(
     // pass, reusing the first for every unit that split changes nothing
     // of.
     if !recording.store_all() {
-        let in_loops = unsupplied(crate::split::in_loops_of_program(
+        let mut in_loops = crate::split::in_loops_of_program(
             &program,
             effects_in(&effects, &program, previous),
             &shapes,
-        ));
+        );
+        for (u, calls) in in_loops.iter_enumerated_mut() {
+            if let Some(kept) = unsupplied(u, calls) {
+                *calls = kept;
+            }
+        }
         let chosen = crate::split::chosen(&program, &activity, &tbr, &in_loops);
         if chosen.iter().any(|c| !c.is_empty()) {
             for (u, calls) in chosen.iter_enumerated() {
@@ -565,19 +569,19 @@ fn analyse_resolved(
     // (what a snapshot may save): when it changes, none is kept.
     let has_saved = program.units.iter().any(|u| shapes.has_saved_locals(u));
     let shared_state = OnceLock::new();
-    let kept_from = previous.filter(|(p, _)| {
-        !has_saved
-            || shared_state.get_or_init(|| {
-                let fx = effects_in(&effects, &program, previous);
-                crate::saved_state::of_carriers(&program, &carriers, fx)
-            }) == p.shared_state()
-    });
+    let shared = || {
+        shared_state.get_or_init(|| {
+            let fx = effects_in(&effects, &program, previous);
+            crate::saved_state::of_carriers(&program, &carriers, fx)
+        })
+    };
+    let kept_from = previous.filter(|(p, _)| !has_saved || shared() == p.shared_state());
     let regions = add_checkpoints(
         &program,
         &activity,
         &tbr,
         &carriers,
-        (&effects, &shared_state),
+        (&effects, &shared),
         &mut units,
         kept_from,
     );
@@ -651,12 +655,12 @@ fn effects_in<'a>(
 /// are not stale: a region reads its unit and the units it calls) are
 /// returned for the next analysis. `previous` is `None` when nothing may
 /// be kept (the caller drops it when the SAVE'd state changed).
-fn add_checkpoints(
+fn add_checkpoints<'a>(
     program: &Program,
     activity: &ProgramActivity,
     tbr: &ProgramTbr,
     carriers: &Carriers,
-    (effects, shared_state): (&OnceLock<Arc<ProgramEffects>>, &OnceLock<SharedState>),
+    (effects, shared_state): (&OnceLock<Arc<ProgramEffects>>, &dyn Fn() -> &'a SharedState),
     units: &mut IdVec<UnitId, Option<Arc<UnitFacts>>>,
     previous: Option<(&ProgramFacts, &Changes)>,
 ) -> Arc<crate::regions::RegionMemo> {
@@ -713,8 +717,7 @@ fn add_checkpoints(
             .iter()
             .map(|t| t.as_ref().map_or(&[][..], |t| t.left_to_callers.as_slice()))
             .collect();
-        let shared_state =
-            shared_state.get_or_init(|| crate::saved_state::of_carriers(program, carriers, fx));
+        let shared_state = shared_state();
         let callees = Callees {
             routine: &carriers.routine,
             entry_needs: &entry_needs,

@@ -14,12 +14,18 @@
 //! names, types, intents and ranks, or the function result's type.
 
 use dfort_ir::{IdVec, Program, Unit, UnitId};
+use std::sync::Arc;
 
 /// Which units of a program changed since the previous analysis.
 #[derive(Clone, Debug)]
 pub struct Changes {
     pub body: IdVec<UnitId, bool>,
     pub interface: IdVec<UnitId, bool>,
+    /// Per unit: whether its call-graph component has other members than
+    /// before (an edit broke or closed a recursive cycle). Its results
+    /// were solved with the old members' contributions inside the
+    /// component and its entry context without them: both are redone.
+    pub component: IdVec<UnitId, bool>,
 }
 
 impl Changes {
@@ -35,7 +41,13 @@ impl Changes {
             .zip(old.units.iter().zip(&new.units))
             .map(|(changed, (a, b))| *changed && !same_interface(a, b))
             .collect();
-        Some(Changes { body, interface })
+        let (was, is) = (components(old), components(new));
+        let component = was.iter().zip(is.iter()).map(|(a, b)| a != b).collect();
+        Some(Changes {
+            body,
+            interface,
+            component,
+        })
     }
 
     /// No unit of `program` changed.
@@ -44,6 +56,7 @@ impl Changes {
         Changes {
             body: IdVec::from_elem(false, n),
             interface: IdVec::from_elem(false, n),
+            component: IdVec::from_elem(false, n),
         }
     }
 
@@ -58,8 +71,8 @@ impl Changes {
             .collect()
     }
 
-    /// Whether unit `u` itself changed, or a callee whose interface
-    /// changed or for which `callee_changed` holds.
+    /// Whether unit `u` itself or its component changed, or a callee
+    /// whose interface changed or for which `callee_changed` holds.
     pub fn inputs_changed(
         &self,
         program: &Program,
@@ -67,11 +80,26 @@ impl Changes {
         callee_changed: impl Fn(UnitId) -> bool,
     ) -> bool {
         self.body.get(u).copied().unwrap_or(true)
+            || self.component.get(u).copied().unwrap_or(true)
             || program
                 .call_graph
                 .callees(u)
                 .any(|c| self.interface.get(c).copied().unwrap_or(true) || callee_changed(c))
     }
+}
+
+/// Per unit, its call-graph component as (least member, size): two
+/// programs give a unit the same pair exactly when its component has the
+/// same members in both.
+fn components(program: &Program) -> IdVec<UnitId, (UnitId, usize)> {
+    let mut of = IdVec::from_elem((UnitId(0), 0), program.units.len());
+    for scc in &program.call_graph.sccs {
+        let least = scc.iter().copied().min().unwrap_or(UnitId(0));
+        for &u in scc {
+            of[u] = (least, scc.len());
+        }
+    }
+    of
 }
 
 /// Whether a caller reads the same of `a` and `b`. What callers keep of
@@ -103,4 +131,85 @@ pub fn same_interface(a: &Unit, b: &Unit) -> bool {
             (None, None) => true,
             _ => false,
         }
+}
+
+/// What one call adds to its callee's calling context, naming the callee
+/// (the contributions [`crate::interproc`] and [`crate::tbr`] propagate
+/// top-down, paper 000 §4.2 and §5.2).
+pub trait Contribution {
+    fn callee(&self) -> UnitId;
+}
+
+impl<A> Contribution for (UnitId, A) {
+    fn callee(&self) -> UnitId {
+        self.0
+    }
+}
+
+impl<A, B> Contribution for (UnitId, A, B) {
+    fn callee(&self) -> UnitId {
+        self.0
+    }
+}
+
+/// Calling contexts gathered lazily in a rerun: a unit whose callers all
+/// contribute what they did in the previous run has the previous run's
+/// entry context, so only the callees of recomputed units whose
+/// contributions changed gather theirs again (from their callers'
+/// contributions), instead of every call adding its contribution on
+/// every run. Components are visited callers first.
+pub struct LazyContexts {
+    dirty: IdVec<UnitId, bool>,
+}
+
+impl LazyContexts {
+    /// For `n` units; every unit whose component changed gathers its
+    /// context again.
+    pub fn new(n: usize, changes: Option<&Changes>) -> LazyContexts {
+        LazyContexts {
+            dirty: changes.map_or_else(|| IdVec::from_elem(false, n), |c| c.component.clone()),
+        }
+    }
+
+    /// Whether a unit of `scc` must gather its context again.
+    pub fn any_dirty(&self, scc: &[UnitId]) -> bool {
+        scc.iter().any(|&u| self.dirty[u])
+    }
+
+    /// Marks dirty the callees of a unit whose contributions went from
+    /// `old` to `new` (those of both, when they differ).
+    pub fn compare<T: Contribution + PartialEq>(&mut self, new: &Arc<[T]>, old: &Arc<[T]>) {
+        if Arc::ptr_eq(new, old) || new[..] == old[..] {
+            return;
+        }
+        for c in new.iter().chain(old.iter()) {
+            self.dirty[c.callee()] = true;
+        }
+    }
+
+    /// Calls `add` with what each caller of `u` outside `scc` contributes
+    /// to it (`outgoing`, per caller, final for this run: callers come
+    /// first), each caller once.
+    pub fn gather<T: Contribution>(
+        program: &Program,
+        scc: &[UnitId],
+        u: UnitId,
+        outgoing: &IdVec<UnitId, Arc<[T]>>,
+        mut add: impl FnMut(&T),
+    ) {
+        let graph = &program.call_graph;
+        let mut callers: Vec<UnitId> = graph.calls_to[u]
+            .iter()
+            .map(|&i| graph.sites[i].caller)
+            .filter(|c| !scc.contains(c))
+            .collect();
+        callers.sort();
+        callers.dedup();
+        for c in callers {
+            outgoing[c]
+                .iter()
+                .filter(|o| o.callee() == u)
+                .for_each(&mut add);
+        }
+    }
 }

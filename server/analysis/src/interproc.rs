@@ -16,7 +16,7 @@
 
 use crate::activity::{self, Activity};
 use crate::dep::{bind_call, resummarize, space_of, summarize_all, Iface, Space, Summaries};
-use crate::incremental::Changes;
+use crate::incremental::{Changes, LazyContexts};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::dp::target;
@@ -150,7 +150,7 @@ pub fn analyze_program_with(
     // gathered again (from their callers' contributions), instead of
     // every call adding its contribution on every run.
     let lazy = reuse.filter(|(prev, _)| prev.roots == own);
-    let mut dirty: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
+    let mut dirty = LazyContexts::new(n, lazy.map(|(_, c)| c));
     let mut entry: Contexts = IdVec::from_elem(None, n);
     let mut outgoing: IdVec<UnitId, Arc<[Contribution]>> =
         IdVec::from_elem(Arc::from(Vec::new()), n);
@@ -164,7 +164,7 @@ pub fn analyze_program_with(
     for scc in program.call_graph.sccs.iter().rev() {
         let mut same_entry = false;
         match lazy {
-            Some((prev, _)) if !scc.iter().any(|&u| dirty[u]) => {
+            Some((prev, _)) if !dirty.any_dirty(scc) => {
                 for &u in scc {
                     entry[u] = prev.entry[u].clone();
                 }
@@ -175,22 +175,11 @@ pub fn analyze_program_with(
                 // contribute (those inside add theirs as it is solved).
                 for &u in scc {
                     let mut ctx = contexts[u].take();
-                    let mut callers: Vec<UnitId> = program.call_graph.calls_to[u]
-                        .iter()
-                        .map(|&i| program.call_graph.sites[i].caller)
-                        .filter(|c| !scc.contains(c))
-                        .collect();
-                    callers.sort();
-                    callers.dedup();
-                    for c in callers {
-                        for (callee, iv, ou) in outgoing[c].iter() {
-                            if *callee == u {
-                                let x = ctx.get_or_insert_with(Default::default);
-                                x.0.union_with(iv);
-                                x.1.union_with(ou);
-                            }
-                        }
-                    }
+                    LazyContexts::gather(program, scc, u, &outgoing, |(_, iv, ou)| {
+                        let x = ctx.get_or_insert_with(Default::default);
+                        x.0.union_with(iv);
+                        x.1.union_with(ou);
+                    });
                     entry[u] = ctx.clone();
                     contexts[u] = ctx;
                 }
@@ -259,13 +248,7 @@ pub fn analyze_program_with(
         // Callees whose contributions changed gather their context again.
         if let Some((prev, _)) = lazy {
             for &u in scc {
-                let (new, old) = (&outgoing[u], &prev.outgoing[u]);
-                if Arc::ptr_eq(new, old) || new[..] == old[..] {
-                    continue;
-                }
-                for (c, _, _) in new.iter().chain(old.iter()) {
-                    dirty[*c] = true;
-                }
+                dirty.compare(&outgoing[u], &prev.outgoing[u]);
             }
         }
     }

@@ -38,7 +38,7 @@
 use crate::activity::Activity;
 use crate::dep::{bind_call, space_of, Iface, Space, Summaries, Summary};
 use crate::engine::{solve, Direction};
-use crate::incremental::Changes;
+use crate::incremental::{Changes, LazyContexts};
 use crate::interproc::ProgramActivity;
 use crate::shape::{Shapes, UnitShape};
 use dfort_ir::bitset::BitSet;
@@ -1325,23 +1325,47 @@ pub fn analyze_program_with(
         IdVec::from_elem(Arc::from(Vec::new()), n);
     let mut results: IdVec<UnitId, Option<Arc<Tbr>>> = IdVec::from_elem(None, n);
     let mut recomputed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
+    // In a rerun, contexts are gathered lazily ([`LazyContexts`]): a
+    // component's units keep their entry contexts unless a caller's
+    // contributions changed.
+    let mut dirty = LazyContexts::new(n, reuse.map(|(_, c)| c));
     for scc in program.call_graph.sccs.iter().rev() {
-        for &u in scc {
-            entry[u] = contexts[u].clone();
+        let mut same_entry = false;
+        match reuse {
+            Some((prev, _)) if !dirty.any_dirty(scc) => {
+                for &u in scc {
+                    entry[u] = prev.entry[u].clone();
+                }
+                same_entry = true;
+            }
+            Some(_) => {
+                for &u in scc {
+                    let mut ctx = BitSet::default();
+                    LazyContexts::gather(program, scc, u, &outgoing, |(_, c)| {
+                        ctx.union_with(c);
+                    });
+                    entry[u] = ctx;
+                }
+            }
+            None => {
+                for &u in scc {
+                    entry[u] = contexts[u].clone();
+                }
+            }
         }
         if let Some((prev, _)) = reuse {
             let unchanged = scc
                 .iter()
-                .all(|&u| prev.entry[u] == entry[u] && !stale(u, &sum_changed));
+                .all(|&u| (same_entry || prev.entry[u] == entry[u]) && !stale(u, &sum_changed));
             if unchanged {
                 for &u in scc {
                     results[u] = prev.results[u].clone();
                     outgoing[u] = prev.outgoing[u].clone();
-                    for (c, ctx) in outgoing[u].iter() {
-                        contexts[*c].union_with(ctx);
-                    }
                 }
                 continue;
+            }
+            for &u in scc {
+                contexts[u] = entry[u].clone();
             }
         }
         for &u in scc {
@@ -1390,13 +1414,22 @@ pub fn analyze_program_with(
                 }
                 let out = call_contexts(program, unit, &t, &pa.summaries, &space);
                 for (c, ctx) in &out {
-                    changed |= contexts[*c].union_with(ctx) && scc.contains(c);
+                    // In a rerun, a callee outside the component gathers it.
+                    if reuse.is_none() || scc.contains(c) {
+                        changed |= contexts[*c].union_with(ctx) && scc.contains(c);
+                    }
                 }
                 outgoing[u] = Arc::from(out);
                 results[u] = Some(Arc::new(t));
             }
             if !changed {
                 break;
+            }
+        }
+        // Callees whose contributions changed gather their context again.
+        if let Some((prev, _)) = reuse {
+            for &u in scc {
+                dirty.compare(&outgoing[u], &prev.outgoing[u]);
             }
         }
     }

@@ -341,7 +341,7 @@ pub struct Opened {
     /// The modules whose derivative modules define its derivative types
     /// or hold the derivatives of the module variables it uses: the
     /// derivative file puts those modules first.
-    type_modules: Vec<String>,
+    derivative_modules: Vec<String>,
 }
 
 /// The header, USE lines, `implicit none`, declarations, COMMON blocks and
@@ -360,7 +360,7 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         spec.both(&format!("use {m}{suffix}"));
     }
     // Modules defining the derivative types of derived variables.
-    let type_modules: Vec<String> = crate::derived::modules_of(
+    let mut derivative_modules: Vec<String> = crate::derived::modules_of(
         program,
         unit,
         d.names,
@@ -370,15 +370,14 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
     .into_iter()
     .filter(|m| !d.used_modules.contains(m))
     .collect();
-    for m in &type_modules {
+    for m in &derivative_modules {
         spec.both(&format!("use {m}{suffix}"));
     }
     let inside = crate::calls::enclosing_module(program, orig);
-    let mut type_modules = type_modules;
     for (m, l) in module_var_uses(program, unit, d.names, inside.as_ref().or(d.module), suffix) {
         spec.both(&l);
-        if !type_modules.contains(&m) {
-            type_modules.push(m);
+        if !derivative_modules.contains(&m) {
+            derivative_modules.push(m);
         }
     }
     for l in d.extra_uses {
@@ -423,7 +422,7 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         end,
         spec_end: 0,
         formats: orig.formats.clone(),
-        type_modules,
+        derivative_modules,
     }
 }
 
@@ -438,7 +437,7 @@ impl Opened {
     /// derivative modules it uses, `calls` the units whose derivative
     /// routines it calls.
     pub fn finish(mut self, mut uses: BTreeSet<String>, calls: BTreeSet<UnitId>) -> Routine {
-        uses.extend(self.type_modules.iter().cloned());
+        uses.extend(self.derivative_modules.iter().cloned());
         for (label, text) in &self.formats {
             self.w.line(&format!("{label} {text}"));
         }
