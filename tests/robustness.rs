@@ -977,3 +977,63 @@ end
         );
     }
 }
+
+/// An edit inside a routine that keeps its calls keeps the call graph's
+/// numbering, indexes and components (shared with the last snapshot's);
+/// one that adds or retargets a call builds them again. Both give what a
+/// fresh load gives.
+#[test]
+fn an_edit_keeping_the_calls_shares_the_call_graph_of_the_last_snapshot() {
+    use dfort_ide::host::Host;
+    let text = "subroutine top(x, y)
+  real x, y, t
+  t = x * 2.0
+  call mid(t, y)
+  y = y + f(t)
+end
+subroutine mid(u, v)
+  real u, v
+  v = u * u
+  call leaf(v)
+end
+subroutine leaf(w)
+  real w
+  w = sin(w)
+end
+real function f(z)
+  real z
+  f = z * 3.0
+end
+";
+    let path = PathBuf::from("/ws/graph.f90");
+    let mut host = Host::default();
+    host.set_text(&path, text, true, 1);
+    let mut last = host.snapshot();
+    let edits = [
+        // Inside statements, the calls kept: shared.
+        ("t = x * 2.0", "t = x * 2.5 + 1.0", true),
+        ("call mid(t, y)", "call mid(t + 1.0, y)", true),
+        ("v = u * u", "v = u * u * 3.0", true),
+        // A call added, then one retargeted: built again.
+        ("w = sin(w)", "w = sin(w)\n  call leaf2(w)", false),
+        ("call leaf(v)", "call top(v, u)", false),
+    ];
+    for (k, (old, new, shared)) in edits.into_iter().enumerate() {
+        let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, k as i32 + 2);
+        let (a, b) = (&last.program.call_graph, &snap.program.call_graph);
+        assert_eq!(
+            std::sync::Arc::ptr_eq(&a.sccs, &b.sccs)
+                && std::sync::Arc::ptr_eq(&a.calls_to, &b.calls_to),
+            shared,
+            "edit {}: {old} -> {new}",
+            k + 1
+        );
+        assert_eq!(
+            summary(&snap, &path),
+            summary(&scratch, &path),
+            "after edit {}",
+            k + 1
+        );
+        last = snap;
+    }
+}

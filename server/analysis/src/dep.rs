@@ -322,7 +322,7 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &Summaries) -> Summa
 /// to a fixpoint inside recursive components (summaries only grow).
 pub fn summarize_all(program: &Program) -> Summaries {
     let mut sums: Summaries = IdVec::from_elem(None, program.units.len());
-    for scc in &program.call_graph.sccs {
+    for scc in program.call_graph.sccs.iter() {
         summarize_component(program, scc, &mut sums);
     }
     sums
@@ -382,7 +382,7 @@ pub fn resummarize(
         }
     }
     let mut recomputed = Vec::new();
-    for scc in &program.call_graph.sccs {
+    for scc in program.call_graph.sccs.iter() {
         if !scc.iter().any(|u| dirty[*u]) {
             continue;
         }

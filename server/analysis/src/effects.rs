@@ -82,7 +82,7 @@ pub fn all_with(
     let mut out: ProgramEffects = IdVec::from_elem(Effects::default(), n);
     // Units whose effects differ from the previous run's.
     let mut differs: IdVec<UnitId, bool> = IdVec::from_elem(true, n);
-    for scc in &program.call_graph.sccs {
+    for scc in program.call_graph.sccs.iter() {
         if let Some((prev, changes)) = previous {
             let inside = |c: &UnitId| scc.contains(c);
             let unchanged = scc.iter().all(|&u| {

@@ -234,7 +234,7 @@ impl ProgramFacts {
     }
     /// Varied-at-entry and useful-at-exit of a unit the analyses reached.
     pub fn context(&self, unit: UnitId) -> Option<&(BitSet, BitSet)> {
-        self.activity.contexts.get(unit)?.as_ref()
+        self.activity.contexts.get(unit)?.as_deref()
     }
     pub fn activity_of(&self, unit: UnitId) -> Option<&crate::activity::Activity> {
         self.activity.activity.get(unit)?.as_deref()
@@ -292,7 +292,12 @@ impl ProgramFacts {
     /// Computed once per analysis.
     pub fn shared_state(&self) -> &SharedState {
         self.shared_state.get_or_init(|| {
-            crate::saved_state::of_carriers(&self.program, &self.carriers, self.effects())
+            crate::saved_state::of_carriers(
+                &self.program,
+                &self.carriers,
+                self.effects(),
+                &self.shapes,
+            )
         })
     }
     /// Whether the adjoint runs a copy of unit `u` in place of the
@@ -572,7 +577,7 @@ fn analyse_resolved(
     let shared = || {
         shared_state.get_or_init(|| {
             let fx = effects_in(&effects, &program, previous);
-            crate::saved_state::of_carriers(&program, &carriers, fx)
+            crate::saved_state::of_carriers(&program, &carriers, fx, &shapes)
         })
     };
     let kept_from = previous.filter(|(p, _)| !has_saved || shared() == p.shared_state());

@@ -41,8 +41,13 @@ impl Changes {
             .zip(old.units.iter().zip(&new.units))
             .map(|(changed, (a, b))| *changed && !same_interface(a, b))
             .collect();
-        let (was, is) = (components(old), components(new));
-        let component = was.iter().zip(is.iter()).map(|(a, b)| a != b).collect();
+        // A relink that kept the call graph's components shares them.
+        let component = if Arc::ptr_eq(&old.call_graph.sccs, &new.call_graph.sccs) {
+            IdVec::from_elem(false, body.len())
+        } else {
+            let (was, is) = (components(old), components(new));
+            was.iter().zip(is.iter()).map(|(a, b)| a != b).collect()
+        };
         Some(Changes {
             body,
             interface,
@@ -93,7 +98,7 @@ impl Changes {
 /// same members in both.
 fn components(program: &Program) -> IdVec<UnitId, (UnitId, usize)> {
     let mut of = IdVec::from_elem((UnitId(0), 0), program.units.len());
-    for scc in &program.call_graph.sccs {
+    for scc in program.call_graph.sccs.iter() {
         let least = scc.iter().copied().min().unwrap_or(UnitId(0));
         for &u in scc {
             of[u] = (least, scc.len());

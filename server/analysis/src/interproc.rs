@@ -32,11 +32,11 @@ pub type Contribution = (UnitId, BitSet, BitSet);
 /// context (varied at entry, useful at exit), and what a rerun reuses.
 pub struct ProgramActivity {
     pub summaries: Summaries,
-    pub contexts: IdVec<UnitId, Option<(BitSet, BitSet)>>,
+    pub contexts: IdVec<UnitId, Option<Arc<(BitSet, BitSet)>>>,
     pub activity: IdVec<UnitId, Option<Arc<Activity>>>,
     /// Per unit: the context the roots and the callers outside its
     /// call-graph component gave it (what a rerun compares).
-    pub entry: IdVec<UnitId, Option<(BitSet, BitSet)>>,
+    pub entry: IdVec<UnitId, Option<Arc<(BitSet, BitSet)>>>,
     /// Per unit: what each of its calls adds to its callee's context
     /// (shared, so that a rerun keeps an unchanged unit's by reference).
     pub outgoing: IdVec<UnitId, Arc<[Contribution]>>,
@@ -133,10 +133,11 @@ pub fn analyze_program_with(
         }
     }
     let seed_of = |u: UnitId| seeded[u].as_ref().map(|(at, slots)| (*at, slots));
-    type Contexts = IdVec<UnitId, Option<(BitSet, BitSet)>>;
+    // Shared: a rerun keeps an unchanged unit's by reference.
+    type Contexts = IdVec<UnitId, Option<Arc<(BitSet, BitSet)>>>;
     let mut contexts: Contexts = IdVec::from_elem(None, n);
     for (u, ind, dep) in roots {
-        let c = contexts[*u].get_or_insert_with(Default::default);
+        let c = Arc::make_mut(contexts[*u].get_or_insert_with(Default::default));
         c.0.union_with(ind);
         c.1.union_with(dep);
     }
@@ -158,6 +159,11 @@ pub fn analyze_program_with(
     let mut recomputed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     let add = |contexts: &mut Contexts, (c, iv, ou): &(UnitId, BitSet, BitSet)| {
         let ctx = contexts[*c].get_or_insert_with(Default::default);
+        // Copied only when it grows.
+        if iv.is_subset(&ctx.0) && ou.is_subset(&ctx.1) {
+            return false;
+        }
+        let ctx = Arc::make_mut(ctx);
         ctx.0.union_with(iv) | ctx.1.union_with(ou)
     };
     // Callers before callees.
@@ -176,7 +182,7 @@ pub fn analyze_program_with(
                 for &u in scc {
                     let mut ctx = contexts[u].take();
                     LazyContexts::gather(program, scc, u, &outgoing, |(_, iv, ou)| {
-                        let x = ctx.get_or_insert_with(Default::default);
+                        let x = Arc::make_mut(ctx.get_or_insert_with(Default::default));
                         x.0.union_with(iv);
                         x.1.union_with(ou);
                     });
@@ -223,14 +229,15 @@ pub fn analyze_program_with(
         for _round in 0..64 {
             let mut changed = false;
             for &u in scc {
-                let Some((ind, dep)) = contexts[u].clone() else {
+                let Some(ctx) = contexts[u].clone() else {
                     continue;
                 };
+                let (ind, dep) = &*ctx;
                 let unit = program.unit(u);
                 if !unit.is_procedure() {
                     continue;
                 }
-                let act = activity::analyze(program, unit, &summaries, &ind, &dep, seed_of(u));
+                let act = activity::analyze(program, unit, &summaries, ind, dep, seed_of(u));
                 let out = contributions(program, unit, &act, &summaries, &space);
                 for o in &out {
                     // Lazily, a callee outside the component gathers it.

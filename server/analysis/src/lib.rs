@@ -54,7 +54,7 @@ pub(crate) mod test_support {
         let lowered = dfort_ir::lower::lower_file(&parsed, FileId(0));
         let file = SourceFile {
             id: FileId(0),
-            path: "t.f90".into(),
+            path: std::path::Path::new("t.f90").into(),
         };
         dfort_ir::link::link(vec![file], vec![lowered]).0
     }
@@ -93,7 +93,7 @@ pub(crate) mod test_support {
             lowered.push(dfort_ir::lower::lower_file(&parsed, FileId(k as u32)));
             files.push(SourceFile {
                 id: FileId(k as u32),
-                path: (*path).into(),
+                path: std::path::Path::new(*path).into(),
             });
         }
         dfort_ir::link::link(files, lowered).0

@@ -27,6 +27,7 @@ use crate::dep::GlobalKey;
 use crate::derivatives::RootSet;
 use crate::effects::ProgramEffects;
 use dfort_ir::callgraph::Callee;
+use dfort_ir::queries;
 use dfort_ir::*;
 use std::collections::BTreeSet;
 
@@ -57,10 +58,12 @@ pub fn of_root(program: &Program, set: &RootSet, effects: &ProgramEffects) -> Ad
         commons: &set.commons,
         module_vars: &set.module_vars,
     };
+    let has_saved = |u: &Unit| u.symbols.iter().any(|sym| queries::is_saved_local(u, sym));
     let locals = shared(
         program,
         effects,
         &reached,
+        &has_saved,
         |u| set.units.contains(&u),
         &with_d,
     );
@@ -105,6 +108,7 @@ pub fn of_carriers(
     program: &Program,
     carriers: &crate::derivatives::Carriers,
     effects: &ProgramEffects,
+    shapes: &crate::shape::Shapes,
 ) -> BTreeSet<(UnitId, SymbolId)> {
     let with_d = crate::confined::WithDerivative {
         symbols: &carriers.with_d,
@@ -112,23 +116,52 @@ pub fn of_carriers(
         module_vars: &carriers.module_vars,
     };
     let routine = |u: UnitId| carriers.routine.get(u).copied().unwrap_or(false);
-    shared(program, effects, &carriers.reachable, routine, &with_d)
+    let has_saved = |u: &Unit| shapes.has_saved_locals(u);
+    shared(
+        program,
+        effects,
+        &carriers.reachable,
+        &has_saved,
+        routine,
+        &with_d,
+    )
 }
 
 /// The SAVE'd locals changed in `reached` that are shared: whose values
 /// may reach a variable with a derivative (`with_d`), or that the adjoint
 /// routine of their procedure (`routine`) would read undefined.
+/// `reached` is closed under calls; `has_saved` tells the units with
+/// SAVE'd locals.
 fn shared(
     program: &Program,
     effects: &ProgramEffects,
     reached: &[UnitId],
+    has_saved: &dyn Fn(&Unit) -> bool,
     routine: impl Fn(UnitId) -> bool,
     with_d: &crate::confined::WithDerivative,
 ) -> BTreeSet<(UnitId, SymbolId)> {
+    // A SAVE'd local is named only in its procedure and the procedures
+    // inside it: whatever changes it calls one of those that writes it,
+    // and calls stay in `reached`. So only each unit's own and its
+    // hosts' are looked up in what it writes (not every unit's written
+    // globals, which hold all of its callees').
     let mut keys = BTreeSet::new();
     for &u in reached {
-        if let Some(fx) = effects.get(u) {
-            keys.extend(saved_locals(program, &fx.written_globals));
+        let Some(fx) = effects.get(u) else {
+            continue;
+        };
+        let mut owner = Some(u);
+        while let Some(o) = owner {
+            let unit = program.unit(o);
+            if has_saved(unit) {
+                for (s, sym) in unit.symbols.iter_enumerated() {
+                    let key = GlobalKey::Shared { unit: o, symbol: s };
+                    if queries::is_saved_local(unit, sym) && fx.written_globals.contains(&key) {
+                        keys.insert((o, s));
+                    }
+                }
+            }
+            owner = unit.parent;
         }
     }
     if keys.is_empty() {

@@ -1036,7 +1036,7 @@ pub struct TbrSummary {
 pub struct Callees<'a> {
     pub program: &'a Program,
     pub dep: &'a Summaries,
-    pub tbr: &'a IdVec<UnitId, Option<TbrSummary>>,
+    pub tbr: &'a IdVec<UnitId, Option<Arc<TbrSummary>>>,
     pub space: Space,
 }
 
@@ -1186,13 +1186,13 @@ pub fn summarize(
 /// TBR over the whole program, and what a rerun reuses.
 pub struct ProgramTbr {
     pub results: IdVec<UnitId, Option<Arc<Tbr>>>,
-    pub summaries: IdVec<UnitId, Option<TbrSummary>>,
+    pub summaries: IdVec<UnitId, Option<Arc<TbrSummary>>>,
     pub store_all: bool,
     /// Whether loops' address variables were left to their plans.
     pub inversion: bool,
     /// Per unit: the `InReq` context its callers outside its call-graph
     /// component gave it (what a rerun compares).
-    pub entry: IdVec<UnitId, BitSet>,
+    pub entry: IdVec<UnitId, Arc<BitSet>>,
     /// Per unit: what each of its calls adds to its callee's context.
     pub outgoing: IdVec<UnitId, Arc<[(UnitId, BitSet)]>>,
     /// Per unit: its calls that may run split ([`crate::split`]; what a
@@ -1262,7 +1262,7 @@ pub fn analyze_program_with(
     let spaces: IdVec<UnitId, OnceCell<Space>> = IdVec::from_fn(n, |_| OnceCell::new());
     let space =
         |u: UnitId| spaces[u].get_or_init(|| space_of(program, program.unit(u), &pa.summaries));
-    let mut sums: IdVec<UnitId, Option<TbrSummary>> = IdVec::from_elem(None, n);
+    let mut sums: IdVec<UnitId, Option<Arc<TbrSummary>>> = IdVec::from_elem(None, n);
     let mut sum_changed: IdVec<UnitId, bool> = IdVec::from_elem(true, n);
     // Whether the inputs of unit u's TBR (its IR, its activity, its
     // callees' interfaces and summaries) changed.
@@ -1276,7 +1276,7 @@ pub fn analyze_program_with(
                 })
             })
     };
-    for scc in &program.call_graph.sccs {
+    for scc in program.call_graph.sccs.iter() {
         // Inside a component, a summary changes only if an input from
         // outside it does.
         for &u in scc {
@@ -1306,8 +1306,8 @@ pub fn analyze_program_with(
                 };
                 let shape = shapes.of(program, unit);
                 let s = summarize(unit, &shape, act, &callees, dep, &splittable[u]);
-                if sums[u].as_ref() != Some(&s) {
-                    sums[u] = Some(s);
+                if sums[u].as_deref() != Some(&s) {
+                    sums[u] = Some(Arc::new(s));
                     changed = true;
                 }
             }
@@ -1320,7 +1320,7 @@ pub fn analyze_program_with(
         }
     }
     let mut contexts: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
-    let mut entry: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
+    let mut entry: IdVec<UnitId, Arc<BitSet>> = IdVec::from_elem(Arc::default(), n);
     let mut outgoing: IdVec<UnitId, Arc<[(UnitId, BitSet)]>> =
         IdVec::from_elem(Arc::from(Vec::new()), n);
     let mut results: IdVec<UnitId, Option<Arc<Tbr>>> = IdVec::from_elem(None, n);
@@ -1344,12 +1344,12 @@ pub fn analyze_program_with(
                     LazyContexts::gather(program, scc, u, &outgoing, |(_, c)| {
                         ctx.union_with(c);
                     });
-                    entry[u] = ctx;
+                    entry[u] = Arc::new(ctx);
                 }
             }
             None => {
                 for &u in scc {
-                    entry[u] = contexts[u].clone();
+                    entry[u] = Arc::new(contexts[u].clone());
                 }
             }
         }
@@ -1365,7 +1365,7 @@ pub fn analyze_program_with(
                 continue;
             }
             for &u in scc {
-                contexts[u] = entry[u].clone();
+                contexts[u] = (*entry[u]).clone();
             }
         }
         for &u in scc {

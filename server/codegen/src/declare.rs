@@ -953,7 +953,7 @@ mod tests {
         let lowered = dfort_ir::lower::lower_file(&parsed, FileId(0));
         let file = SourceFile {
             id: FileId(0),
-            path: "t.f90".into(),
+            path: std::path::Path::new("t.f90").into(),
         };
         dfort_ir::link::link(vec![file], vec![lowered]).0
     }

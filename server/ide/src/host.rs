@@ -1203,7 +1203,7 @@ impl Host {
                 let f = c.data.file;
                 sources.push(SourceFile {
                     id: f,
-                    path: path.clone(),
+                    path: shared_path.clone(),
                 });
                 let contained_in = match c.role {
                     ChunkRole::ModuleHead => {

@@ -111,6 +111,13 @@ impl BitSet {
             *a &= other.words.get(i).copied().unwrap_or(0);
         }
     }
+    /// Whether every member of `self` is in `other`.
+    pub fn is_subset(&self, other: &BitSet) -> bool {
+        self.words
+            .iter()
+            .enumerate()
+            .all(|(i, w)| w & !other.words.get(i).copied().unwrap_or(0) == 0)
+    }
     pub fn intersects(&self, other: &BitSet) -> bool {
         self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
     }
@@ -176,6 +183,10 @@ mod tests {
         assert_eq!(a, c);
         c.insert(299);
         assert_ne!(a, c);
+        // Subsets, whatever room each has allocated.
+        assert!(a.is_subset(&c) && !c.is_subset(&a));
+        assert!(BitSet::new(500).is_subset(&BitSet::default()));
+        assert!(!c.is_subset(&BitSet::new(256)));
     }
 
     #[test]

@@ -562,7 +562,7 @@ mod tests {
         let lowered = crate::lower::lower_file(&parsed, FileId(0));
         let file = SourceFile {
             id: FileId(0),
-            path: "t.f90".into(),
+            path: std::path::Path::new("t.f90").into(),
         };
         crate::link::link(vec![file], vec![lowered]).0
     }

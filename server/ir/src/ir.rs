@@ -7,7 +7,6 @@
 use crate::cfg::Cfg;
 use crate::idx::IdVec;
 use dfort_syntax::TextRange;
-use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileId(pub u32);
@@ -29,7 +28,8 @@ pub struct Span {
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     pub id: FileId,
-    pub path: PathBuf,
+    /// Shared by the chunks of one document.
+    pub path: std::sync::Arc<std::path::Path>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
