@@ -177,6 +177,26 @@ fn every_prefix_of_a_fixed_form_file_is_handled() {
     assert!(n > 50);
 }
 
+/// Edits document `path` of `host`: the first `old` becomes `new`.
+fn replace_text(
+    host: &mut dfort_ide::host::Host,
+    path: &std::path::Path,
+    old: &str,
+    new: &str,
+    version: i32,
+) {
+    let doc = host.document(path).expect("open").text.to_string();
+    let at = doc.find(old).expect("edit site") as u32;
+    host.edit(
+        path,
+        &[dfort_ide::host::TextChange {
+            range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
+            text: new.to_string(),
+        }],
+        version,
+    );
+}
+
 /// Replaces the first `old` of the document at `path` with `new` through
 /// `host` (as document version `version`), and gives the host's snapshot
 /// and that of a host loaded with the edited text from scratch.
@@ -190,16 +210,7 @@ fn edit_and_reload(
     std::sync::Arc<dfort_ide::host::Snapshot>,
     std::sync::Arc<dfort_ide::host::Snapshot>,
 ) {
-    let doc = host.document(path).expect("open").text.to_string();
-    let at = doc.find(old).expect("edit site") as u32;
-    host.edit(
-        path,
-        &[dfort_ide::host::TextChange {
-            range: Some(dfort_syntax::TextRange::new(at, at + old.len() as u32)),
-            text: new.to_string(),
-        }],
-        version,
-    );
+    replace_text(host, path, old, new, version);
     let snap = host.snapshot();
     let mut fresh = dfort_ide::host::Host::default();
     fresh.set_text(path, &snap.doc(path).expect("doc").text, true, 1);
@@ -1034,6 +1045,101 @@ end
             "after edit {}",
             k + 1
         );
+        last = snap;
+    }
+}
+
+/// An edit that keeps every document's links (the names, kinds and
+/// nesting of its units) relinks only the edited document: the other
+/// documents' views and the name index are the last snapshot's, and
+/// the result is a fresh load's. An edit that changes what other
+/// documents link against links everything again.
+#[test]
+fn an_edit_inside_a_routine_relinks_only_its_document() {
+    use dfort_ide::host::Host;
+    use std::sync::Arc;
+    let files = [
+        (
+            "/ws/a_state.f90",
+            "module state\n  real :: s\ncontains\n  subroutine bump(x)\n    real x\n    s = s + x\n  end subroutine\nend module\n",
+        ),
+        (
+            "/ws/b_top.f90",
+            "subroutine top(x, y)\n  use state\n  real x, y\n  call bump(x)\n  call mid(x, y)\n  y = y + s\nend\n",
+        ),
+        (
+            "/ws/c_mid.f90",
+            "subroutine mid(u, v)\n  real u, v\n  v = u * u\nend\nsubroutine other(w)\n  real w\n  w = 2.0 * w\nend\n",
+        ),
+    ];
+    let mut host = Host::default();
+    for (p, t) in files {
+        host.set_text(std::path::Path::new(p), t, false, 1);
+    }
+    let mut last = host.snapshot();
+    // (document, old, new, whether only that document is relinked)
+    let edits = [
+        ("/ws/c_mid.f90", "v = u * u", "v = u * u * 3.0", true),
+        ("/ws/b_top.f90", "y = y + s", "y = y + 2.0 * s", true),
+        // A routine renamed: others link against the name.
+        (
+            "/ws/c_mid.f90",
+            "subroutine other(w)",
+            "subroutine other2(w)",
+            false,
+        ),
+        ("/ws/c_mid.f90", "w = 2.0 * w", "w = 4.0 * w", true),
+        // A module procedure's statement: linked against by name.
+        ("/ws/a_state.f90", "s = s + x", "s = s + 2.0 * x", true),
+        // A module's specification part: its users read it whole.
+        ("/ws/a_state.f90", "real :: s", "real :: s, s2", false),
+    ];
+    for (k, (path, old, new, only)) in edits.into_iter().enumerate() {
+        replace_text(
+            &mut host,
+            std::path::Path::new(path),
+            old,
+            new,
+            k as i32 + 2,
+        );
+        let snap = host.snapshot();
+        let shared_views = snap
+            .docs
+            .iter()
+            .filter(|(p, d)| Arc::ptr_eq(d, &last.docs[*p]))
+            .count();
+        assert_eq!(
+            (
+                Arc::ptr_eq(&snap.program.names, &last.program.names),
+                shared_views
+            ),
+            (only, if only { 2 } else { 0 }),
+            "edit {}: {old} -> {new}",
+            k + 1
+        );
+        // Every chunk of every document has its place, and no other.
+        let chunks: usize = snap.docs.values().map(|d| d.chunks.len()).sum();
+        assert_eq!(snap.places.len(), chunks);
+        for d in snap.docs.values() {
+            for (f, base, _) in &d.chunks {
+                let place = snap.places.get(f).expect("place");
+                assert_eq!((&*place.path, place.base), (d.path.as_path(), *base));
+            }
+        }
+        let mut fresh = Host::default();
+        for d in snap.docs.values() {
+            fresh.set_text(&d.path, &d.text, false, 1);
+        }
+        let scratch = fresh.snapshot();
+        for d in snap.docs.values() {
+            assert_eq!(
+                summary(&snap, &d.path),
+                summary(&scratch, &d.path),
+                "{} after edit {}",
+                d.path.display(),
+                k + 1
+            );
+        }
         last = snap;
     }
 }

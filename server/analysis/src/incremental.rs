@@ -181,6 +181,29 @@ impl LazyContexts {
         scc.iter().any(|&u| self.dirty[u])
     }
 
+    /// Sets the entry context of each unit of `scc`: in a rerun (`prev`,
+    /// the last run's entries) the last run's when no caller's
+    /// contribution to the component changed, else `context(u, true)`,
+    /// gathered from the callers; in a first run `context(u, false)`, what
+    /// the callers added eagerly. Returns whether the entries are the last
+    /// run's.
+    pub fn entries<C: Clone>(
+        &self,
+        scc: &[UnitId],
+        prev: Option<&IdVec<UnitId, C>>,
+        entry: &mut IdVec<UnitId, C>,
+        mut context: impl FnMut(UnitId, bool) -> C,
+    ) -> bool {
+        let kept = prev.filter(|_| !self.any_dirty(scc));
+        for &u in scc {
+            entry[u] = match kept {
+                Some(prev) => prev[u].clone(),
+                None => context(u, prev.is_some()),
+            };
+        }
+        kept.is_some()
+    }
+
     /// Marks dirty the callees of a unit whose contributions went from
     /// `old` to `new` (those of both, when they differ).
     pub fn compare<T: Contribution + PartialEq>(&mut self, new: &Arc<[T]>, old: &Arc<[T]>) {

@@ -168,34 +168,26 @@ pub fn analyze_program_with(
     };
     // Callers before callees.
     for scc in program.call_graph.sccs.iter().rev() {
-        let mut same_entry = false;
-        match lazy {
-            Some((prev, _)) if !dirty.any_dirty(scc) => {
-                for &u in scc {
-                    entry[u] = prev.entry[u].clone();
+        let same_entry = dirty.entries(
+            scc,
+            lazy.map(|(prev, _)| &prev.entry),
+            &mut entry,
+            |u, gather| {
+                if !gather {
+                    return contexts[u].clone();
                 }
-                same_entry = true;
-            }
-            Some(_) => {
                 // The roots' own and what callers outside the component
                 // contribute (those inside add theirs as it is solved).
-                for &u in scc {
-                    let mut ctx = contexts[u].take();
-                    LazyContexts::gather(program, scc, u, &outgoing, |(_, iv, ou)| {
-                        let x = Arc::make_mut(ctx.get_or_insert_with(Default::default));
-                        x.0.union_with(iv);
-                        x.1.union_with(ou);
-                    });
-                    entry[u] = ctx.clone();
-                    contexts[u] = ctx;
-                }
-            }
-            None => {
-                for &u in scc {
-                    entry[u] = contexts[u].clone();
-                }
-            }
-        }
+                let mut ctx = contexts[u].take();
+                LazyContexts::gather(program, scc, u, &outgoing, |(_, iv, ou)| {
+                    let x = Arc::make_mut(ctx.get_or_insert_with(Default::default));
+                    x.0.union_with(iv);
+                    x.1.union_with(ou);
+                });
+                contexts[u] = ctx.clone();
+                ctx
+            },
+        );
         if let Some((prev, changes)) = reuse {
             let unchanged = scc.iter().all(|&u| {
                 (same_entry || prev.entry[u] == entry[u])

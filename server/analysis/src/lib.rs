@@ -52,11 +52,7 @@ pub(crate) mod test_support {
         let mut parser = dfort_syntax::FortranParser::new();
         let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
         let lowered = dfort_ir::lower::lower_file(&parsed, FileId(0));
-        let file = SourceFile {
-            id: FileId(0),
-            path: std::path::Path::new("t.f90").into(),
-        };
-        dfort_ir::link::link(vec![file], vec![lowered]).0
+        dfort_ir::link::link(vec![lowered]).0
     }
 
     /// A request for the adjoint of root `name` with these roles (default
@@ -80,7 +76,6 @@ pub(crate) mod test_support {
     /// (paths from its root).
     pub fn fixed_program(paths: &[&str]) -> Program {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut files = Vec::new();
         let mut lowered = Vec::new();
         for (k, path) in paths.iter().enumerate() {
             let src = std::fs::read_to_string(root.join(path)).expect("fixture");
@@ -91,11 +86,7 @@ pub(crate) mod test_support {
                 dfort_syntax::SourceForm::Fixed(Default::default()),
             );
             lowered.push(dfort_ir::lower::lower_file(&parsed, FileId(k as u32)));
-            files.push(SourceFile {
-                id: FileId(k as u32),
-                path: std::path::Path::new(*path).into(),
-            });
         }
-        dfort_ir::link::link(files, lowered).0
+        dfort_ir::link::link(lowered).0
     }
 }

@@ -1330,29 +1330,21 @@ pub fn analyze_program_with(
     // contributions changed.
     let mut dirty = LazyContexts::new(n, reuse.map(|(_, c)| c));
     for scc in program.call_graph.sccs.iter().rev() {
-        let mut same_entry = false;
-        match reuse {
-            Some((prev, _)) if !dirty.any_dirty(scc) => {
-                for &u in scc {
-                    entry[u] = prev.entry[u].clone();
+        let same_entry = dirty.entries(
+            scc,
+            reuse.map(|(prev, _)| &prev.entry),
+            &mut entry,
+            |u, gather| {
+                if !gather {
+                    return Arc::new(contexts[u].clone());
                 }
-                same_entry = true;
-            }
-            Some(_) => {
-                for &u in scc {
-                    let mut ctx = BitSet::default();
-                    LazyContexts::gather(program, scc, u, &outgoing, |(_, c)| {
-                        ctx.union_with(c);
-                    });
-                    entry[u] = Arc::new(ctx);
-                }
-            }
-            None => {
-                for &u in scc {
-                    entry[u] = Arc::new(contexts[u].clone());
-                }
-            }
-        }
+                let mut ctx = BitSet::default();
+                LazyContexts::gather(program, scc, u, &outgoing, |(_, c)| {
+                    ctx.union_with(c);
+                });
+                Arc::new(ctx)
+            },
+        );
         if let Some((prev, _)) = reuse {
             let unchanged = scc
                 .iter()

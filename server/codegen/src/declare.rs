@@ -951,11 +951,7 @@ mod tests {
         let mut parser = dfort_syntax::FortranParser::new();
         let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
         let lowered = dfort_ir::lower::lower_file(&parsed, FileId(0));
-        let file = SourceFile {
-            id: FileId(0),
-            path: std::path::Path::new("t.f90").into(),
-        };
-        dfort_ir::link::link(vec![file], vec![lowered]).0
+        dfort_ir::link::link(vec![lowered]).0
     }
 
     fn named<'p>(p: &'p Program, name: &str) -> &'p Unit {

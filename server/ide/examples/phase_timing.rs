@@ -37,7 +37,7 @@ fn main() {
         lowered.push(l);
     }
     let t = Instant::now();
-    let (prog, _) = dfort_ir::link::link(Vec::new(), lowered);
+    let (prog, _) = dfort_ir::link::link(lowered);
     let tk = t.elapsed().as_secs_f64();
     println!(
         "parse {:.0} ms, lower {:.0} ms, flatten alone {:.0} ms, drop trees {:.0} ms, link {:.0} ms ({} units)",

@@ -26,9 +26,7 @@ use dfort_analysis::decisions::Recording;
 use dfort_analysis::incremental::Changes;
 use dfort_ir::link::{link, relink};
 use dfort_ir::lower::{lower_file, LoweredFile};
-use dfort_ir::{
-    FileId, IdVec, Program, SourceFile, Span, Storage, SymbolId, Unit, UnitId, UnitKind,
-};
+use dfort_ir::{FileId, IdVec, Program, Span, Storage, SymbolId, Unit, UnitId, UnitKind};
 use dfort_syntax::chunks::{split_fine, ChunkRole, ChunkSpan, LineSignature};
 use dfort_syntax::fixed_form::normalize_fixed;
 use dfort_syntax::line_index::LineIndex;
@@ -37,7 +35,7 @@ use dfort_syntax::tree_sitter::{InputEdit, Point, Tree};
 use dfort_syntax::{Diagnostic, FixedOptions, FortranParser, SourceForm, TextRange};
 use rayon::prelude::*;
 use ropey::Rope;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -265,7 +263,16 @@ pub struct ChunkPlace {
 
 /// A map keyed by chunk: hashed with foldhash, as a snapshot of a large
 /// workspace fills one with every chunk on every edit.
-pub type ChunkMap<V> = HashMap<FileId, V, foldhash::fast::RandomState>;
+pub type ChunkMap<V> = imbl::GenericHashMap<
+    FileId,
+    V,
+    foldhash::fast::RandomState,
+    imbl::shared_ptr::DefaultSharedPtr,
+>;
+
+/// A snapshot's documents by path: shared with the last snapshot but
+/// for the documents that changed.
+pub type DocMap = imbl::OrdMap<PathBuf, Arc<DocView>>;
 
 /// A document as a snapshot sees it.
 #[derive(Clone)]
@@ -285,19 +292,18 @@ pub struct DocView {
     /// The ids of its units, in source order (its chunks are consecutive
     /// in link order).
     pub units: Range<u32>,
+    /// What linking the other chunks reads of its chunks, in order.
+    link: Arc<[LinkItem]>,
 }
 
 /// Everything the features read, immutable and shareable across threads.
 pub struct Snapshot {
     pub program: Program,
-    pub docs: BTreeMap<PathBuf, DocView>,
+    pub docs: DocMap,
     pub places: ChunkMap<ChunkPlace>,
     /// Link diagnostics (chunk-relative).
     pub link_diagnostics: Vec<(FileId, Diagnostic)>,
     pub config: HostConfig,
-    /// What the linking of each unit depends on besides its own chunk:
-    /// equal keys mean unchanged chunks link exactly as before.
-    link_key: LinkKey,
     /// The analyses, run at their first read ([`Snapshot::analysis`]):
     /// the program is linked, and what reads only the program (symbols,
     /// references, completion, navigation) answered, before them.
@@ -455,7 +461,7 @@ impl Snapshot {
     /// The documents that include the header `path` (none for a path that
     /// is not a header of a preprocessed document).
     pub fn includers<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a DocView> + 'a {
-        self.docs.values().filter(move |d| {
+        self.docs.values().map(|d| &**d).filter(move |d| {
             d.preprocessed
                 .as_ref()
                 .is_some_and(|pp| pp.headers().any(|(_, f)| f.path == path))
@@ -515,7 +521,7 @@ impl Snapshot {
     }
 
     pub fn doc(&self, path: &Path) -> Option<&DocView> {
-        self.docs.get(path)
+        self.docs.get(path).map(|d| &**d)
     }
 
     /// Where a (chunk-relative) span starts: the document, and its line
@@ -963,7 +969,7 @@ impl Host {
             }
         }
         self.times.parse = planned.elapsed();
-        let (snap, link) = self.build();
+        let (snap, link) = self.build(&paths);
         self.times.link = link;
         let snap = Arc::new(snap);
         self.snapshot = Some(snap.clone());
@@ -1178,122 +1184,19 @@ impl Host {
     /// no chunk that other chunks link against changed since the last
     /// snapshot, only the changed chunks' units are linked (against the
     /// last program) and re-analysed.
-    fn build(&self) -> (Snapshot, std::time::Duration) {
+    fn build(&self, changed: &[PathBuf]) -> (Snapshot, std::time::Duration) {
         let started = std::time::Instant::now();
-        // Sized as the last snapshot's: an edit seldom changes the count.
-        let n = self.last.as_ref().map_or(0, |s| s.places.len());
-        let mut sources = Vec::with_capacity(n);
-        // Every chunk in link order, with the index of its module's head
-        // chunk for a module procedure.
-        let mut chunks: Vec<(&ChunkData, Option<usize>)> = Vec::with_capacity(n);
-        let mut places = ChunkMap::with_capacity_and_hasher(n, Default::default());
-        // In path order, as `self.docs` (a map built from them at once).
-        let mut docs = Vec::with_capacity(self.docs.len());
-        let mut link_key = LinkKey(Vec::with_capacity(n + self.docs.len()));
-        // The id of the next chunk's first unit: the linker numbers units
-        // in this order.
-        let mut next_unit = 0u32;
-        for (path, d) in &self.docs {
-            link_key.0.push(LinkItem::Document(path.clone()));
-            let shared_path: Arc<Path> = Arc::from(path.as_path());
-            let first_unit = next_unit;
-            let mut ids = Vec::with_capacity(d.chunks.len());
-            let mut head: Option<usize> = None;
-            for c in &d.chunks {
-                let f = c.data.file;
-                sources.push(SourceFile {
-                    id: f,
-                    path: shared_path.clone(),
-                });
-                let contained_in = match c.role {
-                    ChunkRole::ModuleHead => {
-                        head = Some(chunks.len());
-                        None
-                    }
-                    ChunkRole::ModuleProcedure => head,
-                    ChunkRole::ModuleTail | ChunkRole::Unit => {
-                        head = None;
-                        None
-                    }
-                };
-                link_key.0.push(LinkItem::Chunk {
-                    role: c.role,
-                    units: c.data.lowered.units.len(),
-                    reads: c.data.link.clone(),
-                });
-                chunks.push((&c.data, contained_in));
-                let units = next_unit..next_unit + c.data.lowered.units.len() as u32;
-                next_unit = units.end;
-                places.insert(
-                    f,
-                    ChunkPlace {
-                        path: shared_path.clone(),
-                        base: c.base,
-                        len: c.len,
-                        units,
-                        data: c.data.clone(),
-                    },
-                );
-                ids.push((f, c.base, c.len));
-            }
-            docs.push((
-                path.clone(),
-                DocView {
-                    path: path.clone(),
-                    text: d.text.clone(),
-                    lines: d.lines.clone(),
-                    form: d.form,
-                    open: d.open,
-                    version: d.version,
-                    chunks: ids,
-                    preprocessed: d.preprocessed.clone(),
-                    units: first_unit..next_unit,
-                },
-            ));
-        }
-        let docs: BTreeMap<PathBuf, DocView> = docs.into_iter().collect();
-        // A chunk's lowering for the linker; lowering diagnostics are
-        // reported with the chunk's own.
-        let lowering = |data: &ChunkData, contained_in: Option<usize>| {
-            let mut lf = data.lowered.clone();
-            lf.diagnostics.clear();
-            lf.contained_in = contained_in;
-            lf
+        let linked = match self.last.as_deref() {
+            Some(prev) => self.relink_changed(prev, changed),
+            None => None,
         };
-        let previous = self.last.as_deref().filter(|p| p.link_key == link_key);
-        let (program, link_diagnostics, changes) = match previous {
-            Some(prev) => {
-                // Per unit, in link order: whether its chunk is new.
-                let mut body_changed: IdVec<UnitId, bool> = IdVec::new();
-                let mut replaced = Vec::new();
-                for (data, contained_in) in &chunks {
-                    let new = !prev.places.contains_key(&data.file);
-                    if new {
-                        let first = body_changed.next_id();
-                        replaced.push((first, lowering(data, *contained_in)));
-                    }
-                    body_changed.extend(data.lowered.units.iter().map(|_| new));
-                }
-                let (program, mut diagnostics) = relink(&prev.program, sources, replaced);
-                // The unchanged units' diagnostics are the last link's.
-                diagnostics.extend(
-                    prev.link_diagnostics
-                        .iter()
-                        .filter(|(f, d)| d.code != "argument-count" && places.contains_key(f))
-                        .cloned(),
-                );
-                let changes = Changes::between(&prev.program, &program, body_changed);
-                (program, diagnostics, changes.map(|c| (prev, c)))
-            }
-            None => {
-                let lowered = chunks
-                    .iter()
-                    .map(|(data, contained_in)| lowering(data, *contained_in))
-                    .collect();
-                let (program, diagnostics) = link(sources, lowered);
-                (program, diagnostics, None)
-            }
-        };
+        let Linked {
+            docs,
+            places,
+            program,
+            link_diagnostics,
+            changes,
+        } = linked.unwrap_or_else(|| self.link_all());
         let linked = started.elapsed();
         // The analyses run at the first read, from the last snapshot's.
         let previous = self.last.clone();
@@ -1305,7 +1208,7 @@ impl Host {
             depth = 1;
         }
         let recipe = Recipe {
-            changes: changes.map(|(_, c)| c),
+            changes,
             previous,
             depth,
         };
@@ -1317,25 +1220,196 @@ impl Host {
             places,
             link_diagnostics,
             config: self.config.clone(),
-            link_key,
         };
         (snapshot, linked)
     }
+
+    /// Links every chunk of every document afresh.
+    fn link_all(&self) -> Linked {
+        let n = self.last.as_ref().map_or(0, |s| s.places.len());
+        // Every chunk's lowering in link order, with the index of its
+        // module's head chunk for a module procedure.
+        let mut lowered = Vec::with_capacity(n);
+        let mut places = ChunkMap::default();
+        let mut docs = DocMap::new();
+        // The id of the next chunk's first unit: the linker numbers units
+        // in this order.
+        let mut next_unit = 0u32;
+        for (path, d) in &self.docs {
+            let mut head: Option<usize> = None;
+            for c in &d.chunks {
+                let contained_in = match c.role {
+                    ChunkRole::ModuleHead => {
+                        head = Some(lowered.len());
+                        None
+                    }
+                    ChunkRole::ModuleProcedure => head,
+                    ChunkRole::ModuleTail | ChunkRole::Unit => {
+                        head = None;
+                        None
+                    }
+                };
+                lowered.push(lowering(&c.data, contained_in));
+            }
+            let (view, chunk_places) = doc_view(path, d, next_unit);
+            next_unit = view.units.end;
+            places.extend(chunk_places);
+            docs.insert(path.clone(), Arc::new(view));
+        }
+        let (program, link_diagnostics) = link(lowered);
+        Linked {
+            docs,
+            places,
+            program,
+            link_diagnostics,
+            changes: None,
+        }
+    }
+
+    /// Links again only the new chunks of the documents that changed
+    /// since `prev` (`changed`: those planned again; any other whose view
+    /// differs), sharing every other document's view and chunk places
+    /// with `prev`. `None` when the documents are not the same ones or
+    /// a changed one's chunks link differently for the other chunks
+    /// ([`LinkItem`]: then unit ids and links elsewhere may move).
+    fn relink_changed(&self, prev: &Snapshot, changed: &[PathBuf]) -> Option<Linked> {
+        if prev.docs.len() != self.docs.len() {
+            return None;
+        }
+        let mut docs = prev.docs.clone();
+        let mut places = prev.places.clone();
+        let mut replaced = Vec::new();
+        // Per unit, in link order: whether its chunk is new.
+        let mut body_changed: IdVec<UnitId, bool> =
+            IdVec::from_elem(false, prev.program.units.len());
+        for ((path, d), (old_path, old)) in self.docs.iter().zip(&prev.docs) {
+            if path.as_os_str() != old_path.as_os_str() {
+                return None;
+            }
+            let same_pp = match (&d.preprocessed, &old.preprocessed) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            };
+            let same = Arc::ptr_eq(&d.text, &old.text)
+                && d.open == old.open
+                && d.version == old.version
+                && d.form == old.form
+                && same_pp
+                && !changed.contains(path);
+            if same {
+                continue;
+            }
+            let (view, chunk_places) = doc_view(path, d, old.units.start);
+            if !same_link(&view.link, &old.link) {
+                return None;
+            }
+            for (f, _, _) in &old.chunks {
+                places.remove(f);
+            }
+            for (f, place) in chunk_places {
+                if !prev.places.contains_key(&f) {
+                    replaced.push((UnitId(place.units.start), lowering(&place.data, None)));
+                    for u in place.units.clone() {
+                        body_changed[UnitId(u)] = true;
+                    }
+                }
+                places.insert(f, place);
+            }
+            docs.insert(path.clone(), Arc::new(view));
+        }
+        let (program, mut link_diagnostics) = relink(&prev.program, replaced);
+        // The unchanged units' diagnostics are the last link's.
+        link_diagnostics.extend(
+            prev.link_diagnostics
+                .iter()
+                .filter(|(f, d)| d.code != "argument-count" && places.contains_key(f))
+                .cloned(),
+        );
+        let changes = Changes::between(&prev.program, &program, body_changed);
+        Some(Linked {
+            docs,
+            places,
+            program,
+            link_diagnostics,
+            changes,
+        })
+    }
 }
 
-/// What the linking of the units of a workspace reads besides each
-/// unit's own chunk, item by item; compared by equality.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct LinkKey(Vec<LinkItem>);
+/// A linked program with the documents and chunks it was linked from.
+struct Linked {
+    docs: DocMap,
+    places: ChunkMap<ChunkPlace>,
+    program: Program,
+    link_diagnostics: Vec<(FileId, Diagnostic)>,
+    /// How the program differs from the last snapshot's, when it was
+    /// relinked from it.
+    changes: Option<Changes>,
+}
 
+/// Document `d`'s view and the places of its chunks, its units
+/// numbered from `first_unit`.
+fn doc_view(path: &Path, d: &Document, first_unit: u32) -> (DocView, Vec<(FileId, ChunkPlace)>) {
+    let shared_path: Arc<Path> = Arc::from(path);
+    let mut next_unit = first_unit;
+    let mut places = Vec::with_capacity(d.chunks.len());
+    let mut link = Vec::with_capacity(d.chunks.len());
+    for c in &d.chunks {
+        let units = next_unit..next_unit + c.data.lowered.units.len() as u32;
+        next_unit = units.end;
+        link.push(LinkItem {
+            role: c.role,
+            units: c.data.lowered.units.len(),
+            reads: c.data.link.clone(),
+        });
+        places.push((
+            c.data.file,
+            ChunkPlace {
+                path: shared_path.clone(),
+                base: c.base,
+                len: c.len,
+                units,
+                data: c.data.clone(),
+            },
+        ));
+    }
+    let view = DocView {
+        path: path.to_path_buf(),
+        text: d.text.clone(),
+        lines: d.lines.clone(),
+        form: d.form,
+        open: d.open,
+        version: d.version,
+        chunks: places.iter().map(|(f, p)| (*f, p.base, p.len)).collect(),
+        preprocessed: d.preprocessed.clone(),
+        units: first_unit..next_unit,
+        link: link.into(),
+    };
+    (view, places)
+}
+
+/// Whether two documents' chunks link the same for the other chunks.
+fn same_link(a: &Arc<[LinkItem]>, b: &Arc<[LinkItem]>) -> bool {
+    Arc::ptr_eq(a, b) || a[..] == b[..]
+}
+
+/// A chunk's lowering for the linker; lowering diagnostics are reported
+/// with the chunk's own.
+fn lowering(data: &ChunkData, contained_in: Option<usize>) -> LoweredFile {
+    let mut lf = data.lowered.clone();
+    lf.diagnostics.clear();
+    lf.contained_in = contained_in;
+    lf
+}
+
+/// What linking the other chunks reads of one chunk: with the documents'
+/// paths in order, equal items mean unchanged chunks link exactly as
+/// before.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum LinkItem {
-    Document(PathBuf),
-    Chunk {
-        role: ChunkRole,
-        units: usize,
-        reads: LinkReads,
-    },
+struct LinkItem {
+    role: ChunkRole,
+    units: usize,
+    reads: LinkReads,
 }
 
 /// What other chunks' linking reads of one chunk.

@@ -560,11 +560,7 @@ mod tests {
         let mut parser = dfort_syntax::FortranParser::new();
         let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
         let lowered = crate::lower::lower_file(&parsed, FileId(0));
-        let file = SourceFile {
-            id: FileId(0),
-            path: std::path::Path::new("t.f90").into(),
-        };
-        crate::link::link(vec![file], vec![lowered]).0
+        crate::link::link(vec![lowered]).0
     }
 
     /// The name of the unit each CALL of `unit` goes to (`-` when none).

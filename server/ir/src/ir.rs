@@ -25,13 +25,6 @@ pub struct Span {
     pub range: TextRange,
 }
 
-#[derive(Clone, Debug)]
-pub struct SourceFile {
-    pub id: FileId,
-    /// Shared by the chunks of one document.
-    pub path: std::sync::Arc<std::path::Path>,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnitKind {
     Program,
@@ -1106,8 +1099,10 @@ impl StmtKind {
 /// parsed files).
 #[derive(Clone, Debug, Default)]
 pub struct Program {
-    pub files: std::sync::Arc<Vec<SourceFile>>,
     pub units: IdVec<UnitId, std::sync::Arc<Unit>>,
+    /// Its modules and external procedures by name (shared by a relink,
+    /// which keeps every unit's name, kind and nesting).
+    pub names: std::sync::Arc<crate::link::NameIndex>,
     /// Shared: a program whose units are rewritten in place (the
     /// analyses' prepared program) keeps its call graph.
     pub call_graph: std::sync::Arc<crate::callgraph::CallGraph>,

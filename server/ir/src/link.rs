@@ -23,10 +23,7 @@ use std::sync::Arc;
 /// All units of the program, by id.
 type Units = IdVec<UnitId, Arc<Unit>>;
 
-pub fn link(
-    files: Vec<SourceFile>,
-    lowered: Vec<LoweredFile>,
-) -> (Program, Vec<(FileId, Diagnostic)>) {
+pub fn link(lowered: Vec<LoweredFile>) -> (Program, Vec<(FileId, Diagnostic)>) {
     let mut diags: Vec<(FileId, Diagnostic)> = Vec::new();
     let mut units: Units = IdVec::new();
     // Where each lowered file's units start, and module procedures lowered
@@ -70,8 +67,9 @@ pub fn link(
         }
     }
     let all: Vec<UnitId> = units.indices().collect();
-    resolve(&mut units, &all, &mut diags);
-    finish(files, units, diags, None)
+    let names = Arc::new(NameIndex::new(&units));
+    resolve(&mut units, &names, &all, &mut diags);
+    finish(units, names, diags, None)
 }
 
 /// Links again after some files changed, reusing every other unit of
@@ -87,7 +85,6 @@ pub fn link(
 /// `argument-count` warning (the others belong to unchanged units).
 pub fn relink(
     previous: &Program,
-    files: Vec<SourceFile>,
     replaced: Vec<(UnitId, LoweredFile)>,
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
     let mut units = previous.units.clone();
@@ -111,8 +108,10 @@ pub fn relink(
             fresh.push(i);
         }
     }
-    resolve(&mut units, &fresh, &mut diags);
-    finish(files, units, diags, Some(previous))
+    // The same names, kinds and nesting: the same index.
+    let names = previous.names.clone();
+    resolve(&mut units, &names, &fresh, &mut diags);
+    finish(units, names, diags, Some(previous))
 }
 
 /// Unit ids of a lowered file made program-wide: its units start at `base`.
@@ -126,8 +125,12 @@ fn renumber(u: &mut Unit, base: u32) {
 
 /// Resolves the units at `which` (USE targets, symbols, references)
 /// against all of `units`.
-fn resolve(units: &mut Units, which: &[UnitId], diags: &mut Vec<(FileId, Diagnostic)>) {
-    let index = NameIndex::new(units);
+fn resolve(
+    units: &mut Units,
+    index: &NameIndex,
+    which: &[UnitId],
+    diags: &mut Vec<(FileId, Diagnostic)>,
+) {
     // USE → module units.
     for &i in which {
         let u = Arc::make_mut(&mut units[i]);
@@ -190,23 +193,30 @@ fn resolve(units: &mut Units, which: &[UnitId], diags: &mut Vec<(FileId, Diagnos
         Arc::make_mut(&mut units[i]).types[t].components[c].ty.kind = Some(k);
     }
     // Names applied to arguments, and CALL targets.
-    let mut plans: IdVec<UnitId, Option<ReferencePlan>> = units.iter().map(|_| None).collect();
     let found: Vec<(UnitId, ReferencePlan)> = which
         .par_iter()
-        .map(|&i| (i, resolve_references(units, &index, i)))
+        .map(|&i| (i, resolve_references(units, index, i)))
         .collect();
-    for (i, plan) in found {
-        plans[i] = Some(plan);
+    if found.len() < 64 {
+        // A relink's few units (the parallel pass below visits all).
+        for (i, plan) in found {
+            apply_references(Arc::make_mut(&mut units[i]), plan);
+        }
+    } else {
+        let mut plans: IdVec<UnitId, Option<ReferencePlan>> = units.iter().map(|_| None).collect();
+        for (i, plan) in found {
+            plans[i] = Some(plan);
+        }
+        units
+            .as_mut_slice()
+            .par_iter_mut()
+            .zip(plans.into_vec())
+            .for_each(|(u, plan)| {
+                if let Some(plan) = plan {
+                    apply_references(Arc::make_mut(u), plan);
+                }
+            });
     }
-    units
-        .as_mut_slice()
-        .par_iter_mut()
-        .zip(plans.into_vec())
-        .for_each(|(u, plan)| {
-            if let Some(plan) = plan {
-                apply_references(Arc::make_mut(u), plan);
-            }
-        });
     // Calls of generic names, once every unit's references are resolved.
     let generic: Vec<(UnitId, _)> = which
         .par_iter()
@@ -222,8 +232,8 @@ fn resolve(units: &mut Units, which: &[UnitId], diags: &mut Vec<(FileId, Diagnos
 
 /// The call graph, its argument-count warnings, and the program.
 fn finish(
-    files: Vec<SourceFile>,
     units: Units,
+    names: Arc<NameIndex>,
     mut diags: Vec<(FileId, Diagnostic)>,
     previous: Option<&Program>,
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
@@ -257,8 +267,8 @@ fn finish(
     }
     (
         Program {
-            files: std::sync::Arc::new(files),
             units,
+            names,
             call_graph: std::sync::Arc::new(call_graph),
         },
         diags,
@@ -299,7 +309,9 @@ fn intrinsic_arguments(u: &Unit, diags: &mut Vec<(FileId, Diagnostic)>) {
     }
 }
 
-struct NameIndex {
+/// The modules and external procedures of a program by name.
+#[derive(Debug, Default)]
+pub struct NameIndex {
     modules: HashMap<String, UnitId>,
     /// External (top-level) subroutines and functions by name.
     globals: HashMap<String, UnitId>,
