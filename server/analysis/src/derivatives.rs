@@ -241,7 +241,7 @@ impl Start {
                 seeds[u] = act.active_anywhere();
             }
             let kept = previous.and_then(|(p, changes)| {
-                let same = !changes.inputs_changed(program, u, |_| false);
+                let same = !changes.reads_changed(u);
                 same.then(|| p.inputs.get(u).cloned().flatten()).flatten()
             });
             inputs[u] = Some(kept.unwrap_or_else(|| Arc::new(gather(program, unit))));

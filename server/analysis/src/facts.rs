@@ -119,8 +119,10 @@ pub struct ProgramFacts {
     /// an edited program (those of units it left unchanged).
     regions: Arc<crate::regions::RegionMemo>,
     /// Where each unit's first entry is in `roots` (built when first
-    /// asked: a workspace has thousands of roots).
-    root_places: OnceLock<HashMap<UnitId, usize>>,
+    /// asked: a workspace has thousands of roots; shared with the
+    /// previous analysis when its roots are the same units in the same
+    /// order).
+    root_places: OnceLock<Arc<HashMap<UnitId, usize>>>,
     /// The SAVE'd locals the adjoints of all the roots share
     /// ([`crate::saved_state::of_carriers`]), computed when first needed
     /// (the checkpoints read it, the next analysis compares it).
@@ -228,7 +230,7 @@ impl ProgramFacts {
             for (i, (u, _)) in self.roots.iter().enumerate() {
                 m.entry(*u).or_insert(i);
             }
-            m
+            Arc::new(m)
         });
         places.get(&unit).map(|&i| &self.roots[i].1)
     }
@@ -590,6 +592,18 @@ fn analyse_resolved(
         &mut units,
         kept_from,
     );
+    let root_places = OnceLock::new();
+    if let Some(places) = previous
+        .filter(|(p, _)| {
+            p.roots
+                .iter()
+                .map(|r| r.0)
+                .eq(resolved.roots.iter().map(|r| r.0))
+        })
+        .and_then(|(p, _)| p.root_places.get())
+    {
+        let _ = root_places.set(places.clone());
+    }
     ProgramFacts {
         request,
         split_callees: split,
@@ -606,7 +620,7 @@ fn analyse_resolved(
         units,
         effects,
         regions,
-        root_places: OnceLock::new(),
+        root_places,
         shared_state,
     }
 }

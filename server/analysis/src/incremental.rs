@@ -26,6 +26,11 @@ pub struct Changes {
     /// were solved with the old members' contributions inside the
     /// component and its entry context without them: both are redone.
     pub component: IdVec<UnitId, bool>,
+    /// Per unit: whether it, its component or the interface of a unit it
+    /// calls changed (what [`Changes::reads_changed`] answers, marked from
+    /// the changed interfaces' callers once instead of walking every
+    /// unit's calls in every pass).
+    reads: IdVec<UnitId, bool>,
 }
 
 impl Changes {
@@ -48,11 +53,29 @@ impl Changes {
             let (was, is) = (components(old), components(new));
             was.iter().zip(is.iter()).map(|(a, b)| a != b).collect()
         };
-        Some(Changes {
+        Some(Changes::with_reads(new, body, interface, component))
+    }
+
+    fn with_reads(
+        program: &Program,
+        body: IdVec<UnitId, bool>,
+        interface: IdVec<UnitId, bool>,
+        component: IdVec<UnitId, bool>,
+    ) -> Changes {
+        let mut reads: IdVec<UnitId, bool> = body
+            .iter()
+            .zip(component.iter())
+            .map(|(b, c)| *b || *c)
+            .collect();
+        for (c, _) in interface.iter_enumerated().filter(|(_, i)| **i) {
+            mark_callers(program, c, &mut reads);
+        }
+        Changes {
             body,
             interface,
             component,
-        })
+            reads,
+        }
     }
 
     /// No unit of `program` changed.
@@ -62,6 +85,7 @@ impl Changes {
             body: IdVec::from_elem(false, n),
             interface: IdVec::from_elem(false, n),
             component: IdVec::from_elem(false, n),
+            reads: IdVec::from_elem(false, n),
         }
     }
 
@@ -71,26 +95,35 @@ impl Changes {
         program
             .units
             .iter()
-            .filter(|u| self.inputs_changed(program, u.id, |_| false))
+            .filter(|u| self.reads_changed(u.id))
             .map(|u| u.id)
             .collect()
     }
 
     /// Whether unit `u` itself or its component changed, or a callee
-    /// whose interface changed or for which `callee_changed` holds.
-    pub fn inputs_changed(
-        &self,
-        program: &Program,
-        u: UnitId,
-        callee_changed: impl Fn(UnitId) -> bool,
-    ) -> bool {
-        self.body.get(u).copied().unwrap_or(true)
-            || self.component.get(u).copied().unwrap_or(true)
-            || program
-                .call_graph
-                .callees(u)
-                .any(|c| self.interface.get(c).copied().unwrap_or(true) || callee_changed(c))
+    /// whose interface changed.
+    pub fn reads_changed(&self, u: UnitId) -> bool {
+        self.reads.get(u).copied().unwrap_or(true)
     }
+}
+
+/// Sets `marks` of every unit that calls `c`.
+pub fn mark_callers(program: &Program, c: UnitId, marks: &mut IdVec<UnitId, bool>) {
+    let graph = &program.call_graph;
+    for &s in graph.calls_to.get(c).into_iter().flatten() {
+        if let Some(m) = marks.get_mut(graph.sites[s].caller) {
+            *m = true;
+        }
+    }
+}
+
+/// Per unit: whether it calls a unit marked in `marked`.
+pub fn callers_of(program: &Program, marked: &IdVec<UnitId, bool>) -> IdVec<UnitId, bool> {
+    let mut out = IdVec::from_elem(false, marked.len());
+    for (c, _) in marked.iter_enumerated().filter(|(_, m)| **m) {
+        mark_callers(program, c, &mut out);
+    }
+    out
 }
 
 /// Per unit, its call-graph component as (least member, size): two

@@ -16,7 +16,7 @@
 
 use crate::activity::{self, Activity};
 use crate::dep::{bind_call, resummarize, space_of, summarize_all, Iface, Space, Summaries};
-use crate::incremental::{Changes, LazyContexts};
+use crate::incremental::{callers_of, Changes, LazyContexts};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::dp::target;
@@ -121,6 +121,11 @@ pub fn analyze_program_with(
         }
         None => (summarize_all(program), IdVec::from_elem(true, n)),
     };
+    // Per unit: whether a callee's summary changed (a rerun's are few).
+    let callee_summary_changed = match reuse {
+        Some(_) => callers_of(program, &summary_changed),
+        None => IdVec::from_elem(true, n),
+    };
     let spaces: IdVec<UnitId, OnceCell<Space>> = IdVec::from_fn(n, |_| OnceCell::new());
     let space =
         |u: UnitId| spaces[u].get_or_init(|| space_of(program, program.unit(u), &summaries));
@@ -191,7 +196,8 @@ pub fn analyze_program_with(
         if let Some((prev, changes)) = reuse {
             let unchanged = scc.iter().all(|&u| {
                 (same_entry || prev.entry[u] == entry[u])
-                    && !changes.inputs_changed(program, u, |c| summary_changed[c])
+                    && !changes.reads_changed(u)
+                    && !callee_summary_changed[u]
             });
             if unchanged {
                 for &u in scc {

@@ -80,7 +80,7 @@ impl Shapes {
             return shapes;
         }
         for (i, cell) in shapes.cells.iter_enumerated() {
-            if changes.inputs_changed(program, i, |_| false) {
+            if changes.reads_changed(i) {
                 continue;
             }
             if let Some(old) = prev.cells[i].get() {

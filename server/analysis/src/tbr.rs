@@ -38,7 +38,7 @@
 use crate::activity::Activity;
 use crate::dep::{bind_call, space_of, Iface, Space, Summaries, Summary};
 use crate::engine::{solve, Direction};
-use crate::incremental::{Changes, LazyContexts};
+use crate::incremental::{callers_of, mark_callers, Changes, LazyContexts};
 use crate::interproc::ProgramActivity;
 use crate::shape::{Shapes, UnitShape};
 use dfort_ir::bitset::BitSet;
@@ -1266,14 +1266,20 @@ pub fn analyze_program_with(
     let mut sum_changed: IdVec<UnitId, bool> = IdVec::from_elem(true, n);
     // Whether the inputs of unit u's TBR (its IR, its activity, its
     // callees' interfaces and summaries) changed.
-    let stale = |u: UnitId, sum_changed: &IdVec<UnitId, bool>| {
+    // Per unit: whether a callee's activity summary changed, and (marked
+    // as the components are summarised, callees first) whether a
+    // callee's TBR summary did.
+    let callee_dep_changed = match reuse {
+        Some(_) if !same_activity => callers_of(program, &pa.summary_changed),
+        _ => IdVec::from_elem(false, n),
+    };
+    let mut callee_sum_changed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
+    let stale = |u: UnitId, callee_sum_changed: &IdVec<UnitId, bool>| {
         (pa.recomputed[u] && !same_activity)
             || reuse
                 .is_some_and(|(prev, _)| !crate::split::same_in(&prev.splittable, splittable, u))
             || reuse.is_none_or(|(_, changes)| {
-                changes.inputs_changed(program, u, |c| {
-                    (pa.summary_changed[c] && !same_activity) || sum_changed[c]
-                })
+                changes.reads_changed(u) || callee_dep_changed[u] || callee_sum_changed[u]
             })
     };
     for scc in program.call_graph.sccs.iter() {
@@ -1283,7 +1289,7 @@ pub fn analyze_program_with(
             sum_changed[u] = false;
         }
         if let Some((prev, _)) = reuse {
-            if !scc.iter().any(|&u| stale(u, &sum_changed)) {
+            if !scc.iter().any(|&u| stale(u, &callee_sum_changed)) {
                 for &u in scc {
                     sums[u] = prev.summaries[u].clone();
                     sum_changed[u] = false;
@@ -1317,6 +1323,9 @@ pub fn analyze_program_with(
         }
         for &u in scc {
             sum_changed[u] = reuse.is_none_or(|(prev, _)| prev.summaries[u] != sums[u]);
+            if sum_changed[u] {
+                mark_callers(program, u, &mut callee_sum_changed);
+            }
         }
     }
     let mut contexts: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
@@ -1346,9 +1355,9 @@ pub fn analyze_program_with(
             },
         );
         if let Some((prev, _)) = reuse {
-            let unchanged = scc
-                .iter()
-                .all(|&u| (same_entry || prev.entry[u] == entry[u]) && !stale(u, &sum_changed));
+            let unchanged = scc.iter().all(|&u| {
+                (same_entry || prev.entry[u] == entry[u]) && !stale(u, &callee_sum_changed)
+            });
             if unchanged {
                 for &u in scc {
                     results[u] = prev.results[u].clone();
