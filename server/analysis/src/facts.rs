@@ -37,8 +37,10 @@ use crate::shape::Shapes;
 use crate::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::{IdVec, Program, Unit, UnitId};
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
+
+/// In [`ProgramFacts`]' root places: the unit is not a root.
+const NOT_A_ROOT: u32 = u32::MAX;
 
 /// What to analyse.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,11 +120,12 @@ pub struct ProgramFacts {
     /// The regions the checkpoints found, kept for the next analysis of
     /// an edited program (those of units it left unchanged).
     regions: Arc<crate::regions::RegionMemo>,
-    /// Where each unit's first entry is in `roots` (built when first
-    /// asked: a workspace has thousands of roots; shared with the
+    /// Per unit, where its first entry is in `roots` ([`NOT_A_ROOT`]:
+    /// none; built when first asked: a workspace has thousands of roots,
+    /// each looked up at every edit; shared with the
     /// previous analysis when its roots are the same units in the same
     /// order).
-    root_places: OnceLock<Arc<HashMap<UnitId, usize>>>,
+    root_places: OnceLock<Arc<IdVec<UnitId, u32>>>,
     /// The SAVE'd locals the adjoints of all the roots share
     /// ([`crate::saved_state::of_carriers`]), computed when first needed
     /// (the checkpoints read it, the next analysis compares it).
@@ -226,13 +229,16 @@ impl ProgramFacts {
     /// [`ProgramFacts::roles_of`], shared.
     fn shared_roles_of(&self, unit: UnitId) -> Option<&Arc<Roles>> {
         let places = self.root_places.get_or_init(|| {
-            let mut m = HashMap::new();
+            let mut m = IdVec::from_elem(NOT_A_ROOT, self.program.units.len());
             for (i, (u, _)) in self.roots.iter().enumerate() {
-                m.entry(*u).or_insert(i);
+                if let Some(place) = m.get_mut(*u).filter(|p| **p == NOT_A_ROOT) {
+                    *place = i as u32;
+                }
             }
             Arc::new(m)
         });
-        places.get(&unit).map(|&i| &self.roots[i].1)
+        let i = *places.get(unit).filter(|&&i| i != NOT_A_ROOT)?;
+        self.roots.get(i as usize).map(|r| &r.1)
     }
     /// Varied-at-entry and useful-at-exit of a unit the analyses reached.
     pub fn context(&self, unit: UnitId) -> Option<&(BitSet, BitSet)> {
@@ -595,10 +601,11 @@ fn analyse_resolved(
     let root_places = OnceLock::new();
     if let Some(places) = previous
         .filter(|(p, _)| {
-            p.roots
-                .iter()
-                .map(|r| r.0)
-                .eq(resolved.roots.iter().map(|r| r.0))
+            p.program.units.len() == program.units.len()
+                && p.roots
+                    .iter()
+                    .map(|r| r.0)
+                    .eq(resolved.roots.iter().map(|r| r.0))
         })
         .and_then(|(p, _)| p.root_places.get())
     {
