@@ -450,12 +450,12 @@ pub struct Callees<'a> {
     pub routine: &'a IdVec<UnitId, bool>,
     /// What each unit's adjoint reads of the values it is called with
     /// (`None`: everything, or not analysed).
-    pub entry_needs: &'a IdVec<UnitId, Option<&'a BitSet>>,
+    pub entry_needs: &'a dyn Fn(UnitId) -> Option<&'a BitSet>,
     /// The regions found so far by this run.
     pub regions: &'a crate::regions::RegionMemo,
     /// The array formals of each unit whose values its callers save
     /// around the call ([`crate::left_to_callers`]).
-    pub left_to_callers: &'a IdVec<UnitId, &'a [SymbolId]>,
+    pub left_to_callers: &'a dyn Fn(UnitId) -> &'a [SymbolId],
     /// The SAVE'd locals the adjoints share between their routines
     /// ([`crate::saved_state::of_carriers`]): a call's snapshot saves them
     /// like module variables.
@@ -465,7 +465,7 @@ pub struct Callees<'a> {
 impl Callees<'_> {
     /// Whether `c` leaves restoring its formal `f` to its callers.
     pub(crate) fn leaves(&self, c: UnitId, f: SymbolId) -> bool {
-        self.left_to_callers.get(c).is_some_and(|l| l.contains(&f))
+        (self.left_to_callers)(c).contains(&f)
     }
     pub(crate) fn routine(&self, c: UnitId) -> bool {
         self.routine.get(c).copied().unwrap_or(false)
@@ -473,7 +473,7 @@ impl Callees<'_> {
     /// Whether the adjoint of `c` reads the value its symbol `s` holds when
     /// it is called (unknown symbols: yes).
     pub(crate) fn reads(&self, c: UnitId, s: Option<SymbolId>) -> bool {
-        match (self.entry_needs.get(c).copied().flatten(), s) {
+        match ((self.entry_needs)(c), s) {
             (Some(n), Some(s)) => n.contains_id(s),
             _ => true,
         }

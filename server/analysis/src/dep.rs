@@ -110,7 +110,7 @@ impl Summary {
 /// The Dep summary of each unit (None: not a procedure, or not computed).
 /// Shared, so that an edit's incremental run copies the unchanged units'
 /// summaries by reference.
-pub type Summaries = IdVec<UnitId, Option<std::sync::Arc<Summary>>>;
+pub type Summaries = dfort_ir::chunk_vec::ChunkVec<UnitId, Option<std::sync::Arc<Summary>>>;
 
 /// The variable slots of a unit: its symbols, then globals only its
 /// callees touch.
@@ -321,7 +321,7 @@ pub fn summarize(program: &Program, unit: &Unit, summaries: &Summaries) -> Summa
 /// Dep summaries of every procedure, callees before callers, iterating
 /// to a fixpoint inside recursive components (summaries only grow).
 pub fn summarize_all(program: &Program) -> Summaries {
-    let mut sums: Summaries = IdVec::from_elem(None, program.units.len());
+    let mut sums: Summaries = Summaries::from_elem(None, program.units.len());
     for scc in program.call_graph.sccs.iter() {
         summarize_component(program, scc, &mut sums);
     }
@@ -339,7 +339,7 @@ fn summarize_component(program: &Program, scc: &[UnitId], sums: &mut Summaries) 
     let recursive = procs.iter().any(|u| program.call_graph.recursive[*u]);
     if recursive {
         for u in &procs {
-            let s = summarize(program, program.unit(*u), &IdVec::new());
+            let s = summarize(program, program.unit(*u), &Summaries::default());
             sums[*u] = Some(std::sync::Arc::new(Summary {
                 dep: vec![BitSet::default(); s.iface.len()],
                 iface: s.iface,
@@ -373,8 +373,10 @@ pub fn resummarize(
     old: &Summaries,
     changed: &[UnitId],
 ) -> (Summaries, Vec<UnitId>) {
-    let mut sums = old.clone();
-    sums.resize(program.units.len(), None);
+    let mut sums = match old.len() == program.units.len() {
+        true => old.clone(),
+        false => Summaries::from_elem(None, program.units.len()),
+    };
     let mut dirty: IdVec<UnitId, bool> = IdVec::from_elem(false, program.units.len());
     for u in changed {
         if let Some(d) = dirty.get_mut(*u) {

@@ -49,6 +49,9 @@ pub struct Carriers {
     seeds: IdVec<UnitId, BitSet>,
     /// The roots' independents and dependents it started from.
     roots: Vec<(UnitId, BitSet, BitSet)>,
+    /// The call graph's calls it found the reached units by (a program
+    /// sharing them reaches the same units from the same roots).
+    calls_from: Option<Arc<IdVec<UnitId, Vec<usize>>>>,
 }
 
 /// What the closure reads of one unit: its symbols that other units
@@ -187,9 +190,15 @@ pub fn of_roots_with(
     activity: &ProgramActivity,
     roots: &[(UnitId, &BitSet, &BitSet)],
     previous: Option<(&Arc<Carriers>, &Changes)>,
+    same_roots: bool,
 ) -> Arc<Carriers> {
     let n = program.units.len();
     let previous = previous.filter(|(p, c)| p.inputs.len() == n && c.body.len() == n);
+    if let Some((p, changes)) = previous {
+        if same_start(program, activity, (roots, same_roots), p, changes) {
+            return p.clone();
+        }
+    }
     let start = Start::new(program, activity, roots, previous.map(|(p, c)| (&**p, c)));
     if let Some((p, _)) = previous {
         let same_inputs = p
@@ -210,6 +219,56 @@ pub fn of_roots_with(
         }
     }
     Arc::new(close(program, start))
+}
+
+/// Whether the closure would start from what `previous` started from,
+/// looking only at what changed: the same roots with the same roles (or
+/// `same_roots`: the caller knows them to be the same), the
+/// same units reached (the same calls, or the same units found again),
+/// and for each reached unit whose activity or inputs were recomputed
+/// the same variables active anywhere and the same inputs.
+fn same_start(
+    program: &Program,
+    activity: &ProgramActivity,
+    (roots, same_roots): (&[(UnitId, &BitSet, &BitSet)], bool),
+    previous: &Carriers,
+    changes: &Changes,
+) -> bool {
+    let same_roots = same_roots
+        || previous.roots.len() == roots.len()
+            && previous
+                .roots
+                .iter()
+                .zip(roots)
+                .all(|(a, b)| a.0 == b.0 && a.1 == *b.1 && a.2 == *b.2);
+    if !same_roots {
+        return false;
+    }
+    let same_calls = previous
+        .calls_from
+        .as_ref()
+        .is_some_and(|c| Arc::ptr_eq(c, &program.call_graph.calls_from));
+    if !same_calls && reachable(program, roots.iter().map(|r| r.0)) != previous.reachable {
+        return false;
+    }
+    previous.reachable.iter().all(|&u| {
+        let redone = activity.recomputed.get(u).copied().unwrap_or(true);
+        let reads = changes.reads_changed(u);
+        if !redone && !reads {
+            return true;
+        }
+        let seeds = activity
+            .activity
+            .get(u)
+            .and_then(|a| a.as_ref())
+            .map(|a| a.active_anywhere())
+            .unwrap_or_default();
+        seeds == previous.seeds[u]
+            && (!reads
+                || previous.inputs[u]
+                    .as_deref()
+                    .is_some_and(|i| *i == gather(program, program.unit(u))))
+    })
 }
 
 /// What the closure starts from: the reached units, the variables active
@@ -391,6 +450,7 @@ fn close(program: &Program, start: Start) -> Carriers {
         inputs,
         seeds,
         roots,
+        calls_from: Some(program.call_graph.calls_from.clone()),
     }
 }
 

@@ -63,7 +63,7 @@ pub struct LocalEffects {
 }
 
 /// The effects of every unit of a program, by unit.
-pub type ProgramEffects = IdVec<UnitId, Effects>;
+pub type ProgramEffects = dfort_ir::chunk_vec::ChunkVec<UnitId, Effects>;
 
 /// The effects of every unit of the program.
 pub fn all(program: &Program) -> ProgramEffects {
@@ -79,24 +79,25 @@ pub fn all_with(
 ) -> ProgramEffects {
     let n = program.units.len();
     let previous = previous.filter(|(p, c)| p.len() == n && c.body.len() == n);
-    let mut out: ProgramEffects = IdVec::from_elem(Effects::default(), n);
-    // Units whose effects differ from the previous run's.
-    let mut differs: IdVec<UnitId, bool> = IdVec::from_elem(true, n);
+    // A rerun starts from the previous effects and writes only the
+    // components it recomputes.
+    let mut out: ProgramEffects = match previous {
+        Some((prev, _)) => prev.clone(),
+        None => ProgramEffects::from_elem(Effects::default(), n),
+    };
+    // Per unit: whether a callee's effects differ from the previous
+    // run's (marked as the components are solved, callees first; those
+    // inside a component are marked after it).
+    let mut callee_differs: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     for scc in program.call_graph.sccs.iter() {
-        if let Some((prev, changes)) = previous {
-            let inside = |c: &UnitId| scc.contains(c);
-            let unchanged = scc.iter().all(|&u| {
-                !changes.body[u]
-                    && callees(program, program.unit(u))
-                        .iter()
-                        .all(|c| inside(c) || !differs[*c])
-            });
+        if let Some((_, changes)) = previous {
+            let unchanged = scc.iter().all(|&u| !changes.body[u] && !callee_differs[u]);
             if unchanged {
-                for &u in scc {
-                    out[u] = prev[u].clone();
-                    differs[u] = false;
-                }
                 continue;
+            }
+            // Solved again from nothing, as in a first run.
+            for &u in scc {
+                out[u] = Effects::default();
             }
         }
         for _round in 0..64 {
@@ -143,8 +144,12 @@ pub fn all_with(
                 break;
             }
         }
-        for &u in scc {
-            differs[u] = previous.is_none_or(|(prev, _)| prev[u] != out[u]);
+        if let Some((prev, _)) = previous {
+            for &u in scc {
+                if prev[u] != out[u] {
+                    crate::incremental::mark_callers(program, u, &mut callee_differs);
+                }
+            }
         }
     }
     out

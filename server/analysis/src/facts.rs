@@ -36,6 +36,7 @@ use crate::roots::{resolve_reusing, RootProblem, RootSpec, Roots};
 use crate::shape::Shapes;
 use crate::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::bitset::BitSet;
+use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::{IdVec, Program, Unit, UnitId};
 use std::sync::{Arc, OnceLock};
 
@@ -103,7 +104,7 @@ pub struct ProgramFacts {
     /// ([`crate::derivatives`]; with one root, the generators' set).
     pub carriers: Arc<Carriers>,
     /// Per unit the analyses reached: the adjoint's decisions.
-    pub units: IdVec<UnitId, Option<Arc<UnitFacts>>>,
+    pub units: ChunkVec<UnitId, Option<Arc<UnitFacts>>>,
     /// Per unit: whether some call runs it in split mode (TBR's
     /// `split`; [`crate::split`]), so that it gets a forward and a reverse
     /// routine besides its adjoint.
@@ -111,6 +112,10 @@ pub struct ProgramFacts {
     /// Per unit: the calls that may run split ([`crate::split::candidates`],
     /// before supplied adjoints are left out), kept for the next analysis.
     split_candidates: crate::split::SplitTable,
+    /// Per unit: its calls in counted loops that would fit split mode
+    /// ([`crate::split::in_loops`], before supplied adjoints are left
+    /// out; none in the modes that record everything), kept likewise.
+    split_in_loops: Option<crate::split::SplitTable>,
     /// Per unit: whether the user supplies its adjoint
     /// ([`crate::supplied`]): no `s_b` is written for it.
     pub supplied: IdVec<UnitId, bool>,
@@ -428,11 +433,24 @@ fn analyse_resolved(
             independents: r.independents.clone(),
         })
         .collect();
+    // Whether the roots and their roles are the previous analysis' (the
+    // passes then need not compare every root's).
+    let same_roots = previous.is_some_and(|(p, _)| {
+        p.roots.len() == resolved.roots.len()
+            && p.roots.iter().zip(&resolved.roots).all(|(a, b)| {
+                a.0 == b.0
+                    && (Arc::ptr_eq(&a.1, &b.1)
+                        || (a.1.independents == b.1.independents
+                            && a.1.dependents == b.1.dependents
+                            && a.1.after == b.1.after))
+            })
+    });
     let activity = analyze_program_with(
         &program,
         &contexts,
         &seeds,
         previous.map(|(p, c)| (&p.activity, c)),
+        same_roots,
     );
     let shapes = Shapes::reusing(&program, previous.map(|(p, c)| (&p.shapes, c)));
     let effects: OnceLock<Arc<ProgramEffects>> = OnceLock::new();
@@ -456,18 +474,22 @@ fn analyse_resolved(
         })
     };
     let fx = effects_in(&effects, &program, previous);
+    // Units whose split calls may differ from the previous analysis'.
+    let split_stale = previous.and_then(|(p, changes)| {
+        let prev = crate::split::Previous {
+            program: &p.program,
+            effects: p.effects.get()?,
+            changes,
+        };
+        Some(crate::split::stale(&program, fx, &prev))
+    });
     let split_candidates = crate::split::of_program_with(
         &program,
         fx,
         &shapes,
-        previous.and_then(|(p, changes)| {
-            Some(crate::split::Previous {
-                program: &p.program,
-                effects: p.effects.get()?,
-                candidates: &p.split_candidates,
-                changes,
-            })
-        }),
+        previous
+            .zip(split_stale.as_ref())
+            .map(|((p, _), s)| (&p.split_candidates, s)),
     );
     // Copied only when a supplied adjoint or a call chosen below changes it.
     let mut splittable = std::borrow::Cow::Borrowed(&split_candidates);
@@ -496,18 +518,25 @@ fn analyse_resolved(
     // forward sweep to record an order less than it computes: a second
     // pass, reusing the first for every unit that split changes nothing
     // of.
+    let mut split_in_loops = None;
     if !recording.store_all() {
-        let mut in_loops = crate::split::in_loops_of_program(
+        let found = crate::split::in_loops_of_program(
             &program,
             effects_in(&effects, &program, previous),
             &shapes,
+            previous
+                .and_then(|(p, _)| p.split_in_loops.as_ref())
+                .zip(split_stale.as_ref()),
         );
-        for (u, calls) in in_loops.iter_enumerated_mut() {
-            if let Some(kept) = unsupplied(u, calls) {
-                *calls = kept;
+        let mut in_loops = std::borrow::Cow::Borrowed(&found);
+        for u in program.units.indices() {
+            if let Some(kept) = unsupplied(u, &in_loops[u]) {
+                in_loops.to_mut()[u] = Arc::new(kept);
             }
         }
         let chosen = crate::split::chosen(&program, &activity, &tbr, &in_loops);
+        drop(in_loops);
+        split_in_loops = Some(found);
         if chosen.iter().any(|c| !c.is_empty()) {
             for (u, calls) in chosen.iter_enumerated() {
                 if !calls.is_empty() {
@@ -538,28 +567,31 @@ fn analyse_resolved(
         &activity,
         &roles,
         previous.map(|(p, c)| (&p.carriers, c)),
+        same_roots,
     );
-    let split = split_callees(&program, &tbr);
+    let split = split_callees(&program, &tbr, previous.map(|(p, _)| p));
     // Decisions follow their unit's TBR: reused when it was (and when
     // whether the unit gets a derivative routine, which decides its
     // reports, and whether a caller runs it split did not change).
-    let mut units: IdVec<UnitId, Option<Arc<UnitFacts>>> = program
-        .units
-        .indices()
-        .map(|i| {
+    // A rerun starts from the previous table and writes the others.
+    let n = program.units.len();
+    let mut units: ChunkVec<UnitId, Option<Arc<UnitFacts>>> = match previous {
+        Some((p, _)) if p.units.len() == n => p.units.clone(),
+        _ => ChunkVec::from_elem(None, n),
+    };
+    for i in program.units.indices() {
+        let kept = !tbr.recomputed[i]
+            && previous.is_some_and(|(p, _)| {
+                p.units.len() == n
+                    && p.units[i].is_some()
+                    && p.carriers.routine.get(i) == carriers.routine.get(i)
+                    && p.split_callees.get(i) == split.get(i)
+            });
+        if kept {
+            continue;
+        }
+        let facts = (|| {
             let t = tbr.results[i].as_ref()?;
-            if !tbr.recomputed[i] {
-                let same_routine = |p: &ProgramFacts| {
-                    p.carriers.routine.get(i) == carriers.routine.get(i)
-                        && p.split_callees.get(i) == split.get(i)
-                };
-                if let Some(f) = previous
-                    .filter(|(p, _)| same_routine(p))
-                    .and_then(|(p, _)| p.units.get(i).cloned().flatten())
-                {
-                    return Some(f);
-                }
-            }
             let unit = &program.units[i];
             let fx = effects_in(&effects, &program, previous);
             let shape = shapes.of(&program, unit);
@@ -576,16 +608,40 @@ fn analyse_resolved(
                 Vec::new()
             };
             Some(Arc::new(UnitFacts { decisions, reports }))
-        })
-        .collect();
+        })();
+        if facts.is_some() || units[i].is_some() {
+            units[i] = facts;
+        }
+    }
     // The SAVE'd state the adjoints share is read by every checkpoint
     // (what a snapshot may save): when it changes, none is kept.
-    let has_saved = program.units.iter().any(|u| shapes.has_saved_locals(u));
+    let has_saved = program
+        .units
+        .indices()
+        .any(|u| shapes.has_saved_locals_at(&program, u));
     let shared_state = OnceLock::new();
     let shared = || {
         shared_state.get_or_init(|| {
             let fx = effects_in(&effects, &program, previous);
-            crate::saved_state::of_carriers(&program, &carriers, fx, &shapes)
+            // The previous analysis' when it read the same: the same
+            // carriers and effects, and no changed unit with SAVE'd
+            // locals, before or after (only their owners' are looked up).
+            let kept = previous.and_then(|(p, changes)| {
+                let same = Arc::ptr_eq(&p.carriers, &carriers)
+                    && p.effects.get().is_some_and(|pe| **pe == **fx)
+                    && changes.body.iter_enumerated().all(|(u, changed)| {
+                        !*changed
+                            || !(shapes.has_saved_locals_at(&program, u)
+                                || p.program
+                                    .units
+                                    .get(u)
+                                    .is_some_and(|old| p.shapes.has_saved_locals(old)))
+                    });
+                same.then(|| p.shared_state.get().cloned()).flatten()
+            });
+            kept.unwrap_or_else(|| {
+                crate::saved_state::of_carriers(&program, &carriers, fx, &shapes)
+            })
         })
     };
     let kept_from = previous.filter(|(p, _)| !has_saved || shared() == p.shared_state());
@@ -615,6 +671,7 @@ fn analyse_resolved(
         request,
         split_callees: split,
         split_candidates,
+        split_in_loops,
         supplied,
         sources: source.units.clone(),
         program,
@@ -632,8 +689,24 @@ fn analyse_resolved(
     }
 }
 
-/// Per unit: whether a CALL that TBR runs in split mode calls it.
-fn split_callees(program: &Program, tbr: &ProgramTbr) -> IdVec<UnitId, bool> {
+/// Per unit: whether a CALL that TBR runs in split mode calls it (the
+/// previous analysis' when no unit TBR recomputed runs other calls split
+/// than before).
+fn split_callees(
+    program: &Program,
+    tbr: &ProgramTbr,
+    previous: Option<&ProgramFacts>,
+) -> IdVec<UnitId, bool> {
+    let same_split = |p: &ProgramFacts| {
+        p.tbr.results.len() == tbr.results.len()
+            && tbr.recomputed.iter_enumerated().all(|(u, r)| {
+                !*r || p.tbr.results[u].as_ref().map(|t| &t.split)
+                    == tbr.results[u].as_ref().map(|t| &t.split)
+            })
+    };
+    if let Some(p) = previous.filter(|p| same_split(p)) {
+        return p.split_callees.clone();
+    }
     let mut out: IdVec<UnitId, bool> = program.units.indices().map(|_| false).collect();
     for (u, t) in tbr.results.iter_enumerated() {
         for id in t.iter().flat_map(|t| &t.split) {
@@ -687,7 +760,7 @@ fn add_checkpoints<'a>(
     tbr: &ProgramTbr,
     carriers: &Carriers,
     (effects, shared_state): (&OnceLock<Arc<ProgramEffects>>, &dyn Fn() -> &'a SharedState),
-    units: &mut IdVec<UnitId, Option<Arc<UnitFacts>>>,
+    units: &mut ChunkVec<UnitId, Option<Arc<UnitFacts>>>,
     previous: Option<(&ProgramFacts, &Changes)>,
 ) -> Arc<crate::regions::RegionMemo> {
     let flag = |v: &IdVec<UnitId, bool>, i: UnitId| v.get(i).copied().unwrap_or(true);
@@ -708,17 +781,17 @@ fn add_checkpoints<'a>(
                 || p.carriers.routine.get(i) != carriers.routine.get(i)
         })
         .collect();
-    // A unit reaching a changed one through calls is stale too.
-    loop {
-        let mut changed = false;
-        for i in units.indices() {
-            if !stale[i] && program.call_graph.callees(i).any(|c| flag(&stale, c)) {
-                stale[i] = true;
-                changed = true;
+    // A unit reaching a changed one through calls is stale too: the
+    // callers of stale units, up the call graph.
+    let mut up: Vec<UnitId> = stale.indices().filter(|&i| stale[i]).collect();
+    while let Some(c) = up.pop() {
+        let graph = &program.call_graph;
+        for &s in graph.calls_to.get(c).into_iter().flatten() {
+            let caller = graph.sites[s].caller;
+            if let Some(m) = stale.get_mut(caller).filter(|m| !**m) {
+                *m = true;
+                up.push(caller);
             }
-        }
-        if !changed {
-            break;
         }
     }
     let todo: Vec<UnitId> = units
@@ -734,15 +807,15 @@ fn add_checkpoints<'a>(
     }
     let fx = effects_in(effects, program, previous);
     let computed: Vec<_> = {
-        let entry_needs: IdVec<UnitId, Option<&BitSet>> = units
-            .iter()
-            .map(|u| u.as_ref().and_then(|f| f.decisions.entry_needs.as_ref()))
-            .collect();
-        let left: IdVec<UnitId, &[dfort_ir::SymbolId]> = tbr
-            .results
-            .iter()
-            .map(|t| t.as_ref().map_or(&[][..], |t| t.left_to_callers.as_slice()))
-            .collect();
+        let units_read: &ChunkVec<UnitId, Option<Arc<UnitFacts>>> = units;
+        let entry_needs = |u: UnitId| {
+            let f = units_read.get(u)?.as_ref()?;
+            f.decisions.entry_needs.as_ref()
+        };
+        let left = |u: UnitId| match tbr.results.get(u) {
+            Some(Some(t)) => t.left_to_callers.as_slice(),
+            _ => &[][..],
+        };
         let shared_state = shared_state();
         let callees = Callees {
             routine: &carriers.routine,

@@ -13,6 +13,7 @@
 //! caller reads of `u` changed: its name, kind, the dummy arguments'
 //! names, types, intents and ranks, or the function result's type.
 
+use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::{IdVec, Program, Unit, UnitId};
 use std::sync::Arc;
 
@@ -94,9 +95,8 @@ impl Changes {
     pub fn summary_seeds(&self, program: &Program) -> Vec<UnitId> {
         program
             .units
-            .iter()
-            .filter(|u| self.reads_changed(u.id))
-            .map(|u| u.id)
+            .indices()
+            .filter(|&u| self.reads_changed(u))
             .collect()
     }
 
@@ -214,27 +214,26 @@ impl LazyContexts {
         scc.iter().any(|&u| self.dirty[u])
     }
 
-    /// Sets the entry context of each unit of `scc`: in a rerun (`prev`,
-    /// the last run's entries) the last run's when no caller's
-    /// contribution to the component changed, else `context(u, true)`,
-    /// gathered from the callers; in a first run `context(u, false)`, what
-    /// the callers added eagerly. Returns whether the entries are the last
-    /// run's.
+    /// Sets the entry context of each unit of `scc` in `entry`: in a
+    /// rerun (`rerun`: `entry` holds the last run's entries) the last
+    /// run's, left as they are, when no caller's contribution to the
+    /// component changed, else `context(u, true)`, gathered from the
+    /// callers; in a first run `context(u, false)`, what the callers
+    /// added eagerly. Returns whether the entries are the last run's.
     pub fn entries<C: Clone>(
         &self,
         scc: &[UnitId],
-        prev: Option<&IdVec<UnitId, C>>,
-        entry: &mut IdVec<UnitId, C>,
+        rerun: bool,
+        entry: &mut ChunkVec<UnitId, C>,
         mut context: impl FnMut(UnitId, bool) -> C,
     ) -> bool {
-        let kept = prev.filter(|_| !self.any_dirty(scc));
-        for &u in scc {
-            entry[u] = match kept {
-                Some(prev) => prev[u].clone(),
-                None => context(u, prev.is_some()),
-            };
+        if rerun && !self.any_dirty(scc) {
+            return true;
         }
-        kept.is_some()
+        for &u in scc {
+            entry[u] = context(u, rerun);
+        }
+        false
     }
 
     /// Marks dirty the callees of a unit whose contributions went from
@@ -255,7 +254,7 @@ impl LazyContexts {
         program: &Program,
         scc: &[UnitId],
         u: UnitId,
-        outgoing: &IdVec<UnitId, Arc<[T]>>,
+        outgoing: &ChunkVec<UnitId, Arc<[T]>>,
         mut add: impl FnMut(&T),
     ) {
         let graph = &program.call_graph;

@@ -19,6 +19,7 @@ use crate::dep::{bind_call, resummarize, space_of, summarize_all, Iface, Space, 
 use crate::incremental::{callers_of, Changes, LazyContexts};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
+use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::dp::target;
 use dfort_ir::*;
 use std::cell::OnceCell;
@@ -32,14 +33,14 @@ pub type Contribution = (UnitId, BitSet, BitSet);
 /// context (varied at entry, useful at exit), and what a rerun reuses.
 pub struct ProgramActivity {
     pub summaries: Summaries,
-    pub contexts: IdVec<UnitId, Option<Arc<(BitSet, BitSet)>>>,
-    pub activity: IdVec<UnitId, Option<Arc<Activity>>>,
+    pub contexts: ChunkVec<UnitId, Option<Arc<(BitSet, BitSet)>>>,
+    pub activity: ChunkVec<UnitId, Option<Arc<Activity>>>,
     /// Per unit: the context the roots and the callers outside its
     /// call-graph component gave it (what a rerun compares).
-    pub entry: IdVec<UnitId, Option<Arc<(BitSet, BitSet)>>>,
+    pub entry: ChunkVec<UnitId, Option<Arc<(BitSet, BitSet)>>>,
     /// Per unit: what each of its calls adds to its callee's context
     /// (shared, so that a rerun keeps an unchanged unit's by reference).
-    pub outgoing: IdVec<UnitId, Arc<[Contribution]>>,
+    pub outgoing: ChunkVec<UnitId, Arc<[Contribution]>>,
     /// Units whose results this run computed (possibly none, for units
     /// no root reaches); the others' were reused.
     pub recomputed: IdVec<UnitId, bool>,
@@ -50,8 +51,8 @@ pub struct ProgramActivity {
     /// statements (a root's `after` call) rather than at entry.
     pub seeds: Vec<Seed>,
     /// The roots' own contexts (before their callers' add to them), in
-    /// the order given.
-    pub roots: Vec<Contribution>,
+    /// the order given (shared by the reruns with the same roots).
+    pub roots: Arc<Vec<Contribution>>,
 }
 
 /// Independents of a root that take their values after a call: the
@@ -94,7 +95,7 @@ fn callee_slot(callee: &Unit, space: &Space, i: &Iface) -> Option<usize> {
 
 pub fn analyze_program(program: &Program, roots: &[(UnitId, BitSet, BitSet)]) -> ProgramActivity {
     let roots: Vec<RootContext> = roots.iter().map(|(u, i, d)| (*u, i, d)).collect();
-    analyze_program_with(program, &roots, &[], None)
+    analyze_program_with(program, &roots, &[], None, false)
 }
 
 /// A root with its independents (varied at entry) and dependents
@@ -109,14 +110,20 @@ pub fn analyze_program_with(
     roots: &[RootContext],
     seeds: &[Seed],
     reuse: Option<(&ProgramActivity, &Changes)>,
+    same_roots: bool,
 ) -> ProgramActivity {
     let n = program.units.len();
     let reuse =
         reuse.filter(|(p, c)| p.activity.len() == n && c.body.len() == n && p.seeds == seeds);
     let (summaries, summary_changed) = match reuse {
         Some((prev, changes)) => {
-            let (sums, _) = resummarize(program, &prev.summaries, &changes.summary_seeds(program));
-            let changed = sums.map_ref(|i, s| *s != prev.summaries[i]);
+            let (sums, redone) =
+                resummarize(program, &prev.summaries, &changes.summary_seeds(program));
+            // Only the summaries recomputed can differ.
+            let mut changed = IdVec::from_elem(false, n);
+            for u in redone {
+                changed[u] = sums[u] != prev.summaries[u];
+            }
             (sums, changed)
         }
         None => (summarize_all(program), IdVec::from_elem(true, n)),
@@ -126,73 +133,124 @@ pub fn analyze_program_with(
         Some(_) => callers_of(program, &summary_changed),
         None => IdVec::from_elem(true, n),
     };
-    let spaces: IdVec<UnitId, OnceCell<Space>> = IdVec::from_fn(n, |_| OnceCell::new());
-    let space =
-        |u: UnitId| spaces[u].get_or_init(|| space_of(program, program.unit(u), &summaries));
+    let spaces: IdVec<UnitId, OnceCell<Box<Space>>> = IdVec::from_fn(n, |_| OnceCell::new());
+    let space = |u: UnitId| {
+        &**spaces[u].get_or_init(|| Box::new(space_of(program, program.unit(u), &summaries)))
+    };
     // Per unit of a chain: the call after which its slots are seeded.
-    let mut seeded: IdVec<UnitId, Option<(StmtId, BitSet)>> = IdVec::from_elem(None, n);
+    let mut seeded: std::collections::HashMap<UnitId, (StmtId, BitSet)> = Default::default();
     for seed in seeds {
         for &(u, at) in &seed.chain {
             let slots = seed_slots(program, seed, u, space(u));
-            seeded[u] = Some((at, slots));
+            seeded.insert(u, (at, slots));
         }
     }
-    let seed_of = |u: UnitId| seeded[u].as_ref().map(|(at, slots)| (*at, slots));
+    let seed_of = |u: UnitId| seeded.get(&u).map(|(at, slots)| (*at, slots));
     // Shared: a rerun keeps an unchanged unit's by reference.
-    type Contexts = IdVec<UnitId, Option<Arc<(BitSet, BitSet)>>>;
-    let mut contexts: Contexts = IdVec::from_elem(None, n);
-    for (u, ind, dep) in roots {
-        let c = Arc::make_mut(contexts[*u].get_or_insert_with(Default::default));
-        c.0.union_with(ind);
-        c.1.union_with(dep);
-    }
-    let own: Vec<Contribution> = roots
-        .iter()
-        .map(|(u, i, d)| (*u, (*i).clone(), (*d).clone()))
-        .collect();
+    type Contexts = ChunkVec<UnitId, Option<Arc<(BitSet, BitSet)>>>;
+    // The roots' own contexts, kept from the last run when the same.
+    let same_roots = |prev: &ProgramActivity| {
+        same_roots
+            || prev.roots.len() == roots.len()
+                && prev
+                    .roots
+                    .iter()
+                    .zip(roots)
+                    .all(|(a, b)| a.0 == b.0 && a.1 == *b.1 && a.2 == *b.2)
+    };
+    let own: Arc<Vec<Contribution>> = match reuse.filter(|(prev, _)| same_roots(prev)) {
+        Some((prev, _)) => prev.roots.clone(),
+        None => Arc::new(
+            roots
+                .iter()
+                .map(|(u, i, d)| (*u, (*i).clone(), (*d).clone()))
+                .collect(),
+        ),
+    };
+    // Root `u`'s own context (the union of its entries'; looked up by
+    // an index built on first use: most reruns gather no context).
+    let root_index: OnceCell<std::collections::HashMap<UnitId, Vec<usize>>> = OnceCell::new();
+    let own_context = |u: UnitId| {
+        let index = root_index.get_or_init(|| {
+            let mut m: std::collections::HashMap<UnitId, Vec<usize>> = Default::default();
+            for (k, (r, _, _)) in own.iter().enumerate() {
+                m.entry(*r).or_default().push(k);
+            }
+            m
+        });
+        index.get(&u).map(|places| {
+            let mut c = (BitSet::default(), BitSet::default());
+            for &k in places {
+                c.0.union_with(&own[k].1);
+                c.1.union_with(&own[k].2);
+            }
+            Arc::new(c)
+        })
+    };
     // With the same roots, a unit whose callers all contribute what they
     // did last time has last time's context: only the contexts of the
     // callees of recomputed units whose contributions changed are
     // gathered again (from their callers' contributions), instead of
     // every call adding its contribution on every run.
-    let lazy = reuse.filter(|(prev, _)| prev.roots == own);
+    let lazy = reuse.filter(|(prev, _)| Arc::ptr_eq(&prev.roots, &own));
     let mut dirty = LazyContexts::new(n, lazy.map(|(_, c)| c));
-    let mut entry: Contexts = IdVec::from_elem(None, n);
-    let mut outgoing: IdVec<UnitId, Arc<[Contribution]>> =
-        IdVec::from_elem(Arc::from(Vec::new()), n);
-    let mut activity: IdVec<UnitId, Option<Arc<Activity>>> = IdVec::from_elem(None, n);
+    // A rerun starts from the last run's tables and writes only the
+    // units it recomputes (those of every component kept are the last
+    // run's, contexts included when they are gathered lazily).
+    let mut contexts: Contexts = match lazy {
+        Some((prev, _)) => prev.contexts.clone(),
+        None => {
+            let mut c = Contexts::from_elem(None, n);
+            for (u, ind, dep) in roots {
+                let x = Arc::make_mut(c[*u].get_or_insert_with(Default::default));
+                x.0.union_with(ind);
+                x.1.union_with(dep);
+            }
+            c
+        }
+    };
+    let mut entry: Contexts = match reuse {
+        Some((prev, _)) => prev.entry.clone(),
+        None => Contexts::from_elem(None, n),
+    };
+    let mut outgoing: ChunkVec<UnitId, Arc<[Contribution]>> = match reuse {
+        Some((prev, _)) => prev.outgoing.clone(),
+        None => ChunkVec::from_elem(Arc::from(Vec::new()), n),
+    };
+    let mut activity: ChunkVec<UnitId, Option<Arc<Activity>>> = match reuse {
+        Some((prev, _)) => prev.activity.clone(),
+        None => ChunkVec::from_elem(None, n),
+    };
     let mut recomputed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     let add = |contexts: &mut Contexts, (c, iv, ou): &(UnitId, BitSet, BitSet)| {
-        let ctx = contexts[*c].get_or_insert_with(Default::default);
-        // Copied only when it grows.
-        if iv.is_subset(&ctx.0) && ou.is_subset(&ctx.1) {
-            return false;
+        if let Some(ctx) = &contexts[*c] {
+            // Copied only when it grows.
+            if iv.is_subset(&ctx.0) && ou.is_subset(&ctx.1) {
+                return false;
+            }
         }
-        let ctx = Arc::make_mut(ctx);
+        let ctx = Arc::make_mut(contexts[*c].get_or_insert_with(Default::default));
         ctx.0.union_with(iv) | ctx.1.union_with(ou)
     };
     // Callers before callees.
     for scc in program.call_graph.sccs.iter().rev() {
-        let same_entry = dirty.entries(
-            scc,
-            lazy.map(|(prev, _)| &prev.entry),
-            &mut entry,
-            |u, gather| {
-                if !gather {
-                    return contexts[u].clone();
-                }
-                // The roots' own and what callers outside the component
-                // contribute (those inside add theirs as it is solved).
-                let mut ctx = contexts[u].take();
-                LazyContexts::gather(program, scc, u, &outgoing, |(_, iv, ou)| {
-                    let x = Arc::make_mut(ctx.get_or_insert_with(Default::default));
-                    x.0.union_with(iv);
-                    x.1.union_with(ou);
-                });
+        let same_entry = dirty.entries(scc, lazy.is_some(), &mut entry, |u, gather| {
+            if !gather {
+                return contexts[u].clone();
+            }
+            // The roots' own and what callers outside the component
+            // contribute (those inside add theirs as it is solved).
+            let mut ctx = own_context(u);
+            LazyContexts::gather(program, scc, u, &outgoing, |(_, iv, ou)| {
+                let x = Arc::make_mut(ctx.get_or_insert_with(Default::default));
+                x.0.union_with(iv);
+                x.1.union_with(ou);
+            });
+            if contexts[u] != ctx {
                 contexts[u] = ctx.clone();
-                ctx
-            },
-        );
+            }
+            ctx
+        });
         if let Some((prev, changes)) = reuse {
             let unchanged = scc.iter().all(|&u| {
                 (same_entry || prev.entry[u] == entry[u])
@@ -200,16 +258,20 @@ pub fn analyze_program_with(
                     && !callee_summary_changed[u]
             });
             if unchanged {
-                for &u in scc {
-                    activity[u] = prev.activity[u].clone();
-                    outgoing[u] = prev.outgoing[u].clone();
-                    match lazy {
-                        // With what the component's own calls added.
-                        Some(_) => contexts[u] = prev.contexts[u].clone(),
-                        None => {
-                            for o in outgoing[u].iter() {
-                                add(&mut contexts, o);
-                            }
+                if let (Some((prev, _)), false) = (lazy, same_entry) {
+                    // The gathered entries equal the last run's: the
+                    // contexts with the component's own calls are too.
+                    for &u in scc {
+                        if contexts[u] != prev.contexts[u] {
+                            contexts[u] = prev.contexts[u].clone();
+                        }
+                    }
+                }
+                if lazy.is_none() {
+                    // With what the component's own calls added.
+                    for &u in scc {
+                        for o in outgoing[u].clone().iter() {
+                            add(&mut contexts, o);
                         }
                     }
                 }
@@ -223,6 +285,13 @@ pub fn analyze_program_with(
         }
         for &u in scc {
             recomputed[u] = true;
+            // A unit no context reaches any more has no results.
+            if activity[u].is_some() {
+                activity[u] = None;
+            }
+            if !outgoing[u].is_empty() {
+                outgoing[u] = Arc::from(Vec::new());
+            }
         }
         for _round in 0..64 {
             let mut changed = false;

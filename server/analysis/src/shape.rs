@@ -21,6 +21,7 @@ use crate::incremental::Changes;
 use crate::split::CallPlaces;
 use crate::undo::UnitUndo;
 use dfort_ir::bitset::BitSet;
+use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::{IdVec, Program, StmtId, Unit, UnitId};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -53,45 +54,44 @@ impl UnitShape {
 /// analysed units' shapes) where each unit's CALL statements are.
 #[derive(Debug, Default)]
 pub struct Shapes {
-    cells: IdVec<UnitId, OnceLock<Arc<UnitShape>>>,
-    calls: IdVec<UnitId, OnceLock<Arc<CallPlaces>>>,
+    cells: ChunkVec<UnitId, OnceLock<Arc<UnitShape>>>,
+    calls: ChunkVec<UnitId, OnceLock<Arc<CallPlaces>>>,
     /// Whether the unit has SAVE'd (or initialised) locals.
-    saved: IdVec<UnitId, OnceLock<bool>>,
+    saved: ChunkVec<UnitId, OnceLock<bool>>,
 }
 
 impl Shapes {
     /// Empty cells for every unit of `program`.
     pub fn new(program: &Program) -> Shapes {
         Shapes {
-            cells: IdVec::from_fn(program.units.len(), |_| OnceLock::new()),
-            calls: IdVec::from_fn(program.units.len(), |_| OnceLock::new()),
-            saved: IdVec::from_fn(program.units.len(), |_| OnceLock::new()),
+            cells: ChunkVec::from_elem(OnceLock::new(), program.units.len()),
+            calls: ChunkVec::from_elem(OnceLock::new(), program.units.len()),
+            saved: ChunkVec::from_elem(OnceLock::new(), program.units.len()),
         }
     }
 
     /// Cells for `program`, holding the previous analysis' shape of every
-    /// unit whose inputs did not change since.
+    /// unit whose inputs did not change since. The cells of the chunks
+    /// of unchanged units are the previous analysis' own: what either
+    /// computes in them holds for both programs.
     pub fn reusing(program: &Program, previous: Option<(&Shapes, &Changes)>) -> Shapes {
-        let shapes = Shapes::new(program);
-        let Some((prev, changes)) = previous else {
-            return shapes;
+        let n = program.units.len();
+        let Some((prev, changes)) = previous.filter(|(p, _)| p.cells.len() == n) else {
+            return Shapes::new(program);
         };
-        if prev.cells.len() != shapes.cells.len() {
-            return shapes;
-        }
-        for (i, cell) in shapes.cells.iter_enumerated() {
-            if changes.reads_changed(i) {
-                continue;
-            }
-            if let Some(old) = prev.cells[i].get() {
-                let _ = cell.set(old.clone());
-            }
-            if let (Some(old), Some(cell)) = (prev.calls[i].get(), shapes.calls.get(i)) {
-                let _ = cell.set(old.clone());
-            }
-            if let (Some(old), Some(cell)) = (prev.saved[i].get(), shapes.saved.get(i)) {
-                let _ = cell.set(*old);
-            }
+        let mut shapes = Shapes {
+            cells: prev.cells.clone(),
+            calls: prev.calls.clone(),
+            saved: prev.saved.clone(),
+        };
+        for i in program
+            .units
+            .indices()
+            .filter(|&i| changes.reads_changed(i))
+        {
+            shapes.cells[i] = OnceLock::new();
+            shapes.calls[i] = OnceLock::new();
+            shapes.saved[i] = OnceLock::new();
         }
         shapes
     }
@@ -117,6 +117,15 @@ impl Shapes {
         match self.saved.get(unit.id) {
             Some(cell) => *cell.get_or_init(find),
             None => find(),
+        }
+    }
+
+    /// [`Shapes::has_saved_locals`] of unit `id` of `program` (which is
+    /// looked at only when not known yet).
+    pub fn has_saved_locals_at(&self, program: &Program, id: UnitId) -> bool {
+        match self.saved.get(id).and_then(|c| c.get()) {
+            Some(known) => *known,
+            None => self.has_saved_locals(program.unit(id)),
         }
     }
 

@@ -52,7 +52,7 @@ pub type Splittable = BTreeMap<StmtId, BitSet>;
 /// Per unit, its [`Splittable`] calls, shared: an analysis keeps an
 /// unchanged unit's from the last one without copying them, and tells
 /// them unchanged by pointer.
-pub type SplitTable = IdVec<UnitId, std::sync::Arc<Splittable>>;
+pub type SplitTable = dfort_ir::chunk_vec::ChunkVec<UnitId, std::sync::Arc<Splittable>>;
 
 /// Whether unit `u` has the same split calls in `a` and `b`.
 pub fn same_in(a: &SplitTable, b: &SplitTable, u: UnitId) -> bool {
@@ -67,48 +67,81 @@ pub fn of_program(program: &Program, effects: &ProgramEffects, shapes: &Shapes) 
     of_program_with(program, effects, shapes, None)
 }
 
-/// What the previous run of [`of_program_with`] found, with the program
-/// and effects it read and the changes since.
+/// The program and effects a previous run of [`of_program_with`] and
+/// [`in_loops_of_program`] read, with the changes since.
 pub struct Previous<'a> {
     pub program: &'a Program,
     pub effects: &'a ProgramEffects,
-    pub candidates: &'a SplitTable,
     pub changes: &'a crate::incremental::Changes,
 }
 
-/// [`of_program`], keeping the previous run's candidates of each unit
-/// that did not change and whose callees did not either: a unit's
-/// candidates read its own IR and, of each callee, its IR (its locals
-/// and interface), its effects and whether it is recursive. The result
+/// Per unit: whether its split calls may differ from what `previous`
+/// found. A unit's candidates and calls in loops read its own IR and, of
+/// each callee, its IR (its locals and interface), its effects and
+/// whether it is recursive: a unit is stale when it changed or calls a
+/// unit that did.
+pub fn stale(program: &Program, effects: &ProgramEffects, p: &Previous<'_>) -> IdVec<UnitId, bool> {
+    let n = program.units.len();
+    let changed = |c: UnitId| p.changes.body.get(c).copied().unwrap_or(true);
+    let mut out: IdVec<UnitId, bool> = IdVec::from_fn(n, changed);
+    let same_recursion = std::sync::Arc::ptr_eq(
+        &p.program.call_graph.recursive,
+        &program.call_graph.recursive,
+    );
+    for c in program.units.indices() {
+        let differs = changed(c)
+            || p.effects.get(c).is_none()
+            || p.effects.get(c) != effects.get(c)
+            || (!same_recursion
+                && p.program.call_graph.recursive.get(c) != program.call_graph.recursive.get(c));
+        if differs {
+            crate::incremental::mark_callers(program, c, &mut out);
+        }
+    }
+    out
+}
+
+/// [`of_program`], keeping the previous run's candidates (`previous`,
+/// with [`stale`]'s answer) of each unit that is not stale. The result
 /// equals a run from scratch.
 pub fn of_program_with(
     program: &Program,
     effects: &ProgramEffects,
     shapes: &Shapes,
-    previous: Option<Previous<'_>>,
+    previous: Option<(&SplitTable, &IdVec<UnitId, bool>)>,
 ) -> SplitTable {
-    let kept = |u: &Unit, places: &CallPlaces| -> Option<std::sync::Arc<Splittable>> {
-        let p = previous.as_ref()?;
-        let changed = |c: UnitId| p.changes.body.get(c).copied().unwrap_or(true);
-        let same_callee = |c: UnitId| {
-            !changed(c)
-                && p.effects.get(c).is_some()
-                && p.effects.get(c) == effects.get(c)
-                && p.program.call_graph.recursive.get(c) == program.call_graph.recursive.get(c)
-        };
-        (!changed(u.id) && places.to_units.iter().all(|&(_, c)| same_callee(c)))
-            .then(|| p.candidates.get(u.id).cloned())
-            .flatten()
+    let find = |u: &Unit| std::sync::Arc::new(candidates(program, u, effects, &shapes.calls_of(u)));
+    updated(program, previous, find)
+}
+
+/// The table of every unit's `find`, or the previous table with the
+/// stale units' found again.
+fn updated(
+    program: &Program,
+    previous: Option<(&SplitTable, &IdVec<UnitId, bool>)>,
+    find: impl Fn(&Unit) -> std::sync::Arc<Splittable>,
+) -> SplitTable {
+    let n = program.units.len();
+    // Units without such calls (most) share one empty set, which tells
+    // them apart without reading it.
+    let empty = std::sync::Arc::new(Splittable::new());
+    let find = |u: &Unit| {
+        let found = find(u);
+        match found.is_empty() {
+            true => empty.clone(),
+            false => found,
+        }
     };
-    program
-        .units
-        .iter()
-        .map(|u| {
-            let places = shapes.calls_of(u);
-            kept(u, &places)
-                .unwrap_or_else(|| std::sync::Arc::new(candidates(program, u, effects, &places)))
-        })
-        .collect()
+    match previous.filter(|(p, s)| p.len() == n && s.len() == n) {
+        Some((prev, stale)) => {
+            let mut out = prev.clone();
+            for u in program.units.indices().filter(|&u| stale[u]) {
+                out[u] = find(program.unit(u));
+            }
+            out
+        }
+        None => program.units.iter().map(|u| find(u)).collect(),
+    }
 }
 
 /// Where a unit's CALL statements are, as far as split mode cares: found
@@ -187,17 +220,16 @@ fn checkpointed(unit: &Unit) -> Vec<StmtId> {
     out
 }
 
-/// [`in_loops`] of every unit of `program`.
+/// [`in_loops`] of every unit of `program`, keeping the previous run's
+/// (`previous`, with [`stale`]'s answer) of each unit that is not stale.
 pub fn in_loops_of_program(
     program: &Program,
     effects: &ProgramEffects,
     shapes: &Shapes,
-) -> IdVec<UnitId, Splittable> {
-    program
-        .units
-        .iter()
-        .map(|u| in_loops(program, u, effects, &shapes.calls_of(u)))
-        .collect()
+    previous: Option<(&SplitTable, &IdVec<UnitId, bool>)>,
+) -> SplitTable {
+    let find = |u: &Unit| std::sync::Arc::new(in_loops(program, u, effects, &shapes.calls_of(u)));
+    updated(program, previous, find)
 }
 
 /// The CALL statements of a structured `unit` inside counted DO loops
@@ -260,7 +292,7 @@ pub fn chosen(
     program: &Program,
     pa: &crate::interproc::ProgramActivity,
     tbr: &crate::tbr::ProgramTbr,
-    in_loops: &IdVec<UnitId, Splittable>,
+    in_loops: &SplitTable,
 ) -> IdVec<UnitId, Splittable> {
     let mut cheap: BTreeMap<UnitId, bool> = BTreeMap::new();
     let mut is_cheap = |c: UnitId| {

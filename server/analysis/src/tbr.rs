@@ -44,6 +44,7 @@ use crate::shape::{Shapes, UnitShape};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::cfg::NodeKind;
+use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::dp::{
     bound_vars, constant_element, disjoint_constant_elements, dp_of, index_vars, is_variable,
     target, vars, writes,
@@ -1036,7 +1037,7 @@ pub struct TbrSummary {
 pub struct Callees<'a> {
     pub program: &'a Program,
     pub dep: &'a Summaries,
-    pub tbr: &'a IdVec<UnitId, Option<Arc<TbrSummary>>>,
+    pub tbr: &'a ChunkVec<UnitId, Option<Arc<TbrSummary>>>,
     pub space: Space,
 }
 
@@ -1185,16 +1186,16 @@ pub fn summarize(
 
 /// TBR over the whole program, and what a rerun reuses.
 pub struct ProgramTbr {
-    pub results: IdVec<UnitId, Option<Arc<Tbr>>>,
-    pub summaries: IdVec<UnitId, Option<Arc<TbrSummary>>>,
+    pub results: ChunkVec<UnitId, Option<Arc<Tbr>>>,
+    pub summaries: ChunkVec<UnitId, Option<Arc<TbrSummary>>>,
     pub store_all: bool,
     /// Whether loops' address variables were left to their plans.
     pub inversion: bool,
     /// Per unit: the `InReq` context its callers outside its call-graph
     /// component gave it (what a rerun compares).
-    pub entry: IdVec<UnitId, Arc<BitSet>>,
+    pub entry: ChunkVec<UnitId, Arc<BitSet>>,
     /// Per unit: what each of its calls adds to its callee's context.
-    pub outgoing: IdVec<UnitId, Arc<[(UnitId, BitSet)]>>,
+    pub outgoing: ChunkVec<UnitId, Arc<[(UnitId, BitSet)]>>,
     /// Per unit: its calls that may run split ([`crate::split`]; what a
     /// rerun compares).
     pub splittable: crate::split::SplitTable,
@@ -1229,7 +1230,9 @@ pub fn analyze_program(
         false,
     )
     .results
-    .map(|t| t.map(|t| Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())))
+    .iter()
+    .map(|t| t.as_deref().cloned())
+    .collect()
 }
 
 /// [`analyze_program`] reusing the previous run's summaries and results
@@ -1259,16 +1262,20 @@ pub fn analyze_program_with(
             && p.store_all == store_all
             && p.inversion == inversion
     });
-    let spaces: IdVec<UnitId, OnceCell<Space>> = IdVec::from_fn(n, |_| OnceCell::new());
-    let space =
-        |u: UnitId| spaces[u].get_or_init(|| space_of(program, program.unit(u), &pa.summaries));
-    let mut sums: IdVec<UnitId, Option<Arc<TbrSummary>>> = IdVec::from_elem(None, n);
-    let mut sum_changed: IdVec<UnitId, bool> = IdVec::from_elem(true, n);
+    let spaces: IdVec<UnitId, OnceCell<Box<Space>>> = IdVec::from_fn(n, |_| OnceCell::new());
+    let space = |u: UnitId| {
+        &**spaces[u].get_or_init(|| Box::new(space_of(program, program.unit(u), &pa.summaries)))
+    };
+    // A rerun starts from the last run's tables and writes only the
+    // units it recomputes.
+    let mut sums: ChunkVec<UnitId, Option<Arc<TbrSummary>>> = match reuse {
+        Some((prev, _)) => prev.summaries.clone(),
+        None => ChunkVec::from_elem(None, n),
+    };
     // Whether the inputs of unit u's TBR (its IR, its activity, its
-    // callees' interfaces and summaries) changed.
-    // Per unit: whether a callee's activity summary changed, and (marked
-    // as the components are summarised, callees first) whether a
-    // callee's TBR summary did.
+    // callees' interfaces and summaries) changed: per unit, whether a
+    // callee's activity summary changed, and (marked as the components
+    // are summarised, callees first) whether a callee's TBR summary did.
     let callee_dep_changed = match reuse {
         Some(_) if !same_activity => callers_of(program, &pa.summary_changed),
         _ => IdVec::from_elem(false, n),
@@ -1285,16 +1292,15 @@ pub fn analyze_program_with(
     for scc in program.call_graph.sccs.iter() {
         // Inside a component, a summary changes only if an input from
         // outside it does.
-        for &u in scc {
-            sum_changed[u] = false;
-        }
-        if let Some((prev, _)) = reuse {
+        if reuse.is_some() {
             if !scc.iter().any(|&u| stale(u, &callee_sum_changed)) {
-                for &u in scc {
-                    sums[u] = prev.summaries[u].clone();
-                    sum_changed[u] = false;
-                }
                 continue;
+            }
+            // Solved again from nothing, as in a first run.
+            for &u in scc {
+                if sums[u].is_some() {
+                    sums[u] = None;
+                }
             }
         }
         for _round in 0..64 {
@@ -1322,47 +1328,45 @@ pub fn analyze_program_with(
             }
         }
         for &u in scc {
-            sum_changed[u] = reuse.is_none_or(|(prev, _)| prev.summaries[u] != sums[u]);
-            if sum_changed[u] {
+            if reuse.is_none_or(|(prev, _)| prev.summaries[u] != sums[u]) {
                 mark_callers(program, u, &mut callee_sum_changed);
             }
         }
     }
-    let mut contexts: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
-    let mut entry: IdVec<UnitId, Arc<BitSet>> = IdVec::from_elem(Arc::default(), n);
-    let mut outgoing: IdVec<UnitId, Arc<[(UnitId, BitSet)]>> =
-        IdVec::from_elem(Arc::from(Vec::new()), n);
-    let mut results: IdVec<UnitId, Option<Arc<Tbr>>> = IdVec::from_elem(None, n);
+    let mut contexts: ChunkVec<UnitId, BitSet> = ChunkVec::from_elem(BitSet::default(), n);
+    let mut entry: ChunkVec<UnitId, Arc<BitSet>> = match reuse {
+        Some((prev, _)) => prev.entry.clone(),
+        None => ChunkVec::from_elem(Arc::default(), n),
+    };
+    let mut outgoing: ChunkVec<UnitId, Arc<[(UnitId, BitSet)]>> = match reuse {
+        Some((prev, _)) => prev.outgoing.clone(),
+        None => ChunkVec::from_elem(Arc::from(Vec::new()), n),
+    };
+    let mut results: ChunkVec<UnitId, Option<Arc<Tbr>>> = match reuse {
+        Some((prev, _)) => prev.results.clone(),
+        None => ChunkVec::from_elem(None, n),
+    };
     let mut recomputed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     // In a rerun, contexts are gathered lazily ([`LazyContexts`]): a
     // component's units keep their entry contexts unless a caller's
     // contributions changed.
     let mut dirty = LazyContexts::new(n, reuse.map(|(_, c)| c));
     for scc in program.call_graph.sccs.iter().rev() {
-        let same_entry = dirty.entries(
-            scc,
-            reuse.map(|(prev, _)| &prev.entry),
-            &mut entry,
-            |u, gather| {
-                if !gather {
-                    return Arc::new(contexts[u].clone());
-                }
-                let mut ctx = BitSet::default();
-                LazyContexts::gather(program, scc, u, &outgoing, |(_, c)| {
-                    ctx.union_with(c);
-                });
-                Arc::new(ctx)
-            },
-        );
+        let same_entry = dirty.entries(scc, reuse.is_some(), &mut entry, |u, gather| {
+            if !gather {
+                return Arc::new(contexts[u].clone());
+            }
+            let mut ctx = BitSet::default();
+            LazyContexts::gather(program, scc, u, &outgoing, |(_, c)| {
+                ctx.union_with(c);
+            });
+            Arc::new(ctx)
+        });
         if let Some((prev, _)) = reuse {
             let unchanged = scc.iter().all(|&u| {
                 (same_entry || prev.entry[u] == entry[u]) && !stale(u, &callee_sum_changed)
             });
             if unchanged {
-                for &u in scc {
-                    results[u] = prev.results[u].clone();
-                    outgoing[u] = prev.outgoing[u].clone();
-                }
                 continue;
             }
             for &u in scc {
@@ -1371,6 +1375,13 @@ pub fn analyze_program_with(
         }
         for &u in scc {
             recomputed[u] = true;
+            // A unit without activity any more has no results.
+            if results[u].is_some() {
+                results[u] = None;
+            }
+            if !outgoing[u].is_empty() {
+                outgoing[u] = Arc::from(Vec::new());
+            }
         }
         for _round in 0..64 {
             let mut changed = false;

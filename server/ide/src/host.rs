@@ -118,16 +118,30 @@ impl HostConfig {
     }
 }
 
-/// Drops `value` on a thread of its own: freeing the last snapshot of a
-/// large workspace (its program and every unit's analyses) takes about as
-/// long as building the next one did not need to, and nobody waits for it.
-/// When there is nothing to drop no thread is started; when no thread
-/// can be started it is dropped here.
+/// Drops `value` on a thread kept for that: freeing the last snapshot of
+/// a large workspace (its program and every unit's analyses) takes about
+/// as long as building the next one did not need to, and nobody waits
+/// for it. One thread serves every drop (a thread started per drop
+/// returned its memory to the system as it ended, on every edit); when
+/// it cannot be started the value is dropped here.
 fn drop_elsewhere<T: Send + 'static>(value: Option<T>) {
-    if let Some(value) = value {
-        let _ = std::thread::Builder::new()
+    type Garbage = Box<dyn Send>;
+    static DROPPER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<Garbage>>> =
+        std::sync::OnceLock::new();
+    let Some(value) = value else {
+        return;
+    };
+    let sender = DROPPER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Garbage>();
+        std::thread::Builder::new()
             .name("dfort-drop".into())
-            .spawn(move || drop(value));
+            .spawn(move || rx.into_iter().for_each(drop))
+            .ok()
+            .map(|_| tx)
+    });
+    // Without the thread (or when it is gone) the value is dropped here.
+    if let Some(tx) = sender {
+        let _ = tx.send(Box::new(value));
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod bitset;
 pub mod callgraph;
 pub mod cfg;
+pub mod chunk_vec;
 pub mod dp;
 pub mod dump;
 pub(crate) mod generics;
