@@ -60,6 +60,8 @@ pub struct Carriers {
 pub struct UnitInputs {
     shared: Vec<SharedSymbol>,
     bindings: Vec<Binding>,
+    /// The unit's symbols that can carry a derivative ([`carries`]).
+    carried: BitSet,
 }
 
 /// A symbol whose derivative the generators can declare.
@@ -332,17 +334,17 @@ fn close(program: &Program, start: Start) -> Carriers {
         with_d[*root].union_with(dependents);
     }
     for &u in &reachable {
-        let unit = program.unit(u);
-        let keep: Vec<SymbolId> = with_d[u]
-            .ids()
-            .filter(|&i: &SymbolId| i.index() < unit.symbols.len() && carries(program, unit, i))
-            .collect();
-        let mut b = BitSet::default();
-        for i in keep {
-            b.insert_id(i);
+        match inputs[u].as_deref() {
+            Some(i) => with_d[u].intersect_with(&i.carried),
+            None => with_d[u] = BitSet::default(),
         }
-        with_d[u] = b;
     }
+    // The reached units with may-alias classes (few).
+    let aliased: Vec<UnitId> = reachable
+        .iter()
+        .copied()
+        .filter(|&u| !program.unit(u).aliases.is_empty())
+        .collect();
     let shared: Vec<&SharedSymbol> = inputs.iter().flatten().flat_map(|x| &x.shared).collect();
     let bindings: Vec<&Binding> = inputs.iter().flatten().flat_map(|x| &x.bindings).collect();
     let mut commons = BTreeSet::new();
@@ -406,7 +408,7 @@ fn close(program: &Program, start: Start) -> Carriers {
         }
         // May-alias classes: a derivative pointer follows its target, so
         // every member of a class has a derivative when one has.
-        for &u in &reachable {
+        for &u in &aliased {
             let unit = program.unit(u);
             let before = with_d[u].clone();
             crate::aliases::close(unit, &mut with_d[u]);
@@ -423,22 +425,21 @@ fn close(program: &Program, start: Start) -> Carriers {
     for (root, _, _) in &roots {
         routine[*root] = true;
     }
-    for _ in 0..n {
-        let mut changed = false;
-        for &u in &reachable {
-            if routine[u] {
-                continue;
+    // Up the call graph from the units with a routine, to the reached
+    // callers.
+    let mut reached: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
+    for &u in &reachable {
+        reached[u] = true;
+    }
+    let graph = &program.call_graph;
+    let mut up: Vec<UnitId> = routine.indices().filter(|&u| routine[u]).collect();
+    while let Some(c) = up.pop() {
+        for &s in graph.calls_to.get(c).into_iter().flatten() {
+            let caller = graph.sites[s].caller;
+            if reached[caller] && !routine[caller] {
+                routine[caller] = true;
+                up.push(caller);
             }
-            let calls_in_set = program.call_graph.calls_from[u].iter().any(
-                |&s| matches!(program.call_graph.sites[s].callee, Callee::Unit(c) if routine[c]),
-            );
-            if calls_in_set {
-                routine[u] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
         }
     }
     Carriers {
@@ -529,7 +530,16 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
             }
         }
     }
-    UnitInputs { shared, bindings }
+    let carried = dfort_ir::bitset::of_ids(
+        unit.symbols
+            .indices()
+            .filter(|&i| carries(program, unit, i)),
+    );
+    UnitInputs {
+        shared,
+        bindings,
+        carried,
+    }
 }
 
 /// A symbol of a reached unit that other units share.

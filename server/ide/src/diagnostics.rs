@@ -175,7 +175,6 @@ pub fn differentiability(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
                 push_rule(snap, &mut out, *span, rule, message);
             }
         }
-        calls_without_source(snap, unit, &mut out);
         address_stored(snap, unit, &mut out);
     }
     refused(snap, path, &mut out);
@@ -184,14 +183,18 @@ pub fn differentiability(snap: &Snapshot, path: &Path) -> Vec<IdeDiagnostic> {
 }
 
 /// What the checks of one unit's own statements found (non-differentiable
-/// intrinsics, convergence tests), chunk-relative, with what they read:
-/// the unit, its activity and whether it is supplied. A snapshot takes
-/// the last one's while all three are the same ([`UnitChecks::holds`]),
-/// so an edit checks again only the units whose activity changed.
+/// intrinsics, convergence tests, calls that pass an active value to a
+/// procedure without a derivative routine), chunk-relative, with what
+/// they read: the unit, its activity, whether it is supplied, and which
+/// variables of it and of its callees carry a derivative and which
+/// callees get a derivative routine. A snapshot takes the last one's
+/// while all are the same ([`UnitChecks::holds`]), so an edit checks
+/// again only the units whose activity or carriers changed.
 pub struct UnitChecks {
     unit: Arc<Unit>,
     activity: Option<Arc<Activity>>,
     supplied: bool,
+    carriers: Arc<dfort_analysis::derivatives::Carriers>,
     pub found: Vec<(dfort_ir::Span, &'static Rule, String)>,
 }
 
@@ -202,9 +205,16 @@ impl UnitChecks {
         let mut found = Vec::new();
         non_differentiable(snap, &unit, &mut found);
         convergence_tests(snap, &unit, &mut found);
+        // The facts' refusals of such calls
+        // ([`ProgramFacts::no_source_calls`], the rule and sentence the
+        // generators refuse with), with every root's carriers.
+        for r in snap.analysis().no_source_calls(id) {
+            found.push((r.span, r.rule, r.message));
+        }
         Some(UnitChecks {
             activity: snap.analysis().activity.activity.get(id).cloned().flatten(),
             supplied: snap.analysis().is_supplied(id),
+            carriers: snap.analysis().carriers.clone(),
             unit,
             found,
         })
@@ -221,6 +231,27 @@ impl UnitChecks {
                 _ => false,
             }
             && facts.is_supplied(id) == self.supplied
+            && self.same_carriers(program, &facts.carriers, id)
+    }
+
+    /// Whether `carriers` give unit `id` and its callees what these
+    /// checks read of them: which variables carry a derivative and which
+    /// callees get a derivative routine.
+    fn same_carriers(
+        &self,
+        program: &Program,
+        carriers: &Arc<dfort_analysis::derivatives::Carriers>,
+        id: UnitId,
+    ) -> bool {
+        let (old, new) = (&self.carriers, carriers);
+        Arc::ptr_eq(old, new)
+            || std::iter::once(id)
+                .chain(program.call_graph.callees(id))
+                .all(|c| old.with_d.get(c) == new.with_d.get(c))
+                && program
+                    .call_graph
+                    .callees(id)
+                    .all(|c| old.routine.get(c) == new.routine.get(c))
     }
 }
 
@@ -545,16 +576,6 @@ fn innermost_loop(unit: &Unit, body: &[dfort_ir::StmtId], exit: dfort_ir::StmtId
                     .iter()
                     .any(|b| innermost_loop(unit, b, exit)))
     })
-}
-
-/// Calls that pass an active value to a procedure without a derivative
-/// routine: the facts' refusals of such calls
-/// ([`ProgramFacts::no_source_calls`], the rule and sentence the
-/// generators refuse with), with every root's carriers.
-fn calls_without_source(snap: &Snapshot, unit: &Unit, out: &mut Vec<IdeDiagnostic>) {
-    for r in snap.analysis().no_source_calls(unit.id) {
-        push_rule(snap, out, r.span, r.rule, &r.message);
-    }
 }
 
 /// Address indices the adjoint stores because inversion cannot recover

@@ -4,6 +4,7 @@
 //! (recursion) in bottom-up order (callees before callers), which is the
 //! order interprocedural analyses summarise units in.
 
+use crate::chunk_vec::ChunkVec;
 use crate::idx::IdVec;
 use crate::ir::*;
 use std::sync::Arc;
@@ -55,7 +56,8 @@ pub struct CallSite {
 /// every site's number and callee keeps them ([`CallGraph::build_reusing`]).
 #[derive(Clone, Debug, Default)]
 pub struct CallGraph {
-    pub sites: Vec<CallSite>,
+    /// Shared in chunks with the graph a relink patched it from.
+    pub sites: ChunkVec<usize, CallSite>,
     /// Site indices per calling unit.
     pub calls_from: Arc<IdVec<UnitId, Vec<usize>>>,
     /// Site indices per called unit.
@@ -91,14 +93,14 @@ impl CallGraph {
             IdVec::from_elem(Vec::new(), n),
         );
         let mut sites = Vec::new();
-        for u in units {
+        for u in units.indices() {
             let reused = previous.and_then(|(old_units, old)| {
-                let kept = old.calls_from.get(u.id).map(Vec::as_slice).unwrap_or(&[]);
-                Self::unchanged_sites(units, old_units, old, u.id).then_some((old, kept))
+                let kept = old.calls_from.get(u).map(Vec::as_slice).unwrap_or(&[]);
+                Self::unchanged_sites(units, old_units, old, u).then_some((old, kept))
             });
             let mine: Vec<CallSite> = match reused {
                 Some((old, kept)) => kept.iter().map(|&i| old.sites[i].clone()).collect(),
-                None => Self::sites_of(units, u),
+                None => Self::sites_of(units, &units[u]),
             };
             for site in mine {
                 let idx = sites.len();
@@ -113,7 +115,7 @@ impl CallGraph {
         }
         let (sccs, recursive) = components(&calls_from, &sites);
         CallGraph {
-            sites,
+            sites: sites.into_iter().collect(),
             calls_from: Arc::new(calls_from),
             calls_to: Arc::new(calls_to),
             sccs: Arc::new(sccs),
@@ -154,13 +156,13 @@ impl CallGraph {
         if units.len() != old_units.len() || old.calls_from.len() != units.len() {
             return None;
         }
-        let mut sites: Option<Vec<CallSite>> = None;
-        for u in units {
-            if Self::unchanged_sites(units, old_units, old, u.id) {
+        let mut sites: Option<ChunkVec<usize, CallSite>> = None;
+        for u in units.indices() {
+            if Self::unchanged_sites(units, old_units, old, u) {
                 continue;
             }
-            let kept = &old.calls_from[u.id];
-            let found = Self::sites_of(units, u);
+            let kept = &old.calls_from[u];
+            let found = Self::sites_of(units, &units[u]);
             if found.len() != kept.len()
                 || found
                     .iter()

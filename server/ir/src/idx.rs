@@ -38,6 +38,18 @@ macro_rules! impl_idx {
     )*};
 }
 
+/// Plain positions (a call site's number) are ids of themselves.
+impl Idx for usize {
+    #[inline]
+    fn new(index: usize) -> Self {
+        index
+    }
+    #[inline]
+    fn index(self) -> usize {
+        self
+    }
+}
+
 /// A `Vec<T>` indexed by the id `I`.
 pub struct IdVec<I, T> {
     raw: Vec<T>,
