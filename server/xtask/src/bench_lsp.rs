@@ -13,6 +13,7 @@
 //! time the server takes to index it is reported too.
 
 use clap::Args;
+use dfort::lsp::client::ls_types::PublishDiagnosticsParams;
 use dfort::lsp::client::Connection;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -85,7 +86,7 @@ impl Session {
     /// The LSP position of byte `off` of the text.
     fn position(&self, off: usize) -> Value {
         let before = &self.text[..off];
-        let line = before.matches('\n').count();
+        let line = before.bytes().filter(|&b| b == b'\n').count();
         let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
         json!({"line": line, "character": col})
     }
@@ -113,7 +114,7 @@ impl Session {
     fn change(&mut self, start: usize, end: usize, new: &str) -> Result<f64, String> {
         let pos = |text: &str, off: usize| {
             let before = &text[..off];
-            let line = before.matches('\n').count();
+            let line = before.bytes().filter(|&b| b == b'\n').count();
             let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
             json!({"line": line, "character": col})
         };
@@ -128,12 +129,14 @@ impl Session {
             )
             .map_err(|e| e.to_string())?;
         self.text.replace_range(start..end, new);
+        // Read as a client with the protocol's types does (the JSON tree
+        // the tests use costs this client more than the server's work).
         loop {
-            let d = self
+            let d: PublishDiagnosticsParams = self
                 .conn
-                .wait_notification("textDocument/publishDiagnostics")
+                .wait_notification_as("textDocument/publishDiagnostics")
                 .map_err(|e| e.to_string())?;
-            if d["version"].as_i64().unwrap_or(0) >= self.version {
+            if i64::from(d.version.unwrap_or(0)) >= self.version {
                 break;
             }
         }

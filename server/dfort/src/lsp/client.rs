@@ -10,8 +10,10 @@
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
+/// The protocol's types, for a typed client ([`Connection::wait_notification_as`]).
+pub use tower_lsp_server::ls_types;
 
 /// Writes one framed message.
 pub fn write_message(w: &mut impl Write, v: &Value) -> std::io::Result<()> {
@@ -22,6 +24,17 @@ pub fn write_message(w: &mut impl Write, v: &Value) -> std::io::Result<()> {
 
 /// Reads one framed message; `Ok(None)` at the end of the stream.
 pub fn read_message(r: &mut impl BufRead) -> std::io::Result<Option<Value>> {
+    let Some(body) = read_body(r)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// Reads one framed message's body, unparsed; `Ok(None)` at the end of
+/// the stream.
+fn read_body(r: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
     let mut len: Option<usize> = None;
     loop {
         let mut line = String::new();
@@ -46,14 +59,30 @@ pub fn read_message(r: &mut impl BufRead) -> std::io::Result<Option<Value>> {
     };
     let mut body = vec![0; len];
     r.read_exact(&mut body)?;
-    serde_json::from_slice(&body)
-        .map(Some)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    Ok(Some(body))
+}
+
+/// What a waiting client reads of a message before parsing the rest:
+/// its method (notifications and server requests have one) and whether
+/// it has an id (requests and responses).
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<serde::de::IgnoredAny>,
+}
+
+/// A notification's params, typed.
+#[derive(serde::Deserialize)]
+struct Params<T> {
+    params: T,
 }
 
 pub struct Connection {
     writer: Box<dyn Write + Send>,
-    incoming: Receiver<Value>,
+    /// Message bodies as read, parsed by the receiving side.
+    incoming: Receiver<Vec<u8>>,
     next_id: i64,
     /// Notifications received and not yet taken, in order.
     pub notifications: Vec<Value>,
@@ -79,7 +108,7 @@ impl Connection {
         let (tx, rx) = channel();
         std::thread::spawn(move || {
             let mut r = BufReader::new(reader);
-            while let Ok(Some(m)) = read_message(&mut r) {
+            while let Ok(Some(m)) = read_body(&mut r) {
                 if tx.send(m).is_err() {
                     break;
                 }
@@ -110,31 +139,45 @@ impl Connection {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
     }
 
+    /// One incoming message's body, unparsed; `None` on timeout or when
+    /// the server is gone.
+    fn next_body(&mut self, deadline: Instant) -> Option<Vec<u8>> {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        self.incoming.recv_timeout(left).ok()
+    }
+
     /// One incoming message, answering server requests; `None` on timeout
-    /// or when the server is gone.
+    /// or when the server is gone. A body that is not JSON is skipped.
     fn next(&mut self, deadline: Instant) -> Option<Value> {
         loop {
-            let left = deadline.checked_duration_since(Instant::now())?;
-            let m = match self.incoming.recv_timeout(left) {
-                Ok(m) => m,
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
-            };
-            if m.get("method").is_some() && m.get("id").is_some() {
-                self.server_requests
-                    .push(json!({"method": m["method"], "params": m["params"]}));
-                let result = if m["method"] == "workspace/applyEdit" {
-                    self.applied_edits.push(m["params"].clone());
-                    json!({"applied": true})
-                } else if m["method"] == "window/showDocument" {
-                    json!({"success": true})
-                } else {
-                    Value::Null
-                };
-                let _ = self.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
-                continue;
+            let body = self.next_body(deadline)?;
+            if let Some(m) = serde_json::from_slice(&body)
+                .ok()
+                .and_then(|m| self.answered(m))
+            {
+                return Some(m);
             }
+        }
+    }
+
+    /// Answers a server request (and keeps it); any other message is
+    /// given back.
+    fn answered(&mut self, m: Value) -> Option<Value> {
+        if m.get("method").is_none() || m.get("id").is_none() {
             return Some(m);
         }
+        self.server_requests
+            .push(json!({"method": m["method"], "params": m["params"]}));
+        let result = if m["method"] == "workspace/applyEdit" {
+            self.applied_edits.push(m["params"].clone());
+            json!({"applied": true})
+        } else if m["method"] == "window/showDocument" {
+            json!({"success": true})
+        } else {
+            Value::Null
+        };
+        let _ = self.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
+        None
     }
 
     /// Sends a request and waits for its response (the whole message,
@@ -169,13 +212,55 @@ impl Connection {
             .iter()
             .position(|n| n["method"] == method)
         {
-            return Ok(self.notifications.remove(i)["params"].clone());
+            return Ok(self.notifications.remove(i)["params"].take());
         }
         let deadline = Instant::now() + self.timeout;
-        while let Some(m) = self.next(deadline) {
+        while let Some(mut m) = self.next(deadline) {
             if m["method"] == method {
-                return Ok(m["params"].clone());
+                // Moved out, not copied: a publication of diagnostics
+                // can be a quarter of a megabyte of JSON tree.
+                return Ok(m["params"].take());
             }
+            if m.get("method").is_some() {
+                self.notifications.push(m);
+            }
+        }
+        Err(Timeout(method.to_string()))
+    }
+
+    /// [`Connection::wait_notification`], with the params deserialized
+    /// straight into `T` as a typed client does (the other messages meanwhile
+    /// are parsed and kept as usual); a notification whose params are
+    /// not a `T` is an error.
+    pub fn wait_notification_as<T: serde::de::DeserializeOwned>(
+        &mut self,
+        method: &str,
+    ) -> Result<T, Timeout> {
+        let bad = |e: serde_json::Error| Timeout(format!("{method}: {e}"));
+        if let Some(i) = self
+            .notifications
+            .iter()
+            .position(|n| n["method"] == method)
+        {
+            let params = self.notifications.remove(i)["params"].take();
+            return serde_json::from_value(params).map_err(bad);
+        }
+        let deadline = Instant::now() + self.timeout;
+        while let Some(body) = self.next_body(deadline) {
+            let Ok(head) = serde_json::from_slice::<Head>(&body) else {
+                continue;
+            };
+            if head.id.is_none() && head.method.as_deref() == Some(method) {
+                return serde_json::from_slice::<Params<T>>(&body)
+                    .map(|p| p.params)
+                    .map_err(bad);
+            }
+            let Some(m) = serde_json::from_slice(&body)
+                .ok()
+                .and_then(|m| self.answered(m))
+            else {
+                continue;
+            };
             if m.get("method").is_some() {
                 self.notifications.push(m);
             }
