@@ -82,13 +82,19 @@ struct Session {
     text: String,
 }
 
+/// The LSP position (ASCII text: bytes are characters) of byte `off` of
+/// `text`.
+fn position_in(text: &str, off: usize) -> Value {
+    let before = &text[..off];
+    let line = before.bytes().filter(|&b| b == b'\n').count();
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
+    json!({"line": line, "character": col})
+}
+
 impl Session {
     /// The LSP position of byte `off` of the text.
     fn position(&self, off: usize) -> Value {
-        let before = &self.text[..off];
-        let line = before.bytes().filter(|&b| b == b'\n').count();
-        let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
-        json!({"line": line, "character": col})
+        position_in(&self.text, off)
     }
 
     /// Sends one request at byte `off` and times its answer, which must
@@ -112,13 +118,7 @@ impl Session {
 
     /// Sends one change and waits for its diagnostics and the hints around it.
     fn change(&mut self, start: usize, end: usize, new: &str) -> Result<f64, String> {
-        let pos = |text: &str, off: usize| {
-            let before = &text[..off];
-            let line = before.bytes().filter(|&b| b == b'\n').count();
-            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
-            json!({"line": line, "character": col})
-        };
-        let (s, e) = (pos(&self.text, start), pos(&self.text, end));
+        let (s, e) = (self.position(start), self.position(end));
         self.version += 1;
         let t = Instant::now();
         self.conn

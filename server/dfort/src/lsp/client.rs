@@ -73,10 +73,10 @@ struct Head<'a> {
     id: Option<serde::de::IgnoredAny>,
 }
 
-/// A notification's params, typed.
+/// A notification's params, typed (`None` when it has none).
 #[derive(serde::Deserialize)]
 struct Params<T> {
-    params: T,
+    params: Option<T>,
 }
 
 pub struct Connection {
@@ -205,33 +205,17 @@ impl Connection {
     }
 
     /// Waits for the next notification `method` (or takes one already
-    /// received), returning its params.
+    /// received), returning its params (`null` when it has none).
     pub fn wait_notification(&mut self, method: &str) -> Result<Value, Timeout> {
-        if let Some(i) = self
-            .notifications
-            .iter()
-            .position(|n| n["method"] == method)
-        {
-            return Ok(self.notifications.remove(i)["params"].take());
-        }
-        let deadline = Instant::now() + self.timeout;
-        while let Some(mut m) = self.next(deadline) {
-            if m["method"] == method {
-                // Moved out, not copied: a publication of diagnostics
-                // can be a quarter of a megabyte of JSON tree.
-                return Ok(m["params"].take());
-            }
-            if m.get("method").is_some() {
-                self.notifications.push(m);
-            }
-        }
-        Err(Timeout(method.to_string()))
+        self.wait_notification_as(method)
     }
 
-    /// [`Connection::wait_notification`], with the params deserialized
-    /// straight into `T` as a typed client does (the other messages meanwhile
-    /// are parsed and kept as usual); a notification whose params are
-    /// not a `T` is an error.
+    /// Waits for the next notification `method` (or takes one already
+    /// received), with its params deserialized straight into `T` as a
+    /// typed client does (moved, not copied: a publication of
+    /// diagnostics can be a quarter of a megabyte); the other messages
+    /// meanwhile are parsed and kept as usual. A notification whose
+    /// params are not a `T` is an error.
     pub fn wait_notification_as<T: serde::de::DeserializeOwned>(
         &mut self,
         method: &str,
@@ -251,9 +235,11 @@ impl Connection {
                 continue;
             };
             if head.id.is_none() && head.method.as_deref() == Some(method) {
-                return serde_json::from_slice::<Params<T>>(&body)
-                    .map(|p| p.params)
-                    .map_err(bad);
+                let params = serde_json::from_slice::<Params<T>>(&body).map_err(bad)?;
+                return match params.params {
+                    Some(p) => Ok(p),
+                    None => serde_json::from_value(Value::Null).map_err(bad),
+                };
             }
             let Some(m) = serde_json::from_slice(&body)
                 .ok()
