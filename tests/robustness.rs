@@ -991,8 +991,9 @@ end
 
 /// An edit inside a routine that keeps its calls keeps the call graph's
 /// numbering, indexes and components (shared with the last snapshot's);
-/// one that adds or retargets a call builds them again. Both give what a
-/// fresh load gives.
+/// one that adds or removes a call builds the indexes again but keeps
+/// the components unless the call closes or breaks a cycle. Each gives
+/// what a fresh load gives.
 #[test]
 fn an_edit_keeping_the_calls_shares_the_call_graph_of_the_last_snapshot() {
     use dfort_ide::host::Host;
@@ -1020,22 +1021,33 @@ end
     let mut host = Host::default();
     host.set_text(&path, text, true, 1);
     let mut last = host.snapshot();
+    // (old, new, indexes shared, components shared)
     let edits = [
         // Inside statements, the calls kept: shared.
-        ("t = x * 2.0", "t = x * 2.5 + 1.0", true),
-        ("call mid(t, y)", "call mid(t + 1.0, y)", true),
-        ("v = u * u", "v = u * u * 3.0", true),
-        // A call added, then one retargeted: built again.
-        ("w = sin(w)", "w = sin(w)\n  call leaf2(w)", false),
-        ("call leaf(v)", "call top(v, u)", false),
+        ("t = x * 2.0", "t = x * 2.5 + 1.0", true, true),
+        ("call mid(t, y)", "call mid(t + 1.0, y)", true, true),
+        ("v = u * u", "v = u * u * 3.0", true, true),
+        // A call added: the sites and indexes built again, the
+        // components kept (the call closes no cycle).
+        ("w = sin(w)", "w = sin(w)\n  call leaf2(w)", false, true),
+        // A call removed, then one retargeted into a cycle, then removed
+        // again: the last two change the components.
+        ("  y = y + f(t)\n", "", false, true),
+        ("call leaf(v)", "call top(v, u)", false, false),
+        ("call top(v, u)", "v = v", false, false),
     ];
-    for (k, (old, new, shared)) in edits.into_iter().enumerate() {
+    for (k, (old, new, shared, components)) in edits.into_iter().enumerate() {
         let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, k as i32 + 2);
         let (a, b) = (&last.program.call_graph, &snap.program.call_graph);
         assert_eq!(
-            std::sync::Arc::ptr_eq(&a.sccs, &b.sccs)
-                && std::sync::Arc::ptr_eq(&a.calls_to, &b.calls_to),
+            std::sync::Arc::ptr_eq(&a.calls_to, &b.calls_to),
             shared,
+            "edit {}: {old} -> {new}",
+            k + 1
+        );
+        assert_eq!(
+            std::sync::Arc::ptr_eq(&a.sccs, &b.sccs),
+            components,
             "edit {}: {old} -> {new}",
             k + 1
         );

@@ -51,7 +51,7 @@ pub struct Carriers {
     roots: Vec<(UnitId, BitSet, BitSet)>,
     /// The call graph's calls it found the reached units by (a program
     /// sharing them reaches the same units from the same roots).
-    calls_from: Option<Arc<IdVec<UnitId, Vec<usize>>>>,
+    calls_from: Option<Arc<dfort_ir::callgraph::SiteLists>>,
 }
 
 /// What the closure reads of one unit: its symbols that other units

@@ -5,7 +5,7 @@
 //! order interprocedural analyses summarise units in.
 
 use crate::chunk_vec::ChunkVec;
-use crate::idx::IdVec;
+use crate::idx::{IdVec, Idx};
 use crate::ir::*;
 use std::sync::Arc;
 
@@ -52,20 +52,108 @@ pub struct CallSite {
     pub bindings: std::sync::Arc<[Binding]>,
 }
 
-/// The indexes and components are shared: a relink whose edits keep
-/// every site's number and callee keeps them ([`CallGraph::build_reusing`]).
+/// Site numbers grouped by unit, in one allocation: the numbers of unit
+/// `u` are `list[start[u]..start[u + 1]]`, ascending. Reads like an
+/// `IdVec<UnitId, Vec<usize>>` (`lists[u]`, `lists.get(u)`); building one
+/// costs two allocations, not one per unit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SiteLists {
+    start: Vec<usize>,
+    list: Vec<usize>,
+}
+
+impl SiteLists {
+    /// The sites of `sites` grouped by the unit `key` gives each (none:
+    /// the site is in no list), for units below `n`.
+    fn grouped(
+        n: usize,
+        sites: &ChunkVec<usize, CallSite>,
+        key: impl Fn(&CallSite) -> Option<UnitId>,
+    ) -> SiteLists {
+        let mut start = vec![0usize; n + 1];
+        for s in sites {
+            if let Some(u) = key(s).filter(|u| u.index() < n) {
+                start[u.index() + 1] += 1;
+            }
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut next = start.clone();
+        let mut list = vec![0usize; start[n]];
+        for (i, s) in sites.iter().enumerate() {
+            if let Some(u) = key(s).filter(|u| u.index() < n) {
+                list[next[u.index()]] = i;
+                next[u.index()] += 1;
+            }
+        }
+        SiteLists { start, list }
+    }
+
+    /// The site numbers of unit `u`.
+    pub fn get(&self, u: UnitId) -> Option<&[usize]> {
+        let k = u.index();
+        let (a, b) = (*self.start.get(k)?, *self.start.get(k + 1)?);
+        Some(&self.list[a..b])
+    }
+
+    /// How many units there are lists for.
+    pub fn len(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many sites the lists of the units before `u` hold.
+    fn before(&self, u: UnitId) -> usize {
+        self.start
+            .get(u.index())
+            .copied()
+            .unwrap_or(self.list.len())
+    }
+}
+
+impl std::ops::Index<UnitId> for SiteLists {
+    type Output = [usize];
+    fn index(&self, u: UnitId) -> &[usize] {
+        match self.get(u) {
+            Some(l) => l,
+            None => panic!("unit {} out of {} lists", u.index(), self.len()),
+        }
+    }
+}
+
+/// The components of the call graph, bottom-up.
+#[derive(Clone, Debug, Default)]
+struct Components {
+    /// Strongly connected components, callees before callers.
+    sccs: Vec<Vec<UnitId>>,
+    /// Per unit: whether it can call itself (directly or through others).
+    recursive: IdVec<UnitId, bool>,
+    /// Per unit: the position of its component in `sccs`.
+    position: IdVec<UnitId, usize>,
+}
+
+/// Sites are numbered in the order of their callers (a unit's sites in
+/// statement order); the indexes and components are shared with the
+/// graph a relink built this one from when its edits keep them
+/// ([`CallGraph::build_reusing`]).
 #[derive(Clone, Debug, Default)]
 pub struct CallGraph {
     /// Shared in chunks with the graph a relink patched it from.
     pub sites: ChunkVec<usize, CallSite>,
     /// Site indices per calling unit.
-    pub calls_from: Arc<IdVec<UnitId, Vec<usize>>>,
+    pub calls_from: Arc<SiteLists>,
     /// Site indices per called unit.
-    pub calls_to: Arc<IdVec<UnitId, Vec<usize>>>,
+    pub calls_to: Arc<SiteLists>,
     /// Strongly connected components, callees before callers.
     pub sccs: Arc<Vec<Vec<UnitId>>>,
     /// Per unit: whether it can call itself (directly or through others).
     pub recursive: Arc<IdVec<UnitId, bool>>,
+    /// Per unit: the position of its component in `sccs`.
+    pub position: Arc<IdVec<UnitId, usize>>,
 }
 
 impl CallGraph {
@@ -79,48 +167,121 @@ impl CallGraph {
     /// its statements, and its callees' formals its bindings name, are
     /// then those the old sites were found in. An edit of one routine no
     /// longer walks every expression of the workspace.
+    ///
+    /// With the same units as `previous`: when every changed unit has as
+    /// many sites as before calling the same units, the site numbers,
+    /// indexes and components are `previous`'s, shared; otherwise the
+    /// sites of the units before the first changed one are shared, and
+    /// the components are `previous`'s when the calls an edit added or
+    /// removed keep them (a call removed between two components, or
+    /// added from a component to one below it): then `sccs` is still an
+    /// order callees-first, though not always the one a build from
+    /// scratch finds. Otherwise the components are found again.
     pub fn build_reusing(
         units: &IdVec<UnitId, Arc<Unit>>,
         previous: Option<(&IdVec<UnitId, Arc<Unit>>, &CallGraph)>,
     ) -> CallGraph {
-        if let Some(g) = previous.and_then(|(old_units, old)| Self::patched(units, old_units, old))
-        {
-            return g;
-        }
         let n = units.len();
-        let (mut calls_from, mut calls_to) = (
-            IdVec::from_elem(Vec::new(), n),
-            IdVec::from_elem(Vec::new(), n),
-        );
-        let mut sites = Vec::new();
-        for u in units.indices() {
-            let reused = previous.and_then(|(old_units, old)| {
-                let kept = old.calls_from.get(u).map(Vec::as_slice).unwrap_or(&[]);
-                Self::unchanged_sites(units, old_units, old, u).then_some((old, kept))
-            });
-            let mine: Vec<CallSite> = match reused {
-                Some((old, kept)) => kept.iter().map(|&i| old.sites[i].clone()).collect(),
-                None => Self::sites_of(units, &units[u]),
-            };
-            for site in mine {
-                let idx = sites.len();
-                calls_from[site.caller].push(idx);
-                if let Callee::Unit(id) = site.callee {
-                    if let Some(v) = calls_to.get_mut(id) {
-                        v.push(idx);
-                    }
-                }
-                sites.push(site);
+        let previous = previous.filter(|(old_units, old)| old.calls_from.len() == old_units.len());
+        // The units whose sites are found again, with them.
+        let found: Vec<(UnitId, Vec<CallSite>)> = units
+            .indices()
+            .filter(|&u| {
+                !previous
+                    .is_some_and(|(old_units, old)| Self::unchanged_sites(units, old_units, old, u))
+            })
+            .map(|u| (u, Self::sites_of(units, &units[u])))
+            .collect();
+        let changed: Vec<UnitId> = found.iter().map(|(u, _)| *u).collect();
+        let same = previous.filter(|(old_units, _)| old_units.len() == n);
+        if let Some((_, old)) = same {
+            if let Some(g) = Self::patched(old, &found) {
+                return g;
             }
         }
-        let (sccs, recursive) = components(&calls_from, &sites);
-        CallGraph {
-            sites: sites.into_iter().collect(),
-            calls_from: Arc::new(calls_from),
-            calls_to: Arc::new(calls_to),
-            sccs: Arc::new(sccs),
-            recursive: Arc::new(recursive),
+        // Sites in the order of their callers: an unchanged unit's old
+        // ones, a changed unit's found ones.
+        // Only the units from the first changed one on are walked when
+        // the old sites of those before it are shared.
+        let first = match (same, found.first()) {
+            (Some(_), Some((u, _))) => *u,
+            (Some(_), None) => UnitId::new(n),
+            (None, _) => UnitId::new(0),
+        };
+        let mut found_at = found.into_iter().peekable();
+        let mut rest = Vec::new();
+        for u in (first.index()..n).map(UnitId::new) {
+            match found_at.next_if(|(f, _)| *f == u) {
+                Some((_, mine)) => rest.push(Ok(mine)),
+                None => rest.push(Err(u)),
+            }
         }
+        let kept = |u: UnitId| -> Vec<CallSite> {
+            let (_, old) = previous.expect("a unit's sites are kept only from a previous graph");
+            let ids = old.calls_from.get(u).unwrap_or(&[]);
+            ids.iter().map(|&i| old.sites[i].clone()).collect()
+        };
+        let tail = rest.into_iter().flat_map(|r| match r {
+            Ok(mine) => mine,
+            Err(u) => kept(u),
+        });
+        let sites: ChunkVec<usize, CallSite> = match same {
+            Some((_, old)) => old.sites.with_prefix(old.calls_from.before(first), tail),
+            None => tail.collect(),
+        };
+        let calls_from = SiteLists::grouped(n, &sites, |s| Some(s.caller));
+        let calls_to = SiteLists::grouped(n, &sites, |s| match s.callee {
+            Callee::Unit(id) => Some(id),
+            Callee::External => None,
+        });
+        let kept_components = same.filter(|(_, old)| {
+            changed.iter().all(|&u| {
+                let was = callee_set(&old.calls_from, &old.sites, u);
+                let is = callee_set(&calls_from, &sites, u);
+                was == is || old.keeps_components(u, &was, &is)
+            })
+        });
+        match kept_components {
+            Some((_, old)) => CallGraph {
+                sites,
+                calls_from: Arc::new(calls_from),
+                calls_to: Arc::new(calls_to),
+                sccs: old.sccs.clone(),
+                recursive: old.recursive.clone(),
+                position: old.position.clone(),
+            },
+            None => {
+                let c = components(&calls_from, &sites);
+                CallGraph {
+                    sites,
+                    calls_from: Arc::new(calls_from),
+                    calls_to: Arc::new(calls_to),
+                    sccs: Arc::new(c.sccs),
+                    recursive: Arc::new(c.recursive),
+                    position: Arc::new(c.position),
+                }
+            }
+        }
+    }
+
+    /// Whether unit `u` calling the units `is` instead of `was` (both
+    /// sorted, without repeats) keeps the components: each call removed
+    /// joins two components (it is on no cycle), each call added goes
+    /// to a component below `u`'s (it closes no cycle).
+    fn keeps_components(&self, u: UnitId, was: &[UnitId], is: &[UnitId]) -> bool {
+        let at = |x: UnitId| self.position.get(x).copied();
+        let Some(mine) = at(u) else {
+            return false;
+        };
+        let removed_ok = was
+            .iter()
+            .filter(|c| is.binary_search(c).is_err())
+            .all(|&c| at(c).is_some_and(|p| p != mine));
+        let added_ok = is
+            .iter()
+            .filter(|c| was.binary_search(c).is_err())
+            .all(|&c| at(c).is_some_and(|p| p < mine));
+        removed_ok && added_ok
     }
 
     /// Whether unit `u` and every unit its old sites call are the same
@@ -131,7 +292,7 @@ impl CallGraph {
         old: &CallGraph,
         u: UnitId,
     ) -> bool {
-        let kept = old.calls_from.get(u).map(Vec::as_slice).unwrap_or(&[]);
+        let kept = old.calls_from.get(u).unwrap_or(&[]);
         crate::same_unit(old_units, units, u)
             && kept
                 .iter()
@@ -142,46 +303,32 @@ impl CallGraph {
                 })
     }
 
-    /// `old` with the sites of the units an edit changed found again, when
-    /// each of them has as many sites as before, calling the same units
-    /// (an edit inside a routine's statements): the site numbers, both
-    /// indexes and the components are then `old`'s, shared. `None` when
-    /// the units differ in number or some site was added, removed or
-    /// calls another unit.
-    fn patched(
-        units: &IdVec<UnitId, Arc<Unit>>,
-        old_units: &IdVec<UnitId, Arc<Unit>>,
-        old: &CallGraph,
-    ) -> Option<CallGraph> {
-        if units.len() != old_units.len() || old.calls_from.len() != units.len() {
-            return None;
-        }
-        let mut sites: Option<ChunkVec<usize, CallSite>> = None;
-        for u in units.indices() {
-            if Self::unchanged_sites(units, old_units, old, u) {
-                continue;
-            }
-            let kept = &old.calls_from[u];
-            let found = Self::sites_of(units, &units[u]);
-            if found.len() != kept.len()
-                || found
+    /// `old` with the sites `found` again in the units an edit changed,
+    /// when each of them has as many sites as before, calling the same
+    /// units (an edit inside a routine's statements): the site numbers,
+    /// both indexes and the components are then `old`'s, shared. `None`
+    /// when some site was added, removed or calls another unit.
+    fn patched(old: &CallGraph, found: &[(UnitId, Vec<CallSite>)]) -> Option<CallGraph> {
+        let same_calls = found.iter().all(|(u, mine)| {
+            let kept = old.calls_from.get(*u).unwrap_or(&[]);
+            mine.len() == kept.len()
+                && mine
                     .iter()
                     .zip(kept)
-                    .any(|(f, &i)| f.callee != old.sites[i].callee)
-            {
-                return None;
-            }
-            let sites = sites.get_or_insert_with(|| old.sites.clone());
-            for (f, &i) in found.into_iter().zip(kept) {
-                sites[i] = f;
+                    .all(|(f, &i)| f.callee == old.sites[i].callee)
+        });
+        if !same_calls {
+            return None;
+        }
+        let mut sites = old.sites.clone();
+        for (u, mine) in found {
+            for (f, &i) in mine.iter().zip(&old.calls_from[*u]) {
+                sites[i] = f.clone();
             }
         }
         Some(CallGraph {
-            sites: sites.unwrap_or_else(|| old.sites.clone()),
-            calls_from: old.calls_from.clone(),
-            calls_to: old.calls_to.clone(),
-            sccs: old.sccs.clone(),
-            recursive: old.recursive.clone(),
+            sites,
+            ..old.clone()
         })
     }
 
@@ -280,33 +427,44 @@ fn site(
     }
 }
 
+/// The units `u` calls through the sites `lists` gives it, sorted,
+/// without repeats (external procedures left out).
+fn callee_set(lists: &SiteLists, sites: &ChunkVec<usize, CallSite>, u: UnitId) -> Vec<UnitId> {
+    let mut s: Vec<UnitId> = lists
+        .get(u)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|&i| match sites.get(i)?.callee {
+            Callee::Unit(id) => Some(id),
+            Callee::External => None,
+        })
+        .collect();
+    s.sort_unstable();
+    s.dedup();
+    s
+}
+
 /// Tarjan's algorithm, iterative (no recursion depth limit on user
 /// input). Emits components callees-first.
-fn components(
-    calls_from: &IdVec<UnitId, Vec<usize>>,
-    sites: &[CallSite],
-) -> (Vec<Vec<UnitId>>, IdVec<UnitId, bool>) {
+fn components(calls_from: &SiteLists, sites: &ChunkVec<usize, CallSite>) -> Components {
     let n = calls_from.len();
     let mut sccs = Vec::new();
     let mut recursive = IdVec::from_elem(false, n);
-    let succ: IdVec<UnitId, Vec<UnitId>> = IdVec::from_fn(n, |u| {
-        let mut s: Vec<UnitId> = calls_from[u]
-            .iter()
-            .filter_map(|&i| match sites[i].callee {
-                Callee::Unit(id) => Some(id),
-                Callee::External => None,
-            })
-            .collect();
-        s.sort_unstable();
-        s.dedup();
-        s
-    });
+    let mut position = IdVec::from_elem(0usize, n);
+    // Successors in one list: unit u's are succ[start[u]..start[u + 1]].
+    let (mut start, mut succ) = (Vec::with_capacity(n + 1), Vec::new());
+    start.push(0);
+    for u in (0..n).map(UnitId::new) {
+        succ.extend(callee_set(calls_from, sites, u));
+        start.push(succ.len());
+    }
+    let succ_of = |u: UnitId| &succ[start[u.index()]..start[u.index() + 1]];
     let mut index: IdVec<UnitId, usize> = IdVec::from_elem(usize::MAX, n);
     let mut low: IdVec<UnitId, usize> = IdVec::from_elem(0, n);
     let mut on_stack: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     let mut stack = Vec::new();
     let mut next = 0usize;
-    for root in succ.indices() {
+    for root in (0..n).map(UnitId::new) {
         if index[root] != usize::MAX {
             continue;
         }
@@ -317,8 +475,8 @@ fn components(
         stack.push(root);
         on_stack[root] = true;
         while let Some(&mut (v, ref mut i)) = work.last_mut() {
-            if *i < succ[v].len() {
-                let w = succ[v][*i];
+            if *i < succ_of(v).len() {
+                let w = succ_of(v)[*i];
                 *i += 1;
                 if index[w] == usize::MAX {
                     index[w] = next;
@@ -345,14 +503,173 @@ fn components(
                         }
                     }
                     comp.sort();
-                    let rec = comp.len() > 1 || succ[v].contains(&v);
+                    let rec = comp.len() > 1 || succ_of(v).contains(&v);
                     for c in &comp {
                         recursive[*c] = rec;
+                        position[*c] = sccs.len();
                     }
                     sccs.push(comp);
                 }
             }
         }
     }
-    (sccs, recursive)
+    Components {
+        sccs,
+        recursive,
+        position,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Program;
+
+    fn program(src: &str) -> Program {
+        let mut parser = dfort_syntax::FortranParser::new();
+        let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
+        let lowered = crate::lower::lower_file(&parsed, FileId(0));
+        crate::link::link(vec![lowered]).0
+    }
+
+    /// `before`'s units with unit `name` replaced by `after`'s (the two
+    /// programs number their units alike): what a relink of one edited
+    /// routine hands the call graph.
+    fn edited(before: &Program, after: &Program, name: &str) -> IdVec<UnitId, Arc<Unit>> {
+        let mut units = before.units.clone();
+        let u = after.units.iter().find(|u| u.name == name).expect("unit");
+        units[u.id] = after.units[u.id].clone();
+        units
+    }
+
+    /// What two graphs of the same units must agree on: the sites (by
+    /// caller, statement, callee and bindings), both indexes, the
+    /// components as sets and which units are recursive.
+    fn meaning(
+        g: &CallGraph,
+    ) -> (
+        Vec<String>,
+        SiteLists,
+        SiteLists,
+        Vec<Vec<UnitId>>,
+        Vec<bool>,
+    ) {
+        let sites = g
+            .sites
+            .iter()
+            .map(|s| {
+                format!(
+                    "{:?} {:?} {:?} {:?} {:?}",
+                    s.caller, s.stmt, s.name, s.callee, s.bindings
+                )
+            })
+            .collect();
+        let mut sccs = (*g.sccs).clone();
+        sccs.sort();
+        let recursive = g.recursive.iter().copied().collect();
+        (
+            (sites),
+            (*g.calls_from).clone(),
+            (*g.calls_to).clone(),
+            sccs,
+            recursive,
+        )
+    }
+
+    /// Every call goes to a unit whose component comes first or is its
+    /// caller's own: the order the bottom-up analyses need.
+    fn callees_first(g: &CallGraph) -> bool {
+        g.sites.iter().all(|s| match s.callee {
+            Callee::Unit(c) => {
+                let (pc, pu) = (g.position[c], g.position[s.caller]);
+                pc < pu || pc == pu && g.sccs[pu].contains(&c)
+            }
+            Callee::External => true,
+        })
+    }
+
+    const BEFORE: &str = "subroutine top(x)
+  real x
+  call mid(x)
+  call ext(x)
+end
+subroutine mid(x)
+  real x
+  call leaf(x)
+end
+subroutine leaf(x)
+  real x
+  x = sin(x)
+end
+subroutine ping(x)
+  real x
+  if (x > 0) call pong(x - 1)
+end
+subroutine pong(x)
+  real x
+  call ping(x)
+end
+";
+
+    #[test]
+    fn an_edit_that_adds_or_removes_calls_gives_a_fresh_builds_graph() {
+        let before = program(BEFORE);
+        // (old text, new text, edited unit, components kept)
+        let cases = [
+            ("  call leaf(x)\n", "  x = 2 * x\n", "mid", true),
+            (
+                "  call ext(x)\n",
+                "  call ext(x)\n  call leaf(x)\n  call ext2(x)\n",
+                "top",
+                true,
+            ),
+            ("  call ext(x)\n", "", "top", true),
+            (
+                "  x = sin(x)\n",
+                "  x = sin(x)\n  call top(x)\n",
+                "leaf",
+                false,
+            ),
+            ("  call ping(x)\n", "  x = x\n", "pong", false),
+            (
+                "  call leaf(x)\n",
+                "  call leaf(x)\n  call leaf(x + 1)\n",
+                "mid",
+                true,
+            ),
+        ];
+        for (old, new, unit, kept) in cases {
+            let after = program(&BEFORE.replacen(old, new, 1));
+            let units = edited(&before, &after, unit);
+            let reused =
+                CallGraph::build_reusing(&units, Some((&before.units, &before.call_graph)));
+            let fresh = CallGraph::build(&units);
+            assert_eq!(
+                meaning(&reused),
+                meaning(&fresh),
+                "{unit}: {old:?} -> {new:?}"
+            );
+            assert!(callees_first(&reused), "{unit}: {old:?} -> {new:?}");
+            assert_eq!(
+                Arc::ptr_eq(&reused.sccs, &before.call_graph.sccs),
+                kept,
+                "{unit}: {old:?} -> {new:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn sites_of_the_units_before_the_first_edited_one_are_shared() {
+        // Enough calls before the edited routine to fill whole chunks.
+        let calls: String = (0..200).map(|k| format!("  call ext{k}(x)\n")).collect();
+        let text = format!("subroutine many(x)\n  real x\n{calls}end\n{BEFORE}");
+        let before = program(&text);
+        let after = program(&text.replacen("  call leaf(x)\n", "", 1));
+        let units = edited(&before, &after, "mid");
+        let reused = CallGraph::build_reusing(&units, Some((&before.units, &before.call_graph)));
+        assert_eq!(meaning(&reused), meaning(&CallGraph::build(&units)));
+        assert!(reused.sites.shares(&before.call_graph.sites, 0));
+        assert!(reused.sites.shares(&before.call_graph.sites, 191));
+        assert!(Arc::ptr_eq(&reused.sccs, &before.call_graph.sccs));
+    }
 }

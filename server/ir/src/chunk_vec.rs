@@ -80,6 +80,27 @@ impl<I: Idx, T> ChunkVec<I, T> {
     pub fn map_ref<U>(&self, mut f: impl FnMut(I, &T) -> U) -> IdVec<I, U> {
         self.iter_enumerated().map(|(i, t)| f(i, t)).collect()
     }
+    /// The first `keep` elements of this table followed by `rest`: the
+    /// whole chunks among the first `keep` are shared, not copied.
+    pub fn with_prefix(&self, keep: usize, rest: impl IntoIterator<Item = T>) -> Self
+    where
+        T: Clone,
+    {
+        let keep = keep.min(self.len);
+        let whole = keep / CHUNK;
+        let partial = self
+            .chunks
+            .get(whole)
+            .map_or(&[][..], |c| &c[..keep % CHUNK]);
+        let tail: ChunkVec<I, T> = partial.iter().cloned().chain(rest).collect();
+        let mut chunks = self.chunks[..whole].to_vec();
+        chunks.extend(tail.chunks);
+        ChunkVec {
+            chunks,
+            len: whole * CHUNK + tail.len,
+            _id: PhantomData,
+        }
+    }
     /// Whether element `id` lies in a chunk `other` shares (then it is
     /// the same element in both).
     pub fn shares(&self, other: &Self, id: I) -> bool {
