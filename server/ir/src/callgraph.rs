@@ -241,26 +241,28 @@ impl CallGraph {
                 was == is || old.keeps_components(u, &was, &is)
             })
         });
-        match kept_components {
-            Some((_, old)) => CallGraph {
-                sites,
-                calls_from: Arc::new(calls_from),
-                calls_to: Arc::new(calls_to),
-                sccs: old.sccs.clone(),
-                recursive: old.recursive.clone(),
-                position: old.position.clone(),
-            },
+        let (sccs, recursive, position) = match kept_components {
+            Some((_, old)) => (
+                old.sccs.clone(),
+                old.recursive.clone(),
+                old.position.clone(),
+            ),
             None => {
                 let c = components(&calls_from, &sites);
-                CallGraph {
-                    sites,
-                    calls_from: Arc::new(calls_from),
-                    calls_to: Arc::new(calls_to),
-                    sccs: Arc::new(c.sccs),
-                    recursive: Arc::new(c.recursive),
-                    position: Arc::new(c.position),
-                }
+                (
+                    Arc::new(c.sccs),
+                    Arc::new(c.recursive),
+                    Arc::new(c.position),
+                )
             }
+        };
+        CallGraph {
+            sites,
+            calls_from: Arc::new(calls_from),
+            calls_to: Arc::new(calls_to),
+            sccs,
+            recursive,
+            position,
         }
     }
 
@@ -523,14 +525,8 @@ fn components(calls_from: &SiteLists, sites: &ChunkVec<usize, CallSite>) -> Comp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::program;
     use crate::Program;
-
-    fn program(src: &str) -> Program {
-        let mut parser = dfort_syntax::FortranParser::new();
-        let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
-        let lowered = crate::lower::lower_file(&parsed, FileId(0));
-        crate::link::link(vec![lowered]).0
-    }
 
     /// `before`'s units with unit `name` replaced by `after`'s (the two
     /// programs number their units alike): what a relink of one edited

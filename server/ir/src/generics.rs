@@ -554,14 +554,8 @@ pub(crate) fn resolve_calls(units: &Units, u: &mut Unit, generics: &Generics) {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_support::program;
     use crate::*;
-
-    fn program(src: &str) -> Program {
-        let mut parser = dfort_syntax::FortranParser::new();
-        let parsed = parser.parse("t.f90".into(), src.into(), dfort_syntax::SourceForm::Free);
-        let lowered = crate::lower::lower_file(&parsed, FileId(0));
-        crate::link::link(vec![lowered]).0
-    }
 
     /// The name of the unit each CALL of `unit` goes to (`-` when none).
     fn targets(p: &Program, unit: &str) -> Vec<String> {

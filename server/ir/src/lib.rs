@@ -20,6 +20,8 @@ pub mod queries;
 pub mod runtime;
 pub mod schedule;
 pub mod shared_vec;
+#[cfg(test)]
+mod test_support;
 pub mod types;
 
 pub use idx::{IdVec, Idx};
