@@ -311,8 +311,16 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
         };
         let sites: Vec<String> = graph.calls_from[u.id].iter().map(site).collect();
         let callers: Vec<String> = graph.calls_to[u.id].iter().map(site).collect();
+        // Its variables with a derivative, and whether it gets a
+        // derivative routine.
+        let carriers = &snap.analysis().carriers;
+        let mut with_d: Vec<&str> = carriers.with_d[u.id]
+            .ids()
+            .filter_map(|s: dfort_ir::SymbolId| u.symbols.get(s).map(|x| x.name.as_str()))
+            .collect();
+        with_d.sort();
         v.push(format!(
-            "{} {:?} in {parent:?}: context {:?} active {active:?} records {records:?} calls {calls:?} sites {sites:?} called by {callers:?} recursive {}\n{}",
+            "{} {:?} in {parent:?}: context {:?} active {active:?} records {records:?} calls {calls:?} sites {sites:?} called by {callers:?} recursive {} derivatives {with_d:?} routine {}\n{}",
             u.name,
             u.kind,
             // As sets: equal sets may hold different trailing words.
@@ -321,9 +329,21 @@ fn summary(snap: &dfort_ide::host::Snapshot, path: &std::path::Path) -> Vec<Stri
                 o.ids::<dfort_ir::SymbolId>().collect::<Vec<_>>()
             )),
             graph.recursive[u.id],
+            carriers.routine[u.id],
             dfort_ir::dump::unit(&snap.program, u, &line)
         ));
     }
+    let carriers = &snap.analysis().carriers;
+    let module_vars: Vec<String> = (carriers.module_vars.iter())
+        .map(|(m, s)| {
+            let m = snap.program.unit(*m);
+            format!("{}::{}", m.name, m.symbol(*s).name)
+        })
+        .collect();
+    v.push(format!(
+        "COMMON members with a derivative {:?}, module variables {module_vars:?}",
+        carriers.commons
+    ));
     v
 }
 
@@ -1153,5 +1173,81 @@ fn an_edit_inside_a_routine_relinks_only_its_document() {
             );
         }
         last = snap;
+    }
+}
+
+/// The closure of the variables with a derivative starts from the last
+/// snapshot's when an edit only adds facts or rules (a routine's body
+/// restored, a call added), afresh when it takes one away; either way
+/// it ends where an analysis from scratch does, module variables and
+/// COMMON members included.
+#[test]
+fn an_edit_that_only_adds_grows_the_last_derivative_closure() {
+    use dfort_ide::host::Host;
+    let text = "module state
+  real :: g
+end module state
+subroutine top(x, y)
+  use state
+  real x, y
+  common /blk/ c, d
+  real c, d
+  c = x
+  call mid(x, y)
+  if (x > 0.0) then
+    y = y + g * d
+  end if
+end
+subroutine mid(u, v)
+  use state
+  real u, v, w
+  common /blk/ c, d
+  real c, d
+  w = u * 2.0
+  if (w > 1.0) then
+    v = v + c * w
+  end if
+  d = v
+  g = g + v
+end
+subroutine side(p, q)
+  real p, q
+  q = p
+end
+";
+    let path = PathBuf::from("/ws/closure.f90");
+    let mut host = Host::default();
+    host.set_text(&path, text, true, 1);
+    let _ = host.snapshot();
+    // (old, new, whether the closure grows from the last one)
+    let edits = [
+        // `end if` deleted: `mid` loses its statements, so facts go.
+        ("c * w\n  end if\n", "c * w\n", false),
+        // Restored: its statements, bindings and symbols come back.
+        ("c * w\n", "c * w\n  end if\n", true),
+        // A call added: a binding more.
+        ("  q = p\n", "  q = p\n  call mid(p, q)\n", true),
+        // And removed again.
+        ("  call mid(p, q)\n", "", false),
+    ];
+    for (k, (old, new, grows)) in edits.into_iter().enumerate() {
+        let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, k as i32 + 2);
+        let carriers = &snap.analysis().carriers;
+        assert_eq!(
+            carriers.grown_from_previous(),
+            grows,
+            "edit {}: {old:?} -> {new:?}",
+            k + 1
+        );
+        assert!(!scratch.analysis().carriers.grown_from_previous());
+        assert_eq!(
+            summary(&snap, &path),
+            summary(&scratch, &path),
+            "after edit {}",
+            k + 1
+        );
+        // With `mid` whole, the members of /blk/ carry derivatives.
+        let d = summary(&snap, &path).join("\n");
+        assert_eq!(d.contains("\"blk\""), k > 0, "after edit {}:\n{d}", k + 1);
     }
 }

@@ -26,6 +26,8 @@ use dfort_ir::*;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+mod rounds;
+
 /// The variables with a derivative, and the procedures with a derivative
 /// routine, of a set of roots.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -52,6 +54,19 @@ pub struct Carriers {
     /// The call graph's calls it found the reached units by (a program
     /// sharing them reaches the same units from the same roots).
     calls_from: Option<Arc<dfort_ir::callgraph::SiteLists>>,
+    /// What the reached units share, and the facts the rounds ended
+    /// with: the next closure starts from them when it only adds.
+    rounds: Option<(Arc<rounds::Sharing>, Arc<rounds::Facts>)>,
+    /// Whether the closure started from the previous one's facts.
+    grown: bool,
+}
+
+impl Carriers {
+    /// Whether this closure started from the previous one's facts (the
+    /// edit only added facts or rules) instead of from its seeds alone.
+    pub fn grown_from_previous(&self) -> bool {
+        self.grown
+    }
 }
 
 /// What the closure reads of one unit: its symbols that other units
@@ -62,6 +77,8 @@ pub struct UnitInputs {
     bindings: Vec<Binding>,
     /// The unit's symbols that can carry a derivative ([`carries`]).
     carried: BitSet,
+    /// The unit's may-alias classes.
+    aliases: Vec<Vec<SymbolId>>,
 }
 
 /// A symbol whose derivative the generators can declare.
@@ -180,7 +197,7 @@ pub fn of_roots(
     roots: &[(UnitId, &BitSet, &BitSet)],
 ) -> Carriers {
     let start = Start::new(program, activity, roots, None);
-    close(program, start)
+    close(program, start, None)
 }
 
 /// [`of_roots`], reusing what the previous run read of each unit that is
@@ -220,7 +237,7 @@ pub fn of_roots_with(
             return p.clone();
         }
     }
-    Arc::new(close(program, start))
+    Arc::new(close(program, start, previous.map(|(p, c)| (&**p, c))))
 }
 
 /// Whether the closure would start from what `previous` started from,
@@ -319,107 +336,75 @@ impl Start {
     }
 }
 
-/// The closure from its start.
-fn close(program: &Program, start: Start) -> Carriers {
+/// The closure from its start, from `previous`'s facts when this one
+/// only adds to what that one started from.
+fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)>) -> Carriers {
+    let n = program.units.len();
+    let grown = previous.and_then(|(p, changes)| grown_from(program, p, changes, &start));
     let Start {
         reachable,
         seeds,
         roots,
         inputs,
     } = start;
-    let n = program.units.len();
-    let mut with_d = seeds.clone();
-    for (root, independents, dependents) in &roots {
-        with_d[*root].union_with(independents);
-        with_d[*root].union_with(dependents);
-    }
-    for &u in &reachable {
+    // What a changed unit starts with: the variables active anywhere in
+    // it and a root's independents and dependents, those that can carry
+    // one.
+    let starting = |u: UnitId| {
+        let mut set = seeds[u].clone();
+        for (_, independents, dependents) in roots.iter().filter(|r| r.0 == u) {
+            set.union_with(independents);
+            set.union_with(dependents);
+        }
         match inputs[u].as_deref() {
-            Some(i) => with_d[u].intersect_with(&i.carried),
-            None => with_d[u] = BitSet::default(),
+            Some(i) => set.intersect_with(&i.carried),
+            None => set = BitSet::default(),
         }
-    }
-    // The reached units with may-alias classes (few).
-    let aliased: Vec<UnitId> = reachable
-        .iter()
-        .copied()
-        .filter(|&u| !program.unit(u).aliases.is_empty())
+        set
+    };
+    let from_previous = grown.is_some();
+    let (sharing, facts) = match grown {
+        Some((sharing, mut facts, changed)) => {
+            for &u in &changed {
+                facts.with_d.union_row(u.index(), &starting(u));
+            }
+            rounds::run(program, &inputs, &sharing, &mut facts, changed);
+            (sharing, facts)
+        }
+        None => {
+            let sharing = rounds::Sharing::of(&inputs);
+            let mut facts = rounds::Facts::empty(program, &sharing);
+            let rows = &mut facts.with_d;
+            for &u in &reachable {
+                rows.union_row(u.index(), &seeds[u]);
+            }
+            for (root, independents, dependents) in &roots {
+                rows.union_row(root.index(), independents);
+                rows.union_row(root.index(), dependents);
+            }
+            let none = BitSet::default();
+            for &u in &reachable {
+                let carried = inputs[u].as_deref().map_or(&none, |i| &i.carried);
+                rows.intersect_row(u.index(), carried);
+            }
+            rounds::run(
+                program,
+                &inputs,
+                &sharing,
+                &mut facts,
+                reachable.iter().copied(),
+            );
+            (Arc::new(sharing), facts)
+        }
+    };
+    let with_d: IdVec<UnitId, BitSet> = (0..n).map(|u| facts.with_d.to_set(u)).collect();
+    let commons: BTreeSet<(String, u32)> = (sharing.commons.iter().zip(&facts.commons))
+        .filter(|(_, with)| **with)
+        .map(|(k, _)| k.clone())
         .collect();
-    let shared: Vec<&SharedSymbol> = inputs.iter().flatten().flat_map(|x| &x.shared).collect();
-    let bindings: Vec<&Binding> = inputs.iter().flatten().flat_map(|x| &x.bindings).collect();
-    let mut commons = BTreeSet::new();
-    let mut module_vars = BTreeSet::new();
-    for _round in 0..256 {
-        let mut changed = false;
-        // Module variables, and host variables of internal procedures:
-        // one derivative shared by every unit.
-        for s in shared.iter() {
-            if !with_d[s.unit].contains_id(s.symbol) {
-                continue;
-            }
-            if let Some(key) = s.module {
-                changed |= module_vars.insert(key);
-            }
-            if let Some((h, hs)) = s.host {
-                changed |= with_d[h].insert_id(hs);
-            }
-        }
-        for s in &shared {
-            let with = s.module.is_some_and(|k| module_vars.contains(&k))
-                || s.host.is_some_and(|(h, hs)| with_d[h].contains_id(hs));
-            if with && s.carries {
-                changed |= with_d[s.unit].insert_id(s.symbol);
-            }
-        }
-        // COMMON members: one derivative shared by every unit.
-        for s in &shared {
-            if let Some(c) = &s.common {
-                if with_d[s.unit].contains_id(s.symbol) {
-                    changed |= commons.insert(c.clone());
-                }
-            }
-        }
-        for s in &shared {
-            if let Some(c) = &s.common {
-                if commons.contains(c) && s.carries {
-                    changed |= with_d[s.unit].insert_id(s.symbol);
-                }
-            }
-        }
-        // Call sites: actual and formal agree.
-        for b in bindings.iter() {
-            match &b.actual {
-                Actual::Variable(v) => {
-                    if with_d[b.caller].contains_id(*v) {
-                        changed |= with_d[b.callee].insert_id(b.slot);
-                    }
-                    if with_d[b.callee].contains_id(b.slot) {
-                        changed |= with_d[b.caller].insert_id(*v);
-                    }
-                }
-                // An active expression passed by value (or a function
-                // reference's arguments, for its result).
-                Actual::Value(reads) => {
-                    if b.carries && reads.intersects(&with_d[b.caller]) {
-                        changed |= with_d[b.callee].insert_id(b.slot);
-                    }
-                }
-            }
-        }
-        // May-alias classes: a derivative pointer follows its target, so
-        // every member of a class has a derivative when one has.
-        for &u in &aliased {
-            let unit = program.unit(u);
-            let before = with_d[u].clone();
-            crate::aliases::close(unit, &mut with_d[u]);
-            if with_d[u] != before {
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    let module_vars: BTreeSet<(UnitId, SymbolId)> = (0..n)
+        .flat_map(|m| (facts.modules.members(m)).map(move |s| (UnitId::new(m), SymbolId::new(s))))
+        .collect();
     // Units with derivatives, the roots, and their callers up to a root.
     let mut routine: IdVec<UnitId, bool> = with_d.map_ref(|_, w| !w.is_empty());
     for (root, _, _) in &roots {
@@ -452,7 +437,88 @@ fn close(program: &Program, start: Start) -> Carriers {
         seeds,
         roots,
         calls_from: Some(program.call_graph.calls_from.clone()),
+        rounds: Some((sharing, Arc::new(facts))),
+        grown: from_previous,
     }
+}
+
+/// The previous closure's sharing and facts (laid out for this
+/// program's units), and the reached units that changed, when the
+/// closure from `start` only adds to what `previous` started from: the
+/// same roots and reached units, and in each changed unit no starting
+/// fact and no rule fewer (shared symbols, call-site bindings, may-alias
+/// classes). Its facts then all hold in the new closure. `None` otherwise
+/// (the closure starts afresh).
+fn grown_from(
+    program: &Program,
+    previous: &Carriers,
+    changes: &Changes,
+    start: &Start,
+) -> Option<(Arc<rounds::Sharing>, rounds::Facts, Vec<UnitId>)> {
+    let (sharing, facts) = previous.rounds.as_ref()?;
+    let n = program.units.len();
+    let same = previous.reachable == start.reachable
+        && previous.roots == start.roots
+        && previous.inputs.len() == n
+        && facts.with_d.len() == n
+        && changes.body.len() == n;
+    if !same {
+        return None;
+    }
+    let mut changed = Vec::new();
+    let mut shared_changed = false;
+    for &u in &start.reachable {
+        let (old, new) = (previous.inputs[u].as_ref()?, start.inputs[u].as_ref()?);
+        if Arc::ptr_eq(old, new) && previous.seeds[u] == start.seeds[u] {
+            continue;
+        }
+        let aliases = old
+            .aliases
+            .iter()
+            .all(|c| (new.aliases.iter()).any(|d| c.iter().all(|s| d.contains(s))));
+        let grows = aliases
+            && old.bindings.iter().all(|b| new.bindings.contains(b))
+            && old.shared.iter().all(|s| new.shared.contains(s))
+            && old.carried.is_subset(&new.carried)
+            && previous.seeds[u].is_subset(&start.seeds[u]);
+        if !grows {
+            return None;
+        }
+        shared_changed |= old.shared != new.shared;
+        changed.push(u);
+    }
+    // Rows as wide as the units' symbols now are, when one changed.
+    let fits = |u: UnitId| {
+        let words = program.unit(u).symbols.len().div_ceil(64);
+        facts.with_d.row(u.index()).len() == words
+    };
+    let mut facts = if changes.body.iter_enumerated().all(|(u, c)| !*c || fits(u)) {
+        (**facts).clone()
+    } else {
+        let widths: Vec<usize> = program.units.iter().map(|u| u.symbols.len()).collect();
+        rounds::Facts {
+            with_d: facts.with_d.relaid(widths.iter().copied())?,
+            modules: facts.modules.relaid(widths.iter().copied())?,
+            commons: facts.commons.clone(),
+        }
+    };
+    // COMMON members numbered again when shared symbols changed.
+    let sharing = match shared_changed {
+        false => sharing.clone(),
+        true => {
+            let again = rounds::Sharing::of(&start.inputs);
+            let with: BTreeSet<&(String, u32)> = (sharing.commons.iter().zip(&facts.commons))
+                .filter(|(_, w)| **w)
+                .map(|(k, _)| k)
+                .collect();
+            facts.commons = again.commons.iter().map(|k| with.contains(k)).collect();
+            if with.len() != facts.commons.iter().filter(|w| **w).count() {
+                return None;
+            }
+            Arc::new(again)
+        }
+    };
+    Some((sharing, facts, changed))
 }
 
 /// What the closure reads of `unit`.
@@ -539,6 +605,7 @@ fn gather(program: &Program, unit: &Unit) -> UnitInputs {
         shared,
         bindings,
         carried,
+        aliases: unit.aliases.clone(),
     }
 }
 
@@ -623,4 +690,79 @@ fn reachable(program: &Program, roots: impl Iterator<Item = UnitId>) -> Vec<Unit
     let mut out: Vec<UnitId> = first.into_iter().collect();
     out.extend(seen.indices().filter(|&i| seen[i] && Some(i) != first));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::facts::{analyse, ProgramFacts};
+    use crate::incremental::Changes;
+    use crate::test_support::{program, request};
+    use dfort_ir::{IdVec, Program, SymbolId, UnitId};
+
+    /// `mid`'s `w` is active or not (the two statements have the same
+    /// length, so the other units keep their spans).
+    fn source(w: &str, v: &str) -> String {
+        format!(
+            "subroutine top(x, y)
+  real x, y
+  call mid(x, y)
+end
+subroutine mid(u, v)
+  real u, v, w
+  call inner()
+  {w}
+  {v}
+contains
+  subroutine inner()
+    w = 3.0
+  end subroutine inner
+end
+"
+        )
+    }
+
+    fn unit(p: &Program, name: &str) -> UnitId {
+        (p.units.iter())
+            .find(|u| u.name == name)
+            .map(|u| u.id)
+            .expect("unit")
+    }
+
+    fn with_d(p: &Program, facts: &ProgramFacts, name: &str) -> Vec<String> {
+        let u = p.unit(unit(p, name));
+        let set = &facts.carriers.with_d[u.id];
+        (set.ids::<SymbolId>())
+            .map(|s| u.symbol(s).name.clone())
+            .collect()
+    }
+
+    /// `mid` edited so that its `w` becomes active: its internal
+    /// procedure `inner`, unchanged and with the same active variables,
+    /// must give its view of `w` a derivative too. The closure grows from
+    /// the last one, visiting `inner` because a fact of its host is new;
+    /// edited back, it starts afresh.
+    #[test]
+    fn a_host_variable_gaining_a_derivative_reaches_its_unchanged_internal_procedure() {
+        let old = program(&source("w = 1.0", "v = v + u"));
+        let new = program(&source("w = u  ", "v = v + w"));
+        let req = request("top", &["x"], &["y"]);
+        let before = analyse(&old, &req, None);
+        assert!(with_d(&old, &before, "inner").is_empty());
+        let mut body: IdVec<UnitId, bool> = IdVec::from_elem(false, new.units.len());
+        body[unit(&new, "mid")] = true;
+        let changes = Changes::between(&old, &new, body).expect("numbered alike");
+        let after = analyse(&new, &req, Some((&before, &changes)));
+        let scratch = analyse(&new, &req, None);
+        assert!(after.carriers.grown_from_previous());
+        assert!(!scratch.carriers.grown_from_previous());
+        assert_eq!(with_d(&new, &after, "inner"), ["w"]);
+        assert_eq!(after.carriers.with_d, scratch.carriers.with_d);
+        assert_eq!(after.carriers.routine, scratch.carriers.routine);
+        let mut body: IdVec<UnitId, bool> = IdVec::from_elem(false, old.units.len());
+        body[unit(&old, "mid")] = true;
+        let changes = Changes::between(&new, &old, body).expect("numbered alike");
+        let back = analyse(&old, &req, Some((&after, &changes)));
+        assert!(!back.carriers.grown_from_previous());
+        assert_eq!(back.carriers.with_d, before.carriers.with_d);
+    }
 }

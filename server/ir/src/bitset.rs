@@ -42,6 +42,16 @@ impl std::hash::Hash for BitSet {
 }
 
 impl BitSet {
+    /// The set whose members are the bits of `words` (slot `64 k + b` is
+    /// bit `b` of word `k`).
+    pub fn from_words(words: Vec<u64>) -> BitSet {
+        BitSet { words }
+    }
+    /// The words of the set, as [`BitSet::from_words`] takes them (any
+    /// number of zero words at the end).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
     pub fn new(size: usize) -> BitSet {
         BitSet {
             words: vec![0; size.div_ceil(64)],
@@ -125,18 +135,23 @@ impl BitSet {
         self.words.iter().all(|w| *w == 0)
     }
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words.iter().enumerate().flat_map(|(wi, &w)| {
-            // The lowest set bit, then clear it: only the members are visited.
-            let mut rest = w;
-            std::iter::from_fn(move || {
-                (rest != 0).then(|| {
-                    let b = rest.trailing_zeros() as usize;
-                    rest &= rest - 1;
-                    wi * 64 + b
-                })
+        members(&self.words)
+    }
+}
+
+/// The slots whose bits are set in `words`, in increasing order.
+pub(crate) fn members(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(|(wi, &w)| {
+        // The lowest set bit, then clear it: only the members are visited.
+        let mut rest = w;
+        std::iter::from_fn(move || {
+            (rest != 0).then(|| {
+                let b = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                wi * 64 + b
             })
         })
-    }
+    })
 }
 
 /// The set of the slots of these ids.

@@ -1,0 +1,155 @@
+//! Many small bit sets in one allocation: row `r` holds the slots
+//! `0..width(r)`, its words laid out right after row `r - 1`'s.
+//!
+//! For fixed-point loops that test and set members of thousands of rows
+//! (one per unit) in random order: a lookup indexes one vector instead of
+//! following a pointer to each row's own words, so the rows of a whole
+//! program stay in cache together.
+
+use crate::bitset::BitSet;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BitRows {
+    /// Per row, its first word; one more entry closes the last row.
+    starts: Vec<usize>,
+    words: Vec<u64>,
+}
+
+impl BitRows {
+    /// Empty rows wide enough for `widths[r]` slots each.
+    pub fn with_widths(widths: impl IntoIterator<Item = usize>) -> BitRows {
+        let mut starts = vec![0];
+        let mut end = 0;
+        for w in widths {
+            end += w.div_ceil(64);
+            starts.push(end);
+        }
+        BitRows {
+            starts,
+            words: vec![0; end],
+        }
+    }
+    /// The same rows laid out for `widths` (as many rows as there are
+    /// widths); `None` when a row loses a member it cannot hold any more.
+    pub fn relaid(&self, widths: impl IntoIterator<Item = usize>) -> Option<BitRows> {
+        let mut out = BitRows::with_widths(widths);
+        for r in 0..out.len() {
+            let (from, a, b) = (self.row(r), out.starts[r], out.starts[r + 1]);
+            let kept = from.len().min(b - a);
+            if from[kept..].iter().any(|w| *w != 0) {
+                return None;
+            }
+            out.words[a..a + kept].copy_from_slice(&from[..kept]);
+        }
+        (self.len() <= out.len()
+            || (out.len()..self.len()).all(|r| self.row(r).iter().all(|w| *w == 0)))
+        .then_some(out)
+    }
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The words of row `r` (no words for a row past the last).
+    pub fn row(&self, r: usize) -> &[u64] {
+        match (self.starts.get(r), self.starts.get(r + 1)) {
+            (Some(&a), Some(&b)) => &self.words[a..b],
+            _ => &[],
+        }
+    }
+    fn word(&self, r: usize, i: usize) -> Option<usize> {
+        let (&a, &b) = (self.starts.get(r)?, self.starts.get(r + 1)?);
+        let w = a + i / 64;
+        (w < b).then_some(w)
+    }
+    pub fn contains(&self, r: usize, i: usize) -> bool {
+        self.word(r, i)
+            .is_some_and(|w| self.words[w] & (1u64 << (i % 64)) != 0)
+    }
+    /// Adds slot `i` to row `r`; true when it was not there. A slot past
+    /// the row's width is a caller's error: it is not stored.
+    pub fn insert(&mut self, r: usize, i: usize) -> bool {
+        let Some(w) = self.word(r, i) else {
+            debug_assert!(false, "slot {i} past the width of row {r}");
+            return false;
+        };
+        let b = 1u64 << (i % 64);
+        let new = self.words[w] & b == 0;
+        self.words[w] |= b;
+        new
+    }
+    /// Adds the members of `set` that fit row `r`; true when one was new.
+    pub fn union_row(&mut self, r: usize, set: &BitSet) -> bool {
+        let (Some(&a), Some(&b)) = (self.starts.get(r), self.starts.get(r + 1)) else {
+            return false;
+        };
+        let mut changed = false;
+        for (x, y) in self.words[a..b].iter_mut().zip(set.words()) {
+            changed |= *y & !*x != 0;
+            *x |= y;
+        }
+        changed
+    }
+    /// Keeps in row `r` only the members of `set`.
+    pub fn intersect_row(&mut self, r: usize, set: &BitSet) {
+        let (Some(&a), Some(&b)) = (self.starts.get(r), self.starts.get(r + 1)) else {
+            return;
+        };
+        let theirs = set.words();
+        for (k, x) in self.words[a..b].iter_mut().enumerate() {
+            *x &= theirs.get(k).copied().unwrap_or(0);
+        }
+    }
+    /// Whether row `r` and `set` have a member in common.
+    pub fn intersects(&self, r: usize, set: &BitSet) -> bool {
+        self.row(r).iter().zip(set.words()).any(|(a, b)| a & b != 0)
+    }
+    /// The members of row `r`, in increasing order.
+    pub fn members(&self, r: usize) -> impl Iterator<Item = usize> + '_ {
+        crate::bitset::members(self.row(r))
+    }
+    /// Row `r` as a set of its own.
+    pub fn to_set(&self, r: usize) -> BitSet {
+        let row = self.row(r);
+        match row.iter().all(|w| *w == 0) {
+            true => BitSet::default(),
+            false => BitSet::from_words(row.to_vec()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_separate_sets() {
+        let mut rows = BitRows::with_widths([3, 0, 130, 64]);
+        assert_eq!(rows.len(), 4);
+        assert!(rows.insert(0, 2) && !rows.insert(0, 2));
+        assert!(rows.insert(2, 129) && rows.insert(2, 0) && rows.insert(3, 63));
+        assert!(rows.contains(0, 2) && !rows.contains(2, 2) && rows.contains(2, 129));
+        assert!(!rows.contains(1, 0) && !rows.contains(7, 0) && !rows.contains(3, 64));
+        let set: BitSet = [0, 5, 129].into_iter().collect();
+        assert!(rows.intersects(2, &set) && !rows.intersects(3, &set));
+        assert!(rows.union_row(3, &set) && !rows.union_row(3, &set));
+        assert_eq!(rows.to_set(3).iter().collect::<Vec<_>>(), vec![0, 5, 63]);
+        assert_eq!(rows.members(2).collect::<Vec<_>>(), vec![0, 129]);
+        assert_eq!(rows.members(1).count(), 0);
+        rows.intersect_row(2, &set);
+        assert_eq!(rows.to_set(2).iter().collect::<Vec<_>>(), vec![0, 129]);
+        assert_eq!(rows.to_set(1), BitSet::default());
+        assert_eq!(rows.to_set(0), [2].into_iter().collect());
+        // Laid out again: members kept where the new widths hold them.
+        let wider = rows.relaid([200, 64, 130, 64]).expect("every member fits");
+        assert_eq!(wider.row(0).len(), 4);
+        for r in 0..4 {
+            assert_eq!(wider.to_set(r), rows.to_set(r));
+        }
+        assert!(rows.relaid([3, 0, 64, 64]).is_none());
+        assert!(rows.relaid([3, 0, 130]).is_none());
+        assert!(BitRows::with_widths([5, 5]).relaid([5]).is_some());
+    }
+}
