@@ -23,7 +23,7 @@ use dfort_ir::callgraph::Callee;
 use dfort_ir::dp::{differentiable, dp_of, target};
 use dfort_ir::queries::{host_var, module_var};
 use dfort_ir::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 mod rounds;
@@ -347,26 +347,29 @@ fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)
         roots,
         inputs,
     } = start;
-    // What a changed unit starts with: the variables active anywhere in
-    // it and a root's independents and dependents, those that can carry
-    // one.
-    let starting = |u: UnitId| {
-        let mut set = seeds[u].clone();
-        for (_, independents, dependents) in roots.iter().filter(|r| r.0 == u) {
-            set.union_with(independents);
-            set.union_with(dependents);
+    // What a unit starts with: the variables active anywhere in it and a
+    // root's independents and dependents, those that can carry one.
+    let mut roles: BTreeMap<UnitId, Vec<&BitSet>> = BTreeMap::new();
+    for (root, independents, dependents) in &roots {
+        roles
+            .entry(*root)
+            .or_default()
+            .extend([independents, dependents]);
+    }
+    let none = BitSet::default();
+    let start_row = |facts: &mut rounds::Facts, u: UnitId| {
+        let carried = inputs[u].as_deref().map_or(&none, |i| &i.carried);
+        let row = &mut facts.with_d;
+        row.union_row_within(u.index(), &seeds[u], carried);
+        for set in roles.get(&u).into_iter().flatten() {
+            row.union_row_within(u.index(), set, carried);
         }
-        match inputs[u].as_deref() {
-            Some(i) => set.intersect_with(&i.carried),
-            None => set = BitSet::default(),
-        }
-        set
     };
     let from_previous = grown.is_some();
     let (sharing, facts) = match grown {
         Some((sharing, mut facts, changed)) => {
             for &u in &changed {
-                facts.with_d.union_row(u.index(), &starting(u));
+                start_row(&mut facts, u);
             }
             rounds::run(program, &inputs, &sharing, &mut facts, changed);
             (sharing, facts)
@@ -374,18 +377,8 @@ fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)
         None => {
             let sharing = rounds::Sharing::of(&inputs);
             let mut facts = rounds::Facts::empty(program, &sharing);
-            let rows = &mut facts.with_d;
             for &u in &reachable {
-                rows.union_row(u.index(), &seeds[u]);
-            }
-            for (root, independents, dependents) in &roots {
-                rows.union_row(root.index(), independents);
-                rows.union_row(root.index(), dependents);
-            }
-            let none = BitSet::default();
-            for &u in &reachable {
-                let carried = inputs[u].as_deref().map_or(&none, |i| &i.carried);
-                rows.intersect_row(u.index(), carried);
+                start_row(&mut facts, u);
             }
             rounds::run(
                 program,

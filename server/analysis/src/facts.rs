@@ -89,7 +89,7 @@ pub struct ProgramFacts {
     /// source's own).
     pub program: Program,
     /// The source units these were prepared from (what a rerun compares).
-    pub sources: IdVec<UnitId, Arc<Unit>>,
+    pub sources: dfort_ir::Units,
     /// The roots analysed, with their roles.
     pub roots: Vec<(UnitId, Arc<Roles>)>,
     /// Roots asked for that could not be used.
@@ -355,17 +355,21 @@ impl ProgramFacts {
 /// The program as the analyses see it: each unit prepared, reusing the
 /// previous preparation of a unit whose source is the same `Arc`.
 fn prepared(program: &Program, previous: Option<&ProgramFacts>) -> Program {
-    let mut units = program.units.clone();
+    // The previous prepared units (their chunks shared), each rewritten
+    // only where its source changed.
+    let previous = previous.filter(|p| p.sources.len() == program.units.len());
+    let mut units = previous
+        .map_or(&program.units, |p| &p.program.units)
+        .clone();
     for (i, u) in program.units.iter_enumerated() {
-        let kept = previous.and_then(|p| {
-            let same = p.sources.get(i).is_some_and(|s| Arc::ptr_eq(s, u));
-            same.then(|| p.program.units[i].clone())
-        });
-        let s = match kept {
-            Some(s) => Some(s).filter(|s| !Arc::ptr_eq(s, u)),
-            None => crate::prepare::unit(u).map(Arc::new),
+        if previous.is_some_and(|p| Arc::ptr_eq(&p.sources[i], u)) {
+            continue;
+        }
+        let s = match crate::prepare::unit(u) {
+            Some(s) => Arc::new(s),
+            None => u.clone(),
         };
-        if let Some(s) = s {
+        if !Arc::ptr_eq(&units[i], &s) {
             units[i] = s;
         }
     }
@@ -415,16 +419,14 @@ fn analyse_resolved(
     // A root whose independents take their values after a call of its
     // own has none varied at entry: they are seeded after that call.
     let none = BitSet::default();
-    let contexts: Vec<crate::interproc::RootContext> = resolved
-        .roots
-        .iter()
-        .map(|(u, r)| match r.after.is_empty() {
+    let named = resolved.named;
+    let contexts: Vec<crate::interproc::RootContext> = (resolved.roots.iter().enumerate())
+        .map(|(k, (u, r))| match k >= named || r.after.is_empty() {
             true => (*u, &r.independents, &r.dependents),
             false => (*u, &none, &r.dependents),
         })
         .collect();
-    let seeds: Vec<Seed> = resolved
-        .roots
+    let seeds: Vec<Seed> = resolved.roots[..named]
         .iter()
         .filter(|(_, r)| !r.after.is_empty())
         .map(|(u, r)| Seed {

@@ -25,12 +25,12 @@ pub fn program(program: &Program) -> Cow<'_, Program> {
         return structured;
     }
     let mut out = structured.into_owned();
-    for u in &mut out.units {
-        if let Some(aliased) = see_through_with_aliases(u) {
-            *u = std::sync::Arc::new(aliased);
+    for i in out.units.indices() {
+        if let Some(aliased) = see_through_with_aliases(&out.units[i]) {
+            out.units[i] = std::sync::Arc::new(aliased);
         }
-        if let Some(masked) = mask_where_targets(u) {
-            *u = std::sync::Arc::new(masked);
+        if let Some(masked) = mask_where_targets(&out.units[i]) {
+            out.units[i] = std::sync::Arc::new(masked);
         }
     }
     Cow::Owned(out)
@@ -107,9 +107,9 @@ fn inline_statement_functions(program: &Program) -> Cow<'_, Program> {
         return Cow::Borrowed(program);
     }
     let mut out = program.clone();
-    for u in &mut out.units {
-        if let Some(inlined) = inline_unit(u) {
-            *u = std::sync::Arc::new(inlined);
+    for i in out.units.indices() {
+        if let Some(inlined) = inline_unit(&out.units[i]) {
+            out.units[i] = std::sync::Arc::new(inlined);
         }
     }
     Cow::Owned(out)

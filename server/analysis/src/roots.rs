@@ -76,19 +76,21 @@ pub struct Roots {
     /// Shared: an edit elsewhere keeps an uncalled procedure's roles as
     /// they were, by reference.
     pub roots: Vec<(UnitId, Arc<Roles>)>,
+    /// How many of `roots`, first, the request named; the others (the
+    /// uncalled procedures) have no `after` chain, so that a pass over
+    /// every root need not read their roles for it.
+    pub named: usize,
     pub problems: Vec<RootProblem>,
 }
 
 /// The procedures nobody calls.
 pub fn uncalled(program: &Program) -> impl Iterator<Item = &Unit> {
-    program.units.iter().map(|u| &**u).filter(|u| {
-        u.is_procedure()
-            && program
-                .call_graph
-                .calls_to
-                .get(u.id)
-                .is_none_or(|c| c.is_empty())
-    })
+    // The call graph first: it is read in order, a unit only when called.
+    let calls_to = &program.call_graph.calls_to;
+    (program.units.indices())
+        .filter(|&u| calls_to.get(u).is_none_or(|c| c.is_empty()))
+        .map(|u| program.unit(u))
+        .filter(|u| u.is_procedure())
 }
 
 /// The calls after which the independents of `root` take their values
@@ -295,6 +297,7 @@ pub fn resolve_reusing(
             });
         }
     }
+    out.named = out.roots.len();
     if others {
         let named = |u: &Unit| specs.iter().any(|s| s.name.eq_ignore_ascii_case(&u.name));
         let rest: Vec<(UnitId, Arc<Roles>)> = uncalled(program)

@@ -6,7 +6,8 @@
 //! following a pointer to each row's own words, so the rows of a whole
 //! program stay in cache together.
 
-use crate::bitset::BitSet;
+use crate::bitset::{self, BitSet};
+use std::ops::Range;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BitRows {
@@ -33,17 +34,15 @@ impl BitRows {
     /// widths); `None` when a row loses a member it cannot hold any more.
     pub fn relaid(&self, widths: impl IntoIterator<Item = usize>) -> Option<BitRows> {
         let mut out = BitRows::with_widths(widths);
-        for r in 0..out.len() {
-            let (from, a, b) = (self.row(r), out.starts[r], out.starts[r + 1]);
-            let kept = from.len().min(b - a);
+        for r in 0..out.len().max(self.len()) {
+            let (from, to) = (self.row(r), out.range(r).unwrap_or(0..0));
+            let kept = from.len().min(to.len());
             if from[kept..].iter().any(|w| *w != 0) {
                 return None;
             }
-            out.words[a..a + kept].copy_from_slice(&from[..kept]);
+            out.words[to.start..to.start + kept].copy_from_slice(&from[..kept]);
         }
-        (self.len() <= out.len()
-            || (out.len()..self.len()).all(|r| self.row(r).iter().all(|w| *w == 0)))
-        .then_some(out)
+        Some(out)
     }
     /// The number of rows.
     pub fn len(&self) -> usize {
@@ -52,17 +51,24 @@ impl BitRows {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Where row `r`'s words lie in `words` (`None` past the last row).
+    fn range(&self, r: usize) -> Option<Range<usize>> {
+        Some(*self.starts.get(r)?..*self.starts.get(r + 1)?)
+    }
     /// The words of row `r` (no words for a row past the last).
     pub fn row(&self, r: usize) -> &[u64] {
-        match (self.starts.get(r), self.starts.get(r + 1)) {
-            (Some(&a), Some(&b)) => &self.words[a..b],
-            _ => &[],
+        self.range(r).map_or(&[], |at| &self.words[at])
+    }
+    fn row_mut(&mut self, r: usize) -> &mut [u64] {
+        match self.range(r) {
+            Some(at) => &mut self.words[at],
+            None => &mut [],
         }
     }
     fn word(&self, r: usize, i: usize) -> Option<usize> {
-        let (&a, &b) = (self.starts.get(r)?, self.starts.get(r + 1)?);
-        let w = a + i / 64;
-        (w < b).then_some(w)
+        let at = self.range(r)?;
+        let w = at.start + i / 64;
+        (w < at.end).then_some(w)
     }
     pub fn contains(&self, r: usize, i: usize) -> bool {
         self.word(r, i)
@@ -82,33 +88,24 @@ impl BitRows {
     }
     /// Adds the members of `set` that fit row `r`; true when one was new.
     pub fn union_row(&mut self, r: usize, set: &BitSet) -> bool {
-        let (Some(&a), Some(&b)) = (self.starts.get(r), self.starts.get(r + 1)) else {
-            return false;
-        };
-        let mut changed = false;
-        for (x, y) in self.words[a..b].iter_mut().zip(set.words()) {
-            changed |= *y & !*x != 0;
-            *x |= y;
-        }
-        changed
+        bitset::union_words(self.row_mut(r), set.words())
+    }
+    /// Adds the members of `set` that are also in `within`; true when
+    /// one was new.
+    pub fn union_row_within(&mut self, r: usize, set: &BitSet, within: &BitSet) -> bool {
+        bitset::union_words_within(self.row_mut(r), set.words(), within.words())
     }
     /// Keeps in row `r` only the members of `set`.
     pub fn intersect_row(&mut self, r: usize, set: &BitSet) {
-        let (Some(&a), Some(&b)) = (self.starts.get(r), self.starts.get(r + 1)) else {
-            return;
-        };
-        let theirs = set.words();
-        for (k, x) in self.words[a..b].iter_mut().enumerate() {
-            *x &= theirs.get(k).copied().unwrap_or(0);
-        }
+        bitset::intersect_words(self.row_mut(r), set.words())
     }
     /// Whether row `r` and `set` have a member in common.
     pub fn intersects(&self, r: usize, set: &BitSet) -> bool {
-        self.row(r).iter().zip(set.words()).any(|(a, b)| a & b != 0)
+        bitset::words_intersect(self.row(r), set.words())
     }
     /// The members of row `r`, in increasing order.
     pub fn members(&self, r: usize) -> impl Iterator<Item = usize> + '_ {
-        crate::bitset::members(self.row(r))
+        bitset::members(self.row(r))
     }
     /// Row `r` as a set of its own.
     pub fn to_set(&self, r: usize) -> BitSet {
@@ -134,6 +131,12 @@ mod tests {
         assert!(!rows.contains(1, 0) && !rows.contains(7, 0) && !rows.contains(3, 64));
         let set: BitSet = [0, 5, 129].into_iter().collect();
         assert!(rows.intersects(2, &set) && !rows.intersects(3, &set));
+        let within: BitSet = [5, 63].into_iter().collect();
+        assert!(!rows.union_row_within(1, &set, &within));
+        assert!(
+            rows.union_row_within(3, &set, &within) && !rows.union_row_within(3, &set, &within)
+        );
+        assert_eq!(rows.to_set(3).iter().collect::<Vec<_>>(), vec![5, 63]);
         assert!(rows.union_row(3, &set) && !rows.union_row(3, &set));
         assert_eq!(rows.to_set(3).iter().collect::<Vec<_>>(), vec![0, 5, 63]);
         assert_eq!(rows.members(2).collect::<Vec<_>>(), vec![0, 129]);

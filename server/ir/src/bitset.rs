@@ -101,13 +101,7 @@ impl BitSet {
         if other.words.len() > self.words.len() {
             self.words.resize(other.words.len(), 0);
         }
-        let mut changed = false;
-        for (a, b) in self.words.iter_mut().zip(&other.words) {
-            let n = *a | b;
-            changed |= n != *a;
-            *a = n;
-        }
-        changed
+        union_words(&mut self.words, &other.words)
     }
     /// `self ∖= other`.
     pub fn subtract(&mut self, other: &BitSet) {
@@ -117,9 +111,7 @@ impl BitSet {
     }
     /// `self ∩= other`.
     pub fn intersect_with(&mut self, other: &BitSet) {
-        for (i, a) in self.words.iter_mut().enumerate() {
-            *a &= other.words.get(i).copied().unwrap_or(0);
-        }
+        intersect_words(&mut self.words, &other.words)
     }
     /// Whether every member of `self` is in `other`.
     pub fn is_subset(&self, other: &BitSet) -> bool {
@@ -129,7 +121,7 @@ impl BitSet {
             .all(|(i, w)| w & !other.words.get(i).copied().unwrap_or(0) == 0)
     }
     pub fn intersects(&self, other: &BitSet) -> bool {
-        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+        words_intersect(&self.words, &other.words)
     }
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|w| *w == 0)
@@ -137,6 +129,44 @@ impl BitSet {
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         members(&self.words)
     }
+}
+
+// The word loops below serve both a `BitSet` and a row of a
+// [`BitRows`](crate::bit_rows::BitRows): a set is its words.
+
+/// `into ∪= from` over the words `into` has room for; true when one
+/// changed.
+pub(crate) fn union_words(into: &mut [u64], from: &[u64]) -> bool {
+    let mut changed = false;
+    for (a, b) in into.iter_mut().zip(from) {
+        changed |= b & !*a != 0;
+        *a |= b;
+    }
+    changed
+}
+
+/// `into ∪= from ∩ within`, over the words `into` has room for; true
+/// when one changed.
+pub(crate) fn union_words_within(into: &mut [u64], from: &[u64], within: &[u64]) -> bool {
+    let mut changed = false;
+    for ((a, b), c) in into.iter_mut().zip(from).zip(within) {
+        let add = b & c & !*a;
+        changed |= add != 0;
+        *a |= add;
+    }
+    changed
+}
+
+/// `into ∩= with`; a word `with` lacks counts as empty.
+pub(crate) fn intersect_words(into: &mut [u64], with: &[u64]) {
+    for (i, a) in into.iter_mut().enumerate() {
+        *a &= with.get(i).copied().unwrap_or(0);
+    }
+}
+
+/// Whether the two sets of words have a member in common.
+pub(crate) fn words_intersect(a: &[u64], b: &[u64]) -> bool {
+    a.iter().zip(b).any(|(x, y)| x & y != 0)
 }
 
 /// The slots whose bits are set in `words`, in increasing order.

@@ -50,6 +50,11 @@ pub struct CallSite {
     pub function: bool,
     /// Shared, like the name: a relink copies an unchanged unit's sites.
     pub bindings: std::sync::Arc<[Binding]>,
+    /// The callee's number of dummy arguments (0 for an external
+    /// procedure). Kept with the site, which is found again whenever its
+    /// callee changes, so that checking every site's argument count reads
+    /// no unit.
+    pub callee_args: usize,
 }
 
 /// Site numbers grouped by unit, in one allocation: the numbers of unit
@@ -157,7 +162,7 @@ pub struct CallGraph {
 }
 
 impl CallGraph {
-    pub fn build(units: &IdVec<UnitId, std::sync::Arc<Unit>>) -> CallGraph {
+    pub fn build(units: &crate::Units) -> CallGraph {
         CallGraph::build_reusing(units, None)
     }
 
@@ -178,18 +183,16 @@ impl CallGraph {
     /// order callees-first, though not always the one a build from
     /// scratch finds. Otherwise the components are found again.
     pub fn build_reusing(
-        units: &IdVec<UnitId, Arc<Unit>>,
-        previous: Option<(&IdVec<UnitId, Arc<Unit>>, &CallGraph)>,
+        units: &crate::Units,
+        previous: Option<(&crate::Units, &CallGraph)>,
     ) -> CallGraph {
         let n = units.len();
         let previous = previous.filter(|(old_units, old)| old.calls_from.len() == old_units.len());
         // The units whose sites are found again, with them.
+        let stale = previous.map(|(old_units, old)| Self::stale_sites(units, old_units, old));
         let found: Vec<(UnitId, Vec<CallSite>)> = units
             .indices()
-            .filter(|&u| {
-                !previous
-                    .is_some_and(|(old_units, old)| Self::unchanged_sites(units, old_units, old, u))
-            })
+            .filter(|&u| stale.as_ref().is_none_or(|s| s[u.index()]))
             .map(|u| (u, Self::sites_of(units, &units[u])))
             .collect();
         let changed: Vec<UnitId> = found.iter().map(|(u, _)| *u).collect();
@@ -286,23 +289,30 @@ impl CallGraph {
         removed_ok && added_ok
     }
 
-    /// Whether unit `u` and every unit its old sites call are the same
-    /// (`Arc`) in both programs: its old sites are then its sites.
-    fn unchanged_sites(
-        units: &IdVec<UnitId, Arc<Unit>>,
-        old_units: &IdVec<UnitId, Arc<Unit>>,
-        old: &CallGraph,
-        u: UnitId,
-    ) -> bool {
-        let kept = old.calls_from.get(u).unwrap_or(&[]);
-        crate::same_unit(old_units, units, u)
-            && kept
-                .iter()
-                .all(|&i| match old.sites.get(i).map(|s| &s.callee) {
-                    Some(Callee::Unit(c)) => crate::same_unit(old_units, units, *c),
-                    Some(Callee::External) => true,
-                    None => false,
-                })
+    /// Per unit of `units`: whether its old sites may not be its sites,
+    /// because it or a unit its old sites call is not the same (`Arc`)
+    /// in both programs. Found from the changed units and their old
+    /// callers, without reading every site.
+    fn stale_sites(units: &crate::Units, old_units: &crate::Units, old: &CallGraph) -> Vec<bool> {
+        let mut stale = vec![false; units.len()];
+        let changed = (0..units.len().max(old_units.len()))
+            .map(UnitId::new)
+            .filter(|&u| !crate::same_unit(old_units, units, u));
+        for u in changed {
+            if let Some(s) = stale.get_mut(u.index()) {
+                *s = true;
+            }
+            for &i in old.calls_to.get(u).into_iter().flatten() {
+                if let Some(s) = old
+                    .sites
+                    .get(i)
+                    .and_then(|site| stale.get_mut(site.caller.index()))
+                {
+                    *s = true;
+                }
+            }
+        }
+        stale
     }
 
     /// `old` with the sites `found` again in the units an edit changed,
@@ -336,7 +346,7 @@ impl CallGraph {
 
     /// The sites of unit `u`, in statement order: its CALLs and its
     /// references to user functions (statement functions left out).
-    fn sites_of(units: &IdVec<UnitId, Arc<Unit>>, u: &Unit) -> Vec<CallSite> {
+    fn sites_of(units: &crate::Units, u: &Unit) -> Vec<CallSite> {
         let mut out = Vec::new();
         for st in &u.stmts {
             if let StmtKind::Call { name, target, args } = &st.kind {
@@ -375,7 +385,7 @@ impl CallGraph {
 
 #[allow(clippy::too_many_arguments)]
 fn site(
-    units: &IdVec<UnitId, Arc<Unit>>,
+    units: &crate::Units,
     caller: &Unit,
     stmt: StmtId,
     span: Span,
@@ -426,6 +436,7 @@ fn site(
         callee,
         function,
         bindings,
+        callee_args: callee_unit.map_or(0, |cu| cu.args.len()),
     }
 }
 
@@ -531,7 +542,7 @@ mod tests {
     /// `before`'s units with unit `name` replaced by `after`'s (the two
     /// programs number their units alike): what a relink of one edited
     /// routine hands the call graph.
-    fn edited(before: &Program, after: &Program, name: &str) -> IdVec<UnitId, Arc<Unit>> {
+    fn edited(before: &Program, after: &Program, name: &str) -> crate::Units {
         let mut units = before.units.clone();
         let u = after.units.iter().find(|u| u.name == name).expect("unit");
         units[u.id] = after.units[u.id].clone();
@@ -555,8 +566,8 @@ mod tests {
             .iter()
             .map(|s| {
                 format!(
-                    "{:?} {:?} {:?} {:?} {:?}",
-                    s.caller, s.stmt, s.name, s.callee, s.bindings
+                    "{:?} {:?} {:?} {:?} {:?} {}",
+                    s.caller, s.stmt, s.name, s.callee, s.bindings, s.callee_args
                 )
             })
             .collect();
@@ -631,6 +642,14 @@ end
                 "  call leaf(x)\n",
                 "  call leaf(x)\n  call leaf(x + 1)\n",
                 "mid",
+                true,
+            ),
+            // The callee alone edited: its caller's site is found again
+            // (the callee's argument count it keeps changes).
+            (
+                "subroutine leaf(x)\n  real x\n",
+                "subroutine leaf(x, y)\n  real x, y\n",
+                "leaf",
                 true,
             ),
         ];

@@ -21,10 +21,9 @@
 
 use crate::ir::*;
 use crate::link::remote_name;
-use crate::IdVec;
 use std::collections::HashMap;
 
-type Units = IdVec<UnitId, std::sync::Arc<Unit>>;
+use crate::Units;
 
 /// What an actual or a dummy is: type, kind (bytes; `None` when unknown),
 /// derived type name, rank.

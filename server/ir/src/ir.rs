@@ -5,7 +5,7 @@
 //! Every node keeps the range of the original source it came from.
 
 use crate::cfg::Cfg;
-use crate::idx::IdVec;
+
 use dfort_syntax::TextRange;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -1094,12 +1094,17 @@ impl StmtKind {
     }
 }
 
+/// A program's units by id, in chunks that copies of the table share:
+/// cloning a program (every relink and analysis does) copies one pointer
+/// per 64 units, not one `Arc` per unit.
+pub type Units = crate::chunk_vec::ChunkVec<UnitId, std::sync::Arc<Unit>>;
+
 /// The lowered program: all units of all files, the call graph, and the
 /// diagnostics of lowering and linking (syntax diagnostics stay with the
 /// parsed files).
 #[derive(Clone, Debug, Default)]
 pub struct Program {
-    pub units: IdVec<UnitId, std::sync::Arc<Unit>>,
+    pub units: Units,
     /// Its modules and external procedures by name (shared by a relink,
     /// which keeps every unit's name, kind and nesting).
     pub names: std::sync::Arc<crate::link::NameIndex>,
@@ -1110,20 +1115,12 @@ pub struct Program {
 
 /// Whether unit `id` is in `old` and `new` as the same `Arc`: a relink
 /// kept it as it was, so what was found in it before still holds.
-pub fn same_unit(
-    old: &IdVec<UnitId, std::sync::Arc<Unit>>,
-    new: &IdVec<UnitId, std::sync::Arc<Unit>>,
-    id: UnitId,
-) -> bool {
+pub fn same_unit(old: &Units, new: &Units, id: UnitId) -> bool {
     old.get(id).is_some_and(|a| same_unit_as(new, id, a))
 }
 
 /// Whether unit `id` of `units` is `unit` itself (the same `Arc`).
-pub fn same_unit_as(
-    units: &IdVec<UnitId, std::sync::Arc<Unit>>,
-    id: UnitId,
-    unit: &std::sync::Arc<Unit>,
-) -> bool {
+pub fn same_unit_as(units: &Units, id: UnitId, unit: &std::sync::Arc<Unit>) -> bool {
     units
         .get(id)
         .is_some_and(|u| std::sync::Arc::ptr_eq(u, unit))

@@ -21,11 +21,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// All units of the program, by id.
-type Units = IdVec<UnitId, Arc<Unit>>;
+use crate::Units;
 
 pub fn link(lowered: Vec<LoweredFile>) -> (Program, Vec<(FileId, Diagnostic)>) {
     let mut diags: Vec<(FileId, Diagnostic)> = Vec::new();
-    let mut units: Units = IdVec::new();
+    let mut units: IdVec<UnitId, Arc<Unit>> = IdVec::new();
     // Where each lowered file's units start, and module procedures lowered
     // apart from their module: (procedure, module) pairs to join.
     let mut bases: Vec<u32> = Vec::with_capacity(lowered.len());
@@ -66,6 +66,7 @@ pub fn link(lowered: Vec<LoweredFile>) -> (Program, Vec<(FileId, Diagnostic)>) {
             }
         }
     }
+    let mut units: Units = units.into_vec().into_iter().collect();
     let all: Vec<UnitId> = units.indices().collect();
     let names = Arc::new(NameIndex::new(&units));
     resolve(&mut units, &names, &all, &mut diags);
@@ -207,15 +208,17 @@ fn resolve(
         for (i, plan) in found {
             plans[i] = Some(plan);
         }
-        units
-            .as_mut_slice()
-            .par_iter_mut()
+        // Out of the shared chunks, so that each unit is written in place.
+        let mut all: Vec<Arc<Unit>> = units.iter().cloned().collect();
+        *units = Units::default();
+        all.par_iter_mut()
             .zip(plans.into_vec())
             .for_each(|(u, plan)| {
                 if let Some(plan) = plan {
                     apply_references(Arc::make_mut(u), plan);
                 }
             });
+        *units = all.into_iter().collect();
     }
     // Calls of generic names, once every unit's references are resolved.
     let generic: Vec<(UnitId, _)> = which
@@ -239,10 +242,9 @@ fn finish(
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
     let call_graph = CallGraph::build_reusing(&units, previous.map(|p| (&p.units, &*p.call_graph)));
     for site in &call_graph.sites {
+        let n = site.bindings.len();
         if let crate::callgraph::Callee::Unit(id) = site.callee {
-            let callee = &units[id];
-            let n = site.bindings.len();
-            if n > callee.args.len() {
+            if n > site.callee_args {
                 diags.push((
                     site.span.file,
                     Diagnostic::new(
@@ -250,9 +252,7 @@ fn finish(
                         site.span.range,
                         format!(
                             "`{}` is given {} arguments but takes {}",
-                            callee.name,
-                            n,
-                            callee.args.len()
+                            units[id].name, n, site.callee_args
                         ),
                     ),
                 ));
@@ -261,9 +261,9 @@ fn finish(
     }
     // A unit a relink kept as it was (the same `Arc`) has the
     // `intrinsic-arguments` errors it had: they are the caller's.
-    let kept = |u: &Unit| previous.is_some_and(|p| crate::same_unit(&p.units, &units, u.id));
-    for u in units.iter().filter(|u| !kept(u)) {
-        intrinsic_arguments(u, &mut diags);
+    let kept = |u: UnitId| previous.is_some_and(|p| crate::same_unit(&p.units, &units, u));
+    for u in units.indices().filter(|&u| !kept(u)) {
+        intrinsic_arguments(&units[u], &mut diags);
     }
     (
         Program {

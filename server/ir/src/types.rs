@@ -185,7 +185,7 @@ impl Program {
     }
 }
 
-type Units = crate::IdVec<UnitId, std::sync::Arc<Unit>>;
+use crate::Units;
 
 /// [`Program::type_def`] among `units` (also those of a program being
 /// linked).
