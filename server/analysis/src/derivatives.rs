@@ -348,9 +348,20 @@ fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)
         inputs,
     } = start;
     // What a unit starts with: the variables active anywhere in it and a
-    // root's independents and dependents, those that can carry one.
+    // root's independents and dependents, those that can carry one. Only
+    // the units started again need their roots' roles: all on a fresh
+    // closure, the changed ones on a grown one.
+    let mut again: Option<Vec<UnitId>> = grown.as_ref().map(|(_, _, changed)| changed.clone());
+    if let Some(units) = &mut again {
+        units.sort_unstable();
+    }
+    let wanted = |u: &UnitId| {
+        again
+            .as_ref()
+            .is_none_or(|units| units.binary_search(u).is_ok())
+    };
     let mut roles: BTreeMap<UnitId, Vec<&BitSet>> = BTreeMap::new();
-    for (root, independents, dependents) in &roots {
+    for (root, independents, dependents) in roots.iter().filter(|(r, _, _)| wanted(r)) {
         roles
             .entry(*root)
             .or_default()

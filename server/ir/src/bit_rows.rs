@@ -95,10 +95,6 @@ impl BitRows {
     pub fn union_row_within(&mut self, r: usize, set: &BitSet, within: &BitSet) -> bool {
         bitset::union_words_within(self.row_mut(r), set.words(), within.words())
     }
-    /// Keeps in row `r` only the members of `set`.
-    pub fn intersect_row(&mut self, r: usize, set: &BitSet) {
-        bitset::intersect_words(self.row_mut(r), set.words())
-    }
     /// Whether row `r` and `set` have a member in common.
     pub fn intersects(&self, r: usize, set: &BitSet) -> bool {
         bitset::words_intersect(self.row(r), set.words())
@@ -141,8 +137,6 @@ mod tests {
         assert_eq!(rows.to_set(3).iter().collect::<Vec<_>>(), vec![0, 5, 63]);
         assert_eq!(rows.members(2).collect::<Vec<_>>(), vec![0, 129]);
         assert_eq!(rows.members(1).count(), 0);
-        rows.intersect_row(2, &set);
-        assert_eq!(rows.to_set(2).iter().collect::<Vec<_>>(), vec![0, 129]);
         assert_eq!(rows.to_set(1), BitSet::default());
         assert_eq!(rows.to_set(0), [2].into_iter().collect());
         // Laid out again: members kept where the new widths hold them.

@@ -20,7 +20,6 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// All units of the program, by id.
 use crate::Units;
 
 pub fn link(lowered: Vec<LoweredFile>) -> (Program, Vec<(FileId, Diagnostic)>) {
