@@ -254,7 +254,7 @@ pub fn root_request(
     };
     let facts = dfort_analysis::facts::analyse(program, &request, None);
     assert!(facts.problems.is_empty(), "{:?}", facts.problems);
-    let root = facts.roots.first().expect("the root analysed").0;
+    let root = facts.roots.iter().next().expect("the root analysed").0;
     (facts, root)
 }
 

@@ -18,6 +18,7 @@
 
 use crate::incremental::Changes;
 use crate::interproc::ProgramActivity;
+use crate::roots::{same_lists, RootList};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
 use dfort_ir::dp::{differentiable, dp_of, target};
@@ -49,8 +50,9 @@ pub struct Carriers {
     pub inputs: IdVec<UnitId, Option<Arc<UnitInputs>>>,
     /// Per unit: the variables active anywhere the closure started from.
     seeds: IdVec<UnitId, BitSet>,
-    /// The roots' independents and dependents it started from.
-    roots: Vec<(UnitId, BitSet, BitSet)>,
+    /// The roots it started from, with their roles (shared with the
+    /// analyses' list: an edit copies no root's sets).
+    roots: RootList,
     /// The call graph's calls it found the reached units by (a program
     /// sharing them reaches the same units from the same roots).
     calls_from: Option<Arc<dfort_ir::callgraph::SiteLists>>,
@@ -191,11 +193,7 @@ pub fn root_set(
 
 /// The carriers of `roots` (each with its independents and dependents),
 /// from the analyses' `activity`.
-pub fn of_roots(
-    program: &Program,
-    activity: &ProgramActivity,
-    roots: &[(UnitId, &BitSet, &BitSet)],
-) -> Carriers {
+pub fn of_roots(program: &Program, activity: &ProgramActivity, roots: &RootList) -> Carriers {
     let start = Start::new(program, activity, roots, None);
     close(program, start, None)
 }
@@ -207,7 +205,7 @@ pub fn of_roots(
 pub fn of_roots_with(
     program: &Program,
     activity: &ProgramActivity,
-    roots: &[(UnitId, &BitSet, &BitSet)],
+    roots: &RootList,
     previous: Option<(&Arc<Carriers>, &Changes)>,
     same_roots: bool,
 ) -> Arc<Carriers> {
@@ -231,7 +229,7 @@ pub fn of_roots_with(
             });
         if same_inputs
             && p.reachable == start.reachable
-            && p.roots == start.roots
+            && same_lists(&p.roots, &start.roots)
             && p.seeds == start.seeds
         {
             return p.clone();
@@ -249,17 +247,11 @@ pub fn of_roots_with(
 fn same_start(
     program: &Program,
     activity: &ProgramActivity,
-    (roots, same_roots): (&[(UnitId, &BitSet, &BitSet)], bool),
+    (roots, same_roots): (&RootList, bool),
     previous: &Carriers,
     changes: &Changes,
 ) -> bool {
-    let same_roots = same_roots
-        || previous.roots.len() == roots.len()
-            && previous
-                .roots
-                .iter()
-                .zip(roots)
-                .all(|(a, b)| a.0 == b.0 && a.1 == *b.1 && a.2 == *b.2);
+    let same_roots = same_roots || same_lists(&previous.roots, roots);
     if !same_roots {
         return false;
     }
@@ -267,7 +259,7 @@ fn same_start(
         .calls_from
         .as_ref()
         .is_some_and(|c| Arc::ptr_eq(c, &program.call_graph.calls_from));
-    if !same_calls && reachable(program, roots.iter().map(|r| r.0)) != previous.reachable {
+    if !same_calls && reachable(program, roots.iter().map(|(r, _)| *r)) != previous.reachable {
         return false;
     }
     previous.reachable.iter().all(|&u| {
@@ -295,7 +287,7 @@ fn same_start(
 struct Start {
     reachable: Vec<UnitId>,
     seeds: IdVec<UnitId, BitSet>,
-    roots: Vec<(UnitId, BitSet, BitSet)>,
+    roots: RootList,
     inputs: IdVec<UnitId, Option<Arc<UnitInputs>>>,
 }
 
@@ -303,11 +295,11 @@ impl Start {
     fn new(
         program: &Program,
         activity: &ProgramActivity,
-        roots: &[(UnitId, &BitSet, &BitSet)],
+        roots: &RootList,
         previous: Option<(&Carriers, &Changes)>,
     ) -> Start {
         let n = program.units.len();
-        let reachable = reachable(program, roots.iter().map(|(r, _, _)| *r));
+        let reachable = reachable(program, roots.iter().map(|(r, _)| *r));
         let mut seeds: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
         // What the rounds look at, gathered once per unit (or reused):
         // the symbols shared between units (module, host and COMMON
@@ -327,10 +319,7 @@ impl Start {
         Start {
             reachable,
             seeds,
-            roots: roots
-                .iter()
-                .map(|(r, i, d)| (*r, (*i).clone(), (*d).clone()))
-                .collect(),
+            roots: roots.clone(),
             inputs,
         }
     }
@@ -361,11 +350,11 @@ fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)
             .is_none_or(|units| units.binary_search(u).is_ok())
     };
     let mut roles: BTreeMap<UnitId, Vec<&BitSet>> = BTreeMap::new();
-    for (root, independents, dependents) in roots.iter().filter(|(r, _, _)| wanted(r)) {
+    for (root, r) in roots.iter().filter(|(u, _)| wanted(u)) {
         roles
             .entry(*root)
             .or_default()
-            .extend([independents, dependents]);
+            .extend([&r.independents, &r.dependents]);
     }
     let none = BitSet::default();
     let start_row = |facts: &mut rounds::Facts, u: UnitId| {
@@ -411,7 +400,7 @@ fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)
         .collect();
     // Units with derivatives, the roots, and their callers up to a root.
     let mut routine: IdVec<UnitId, bool> = with_d.map_ref(|_, w| !w.is_empty());
-    for (root, _, _) in &roots {
+    for (root, _) in &roots {
         routine[*root] = true;
     }
     // Up the call graph from the units with a routine, to the reached
@@ -462,7 +451,7 @@ fn grown_from(
     let (sharing, facts) = previous.rounds.as_ref()?;
     let n = program.units.len();
     let same = previous.reachable == start.reachable
-        && previous.roots == start.roots
+        && same_lists(&previous.roots, &start.roots)
         && previous.inputs.len() == n
         && facts.with_d.len() == n
         && changes.body.len() == n;

@@ -32,7 +32,9 @@ use crate::interproc::{analyze_program_with, ProgramActivity, Seed};
 use crate::recovery::Plan;
 use crate::references::Carried;
 use crate::roles::Roles;
-use crate::roots::{resolve_reusing, RootProblem, RootSpec, Roots};
+use crate::roots::{
+    resolve_reusing, same_lists, PreviousRoots, RootList, RootProblem, RootSpec, Roots,
+};
 use crate::shape::Shapes;
 use crate::tbr::{self, ProgramTbr, Tbr};
 use dfort_ir::bitset::BitSet;
@@ -91,7 +93,9 @@ pub struct ProgramFacts {
     /// The source units these were prepared from (what a rerun compares).
     pub sources: dfort_ir::Units,
     /// The roots analysed, with their roles.
-    pub roots: Vec<(UnitId, Arc<Roles>)>,
+    pub roots: RootList,
+    /// How many of `roots`, first, the request named.
+    pub named_roots: usize,
     /// Roots asked for that could not be used.
     pub problems: Vec<RootProblem>,
     pub activity: ProgramActivity,
@@ -283,13 +287,14 @@ impl ProgramFacts {
     /// the facts' carriers when it is their only root, else from the
     /// carriers of that root alone (None: not a root here).
     pub fn derivative_set(&self, root: UnitId) -> Option<crate::derivatives::RootSet> {
-        let roles = self.roles_of(root)?;
-        let carriers = match self.roots.as_slice() {
-            [(only, _)] if *only == root => self.carriers.clone(),
-            _ => Arc::new(crate::derivatives::of_roots(
+        let roles = self.shared_roles_of(root)?;
+        let only = self.roots.len() == 1 && self.roots[0].0 == root;
+        let carriers = match only {
+            true => self.carriers.clone(),
+            false => Arc::new(crate::derivatives::of_roots(
                 &self.program,
                 &self.activity,
-                &[(root, &roles.independents, &roles.dependents)],
+                &std::iter::once((root, roles.clone())).collect(),
             )),
         };
         Some(crate::derivatives::root_set(
@@ -391,20 +396,12 @@ pub fn analyse(
     let analysed = prepared(program, previous.map(|(p, _)| p));
     // An unnamed root's roles (directives, intents) are its unit's own:
     // the previous analysis' are kept for the same unit.
-    let known = |u: &Unit| {
-        let (p, _) = previous?;
-        let same = p
-            .program
-            .units
-            .get(u.id)
-            .is_some_and(|x| std::ptr::eq(&**x, u));
-        let named = request.roots.iter().any(|r| r.name == u.name);
-        if !same || named {
-            return None;
-        }
-        p.shared_roles_of(u.id).cloned()
-    };
-    let resolved = resolve_reusing(&analysed, &request.roots, request.others, known);
+    let earlier = previous.map(|(p, _)| PreviousRoots {
+        program: &p.program,
+        roots: &p.roots,
+        named: p.named_roots,
+    });
+    let resolved = resolve_reusing(&analysed, &request.roots, request.others, earlier);
     analyse_resolved(program, analysed, request.clone(), resolved, previous)
 }
 
@@ -420,14 +417,17 @@ fn analyse_resolved(
     // own has none varied at entry: they are seeded after that call.
     let none = BitSet::default();
     let named = resolved.named;
-    let contexts: Vec<crate::interproc::RootContext> = (resolved.roots.iter().enumerate())
-        .map(|(k, (u, r))| match k >= named || r.after.is_empty() {
-            true => (*u, &r.independents, &r.dependents),
-            false => (*u, &none, &r.dependents),
-        })
-        .collect();
-    let seeds: Vec<Seed> = resolved.roots[..named]
-        .iter()
+    // Listed only when activity reads them (not on a rerun with the
+    // same roots).
+    let contexts = || -> Vec<crate::interproc::RootContext> {
+        (resolved.roots.iter().enumerate())
+            .map(|(k, (u, r))| match k >= named || r.after.is_empty() {
+                true => (*u, &r.independents, &r.dependents),
+                false => (*u, &none, &r.dependents),
+            })
+            .collect()
+    };
+    let seeds: Vec<Seed> = (resolved.roots.iter().take(named))
         .filter(|(_, r)| !r.after.is_empty())
         .map(|(u, r)| Seed {
             root: *u,
@@ -437,16 +437,7 @@ fn analyse_resolved(
         .collect();
     // Whether the roots and their roles are the previous analysis' (the
     // passes then need not compare every root's).
-    let same_roots = previous.is_some_and(|(p, _)| {
-        p.roots.len() == resolved.roots.len()
-            && p.roots.iter().zip(&resolved.roots).all(|(a, b)| {
-                a.0 == b.0
-                    && (Arc::ptr_eq(&a.1, &b.1)
-                        || (a.1.independents == b.1.independents
-                            && a.1.dependents == b.1.dependents
-                            && a.1.after == b.1.after))
-            })
-    });
+    let same_roots = previous.is_some_and(|(p, _)| same_lists(&p.roots, &resolved.roots));
     let activity = analyze_program_with(
         &program,
         &contexts,
@@ -559,15 +550,10 @@ fn analyse_resolved(
             tbr = second;
         }
     }
-    let roles: Vec<_> = resolved
-        .roots
-        .iter()
-        .map(|(u, r)| (*u, &r.independents, &r.dependents))
-        .collect();
     let carriers = crate::derivatives::of_roots_with(
         &program,
         &activity,
-        &roles,
+        &resolved.roots,
         previous.map(|(p, c)| (&p.carriers, c)),
         same_roots,
     );
@@ -678,6 +664,7 @@ fn analyse_resolved(
         sources: source.units.clone(),
         program,
         roots: resolved.roots,
+        named_roots: resolved.named,
         problems: resolved.problems,
         activity,
         tbr,

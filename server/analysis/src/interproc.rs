@@ -94,7 +94,7 @@ fn callee_slot(callee: &Unit, space: &Space, i: &Iface) -> Option<usize> {
 }
 
 pub fn analyze_program(program: &Program, roots: &[(UnitId, BitSet, BitSet)]) -> ProgramActivity {
-    let roots: Vec<RootContext> = roots.iter().map(|(u, i, d)| (*u, i, d)).collect();
+    let roots = || roots.iter().map(|(u, i, d)| (*u, i, d)).collect();
     analyze_program_with(program, &roots, &[], None, false)
 }
 
@@ -104,10 +104,11 @@ pub type RootContext<'a> = (UnitId, &'a BitSet, &'a BitSet);
 
 /// [`analyze_program`] reusing, for every call-graph component whose
 /// units, callees and entry contexts are unchanged, the previous run's
-/// results ([`crate::incremental`]).
-pub fn analyze_program_with(
+/// results ([`crate::incremental`]). The roots are listed only when a
+/// run reads them (a rerun with `same_roots` does not).
+pub fn analyze_program_with<'r>(
     program: &Program,
-    roots: &[RootContext],
+    roots: &dyn Fn() -> Vec<RootContext<'r>>,
     seeds: &[Seed],
     reuse: Option<(&ProgramActivity, &Changes)>,
     same_roots: bool,
@@ -148,20 +149,22 @@ pub fn analyze_program_with(
     let seed_of = |u: UnitId| seeded.get(&u).map(|(at, slots)| (*at, slots));
     // Shared: a rerun keeps an unchanged unit's by reference.
     type Contexts = ChunkVec<UnitId, Option<Arc<(BitSet, BitSet)>>>;
+    let listed: OnceCell<Vec<RootContext<'r>>> = OnceCell::new();
+    let roots = || listed.get_or_init(roots).as_slice();
     // The roots' own contexts, kept from the last run when the same.
     let same_roots = |prev: &ProgramActivity| {
         same_roots
-            || prev.roots.len() == roots.len()
+            || prev.roots.len() == roots().len()
                 && prev
                     .roots
                     .iter()
-                    .zip(roots)
+                    .zip(roots())
                     .all(|(a, b)| a.0 == b.0 && a.1 == *b.1 && a.2 == *b.2)
     };
     let own: Arc<Vec<Contribution>> = match reuse.filter(|(prev, _)| same_roots(prev)) {
         Some((prev, _)) => prev.roots.clone(),
         None => Arc::new(
-            roots
+            roots()
                 .iter()
                 .map(|(u, i, d)| (*u, (*i).clone(), (*d).clone()))
                 .collect(),
@@ -201,7 +204,7 @@ pub fn analyze_program_with(
         Some((prev, _)) => prev.contexts.clone(),
         None => {
             let mut c = Contexts::from_elem(None, n);
-            for (u, ind, dep) in roots {
+            for (u, ind, dep) in roots() {
                 let x = Arc::make_mut(c[*u].get_or_insert_with(Default::default));
                 x.0.union_with(ind);
                 x.1.union_with(dep);

@@ -27,7 +27,7 @@ impl RoleSource {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Roles {
     pub independents: BitSet,
     pub dependents: BitSet,

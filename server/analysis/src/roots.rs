@@ -11,6 +11,7 @@
 //! activity (paper 000 §4) seeds its calling contexts from these roots.
 
 use crate::roles::{roles, Roles};
+use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::{Program, StmtId, StmtKind, Unit, UnitId};
 use dfort_syntax::rules::{Rule, ROOT_AFTER, UNKNOWN_ROOT, UNKNOWN_ROOT_VARIABLE};
 use std::sync::Arc;
@@ -70,17 +71,32 @@ impl RootProblem {
     }
 }
 
+/// The roots in order: those the request named, then the uncalled
+/// procedures by unit id. In chunks that copies share: an edit keeps the
+/// list of a workspace's thousands of uncalled procedures and rewrites
+/// only the entries of the units it changed.
+pub type RootList = ChunkVec<usize, (UnitId, Arc<Roles>)>;
+
 /// The roots of `program` and the problems of those asked for.
 #[derive(Clone, Debug, Default)]
 pub struct Roots {
     /// Shared: an edit elsewhere keeps an uncalled procedure's roles as
     /// they were, by reference.
-    pub roots: Vec<(UnitId, Arc<Roles>)>,
+    pub roots: RootList,
     /// How many of `roots`, first, the request named; the others (the
     /// uncalled procedures) have no `after` chain, so that a pass over
     /// every root need not read their roles for it.
     pub named: usize,
     pub problems: Vec<RootProblem>,
+}
+
+/// The roots an earlier resolution of the same specs found, on the
+/// program it read (whose unchanged units are this one's, by reference).
+#[derive(Clone, Copy)]
+pub struct PreviousRoots<'a> {
+    pub program: &'a Program,
+    pub roots: &'a RootList,
+    pub named: usize,
 }
 
 /// The procedures nobody calls.
@@ -248,19 +264,23 @@ fn passes_independent(
 /// The roots `specs` ask for and, with `others`, every other procedure
 /// nobody calls.
 pub fn resolve(program: &Program, specs: &[RootSpec], others: bool) -> Roots {
-    resolve_reusing(program, specs, others, |_| None)
+    resolve_reusing(program, specs, others, None)
 }
 
-/// [`resolve`], taking the roles of an unnamed root from `known` when it
-/// has them (the previous analysis' roles of the same unit: a unit's
-/// roles from directives and intents depend on the unit alone).
+/// [`resolve`], reusing `previous`, the roots of the same specs on an
+/// earlier program: an unnamed root's roles (from directives and intents)
+/// depend on its unit alone, so a unit that is the earlier program's own
+/// keeps its entry, and when the same units are roots in the same order
+/// the earlier list is kept with only the changed units' entries
+/// rewritten.
 pub fn resolve_reusing(
     program: &Program,
     specs: &[RootSpec],
     others: bool,
-    known: impl Fn(&Unit) -> Option<Arc<Roles>>,
+    previous: Option<PreviousRoots>,
 ) -> Roots {
-    let mut out = Roots::default();
+    let mut named: Vec<(UnitId, Arc<Roles>)> = Vec::new();
+    let mut problems = Vec::new();
     for spec in specs {
         let name = spec.name.to_ascii_lowercase();
         let Some(u) = program
@@ -268,10 +288,10 @@ pub fn resolve_reusing(
             .iter()
             .find(|u| u.is_procedure() && u.name == name)
         else {
-            out.problems.push(RootProblem::NoProcedure { name });
+            problems.push(RootProblem::NoProcedure { name });
             continue;
         };
-        if out.roots.iter().any(|(r, _)| *r == u.id) {
+        if named.iter().any(|(r, _)| *r == u.id) {
             continue;
         }
         let mut r = roles(u, Some((&spec.independent, &spec.dependent)));
@@ -279,7 +299,7 @@ pub fn resolve_reusing(
             match seeded_chain(program, u, &r.independents, callee) {
                 Ok(chain) => r.after = chain,
                 Err(why) => {
-                    out.problems.push(RootProblem::BadAfter {
+                    problems.push(RootProblem::BadAfter {
                         root: u.name.clone(),
                         callee: callee.clone(),
                         why,
@@ -289,22 +309,225 @@ pub fn resolve_reusing(
             }
         }
         if r.unknown.is_empty() {
-            out.roots.push((u.id, Arc::new(r)));
+            named.push((u.id, Arc::new(r)));
         } else {
-            out.problems.push(RootProblem::UnknownVariables {
+            problems.push(RootProblem::UnknownVariables {
                 root: u.name.clone(),
                 names: r.unknown,
             });
         }
     }
-    out.named = out.roots.len();
-    if others {
-        let named = |u: &Unit| specs.iter().any(|s| s.name.eq_ignore_ascii_case(&u.name));
-        let rest: Vec<(UnitId, Arc<Roles>)> = uncalled(program)
-            .filter(|u| !named(u))
-            .map(|u| (u.id, known(u).unwrap_or_else(|| Arc::new(roles(u, None)))))
-            .collect();
-        out.roots.extend(rest);
+    // A named root with the roles it had keeps its entry.
+    let previous = previous.filter(|p| p.roots.len() >= p.named);
+    if let Some(p) = previous.filter(|p| p.named == named.len()) {
+        for (k, root) in named.iter_mut().enumerate() {
+            let (u, old) = &p.roots[k];
+            if *u == root.0 && same_roles(old, &root.1) {
+                root.1 = old.clone();
+            }
+        }
     }
-    out
+    let count = named.len();
+    let rest = match others {
+        true => uncalled_roots(program, specs, previous),
+        false => Vec::new(),
+    };
+    Roots {
+        roots: list(program, named, rest, previous),
+        named: count,
+        problems,
+    }
+}
+
+/// Whether two roles give a root the same independents, dependents and
+/// `after` chain (what the analyses read of them).
+pub fn same_roles(a: &Arc<Roles>, b: &Arc<Roles>) -> bool {
+    Arc::ptr_eq(a, b)
+        || (a.independents == b.independents && a.dependents == b.dependents && a.after == b.after)
+}
+
+/// Whether two lists hold the same units in the same order with the
+/// same roles ([`same_roles`]; entries shared by both are not read).
+pub fn same_lists(a: &RootList, b: &RootList) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.0 == y.0 && same_roles(&x.1, &y.1))
+}
+
+/// The uncalled procedures the specs do not name, each with whether its
+/// entry is the previous list's (its unit unchanged). A unit the
+/// previous program shares, uncalled then too, is one exactly when it was
+/// one then: only the units that changed or lost their last caller are
+/// read.
+fn uncalled_roots(
+    program: &Program,
+    specs: &[RootSpec],
+    previous: Option<PreviousRoots>,
+) -> Vec<(UnitId, bool)> {
+    let named = |u: &Unit| specs.iter().any(|s| s.name.eq_ignore_ascii_case(&u.name));
+    let calls_to = &program.call_graph.calls_to;
+    let uncalled =
+        |p: &Program, u: UnitId| p.call_graph.calls_to.get(u).is_none_or(|c| c.is_empty());
+    let mut before = previous
+        .map(|p| p.roots.iter().skip(p.named).map(|(u, _)| *u))
+        .into_iter()
+        .flatten()
+        .peekable();
+    let mut rest = Vec::new();
+    for u in program.units.indices() {
+        let was = {
+            while before.next_if(|b| *b < u).is_some() {}
+            before.next_if_eq(&u).is_some()
+        };
+        if calls_to.get(u).is_some_and(|c| !c.is_empty()) {
+            continue;
+        }
+        let same = previous.is_some_and(|p| {
+            (p.program.units.get(u)).is_some_and(|old| Arc::ptr_eq(old, &program.units[u]))
+        });
+        let root = match same && previous.is_some_and(|p| uncalled(p.program, u)) {
+            true => was,
+            false => {
+                let unit = program.unit(u);
+                unit.is_procedure() && !named(unit)
+            }
+        };
+        if root {
+            rest.push((u, same && was));
+        }
+    }
+    rest
+}
+
+/// The named roots followed by `rest`: the previous list with the
+/// changed entries rewritten when its roots are the same units in the
+/// same order, a new list otherwise.
+fn list(
+    program: &Program,
+    named: Vec<(UnitId, Arc<Roles>)>,
+    rest: Vec<(UnitId, bool)>,
+    previous: Option<PreviousRoots>,
+) -> RootList {
+    let fresh = |u: UnitId| Arc::new(roles(program.unit(u), None));
+    let count = named.len();
+    let same_units = previous.is_some_and(|p| {
+        p.named == count
+            && p.roots.len() == count + rest.len()
+            && p.roots
+                .iter()
+                .map(|r| r.0)
+                .eq(named.iter().map(|r| r.0).chain(rest.iter().map(|r| r.0)))
+    });
+    match previous.filter(|_| same_units) {
+        Some(p) => {
+            let mut out = p.roots.clone();
+            for (k, root) in named.into_iter().enumerate() {
+                if !Arc::ptr_eq(&out[k].1, &root.1) {
+                    out[k] = root;
+                }
+            }
+            for (k, (u, kept)) in rest.into_iter().enumerate() {
+                if !kept {
+                    out[count + k] = (u, fresh(u));
+                }
+            }
+            out
+        }
+        None => {
+            // Kept entries are found in the previous list by unit, in
+            // order (both lists are sorted by unit past the named).
+            let mut before = previous
+                .map(|p| p.roots.iter().skip(p.named))
+                .into_iter()
+                .flatten()
+                .peekable();
+            let rest = rest.into_iter().map(|(u, kept)| {
+                while before.next_if(|b| b.0 < u).is_some() {}
+                match before.next_if(|b| kept && b.0 == u) {
+                    Some(b) => b.clone(),
+                    None => (u, fresh(u)),
+                }
+            });
+            named.into_iter().chain(rest).collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dfort_ir::FileId;
+
+    const KEPT: &str = "subroutine a(x)
+  real, intent(inout) :: x
+  x = x * 2
+end
+subroutine b(y)
+  real y
+  call c(y)
+end
+subroutine c(z)
+  real, intent(inout) :: z
+  z = z + 1
+end
+";
+
+    fn lowered(k: u32, src: &str) -> dfort_ir::lower::LoweredFile {
+        let mut parser = dfort_syntax::FortranParser::new();
+        let parsed = parser.parse(
+            format!("t{k}.f90").into(),
+            src.into(),
+            dfort_syntax::SourceForm::Free,
+        );
+        dfort_ir::lower::lower_file(&parsed, FileId(k))
+    }
+
+    /// `d`, the second file's only unit, with this body.
+    fn edited(body: &str) -> String {
+        format!("subroutine d(w)\n  real, intent(inout) :: w\n  real v\n  {body}\nend\n")
+    }
+
+    fn specs() -> Vec<RootSpec> {
+        vec![RootSpec {
+            name: "b".into(),
+            independent: vec!["y".into()],
+            dependent: vec!["y".into()],
+            after: None,
+        }]
+    }
+
+    fn previous<'a>(program: &'a Program, roots: &'a Roots) -> Option<PreviousRoots<'a>> {
+        Some(PreviousRoots {
+            program,
+            roots: &roots.roots,
+            named: roots.named,
+        })
+    }
+
+    /// The roots found again from the last ones equal a fresh resolution
+    /// (same units, same roles), and every unchanged unit keeps its entry
+    /// by reference: when the same units are roots (`d` edited in place)
+    /// and when they are not (`d` now calls `a`, which stops being one).
+    #[test]
+    fn roots_found_again_equal_a_fresh_resolution_and_keep_unchanged_entries() {
+        let (old, _) = dfort_ir::link::link(vec![lowered(0, KEPT), lowered(1, &edited("v = w"))]);
+        let before = resolve(&old, &specs(), true);
+        let ids = |r: &Roots| r.roots.iter().map(|(u, _)| u.0).collect::<Vec<_>>();
+        assert_eq!((ids(&before), before.named), (vec![1, 0, 3], 1));
+        for (body, roots) in [("w = v * w", vec![1, 0, 3]), ("call a(w)", vec![1, 3])] {
+            let d = UnitId(3);
+            let (new, _) = dfort_ir::link::relink(&old, vec![(d, lowered(1, &edited(body)))]);
+            let again = resolve_reusing(&new, &specs(), true, previous(&old, &before));
+            let fresh = resolve(&new, &specs(), true);
+            assert_eq!((ids(&again), again.named), (roots, 1));
+            assert_eq!(ids(&again), ids(&fresh));
+            for ((u, a), (_, f)) in again.roots.iter().zip(&fresh.roots) {
+                assert!(same_roles(a, f), "roles of unit {}", u.0);
+                let kept = (before.roots.iter()).find(|(b, _)| b == u).map(|(_, r)| r);
+                let shared = kept.is_some_and(|k| Arc::ptr_eq(k, a));
+                assert_eq!(shared, *u != d, "unit {} kept by reference", u.0);
+            }
+        }
+    }
 }

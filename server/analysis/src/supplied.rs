@@ -24,6 +24,10 @@ use dfort_ir::{IdVec, Program, UnitId, UnitKind};
 /// Per unit: whether the user supplies its adjoint (subroutines named in
 /// `names`, lower-case).
 pub fn of_program(program: &Program, names: &[String]) -> IdVec<UnitId, bool> {
+    // Most requests supply none: no unit is read then.
+    if names.is_empty() {
+        return IdVec::from_elem(false, program.units.len());
+    }
     program
         .units
         .iter()
