@@ -31,7 +31,7 @@ mod rounds;
 
 /// The variables with a derivative, and the procedures with a derivative
 /// routine, of a set of roots.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Carriers {
     /// Units reachable from the roots through calls: the first root first,
     /// then the rest in program order.

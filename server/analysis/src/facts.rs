@@ -96,6 +96,9 @@ pub struct ProgramFacts {
     pub roots: RootList,
     /// How many of `roots`, first, the request named.
     pub named_roots: usize,
+    /// The roots past the named ones whose unit has `!$ad` directives
+    /// ([`Roots::marked`]).
+    pub marked_roots: Vec<UnitId>,
     /// Roots asked for that could not be used.
     pub problems: Vec<RootProblem>,
     pub activity: ProgramActivity,
@@ -400,6 +403,7 @@ pub fn analyse(
         program: &p.program,
         roots: &p.roots,
         named: p.named_roots,
+        marked: &p.marked_roots,
     });
     let resolved = resolve_reusing(&analysed, &request.roots, request.others, earlier);
     analyse_resolved(program, analysed, request.clone(), resolved, previous)
@@ -665,6 +669,7 @@ fn analyse_resolved(
         program,
         roots: resolved.roots,
         named_roots: resolved.named,
+        marked_roots: resolved.marked,
         problems: resolved.problems,
         activity,
         tbr,

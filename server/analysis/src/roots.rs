@@ -87,6 +87,9 @@ pub struct Roots {
     /// uncalled procedures) have no `after` chain, so that a pass over
     /// every root need not read their roles for it.
     pub named: usize,
+    /// The roots past the named ones whose unit has `!$ad` directives, by
+    /// unit (with the named ones, the roots a user chose).
+    pub marked: Vec<UnitId>,
     pub problems: Vec<RootProblem>,
 }
 
@@ -97,6 +100,7 @@ pub struct PreviousRoots<'a> {
     pub program: &'a Program,
     pub roots: &'a RootList,
     pub named: usize,
+    pub marked: &'a [UnitId],
 }
 
 /// The procedures nobody calls.
@@ -332,9 +336,18 @@ pub fn resolve_reusing(
         true => uncalled_roots(program, specs, previous),
         false => Vec::new(),
     };
+    // A kept entry's unit is the previous program's: marked as it was.
+    let marked = (rest.iter())
+        .filter(|(u, kept)| match kept {
+            Some(_) => previous.is_some_and(|p| p.marked.binary_search(u).is_ok()),
+            None => !program.unit(*u).directives.is_empty(),
+        })
+        .map(|(u, _)| *u)
+        .collect();
     Roots {
         roots: list(program, named, rest, previous),
         named: count,
+        marked,
         problems,
     }
 }
@@ -355,30 +368,31 @@ pub fn same_lists(a: &RootList, b: &RootList) -> bool {
             .all(|(x, y)| x.0 == y.0 && same_roles(&x.1, &y.1))
 }
 
-/// The uncalled procedures the specs do not name, each with whether its
-/// entry is the previous list's (its unit unchanged). A unit the
-/// previous program shares, uncalled then too, is one exactly when it was
-/// one then: only the units that changed or lost their last caller are
-/// read.
+/// The uncalled procedures the specs do not name, each with its entry
+/// in the previous list when it keeps it (its unit unchanged). A unit
+/// the previous program shares, uncalled then too, is one exactly when
+/// it was one then: only the units that changed or lost their last
+/// caller are read.
 fn uncalled_roots(
     program: &Program,
     specs: &[RootSpec],
     previous: Option<PreviousRoots>,
-) -> Vec<(UnitId, bool)> {
+) -> Vec<(UnitId, Option<Arc<Roles>>)> {
     let named = |u: &Unit| specs.iter().any(|s| s.name.eq_ignore_ascii_case(&u.name));
     let calls_to = &program.call_graph.calls_to;
     let uncalled =
         |p: &Program, u: UnitId| p.call_graph.calls_to.get(u).is_none_or(|c| c.is_empty());
+    // Both lists are sorted by unit past the named roots.
     let mut before = previous
-        .map(|p| p.roots.iter().skip(p.named).map(|(u, _)| *u))
+        .map(|p| p.roots.iter().skip(p.named))
         .into_iter()
         .flatten()
         .peekable();
     let mut rest = Vec::new();
     for u in program.units.indices() {
         let was = {
-            while before.next_if(|b| *b < u).is_some() {}
-            before.next_if_eq(&u).is_some()
+            while before.next_if(|b| b.0 < u).is_some() {}
+            before.next_if(|b| b.0 == u).map(|b| &b.1)
         };
         if calls_to.get(u).is_some_and(|c| !c.is_empty()) {
             continue;
@@ -386,34 +400,39 @@ fn uncalled_roots(
         let same = previous.is_some_and(|p| {
             (p.program.units.get(u)).is_some_and(|old| Arc::ptr_eq(old, &program.units[u]))
         });
-        let root = match same && previous.is_some_and(|p| uncalled(p.program, u)) {
-            true => was,
-            false => {
-                let unit = program.unit(u);
-                unit.is_procedure() && !named(unit)
+        if same && previous.is_some_and(|p| uncalled(p.program, u)) {
+            if let Some(roles) = was {
+                rest.push((u, Some(roles.clone())));
             }
-        };
-        if root {
-            rest.push((u, same && was));
+            continue;
+        }
+        let unit = program.unit(u);
+        if unit.is_procedure() && !named(unit) {
+            rest.push((u, was.filter(|_| same).cloned()));
         }
     }
     rest
 }
 
-/// The named roots followed by `rest`: the previous list with the
-/// changed entries rewritten when its roots are the same units in the
-/// same order, a new list otherwise.
+/// The named roots followed by `rest` (a kept entry's roles, or none
+/// for one to find afresh): the previous list with the changed entries
+/// rewritten when its roots are the same units in the same order, a new
+/// list otherwise.
 fn list(
     program: &Program,
     named: Vec<(UnitId, Arc<Roles>)>,
-    rest: Vec<(UnitId, bool)>,
+    rest: Vec<(UnitId, Option<Arc<Roles>>)>,
     previous: Option<PreviousRoots>,
 ) -> RootList {
-    let fresh = |u: UnitId| Arc::new(roles(program.unit(u), None));
+    let entry = |(u, kept): (UnitId, Option<Arc<Roles>>)| {
+        (
+            u,
+            kept.unwrap_or_else(|| Arc::new(roles(program.unit(u), None))),
+        )
+    };
     let count = named.len();
     let same_units = previous.is_some_and(|p| {
         p.named == count
-            && p.roots.len() == count + rest.len()
             && p.roots
                 .iter()
                 .map(|r| r.0)
@@ -427,30 +446,17 @@ fn list(
                     out[k] = root;
                 }
             }
-            for (k, (u, kept)) in rest.into_iter().enumerate() {
-                if !kept {
-                    out[count + k] = (u, fresh(u));
+            for (k, root) in rest.into_iter().enumerate() {
+                if root.1.is_none() {
+                    out[count + k] = entry(root);
                 }
             }
             out
         }
-        None => {
-            // Kept entries are found in the previous list by unit, in
-            // order (both lists are sorted by unit past the named).
-            let mut before = previous
-                .map(|p| p.roots.iter().skip(p.named))
-                .into_iter()
-                .flatten()
-                .peekable();
-            let rest = rest.into_iter().map(|(u, kept)| {
-                while before.next_if(|b| b.0 < u).is_some() {}
-                match before.next_if(|b| kept && b.0 == u) {
-                    Some(b) => b.clone(),
-                    None => (u, fresh(u)),
-                }
-            });
-            named.into_iter().chain(rest).collect()
-        }
+        None => named
+            .into_iter()
+            .chain(rest.into_iter().map(entry))
+            .collect(),
     }
 }
 
@@ -461,6 +467,7 @@ mod tests {
 
     const KEPT: &str = "subroutine a(x)
   real, intent(inout) :: x
+!$ad independent(x)
   x = x * 2
 end
 subroutine b(y)
@@ -502,6 +509,7 @@ end
             program,
             roots: &roots.roots,
             named: roots.named,
+            marked: &roots.marked,
         })
     }
 
@@ -509,19 +517,26 @@ end
     /// (same units, same roles), and every unchanged unit keeps its entry
     /// by reference: when the same units are roots (`d` edited in place)
     /// and when they are not (`d` now calls `a`, which stops being one).
+    /// The roots marked with directives (`a`) are those of a fresh one.
     #[test]
     fn roots_found_again_equal_a_fresh_resolution_and_keep_unchanged_entries() {
         let (old, _) = dfort_ir::link::link(vec![lowered(0, KEPT), lowered(1, &edited("v = w"))]);
         let before = resolve(&old, &specs(), true);
         let ids = |r: &Roots| r.roots.iter().map(|(u, _)| u.0).collect::<Vec<_>>();
         assert_eq!((ids(&before), before.named), (vec![1, 0, 3], 1));
-        for (body, roots) in [("w = v * w", vec![1, 0, 3]), ("call a(w)", vec![1, 3])] {
+        assert_eq!(before.marked, [UnitId(0)]);
+        let cases = [
+            ("w = v * w", vec![1, 0, 3], vec![UnitId(0)]),
+            ("call a(w)", vec![1, 3], vec![]),
+        ];
+        for (body, roots, marked) in cases {
             let d = UnitId(3);
             let (new, _) = dfort_ir::link::relink(&old, vec![(d, lowered(1, &edited(body)))]);
             let again = resolve_reusing(&new, &specs(), true, previous(&old, &before));
             let fresh = resolve(&new, &specs(), true);
             assert_eq!((ids(&again), again.named), (roots, 1));
             assert_eq!(ids(&again), ids(&fresh));
+            assert_eq!((&again.marked, &fresh.marked), (&marked, &marked));
             for ((u, a), (_, f)) in again.roots.iter().zip(&fresh.roots) {
                 assert!(same_roles(a, f), "roles of unit {}", u.0);
                 let kept = (before.roots.iter()).find(|(b, _)| b == u).map(|(_, r)| r);

@@ -296,17 +296,17 @@ fn io_cuts(snap: &Snapshot, path: &Path, out: &mut Vec<IdeDiagnostic>) {
 }
 
 /// The roots the user chose: named in the settings, or marked with
-/// directives.
+/// directives (past the named roots, the facts list those: a workspace's
+/// thousands of uncalled procedures are not read).
 fn chosen_roots(snap: &Snapshot) -> Vec<dfort_ir::UnitId> {
-    snap.analysis()
-        .roots
-        .iter()
+    let facts = snap.analysis();
+    let named = (facts.roots.iter().take(facts.named_roots))
         .map(|(root, _)| *root)
         .filter(|root| {
             let unit = snap.program.unit(*root);
             !unit.directives.is_empty() || snap.config.roots.iter().any(|r| r.name == unit.name)
-        })
-        .collect()
+        });
+    named.chain(facts.marked_roots.iter().copied()).collect()
 }
 
 /// What the facts refuse of the adjoint and the tangent of each root the
