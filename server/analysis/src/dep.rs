@@ -384,7 +384,11 @@ pub fn resummarize(
         }
     }
     let mut recomputed = Vec::new();
-    for scc in program.call_graph.sccs.iter() {
+    // The components of the changed units and, callees first, of the
+    // callers of those whose summaries changed.
+    let mut pending = crate::incremental::Pending::of(program, changed.iter().copied());
+    while let Some(k) = pending.callees_first() {
+        let scc = &program.call_graph.sccs[k];
         if !scc.iter().any(|u| dirty[*u]) {
             continue;
         }
@@ -395,9 +399,12 @@ pub fn resummarize(
         let changed_here = before.iter().any(|(u, b)| sums[*u] != *b);
         if changed_here {
             for u in &procs {
-                for &site in &program.call_graph.calls_to[*u] {
-                    let caller = program.call_graph.sites[site].caller;
+                for caller in crate::incremental::callers(program, *u) {
                     dirty[caller] = true;
+                    // Callers above it only: its own component is done.
+                    if program.call_graph.position[caller] != k {
+                        pending.add(program, caller);
+                    }
                 }
             }
         }

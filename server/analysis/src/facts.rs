@@ -650,10 +650,7 @@ fn analyse_resolved(
     if let Some(places) = previous
         .filter(|(p, _)| {
             p.program.units.len() == program.units.len()
-                && p.roots
-                    .iter()
-                    .map(|r| r.0)
-                    .eq(resolved.roots.iter().map(|r| r.0))
+                && crate::roots::same_units(&p.roots, &resolved.roots)
         })
         .and_then(|(p, _)| p.root_places.get())
     {
@@ -793,7 +790,10 @@ fn add_checkpoints<'a>(
         .filter(|&i| stale[i] && units[i].is_some() && calls_anything(&program.units[i]))
         .collect();
     let regions = Arc::new(match previous {
-        Some((p, _)) => p.regions.kept(|u| !flag(&stale, u)),
+        Some((p, _)) => {
+            let stale: Vec<UnitId> = stale.indices().filter(|&u| stale[u]).collect();
+            p.regions.kept(&stale)
+        }
         None => crate::regions::RegionMemo::default(),
     });
     if todo.is_empty() {

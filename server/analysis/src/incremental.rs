@@ -4,7 +4,9 @@
 //! §5.2): a unit's results are a function of its own IR, of what it reads
 //! of its callees (their summaries and interfaces) and of its calling
 //! context. A unit none of whose inputs changed keeps its previous
-//! results; [`crate::interproc`] and [`crate::tbr`] recompute the others.
+//! results; [`crate::interproc`] and [`crate::tbr`] recompute the others,
+//! visiting only the call-graph components that hold them or that their
+//! changed results reach ([`Pending`]).
 //!
 //! Contract: [`Changes`] relates a new program to the one the previous
 //! results were computed on, with the same unit numbering. `body[u]` is
@@ -15,6 +17,7 @@
 
 use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::{IdVec, Program, Unit, UnitId};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Which units of a program changed since the previous analysis.
@@ -107,11 +110,16 @@ impl Changes {
     }
 }
 
+/// The units that call `c`, once per call site.
+pub fn callers(program: &Program, c: UnitId) -> impl Iterator<Item = UnitId> + '_ {
+    let graph = &program.call_graph;
+    (graph.calls_to.get(c).into_iter().flatten()).map(|&s| graph.sites[s].caller)
+}
+
 /// Sets `marks` of every unit that calls `c`.
 pub fn mark_callers(program: &Program, c: UnitId, marks: &mut IdVec<UnitId, bool>) {
-    let graph = &program.call_graph;
-    for &s in graph.calls_to.get(c).into_iter().flatten() {
-        if let Some(m) = marks.get_mut(graph.sites[s].caller) {
+    for caller in callers(program, c) {
+        if let Some(m) = marks.get_mut(caller) {
             *m = true;
         }
     }
@@ -190,23 +198,120 @@ impl<A, B> Contribution for (UnitId, A, B) {
     }
 }
 
+/// The call-graph components a pass visits, by their positions in
+/// `sccs` (callees first), each once: every one in a first run; in a
+/// rerun, those of the units it starts from and those added as it goes
+/// (a component whose results changed adds its callers' or its
+/// callees'). A rerun after an edit then visits the components near the
+/// change, not the 25,000 of a large workspace. A pass takes them in one
+/// direction only, and adds only components still ahead of it.
+pub enum Pending {
+    /// Every component not yet taken: positions `front..back`.
+    Every { front: usize, back: usize },
+    /// The components added and not yet taken.
+    Added(BTreeSet<usize>),
+}
+
+impl Pending {
+    /// Every component of `program`.
+    pub fn every(program: &Program) -> Pending {
+        Pending::Every {
+            front: 0,
+            back: program.call_graph.sccs.len(),
+        }
+    }
+
+    /// The components of `units` (every one when the call graph does not
+    /// place every unit).
+    pub fn of(program: &Program, units: impl IntoIterator<Item = UnitId>) -> Pending {
+        if program.call_graph.position.len() != program.units.len() {
+            return Pending::every(program);
+        }
+        let mut pending = Pending::Added(BTreeSet::new());
+        for u in units {
+            pending.add(program, u);
+        }
+        pending
+    }
+
+    /// Adds the component of unit `u` (a no-op when every one is
+    /// visited).
+    pub fn add(&mut self, program: &Program, u: UnitId) {
+        if let (Pending::Added(set), Some(k)) = (self, program.call_graph.position.get(u)) {
+            set.insert(*k);
+        }
+    }
+
+    /// The next component, callees first.
+    pub fn callees_first(&mut self) -> Option<usize> {
+        match self {
+            Pending::Every { front, back } => (front < back).then(|| {
+                *front += 1;
+                *front - 1
+            }),
+            Pending::Added(set) => set.pop_first(),
+        }
+    }
+
+    /// The next component, callers first.
+    pub fn callers_first(&mut self) -> Option<usize> {
+        match self {
+            Pending::Every { front, back } => (front < back).then(|| {
+                *back -= 1;
+                *back
+            }),
+            Pending::Added(set) => set.pop_last(),
+        }
+    }
+}
+
 /// Calling contexts gathered lazily in a rerun: a unit whose callers all
 /// contribute what they did in the previous run has the previous run's
 /// entry context, so only the callees of recomputed units whose
 /// contributions changed gather theirs again (from their callers'
 /// contributions), instead of every call adding its contribution on
-/// every run. Components are visited callers first.
+/// every run. Components are visited callers first ([`LazyContexts::next_component`]):
+/// in a rerun, those of the units whose inputs changed and those that
+/// gather their contexts again.
 pub struct LazyContexts {
     dirty: IdVec<UnitId, bool>,
+    pending: Pending,
+    /// The component taken last.
+    current: usize,
 }
 
 impl LazyContexts {
-    /// For `n` units; every unit whose component changed gathers its
-    /// context again.
-    pub fn new(n: usize, changes: Option<&Changes>) -> LazyContexts {
+    /// For `program`; in a rerun (`changes`), every unit whose component
+    /// changed gathers its context again, and the components visited are
+    /// those of `stale` (the units whose own inputs changed) and those
+    /// that gather their contexts again. A first run visits every one.
+    pub fn new(
+        program: &Program,
+        changes: Option<&Changes>,
+        stale: impl IntoIterator<Item = UnitId>,
+    ) -> LazyContexts {
+        let n = program.units.len();
+        let Some(changes) = changes else {
+            return LazyContexts {
+                dirty: IdVec::from_elem(false, n),
+                pending: Pending::every(program),
+                current: usize::MAX,
+            };
+        };
+        let dirty = changes.component.clone();
+        let moved = dirty.iter_enumerated().filter(|(_, d)| **d).map(|(u, _)| u);
         LazyContexts {
-            dirty: changes.map_or_else(|| IdVec::from_elem(false, n), |c| c.component.clone()),
+            pending: Pending::of(program, moved.chain(stale)),
+            dirty,
+            current: usize::MAX,
         }
+    }
+
+    /// The next component to visit, callers first.
+    pub fn next_component(&mut self) -> Option<usize> {
+        let k = self.pending.callers_first()?;
+        self.current = k;
+        Some(k)
     }
 
     /// Whether a unit of `scc` must gather its context again.
@@ -236,14 +341,24 @@ impl LazyContexts {
         false
     }
 
-    /// Marks dirty the callees of a unit whose contributions went from
-    /// `old` to `new` (those of both, when they differ).
-    pub fn compare<T: Contribution + PartialEq>(&mut self, new: &Arc<[T]>, old: &Arc<[T]>) {
+    /// Marks dirty the callees of a unit of the component taken last
+    /// whose contributions went from `old` to `new` (those of both, when
+    /// they differ), and visits their components.
+    pub fn compare<T: Contribution + PartialEq>(
+        &mut self,
+        program: &Program,
+        new: &Arc<[T]>,
+        old: &Arc<[T]>,
+    ) {
         if Arc::ptr_eq(new, old) || new[..] == old[..] {
             return;
         }
         for c in new.iter().chain(old.iter()) {
             self.dirty[c.callee()] = true;
+            // Callees below it only: its own component is done.
+            if program.call_graph.position.get(c.callee()) < Some(&self.current) {
+                self.pending.add(program, c.callee());
+            }
         }
     }
 

@@ -196,7 +196,13 @@ pub fn analyze_program_with<'r>(
     // gathered again (from their callers' contributions), instead of
     // every call adding its contribution on every run.
     let lazy = reuse.filter(|(prev, _)| Arc::ptr_eq(&prev.roots, &own));
-    let mut dirty = LazyContexts::new(n, lazy.map(|(_, c)| c));
+    // A lazy rerun visits the components of the units whose own inputs
+    // changed and of those gathering their contexts again; any other
+    // visits every component (the callers add their contexts eagerly).
+    let stale = lazy.map(|(_, changes)| {
+        (program.units.indices()).filter(|&u| changes.reads_changed(u) || callee_summary_changed[u])
+    });
+    let mut dirty = LazyContexts::new(program, lazy.map(|(_, c)| c), stale.into_iter().flatten());
     // A rerun starts from the last run's tables and writes only the
     // units it recomputes (those of every component kept are the last
     // run's, contexts included when they are gathered lazily).
@@ -236,7 +242,8 @@ pub fn analyze_program_with<'r>(
         ctx.0.union_with(iv) | ctx.1.union_with(ou)
     };
     // Callers before callees.
-    for scc in program.call_graph.sccs.iter().rev() {
+    while let Some(k) = dirty.next_component() {
+        let scc = &program.call_graph.sccs[k];
         let same_entry = dirty.entries(scc, lazy.is_some(), &mut entry, |u, gather| {
             if !gather {
                 return contexts[u].clone();
@@ -325,7 +332,7 @@ pub fn analyze_program_with<'r>(
         // Callees whose contributions changed gather their context again.
         if let Some((prev, _)) = lazy {
             for &u in scc {
-                dirty.compare(&outgoing[u], &prev.outgoing[u]);
+                dirty.compare(program, &outgoing[u], &prev.outgoing[u]);
             }
         }
     }

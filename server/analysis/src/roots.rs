@@ -362,10 +362,13 @@ pub fn same_roles(a: &Arc<Roles>, b: &Arc<Roles>) -> bool {
 /// Whether two lists hold the same units in the same order with the
 /// same roles ([`same_roles`]; entries shared by both are not read).
 pub fn same_lists(a: &RootList, b: &RootList) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| x.0 == y.0 && same_roles(&x.1, &y.1))
+    a.same_by(b, |x, y| x.0 == y.0 && same_roles(&x.1, &y.1))
+}
+
+/// Whether two lists hold the same units in the same order (entries
+/// shared by both are not read).
+pub fn same_units(a: &RootList, b: &RootList) -> bool {
+    a.same_by(b, |x, y| x.0 == y.0)
 }
 
 /// The uncalled procedures the specs do not name, each with its entry
@@ -373,11 +376,11 @@ pub fn same_lists(a: &RootList, b: &RootList) -> bool {
 /// the previous program shares, uncalled then too, is one exactly when
 /// it was one then: only the units that changed or lost their last
 /// caller are read.
-fn uncalled_roots(
+fn uncalled_roots<'p>(
     program: &Program,
     specs: &[RootSpec],
-    previous: Option<PreviousRoots>,
-) -> Vec<(UnitId, Option<Arc<Roles>>)> {
+    previous: Option<PreviousRoots<'p>>,
+) -> Vec<(UnitId, Option<&'p Arc<Roles>>)> {
     let named = |u: &Unit| specs.iter().any(|s| s.name.eq_ignore_ascii_case(&u.name));
     let calls_to = &program.call_graph.calls_to;
     let uncalled =
@@ -402,13 +405,13 @@ fn uncalled_roots(
         });
         if same && previous.is_some_and(|p| uncalled(p.program, u)) {
             if let Some(roles) = was {
-                rest.push((u, Some(roles.clone())));
+                rest.push((u, Some(roles)));
             }
             continue;
         }
         let unit = program.unit(u);
         if unit.is_procedure() && !named(unit) {
-            rest.push((u, was.filter(|_| same).cloned()));
+            rest.push((u, was.filter(|_| same)));
         }
     }
     rest
@@ -416,19 +419,18 @@ fn uncalled_roots(
 
 /// The named roots followed by `rest` (a kept entry's roles, or none
 /// for one to find afresh): the previous list with the changed entries
-/// rewritten when its roots are the same units in the same order, a new
-/// list otherwise.
+/// rewritten when its roots are the same units in the same order (the
+/// kept entries not touched: 25,000 reference counts), a new list
+/// otherwise.
 fn list(
     program: &Program,
     named: Vec<(UnitId, Arc<Roles>)>,
-    rest: Vec<(UnitId, Option<Arc<Roles>>)>,
+    rest: Vec<(UnitId, Option<&Arc<Roles>>)>,
     previous: Option<PreviousRoots>,
 ) -> RootList {
-    let entry = |(u, kept): (UnitId, Option<Arc<Roles>>)| {
-        (
-            u,
-            kept.unwrap_or_else(|| Arc::new(roles(program.unit(u), None))),
-        )
+    let entry = |(u, kept): (UnitId, Option<&Arc<Roles>>)| match kept {
+        Some(r) => (u, r.clone()),
+        None => (u, Arc::new(roles(program.unit(u), None))),
     };
     let count = named.len();
     let same_units = previous.is_some_and(|p| {

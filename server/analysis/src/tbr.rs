@@ -38,7 +38,7 @@
 use crate::activity::Activity;
 use crate::dep::{bind_call, space_of, Iface, Space, Summaries, Summary};
 use crate::engine::{solve, Direction};
-use crate::incremental::{callers_of, mark_callers, Changes, LazyContexts};
+use crate::incremental::{callers, callers_of, Changes, LazyContexts, Pending};
 use crate::interproc::ProgramActivity;
 use crate::shape::{Shapes, UnitShape};
 use dfort_ir::bitset::BitSet;
@@ -1281,15 +1281,37 @@ pub fn analyze_program_with(
         _ => IdVec::from_elem(false, n),
     };
     let mut callee_sum_changed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
-    let stale = |u: UnitId, callee_sum_changed: &IdVec<UnitId, bool>| {
+    // Whether an input of unit `u` other than its callees' TBR summaries
+    // changed.
+    let inputs_changed = |u: UnitId| {
         (pa.recomputed[u] && !same_activity)
-            || reuse
-                .is_some_and(|(prev, _)| !crate::split::same_in(&prev.splittable, splittable, u))
-            || reuse.is_none_or(|(_, changes)| {
-                changes.reads_changed(u) || callee_dep_changed[u] || callee_sum_changed[u]
+            || reuse.is_none_or(|(prev, changes)| {
+                !crate::split::same_in(&prev.splittable, splittable, u)
+                    || changes.reads_changed(u)
+                    || callee_dep_changed[u]
             })
     };
-    for scc in program.call_graph.sccs.iter() {
+    let stale = |u: UnitId, callee_sum_changed: &IdVec<UnitId, bool>| {
+        inputs_changed(u) || callee_sum_changed[u]
+    };
+    // A rerun visits the components of the units whose inputs changed
+    // and, callees first, the callers of those whose summary changed.
+    let first_stale: Vec<UnitId> = match reuse {
+        Some(_) => program
+            .units
+            .indices()
+            .filter(|&u| inputs_changed(u))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut pending = match reuse {
+        Some(_) => Pending::of(program, first_stale.iter().copied()),
+        None => Pending::every(program),
+    };
+    // The units marked in `callee_sum_changed`.
+    let mut sum_changed_callers: Vec<UnitId> = Vec::new();
+    while let Some(k) = pending.callees_first() {
+        let scc = &program.call_graph.sccs[k];
         // Inside a component, a summary changes only if an input from
         // outside it does.
         if reuse.is_some() {
@@ -1329,11 +1351,21 @@ pub fn analyze_program_with(
         }
         for &u in scc {
             if reuse.is_none_or(|(prev, _)| prev.summaries[u] != sums[u]) {
-                mark_callers(program, u, &mut callee_sum_changed);
+                for c in callers(program, u) {
+                    callee_sum_changed[c] = true;
+                    if reuse.is_some() {
+                        sum_changed_callers.push(c);
+                    }
+                    // Callers above it only: its own component is done.
+                    if program.call_graph.position[c] != k {
+                        pending.add(program, c);
+                    }
+                }
             }
         }
     }
-    let mut contexts: ChunkVec<UnitId, BitSet> = ChunkVec::from_elem(BitSet::default(), n);
+    // Written only for the units a rerun visits.
+    let mut contexts: ChunkVec<UnitId, BitSet> = ChunkVec::repeated(BitSet::default(), n);
     let mut entry: ChunkVec<UnitId, Arc<BitSet>> = match reuse {
         Some((prev, _)) => prev.entry.clone(),
         None => ChunkVec::from_elem(Arc::default(), n),
@@ -1349,9 +1381,12 @@ pub fn analyze_program_with(
     let mut recomputed: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
     // In a rerun, contexts are gathered lazily ([`LazyContexts`]): a
     // component's units keep their entry contexts unless a caller's
-    // contributions changed.
-    let mut dirty = LazyContexts::new(n, reuse.map(|(_, c)| c));
-    for scc in program.call_graph.sccs.iter().rev() {
+    // contributions changed; only the components of stale units and
+    // those gathering their contexts again are visited.
+    let stale_units = first_stale.into_iter().chain(sum_changed_callers);
+    let mut dirty = LazyContexts::new(program, reuse.map(|(_, c)| c), stale_units);
+    while let Some(k) = dirty.next_component() {
+        let scc = &program.call_graph.sccs[k];
         let same_entry = dirty.entries(scc, reuse.is_some(), &mut entry, |u, gather| {
             if !gather {
                 return Arc::new(contexts[u].clone());
@@ -1441,7 +1476,7 @@ pub fn analyze_program_with(
         // Callees whose contributions changed gather their context again.
         if let Some((prev, _)) = reuse {
             for &u in scc {
-                dirty.compare(&outgoing[u], &prev.outgoing[u]);
+                dirty.compare(program, &outgoing[u], &prev.outgoing[u]);
             }
         }
     }

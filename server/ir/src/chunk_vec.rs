@@ -38,6 +38,25 @@ impl<I: Idx, T> ChunkVec<I, T> {
     {
         (0..n).map(|_| value.clone()).collect()
     }
+    /// `n` copies of `value` in one chunk every chunk shares (made at
+    /// once, copied chunk by chunk as they are written; not for elements
+    /// with interior mutability, which the chunks would share).
+    pub fn repeated(value: T, n: usize) -> Self
+    where
+        T: Clone,
+    {
+        let chunk = |len: usize| -> Arc<[T]> { (0..len).map(|_| value.clone()).collect() };
+        let whole = chunk(CHUNK);
+        let mut chunks: Vec<Arc<[T]>> = (0..n / CHUNK).map(|_| whole.clone()).collect();
+        if !n.is_multiple_of(CHUNK) {
+            chunks.push(chunk(n % CHUNK));
+        }
+        ChunkVec {
+            chunks,
+            len: n,
+            _id: PhantomData,
+        }
+    }
     /// The element of every id below `n`, computed by `f`.
     pub fn from_fn(n: usize, f: impl FnMut(I) -> T) -> Self {
         (0..n).map(I::new).map(f).collect()
@@ -106,6 +125,18 @@ impl<I: Idx, T> ChunkVec<I, T> {
     pub fn shares(&self, other: &Self, id: I) -> bool {
         let c = id.index() / CHUNK;
         matches!((self.chunks.get(c), other.chunks.get(c)), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
+    }
+}
+
+impl<I, T> ChunkVec<I, T> {
+    /// Whether both tables are as long and `same` holds of the two
+    /// elements of each id, the chunks both share not looked at.
+    pub fn same_by(&self, other: &Self, mut same: impl FnMut(&T, &T) -> bool) -> bool {
+        self.len == other.len
+            && (self.chunks.iter().zip(&other.chunks)).all(|(a, b)| {
+                Arc::ptr_eq(a, b)
+                    || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| same(x, y)))
+            })
     }
 }
 
@@ -195,12 +226,7 @@ impl<I, T> Default for ChunkVec<I, T> {
 
 impl<I, T: PartialEq> PartialEq for ChunkVec<I, T> {
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len
-            && self
-                .chunks
-                .iter()
-                .zip(&other.chunks)
-                .all(|(a, b)| Arc::ptr_eq(a, b) || a[..] == b[..])
+        self.same_by(other, T::eq)
     }
 }
 
@@ -213,6 +239,27 @@ mod tests {
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
     struct Id(u32);
     crate::impl_idx!(Id);
+
+    /// A table of one repeated value reads and writes as a `from_elem`
+    /// one, and a write leaves the other chunks alone.
+    #[test]
+    fn a_repeated_value_reads_and_writes_as_from_elem() {
+        for n in [0, 1, 63, 64, 65, 200] {
+            let mut v: ChunkVec<Id, u32> = ChunkVec::repeated(7, n);
+            let mut w: ChunkVec<Id, u32> = ChunkVec::from_elem(7, n);
+            assert_eq!((v.len(), v.iter().count()), (n, n));
+            assert_eq!(v, w);
+            for k in (0..n as u32).step_by(5) {
+                v[Id(k)] += k;
+                w[Id(k)] += k;
+                assert_eq!(v, w);
+            }
+            assert_eq!(
+                v.iter().copied().collect::<Vec<_>>(),
+                w.iter().copied().collect::<Vec<_>>()
+            );
+        }
+    }
 
     #[test]
     fn reads_and_writes_as_an_idvec() {

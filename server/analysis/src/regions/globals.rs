@@ -88,7 +88,7 @@ fn of_global_at(
     if depth > MAX_DEPTH {
         return (Err("the calls nest too deeply".into()), 0);
     }
-    let query = (c, key.clone(), shape.clone(), known.clone());
+    let query = (c, (key.clone(), shape.clone(), known.clone()));
     if let Some(answer) = memo.global(&query, depth) {
         return answer;
     }

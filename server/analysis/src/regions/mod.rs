@@ -326,7 +326,7 @@ fn of_formal_at(
     known: &KnownArgs,
     depth: u32,
 ) -> (Result<FormalRegion, Why>, u32) {
-    let query = (c, k, known.clone());
+    let query = (c, (k, known.clone()));
     if let Some(answer) = memo.formal(&query, depth) {
         return answer;
     }
