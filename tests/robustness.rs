@@ -716,6 +716,56 @@ end subroutine top
     assert_eq!(summary(&snap, &path), summary(&scratch, &path));
 }
 
+/// A call given more arguments than its callee has dummies is an error
+/// after each edit that makes it so, and only then: the call graph lists
+/// the overfull sites and an edit that keeps the calls patches the list.
+#[test]
+fn argument_count_errors_follow_edits_of_the_call() {
+    use dfort_ide::host::Host;
+    let text = "subroutine f(x, y)
+  real, intent(in) :: x
+  real, intent(out) :: y
+  y = x
+end subroutine f
+
+subroutine top(a, b)
+  real, intent(in) :: a
+  real, intent(out) :: b
+  call f(a, b)
+end subroutine top
+";
+    let path = PathBuf::from("/ws/n.f90");
+    let mut host = Host::default();
+    host.set_text(&path, text, true, 1);
+    let counted = |snap: &dfort_ide::host::Snapshot| {
+        (snap.diagnostics(&path).iter())
+            .filter(|d| d.code == "argument-count")
+            .count()
+    };
+    assert_eq!(counted(&host.snapshot()), 0);
+    // (old, new, argument-count errors after the edit)
+    let steps = [
+        ("call f(a, b)", "call f(a, b, a)", 1),
+        ("y = x", "y = 2.0 * x", 1),
+        ("call f(a, b, a)", "call f(a, b)", 0),
+        ("call f(a, b)", "call f(a, b, a, a)", 1),
+        ("subroutine f(x, y)", "subroutine f(x, y, z, w)", 0),
+    ];
+    for (version, (old, new, errors)) in steps.into_iter().enumerate() {
+        let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, version as i32 + 2);
+        assert_eq!(
+            (counted(&snap), counted(&scratch)),
+            (errors, errors),
+            "after {old:?} -> {new:?}"
+        );
+        assert_eq!(
+            summary(&snap, &path),
+            summary(&scratch, &path),
+            "after {old:?} -> {new:?}"
+        );
+    }
+}
+
 /// Whether a call runs split depends on its callee's locals: an edit that
 /// gives the callee a local array, without re-analysing the caller, turns
 /// the caller's call back to joint mode, as an analysis from scratch has

@@ -399,13 +399,7 @@ pub fn resummarize(
         let changed_here = before.iter().any(|(u, b)| sums[*u] != *b);
         if changed_here {
             for u in &procs {
-                for caller in crate::incremental::callers(program, *u) {
-                    dirty[caller] = true;
-                    // Callers above it only: its own component is done.
-                    if program.call_graph.position[caller] != k {
-                        pending.add(program, caller);
-                    }
-                }
+                pending.add_callers(program, *u, k, |caller| dirty[caller] = true);
             }
         }
     }

@@ -534,12 +534,9 @@ fn analyse_resolved(
         let chosen = crate::split::chosen(&program, &activity, &tbr, &in_loops);
         drop(in_loops);
         split_in_loops = Some(found);
-        if chosen.iter().any(|c| !c.is_empty()) {
-            for (u, calls) in chosen.iter_enumerated() {
-                if !calls.is_empty() {
-                    Arc::make_mut(&mut splittable.to_mut()[u])
-                        .extend(calls.iter().map(|(id, r)| (*id, r.clone())));
-                }
+        if !chosen.is_empty() {
+            for (u, calls) in chosen {
+                Arc::make_mut(&mut splittable.to_mut()[u]).extend(calls);
             }
             let same = Changes::unchanged(&program);
             let mut second = tbr_pass(&splittable, Some((&tbr, &same)), true);
@@ -571,7 +568,15 @@ fn analyse_resolved(
         Some((p, _)) if p.units.len() == n => p.units.clone(),
         _ => ChunkVec::from_elem(None, n),
     };
+    // With the same carriers and split callees, only the units TBR
+    // recomputed need be looked at (the others keep their facts).
+    let same_routes = previous.is_some_and(|(p, _)| {
+        p.units.len() == n && Arc::ptr_eq(&p.carriers, &carriers) && p.split_callees == split
+    });
     for i in program.units.indices() {
+        if same_routes && !tbr.recomputed[i] {
+            continue;
+        }
         let kept = !tbr.recomputed[i]
             && previous.is_some_and(|(p, _)| {
                 p.units.len() == n
@@ -755,23 +760,38 @@ fn add_checkpoints<'a>(
     previous: Option<(&ProgramFacts, &Changes)>,
 ) -> Arc<crate::regions::RegionMemo> {
     let flag = |v: &IdVec<UnitId, bool>, i: UnitId| v.get(i).copied().unwrap_or(true);
-    let mut stale: IdVec<UnitId, bool> = units
-        .indices()
-        .map(|i| {
-            let Some((p, changes)) = previous else {
-                return true;
-            };
-            let reused = match (p.units.get(i).and_then(|u| u.as_ref()), &units[i]) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                _ => false,
-            };
-            !reused
-                || flag(&changes.body, i)
-                || flag(&activity.recomputed, i)
-                || flag(&tbr.recomputed, i)
-                || p.carriers.routine.get(i) != carriers.routine.get(i)
-        })
-        .collect();
+    // A unit no calling context reaches, before and after, has no facts
+    // and no checkpoints (nor have its callers): it is not stale, so a
+    // workspace's unreached units do not drop their region answers at
+    // every edit. The facts that are not the previous analysis' are
+    // found among the chunks the two tables do not share.
+    let same_facts = |a: &Option<Arc<UnitFacts>>, b: &Option<Arc<UnitFacts>>| match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    };
+    let unlike = previous.and_then(|(p, _)| units.ids_unlike(&p.units, same_facts));
+    let mut stale: IdVec<UnitId, bool> = match (previous, unlike) {
+        (Some((p, changes)), Some(unlike)) => {
+            let mut stale: IdVec<UnitId, bool> = (units.indices())
+                .map(|i| {
+                    flag(&changes.body, i)
+                        || flag(&activity.recomputed, i)
+                        || flag(&tbr.recomputed, i)
+                })
+                .collect();
+            for i in unlike {
+                stale[i] = true;
+            }
+            if !std::ptr::eq(&*p.carriers, carriers) {
+                for i in units.indices() {
+                    stale[i] |= p.carriers.routine.get(i) != carriers.routine.get(i);
+                }
+            }
+            stale
+        }
+        _ => IdVec::from_elem(true, units.len()),
+    };
     // A unit reaching a changed one through calls is stale too: the
     // callers of stale units, up the call graph.
     let mut up: Vec<UnitId> = stale.indices().filter(|&i| stale[i]).collect();

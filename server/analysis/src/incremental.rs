@@ -45,10 +45,10 @@ impl Changes {
         if old.units.len() != new.units.len() || body.len() != new.units.len() {
             return None;
         }
+        // (The units read only where the body changed.)
         let interface = body
-            .iter()
-            .zip(old.units.iter().zip(&new.units))
-            .map(|(changed, (a, b))| *changed && !same_interface(a, b))
+            .iter_enumerated()
+            .map(|(u, changed)| *changed && !same_interface(&old.units[u], &new.units[u]))
             .collect();
         // A relink that kept the call graph's components shares them.
         let component = if Arc::ptr_eq(&old.call_graph.sccs, &new.call_graph.sccs) {
@@ -239,6 +239,24 @@ impl Pending {
     pub fn add(&mut self, program: &Program, u: UnitId) {
         if let (Pending::Added(set), Some(k)) = (self, program.call_graph.position.get(u)) {
             set.insert(*k);
+        }
+    }
+
+    /// Marks each caller of unit `u` (`mark`) and adds the components of
+    /// those outside component `k`, the one a bottom-up pass has just
+    /// done: a unit whose summary changed sends its callers round again.
+    pub fn add_callers(
+        &mut self,
+        program: &Program,
+        u: UnitId,
+        k: usize,
+        mut mark: impl FnMut(UnitId),
+    ) {
+        for c in callers(program, u) {
+            mark(c);
+            if program.call_graph.position[c] != k {
+                self.add(program, c);
+            }
         }
     }
 

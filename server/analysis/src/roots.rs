@@ -332,6 +332,17 @@ pub fn resolve_reusing(
         }
     }
     let count = named.len();
+    if let Some((roots, marked)) = previous
+        .filter(|_| others)
+        .and_then(|p| kept_list(program, specs, &named, p))
+    {
+        return Roots {
+            roots,
+            named: count,
+            marked,
+            problems,
+        };
+    }
     let rest = match others {
         true => uncalled_roots(program, specs, previous),
         false => Vec::new(),
@@ -369,6 +380,69 @@ pub fn same_lists(a: &RootList, b: &RootList) -> bool {
 /// shared by both are not read).
 pub fn same_units(a: &RootList, b: &RootList) -> bool {
     a.same_by(b, |x, y| x.0 == y.0)
+}
+
+/// The previous list, and its marked roots, with the entries of the
+/// named roots and of the changed units rewritten, when the edit kept the
+/// call graph's call-site lists (shared: the same procedures are
+/// uncalled) and every changed unit its name and kind: only the changed
+/// units are read, found among the chunks the programs do not share.
+/// `None` otherwise, or when the previous list does not hold the same
+/// named roots.
+fn kept_list(
+    program: &Program,
+    specs: &[RootSpec],
+    named: &[(UnitId, Arc<Roles>)],
+    previous: PreviousRoots,
+) -> Option<(RootList, Vec<UnitId>)> {
+    let calls_to = &program.call_graph.calls_to;
+    let count = named.len();
+    let same_named = previous.named == count
+        && previous.roots.len() >= count
+        && (named.iter().enumerate()).all(|(k, r)| previous.roots[k].0 == r.0);
+    if !same_named || !Arc::ptr_eq(calls_to, &previous.program.call_graph.calls_to) {
+        return None;
+    }
+    let changed = (program.units).ids_unlike(&previous.program.units, Arc::ptr_eq)?;
+    let mut roots = previous.roots.clone();
+    for (k, root) in named.iter().enumerate() {
+        if !Arc::ptr_eq(&roots[k].1, &root.1) {
+            roots[k] = root.clone();
+        }
+    }
+    let mut marked = previous.marked.to_vec();
+    for u in changed {
+        let (old, new) = (previous.program.unit(u), program.unit(u));
+        if old.name != new.name || old.is_procedure() != new.is_procedure() {
+            return None;
+        }
+        let uncalled = calls_to.get(u).is_none_or(|c| c.is_empty());
+        let is_named = specs.iter().any(|s| s.name.eq_ignore_ascii_case(&new.name));
+        if !uncalled || !new.is_procedure() || is_named {
+            continue;
+        }
+        // Past the named roots the list is sorted by unit.
+        let (mut lo, mut hi) = (count, roots.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match roots[mid].0 < u {
+                true => lo = mid + 1,
+                false => hi = mid,
+            }
+        }
+        if roots.get(lo).is_none_or(|r| r.0 != u) {
+            return None;
+        }
+        roots[lo] = (u, Arc::new(roles(new, None)));
+        match (marked.binary_search(&u), new.directives.is_empty()) {
+            (Ok(k), true) => {
+                marked.remove(k);
+            }
+            (Err(k), false) => marked.insert(k, u),
+            _ => {}
+        }
+    }
+    Some((roots, marked))
 }
 
 /// The uncalled procedures the specs do not name, each with its entry
@@ -527,13 +601,27 @@ end
         let ids = |r: &Roots| r.roots.iter().map(|(u, _)| u.0).collect::<Vec<_>>();
         assert_eq!((ids(&before), before.named), (vec![1, 0, 3], 1));
         assert_eq!(before.marked, [UnitId(0)]);
+        // (body of d, roots, marked roots, whether the call graph's site
+        // lists are kept: the previous list is then patched, not rebuilt)
         let cases = [
-            ("w = v * w", vec![1, 0, 3], vec![UnitId(0)]),
-            ("call a(w)", vec![1, 3], vec![]),
+            ("w = v * w", vec![1, 0, 3], vec![UnitId(0)], true),
+            (
+                "!$ad independent(w)\n  w = v * w",
+                vec![1, 0, 3],
+                vec![UnitId(0), UnitId(3)],
+                true,
+            ),
+            ("call a(w)", vec![1, 3], vec![], false),
         ];
-        for (body, roots, marked) in cases {
+        for (body, roots, marked, kept_calls) in cases {
             let d = UnitId(3);
             let (new, _) = dfort_ir::link::relink(&old, vec![(d, lowered(1, &edited(body)))]);
+            let calls_to = |p: &Program| p.call_graph.calls_to.clone();
+            assert_eq!(
+                Arc::ptr_eq(&calls_to(&new), &calls_to(&old)),
+                kept_calls,
+                "{body}"
+            );
             let again = resolve_reusing(&new, &specs(), true, previous(&old, &before));
             let fresh = resolve(&new, &specs(), true);
             assert_eq!((ids(&again), again.named), (roots, 1));

@@ -38,7 +38,7 @@
 use crate::activity::Activity;
 use crate::dep::{bind_call, space_of, Iface, Space, Summaries, Summary};
 use crate::engine::{solve, Direction};
-use crate::incremental::{callers, callers_of, Changes, LazyContexts, Pending};
+use crate::incremental::{callers_of, Changes, LazyContexts, Pending};
 use crate::interproc::ProgramActivity;
 use crate::shape::{Shapes, UnitShape};
 use dfort_ir::bitset::BitSet;
@@ -1351,16 +1351,12 @@ pub fn analyze_program_with(
         }
         for &u in scc {
             if reuse.is_none_or(|(prev, _)| prev.summaries[u] != sums[u]) {
-                for c in callers(program, u) {
+                pending.add_callers(program, u, k, |c| {
                     callee_sum_changed[c] = true;
                     if reuse.is_some() {
                         sum_changed_callers.push(c);
                     }
-                    // Callers above it only: its own component is done.
-                    if program.call_graph.position[c] != k {
-                        pending.add(program, c);
-                    }
-                }
+                });
             }
         }
     }

@@ -31,7 +31,7 @@ use crate::render;
 use dfort_analysis::activity::Activity;
 use dfort_analysis::address_report::Choice;
 use dfort_analysis::facts::ProgramFacts;
-use dfort_ir::{Expr, ExprKind, IdVec, Program, StmtKind, SymbolId, Unit, UnitId};
+use dfort_ir::{Expr, ExprKind, Program, StmtKind, SymbolId, Unit, UnitId};
 use dfort_syntax::rules::{
     ADDRESS_STORED, CONVERGENCE_TEST, CUT_BY_IO, FIXED_LINE_LENGTH, NON_DIFFERENTIABLE,
     PREPROCESSOR_ERROR, PREPROCESSOR_WARNING, SYNTAX_ERROR, UNSUPPORTED,
@@ -255,8 +255,35 @@ impl UnitChecks {
     }
 }
 
-/// Per unit, its [`UnitChecks`] once asked for.
-pub(crate) type ChecksMemo = IdVec<UnitId, OnceLock<Option<Arc<UnitChecks>>>>;
+/// One unit's [`UnitChecks`], once asked for (a concurrent asker waits).
+type ChecksCell = Arc<OnceLock<Option<Arc<UnitChecks>>>>;
+
+/// Per unit asked about, its [`UnitChecks`]: only those units have an
+/// entry, so that an edit does not walk a workspace's 25,000 units to
+/// carry the few checked ones over (a table of every unit cost a large
+/// workspace's edit about 3%).
+#[derive(Default)]
+pub(crate) struct ChecksMemo {
+    cells: std::sync::Mutex<std::collections::BTreeMap<UnitId, ChecksCell>>,
+}
+
+impl ChecksMemo {
+    fn cells(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<UnitId, ChecksCell>> {
+        self.cells.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The cell of unit `id`, made at the first ask.
+    pub(crate) fn cell(&self, id: UnitId) -> ChecksCell {
+        self.cells().entry(id).or_default().clone()
+    }
+
+    /// The checks computed so far, by unit.
+    fn computed(&self) -> Vec<(UnitId, Arc<UnitChecks>)> {
+        (self.cells().iter())
+            .filter_map(|(id, cell)| Some((*id, cell.get()?.clone()?)))
+            .collect()
+    }
+}
 
 /// A memo for `program`'s units holding the checks of `previous` that
 /// still hold.
@@ -265,17 +292,16 @@ pub(crate) fn carried_checks(
     program: &Program,
     facts: &ProgramFacts,
 ) -> ChecksMemo {
-    IdVec::from_fn(program.units.len(), |id| {
-        let memo = OnceLock::new();
-        let kept = previous
-            .and_then(|p| p.checks().get(id))
-            .and_then(|m| m.get().cloned().flatten())
-            .filter(|c| c.holds(program, facts, id));
-        if let Some(c) = kept {
-            let _ = memo.set(Some(c));
+    let memo = ChecksMemo::default();
+    let computed = previous.map(|p| p.checks().computed()).unwrap_or_default();
+    for (id, checks) in computed {
+        if program.units.get(id).is_some() && checks.holds(program, facts, id) {
+            let cell: ChecksCell = Default::default();
+            let _ = cell.set(Some(checks));
+            memo.cells().insert(id, cell);
         }
-        memo
-    })
+    }
+    memo
 }
 
 /// The READs of this document that may read back an active value, for

@@ -420,9 +420,9 @@ impl Snapshot {
     /// and kept across snapshots while they hold).
     pub fn unit_checks(&self, id: UnitId) -> Option<Arc<crate::diagnostics::UnitChecks>> {
         let compute = || crate::diagnostics::UnitChecks::of(self, id).map(Arc::new);
-        match self.checks().get(id) {
-            Some(memo) => memo.get_or_init(compute).clone(),
-            None => compute(),
+        match self.program.units.get(id).is_some() {
+            true => self.checks().cell(id).get_or_init(compute).clone(),
+            false => compute(),
         }
     }
 
@@ -1309,7 +1309,7 @@ impl Host {
                 && d.version == old.version
                 && d.form == old.form
                 && same_pp
-                && !changed.contains(path);
+                && !changed.iter().any(|c| c.as_os_str() == path.as_os_str());
             if same {
                 continue;
             }

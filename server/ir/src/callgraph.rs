@@ -7,6 +7,7 @@
 use crate::chunk_vec::ChunkVec;
 use crate::idx::{IdVec, Idx};
 use crate::ir::*;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +56,13 @@ pub struct CallSite {
     /// callee changes, so that checking every site's argument count reads
     /// no unit.
     pub callee_args: usize,
+}
+
+impl CallSite {
+    /// Whether the site gives a unit more arguments than it has dummies.
+    pub fn overfull(&self) -> bool {
+        matches!(self.callee, Callee::Unit(_)) && self.bindings.len() > self.callee_args
+    }
 }
 
 /// Site numbers grouped by unit, in one allocation: the numbers of unit
@@ -159,6 +167,10 @@ pub struct CallGraph {
     pub recursive: Arc<IdVec<UnitId, bool>>,
     /// Per unit: the position of its component in `sccs`.
     pub position: Arc<IdVec<UnitId, usize>>,
+    /// The sites giving a unit more arguments than it has dummies, in
+    /// order ([`CallSite::overfull`]): patched with the sites an edit
+    /// finds again, so that checking argument counts reads no other.
+    pub overfull: Arc<Vec<usize>>,
 }
 
 impl CallGraph {
@@ -259,6 +271,10 @@ impl CallGraph {
                 )
             }
         };
+        let overfull = (sites.iter().enumerate())
+            .filter(|(_, s)| s.overfull())
+            .map(|(i, _)| i)
+            .collect();
         CallGraph {
             sites,
             calls_from: Arc::new(calls_from),
@@ -266,6 +282,7 @@ impl CallGraph {
             sccs,
             recursive,
             position,
+            overfull: Arc::new(overfull),
         }
     }
 
@@ -295,9 +312,15 @@ impl CallGraph {
     /// callers, without reading every site.
     fn stale_sites(units: &crate::Units, old_units: &crate::Units, old: &CallGraph) -> Vec<bool> {
         let mut stale = vec![false; units.len()];
-        let changed = (0..units.len().max(old_units.len()))
-            .map(UnitId::new)
-            .filter(|&u| !crate::same_unit(old_units, units, u));
+        // Found among the chunks the tables do not share when they are
+        // as long.
+        let changed: Vec<UnitId> = match units.ids_unlike(old_units, Arc::ptr_eq) {
+            Some(changed) => changed,
+            None => (0..units.len().max(old_units.len()))
+                .map(UnitId::new)
+                .filter(|&u| !crate::same_unit(old_units, units, u))
+                .collect(),
+        };
         for u in changed {
             if let Some(s) = stale.get_mut(u.index()) {
                 *s = true;
@@ -333,13 +356,24 @@ impl CallGraph {
             return None;
         }
         let mut sites = old.sites.clone();
+        let mut overfull: BTreeSet<usize> = old.overfull.iter().copied().collect();
+        let mut same_overfull = true;
         for (u, mine) in found {
             for (f, &i) in mine.iter().zip(&old.calls_from[*u]) {
                 sites[i] = f.clone();
+                same_overfull &= match f.overfull() {
+                    true => !overfull.insert(i),
+                    false => !overfull.remove(&i),
+                };
             }
         }
+        let overfull = match same_overfull {
+            true => old.overfull.clone(),
+            false => Arc::new(overfull.into_iter().collect()),
+        };
         Some(CallGraph {
             sites,
+            overfull,
             ..old.clone()
         })
     }

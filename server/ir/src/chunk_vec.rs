@@ -128,6 +128,26 @@ impl<I: Idx, T> ChunkVec<I, T> {
     }
 }
 
+impl<I: Idx, T> ChunkVec<I, T> {
+    /// The ids whose elements `same` finds unlike in two tables of one
+    /// length, in order (the chunks both share not looked at); `None`
+    /// when the lengths differ.
+    pub fn ids_unlike(&self, other: &Self, mut same: impl FnMut(&T, &T) -> bool) -> Option<Vec<I>> {
+        if self.len != other.len {
+            return None;
+        }
+        let mut ids = Vec::new();
+        for (c, (a, b)) in self.chunks.iter().zip(&other.chunks).enumerate() {
+            if Arc::ptr_eq(a, b) {
+                continue;
+            }
+            let unlike = (a.iter().zip(b.iter()).enumerate()).filter(|(_, (x, y))| !same(x, y));
+            ids.extend(unlike.map(|(k, _)| I::new(c * CHUNK + k)));
+        }
+        Some(ids)
+    }
+}
+
 impl<I, T> ChunkVec<I, T> {
     /// Whether both tables are as long and `same` holds of the two
     /// elements of each id, the chunks both share not looked at.
@@ -309,6 +329,27 @@ mod tests {
         assert_eq!(a, b, "equal elements in unshared chunks");
         let c: ChunkVec<Id, String> = ChunkVec::from_elem(String::from("x"), 129);
         assert_ne!(a, c);
+    }
+
+    /// The ids unlike between a table and its written copy are the
+    /// written ones whose values differ, wherever they fall.
+    #[test]
+    fn ids_unlike_are_the_differing_writes() {
+        let a: ChunkVec<Id, u32> = ChunkVec::from_fn(200, |i: Id| i.0);
+        let mut b = a.clone();
+        assert_eq!(a.ids_unlike(&b, |x, y| x == y), Some(vec![]));
+        for k in [3, 64, 65, 199] {
+            b[Id(k)] += 1;
+        }
+        b[Id(100)] = 100;
+        assert_eq!(
+            a.ids_unlike(&b, |x, y| x == y),
+            Some(vec![Id(3), Id(64), Id(65), Id(199)])
+        );
+        let fresh: ChunkVec<Id, u32> = ChunkVec::from_fn(200, |i: Id| i.0);
+        assert_eq!(a.ids_unlike(&fresh, |x, y| x == y), Some(vec![]));
+        let shorter: ChunkVec<Id, u32> = ChunkVec::from_fn(199, |i: Id| i.0);
+        assert_eq!(a.ids_unlike(&shorter, |x, y| x == y), None);
     }
 
     #[test]

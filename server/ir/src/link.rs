@@ -240,29 +240,35 @@ fn finish(
     previous: Option<&Program>,
 ) -> (Program, Vec<(FileId, Diagnostic)>) {
     let call_graph = CallGraph::build_reusing(&units, previous.map(|p| (&p.units, &*p.call_graph)));
-    for site in &call_graph.sites {
-        let n = site.bindings.len();
+    // The overfull sites only (the call graph keeps them listed).
+    for site in call_graph.overfull.iter().map(|&i| &call_graph.sites[i]) {
         if let crate::callgraph::Callee::Unit(id) = site.callee {
-            if n > site.callee_args {
-                diags.push((
-                    site.span.file,
-                    Diagnostic::new(
-                        &ARGUMENT_COUNT,
-                        site.span.range,
-                        format!(
-                            "`{}` is given {} arguments but takes {}",
-                            units[id].name, n, site.callee_args
-                        ),
+            diags.push((
+                site.span.file,
+                Diagnostic::new(
+                    &ARGUMENT_COUNT,
+                    site.span.range,
+                    format!(
+                        "`{}` is given {} arguments but takes {}",
+                        units[id].name,
+                        site.bindings.len(),
+                        site.callee_args
                     ),
-                ));
-            }
+                ),
+            ));
         }
     }
     // A unit a relink kept as it was (the same `Arc`) has the
     // `intrinsic-arguments` errors it had: they are the caller's.
-    let kept = |u: UnitId| previous.is_some_and(|p| crate::same_unit(&p.units, &units, u));
-    for u in units.indices().filter(|&u| !kept(u)) {
-        intrinsic_arguments(&units[u], &mut diags);
+    // (Found among the chunks the two tables do not share.)
+    let changed = previous.and_then(|p| units.ids_unlike(&p.units, Arc::ptr_eq));
+    match changed {
+        Some(changed) => changed
+            .into_iter()
+            .for_each(|u| intrinsic_arguments(&units[u], &mut diags)),
+        None => units
+            .iter()
+            .for_each(|u| intrinsic_arguments(u, &mut diags)),
     }
     (
         Program {
