@@ -1227,12 +1227,14 @@ fn an_edit_inside_a_routine_relinks_only_its_document() {
 }
 
 /// The closure of the variables with a derivative starts from the last
-/// snapshot's when an edit only adds facts or rules (a routine's body
-/// restored, a call added), afresh when it takes one away; either way
+/// snapshot's: grown when an edit only adds facts or rules (a routine's
+/// body restored, a call added), with the facts it may take away and
+/// what they derived retracted first when it takes one away; either way
 /// it ends where an analysis from scratch does, module variables and
 /// COMMON members included.
 #[test]
-fn an_edit_that_only_adds_grows_the_last_derivative_closure() {
+fn an_edit_restarts_the_last_derivative_closure() {
+    use dfort_analysis::derivatives::Restart;
     use dfort_ide::host::Host;
     let text = "module state
   real :: g
@@ -1269,27 +1271,27 @@ end
     let mut host = Host::default();
     host.set_text(&path, text, true, 1);
     let _ = host.snapshot();
-    // (old, new, whether the closure grows from the last one)
+    // (old, new, how the closure starts again from the last one)
     let edits = [
         // `end if` deleted: `mid` loses its statements, so facts go.
-        ("c * w\n  end if\n", "c * w\n", false),
+        ("c * w\n  end if\n", "c * w\n", Restart::Retracted),
         // Restored: its statements, bindings and symbols come back.
-        ("c * w\n", "c * w\n  end if\n", true),
+        ("c * w\n", "c * w\n  end if\n", Restart::Grown),
         // A call added: a binding more.
-        ("  q = p\n", "  q = p\n  call mid(p, q)\n", true),
+        ("  q = p\n", "  q = p\n  call mid(p, q)\n", Restart::Grown),
         // And removed again.
-        ("  call mid(p, q)\n", "", false),
+        ("  call mid(p, q)\n", "", Restart::Retracted),
     ];
-    for (k, (old, new, grows)) in edits.into_iter().enumerate() {
+    for (k, (old, new, restart)) in edits.into_iter().enumerate() {
         let (snap, scratch) = edit_and_reload(&mut host, &path, old, new, k as i32 + 2);
         let carriers = &snap.analysis().carriers;
         assert_eq!(
-            carriers.grown_from_previous(),
-            grows,
+            carriers.restart(),
+            restart,
             "edit {}: {old:?} -> {new:?}",
             k + 1
         );
-        assert!(!scratch.analysis().carriers.grown_from_previous());
+        assert_eq!(scratch.analysis().carriers.restart(), Restart::Afresh);
         assert_eq!(
             summary(&snap, &path),
             summary(&scratch, &path),

@@ -21,6 +21,7 @@
 use crate::dep::{global_key, GlobalKey};
 use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
 use dfort_ir::bitset::BitSet;
+use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::dp::vars;
 use dfort_ir::queries::formal_index;
 use dfort_ir::*;
@@ -28,7 +29,7 @@ use std::collections::{BTreeSet, HashMap};
 
 /// What may carry a derivative, by unit (the root's derivative set).
 pub struct WithDerivative<'d> {
-    pub symbols: &'d IdVec<UnitId, BitSet>,
+    pub symbols: &'d ChunkVec<UnitId, BitSet>,
     pub commons: &'d BTreeSet<(String, u32)>,
     pub module_vars: &'d BTreeSet<(UnitId, SymbolId)>,
 }
@@ -247,7 +248,8 @@ mod tests {
     fn reaches(src: &str, unit: &str, var: &str) -> bool {
         let p = crate::test_support::program(src);
         let effects = crate::effects::all(&p);
-        let symbols: IdVec<UnitId, BitSet> = p.units.map_ref(|_, u| {
+        let symbols: ChunkVec<UnitId, BitSet> = ChunkVec::from_fn(p.units.len(), |i| {
+            let u = &p.units[i];
             let mut b = BitSet::new(u.symbols.len());
             for i in u.symbols.indices() {
                 if ["x", "y"].contains(&u.symbol(i).name.as_str()) {

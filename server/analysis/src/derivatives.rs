@@ -21,6 +21,7 @@ use crate::interproc::ProgramActivity;
 use crate::roots::{same_lists, RootList};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
+use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::dp::{differentiable, dp_of, target};
 use dfort_ir::queries::{host_var, module_var};
 use dfort_ir::*;
@@ -40,16 +41,16 @@ pub struct Carriers {
     /// routine.
     pub routine: IdVec<UnitId, bool>,
     /// Per unit (indexed by `UnitId`): the symbols with a derivative.
-    pub with_d: IdVec<UnitId, BitSet>,
+    pub with_d: ChunkVec<UnitId, BitSet>,
     /// COMMON members (block, position) with a derivative.
     pub commons: BTreeSet<(String, u32)>,
     /// Module variables (module, symbol) with a derivative.
     pub module_vars: BTreeSet<(UnitId, SymbolId)>,
     /// Per unit: what the closure read of it, reused by the next analysis
     /// while the unit and its callees' interfaces are unchanged.
-    pub inputs: IdVec<UnitId, Option<Arc<UnitInputs>>>,
+    pub inputs: ChunkVec<UnitId, Option<Arc<UnitInputs>>>,
     /// Per unit: the variables active anywhere the closure started from.
-    seeds: IdVec<UnitId, BitSet>,
+    seeds: ChunkVec<UnitId, BitSet>,
     /// The roots it started from, with their roles (shared with the
     /// analyses' list: an edit copies no root's sets).
     roots: RootList,
@@ -59,15 +60,28 @@ pub struct Carriers {
     /// What the reached units share, and the facts the rounds ended
     /// with: the next closure starts from them when it only adds.
     rounds: Option<(Arc<rounds::Sharing>, Arc<rounds::Facts>)>,
-    /// Whether the closure started from the previous one's facts.
-    grown: bool,
+    /// How the closure started: afresh, or from the previous one's facts.
+    start: Restart,
+}
+
+/// How a closure started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Restart {
+    /// From its seeds alone.
+    #[default]
+    Afresh,
+    /// From the previous closure's facts: the edit only added facts or
+    /// rules.
+    Grown,
+    /// From the previous closure's facts less those an edit took a
+    /// starting fact or a rule from under, and what they derived.
+    Retracted,
 }
 
 impl Carriers {
-    /// Whether this closure started from the previous one's facts (the
-    /// edit only added facts or rules) instead of from its seeds alone.
-    pub fn grown_from_previous(&self) -> bool {
-        self.grown
+    /// How this closure started.
+    pub fn restart(&self) -> Restart {
+        self.start
     }
 }
 
@@ -129,7 +143,7 @@ pub struct RootSet {
     /// Units that get a derivative routine: the root first.
     pub units: Vec<UnitId>,
     /// Per unit (indexed by `UnitId`): the symbols with a derivative.
-    pub with_d: IdVec<UnitId, BitSet>,
+    pub with_d: ChunkVec<UnitId, BitSet>,
     /// COMMON members (block, position) with a derivative.
     pub commons: BTreeSet<(String, u32)>,
     /// Module variables (module, symbol) with a derivative.
@@ -218,15 +232,11 @@ pub fn of_roots_with(
     }
     let start = Start::new(program, activity, roots, previous.map(|(p, c)| (&**p, c)));
     if let Some((p, _)) = previous {
-        let same_inputs = p
-            .inputs
-            .iter()
-            .zip(&start.inputs)
-            .all(|(a, b)| match (a, b) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
-                (None, None) => true,
-                _ => false,
-            });
+        let same_inputs = p.inputs.same_by(&start.inputs, |a, b| match (a, b) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+            (None, None) => true,
+            _ => false,
+        });
         if same_inputs
             && p.reachable == start.reachable
             && same_lists(&p.roots, &start.roots)
@@ -286,12 +296,16 @@ fn same_start(
 /// anywhere in each, the roots' roles, and what it reads of each unit.
 struct Start {
     reachable: Vec<UnitId>,
-    seeds: IdVec<UnitId, BitSet>,
+    seeds: ChunkVec<UnitId, BitSet>,
     roots: RootList,
-    inputs: IdVec<UnitId, Option<Arc<UnitInputs>>>,
+    inputs: ChunkVec<UnitId, Option<Arc<UnitInputs>>>,
 }
 
 impl Start {
+    /// From the previous closure's tables where it has them: a unit's
+    /// seeds are taken again where its activity was recomputed, what the
+    /// closure reads of it where that changed, and both where it is
+    /// reached or left now and was not before.
     fn new(
         program: &Program,
         activity: &ProgramActivity,
@@ -300,21 +314,44 @@ impl Start {
     ) -> Start {
         let n = program.units.len();
         let reachable = reachable(program, roots.iter().map(|(r, _)| *r));
-        let mut seeds: IdVec<UnitId, BitSet> = IdVec::from_elem(BitSet::default(), n);
-        // What the rounds look at, gathered once per unit (or reused):
-        // the symbols shared between units (module, host and COMMON
-        // variables) and the bindings of actuals to formals at call sites.
-        let mut inputs: IdVec<UnitId, Option<Arc<UnitInputs>>> = IdVec::from_elem(None, n);
+        let previous = previous.filter(|(p, _)| p.seeds.len() == n && p.inputs.len() == n);
+        let (mut seeds, mut inputs) = match previous {
+            Some((p, _)) => (p.seeds.clone(), p.inputs.clone()),
+            None => (
+                ChunkVec::repeated(BitSet::default(), n),
+                ChunkVec::repeated(None, n),
+            ),
+        };
+        let mut reached: IdVec<UnitId, bool> = IdVec::from_elem(false, n);
         for &u in &reachable {
-            let unit = program.unit(u);
-            if let Some(act) = activity.activity.get(u).and_then(|a| a.as_ref()) {
-                seeds[u] = act.active_anywhere();
+            reached[u] = true;
+        }
+        // Units reached before and not now start with nothing.
+        for &u in previous.iter().flat_map(|(p, _)| &p.reachable) {
+            if !reached[u] {
+                seeds[u] = BitSet::default();
+                inputs[u] = None;
             }
-            let kept = previous.and_then(|(p, changes)| {
-                let same = !changes.reads_changed(u);
-                same.then(|| p.inputs.get(u).cloned().flatten()).flatten()
-            });
-            inputs[u] = Some(kept.unwrap_or_else(|| Arc::new(gather(program, unit))));
+        }
+        let before = |u: UnitId| previous.map(|(p, _)| p.inputs[u].is_some());
+        for &u in &reachable {
+            let new = before(u) != Some(true);
+            if new || activity.recomputed.get(u).copied().unwrap_or(true) {
+                let now = (activity.activity.get(u).and_then(|a| a.as_ref()))
+                    .map(|a| a.active_anywhere())
+                    .unwrap_or_default();
+                if seeds[u] != now {
+                    seeds[u] = now;
+                }
+            }
+            // What the rounds look at, gathered once per unit (or kept):
+            // the symbols shared between units (module, host and COMMON
+            // variables) and the bindings of actuals to formals at call
+            // sites.
+            let changed = previous.is_none_or(|(_, changes)| changes.reads_changed(u));
+            if new || changed {
+                inputs[u] = Some(Arc::new(gather(program, program.unit(u))));
+            }
         }
         Start {
             reachable,
@@ -325,11 +362,12 @@ impl Start {
     }
 }
 
-/// The closure from its start, from `previous`'s facts when this one
-/// only adds to what that one started from.
+/// The closure from its start, from `previous`'s facts when the edit kept
+/// its roots and reached units.
 fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)>) -> Carriers {
     let n = program.units.len();
-    let grown = previous.and_then(|(p, changes)| grown_from(program, p, changes, &start));
+    let again =
+        previous.and_then(|(p, changes)| Some((p, again_from(program, p, changes, &start)?)));
     let Start {
         reachable,
         seeds,
@@ -339,15 +377,11 @@ fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)
     // What a unit starts with: the variables active anywhere in it and a
     // root's independents and dependents, those that can carry one. Only
     // the units started again need their roots' roles: all on a fresh
-    // closure, the changed ones on a grown one.
-    let mut again: Option<Vec<UnitId>> = grown.as_ref().map(|(_, _, changed)| changed.clone());
-    if let Some(units) = &mut again {
-        units.sort_unstable();
-    }
+    // closure, those listed on a restart.
     let wanted = |u: &UnitId| {
         again
             .as_ref()
-            .is_none_or(|units| units.binary_search(u).is_ok())
+            .is_none_or(|(_, a)| a.started.binary_search(u).is_ok())
     };
     let mut roles: BTreeMap<UnitId, Vec<&BitSet>> = BTreeMap::new();
     for (root, r) in roots.iter().filter(|(u, _)| wanted(u)) {
@@ -365,14 +399,40 @@ fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)
             row.union_row_within(u.index(), set, carried);
         }
     };
-    let from_previous = grown.is_some();
-    let (sharing, facts) = match grown {
-        Some((sharing, mut facts, changed)) => {
-            for &u in &changed {
+    let (sharing, facts, with_d, modules_kept, restart) = match again {
+        Some((
+            p,
+            Again {
+                sharing,
+                mut facts,
+                started,
+                first,
+                mut rows,
+                modules_written,
+                retracted,
+            },
+        )) => {
+            for &u in &started {
                 start_row(&mut facts, u);
             }
-            rounds::run(program, &inputs, &sharing, &mut facts, changed);
-            (sharing, facts)
+            let written = rounds::run(program, &inputs, &sharing, &mut facts, first);
+            rows.extend(written.rows);
+            rows.sort_unstable();
+            rows.dedup();
+            // Only the rows the restart wrote or took from can differ.
+            let mut with_d = p.with_d.clone();
+            for u in rows {
+                let now = facts.with_d.to_set(u.index());
+                if with_d[u] != now {
+                    with_d[u] = now;
+                }
+            }
+            let modules_kept = !modules_written && written.modules.is_empty();
+            let restart = match retracted {
+                true => Restart::Retracted,
+                false => Restart::Grown,
+            };
+            (sharing, facts, with_d, modules_kept.then_some(p), restart)
         }
         None => {
             let sharing = rounds::Sharing::of(&inputs);
@@ -387,17 +447,22 @@ fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)
                 &mut facts,
                 reachable.iter().copied(),
             );
-            (Arc::new(sharing), facts)
+            let with_d = ChunkVec::from_fn(n, |u: UnitId| facts.with_d.to_set(u.index()));
+            (Arc::new(sharing), facts, with_d, None, Restart::Afresh)
         }
     };
-    let with_d: IdVec<UnitId, BitSet> = (0..n).map(|u| facts.with_d.to_set(u)).collect();
     let commons: BTreeSet<(String, u32)> = (sharing.commons.iter().zip(&facts.commons))
         .filter(|(_, with)| **with)
         .map(|(k, _)| k.clone())
         .collect();
-    let module_vars: BTreeSet<(UnitId, SymbolId)> = (0..n)
-        .flat_map(|m| (facts.modules.members(m)).map(move |s| (UnitId::new(m), SymbolId::new(s))))
-        .collect();
+    let module_vars: BTreeSet<(UnitId, SymbolId)> = match modules_kept {
+        Some(p) => p.module_vars.clone(),
+        None => (0..n)
+            .flat_map(|m| {
+                (facts.modules.members(m)).map(move |s| (UnitId::new(m), SymbolId::new(s)))
+            })
+            .collect(),
+    };
     // Units with derivatives, the roots, and their callers up to a root.
     let mut routine: IdVec<UnitId, bool> = with_d.map_ref(|_, w| !w.is_empty());
     for (root, _) in &roots {
@@ -431,23 +496,48 @@ fn close(program: &Program, start: Start, previous: Option<(&Carriers, &Changes)
         roots,
         calls_from: Some(program.call_graph.calls_from.clone()),
         rounds: Some((sharing, Arc::new(facts))),
-        grown: from_previous,
+        start: restart,
     }
 }
 
-/// The previous closure's sharing and facts (laid out for this
-/// program's units), and the reached units that changed, when the
-/// closure from `start` only adds to what `previous` started from: the
-/// same roots and reached units, and in each changed unit no starting
-/// fact and no rule fewer (shared symbols, call-site bindings, may-alias
-/// classes). Its facts then all hold in the new closure. `None` otherwise
-/// (the closure starts afresh).
-fn grown_from(
+/// How a closure starts again from the previous one's facts.
+struct Again {
+    /// The previous sharing, patched for the units whose shared symbols
+    /// changed.
+    sharing: Arc<rounds::Sharing>,
+    /// The previous facts, less those retracted.
+    facts: rounds::Facts,
+    /// The units whose starting facts are set again (sorted): the changed
+    /// units and those a fact was retracted from.
+    started: Vec<UnitId>,
+    /// The units the rounds start from.
+    first: Vec<UnitId>,
+    /// The rows that may differ from the previous closure's besides those
+    /// the rounds write: the retracted and the started.
+    rows: Vec<UnitId>,
+    /// Whether a module variable's fact was retracted.
+    modules_written: bool,
+    retracted: bool,
+}
+
+/// The previous closure's facts, laid out for this program's units, as
+/// the start of this one, when the edit kept the roots and the reached
+/// units: the reached units that changed are started again. Where a
+/// changed unit lost a starting fact or a rule (shared symbols, call-site
+/// bindings, may-alias classes, symbols that carry a derivative), its
+/// previous facts and all they derived under the previous rules are
+/// retracted first (the over-deletion of delete-and-rederive), and every
+/// unit holding a rule that could derive one of them again is visited.
+/// A fact not retracted keeps a derivation that uses no changed rule, so
+/// it holds in the new closure, and the rounds from there reach the same
+/// least closure as a run from the seeds alone. `None` when the closure
+/// starts afresh.
+fn again_from(
     program: &Program,
     previous: &Carriers,
     changes: &Changes,
     start: &Start,
-) -> Option<(Arc<rounds::Sharing>, rounds::Facts, Vec<UnitId>)> {
+) -> Option<Again> {
     let (sharing, facts) = previous.rounds.as_ref()?;
     let n = program.units.len();
     let same = previous.reachable == start.reachable
@@ -459,7 +549,8 @@ fn grown_from(
         return None;
     }
     let mut changed = Vec::new();
-    let mut shared_changed = false;
+    let mut lost = Vec::new();
+    let mut shared_changed = Vec::new();
     for &u in &start.reachable {
         let (old, new) = (previous.inputs[u].as_ref()?, start.inputs[u].as_ref()?);
         if Arc::ptr_eq(old, new) && previous.seeds[u] == start.seeds[u] {
@@ -475,43 +566,96 @@ fn grown_from(
             && old.carried.is_subset(&new.carried)
             && previous.seeds[u].is_subset(&start.seeds[u]);
         if !grows {
-            return None;
+            lost.push(u);
         }
-        shared_changed |= old.shared != new.shared;
+        if old.shared != new.shared {
+            shared_changed.push(u);
+        }
         changed.push(u);
     }
+    let mut facts = (**facts).clone();
+    // Retracted: the facts of the units that lost something, and what
+    // they derive under the previous rules (the previous closure holds
+    // them all, being closed under those rules).
+    let mut gone = facts.none_like();
+    for &u in &lost {
+        gone.with_d.union_row_of(u.index(), &facts.with_d);
+    }
+    // A variable active anywhere in a unit that lost nothing starts the
+    // new closure: it is kept, and so is what it derives.
+    let kept = |x: UnitId, s: SymbolId| {
+        start.seeds[x].contains_id(s)
+            && (start.inputs[x].as_deref()).is_some_and(|i| i.carried.contains_id(s))
+    };
+    let mut written = rounds::retract(
+        program,
+        &previous.inputs,
+        sharing,
+        &mut gone,
+        lost.iter().copied(),
+        &kept,
+    );
+    written.rows.extend(lost.iter().copied());
+    facts.remove(&gone, &written);
     // Rows as wide as the units' symbols now are, when one changed.
     let fits = |u: UnitId| {
         let words = program.unit(u).symbols.len().div_ceil(64);
         facts.with_d.row(u.index()).len() == words
     };
-    let mut facts = if changes.body.iter_enumerated().all(|(u, c)| !*c || fits(u)) {
-        (**facts).clone()
-    } else {
+    if !changes.body.iter_enumerated().all(|(u, c)| !*c || fits(u)) {
         let widths: Vec<usize> = program.units.iter().map(|u| u.symbols.len()).collect();
-        rounds::Facts {
-            with_d: facts.with_d.relaid(widths.iter().copied())?,
-            modules: facts.modules.relaid(widths.iter().copied())?,
-            commons: facts.commons.clone(),
-        }
+        facts.with_d = facts.with_d.relaid(widths.iter().copied())?;
+        facts.modules = facts.modules.relaid(widths.iter().copied())?;
+    }
+    // The units holding a rule that could derive a retracted fact again
+    // from one kept: those a retracted variable feeds (started below),
+    // and the holders of a retracted module variable or COMMON member
+    // whose symbol in it kept its fact.
+    let holds = |u: UnitId, linked: &dyn Fn(&SharedSymbol) -> bool| {
+        (start.inputs[u].as_deref()).is_some_and(|i| {
+            (i.shared.iter())
+                .any(|x| linked(x) && facts.with_d.contains(u.index(), x.symbol.index()))
+        })
     };
-    // COMMON members numbered again when shared symbols changed.
-    let sharing = match shared_changed {
-        false => sharing.clone(),
-        true => {
-            let again = rounds::Sharing::of(&start.inputs);
-            let with: BTreeSet<&(String, u32)> = (sharing.commons.iter().zip(&facts.commons))
-                .filter(|(_, w)| **w)
-                .map(|(k, _)| k)
-                .collect();
-            facts.commons = again.commons.iter().map(|k| with.contains(k)).collect();
-            if with.len() != facts.commons.iter().filter(|w| **w).count() {
-                return None;
+    let mut first: Vec<UnitId> = Vec::new();
+    if !written.modules.is_empty() {
+        let retracted = |x: &SharedSymbol| {
+            x.module
+                .is_some_and(|(m, s)| gone.modules.contains(m.index(), s.index()))
+        };
+        first.extend(rounds::holders(sharing, None).filter(|&u| holds(u, &retracted)));
+    }
+    for &c in &written.commons {
+        let key = sharing.commons.get(c);
+        let holders = rounds::holders(sharing, Some(c));
+        first.extend(holders.filter(|&u| holds(u, &|x| x.common.as_ref() == key)));
+    }
+    // COMMON members keep their numbers when shared symbols change.
+    let sharing = match shared_changed.is_empty() {
+        true => sharing.clone(),
+        false => {
+            let mut again = (**sharing).clone();
+            for &u in &shared_changed {
+                let (old, new) = (previous.inputs[u].as_ref()?, start.inputs[u].as_ref()?);
+                again.replace(u, &old.shared, &new.shared);
             }
+            facts.commons.resize(again.commons.len(), false);
             Arc::new(again)
         }
     };
-    Some((sharing, facts, changed))
+    let mut started: Vec<UnitId> = changed.iter().chain(&written.rows).copied().collect();
+    started.sort_unstable();
+    started.dedup();
+    first.extend(started.iter().copied());
+    Some(Again {
+        sharing,
+        facts,
+        rows: started.clone(),
+        first,
+        started,
+        modules_written: !written.modules.is_empty(),
+        retracted: !lost.is_empty(),
+    })
 }
 
 /// What the closure reads of `unit`.
@@ -687,6 +831,7 @@ fn reachable(program: &Program, roots: impl Iterator<Item = UnitId>) -> Vec<Unit
 
 #[cfg(test)]
 mod tests {
+    use super::Restart;
     use crate::facts::{analyse, ProgramFacts};
     use crate::incremental::Changes;
     use crate::test_support::{program, request};
@@ -746,8 +891,8 @@ end
         let changes = Changes::between(&old, &new, body).expect("numbered alike");
         let after = analyse(&new, &req, Some((&before, &changes)));
         let scratch = analyse(&new, &req, None);
-        assert!(after.carriers.grown_from_previous());
-        assert!(!scratch.carriers.grown_from_previous());
+        assert_eq!(after.carriers.restart(), Restart::Grown);
+        assert_eq!(scratch.carriers.restart(), Restart::Afresh);
         assert_eq!(with_d(&new, &after, "inner"), ["w"]);
         assert_eq!(after.carriers.with_d, scratch.carriers.with_d);
         assert_eq!(after.carriers.routine, scratch.carriers.routine);
@@ -755,7 +900,101 @@ end
         body[unit(&old, "mid")] = true;
         let changes = Changes::between(&new, &old, body).expect("numbered alike");
         let back = analyse(&old, &req, Some((&after, &changes)));
-        assert!(!back.carriers.grown_from_previous());
+        assert_eq!(back.carriers.restart(), Restart::Retracted);
         assert_eq!(back.carriers.with_d, before.carriers.with_d);
+    }
+
+    /// Five statements, each in one of two forms of one length: a
+    /// COMMON member, a module variable, a host variable and call
+    /// bindings carry derivatives between the units, or do not. Edits
+    /// that take derivatives away retract facts (some of which another
+    /// derivation keeps) and those that add them grow the closure; every
+    /// closure equals one from scratch.
+    fn shared(forms: u32) -> String {
+        let pick = |k: u32, yes: &str, no: &str| {
+            assert_eq!(yes.len(), no.len());
+            match forms & (1 << k) != 0 {
+                true => yes.to_string(),
+                false => no.to_string(),
+            }
+        };
+        let s = [
+            pick(0, "p = x      ", "p = 1.0    "),
+            pick(1, "y = y + g  ", "y = y + 1.0"),
+            pick(2, "g = u * a  ", "g = 2.0    "),
+            pick(3, "w = u      ", "w = 1.0    "),
+            pick(4, "f = r * e  ", "f = 3.0    "),
+        ];
+        format!(
+            "module m
+  real g
+end module m
+subroutine top(x, y)
+  use m
+  real x, y, p, q
+  common /c/ p, q
+  {}
+  call mid(x, y)
+  {}
+end
+subroutine mid(u, v)
+  use m
+  real u, v, w, a, b
+  common /c/ a, b
+  call inner()
+  {}
+  {}
+  v = v + w
+contains
+  subroutine inner()
+    w = w * 3.0
+  end subroutine inner
+end
+subroutine other(r, t)
+  real, intent(in) :: r
+  real, intent(inout) :: t
+  real e, f
+  common /c/ e, f
+  {}
+  t = t + f
+end
+",
+            s[0], s[1], s[2], s[3], s[4]
+        )
+    }
+
+    #[test]
+    fn closures_restarted_after_edits_equal_closures_from_scratch() {
+        let mut req = request("top", &["x"], &["y"]);
+        req.others = true;
+        let programs: Vec<Program> = (0..32).map(|f| program(&shared(f))).collect();
+        let scratch: Vec<ProgramFacts> = programs.iter().map(|p| analyse(p, &req, None)).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for a in 0..32u32 {
+            for b in (0..5).map(|k| a ^ (1 << k)).chain([a ^ 31, a ^ 5, a ^ 12]) {
+                let (old, new) = (&programs[a as usize], &programs[b as usize]);
+                let mut body: IdVec<UnitId, bool> = IdVec::from_elem(false, new.units.len());
+                for (k, name) in ["top", "top", "mid", "mid", "other"].iter().enumerate() {
+                    if (a ^ b) & (1 << k) != 0 {
+                        body[unit(new, name)] = true;
+                    }
+                }
+                let changes = Changes::between(old, new, body).expect("numbered alike");
+                let after = analyse(new, &req, Some((&scratch[a as usize], &changes)));
+                let fresh = &scratch[b as usize].carriers;
+                let c = &after.carriers;
+                let what = format!("{a:05b} -> {b:05b} ({:?})", c.restart());
+                assert_eq!(c.with_d, fresh.with_d, "{what}");
+                assert_eq!(c.routine, fresh.routine, "{what}");
+                assert_eq!(c.commons, fresh.commons, "{what}");
+                assert_eq!(c.module_vars, fresh.module_vars, "{what}");
+                seen.insert(format!("{:?}", c.restart()));
+            }
+        }
+        // (A closure the edit leaves as it was is the previous one.)
+        assert!(
+            seen.contains("Grown") && seen.contains("Retracted"),
+            "both restarts taken: {seen:?}"
+        );
     }
 }

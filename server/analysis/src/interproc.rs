@@ -52,7 +52,37 @@ pub struct ProgramActivity {
     pub seeds: Vec<Seed>,
     /// The roots' own contexts (before their callers' add to them), in
     /// the order given (shared by the reruns with the same roots).
-    pub roots: Arc<Vec<Contribution>>,
+    pub roots: Arc<OwnContexts>,
+}
+
+/// The roots' own contexts, in the order given, and where each root's
+/// are (built on first use, and kept by the reruns sharing the list: most
+/// reruns gather no context).
+#[derive(Debug, Default)]
+pub struct OwnContexts {
+    list: Vec<Contribution>,
+    places: std::sync::OnceLock<std::collections::HashMap<UnitId, Vec<usize>>>,
+}
+
+impl OwnContexts {
+    /// Root `u`'s own context: the union of its entries'.
+    fn of(&self, u: UnitId) -> Option<Arc<(BitSet, BitSet)>> {
+        let places = self.places.get_or_init(|| {
+            let mut m: std::collections::HashMap<UnitId, Vec<usize>> = Default::default();
+            for (k, (r, _, _)) in self.list.iter().enumerate() {
+                m.entry(*r).or_default().push(k);
+            }
+            m
+        });
+        places.get(&u).map(|places| {
+            let mut c = (BitSet::default(), BitSet::default());
+            for &k in places {
+                c.0.union_with(&self.list[k].1);
+                c.1.union_with(&self.list[k].2);
+            }
+            Arc::new(c)
+        })
+    }
 }
 
 /// Independents of a root that take their values after a call: the
@@ -154,42 +184,24 @@ pub fn analyze_program_with<'r>(
     // The roots' own contexts, kept from the last run when the same.
     let same_roots = |prev: &ProgramActivity| {
         same_roots
-            || prev.roots.len() == roots().len()
+            || prev.roots.list.len() == roots().len()
                 && prev
                     .roots
+                    .list
                     .iter()
                     .zip(roots())
                     .all(|(a, b)| a.0 == b.0 && a.1 == *b.1 && a.2 == *b.2)
     };
-    let own: Arc<Vec<Contribution>> = match reuse.filter(|(prev, _)| same_roots(prev)) {
+    let own: Arc<OwnContexts> = match reuse.filter(|(prev, _)| same_roots(prev)) {
         Some((prev, _)) => prev.roots.clone(),
-        None => Arc::new(
-            roots()
-                .iter()
+        None => Arc::new(OwnContexts {
+            list: (roots().iter())
                 .map(|(u, i, d)| (*u, (*i).clone(), (*d).clone()))
                 .collect(),
-        ),
+            places: Default::default(),
+        }),
     };
-    // Root `u`'s own context (the union of its entries'; looked up by
-    // an index built on first use: most reruns gather no context).
-    let root_index: OnceCell<std::collections::HashMap<UnitId, Vec<usize>>> = OnceCell::new();
-    let own_context = |u: UnitId| {
-        let index = root_index.get_or_init(|| {
-            let mut m: std::collections::HashMap<UnitId, Vec<usize>> = Default::default();
-            for (k, (r, _, _)) in own.iter().enumerate() {
-                m.entry(*r).or_default().push(k);
-            }
-            m
-        });
-        index.get(&u).map(|places| {
-            let mut c = (BitSet::default(), BitSet::default());
-            for &k in places {
-                c.0.union_with(&own[k].1);
-                c.1.union_with(&own[k].2);
-            }
-            Arc::new(c)
-        })
-    };
+    let own_context = |u: UnitId| own.of(u);
     // With the same roots, a unit whose callers all contribute what they
     // did last time has last time's context: only the contexts of the
     // callees of recomputed units whose contributions changed are

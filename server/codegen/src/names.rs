@@ -18,7 +18,7 @@ pub struct DiffSet<'a> {
     /// Units that get a derivative routine: the root first.
     pub units: Vec<UnitId>,
     /// Per unit (indexed by `UnitId`): the symbols with a derivative.
-    pub with_d: IdVec<UnitId, BitSet>,
+    pub with_d: dfort_ir::chunk_vec::ChunkVec<UnitId, BitSet>,
     /// COMMON members (block, position) with a derivative.
     pub commons: BTreeSet<(String, u32)>,
     /// Module variables (module, symbol) with a derivative: it is declared

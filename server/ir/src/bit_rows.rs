@@ -12,7 +12,7 @@ use std::ops::Range;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BitRows {
     /// Per row, its first word; one more entry closes the last row.
-    starts: Vec<usize>,
+    starts: std::sync::Arc<[usize]>,
     words: Vec<u64>,
 }
 
@@ -26,7 +26,7 @@ impl BitRows {
             starts.push(end);
         }
         BitRows {
-            starts,
+            starts: starts.into(),
             words: vec![0; end],
         }
     }
@@ -45,6 +45,27 @@ impl BitRows {
         Some(out)
     }
     /// The number of rows.
+    /// The same rows, with no members.
+    pub fn zeroed(&self) -> BitRows {
+        BitRows {
+            starts: self.starts.clone(),
+            words: vec![0; self.words.len()],
+        }
+    }
+    /// Row `r` ∪= `other`'s row `r`; true when it changed.
+    pub fn union_row_of(&mut self, r: usize, other: &BitRows) -> bool {
+        bitset::union_words(self.row_mut(r), other.row(r))
+    }
+    /// Row `r` less the members of `other`'s row `r`.
+    pub fn remove_row_of(&mut self, r: usize, other: &BitRows) {
+        for (a, b) in self.row_mut(r).iter_mut().zip(other.row(r)) {
+            *a &= !b;
+        }
+    }
+    /// Whether row `r` has no member.
+    pub fn row_is_empty(&self, r: usize) -> bool {
+        self.row(r).iter().all(|w| *w == 0)
+    }
     pub fn len(&self) -> usize {
         self.starts.len() - 1
     }
@@ -105,10 +126,9 @@ impl BitRows {
     }
     /// Row `r` as a set of its own.
     pub fn to_set(&self, r: usize) -> BitSet {
-        let row = self.row(r);
-        match row.iter().all(|w| *w == 0) {
+        match self.row_is_empty(r) {
             true => BitSet::default(),
-            false => BitSet::from_words(row.to_vec()),
+            false => BitSet::from_words(self.row(r).to_vec()),
         }
     }
 }
@@ -148,5 +168,14 @@ mod tests {
         assert!(rows.relaid([3, 0, 64, 64]).is_none());
         assert!(rows.relaid([3, 0, 130]).is_none());
         assert!(BitRows::with_widths([5, 5]).relaid([5]).is_some());
+        let mut less = rows.clone();
+        let mut taken = rows.zeroed();
+        assert!(taken.row_is_empty(3) && !rows.row_is_empty(3));
+        taken.insert(3, 5);
+        assert!(!less.union_row_of(0, &taken));
+        less.remove_row_of(3, &taken);
+        assert_eq!(less.to_set(3).iter().collect::<Vec<_>>(), vec![0, 63]);
+        assert_eq!(less.to_set(2), rows.to_set(2));
+        assert!(taken.union_row_of(2, &rows) && taken.to_set(2) == rows.to_set(2));
     }
 }

@@ -59,20 +59,35 @@ pub struct CallSite {
 }
 
 impl CallSite {
+    /// A number no site has (an edit removed the site of `caller` that
+    /// had it): it calls nothing, binds nothing and is in no list.
+    fn vacant(caller: UnitId) -> CallSite {
+        CallSite {
+            caller,
+            stmt: StmtId::new(0),
+            span: Span::default(),
+            name: Arc::from(""),
+            callee: Callee::External,
+            function: false,
+            bindings: Arc::from(Vec::new()),
+            callee_args: 0,
+        }
+    }
+
     /// Whether the site gives a unit more arguments than it has dummies.
     pub fn overfull(&self) -> bool {
         matches!(self.callee, Callee::Unit(_)) && self.bindings.len() > self.callee_args
     }
 }
 
-/// Site numbers grouped by unit, in one allocation: the numbers of unit
-/// `u` are `list[start[u]..start[u + 1]]`, ascending. Reads like an
-/// `IdVec<UnitId, Vec<usize>>` (`lists[u]`, `lists.get(u)`); building one
-/// costs two allocations, not one per unit.
+/// Site numbers grouped by unit: the numbers of unit `u` are `lists[u]`,
+/// in the order of its statements (ascending in a graph built from
+/// scratch). Reads like an `IdVec<UnitId, Vec<usize>>` (`lists[u]`,
+/// `lists.get(u)`); a copy shares its lists in chunks, so patching the
+/// lists of a few units copies only theirs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SiteLists {
-    start: Vec<usize>,
-    list: Vec<usize>,
+    lists: ChunkVec<UnitId, Arc<[usize]>>,
 }
 
 impl SiteLists {
@@ -83,48 +98,33 @@ impl SiteLists {
         sites: &ChunkVec<usize, CallSite>,
         key: impl Fn(&CallSite) -> Option<UnitId>,
     ) -> SiteLists {
-        let mut start = vec![0usize; n + 1];
-        for s in sites {
-            if let Some(u) = key(s).filter(|u| u.index() < n) {
-                start[u.index() + 1] += 1;
-            }
-        }
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        let mut next = start.clone();
-        let mut list = vec![0usize; start[n]];
+        let mut lists: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (i, s) in sites.iter().enumerate() {
             if let Some(u) = key(s).filter(|u| u.index() < n) {
-                list[next[u.index()]] = i;
-                next[u.index()] += 1;
+                lists[u.index()].push(i);
             }
         }
-        SiteLists { start, list }
+        SiteLists {
+            lists: lists.into_iter().map(Arc::from).collect(),
+        }
     }
 
     /// The site numbers of unit `u`.
     pub fn get(&self, u: UnitId) -> Option<&[usize]> {
-        let k = u.index();
-        let (a, b) = (*self.start.get(k)?, *self.start.get(k + 1)?);
-        Some(&self.list[a..b])
+        self.lists.get(u).map(|l| &l[..])
     }
 
     /// How many units there are lists for.
     pub fn len(&self) -> usize {
-        self.start.len().saturating_sub(1)
+        self.lists.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// How many sites the lists of the units before `u` hold.
-    fn before(&self, u: UnitId) -> usize {
-        self.start
-            .get(u.index())
-            .copied()
-            .unwrap_or(self.list.len())
+    fn set(&mut self, u: UnitId, list: Vec<usize>) {
+        self.lists[u] = list.into();
     }
 }
 
@@ -149,10 +149,12 @@ struct Components {
     position: IdVec<UnitId, usize>,
 }
 
-/// Sites are numbered in the order of their callers (a unit's sites in
-/// statement order); the indexes and components are shared with the
-/// graph a relink built this one from when its edits keep them
-/// ([`CallGraph::build_reusing`]).
+/// Built from scratch, sites are numbered in the order of their callers
+/// (a unit's sites in statement order); a relink keeps the numbers of
+/// the sites of the units it did not change, and shares the indexes and
+/// components with the graph it built this one from when its edits keep
+/// them ([`CallGraph::build_reusing`]). Each unit's list is in statement
+/// order and each callee's in the order of its callers either way.
 #[derive(Clone, Debug, Default)]
 pub struct CallGraph {
     /// Shared in chunks with the graph a relink patched it from.
@@ -171,6 +173,9 @@ pub struct CallGraph {
     /// order ([`CallSite::overfull`]): patched with the sites an edit
     /// finds again, so that checking argument counts reads no other.
     pub overfull: Arc<Vec<usize>>,
+    /// Site numbers an edit left unused ([`CallSite::vacant`]), taken
+    /// again by the sites a later edit adds.
+    vacant: Arc<Vec<usize>>,
 }
 
 impl CallGraph {
@@ -188,8 +193,8 @@ impl CallGraph {
     /// With the same units as `previous`: when every changed unit has as
     /// many sites as before calling the same units, the site numbers,
     /// indexes and components are `previous`'s, shared; otherwise the
-    /// sites of the units before the first changed one are shared, and
-    /// the components are `previous`'s when the calls an edit added or
+    /// other units' sites keep their numbers and the changed units' sites
+    /// are numbered again ([`CallGraph::renumbered`]), and the components are `previous`'s when the calls an edit added or
     /// removed keep them (a call removed between two components, or
     /// added from a component to one below it): then `sccs` is still an
     /// order callees-first, though not always the one a build from
@@ -214,41 +219,38 @@ impl CallGraph {
                 return g;
             }
         }
-        // Sites in the order of their callers: an unchanged unit's old
-        // ones, a changed unit's found ones.
-        // Only the units from the first changed one on are walked when
-        // the old sites of those before it are shared.
-        let first = match (same, found.first()) {
-            (Some(_), Some((u, _))) => *u,
-            (Some(_), None) => UnitId::new(n),
-            (None, _) => UnitId::new(0),
-        };
-        let mut found_at = found.into_iter().peekable();
-        let mut rest = Vec::new();
-        for u in (first.index()..n).map(UnitId::new) {
-            match found_at.next_if(|(f, _)| *f == u) {
-                Some((_, mine)) => rest.push(Ok(mine)),
-                None => rest.push(Err(u)),
+        // Otherwise, with as many units: the changed units' sites take
+        // their old numbers, then numbers left vacant, then new ones; the
+        // other sites keep theirs. From scratch when the vacant numbers
+        // would outnumber the sites.
+        let renumbered = same.and_then(|(_, old)| Self::renumbered(old, &found));
+        let patched = renumbered.is_some();
+        let (sites, calls_from, calls_to, vacant) = match renumbered {
+            Some(r) => r,
+            None => {
+                // Sites in the order of their callers: a changed unit's
+                // found ones, an unchanged unit's old ones.
+                let mut found_at = found.iter().peekable();
+                let mut all = Vec::new();
+                for u in units.indices() {
+                    match found_at.next_if(|(f, _)| *f == u) {
+                        Some((_, mine)) => all.extend(mine.iter().cloned()),
+                        None => {
+                            let (_, old) = previous.expect("sites kept only from a previous graph");
+                            let ids = old.calls_from.get(u).unwrap_or(&[]);
+                            all.extend(ids.iter().map(|&i| old.sites[i].clone()));
+                        }
+                    }
+                }
+                let sites: ChunkVec<usize, CallSite> = all.into_iter().collect();
+                let calls_from = SiteLists::grouped(n, &sites, |s| Some(s.caller));
+                let calls_to = SiteLists::grouped(n, &sites, |s| match s.callee {
+                    Callee::Unit(id) => Some(id),
+                    Callee::External => None,
+                });
+                (sites, calls_from, calls_to, Vec::new())
             }
-        }
-        let kept = |u: UnitId| -> Vec<CallSite> {
-            let (_, old) = previous.expect("a unit's sites are kept only from a previous graph");
-            let ids = old.calls_from.get(u).unwrap_or(&[]);
-            ids.iter().map(|&i| old.sites[i].clone()).collect()
         };
-        let tail = rest.into_iter().flat_map(|r| match r {
-            Ok(mine) => mine,
-            Err(u) => kept(u),
-        });
-        let sites: ChunkVec<usize, CallSite> = match same {
-            Some((_, old)) => old.sites.with_prefix(old.calls_from.before(first), tail),
-            None => tail.collect(),
-        };
-        let calls_from = SiteLists::grouped(n, &sites, |s| Some(s.caller));
-        let calls_to = SiteLists::grouped(n, &sites, |s| match s.callee {
-            Callee::Unit(id) => Some(id),
-            Callee::External => None,
-        });
         let kept_components = same.filter(|(_, old)| {
             changed.iter().all(|&u| {
                 let was = callee_set(&old.calls_from, &old.sites, u);
@@ -271,10 +273,15 @@ impl CallGraph {
                 )
             }
         };
-        let overfull = (sites.iter().enumerate())
-            .filter(|(_, s)| s.overfull())
-            .map(|(i, _)| i)
-            .collect();
+        let overfull = match same.filter(|_| patched) {
+            Some((_, old)) => Self::overfull_patched(old, &found, &calls_from, &sites),
+            None => Arc::new(
+                (sites.iter().enumerate())
+                    .filter(|(_, s)| s.overfull())
+                    .map(|(i, _)| i)
+                    .collect(),
+            ),
+        };
         CallGraph {
             sites,
             calls_from: Arc::new(calls_from),
@@ -282,8 +289,106 @@ impl CallGraph {
             sccs,
             recursive,
             position,
-            overfull: Arc::new(overfull),
+            overfull,
+            vacant: Arc::new(vacant),
         }
+    }
+
+    /// `old`'s overfull sites with those of the units `found` again
+    /// replaced by theirs in the new `calls_from` and `sites` (the old
+    /// list, shared, when that leaves it as it was).
+    fn overfull_patched(
+        old: &CallGraph,
+        found: &[(UnitId, Vec<CallSite>)],
+        calls_from: &SiteLists,
+        sites: &ChunkVec<usize, CallSite>,
+    ) -> Arc<Vec<usize>> {
+        let mut o: BTreeSet<usize> = old.overfull.iter().copied().collect();
+        for (u, _) in found {
+            for i in old.calls_from.get(*u).into_iter().flatten() {
+                o.remove(i);
+            }
+            let mine = calls_from.get(*u).into_iter().flatten();
+            o.extend(mine.filter(|&&i| sites[i].overfull()));
+        }
+        match o.iter().eq(old.overfull.iter()) {
+            true => old.overfull.clone(),
+            false => Arc::new(o.into_iter().collect()),
+        }
+    }
+
+    /// `old`'s sites, with those `found` again in the units an edit
+    /// changed: each changed unit's sites take its old numbers first,
+    /// then numbers left vacant, then numbers past the end; the numbers
+    /// left over become vacant (a site calling nothing, in no list). The
+    /// lists of the changed units and of the units they called or call
+    /// are written again, the others shared. `None` when the vacant
+    /// numbers would outnumber the sites in lists (then a build from
+    /// scratch numbers them afresh).
+    #[allow(clippy::type_complexity)]
+    fn renumbered(
+        old: &CallGraph,
+        found: &[(UnitId, Vec<CallSite>)],
+    ) -> Option<(ChunkVec<usize, CallSite>, SiteLists, SiteLists, Vec<usize>)> {
+        let mut sites = old.sites.clone();
+        let mut calls_from = (*old.calls_from).clone();
+        let mut vacant: Vec<usize> = old.vacant.to_vec();
+        let mut callees: BTreeSet<UnitId> = BTreeSet::new();
+        let callee = |s: &CallSite| match s.callee {
+            Callee::Unit(c) => Some(c),
+            Callee::External => None,
+        };
+        for (u, mine) in found {
+            let was: Vec<usize> = old.calls_from.get(*u)?.to_vec();
+            callees.extend(was.iter().filter_map(|&i| callee(&sites[i])));
+            let mut numbers = was.iter().copied();
+            let mut is = Vec::with_capacity(mine.len());
+            for site in mine {
+                callees.extend(callee(site));
+                match numbers.next().or_else(|| vacant.pop()) {
+                    Some(i) => {
+                        sites[i] = site.clone();
+                        is.push(i);
+                    }
+                    None => {
+                        is.push(sites.len());
+                        sites.push(site.clone());
+                    }
+                }
+            }
+            for i in numbers {
+                sites[i] = CallSite::vacant(*u);
+                vacant.push(i);
+            }
+            calls_from.set(*u, is);
+        }
+        if vacant.len() > sites.len() - vacant.len() {
+            return None;
+        }
+        // A callee's callers in the order a build from scratch lists them:
+        // by caller, then in the caller's statement order.
+        let mut calls_to = (*old.calls_to).clone();
+        let changed: BTreeSet<UnitId> = found.iter().map(|(u, _)| *u).collect();
+        for c in callees {
+            let mut list: Vec<(UnitId, usize)> = Vec::new();
+            for &i in old.calls_to.get(c)? {
+                if !changed.contains(&sites[i].caller) {
+                    let caller = sites[i].caller;
+                    let at = calls_from.get(caller)?.iter().position(|&x| x == i)?;
+                    list.push((caller, at));
+                }
+            }
+            for &u in &changed {
+                let mine = calls_from.get(u)?;
+                let to_c = |&(_, &i): &(usize, &usize)| callee(&sites[i]) == Some(c);
+                list.extend(mine.iter().enumerate().filter(to_c).map(|(at, _)| (u, at)));
+            }
+            list.sort_unstable();
+            let ids = list.iter().map(|&(u, at)| calls_from[u][at]).collect();
+            calls_to.set(c, ids);
+        }
+        vacant.sort_unstable();
+        Some((sites, calls_from, calls_to, vacant))
     }
 
     /// Whether unit `u` calling the units `is` instead of `was` (both
@@ -356,21 +461,12 @@ impl CallGraph {
             return None;
         }
         let mut sites = old.sites.clone();
-        let mut overfull: BTreeSet<usize> = old.overfull.iter().copied().collect();
-        let mut same_overfull = true;
         for (u, mine) in found {
             for (f, &i) in mine.iter().zip(&old.calls_from[*u]) {
                 sites[i] = f.clone();
-                same_overfull &= match f.overfull() {
-                    true => !overfull.insert(i),
-                    false => !overfull.remove(&i),
-                };
             }
         }
-        let overfull = match same_overfull {
-            true => old.overfull.clone(),
-            false => Arc::new(overfull.into_iter().collect()),
-        };
+        let overfull = Self::overfull_patched(old, found, &old.calls_from, &sites);
         Some(CallGraph {
             sites,
             overfull,
@@ -583,35 +679,40 @@ mod tests {
         units
     }
 
-    /// What two graphs of the same units must agree on: the sites (by
-    /// caller, statement, callee and bindings), both indexes, the
-    /// components as sets and which units are recursive.
+    /// What a graph says, whatever its site numbers: each unit's sites
+    /// and each callee's callers in list order, the sites giving too many
+    /// arguments, the components and recursion.
+    #[allow(clippy::type_complexity)]
     fn meaning(
         g: &CallGraph,
     ) -> (
+        Vec<Vec<String>>,
+        Vec<Vec<String>>,
         Vec<String>,
-        SiteLists,
-        SiteLists,
         Vec<Vec<UnitId>>,
         Vec<bool>,
     ) {
-        let sites = g
-            .sites
-            .iter()
-            .map(|s| {
-                format!(
-                    "{:?} {:?} {:?} {:?} {:?} {}",
-                    s.caller, s.stmt, s.name, s.callee, s.bindings, s.callee_args
-                )
-            })
-            .collect();
+        let site = |i: &usize| {
+            let s = &g.sites[*i];
+            format!(
+                "{:?} {:?} {:?} {:?} {:?} {}",
+                s.caller, s.stmt, s.name, s.callee, s.bindings, s.callee_args
+            )
+        };
+        let lists = |l: &SiteLists| -> Vec<Vec<String>> {
+            (0..l.len())
+                .map(|u| l[UnitId::new(u)].iter().map(site).collect())
+                .collect()
+        };
+        let mut overfull: Vec<String> = g.overfull.iter().map(site).collect();
+        overfull.sort();
         let mut sccs = (*g.sccs).clone();
         sccs.sort();
         let recursive = g.recursive.iter().copied().collect();
         (
-            (sites),
-            (*g.calls_from).clone(),
-            (*g.calls_to).clone(),
+            lists(&g.calls_from),
+            lists(&g.calls_to),
+            overfull,
             sccs,
             recursive,
         )
@@ -708,7 +809,7 @@ end
     }
 
     #[test]
-    fn sites_of_the_units_before_the_first_edited_one_are_shared() {
+    fn sites_of_the_units_an_edit_keeps_keep_their_numbers() {
         // Enough calls before the edited routine to fill whole chunks.
         let calls: String = (0..200).map(|k| format!("  call ext{k}(x)\n")).collect();
         let text = format!("subroutine many(x)\n  real x\n{calls}end\n{BEFORE}");
@@ -720,5 +821,60 @@ end
         assert!(reused.sites.shares(&before.call_graph.sites, 0));
         assert!(reused.sites.shares(&before.call_graph.sites, 191));
         assert!(Arc::ptr_eq(&reused.sccs, &before.call_graph.sccs));
+        // The site removed left its number vacant; the call added back
+        // takes it, and the numbers of the others stay.
+        let back = edited(&after, &before, "mid");
+        let again = CallGraph::build_reusing(&back, Some((&units, &reused)));
+        assert_eq!(meaning(&again), meaning(&CallGraph::build(&back)));
+        assert_eq!(again.sites.len(), before.call_graph.sites.len());
+        assert_eq!(again.vacant.len(), 0);
+        assert_eq!(reused.vacant.len(), 1);
+        for u in ["many", "top", "pong"] {
+            let id = back.iter().find(|x| x.name == u).expect("unit").id;
+            assert_eq!(again.calls_from[id], before.call_graph.calls_from[id]);
+        }
+    }
+
+    /// A unit's calls edited back and forth many times: the sites it adds
+    /// take the numbers its removed ones left, so the table does not
+    /// grow, and every graph means what a fresh build does.
+    #[test]
+    fn edits_back_and_forth_reuse_the_numbers_they_leave() {
+        let before = program(BEFORE);
+        let texts = [
+            BEFORE.replacen("  call leaf(x)\n", "", 1),
+            BEFORE.replacen(
+                "  call leaf(x)\n",
+                "  call leaf(x)\n  call leaf(x + 1)\n",
+                1,
+            ),
+            BEFORE.replacen(
+                "  call ext(x)\n",
+                "  call mid(x)\n  call ext(x)\n  call ext2(x)\n",
+                1,
+            ),
+        ];
+        let mut units = before.units.clone();
+        let mut graph = (*before.call_graph).clone();
+        let mut most = 0;
+        for k in 0..12 {
+            let next = program(&texts[k % texts.len()]);
+            let now = (units.indices())
+                .map(
+                    |u| match format!("{:?}", units[u]) == format!("{:?}", next.units[u]) {
+                        true => units[u].clone(),
+                        false => next.units[u].clone(),
+                    },
+                )
+                .collect::<crate::Units>();
+            let g = CallGraph::build_reusing(&now, Some((&units, &graph)));
+            assert_eq!(meaning(&g), meaning(&CallGraph::build(&now)), "edit {k}");
+            assert!(callees_first(&g), "edit {k}");
+            if k >= texts.len() {
+                assert!(g.sites.len() <= most, "edit {k}: {} sites", g.sites.len());
+            }
+            most = most.max(g.sites.len());
+            (units, graph) = (now, g);
+        }
     }
 }

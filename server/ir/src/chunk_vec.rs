@@ -99,26 +99,21 @@ impl<I: Idx, T> ChunkVec<I, T> {
     pub fn map_ref<U>(&self, mut f: impl FnMut(I, &T) -> U) -> IdVec<I, U> {
         self.iter_enumerated().map(|(i, t)| f(i, t)).collect()
     }
-    /// The first `keep` elements of this table followed by `rest`: the
-    /// whole chunks among the first `keep` are shared, not copied.
-    pub fn with_prefix(&self, keep: usize, rest: impl IntoIterator<Item = T>) -> Self
+    /// Adds `value` at the end (the last chunk copied first if another
+    /// table shares it).
+    pub fn push(&mut self, value: T)
     where
         T: Clone,
     {
-        let keep = keep.min(self.len);
-        let whole = keep / CHUNK;
-        let partial = self
-            .chunks
-            .get(whole)
-            .map_or(&[][..], |c| &c[..keep % CHUNK]);
-        let tail: ChunkVec<I, T> = partial.iter().cloned().chain(rest).collect();
-        let mut chunks = self.chunks[..whole].to_vec();
-        chunks.extend(tail.chunks);
-        ChunkVec {
-            chunks,
-            len: whole * CHUNK + tail.len,
-            _id: PhantomData,
+        match self.chunks.last_mut() {
+            Some(last) if last.len() < CHUNK => {
+                let mut grown: Vec<T> = last.iter().cloned().collect();
+                grown.push(value);
+                *last = grown.into();
+            }
+            _ => self.chunks.push(Arc::from(vec![value])),
         }
+        self.len += 1;
     }
     /// Whether element `id` lies in a chunk `other` shares (then it is
     /// the same element in both).
@@ -281,6 +276,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn pushed_values_follow_and_leave_copies_alone() {
+        for n in [0, 1, 63, 64, 65, 127, 128] {
+            let mut v: ChunkVec<Id, u32> = ChunkVec::from_fn(n, |i: Id| i.0);
+            let copy = v.clone();
+            v.push(1000);
+            v.push(1001);
+            assert_eq!(v.len(), n + 2);
+            assert_eq!(copy.len(), n);
+            let want: Vec<u32> = (0..n as u32).chain([1000, 1001]).collect();
+            assert_eq!(v.iter().copied().collect::<Vec<_>>(), want);
+            assert_eq!(copy.iter().copied().collect::<Vec<_>>(), want[..n]);
+            assert_eq!(v[Id(n as u32 + 1)], 1001);
+        }
+    }
     #[test]
     fn reads_and_writes_as_an_idvec() {
         for n in [0, 1, 63, 64, 65, 200] {

@@ -11,72 +11,91 @@
 //! are marked first, as long as every unit a starting fact feeds is
 //! marked. No I/O, no panics on user input.
 
-use super::{Actual, UnitInputs};
+use super::{Actual, SharedSymbol, UnitInputs};
 use dfort_ir::bit_rows::BitRows;
 use dfort_ir::bitset::BitSet;
-use dfort_ir::{IdVec, Idx, Program, SymbolId, UnitId};
-use std::collections::HashMap;
+use dfort_ir::chunk_vec::ChunkVec;
+use dfort_ir::{Idx, Program, SymbolId, UnitId};
 use std::sync::Arc;
 
 /// What the reached units share: COMMON blocks' members numbered and the
 /// units that hold each, the units with module variables, and each host's
-/// internal procedures that share its variables.
-#[derive(Debug, Default, PartialEq, Eq)]
+/// internal procedures that share its variables. Persistent maps: a copy
+/// patched for the units an edit changed shares the rest.
+#[derive(Clone, Debug, Default)]
 pub(super) struct Sharing {
-    /// COMMON members (block, position), by number.
-    pub(super) commons: Vec<(String, u32)>,
+    /// COMMON members (block, position) by number, and their numbers (a
+    /// member keeps its number while the sharing is patched).
+    pub(super) commons: imbl::Vector<(String, u32)>,
+    numbers: imbl::HashMap<(String, u32), usize>,
     /// Per COMMON member, the units with a symbol in it.
-    common_units: Vec<Vec<UnitId>>,
+    common_units: imbl::Vector<imbl::OrdSet<UnitId>>,
     /// Per unit, the numbers of its symbols' COMMON members in the order
-    /// of its shared symbols that are in one: `common_ids[starts[u]..starts[u + 1]]`.
-    starts: Vec<usize>,
-    common_ids: Vec<usize>,
+    /// of its shared symbols that are in one.
+    unit_commons: imbl::OrdMap<UnitId, Arc<[usize]>>,
     /// The units with a module variable.
-    module_units: Vec<UnitId>,
+    module_units: imbl::OrdSet<UnitId>,
     /// Per host, the units sharing its variables.
-    hosted: HashMap<UnitId, Vec<UnitId>>,
+    hosted: imbl::OrdMap<UnitId, imbl::OrdSet<UnitId>>,
 }
 
 impl Sharing {
-    pub(super) fn of(inputs: &IdVec<UnitId, Option<Arc<UnitInputs>>>) -> Sharing {
-        let mut s = Sharing {
-            starts: vec![0],
-            ..Sharing::default()
-        };
-        let mut numbers: HashMap<&(String, u32), usize> = HashMap::new();
+    pub(super) fn of(inputs: &ChunkVec<UnitId, Option<Arc<UnitInputs>>>) -> Sharing {
+        let mut s = Sharing::default();
         for (u, i) in inputs.iter_enumerated() {
-            let shared = i.as_deref().map_or(&[][..], |i| &i.shared);
-            for x in shared {
-                if let Some(c) = &x.common {
-                    let k = *numbers.entry(c).or_insert_with(|| {
-                        s.commons.push(c.clone());
-                        s.common_units.push(Vec::new());
-                        s.commons.len() - 1
-                    });
-                    s.common_ids.push(k);
-                    if s.common_units[k].last() != Some(&u) {
-                        s.common_units[k].push(u);
-                    }
-                }
-                if let Some((h, _)) = x.host {
-                    let units = s.hosted.entry(h).or_default();
-                    if units.last() != Some(&u) {
-                        units.push(u);
-                    }
-                }
+            if let Some(i) = i {
+                s.add(u, &i.shared);
             }
-            if shared.iter().any(|x| x.module.is_some()) {
-                s.module_units.push(u);
-            }
-            s.starts.push(s.common_ids.len());
         }
         s
     }
-    fn common_ids(&self, u: UnitId) -> &[usize] {
-        match (self.starts.get(u.index()), self.starts.get(u.index() + 1)) {
-            (Some(&a), Some(&b)) => &self.common_ids[a..b],
-            _ => &[],
+    /// This sharing with unit `u`'s shared symbols `old` replaced by `new`.
+    pub(super) fn replace(&mut self, u: UnitId, old: &[SharedSymbol], new: &[SharedSymbol]) {
+        for k in self.unit_commons.remove(&u).iter().flat_map(|k| k.iter()) {
+            if let Some(units) = self.common_units.get_mut(*k) {
+                units.remove(&u);
+            }
         }
+        for x in old {
+            if let Some((h, _)) = x.host {
+                if let Some(units) = self.hosted.get_mut(&h) {
+                    units.remove(&u);
+                }
+            }
+        }
+        self.module_units.remove(&u);
+        self.add(u, new);
+    }
+    fn add(&mut self, u: UnitId, shared: &[SharedSymbol]) {
+        let mut ids = Vec::new();
+        for x in shared {
+            if let Some(c) = &x.common {
+                let k = match self.numbers.get(c) {
+                    Some(k) => *k,
+                    None => {
+                        let k = self.commons.len();
+                        self.commons.push_back(c.clone());
+                        self.common_units.push_back(imbl::OrdSet::new());
+                        self.numbers.insert(c.clone(), k);
+                        k
+                    }
+                };
+                ids.push(k);
+                self.common_units[k].insert(u);
+            }
+            if let Some((h, _)) = x.host {
+                self.hosted.entry(h).or_default().insert(u);
+            }
+        }
+        if !ids.is_empty() {
+            self.unit_commons.insert(u, ids.into());
+        }
+        if shared.iter().any(|x| x.module.is_some()) {
+            self.module_units.insert(u);
+        }
+    }
+    fn common_ids(&self, u: UnitId) -> &[usize] {
+        self.unit_commons.get(&u).map_or(&[], |k| &k[..])
     }
 }
 
@@ -99,15 +118,63 @@ impl Facts {
             commons: vec![false; sharing.commons.len()],
         }
     }
+    /// No facts, laid out as these.
+    pub(super) fn none_like(&self) -> Facts {
+        Facts {
+            with_d: self.with_d.zeroed(),
+            modules: self.modules.zeroed(),
+            commons: vec![false; self.commons.len()],
+        }
+    }
+    /// These facts less `gone` (laid out alike), whose rows are `written`.
+    pub(super) fn remove(&mut self, gone: &Facts, written: &Written) {
+        for &u in &written.rows {
+            self.with_d.remove_row_of(u.index(), &gone.with_d);
+        }
+        for &m in &written.modules {
+            self.modules.remove_row_of(m.index(), &gone.modules);
+        }
+        for (with, gone) in self.commons.iter_mut().zip(&gone.commons) {
+            *with &= !gone;
+        }
+    }
 }
 
-/// The units to visit in the next round.
-struct Marks {
+/// What a run of the rounds added to: the units whose rows gained a fact
+/// and the modules whose variables did, each once, and the COMMON members
+/// that gained one.
+#[derive(Debug, Default)]
+pub(super) struct Written {
+    pub(super) rows: Vec<UnitId>,
+    pub(super) modules: Vec<UnitId>,
+    pub(super) commons: Vec<usize>,
+    seen_rows: BitSet,
+    seen_modules: BitSet,
+}
+
+impl Written {
+    fn row(&mut self, u: UnitId) {
+        if self.seen_rows.insert_id(u) {
+            self.rows.push(u);
+        }
+    }
+    fn module(&mut self, m: UnitId) {
+        if self.seen_modules.insert_id(m) {
+            self.modules.push(m);
+        }
+    }
+}
+
+/// The units to visit in the next round, what the rounds wrote, and the
+/// facts they leave out.
+struct Marks<'k> {
     marked: BitSet,
     list: Vec<UnitId>,
+    written: Written,
+    kept: Option<&'k dyn Fn(UnitId, SymbolId) -> bool>,
 }
 
-impl Marks {
+impl Marks<'_> {
     fn mark(&mut self, u: UnitId) {
         if self.marked.insert_id(u) {
             self.list.push(u);
@@ -116,17 +183,46 @@ impl Marks {
 }
 
 /// Applies the rules of the units `first` and of those their variables
-/// feed, and of the units each new fact feeds, until no rule adds a fact.
+/// feed, and of the units each new fact feeds, until no rule adds a fact;
+/// returns what it added to.
 pub(super) fn run(
     program: &Program,
-    inputs: &IdVec<UnitId, Option<Arc<UnitInputs>>>,
+    inputs: &ChunkVec<UnitId, Option<Arc<UnitInputs>>>,
     sharing: &Sharing,
     facts: &mut Facts,
     first: impl IntoIterator<Item = UnitId>,
-) {
+) -> Written {
+    rounds(program, inputs, sharing, facts, first, None)
+}
+
+/// What facts `gone` derive under the rules `inputs`, added to `gone`,
+/// except the variables `kept` names (facts that hold whatever else is
+/// retracted: what derives from them is not retracted through them);
+/// returns what it added to.
+pub(super) fn retract(
+    program: &Program,
+    inputs: &ChunkVec<UnitId, Option<Arc<UnitInputs>>>,
+    sharing: &Sharing,
+    gone: &mut Facts,
+    first: impl IntoIterator<Item = UnitId>,
+    kept: &dyn Fn(UnitId, SymbolId) -> bool,
+) -> Written {
+    rounds(program, inputs, sharing, gone, first, Some(kept))
+}
+
+fn rounds(
+    program: &Program,
+    inputs: &ChunkVec<UnitId, Option<Arc<UnitInputs>>>,
+    sharing: &Sharing,
+    facts: &mut Facts,
+    first: impl IntoIterator<Item = UnitId>,
+    kept: Option<&dyn Fn(UnitId, SymbolId) -> bool>,
+) -> Written {
     let mut next = Marks {
         marked: BitSet::default(),
         list: Vec::new(),
+        written: Written::default(),
+        kept,
     };
     for u in first {
         feed(program, sharing, u, &mut next);
@@ -140,6 +236,17 @@ pub(super) fn run(
             }
         }
     }
+    next.written
+}
+
+/// The units holding a rule whose conclusion is COMMON member `c` or a
+/// module variable (`None`).
+pub(super) fn holders(sharing: &Sharing, c: Option<usize>) -> impl Iterator<Item = UnitId> + '_ {
+    let units = match c {
+        Some(c) => sharing.common_units.get(c),
+        None => Some(&sharing.module_units),
+    };
+    units.into_iter().flatten().copied()
 }
 
 /// Marks the units whose rules a variable of unit `x` is a premise of:
@@ -166,7 +273,11 @@ fn visit(
     next: &mut Marks,
 ) {
     let insert = |facts: &mut Facts, (x, s): (UnitId, SymbolId), next: &mut Marks| {
+        if next.kept.is_some_and(|kept| kept(x, s)) {
+            return;
+        }
         if facts.with_d.insert(x.index(), s.index()) {
+            next.written.row(x);
             feed(program, sharing, x, next);
         }
     };
@@ -179,6 +290,7 @@ fn visit(
         if facts.with_d.contains(u.index(), s.symbol.index()) {
             if let Some((m, ms)) = s.module {
                 if facts.modules.insert(m.index(), ms.index()) {
+                    next.written.module(m);
                     sharing.module_units.iter().for_each(|&x| next.mark(x));
                 }
             }
@@ -187,6 +299,7 @@ fn visit(
             }
             if let Some(c) = common {
                 if !std::mem::replace(&mut facts.commons[c], true) {
+                    next.written.commons.push(c);
                     sharing.common_units[c].iter().for_each(|&x| next.mark(x));
                 }
             }

@@ -16,6 +16,7 @@ use super::Refusal;
 use crate::activity::Activity;
 use crate::derivatives::{Carriers, RootSet};
 use dfort_ir::bitset::BitSet;
+use dfort_ir::chunk_vec::ChunkVec;
 use dfort_ir::dp::target;
 use dfort_ir::*;
 use dfort_syntax::rules::{self, DerivativeActual};
@@ -24,7 +25,7 @@ use dfort_syntax::rules::{self, DerivativeActual};
 /// a derivative.
 pub(crate) struct Routines<'s> {
     routine: Box<dyn Fn(UnitId) -> bool + 's>,
-    with_d: &'s IdVec<UnitId, BitSet>,
+    with_d: &'s ChunkVec<UnitId, BitSet>,
     /// Whether a reference to the function runs as a call although the
     /// assignment's target has no derivative: it writes one, or (in the
     /// adjoint) changes an argument or a global.
