@@ -208,7 +208,8 @@ pub fn root_set(
 /// The carriers of `roots` (each with its independents and dependents),
 /// from the analyses' `activity`.
 pub fn of_roots(program: &Program, activity: &ProgramActivity, roots: &RootList) -> Carriers {
-    let start = Start::new(program, activity, roots, None);
+    let reached = reachable(program, roots.iter().map(|(r, _)| *r));
+    let start = Start::new(program, activity, (roots, reached), None);
     close(program, start, None)
 }
 
@@ -225,12 +226,27 @@ pub fn of_roots_with(
 ) -> Arc<Carriers> {
     let n = program.units.len();
     let previous = previous.filter(|(p, c)| p.inputs.len() == n && c.body.len() == n);
+    // The units reached depend only on the roots and the calls: the
+    // previous closure's when both are the same.
+    let same_roots = same_roots || previous.is_some_and(|(p, _)| same_lists(&p.roots, roots));
+    let same_calls = previous.is_some_and(|(p, _)| {
+        (p.calls_from.as_ref()).is_some_and(|c| Arc::ptr_eq(c, &program.call_graph.calls_from))
+    });
+    let reached = match previous {
+        Some((p, _)) if same_roots && same_calls => p.reachable.clone(),
+        _ => reachable(program, roots.iter().map(|(r, _)| *r)),
+    };
     if let Some((p, changes)) = previous {
-        if same_start(program, activity, (roots, same_roots), p, changes) {
+        if same_roots && same_start(program, activity, &reached, p, changes) {
             return p.clone();
         }
     }
-    let start = Start::new(program, activity, roots, previous.map(|(p, c)| (&**p, c)));
+    let start = Start::new(
+        program,
+        activity,
+        (roots, reached),
+        previous.map(|(p, c)| (&**p, c)),
+    );
     if let Some((p, _)) = previous {
         let same_inputs = p.inputs.same_by(&start.inputs, |a, b| match (a, b) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
@@ -249,27 +265,18 @@ pub fn of_roots_with(
 }
 
 /// Whether the closure would start from what `previous` started from,
-/// looking only at what changed: the same roots with the same roles (or
-/// `same_roots`: the caller knows them to be the same), the
-/// same units reached (the same calls, or the same units found again),
-/// and for each reached unit whose activity or inputs were recomputed
-/// the same variables active anywhere and the same inputs.
+/// with the same roots and roles, looking only at what changed: the same
+/// units reached (`reached`), and for each reached unit whose activity or
+/// inputs were recomputed the same variables active anywhere and the
+/// same inputs.
 fn same_start(
     program: &Program,
     activity: &ProgramActivity,
-    (roots, same_roots): (&RootList, bool),
+    reached: &[UnitId],
     previous: &Carriers,
     changes: &Changes,
 ) -> bool {
-    let same_roots = same_roots || same_lists(&previous.roots, roots);
-    if !same_roots {
-        return false;
-    }
-    let same_calls = previous
-        .calls_from
-        .as_ref()
-        .is_some_and(|c| Arc::ptr_eq(c, &program.call_graph.calls_from));
-    if !same_calls && reachable(program, roots.iter().map(|(r, _)| *r)) != previous.reachable {
+    if reached != previous.reachable {
         return false;
     }
     previous.reachable.iter().all(|&u| {
@@ -309,11 +316,10 @@ impl Start {
     fn new(
         program: &Program,
         activity: &ProgramActivity,
-        roots: &RootList,
+        (roots, reachable): (&RootList, Vec<UnitId>),
         previous: Option<(&Carriers, &Changes)>,
     ) -> Start {
         let n = program.units.len();
-        let reachable = reachable(program, roots.iter().map(|(r, _)| *r));
         let previous = previous.filter(|(p, _)| p.seeds.len() == n && p.inputs.len() == n);
         let (mut seeds, mut inputs) = match previous {
             Some((p, _)) => (p.seeds.clone(), p.inputs.clone()),
@@ -551,11 +557,18 @@ fn again_from(
     let mut changed = Vec::new();
     let mut lost = Vec::new();
     let mut shared_changed = Vec::new();
-    for &u in &start.reachable {
+    // The reached units whose inputs or seeds are not the last closure's
+    // (found among the chunks the tables do not share).
+    let same_inputs = |a: &Option<Arc<UnitInputs>>, b: &Option<Arc<UnitInputs>>| match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (a, b) => a.is_none() && b.is_none(),
+    };
+    let mut redone = previous.inputs.ids_unlike(&start.inputs, same_inputs)?;
+    redone.extend(previous.seeds.ids_unlike(&start.seeds, BitSet::eq)?);
+    redone.sort_unstable();
+    redone.dedup();
+    for u in redone {
         let (old, new) = (previous.inputs[u].as_ref()?, start.inputs[u].as_ref()?);
-        if Arc::ptr_eq(old, new) && previous.seeds[u] == start.seeds[u] {
-            continue;
-        }
         let aliases = old
             .aliases
             .iter()
