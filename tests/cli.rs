@@ -621,6 +621,50 @@ fn analyze_json(file: &str, root: &str, extra: &[&str]) -> serde_json::Value {
 }
 
 #[test]
+fn analyze_reports_each_blocks_local_jacobians_and_their_elimination_costs() {
+    // Paper 004's code list: |E| = 10, forward and reverse vertex
+    // elimination 13 multiplications, the best found 12.
+    let unit = analyze_json("tests/fixtures/papers/p004_codelist.f90", "codelist", &[]);
+    let j = &unit["local_jacobians"];
+    assert_eq!(j.as_array().map(Vec::len), Some(1), "{j}");
+    let g = &j[0];
+    let size = |k: &str| g[k].as_u64().unwrap();
+    assert_eq!(
+        ["n", "p", "m", "edges", "forward", "reverse", "best", "entries"].map(size),
+        [2, 5, 2, 10, 13, 13, 12, 4],
+        "{g}"
+    );
+    assert_eq!(
+        (g["first_line"].as_u64(), g["last_line"].as_u64()),
+        (Some(11), Some(12))
+    );
+    assert_eq!(g["best_sequence"].as_array().map(Vec::len), Some(5), "{g}");
+    // Paper 002's Figure 2: mem(iz) after iz = iz + k may be the element
+    // a1 wrote: two graphs, the second from line 15; Figure 1 (the same
+    // z read back) stays one.
+    let unit = analyze_json("tests/fixtures/papers/p002_fig2.f90", "flat_fig2", &[]);
+    let j = unit["local_jacobians"].as_array().unwrap().clone();
+    assert_eq!(j.len(), 2, "{j:?}");
+    assert_eq!(j[0]["split_before_line"], 15, "{j:?}");
+    assert_eq!(
+        (j[1]["first_line"].as_u64(), j[1]["n"].as_u64()),
+        (Some(15), Some(2))
+    );
+    let unit = analyze_json("tests/fixtures/papers/p002_fig1.f90", "flat_fig1", &[]);
+    assert_eq!(
+        unit["local_jacobians"].as_array().map(Vec::len),
+        Some(1),
+        "{unit}"
+    );
+    let (code, out, err) = dfort(&["analyze", "tests/fixtures/papers/p004_codelist.f90"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("lines 11-12: 2×2, n 2, p 5, m 2, |E| 10, 4 entries; multiplications: forward 13, reverse 13"),
+        "{out}"
+    );
+}
+
+#[test]
 fn analyze_reports_how_each_loop_index_is_recovered() {
     // Paper 003, Figure 8 with i = max(k, 2*l): the heuristic stores k
     // (the operand of max), m is recomputed, i, j and l are inverted.

@@ -1692,7 +1692,8 @@ fn code_lenses_offer_the_derivatives_and_say_what_the_adjoint_does() {
         .iter()
         .map(|l| l["command"]["title"].as_str().unwrap())
         .collect();
-    // tbr_fig1, then check (which no root reaches with active values).
+    // tbr_fig1 (its four, then one per local graph), then check (which
+    // no root reaches with active values).
     assert_eq!(&titles[..3], ["adjoint", "tangent", "verify"], "{r}");
     assert_eq!(titles[3], "adjoint: active x · records 2 values", "{r}");
     assert_eq!(lenses[0]["command"]["command"], "dfort.generateAdjoint");
@@ -1705,7 +1706,15 @@ fn code_lenses_offer_the_derivatives_and_say_what_the_adjoint_does() {
         lenses[0]["range"]["start"]["line"], 3,
         "at the SUBROUTINE line"
     );
-    assert_eq!(lenses.len(), 8, "{r}");
+    // A local Jacobian lens where there is an elimination order to
+    // choose: x(j) = j*cos(x(j)) + a is x → cos → * → x(j); x(i) = j +
+    // sin(x(i)) has one intermediate and none.
+    assert_eq!(
+        titles[4], "local Jacobian 1×1 · |E| = 3 · forward 2, reverse 2, best 2 ×",
+        "{r}"
+    );
+    assert_eq!(lenses[4]["range"]["start"]["line"], 16, "{r}");
+    assert_eq!(lenses.len(), 9, "{r}");
     c.shutdown().unwrap();
 }
 

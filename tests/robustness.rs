@@ -61,6 +61,15 @@ fn analyze_all(program: &dfort_ir::Program) {
                 supplied: Vec::new(),
             };
             let facts = analyse(program, &request, None);
+            for u in facts.program.all_units() {
+                for j in facts
+                    .local_jacobians(u.id)
+                    .iter()
+                    .flat_map(|b| &b.jacobians)
+                {
+                    local_graph_meets_its_contract(j);
+                }
+            }
             for (id, _) in &facts.roots {
                 if recording == Recording::Inversion {
                     let _ = dfort_codegen::tangent::tangent_of(&facts, *id, "");
@@ -69,6 +78,42 @@ fn analyze_all(program: &dfort_ir::Program) {
             }
         }
     }
+}
+
+/// A local graph as elimination needs it (paper 004's numbering: edges
+/// go up, every intermediate between an independent and a dependent,
+/// dependents maximal), and its best sequence costing what it says and
+/// leaving the Jacobian's entries.
+fn local_graph_meets_its_contract(j: &dfort_analysis::preaccumulation::LocalJacobian) {
+    let d = &j.graph.dag;
+    let v = d.n + d.p + d.m;
+    assert_eq!(j.graph.labels.len(), v, "{j:?}");
+    assert!(d.m > 0 && d.n > 0, "{j:?}");
+    for &(a, b) in &d.edges {
+        assert!(a < b && b < v && b >= d.n && a < d.n + d.p, "{j:?}");
+    }
+    for x in 0..d.n + d.p {
+        assert!(
+            d.edges.iter().any(|e| e.0 == x),
+            "{x} has no successor: {j:?}"
+        );
+    }
+    for x in d.n..v {
+        assert!(
+            d.edges.iter().any(|e| e.1 == x),
+            "{x} has no predecessor: {j:?}"
+        );
+    }
+    let c = &j.costs;
+    assert_eq!(
+        dfort_analysis::elimination::cost_of(d, &c.best_sequence),
+        (c.best, c.jacobian_entries),
+        "{j:?}"
+    );
+    assert!(
+        c.best <= c.forward.min(c.reverse).min(c.markowitz).min(c.edge),
+        "{j:?}"
+    );
 }
 
 #[test]
@@ -410,6 +455,7 @@ fn poke(snap: &dfort_ide::host::Snapshot, path: &std::path::Path, offset: u32) {
     let _ = navigation::definition(snap, path, offset);
     let _ = navigation::document_symbols(snap, path);
     let _ = actions::code_actions(snap, path, offset);
+    let _ = dfort_ide::lens::code_lenses(snap, path);
     let _ = hints::inlay_hints(
         snap,
         path,

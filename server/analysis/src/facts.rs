@@ -262,6 +262,15 @@ impl ProgramFacts {
     pub fn tbr_of(&self, unit: UnitId) -> Option<&Tbr> {
         self.tbr.results.get(unit)?.as_deref()
     }
+    /// The local Jacobians of a reached unit's basic blocks and what
+    /// preaccumulating each costs ([`crate::preaccumulation`]), computed
+    /// when asked.
+    pub fn local_jacobians(&self, unit: UnitId) -> Vec<crate::preaccumulation::BlockJacobians> {
+        match (self.unit(unit), self.activity_of(unit)) {
+            (Some(u), Some(act)) => crate::preaccumulation::of_unit(u, act),
+            _ => Vec::new(),
+        }
+    }
     /// What the adjoint of a unit the analyses reached decides.
     pub fn decisions_of(&self, unit: UnitId) -> Option<&UnitDecisions> {
         self.facts_of(unit).map(|f| &f.decisions)

@@ -111,6 +111,9 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             for line in render::unit_text(s, args.explain.as_deref(), &**snap) {
                 println!("{line}");
             }
+            for line in render::jacobian_lines(s.unit, &s.local_jacobians(), &**snap) {
+                println!("{line}");
+            }
         }
     }
     ExitCode::SUCCESS

@@ -37,6 +37,9 @@ pub struct UnitReport {
     /// the values it overwrites and would record its elements at every
     /// overwrite: they are not among its `tbr` pushes.
     pub left_to_callers: Vec<String>,
+    /// Per basic block, its unambiguous local graphs in order (papers
+    /// 002, 004): their sizes and what each elimination costs.
+    pub local_jacobians: Vec<JacobianJson>,
     /// Lower case.
     pub name: String,
     /// How each IF, SELECT CASE and DO is reversed (paper 001).
@@ -57,6 +60,40 @@ pub struct UnitReport {
     pub split_calls: Vec<u32>,
     /// What the forward sweep pushes for TBR.
     pub tbr: Vec<PushJson>,
+}
+
+/// One local computational graph of a basic block and the
+/// multiplications of its elimination methods.
+#[derive(Serialize)]
+pub struct JacobianJson {
+    /// The fewest multiplications found, by `best_method`.
+    pub best: u64,
+    pub best_method: &'static str,
+    /// Its steps: a vertex by its label, or `front a→b` / `back a→b`.
+    pub best_sequence: Vec<String>,
+    /// |E|.
+    pub edges: usize,
+    /// Edge elimination: the optimum when `edge_exhaustive`, else the
+    /// cheapest-step-first sequence's.
+    pub edge_elimination: u64,
+    pub edge_exhaustive: bool,
+    /// Nonzero entries of the local Jacobian.
+    pub entries: usize,
+    /// Lines of its first and last statements.
+    pub first_line: u32,
+    pub forward: u64,
+    pub last_line: u32,
+    /// Dependents, independents, intermediates (paper 004's m, n, p).
+    pub m: usize,
+    pub markowitz: u64,
+    pub n: usize,
+    /// Optimal vertex elimination (`null`: more than 12 intermediates).
+    pub optimal_vertex: Option<u64>,
+    pub p: usize,
+    pub reverse: u64,
+    /// The graph ends before this line: a use there may read a value
+    /// the graph defines or an older one (paper 002 §5).
+    pub split_before_line: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -175,6 +212,34 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
             .left_to_callers
             .iter()
             .map(|v| unit.symbol(*v).name.clone())
+            .collect(),
+        local_jacobians: s
+            .local_jacobians()
+            .iter()
+            .flat_map(|b| &b.jacobians)
+            .map(|j| {
+                let (d, c) = (&j.graph.dag, &j.costs);
+                let first = j.graph.stmts.first().map_or(0, |s| line(*s));
+                JacobianJson {
+                    best: c.best,
+                    best_method: c.best_method.as_str(),
+                    best_sequence: render::elimination_steps(j),
+                    edges: d.edges.len(),
+                    edge_elimination: c.edge,
+                    edge_exhaustive: c.edge_exhaustive,
+                    entries: c.jacobian_entries,
+                    first_line: first,
+                    forward: c.forward,
+                    last_line: j.graph.stmts.last().map_or(first, |s| line(*s)),
+                    m: d.m,
+                    markowitz: c.markowitz,
+                    n: d.n,
+                    optimal_vertex: c.optimal_vertex,
+                    p: d.p,
+                    reverse: c.reverse,
+                    split_before_line: j.graph.split_at.as_ref().map(|(s, _)| line(*s)),
+                }
+            })
             .collect(),
         name: unit.name.clone(),
         reversal: s

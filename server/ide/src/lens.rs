@@ -3,7 +3,9 @@
 //! derivatives — and one line on what its adjoint does, read from the
 //! unit's summary (the facts `dfort analyze` reports: its active
 //! variables, the values its forward sweep records, the calls it
-//! checkpoints, whether it is reversed by blocks).
+//! checkpoints, whether it is reversed by blocks); and above the first
+//! statement of each basic block's local graph, the size of its local
+//! Jacobian and what eliminating it costs.
 //!
 //! Contract: one group per subroutine or function whose header lies in the
 //! document (none in a file dfort generated), at the unit's name; never
@@ -11,6 +13,7 @@
 
 use crate::actions::{ActionKind, Mode};
 use crate::host::Snapshot;
+use crate::render;
 use crate::summary::{self, UnitSummary};
 use dfort_syntax::TextRange;
 use std::path::Path;
@@ -98,6 +101,41 @@ pub fn code_lenses(snap: &Snapshot, path: &Path) -> Vec<Lens> {
             None => "not analysed: no root reaches it".into(),
         };
         out.push(lens(line, None));
+        out.extend(jacobian_lenses(snap, path, u));
+    }
+    out
+}
+
+/// Above the first statement of each local graph with two intermediates
+/// or more (with one, every elimination costs the same): its Jacobian's
+/// size and what forward, reverse and the best
+/// elimination found cost ([`dfort_analysis::preaccumulation`]).
+fn jacobian_lenses(snap: &Snapshot, path: &Path, u: &dfort_ir::Unit) -> Vec<Lens> {
+    let facts = snap.analysis();
+    let Some(unit) = facts.unit(u.id) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for j in facts
+        .local_jacobians(u.id)
+        .iter()
+        .flat_map(|b| &b.jacobians)
+    {
+        let Some(first) = j.graph.stmts.first().filter(|_| j.graph.dag.p > 1) else {
+            continue;
+        };
+        let span = unit.stmt(*first).span;
+        let Some((p, range)) = snap.to_doc(span.file, span.range) else {
+            continue;
+        };
+        if p == path {
+            out.push(Lens {
+                range,
+                title: render::jacobian_title(j),
+                unit: u.name.clone(),
+                action: None,
+            });
+        }
     }
     out
 }
@@ -116,7 +154,14 @@ mod tests {
             Host::from_sources(vec![(path.clone(), text.into())], HostConfig::default()).snapshot();
         let lenses = code_lenses(&snap, &path);
         let titles: Vec<&str> = lenses.iter().map(|l| l.title.as_str()).collect();
-        assert_eq!(titles.len(), 8, "{titles:?}");
+        // G's block y = x*x; x = sin(y); y = y*x is one graph: x → y₁ →
+        // x₂ → y₃ and y₁ → y₃; forward elimination pays 2 + 1, reverse
+        // 1 + 1.
+        assert_eq!(titles.len(), 9, "{titles:?}");
+        assert_eq!(
+            titles[4],
+            "local Jacobian 1×1 · |E| = 4 · forward 3, reverse 2, best 2 ×"
+        );
         assert_eq!(&titles[..3], ["adjoint", "tangent", "verify"]);
         assert_eq!(
             titles[3], "adjoint: active x, y · records 1 value",
@@ -127,7 +172,7 @@ mod tests {
             "G"
         );
         assert!(
-            titles[7].contains("does nothing") || titles[7].starts_with("not analysed"),
+            titles[8].contains("does nothing") || titles[8].starts_with("not analysed"),
             "{titles:?}"
         );
         assert_eq!(lenses[0].action, Some(ActionKind::Generate(Mode::Adjoint)));

@@ -4,7 +4,9 @@
 //! an address index back (paper 003), how each construct is reversed
 //! (paper 001), what the forward sweep pushes and why (TBR, paper 000
 //! §5; call checkpoints), the why-chains of activity (§4), the kinks of
-//! intrinsics, and the text report of `dfort analyze` ([`unit_text`]).
+//! intrinsics, the sizes and elimination costs of the local Jacobians
+//! (papers 002, 004), and the text report of `dfort analyze`
+//! ([`unit_text`]).
 //!
 //! Contract: the analysis hands typed facts
 //! ([`dfort_analysis::address_report`]: choices, [`Formula`]s, [`Reason`]s
@@ -21,7 +23,9 @@ use crate::summary::{names, UnitSummary};
 use dfort_analysis::address_report::{Choice, Formula, LoopReport, Reason, Recovery, VarReport};
 use dfort_analysis::checkpoint::{Saved, Why as SaveWhy};
 use dfort_analysis::counted_while::CountedWhile;
+use dfort_analysis::elimination::Step;
 use dfort_analysis::explain::Why;
+use dfort_analysis::preaccumulation::{BlockJacobians, LocalJacobian};
 use dfort_analysis::recovery::{Ambiguity, NonInvertible};
 use dfort_analysis::reversal::Reversal;
 use dfort_ir::{Span, Stmt, StmtId, StmtKind, SymbolId, Unit};
@@ -952,6 +956,85 @@ fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
         show("useful", act.useful_chain(unit, &s.dependents, v), &mut out);
     } else {
         out.push("    not useful: no dependent depends on it".into());
+    }
+    out
+}
+
+/// The steps of a local Jacobian's best elimination sequence, each named
+/// by the graph's labels: a vertex, or an edge eliminated front or back.
+pub fn elimination_steps(j: &LocalJacobian) -> Vec<String> {
+    let l = |v: usize| j.graph.labels.get(v).map_or("?", String::as_str);
+    j.costs
+        .best_sequence
+        .iter()
+        .map(|st| match *st {
+            Step::Vertex(v) => l(v).to_string(),
+            Step::Front(a, b) => format!("front {}→{}", l(a), l(b)),
+            Step::Back(a, b) => format!("back {}→{}", l(a), l(b)),
+        })
+        .collect()
+}
+
+/// A local Jacobian's size and the multiplications of each elimination,
+/// in one line (the code lens's title).
+pub fn jacobian_title(j: &LocalJacobian) -> String {
+    let (d, c) = (&j.graph.dag, &j.costs);
+    format!(
+        "local Jacobian {}×{} · |E| = {} · forward {}, reverse {}, best {} ×",
+        d.m,
+        d.n,
+        d.edges.len(),
+        c.forward,
+        c.reverse,
+        c.best
+    )
+}
+
+/// `dfort analyze`'s lines on the local Jacobians of a unit's blocks.
+pub fn jacobian_lines(unit: &Unit, blocks: &[BlockJacobians], src: &dyn Source) -> Vec<String> {
+    let line = |id: StmtId| src.line(unit.stmt(id).span).unwrap_or(0);
+    let mut out = Vec::new();
+    for j in blocks.iter().flat_map(|b| &b.jacobians) {
+        let (d, c) = (&j.graph.dag, &j.costs);
+        let (Some(first), Some(last)) = (j.graph.stmts.first(), j.graph.stmts.last()) else {
+            continue;
+        };
+        if out.is_empty() {
+            out.push(
+                "  local Jacobians (papers 002, 004; the adjoint does not preaccumulate them yet):"
+                    .into(),
+            );
+        }
+        let (a, b) = (line(*first), line(*last));
+        let steps = elimination_steps(j);
+        out.push(format!(
+            "    {}: {}×{}, n {}, p {}, m {}, |E| {}, {} entries; multiplications: forward {}, reverse {}, Markowitz {}, optimal vertex {}, edge {}{}; {}",
+            if a == b { format!("line {a}") } else { format!("lines {a}-{b}") },
+            d.m,
+            d.n,
+            d.n,
+            d.p,
+            d.m,
+            d.edges.len(),
+            c.jacobian_entries,
+            c.forward,
+            c.reverse,
+            c.markowitz,
+            c.optimal_vertex.map_or("not searched".into(), |v| v.to_string()),
+            c.edge,
+            if c.edge_exhaustive { "" } else { " (greedy)" },
+            if steps.is_empty() {
+                "nothing to eliminate".to_string()
+            } else {
+                format!("best {} by {}: {}", c.best, c.best_method.as_str(), steps.join(", "))
+            }
+        ));
+        if let Some((st, var)) = &j.graph.split_at {
+            out.push(format!(
+                "      ends before line {}: its use of {var} may read a value this graph defines or an older one (paper 002 §5)",
+                line(*st)
+            ));
+        }
     }
     out
 }

@@ -46,6 +46,8 @@ pub struct UnitSummary<'a> {
     pub calls: Vec<CheckpointedCall<'a>>,
     /// The program as analysed (to name the globals a checkpoint saves).
     pub program: &'a Program,
+    /// The facts it is read from (for what is computed when asked).
+    facts: &'a dfort_analysis::facts::ProgramFacts,
     /// How the adjoint reverses each construct (paper 001).
     pub reversal: Option<&'a UnitReversal>,
     /// How each loop's address indices are recovered (paper 003).
@@ -85,6 +87,12 @@ impl UnitSummary<'_> {
         }
     }
 
+    /// The local Jacobians of its basic blocks and what preaccumulating
+    /// each costs (papers 002, 004), computed when asked.
+    pub fn local_jacobians(&self) -> Vec<dfort_analysis::preaccumulation::BlockJacobians> {
+        self.facts.local_jacobians(self.unit.id)
+    }
+
     /// Whether the adjoint reverses the unit through basic-block ids.
     pub fn by_blocks(&self) -> bool {
         self.reversal.is_some_and(|r| r.by_blocks)
@@ -109,6 +117,7 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
             }
             let decided = facts.decisions_of(u.id);
             Some(UnitSummary {
+                facts,
                 unit: u,
                 independents,
                 dependents,

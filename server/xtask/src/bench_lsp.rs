@@ -5,7 +5,8 @@
 //! version) and inlay hints (the answer to an `inlayHint` request for the
 //! screen around the edit), for character edits and for structural edits
 //! (deleting and restoring an `end if`), the time to answer completion
-//! (one letter typed) and references at names of the file, plus the time
+//! (one letter typed), references at names of the file and the file's
+//! code lenses, plus the time
 //! from `didOpen` to the first diagnostics and the server's resident
 //! memory. With `--files N` the file is one module of a generated
 //! workspace of `N` files and `--lines` lines in all
@@ -362,6 +363,23 @@ fn bench_in(args: &BenchLspArgs, dir: &std::path::Path) -> Result<(), String> {
         completion.push(s.query("textDocument/completion", at)?);
         references.push(s.query("textDocument/references", at)?);
     }
+    // Code lenses of the whole file (each procedure's, and each basic
+    // block's local Jacobian).
+    let mut lenses = Vec::new();
+    for _ in 0..args.queries.min(10) {
+        let t = Instant::now();
+        let r = s
+            .conn
+            .request(
+                "textDocument/codeLens",
+                json!({"textDocument": {"uri": s.uri}}),
+            )
+            .map_err(|e| e.to_string())?;
+        lenses.push(t.elapsed().as_secs_f64() * 1000.0);
+        if r["result"].as_array().is_none_or(|a| a.is_empty()) {
+            return Err(format!("codeLens answered no list: {r}"));
+        }
+    }
     let pid = pid.to_string();
     let rss = crate::bench::proc_status_mb(&pid, "VmRSS:").unwrap_or(f64::NAN);
     let hwm = crate::bench::proc_status_mb(&pid, "VmHWM:").unwrap_or(f64::NAN);
@@ -390,6 +408,7 @@ fn bench_in(args: &BenchLspArgs, dir: &std::path::Path) -> Result<(), String> {
     report("all edits", edits, &all);
     report("completion", "requests,", &completion);
     report("references", "requests,", &references);
+    report("code lenses", "requests (whole file),", &lenses);
     println!("server memory: resident {rss:.0} MB, peak resident {hwm:.0} MB");
     Ok(())
 }
