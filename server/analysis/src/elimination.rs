@@ -373,7 +373,9 @@ impl Small {
 /// intermediate (a front step links the edge's source to every successor
 /// the target had, a back step links every predecessor of the source to
 /// the target, so nothing further is isolated), so the intermediates
-/// left bound the cost still to pay from below.
+/// left bound the cost still to pay from below; so do the pairs of an
+/// independent and a dependent joined only through intermediates, one
+/// multiplication each.
 fn exhaustive_edges(d: &Dag, bound: u64) -> Option<Option<(u64, Vec<Step>)>> {
     let v = d.n + d.p + d.m;
     if v > EXHAUSTIVE_EDGE_GRAPH {
@@ -480,32 +482,30 @@ pub fn costs(d: &Dag) -> Costs {
     let opt = optimal_vertex(d);
     let greedy = greedy_edges(d);
     let greedy_cost = cost_of(d, &greedy).0;
-    // Every vertex elimination is a sequence of edge eliminations (each
-    // in-edge of the vertex front-eliminated): the cheapest of them all
-    // bounds the edge search.
-    let vertex_best = [forward, reverse, mk_cost]
-        .into_iter()
-        .chain(opt.as_ref().map(|(c, _)| *c))
-        .min()
-        .unwrap_or(0);
-    let bound = vertex_best.min(greedy_cost);
-    let (edge, edge_seq, edge_exhaustive) = match exhaustive_edges(d, bound) {
-        Some(Some((c, s))) => (c, s, true),
-        Some(None) => (bound, greedy, true),
-        None => (greedy_cost, greedy, false),
-    };
-    let mut best = (forward, Method::ForwardVertex, fwd);
-    let mut consider = |c: u64, m: Method, s: Vec<Step>| {
-        if c < best.0 {
-            best = (c, m, s);
-        }
-    };
-    consider(reverse, Method::ReverseVertex, rev);
-    consider(mk_cost, Method::Markowitz, mk);
+    // The cheapest sequence found so far (the first of equals, forward
+    // first). Every one of them is a sequence of edge eliminations (a
+    // vertex's are its in-edges front-eliminated), so its cost bounds
+    // the edge search, and is the edge optimum when that search finds
+    // nothing cheaper.
+    let mut found = vec![
+        (forward, Method::ForwardVertex, fwd),
+        (reverse, Method::ReverseVertex, rev),
+        (mk_cost, Method::Markowitz, mk),
+    ];
     if let Some((c, s)) = &opt {
-        consider(*c, Method::OptimalVertex, s.clone());
+        found.push((*c, Method::OptimalVertex, s.clone()));
     }
-    consider(edge, Method::Edge, edge_seq);
+    found.push((greedy_cost, Method::Edge, greedy));
+    let first_best = found.iter().map(|f| f.0).min().unwrap_or(0);
+    let mut best = found.swap_remove(found.iter().position(|f| f.0 == first_best).unwrap_or(0));
+    let (edge, edge_exhaustive) = match exhaustive_edges(d, best.0) {
+        Some(Some((c, s))) => {
+            best = (c, Method::Edge, s);
+            (c, true)
+        }
+        Some(None) => (best.0, true),
+        None => (greedy_cost, false),
+    };
     Costs {
         forward,
         reverse,
