@@ -664,6 +664,135 @@ fn analyze_reports_each_blocks_local_jacobians_and_their_elimination_costs() {
     );
 }
 
+/// The bytes `dfort verify` says the adjoint pushed, after checking it
+/// passed (tangent and dot-product test).
+fn verified_tape_bytes(args: &[&str]) -> u64 {
+    let mut all = vec!["verify"];
+    all.extend_from_slice(args);
+    let (code, out, err) = dfort(&all);
+    assert_eq!(code, 0, "{args:?}: {out}{err}");
+    assert!(out.contains("in the dot-product test (ok)"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("bytes to its tape"))
+        .unwrap_or_else(|| panic!("no tape line: {out}"));
+    line.split_whitespace()
+        .skip_while(|w| *w != "pushed")
+        .nth(1)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no byte count: {line}"))
+}
+
+/// Issue 43: `--preaccumulate` pushes a block's Jacobian entries instead
+/// of the values its statements' partials read where that is fewer (an
+/// equation of state: 3 entries per cell against 7 values), keeps the
+/// statement-level adjoint where it is not (a shallow-water flux: 8
+/// entries against 7 values, same tape), and `analyze` says which.
+#[test]
+fn preaccumulation_pushes_fewer_values_where_the_jacobian_is_smaller() {
+    let eos = "tests/fixtures/kernels/preacc_eos.f90";
+    let unit = analyze_json(eos, "eos_density", &["--preaccumulate"]);
+    let g = &unit["local_jacobians"][0];
+    assert_eq!(
+        (
+            g["adjoint"].as_str(),
+            g["entries"].as_u64(),
+            g["statement_level"].as_u64()
+        ),
+        (Some("preaccumulated"), Some(3), Some(7)),
+        "{unit}"
+    );
+    let off = analyze_json(eos, "eos_density", &[]);
+    assert_eq!(off["local_jacobians"][0]["adjoint"], "off", "{off}");
+    let swe = "tests/fixtures/kernels/preacc_swe_flux.f90";
+    let unit = analyze_json(swe, "swe_flux", &["--preaccumulate=cost"]);
+    let g = &unit["local_jacobians"][0];
+    assert_eq!(g["adjoint"], "statement-level", "{unit}");
+    assert!(
+        g["adjoint_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("no fewer entries")),
+        "{g}"
+    );
+    let (code, out, err) = dfort(&["analyze", eos, "--preaccumulate"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("preaccumulated: 3 Jacobian entries pushed"),
+        "{out}"
+    );
+    if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
+        return;
+    }
+    let base = ["--root", "eos_density", "--int", "n=8", "--bounds"];
+    let with = |extra: &[&'static str]| {
+        let mut a = vec![eos];
+        a.extend_from_slice(&base);
+        a.extend_from_slice(extra);
+        verified_tape_bytes(&a)
+    };
+    // 8 cells of 8-byte values.
+    assert_eq!(with(&[]), 8 * 7 * 8);
+    assert_eq!(with(&["--preaccumulate"]), 8 * 3 * 8);
+    let swe_bytes = |extra: &[&'static str]| {
+        let mut a = vec![swe, "--root", "swe_flux", "--int", "n=8", "--bounds"];
+        a.extend_from_slice(extra);
+        verified_tape_bytes(&a)
+    };
+    assert_eq!(swe_bytes(&["--preaccumulate"]), swe_bytes(&[]));
+}
+
+/// `[adjoint] preaccumulate` in `dfort.toml` turns preaccumulation on for
+/// `dfort adjoint` (the command line's `--preaccumulate=off` wins), and a
+/// value it does not know is an error naming the key.
+#[test]
+fn dfort_toml_asks_for_preaccumulation() {
+    let src = std::fs::read_to_string(fixtures().join("kernels/preacc_eos.f90")).unwrap();
+    let file = scratch_file("preacc-toml", "eos.f90", &src);
+    let dir = file.parent().unwrap().to_path_buf();
+    std::fs::write(
+        dir.join("dfort.toml"),
+        "[adjoint]\npreaccumulate = \"cost\"\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let od = out_dir.to_str().unwrap();
+    let written = |extra: &[&str]| {
+        let mut a = vec![
+            "adjoint",
+            "eos.f90",
+            "--root",
+            "eos_density",
+            "--output-dir",
+            od,
+        ];
+        a.extend_from_slice(extra);
+        let (code, _, err) = dfort_in(&dir, &a);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read_to_string(out_dir.join("eos_b.f90")).unwrap()
+    };
+    assert!(written(&[]).contains("call dfort_push(dfort_pa("));
+    assert!(!written(&["--preaccumulate=off"]).contains("dfort_pa"));
+    std::fs::write(
+        dir.join("dfort.toml"),
+        "[adjoint]\npreaccumulate = \"sometimes\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = dfort_in(
+        &dir,
+        &[
+            "adjoint",
+            "eos.f90",
+            "--root",
+            "eos_density",
+            "--output-dir",
+            od,
+        ],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("preaccumulate"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn analyze_reports_how_each_loop_index_is_recovered() {
     // Paper 003, Figure 8 with i = max(k, 2*l): the heuristic stores k
@@ -1150,20 +1279,10 @@ fn the_lu_adjoint_tape_grows_with_the_square_of_n() {
         let ints = format!("n={n},nrhs=1,lda={n},ldb={n}");
         let sizes = format!("a={},b={n},ipiv={n}", n * n);
         let mut args = vec![
-            "verify", lapack, blas, "--root", "xgesv", "--int", &ints, "--size", &sizes,
+            lapack, blas, "--root", "xgesv", "--int", &ints, "--size", &sizes,
         ];
         args.extend(mode);
-        let (code, out, err) = dfort(&args);
-        assert_eq!(code, 0, "{out}{err}");
-        let line = out
-            .lines()
-            .find(|l| l.contains("bytes to its tape"))
-            .unwrap_or_else(|| panic!("no tape line: {out}"));
-        line.split_whitespace()
-            .skip_while(|w| *w != "pushed")
-            .nth(1)
-            .and_then(|w| w.parse().ok())
-            .unwrap_or_else(|| panic!("no byte count: {line}"))
+        verified_tape_bytes(&args) as f64
     };
     let tbr = pushed(32, None) / pushed(16, None);
     assert!(tbr < 4.5, "doubling n multiplies the tape by {tbr:.2}");

@@ -3,7 +3,9 @@
 //! central finite differences, adjoint by the dot-product test, both
 //! compiled with gfortran), in the three recording modes: TBR with
 //! address recovery by inversion (the default), `--no-inversion` and
-//! `--no-tbr` (store-all), with bounds checks in the derivative code. The
+//! `--no-tbr` (store-all), each also with every local Jacobian
+//! preaccumulated (`--preaccumulate=all`, papers 002 and 004), with
+//! bounds checks in the derivative code. The
 //! kernels run in parallel; every failure is collected
 //! and reported in one assertion at the end. Set DFORT_SKIP_GFORTRAN=1 to
 //! skip the numerical test on a machine without gfortran.
@@ -109,30 +111,44 @@ impl Kernel {
         if self.bounds.unwrap_or(true) {
             a.push("--bounds".into());
         }
-        a.extend(mode.flag.map(String::from));
+        a.extend(mode.flags.iter().map(|f| f.to_string()));
         a
     }
 }
 
-/// A recording mode of the adjoint: its `dfort verify` flag.
+/// A recording mode of the adjoint: its `dfort verify` flags.
 #[derive(Clone, Copy)]
 struct Mode {
     label: &'static str,
-    flag: Option<&'static str>,
+    flags: &'static [&'static str],
 }
 
-const MODES: [Mode; 3] = [
+const ALL: &str = "--preaccumulate=all";
+
+const MODES: [Mode; 6] = [
     Mode {
         label: "inversion",
-        flag: None,
+        flags: &[],
     },
     Mode {
         label: "tbr",
-        flag: Some("--no-inversion"),
+        flags: &["--no-inversion"],
     },
     Mode {
         label: "store-all",
-        flag: Some("--no-tbr"),
+        flags: &["--no-tbr"],
+    },
+    Mode {
+        label: "pre+inv",
+        flags: &[ALL],
+    },
+    Mode {
+        label: "pre+tbr",
+        flags: &["--no-inversion", ALL],
+    },
+    Mode {
+        label: "pre+all",
+        flags: &["--no-tbr", ALL],
     },
 ];
 
@@ -436,7 +452,7 @@ fn every_partial_derivative_of_the_intrinsic_table_is_right() {
             "--root".into(),
             "intrinsic_partials".into(),
         ];
-        args.extend(mode.flag.map(str::to_string));
+        args.extend(mode.flags.iter().map(|f| f.to_string()));
         let out = Command::new(env!("CARGO_BIN_EXE_dfort"))
             .args(&args)
             .output()

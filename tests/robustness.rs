@@ -53,11 +53,18 @@ fn analyze_all(program: &dfort_ir::Program) {
             dependent: Vec::new(),
             after: None,
         };
-        for recording in [Recording::Inversion, Recording::Tbr, Recording::StoreAll] {
+        use dfort_analysis::preaccumulation::Preaccumulation;
+        for (recording, preaccumulate) in [
+            (Recording::Inversion, Preaccumulation::Off),
+            (Recording::Tbr, Preaccumulation::Off),
+            (Recording::StoreAll, Preaccumulation::Off),
+            (Recording::Inversion, Preaccumulation::All),
+        ] {
             let request = Request {
                 roots: vec![spec.clone()],
                 others: false,
                 recording,
+                preaccumulate,
                 supplied: Vec::new(),
             };
             let facts = analyse(program, &request, None);
@@ -71,7 +78,7 @@ fn analyze_all(program: &dfort_ir::Program) {
                 }
             }
             for (id, _) in &facts.roots {
-                if recording == Recording::Inversion {
+                if recording == Recording::Inversion && preaccumulate == Preaccumulation::Off {
                     let _ = dfort_codegen::tangent::tangent_of(&facts, *id, "");
                 }
                 let _ = dfort_codegen::adjoint::adjoint_of(&facts, *id, "");
@@ -88,6 +95,11 @@ fn local_graph_meets_its_contract(j: &dfort_analysis::preaccumulation::LocalJaco
     let d = &j.graph.dag;
     let v = d.n + d.p + d.m;
     assert_eq!(j.graph.labels.len(), v, "{j:?}");
+    // What the generator reads: a label per edge, a reference per
+    // independent, a statement per dependent.
+    assert_eq!(j.graph.edge_labels.len(), d.edges.len(), "{j:?}");
+    assert_eq!(j.graph.independents.len(), d.n, "{j:?}");
+    assert_eq!(j.graph.dependents.len(), d.m, "{j:?}");
     assert!(d.m > 0 && d.n > 0, "{j:?}");
     for &(a, b) in &d.edges {
         assert!(a < b && b < v && b >= d.n && a < d.n + d.p, "{j:?}");

@@ -250,6 +250,7 @@ pub fn root_request(
         }],
         others: false,
         recording,
+        preaccumulate: Default::default(),
         supplied: Vec::new(),
     };
     let facts = dfort_analysis::facts::analyse(program, &request, None);
@@ -270,6 +271,7 @@ pub fn root_problems(program: &dfort_ir::Program, name: &str) -> Vec<&'static st
         }],
         others: false,
         recording: dfort_analysis::decisions::Recording::Inversion,
+        preaccumulate: Default::default(),
         supplied: Vec::new(),
     };
     let facts = dfort_analysis::facts::analyse(program, &request, None);

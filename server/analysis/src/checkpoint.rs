@@ -1847,6 +1847,7 @@ end subroutine mul
             }],
             others: false,
             recording: Recording::Inversion,
+            preaccumulate: Default::default(),
             supplied: Vec::new(),
         };
         let facts = crate::facts::analyse(&p, &request, None);
@@ -1950,6 +1951,7 @@ end subroutine lin
                 }],
                 others: false,
                 recording: Recording::Inversion,
+                preaccumulate: Default::default(),
                 supplied,
             };
             let facts = crate::facts::analyse(&p, &request, None);

@@ -337,7 +337,16 @@ pub fn decide(
             accumulated: crate::final_reads::accumulated_elements(program, unit),
         };
     }
-    let kept = recovery::kept_assignments(&plans, &undo);
+    let mut kept = recovery::kept_assignments(&plans, &undo);
+    // A preaccumulated graph's statements stay: their local partials,
+    // computed in the forward sweep, read what they and those before read.
+    kept.extend(
+        tbr.jacobians
+            .iter()
+            .flat_map(|b| &b.jacobians)
+            .filter(|j| j.accumulation().is_some())
+            .flat_map(|j| j.graph.stmts.iter().copied()),
+    );
     let mut at_exit = BitSet::default();
     if split_callee {
         for s in unit.symbols.indices() {

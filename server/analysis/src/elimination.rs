@@ -520,46 +520,97 @@ pub fn costs(d: &Dag) -> Costs {
     }
 }
 
-/// Runs `seq` on the labels `c` (one per edge of `d`, in order): the
-/// Jacobian's nonzero entries `(independent, dependent) → ∂y/∂x`.
-pub fn apply(d: &Dag, labels: &[f64], seq: &[Step]) -> BTreeMap<(usize, usize), f64> {
+/// One fused multiply-add of an elimination sequence:
+/// `slot[target] = slot[target] + slot[a] · slot[b]`, or `slot[a] ·
+/// slot[b]` when `fresh` (a fill-in edge).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fma {
+    pub target: usize,
+    pub fresh: bool,
+    pub a: usize,
+    pub b: usize,
+}
+
+/// A sequence run on slots: slots `0..|E|` hold the edges' labels (in
+/// `Dag::edges` order), later ones the fill-in edges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accumulation {
+    pub slots: usize,
+    pub fmas: Vec<Fma>,
+    /// The Jacobian's nonzero entries, `(independent, dependent)` and
+    /// the slot holding it, in that order.
+    pub entries: Vec<((usize, usize), usize)>,
+}
+
+/// The fused multiply-adds `seq` runs on `d` (what the preaccumulating
+/// adjoint's forward sweep writes).
+pub fn accumulation(d: &Dag, seq: &[Step]) -> Accumulation {
     let mut s = Shape::of(d);
-    let mut c: HashMap<(usize, usize), f64> = d
-        .edges
-        .iter()
-        .copied()
-        .zip(labels.iter().copied())
-        .collect();
-    let fma = |c: &mut HashMap<(usize, usize), f64>, (a, b): (usize, usize), x: f64| {
-        *c.entry((a, b)).or_insert(0.0) += x;
+    let mut live: HashMap<(usize, usize), usize> = d.edges.iter().copied().zip(0..).collect();
+    let mut slots = d.edges.len();
+    let mut fmas = Vec::new();
+    let mut fma = |live: &mut HashMap<(usize, usize), usize>, t: (usize, usize), a, b| {
+        let (target, fresh) = match live.get(&t) {
+            Some(&k) => (k, false),
+            None => {
+                live.insert(t, slots);
+                slots += 1;
+                (slots - 1, true)
+            }
+        };
+        fmas.push(Fma {
+            target,
+            fresh,
+            a,
+            b,
+        });
     };
     for &st in seq {
         match st {
             Step::Vertex(j) => {
                 for &i in &s.preds[j] {
                     for &k in &s.succs[j] {
-                        let x = c[&(j, k)] * c[&(i, j)];
-                        fma(&mut c, (i, k), x);
+                        let (a, b) = (live[&(j, k)], live[&(i, j)]);
+                        fma(&mut live, (i, k), a, b);
                     }
                 }
             }
             Step::Front(i, j) => {
                 for &k in &s.succs[j] {
-                    let x = c[&(j, k)] * c[&(i, j)];
-                    fma(&mut c, (i, k), x);
+                    let (a, b) = (live[&(j, k)], live[&(i, j)]);
+                    fma(&mut live, (i, k), a, b);
                 }
             }
             Step::Back(i, j) => {
                 for &h in &s.preds[i] {
-                    let x = c[&(i, j)] * c[&(h, i)];
-                    fma(&mut c, (h, j), x);
+                    let (a, b) = (live[&(i, j)], live[&(h, i)]);
+                    fma(&mut live, (h, j), a, b);
                 }
             }
         }
         s.step(st);
-        c.retain(|&(a, b), _| s.succs[a].contains(&b));
+        live.retain(|&(a, b), _| s.succs[a].contains(&b));
     }
-    c.into_iter().collect()
+    let mut entries: Vec<((usize, usize), usize)> = live.into_iter().collect();
+    entries.sort_unstable();
+    Accumulation {
+        slots,
+        fmas,
+        entries,
+    }
+}
+
+/// Runs `seq` on the labels `c` (one per edge of `d`, in order): the
+/// Jacobian's nonzero entries `(independent, dependent) → ∂y/∂x`.
+pub fn apply(d: &Dag, labels: &[f64], seq: &[Step]) -> BTreeMap<(usize, usize), f64> {
+    let acc = accumulation(d, seq);
+    let mut v = labels.to_vec();
+    v.resize(acc.slots, 0.0);
+    for f in &acc.fmas {
+        let x = v[f.a] * v[f.b];
+        v[f.target] = if f.fresh { x } else { v[f.target] + x };
+    }
+    acc.entries.iter().map(|&(e, k)| (e, v[k])).collect()
 }
 
 /// The Jacobian by summing label products along every path (what any
@@ -703,6 +754,11 @@ mod tests {
             }
             for (seq, cost) in seqs {
                 assert_eq!(cost_of(&d, &seq).0, cost, "case {case}: {d:?} {seq:?}");
+                // The generated code's multiply-adds: one per
+                // multiplication counted, the entries the ones left.
+                let acc = accumulation(&d, &seq);
+                assert_eq!(acc.fmas.len() as u64, cost, "case {case}");
+                assert_eq!(acc.entries.len(), c.jacobian_entries, "case {case}");
                 let got = apply(&d, &labels, &seq);
                 let keys =
                     |m: &BTreeMap<(usize, usize), f64>| m.keys().copied().collect::<Vec<_>>();

@@ -56,6 +56,9 @@ pub struct Request {
     /// intents' roles (the editor analyses the whole workspace).
     pub others: bool,
     pub recording: Recording,
+    /// Whether the adjoint preaccumulates local Jacobians
+    /// ([`crate::preaccumulation`]).
+    pub preaccumulate: crate::preaccumulation::Preaccumulation,
     /// Subroutines whose adjoint the user writes (`dfort.toml`'s
     /// `[adjoint] supplied`, `--supplied`), lower-case: the adjoint calls
     /// their `s_b` and writes none ([`Supplied`]).
@@ -69,6 +72,7 @@ impl Default for Request {
             roots: Vec::new(),
             others: true,
             recording: Recording::Inversion,
+            preaccumulate: Default::default(),
             supplied: Vec::new(),
         }
     }
@@ -266,6 +270,9 @@ impl ProgramFacts {
     /// preaccumulating each costs ([`crate::preaccumulation`]), computed
     /// when asked.
     pub fn local_jacobians(&self, unit: UnitId) -> Vec<crate::preaccumulation::BlockJacobians> {
+        if let Some(t) = self.tbr_of(unit).filter(|t| !t.jacobians.is_empty()) {
+            return t.jacobians.clone();
+        }
         match (self.unit(unit), self.activity_of(unit)) {
             (Some(u), Some(act)) => crate::preaccumulation::of_unit(u, act),
             _ => Vec::new(),
@@ -513,6 +520,7 @@ fn analyse_resolved(
             &shapes,
             recording.store_all(),
             recording.inversion(),
+            request.preaccumulate,
             splittable,
             effects_in(&effects, &program, previous),
             reuse,

@@ -55,6 +55,46 @@ pub struct LocalGraph {
     /// Why the graph ends where it does: the next statement's use whose
     /// definition is ambiguous (`None`: the run ends).
     pub split_at: Option<(StmtId, String)>,
+    /// Per edge of `dag` (same order): what its label is.
+    pub edge_labels: Vec<EdgeLabel>,
+    /// Per independent: a reference to it (its address at the graph's
+    /// start).
+    pub independents: Vec<Expr>,
+    /// Per dependent: the statement whose target holds it.
+    pub dependents: Vec<StmtId>,
+    /// Whether no two dependents may be the same address (different
+    /// elements of one array under subscripts that may be equal).
+    pub dependents_distinct: bool,
+}
+
+/// The label of one edge `(i, j)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EdgeLabel {
+    /// 1: a dependent behind a unit edge.
+    Unit,
+    /// `∂φ/∂c` summed over the children `c` of the operation `φ` (vertex
+    /// `j`, at `path` in statement `stmt`'s right-hand side) whose value
+    /// is vertex `i`. A path and the children count operands: the one of
+    /// a unary operation, lhs 0 and rhs 1 of a binary one, an intrinsic's
+    /// arguments in order.
+    Partial {
+        stmt: StmtId,
+        path: Vec<u32>,
+        children: Vec<u32>,
+    },
+}
+
+/// Where a vertex of a graph being built comes from.
+#[derive(Clone, Debug)]
+enum Origin {
+    Input(Expr),
+    /// An operation at `path` in `stmt`'s right-hand side, with its
+    /// operands: (child, vertex).
+    Op {
+        stmt: StmtId,
+        path: Vec<u32>,
+        operands: Vec<(u32, usize)>,
+    },
 }
 
 /// The graphs of one basic block, in order.
@@ -224,14 +264,16 @@ struct Building {
     stmts: Vec<StmtId>,
     labels: Vec<String>,
     input: Vec<bool>,
+    origins: Vec<Origin>,
     edges: BTreeSet<(usize, usize)>,
     /// P_var: the value each address holds, as defined in this graph.
     tracked: Vec<(Addr, Option<usize>)>,
     /// The independents, by address and ud-chain.
     inputs: HashMap<(Addr, Chain), usize>,
     /// Per statement of the graph (run position): the vertex of the
-    /// value it assigns, and the variable's text.
-    values: Vec<(usize, Option<usize>, SymbolId, String)>,
+    /// value it assigns, the variable's text, the statement and the
+    /// target's address.
+    values: Vec<(usize, Option<usize>, SymbolId, String, StmtId, Addr)>,
     split_at: Option<(StmtId, String)>,
     /// The operations named by the variable they are assigned to.
     named: BTreeSet<usize>,
@@ -241,7 +283,7 @@ struct Building {
 enum Leaf {
     Passive,
     Tracked(Addr),
-    Input(Addr, Chain, String),
+    Input(Addr, Chain, Expr),
 }
 
 struct Run<'a> {
@@ -407,7 +449,7 @@ impl<'a> Run<'a> {
                 out.push(if inside {
                     Leaf::Tracked(a)
                 } else {
-                    Leaf::Input(a, d, print(self.unit, e))
+                    Leaf::Input(a, d, e.clone())
                 });
                 Ok(())
             }
@@ -426,25 +468,52 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Adds the vertices of `e` to `g`, reading its resolved leaves in
-    /// order; the vertex of its value (`None`: no active value).
+    /// [`Run::build`] of the child `k` of the expression at `path`.
+    fn child(
+        &self,
+        g: &mut Building,
+        st: StmtId,
+        path: &mut Vec<u32>,
+        k: u32,
+        x: &Expr,
+        leaves: &mut std::vec::IntoIter<Leaf>,
+    ) -> Option<usize> {
+        path.push(k);
+        let v = self.build(g, st, path, x, leaves);
+        path.pop();
+        v
+    }
+
+    /// Adds the vertices of `e` (at `path` in statement `st`'s
+    /// right-hand side) to `g`, reading its resolved leaves in order; the
+    /// vertex of its value (`None`: no active value).
     fn build(
         &self,
         g: &mut Building,
+        st: StmtId,
+        path: &mut Vec<u32>,
         e: &Expr,
         leaves: &mut std::vec::IntoIter<Leaf>,
     ) -> Option<usize> {
-        let op = |g: &mut Building, label: &str, kids: Vec<Option<usize>>| {
-            let kids: BTreeSet<usize> = kids.into_iter().flatten().collect();
-            if kids.is_empty() {
+        let op = |g: &mut Building, path: &[u32], label: &str, kids: Vec<(u32, Option<usize>)>| {
+            let operands: Vec<(u32, usize)> = kids
+                .into_iter()
+                .filter_map(|(c, v)| Some((c, v?)))
+                .collect();
+            if operands.is_empty() {
                 return None;
             }
             let v = g.labels.len();
             g.labels.push(label.to_string());
             g.input.push(false);
-            for k in kids {
+            for &(_, k) in &operands {
                 g.edges.insert((k, v));
             }
+            g.origins.push(Origin::Op {
+                stmt: st,
+                path: path.to_vec(),
+                operands,
+            });
             Some(v)
         };
         match &e.kind {
@@ -453,12 +522,13 @@ impl<'a> Run<'a> {
                 match leaves.next()? {
                     Leaf::Passive => None,
                     Leaf::Tracked(a) => g.tracked.iter().rev().find(|(b, _)| *b == a)?.1,
-                    Leaf::Input(a, d, text) => {
+                    Leaf::Input(a, d, reference) => {
                         let n = g.labels.len();
                         let v = *g.inputs.entry((a, d)).or_insert(n);
                         if v == n {
-                            g.labels.push(text);
+                            g.labels.push(print(self.unit, &reference));
                             g.input.push(true);
+                            g.origins.push(Origin::Input(reference));
                         }
                         Some(v)
                     }
@@ -468,37 +538,48 @@ impl<'a> Run<'a> {
                 op: UnaryOp::Neg,
                 operand,
             } => {
-                let x = self.build(g, operand, leaves);
-                op(g, "-", vec![x])
+                let x = self.child(g, st, path, 0, operand, leaves);
+                let here = path.clone();
+                op(g, &here, "-", vec![(0, x)])
             }
-            ExprKind::Unary { operand, .. } => self.build(g, operand, leaves),
+            ExprKind::Unary { operand, .. } => self.child(g, st, path, 0, operand, leaves),
             ExprKind::Binary { op: o, lhs, rhs } => {
-                let a = self.build(g, lhs, leaves);
-                let b = self.build(g, rhs, leaves);
+                let a = self.child(g, st, path, 0, lhs, leaves);
+                let b = self.child(g, st, path, 1, rhs, leaves);
+                let here = path.clone();
                 match o {
                     BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => {
-                        op(g, o.as_str(), vec![a, b])
+                        op(g, &here, o.as_str(), vec![(0, a), (1, b)])
                     }
-                    BinaryOp::Pow if matches!(rhs.kind, ExprKind::Int(_)) => op(g, "**", vec![a]),
-                    BinaryOp::Pow => op(g, "**", vec![a, b]),
+                    BinaryOp::Pow if matches!(rhs.kind, ExprKind::Int(_)) => {
+                        op(g, &here, "**", vec![(0, a)])
+                    }
+                    BinaryOp::Pow => op(g, &here, "**", vec![(0, a), (1, b)]),
                     _ => None,
                 }
             }
             ExprKind::Intrinsic { name, args } => {
-                let vals: Vec<Option<usize>> = args
+                let vals: Vec<(u32, Option<usize>)> = args
                     .iter()
-                    .map(|a| self.build(g, &a.value, leaves))
+                    .enumerate()
+                    .map(|(k, a)| {
+                        (
+                            k as u32,
+                            self.child(g, st, path, k as u32, &a.value, leaves),
+                        )
+                    })
                     .collect();
+                let here = path.clone();
                 match intrinsics::lookup(name).map(|i| i.rule) {
                     Some(Rule::Partials { d, .. }) => {
                         let kids = vals
                             .into_iter()
                             .zip(d)
-                            .map(|(v, p)| v.filter(|_| !p.is_empty()))
+                            .map(|((c, v), p)| (c, v.filter(|_| !p.is_empty())))
                             .collect();
-                        op(g, name, kids)
+                        op(g, &here, name, kids)
                     }
-                    Some(Rule::Extremum { .. }) => op(g, name, vals),
+                    Some(Rule::Extremum { .. }) => op(g, &here, name, vals),
                     _ => None,
                 }
             }
@@ -509,21 +590,34 @@ impl<'a> Run<'a> {
 
 /// Ends `g`: its dependents (the values of `values` that `needed`
 /// says are used after it), the vertices reaching them, renumbered.
-fn finish(g: Building, needed: impl Fn(usize, SymbolId) -> bool) -> Option<LocalGraph> {
+fn finish(
+    g: Building,
+    classes: &Classes,
+    needed: impl Fn(usize, SymbolId) -> bool,
+) -> Option<LocalGraph> {
     let v = g.labels.len();
     let mut succs: Vec<Vec<usize>> = vec![Vec::new(); v];
     for &(i, j) in &g.edges {
         succs[i].push(j);
     }
-    let deps: Vec<(usize, String)> = g
+    let kept: Vec<_> = g
         .values
         .iter()
-        .filter(|(k, val, sym, _)| val.is_some() && needed(*k, *sym))
-        .map(|(_, val, _, text)| (val.unwrap_or(0), text.clone()))
+        .filter(|(k, val, sym, ..)| val.is_some() && needed(*k, *sym))
+        .collect();
+    let deps: Vec<(usize, String)> = kept
+        .iter()
+        .map(|(_, val, _, text, ..)| (val.unwrap_or(0), text.clone()))
         .collect();
     if deps.is_empty() {
         return None;
     }
+    let dependents: Vec<StmtId> = kept.iter().map(|x| x.4).collect();
+    let dependents_distinct = kept.iter().enumerate().all(|(a, x)| {
+        kept[a + 1..]
+            .iter()
+            .all(|y| classes.relation(&x.5, &y.5) == Rel::Distinct)
+    });
     // The vertices reaching a dependent.
     let mut alive = vec![false; v];
     let mut work: Vec<usize> = deps.iter().map(|d| d.0).collect();
@@ -565,23 +659,51 @@ fn finish(g: Building, needed: impl Fn(usize, SymbolId) -> bool) -> Option<Local
         labels.push(g.labels[x].clone());
     }
     let (n, p) = (inputs.len(), inter.len());
-    let mut edges: Vec<(usize, usize)> = Vec::new();
+    let independents = inputs
+        .iter()
+        .filter_map(|&x| match &g.origins[x] {
+            Origin::Input(e) => Some(e.clone()),
+            Origin::Op { .. } => None,
+        })
+        .collect();
+    let mut labelled: Vec<((usize, usize), EdgeLabel)> = Vec::new();
     for ((x, text), o) in deps.iter().zip(&own) {
         let y = labels.len();
         labels.push(text.clone());
         if *o {
             number[*x] = y;
         } else {
-            edges.push((number[*x], y));
+            labelled.push(((number[*x], y), EdgeLabel::Unit));
         }
     }
     for &(i, j) in &g.edges {
         if alive[i] && alive[j] {
-            edges.push((number[i], number[j]));
+            let Origin::Op {
+                stmt,
+                path,
+                operands,
+            } = &g.origins[j]
+            else {
+                continue;
+            };
+            let children = operands
+                .iter()
+                .filter(|(_, v)| *v == i)
+                .map(|(c, _)| *c)
+                .collect();
+            labelled.push((
+                (number[i], number[j]),
+                EdgeLabel::Partial {
+                    stmt: *stmt,
+                    path: path.clone(),
+                    children,
+                },
+            ));
         }
     }
-    edges.sort_unstable();
-    edges.dedup();
+    labelled.sort_by_key(|x| x.0);
+    labelled.dedup_by_key(|x| x.0);
+    let (edges, edge_labels) = labelled.into_iter().unzip();
     Some(LocalGraph {
         stmts: g.stmts,
         dag: Dag {
@@ -592,6 +714,10 @@ fn finish(g: Building, needed: impl Fn(usize, SymbolId) -> bool) -> Option<Local
         },
         labels,
         split_at: g.split_at,
+        edge_labels,
+        independents,
+        dependents,
+        dependents_distinct,
     })
 }
 
@@ -633,7 +759,7 @@ fn flatten_run(
             }
         }
         let mut it = leaves.into_iter();
-        let value = r.build(&mut g, rhs, &mut it);
+        let value = r.build(&mut g, st, &mut Vec::new(), rhs, &mut it);
         let Some(target) = r.addr(lhs) else { continue };
         let sym = target.sym;
         let value = value.filter(|_| is_real(unit, sym));
@@ -646,7 +772,8 @@ fn flatten_run(
         g.tracked
             .retain(|(a, _)| classes.relation(a, &target) == Rel::Distinct);
         g.tracked.push((target.clone(), value));
-        g.values.push((k, value, sym, print(unit, lhs)));
+        g.values
+            .push((k, value, sym, print(unit, lhs), st, target.clone()));
         g.stmts.push(st);
         r.defs.push(target);
         *r.writes.entry(sym).or_insert(0) += 1;
@@ -660,7 +787,7 @@ fn flatten_run(
     };
     done.into_iter()
         .filter_map(|g| {
-            finish(g, |k, sym| {
+            finish(g, classes, |k, sym| {
                 r.used_later.contains(&k)
                     || (survives(k) && last.is_some_and(|l| act.active_after(l, sym)))
             })

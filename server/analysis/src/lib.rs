@@ -71,6 +71,7 @@ pub(crate) mod test_support {
             }],
             others: false,
             recording: crate::decisions::Recording::Inversion,
+            preaccumulate: Default::default(),
             supplied: Vec::new(),
         }
     }

@@ -40,6 +40,7 @@ use crate::dep::{bind_call, space_of, Iface, Space, Summaries, Summary};
 use crate::engine::{solve, Direction};
 use crate::incremental::{callers_of, Changes, LazyContexts, Pending};
 use crate::interproc::ProgramActivity;
+use crate::preaccumulation::Preaccumulation;
 use crate::shape::{Shapes, UnitShape};
 use dfort_ir::bitset::BitSet;
 use dfort_ir::callgraph::Callee;
@@ -100,6 +101,12 @@ pub struct Tbr {
     /// values: their writes of it record only what reaches the loop from
     /// before it, and those in `recording` ([`crate::final_reads`]).
     pub final_reads: Vec<crate::final_reads::Pair>,
+    /// The local Jacobians of the unit's blocks and which the adjoint
+    /// preaccumulates ([`crate::preaccumulation`]; empty when it does
+    /// not). A preaccumulated graph's statements require only the
+    /// subscripts of their active references and targets: the forward
+    /// sweep pushes the Jacobian their partials make.
+    pub jacobians: Vec<crate::preaccumulation::BlockJacobians>,
 }
 
 impl Tbr {
@@ -597,6 +604,57 @@ fn expression_actuals(unit: &Unit, act: &Activity, st: &Stmt, args: &[Arg], req:
     }
 }
 
+/// The statement-level estimate of a local graph
+/// ([`crate::preaccumulation`]): the variables its statements' partials
+/// read that a statement of the graph assigns.
+fn statement_level(
+    unit: &Unit,
+    g: &crate::flatten::LocalGraph,
+    full: &IdVec<StmtId, StmtReq>,
+) -> usize {
+    let mut read = BitSet::new(unit.symbols.len());
+    let mut assigned = BitSet::new(unit.symbols.len());
+    for &s in &g.stmts {
+        read.union_with(&full[s].own);
+        if let StmtKind::Assign { lhs, .. } = &unit.stmt(s).kind {
+            if let Some((t, _)) = target(lhs) {
+                assigned.insert_id(t);
+            }
+        }
+    }
+    read.iter().filter(|&v| assigned.contains(v)).count()
+}
+
+/// Req of a preaccumulated assignment: the subscripts of its active
+/// references and of its target (the reverse sweep reads and resets
+/// those adjoints), minus what it kills.
+fn preaccumulated_req(
+    unit: &Unit,
+    act: &Activity,
+    callees: Option<&Callees>,
+    st: &Stmt,
+    kill: &BitSet,
+) -> BitSet {
+    let mut req = BitSet::new(unit.symbols.len());
+    let StmtKind::Assign { lhs, rhs } = &st.kind else {
+        return req;
+    };
+    let varied = varied_around(act, st.id);
+    let rules = Rules {
+        unit,
+        varied: &varied,
+        callees,
+    };
+    rules.req_with(rhs, &mut |x, need| {
+        if need == Need::Indices {
+            index_vars(unit, x, &mut req);
+        }
+    });
+    index_vars(unit, lhs, &mut req);
+    req.subtract(kill);
+    req
+}
+
 /// Runs TBR on one unit alone, given its activity (calls conservative).
 pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) -> Tbr {
     let shape = crate::shape::Shapes::default().of(program, unit);
@@ -607,6 +665,7 @@ pub fn analyze(program: &Program, unit: &Unit, act: &Activity, store_all: bool) 
         act,
         store_all,
         false,
+        Preaccumulation::Off,
         None,
         &BitSet::default(),
         &crate::split::Splittable::new(),
@@ -627,6 +686,7 @@ pub fn analyze_with(
     act: &Activity,
     store_all: bool,
     inversion: bool,
+    preaccumulate: Preaccumulation,
     callees: Option<&Callees>,
     in_req_entry: &BitSet,
     splittable: &crate::split::Splittable,
@@ -637,6 +697,25 @@ pub fn analyze_with(
         .iter()
         .map(|st| req_kill(program, unit, act, callees, &shape.counted, splittable, st))
         .collect();
+    let jacobians = match preaccumulate {
+        Preaccumulation::Off => Vec::new(),
+        mode => {
+            let j = crate::preaccumulation::decide(unit, act, mode, &|g| {
+                statement_level(unit, g, &full)
+            });
+            for s in j
+                .iter()
+                .flat_map(|b| &b.jacobians)
+                .filter(|lj| lj.accumulation().is_some())
+                .flat_map(|lj| &lj.graph.stmts)
+            {
+                let r = &mut full[*s];
+                r.req = preaccumulated_req(unit, act, callees, unit.stmt(*s), &r.kill);
+                r.own = BitSet::new(unit.symbols.len());
+            }
+            j
+        }
+    };
     // In units with jumps, an invertible assignment passes its variable's
     // requirement through (the reverse sweep inverts it) and requires the
     // other operands of the inversion.
@@ -738,6 +817,7 @@ pub fn analyze_with(
     tbr.records.sort_by_key(|r| (r.stmt, r.variable));
     tbr.records.dedup();
     tbr.final_reads = finals;
+    tbr.jacobians = jacobians;
     tbr.split = full
         .iter_enumerated()
         .filter(|(_, r)| r.split)
@@ -849,6 +929,7 @@ fn records_of(
         split: Vec::new(),
         passive_references: Default::default(),
         undeclared_globals: Vec::new(),
+        jacobians: Vec::new(),
     };
     for (i, node) in cfg.nodes.iter_enumerated() {
         // A DO statement's InReq is what reaches the loop from before it
@@ -1191,6 +1272,8 @@ pub struct ProgramTbr {
     pub store_all: bool,
     /// Whether loops' address variables were left to their plans.
     pub inversion: bool,
+    /// Whether local Jacobians were preaccumulated.
+    pub preaccumulate: Preaccumulation,
     /// Per unit: the `InReq` context its callers outside its call-graph
     /// component gave it (what a rerun compares).
     pub entry: ChunkVec<UnitId, Arc<BitSet>>,
@@ -1224,6 +1307,7 @@ pub fn analyze_program(
         &shapes,
         store_all,
         inversion,
+        Preaccumulation::Off,
         &splittable,
         &effects,
         None,
@@ -1249,6 +1333,7 @@ pub fn analyze_program_with(
     shapes: &Shapes,
     store_all: bool,
     inversion: bool,
+    preaccumulate: Preaccumulation,
     splittable: &crate::split::SplitTable,
     effects: &crate::effects::ProgramEffects,
     reuse: Option<(&ProgramTbr, &Changes)>,
@@ -1261,6 +1346,7 @@ pub fn analyze_program_with(
             && c.body.len() == n
             && p.store_all == store_all
             && p.inversion == inversion
+            && p.preaccumulate == preaccumulate
     });
     let spaces: IdVec<UnitId, OnceCell<Box<Space>>> = IdVec::from_fn(n, |_| OnceCell::new());
     let space = |u: UnitId| {
@@ -1436,6 +1522,7 @@ pub fn analyze_program_with(
                         act,
                         store_all,
                         inversion,
+                        preaccumulate,
                         Some(&callees),
                         context,
                         &splittable[u],
@@ -1482,6 +1569,7 @@ pub fn analyze_program_with(
         summaries: sums,
         store_all,
         inversion,
+        preaccumulate,
         entry,
         outgoing,
         recomputed,

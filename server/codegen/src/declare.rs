@@ -1088,6 +1088,7 @@ mod tests {
             }],
             others: false,
             recording: Default::default(),
+            preaccumulate: Default::default(),
             supplied: Vec::new(),
         };
         let facts = dfort_analysis::facts::analyse(&p, &request, None);

@@ -17,6 +17,12 @@ pub struct AdjointArgs {
     /// indices by inversion and recomputation (paper 003), for comparison.
     #[arg(long)]
     no_inversion: bool,
+    /// Preaccumulate basic blocks' local Jacobians (papers 002 and 004):
+    /// `cost` (the bare flag) where a Jacobian has fewer entries than the
+    /// statements' adjoints would record, `all` wherever it can, `off`.
+    /// Default: `dfort.toml`'s `[adjoint] preaccumulate`, else off.
+    #[arg(long, value_name = "WHEN", num_args = 0..=1, default_missing_value = "cost", require_equals = true)]
+    preaccumulate: Option<crate::config::Preaccumulate>,
 }
 
 /// The recording the `--no-tbr` / `--no-inversion` flags ask for.
@@ -25,7 +31,11 @@ pub fn recording(no_tbr: bool, no_inversion: bool) -> Recording {
 }
 
 pub fn run(args: AdjointArgs) -> ExitCode {
-    let Some(loaded) = load_root(&args.diff, recording(args.no_tbr, args.no_inversion)) else {
+    let Some(loaded) = load_root(
+        &args.diff,
+        recording(args.no_tbr, args.no_inversion),
+        args.preaccumulate.map(|p| p.mode()),
+    ) else {
         return ExitCode::from(1);
     };
     let snap = &loaded.session.snap;

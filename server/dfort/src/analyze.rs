@@ -43,6 +43,12 @@ pub struct AnalyzeArgs {
     /// indices by inversion and recomputation (paper 003).
     #[arg(long)]
     no_inversion: bool,
+    /// Preaccumulate basic blocks' local Jacobians (papers 002 and 004):
+    /// `cost` (the bare flag) where a Jacobian has fewer entries than the
+    /// statements' adjoints would record, `all` wherever it can, `off`.
+    /// Default: `dfort.toml`'s `[adjoint] preaccumulate`, else off.
+    #[arg(long, value_name = "WHEN", num_args = 0..=1, default_missing_value = "cost", require_equals = true)]
+    preaccumulate: Option<crate::config::Preaccumulate>,
     /// Explain why this variable is (or is not) active, in each unit that has it.
     #[arg(long, value_name = "VAR")]
     explain: Option<String>,
@@ -79,6 +85,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             }],
             others: false,
             recording,
+            preaccumulate: args.preaccumulate.map(|p| p.mode()),
         },
         None => Ask {
             supplied: Vec::new(),
@@ -89,6 +96,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
                 .collect(),
             others: true,
             recording,
+            preaccumulate: args.preaccumulate.map(|p| p.mode()),
         },
     };
     let session = Session::open(&files, &args.form, &ask);
@@ -124,6 +132,7 @@ pub fn report(snap: &Snapshot) -> Report {
     Report::new(
         &summaries(snap),
         snap.analysis().request.recording.as_str(),
+        snap.analysis().request.preaccumulate.as_str(),
         snap,
     )
 }
@@ -142,6 +151,7 @@ pub fn json_for(
         roots: specs.to_vec(),
         others,
         recording,
+        preaccumulate: None,
     };
     let session = Session::open(files, &crate::FormArgs::default(), &ask);
     let snap = &session.snap;

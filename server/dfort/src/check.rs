@@ -70,6 +70,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         supplied: Vec::new(),
         others: false,
         recording: Default::default(),
+        preaccumulate: None,
     };
     let session = Session::open(&files, &args.form, &ask);
     session.report_load_errors();

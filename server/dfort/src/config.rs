@@ -20,6 +20,7 @@
 //!
 //! [adjoint]                    # optional
 //! supplied = { cg2d = "cg2d_ad.F" }  # subroutines whose adjoint (cg2d_b) you write, and its file
+//! preaccumulate = "cost"       # optional: "off" (default), "cost" or "all", as --preaccumulate
 //! ```
 //!
 //! (`files` is written before the tables.)
@@ -69,11 +70,47 @@ pub struct AdjointConfig {
     /// it with the generated adjoint).
     #[serde(default)]
     pub supplied: BTreeMap<String, PathBuf>,
+    /// Whether the adjoint preaccumulates local Jacobians (as
+    /// `--preaccumulate`; the editor's generated adjoints too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preaccumulate: Option<Preaccumulate>,
+}
+
+/// When the adjoint preaccumulates a basic block's local Jacobian
+/// (`--preaccumulate[=WHEN]`, `[adjoint] preaccumulate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Preaccumulate {
+    /// Never: statement-level adjoints.
+    Off,
+    /// Where the Jacobian has fewer entries than the statements' adjoints
+    /// would record.
+    Cost,
+    /// Every graph it can (for testing).
+    All,
+}
+
+impl Preaccumulate {
+    pub fn mode(self) -> dfort_analysis::preaccumulation::Preaccumulation {
+        use dfort_analysis::preaccumulation::Preaccumulation as P;
+        match self {
+            Preaccumulate::Off => P::Off,
+            Preaccumulate::Cost => P::Cost,
+            Preaccumulate::All => P::All,
+        }
+    }
 }
 
 impl AdjointConfig {
     fn is_empty(&self) -> bool {
-        self.supplied.is_empty()
+        self.supplied.is_empty() && self.preaccumulate.is_none()
+    }
+
+    /// The preaccumulation asked for (off when none is).
+    pub fn preaccumulation(&self) -> dfort_analysis::preaccumulation::Preaccumulation {
+        self.preaccumulate
+            .map(Preaccumulate::mode)
+            .unwrap_or_default()
     }
 
     /// The supplied adjoints (lower-case names) with their files, relative

@@ -6,6 +6,7 @@
 
 use dfort_analysis::address_report::LoopReport;
 use dfort_analysis::decisions::NeededBy;
+use dfort_analysis::preaccumulation::Decision;
 use dfort_ide::render::{self, Source};
 use dfort_ide::summary::{names, UnitSummary};
 use dfort_ir::{StmtId, SymbolId, Unit};
@@ -15,6 +16,8 @@ use serde::Serialize;
 pub struct Report {
     /// `tbr+inversion`, `tbr` or `store-all`.
     pub tbr_mode: &'static str,
+    /// `off`, `cost` or `all` (`--preaccumulate`).
+    pub preaccumulate: &'static str,
     pub units: Vec<UnitReport>,
 }
 
@@ -94,6 +97,15 @@ pub struct JacobianJson {
     /// The graph ends before this line: a use there may read a value
     /// the graph defines or an older one (paper 002 §5).
     pub split_before_line: Option<u32>,
+    /// What the adjoint does with it: `"off"` (preaccumulation not
+    /// asked), `"preaccumulated"` or `"statement-level"`.
+    pub adjoint: &'static str,
+    /// Why it keeps statement-level adjoints when preaccumulation was
+    /// asked (`null` otherwise).
+    pub adjoint_reason: Option<String>,
+    /// The statement-level estimate: values the statements' partials read
+    /// that the graph assigns.
+    pub statement_level: usize,
 }
 
 #[derive(Serialize)]
@@ -190,9 +202,15 @@ pub struct RecoveryJson {
 
 impl Report {
     /// The report of `summaries` in `tbr_mode`, with lines from `src`.
-    pub fn new(summaries: &[UnitSummary], tbr_mode: &'static str, src: &dyn Source) -> Report {
+    pub fn new(
+        summaries: &[UnitSummary],
+        tbr_mode: &'static str,
+        preaccumulate: &'static str,
+        src: &dyn Source,
+    ) -> Report {
         Report {
             tbr_mode,
+            preaccumulate,
             units: summaries.iter().map(|s| unit_report(s, src)).collect(),
         }
     }
@@ -238,6 +256,16 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
                     p: d.p,
                     reverse: c.reverse,
                     split_before_line: j.graph.split_at.as_ref().map(|(s, _)| line(*s)),
+                    adjoint: match &j.decision {
+                        Decision::NotAsked => "off",
+                        Decision::Preaccumulated(_) => "preaccumulated",
+                        Decision::StatementLevel(_) => "statement-level",
+                    },
+                    adjoint_reason: match &j.decision {
+                        Decision::StatementLevel(w) => Some(w.as_sentence()),
+                        _ => None,
+                    },
+                    statement_level: j.statement_level,
                 }
             })
             .collect(),

@@ -25,6 +25,9 @@ pub struct Ask {
     /// Also every other procedure nobody calls (as the editor does).
     pub others: bool,
     pub recording: Recording,
+    /// Whether the adjoint preaccumulates local Jacobians (the command
+    /// line's; `None`: `dfort.toml`'s, else off).
+    pub preaccumulate: Option<dfort_analysis::preaccumulation::Preaccumulation>,
     /// Subroutines whose adjoint the user supplies, lower case (the
     /// command line's; `dfort.toml`'s are added when the files are read).
     pub supplied: Vec<String>,
@@ -49,6 +52,7 @@ impl FormArgs {
             roots: ask.roots.clone(),
             others: ask.others,
             recording: ask.recording,
+            preaccumulate: ask.preaccumulate.unwrap_or_default(),
             supplied: ask.supplied.clone(),
             cpp: self.cpp_config(),
             ..HostConfig::default()
@@ -65,6 +69,9 @@ impl Session {
         let mut config = form.host_config(ask);
         if let Ok(Some((path, c))) = crate::config::load(files) {
             c.preprocessor.apply(&path, &mut config.cpp);
+            if ask.preaccumulate.is_none() {
+                config.preaccumulate = c.adjoint.preaccumulation();
+            }
             for (name, _) in c.adjoint.supplied_files(&path) {
                 if !config.supplied.contains(&name) {
                     config.supplied.push(name);
@@ -159,12 +166,24 @@ impl Session {
         spec: RootSpec,
         recording: Recording,
     ) -> Result<(Session, dfort_ir::UnitId, Roles), String> {
+        Session::for_root_with(files, spec, recording, None)
+    }
+
+    /// [`Session::for_root`] preaccumulating local Jacobians as
+    /// `preaccumulate` says (`None`: as `dfort.toml` says).
+    pub fn for_root_with(
+        files: &[PathBuf],
+        spec: RootSpec,
+        recording: Recording,
+        preaccumulate: Option<dfort_analysis::preaccumulation::Preaccumulation>,
+    ) -> Result<(Session, dfort_ir::UnitId, Roles), String> {
         let name = spec.name.clone();
         let ask = Ask {
             supplied: Vec::new(),
             roots: vec![spec],
             others: false,
             recording,
+            preaccumulate,
         };
         let session = Session::open(files, &FormArgs::default(), &ask);
         if let Some(e) = session.first_error() {

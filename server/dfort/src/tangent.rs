@@ -112,7 +112,11 @@ pub fn root_spec(args: &DiffArgs, config: Option<&(PathBuf, RootConfig)>) -> Roo
 
 /// Loads the files, checks them, and finds the root and its roles as the
 /// analyses resolved them, reporting problems on stderr.
-pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
+pub fn load_root(
+    args: &DiffArgs,
+    recording: Recording,
+    preaccumulate: Option<dfort_analysis::preaccumulation::Preaccumulation>,
+) -> Option<Loaded> {
     let files = match crate::config::files_or_listed(&args.files) {
         Ok(f) => f,
         Err(e) => {
@@ -143,6 +147,7 @@ pub fn load_root(args: &DiffArgs, recording: Recording) -> Option<Loaded> {
         roots: vec![root_spec(args, config.as_ref())],
         others: false,
         recording,
+        preaccumulate,
         supplied: args
             .supplied_on_command_line()
             .into_iter()
@@ -298,7 +303,7 @@ pub fn report_refusals(
 
 pub fn run(args: TangentArgs) -> ExitCode {
     let args = &args.diff;
-    let Some(loaded) = load_root(args, Recording::default()) else {
+    let Some(loaded) = load_root(args, Recording::default(), None) else {
         return ExitCode::from(1);
     };
     let snap = &loaded.session.snap;

@@ -62,6 +62,11 @@ pub struct VerifyArgs {
     /// `dfort adjoint --no-inversion`).
     #[arg(long)]
     no_inversion: bool,
+    /// Generate the adjoint preaccumulating local Jacobians (as `dfort
+    /// adjoint --preaccumulate`; `cost`, `all` or `off`; default:
+    /// `dfort.toml`'s).
+    #[arg(long, value_name = "WHEN", num_args = 0..=1, default_missing_value = "cost", require_equals = true)]
+    preaccumulate: Option<crate::config::Preaccumulate>,
     /// Random points to check at.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     points: u32,
@@ -1045,7 +1050,8 @@ fn verify(args: &VerifyArgs) -> Result<bool, Stop> {
     let chars = pairs_of(&args.chars, |v| Ok(v.to_string()))?;
     let logicals = pairs_of(&args.logicals, logical)?;
     let recording = crate::adjoint::recording(args.no_tbr, args.no_inversion);
-    let Some(loaded) = load_root(&args.diff, recording) else {
+    let Some(loaded) = load_root(&args.diff, recording, args.preaccumulate.map(|p| p.mode()))
+    else {
         return Err("nothing to verify".into());
     };
     let Loaded {

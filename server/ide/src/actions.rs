@@ -308,6 +308,7 @@ pub(crate) fn every_dummy_active(
         }],
         others: false,
         recording: Recording::Inversion,
+        preaccumulate: Default::default(),
         supplied: Vec::new(),
     };
     dfort_analysis::facts::analyse(&snap.program, &request, None)
@@ -374,6 +375,7 @@ pub fn generate(
         roots: vec![spec],
         others: false,
         recording: Recording::Inversion,
+        preaccumulate: snap.config.preaccumulate,
         supplied: snap.config.supplied.clone(),
     };
     let facts = dfort_analysis::facts::analyse(&snap.program, &request, None);

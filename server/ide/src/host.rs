@@ -58,6 +58,9 @@ pub struct HostConfig {
     /// What the adjoint's forward sweep records (the editor shows the
     /// default mode).
     pub recording: Recording,
+    /// Whether the adjoint preaccumulates local Jacobians (`dfort.toml`'s
+    /// `[adjoint] preaccumulate`, the editor's `dfort.preaccumulate`).
+    pub preaccumulate: dfort_analysis::preaccumulation::Preaccumulation,
     /// Read every file in this form, whatever its extension (the command
     /// line's `--fixed` / `--free`).
     pub forced_form: Option<SourceForm>,
@@ -77,6 +80,7 @@ impl Default for HostConfig {
             roots: Vec::new(),
             others: true,
             recording: Recording::Inversion,
+            preaccumulate: Default::default(),
             forced_form: None,
             cpp: CppConfig::default(),
             supplied: Vec::new(),
@@ -91,6 +95,7 @@ impl HostConfig {
             roots: self.roots.clone(),
             others: self.others,
             recording: self.recording,
+            preaccumulate: self.preaccumulate,
             supplied: self.supplied.clone(),
         }
     }

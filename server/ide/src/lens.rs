@@ -107,9 +107,11 @@ pub fn code_lenses(snap: &Snapshot, path: &Path) -> Vec<Lens> {
 }
 
 /// Above the first statement of each local graph with two intermediates
-/// or more (with one, every elimination costs the same): its Jacobian's
-/// size and what forward, reverse and the best
-/// elimination found cost ([`dfort_analysis::preaccumulation`]).
+/// or more (with one, every elimination costs the same) or that the
+/// adjoint preaccumulates: its Jacobian's size, what forward, reverse and
+/// the best elimination found cost and, when the adjoint preaccumulates
+/// local Jacobians, what it does with this one
+/// ([`dfort_analysis::preaccumulation`]).
 fn jacobian_lenses(snap: &Snapshot, path: &Path, u: &dfort_ir::Unit) -> Vec<Lens> {
     let facts = snap.analysis();
     let Some(unit) = facts.unit(u.id) else {
@@ -121,7 +123,8 @@ fn jacobian_lenses(snap: &Snapshot, path: &Path, u: &dfort_ir::Unit) -> Vec<Lens
         .iter()
         .flat_map(|b| &b.jacobians)
     {
-        let Some(first) = j.graph.stmts.first().filter(|_| j.graph.dag.p > 1) else {
+        let shown = j.graph.dag.p > 1 || j.accumulation().is_some();
+        let Some(first) = j.graph.stmts.first().filter(|_| shown) else {
             continue;
         };
         let span = unit.stmt(*first).span;
@@ -145,6 +148,43 @@ mod tests {
     use super::*;
     use crate::host::{Host, HostConfig};
     use std::path::PathBuf;
+
+    /// With preaccumulation asked for (`dfort.toml`'s `[adjoint]
+    /// preaccumulate`), the lens says what the adjoint does with the
+    /// graph, and the unit's line counts the records TBR is left with.
+    #[test]
+    fn the_lens_says_when_the_adjoint_preaccumulates() {
+        let text = "subroutine eos(n, t, s, rho)\n  integer :: n, k\n  real(8) :: t(n), s(n), rho(n), a, b, c\n  do k = 1, n\n    a = t(k) * t(k)\n    b = sqrt(s(k)) * a\n    c = exp(b) * a\n    rho(k) = c * b + a * t(k)\n  end do\nend subroutine\n";
+        let path = PathBuf::from("/w/eos.f90");
+        let titles = |preaccumulate| {
+            let config = HostConfig {
+                preaccumulate,
+                ..HostConfig::default()
+            };
+            let snap = Host::from_sources(vec![(path.clone(), text.into())], config).snapshot();
+            code_lenses(&snap, &path)
+                .into_iter()
+                .map(|l| l.title)
+                .collect::<Vec<_>>()
+        };
+        use dfort_analysis::preaccumulation::Preaccumulation;
+        let off = titles(Preaccumulation::Off);
+        let on = titles(Preaccumulation::Cost);
+        assert!(off[4].ends_with("best 11 ×"), "{off:?}");
+        assert!(!off[4].contains("preaccumulated"), "{off:?}");
+        assert!(
+            on[4].ends_with("· preaccumulated: 2 tape entries instead of about 3"),
+            "{on:?}"
+        );
+        assert_eq!(
+            off[3], "adjoint: active a, b, c, rho and 2 more · records 3 values",
+            "{off:?}"
+        );
+        assert_eq!(
+            on[3], "adjoint: active a, b, c, rho and 2 more · records no value",
+            "{on:?}"
+        );
+    }
 
     #[test]
     fn each_procedure_gets_its_actions_and_what_its_adjoint_does() {

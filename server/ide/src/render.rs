@@ -25,7 +25,7 @@ use dfort_analysis::checkpoint::{Saved, Why as SaveWhy};
 use dfort_analysis::counted_while::CountedWhile;
 use dfort_analysis::elimination::Step;
 use dfort_analysis::explain::Why;
-use dfort_analysis::preaccumulation::{BlockJacobians, LocalJacobian};
+use dfort_analysis::preaccumulation::{BlockJacobians, Decision, LocalJacobian};
 use dfort_analysis::recovery::{Ambiguity, NonInvertible};
 use dfort_analysis::reversal::Reversal;
 use dfort_ir::{Span, Stmt, StmtId, StmtKind, SymbolId, Unit};
@@ -979,8 +979,17 @@ pub fn elimination_steps(j: &LocalJacobian) -> Vec<String> {
 /// in one line (the code lens's title).
 pub fn jacobian_title(j: &LocalJacobian) -> String {
     let (d, c) = (&j.graph.dag, &j.costs);
+    let chosen = match &j.decision {
+        Decision::Preaccumulated(a) => format!(
+            " · preaccumulated: {} tape entries instead of about {}",
+            a.entries.len(),
+            j.statement_level
+        ),
+        Decision::StatementLevel(_) => " · statement-level adjoint".to_string(),
+        Decision::NotAsked => String::new(),
+    };
     format!(
-        "local Jacobian {}×{} · |E| = {} · forward {}, reverse {}, best {} ×",
+        "local Jacobian {}×{} · |E| = {} · forward {}, reverse {}, best {} ×{chosen}",
         d.m,
         d.n,
         d.edges.len(),
@@ -988,6 +997,21 @@ pub fn jacobian_title(j: &LocalJacobian) -> String {
         c.reverse,
         c.best
     )
+}
+
+/// What the adjoint does with a local graph, as a clause.
+pub fn jacobian_decision(j: &LocalJacobian) -> String {
+    match &j.decision {
+        Decision::NotAsked => "statement-level adjoint (preaccumulation off)".into(),
+        Decision::Preaccumulated(a) => format!(
+            "preaccumulated: {} Jacobian entries pushed (statement level: about {} values)",
+            a.entries.len(),
+            j.statement_level
+        ),
+        Decision::StatementLevel(why) => {
+            format!("statement-level adjoint: {}", why.as_sentence())
+        }
+    }
 }
 
 /// `dfort analyze`'s lines on the local Jacobians of a unit's blocks.
@@ -1000,15 +1024,12 @@ pub fn jacobian_lines(unit: &Unit, blocks: &[BlockJacobians], src: &dyn Source) 
             continue;
         };
         if out.is_empty() {
-            out.push(
-                "  local Jacobians (papers 002, 004; the adjoint does not preaccumulate them yet):"
-                    .into(),
-            );
+            out.push("  local Jacobians (papers 002, 004):".into());
         }
         let (a, b) = (line(*first), line(*last));
         let steps = elimination_steps(j);
         out.push(format!(
-            "    {}: {}×{}, n {}, p {}, m {}, |E| {}, {} entries; multiplications: forward {}, reverse {}, Markowitz {}, optimal vertex {}, edge {}{}; {}",
+            "    {}: {}×{}, n {}, p {}, m {}, |E| {}, {} entries; multiplications: forward {}, reverse {}, Markowitz {}, optimal vertex {}, edge {}{}; {}; {}",
             if a == b { format!("line {a}") } else { format!("lines {a}-{b}") },
             d.m,
             d.n,
@@ -1027,7 +1048,8 @@ pub fn jacobian_lines(unit: &Unit, blocks: &[BlockJacobians], src: &dyn Source) 
                 "nothing to eliminate".to_string()
             } else {
                 format!("best {} by {}: {}", c.best, c.best_method.as_str(), steps.join(", "))
-            }
+            },
+            jacobian_decision(j)
         ));
         if let Some((st, var)) = &j.graph.split_at {
             out.push(format!(

@@ -42,6 +42,10 @@ pub struct BenchAdjointArgs {
     /// Only the kernels whose root is NAME (repeatable).
     #[arg(long = "kernel", value_name = "NAME")]
     kernels: Vec<String>,
+    /// Time the TBR adjoint preaccumulating local Jacobians (as `dfort
+    /// adjoint --preaccumulate=WHEN`, `cost` or `all`).
+    #[arg(long, value_name = "WHEN", num_args = 0..=1, default_missing_value = "cost", require_equals = true)]
+    preaccumulate: Option<dfort::config::Preaccumulate>,
 }
 
 /// The manifest's schema (see the header of tests/kernels.toml). Keys the
@@ -438,7 +442,12 @@ enum Outcome {
 }
 
 /// Generates both adjoints of a kernel and compiles their drivers.
-fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
+fn prepare(
+    kernel: &Kernel,
+    base: &Path,
+    reps: u32,
+    preaccumulate: Option<dfort_analysis::preaccumulation::Preaccumulation>,
+) -> Prepared {
     let files: Vec<PathBuf> = kernel.files.iter().map(|f| base.join(f)).collect();
     let spec = RootSpec {
         name: kernel.root.to_ascii_lowercase(),
@@ -449,8 +458,11 @@ fn prepare(kernel: &Kernel, base: &Path, reps: u32) -> Prepared {
     // The analyses' facts in each recording mode (one host each, as
     // `dfort adjoint` reads its files).
     let mut sessions = Vec::new();
-    for recording in [Recording::Inversion, Recording::StoreAll] {
-        match Session::for_root(&files, spec.clone(), recording) {
+    for (recording, pre) in [
+        (Recording::Inversion, preaccumulate),
+        (Recording::StoreAll, None),
+    ] {
+        match Session::for_root_with(&files, spec.clone(), recording, pre) {
             Ok(s) => sessions.push(s),
             Err(e) => return Prepared::Failed(e),
         }
@@ -639,7 +651,7 @@ fn bench(args: &BenchAdjointArgs, out: &mut dyn std::io::Write) -> Result<(), St
     }
     let prepared: Vec<Prepared> = kernels
         .par_iter()
-        .map(|k| prepare(k, &base, args.reps))
+        .map(|k| prepare(k, &base, args.reps, args.preaccumulate.map(|p| p.mode())))
         .collect();
     let width = kernels
         .iter()

@@ -836,6 +836,7 @@ pub fn cases(repo: &Path) -> Result<Vec<Case>, String> {
             roots: toml_roots(&files)?,
             others: true,
             recording: Recording::Inversion,
+            preaccumulate: None,
         };
         let session = Session::open(&files, &dfort::FormArgs::default(), &ask);
         if session.first_error().is_some() {

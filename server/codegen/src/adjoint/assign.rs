@@ -162,7 +162,10 @@ impl Gen<'_> {
         }
         rev.extend(hoisted.before_adjoint());
         let zero = crate::derived::zero(program, unit, lhs, "_b");
-        if adjoint && derived_lhs {
+        if self.out.restore_only {
+            // A preaccumulated graph's statement: its Jacobian's
+            // transpose does the propagation ([`super::preaccumulate`]).
+        } else if adjoint && derived_lhs {
             rev.extend(
                 self.derived_adjoint(lhs, rhs, t)
                     .into_iter()

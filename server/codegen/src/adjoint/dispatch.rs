@@ -68,6 +68,9 @@ impl<'a> Gen<'a> {
             .map(|h| h.temp.index())
             .collect();
         match &st.kind {
+            StmtKind::Assign { lhs, rhs } if inp.preaccumulated.contains_key(&id) => {
+                self.preaccumulated_assignment(id, span, lhs, rhs, label)
+            }
             StmtKind::Assign { lhs, rhs } => self.assignment(id, span, lhs, rhs, label),
             StmtKind::Call { name, args, target } => self.call(id, span, name, args, target, label),
             StmtKind::If {

@@ -85,6 +85,11 @@ pub(super) struct Emitter {
     /// The numbers of the loops checkpointed with a binomial schedule
     /// (their integers `dfort_clo<c>`, … and plan `dfort_plan<c>`).
     pub binomials: Vec<usize>,
+    /// Whether the assignment being written keeps only its restores (a
+    /// preaccumulated graph's, [`super::preaccumulate`]).
+    pub restore_only: bool,
+    /// How many `dfort_pa` slots the preaccumulated graphs use.
+    pub pa_slots: usize,
 }
 
 impl Emitter {
@@ -115,6 +120,8 @@ impl Emitter {
             partial_sums: 0,
             ctor_seed: false,
             binomials: Vec::new(),
+            restore_only: false,
+            pa_slots: 0,
         }
     }
 

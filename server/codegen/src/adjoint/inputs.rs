@@ -90,6 +90,9 @@ pub(super) struct RoutineInputs<'a> {
     /// values its adjoint reads, saved at the block's end (the analysis'
     /// `block_saves`, by name).
     pub snapshots: HashMap<NodeId, Vec<String>>,
+    /// The statements of the graphs whose local Jacobians the adjoint
+    /// preaccumulates (TBR's `jacobians`), and where those graphs are.
+    pub preaccumulated: HashMap<StmtId, super::preaccumulate::Place>,
 }
 
 /// Gathers, for each routine of the derivative set of `root` (a root of
@@ -158,6 +161,23 @@ pub(super) fn gather<T>(
             decisions,
             calls: &decisions.calls,
             references: &decisions.references,
+            preaccumulated: tbr
+                .jacobians
+                .iter()
+                .enumerate()
+                .flat_map(|(block, b)| {
+                    b.jacobians
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, j)| j.accumulation().is_some())
+                        .flat_map(move |(graph, j)| {
+                            j.graph
+                                .stmts
+                                .iter()
+                                .map(move |s| (*s, super::preaccumulate::Place { block, graph }))
+                        })
+                })
+                .collect(),
             snapshots,
         })
     };

@@ -83,6 +83,7 @@ mod emitter;
 mod inputs;
 mod io;
 mod planned;
+mod preaccumulate;
 mod routine;
 mod state;
 mod sweep;

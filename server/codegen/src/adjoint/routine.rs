@@ -337,6 +337,9 @@ fn temporaries(w: &mut crate::fortran::Writer, out: &Emitter) {
         w.line(&format!("{ty} :: dfort_i{}", k + 1));
     }
     w.line("real(8) :: dfort_tb");
+    if out.pa_slots > 0 {
+        w.line(&format!("real(8) :: dfort_pa({})", out.pa_slots));
+    }
     for (k, ty) in out.ztemps.iter().enumerate() {
         w.line(&format!("{ty} :: dfort_z{}", k + 1));
     }

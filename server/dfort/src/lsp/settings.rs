@@ -161,6 +161,7 @@ pub fn host_config(
     }
     if let Some((path, t)) = toml {
         t.preprocessor.apply(path, &mut c.cpp);
+        c.preaccumulate = t.adjoint.preaccumulation();
         c.supplied = t
             .adjoint
             .supplied_files(path)

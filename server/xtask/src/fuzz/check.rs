@@ -9,6 +9,7 @@
 use super::ast::{ProcKind, Program, AFTER_SCALE, SOLVER};
 use dfort::session::{Ask, Session};
 use dfort::verify::{compile, gfortran, link, Scratch};
+use dfort_analysis::preaccumulation::Preaccumulation;
 use dfort_analysis::roots::RootSpec;
 use dfort_codegen::adjoint::Recording;
 use dfort_codegen::driver::{driver, parse_output, relative, DriverArg, DriverSpec, Point, STEP};
@@ -17,12 +18,23 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The recording modes, with their file names and the `dfort verify`
-/// flag that reproduces them.
-pub const MODES: [(Recording, &str, &str); 3] = [
+/// flag that reproduces them; the last preaccumulates every local
+/// Jacobian it can (papers 002 and 004), in the default recording.
+pub const MODES: [(Recording, &str, &str); 4] = [
     (Recording::Inversion, "adj_inv", ""),
     (Recording::Tbr, "adj_tbr", " --no-inversion"),
     (Recording::StoreAll, "adj_all", " --no-tbr"),
+    (Recording::Inversion, "adj_pre", " --preaccumulate=all"),
 ];
+
+/// The preaccumulation of the mode written to `name`.
+fn preaccumulation(name: &str) -> Preaccumulation {
+    if name == "adj_pre" {
+        Preaccumulation::All
+    } else {
+        Preaccumulation::Off
+    }
+}
 
 /// Compiler flags for everything a case builds: bounds and DO checks, and
 /// locals that start as signalling NaNs and huge integers, so that a value
@@ -726,6 +738,7 @@ fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
             roots: vec![spec.clone()],
             others: false,
             recording: rec,
+            preaccumulate: Some(preaccumulation(name)),
         };
         let session = Session::open(&files, &dfort::FormArgs::default(), &ask);
         if let Some(e) = session.errors.first() {
@@ -772,6 +785,10 @@ fn derivatives(path: &Path, p: &Program) -> Result<Derivatives, Outcome> {
             Err(o) => return Err(o),
         };
         files_out.push((name.to_string(), a));
+        // The editor shows the statement-level adjoint's decisions.
+        if preaccumulation(name) != Preaccumulation::Off {
+            continue;
+        }
         let agreed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             crate::consistency::check_root(&files, &spec, rec)
         }));
@@ -987,6 +1004,7 @@ fn mode_label(name: &str) -> &'static str {
         "adj_inv" => "adjoint (default)",
         "adj_tbr" => "adjoint (--no-inversion)",
         "adj_all" => "adjoint (--no-tbr)",
+        "adj_pre" => "adjoint (--preaccumulate=all)",
         _ => "tangent",
     }
 }
@@ -1004,6 +1022,7 @@ fn crashed(exe_mode: &str, stderr: &str) -> Outcome {
         "adj_inv.f90",
         "adj_tbr.f90",
         "adj_all.f90",
+        "adj_pre.f90",
         "dfort_stack.f90",
     ];
     let first = stderr

@@ -116,6 +116,8 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)"),
     drawn("adjoint: writes that record nothing of the reads of final values in their loop (a triangular solve in place)"),
     drawn("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)"),
+    drawn("adjoint: a local Jacobian preaccumulated (--preaccumulate=all: papers 002, 004)"),
+    drawn("adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)"),
     drawn("state: variable of a sequence type"),
     drawn("statement: NAMELIST READ"),
     Entry {
@@ -676,6 +678,37 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         })
     }) {
         out.push("adjoint: a call in a counted loop run in split mode (its callee records an order less than it computes)");
+    }
+    // The adjoint that preaccumulates (the fuzzer's fourth adjoint), and
+    // whether the cost model would choose it anywhere.
+    for (mode, entry) in [
+        (
+            dfort_analysis::preaccumulation::Preaccumulation::All,
+            "adjoint: a local Jacobian preaccumulated (--preaccumulate=all: papers 002, 004)",
+        ),
+        (
+            dfort_analysis::preaccumulation::Preaccumulation::Cost,
+            "adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)",
+        ),
+    ] {
+        let config = dfort_ide::host::HostConfig {
+            others: true,
+            preaccumulate: mode,
+            ..Default::default()
+        };
+        let mut host =
+            dfort_ide::host::Host::from_sources(vec![("fz.f90".into(), text.to_string())], config);
+        let snap = host.snapshot();
+        if snap.program.units.iter().any(|u| {
+            snap.analysis().tbr_of(u.id).is_some_and(|t| {
+                t.jacobians
+                    .iter()
+                    .flat_map(|b| &b.jacobians)
+                    .any(|j| j.accumulation().is_some())
+            })
+        }) {
+            out.push(entry);
+        }
     }
     // The generator's call that maps the independents ([`super::ast::Program::after`]).
     if snap.program.all_units().any(|u| u.name == "fzs_init") {

@@ -391,6 +391,7 @@ fn kind_mentions(kind: Kind, file: &str) -> bool {
     match file {
         "adj_tbr" => label.contains("--no-inversion"),
         "adj_all" => label.contains("--no-tbr"),
+        "adj_pre" => label.contains("--preaccumulate"),
         _ => false,
     }
 }
