@@ -639,6 +639,13 @@ fn analyze_reports_each_blocks_local_jacobians_and_their_elimination_costs() {
         (Some(11), Some(12))
     );
     assert_eq!(g["best_sequence"].as_array().map(Vec::len), Some(5), "{g}");
+    // Its face search needs more line-graph states than analyze spends
+    // (the unit test proves 12 the face optimum too): null, not absent.
+    assert_eq!(
+        g.get("face_elimination"),
+        Some(&serde_json::Value::Null),
+        "{g}"
+    );
     // Paper 002's Figure 2: mem(iz) after iz = iz + k may be the element
     // a1 wrote: two graphs, the second from line 15; Figure 1 (the same
     // z read back) stays one.
@@ -656,10 +663,15 @@ fn analyze_reports_each_blocks_local_jacobians_and_their_elimination_costs() {
         Some(1),
         "{unit}"
     );
+    // A graph small enough for the face search to end: no face sequence
+    // beats the best vertex or edge sequence, so its optimum is that.
+    let g = &unit["local_jacobians"][0];
+    assert_eq!(g["face_elimination"], g["best"], "{g}");
+    assert_eq!(g["best"], 6, "{g}");
     let (code, out, err) = dfort(&["analyze", "tests/fixtures/papers/p004_codelist.f90"]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("lines 11-12: 2×2, n 2, p 5, m 2, |E| 10, 4 entries; multiplications: forward 13, reverse 13"),
+        out.contains("lines 11-12: 2×2, n 2, p 5, m 2, |E| 10, 4 entries; multiplications: forward 13, reverse 13, Markowitz 12, optimal vertex 12, edge 12, face search stopped at 1000 states; best 12"),
         "{out}"
     );
 }

@@ -18,6 +18,7 @@ pub mod effects;
 pub mod elimination;
 pub mod engine;
 pub mod explain;
+pub mod face_elimination;
 pub mod facts;
 pub mod final_reads;
 pub mod flatten;

@@ -72,7 +72,8 @@ pub struct JacobianJson {
     /// The fewest multiplications found, by `best_method`.
     pub best: u64,
     pub best_method: &'static str,
-    /// Its steps: a vertex by its label, or `front a→b` / `back a→b`.
+    /// Its steps: a vertex by its label, `front a→b` / `back a→b`, or
+    /// `face a→b→c`.
     pub best_sequence: Vec<String>,
     /// |E|.
     pub edges: usize,
@@ -82,6 +83,9 @@ pub struct JacobianJson {
     pub edge_exhaustive: bool,
     /// Nonzero entries of the local Jacobian.
     pub entries: usize,
+    /// The optimum over face-elimination sequences (`null`: more than
+    /// 12 edges, or the search gave up).
+    pub face_elimination: Option<u64>,
     /// Lines of its first and last statements.
     pub first_line: u32,
     pub forward: u64,
@@ -246,6 +250,7 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
                     edge_elimination: c.edge,
                     edge_exhaustive: c.edge_exhaustive,
                     entries: c.jacobian_entries,
+                    face_elimination: c.face,
                     first_line: first,
                     forward: c.forward,
                     last_line: j.graph.stmts.last().map_or(first, |s| line(*s)),

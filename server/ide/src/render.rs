@@ -25,6 +25,7 @@ use dfort_analysis::checkpoint::{Saved, Why as SaveWhy};
 use dfort_analysis::counted_while::CountedWhile;
 use dfort_analysis::elimination::Step;
 use dfort_analysis::explain::Why;
+use dfort_analysis::face_elimination;
 use dfort_analysis::preaccumulation::{BlockJacobians, Decision, LocalJacobian};
 use dfort_analysis::recovery::{Ambiguity, NonInvertible};
 use dfort_analysis::reversal::Reversal;
@@ -964,13 +965,21 @@ fn explain_lines(s: &UnitSummary, var: &str, src: &dyn Source) -> Vec<String> {
 /// by the graph's labels: a vertex, or an edge eliminated front or back.
 pub fn elimination_steps(j: &LocalJacobian) -> Vec<String> {
     let l = |v: usize| j.graph.labels.get(v).map_or("?", String::as_str);
-    j.costs
-        .best_sequence
-        .iter()
+    let seq = &j.costs.best_sequence;
+    if !j.costs.best_faces.is_empty() {
+        return j
+            .costs
+            .best_faces
+            .iter()
+            .map(|&(a, b, c)| format!("face {}→{}→{}", l(a), l(b), l(c)))
+            .collect();
+    }
+    seq.iter()
         .map(|st| match *st {
             Step::Vertex(v) => l(v).to_string(),
             Step::Front(a, b) => format!("front {}→{}", l(a), l(b)),
             Step::Back(a, b) => format!("back {}→{}", l(a), l(b)),
+            Step::Face(..) => String::new(),
         })
         .collect()
 }
@@ -1029,7 +1038,7 @@ pub fn jacobian_lines(unit: &Unit, blocks: &[BlockJacobians], src: &dyn Source) 
         let (a, b) = (line(*first), line(*last));
         let steps = elimination_steps(j);
         out.push(format!(
-            "    {}: {}×{}, n {}, p {}, m {}, |E| {}, {} entries; multiplications: forward {}, reverse {}, Markowitz {}, optimal vertex {}, edge {}{}; {}; {}",
+            "    {}: {}×{}, n {}, p {}, m {}, |E| {}, {} entries; multiplications: forward {}, reverse {}, Markowitz {}, optimal vertex {}, edge {}{}, face {}; {}; {}",
             if a == b { format!("line {a}") } else { format!("lines {a}-{b}") },
             d.m,
             d.n,
@@ -1044,6 +1053,11 @@ pub fn jacobian_lines(unit: &Unit, blocks: &[BlockJacobians], src: &dyn Source) 
             c.optimal_vertex.map_or("not searched".into(), |v| v.to_string()),
             c.edge,
             if c.edge_exhaustive { "" } else { " (greedy)" },
+            match c.face {
+                Some(v) => v.to_string(),
+                None if d.edges.len() > face_elimination::FACE_EDGES => "not searched".into(),
+                None => format!("search stopped at {} states", face_elimination::FACE_STATES),
+            },
             if steps.is_empty() {
                 "nothing to eliminate".to_string()
             } else {

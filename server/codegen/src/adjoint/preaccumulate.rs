@@ -157,7 +157,10 @@ impl Gen<'_> {
             }
         }
         for f in &acc.fmas {
-            let product = format!("{SLOTS}({}) * {SLOTS}({})", f.a + 1, f.b + 1);
+            let product = match f.b {
+                Some(b) => format!("{SLOTS}({}) * {SLOTS}({})", f.a + 1, b + 1),
+                None => format!("{SLOTS}({})", f.a + 1),
+            };
             let t = f.target + 1;
             if f.fresh {
                 self.out.fwd.line(&format!("{SLOTS}({t}) = {product}"));
