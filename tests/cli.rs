@@ -735,22 +735,19 @@ fn preaccumulation_pushes_fewer_values_where_the_jacobian_is_smaller() {
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
         return;
     }
-    let base = ["--root", "eos_density", "--int", "n=8", "--bounds"];
-    let with = |extra: &[&'static str]| {
-        let mut a = vec![eos];
-        a.extend_from_slice(&base);
+    // The bytes each verified adjoint pushes over 8 cells.
+    let bytes = |file: &'static str, root: &'static str, extra: &[&'static str]| {
+        let mut a = vec![file, "--root", root, "--int", "n=8", "--bounds"];
         a.extend_from_slice(extra);
         verified_tape_bytes(&a)
     };
     // 8 cells of 8-byte values.
-    assert_eq!(with(&[]), 8 * 7 * 8);
-    assert_eq!(with(&["--preaccumulate"]), 8 * 3 * 8);
-    let swe_bytes = |extra: &[&'static str]| {
-        let mut a = vec![swe, "--root", "swe_flux", "--int", "n=8", "--bounds"];
-        a.extend_from_slice(extra);
-        verified_tape_bytes(&a)
-    };
-    assert_eq!(swe_bytes(&["--preaccumulate"]), swe_bytes(&[]));
+    assert_eq!(bytes(eos, "eos_density", &[]), 8 * 7 * 8);
+    assert_eq!(bytes(eos, "eos_density", &["--preaccumulate"]), 8 * 3 * 8);
+    assert_eq!(
+        bytes(swe, "swe_flux", &["--preaccumulate"]),
+        bytes(swe, "swe_flux", &[])
+    );
 }
 
 /// `[adjoint] preaccumulate` in `dfort.toml` turns preaccumulation on for

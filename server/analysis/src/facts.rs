@@ -269,14 +269,17 @@ impl ProgramFacts {
     /// The local Jacobians of a reached unit's basic blocks and what
     /// preaccumulating each costs ([`crate::preaccumulation`]), computed
     /// when asked.
-    pub fn local_jacobians(&self, unit: UnitId) -> Vec<crate::preaccumulation::BlockJacobians> {
+    pub fn local_jacobians(
+        &self,
+        unit: UnitId,
+    ) -> std::borrow::Cow<'_, [crate::preaccumulation::BlockJacobians]> {
         if let Some(t) = self.tbr_of(unit).filter(|t| !t.jacobians.is_empty()) {
-            return t.jacobians.clone();
+            return std::borrow::Cow::Borrowed(&t.jacobians);
         }
-        match (self.unit(unit), self.activity_of(unit)) {
+        std::borrow::Cow::Owned(match (self.unit(unit), self.activity_of(unit)) {
             (Some(u), Some(act)) => crate::preaccumulation::of_unit(u, act),
             _ => Vec::new(),
-        }
+        })
     }
     /// What the adjoint of a unit the analyses reached decides.
     pub fn decisions_of(&self, unit: UnitId) -> Option<&UnitDecisions> {

@@ -53,6 +53,23 @@ fn summary_line(s: &UnitSummary) -> String {
         1 => "records 1 value".into(),
         n => format!("records {n} values"),
     });
+    // What preaccumulated graphs push instead of their statements' values.
+    let (graphs, entries) = s
+        .local_jacobians()
+        .iter()
+        .flat_map(|b| &b.jacobians)
+        .filter_map(|j| j.accumulation())
+        .fold((0, 0), |(g, e), a| (g + 1, e + a.entries.len()));
+    match (graphs, entries) {
+        (0, _) => {}
+        (1, e) => parts.push(format!(
+            "pushes {e} Jacobian {} of 1 preaccumulated graph",
+            if e == 1 { "entry" } else { "entries" }
+        )),
+        (g, e) => parts.push(format!(
+            "pushes {e} Jacobian entries of {g} preaccumulated graphs"
+        )),
+    }
     match s.calls.len() {
         0 => {}
         1 => parts.push("checkpoints 1 call".into()),
@@ -181,7 +198,8 @@ mod tests {
             "{off:?}"
         );
         assert_eq!(
-            on[3], "adjoint: active a, b, c, rho and 2 more · records no value",
+            on[3],
+            "adjoint: active a, b, c, rho and 2 more · records no value · pushes 2 Jacobian entries of 1 preaccumulated graph",
             "{on:?}"
         );
     }

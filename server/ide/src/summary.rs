@@ -57,7 +57,7 @@ pub struct UnitSummary<'a> {
     pub source_len: usize,
 }
 
-impl UnitSummary<'_> {
+impl<'a> UnitSummary<'a> {
     /// The reversal of each construct (those the structuring of EXIT and
     /// CYCLE adds sit at the loop they come from), in source order.
     pub fn constructs(&self) -> Vec<(StmtId, &Reversal)> {
@@ -89,7 +89,9 @@ impl UnitSummary<'_> {
 
     /// The local Jacobians of its basic blocks and what preaccumulating
     /// each costs (papers 002, 004), computed when asked.
-    pub fn local_jacobians(&self) -> Vec<dfort_analysis::preaccumulation::BlockJacobians> {
+    pub fn local_jacobians(
+        &self,
+    ) -> std::borrow::Cow<'a, [dfort_analysis::preaccumulation::BlockJacobians]> {
         self.facts.local_jacobians(self.unit.id)
     }
 
