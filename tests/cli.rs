@@ -695,31 +695,77 @@ fn verified_tape_bytes(args: &[&str]) -> u64 {
         .unwrap_or_else(|| panic!("no byte count: {line}"))
 }
 
-/// Issue 43: `--preaccumulate` pushes a block's Jacobian entries instead
-/// of the values its statements' partials read where that is fewer (an
-/// equation of state: 3 entries per cell against 7 values), keeps the
-/// statement-level adjoint where it is not (a shallow-water flux: 8
-/// entries against 7 values, same tape), and `analyze` says which.
+/// Issue 43: `--preaccumulate` chooses per graph. Where nothing after a
+/// graph overwrites its inputs the reverse sweep recomputes its Jacobian
+/// and nothing is pushed (an equation of state: 0 bytes against 7 values
+/// per cell; a shallow-water flux likewise); where the graph overwrites an
+/// input (the same state updated in place) it pushes the Jacobian's
+/// entries when they are fewer (6 against 7 per cell); where the
+/// statements record nothing (a linear block) it keeps them. `analyze`
+/// says which.
 #[test]
 fn preaccumulation_pushes_fewer_values_where_the_jacobian_is_smaller() {
     let eos = "tests/fixtures/kernels/preacc_eos.f90";
-    let unit = analyze_json(eos, "eos_density", &["--preaccumulate"]);
-    let g = &unit["local_jacobians"][0];
-    assert_eq!(
+    let decision = |unit: &serde_json::Value| {
+        let g = &unit["local_jacobians"][0];
         (
-            g["adjoint"].as_str(),
+            g["adjoint"].as_str().map(str::to_string),
+            g["jacobian"].as_str().map(str::to_string),
             g["entries"].as_u64(),
-            g["statement_level"].as_u64()
-        ),
-        (Some("preaccumulated"), Some(3), Some(7)),
+            g["statement_level"].as_u64(),
+        )
+    };
+    let pre = |a: &str, j: Option<&str>, e: u64, sl: u64| {
+        (
+            Some(a.to_string()),
+            j.map(str::to_string),
+            Some(e),
+            Some(sl),
+        )
+    };
+    let unit = analyze_json(eos, "eos_density", &["--preaccumulate"]);
+    assert_eq!(
+        decision(&unit),
+        pre("preaccumulated", Some("recomputed"), 3, 7),
         "{unit}"
     );
     let off = analyze_json(eos, "eos_density", &[]);
     assert_eq!(off["local_jacobians"][0]["adjoint"], "off", "{off}");
-    let swe = "tests/fixtures/kernels/preacc_swe_flux.f90";
-    let unit = analyze_json(swe, "swe_flux", &["--preaccumulate=cost"]);
+    assert!(off["local_jacobians"][0]["jacobian"].is_null(), "{off}");
+    // The state updated in place after the density: the graph overwrites
+    // its input `t(k)`.
+    let src = std::fs::read_to_string(root().join(eos)).unwrap();
+    let inplace = src
+        .replace(
+            "real(8), intent(in) :: t(n), s(n), p(n)",
+            "real(8), intent(inout) :: t(n)\n  real(8), intent(in) :: s(n), p(n)",
+        )
+        .replace(
+            "    rho(k) = rs / (1.0d0 - p1 / bulk)\n",
+            "    rho(k) = rs / (1.0d0 - p1 / bulk)\n    t(k) = t(k) - 1.0d-3 * rho(k)\n",
+        );
+    assert_ne!(inplace, src);
+    let inplace = scratch_file("preacc-inplace", "eos_inplace.f90", &inplace);
+    let inplace = inplace.to_str().unwrap();
+    let unit = analyze_json(inplace, "eos_density", &["--preaccumulate"]);
+    assert_eq!(
+        decision(&unit),
+        pre("preaccumulated", Some("pushed"), 6, 7),
+        "{unit}"
+    );
+    // A linear block: its statements record nothing.
+    let linear = scratch_file(
+        "preacc-linear",
+        "linear.f90",
+        "subroutine lin(n, x, y)\n  integer :: n, k\n  real(8) :: x(n), y(n), t\n  do k = 1, n\n    t = 2.0d0 * x(k)\n    y(k) = t + 3.0d0 * x(k)\n  end do\nend subroutine lin\n",
+    );
+    let unit = analyze_json(linear.to_str().unwrap(), "lin", &["--preaccumulate=cost"]);
     let g = &unit["local_jacobians"][0];
-    assert_eq!(g["adjoint"], "statement-level", "{unit}");
+    assert_eq!(
+        (g["adjoint"].as_str(), g["statement_level"].as_u64()),
+        (Some("statement-level"), Some(0)),
+        "{unit}"
+    );
     assert!(
         g["adjoint_reason"]
             .as_str()
@@ -729,25 +775,35 @@ fn preaccumulation_pushes_fewer_values_where_the_jacobian_is_smaller() {
     let (code, out, err) = dfort(&["analyze", eos, "--preaccumulate"]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("preaccumulated: 3 Jacobian entries pushed"),
+        out.contains("Jacobian recomputed in the reverse sweep"),
+        "{out}"
+    );
+    let (code, out, err) = dfort(&["analyze", inplace, "--preaccumulate"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("preaccumulated: 6 Jacobian entries pushed"),
         "{out}"
     );
     if std::env::var_os("DFORT_SKIP_GFORTRAN").is_some() {
         return;
     }
     // The bytes each verified adjoint pushes over 8 cells.
-    let bytes = |file: &'static str, root: &'static str, extra: &[&'static str]| {
+    let bytes = |file: &str, root: &str, extra: &[&str]| {
         let mut a = vec![file, "--root", root, "--int", "n=8", "--bounds"];
         a.extend_from_slice(extra);
         verified_tape_bytes(&a)
     };
     // 8 cells of 8-byte values.
     assert_eq!(bytes(eos, "eos_density", &[]), 8 * 7 * 8);
-    assert_eq!(bytes(eos, "eos_density", &["--preaccumulate"]), 8 * 3 * 8);
+    assert_eq!(bytes(eos, "eos_density", &["--preaccumulate"]), 0);
+    assert_eq!(bytes(inplace, "eos_density", &[]), 8 * 7 * 8);
     assert_eq!(
-        bytes(swe, "swe_flux", &["--preaccumulate"]),
-        bytes(swe, "swe_flux", &[])
+        bytes(inplace, "eos_density", &["--preaccumulate"]),
+        8 * 6 * 8
     );
+    let swe = "tests/fixtures/kernels/preacc_swe_flux.f90";
+    assert!(bytes(swe, "swe_flux", &[]) > 0);
+    assert_eq!(bytes(swe, "swe_flux", &["--preaccumulate"]), 0);
 }
 
 /// `[adjoint] preaccumulate` in `dfort.toml` turns preaccumulation on for
@@ -779,7 +835,9 @@ fn dfort_toml_asks_for_preaccumulation() {
         assert_eq!(code, 0, "{err}");
         std::fs::read_to_string(out_dir.join("eos_b.f90")).unwrap()
     };
-    assert!(written(&[]).contains("call dfort_push(dfort_pa("));
+    // Nothing overwrites the cells' inputs: the reverse sweep recomputes
+    // the Jacobian.
+    assert!(written(&[]).contains("dfort_pa("));
     assert!(!written(&["--preaccumulate=off"]).contains("dfort_pa"));
     std::fs::write(
         dir.join("dfort.toml"),

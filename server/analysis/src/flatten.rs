@@ -213,14 +213,18 @@ fn readable(unit: &Unit, e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Int(_) | ExprKind::Real { .. } | ExprKind::Logical(_) => true,
         ExprKind::Var(_) | ExprKind::ArrayRef { .. } => {
-            scalar_ref(unit, e).is_some_and(|s| unit.symbol(s).ty.base != BaseType::Complex)
-                && match &e.kind {
-                    ExprKind::ArrayRef { subs, .. } => subs.iter().all(|s| match s {
-                        Subscript::Index(i) => readable(unit, i),
-                        _ => false,
-                    }),
-                    _ => true,
-                }
+            scalar_ref(unit, e).is_some_and(|s| {
+                !matches!(
+                    unit.symbol(s).ty.base,
+                    BaseType::Complex | BaseType::Derived
+                )
+            }) && match &e.kind {
+                ExprKind::ArrayRef { subs, .. } => subs.iter().all(|s| match s {
+                    Subscript::Index(i) => readable(unit, i),
+                    _ => false,
+                }),
+                _ => true,
+            }
         }
         ExprKind::Unary { operand, .. } => readable(unit, operand),
         ExprKind::Binary { op, lhs, rhs } => {
@@ -250,7 +254,10 @@ fn assignment<'s>(unit: &Unit, st: &'s Stmt) -> Option<(&'s Expr, &'s Expr)> {
         return None;
     };
     let target = scalar_ref(unit, lhs)?;
-    if unit.symbol(target).ty.base == BaseType::Complex || !readable(unit, lhs) {
+    // A complex or derived-type value is no vertex: a whole copy of a
+    // derived value (`tq = td`) ends the run like any other statement.
+    let base = unit.symbol(target).ty.base;
+    if matches!(base, BaseType::Complex | BaseType::Derived) || !readable(unit, lhs) {
         return None;
     }
     readable(unit, rhs).then_some((lhs, rhs))

@@ -700,18 +700,34 @@ pub fn analyze_with(
     let jacobians = match preaccumulate {
         Preaccumulation::Off => Vec::new(),
         mode => {
-            let j = crate::preaccumulation::decide(unit, act, mode, &|g| {
-                statement_level(unit, g, &full)
-            });
-            for s in j
+            let j = crate::preaccumulation::decide(
+                unit,
+                act,
+                mode,
+                &|g| statement_level(unit, g, &full),
+                &|g| crate::preaccumulation::replay_available(program, unit, g),
+            );
+            for lj in j
                 .iter()
                 .flat_map(|b| &b.jacobians)
                 .filter(|lj| lj.accumulation().is_some())
-                .flat_map(|lj| &lj.graph.stmts)
             {
-                let r = &mut full[*s];
-                r.req = preaccumulated_req(unit, act, callees, unit.stmt(*s), &r.kill);
-                r.own = BitSet::new(unit.symbols.len());
+                for s in &lj.graph.stmts {
+                    let r = &mut full[*s];
+                    r.req = preaccumulated_req(unit, act, callees, unit.stmt(*s), &r.kill);
+                    r.own = BitSet::new(unit.symbols.len());
+                }
+                // A recomputed Jacobian: the replay reads the exposed
+                // values where the graph starts (those its first
+                // statement overwrites are its own to record).
+                if let (true, Some(&first)) = (lj.recomputed(), lj.graph.stmts.first()) {
+                    let exposed = crate::preaccumulation::exposed_set(unit, &lj.graph);
+                    let r = &mut full[first];
+                    r.own = exposed.clone();
+                    let mut req = exposed;
+                    req.subtract(&r.kill);
+                    r.req.union_with(&req);
+                }
             }
             j
         }
@@ -1203,10 +1219,11 @@ pub fn summarize(
     callees: &Callees,
     dep: &Summary,
     splittable: &crate::split::Splittable,
+    preaccumulate: Preaccumulation,
 ) -> TbrSummary {
     let program = callees.program;
     let n = callees.space.size;
-    let per_stmt: IdVec<StmtId, StmtReq> = unit
+    let mut per_stmt: IdVec<StmtId, StmtReq> = unit
         .stmts
         .iter()
         .map(|st| {
@@ -1214,6 +1231,13 @@ pub fn summarize(
             req_kill(program, unit, act, Some(callees), c, splittable, st)
         })
         .collect();
+    // A local Jacobian the reverse sweep may recompute reads its inputs
+    // where its graph starts.
+    if preaccumulate != Preaccumulation::Off {
+        for (first, reads) in crate::preaccumulation::replay_requirements(unit, act) {
+            per_stmt[first].req.union_with(&reads);
+        }
+    }
     // Bits [0, n): required entry values; [n, 2n): not certainly killed.
     let mut boundary = BitSet::new(2 * n);
     for v in 0..n {
@@ -1425,7 +1449,15 @@ pub fn analyze_program_with(
                     space: space(u).clone(),
                 };
                 let shape = shapes.of(program, unit);
-                let s = summarize(unit, &shape, act, &callees, dep, &splittable[u]);
+                let s = summarize(
+                    unit,
+                    &shape,
+                    act,
+                    &callees,
+                    dep,
+                    &splittable[u],
+                    preaccumulate,
+                );
                 if sums[u].as_deref() != Some(&s) {
                     sums[u] = Some(Arc::new(s));
                     changed = true;

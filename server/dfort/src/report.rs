@@ -107,6 +107,11 @@ pub struct JacobianJson {
     /// Why it keeps statement-level adjoints when preaccumulation was
     /// asked (`null` otherwise).
     pub adjoint_reason: Option<String>,
+    /// Where the reverse sweep gets a preaccumulated Jacobian:
+    /// `"pushed"` (the forward sweep pushes its entries) or
+    /// `"recomputed"` (the reverse sweep replays the graph from inputs
+    /// nothing after it overwrites); `null` when not preaccumulated.
+    pub jacobian: Option<&'static str>,
     /// The statement-level estimate: values the statements' partials read
     /// that the graph assigns.
     pub statement_level: usize,
@@ -263,11 +268,15 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
                     split_before_line: j.graph.split_at.as_ref().map(|(s, _)| line(*s)),
                     adjoint: match &j.decision {
                         Decision::NotAsked => "off",
-                        Decision::Preaccumulated(_) => "preaccumulated",
+                        Decision::Preaccumulated(..) => "preaccumulated",
                         Decision::StatementLevel(_) => "statement-level",
                     },
                     adjoint_reason: match &j.decision {
                         Decision::StatementLevel(w) => Some(w.as_sentence()),
+                        _ => None,
+                    },
+                    jacobian: match &j.decision {
+                        Decision::Preaccumulated(_, how) => Some(how.as_str()),
                         _ => None,
                     },
                     statement_level: j.statement_level,

@@ -53,12 +53,12 @@ fn summary_line(s: &UnitSummary) -> String {
         1 => "records 1 value".into(),
         n => format!("records {n} values"),
     });
-    // What preaccumulated graphs push instead of their statements' values.
-    let (graphs, entries) = s
-        .local_jacobians()
-        .iter()
-        .flat_map(|b| &b.jacobians)
-        .filter_map(|j| j.accumulation())
+    // What preaccumulated graphs push instead of their statements' values,
+    // and how many the reverse sweep recomputes instead.
+    let jacobians = s.local_jacobians();
+    let all = || jacobians.iter().flat_map(|b| &b.jacobians);
+    let (graphs, entries) = all()
+        .filter_map(|j| j.pushed())
         .fold((0, 0), |(g, e), a| (g + 1, e + a.entries.len()));
     match (graphs, entries) {
         (0, _) => {}
@@ -68,6 +68,13 @@ fn summary_line(s: &UnitSummary) -> String {
         )),
         (g, e) => parts.push(format!(
             "pushes {e} Jacobian entries of {g} preaccumulated graphs"
+        )),
+    }
+    match all().filter(|j| j.recomputed()).count() {
+        0 => {}
+        1 => parts.push("recomputes 1 local Jacobian in the reverse sweep".into()),
+        n => parts.push(format!(
+            "recomputes {n} local Jacobians in the reverse sweep"
         )),
     }
     match s.calls.len() {
@@ -168,12 +175,15 @@ mod tests {
 
     /// With preaccumulation asked for (`dfort.toml`'s `[adjoint]
     /// preaccumulate`), the lens says what the adjoint does with the
-    /// graph, and the unit's line counts the records TBR is left with.
+    /// graph, and the unit's line counts the records TBR is left with:
+    /// nothing overwrites the cells' inputs, so the reverse sweep
+    /// recomputes the Jacobian; updated in place, the forward sweep
+    /// pushes it.
     #[test]
     fn the_lens_says_when_the_adjoint_preaccumulates() {
         let text = "subroutine eos(n, t, s, rho)\n  integer :: n, k\n  real(8) :: t(n), s(n), rho(n), a, b, c\n  do k = 1, n\n    a = t(k) * t(k)\n    b = sqrt(s(k)) * a\n    c = exp(b) * a\n    rho(k) = c * b + a * t(k)\n  end do\nend subroutine\n";
         let path = PathBuf::from("/w/eos.f90");
-        let titles = |preaccumulate| {
+        let titles = |text: &str, preaccumulate| {
             let config = HostConfig {
                 preaccumulate,
                 ..HostConfig::default()
@@ -185,12 +195,14 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         use dfort_analysis::preaccumulation::Preaccumulation;
-        let off = titles(Preaccumulation::Off);
-        let on = titles(Preaccumulation::Cost);
+        let off = titles(text, Preaccumulation::Off);
+        let on = titles(text, Preaccumulation::Cost);
         assert!(off[4].ends_with("best 11 ×"), "{off:?}");
         assert!(!off[4].contains("preaccumulated"), "{off:?}");
         assert!(
-            on[4].ends_with("· preaccumulated: 2 tape entries instead of about 3"),
+            on[4].ends_with(
+                "· preaccumulated, recomputed in the reverse sweep: no tape entry instead of about 3"
+            ),
             "{on:?}"
         );
         assert_eq!(
@@ -199,7 +211,18 @@ mod tests {
         );
         assert_eq!(
             on[3],
-            "adjoint: active a, b, c, rho and 2 more · records no value · pushes 2 Jacobian entries of 1 preaccumulated graph",
+            "adjoint: active a, b, c, rho and 2 more · records no value · recomputes 1 local Jacobian in the reverse sweep",
+            "{on:?}"
+        );
+        let inplace = text.replace("a * t(k)\n", "a * t(k)\n    s(k) = 0.5d0 * rho(k)\n");
+        let on = titles(&inplace, Preaccumulation::All);
+        assert!(
+            on[4].ends_with("· preaccumulated: 4 tape entries instead of about 4"),
+            "{on:?}"
+        );
+        assert_eq!(
+            on[3],
+            "adjoint: active a, b, c, rho and 2 more · records no value · pushes 4 Jacobian entries of 1 preaccumulated graph",
             "{on:?}"
         );
     }

@@ -26,7 +26,7 @@ use dfort_analysis::counted_while::CountedWhile;
 use dfort_analysis::elimination::Step;
 use dfort_analysis::explain::Why;
 use dfort_analysis::face_elimination;
-use dfort_analysis::preaccumulation::{BlockJacobians, Decision, LocalJacobian};
+use dfort_analysis::preaccumulation::{BlockJacobians, Decision, Jacobian, LocalJacobian};
 use dfort_analysis::recovery::{Ambiguity, NonInvertible};
 use dfort_analysis::reversal::Reversal;
 use dfort_ir::{Span, Stmt, StmtId, StmtKind, SymbolId, Unit};
@@ -989,9 +989,13 @@ pub fn elimination_steps(j: &LocalJacobian) -> Vec<String> {
 pub fn jacobian_title(j: &LocalJacobian) -> String {
     let (d, c) = (&j.graph.dag, &j.costs);
     let chosen = match &j.decision {
-        Decision::Preaccumulated(a) => format!(
+        Decision::Preaccumulated(a, Jacobian::Pushed) => format!(
             " · preaccumulated: {} tape entries instead of about {}",
             a.entries.len(),
+            j.statement_level
+        ),
+        Decision::Preaccumulated(_, Jacobian::Recomputed) => format!(
+            " · preaccumulated, recomputed in the reverse sweep: no tape entry instead of about {}",
             j.statement_level
         ),
         Decision::StatementLevel(_) => " · statement-level adjoint".to_string(),
@@ -1010,12 +1014,19 @@ pub fn jacobian_title(j: &LocalJacobian) -> String {
 
 /// What the adjoint does with a local graph, as a clause.
 pub fn jacobian_decision(j: &LocalJacobian) -> String {
+    let values = match j.statement_level {
+        1 => "about 1 value".to_string(),
+        n => format!("about {n} values"),
+    };
     match &j.decision {
         Decision::NotAsked => "statement-level adjoint (preaccumulation off)".into(),
-        Decision::Preaccumulated(a) => format!(
-            "preaccumulated: {} Jacobian entries pushed (statement level: about {} values)",
+        Decision::Preaccumulated(a, Jacobian::Pushed) => format!(
+            "preaccumulated: {} Jacobian {} pushed (statement level: {values})",
             a.entries.len(),
-            j.statement_level
+            if a.entries.len() == 1 { "entry" } else { "entries" },
+        ),
+        Decision::Preaccumulated(_, Jacobian::Recomputed) => format!(
+            "preaccumulated: Jacobian recomputed in the reverse sweep from inputs nothing after it overwrites, nothing pushed (statement level: {values})"
         ),
         Decision::StatementLevel(why) => {
             format!("statement-level adjoint: {}", why.as_sentence())

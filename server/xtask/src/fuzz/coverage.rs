@@ -116,7 +116,8 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)"),
     drawn("adjoint: writes that record nothing of the reads of final values in their loop (a triangular solve in place)"),
     drawn("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)"),
-    drawn("adjoint: a local Jacobian preaccumulated (--preaccumulate=all: papers 002, 004)"),
+    drawn("adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)"),
+    drawn("adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)"),
     drawn("adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)"),
     drawn("state: variable of a sequence type"),
     drawn("statement: NAMELIST READ"),
@@ -679,18 +680,33 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     }) {
         out.push("adjoint: a call in a counted loop run in split mode (its callee records an order less than it computes)");
     }
-    // The adjoint that preaccumulates (the fuzzer's fourth adjoint), and
-    // whether the cost model would choose it anywhere.
-    for (mode, entry) in [
+    // The adjoint that preaccumulates (the fuzzer's fourth adjoint): its
+    // Jacobians pushed or recomputed, and whether the cost model would
+    // choose preaccumulation anywhere.
+    type Held = fn(&dfort_analysis::preaccumulation::LocalJacobian) -> bool;
+    let modes: [(_, &[(&str, Held)]); 2] = [
         (
             dfort_analysis::preaccumulation::Preaccumulation::All,
-            "adjoint: a local Jacobian preaccumulated (--preaccumulate=all: papers 002, 004)",
+            &[
+                (
+                    "adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)",
+                    |j| j.pushed().is_some(),
+                ),
+                (
+                    "adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)",
+                    |j| j.recomputed(),
+                ),
+            ],
         ),
         (
             dfort_analysis::preaccumulation::Preaccumulation::Cost,
-            "adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)",
+            &[(
+                "adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)",
+                |j| j.accumulation().is_some(),
+            )],
         ),
-    ] {
+    ];
+    for (mode, held) in modes {
         let config = dfort_ide::host::HostConfig {
             others: true,
             preaccumulate: mode,
@@ -699,15 +715,20 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         let mut host =
             dfort_ide::host::Host::from_sources(vec![("fz.f90".into(), text.to_string())], config);
         let snap = host.snapshot();
-        if snap.program.units.iter().any(|u| {
-            snap.analysis().tbr_of(u.id).is_some_and(|t| {
-                t.jacobians
-                    .iter()
-                    .flat_map(|b| &b.jacobians)
-                    .any(|j| j.accumulation().is_some())
-            })
-        }) {
-            out.push(entry);
+        let jacobians: Vec<_> = snap
+            .program
+            .units
+            .iter()
+            .filter_map(|u| snap.analysis().tbr_of(u.id))
+            .collect();
+        for (entry, held) in held {
+            if jacobians
+                .iter()
+                .flat_map(|t| t.jacobians.iter().flat_map(|b| &b.jacobians))
+                .any(held)
+            {
+                out.push(entry);
+            }
         }
     }
     // The generator's call that maps the independents ([`super::ast::Program::after`]).

@@ -745,6 +745,20 @@ impl<'r> Generator<'r> {
             let set = self.carry_stmts(&anywhere(&env));
             self.insert_set_and_uses(&mut body, prologue, set, Vec::new());
         }
+        // Issue 43: a local read by an array assignment, then assigned by
+        // a block whose Jacobian the preaccumulating adjoint may recompute
+        // in the reverse sweep (its replay must put the local back for the
+        // array assignment's adjoint). Drawn from a side stream, so that
+        // every other draw of the case stays what it was.
+        let mut probe = self.rng.clone();
+        let mut side = Rng::seed_from_u64(probe.random::<u64>() ^ 0x7e91_ac0d_5eed_0043);
+        std::mem::swap(&mut *self.rng, &mut side);
+        if self.chance(0.3) {
+            decls.push(Decl::real("rpc", Vec::new()));
+            let (set, uses) = self.replay_stmts(&anywhere(&env));
+            self.insert_set_and_uses(&mut body, prologue, set, uses);
+        }
+        std::mem::swap(&mut *self.rng, &mut side);
         self.dynamic_constructs(
             &env,
             (&mut decls, &mut spec, &mut body),
@@ -2265,6 +2279,35 @@ impl<'r> Generator<'r> {
         (set, uses)
     }
 
+    /// The local `rpc` set from real values; then an array assignment
+    /// reading it, a block assigning it again from real values, and an
+    /// element reading it back.
+    fn replay_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
+        let rpc = || Expr::var("rpc");
+        let set = vec![Stmt::Assign(rpc(), self.rexpr(env, 2))];
+        let (Some(a), Some(t)) = (self.array_target(env), self.target(env)) else {
+            return (set, Vec::new());
+        };
+        let (lhs, shape) = self.section(env, &a);
+        let read = Expr::bin("*", rpc(), self.aexpr(env, &shape, 1));
+        let again = Expr::bin(
+            "+",
+            Expr::bin(
+                "*",
+                Expr::call("cos", vec![self.rexpr(env, 1)]),
+                self.rexpr(env, 1),
+            ),
+            Expr::lit("0.5d0"),
+        );
+        let e = self.element(env, &t);
+        let uses = vec![
+            Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, read)),
+            Stmt::Assign(rpc(), again),
+            Stmt::Assign(e.clone(), Expr::bin("+", e, rpc())),
+        ];
+        (set, uses)
+    }
+
     /// Statements on the derived-type locals `td` and `tq` (type `fzt`:
     /// reals `a`, `b(3)`, an integer `k`): components set from real
     /// values and overwritten (`b(td%k)` indexed by a component), a
@@ -3643,14 +3686,19 @@ impl<'r> Generator<'r> {
     }
 
     /// A whole-array or section assignment of shape-matching operands.
-    fn array_assign(&mut self, env: &mut Env) -> Vec<Stmt> {
+    /// A real array the program may write, if any.
+    fn array_target(&mut self, env: &Env) -> Option<RVar> {
         let arrays: Vec<RVar> = env
             .reals
             .iter()
             .filter(|v| v.write && !v.dims.is_empty())
             .cloned()
             .collect();
-        let Some(t) = self.pick(&arrays).cloned() else {
+        self.pick(&arrays).cloned()
+    }
+
+    fn array_assign(&mut self, env: &mut Env) -> Vec<Stmt> {
+        let Some(t) = self.array_target(env) else {
             return self.assign(env);
         };
         let (lhs, shape) = self.section(env, &t);
