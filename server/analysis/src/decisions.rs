@@ -338,13 +338,15 @@ pub fn decide(
         };
     }
     let mut kept = recovery::kept_assignments(&plans, &undo);
-    // A preaccumulated graph's statements stay: their local partials,
-    // computed in the forward sweep, read what they and those before read.
+    // A pushed Jacobian's statements stay: their local partials, computed
+    // in the forward sweep, read what they and those before read. (A
+    // recomputed one's replay reads the graph's inputs in the reverse
+    // sweep: TBR's needs at its first statement, which keep them live.)
     kept.extend(
         tbr.jacobians
             .iter()
             .flat_map(|b| &b.jacobians)
-            .filter(|j| j.accumulation().is_some())
+            .filter(|j| j.pushed().is_some())
             .flat_map(|j| j.graph.stmts.iter().copied()),
     );
     let mut at_exit = BitSet::default();

@@ -102,7 +102,8 @@ impl Gen<'_> {
         let g = &j.graph;
         let mut label = label;
         self.out.flush_label(&mut label);
-        if inp.dead.contains(&id) {
+        let recomputed = j.recomputed();
+        if inp.dead.contains(&id) && !recomputed {
             self.out.refuse(
                 span,
                 "this assignment is dropped from the forward sweep but its local partials are needed (preaccumulation)",
@@ -116,7 +117,6 @@ impl Gen<'_> {
             );
             return Vec::new();
         };
-        let recomputed = j.recomputed();
         if !recomputed {
             for l in &lines {
                 self.out.fwd.line(l);

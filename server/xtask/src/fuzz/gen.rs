@@ -2290,13 +2290,23 @@ impl<'r> Generator<'r> {
         };
         let (lhs, shape) = self.section(env, &a);
         let read = Expr::bin("*", rpc(), self.aexpr(env, &shape, 1));
+        // Mostly from values nothing writes (first elements of inputs),
+        // so that the block's inputs are there in the reverse sweep.
+        let fixed: Vec<RVar> = env.reals.iter().filter(|v| !v.write).cloned().collect();
+        let input = |g: &mut Self| match g.pick(&fixed).cloned() {
+            Some(v) if g.chance(0.8) => {
+                if v.dims.is_empty() {
+                    Expr::var(v.name)
+                } else {
+                    Expr::at(v.name, vec![Expr::int(1); v.dims.len()])
+                }
+            }
+            _ => g.rexpr(env, 1),
+        };
+        let (x, y) = (input(self), input(self));
         let again = Expr::bin(
             "+",
-            Expr::bin(
-                "*",
-                Expr::call("cos", vec![self.rexpr(env, 1)]),
-                self.rexpr(env, 1),
-            ),
+            Expr::bin("*", Expr::call("cos", vec![x]), y),
             Expr::lit("0.5d0"),
         );
         let e = self.element(env, &t);
