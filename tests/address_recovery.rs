@@ -90,7 +90,7 @@ fn figure_2c_stores_only_the_final_j_and_inverts_k_and_j() {
             "call dfort_pop(dfort_count1)",
             "k = j - 2",
             "call dfort_pop(a(j))",
-            "ab(k) = ab(k) + (dfort_tb) * ((a(j)))",
+            "ab(k) = ab(k) + dfort_tb * a(j)",
             "j = k - 1",
             "end do",
         ],

@@ -443,13 +443,21 @@ impl Opened {
         }
         self.w.dedent();
         self.w.line(&self.end);
+        let text = self.w.finish();
+        let spec_end = self.spec_end.min(text.len());
+        let text = format!(
+            "{}{}",
+            &text[..spec_end],
+            crate::tidy::unused_labels(&text[spec_end..])
+        );
+        let (text, spec_end) = crate::tidy::unused_temporaries(&text, spec_end);
         Routine {
             unit: self.unit,
             host: self.host,
             module: self.module,
             uses,
-            text: self.w.finish(),
-            spec_end: self.spec_end,
+            text,
+            spec_end,
             interface: self.interface,
             calls,
         }
@@ -993,6 +1001,7 @@ mod tests {
         );
         r.w.line("integer :: dfort_temp");
         r.end_specification();
+        r.w.line("dfort_temp = 1");
         r.w.line("y = x");
         r.finish(BTreeSet::new(), BTreeSet::new())
     }

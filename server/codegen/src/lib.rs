@@ -13,8 +13,10 @@ pub mod fortran;
 pub use dfort_ir::hoist;
 pub mod names;
 pub mod partials;
+pub mod precedence;
 mod recover;
 pub mod tangent;
+mod tidy;
 pub mod trace;
 
 pub use dfort_analysis::refusals::{Reason, Refusal};

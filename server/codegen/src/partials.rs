@@ -13,19 +13,46 @@ fn p(s: String) -> String {
     format!("({s})")
 }
 
-/// A partial derivative of the intrinsic table with the arguments' values
-/// (printed, parenthesised) put for `{0}`, `{1}`, ….
+/// `x` printed as an operand: parenthesised unless a primary.
+fn operand(unit: &Unit, x: &Expr) -> String {
+    crate::precedence::operand(&print(unit, x))
+}
+
+/// A partial derivative of the intrinsic table with the arguments put
+/// for `{0}`, `{1}`, …: printed as they are where the placeholder is a
+/// whole argument of a call (`exp({0})`), as operands elsewhere
+/// (`{0}**2`, parenthesised unless primary).
 fn fill(template: &str, values: &[String]) -> String {
-    let mut out = template.to_string();
-    for (k, v) in values.iter().enumerate() {
-        out = out.replace(&format!("{{{k}}}"), v);
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+            break;
+        };
+        let Ok(k) = rest[open + 1..close].parse::<usize>() else {
+            out.push_str(&rest[..=open]);
+            rest = &rest[open + 1..];
+            continue;
+        };
+        let before = rest[..open].trim_end();
+        let after = rest[close + 1..].trim_start();
+        let whole_argument = (before.ends_with('(') || before.ends_with(','))
+            && (after.starts_with(')') || after.starts_with(','));
+        out.push_str(&rest[..open]);
+        match values.get(k) {
+            Some(v) if whole_argument => out.push_str(v),
+            Some(v) => out.push_str(&crate::precedence::operand(v)),
+            None => out.push_str(&rest[open..=close]),
+        }
+        rest = &rest[close + 1..];
     }
+    out.push_str(rest);
     out
 }
 
 /// `None` when there is no rule (the caller refuses the expression).
 pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>> {
-    let v = |x: &Expr| p(print(unit, x));
+    let v = |x: &Expr| operand(unit, x);
     Some(match &e.kind {
         ExprKind::Unary { op, operand } => match op {
             UnaryOp::Neg => vec![(&**operand, "-1.0d0".into())],
@@ -42,7 +69,7 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
                 // where a/b does not (seed 1140, case 759).
                 BinaryOp::Div => vec![
                     (&**lhs, format!("1.0d0 / {b}")),
-                    (&**rhs, format!("-(({a} / {b}) / {b})")),
+                    (&**rhs, format!("-({a} / {b} / {b})")),
                 ],
                 BinaryOp::Pow => match rhs.kind {
                     // An integer constant exponent: k a^(k-1), folded.
@@ -51,6 +78,7 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
                             0 => "0.0d0".to_string(),
                             1 => "1.0d0".to_string(),
                             2 => format!("2 * {a}"),
+                            3.. => format!("{k} * {a}**{}", k - 1),
                             _ => format!("{k} * {a}**{}", p((k - 1).to_string())),
                         };
                         vec![(&**lhs, d)]
@@ -64,7 +92,7 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
             }
         }
         ExprKind::Intrinsic { name, args } => {
-            let vals: Vec<String> = args.iter().map(|x| v(&x.value)).collect();
+            let vals: Vec<String> = args.iter().map(|x| print(unit, &x.value)).collect();
             match dfort_ir::intrinsics::lookup(name)?.rule {
                 Rule::Extremum { max } if args.len() >= 2 => {
                     // The first argument that reaches the extremum gets it.
@@ -78,7 +106,8 @@ pub fn partials<'e>(unit: &Unit, e: &'e Expr) -> Option<Vec<(&'e Expr, String)>>
                                 .filter(|(j, _)| *j != i)
                                 .map(|(j, o)| {
                                     let cmp = if j < i { before } else { after };
-                                    format!("{} {cmp} {o}", vals[i])
+                                    let operand = crate::precedence::operand;
+                                    format!("{} {cmp} {}", operand(&vals[i]), operand(o))
                                 })
                                 .collect();
                             (

@@ -149,9 +149,9 @@ impl Gen<'_> {
                     Some(parts) => parts
                         .into_iter()
                         .filter_map(|(child, d)| {
-                            self.tan(child).map(|dc| format!("{} * {}", p(d), p(dc)))
+                            self.tan(child).map(|dc| crate::precedence::times(&d, &dc))
                         })
-                        .reduce(|a, b| format!("{a} + {b}")),
+                        .reduce(|a, b| crate::precedence::plus(&a, &b)),
                     None => {
                         if self.has_derivative_inside(e) {
                             self.refuse(

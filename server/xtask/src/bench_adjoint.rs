@@ -88,6 +88,18 @@ pub(crate) struct Kernel {
 }
 
 impl Kernel {
+    /// Its files (under `base`) and its root with the roles it names.
+    pub(crate) fn root_spec(&self, base: &Path) -> (Vec<PathBuf>, RootSpec) {
+        let files = self.files.iter().map(|f| base.join(f)).collect();
+        let spec = RootSpec {
+            name: self.root.to_ascii_lowercase(),
+            independent: self.independent.clone(),
+            dependent: self.dependent.clone(),
+            after: None,
+        };
+        (files, spec)
+    }
+
     /// The options of `dfort verify` that give the root its inputs.
     pub(crate) fn input_args(&self) -> Vec<String> {
         fn pairs<V: std::fmt::Display>(m: &BTreeMap<String, V>) -> String {
@@ -448,13 +460,7 @@ fn prepare(
     reps: u32,
     preaccumulate: Option<dfort_analysis::preaccumulation::Preaccumulation>,
 ) -> Prepared {
-    let files: Vec<PathBuf> = kernel.files.iter().map(|f| base.join(f)).collect();
-    let spec = RootSpec {
-        name: kernel.root.to_ascii_lowercase(),
-        independent: kernel.independent.clone(),
-        dependent: kernel.dependent.clone(),
-        after: None,
-    };
+    let (files, spec) = kernel.root_spec(base);
     // The analyses' facts in each recording mode (one host each, as
     // `dfort adjoint` reads its files).
     let mut sessions = Vec::new();
@@ -613,7 +619,7 @@ pub fn run(args: BenchAdjointArgs) -> ExitCode {
 
 /// The directory the manifest's paths are relative to: the one above the
 /// manifest's directory.
-fn base_of(manifest: &Path) -> PathBuf {
+pub(crate) fn base_of(manifest: &Path) -> PathBuf {
     let abs = std::fs::canonicalize(manifest).unwrap_or_else(|_| manifest.to_path_buf());
     let dir = abs.parent().unwrap_or(Path::new("."));
     dir.parent().unwrap_or(dir).to_path_buf()
@@ -625,30 +631,35 @@ pub(crate) fn load_manifest(path: &Path) -> Result<Manifest, String> {
     toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The kernels of `manifest` (read from `path`) whose root is one of
+/// `names` (all of them when `names` is empty); an error names one that
+/// no kernel has.
+pub(crate) fn chosen<'m>(
+    manifest: &'m Manifest,
+    path: &Path,
+    names: &[String],
+) -> Result<Vec<&'m Kernel>, String> {
+    if let Some(n) = names.iter().find(|n| {
+        !manifest
+            .kernel
+            .iter()
+            .any(|k| k.root.eq_ignore_ascii_case(n))
+    }) {
+        return Err(format!("no kernel with root `{n}` in {}", path.display()));
+    }
+    Ok(manifest
+        .kernel
+        .iter()
+        .filter(|k| names.is_empty() || names.iter().any(|n| n.eq_ignore_ascii_case(&k.root)))
+        .collect())
+}
+
 /// Times the kernels `args` choose, writing the table to `out` row by row.
 fn bench(args: &BenchAdjointArgs, out: &mut dyn std::io::Write) -> Result<(), String> {
     let manifest = load_manifest(&args.manifest)?;
     gfortran_available().map_err(|e| format!("{e}; cargo xtask bench-adjoint needs gfortran"))?;
     let base = base_of(&args.manifest);
-    let kernels: Vec<&Kernel> = manifest
-        .kernel
-        .iter()
-        .filter(|k| {
-            args.kernels.is_empty() || args.kernels.iter().any(|n| n.eq_ignore_ascii_case(&k.root))
-        })
-        .collect();
-    for n in &args.kernels {
-        if !manifest
-            .kernel
-            .iter()
-            .any(|k| k.root.eq_ignore_ascii_case(n))
-        {
-            return Err(format!(
-                "no kernel with root `{n}` in {}",
-                args.manifest.display()
-            ));
-        }
-    }
+    let kernels = chosen(&manifest, &args.manifest, &args.kernels)?;
     let prepared: Vec<Prepared> = kernels
         .par_iter()
         .map(|k| prepare(k, &base, args.reps, args.preaccumulate.map(|p| p.mode())))

@@ -12,6 +12,7 @@ mod bench_inversion;
 mod bench_lsp;
 mod bench_workspace;
 mod check_lapack;
+mod code_size;
 mod consistency;
 mod fuzz;
 mod mitgcm;
@@ -57,6 +58,10 @@ enum Command {
     /// Paper 003's Table 1: Figure 10's adjoint with loop indices recovered
     /// by inversion against stored: integer tape, real tape and run times.
     BenchInversion(bench_inversion::BenchInversionArgs),
+    /// How large every kernel's adjoint and tangent are (characters
+    /// without blanks and comments) and, with --warnings, what `gfortran
+    /// -Wall` says about them; --baseline compares with an earlier run.
+    CodeSize(code_size::CodeSizeArgs),
     /// Differential fuzzer: random Fortran kernels differentiated in every
     /// mode, compiled and checked numerically; mismatches are shrunk and
     /// written out. Ends with `N programs: P passed, R refused, M mismatches`.
@@ -90,6 +95,7 @@ impl Command {
                 | Command::BenchCpp(_)
                 | Command::BenchAdjoint(_)
                 | Command::BenchInversion(_)
+                | Command::CodeSize(_)
                 | Command::Fuzz(_)
                 | Command::CheckLapack(_)
                 | Command::VerifyLapack(_)
@@ -112,6 +118,7 @@ fn main() -> ExitCode {
         Command::BenchCpp(args) => bench_cpp::run(args),
         Command::BenchAdjoint(args) => bench_adjoint::run(args),
         Command::BenchInversion(args) => bench_inversion::run(args),
+        Command::CodeSize(args) => code_size::run(args),
         Command::Fuzz(args) => fuzz::run(args),
         Command::Consistency(args) => consistency::run(args),
         Command::CheckLapack(args) => check_lapack::run(args),

@@ -15,6 +15,7 @@ use super::dispatch::Gen;
 use super::sweep::Line;
 use crate::complex;
 use crate::partials::{partials, rank_of};
+use crate::precedence::{neg, plus, times, Form};
 use dfort_analysis::address_report::Choice;
 use dfort_ir::dp::{dp_of, target};
 use dfort_ir::dump::expr as print;
@@ -188,11 +189,13 @@ impl Gen<'_> {
                     m
                 }
             };
-            if let Some((rest, sign)) = accumulation(unit, lhs, rhs, t) {
-                // `v = v ± e`: v's adjoint passes through unchanged and
-                // e's gets ±v̄.
-                let m = if sign < 0 { format!("-({lb})") } else { lb };
-                self.adj(rest, &real_part(m), r, &mut body);
+            if let Some(terms) = accumulation(unit, lhs, rhs, t) {
+                // `v = v ± e₁ ± e₂ …`: v's adjoint passes through
+                // unchanged and each eᵢ's gets ±v̄.
+                for (term, sign) in terms {
+                    let m = if sign < 0 { neg(&lb) } else { lb.clone() };
+                    self.adj(term, &real_part(m), r, &mut body);
+                }
             } else if r > 0 && !mentions_storage(unit, rhs, t) {
                 // No aliasing: the lhs adjoint is read in place.
                 self.adj(rhs, &real_part(lb.clone()), r, &mut body);
@@ -329,11 +332,11 @@ impl Gen<'_> {
             ExprKind::Var(_) | ExprKind::ArrayRef { .. } | ExprKind::Component { .. } => {
                 if let Some(b) = inp.bref(e) {
                     if rank_of(self.inp.program, unit, e) == 0 && mr > 0 {
-                        out.push(format!("{b} = {b} + {}", total(m)));
+                        out.push(format!("{b} = {}", plus(&b, &total(m))));
                     } else if let (Some(w), true) = (&self.out.mask, mr > 0) {
-                        out.push(format!("where ({w}) {b} = {b} + {m}"));
+                        out.push(format!("where ({w}) {b} = {}", plus(&b, m)));
                     } else {
-                        out.push(format!("{b} = {b} + {m}"));
+                        out.push(format!("{b} = {}", plus(&b, m)));
                     }
                 }
             }
@@ -369,12 +372,30 @@ impl Gen<'_> {
             _ => match partials(unit, e) {
                 Some(parts) => {
                     let complex_value = complex::is_complex(unit, e);
+                    // A multiplier two operands share is computed once,
+                    // into `dfort_tb<k>` (as a person writes `tempb`).
+                    let shared = mr == 0
+                        && !complex_value
+                        && self.out.mask.is_none()
+                        && !matches!(crate::precedence::form(m), Form::Primary)
+                        && parts.iter().filter(|(c, _)| self.active_inside(c)).count() > 1;
+                    let held;
+                    let m = if shared {
+                        self.out.shared_depth += 1;
+                        let k = self.out.shared_depth;
+                        self.out.shared_temps = self.out.shared_temps.max(k);
+                        held = format!("dfort_tb{k}");
+                        out.push(format!("{held} = {m}"));
+                        held.as_str()
+                    } else {
+                        m
+                    };
                     for (child, d) in parts {
                         // The multiplier's own rank: a scalar adjoint times
                         // a scalar partial stays a scalar.
                         let r = mr.max(partial_rank(inp.program, unit, e, child));
                         let mm = match (complex_value, complex::is_complex(unit, child)) {
-                            (false, false) => format!("{} * {}", p(m.to_string()), p(d)),
+                            (false, false) => times(m, &d),
                             // z̄ += conj(f'(z)) w̄; a real operand takes the
                             // real part.
                             (true, true) => {
@@ -397,6 +418,9 @@ impl Gen<'_> {
                             }
                         };
                         self.adj(child, &mm, r, out);
+                    }
+                    if shared {
+                        self.out.shared_depth -= 1;
                     }
                 }
                 None => self.out.refuse(
@@ -534,7 +558,7 @@ impl Gen<'_> {
             }
             ("spread", [Some(x), Some(d), Some(n)]) => {
                 if mr == 0 {
-                    self.adj(x, &format!("{m} * {}", v(n)), 0, out);
+                    self.adj(x, &times(m, &v(n)), 0, out);
                 } else {
                     self.adj(
                         x,
@@ -912,18 +936,39 @@ fn outer(u: &str, v: &str) -> String {
     format!("matmul(reshape({u}, [size({u}), 1]), reshape({v}, [1, size({v})]))")
 }
 
-/// `v = v + e`, `v = e + v` or `v = v - e` with `e` not mentioning `v`'s
-/// variable or one that may share its memory: the other term and its
-/// sign.
-fn accumulation<'e>(unit: &Unit, lhs: &Expr, rhs: &'e Expr, t: SymbolId) -> Option<(&'e Expr, i8)> {
-    let ExprKind::Binary { op, lhs: a, rhs: b } = &rhs.kind else {
-        return None;
-    };
+/// `v = v ± e₁ ± e₂ …` or `v = e + v` with no `eᵢ` mentioning `v`'s
+/// variable or one that may share its memory: the other terms and their
+/// signs.
+fn accumulation<'e>(
+    unit: &Unit,
+    lhs: &Expr,
+    rhs: &'e Expr,
+    t: SymbolId,
+) -> Option<Vec<(&'e Expr, i8)>> {
     let same = |x: &Expr| print(unit, x) == print(unit, lhs);
-    match op {
-        BinaryOp::Add if same(a) && !mentions_storage(unit, b, t) => Some((b, 1)),
-        BinaryOp::Add if same(b) && !mentions_storage(unit, a, t) => Some((a, 1)),
-        BinaryOp::Sub if same(a) && !mentions_storage(unit, b, t) => Some((b, -1)),
+    let clean = |terms: &[(&Expr, i8)]| !terms.iter().any(|(e, _)| mentions_storage(unit, e, t));
+    // `v ± e₁ ± e₂ …`: the sum's leftmost operand is `v`.
+    let mut terms = Vec::new();
+    let mut first = rhs;
+    while let ExprKind::Binary { op, lhs: a, rhs: b } = &first.kind {
+        match op {
+            BinaryOp::Add => terms.push((&**b, 1)),
+            BinaryOp::Sub => terms.push((&**b, -1)),
+            _ => break,
+        }
+        first = a;
+    }
+    if !terms.is_empty() && same(first) && clean(&terms) {
+        terms.reverse();
+        return Some(terms);
+    }
+    // `e + v`.
+    match &rhs.kind {
+        ExprKind::Binary {
+            op: BinaryOp::Add,
+            lhs: a,
+            rhs: b,
+        } if same(b) && clean(&[(a, 1)]) => Some(vec![(a, 1)]),
         _ => None,
     }
 }

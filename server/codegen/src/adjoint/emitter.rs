@@ -90,6 +90,10 @@ pub(super) struct Emitter {
     pub restore_only: bool,
     /// How many `dfort_pa` slots the preaccumulated graphs use.
     pub pa_slots: usize,
+    /// The adjoint multipliers held in `dfort_tb<k>` around the operands
+    /// being written (nested), and the most held at once.
+    pub shared_depth: usize,
+    pub shared_temps: usize,
 }
 
 impl Emitter {
@@ -122,6 +126,8 @@ impl Emitter {
             binomials: Vec::new(),
             restore_only: false,
             pa_slots: 0,
+            shared_depth: 0,
+            shared_temps: 0,
         }
     }
 

@@ -337,6 +337,9 @@ fn temporaries(w: &mut crate::fortran::Writer, out: &Emitter) {
         w.line(&format!("{ty} :: dfort_i{}", k + 1));
     }
     w.line("real(8) :: dfort_tb");
+    for k in 1..=out.shared_temps {
+        w.line(&format!("real(8) :: dfort_tb{k}"));
+    }
     if out.pa_slots > 0 {
         w.line(&format!("real(8) :: dfort_pa({})", out.pa_slots));
     }

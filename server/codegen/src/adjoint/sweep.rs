@@ -86,7 +86,15 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
                 sums,
                 body,
             } => {
-                if sums.is_empty() {
+                if let (true, Some(head)) =
+                    (sums.is_empty(), direct_head(var, start, end, step, body))
+                {
+                    w.line(&head);
+                    w.indent();
+                    emit(w, body);
+                    w.dedent();
+                    w.line("end do");
+                } else if sums.is_empty() {
                     w.line(&format!(
                         "do {k} = max(0, ({end} - ({start}) + ({step})) / ({step})) - 1, 0, -1"
                     ));
@@ -125,6 +133,58 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
             }
         }
     }
+}
+
+/// The head of a counted loop of step 1 or -1 run backwards over its
+/// own index, `do i = end, start, -1` (the same iterations: the last is
+/// `end` itself), when nothing in the reversed body may write the index
+/// (no call mentions it, no line assigns it): a DO index must not be
+/// redefined inside its loop. `None` otherwise (the reversed loop then
+/// counts with a variable of its own and sets the index from it).
+fn direct_head(var: &str, start: &str, end: &str, step: &str, body: &[Line]) -> Option<String> {
+    let by = match step.trim() {
+        "1" => ", -1",
+        "-1" | "(-1)" => "",
+        _ => return None,
+    };
+    if may_write(var, body) {
+        return None;
+    }
+    Some(format!("do {var} = {end}, {start}{by}"))
+}
+
+/// Whether a line of `body` may write variable `var`: assigns it, or is
+/// a call (a pop, a callee's adjoint) or an I/O statement that mentions it.
+fn may_write(var: &str, body: &[Line]) -> bool {
+    let mentions = |s: &str| {
+        s.match_indices(var).any(|(i, _)| {
+            let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+            !s[..i].ends_with(word) && !s[i + var.len()..].starts_with(word)
+        })
+    };
+    body.iter().any(|l| match l {
+        Line::Plain(s) => {
+            let t = s.trim_start();
+            mentions(t)
+                && (t.starts_with("call ")
+                    || t.starts_with("read")
+                    || t.starts_with("where")
+                    || !t.contains(" = ")
+                    || t.split(" = ").next().is_some_and(|lhs| {
+                        lhs.split(['(', '%']).next().map(str::trim) == Some(var)
+                    }))
+        }
+        Line::Branch(arms) => arms.iter().any(|a| may_write(var, a)),
+        Line::CountedLoop {
+            var: inner, body, ..
+        } => inner == var || may_write(var, body),
+        Line::CountLoop { then, body, .. } => {
+            then.iter().any(|s| mentions(s)) || may_write(var, body)
+        }
+        // Checkpointed loops rerun the forward sweep: anything may be
+        // written.
+        Line::Binomial(_) => true,
+    })
 }
 
 /// `name = name + e` as `(name, e)`; `name` may be an array element

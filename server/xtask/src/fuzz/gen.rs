@@ -2751,16 +2751,21 @@ impl<'r> Generator<'r> {
                 ],
             )]
         };
+        // The targets may hold the same values (`bt2 = t1(n:1:-1)` after
+        // `bt1 = t1`): an offset keeps rounding from choosing the branch,
+        // which finite differences would then cross (seed 4343, case
+        // 200: a tangent "off" by the other branch's derivative).
+        let offset = |e: Expr| Expr::bin("+", e, Expr::lit("0.125d0"));
         let cond = match self.rng.random_range(0..3) {
             0 => Expr::bin(
                 ">",
                 Expr::call("sum", vec![v("bt1")]),
-                Expr::call("sum", vec![v("bt2")]),
+                offset(Expr::call("sum", vec![v("bt2")])),
             ),
             1 => Expr::bin(
                 "<",
                 at("bt1", Expr::int(self.range(1, n))),
-                at("bt2", Expr::int(self.range(1, n))),
+                offset(at("bt2", Expr::int(self.range(1, n)))),
             ),
             _ => self.condition(env),
         };

@@ -1,0 +1,289 @@
+//! What a routine's text keeps of what nothing in it refers to
+//! (gfortran -Wall would say it is unused):
+//!
+//! - the generator's own declarations: a temporary or counter
+//!   (`dfort_tb`, `dfort_branch`, `dfort_k1`, …) nothing in the routine
+//!   names is not declared. Only names of the `dfort_` prefix on a line
+//!   that declares nothing else are touched: a variable of the original
+//!   is never dropped (without IMPLICIT NONE a missing declaration would
+//!   silently change its type);
+//! - statement labels no jump, DO, I/O specifier or format reference
+//!   names (a DO's terminal `1 continue` once the loop ends with END DO);
+//!   a `continue` left without its label goes. A reference this misses
+//!   makes the routine fail to compile, never compute something else.
+
+/// `text` without the unused generator declarations in its first
+/// `spec_end` bytes (the specification part), and where that part now
+/// ends.
+pub fn unused_temporaries(text: &str, spec_end: usize) -> (String, usize) {
+    let spec_end = spec_end.min(text.len());
+    let (spec, rest) = text.split_at(spec_end);
+    let mut out = String::with_capacity(text.len());
+    for line in spec.split_inclusive('\n') {
+        match declared_temporaries(line) {
+            Some((ty, names)) => {
+                let used: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|n| named_elsewhere(text, line, base_name(n)))
+                    .collect();
+                if used.len() == names.len() {
+                    out.push_str(line);
+                } else if !used.is_empty() {
+                    let indent = &line[..line.len() - line.trim_start().len()];
+                    out.push_str(&format!("{indent}{ty} :: {}\n", used.join(", ")));
+                }
+            }
+            None => out.push_str(line),
+        }
+    }
+    let end = out.len();
+    out.push_str(rest);
+    (out, end)
+}
+
+/// A declaration `type :: a, b(:)` whose every entity is a generator
+/// name: its type and entities.
+fn declared_temporaries(line: &str) -> Option<(&str, Vec<&str>)> {
+    let (ty, names) = line.trim().split_once(" :: ")?;
+    if ty.contains("parameter") || names.contains('=') {
+        return None;
+    }
+    let mut entities = Vec::new();
+    let mut depth = 0;
+    let mut start = 0;
+    for (i, c) in names.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                entities.push(names[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    entities.push(names[start..].trim());
+    entities
+        .iter()
+        .all(|e| base_name(e).starts_with("dfort_"))
+        .then_some((ty, entities))
+}
+
+fn base_name(entity: &str) -> &str {
+    entity.split('(').next().unwrap_or(entity).trim()
+}
+
+/// Whether `name` occurs as a whole word in `text` outside `line` (a
+/// line of `text`).
+fn named_elsewhere(text: &str, line: &str, name: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let lower = text.to_ascii_lowercase();
+    let own = text.find(line).map(|i| i..i + line.len());
+    lower.match_indices(name).any(|(i, _)| {
+        own.as_ref().is_none_or(|r| !r.contains(&i))
+            && !lower[..i].ends_with(word)
+            && !lower[i + name.len()..].starts_with(word)
+    })
+}
+
+/// `text` (a routine's statements) without the labels nothing
+/// references, and without the `continue` lines left bare.
+pub fn unused_labels(text: &str) -> String {
+    let referenced = label_references(text);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start();
+        let digits = body.len() - body.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let rest = &body[digits..];
+        let labelled = digits > 0 && digits <= 5 && rest.starts_with(' ');
+        let label = body[..digits].parse::<u32>().ok();
+        match (labelled, label) {
+            (true, Some(l)) if !referenced.contains(&l) => {
+                let stmt = rest.trim_start();
+                if stmt.trim_end() == "continue" {
+                    continue;
+                }
+                let indent = &line[..line.len() - body.len()];
+                out.push_str(indent);
+                out.push_str(stmt);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// The labels `text` references: after GO TO (and in a computed GO
+/// TO's list), an arithmetic IF's three, a DO's terminal, `err=`,
+/// `end=`, `eor=`, `fmt=`, the format of READ, WRITE and PRINT, ASSIGN,
+/// and alternate returns (`*10`).
+fn label_references(text: &str) -> std::collections::BTreeSet<u32> {
+    let mut out = std::collections::BTreeSet::new();
+    for raw in text.lines() {
+        let line = without_literals(&raw.to_ascii_lowercase());
+        // The statement, after its own label.
+        let stmt = line
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim();
+        let ints = |s: &str| -> Vec<u32> {
+            s.split(|c: char| !c.is_ascii_digit())
+                .filter_map(|w| w.parse().ok())
+                .collect()
+        };
+        let after_keyword = |kw: &str| -> Vec<(usize, &str)> {
+            stmt.match_indices(kw)
+                .filter(|(i, _)| {
+                    !stmt[..*i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+                .map(|(i, _)| (i, stmt[i + kw.len()..].trim_start()))
+                .collect()
+        };
+        for kw in ["go to", "goto"] {
+            for (_, rest) in after_keyword(kw) {
+                let list = match rest.strip_prefix('(') {
+                    Some(r) => r.split(')').next().unwrap_or(""),
+                    None => rest
+                        .split(|c: char| !c.is_ascii_digit())
+                        .next()
+                        .unwrap_or(""),
+                };
+                out.extend(ints(list));
+            }
+        }
+        for kw in ["err", "end", "eor", "fmt"] {
+            for (_, rest) in after_keyword(kw) {
+                if let Some(r) = rest.strip_prefix('=') {
+                    let r = r.trim_start();
+                    let n: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
+                    out.extend(n.parse::<u32>().ok());
+                }
+            }
+        }
+        // `do 10 i = …`, `do 10, i = …`.
+        if let Some(rest) = strip_word(stmt, "do") {
+            let n: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+            out.extend(n.parse::<u32>().ok());
+        }
+        if let Some(rest) = strip_word(stmt, "assign") {
+            let n: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+            out.extend(n.parse::<u32>().ok());
+        }
+        // `print 100, x`, `read 100, x`.
+        for kw in ["print", "read"] {
+            if let Some(rest) = strip_word(stmt, kw) {
+                let n: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+                out.extend(n.parse::<u32>().ok());
+            }
+        }
+        // `read (u, 100)`, `write (u, 100)`: the second item.
+        for kw in ["read", "write"] {
+            if let Some(rest) = strip_word(stmt, kw).and_then(|r| r.strip_prefix('(')) {
+                if let Some(second) = rest.split(')').next().and_then(|a| a.split(',').nth(1)) {
+                    out.extend(second.trim().parse::<u32>().ok());
+                }
+            }
+        }
+        // Arithmetic IF: `if (e) 10, 20, 30`.
+        if let Some(rest) = strip_word(stmt, "if").and_then(|r| r.strip_prefix('(')) {
+            let mut depth = 1;
+            let close = rest.char_indices().find(|&(_, c)| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            });
+            if let Some((i, _)) = close {
+                let tail = rest[i + 1..].trim();
+                if !tail.is_empty()
+                    && tail
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || c == ',' || c == ' ')
+                {
+                    out.extend(ints(tail));
+                }
+            }
+        }
+        // Alternate returns: `call s(x, *10)`.
+        for (i, _) in stmt.match_indices('*') {
+            let before = stmt[..i].trim_end();
+            if before.ends_with('(') || before.ends_with(',') {
+                let n: String = stmt[i + 1..]
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                out.extend(n.parse::<u32>().ok());
+            }
+        }
+    }
+    out
+}
+
+/// `s` after the keyword `kw` at its start (as a whole word).
+fn strip_word<'a>(s: &'a str, kw: &str) -> Option<&'a str> {
+    let rest = s.strip_prefix(kw)?;
+    match rest.chars().next() {
+        Some(c) if c.is_ascii_alphanumeric() || c == '_' => None,
+        _ => Some(rest.trim_start()),
+    }
+}
+
+/// `line` with its character literals emptied and its comment dropped.
+fn without_literals(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match quote {
+            Some(q) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            Some(_) => {}
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                out.push(c);
+            }
+            None if c == '!' => break,
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unused_generator_declarations_go_and_the_rest_stay() {
+        let text = "subroutine f_b(x)\n  real(8) :: x\n  real(8) :: y\n  integer :: dfort_branch\n  integer :: dfort_k1, dfort_count1\n  real(8) :: dfort_tb\n  real(8) :: dfort_tb1\n  x = dfort_tb1 + 0 * dfort_k1\nend subroutine\n";
+        let spec_end = text.find("  x = ").unwrap();
+        let (out, end) = unused_temporaries(text, spec_end);
+        assert_eq!(
+            out,
+            "subroutine f_b(x)\n  real(8) :: x\n  real(8) :: y\n  integer :: dfort_k1\n  real(8) :: dfort_tb1\n  x = dfort_tb1 + 0 * dfort_k1\nend subroutine\n"
+        );
+        assert!(out[end..].starts_with("  x = "));
+    }
+
+    #[test]
+    fn labels_nothing_references_go() {
+        let text = "  do i = 1, n\n    1 continue\n  end do\n  10 x = 1\n  go to (20, 30) k\n  20 y = 2\n  30 continue\n  if (x - 1) 40, 50, 60\n  40 continue\n  50 continue\n  60 continue\n  70 continue\n  write (6, 100) x\n  100 format (f8.3)\n  read (5, *, end=80) y\n  80 continue\n  do 90 j = 1, 2\n  90 continue\n  call s(x, *95)\n  95 z = 0 ! go to 96\n  96 continue\n  print '(a)', 'go to 97'\n  97 continue\n";
+        let out = unused_labels(text);
+        assert_eq!(
+            out,
+            "  do i = 1, n\n  end do\n  x = 1\n  go to (20, 30) k\n  20 y = 2\n  30 continue\n  if (x - 1) 40, 50, 60\n  40 continue\n  50 continue\n  60 continue\n  write (6, 100) x\n  100 format (f8.3)\n  read (5, *, end=80) y\n  80 continue\n  do 90 j = 1, 2\n  90 continue\n  call s(x, *95)\n  95 z = 0 ! go to 96\n  print '(a)', 'go to 97'\n"
+        );
+    }
+
+    #[test]
+    fn a_name_inside_a_longer_one_is_not_a_use() {
+        let text = "  real(8) :: dfort_tb\n  dfort_tb1 = 1\n";
+        let (out, _) = unused_temporaries(text, text.find("  dfort_tb1").unwrap());
+        assert_eq!(out, "  dfort_tb1 = 1\n");
+    }
+}
