@@ -1220,8 +1220,40 @@ subroutine twice(n, x, y)
   call scale(n, 3.0d0 * x, y)
 end subroutine twice
 ";
+    // Fuzzer-found (seed 4343, case 5570): a derived-type value that is
+    // not a data reference (there a defined operator's result, whose
+    // hoisting was refused) assigned where derivatives flow; only the
+    // generators said so.
+    let derived_value = "module pt
+  implicit none
+  type p2
+    real(8) :: a, b
+  end type p2
+end module pt
+subroutine pick(x, y, s)
+  use pt
+  implicit none
+  real(8), intent(in) :: x
+  real(8), intent(out) :: y
+  real(8), intent(in) :: s
+  type(p2) :: u, v
+  u%a = x
+  u%b = 2 * x
+  v%a = 1
+  v%b = 3 * x
+  v = merge(u, v, s > 0)
+  y = v%a + v%b
+end subroutine pick
+";
     let in_where = "user function references inside WHERE are not differentiated yet";
     for (src, root, adjoint, tangent, said) in [
+        (
+            derived_value,
+            "pick",
+            vec![("not-differentiable", 18)],
+            vec![("not-differentiable", 18)],
+            "`v` is assigned a derived-type value that is not a variable or an element",
+        ),
         (
             masked,
             "masked",

@@ -428,3 +428,76 @@ pub fn loop_depths(unit: &Unit) -> BTreeMap<StmtId, usize> {
     walk(unit, &unit.body, 0, &mut out);
     out
 }
+
+/// The rank of a data reference, its components' included (`ps%x` is 1,
+/// `ps(i)%y` the rank of `y`); 0 for other expressions.
+pub fn component_rank(program: &Program, unit: &Unit, e: &Expr) -> usize {
+    match &e.kind {
+        ExprKind::Var(_) | ExprKind::ArrayRef { .. } => rank_of(program, unit, e),
+        ExprKind::Component { base, .. } => {
+            component_rank(program, unit, base) + program.component_rank(unit, e).unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// Why an assignment to a derived-type data reference with a derivative
+/// is not differentiated (`None` when it is): the target must be one
+/// value (not an array of them), and the value a data reference when
+/// derivatives flow into it (`active`).
+pub fn unsupported_assignment(
+    program: &Program,
+    unit: &Unit,
+    lhs: &Expr,
+    rhs: &Expr,
+    active: bool,
+) -> Option<String> {
+    if component_rank(program, unit, lhs) > 0 {
+        return Some(format!(
+            "`{}` is an array of derived type assigned whole; its derivative is not generated yet (assign it element by element)",
+            crate::dump::expr(unit, lhs)
+        ));
+    }
+    if has_pointer_components(program, unit, lhs) {
+        return Some(format!(
+            "`{}` is assigned a whole value of a type with pointer components; its derivative is not generated yet (assign the components)",
+            crate::dump::expr(unit, lhs)
+        ));
+    }
+    let reference = matches!(
+        rhs.kind,
+        ExprKind::Var(_) | ExprKind::ArrayRef { .. } | ExprKind::Component { .. }
+    );
+    if active && !(reference && component_rank(program, unit, rhs) == 0) {
+        return Some(format!(
+            "`{}` is assigned a derived-type value that is not a variable or an element (`{}`); its derivative is not generated yet",
+            crate::dump::expr(unit, lhs),
+            crate::dump::expr(unit, rhs)
+        ));
+    }
+    None
+}
+
+/// Whether the data reference `e` is of a derived type with pointer
+/// components ([`type_has_pointer_components`]).
+fn has_pointer_components(program: &Program, unit: &Unit, e: &Expr) -> bool {
+    program
+        .reference_type(unit, e)
+        .is_some_and(|(scope, ty)| type_has_pointer_components(program, scope, &ty))
+}
+
+/// Whether values of type `ty` (seen from `unit`) hold pointer
+/// components, at any depth of their other components.
+pub fn type_has_pointer_components(program: &Program, unit: &Unit, ty: &Type) -> bool {
+    fn walk(program: &Program, unit: &Unit, ty: &Type, depth: u32) -> bool {
+        let Some((owner, def)) = program.type_of(unit, ty) else {
+            return false;
+        };
+        depth < 16
+            && def
+                .components
+                .iter()
+                .any(|c| c.pointer || walk(program, program.unit(owner), &c.ty, depth + 1))
+    }
+    walk(program, unit, ty, 0)
+}

@@ -149,6 +149,21 @@ pub(super) fn of_unit(
         };
         let target_d = with_d.contains_id(t);
         let has_d = target_d && dfort_ir::queries::carries_ref(program, h, lhs);
+        // A derived-type target with a derivative: one value, assigned a
+        // data reference where a derivative flows into it (in the
+        // adjoint, from what is varied before the statement).
+        let derived = program
+            .reference_type(h, lhs)
+            .is_some_and(|(_, ty)| ty.base == BaseType::Derived);
+        if has_d && derived {
+            let active = dfort_ir::dp::dp_of(h, rhs)
+                .ids::<SymbolId>()
+                .any(|s| flows(st.id, s));
+            if let Some(m) = dfort_ir::queries::unsupported_assignment(program, h, lhs, rhs, active)
+            {
+                out.push(Refusal::new(st.span, m));
+            }
+        }
         let reaches = if adjoint {
             // The adjoint differentiates an assignment whose target is
             // active after it.
