@@ -63,7 +63,9 @@ pub struct LocalGraph {
     /// Per dependent: the statement whose target holds it.
     pub dependents: Vec<StmtId>,
     /// Whether no two dependents may be the same address (different
-    /// elements of one array under subscripts that may be equal).
+    /// elements of one array under subscripts that may be equal), and no
+    /// dependent may be the address a later statement of the graph
+    /// assigns.
     pub dependents_distinct: bool,
 }
 
@@ -620,10 +622,19 @@ fn finish(
         return None;
     }
     let dependents: Vec<StmtId> = kept.iter().map(|x| x.4).collect();
+    // No two dependents may be one address, nor a dependent and what a
+    // later statement of the graph assigns (a constant, say): that write
+    // may have replaced the dependent's value, and the adjoint found at
+    // the dependent's address would be the later value's (seed 6161,
+    // case 564).
     let dependents_distinct = kept.iter().enumerate().all(|(a, x)| {
         kept[a + 1..]
             .iter()
             .all(|y| classes.relation(&x.5, &y.5) == Rel::Distinct)
+            && g.values
+                .iter()
+                .filter(|y| y.0 > x.0)
+                .all(|y| classes.relation(&x.5, &y.5) == Rel::Distinct)
     });
     // The vertices reaching a dependent.
     let mut alive = vec![false; v];

@@ -121,7 +121,10 @@ impl Why {
             Why::SubscriptWritten(v) => {
                 format!("the graph writes `{v}`, which a subscript in it reads")
             }
-            Why::DependentsMayAlias => "two of its dependents may be the same element".into(),
+            Why::DependentsMayAlias => {
+                "two of its dependents, or a dependent and a later target, may be the same element"
+                    .into()
+            }
         }
     }
 }
