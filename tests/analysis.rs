@@ -397,6 +397,52 @@ fn adjoint_liveness_drops_bratus_f_updates_but_keeps_h() {
         .any(|s| assigns_to(s, h) && !live.dead.contains(&s.id)));
 }
 
+/// The liveness of `name` in `ws` (its roles from intents), with the dead
+/// loops added as if every loop were replayed.
+fn liveness_with_loops(ws: &Loaded, name: &str) -> (dfort_analysis::liveness::Liveness, usize) {
+    let u = unit(ws, name);
+    let r = roles(u, None);
+    let pa = analyze_program(&ws.program, &[(u.id, r.independents, r.dependents)]);
+    let tbrs = tbr::analyze_program(&ws.program, &pa, false, false);
+    let t = tbrs[u.id].as_ref().unwrap();
+    let mut live = dfort_analysis::liveness::analyze(
+        &ws.program,
+        u,
+        t,
+        &dfort_analysis::effects::all(&ws.program),
+        &Default::default(),
+    );
+    let assignments = live.dead.len();
+    dfort_analysis::liveness::dead_loops(u, &mut live, |_| true);
+    let loops = u
+        .stmts
+        .iter()
+        .filter(|s| live.dead.contains(&s.id) && matches!(s.kind, dfort_ir::StmtKind::Do { .. }))
+        .count();
+    assert_eq!(live.dead.len(), assignments + loops);
+    (live, loops)
+}
+
+#[test]
+fn a_loop_whose_body_is_dead_is_dropped_unless_its_index_is_read_after_it() {
+    // Bratu's loop only updates F: the forward sweep drops it whole.
+    let (_, loops) = liveness_with_loops(&fixture("papers/p000_bratu.f"), "bratu");
+    assert_eq!(loops, 1);
+    let src = |after: &str| {
+        format!(
+            "subroutine s(n, x, y)\n  integer, intent(in) :: n\n  real(8), intent(in) :: x(n)\n  \
+             real(8), intent(out) :: y(n)\n  real(8) :: t(n)\n  integer :: i\n  \
+             do i = 1, n - 1\n    t(i) = x(i) * 2.0d0\n  end do\n  \
+             y(1) = x(1) * x(2){after}\nend subroutine s\n"
+        )
+    };
+    let ws = from_sources(vec![("s.f90".into(), src(""))]);
+    assert_eq!(liveness_with_loops(&ws, "s").1, 1);
+    // The index the loop leaves behind is read after it: the loop stays.
+    let ws = from_sources(vec![("s.f90".into(), src(" * i"))]);
+    assert_eq!(liveness_with_loops(&ws, "s").1, 0);
+}
+
 mod incremental {
     use crate::support::*;
     use dfort_analysis::dep::{resummarize, summarize_all};

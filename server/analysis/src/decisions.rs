@@ -358,7 +358,17 @@ pub fn decide(
             }
         }
     }
-    let live = liveness::analyze_keeping(program, unit, tbr, effects, &at_exit, &kept);
+    let mut live = liveness::analyze_keeping(program, unit, tbr, effects, &at_exit, &kept);
+    let reversal = reversal::of(program, unit, shape, effects);
+    if !reversal.by_blocks {
+        liveness::dead_loops(unit, &mut live, |id| {
+            !references_function(unit, id)
+                && matches!(
+                    reversal.of_stmt(id),
+                    Some(reversal::Reversal::Replay { .. })
+                )
+        });
+    }
     let mut entry_needs = live.live_at_entry;
     for sym in &unit.symbols {
         for d in &sym.dims {
@@ -374,7 +384,7 @@ pub fn decide(
         .collect();
     let pushed = pushes(unit, tbr, &dead);
     UnitDecisions {
-        reversal: reversal::of(program, unit, shape, effects),
+        reversal,
         plans,
         undo,
         dead,

@@ -18,14 +18,20 @@
 //! assignment that records the value it overwrites is kept when the value
 //! may be overwritten again after it (TBR counted on that record: the
 //! later overwrite does not record it).
+//!
+//! A counted DO loop is dead too ([`dead_loops`]) when everything in its
+//! body is (dead assignments, CONTINUEs, dead loops), its control calls
+//! no user function, it carries no label and its index is not live where
+//! it exits: the forward sweep then writes neither its head nor its body.
 
 use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
 use crate::engine::{solve, Direction};
 use crate::tbr::Tbr;
 use dfort_ir::bitset::BitSet;
-use dfort_ir::cfg::NodeKind;
+use dfort_ir::cfg::{EdgeKind, NodeKind};
 use dfort_ir::dp::{target, writes};
 use dfort_ir::*;
+use std::collections::BTreeMap;
 
 /// Statements the forward sweep can drop, in statement order.
 #[derive(Clone, Debug, Default)]
@@ -35,6 +41,9 @@ pub struct Liveness {
     pub live_after: IdVec<StmtId, BitSet>,
     /// What the adjoint reads of the values the unit starts with.
     pub live_at_entry: BitSet,
+    /// Live values where each counted DO loop exits (its LOOP node's exit
+    /// edge), by DO statement.
+    pub live_at_loop_exit: BTreeMap<StmtId, BitSet>,
 }
 
 /// The values a statement reads (all of them, indices included, and what
@@ -219,8 +228,16 @@ pub fn analyze_keeping(
         dead: Vec::new(),
         live_after: IdVec::from_elem(BitSet::default(), unit.stmts.len()),
         live_at_entry: sol.before.get(cfg.entry).cloned().unwrap_or_default(),
+        live_at_loop_exit: BTreeMap::new(),
     };
     for (i, node) in cfg.nodes.iter_enumerated() {
+        if node.kind == NodeKind::Loop {
+            let exit = node.succs.iter().find(|(_, e)| *e == EdgeKind::LoopExit);
+            if let (Some(&id), Some(&(to, _))) = (node.stmts.first(), exit) {
+                let live = sol.before.get(to).cloned().unwrap_or_default();
+                out.live_at_loop_exit.insert(id, live);
+            }
+        }
         if node.kind != NodeKind::BasicBlock {
             continue;
         }
@@ -236,4 +253,68 @@ pub fn analyze_keeping(
     }
     out.dead.sort();
     out
+}
+
+/// The counted DO loops the forward sweep can drop whole, added to
+/// `live.dead` (innermost first, so that an outer loop holding only dead
+/// loops is dead too). `replayed`: whether a loop is reversed by replaying
+/// its bounds ([`crate::reversal::Reversal::Replay`]); no other reversal
+/// (a binomial schedule, a pushed trip count) runs without its forward
+/// loop. A loop is dead when every statement of its body is dead or a
+/// CONTINUE (a jump to the terminal label would itself be live), nothing
+/// in its control references a user function, the DO statement carries
+/// no label (a jump to it) and its index is not live where it exits.
+pub fn dead_loops(unit: &Unit, live: &mut Liveness, replayed: impl Fn(StmtId) -> bool) {
+    let mut loops: Vec<StmtId> = unit
+        .stmts
+        .iter()
+        .filter(|st| {
+            st.label.is_none()
+                && replayed(st.id)
+                && matches!(
+                    st.kind,
+                    StmtKind::Do {
+                        control: DoControl::Counted { .. },
+                        ..
+                    }
+                )
+        })
+        .map(|st| st.id)
+        .collect();
+    // Nested loops come after the loops holding them.
+    loops.sort_by(|a, b| b.cmp(a));
+    for id in loops {
+        let st = unit.stmt(id);
+        let StmtKind::Do {
+            control: DoControl::Counted { var, .. },
+            body,
+            ..
+        } = &st.kind
+        else {
+            continue;
+        };
+        let body_dead = body
+            .iter()
+            .all(|b| live.dead.contains(b) || matches!(unit.stmt(*b).kind, StmtKind::Continue));
+        let mut calls = false;
+        for e in st.kind.exprs() {
+            e.walk(&mut |x| {
+                calls |= matches!(
+                    x.kind,
+                    ExprKind::FunctionCall {
+                        target: CallTarget::Unit(_),
+                        ..
+                    }
+                )
+            });
+        }
+        let index_live = live
+            .live_at_loop_exit
+            .get(&id)
+            .is_none_or(|l| l.contains_id(*var));
+        if body_dead && !calls && !index_live {
+            live.dead.push(id);
+        }
+    }
+    live.dead.sort();
 }

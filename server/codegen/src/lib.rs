@@ -18,6 +18,7 @@ mod recover;
 pub mod tangent;
 mod tidy;
 pub mod trace;
+mod value_numbering;
 
 pub use dfort_analysis::refusals::{Reason, Refusal};
 

@@ -42,6 +42,9 @@ struct Gen<'a> {
     w: Writer,
     /// Scalar temporaries holding derivatives of values passed to calls.
     ztemps: Vec<String>,
+    /// How many values one statement and its derivative share at most
+    /// (`dfort_v<k>`, [`crate::value_numbering`]).
+    value_temps: usize,
     /// Whether `dfort_j` (the element index of `product`'s derivative)
     /// is used.
     index_j: bool,
@@ -543,6 +546,7 @@ impl Gen<'_> {
                     }
                     self.hoisted_calls(&hoisted);
                 }
+                let mut lines = Vec::new();
                 if let Some((t, _)) = target(lhs) {
                     let program = self.program;
                     if self.dname.contains_key(&t)
@@ -562,16 +566,24 @@ impl Gen<'_> {
                         }
                         let d = self.tan(rhs).unwrap_or(zero);
                         if let Some(dl) = self.dref(lhs) {
-                            self.w.line(&format!("{label}{dl} = {d}"));
-                            label.clear();
+                            lines.push(format!("{dl} = {d}"));
                         }
                     }
                 }
-                self.w.line(&format!(
-                    "{label}{} = {}",
-                    print(unit, lhs),
-                    print(unit, rhs)
-                ));
+                lines.push(format!("{} = {}", print(unit, lhs), print(unit, rhs)));
+                if lines.len() > 1 && self.in_where == 0 {
+                    // The values the derivative and the statement both
+                    // name, computed once.
+                    let shared = crate::value_numbering::candidates(unit, rhs);
+                    let (shared, used) =
+                        crate::value_numbering::share(lines, &shared, |k| format!("dfort_v{k}"));
+                    self.value_temps = self.value_temps.max(used);
+                    lines = shared;
+                }
+                for l in lines {
+                    self.w.line(&format!("{label}{l}"));
+                    label.clear();
+                }
             }
             StmtKind::Call {
                 name,
@@ -888,6 +900,7 @@ fn routine(
         refusals: Vec::new(),
         w: Writer::default(),
         ztemps: Vec::new(),
+        value_temps: 0,
         in_where: 0,
         before_where: Default::default(),
         index_j: false,
@@ -955,6 +968,9 @@ fn routine(
     );
     for (k, ty) in g.ztemps.iter().enumerate() {
         r.w.line(&format!("{ty} :: dfort_z{}", k + 1));
+    }
+    for k in 1..=g.value_temps {
+        r.w.line(&format!("real(8) :: dfort_v{k}"));
     }
     if g.index_j {
         r.w.line("integer :: dfort_j");

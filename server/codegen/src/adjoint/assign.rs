@@ -220,6 +220,14 @@ impl Gen<'_> {
                 body.push(format!("{under}{lb} = 0.0d0"));
                 self.adj(rhs, &real_part(tb), r, &mut body);
             }
+            if r == 0 && under.is_empty() && !complex_lhs {
+                // The values its partials name twice, computed once.
+                let shared = crate::value_numbering::candidates(unit, rhs);
+                let (lines, used) =
+                    crate::value_numbering::share(body, &shared, |k| format!("dfort_v{k}"));
+                self.out.value_temps = self.out.value_temps.max(used);
+                body = lines;
+            }
             rev.extend(body.into_iter().map(Line::Plain));
         } else if inp.has_adjoint(t) && carried && inp.act.useful_after(id, t) {
             // A passive value overwrites a useful variable: its adjoint is

@@ -289,8 +289,15 @@ impl Gen<'_> {
         if save {
             pre.push(format!("call dfort_push({i})"));
         }
-        pre.push(format!("do {i} = {s}, {e}, {stp}"));
+        // A loop the adjoint liveness found dead is not written in the
+        // forward sweep: its body's forward lines (dead assignments and
+        // the labels they leave) are set aside.
+        let dropped = inp.dead.contains(&id);
+        if !dropped {
+            pre.push(format!("do {i} = {s}, {e}, {stp}"));
+        }
         self.out.labelled_lines(&label, &pre);
+        let outer = dropped.then(|| std::mem::take(&mut self.out.fwd));
         self.out.fwd.indent();
         self.out.replayed.push(var);
         self.out.loop_depth += 1;
@@ -301,7 +308,17 @@ impl Gen<'_> {
         self.out.loop_depth -= 1;
         self.out.replayed.pop();
         self.out.fwd.dedent();
-        self.out.fwd.line("end do");
+        match outer {
+            Some(w) => {
+                let set_aside = std::mem::replace(&mut self.out.fwd, w).finish();
+                debug_assert!(
+                    set_aside.lines().all(|l| l.trim().ends_with("continue")),
+                    "a dead loop's body wrote forward code"
+                );
+                self.out.trace.drop(id);
+            }
+            None => self.out.fwd.line("end do"),
+        }
         let mut rev = self.exit_saves(plan);
         // The elements the analysis found the loop's iterations all name
         // and nothing else in it names: their adjoints' sums may be split

@@ -94,6 +94,9 @@ pub(super) struct Emitter {
     /// being written (nested), and the most held at once.
     pub shared_depth: usize,
     pub shared_temps: usize,
+    /// How many values one statement's partials share at most
+    /// (`dfort_v<k>`, [`crate::value_numbering`]).
+    pub value_temps: usize,
 }
 
 impl Emitter {
@@ -128,6 +131,7 @@ impl Emitter {
             pa_slots: 0,
             shared_depth: 0,
             shared_temps: 0,
+            value_temps: 0,
         }
     }
 

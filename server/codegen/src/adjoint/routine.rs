@@ -340,6 +340,9 @@ fn temporaries(w: &mut crate::fortran::Writer, out: &Emitter) {
     for k in 1..=out.shared_temps {
         w.line(&format!("real(8) :: dfort_tb{k}"));
     }
+    for k in 1..=out.value_temps {
+        w.line(&format!("real(8) :: dfort_v{k}"));
+    }
     if out.pa_slots > 0 {
         w.line(&format!("real(8) :: dfort_pa({})", out.pa_slots));
     }
