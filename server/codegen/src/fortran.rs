@@ -73,6 +73,14 @@ impl Writer {
     pub fn len(&self) -> usize {
         self.out.len()
     }
+    /// The text written since `at` (a [`Writer::len`]).
+    pub fn text_from(&self, at: usize) -> &str {
+        self.out.get(at..).unwrap_or("")
+    }
+    /// Takes back what was written since `at` (a [`Writer::len`]).
+    pub fn truncate(&mut self, at: usize) {
+        self.out.truncate(at);
+    }
     pub fn is_empty(&self) -> bool {
         self.out.is_empty()
     }

@@ -290,14 +290,21 @@ impl Gen<'_> {
             pre.push(format!("call dfort_push({i})"));
         }
         // A loop the adjoint liveness found dead is not written in the
-        // forward sweep: its body's forward lines (dead assignments and
-        // the labels they leave) are set aside.
+        // forward sweep: once its body is written, the head and the body
+        // (dead assignments and the labels they leave) are taken back.
+        // Should the body have written anything else, the loop stays.
         let dropped = inp.dead.contains(&id);
-        if !dropped {
-            pre.push(format!("do {i} = {s}, {e}, {stp}"));
-        }
-        self.out.labelled_lines(&label, &pre);
-        let outer = dropped.then(|| std::mem::take(&mut self.out.fwd));
+        let head_label = if pre.is_empty() {
+            label.clone()
+        } else {
+            self.out.labelled_lines(&label, &pre);
+            String::new()
+        };
+        let head_at = self.out.fwd.len();
+        self.out
+            .fwd
+            .line(&format!("{head_label}do {i} = {s}, {e}, {stp}"));
+        let body_at = self.out.fwd.len();
         self.out.fwd.indent();
         self.out.replayed.push(var);
         self.out.loop_depth += 1;
@@ -308,16 +315,17 @@ impl Gen<'_> {
         self.out.loop_depth -= 1;
         self.out.replayed.pop();
         self.out.fwd.dedent();
-        match outer {
-            Some(w) => {
-                let set_aside = std::mem::replace(&mut self.out.fwd, w).finish();
-                debug_assert!(
-                    set_aside.lines().all(|l| l.trim().ends_with("continue")),
-                    "a dead loop's body wrote forward code"
-                );
-                self.out.trace.drop(id);
-            }
-            None => self.out.fwd.line("end do"),
+        let only_labels = self.out.fwd.text_from(body_at).lines().all(|l| {
+            l.trim()
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim()
+                == "continue"
+        });
+        if dropped && label.is_empty() && only_labels {
+            self.out.fwd.truncate(head_at);
+            self.out.trace.drop(id);
+        } else {
+            self.out.fwd.line("end do");
         }
         let mut rev = self.exit_saves(plan);
         // The elements the analysis found the loop's iterations all name
