@@ -361,12 +361,18 @@ pub fn decide(
     let mut live = liveness::analyze_keeping(program, unit, tbr, effects, &at_exit, &kept);
     let reversal = reversal::of(program, unit, shape, effects);
     if !reversal.by_blocks {
+        // A loop whose recovery plan (paper 003) pushes address values in
+        // the forward sweep, and one whose index TBR saves around it, push
+        // them there: they stay.
         liveness::dead_loops(unit, &mut live, |id| {
             !references_function(unit, id)
-                && matches!(
-                    reversal.of_stmt(id),
-                    Some(reversal::Reversal::Replay { .. })
-                )
+                && !plans.iter().any(|p| p.stmt == id && p.pushes())
+                && match reversal.of_stmt(id) {
+                    Some(reversal::Reversal::Replay { index }) => {
+                        !tbr.in_req.get(id).is_some_and(|r| r.contains_id(*index))
+                    }
+                    _ => false,
+                }
         });
     }
     let mut entry_needs = live.live_at_entry;

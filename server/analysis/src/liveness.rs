@@ -217,6 +217,16 @@ pub fn analyze_keeping(
             NodeKind::Loop | NodeKind::Branch => {
                 let mut s = output.clone();
                 if let Some(&id) = nd.stmts.first() {
+                    // A counted DO assigns its index on every path
+                    // through its head (the start value, or the next one):
+                    // the value the index had before is not read there.
+                    if let StmtKind::Do {
+                        control: DoControl::Counted { var, .. },
+                        ..
+                    } = &unit.stmt(id).kind
+                    {
+                        s.remove_id(*var);
+                    }
                     s.union_with(&info[id].0);
                 }
                 s

@@ -159,6 +159,12 @@ pub fn kept_assignments(plans: &[Plan], undo: &crate::undo::UnitUndo) -> Vec<Stm
 }
 
 impl Plan {
+    /// Whether the forward sweep pushes values for the plan: before the
+    /// loop, after it or on every iteration.
+    pub fn pushes(&self) -> bool {
+        !(self.saved_at_entry.is_empty() && self.saved_at_exit.is_empty() && self.stored.is_empty())
+    }
+
     /// The body position whose statement assigns version `v` (none for
     /// start and opaque versions).
     pub fn def_pos(&self, v: usize) -> Option<usize> {
