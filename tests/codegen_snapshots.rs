@@ -5,19 +5,23 @@
 
 use crate::support::*;
 
-/// The tangent and the adjoint of `root` in fixture `file`, as one text.
+/// The tangent and the adjoint of `root` in fixture `file`, as one text,
+/// each statement's block headed by the comment naming it.
 fn derivatives(file: &str, root: &str) -> String {
     let ws = fixture(file);
     let u = unit(&ws, root);
-    let tangent = tangent_named(&ws.program, &u.name, "tangent")
-        .unwrap_or_else(|e| panic!("tangent refused: {e:?}"));
-    let adjoint = adjoint_named(
+    let path = fixtures().join(file);
+    let origin = dfort_ide::origins::renderer(&ws.snap, path.parent());
+    let (facts, id) = root_request(
         &ws.program,
         &u.name,
+        None,
         dfort_codegen::adjoint::Recording::Inversion,
-        "adjoint",
-    )
-    .unwrap_or_else(|e| panic!("adjoint refused: {e:?}"));
+    );
+    let tangent = dfort_codegen::tangent::tangent_located(&facts, id, "tangent", &origin)
+        .unwrap_or_else(|e| panic!("tangent refused: {e:?}"));
+    let (adjoint, _) = dfort_codegen::adjoint::adjoint_located(&facts, id, "adjoint", &origin)
+        .unwrap_or_else(|e| panic!("adjoint refused: {e:?}"));
     format!("{tangent}\n{adjoint}")
 }
 

@@ -198,7 +198,9 @@ fn bratu_in_a_vscode_like_session() {
     assert!(root.join("dfort_stack.f90").is_file());
     assert!(c.applied_edits.is_empty(), "{:?}", c.applied_edits);
     // The same adjoint as `dfort adjoint --root bratu`: one request of the
-    // analyses, one generator (only the header's first lines differ).
+    // analyses, one generator (only the comments differ: the header's
+    // first lines, and the blocks' origins, which name the primal file
+    // from where each derivative is written).
     let cli = root.join("cli");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dfort"))
         .arg("adjoint")
@@ -210,12 +212,23 @@ fn bratu_in_a_vscode_like_session() {
     assert!(out.status.success(), "{out:?}");
     let code = |text: &str| -> String {
         text.lines()
-            .skip_while(|l| l.starts_with('!'))
+            .filter(|l| !l.trim_start().starts_with('!'))
             .collect::<Vec<_>>()
             .join("\n")
     };
     let by_cli = std::fs::read_to_string(cli.join("p000_bratu_b.f90")).unwrap();
     assert_eq!(code(&body), code(&by_cli));
+    let origins = |text: &str, file: &str| {
+        text.lines()
+            .filter(|l| l.trim_start().starts_with(&format!("! {file}:")))
+            .count()
+    };
+    assert!(origins(&body, "p000_bratu.f") > 5, "{body}");
+    assert_eq!(
+        origins(&body, "p000_bratu.f"),
+        origins(&by_cli, "../p000_bratu.f"),
+        "{by_cli}"
+    );
     let shown: Vec<&Value> = c
         .server_requests
         .iter()
@@ -542,6 +555,89 @@ fn generate_command_and_navigation() {
         .filter_map(|s| s["name"].as_str())
         .collect();
     assert_eq!(names, ["tbr_fig1", "check"]);
+    c.shutdown().unwrap();
+}
+
+/// Go to Implementation on a primal statement lists its blocks in the
+/// adjoint and the tangent written beside it (each headed by a comment
+/// naming the statement); Go to Definition on such a comment comes back.
+#[test]
+fn implementation_and_definition_link_a_statement_and_its_blocks() {
+    let root = workspace("origins", &["p000_bratu.f"]);
+    let bratu = root.join("p000_bratu.f");
+    let mut c = start(&root, vscode_caps(), Options::default());
+    let text = open(&mut c, &bratu);
+    let at = pos(&text, "F(i) = F(i)-2*x(i)", "x(i)");
+    for cmd in ["dfort.generateAdjoint", "dfort.generateTangent"] {
+        let r = c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": cmd, "arguments": [uri(&bratu), at]}),
+            )
+            .unwrap();
+        assert_eq!(r["result"]["written"], true, "{r}");
+    }
+    let statement = at["line"].as_u64().unwrap();
+    let blocks = |c: &mut Connection, at: Value| -> Vec<(String, u64)> {
+        let r = c
+            .request(
+                "textDocument/implementation",
+                json!({"textDocument": {"uri": uri(&bratu)}, "position": at}),
+            )
+            .unwrap();
+        r["result"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|l| {
+                        (
+                            l["uri"].as_str().unwrap().to_string(),
+                            l["range"]["start"]["line"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let found = blocks(&mut c, at.clone());
+    // One block in the adjoint (the statement is in a replayed loop), one
+    // in the tangent.
+    let files: Vec<&str> = found
+        .iter()
+        .map(|(u, _)| u.rsplit('/').next().unwrap())
+        .collect();
+    assert_eq!(files, ["p000_bratu_b.f90", "p000_bratu_d.f90"], "{found:?}");
+    let heading = format!("! p000_bratu.f:{}: F(i) = F(i)-2*x(i)", statement + 1);
+    for (u, line) in &found {
+        let path = PathBuf::from(u.strip_prefix("file://").unwrap());
+        let derivative = std::fs::read_to_string(&path).unwrap();
+        let l = derivative.lines().nth(*line as usize).unwrap();
+        assert!(l.trim_start().starts_with(&heading), "{u}:{line}: {l}");
+    }
+    // The cursor in the statement's indentation: the same blocks (not
+    // the enclosing loop's).
+    let indented = json!({"line": statement, "character": 0});
+    assert_eq!(blocks(&mut c, indented), found);
+    // The statement's continuation line belongs to it.
+    let first = pos(&text, "F(i-1) = F(i-1)+x(i)", "F(i-1)");
+    let continued = json!({"line": first["line"].as_u64().unwrap() + 1, "character": 8});
+    let from_first = blocks(&mut c, first);
+    assert_eq!(from_first.len(), 2, "{from_first:?}");
+    assert_eq!(blocks(&mut c, continued), from_first);
+    // A comment line of the primal has no block.
+    assert!(blocks(&mut c, pos(&text, "C independent variables", "independent")).is_empty());
+    // Back: Go to Definition on the adjoint's comment.
+    let adjoint = root.join("p000_bratu_b.f90");
+    open(&mut c, &adjoint);
+    let (_, line) = &found[0];
+    let d = c
+        .request(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": uri(&adjoint)}, "position": {"line": line, "character": 6}}),
+        )
+        .unwrap();
+    assert_eq!(d["result"][0]["uri"], json!(uri(&bratu)), "{d}");
+    assert_eq!(d["result"][0]["range"]["start"]["line"], statement, "{d}");
     c.shutdown().unwrap();
 }
 

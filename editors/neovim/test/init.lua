@@ -390,6 +390,48 @@ local function run()
     assert(read_file(adjoint) == before, 'the adjoint file changed on the second generation')
   end)
 
+  -- From a statement to its block in the adjoint (Go to Implementation)
+  -- and back from the block's heading comment (Go to Definition).
+  report.step('statement to its adjoint block and back', function()
+    local adjoint = dir .. '/p000_bratu_b.f90'
+    local params = { textDocument = { uri = vim.uri_from_bufnr(fixed) }, position = bratu_pos }
+    local responses, err = vim.lsp.buf_request_sync(fixed, 'textDocument/implementation', params, request_timeout_ms)
+    assert(responses, err)
+    local loc
+    for _, r in pairs(responses) do
+      for _, l in ipairs(r.result or {}) do
+        if l.uri:match('p000_bratu_b%.f90$') then
+          loc = l
+        end
+      end
+    end
+    assert(loc, 'no block in p000_bratu_b.f90: ' .. vim.inspect(responses))
+    local lines = vim.split(read_file(adjoint) or '', '\n')
+    local heading = lines[loc.range.start.line + 1] or ''
+    local want = '! p000_bratu.f:' .. (bratu_pos.line + 1) .. ': F(i) = F(i)-2*x(i)'
+    assert(vim.trim(heading):sub(1, #want) == want, 'the block is headed by ' .. heading)
+    report.info('block', heading)
+    local b = vim.fn.bufadd(adjoint)
+    vim.fn.bufload(b)
+    if #dfort.clients(b) == 0 then
+      dfort.attach(b)
+    end
+    local attached = vim.wait(request_timeout_ms, function()
+      return #dfort.clients(b) > 0
+    end, 50)
+    assert(attached, 'the server is not attached to the adjoint')
+    local back = { textDocument = { uri = vim.uri_from_bufnr(b) }, position = { line = loc.range.start.line, character = 4 } }
+    responses, err = vim.lsp.buf_request_sync(b, 'textDocument/definition', back, request_timeout_ms)
+    assert(responses, err)
+    local target
+    for _, r in pairs(responses) do
+      target = target or (r.result or {})[1]
+    end
+    assert(target, 'no definition: ' .. vim.inspect(responses))
+    assert(target.uri == vim.uri_from_bufnr(fixed), 'definition in ' .. target.uri)
+    assert(target.range.start.line == bratu_pos.line, 'definition on line ' .. target.range.start.line)
+  end)
+
   -- Neovim's own code-action menu (what `gra` opens), with the action
   -- chosen: the file lands on disk and opens, no buffer is left unsaved.
   -- (`apply` and `filter` exist from 0.8 on.)

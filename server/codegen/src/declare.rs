@@ -342,6 +342,10 @@ pub struct Opened {
     /// or hold the derivatives of the module variables it uses: the
     /// derivative file puts those modules first.
     derivative_modules: Vec<String>,
+    /// Whether the routine's text holds every use of its variables (the
+    /// original has no internal procedure): the declarations of those
+    /// it never names go ([`crate::tidy`]).
+    holds_every_use: bool,
 }
 
 /// The header, USE lines, `implicit none`, declarations, COMMON blocks and
@@ -423,6 +427,7 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         spec_end: 0,
         formats: orig.formats.clone(),
         derivative_modules,
+        holds_every_use: orig.children.is_empty(),
     }
 }
 
@@ -450,7 +455,8 @@ impl Opened {
             &text[..spec_end],
             crate::tidy::unused_labels(&text[spec_end..])
         );
-        let (text, spec_end) = crate::tidy::unused_temporaries(&text, spec_end);
+        let (text, spec_end) =
+            crate::tidy::unused_declarations(&text, spec_end, self.holds_every_use);
         Routine {
             unit: self.unit,
             host: self.host,

@@ -12,6 +12,7 @@ pub mod driver;
 pub mod fortran;
 pub use dfort_ir::hoist;
 pub mod names;
+pub mod origin;
 pub mod partials;
 pub mod precedence;
 mod recover;

@@ -60,6 +60,9 @@ struct Gen<'a> {
     /// Assignments in WHERE constructs whose hoisted references were
     /// written before the construct.
     before_where: std::collections::HashSet<StmtId>,
+    /// How the comment heading each statement's derivative names the
+    /// statement ([`crate::origin`]).
+    origin: crate::origin::Origin<'a>,
 }
 
 fn p(s: String) -> String {
@@ -501,6 +504,14 @@ impl Gen<'_> {
         }
     }
 
+    /// The comment naming the primal statement at `span`, before its
+    /// derivative.
+    fn origin(&mut self, span: Span) {
+        if let Some(c) = crate::origin::comment(self.origin, span) {
+            self.w.line(&c);
+        }
+    }
+
     fn label(st: &Stmt) -> String {
         st.label.map(|l| format!("{l} ")).unwrap_or_default()
     }
@@ -524,6 +535,9 @@ impl Gen<'_> {
                 // reads a global (the global's derivative flows through it:
                 // seed 45046, case 2509, 25% off).
                 let with_d = target(lhs).is_some_and(|(t, _)| self.dname.contains_key(&t));
+                if with_d && !self.primal {
+                    self.origin(st.span);
+                }
                 if !self.primal {
                     let diff = &self.diff;
                     for (span, why) in crate::hoist::unhoisted_references(rhs, |c| {
@@ -599,7 +613,10 @@ impl Gen<'_> {
                 };
                 let moved = dfort_ir::intrinsics::move_alloc(&st.kind);
                 match callee {
-                    Some(c) => self.tangent_call(st.span, c, args, None),
+                    Some(c) => {
+                        self.origin(st.span);
+                        self.tangent_call(st.span, c, args, None)
+                    }
                     // The tangents' allocations move with the arrays'.
                     None if moved.is_some() => {
                         if let Some((from, to)) = moved {
@@ -794,6 +811,17 @@ pub fn tangent_of(
     root: UnitId,
     header: &str,
 ) -> Result<String, Vec<Refusal>> {
+    tangent_located(facts, root, header, &crate::origin::nowhere)
+}
+
+/// [`tangent_of`], each statement's derivative headed by a comment naming
+/// the statement, as `origin` renders its place ([`crate::origin`]).
+pub fn tangent_located(
+    facts: &ProgramFacts,
+    root: UnitId,
+    header: &str,
+    origin: crate::origin::Origin,
+) -> Result<String, Vec<Refusal>> {
     let program = &facts.program;
     if let Some(r) = facts.root_refusal(root, Derivative::Tangent) {
         return Err(vec![r]);
@@ -826,7 +854,7 @@ pub fn tangent_of(
     };
     for &u in &diff.units {
         let prefix = if u == root { after.clone() } else { None };
-        match routine(program, &diff, u, Flavour::Tangent, prefix) {
+        match routine(program, &diff, u, Flavour::Tangent, prefix, origin) {
             Ok(r) => routines.push(r),
             Err(e) => crate::add_found(&mut refusals, decided, e),
         }
@@ -868,7 +896,14 @@ pub fn primal_copy(
     diff: &DiffSet,
     u: UnitId,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
-    routine(program, diff, u, Flavour::Copy, None)
+    routine(
+        program,
+        diff,
+        u,
+        Flavour::Copy,
+        None,
+        &crate::origin::nowhere,
+    )
 }
 
 /// The tangent routine of `u` (`Flavour::Tangent`), or its copy
@@ -881,6 +916,7 @@ fn routine(
     u: UnitId,
     flavour: Flavour,
     seeded_after: Option<(StmtId, dfort_ir::bitset::BitSet)>,
+    origin: crate::origin::Origin,
 ) -> Result<crate::fortran::Routine, Vec<Refusal>> {
     let primal = flavour.is_copy();
     let orig = program.unit(u);
@@ -908,6 +944,7 @@ fn routine(
         called: BTreeSet::new(),
         module: module.clone(),
         primal,
+        origin,
     };
     // The root gives the derivatives of allocatable module variables
     // their variables' shapes first.
@@ -976,9 +1013,8 @@ fn routine(
         r.w.line("integer :: dfort_j");
     }
     r.end_specification();
-    for l in body.lines() {
-        r.w.line(l);
-    }
+    // Written already: its continued lines are not split again.
+    r.w.verbatim(&body);
     Ok(r.finish(g.used_modules, g.called))
 }
 
@@ -1033,7 +1069,14 @@ pub fn adjoint_copies(
 ) -> Vec<crate::fortran::Routine> {
     let mut out = Vec::new();
     for &c in &diff.state.copied {
-        match routine(program, diff, c, Flavour::AdjointCopy, None) {
+        match routine(
+            program,
+            diff,
+            c,
+            Flavour::AdjointCopy,
+            None,
+            &crate::origin::nowhere,
+        ) {
             Ok(r) => out.push(r),
             Err(e) => refusals.extend(e),
         }

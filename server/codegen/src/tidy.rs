@@ -3,29 +3,40 @@
 //!
 //! - the generator's own declarations: a temporary or counter
 //!   (`dfort_tb`, `dfort_branch`, `dfort_k1`, …) nothing in the routine
-//!   names is not declared. Only names of the `dfort_` prefix on a line
-//!   that declares nothing else are touched: a variable of the original
-//!   is never dropped (without IMPLICIT NONE a missing declaration would
-//!   silently change its type);
+//!   names is not declared;
+//! - the original's variables the derivative routine never names (a
+//!   local whose only statements the forward sweep dropped), when the
+//!   routine holds every use there can be — it has no internal
+//!   procedure, which could name a host's variable. Only plain type
+//!   declarations are touched (no PARAMETER, INTENT, EXTERNAL,
+//!   initialiser): a name that occurs nowhere else in the routine's code
+//!   has no type to lose. Comments (the origin heading each block, which
+//!   quotes the primal statement) are not uses;
 //! - statement labels no jump, DO, I/O specifier or format reference
 //!   names (a DO's terminal `1 continue` once the loop ends with END DO);
 //!   a `continue` left without its label goes. A reference this misses
 //!   makes the routine fail to compile, never compute something else.
 
-/// `text` without the unused generator declarations in its first
-/// `spec_end` bytes (the specification part), and where that part now
-/// ends.
-pub fn unused_temporaries(text: &str, spec_end: usize) -> (String, usize) {
+/// `text` without the unused declarations in its first `spec_end` bytes
+/// (the specification part) — the generator's own, and with `originals`
+/// the original's variables too — and where that part now ends.
+pub fn unused_declarations(text: &str, spec_end: usize, originals: bool) -> (String, usize) {
     let spec_end = spec_end.min(text.len());
     let (spec, rest) = text.split_at(spec_end);
+    let code: String = text
+        .split_inclusive('\n')
+        .filter(|l| !l.trim_start().starts_with('!'))
+        .collect();
     let mut out = String::with_capacity(text.len());
     for line in spec.split_inclusive('\n') {
-        match declared_temporaries(line) {
+        match declared(line) {
             Some((ty, names)) => {
+                let droppable =
+                    |n: &str| base_name(n).starts_with("dfort_") || (originals && plain_type(ty));
                 let used: Vec<&str> = names
                     .iter()
                     .copied()
-                    .filter(|n| named_elsewhere(text, line, base_name(n)))
+                    .filter(|n| !droppable(n) || named_elsewhere(&code, line, base_name(n)))
                     .collect();
                 if used.len() == names.len() {
                     out.push_str(line);
@@ -42,9 +53,9 @@ pub fn unused_temporaries(text: &str, spec_end: usize) -> (String, usize) {
     (out, end)
 }
 
-/// A declaration `type :: a, b(:)` whose every entity is a generator
-/// name: its type and entities.
-fn declared_temporaries(line: &str) -> Option<(&str, Vec<&str>)> {
+/// A declaration `type :: a, b(:)` without initialisers: its type and
+/// entities.
+fn declared(line: &str) -> Option<(&str, Vec<&str>)> {
     let (ty, names) = line.trim().split_once(" :: ")?;
     if ty.contains("parameter") || names.contains('=') {
         return None;
@@ -64,10 +75,38 @@ fn declared_temporaries(line: &str) -> Option<(&str, Vec<&str>)> {
         }
     }
     entities.push(names[start..].trim());
-    entities
-        .iter()
-        .all(|e| base_name(e).starts_with("dfort_"))
-        .then_some((ty, entities))
+    Some((ty, entities))
+}
+
+/// Whether a declaration's type part declares variables and nothing
+/// else: a type, then only attributes a variable nothing names can lose.
+fn plain_type(ty: &str) -> bool {
+    let ty = ty.to_ascii_lowercase();
+    let typed = [
+        "integer",
+        "real",
+        "double precision",
+        "complex",
+        "double complex",
+        "logical",
+        "character",
+        "type(",
+    ]
+    .iter()
+    .any(|t| ty.starts_with(t));
+    let attributes = ty.split(',').skip(1).map(str::trim);
+    let plain = [
+        "dimension",
+        "allocatable",
+        "pointer",
+        "target",
+        "save",
+        "contiguous",
+    ];
+    typed
+        && attributes
+            .clone()
+            .all(|a| plain.iter().any(|p| a.starts_with(p)))
 }
 
 fn base_name(entity: &str) -> &str {
@@ -121,6 +160,10 @@ pub fn unused_labels(text: &str) -> String {
 fn label_references(text: &str) -> std::collections::BTreeSet<u32> {
     let mut out = std::collections::BTreeSet::new();
     for raw in text.lines() {
+        // A comment (a block's origin quoting a GO TO) references nothing.
+        if raw.trim_start().starts_with('!') {
+            continue;
+        }
         let line = without_literals(&raw.to_ascii_lowercase());
         // The statement, after its own label.
         let stmt = line
@@ -262,12 +305,27 @@ mod tests {
     fn unused_generator_declarations_go_and_the_rest_stay() {
         let text = "subroutine f_b(x)\n  real(8) :: x\n  real(8) :: y\n  integer :: dfort_branch\n  integer :: dfort_k1, dfort_count1\n  real(8) :: dfort_tb\n  real(8) :: dfort_tb1\n  x = dfort_tb1 + 0 * dfort_k1\nend subroutine\n";
         let spec_end = text.find("  x = ").unwrap();
-        let (out, end) = unused_temporaries(text, spec_end);
+        let (out, end) = unused_declarations(text, spec_end, false);
         assert_eq!(
             out,
             "subroutine f_b(x)\n  real(8) :: x\n  real(8) :: y\n  integer :: dfort_k1\n  real(8) :: dfort_tb1\n  x = dfort_tb1 + 0 * dfort_k1\nend subroutine\n"
         );
         assert!(out[end..].starts_with("  x = "));
+    }
+
+    #[test]
+    fn unused_variables_of_the_original_go_where_the_routine_holds_every_use() {
+        let text = "subroutine f_b(x, xb, k)\n  real(8) :: x\n  real(8) :: xb\n  integer, intent(in) :: k\n  real(8) :: y, z(k)\n  real(8), dimension(3), save :: w\n  integer, parameter :: m = 2\n  real(8) :: t = 1.0d0\n  type(pt) :: p\n  ! f.f90:3: y = x * p%a\n  xb = xb + 2.0d0 * x * z(1)\nend subroutine\n";
+        let spec_end = text.find("  ! f.f90").unwrap();
+        let (out, end) = unused_declarations(text, spec_end, true);
+        assert_eq!(
+            out,
+            "subroutine f_b(x, xb, k)\n  real(8) :: x\n  real(8) :: xb\n  integer, intent(in) :: k\n  real(8) :: z(k)\n  integer, parameter :: m = 2\n  real(8) :: t = 1.0d0\n  ! f.f90:3: y = x * p%a\n  xb = xb + 2.0d0 * x * z(1)\nend subroutine\n"
+        );
+        assert!(out[end..].starts_with("  ! f.f90"));
+        // A routine with internal procedures keeps them all.
+        let (kept, _) = unused_declarations(text, spec_end, false);
+        assert_eq!(kept, text);
     }
 
     #[test]
@@ -283,7 +341,7 @@ mod tests {
     #[test]
     fn a_name_inside_a_longer_one_is_not_a_use() {
         let text = "  real(8) :: dfort_tb\n  dfort_tb1 = 1\n";
-        let (out, _) = unused_temporaries(text, text.find("  dfort_tb1").unwrap());
+        let (out, _) = unused_declarations(text, text.find("  dfort_tb1").unwrap(), false);
         assert_eq!(out, "  dfort_tb1 = 1\n");
     }
 }

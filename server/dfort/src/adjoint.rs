@@ -2,7 +2,7 @@
 //! module `dfort_stack.f90`, or explains with diagnostics why it cannot
 //! (and writes nothing).
 
-use crate::tangent::{header, load_root, report_refusals, write_output, DiffArgs};
+use crate::tangent::{header, load_root, output_dir, report_refusals, write_output, DiffArgs};
 use dfort_analysis::decisions::Recording;
 use std::process::ExitCode;
 
@@ -41,7 +41,9 @@ pub fn run(args: AdjointArgs) -> ExitCode {
     let snap = &loaded.session.snap;
     let unit = snap.program.unit(loaded.root);
     let header = header(dfort_ide::actions::Mode::Adjoint, &unit.name, &loaded);
-    match dfort_codegen::adjoint::adjoint_of(snap.analysis(), loaded.root, &header) {
+    let dir = output_dir(&args.diff, &loaded);
+    let origin = dfort_ide::origins::renderer(snap, dir.as_deref());
+    match dfort_codegen::adjoint::adjoint_located(snap.analysis(), loaded.root, &header, &origin) {
         Ok((text, _)) => {
             let runtime = (
                 "dfort_stack.f90".to_string(),

@@ -236,6 +236,17 @@ pub fn header(mode: dfort_ide::actions::Mode, name: &str, loaded: &Loaded) -> St
     h
 }
 
+/// Where the derivative of the root goes: `--output-dir`, else the
+/// root's directory.
+pub fn output_dir(args: &DiffArgs, loaded: &Loaded) -> Option<std::path::PathBuf> {
+    let snap = &loaded.session.snap;
+    let unit = snap.program.unit(loaded.root);
+    args.output_dir.clone().or_else(|| {
+        snap.location(unit.span)
+            .and_then(|l| l.path.parent().map(|p| p.to_path_buf()))
+    })
+}
+
 /// Writes `<stem><suffix>.f90` (and an extra file) next to the root's file
 /// or into `--output-dir`.
 pub fn write_output(
@@ -250,11 +261,7 @@ pub fn write_output(
     let Some(file) = snap.location(unit.span).map(|l| l.path.to_path_buf()) else {
         return ExitCode::from(1);
     };
-    let dir = args
-        .output_dir
-        .clone()
-        .or_else(|| file.parent().map(|p| p.to_path_buf()))
-        .unwrap_or_default();
+    let dir = output_dir(args, loaded).unwrap_or_default();
     let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -308,10 +315,12 @@ pub fn run(args: TangentArgs) -> ExitCode {
     };
     let snap = &loaded.session.snap;
     let unit = snap.program.unit(loaded.root);
-    let text = dfort_codegen::tangent::tangent_of(
+    let dir = output_dir(args, &loaded);
+    let text = dfort_codegen::tangent::tangent_located(
         snap.analysis(),
         loaded.root,
         &header(dfort_ide::actions::Mode::Tangent, &unit.name, &loaded),
+        &dfort_ide::origins::renderer(snap, dir.as_deref()),
     );
     match text {
         Ok(text) => write_output(args, &loaded, "_d", text, None),

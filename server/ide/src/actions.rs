@@ -396,15 +396,15 @@ pub fn generate(
         header.push('\n');
         header.push_str(&note);
     }
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let origin = crate::origins::renderer(snap, Some(&dir));
     let result = match mode {
-        Mode::Adjoint => {
-            dfort_codegen::adjoint::adjoint_of(&facts, unit.id, &header).map(|(text, _)| text)
-        }
-        Mode::Tangent => dfort_codegen::tangent::tangent_of(&facts, unit.id, &header),
+        Mode::Adjoint => dfort_codegen::adjoint::adjoint_located(&facts, unit.id, &header, &origin)
+            .map(|(text, _)| text),
+        Mode::Tangent => dfort_codegen::tangent::tangent_located(&facts, unit.id, &header, &origin),
     };
     match result {
         Ok(text) => {
-            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             let stem = path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

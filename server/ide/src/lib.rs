@@ -16,6 +16,8 @@
 //! * [`scope`]: what a place in the code sees (the statement before the
 //!   cursor, the names visible in a unit), for completion and signature
 //!   help; [`intrinsic_docs`]: what the editor says of each intrinsic;
+//! * [`origins`]: the comments heading each block of a derivative, and
+//!   going from a primal statement to its blocks and back;
 //! * [`summary`]: what `dfort analyze` reports of each unit;
 //! * [`render`]: the one renderer of address recovery's facts into
 //!   sentences and labels, for the features above and the CLI;
@@ -33,6 +35,7 @@ pub mod hover;
 pub mod intrinsic_docs;
 pub mod lens;
 pub mod navigation;
+pub mod origins;
 pub mod preprocessing;
 pub mod references;
 pub mod render;

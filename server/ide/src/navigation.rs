@@ -130,6 +130,10 @@ pub fn definition(snap: &Snapshot, path: &Path, offset: u32) -> Vec<Location> {
     if let Some(loc) = preprocessor_definition(doc, offset) {
         return vec![loc];
     }
+    // On the comment heading a derivative's block: its statement.
+    if let Some(loc) = crate::origins::primal_of(snap, path, offset) {
+        return vec![loc];
+    }
     let Some((_, name)) = word_at(&doc.text, offset) else {
         return Vec::new();
     };

@@ -67,7 +67,7 @@ impl<'a> Gen<'a> {
             .filter(|h| passive.is_some_and(|p| p.contains(&h.span)))
             .map(|h| h.temp.index())
             .collect();
-        match &st.kind {
+        let mut rev = match &st.kind {
             StmtKind::Assign { lhs, rhs } if inp.preaccumulated.contains_key(&id) => {
                 self.preaccumulated_assignment(id, span, lhs, rhs, label)
             }
@@ -122,7 +122,14 @@ impl<'a> Gen<'a> {
             }
             // Refused by the facts ([`dfort_analysis::refusals`]).
             StmtKind::Unsupported { .. } => Vec::new(),
+        };
+        // The block says which primal statement it comes from.
+        if !rev.is_empty() {
+            if let Some(c) = crate::origin::comment(inp.origin, span) {
+                rev.insert(0, Line::Plain(c));
+            }
         }
+        rev
     }
 }
 

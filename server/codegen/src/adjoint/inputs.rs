@@ -90,6 +90,9 @@ pub(super) struct RoutineInputs<'a> {
     /// values its adjoint reads, saved at the block's end (the analysis'
     /// `block_saves`, by name).
     pub snapshots: HashMap<NodeId, Vec<String>>,
+    /// How the comment heading each statement's reverse block names the
+    /// statement ([`crate::origin`]).
+    pub origin: crate::origin::Origin<'a>,
     /// The statements of the graphs whose local Jacobians the adjoint
     /// preaccumulates (TBR's `jacobians`), and where those graphs are.
     pub preaccumulated: HashMap<StmtId, super::preaccumulate::Place>,
@@ -98,9 +101,10 @@ pub(super) struct RoutineInputs<'a> {
 /// Gathers, for each routine of the derivative set of `root` (a root of
 /// `facts`, checked first), what the analyses decided; hands the result
 /// to `then`.
-pub(super) fn gather<T>(
+pub(super) fn gather<'o, T>(
     facts: &ProgramFacts,
     root: UnitId,
+    origin: crate::origin::Origin<'o>,
     then: impl FnOnce(Gathered<'_>) -> T,
 ) -> Result<T, Vec<Refusal>> {
     let store_all = facts.request.recording.store_all();
@@ -161,6 +165,7 @@ pub(super) fn gather<T>(
             decisions,
             calls: &decisions.calls,
             references: &decisions.references,
+            origin,
             preaccumulated: tbr
                 .jacobians
                 .iter()

@@ -108,7 +108,19 @@ pub fn adjoint_of(
     root: UnitId,
     header: &str,
 ) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
-    inputs::gather(facts, root, |g| {
+    adjoint_located(facts, root, header, &crate::origin::nowhere)
+}
+
+/// [`adjoint_of`], each statement's reverse block headed by a comment
+/// naming the statement, as `origin` renders its place
+/// ([`crate::origin`]).
+pub fn adjoint_located(
+    facts: &ProgramFacts,
+    root: UnitId,
+    header: &str,
+    origin: crate::origin::Origin,
+) -> Result<(String, Vec<RoutineTrace>), Vec<Refusal>> {
+    inputs::gather(facts, root, origin, |g| {
         let mut refusals = facts.refusals(root, Derivative::Adjoint);
         let decided = refusals.len();
         refusals.extend(g.diff.root_clash(g.program, "_b"));

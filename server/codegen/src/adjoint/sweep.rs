@@ -163,6 +163,7 @@ fn may_write(var: &str, body: &[Line]) -> bool {
         })
     };
     body.iter().any(|l| match l {
+        Line::Plain(s) if is_comment(s) => false,
         Line::Plain(s) => {
             let t = s.trim_start();
             mentions(t)
@@ -185,6 +186,11 @@ fn may_write(var: &str, body: &[Line]) -> bool {
         // written.
         Line::Binomial(_) => true,
     })
+}
+
+/// Whether a line is a comment (the origin heading a block).
+fn is_comment(line: &str) -> bool {
+    line.trim_start().starts_with('!')
 }
 
 /// `name = name + e` as `(name, e)`; `name` may be an array element
@@ -224,6 +230,7 @@ pub(super) fn accumulations(body: &[Line], k: &str, scalar: impl Fn(&str) -> boo
     let mut lines = Vec::new();
     for l in body {
         match l {
+            Line::Plain(s) if is_comment(s) => {}
             Line::Plain(s) if !mentions(s, k) && !s.starts_with("call ") => lines.push(s.as_str()),
             _ => return Vec::new(),
         }

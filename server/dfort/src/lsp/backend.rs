@@ -877,6 +877,7 @@ impl LanguageServer for Backend {
                 document_symbol_provider: Some(OneOf::Left(true)),
                 folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
                 definition_provider: Some(OneOf::Left(true)),
+                implementation_provider: Some(ImplementationProviderCapability::Simple(true)),
                 references_provider: Some(OneOf::Left(true)),
                 document_highlight_provider: Some(OneOf::Left(true)),
                 rename_provider: Some(OneOf::Right(RenameOptions {
@@ -1107,6 +1108,26 @@ impl LanguageServer for Backend {
             let locs: Vec<Location> = dfort_ide::navigation::definition(snap, &path, off)
                 .iter()
                 .filter_map(|l| convert::location(snap, l, s.enc))
+                .collect();
+            (!locs.is_empty()).then_some(GotoDefinitionResponse::Array(locs))
+        })
+        .await
+    }
+
+    /// From a primal statement to its blocks in the adjoint and tangent
+    /// written beside its file ([`dfort_ide::origins`]).
+    async fn goto_implementation(
+        &self,
+        params: request::GotoImplementationParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let p = params.text_document_position_params;
+        self.with_snapshot("implementation", move |snap, s| {
+            let path = known(snap, &p.text_document.uri)?;
+            let off = Text::of(snap.doc(&path)?).offset(p.position, s.enc);
+            let read = |f: &Path| std::fs::read_to_string(f).ok();
+            let locs: Vec<Location> = dfort_ide::origins::blocks_of(snap, &path, off, &read)
+                .iter()
+                .filter_map(convert::line_location)
                 .collect();
             (!locs.is_empty()).then_some(GotoDefinitionResponse::Array(locs))
         })

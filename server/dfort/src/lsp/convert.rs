@@ -335,6 +335,16 @@ pub fn location(
     })
 }
 
+/// The start of a line of a file (its first character: the same in
+/// every position encoding).
+pub fn line_location(l: &dfort_ide::origins::LineLocation) -> Option<lsp::Location> {
+    let at = Position::new(l.line, 0);
+    Some(lsp::Location {
+        uri: uri_of(&l.path)?,
+        range: Range::new(at, at),
+    })
+}
+
 #[allow(deprecated)] // `deprecated` is a required field of the type.
 pub fn workspace_symbol(
     snap: &dfort_ide::host::Snapshot,
