@@ -5146,6 +5146,11 @@ fn free_points(body: &[Stmt], from: usize) -> Vec<usize> {
         if matches!(s, Stmt::Ckp(_)) {
             inside[i + 1] = true;
         }
+        // The count `sm` a sequence-association call reads is set right
+        // before it, for it alone.
+        if matches!(s, Stmt::Assign(Expr::Var(n), _) if n == "sm") {
+            inside[i + 1] = true;
+        }
         let mut labels = Vec::new();
         targets(s, &mut labels);
         for l in labels {
@@ -5523,6 +5528,30 @@ mod tests {
         for (m, seen) in marks {
             assert!(seen, "never drawn: {m}");
         }
+    }
+
+    #[test]
+    fn the_count_set_for_a_call_reaches_it() {
+        // Seed 9898, case 112 drew another call between `sm = 1` and
+        // the call it was set for, which then read past its actual.
+        let mut set = 0;
+        let cases = (0..200).map(|c| (11, c)).chain([(9898, 112)]);
+        for (seed, case) in cases {
+            let mut rng = rng_for(seed, case, 0);
+            let text = Generator::new(&mut rng).program().print();
+            let lines: Vec<&str> = text.lines().map(str::trim).collect();
+            for (k, l) in lines.iter().enumerate() {
+                if l.starts_with("sm = ") {
+                    set += 1;
+                    let next = lines.get(k + 1).copied().unwrap_or("");
+                    assert!(
+                        next.contains("(sm, "),
+                        "seed {seed} case {case}: {l} then {next}"
+                    );
+                }
+            }
+        }
+        assert!(set >= 5, "a count through sm in {set} programs");
     }
 
     #[test]

@@ -1520,7 +1520,10 @@ impl<'r> Generator<'r> {
             }
             // Valid: written out.
             let mut pre = Vec::new();
-            // One count through the integer local `sm`, set before.
+            // One count through the integer local `sm`, set right before
+            // the call (no statement is inserted between the two:
+            // another call's would set `sm` again).
+            let mut set_sm = None;
             let via_sm = if !looped && self.chance(0.3) {
                 sig.params.iter().position(|p| *p == SeqParam::Count)
             } else {
@@ -1539,7 +1542,7 @@ impl<'r> Generator<'r> {
                     SeqParam::Count | SeqParam::Inc | SeqParam::Ld => {
                         let l = ints[k].unwrap_or(Lin { c: 1, k: 0 });
                         if via_sm == Some(k) {
-                            pre.push(Stmt::Assign(v("sm"), Expr::int(l.c)));
+                            set_sm = Some(Stmt::Assign(v("sm"), Expr::int(l.c)));
                             v("sm")
                         } else {
                             self.lin_expr(l)
@@ -1591,6 +1594,7 @@ impl<'r> Generator<'r> {
                 pre.push(Stmt::Assign(v("sc"), Expr::int(1)));
                 body.push(Stmt::Assign(lhs.clone(), Expr::bin("*", lhs, scale)));
             }
+            body.extend(set_sm);
             body.push(st);
             if looped {
                 let hi = self.seq_const(trips);
