@@ -457,6 +457,7 @@ impl Opened {
         );
         let (text, spec_end) =
             crate::tidy::unused_declarations(&text, spec_end, self.holds_every_use);
+        let text = crate::tidy::first_allocations(&text, spec_end);
         Routine {
             unit: self.unit,
             host: self.host,

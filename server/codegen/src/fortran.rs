@@ -86,6 +86,41 @@ impl Writer {
     }
 }
 
+/// Whether `c` can stand in a Fortran name.
+pub fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Whether a line of generated free-form text is a comment (such as the
+/// origin heading a block, which quotes a primal statement).
+pub fn is_comment_line(line: &str) -> bool {
+    line.trim_start().starts_with('!')
+}
+
+/// Where `name` stands in `text` as a whole name, not inside a longer
+/// one (byte offsets, first to last; the match is exact: lower-case
+/// both sides for a case-blind search).
+pub fn whole_name_at<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = usize> + 't {
+    text.match_indices(name).map(|(i, _)| i).filter(move |&i| {
+        !text[..i].chars().next_back().is_some_and(is_name_char)
+            && !text[i + name.len()..]
+                .chars()
+                .next()
+                .is_some_and(is_name_char)
+    })
+}
+
+/// Whether the code of `text` (its lines that are not comments) names
+/// `name` as a whole name, case-blind.
+pub fn code_names(text: &str, name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    text.lines().filter(|l| !is_comment_line(l)).any(|l| {
+        whole_name_at(&l.to_ascii_lowercase(), &name)
+            .next()
+            .is_some()
+    })
+}
+
 fn split_point(s: &str, limit: usize) -> Option<usize> {
     let mut quote: Option<char> = None;
     let mut best = None;
@@ -535,5 +570,18 @@ pub fn pointer_line(unit: &Unit, kind: &StmtKind) -> Option<String> {
             Some(format!("nullify({})", v.join(", ")))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_names_are_found_and_parts_of_longer_names_are_not() {
+        let text = "f_d(x) + f(x) + xf + f";
+        assert_eq!(whole_name_at(text, "f").collect::<Vec<_>>(), vec![9, 21]);
+        assert!(code_names("  ! call f()\n  call G(x)\n", "g"));
+        assert!(!code_names("  ! call f()\n  call f_d()\n", "f"));
     }
 }

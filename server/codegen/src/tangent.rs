@@ -859,11 +859,8 @@ pub fn tangent_located(
             Err(e) => crate::add_found(&mut refusals, decided, e),
         }
     }
-    routines.extend(crate::tangent::internal_copies(
-        program,
-        &diff,
-        &mut refusals,
-    ));
+    let copies = crate::tangent::internal_copies(program, &diff, &mut refusals);
+    routines.extend(called_copies(program, &routines, copies));
     if !refusals.is_empty() {
         return Err(refusals);
     }
@@ -877,6 +874,38 @@ pub fn tangent_located(
             .map(|(m, t)| (m, (Vec::new(), t))),
     );
     Ok(crate::fortran::assemble(header, &routines, &decls, "_d"))
+}
+
+/// The copies of internal procedures that the derivative routines or
+/// other kept copies call (by name, in their code): a host whose
+/// internal procedures all have derivatives calls none of the originals,
+/// and an uncalled copy is dead code `gfortran -Wall` warns about.
+fn called_copies(
+    program: &Program,
+    routines: &[crate::fortran::Routine],
+    copies: Vec<crate::fortran::Routine>,
+) -> Vec<crate::fortran::Routine> {
+    let called = |r: &crate::fortran::Routine, by: &[&crate::fortran::Routine]| {
+        let name = &program.unit(r.unit).name;
+        by.iter()
+            .any(|b| !std::ptr::eq(*b, r) && crate::fortran::code_names(&b.text, name))
+    };
+    let mut kept: Vec<&crate::fortran::Routine> = routines.iter().collect();
+    let mut left: Vec<&crate::fortran::Routine> = copies.iter().collect();
+    // A copy called only by a kept copy is found on a later round.
+    loop {
+        let (now, rest): (Vec<_>, Vec<_>) = left.into_iter().partition(|c| called(c, &kept));
+        left = rest;
+        if now.is_empty() {
+            break;
+        }
+        kept.extend(now);
+    }
+    let uncalled: Vec<UnitId> = left.iter().map(|c| c.unit).collect();
+    copies
+        .into_iter()
+        .filter(|c| !uncalled.contains(&c.unit))
+        .collect()
 }
 
 /// [`derivative_names`] of `root`, a root of `facts`, with the roles the

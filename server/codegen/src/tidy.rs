@@ -25,7 +25,7 @@ pub fn unused_declarations(text: &str, spec_end: usize, originals: bool) -> (Str
     let (spec, rest) = text.split_at(spec_end);
     let code: String = text
         .split_inclusive('\n')
-        .filter(|l| !l.trim_start().starts_with('!'))
+        .filter(|l| !crate::fortran::is_comment_line(l))
         .collect();
     let mut out = String::with_capacity(text.len());
     for line in spec.split_inclusive('\n') {
@@ -109,6 +109,53 @@ fn plain_type(ty: &str) -> bool {
             .all(|a| plain.iter().any(|p| a.starts_with(p)))
 }
 
+/// `text` with an `allocate` of size zero at the start of its executable
+/// part (`spec_end`) for each allocatable temporary of the generator
+/// that its code assigns without ever allocating it. Assigned to while
+/// unallocated, such an array is allocated by the assignment (valid
+/// Fortran), but `gfortran -Wall` then warns that the bounds of its
+/// descriptor are used uninitialized; allocated first, the assignment
+/// gives it the value's shape all the same.
+pub fn first_allocations(text: &str, spec_end: usize) -> String {
+    let spec_end = spec_end.min(text.len());
+    let (spec, code) = text.split_at(spec_end);
+    let mut zero_sized = Vec::new();
+    for line in spec.lines() {
+        let Some((ty, names)) = declared(line) else {
+            continue;
+        };
+        if !ty.contains("allocatable") {
+            continue;
+        }
+        for entity in names {
+            let name = base_name(entity);
+            let Some(shape) = entity.strip_prefix(name).map(str::trim) else {
+                continue;
+            };
+            let rank = shape.matches(':').count();
+            let allocated = crate::fortran::code_names(code, &format!("allocate({name}"));
+            if name.starts_with("dfort_")
+                && rank > 0
+                && !allocated
+                && crate::fortran::code_names(code, name)
+            {
+                zero_sized.push(format!("{name}({})", vec!["0"; rank].join(", ")));
+            }
+        }
+    }
+    if zero_sized.is_empty() {
+        return text.to_string();
+    }
+    let indent = &code[..code.len() - code.trim_start_matches(' ').len()];
+    let mut out = String::with_capacity(text.len() + 64);
+    out.push_str(spec);
+    for group in zero_sized.chunks(4) {
+        out.push_str(&format!("{indent}allocate({})\n", group.join(", ")));
+    }
+    out.push_str(code);
+    out
+}
+
 fn base_name(entity: &str) -> &str {
     entity.split('(').next().unwrap_or(entity).trim()
 }
@@ -116,14 +163,11 @@ fn base_name(entity: &str) -> &str {
 /// Whether `name` occurs as a whole word in `text` outside `line` (a
 /// line of `text`).
 fn named_elsewhere(text: &str, line: &str, name: &str) -> bool {
-    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let lower = text.to_ascii_lowercase();
     let own = text.find(line).map(|i| i..i + line.len());
-    lower.match_indices(name).any(|(i, _)| {
-        own.as_ref().is_none_or(|r| !r.contains(&i))
-            && !lower[..i].ends_with(word)
-            && !lower[i + name.len()..].starts_with(word)
-    })
+    let found = crate::fortran::whole_name_at(&lower, name)
+        .any(|i| own.as_ref().is_none_or(|r| !r.contains(&i)));
+    found
 }
 
 /// `text` (a routine's statements) without the labels nothing
@@ -161,7 +205,7 @@ fn label_references(text: &str) -> std::collections::BTreeSet<u32> {
     let mut out = std::collections::BTreeSet::new();
     for raw in text.lines() {
         // A comment (a block's origin quoting a GO TO) references nothing.
-        if raw.trim_start().starts_with('!') {
+        if crate::fortran::is_comment_line(raw) {
             continue;
         }
         let line = without_literals(&raw.to_ascii_lowercase());
@@ -326,6 +370,24 @@ mod tests {
         // A routine with internal procedures keeps them all.
         let (kept, _) = unused_declarations(text, spec_end, false);
         assert_eq!(kept, text);
+    }
+
+    #[test]
+    fn temporaries_assigned_unallocated_are_allocated_first() {
+        let text = "subroutine f_b(n, yb, tb)\n  real(8), allocatable :: dfort_ta1(:), dfort_ta2(:, :)\n  logical, allocatable :: dfort_w1(:)\n  real(8), allocatable :: dfort_te1(:)\n  real(8), allocatable :: dfort_tc(:)\n  real(8), allocatable :: keep(:)\n  ! dfort_tc = 1\n  dfort_ta1 = yb\n  where (dfort_w1) tb = 0\n  allocate(dfort_te1, mold=tb)\n  keep = dfort_ta2(1, :)\nend subroutine\n";
+        let spec_end = text.find("  ! dfort_tc").unwrap();
+        let out = first_allocations(text, spec_end);
+        assert_eq!(
+            &out[spec_end..],
+            "  allocate(dfort_ta1(0), dfort_ta2(0, 0), dfort_w1(0))\n  ! dfort_tc = 1\n  dfort_ta1 = yb\n  where (dfort_w1) tb = 0\n  allocate(dfort_te1, mold=tb)\n  keep = dfort_ta2(1, :)\nend subroutine\n"
+        );
+        assert_eq!(&out[..spec_end], &text[..spec_end]);
+        // Nothing to allocate: the text as it was.
+        let plain = "subroutine g(x)\n  real(8) :: x\n  x = 1\nend subroutine\n";
+        assert_eq!(
+            first_allocations(plain, plain.find("  x = 1").unwrap()),
+            plain
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! occurrence evaluated to, so values and rounding are unchanged. A value
 //! is shared only when that makes the code shorter.
 
+use crate::fortran::is_name_char;
 use dfort_ir::dump::expr as print;
 use dfort_ir::*;
 
@@ -113,10 +114,6 @@ pub fn candidates(unit: &Unit, rhs: &Expr) -> Vec<String> {
     out
 }
 
-fn word(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
-}
-
 /// `line` split as `target = value`, when it is a plain assignment (no
 /// blank outside parentheses in the target: not `where (…) x = …`).
 fn assignment(line: &str) -> Option<(&str, &str)> {
@@ -138,7 +135,9 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
 
 /// The name a target assigns (`xb(i)` → `xb`).
 fn base_name(target: &str) -> &str {
-    let end = target.find(|c: char| !word(c)).unwrap_or(target.len());
+    let end = target
+        .find(|c: char| !is_name_char(c))
+        .unwrap_or(target.len());
     &target[..end]
 }
 
@@ -148,7 +147,8 @@ fn names(text: &str, name: &str) -> bool {
     while let Some(i) = text[from..].find(name).map(|i| i + from) {
         let before = text[..i].chars().next_back();
         let after = text[i + name.len()..].chars().next();
-        if !before.is_some_and(|c| word(c) || c == '%') && !after.is_some_and(word) {
+        if !before.is_some_and(|c| is_name_char(c) || c == '%') && !after.is_some_and(is_name_char)
+        {
             return true;
         }
         from = i + name.len();
@@ -175,7 +175,7 @@ fn occurrences(value: &str, cand: &str, call: bool) -> Vec<(usize, usize)> {
                 .trim_end()
                 .chars()
                 .next_back()
-                .is_some_and(|c| word(c) || c == ')')
+                .is_some_and(|c| is_name_char(c) || c == ')')
             && value[..i].len() == before.len()
             && value[end..].len() == after.len()
         {
@@ -183,7 +183,7 @@ fn occurrences(value: &str, cand: &str, call: bool) -> Vec<(usize, usize)> {
             out.push((i - 1, end + 1));
         } else if whole
             || (opened && closed)
-            || (call && !prev.is_some_and(|c| word(c) || c == '%' || c == '.'))
+            || (call && !prev.is_some_and(|c| is_name_char(c) || c == '%' || c == '.'))
         {
             out.push((i, end));
         }

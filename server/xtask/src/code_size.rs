@@ -185,10 +185,14 @@ fn comparison(before: &BTreeMap<String, Sizes>, now: &BTreeMap<String, Sizes>) -
             .filter_map(|(k, s)| Some((get(before.get(k)?)?, get(s)?)))
             .collect();
         let (b, n): (usize, usize) = pairs.iter().fold((0, 0), |(b, n), (x, y)| (b + x, n + y));
-        let ratio = if n > 0 { b as f64 / n as f64 } else { 0.0 };
+        let change = match (b, n) {
+            (_, 0) | (0, _) => String::new(),
+            _ if n > b => format!(": {:.3}x larger", n as f64 / b as f64),
+            _ => format!(": {:.3}x smaller", b as f64 / n as f64),
+        };
         let _ = writeln!(
             out,
-            "{what}: {n} characters against {b} over {} kernel(s): {ratio:.2}x smaller",
+            "{what}: {n} characters against {b} over {} kernel(s){change}",
             pairs.len()
         );
     }
@@ -298,8 +302,13 @@ mod tests {
         let now = parse_rows("bratu 200 100\n");
         let c = comparison(&before, &now);
         assert!(
-            c.contains("adjoint: 200 characters against 400 over 1 kernel(s): 2.00x smaller"),
+            c.contains("adjoint: 200 characters against 400 over 1 kernel(s): 2.000x smaller"),
             "{c}"
+        );
+        let back = comparison(&now, &before);
+        assert!(
+            back.contains("adjoint: 400 characters against 200 over 1 kernel(s): 2.000x larger"),
+            "{back}"
         );
     }
 }

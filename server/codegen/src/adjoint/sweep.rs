@@ -156,14 +156,9 @@ fn direct_head(var: &str, start: &str, end: &str, step: &str, body: &[Line]) -> 
 /// Whether a line of `body` may write variable `var`: assigns it, or is
 /// a call (a pop, a callee's adjoint) or an I/O statement that mentions it.
 fn may_write(var: &str, body: &[Line]) -> bool {
-    let mentions = |s: &str| {
-        s.match_indices(var).any(|(i, _)| {
-            let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-            !s[..i].ends_with(word) && !s[i + var.len()..].starts_with(word)
-        })
-    };
+    let mentions = |s: &str| mentions(s, var);
     body.iter().any(|l| match l {
-        Line::Plain(s) if is_comment(s) => false,
+        Line::Plain(s) if crate::fortran::is_comment_line(s) => false,
         Line::Plain(s) => {
             let t = s.trim_start();
             mentions(t)
@@ -188,11 +183,6 @@ fn may_write(var: &str, body: &[Line]) -> bool {
     })
 }
 
-/// Whether a line is a comment (the origin heading a block).
-fn is_comment(line: &str) -> bool {
-    line.trim_start().starts_with('!')
-}
-
 /// `name = name + e` as `(name, e)`; `name` may be an array element
 /// (`xb(k, j)`).
 fn accumulation(line: &str) -> Option<(&str, &str)> {
@@ -210,11 +200,7 @@ fn accumulation(line: &str) -> Option<(&str, &str)> {
 
 /// Whether `text` has `name` as a whole word.
 fn mentions(text: &str, name: &str) -> bool {
-    text.match_indices(name).any(|(i, _)| {
-        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        !text[..i].chars().next_back().is_some_and(word)
-            && !text[i + name.len()..].chars().next().is_some_and(word)
-    })
+    crate::fortran::whole_name_at(text, name).next().is_some()
 }
 
 /// The adjoints a reversed loop's body (at most [`MAX_BODY`] lines, no
@@ -230,7 +216,7 @@ pub(super) fn accumulations(body: &[Line], k: &str, scalar: impl Fn(&str) -> boo
     let mut lines = Vec::new();
     for l in body {
         match l {
-            Line::Plain(s) if is_comment(s) => {}
+            Line::Plain(s) if crate::fortran::is_comment_line(s) => {}
             Line::Plain(s) if !mentions(s, k) && !s.starts_with("call ") => lines.push(s.as_str()),
             _ => return Vec::new(),
         }
