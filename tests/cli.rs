@@ -1869,3 +1869,48 @@ end subroutine chaos
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An IF or SELECT CASE whose arms give the reverse sweep nothing to do
+/// records no arm, and one whose arms are dead too leaves the forward
+/// sweep (issue 44); the IF with active arms still records its arm.
+#[test]
+fn branches_with_nothing_to_reverse_record_no_arm() {
+    let file = "tests/fixtures/kernels/idle_branches.f90";
+    let unit = analyze_json(file, "idle_branches", &[]);
+    let how = |line: u64| {
+        unit["reversal"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["line"] == line)
+            .map(|r| r["how"].as_str().unwrap().to_string())
+    };
+    assert_eq!(how(15).as_deref(), Some("nothing-to-reverse"), "{unit}");
+    assert_eq!(how(16).as_deref(), Some("nothing-to-reverse"), "{unit}");
+    assert_eq!(how(22).as_deref(), Some("push-branch"), "{unit}");
+    assert_eq!(how(25).as_deref(), Some("nothing-to-reverse"), "{unit}");
+    let drops = unit["forward_sweep_drops"].to_string();
+    for line in ["16", "25"] {
+        assert!(drops.contains(line), "line {line} kept: {drops}");
+    }
+    let dir = std::env::temp_dir().join(format!("dfort-idle-{}", std::process::id()));
+    let (code, _, err) = dfort(&[
+        "adjoint",
+        file,
+        "--root",
+        "idle_branches",
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(dir.join("idle_branches_b.f90")).unwrap();
+    assert_eq!(
+        text.matches("call dfort_pop(dfort_branch)").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(text.matches("call dfort_push(").count(), 3, "{text}");
+    assert!(!text.contains("select case"), "{text}");
+    assert!(text.contains("im = n"), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}

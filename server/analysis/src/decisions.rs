@@ -4,7 +4,9 @@
 //!
 //! Contract: given a unit, its TBR result (paper 000 §5) and the effects
 //! of every unit, [`decide`] returns how each construct is reversed
-//! (paper 001, [`crate::reversal`]), the loops' address-recovery plans
+//! (paper 001, [`crate::reversal`]; an IF or SELECT CASE whose arms give
+//! the reverse sweep nothing to do records no arm), the loops'
+//! address-recovery plans
 //! (paper 003 §3–4), the assignments the reverse sweep of a unit with
 //! jumps inverts (paper 003 §5), the assignments the joint-mode forward
 //! sweep drops (adjoint liveness, paper 000 §6, keeping what the plans and
@@ -30,7 +32,7 @@ use crate::undo::UnitUndo;
 use dfort_ir::bitset::BitSet;
 use dfort_ir::cfg::NodeId;
 use dfort_ir::dp::vars;
-use dfort_ir::{BaseType, ExprKind, IdVec, Program, StmtId, SymbolId, Unit, UnitId};
+use dfort_ir::{BaseType, ExprKind, IdVec, Program, StmtId, StmtKind, SymbolId, Unit, UnitId};
 use std::collections::BTreeMap;
 
 /// What the forward sweep records.
@@ -305,12 +307,16 @@ pub(crate) fn block_saves(
 /// caller runs in split mode (`split_callee`, [`crate::split`]) keeps in
 /// its forward sweep everything that computes its non-local values: its
 /// forward routine stands for the original in the caller's forward sweep.
+/// With the unit's activity `act`, an IF or SELECT CASE whose arms give
+/// the reverse sweep nothing to do records no arm ([`idle_branches`]).
+#[allow(clippy::too_many_arguments)]
 pub fn decide(
     program: &Program,
     unit: &Unit,
     shape: &UnitShape,
     tbr: &Tbr,
     effects: &ProgramEffects,
+    act: Option<&Activity>,
     recording: Recording,
     split_callee: bool,
 ) -> UnitDecisions {
@@ -324,12 +330,15 @@ pub fn decide(
     };
     let block_saves = block_saves(program, unit, tbr, effects, &undo.exact, &BTreeMap::new());
     if recording.store_all() {
+        let mut reversal = reversal::of(program, unit, shape, effects);
+        let pushed = pushes(unit, tbr, &[]);
+        idle_branches(unit, &mut reversal, tbr, act, &pushed, &undo);
         return UnitDecisions {
-            reversal: reversal::of(program, unit, shape, effects),
+            reversal,
             plans,
             undo,
             dead: Vec::new(),
-            pushed: pushes(unit, tbr, &[]),
+            pushed,
             block_saves,
             entry_needs: None,
             calls: BTreeMap::new(),
@@ -359,23 +368,27 @@ pub fn decide(
         }
     }
     let mut live = liveness::analyze_keeping(program, unit, tbr, effects, &at_exit, &kept);
-    let reversal = reversal::of(program, unit, shape, effects);
-    if !reversal.by_blocks {
-        // A loop whose recovery plan (paper 003) pushes address values in
-        // the forward sweep, and one whose index TBR saves around it, push
-        // them there: they stay.
-        liveness::dead_loops(unit, &mut live, |id| {
-            !references_function(unit, id)
-                && !plans.iter().any(|p| p.stmt == id && p.pushes())
-                && match reversal.of_stmt(id) {
-                    Some(reversal::Reversal::Replay { index }) => {
-                        !tbr.in_req.get(id).is_some_and(|r| r.contains_id(*index))
-                    }
-                    _ => false,
+    let mut reversal = reversal::of(program, unit, shape, effects);
+    // A statement that references a function stays: the adjoint
+    // checkpoints its call.
+    live.dead.retain(|s| !references_function(unit, *s));
+    // A loop whose recovery plan (paper 003) pushes address values in the
+    // forward sweep, and one whose index TBR saves around it, push them
+    // there: they stay.
+    let droppable_loop = |reversal: &UnitReversal, id: StmtId| {
+        !references_function(unit, id)
+            && !plans.iter().any(|p| p.stmt == id && p.pushes())
+            && match reversal.of_stmt(id) {
+                Some(reversal::Reversal::Replay { index }) => {
+                    !tbr.in_req.get(id).is_some_and(|r| r.contains_id(*index))
                 }
-        });
+                _ => false,
+            }
+    };
+    if !reversal.by_blocks {
+        liveness::dead_loops(unit, &mut live, |id| droppable_loop(&reversal, id));
     }
-    let mut entry_needs = live.live_at_entry;
+    let mut entry_needs = std::mem::take(&mut live.live_at_entry);
     for sym in &unit.symbols {
         for d in &sym.dims {
             for b in [&d.lower, &d.upper].into_iter().flatten() {
@@ -383,12 +396,25 @@ pub fn decide(
             }
         }
     }
-    let dead: Vec<StmtId> = live
-        .dead
-        .into_iter()
-        .filter(|s| !references_function(unit, *s))
-        .collect();
-    let pushed = pushes(unit, tbr, &dead);
+    let pushed = pushes(unit, tbr, &live.dead);
+    idle_branches(unit, &mut reversal, tbr, act, &pushed, &undo);
+    if !reversal.by_blocks {
+        // An IF that records no arm and whose arms are dead is dropped,
+        // and so is a loop that held only such IFs.
+        let idle = |id| {
+            !references_function(unit, id)
+                && matches!(
+                    reversal.of_stmt(id),
+                    Some(reversal::Reversal::NothingToReverse)
+                )
+        };
+        liveness::dead_branches(unit, &mut live, idle);
+        live.dead
+            .retain(|s| !matches!(unit.stmt(*s).kind, StmtKind::Do { .. }));
+        liveness::dead_loops(unit, &mut live, |id| droppable_loop(&reversal, id));
+        liveness::dead_branches(unit, &mut live, idle);
+    }
+    let dead = live.dead;
     UnitDecisions {
         reversal,
         plans,
@@ -462,6 +488,46 @@ pub fn calls_anything(unit: &Unit) -> bool {
         }
         _ => false,
     })
+}
+
+/// The IFs and SELECT CASEs whose arms give the reverse sweep nothing to
+/// do ([`reversal::UnitReversal::skip_idle_branches`]). A statement of an
+/// arm gives it work unless it is a CONTINUE or an assignment that
+/// references no function, whose overwritten value is not `pushed`, that
+/// no inversion undoes, that no preaccumulated Jacobian holds, and whose
+/// target is not useful just after it (so it has neither an adjoint nor
+/// a reset adjoint); any other statement is taken to give work. Without
+/// activity every construct keeps its record.
+fn idle_branches(
+    unit: &Unit,
+    reversal: &mut UnitReversal,
+    tbr: &Tbr,
+    act: Option<&Activity>,
+    pushed: &[Push],
+    undo: &UnitUndo,
+) {
+    let Some(act) = act else {
+        return;
+    };
+    let recorded: std::collections::BTreeSet<StmtId> = pushed.iter().map(|p| p.stmt).collect();
+    let in_jacobian: std::collections::BTreeSet<StmtId> = tbr
+        .jacobians
+        .iter()
+        .flat_map(|b| &b.jacobians)
+        .flat_map(|j| j.graph.stmts.iter().copied())
+        .collect();
+    reversal.skip_idle_branches(unit, |id| match &unit.stmt(id).kind {
+        StmtKind::Continue => false,
+        StmtKind::If { .. } | StmtKind::SelectCase { .. } => references_function(unit, id),
+        StmtKind::Assign { lhs, .. } => {
+            recorded.contains(&id)
+                || undo.inverted.contains_key(&id)
+                || in_jacobian.contains(&id)
+                || references_function(unit, id)
+                || dfort_ir::dp::target(lhs).is_none_or(|(t, _)| act.useful_after(id, t))
+        }
+        _ => true,
+    });
 }
 
 /// Whether statement `id` references a user or external function.

@@ -612,7 +612,8 @@ fn analyse_resolved(
             let unit = &program.units[i];
             let fx = effects_in(&effects, &program, previous);
             let shape = shapes.of(&program, unit);
-            let mut decisions = decide(&program, unit, &shape, t, fx, recording, split[i]);
+            let act = activity.activity.get(i).and_then(|a| a.as_deref());
+            let mut decisions = decide(&program, unit, &shape, t, fx, act, recording, split[i]);
             // What the user's adjoint reads is unknown: everything.
             if supplied[i] {
                 decisions.entry_needs = None;

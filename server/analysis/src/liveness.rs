@@ -23,6 +23,9 @@
 //! body is (dead assignments, CONTINUEs, dead loops), its control calls
 //! no user function, it carries no label and its index is not live where
 //! it exits: the forward sweep then writes neither its head nor its body.
+//! So is an IF or SELECT CASE ([`dead_branches`]) whose arms hold only
+//! dead statements and CONTINUEs, that records no arm, carries no label
+//! and references no function in its conditions.
 
 use crate::effects::{stmt_effects, LocalEffects, ProgramEffects};
 use crate::engine::{solve, Direction};
@@ -265,15 +268,49 @@ pub fn analyze_keeping(
     out
 }
 
+/// The IFs and SELECT CASEs the forward sweep can drop: `idle` ones (they
+/// record no arm, [`crate::reversal::Reversal::NothingToReverse`], and
+/// their conditions or selector reference no function: evaluating them
+/// has no effect) without a label whose arms hold only dead statements
+/// and CONTINUEs. Inner constructs first.
+pub fn dead_branches(unit: &Unit, live: &mut Liveness, idle: impl Fn(StmtId) -> bool) {
+    let branches: Vec<StmtId> = unit
+        .stmts
+        .iter()
+        .filter(|st| {
+            st.label.is_none()
+                && idle(st.id)
+                && matches!(st.kind, StmtKind::If { .. } | StmtKind::SelectCase { .. })
+                && !live.dead.contains(&st.id)
+        })
+        .map(|st| st.id)
+        .collect();
+    crate::reversal::inner_first(branches, |id| {
+        let arms_dead = unit
+            .stmt(id)
+            .kind
+            .blocks()
+            .into_iter()
+            .flatten()
+            .all(|b| live.dead.contains(b) || matches!(unit.stmt(*b).kind, StmtKind::Continue));
+        if arms_dead {
+            live.dead.push(id);
+        }
+        arms_dead
+    });
+    live.dead.sort();
+}
+
 /// The counted DO loops the forward sweep can drop whole, added to
 /// `live.dead` (innermost first, so that an outer loop holding only dead
 /// loops is dead too). `replayed`: whether a loop is reversed by replaying
-/// its bounds ([`crate::reversal::Reversal::Replay`]); no other reversal
-/// (a binomial schedule, a pushed trip count) runs without its forward
-/// loop. A loop is dead when every statement of its body is dead or a
-/// CONTINUE (a jump to the terminal label would itself be live), nothing
-/// in its control references a user function, the DO statement carries
-/// no label (a jump to it) and its index is not live where it exits.
+/// its bounds ([`crate::reversal::Reversal::Replay`]) and nothing in its
+/// control references a function; no other reversal (a binomial
+/// schedule, a pushed trip count) runs without its forward loop. A loop
+/// is dead when every statement of its body is dead or a CONTINUE (a
+/// jump to the terminal label would itself be live), the DO statement
+/// carries no label (a jump to it) and its index is not live where it
+/// exits.
 pub fn dead_loops(unit: &Unit, live: &mut Liveness, replayed: impl Fn(StmtId) -> bool) {
     let mut loops: Vec<StmtId> = unit
         .stmts
@@ -306,23 +343,11 @@ pub fn dead_loops(unit: &Unit, live: &mut Liveness, replayed: impl Fn(StmtId) ->
         let body_dead = body
             .iter()
             .all(|b| live.dead.contains(b) || matches!(unit.stmt(*b).kind, StmtKind::Continue));
-        let mut calls = false;
-        for e in st.kind.exprs() {
-            e.walk(&mut |x| {
-                calls |= matches!(
-                    x.kind,
-                    ExprKind::FunctionCall {
-                        target: CallTarget::Unit(_),
-                        ..
-                    }
-                )
-            });
-        }
         let index_live = live
             .live_at_loop_exit
             .get(&id)
             .is_none_or(|l| l.contains_id(*var));
-        if body_dead && !calls && !index_live {
+        if body_dead && !index_live {
             live.dead.push(id);
         }
     }

@@ -13,7 +13,10 @@
 //! its trip count from its bound, every other loop — a DO WHILE, a DO
 //! without control, a loop left by EXIT (structured into a DO WHILE on a
 //! flag, inside an always-taken IF that records nothing) — pushes its
-//! trip count, and an IF or SELECT CASE pushes the arm taken. A unit
+//! trip count, and an IF or SELECT CASE pushes the arm taken — unless
+//! none of its arms gives the reverse sweep anything to do, which
+//! [`crate::decisions`] finds once TBR's records and the activity are
+//! known ([`UnitReversal::skip_idle_branches`]): then it records nothing. A unit
 //! reversed by blocks (GO TO, computed GO TO, arithmetic IF, or an EXIT,
 //! CYCLE or RETURN the structuring cannot remove) records the id of each
 //! basic block whose adjoint does work as the block is left; its
@@ -52,6 +55,11 @@ pub enum Reversal {
     PushTrips,
     /// An IF or SELECT CASE whose arm the forward sweep pushes.
     PushBranch,
+    /// An IF or SELECT CASE whose arms' adjoints do nothing (no statement
+    /// in them has an adjoint, a record, an inversion or a call): the
+    /// forward sweep records no arm and the reverse sweep skips it
+    /// ([`UnitReversal::skip_idle_branches`]).
+    NothingToReverse,
     /// A DO loop left by EXIT, which the structuring turned into an
     /// always-taken IF around a DO WHILE on a flag: the IF records
     /// nothing, the DO WHILE its trip count.
@@ -81,6 +89,7 @@ impl Reversal {
             Reversal::CountedWhile(_) => "counted-while",
             Reversal::PushTrips => "push-trips",
             Reversal::PushBranch => "push-branch",
+            Reversal::NothingToReverse => "nothing-to-reverse",
             Reversal::LeftByExit => "left-by-exit",
             Reversal::BoundsChangeInside => "bounds-change-inside",
             Reversal::MaskRecomputed => "mask-recomputed",
@@ -127,12 +136,65 @@ impl UnitReversal {
         self.constructs.get(&id)
     }
 
+    /// Turns each IF and SELECT CASE that pushes its arm into
+    /// [`Reversal::NothingToReverse`] when neither it nor any statement in
+    /// its arms gives the reverse sweep work: `works(id)` says whether
+    /// statement `id` itself does (an IF or SELECT CASE: its own
+    /// conditions; nested constructs are decided first, inner ones
+    /// before the ones holding them).
+    pub fn skip_idle_branches(&mut self, unit: &Unit, works: impl Fn(StmtId) -> bool) {
+        if self.by_blocks {
+            return;
+        }
+        let branches: Vec<StmtId> = self
+            .constructs
+            .iter()
+            .filter(|(_, r)| matches!(r, Reversal::PushBranch))
+            .map(|(id, _)| *id)
+            .collect();
+        inner_first(branches, |id| {
+            let st = unit.stmt(id);
+            let idle = !works(id)
+                && st.kind.blocks().into_iter().flatten().all(|&c| {
+                    match (&unit.stmt(c).kind, self.constructs.get(&c)) {
+                        (StmtKind::If { .. } | StmtKind::SelectCase { .. }, r) => {
+                            matches!(r, Some(Reversal::NothingToReverse))
+                        }
+                        _ => !works(c),
+                    }
+                });
+            if idle {
+                self.constructs.insert(id, Reversal::NothingToReverse);
+            }
+            idle
+        });
+    }
+
     /// The counted WHILE loop of a DO statement, if it is one.
     pub fn counted_while(&self, id: StmtId) -> Option<&CountedWhile> {
         match self.constructs.get(&id) {
             Some(Reversal::CountedWhile(cw)) => Some(cw),
             _ => None,
         }
+    }
+}
+
+/// Settles a property of constructs that depends on the constructs they
+/// hold: `settle(id)` decides construct `id` from what is settled so far
+/// and says whether it now holds (then it is not asked again). Inner
+/// constructs usually have the larger ids and are asked first; one the
+/// structuring added may hold older ones, so the rounds repeat until none
+/// changes.
+pub(crate) fn inner_first(mut ids: Vec<StmtId>, mut settle: impl FnMut(StmtId) -> bool) {
+    ids.sort_by(|a, b| b.cmp(a));
+    let mut changed = true;
+    while changed {
+        changed = false;
+        ids.retain(|&id| {
+            let holds = settle(id);
+            changed |= holds;
+            !holds
+        });
     }
 }
 

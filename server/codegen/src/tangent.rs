@@ -588,9 +588,7 @@ impl Gen<'_> {
                 if lines.len() > 1 && self.in_where == 0 {
                     // The values the derivative and the statement both
                     // name, computed once.
-                    let shared = crate::value_numbering::candidates(unit, rhs);
-                    let (shared, used) =
-                        crate::value_numbering::share(lines, &shared, |k| format!("dfort_v{k}"));
+                    let (shared, used) = crate::value_numbering::shared_in(unit, rhs, lines);
                     self.value_temps = self.value_temps.max(used);
                     lines = shared;
                 }

@@ -192,6 +192,13 @@ fn occurrences(value: &str, cand: &str, call: bool) -> Vec<(usize, usize)> {
     out
 }
 
+/// The derivative `lines` of the assignment whose right-hand side is
+/// `rhs`, with the values of `rhs` they name twice computed once into
+/// `dfort_v1`, `dfort_v2`, …; and how many of those it used.
+pub fn shared_in(unit: &Unit, rhs: &Expr, lines: Vec<String>) -> (Vec<String>, usize) {
+    share(lines, &candidates(unit, rhs), |k| format!("dfort_v{k}"))
+}
+
 /// Shares the candidates that `lines` name twice or more: returns the
 /// lines with each shared value computed first into the temporary
 /// `temp(k)` names (k from 1), and how many temporaries it used.

@@ -49,7 +49,13 @@ pub fn run(args: AdjointArgs) -> ExitCode {
                 "dfort_stack.f90".to_string(),
                 dfort_codegen::adjoint::RUNTIME.to_string(),
             );
-            write_output(&args.diff, &loaded, "_b", text, Some(runtime))
+            write_output(
+                dir.as_deref(),
+                &loaded,
+                dfort_ide::actions::Mode::Adjoint,
+                text,
+                Some(runtime),
+            )
         }
         Err(refusals) => report_refusals(snap, &unit.name, "adjoint", &refusals),
     }

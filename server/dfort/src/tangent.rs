@@ -247,12 +247,12 @@ pub fn output_dir(args: &DiffArgs, loaded: &Loaded) -> Option<std::path::PathBuf
     })
 }
 
-/// Writes `<stem><suffix>.f90` (and an extra file) next to the root's file
-/// or into `--output-dir`.
+/// Writes the root's derivative `<stem>_b.f90` or `<stem>_d.f90` (and an
+/// extra file) into `dir` ([`output_dir`]).
 pub fn write_output(
-    args: &DiffArgs,
+    dir: Option<&std::path::Path>,
     loaded: &Loaded,
-    suffix: &str,
+    mode: dfort_ide::actions::Mode,
     text: String,
     extra: Option<(String, String)>,
 ) -> ExitCode {
@@ -261,12 +261,12 @@ pub fn write_output(
     let Some(file) = snap.location(unit.span).map(|l| l.path.to_path_buf()) else {
         return ExitCode::from(1);
     };
-    let dir = output_dir(args, loaded).unwrap_or_default();
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| unit.name.clone());
-    let out = dir.join(format!("{stem}{suffix}.f90"));
+    let dir = dir.map(|d| d.to_path_buf()).unwrap_or_default();
+    let name = mode
+        .sibling(&file)
+        .and_then(|p| p.file_name().map(|n| n.to_os_string()))
+        .unwrap_or_else(|| format!("{}{}.f90", unit.name, mode.suffix()).into());
+    let out = dir.join(name);
     let mut files = vec![(out.clone(), text)];
     if let Some((name, body)) = extra {
         files.push((dir.join(name), body));
@@ -323,7 +323,13 @@ pub fn run(args: TangentArgs) -> ExitCode {
         &dfort_ide::origins::renderer(snap, dir.as_deref()),
     );
     match text {
-        Ok(text) => write_output(args, &loaded, "_d", text, None),
+        Ok(text) => write_output(
+            dir.as_deref(),
+            &loaded,
+            dfort_ide::actions::Mode::Tangent,
+            text,
+            None,
+        ),
         Err(refusals) => report_refusals(snap, &unit.name, "tangent", &refusals),
     }
 }

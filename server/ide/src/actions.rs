@@ -60,6 +60,14 @@ impl Mode {
             Mode::Tangent => "_d",
         }
     }
+    /// The derivative file of this mode dfort writes beside `path`:
+    /// `<stem>_b.f90` or `<stem>_d.f90` (`None` for a path without a
+    /// file name).
+    pub fn sibling(self, path: &Path) -> Option<PathBuf> {
+        let stem = path.file_stem()?.to_string_lossy();
+        let dir = path.parent().unwrap_or(Path::new(""));
+        Some(dir.join(format!("{stem}{}.f90", self.suffix())))
+    }
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Adjoint => "adjoint",
@@ -405,11 +413,10 @@ pub fn generate(
     };
     match result {
         Ok(text) => {
-            let stem = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| unit.name.clone());
-            let mut out = vec![(dir.join(format!("{stem}{}.f90", mode.suffix())), text)];
+            let file = mode
+                .sibling(path)
+                .unwrap_or_else(|| dir.join(format!("{}{}.f90", unit.name, mode.suffix())));
+            let mut out = vec![(file, text)];
             if mode == Mode::Adjoint {
                 out.push((
                     dir.join("dfort_stack.f90"),

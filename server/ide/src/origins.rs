@@ -17,6 +17,8 @@ use crate::navigation::Location;
 use dfort_codegen::origin;
 use dfort_ir::Span;
 use dfort_syntax::TextRange;
+use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The origin renderer of a derivative written into `dir`: a span as
@@ -78,13 +80,9 @@ pub struct LineLocation {
 
 /// The derivatives dfort writes beside `path` (adjoint, then tangent).
 fn siblings(path: &Path) -> Vec<PathBuf> {
-    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
-        return Vec::new();
-    };
-    let stem = stem.to_string_lossy();
     [crate::actions::Mode::Adjoint, crate::actions::Mode::Tangent]
         .iter()
-        .map(|m| dir.join(format!("{stem}{}.f90", m.suffix())))
+        .filter_map(|m| m.sibling(path))
         .collect()
 }
 
@@ -130,6 +128,9 @@ pub fn blocks_of(
         return Vec::new();
     };
     let mut out = Vec::new();
+    // Whether a comment's file is `path`, once per file named.
+    let mut names_path: HashMap<PathBuf, bool> = HashMap::new();
+    let canonical = OnceCell::new();
     for d in siblings(path) {
         let Some(dir) = d.parent() else { continue };
         let text = match snap.file_text(&d) {
@@ -141,7 +142,17 @@ pub fn blocks_of(
         };
         for (i, l) in text.lines().enumerate() {
             if let Some((file, n)) = origin::parse(l) {
-                if n == line && same_file(&resolve(dir, file), path) {
+                if n != line {
+                    continue;
+                }
+                let named = resolve(dir, file);
+                let same = *names_path.entry(named).or_insert_with_key(|f| {
+                    f == path || {
+                        let here = canonical.get_or_init(|| std::fs::canonicalize(path).ok());
+                        here.is_some() && std::fs::canonicalize(f).ok() == *here
+                    }
+                });
+                if same {
                     out.push(LineLocation {
                         path: d.clone(),
                         line: i as u32,
@@ -151,14 +162,6 @@ pub fn blocks_of(
         }
     }
     out
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b
-        || matches!(
-            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
-            (Ok(x), Ok(y)) if x == y
-        )
 }
 
 /// On a block's comment in a derivative dfort wrote: the statement it

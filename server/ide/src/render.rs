@@ -720,7 +720,9 @@ pub fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
             "A WHERE whose masks read nothing that changes once it starts: the reverse sweep evaluates them again and runs each arm's adjoint under its mask, so nothing is recorded".to_string(),
         ),
         Reversal::Binomial(b) => binomial_hint(unit, b),
-        Reversal::BoundsChangeInside | Reversal::BinomialRefused(_) => return None,
+        Reversal::BoundsChangeInside
+        | Reversal::BinomialRefused(_)
+        | Reversal::NothingToReverse => return None,
     })
 }
 

@@ -222,9 +222,7 @@ impl Gen<'_> {
             }
             if r == 0 && under.is_empty() && !complex_lhs {
                 // The values its partials name twice, computed once.
-                let shared = crate::value_numbering::candidates(unit, rhs);
-                let (lines, used) =
-                    crate::value_numbering::share(body, &shared, |k| format!("dfort_v{k}"));
+                let (lines, used) = crate::value_numbering::shared_in(unit, rhs, body);
                 self.out.value_temps = self.out.value_temps.max(used);
                 body = lines;
             }

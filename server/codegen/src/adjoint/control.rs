@@ -1,7 +1,9 @@
 //! Control-flow reversal (paper 001, Naumann, Utke, Lyons, Fagan), as
 //! [`dfort_analysis::reversal`] decided it for each construct. In a
 //! structured unit (Algorithm 5): IF and SELECT CASE push the arm taken
-//! and the reverse sweep pops it; a counted DO is replayed backwards from
+//! and the reverse sweep pops it (one the analyses found nothing to
+//! reverse in records nothing and has no reverse sweep; dropped from the
+//! forward sweep too when its arms are dead); a counted DO is replayed backwards from
 //! its bounds (its index pushed around it only when a statement before it
 //! needs its value); a counted WHILE gets its trip count from its bound;
 //! other DO WHILE loops count their trips and push the count; the
@@ -49,10 +51,13 @@ impl Gen<'_> {
             };
         }
         let n = arms.len() + 1;
-        if !inp.unstructured {
+        let record = !inp.unstructured && !self.idle(id);
+        if record {
             self.out.trace.construct(id, Reversed::BranchPushed);
         }
         let mut arm_revs = Vec::new();
+        let head_at = self.out.fwd.len();
+        let mut bodies = Vec::new();
         for (i, arm) in arms.iter().enumerate() {
             let kw = if i == 0 {
                 format!("{label}if")
@@ -63,24 +68,82 @@ impl Gen<'_> {
                 .fwd
                 .line(&format!("{kw} ({}) then", print(unit, &arm.cond)));
             self.out.fwd.indent();
+            let at = self.out.fwd.len();
             arm_revs.push(self.block(&arm.body));
-            if !inp.unstructured {
+            bodies.push((at, self.out.fwd.len()));
+            if record {
                 self.out.push(&(i + 1).to_string());
             }
             self.out.fwd.dedent();
         }
-        self.out.fwd.line("else");
-        self.out.fwd.indent();
-        arm_revs.push(match else_body {
-            Some(b) => self.block(b),
-            None => Vec::new(),
-        });
-        if !inp.unstructured {
+        let else_rev = match else_body {
+            Some(b) => {
+                self.out.fwd.line("else");
+                self.out.fwd.indent();
+                let at = self.out.fwd.len();
+                let rev = self.block(b);
+                bodies.push((at, self.out.fwd.len()));
+                self.out.fwd.dedent();
+                Some(rev)
+            }
+            None => None,
+        };
+        if record {
+            if else_rev.is_none() {
+                self.out.fwd.line("else");
+            }
+            self.out.fwd.indent();
             self.out.push(&n.to_string());
+            self.out.fwd.dedent();
         }
-        self.out.fwd.dedent();
+        arm_revs.push(else_rev.unwrap_or_default());
         self.out.fwd.line("end if");
-        vec![Line::Branch(arm_revs)]
+        let rev = self.branch_lines(id, arm_revs, record);
+        self.drop_if_dead(id, &label, head_at, &bodies);
+        rev
+    }
+
+    /// Takes back the forward sweep of construct `id`, written from
+    /// `head_at`, when the adjoint liveness found it dead and its
+    /// `bodies` (ranges of the forward sweep) hold only CONTINUEs. Should
+    /// they hold anything else, or the construct carry a label, it stays.
+    fn drop_if_dead(&mut self, id: StmtId, label: &str, head_at: usize, bodies: &[(usize, usize)]) {
+        let fwd = &self.out.fwd;
+        let only_continues = bodies.iter().all(|&(a, b)| {
+            let text = fwd.text_from(a);
+            only_continues(text.get(..b - a).unwrap_or(text))
+        });
+        if self.inp.dead.contains(&id) && label.is_empty() && only_continues {
+            self.out.fwd.truncate(head_at);
+            self.out.trace.drop(id);
+        }
+    }
+
+    /// Whether the analyses found nothing for the reverse sweep to do in
+    /// IF or SELECT CASE `id` ([`Reversal::NothingToReverse`]).
+    fn idle(&self, id: StmtId) -> bool {
+        matches!(
+            self.inp.reversal.of_stmt(id),
+            Some(Reversal::NothingToReverse)
+        )
+    }
+
+    /// The reverse sweep of an IF or SELECT CASE whose arms' reverse
+    /// sweeps are `arm_revs`: the recorded arm popped and run back; none
+    /// when the construct records nothing — and then a reverse sweep
+    /// the analyses did not foresee is refused, never dropped.
+    fn branch_lines(&mut self, id: StmtId, arm_revs: Vec<Vec<Line>>, recorded: bool) -> Vec<Line> {
+        if recorded || self.inp.unstructured {
+            return vec![Line::Branch(arm_revs)];
+        }
+        if arm_revs.iter().any(|a| super::sweep::runs_something(a)) {
+            let span = self.inp.unit.stmt(id).span;
+            self.out.refuse(
+                span,
+                "internal error: the analyses found nothing to reverse in this construct, but its adjoint does work",
+            );
+        }
+        Vec::new()
     }
 
     /// A WHERE construct, the branch of paper 001 taken element by
@@ -189,23 +252,28 @@ impl Gen<'_> {
     ) -> Vec<Line> {
         let inp = self.inp;
         let unit = &inp.unit;
-        if !inp.unstructured {
+        let record = !inp.unstructured && !self.idle(id);
+        if record {
             self.out.trace.construct(id, Reversed::BranchPushed);
         }
+        let head_at = self.out.fwd.len();
         self.out
             .fwd
             .line(&format!("{label}select case ({})", print(unit, selector)));
         let mut arm_revs = Vec::new();
+        let mut bodies = Vec::new();
         for (i, c) in cases.iter().enumerate() {
             self.out.fwd.line(&case_line(unit, c));
             self.out.fwd.indent();
+            let at = self.out.fwd.len();
             arm_revs.push(self.block(&c.body));
-            if !inp.unstructured {
+            bodies.push((at, self.out.fwd.len()));
+            if record {
                 self.out.push(&(i + 1).to_string());
             }
             self.out.fwd.dedent();
         }
-        if !inp.unstructured && !cases.iter().any(|c| c.default) {
+        if record && !cases.iter().any(|c| c.default) {
             self.out.fwd.line("case default");
             self.out.fwd.indent();
             self.out.push(&(cases.len() + 1).to_string());
@@ -213,7 +281,9 @@ impl Gen<'_> {
             arm_revs.push(Vec::new());
         }
         self.out.fwd.line("end select");
-        vec![Line::Branch(arm_revs)]
+        let rev = self.branch_lines(id, arm_revs, record);
+        self.drop_if_dead(id, &label, head_at, &bodies);
+        rev
     }
 
     /// A DO loop: copied in a unit reversed by blocks; otherwise replayed
@@ -315,12 +385,7 @@ impl Gen<'_> {
         self.out.loop_depth -= 1;
         self.out.replayed.pop();
         self.out.fwd.dedent();
-        let only_labels = self.out.fwd.text_from(body_at).lines().all(|l| {
-            l.trim()
-                .trim_start_matches(|c: char| c.is_ascii_digit())
-                .trim()
-                == "continue"
-        });
+        let only_labels = only_continues(self.out.fwd.text_from(body_at));
         if dropped && label.is_empty() && only_labels {
             self.out.fwd.truncate(head_at);
             self.out.trace.drop(id);
@@ -564,6 +629,17 @@ impl Gen<'_> {
         self.out.push(&block_number(node).to_string());
         true
     }
+}
+
+/// Whether forward-sweep text holds only CONTINUE statements (labelled
+/// or not), or nothing.
+fn only_continues(text: &str) -> bool {
+    text.lines().all(|l| {
+        l.trim()
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim()
+            == "continue"
+    })
 }
 
 /// The last statement nested in a WHERE `id` (`None` for other

@@ -476,7 +476,8 @@ fn reverse_sweep(
 /// What the forward routine of a split unit leaves to its reverse
 /// routine on the tape: the values of its scalar locals (the analysis
 /// admits no other locals, [`dfort_analysis::split::callee_fits`]) and
-/// of the generator's integer temporaries.
+/// of the generator's integer temporaries (not `dfort_branch`, which
+/// the reverse sweep pops before it reads it).
 fn carried(inp: &RoutineInputs, out: &Emitter) -> Vec<String> {
     let unit = &inp.unit;
     let mut names: Vec<String> = declaration_order(unit)
@@ -495,7 +496,6 @@ fn carried(inp: &RoutineInputs, out: &Emitter) -> Vec<String> {
         })
         .map(|s| unit.symbol(s).name.clone())
         .collect();
-    names.push("dfort_branch".into());
     names.extend((1..=out.counters).map(|k| format!("dfort_count{k}")));
     names.extend((1..=out.int_temps.len()).map(|k| format!("dfort_i{k}")));
     names

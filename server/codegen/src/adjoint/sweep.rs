@@ -67,14 +67,23 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
             Line::Plain(s) => w.line(s),
             Line::Branch(arms) => {
                 w.line("call dfort_pop(dfort_branch)");
+                // An arm with nothing to run is left out (the branch
+                // number that names it then selects no arm); with none
+                // left, so is the IF.
+                let mut kw = "if";
                 for (i, arm) in arms.iter().enumerate() {
-                    let kw = if i == 0 { "if" } else { "else if" };
+                    if !runs_something(arm) {
+                        continue;
+                    }
                     w.line(&format!("{kw} (dfort_branch == {}) then", i + 1));
                     w.indent();
                     emit(w, arm);
                     w.dedent();
+                    kw = "else if";
                 }
-                w.line("end if");
+                if kw != "if" {
+                    w.line("end if");
+                }
             }
             Line::CountedLoop {
                 k,
@@ -151,6 +160,14 @@ fn direct_head(var: &str, start: &str, end: &str, step: &str, body: &[Line]) -> 
         return None;
     }
     Some(format!("do {var} = {end}, {start}{by}"))
+}
+
+/// Whether reverse-sweep lines hold a statement (not only comments).
+pub(super) fn runs_something(lines: &[Line]) -> bool {
+    lines.iter().any(|l| match l {
+        Line::Plain(s) => !crate::fortran::is_comment_line(s),
+        _ => true,
+    })
 }
 
 /// Whether a line of `body` may write variable `var`: assigns it, or is
@@ -301,5 +318,37 @@ fn partial_sums_loop(
             part(a, 2),
             part(a, 3)
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn emitted(lines: &[Line]) -> String {
+        let mut w = Writer::default();
+        emit(&mut w, lines);
+        w.finish()
+    }
+
+    #[test]
+    fn branch_arms_with_nothing_to_run_are_left_out() {
+        let plain = |s: &str| Line::Plain(s.to_string());
+        let arms = vec![
+            vec![],
+            vec![plain("xb = xb + yb")],
+            vec![plain("! f.f90:3: y = 1")],
+            vec![plain("zb = 0.0d0")],
+        ];
+        assert_eq!(
+            emitted(&[Line::Branch(arms)]),
+            "call dfort_pop(dfort_branch)\nif (dfort_branch == 2) then\n  xb = xb + yb\nelse if (dfort_branch == 4) then\n  zb = 0.0d0\nend if\n"
+        );
+        // No arm runs anything: the branch is still popped.
+        let empty = vec![vec![plain("! f.f90:5: x = 2")], vec![]];
+        assert_eq!(
+            emitted(&[Line::Branch(empty)]),
+            "call dfort_pop(dfort_branch)\n"
+        );
     }
 }

@@ -116,6 +116,8 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)"),
     drawn("adjoint: writes that record nothing of the reads of final values in their loop (a triangular solve in place)"),
     drawn("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)"),
+    drawn("adjoint: an IF or SELECT CASE that records no arm (its arms give the reverse sweep nothing to do)"),
+    drawn("adjoint: an IF or SELECT CASE the forward sweep drops (records no arm, its arms dead)"),
     drawn("adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)"),
     drawn("adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)"),
     drawn("adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)"),
@@ -666,6 +668,34 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
             .is_some_and(|d| !d.accumulated.is_empty())
     }) {
         out.push("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)");
+    }
+    // The analyses' statement ids name the unit as analysed.
+    let idle = |dropped: bool| {
+        snap.program.units.iter().any(|u| {
+            let (Some(d), Some(a)) = (
+                snap.analysis().decisions_of(u.id),
+                snap.analysis().unit(u.id),
+            ) else {
+                return false;
+            };
+            d.reversal.constructs.iter().any(|(id, r)| {
+                matches!(r, dfort_analysis::reversal::Reversal::NothingToReverse)
+                    && (!dropped
+                        || (d.dead.contains(id)
+                            && matches!(
+                                a.stmt(*id).kind,
+                                StmtKind::If { .. } | StmtKind::SelectCase { .. }
+                            )))
+            })
+        })
+    };
+    if idle(false) {
+        out.push("adjoint: an IF or SELECT CASE that records no arm (its arms give the reverse sweep nothing to do)");
+    }
+    if idle(true) {
+        out.push(
+            "adjoint: an IF or SELECT CASE the forward sweep drops (records no arm, its arms dead)",
+        );
     }
     if snap.program.units.iter().any(|u| {
         let (Some(t), Some(u)) = (snap.analysis().tbr_of(u.id), snap.analysis().unit(u.id)) else {
