@@ -793,16 +793,24 @@ fn preaccumulation_pushes_fewer_values_where_the_jacobian_is_smaller() {
         a.extend_from_slice(extra);
         verified_tape_bytes(&a)
     };
-    // 8 cells of 8-byte values.
-    assert_eq!(bytes(eos, "eos_density", &[]), 8 * 7 * 8);
+    // 8 cells of 8-byte values: statement by statement (without the
+    // recomputation of intermediates, `--no-inversion`) 7 a cell; with it
+    // none, or, where the body overwrites `t`, the 4 computed from it.
+    assert_eq!(bytes(eos, "eos_density", &["--no-inversion"]), 8 * 7 * 8);
+    assert_eq!(bytes(eos, "eos_density", &[]), 0);
     assert_eq!(bytes(eos, "eos_density", &["--preaccumulate"]), 0);
-    assert_eq!(bytes(inplace, "eos_density", &[]), 8 * 7 * 8);
+    assert_eq!(
+        bytes(inplace, "eos_density", &["--no-inversion"]),
+        8 * 7 * 8
+    );
+    assert_eq!(bytes(inplace, "eos_density", &[]), 8 * 4 * 8);
     assert_eq!(
         bytes(inplace, "eos_density", &["--preaccumulate"]),
         8 * 6 * 8
     );
     let swe = "tests/fixtures/kernels/preacc_swe_flux.f90";
-    assert!(bytes(swe, "swe_flux", &[]) > 0);
+    assert!(bytes(swe, "swe_flux", &["--no-inversion"]) > 0);
+    assert_eq!(bytes(swe, "swe_flux", &[]), 0);
     assert_eq!(bytes(swe, "swe_flux", &["--preaccumulate"]), 0);
 }
 
@@ -1912,5 +1920,59 @@ fn branches_with_nothing_to_reverse_record_no_arm() {
     assert_eq!(text.matches("call dfort_push(").count(), 3, "{text}");
     assert!(!text.contains("select case"), "{text}");
     assert!(text.contains("im = n"), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// An edge loop's end nodes, vector and length are recomputed at the
+/// start of each reversed iteration instead of being pushed (issue 44,
+/// paper 003's forward recomputation): analyze lists them, the forward
+/// sweep is empty and the adjoint pushes nothing.
+#[test]
+fn intermediates_of_an_edge_loop_are_recomputed_not_pushed() {
+    let file = "tests/fixtures/kernels/edge_loop.f90";
+    let unit = analyze_json(file, "edge_flux", &[]);
+    assert_eq!(unit["tbr"].as_array().map(Vec::len), Some(0), "{unit}");
+    let r = &unit["recomputed"][0];
+    assert_eq!(r["loop_line"], 13, "{unit}");
+    assert_eq!(
+        r["variables"],
+        serde_json::json!(["len2", "nuex", "nuor", "vx", "vy"]),
+        "{unit}"
+    );
+    assert_eq!(
+        r["lines"],
+        serde_json::json!([14, 15, 16, 17, 18]),
+        "{unit}"
+    );
+    let dir = std::env::temp_dir().join(format!("dfort-edge-{}", std::process::id()));
+    let (code, _, err) = dfort(&[
+        "adjoint",
+        file,
+        "--root",
+        "edge_flux",
+        "--independent",
+        "coor,w",
+        "--dependent",
+        "res",
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(dir.join("edge_loop_b.f90")).unwrap();
+    assert!(!text.contains("dfort_push"), "{text}");
+    let reverse = text.split("! reverse sweep").nth(1).unwrap();
+    assert!(
+        reverse.contains("vx = coor(1, nuex) - coor(1, nuor)"),
+        "{text}"
+    );
+    let forward = text.split("! forward sweep").nth(1).unwrap();
+    assert!(
+        !forward
+            .split("! reverse sweep")
+            .next()
+            .unwrap()
+            .contains("do ie"),
+        "{text}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -1943,3 +1943,26 @@ fn references_highlight_and_rename_across_the_workspace() {
     );
     c.shutdown().unwrap();
 }
+
+/// The editor shows what the adjoint does with an edge loop's
+/// intermediates: no `push(…)` hint on them, and a hover that says the
+/// reverse sweep recomputes them (issue 44).
+#[test]
+fn recomputed_intermediates_have_no_push_hint_and_say_so_on_hover() {
+    let text = std::fs::read_to_string(fixtures().join("kernels/edge_loop.f90")).unwrap();
+    let root = workspace_of("recompute", &[("edge_loop.f90", &text)]);
+    let file = root.join("edge_loop.f90");
+    let mut c = start(&root, json!({}), Options::default());
+    let text = open(&mut c, &file);
+    for line in ["vx = coor(1, nuex)", "len2 = vx", "nuor = mod"] {
+        let labels = hint_labels_on(&mut c, &file, &text, line);
+        assert!(
+            !labels.iter().any(|l| l.starts_with("push(")),
+            "{line}: {labels:?}"
+        );
+    }
+    let h = hover_text(&mut c, &file, pos(&text, "vx = coor(1, nuex)", "vx"));
+    assert!(h.contains("Recomputed, not recorded"), "{h}");
+    assert!(h.contains("loop at line 13"), "{h}");
+    c.shutdown().unwrap();
+}

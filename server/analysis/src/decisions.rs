@@ -321,10 +321,15 @@ pub fn decide(
     split_callee: bool,
 ) -> UnitDecisions {
     let (plans, undo) = if recording.inversion() {
-        (
-            recovery::plan_unit(program, unit, shape, tbr),
-            shape.undo.clone(),
-        )
+        let mut plans = recovery::plan_unit(program, unit, shape, tbr);
+        // A loop whose address values are all recomputed with its real
+        // intermediates ([`crate::recompute`]) needs no plan of its own.
+        plans.retain(|p| {
+            !tbr.recomputed
+                .iter()
+                .any(|r| r.lp == p.stmt && p.handled.is_subset(&r.vars))
+        });
+        (plans, shape.undo.clone())
     } else {
         (Vec::new(), UnitUndo::default())
     };

@@ -30,6 +30,7 @@ pub mod liveness;
 pub mod pointers;
 pub mod preaccumulation;
 pub mod prepare;
+pub mod recompute;
 pub mod recovery;
 pub mod references;
 pub mod refusals;

@@ -452,9 +452,10 @@ end subroutine
             assert_eq!(how, [Some(Jacobian::Recomputed)], "{mode:?}");
             assert!(records.is_empty(), "{mode:?}: {records:?}");
         }
-        // Statement by statement, a and b are recorded every iteration.
+        // Statement by statement, the reverse sweep recomputes a and b
+        // ([`crate::recompute`]) instead of recording them every iteration.
         let (_, records) = decided(CELLS, Preaccumulation::Off);
-        assert_eq!(records, ["a", "b"]);
+        assert!(records.is_empty(), "{records:?}");
     }
 
     #[test]

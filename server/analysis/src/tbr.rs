@@ -107,6 +107,10 @@ pub struct Tbr {
     /// subscripts of their active references and targets: the forward
     /// sweep pushes the Jacobian their partials make.
     pub jacobians: Vec<crate::preaccumulation::BlockJacobians>,
+    /// The loops whose real intermediates the reverse sweep recomputes
+    /// instead of popping ([`crate::recompute`]): those variables are not
+    /// required inside them.
+    pub recomputed: Vec<crate::recompute::Recomputed>,
 }
 
 impl Tbr {
@@ -732,6 +736,53 @@ pub fn analyze_with(
             j
         }
     };
+    // Intermediates the reverse sweep recomputes ([`crate::recompute`];
+    // paper 003's recovery, so not with `--no-inversion`): not required
+    // inside their loop; what recomputes them is.
+    let recomputed = if store_all || !inversion {
+        Vec::new()
+    } else {
+        let marked: Vec<StmtId> = crate::binomial::marks(unit)
+            .iter()
+            .filter_map(|m| m.stmt)
+            .collect();
+        let preaccumulated: BitSet = jacobians
+            .iter()
+            .flat_map(|b| &b.jacobians)
+            .filter(|j| j.accumulation().is_some())
+            .flat_map(|j| j.graph.stmts.iter())
+            .map(|s| s.index())
+            .fold(BitSet::default(), |mut b, i| {
+                b.insert(i);
+                b
+            });
+        let holds_preaccumulated = |lp: StmtId| {
+            crate::recompute::loop_statements(unit, lp)
+                .iter()
+                .any(|s| preaccumulated.contains(s.index()))
+        };
+        crate::recompute::find(
+            unit,
+            &|s| {
+                let mut r = full[s].req.clone();
+                r.union_with(&full[s].own);
+                r
+            },
+            &|lp| marked.contains(&lp) || holds_preaccumulated(lp),
+        )
+    };
+    for rc in &recomputed {
+        for s in crate::recompute::loop_statements(unit, rc.lp) {
+            full[s].req.subtract(&rc.vars);
+            full[s].own.subtract(&rc.vars);
+        }
+        // Nothing in the body writes what the recomputation reads: it is
+        // required at the first statement recomputed as much as anywhere
+        // in the iteration.
+        if let Some(&first) = rc.stmts.first() {
+            full[first].req.union_with(&rc.exposed);
+        }
+    }
     // In units with jumps, an invertible assignment passes its variable's
     // requirement through (the reverse sweep inverts it) and requires the
     // other operands of the inversion.
@@ -834,6 +885,7 @@ pub fn analyze_with(
     tbr.records.dedup();
     tbr.final_reads = finals;
     tbr.jacobians = jacobians;
+    tbr.recomputed = recomputed;
     tbr.split = full
         .iter_enumerated()
         .filter(|(_, r)| r.split)
@@ -946,6 +998,7 @@ fn records_of(
         passive_references: Default::default(),
         undeclared_globals: Vec::new(),
         jacobians: Vec::new(),
+        recomputed: Vec::new(),
     };
     for (i, node) in cfg.nodes.iter_enumerated() {
         // A DO statement's InReq is what reaches the loop from before it

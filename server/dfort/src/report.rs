@@ -45,6 +45,10 @@ pub struct UnitReport {
     pub local_jacobians: Vec<JacobianJson>,
     /// Lower case.
     pub name: String,
+    /// Per DO loop whose intermediates the reverse sweep recomputes at
+    /// the start of each reversed iteration instead of pushing and popping
+    /// them (paper 003's forward recomputation).
+    pub recomputed: Vec<RecomputedJson>,
     /// How each IF, SELECT CASE and DO is reversed (paper 001).
     pub reversal: Vec<ReversalJson>,
     /// Reversed through basic-block ids.
@@ -63,6 +67,16 @@ pub struct UnitReport {
     pub split_calls: Vec<u32>,
     /// What the forward sweep pushes for TBR.
     pub tbr: Vec<PushJson>,
+}
+
+/// A loop whose intermediates the reverse sweep recomputes.
+#[derive(Serialize)]
+pub struct RecomputedJson {
+    pub loop_line: u32,
+    /// The variables recomputed, sorted.
+    pub variables: Vec<String>,
+    /// The lines of the assignments run again, in order.
+    pub lines: Vec<u32>,
 }
 
 /// One local computational graph of a basic block and the
@@ -284,6 +298,15 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
             })
             .collect(),
         name: unit.name.clone(),
+        recomputed: s
+            .recomputed
+            .iter()
+            .map(|r| RecomputedJson {
+                loop_line: line(r.lp),
+                variables: names(unit, &r.vars),
+                lines: r.stmts.iter().map(|s| line(*s)).collect(),
+            })
+            .collect(),
         reversal: s
             .constructs()
             .into_iter()

@@ -550,6 +550,21 @@ fn recorded(snap: &Snapshot, unit: &Unit, st: &Stmt, sym: SymbolId, md: &mut Str
         return;
     };
     let name = &unit.symbol(sym).name;
+    // Recomputed at the start of each reversed iteration instead.
+    let again = snap.analysis().tbr_of(unit.id).and_then(|t| {
+        t.recomputed
+            .iter()
+            .find(|r| r.vars.contains_id(sym) && r.stmts.contains(&st.id))
+    });
+    if let Some(r) = again {
+        let lp = analysed
+            .stmts
+            .get(r.lp)
+            .and_then(|s| stmt_line(snap, s))
+            .map_or(String::new(), |(l, _)| format!(" of the loop at line {l}"));
+        let _ = writeln!(md, "{}", crate::render::recomputed(name, &lp));
+        return;
+    }
     let here = decided
         .pushed
         .iter()

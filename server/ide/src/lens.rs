@@ -77,6 +77,14 @@ fn summary_line(s: &UnitSummary) -> String {
             "recomputes {n} local Jacobians in the reverse sweep"
         )),
     }
+    // Intermediates recomputed instead of recorded (not those a
+    // preaccumulated graph's replay covers).
+    let again: usize = s.recomputed.iter().map(|r| r.vars.iter().count()).sum();
+    match again {
+        0 => {}
+        1 => parts.push("recomputes 1 intermediate in the reverse sweep".into()),
+        n => parts.push(format!("recomputes {n} intermediates in the reverse sweep")),
+    }
     match s.calls.len() {
         0 => {}
         1 => parts.push("checkpoints 1 call".into()),
@@ -205,8 +213,10 @@ mod tests {
             ),
             "{on:?}"
         );
+        // Statement by statement, the reverse sweep recomputes a, b, c.
         assert_eq!(
-            off[3], "adjoint: active a, b, c, rho and 2 more · records 3 values",
+            off[3],
+            "adjoint: active a, b, c, rho and 2 more · records no value · recomputes 3 intermediates in the reverse sweep",
             "{off:?}"
         );
         assert_eq!(

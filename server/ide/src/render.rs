@@ -679,6 +679,14 @@ pub fn active_tooltip(name: &str) -> String {
 /// The tooltip of the `reversed by blocks` hint.
 pub const BLOCKS_TOOLTIP: &str = "This unit's jumps (GO TO, computed GO TO, arithmetic IF, or an EXIT, CYCLE or RETURN that cannot be structured) make the adjoint reverse it through basic-block ids: the forward sweep records each block whose adjoint does work as it leaves it, the reverse sweep pops them";
 
+/// The hover on a variable whose value the reverse sweep recomputes
+/// (`place`: where, e.g. " of the loop at line 12").
+pub fn recomputed(name: &str, place: &str) -> String {
+    format!(
+        "**Recomputed, not recorded:** the adjoint needs the value this statement gives `{name}`; the reverse sweep computes it again at the start of each reversed iteration{place} from values nothing in the loop overwrites, so the forward sweep pushes nothing for it (paper 003's forward recomputation)."
+    )
+}
+
 /// The tooltip of a `push(…)` hint on a statement whose overwritten
 /// values of `names` TBR records.
 pub fn tbr_push_tooltip(names: &[String]) -> String {

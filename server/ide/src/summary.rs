@@ -35,6 +35,9 @@ pub struct UnitSummary<'a> {
     /// The array formals whose values the callers save around each call
     /// ([`dfort_analysis::left_to_callers`]).
     pub left_to_callers: &'a [dfort_ir::SymbolId],
+    /// The loops whose intermediates the reverse sweep recomputes instead
+    /// of popping ([`dfort_analysis::recompute`]).
+    pub recomputed: &'a [dfort_analysis::recompute::Recomputed],
     /// Its SAVE'd locals the adjoint shares between its routines
     /// ([`dfort_analysis::saved_state`]).
     pub shared_state: Vec<dfort_ir::SymbolId>,
@@ -133,6 +136,7 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
                 left_to_callers: facts
                     .tbr_of(u.id)
                     .map_or(&[], |t| t.left_to_callers.as_slice()),
+                recomputed: facts.tbr_of(u.id).map_or(&[], |t| t.recomputed.as_slice()),
                 shared_state: shared
                     .iter()
                     .filter(|(o, _)| *o == u.id)

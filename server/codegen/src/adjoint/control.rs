@@ -378,10 +378,25 @@ impl Gen<'_> {
         self.out.fwd.indent();
         self.out.replayed.push(var);
         self.out.loop_depth += 1;
-        let body_rev = match plan {
+        let mut body_rev = match plan {
             Some(p) => self.planned_body(p),
             None => self.block(body),
         };
+        // The real intermediates the analyses recompute instead of
+        // storing ([`dfort_analysis::recompute`]) are computed again first
+        // in each reversed iteration.
+        if let Some(rc) = inp.tbr.recomputed.iter().find(|r| r.lp == id) {
+            let unit = &inp.unit;
+            let lines = rc.stmts.iter().filter_map(|s| match &unit.stmt(*s).kind {
+                StmtKind::Assign { lhs, rhs } => Some(Line::Plain(format!(
+                    "{} = {}",
+                    print(unit, lhs),
+                    print(unit, rhs)
+                ))),
+                _ => None,
+            });
+            body_rev.splice(0..0, lines);
+        }
         self.out.loop_depth -= 1;
         self.out.replayed.pop();
         self.out.fwd.dedent();

@@ -117,6 +117,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: writes that record nothing of the reads of final values in their loop (a triangular solve in place)"),
     drawn("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)"),
     drawn("adjoint: an IF or SELECT CASE that records no arm (its arms give the reverse sweep nothing to do)"),
+    drawn("adjoint: intermediates a loop's reversed iterations recompute instead of popping (paper 003 forward recomputation)"),
     drawn("adjoint: an IF or SELECT CASE the forward sweep drops (records no arm, its arms dead)"),
     drawn("adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)"),
     drawn("adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)"),
@@ -668,6 +669,13 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
             .is_some_and(|d| !d.accumulated.is_empty())
     }) {
         out.push("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)");
+    }
+    if snap.program.units.iter().any(|u| {
+        snap.analysis()
+            .tbr_of(u.id)
+            .is_some_and(|t| !t.recomputed.is_empty())
+    }) {
+        out.push("adjoint: intermediates a loop's reversed iterations recompute instead of popping (paper 003 forward recomputation)");
     }
     // The analyses' statement ids name the unit as analysed.
     let idle = |dropped: bool| {
