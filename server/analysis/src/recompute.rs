@@ -106,11 +106,14 @@ fn of_loop(
                 written.insert_id(t);
                 *count.entry(t).or_default() += 1;
             }
+            // A nested loop's index is assigned by its DO (and left past
+            // its bound by the reversed loop): never a candidate.
             StmtKind::Do {
                 control: DoControl::Counted { var, .. },
                 ..
             } => {
                 written.insert_id(*var);
+                *count.entry(*var).or_default() += 2;
             }
             StmtKind::Continue | StmtKind::If { .. } | StmtKind::SelectCase { .. } => {}
             _ => return None,
@@ -369,6 +372,20 @@ mod tests {
         let (recomputed, records) = decided(&src);
         assert!(recomputed.is_empty(), "{recomputed:?}");
         assert!(records.iter().any(|r| r == "b"), "{records:?}");
+    }
+
+    /// Seed 6161, case 365: `k = 1` before an inner `do k` is no
+    /// candidate (the reversed inner loop leaves `k` past its bound).
+    #[test]
+    fn the_index_of_an_inner_loop_is_not_recomputed() {
+        let src = format!(
+            "{HEAD}  do i = 1, n\n    j = 1\n    a = x(j) * x(i)\n    do j = 1, 2\n      y(i) = y(i) + a * x(j)\n    end do\n    y(i) = y(i) * x(j - 2)\n  end do\nend subroutine\n"
+        );
+        let (recomputed, _) = decided(&src);
+        assert!(
+            !recomputed.iter().flatten().any(|v| v == "j"),
+            "{recomputed:?}"
+        );
     }
 
     #[test]
