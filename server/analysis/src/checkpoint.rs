@@ -675,19 +675,43 @@ pub fn of_call(
                     true => global_region(caller, callees, id, c, args, s, &key),
                     false => None,
                 };
-                let whole = |why| match &region {
-                    Some((reference, r)) => {
+                // Else a few elements named by subscripts fixed for the
+                // call (a host's array an internal procedure updates).
+                let elements = match (saved, &region, theirs) {
+                    (true, None, Some(t)) => crate::regions::touched_elements(
+                        program,
+                        caller.effects,
+                        orig,
+                        (c, &in_formal_order(cu, args)),
+                        (s, &key, t),
+                    ),
+                    _ => None,
+                };
+                let items = |why| match (&region, &elements) {
+                    (Some((reference, r)), _) => {
                         let mut saved = Saved::plain(s, false, reference.clone(), why);
                         saved.region = Some(r.clone());
-                        saved
+                        vec![saved]
                     }
-                    None => Saved::plain(s, true, var_ref(s, unit.symbol(s).span), why),
+                    (None, Some(elements)) => elements
+                        .iter()
+                        .map(|e| Saved::plain(s, false, e.clone(), why))
+                        .collect(),
+                    (None, None) => {
+                        vec![Saved::plain(s, true, var_ref(s, unit.symbol(s).span), why)]
+                    }
                 };
+                if let Some(elements) = &elements {
+                    // The reverse sweep evaluates their subscripts again.
+                    for e in elements {
+                        index_vars(unit, e, &mut indices);
+                    }
+                }
                 if writes {
-                    written.push(whole(Why::AroundCall));
+                    written.extend(items(Why::AroundCall));
                 }
                 if reads {
-                    read.push(whole(Why::Snapshot));
+                    read.extend(items(Why::Snapshot));
                 }
                 declared.insert(key);
             }

@@ -141,22 +141,25 @@ fn of_loop(
     // scalar arithmetic on recomputable candidates assigned before and on
     // values the body does not write.
     let mut recomputable = BitSet::default();
-    let mut defining: Vec<(SymbolId, StmtId, &Expr)> = Vec::new();
+    let mut defining: Vec<(SymbolId, StmtId, &Expr, u32)> = Vec::new();
     for &s in body {
         let StmtKind::Assign { lhs, rhs } = &unit.stmt(s).kind else {
             continue;
         };
         let ExprKind::Var(v) = lhs.kind else { continue };
-        if !candidates.contains_id(v) || !plain_scalar(unit, rhs) {
+        if !candidates.contains_id(v) {
             continue;
         }
+        let Some(ops) = plain_cost(unit, rhs) else {
+            continue;
+        };
         let mut r = BitSet::default();
         vars(unit, rhs, &mut r);
         if r.iter()
             .all(|x| recomputable.contains(x) || !written.contains(x))
         {
             recomputable.insert_id(v);
-            defining.push((v, s, rhs));
+            defining.push((v, s, rhs, ops));
         }
     }
     // The values the body's adjoints need, and what computes them.
@@ -170,7 +173,7 @@ fn of_loop(
         return None;
     }
     let saved = needed.iter().count() as u32;
-    for (v, _, rhs) in defining.iter().rev() {
+    for (v, _, rhs, _) in defining.iter().rev() {
         if needed.contains_id(*v) {
             let mut r = BitSet::default();
             vars(unit, rhs, &mut r);
@@ -181,11 +184,11 @@ fn of_loop(
     let mut stmts = Vec::new();
     let mut exposed = BitSet::default();
     let mut ops: u32 = 0;
-    for (v, s, rhs) in &defining {
+    for (v, s, rhs, cost) in &defining {
         if needed.contains_id(*v) {
             stmts.push(*s);
             vars(unit, rhs, &mut exposed);
-            ops = ops.saturating_add(cost(rhs));
+            ops = ops.saturating_add(*cost);
         }
     }
     if ops > OPS_PER_RECORD.saturating_mul(saved) {
@@ -262,30 +265,12 @@ fn is_plain_local(unit: &Unit, v: SymbolId) -> bool {
         && !unit.aliases.iter().any(|c| c.contains(&v))
 }
 
-/// Whether `e` is scalar arithmetic: literals, scalar variables, array
-/// elements and intrinsic functions of those (no function of the user's,
-/// no section, no component).
-fn plain_scalar(unit: &Unit, e: &Expr) -> bool {
+/// The operations evaluating `e` costs, when it is scalar arithmetic:
+/// literals, scalar variables, array elements and intrinsic functions of
+/// those (no function of the user's, no section, no component). One per
+/// arithmetic operation, more for powers and transcendental intrinsics.
+fn plain_cost(unit: &Unit, e: &Expr) -> Option<u32> {
     let mut ok = true;
-    e.walk(&mut |x| match &x.kind {
-        ExprKind::Int(_)
-        | ExprKind::Real { .. }
-        | ExprKind::Logical(_)
-        | ExprKind::Unary { .. }
-        | ExprKind::Binary { .. }
-        | ExprKind::Intrinsic { .. } => {}
-        ExprKind::Var(s) => ok &= unit.symbol(*s).rank() == 0,
-        ExprKind::ArrayRef { subs, .. } => {
-            ok &= subs.iter().all(|s| matches!(s, Subscript::Index(_)));
-        }
-        _ => ok = false,
-    });
-    ok
-}
-
-/// The operations evaluating `e` costs: one per arithmetic operation, more
-/// for powers and transcendental intrinsics.
-fn cost(e: &Expr) -> u32 {
     let mut n: u32 = 0;
     e.walk(&mut |x| {
         n = n.saturating_add(match &x.kind {
@@ -298,10 +283,22 @@ fn cost(e: &Expr) -> u32 {
                 | "mod" | "aint" | "anint" => 1,
                 _ => COSTLY,
             },
-            _ => 0,
+            ExprKind::Int(_) | ExprKind::Real { .. } | ExprKind::Logical(_) => 0,
+            ExprKind::Var(s) => {
+                ok &= unit.symbol(*s).rank() == 0;
+                0
+            }
+            ExprKind::ArrayRef { subs, .. } => {
+                ok &= subs.iter().all(|s| matches!(s, Subscript::Index(_)));
+                0
+            }
+            _ => {
+                ok = false;
+                0
+            }
         })
     });
-    n
+    ok.then_some(n)
 }
 
 /// The variables a subscript reads.

@@ -50,12 +50,14 @@ use std::collections::BTreeMap;
 
 mod bound;
 mod counters;
+mod elements;
 mod eval;
 mod globals;
 mod memo;
 mod touches;
 
 pub use bound::*;
+pub use elements::touched_elements;
 pub use globals::{global_shape, of_global, GlobalShape};
 pub use memo::RegionMemo;
 

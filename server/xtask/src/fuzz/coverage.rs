@@ -118,6 +118,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)"),
     drawn("adjoint: an IF or SELECT CASE that records no arm (its arms give the reverse sweep nothing to do)"),
     drawn("adjoint: intermediates a loop's reversed iterations recompute instead of popping (paper 003 forward recomputation)"),
+    drawn("adjoint: a call's snapshot of a few elements of an array its callee sees by host or use association (not the whole array)"),
     drawn("adjoint: an IF or SELECT CASE the forward sweep drops (records no arm, its arms dead)"),
     drawn("adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)"),
     drawn("adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)"),
@@ -677,6 +678,21 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     }) {
         out.push("adjoint: intermediates a loop's reversed iterations recompute instead of popping (paper 003 forward recomputation)");
     }
+    if snap.program.units.iter().any(|u| {
+        let (Some(d), Some(a)) = (
+            snap.analysis().decisions_of(u.id),
+            snap.analysis().unit(u.id),
+        ) else {
+            return false;
+        };
+        d.checkpointed_calls(a).iter().any(|c| {
+            c.checkpoint.saved().any(|s| {
+                !s.whole && s.region.is_none() && !passed(&a.stmt(c.stmt).kind, s.variable)
+            })
+        })
+    }) {
+        out.push("adjoint: a call's snapshot of a few elements of an array its callee sees by host or use association (not the whole array)");
+    }
     // The analyses' statement ids name the unit as analysed.
     let idle = |dropped: bool| {
         snap.program.units.iter().any(|u| {
@@ -864,6 +880,29 @@ impl Tally {
         };
         format!("coverage: {}{missing}", counts.join(", "))
     }
+}
+
+/// Whether statement `kind` passes a part of variable `v` to a procedure
+/// (an actual of its CALL or of a function it references).
+fn passed(kind: &StmtKind, v: SymbolId) -> bool {
+    let mut args: Vec<&dfort_ir::Arg> = Vec::new();
+    if let StmtKind::Call { args: a, .. } = kind {
+        args.extend(a);
+    }
+    for e in kind.exprs() {
+        e.walk(&mut |x| {
+            if let ExprKind::FunctionCall { args: a, .. } = &x.kind {
+                args.extend(a);
+            }
+        });
+    }
+    args.iter().any(|a| {
+        let mut mentions = false;
+        a.value.walk(&mut |x| {
+            mentions |= matches!(x.kind, ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } if s == v)
+        });
+        mentions
+    })
 }
 
 #[cfg(test)]

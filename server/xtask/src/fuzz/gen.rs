@@ -1316,7 +1316,21 @@ impl<'r> Generator<'r> {
             ..Env::default()
         };
         let mut decls = vec![Decl::int("kq").with_intent("in")];
-        let (locals, body) = self.internal_body(&mut env, &["ci", "cj"], 4);
+        // Issue 44: at times only assignments, whose elements of the
+        // host's arrays `kq` names are all the call's snapshot saves.
+        let (locals, body) = match self.chance(0.35) {
+            true => {
+                let mut body = Vec::new();
+                for _ in 0..self.range(1, 2) {
+                    body.extend(match self.chance(0.5) {
+                        true => self.assign(&mut env),
+                        false => self.accumulate(&mut env),
+                    });
+                }
+                (Vec::new(), body)
+            }
+            false => self.internal_body(&mut env, &["ci", "cj"], 4),
+        };
         decls.extend(locals);
         let proc = Proc::plain(
             ProcKind::Subroutine,
