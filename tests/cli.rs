@@ -1881,52 +1881,91 @@ end subroutine chaos
 /// An IF or SELECT CASE whose arms give the reverse sweep nothing to do
 /// records no arm, and one whose arms are dead too leaves the forward
 /// sweep (issue 44); the IF with active arms still records its arm.
+/// How `dfort analyze` says the construct at `line` of `unit` is reversed.
+fn reversal_at(unit: &serde_json::Value, line: u64) -> Option<String> {
+    unit["reversal"]
+        .as_array()?
+        .iter()
+        .find(|r| r["line"] == line)
+        .map(|r| r["how"].as_str().unwrap_or_default().to_string())
+}
+
+/// The adjoint `dfort adjoint FILE --root ROOT ARGS` writes into
+/// `<stem>_b.f90` (`tag` names its scratch directory).
+fn adjoint_text(file: &str, root: &str, args: &[&str], tag: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("dfort-{tag}-{}", std::process::id()));
+    let mut all = vec!["adjoint", file, "--root", root];
+    all.extend(args);
+    all.extend(["--output-dir", dir.to_str().unwrap()]);
+    let (code, _, err) = dfort(&all);
+    assert_eq!(code, 0, "{err}");
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap();
+    let text = std::fs::read_to_string(dir.join(format!("{stem}_b.f90"))).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    text
+}
+
 #[test]
 fn branches_with_nothing_to_reverse_record_no_arm() {
     let file = "tests/fixtures/kernels/idle_branches.f90";
     let unit = analyze_json(file, "idle_branches", &[]);
-    let how = |line: u64| {
-        unit["reversal"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["line"] == line)
-            .map(|r| r["how"].as_str().unwrap().to_string())
-    };
+    let how = |line| reversal_at(&unit, line);
     assert_eq!(how(15).as_deref(), Some("nothing-to-reverse"), "{unit}");
     assert_eq!(how(16).as_deref(), Some("nothing-to-reverse"), "{unit}");
-    assert_eq!(how(22).as_deref(), Some("push-branch"), "{unit}");
+    // Its condition reads an input: evaluated again, not pushed.
+    assert_eq!(how(22).as_deref(), Some("branch-recomputed"), "{unit}");
     assert_eq!(how(25).as_deref(), Some("nothing-to-reverse"), "{unit}");
     let drops = unit["forward_sweep_drops"].to_string();
     for line in ["16", "25"] {
         assert!(drops.contains(line), "line {line} kept: {drops}");
     }
-    let dir = std::env::temp_dir().join(format!("dfort-idle-{}", std::process::id()));
-    let (code, _, err) = dfort(&[
-        "adjoint",
-        file,
-        "--root",
-        "idle_branches",
-        "--output-dir",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let text = std::fs::read_to_string(dir.join("idle_branches_b.f90")).unwrap();
+    let text = adjoint_text(file, "idle_branches", &[], "idle");
+    assert!(!text.contains("dfort_branch"), "{text}");
+    assert_eq!(text.matches("call dfort_push(").count(), 1, "{text}");
+    assert!(!text.contains("select case"), "{text}");
+    assert!(text.contains("im = n"), "{text}");
+}
+
+#[test]
+fn branches_whose_conditions_nothing_changes_are_tested_again_not_pushed() {
+    let file = "tests/fixtures/kernels/branch_retest.f90";
+    let unit = analyze_json(file, "branch_retest", &[]);
+    // An input, the replayed loop's index, a value set before the loop.
+    for line in [17, 22, 29] {
+        assert_eq!(
+            reversal_at(&unit, line).as_deref(),
+            Some("branch-recomputed"),
+            "line {line}: {unit}"
+        );
+    }
+    // Its own arm changes `s`.
     assert_eq!(
-        text.matches("call dfort_pop(dfort_branch)").count(),
+        reversal_at(&unit, 37).as_deref(),
+        Some("push-branch"),
+        "{unit}"
+    );
+    let text = adjoint_text(file, "branch_retest", &[], "retest");
+    let reverse = &text[text
+        .find("call dfort_pop(dfort_branch)")
+        .expect("the IF on s pops its arm")..];
+    assert_eq!(
+        reverse.matches("call dfort_pop(dfort_branch)").count(),
         1,
         "{text}"
     );
-    assert_eq!(text.matches("call dfort_push(").count(), 3, "{text}");
-    assert!(!text.contains("select case"), "{text}");
-    assert!(text.contains("im = n"), "{text}");
-    std::fs::remove_dir_all(&dir).ok();
+    for test in [
+        "if (x(i) > 0.0d0) then",
+        "else if (i < n / 2) then",
+        "select case (form)",
+    ] {
+        assert!(reverse.contains(test), "{test} not tested again: {text}");
+    }
 }
 
-/// An edge loop's end nodes, vector and length are recomputed at the
-/// start of each reversed iteration instead of being pushed (issue 44,
-/// paper 003's forward recomputation): analyze lists them, the forward
-/// sweep is empty and the adjoint pushes nothing.
 #[test]
 fn intermediates_of_an_edge_loop_are_recomputed_not_pushed() {
     let file = "tests/fixtures/kernels/edge_loop.f90";
@@ -1944,21 +1983,8 @@ fn intermediates_of_an_edge_loop_are_recomputed_not_pushed() {
         serde_json::json!([14, 15, 16, 17, 18]),
         "{unit}"
     );
-    let dir = std::env::temp_dir().join(format!("dfort-edge-{}", std::process::id()));
-    let (code, _, err) = dfort(&[
-        "adjoint",
-        file,
-        "--root",
-        "edge_flux",
-        "--independent",
-        "coor,w",
-        "--dependent",
-        "res",
-        "--output-dir",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let text = std::fs::read_to_string(dir.join("edge_loop_b.f90")).unwrap();
+    let roles = ["--independent", "coor,w", "--dependent", "res"];
+    let text = adjoint_text(file, "edge_flux", &roles, "edge");
     assert!(!text.contains("dfort_push"), "{text}");
     let reverse = text.split("! reverse sweep").nth(1).unwrap();
     assert!(
@@ -1974,5 +2000,4 @@ fn intermediates_of_an_edge_loop_are_recomputed_not_pushed() {
             .contains("do ie"),
         "{text}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -338,6 +338,7 @@ pub fn decide(
         let mut reversal = reversal::of(program, unit, shape, effects);
         let pushed = pushes(unit, tbr, &[]);
         idle_branches(unit, &mut reversal, tbr, act, &pushed, &undo);
+        reversal.recompute_branches(program, unit, split_callee);
         return UnitDecisions {
             reversal,
             plans,
@@ -419,6 +420,9 @@ pub fn decide(
         liveness::dead_loops(unit, &mut live, |id| droppable_loop(&reversal, id));
         liveness::dead_branches(unit, &mut live, idle);
     }
+    // The constructs left recording their arm: evaluated again instead
+    // where nothing their conditions read changes.
+    reversal.recompute_branches(program, unit, split_callee);
     let dead = live.dead;
     UnitDecisions {
         reversal,

@@ -27,7 +27,10 @@
 //! that marks no counted DO is refused where it is written.
 //! A WHERE's masks are evaluated again in the reverse sweep when
 //! nothing they read can change once it starts, and pushed otherwise
-//! ([`where_masks`]). Statement ids are those of the
+//! ([`unchanged_from`]); so are the conditions of an IF and the selector of
+//! a SELECT CASE that would push their arm, once [`crate::decisions`]
+//! has found which have nothing to reverse
+//! ([`UnitReversal::recompute_branches`]). Statement ids are those of the
 //! prepared unit, which keeps the original statements' ids.
 //! Analysis only: no I/O, no panics on user input.
 
@@ -70,6 +73,10 @@ pub enum Reversal {
     /// A WHERE whose masks the reverse sweep evaluates again: nothing
     /// they read can change once the construct starts.
     MaskRecomputed,
+    /// An IF or SELECT CASE whose conditions (selector) the reverse sweep
+    /// evaluates again to take the same arm backwards: nothing they read
+    /// can change once the construct starts, so nothing is recorded.
+    BranchRecomputed,
     /// A WHERE whose masks the forward sweep pushes (64 elements a tape
     /// slot) after each arm, and the reverse sweep pops.
     MaskPushed,
@@ -93,6 +100,7 @@ impl Reversal {
             Reversal::LeftByExit => "left-by-exit",
             Reversal::BoundsChangeInside => "bounds-change-inside",
             Reversal::MaskRecomputed => "mask-recomputed",
+            Reversal::BranchRecomputed => "branch-recomputed",
             Reversal::MaskPushed => "mask-pushed",
             Reversal::Binomial(_) => "binomial-checkpointed",
             Reversal::BinomialRefused(_) => "binomial-refused",
@@ -146,12 +154,7 @@ impl UnitReversal {
         if self.by_blocks {
             return;
         }
-        let branches: Vec<StmtId> = self
-            .constructs
-            .iter()
-            .filter(|(_, r)| matches!(r, Reversal::PushBranch))
-            .map(|(id, _)| *id)
-            .collect();
+        let branches = self.pushing_branches();
         inner_first(branches, |id| {
             let st = unit.stmt(id);
             let idle = !works(id)
@@ -168,6 +171,46 @@ impl UnitReversal {
             }
             idle
         });
+    }
+
+    /// [`Reversal::BranchRecomputed`] for each IF and SELECT CASE that
+    /// would push its arm ([`Reversal::PushBranch`]) and whose conditions
+    /// or selector read nothing that can change once it starts
+    /// ([`unchanged_from`]): the reverse sweep evaluates them again with
+    /// the same values and takes the same arm. Not in a unit reversed by
+    /// blocks, nor in a callee run in split mode (`split`: its reverse
+    /// routine runs after its caller has gone on).
+    pub fn recompute_branches(&mut self, program: &Program, unit: &Unit, split: bool) {
+        if self.by_blocks || split {
+            return;
+        }
+        let branches = self.pushing_branches();
+        for id in branches {
+            let conds: Vec<&dfort_ir::Expr> = match &unit.stmt(id).kind {
+                StmtKind::If { arms, .. } => arms.iter().map(|a| &a.cond).collect(),
+                StmtKind::SelectCase { selector, .. } => vec![selector],
+                _ => continue,
+            };
+            let replayed = self.replayed_around(unit, id);
+            if unchanged_from(program, unit, id, &conds, &replayed) {
+                self.constructs.insert(id, Reversal::BranchRecomputed);
+            }
+        }
+    }
+
+    /// The IFs and SELECT CASEs that push their arm so far.
+    fn pushing_branches(&self) -> Vec<StmtId> {
+        self.constructs
+            .iter()
+            .filter(|(_, r)| matches!(r, Reversal::PushBranch))
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// The DO loops around statement `id` that the reverse sweep replays
+    /// from their bounds (their indices have their values back there).
+    fn replayed_around(&self, unit: &Unit, id: StmtId) -> Vec<StmtId> {
+        replayed_loops_around(&self.constructs, unit, id)
     }
 
     /// The counted WHILE loop of a DO statement, if it is one.
@@ -272,11 +315,12 @@ pub fn of(
             },
             StmtKind::Do { .. } => Reversal::PushTrips,
             StmtKind::Where { arms, .. } => {
-                let replayed: Vec<StmtId> = enclosing_loops(unit, st.id)
-                    .into_iter()
-                    .filter(|l| matches!(constructs.get(l), Some(Reversal::Replay { .. })))
-                    .collect();
-                where_masks(program, unit, st.id, arms, &replayed)
+                let replayed = replayed_loops_around(&constructs, unit, st.id);
+                let masks: Vec<&dfort_ir::Expr> = arms.iter().map(|a| &a.cond).collect();
+                match unchanged_from(program, unit, st.id, &masks, &replayed) {
+                    true => Reversal::MaskRecomputed,
+                    false => Reversal::MaskPushed,
+                }
             }
             _ => continue,
         };
@@ -353,26 +397,42 @@ fn wraps_loop_left_by_exit(unit: &Unit, id: StmtId) -> bool {
         if matches!(operand.kind, ExprKind::Var(v) if unit.symbol(v).name.starts_with("dfort_ex")))
 }
 
-/// How a WHERE's masks reach the reverse sweep (paper 000's TBR question
-/// asked of the masks): evaluated again when nothing they read can change
-/// once the construct starts — no statement that can run from there on
-/// (its own assignments, what follows it, the rest of an enclosing loop)
-/// writes one, no call from there on can write a global one, and no
-/// function is referenced in them — and pushed otherwise; the index of
-/// an enclosing loop the reverse sweep replays (`replayed`) has its value
-/// back there. (An `elsewhere (mask)` reading what an earlier arm assigns
-/// is pushed: that arm's assignments run after the construct starts.)
-fn where_masks(
+/// The DO loops around statement `id` whose reversal (as decided so far
+/// in `constructs`) replays them from their bounds.
+fn replayed_loops_around(
+    constructs: &HashMap<StmtId, Reversal>,
+    unit: &Unit,
+    id: StmtId,
+) -> Vec<StmtId> {
+    enclosing_loops(unit, id)
+        .into_iter()
+        .filter(|l| matches!(constructs.get(l), Some(Reversal::Replay { .. })))
+        .collect()
+}
+
+/// Whether expressions `exprs` of construct `id` (a WHERE's masks, an
+/// IF's conditions, a SELECT CASE's selector) can be evaluated again in
+/// the reverse sweep with the values they had when the construct started
+/// (paper 000's TBR question asked of control): nothing they read can
+/// change once the construct starts — no statement that can run from
+/// there on (its own arms, what follows it, the rest of an enclosing
+/// loop) writes one, no call from there on can write a global one, none
+/// is a pointer, a target or a member of an EQUIVALENCE class, and no
+/// function is referenced in them; the index of an enclosing loop the
+/// reverse sweep replays (`replayed`) has its value back there. (An
+/// `elsewhere (mask)` reading what an earlier arm assigns is pushed:
+/// that arm's assignments run after the construct starts.)
+fn unchanged_from(
     program: &Program,
     unit: &Unit,
     id: StmtId,
-    arms: &[dfort_ir::IfArm],
+    exprs: &[&dfort_ir::Expr],
     replayed: &[StmtId],
-) -> Reversal {
+) -> bool {
     let mut reads = BitSet::default();
     let mut function = false;
-    for arm in arms {
-        arm.cond.walk(&mut |x| match &x.kind {
+    for e in exprs {
+        e.walk(&mut |x| match &x.kind {
             ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. } => {
                 reads.insert_id(*v);
             }
@@ -380,8 +440,14 @@ fn where_masks(
             _ => {}
         });
     }
-    if function {
-        return Reversal::MaskPushed;
+    // A value another name can change (a pointer, a target, a member of
+    // an EQUIVALENCE class) is not followed through its other names.
+    let aliased = reads.ids::<SymbolId>().any(|v| {
+        let attrs = &unit.symbol(v).attrs;
+        attrs.pointer || attrs.target || unit.aliases.iter().any(|c| c.contains(&v))
+    });
+    if function || aliased {
+        return false;
     }
     let reads_global = reads.ids::<SymbolId>().any(|v| unit.symbol(v).is_global());
     let changes = |st: &dfort_ir::Stmt| {
@@ -396,12 +462,12 @@ fn where_masks(
     // reachable from it (the whole block again when it is in a loop).
     let cfg = &unit.cfg;
     let Some(start) = cfg.stmt_node.get(id).copied().flatten() else {
-        return Reversal::MaskPushed;
+        return false;
     };
     let own = &cfg.node(start).stmts;
     let from = own.iter().position(|s| *s == id).unwrap_or(0);
     if own[from..].iter().any(|s| changes(unit.stmt(*s))) {
-        return Reversal::MaskPushed;
+        return false;
     }
     let mut seen = BitSet::default();
     let mut work: Vec<dfort_ir::cfg::NodeId> =
@@ -413,11 +479,11 @@ fn where_masks(
         seen.insert_id(n);
         let node = cfg.node(n);
         if node.stmts.iter().any(|s| changes(unit.stmt(*s))) {
-            return Reversal::MaskPushed;
+            return false;
         }
         work.extend(node.succs.iter().map(|(m, _)| *m));
     }
-    Reversal::MaskRecomputed
+    true
 }
 
 /// The DO loops enclosing statement `id`, outermost first.

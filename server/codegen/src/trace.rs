@@ -41,6 +41,9 @@ pub enum Reversed {
     MaskPushed,
     /// A WHERE whose masks the reverse sweep evaluates again.
     MaskRecomputed,
+    /// An IF or SELECT CASE whose conditions the reverse sweep evaluates
+    /// again.
+    BranchRecomputed,
     /// A CALL run in split mode: the callee's forward routine in the
     /// forward sweep, its reverse routine in the reverse sweep.
     Split,

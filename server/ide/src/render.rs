@@ -723,6 +723,10 @@ pub fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
             "push(mask)".to_string(),
             "A WHERE whose masks read something that may change before the adjoint gets back here (an assignment that can run after the masks are evaluated, a call, a function reference): the forward sweep records each arm's mask (64 elements a tape slot) after the arm; the reverse sweep pops it and runs the arm's adjoint under it".to_string(),
         ),
+        Reversal::BranchRecomputed => (
+            "recompute branch".to_string(),
+            "An IF or SELECT CASE whose conditions read nothing that changes once it starts (no statement that can run from here on, in its arms, after it or in the rest of an enclosing loop, writes them; a replayed loop's index has its value back): the reverse sweep evaluates them again to take the same branch backwards, so nothing is recorded".to_string(),
+        ),
         Reversal::MaskRecomputed => (
             "recompute mask".to_string(),
             "A WHERE whose masks read nothing that changes once it starts: the reverse sweep evaluates them again and runs each arm's adjoint under its mask, so nothing is recorded".to_string(),

@@ -531,6 +531,7 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
                     Reversed::BranchPushed => "branch",
                     Reversed::MaskPushed => "mask",
                     Reversed::MaskRecomputed => "recompute-mask",
+                    Reversed::BranchRecomputed => "recompute-branch",
                     Reversed::Split => "split",
                     Reversed::Binomial => "binomial",
                     Reversed::BlockPushed => return None,
@@ -607,6 +608,7 @@ fn json_facts(doc: &Value) -> Facts {
                     "push-branch" => "branch",
                     "mask-pushed" => "mask",
                     "mask-recomputed" => "recompute-mask",
+                    "branch-recomputed" => "recompute-branch",
                     "binomial-checkpointed" => "binomial",
                     _ => return None,
                 };
@@ -705,6 +707,7 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                             "push(branch)" => "branch",
                             "push(mask)" => "mask",
                             "recompute mask" => "recompute-mask",
+                            "recompute branch" => "recompute-branch",
                             "split" => "split",
                             "reversed by blocks" => {
                                 f.by_blocks = true;

@@ -51,9 +51,13 @@ impl Gen<'_> {
             };
         }
         let n = arms.len() + 1;
-        let record = !inp.unstructured && !self.idle(id);
+        let retest = self.retested(id);
+        let record = !inp.unstructured && !self.idle(id) && !retest;
         if record {
             self.out.trace.construct(id, Reversed::BranchPushed);
+        }
+        if retest {
+            self.out.trace.construct(id, Reversed::BranchRecomputed);
         }
         let mut arm_revs = Vec::new();
         let head_at = self.out.fwd.len();
@@ -98,7 +102,26 @@ impl Gen<'_> {
         }
         arm_revs.push(else_rev.unwrap_or_default());
         self.out.fwd.line("end if");
-        let rev = self.branch_lines(id, arm_revs, record);
+        let rev = match retest {
+            true => {
+                let mut heads: Vec<String> = arms
+                    .iter()
+                    .enumerate()
+                    .map(|(i, arm)| {
+                        let kw = if i == 0 { "if" } else { "else if" };
+                        format!("{kw} ({}) then", print(unit, &arm.cond))
+                    })
+                    .collect();
+                heads.push("else".into());
+                vec![Line::Retest {
+                    open: None,
+                    heads,
+                    arms: arm_revs,
+                    close: "end if".into(),
+                }]
+            }
+            false => self.branch_lines(id, arm_revs, record),
+        };
         self.drop_if_dead(id, &label, head_at, &bodies);
         rev
     }
@@ -117,6 +140,16 @@ impl Gen<'_> {
             self.out.fwd.truncate(head_at);
             self.out.trace.drop(id);
         }
+    }
+
+    /// Whether the reverse sweep evaluates the conditions of IF or SELECT
+    /// CASE `id` again ([`Reversal::BranchRecomputed`]).
+    fn retested(&self, id: StmtId) -> bool {
+        !self.inp.unstructured
+            && matches!(
+                self.inp.reversal.of_stmt(id),
+                Some(Reversal::BranchRecomputed)
+            )
     }
 
     /// Whether the analyses found nothing for the reverse sweep to do in
@@ -252,9 +285,13 @@ impl Gen<'_> {
     ) -> Vec<Line> {
         let inp = self.inp;
         let unit = &inp.unit;
-        let record = !inp.unstructured && !self.idle(id);
+        let retest = self.retested(id);
+        let record = !inp.unstructured && !self.idle(id) && !retest;
         if record {
             self.out.trace.construct(id, Reversed::BranchPushed);
+        }
+        if retest {
+            self.out.trace.construct(id, Reversed::BranchRecomputed);
         }
         let head_at = self.out.fwd.len();
         self.out
@@ -281,7 +318,15 @@ impl Gen<'_> {
             arm_revs.push(Vec::new());
         }
         self.out.fwd.line("end select");
-        let rev = self.branch_lines(id, arm_revs, record);
+        let rev = match retest {
+            true => vec![Line::Retest {
+                open: Some(format!("select case ({})", print(unit, selector))),
+                heads: cases.iter().map(|c| case_line(unit, c)).collect(),
+                arms: arm_revs,
+                close: "end select".into(),
+            }],
+            false => self.branch_lines(id, arm_revs, record),
+        };
         self.drop_if_dead(id, &label, head_at, &bodies);
         rev
     }

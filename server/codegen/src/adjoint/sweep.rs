@@ -21,6 +21,16 @@ pub(super) enum Line {
     Plain(String),
     /// Pop the arm id and run that arm's reverse sweep.
     Branch(Vec<Vec<Line>>),
+    /// Evaluate the construct's conditions again and run the reverse
+    /// sweep of the arm they choose: `open` starts it (`select case (s)`;
+    /// none for an IF), `heads[i]` opens arm `i` (`if (c) then`, `else if
+    /// (c) then`, `else`; `case (…)`), `close` ends it.
+    Retest {
+        open: Option<String>,
+        heads: Vec<String>,
+        arms: Vec<Vec<Line>>,
+        close: String,
+    },
     /// Replay a counted loop backwards from its bounds.
     CountedLoop {
         /// The reversed loop's own iteration variable.
@@ -85,6 +95,12 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
                     w.line("end if");
                 }
             }
+            Line::Retest {
+                open,
+                heads,
+                arms,
+                close,
+            } => retest(w, open.as_deref(), heads, arms, close),
             Line::CountedLoop {
                 k,
                 var,
@@ -144,6 +160,31 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
     }
 }
 
+/// A construct whose conditions the reverse sweep evaluates again
+/// ([`Line::Retest`]). The arms with nothing to run are left out: the
+/// cases of a SELECT CASE, the trailing arms of an IF (an earlier one
+/// stays, empty, as the arms after it are tested only when its condition
+/// fails); with none left, so is the construct.
+fn retest(w: &mut Writer, open: Option<&str>, heads: &[String], arms: &[Vec<Line>], close: &str) {
+    let select = open.is_some();
+    let Some(last) = arms.iter().rposition(|a| runs_something(a)) else {
+        return;
+    };
+    if let Some(open) = open {
+        w.line(open);
+    }
+    for (head, arm) in heads.iter().zip(arms).take(last + 1) {
+        if select && !runs_something(arm) {
+            continue;
+        }
+        w.line(head);
+        w.indent();
+        emit(w, arm);
+        w.dedent();
+    }
+    w.line(close);
+}
+
 /// The head of a counted loop of step 1 or -1 run backwards over its
 /// own index, `do i = end, start, -1` (the same iterations: the last is
 /// `end` itself), when nothing in the reversed body may write the index
@@ -166,6 +207,7 @@ fn direct_head(var: &str, start: &str, end: &str, step: &str, body: &[Line]) -> 
 pub(super) fn runs_something(lines: &[Line]) -> bool {
     lines.iter().any(|l| match l {
         Line::Plain(s) => !crate::fortran::is_comment_line(s),
+        Line::Retest { arms, .. } => arms.iter().any(|a| runs_something(a)),
         _ => true,
     })
 }
@@ -187,7 +229,7 @@ fn may_write(var: &str, body: &[Line]) -> bool {
                         lhs.split(['(', '%']).next().map(str::trim) == Some(var)
                     }))
         }
-        Line::Branch(arms) => arms.iter().any(|a| may_write(var, a)),
+        Line::Branch(arms) | Line::Retest { arms, .. } => arms.iter().any(|a| may_write(var, a)),
         Line::CountedLoop {
             var: inner, body, ..
         } => inner == var || may_write(var, body),

@@ -120,6 +120,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: intermediates a loop's reversed iterations recompute instead of popping (paper 003 forward recomputation)"),
     drawn("adjoint: a call's snapshot of a few elements of an array its callee sees by host or use association (not the whole array)"),
     drawn("adjoint: an IF or SELECT CASE the forward sweep drops (records no arm, its arms dead)"),
+    drawn("adjoint: an IF or SELECT CASE whose conditions the reverse sweep evaluates again (nothing they read changes once it starts)"),
     drawn("adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)"),
     drawn("adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)"),
     drawn("adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)"),
@@ -715,6 +716,16 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     };
     if idle(false) {
         out.push("adjoint: an IF or SELECT CASE that records no arm (its arms give the reverse sweep nothing to do)");
+    }
+    if snap.program.units.iter().any(|u| {
+        snap.analysis().decisions_of(u.id).is_some_and(|d| {
+            d.reversal
+                .constructs
+                .values()
+                .any(|r| matches!(r, dfort_analysis::reversal::Reversal::BranchRecomputed))
+        })
+    }) {
+        out.push("adjoint: an IF or SELECT CASE whose conditions the reverse sweep evaluates again (nothing they read changes once it starts)");
     }
     if idle(true) {
         out.push(
