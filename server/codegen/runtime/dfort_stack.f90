@@ -3,7 +3,9 @@
 ! as needed (no fixed limit). dfort_stack_stats reports the bytes pushed so
 ! far and the peak size of the tape; dfort_stack_counts the number of
 ! integer entries (integers and logicals) and of real entries pushed so far
-! (a scalar counts 1, an array its elements); dfort_stack_depth the number
+! (a scalar counts 1, an array its elements; a derived value, pushed as
+! one record of bytes by dfort_push_record, counts in neither);
+! dfort_stack_depth the number
 ! of entries on the tape now, and dfort_stack_cut drops the entries above a
 ! depth dfort_stack_depth gave. Popping more than the tape holds stops the
 ! program with a message instead of reading past the tape. With
@@ -19,14 +21,15 @@
 ! formal, seen from the actual with the formal's shape; dfort_region_* hold
 ! the adjoint of an actual that aliases another one (see their comment).
 module dfort_stack
-  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_size_t, c_f_pointer, c_associated
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_size_t, c_f_pointer, c_associated, &
+    c_loc
   implicit none
   private
   public :: dfort_push, dfort_pop, dfort_stack_stats, dfort_stack_reset
   public :: dfort_stack_counts, dfort_stack_depth, dfort_stack_cut
   public :: dfort_push_mask, dfort_pop_mask, dfort_push_where, dfort_pop_where
   public :: dfort_push_pointer, dfort_pop_pointer, dfort_push_allocation, dfort_pop_allocation
-  public :: dfort_stack_mark, dfort_stack_unmark
+  public :: dfort_stack_mark, dfort_stack_unmark, dfort_push_record, dfort_pop_record
   public :: dfort_ckp_start, dfort_ckp_next, dfort_ckp_stats
   public :: dfort_push_region_r8_1, dfort_pop_region_r8_1, dfort_push_region_r8_2
   public :: dfort_pop_region_r8_2, dfort_push_region_r8_3, dfort_pop_region_r8_3
@@ -36,9 +39,9 @@ module dfort_stack
   public :: dfort_pop_region_i4_2, dfort_push_region_i4_3, dfort_pop_region_i4_3
   public :: dfort_push_region_c8_1, dfort_pop_region_c8_1, dfort_push_region_c8_2
   public :: dfort_pop_region_c8_2, dfort_push_region_c8_3, dfort_pop_region_c8_3
-  public :: dfort_region_size_1, dfort_region_get_r8_1, dfort_region_add_r8_1
-  public :: dfort_region_put_r8_1, dfort_region_size_2, dfort_region_get_r8_2
-  public :: dfort_region_add_r8_2, dfort_region_put_r8_2, dfort_region_size_3
+  public :: dfort_region_get_r8_1, dfort_region_add_r8_1
+  public :: dfort_region_put_r8_1, dfort_region_get_r8_2
+  public :: dfort_region_add_r8_2, dfort_region_put_r8_2
   public :: dfort_region_get_r8_3, dfort_region_add_r8_3, dfort_region_put_r8_3
 
   ! The tape's storage: one block from C's realloc, which grows it in place
@@ -55,6 +58,11 @@ module dfort_stack
       integer(c_size_t), value :: n
       type(c_ptr) :: q
     end function c_realloc
+    subroutine c_memcpy(d, s, n) bind(C, name='memcpy')
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: d, s
+      integer(c_size_t), value :: n
+    end subroutine c_memcpy
   end interface
   integer(8), save :: top = 0
   integer(8), save :: capacity = 0
@@ -764,6 +772,32 @@ contains
     call copy_r8(rtape(top - n + 1:top), w, n)
     top = top - n
   end subroutine pop_r8s
+
+  ! A derived value (or a contiguous array of them) as one record: the
+  ! nbytes bytes at p (its derivative module's dfort_push passes c_loc of
+  ! the value and its storage size), copied in one block into whole tape
+  ! words; dfort_pop_record copies them back to p.
+  subroutine dfort_push_record(p, nbytes)
+    type(c_ptr), intent(in) :: p
+    integer(8), intent(in) :: nbytes
+    integer(8) :: n
+    n = (nbytes + 7_8)/8_8
+    if (n == 0) return
+    if (top + n > capacity) call grow(n)
+    call c_memcpy(c_loc(tape(top + 1)), p, int(nbytes, c_size_t))
+    call note(nbytes, n)
+  end subroutine dfort_push_record
+
+  subroutine dfort_pop_record(p, nbytes)
+    type(c_ptr), intent(in) :: p
+    integer(8), intent(in) :: nbytes
+    integer(8) :: n
+    n = (nbytes + 7_8)/8_8
+    if (n == 0) return
+    call take(n)
+    call c_memcpy(p, c_loc(tape(top - n + 1)), int(nbytes, c_size_t))
+    top = top - n
+  end subroutine dfort_pop_record
 
   subroutine push_r4s(w, n)
     integer(8), intent(in) :: n
@@ -2883,7 +2917,7 @@ contains
   ! from the actual (the callee reaches no further). A step of 0 stands for
   ! the first element alone. dfort_push_region / dfort_pop_region save and
   ! restore them; for the adjoint of an aliased actual, a buffer laid out
-  ! as the view (dfort_region_size elements) takes them (dfort_region_get)
+  ! as the view (max(cap, 1) elements) takes them (dfort_region_get)
   ! and gives them back (dfort_region_add adds, dfort_region_put copies).
   ! How many times `do i = f, e, t` runs.
   pure integer function trips(f, e, t)
@@ -3733,16 +3767,11 @@ contains
     end do
   end subroutine dfort_pop_region_c8_3
 
-  integer function dfort_region_size_1(f1, l1, s1, cap)
-    integer, intent(in) :: f1, l1, s1, cap
-    dfort_region_size_1 = max(cap, 1)
-  end function dfort_region_size_1
-
   subroutine dfort_region_get_r8_1(a, f1, l1, s1, cap, w)
     integer, intent(in) :: f1, l1, s1, cap
     real(8), intent(in) :: a(*)
     real(8), intent(inout) :: w(*)
-    integer :: e1, t1, i1, m1, o, c
+    integer :: e1, t1, i1, m1, o
     call region_steps(f1, l1, s1, e1, t1)
     m1 = 1
     do i1 = f1, e1, t1
@@ -3757,7 +3786,7 @@ contains
     integer, intent(in) :: f1, l1, s1, cap
     real(8), intent(inout) :: a(*)
     real(8), intent(in) :: w(*)
-    integer :: e1, t1, i1, m1, o, c
+    integer :: e1, t1, i1, m1, o
     call region_steps(f1, l1, s1, e1, t1)
     m1 = 1
     do i1 = f1, e1, t1
@@ -3772,7 +3801,7 @@ contains
     integer, intent(in) :: f1, l1, s1, cap
     real(8), intent(inout) :: a(*)
     real(8), intent(in) :: w(*)
-    integer :: e1, t1, i1, m1, o, c
+    integer :: e1, t1, i1, m1, o
     call region_steps(f1, l1, s1, e1, t1)
     m1 = 1
     do i1 = f1, e1, t1
@@ -3783,16 +3812,11 @@ contains
     end do
   end subroutine dfort_region_put_r8_1
 
-  integer function dfort_region_size_2(n1, f1, l1, s1, f2, l2, s2, cap)
-    integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
-    dfort_region_size_2 = max(cap, 1)
-  end function dfort_region_size_2
-
   subroutine dfort_region_get_r8_2(a, n1, f1, l1, s1, f2, l2, s2, cap, w)
     integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
     real(8), intent(in) :: a(*)
     real(8), intent(inout) :: w(*)
-    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o
     call region_steps(f1, l1, s1, e1, t1)
     call region_steps(f2, l2, s2, e2, t2)
     m1 = 1
@@ -3811,7 +3835,7 @@ contains
     integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
     real(8), intent(inout) :: a(*)
     real(8), intent(in) :: w(*)
-    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o
     call region_steps(f1, l1, s1, e1, t1)
     call region_steps(f2, l2, s2, e2, t2)
     m1 = 1
@@ -3830,7 +3854,7 @@ contains
     integer, intent(in) :: n1, f1, l1, s1, f2, l2, s2, cap
     real(8), intent(inout) :: a(*)
     real(8), intent(in) :: w(*)
-    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o, c
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, o
     call region_steps(f1, l1, s1, e1, t1)
     call region_steps(f2, l2, s2, e2, t2)
     m1 = 1
@@ -3845,16 +3869,11 @@ contains
     end do
   end subroutine dfort_region_put_r8_2
 
-  integer function dfort_region_size_3(n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap)
-    integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
-    dfort_region_size_3 = max(cap, 1)
-  end function dfort_region_size_3
-
   subroutine dfort_region_get_r8_3(a, n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap, w)
     integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
     real(8), intent(in) :: a(*)
     real(8), intent(inout) :: w(*)
-    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o
     call region_steps(f1, l1, s1, e1, t1)
     call region_steps(f2, l2, s2, e2, t2)
     call region_steps(f3, l3, s3, e3, t3)
@@ -3877,7 +3896,7 @@ contains
     integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
     real(8), intent(inout) :: a(*)
     real(8), intent(in) :: w(*)
-    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o
     call region_steps(f1, l1, s1, e1, t1)
     call region_steps(f2, l2, s2, e2, t2)
     call region_steps(f3, l3, s3, e3, t3)
@@ -3900,7 +3919,7 @@ contains
     integer, intent(in) :: n1, n2, f1, l1, s1, f2, l2, s2, f3, l3, s3, cap
     real(8), intent(inout) :: a(*)
     real(8), intent(in) :: w(*)
-    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o, c
+    integer :: e1, t1, i1, m1, e2, t2, i2, m2, e3, t3, i3, m3, o
     call region_steps(f1, l1, s1, e1, t1)
     call region_steps(f2, l2, s2, e2, t2)
     call region_steps(f3, l3, s3, e3, t3)

@@ -11,8 +11,9 @@
 //! [`derivative_type`], zero it with [`zero`], add the adjoint of one
 //! derived value to another leaf by leaf ([`leaves`]), and save derived
 //! values with the `dfort_push` / `dfort_pop` specifics that
-//! [`tape_procedures`] adds to the derivative modules (component by
-//! component, every component, passive ones included).
+//! [`tape_procedures`] adds to the derivative modules (a value without
+//! pointer components as one record of tape words, others component by
+//! component; every component, passive ones included).
 
 use crate::names::DiffSet;
 use dfort_ir::*;
@@ -150,8 +151,9 @@ pub fn tape_types(program: &Program, diff: &DiffSet) -> Vec<(UnitId, String)> {
 
 /// `dfort_push` and `dfort_pop` for the types of [`tape_types`], per
 /// module: the lines that extend the runtime's generic interfaces, and
-/// the procedures (component by component for one value, element by
-/// element for arrays up to rank 3; pops in the reverse order).
+/// the procedures: one block of tape words for a record type
+/// ([`is_record`]); otherwise component by component for one value,
+/// element by element for arrays up to rank 3, pops in the reverse order.
 pub fn tape_procedures(
     program: &Program,
     diff: &DiffSet,
@@ -175,6 +177,10 @@ pub fn tape_procedures(
             decls.push(format!("interface dfort_{op}"));
             decls.push(format!("  module procedure {}", all.join(", ")));
             decls.push("end interface".into());
+        }
+        if is_record(program, owner, def, 0) {
+            text.push_str(&record_procedures(&name, &specific));
+            continue;
         }
         for op in ["push", "pop"] {
             let intent = if op == "push" { "in" } else { "inout" };
@@ -267,6 +273,59 @@ pub fn tape_procedures(
         }
     }
     out
+}
+
+/// Whether a value of the tapeable type `def` (defined in `owner`) is
+/// its bits alone: no pointer component at any depth (tapeable types
+/// have no allocatable or character component), so the tape can hold it
+/// as one record.
+fn is_record(program: &Program, owner: UnitId, def: &TypeDef, depth: u32) -> bool {
+    depth <= 16
+        && def.components.iter().all(|c| {
+            !c.pointer
+                && (c.ty.base != BaseType::Derived
+                    || program
+                        .type_of(program.unit(owner), &c.ty)
+                        .is_some_and(|(o, d)| is_record(program, o, d, depth + 1)))
+        })
+}
+
+/// `dfort_push` / `dfort_pop` of a record type ([`is_record`]): one value
+/// or a whole array (ranks 1 to 3, made contiguous by the dummy's
+/// attribute) is copied to or from the tape as one block of bytes
+/// (`storage_size`), one runtime call each.
+fn record_procedures(name: &str, specific: &dyn Fn(&str, usize) -> String) -> String {
+    let mut text = String::new();
+    for r in 0..=3usize {
+        let (dims, attrs, bytes) = if r == 0 {
+            (
+                String::new(),
+                "target",
+                "storage_size(v, kind=8)/8".to_string(),
+            )
+        } else {
+            (
+                format!("({})", vec![":"; r].join(", ")),
+                "target, contiguous",
+                "storage_size(v, kind=8)/8*size(v, kind=8)".to_string(),
+            )
+        };
+        for (op, intent) in [("push", "in"), ("pop", "inout")] {
+            let sub = specific(op, r);
+            text.push_str(&format!(
+                "  subroutine {sub}(v)\n    use, intrinsic :: iso_c_binding, only: c_loc\n    \
+                 type({name}), intent({intent}), {attrs} :: v{dims}\n"
+            ));
+            let call = format!("call dfort_{op}_record(c_loc(v), {bytes})");
+            if r == 0 {
+                text.push_str(&format!("    {call}\n"));
+            } else {
+                text.push_str(&format!("    if (size(v) > 0) {call}\n"));
+            }
+            text.push_str(&format!("  end subroutine {sub}\n"));
+        }
+    }
+    text
 }
 
 /// The derived types some pointer of the derivative set's units points

@@ -143,7 +143,8 @@ pub fn reference_tape_limit(
 }
 
 /// Whether values of the derived type `ty` (as `unit` spells it) can be
-/// saved component by component: a type defined in a module, whose
+/// saved on the tape (as one record of bytes, or component by component
+/// when it has pointer components): a type defined in a module, whose
 /// components are reals, complexes and integers (arrays too), logical
 /// scalars, and values of such types defined in the same module — no
 /// allocatable, pointer or character components.

@@ -472,9 +472,12 @@ impl Gen<'_> {
         if let Some(region) = &a.region {
             let t = self.out.elemental_temp(1);
             let n = region.dims.len();
+            // The temporary spans the actual's storage from the region's
+            // start up to its cap.
+            let cap = dfort_ir::dump::expr(unit, &region.cap);
             let args = region.runtime_args(unit).join(", ");
             pre.push(format!("if (allocated({t})) deallocate({t})"));
-            pre.push(format!("allocate({t}(dfort_region_size_{n}({args})))"));
+            pre.push(format!("allocate({t}(max({cap}, 1)))"));
             pre.push(format!("{t} = 0.0d0"));
             if !a.accumulate {
                 pre.push(format!("call dfort_region_get_r8_{n}({r}, {args}, {t})"));

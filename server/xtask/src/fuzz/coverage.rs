@@ -121,6 +121,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: a call's snapshot of a few elements of an array its callee sees by host or use association (not the whole array)"),
     drawn("adjoint: an IF or SELECT CASE the forward sweep drops (records no arm, its arms dead)"),
     drawn("adjoint: an IF or SELECT CASE whose conditions the reverse sweep evaluates again (nothing they read changes once it starts)"),
+    drawn("adjoint: a whole derived value saved on the tape as one record"),
     drawn("adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)"),
     drawn("adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)"),
     drawn("adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)"),
@@ -731,6 +732,21 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         out.push(
             "adjoint: an IF or SELECT CASE the forward sweep drops (records no arm, its arms dead)",
         );
+    }
+    // A whole assignment of a derived variable whose old value TBR
+    // records: the tape holds it as one record (its type has no pointer
+    // component in the fuzzer's programs).
+    if snap.program.units.iter().any(|u| {
+        let (Some(t), Some(a)) = (snap.analysis().tbr_of(u.id), snap.analysis().unit(u.id)) else {
+            return false;
+        };
+        t.records.iter().any(|r| {
+            a.symbol(r.variable).ty.base == dfort_ir::BaseType::Derived
+                && matches!(&a.stmt(r.stmt).kind, StmtKind::Assign { lhs, .. }
+                    if matches!(lhs.kind, dfort_ir::ExprKind::Var(v) if v == r.variable))
+        })
+    }) {
+        out.push("adjoint: a whole derived value saved on the tape as one record");
     }
     if snap.program.units.iter().any(|u| {
         let (Some(t), Some(u)) = (snap.analysis().tbr_of(u.id), snap.analysis().unit(u.id)) else {
