@@ -2001,3 +2001,26 @@ fn intermediates_of_an_edge_loop_are_recomputed_not_pushed() {
         "{text}"
     );
 }
+
+#[test]
+fn a_function_references_actuals_are_left_to_its_snapshot_and_an_unread_result_is_not_pushed() {
+    // `a = corner(k); b = …; perim = perim + dist(a, b)` in a loop:
+    // dist's snapshot restores a and b, so their assignments record
+    // nothing, and the sum does not read dist's result.
+    let file = "tests/fixtures/kernels/derived.f90";
+    let args = ["analyze", file, "--root", "polygon", "--format", "json"];
+    let (code, out, err) = dfort(&args);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let unit = doc["units"]
+        .as_array()
+        .and_then(|us| us.iter().find(|u| u["name"] == "polygon"))
+        .expect("polygon analysed");
+    assert_eq!(unit["tbr"].as_array().map(Vec::len), Some(0), "{unit}");
+    let text = adjoint_text(file, "polygon", &[], "refsnap");
+    let body = &text[text.find("subroutine polygon_b").expect("polygon_b")..];
+    let body = &body[..body.find("end subroutine polygon_b").unwrap()];
+    assert_eq!(body.matches("call dfort_push(").count(), 2, "{body}");
+    assert!(body.contains("call dfort_push(a)"), "{body}");
+    assert!(!body.contains("call dfort_push(dfort_f"), "{body}");
+}

@@ -26,7 +26,10 @@
 //! only calls' adjoints read (an LU step's column and row, read by the
 //! level-2 call of that step) is not required where a later call
 //! overwrites it (the next steps' trailing blocks), and the callee's
-//! calling context does not ask it to restore that array.
+//! calling context does not ask it to restore that array. A function
+//! reference in an assignment is hoisted and checkpointed like a CALL
+//! ([`crate::references`]): the plain variables of its actuals that the
+//! assignment's own adjoint does not read are restored the same way.
 //! With `store_all` (`--no-tbr`), every overwrite of an active variable (on
 //! top of the values TBR requires)
 //! is recorded instead, as ADIFOR and Odyssée did.
@@ -348,6 +351,11 @@ fn req_kill(
     let mut split = false;
     match &st.kind {
         StmtKind::Assign { lhs, rhs } => {
+            // What the assignment's own adjoint reads, apart from the
+            // actuals of its references to procedures with source (their
+            // temporaries hold the results; their snapshots the actuals).
+            let mut statement_reads = BitSet::new(n);
+            index_vars(unit, lhs, &mut statement_reads);
             if let Some((t, whole)) = target(lhs) {
                 if whole {
                     kill.insert_id(t);
@@ -361,6 +369,21 @@ fn req_kill(
                     };
                     rules.req(rhs, &mut own);
                     req.union_with(&own);
+                    let references = function_reference_spans(rhs, callees);
+                    let in_actual = |x: &Expr| {
+                        references.iter().any(|r| {
+                            r.range.start <= x.span.range.start && x.span.range.end <= r.range.end
+                        })
+                    };
+                    rules.req_with(rhs, &mut |x, need| {
+                        if in_actual(x) {
+                            return;
+                        }
+                        match need {
+                            Need::Values => vars(unit, x, &mut statement_reads),
+                            Need::Indices => index_vars(unit, x, &mut statement_reads),
+                        }
+                    });
                     rhs.walk(&mut |x| {
                         if matches!(
                             x.kind,
@@ -393,10 +416,20 @@ fn req_kill(
             }
             // The function references run first, each like a CALL: their
             // Req and Kill in this unit's names (what they overwrite they
-            // record themselves, given their calling context).
+            // record themselves, given their calling context). Like a
+            // CALL's, a reference's snapshot restores its actuals just
+            // before its adjoint, which runs after the assignment's own:
+            // what only the references read is not required of the
+            // statements before.
             if let Some(cs) = callees {
                 for (c, args) in dfort_ir::queries::function_references(rhs) {
                     if cs.has(c) {
+                        let mut actuals = BitSet::new(n);
+                        for a in args {
+                            snapshot_restored(unit, &a.value, &mut actuals);
+                        }
+                        actuals.subtract(&statement_reads);
+                        restored.union_with(&actuals);
                         cs.translate(unit, c, args, &mut req, &mut kill);
                     }
                 }
@@ -561,6 +594,24 @@ fn required_references(
     }
     subscripts(lhs, &mut take);
     plain.then_some(out)
+}
+
+/// Where the references of `rhs` to procedures with a summary are
+/// (`callees`): the generator hoists each into a temporary.
+fn function_reference_spans(rhs: &Expr, callees: Option<&Callees>) -> Vec<Span> {
+    let mut out = Vec::new();
+    rhs.walk(&mut |x| {
+        if let ExprKind::FunctionCall {
+            target: CallTarget::Unit(c),
+            ..
+        } = &x.kind
+        {
+            if callees.is_some_and(|cs| cs.has(*c)) {
+                out.push(x.span);
+            }
+        }
+    });
+    out
 }
 
 /// The variables of a CALL's actual `e` whose values the call's snapshot

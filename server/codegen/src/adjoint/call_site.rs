@@ -191,6 +191,12 @@ impl Gen<'_> {
                 })
                 .collect()
         };
+        // The temporaries the assignment's adjoint reads are pushed: not
+        // one whose result the analysis found only in linear positions.
+        let pushed_result = |h: &dfort_ir::hoist::Hoisted,
+                             decided: &Option<&ReferenceCheckpoint>| {
+            adjoint && mentions(rhs, h.temp) && decided.is_none_or(|r| r.result_read)
+        };
         let mut reversed = vec![false; hoisted.len()];
         for j in (0..hoisted.len()).rev() {
             if let Some(r) = decided[j] {
@@ -231,7 +237,7 @@ impl Gen<'_> {
             for line in h.allocation(unit, tn) {
                 self.out.fwd.line(&line);
             }
-            let popped = adjoint && mentions(rhs, h.temp);
+            let popped = pushed_result(h, decided);
             let adjoint_temp = inp.bname.get(&h.temp);
             for t in popped.then_some(tn).into_iter().chain(adjoint_temp) {
                 allocations.extend(h.allocation(unit, t));
@@ -240,8 +246,8 @@ impl Gen<'_> {
             self.out.fwd.line(&format!("{tn} = {reference}"));
         }
         let mut temps = Vec::new();
-        for h in hoisted {
-            if adjoint && mentions(rhs, h.temp) {
+        for (h, decided) in hoisted.iter().zip(&decided) {
+            if pushed_result(h, decided) {
                 let tn = &unit.symbol(h.temp).name;
                 self.out.push(tn);
                 temps.push(tn.clone());
