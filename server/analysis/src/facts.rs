@@ -193,10 +193,7 @@ impl ProgramFacts {
         if derivative == crate::refusals::Derivative::Adjoint {
             let inside = |r: &crate::refusals::Refusal| {
                 self.program.units.iter().any(|u| {
-                    self.supplied.get(u.id).copied().unwrap_or(false)
-                        && u.span.file == r.span.file
-                        && u.span.range.start <= r.span.range.start
-                        && r.span.range.end <= u.span.range.end
+                    self.supplied.get(u.id).copied().unwrap_or(false) && u.span.holds(r.span)
                 })
             };
             out.retain(|r| !inside(r));

@@ -22,7 +22,8 @@
 //! actuals taken as the temporaries they become (values nothing changes
 //! after they are computed, so nothing of them is saved). Each reference
 //! also says whether the assignment's own adjoint reads its result
-//! ([`result_read`]), which decides whether its temporary is pushed.
+//! ([`crate::tbr::results_read`], by TBR's rules), which decides whether
+//! its temporary is pushed.
 
 use crate::activity::Activity;
 use crate::checkpoint::{in_formal_order, of_call, CallCheckpoint, Callees, Caller};
@@ -46,8 +47,8 @@ pub struct ReferenceCheckpoint {
     /// saves the temporaries holding them first (a loop computes them
     /// again in its next iteration).
     pub saved_results: Vec<usize>,
-    /// Whether the assignment's own adjoint reads the reference's result
-    /// ([`result_read`]): when it does not, the forward sweep keeps no
+    /// Whether the assignment has an adjoint that reads the reference's
+    /// result ([`crate::tbr::results_read`]): when it does not, the forward sweep keeps no
     /// copy of the temporary holding it.
     pub result_read: bool,
 }
@@ -163,10 +164,18 @@ pub fn of_unit(
             reversed[j] = adjoint || writer(c) || changes_state(c) || feeds;
         }
         let around = replayed.get(&st.id).map(Vec::as_slice).unwrap_or(&[]);
+        let read = match adjoint {
+            true => {
+                let spans: Vec<Span> = found.iter().map(|f| f.span).collect();
+                crate::tbr::results_read(unit, act, st.id, rhs, &spans)
+            }
+            false => vec![false; found.len()],
+        };
         let refs = found
             .iter()
             .zip(reversed)
-            .map(|(f, reversed)| ReferenceCheckpoint {
+            .zip(read)
+            .map(|((f, reversed), result_read)| ReferenceCheckpoint {
                 callee: f.callee,
                 span: f.span,
                 checkpoint: reversed.then(|| {
@@ -177,70 +186,12 @@ pub fn of_unit(
                     true => read_results(caller, callees, f, &found),
                     false => Vec::new(),
                 },
-                result_read: result_read(unit, rhs, f.span),
+                result_read,
             })
             .collect();
         out.insert(st.id, refs);
     }
     out
-}
-
-/// Whether the partials of `rhs` read the value of its sub-expression
-/// at `span` (a function reference): false when every operation between
-/// the root and it is linear in it — unary `+` and `-`, `+` and `-`, a
-/// product with a constant, a quotient by a constant — so its partial is
-/// a constant (paper 000 §5.1: only the other factor of a product and the
-/// arguments of nonlinear operations are required). Conservative: true
-/// for anything else, or when the span is not found.
-pub fn result_read(unit: &Unit, rhs: &Expr, span: Span) -> bool {
-    fn constant(unit: &Unit, e: &Expr) -> bool {
-        let mut plain = true;
-        e.walk(&mut |x| match &x.kind {
-            ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => {
-                plain &= !dfort_ir::dp::is_variable(unit, *s)
-            }
-            ExprKind::FunctionCall { .. } | ExprKind::Apply { .. } | ExprKind::Component { .. } => {
-                plain = false
-            }
-            _ => {}
-        });
-        plain
-    }
-    fn within(e: &Expr, span: Span) -> bool {
-        e.span.range.start <= span.range.start && span.range.end <= e.span.range.end
-    }
-    let mut e = rhs;
-    loop {
-        if e.span == span
-            && matches!(
-                e.kind,
-                ExprKind::FunctionCall { .. } | ExprKind::Apply { .. }
-            )
-        {
-            return false;
-        }
-        e = match &e.kind {
-            ExprKind::Unary {
-                op: UnaryOp::Neg | UnaryOp::Plus,
-                operand,
-            } => operand,
-            ExprKind::Binary { op, lhs, rhs } => {
-                let into = if within(lhs, span) { lhs } else { rhs };
-                let other = if within(lhs, span) { rhs } else { lhs };
-                let linear = match op {
-                    BinaryOp::Add | BinaryOp::Sub => true,
-                    BinaryOp::Mul => constant(unit, other),
-                    BinaryOp::Div => within(lhs, span) && constant(unit, other),
-                    _ => false,
-                };
-                if !linear || !within(into, span) {
-                    return true;
-                }
-                into
-            }
-            _ => return true,
-        };
-    }
 }
 
 /// The references nested in `f`'s actuals whose results `f`'s adjoint
@@ -262,9 +213,7 @@ fn read_results(caller: &Caller, callees: &Callees, f: &Found, found: &[Found]) 
             continue;
         }
         for &j in &f.nested {
-            let within = a.value.span.range.start <= found[j].span.range.start
-                && found[j].span.range.end <= a.value.span.range.end;
-            if !within || out.contains(&j) {
+            if !a.value.span.holds(found[j].span) || out.contains(&j) {
                 continue;
             }
             let direct = a.value.span == found[j].span;
@@ -279,41 +228,42 @@ fn read_results(caller: &Caller, callees: &Callees, f: &Found, found: &[Found]) 
 
 #[cfg(test)]
 mod tests {
-    use crate::test_support::program;
+    use crate::test_support::{program, request};
     use dfort_ir::*;
 
-    /// Per assignment of `f`, whether its function references' results
-    /// are read by its adjoint ([`super::result_read`]), in post-order.
+    /// Per assignment of `f` (x independent, y dependent), whether its
+    /// adjoint reads each function reference's result, in post-order.
     fn reads(body: &str) -> Vec<Vec<bool>> {
         let src = format!(
-            "module m\ncontains\n  real(8) function g(a)\n    real(8), intent(in) :: a\n    g = a*a\n  end function\nend module\nsubroutine f(x, y)\n  use m\n  real(8), parameter :: c = 2.0d0\n  real(8) :: x, y\n{body}end subroutine\n"
+            "module m\ncontains\n  real(8) function g(a)\n    real(8), intent(in) :: a\n    g = a*a\n  end function\nend module\nsubroutine f(x, y, n)\n  use m\n  real(8), parameter :: c = 2.0d0\n  real(8) :: x, y, a\n  integer :: n\n  a = 3.0d0\n{body}end subroutine\n"
         );
         let p = program(&src);
+        let facts = crate::facts::analyse(&p, &request("f", &["x"], &["y"]), None);
         let u = p.units.iter().find(|u| u.name == "f").unwrap();
+        let d = facts.decisions_of(u.id).unwrap();
         u.stmts
             .iter()
-            .filter_map(|st| match &st.kind {
-                StmtKind::Assign { rhs, .. } => Some(
-                    super::references(rhs)
-                        .iter()
-                        .map(|f| super::result_read(u, rhs, f.span))
-                        .collect(),
-                ),
-                _ => None,
-            })
+            .filter(|st| matches!(st.kind, StmtKind::Assign { .. }))
+            .filter_map(|st| d.references.get(&st.id))
+            .map(|refs| refs.iter().map(|r| r.result_read).collect())
             .collect()
     }
 
     #[test]
     fn a_result_in_linear_positions_is_not_read() {
-        let got = reads("  y = y + g(x)\n  y = -g(x)/c - 3.0d0*g(y)\n  y = g(x)\n");
-        assert_eq!(got, vec![vec![false], vec![false, false], vec![false]]);
+        let got = reads(
+            "  y = y + g(x)\n  y = y - g(x)/c - 3.0d0*g(y)\n  y = y + n*g(x)\n  y = y + a*g(x)\n",
+        );
+        assert_eq!(
+            got,
+            vec![vec![false], vec![false, false], vec![false], vec![false]]
+        );
     }
 
     #[test]
     fn a_result_in_a_nonlinear_position_is_read() {
         let got = reads(
-            "  y = x*g(x)\n  y = g(x)**2\n  y = c/g(x)\n  y = sin(g(x))\n  y = g(g(x))\n  y = g(x)/x\n",
+            "  y = y + x*g(x)\n  y = y + g(x)**2\n  y = y + c/g(x)\n  y = y + sin(g(x))\n  y = y + g(g(x))\n  y = y + g(x)/x\n  y = y + g(x)*y\n",
         );
         assert_eq!(
             got,
@@ -323,8 +273,16 @@ mod tests {
                 vec![true],
                 vec![true],
                 vec![true, false],
+                vec![true],
                 vec![true]
             ]
         );
+    }
+
+    #[test]
+    fn an_assignment_without_adjoint_reads_no_result() {
+        // `a` is passive: its assignment has no adjoint.
+        let got = reads("  a = x*g(x)\n  y = y + x\n");
+        assert!(got.iter().flatten().all(|r| !r), "{got:?}");
     }
 }

@@ -286,6 +286,45 @@ impl Rules<'_> {
 /// What an assignment's Req reads as varied: the values varied before
 /// it, and what its function references change (varied for the ones
 /// after them).
+/// Per span of `spans` (function references of `rhs`): whether the
+/// adjoint of assignment `st` (`… = rhs`) reads the value of the
+/// sub-expression there — whether §5.1's
+/// rules ([`Rules::req_with`]) need the values of an expression holding
+/// it (the other factor of a product, the argument of a nonlinear
+/// operation, a subscript), with the statement's activity — `n*g(x)`
+/// with a passive `n`, or `y + g(x)`, reads nothing of `g`'s result.
+/// Every reference counts as active (no callee summaries here): a
+/// result that does not vary is taken as read where a varied one would
+/// be, which only pushes more. The generator pushes the temporary
+/// holding the result only when it is read
+/// ([`crate::references::ReferenceCheckpoint::result_read`]).
+pub(crate) fn results_read(
+    unit: &Unit,
+    act: &Activity,
+    st: StmtId,
+    rhs: &Expr,
+    spans: &[Span],
+) -> Vec<bool> {
+    let varied = varied_around(act, st);
+    let rules = Rules {
+        unit,
+        varied: &varied,
+        callees: None,
+    };
+    let mut read = vec![false; spans.len()];
+    rules.req_with(rhs, &mut |x, need| {
+        for (r, &span) in read.iter_mut().zip(spans) {
+            *r |= match need {
+                Need::Values => x.span.holds(span),
+                // The subscripts of `x`: the reference is read if it is
+                // in one, not if it is `x` itself.
+                Need::Indices => x.span.holds(span) && x.span != span,
+            };
+        }
+    });
+    read
+}
+
 fn varied_around(act: &Activity, i: StmtId) -> BitSet {
     let mut varied = act.varied_before[i].clone();
     varied.union_with(&act.varied_after[i]);
@@ -367,23 +406,32 @@ fn req_kill(
                         varied: &varied,
                         callees,
                     };
-                    rules.req(rhs, &mut own);
-                    req.union_with(&own);
-                    let references = function_reference_spans(rhs, callees);
-                    let in_actual = |x: &Expr| {
-                        references.iter().any(|r| {
-                            r.range.start <= x.span.range.start && x.span.range.end <= r.range.end
-                        })
-                    };
+                    // One pass of §5.1's rules fills both: what the
+                    // statement's adjoint reads, and the part of it outside
+                    // the references to procedures with a summary.
+                    let references: Vec<Span> = dfort_ir::queries::function_reference_sites(rhs)
+                        .into_iter()
+                        .filter(|(c, _, _)| callees.is_some_and(|cs| cs.has(*c)))
+                        .map(|(_, _, span)| span)
+                        .collect();
                     rules.req_with(rhs, &mut |x, need| {
-                        if in_actual(x) {
-                            return;
-                        }
+                        let outside = !references.iter().any(|r| r.holds(x.span));
                         match need {
-                            Need::Values => vars(unit, x, &mut statement_reads),
-                            Need::Indices => index_vars(unit, x, &mut statement_reads),
+                            Need::Values => {
+                                vars(unit, x, &mut own);
+                                if outside {
+                                    vars(unit, x, &mut statement_reads);
+                                }
+                            }
+                            Need::Indices => {
+                                index_vars(unit, x, &mut own);
+                                if outside {
+                                    index_vars(unit, x, &mut statement_reads);
+                                }
+                            }
                         }
                     });
+                    req.union_with(&own);
                     rhs.walk(&mut |x| {
                         if matches!(
                             x.kind,
@@ -594,24 +642,6 @@ fn required_references(
     }
     subscripts(lhs, &mut take);
     plain.then_some(out)
-}
-
-/// Where the references of `rhs` to procedures with a summary are
-/// (`callees`): the generator hoists each into a temporary.
-fn function_reference_spans(rhs: &Expr, callees: Option<&Callees>) -> Vec<Span> {
-    let mut out = Vec::new();
-    rhs.walk(&mut |x| {
-        if let ExprKind::FunctionCall {
-            target: CallTarget::Unit(c),
-            ..
-        } = &x.kind
-        {
-            if callees.is_some_and(|cs| cs.has(*c)) {
-                out.push(x.span);
-            }
-        }
-    });
-    out
 }
 
 /// The variables of a CALL's actual `e` whose values the call's snapshot

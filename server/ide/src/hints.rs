@@ -386,11 +386,7 @@ pub(crate) fn analysed_unit(snap: &Snapshot, unit: &Unit) -> Option<Arc<Unit>> {
 pub(crate) fn stmt_holding(unit: &Unit, span: Span) -> Option<&Stmt> {
     unit.stmts
         .iter()
-        .filter(|s| {
-            s.span.file == span.file
-                && s.span.range.start <= span.range.start
-                && span.range.end <= s.span.range.end
-        })
+        .filter(|s| s.span.holds(span))
         .min_by_key(|s| s.span.range.end - s.span.range.start)
 }
 

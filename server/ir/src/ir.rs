@@ -25,6 +25,13 @@ pub struct Span {
     pub range: TextRange,
 }
 
+impl Span {
+    /// Whether `other` lies wholly inside this span (same file).
+    pub fn holds(&self, other: Span) -> bool {
+        self.file == other.file && self.range.covers(other.range)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnitKind {
     Program,

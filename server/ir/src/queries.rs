@@ -152,7 +152,15 @@ pub fn class_of(unit: &Unit, s: SymbolId) -> Option<&[SymbolId]> {
 /// The references to procedures dfort has the source of in `e`, in the
 /// order they are evaluated (innermost first), with their arguments.
 pub fn function_references(e: &Expr) -> Vec<(UnitId, &[Arg])> {
-    fn walk<'e>(e: &'e Expr, out: &mut Vec<(UnitId, &'e [Arg])>) {
+    function_reference_sites(e)
+        .into_iter()
+        .map(|(c, args, _)| (c, args))
+        .collect()
+}
+
+/// [`function_references`] with where each reference is.
+pub fn function_reference_sites(e: &Expr) -> Vec<(UnitId, &[Arg], Span)> {
+    fn walk<'e>(e: &'e Expr, out: &mut Vec<(UnitId, &'e [Arg], Span)>) {
         for c in e.children() {
             walk(c, out);
         }
@@ -162,7 +170,7 @@ pub fn function_references(e: &Expr) -> Vec<(UnitId, &[Arg])> {
             ..
         } = &e.kind
         {
-            out.push((*c, args));
+            out.push((*c, args, e.span));
         }
     }
     let mut out = Vec::new();

@@ -31,6 +31,10 @@ impl TextRange {
     pub fn contains(&self, offset: u32) -> bool {
         self.start <= offset && offset < self.end
     }
+    /// Whether `other` lies wholly inside this range.
+    pub fn covers(&self, other: TextRange) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
     /// The smallest range covering both.
     pub fn cover(self, other: TextRange) -> TextRange {
         TextRange::new(self.start.min(other.start), self.end.max(other.end))

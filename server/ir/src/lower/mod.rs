@@ -258,10 +258,7 @@ impl<'a> FileLowerer<'a> {
                 .units
                 .indices()
                 .filter(|&i| i >= first)
-                .filter(|&i| {
-                    let r = self.units[i].span.range;
-                    r.start <= span.range.start && span.range.end <= r.end
-                })
+                .filter(|&i| self.units[i].span.range.covers(span.range))
                 .min_by_key(|&i| self.units[i].span.range.len());
             match owner {
                 Some(i) => self.units[i]
