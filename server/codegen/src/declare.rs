@@ -342,10 +342,13 @@ pub struct Opened {
     /// or hold the derivatives of the module variables it uses: the
     /// derivative file puts those modules first.
     derivative_modules: Vec<String>,
-    /// Whether the routine's text holds every use of its variables (the
-    /// original has no internal procedure): the declarations of those
-    /// it never names go ([`crate::tidy`]).
-    holds_every_use: bool,
+    /// The names (lower case) of its variables and their derivatives
+    /// that its internal procedures name by host association: the
+    /// declarations of the others its text never names go
+    /// ([`crate::tidy`]).
+    host_named: Vec<String>,
+    /// Its dummy arguments' names ([`crate::tidy::unread_dummies`]).
+    dummies: Vec<String>,
 }
 
 /// The header, USE lines, `implicit none`, declarations, COMMON blocks and
@@ -427,7 +430,8 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         spec_end: 0,
         formats: orig.formats.clone(),
         derivative_modules,
-        holds_every_use: orig.children.is_empty(),
+        host_named: host_named(program, orig, d.names),
+        dummies: data_dummies(unit, d.names, flavour),
     }
 }
 
@@ -456,7 +460,8 @@ impl Opened {
             crate::tidy::unused_labels(&text[spec_end..])
         );
         let (text, spec_end) =
-            crate::tidy::unused_declarations(&text, spec_end, self.holds_every_use);
+            crate::tidy::unused_declarations(&text, spec_end, Some(&self.host_named));
+        let (text, spec_end) = crate::tidy::unread_dummies(&text, spec_end, &self.dummies);
         let text = crate::tidy::first_allocations(&text, spec_end);
         Routine {
             unit: self.unit,
@@ -527,27 +532,7 @@ pub(crate) fn header(
     name: &str,
     flavour: Flavour,
 ) -> (String, String) {
-    let mut args = Vec::new();
-    for a in &unit.args {
-        args.push(unit.symbol(*a).name.clone());
-        if let Some(d) = names.get(a) {
-            args.push(d.clone());
-        }
-    }
-    match (flavour, unit.result) {
-        (Flavour::Tangent, Some(r)) => {
-            args.push(unit.symbol(r).name.clone());
-            if let Some(d) = names.get(&r) {
-                args.push(d.clone());
-            }
-        }
-        (Flavour::Adjoint, Some(r)) => {
-            if let Some(b) = names.get(&r) {
-                args.push(b.clone());
-            }
-        }
-        _ => {}
-    }
+    let args = dummy_names(unit, names, flavour);
     // An elemental function's derivatives are elemental too, impure for
     // the tape (each element's adjoint pops what it pushed).
     let recursive = match (crate::calls::is_recursive(program, unit), unit.elemental) {
@@ -575,6 +560,69 @@ pub(crate) fn header(
             format!("end subroutine {name}"),
         ),
     }
+}
+
+/// The names of `orig` its internal procedures may name by host
+/// association — every name they import, and the derivatives (`names`)
+/// of `orig`'s variables among them — in lower case.
+fn host_named(program: &Program, orig: &Unit, names: &HashMap<SymbolId, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for &c in &orig.children {
+        for s in program.unit(c).symbols.iter() {
+            if let Some((host, s)) = dfort_ir::queries::host_var(program, s) {
+                if host == orig.id {
+                    out.extend(names.get(&s).map(|d| d.to_ascii_lowercase()));
+                }
+            }
+            if matches!(s.storage, Storage::Imported { .. }) {
+                out.push(s.name.to_ascii_lowercase());
+            }
+        }
+    }
+    out
+}
+
+/// [`dummy_names`] but dummy procedures.
+fn data_dummies(unit: &Unit, names: &HashMap<SymbolId, String>, flavour: Flavour) -> Vec<String> {
+    let procedures: Vec<&str> = unit
+        .args
+        .iter()
+        .map(|&a| unit.symbol(a))
+        .filter(|s| s.storage == Storage::Procedure || s.attrs.external)
+        .map(|s| s.name.as_str())
+        .collect();
+    let mut out = dummy_names(unit, names, flavour);
+    out.retain(|n| !procedures.contains(&n.as_str()));
+    out
+}
+
+/// The dummy arguments of `unit`'s `flavour` routine, in order: each of
+/// the original's followed by its derivative when it has one (`names`),
+/// then a function's result and its derivative (tangent) or the result's
+/// adjoint (adjoint).
+fn dummy_names(unit: &Unit, names: &HashMap<SymbolId, String>, flavour: Flavour) -> Vec<String> {
+    let mut args = Vec::new();
+    for a in &unit.args {
+        args.push(unit.symbol(*a).name.clone());
+        if let Some(d) = names.get(a) {
+            args.push(d.clone());
+        }
+    }
+    match (flavour, unit.result) {
+        (Flavour::Tangent, Some(r)) => {
+            args.push(unit.symbol(r).name.clone());
+            if let Some(d) = names.get(&r) {
+                args.push(d.clone());
+            }
+        }
+        (Flavour::Adjoint, Some(r)) => {
+            if let Some(b) = names.get(&r) {
+                args.push(b.clone());
+            }
+        }
+        _ => {}
+    }
+    args
 }
 
 /// `use m, only: a, b => c` lines of a unit.

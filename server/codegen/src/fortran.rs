@@ -212,26 +212,66 @@ pub fn case_line(unit: &Unit, c: &Case) -> String {
 }
 
 /// The Fortran of a jump statement (GO TO, computed GO TO, arithmetic IF,
-/// EXIT, CYCLE), without its label; `None` for other statements.
-pub fn jump_line(unit: &Unit, kind: &StmtKind) -> Option<String> {
+/// EXIT, CYCLE) as lines, without its label (which goes on the first);
+/// `None` for other statements.
+pub fn jump_lines(unit: &Unit, kind: &StmtKind) -> Option<Vec<String>> {
     let p = |e: &Expr| dfort_ir::dump::expr(unit, e);
     let named = |c: &Option<String>| c.as_ref().map(|c| format!(" {c}")).unwrap_or_default();
     Some(match kind {
-        StmtKind::Goto { target } => format!("go to {target}"),
+        StmtKind::Goto { target } => vec![format!("go to {target}")],
         StmtKind::ComputedGoto { targets, index } => {
             let t: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
-            format!("go to ({}) {}", t.join(", "), p(index))
+            vec![format!("go to ({}) {}", t.join(", "), p(index))]
         }
         StmtKind::ArithmeticIf {
             expr,
             negative,
             zero,
             positive,
-        } => format!("if ({}) {negative}, {zero}, {positive}", p(expr)),
-        StmtKind::Exit { construct } => format!("exit{}", named(construct)),
-        StmtKind::Cycle { construct } => format!("cycle{}", named(construct)),
+        } => arithmetic_if(&p(expr), expr, *negative, *zero, *positive),
+        StmtKind::Exit { construct } => vec![format!("exit{}", named(construct))],
+        StmtKind::Cycle { construct } => vec![format!("cycle{}", named(construct))],
         _ => return None,
     })
+}
+
+/// An arithmetic IF (a feature Fortran 2018 deleted, which `gfortran
+/// -Wall` warns of) as logical IFs and a GO TO: `if (e < 0) go to n`,
+/// `if (e == 0) go to z`, `go to p`, fewer when two labels are the same.
+/// The expression is then evaluated up to twice, so one that references
+/// a procedure (which may change something) keeps the arithmetic IF.
+fn arithmetic_if(text: &str, e: &Expr, n: u32, z: u32, p: u32) -> Vec<String> {
+    let mut references = false;
+    e.walk(&mut |x| {
+        references |= matches!(
+            x.kind,
+            ExprKind::FunctionCall { .. } | ExprKind::Apply { .. }
+        )
+    });
+    if references {
+        return vec![format!("if ({text}) {n}, {z}, {p}")];
+    }
+    let e = match e.kind {
+        ExprKind::Var(_) | ExprKind::ArrayRef { .. } | ExprKind::Int(_) | ExprKind::Real { .. } => {
+            text.to_string()
+        }
+        _ => format!("({text})"),
+    };
+    if n == z && z == p {
+        vec![format!("go to {n}")]
+    } else if n == z {
+        vec![format!("if ({e} <= 0) go to {n}"), format!("go to {p}")]
+    } else if z == p {
+        vec![format!("if ({e} < 0) go to {n}"), format!("go to {z}")]
+    } else if n == p {
+        vec![format!("if ({e} == 0) go to {z}"), format!("go to {n}")]
+    } else {
+        vec![
+            format!("if ({e} < 0) go to {n}"),
+            format!("if ({e} == 0) go to {z}"),
+            format!("go to {p}"),
+        ]
+    }
 }
 
 /// The head of a DO loop as the original writes it, without its label:

@@ -18,7 +18,7 @@
 
 use crate::calls::{host_module, prepare, result_type, DerivActual, Keywords, Prepared};
 use crate::declare::{derivative_unit, Declared, Flavour};
-use crate::fortran::{case_line, do_head, end_do, jump_line, renamed_ref, Writer};
+use crate::fortran::{case_line, do_head, end_do, jump_lines, renamed_ref, Writer};
 use crate::hoist::HoistMap;
 use crate::names::DiffSet;
 use crate::partials::partials;
@@ -714,8 +714,10 @@ impl Gen<'_> {
             | StmtKind::ArithmeticIf { .. }
             | StmtKind::Exit { .. }
             | StmtKind::Cycle { .. } => {
-                let j = jump_line(unit, &st.kind).unwrap_or_default();
-                self.w.line(&format!("{label}{j}"));
+                for (k, j) in jump_lines(unit, &st.kind).into_iter().flatten().enumerate() {
+                    let label = if k == 0 { label.as_str() } else { "" };
+                    self.w.line(&format!("{label}{j}"));
+                }
             }
             StmtKind::Return => self.w.line(&format!("{label}return")),
             StmtKind::Stop => self.w.line(&format!("{label}stop")),

@@ -5,9 +5,9 @@
 //!   (`dfort_tb`, `dfort_branch`, `dfort_k1`, …) nothing in the routine
 //!   names is not declared;
 //! - the original's variables the derivative routine never names (a
-//!   local whose only statements the forward sweep dropped), when the
-//!   routine holds every use there can be — it has no internal
-//!   procedure, which could name a host's variable. Only plain type
+//!   local whose only statements the forward sweep dropped), but those
+//!   its internal procedures name by host association (and their
+//!   derivatives), which are not in its text. Only plain type
 //!   declarations are touched (no PARAMETER, INTENT, EXTERNAL,
 //!   initialiser): a name that occurs nowhere else in the routine's code
 //!   has no type to lose. Comments (the origin heading each block, which
@@ -19,8 +19,13 @@
 
 /// `text` without the unused declarations in its first `spec_end` bytes
 /// (the specification part) — the generator's own, and with `originals`
-/// the original's variables too — and where that part now ends.
-pub fn unused_declarations(text: &str, spec_end: usize, originals: bool) -> (String, usize) {
+/// the original's variables too, but those it lists (lower case: what
+/// internal procedures name) — and where that part now ends.
+pub fn unused_declarations(
+    text: &str,
+    spec_end: usize,
+    originals: Option<&[String]>,
+) -> (String, usize) {
     let spec_end = spec_end.min(text.len());
     let (spec, rest) = text.split_at(spec_end);
     let code: String = text
@@ -31,8 +36,13 @@ pub fn unused_declarations(text: &str, spec_end: usize, originals: bool) -> (Str
     for line in spec.split_inclusive('\n') {
         match declared(line) {
             Some((ty, names)) => {
-                let droppable =
-                    |n: &str| base_name(n).starts_with("dfort_") || (originals && plain_type(ty));
+                let droppable = |n: &str| {
+                    let n = base_name(n);
+                    n.starts_with("dfort_")
+                        || originals.is_some_and(|kept| {
+                            plain_type(ty) && !kept.contains(&n.to_ascii_lowercase())
+                        })
+                };
                 let used: Vec<&str> = names
                     .iter()
                     .copied()
@@ -45,7 +55,27 @@ pub fn unused_declarations(text: &str, spec_end: usize, originals: bool) -> (Str
                     out.push_str(&format!("{indent}{ty} :: {}\n", used.join(", ")));
                 }
             }
-            None => out.push_str(line),
+            None => match (originals, used_only(line)) {
+                (Some(kept), Some((head, items))) => {
+                    let used: Vec<&str> = items
+                        .iter()
+                        .copied()
+                        .filter(|item| {
+                            let local = item.split("=>").next().unwrap_or(item).trim();
+                            let lower = local.to_ascii_lowercase();
+                            !local.chars().all(crate::fortran::is_name_char)
+                                || kept.contains(&lower)
+                                || named_elsewhere(&code, line, &lower)
+                        })
+                        .collect();
+                    if used.len() == items.len() {
+                        out.push_str(line);
+                    } else if !used.is_empty() {
+                        out.push_str(&format!("{head}, only: {}\n", used.join(", ")));
+                    }
+                }
+                _ => out.push_str(line),
+            },
         }
     }
     let end = out.len();
@@ -53,21 +83,41 @@ pub fn unused_declarations(text: &str, spec_end: usize, originals: bool) -> (Str
     (out, end)
 }
 
-/// A declaration `type :: a, b(:)` without initialisers: its type and
-/// entities.
+/// A USE statement with an ONLY list on one line, `use m, only: a, b =>
+/// c`: what precedes `, only:` (indented) and the list's items.
+fn used_only(line: &str) -> Option<(&str, Vec<&str>)> {
+    let body = line.trim_end();
+    if !body.trim_start().to_ascii_lowercase().starts_with("use ") || body.ends_with('&') {
+        return None;
+    }
+    let at = body.to_ascii_lowercase().find(", only:")?;
+    let items = body[at + ", only:".len()..]
+        .split(',')
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .collect();
+    Some((&body[..at], items))
+}
+
+/// A declaration `type :: a, b(:), n = 0` of variables (not of named
+/// constants): its type and entities.
 fn declared(line: &str) -> Option<(&str, Vec<&str>)> {
     let (ty, names) = line.trim().split_once(" :: ")?;
-    if ty.contains("parameter") || names.contains('=') {
+    if ty.to_ascii_lowercase().contains("parameter") {
         return None;
     }
     let mut entities = Vec::new();
     let mut depth = 0;
     let mut start = 0;
+    let mut quote: Option<char> = None;
     for (i, c) in names.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[') => depth += 1,
+            (None, ')' | ']') => depth -= 1,
+            (None, ',') if depth == 0 => {
                 entities.push(names[start..i].trim());
                 start = i + 1;
             }
@@ -156,8 +206,131 @@ pub fn first_allocations(text: &str, spec_end: usize) -> String {
     out
 }
 
+/// `text` with one named constant after the declarations of the routine's
+/// dummy arguments (`dummies`) that nothing in it reads — a primal output
+/// whose value the adjoint does not compute, an input's derivative the
+/// tangent never sets — so that `gfortran -Wall` does not warn that they
+/// are unused: `integer, parameter :: dfort_unread(2) = [kind(f),
+/// storage_size(p)]` (inquiries on the declarations alone; nothing runs).
+/// The calling convention keeps every dummy. A dummy whose type has no
+/// such inquiry (a procedure, a polymorphic value) is left as it is.
+/// Returns the text and where its specification part (`spec_end`) now
+/// ends.
+pub fn unread_dummies(text: &str, spec_end: usize, dummies: &[String]) -> (String, usize) {
+    let spec_end = spec_end.min(text.len());
+    let mut lines: Vec<(usize, &str)> = Vec::new();
+    let mut at = 0;
+    for l in text.split_inclusive('\n') {
+        lines.push((at, l));
+        at += l.len();
+    }
+    // The header may be continued.
+    let body = lines
+        .iter()
+        .position(|(_, l)| !l.trim_end().ends_with('&'))
+        .map_or(lines.len(), |k| k + 1);
+    // Each code line as searched for uses: a declaration without the
+    // names it declares (their bounds and kinds are uses).
+    let searched: Vec<String> = lines[body..]
+        .iter()
+        .filter(|(_, l)| !crate::fortran::is_comment_line(l))
+        .map(|(_, l)| match declared(l) {
+            Some((ty, names)) => {
+                let mut s = ty.to_string();
+                for n in names {
+                    s.push(' ');
+                    s.push_str(&n[base_name(n).len()..]);
+                }
+                s.to_ascii_lowercase()
+            }
+            None => l.to_ascii_lowercase(),
+        })
+        .map(|l| without_literals(&l))
+        .collect();
+    let mut inquiries = Vec::new();
+    // The constant goes after the last declaration of a dummy.
+    let mut after = 0;
+    let mut indent = "";
+    for name in dummies {
+        let declaring = lines[body..].iter().enumerate().find_map(|(k, (at, l))| {
+            let (ty, names) = declared(l)?;
+            names
+                .iter()
+                .any(|n| base_name(n).eq_ignore_ascii_case(name))
+                .then_some((body + k, *at, ty))
+        });
+        let Some((k, at, ty)) = declaring else {
+            continue;
+        };
+        if at >= spec_end {
+            continue;
+        }
+        // After the declaration's last continuation line.
+        let last = lines[k..]
+            .iter()
+            .position(|(_, l)| !l.trim_end().ends_with('&'))
+            .map_or(lines.len() - 1, |j| k + j);
+        let end = lines[last].0 + lines[last].1.len();
+        if end > after {
+            after = end;
+            let l = lines[k].1;
+            indent = &l[..l.len() - l.trim_start().len()];
+        }
+        let lower = name.to_ascii_lowercase();
+        // A component of the same name (`p%h`) is not a use.
+        let read = searched.iter().any(|l| {
+            crate::fortran::whole_name_at(l, &lower).any(|i| !l[..i].trim_end().ends_with('%'))
+        });
+        // A dummy procedure (EXTERNAL or PROCEDURE) has no kind.
+        let procedure = lines[body..].iter().any(|(_, l)| {
+            let l = l.trim_start().to_ascii_lowercase();
+            (l.starts_with("external") || l.starts_with("procedure"))
+                && crate::fortran::whole_name_at(&l, &lower).next().is_some()
+        });
+        if read || procedure {
+            continue;
+        }
+        let ty = ty.to_ascii_lowercase();
+        let inquiry = if ty.starts_with("type(") {
+            "storage_size"
+        } else if [
+            "integer",
+            "real",
+            "double",
+            "complex",
+            "logical",
+            "character",
+        ]
+        .iter()
+        .any(|t| ty.starts_with(t))
+        {
+            "kind"
+        } else {
+            continue;
+        };
+        inquiries.push(format!("{inquiry}({name})"));
+    }
+    if inquiries.is_empty() || after > spec_end {
+        return (text.to_string(), spec_end);
+    }
+    let mut w = crate::fortran::Writer::default();
+    for _ in 0..indent.len() / 2 {
+        w.indent();
+    }
+    w.line("! Arguments this routine does not read, named for gfortran -Wall:");
+    w.line(&format!(
+        "integer, parameter :: dfort_unread({}) = [{}]",
+        inquiries.len(),
+        inquiries.join(", ")
+    ));
+    let added = w.finish();
+    let out = format!("{}{}{}", &text[..after], added, &text[after..]);
+    (out, spec_end + added.len())
+}
+
+/// The name an entity declares: `x` of `x(n)`, `n = 0` or `p => null()`.
 fn base_name(entity: &str) -> &str {
-    entity.split('(').next().unwrap_or(entity).trim()
+    entity.split(['(', '=']).next().unwrap_or(entity).trim()
 }
 
 /// Whether `name` occurs as a whole word in `text` outside `line` (a
@@ -349,7 +522,7 @@ mod tests {
     fn unused_generator_declarations_go_and_the_rest_stay() {
         let text = "subroutine f_b(x)\n  real(8) :: x\n  real(8) :: y\n  integer :: dfort_branch\n  integer :: dfort_k1, dfort_count1\n  real(8) :: dfort_tb\n  real(8) :: dfort_tb1\n  x = dfort_tb1 + 0 * dfort_k1\nend subroutine\n";
         let spec_end = text.find("  x = ").unwrap();
-        let (out, end) = unused_declarations(text, spec_end, false);
+        let (out, end) = unused_declarations(text, spec_end, None);
         assert_eq!(
             out,
             "subroutine f_b(x)\n  real(8) :: x\n  real(8) :: y\n  integer :: dfort_k1\n  real(8) :: dfort_tb1\n  x = dfort_tb1 + 0 * dfort_k1\nend subroutine\n"
@@ -361,14 +534,14 @@ mod tests {
     fn unused_variables_of_the_original_go_where_the_routine_holds_every_use() {
         let text = "subroutine f_b(x, xb, k)\n  real(8) :: x\n  real(8) :: xb\n  integer, intent(in) :: k\n  real(8) :: y, z(k)\n  real(8), dimension(3), save :: w\n  integer, parameter :: m = 2\n  real(8) :: t = 1.0d0\n  type(pt) :: p\n  ! f.f90:3: y = x * p%a\n  xb = xb + 2.0d0 * x * z(1)\nend subroutine\n";
         let spec_end = text.find("  ! f.f90").unwrap();
-        let (out, end) = unused_declarations(text, spec_end, true);
+        let (out, end) = unused_declarations(text, spec_end, Some(&[]));
         assert_eq!(
             out,
-            "subroutine f_b(x, xb, k)\n  real(8) :: x\n  real(8) :: xb\n  integer, intent(in) :: k\n  real(8) :: z(k)\n  integer, parameter :: m = 2\n  real(8) :: t = 1.0d0\n  ! f.f90:3: y = x * p%a\n  xb = xb + 2.0d0 * x * z(1)\nend subroutine\n"
+            "subroutine f_b(x, xb, k)\n  real(8) :: x\n  real(8) :: xb\n  integer, intent(in) :: k\n  real(8) :: z(k)\n  integer, parameter :: m = 2\n  ! f.f90:3: y = x * p%a\n  xb = xb + 2.0d0 * x * z(1)\nend subroutine\n"
         );
         assert!(out[end..].starts_with("  ! f.f90"));
         // A routine with internal procedures keeps them all.
-        let (kept, _) = unused_declarations(text, spec_end, false);
+        let (kept, _) = unused_declarations(text, spec_end, None);
         assert_eq!(kept, text);
     }
 
@@ -403,7 +576,41 @@ mod tests {
     #[test]
     fn a_name_inside_a_longer_one_is_not_a_use() {
         let text = "  real(8) :: dfort_tb\n  dfort_tb1 = 1\n";
-        let (out, _) = unused_declarations(text, text.find("  dfort_tb1").unwrap(), false);
+        let (out, _) = unused_declarations(text, text.find("  dfort_tb1").unwrap(), None);
         assert_eq!(out, "  dfort_tb1 = 1\n");
+    }
+
+    #[test]
+    fn names_internal_procedures_use_stay_and_unused_use_only_items_go() {
+        let text = "subroutine f_b(x, xb)\n  use m, only: a, b => c, operator(+), d\n  use s, only: t\n  real(8) :: x\n  real(8) :: xb\n  real(8) :: h, g\n  xb = xb + a * x\nend subroutine\n";
+        let spec_end = text.find("  xb = xb").unwrap();
+        let kept = ["g".to_string(), "d".to_string()];
+        let (out, _) = unused_declarations(text, spec_end, Some(&kept));
+        assert_eq!(
+            out,
+            "subroutine f_b(x, xb)\n  use m, only: a, operator(+), d\n  real(8) :: x\n  real(8) :: xb\n  real(8) :: g\n  xb = xb + a * x\nend subroutine\n"
+        );
+    }
+
+    #[test]
+    fn dummies_nothing_reads_are_named_in_one_constant() {
+        let dummies: Vec<String> = ["f", "fb", "h", "v", "p", "s", "w"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let text = "subroutine f_b(f, fb, h, v, p, s, w)\n  real(8) :: f(*)\n  real(8) :: fb(*)\n  real(8) :: h\n  type(pt) :: v\n  real(8) :: p\n  external :: p\n  logical :: s\n  real(8) :: w\n  integer :: k\n  ! f.f90:2: h = f(1)\n  fb(1) = w%h + len('s')\nend subroutine\n";
+        let spec_end = text.find("  ! f.f90").unwrap();
+        let (out, end) = unread_dummies(text, spec_end, &dummies);
+        // Read: fb (a use), w (w%h); unread: f, h (only a component and a
+        // comment name it), v, s (only a string does); p is a procedure.
+        assert_eq!(
+            out,
+            "subroutine f_b(f, fb, h, v, p, s, w)\n  real(8) :: f(*)\n  real(8) :: fb(*)\n  real(8) :: h\n  type(pt) :: v\n  real(8) :: p\n  external :: p\n  logical :: s\n  real(8) :: w\n  ! Arguments this routine does not read, named for gfortran -Wall:\n  integer, parameter :: dfort_unread(4) = [kind(f), kind(h), storage_size(v), kind(s)]\n  integer :: k\n  ! f.f90:2: h = f(1)\n  fb(1) = w%h + len('s')\nend subroutine\n"
+        );
+        assert!(out[end..].starts_with("  ! f.f90"));
+        // Every dummy read: the text unchanged.
+        let read = "subroutine g_b(f)\n  real(8) :: f\n  f = 0\nend subroutine\n";
+        let spec_end = read.find("  f = 0").unwrap();
+        assert_eq!(unread_dummies(read, spec_end, &["f".to_string()]).0, read);
     }
 }

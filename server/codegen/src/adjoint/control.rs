@@ -19,7 +19,7 @@
 
 use super::dispatch::{label_of, Gen};
 use super::sweep::Line;
-use crate::fortran::{case_line, do_head, end_do, jump_line};
+use crate::fortran::{case_line, do_head, end_do, jump_lines};
 use crate::trace::Reversed;
 use dfort_analysis::counted_while::CountedWhile;
 use dfort_analysis::recovery::Plan;
@@ -598,11 +598,14 @@ impl Gen<'_> {
             );
             return;
         }
-        let j = match kind {
-            StmtKind::Return => format!("go to {REVERSE_LABEL}"),
-            _ => jump_line(&self.inp.unit, kind).unwrap_or_default(),
+        let lines = match kind {
+            StmtKind::Return => vec![format!("go to {REVERSE_LABEL}")],
+            _ => jump_lines(&self.inp.unit, kind).unwrap_or_default(),
         };
-        self.out.fwd.line(&format!("{label}{j}"));
+        for (k, j) in lines.iter().enumerate() {
+            let label = if k == 0 { label.as_str() } else { "" };
+            self.out.fwd.line(&format!("{label}{j}"));
+        }
     }
 
     /// A statement of a unit reversed by basic blocks: its reverse sweep
