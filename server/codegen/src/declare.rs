@@ -463,6 +463,7 @@ impl Opened {
             crate::tidy::unused_declarations(&text, spec_end, Some(&self.host_named));
         let (text, spec_end) = crate::tidy::unread_dummies(&text, spec_end, &self.dummies);
         let text = crate::tidy::first_allocations(&text, spec_end);
+        let text = crate::conversions::written_out(&text, spec_end);
         Routine {
             unit: self.unit,
             host: self.host,

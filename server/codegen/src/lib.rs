@@ -6,6 +6,7 @@
 pub mod adjoint;
 pub mod calls;
 pub mod complex;
+mod conversions;
 pub mod declare;
 pub mod derived;
 pub mod driver;

@@ -28,10 +28,7 @@ pub fn unused_declarations(
 ) -> (String, usize) {
     let spec_end = spec_end.min(text.len());
     let (spec, rest) = text.split_at(spec_end);
-    let code: String = text
-        .split_inclusive('\n')
-        .filter(|l| !crate::fortran::is_comment_line(l))
-        .collect();
+    let code = Uses::of(text);
     let mut out = String::with_capacity(text.len());
     for line in spec.split_inclusive('\n') {
         match declared(line) {
@@ -46,7 +43,7 @@ pub fn unused_declarations(
                 let used: Vec<&str> = names
                     .iter()
                     .copied()
-                    .filter(|n| !droppable(n) || named_elsewhere(&code, line, base_name(n)))
+                    .filter(|n| !droppable(n) || code.names(&base_name(n).to_ascii_lowercase()))
                     .collect();
                 if used.len() == names.len() {
                     out.push_str(line);
@@ -65,7 +62,7 @@ pub fn unused_declarations(
                             let lower = local.to_ascii_lowercase();
                             !local.chars().all(crate::fortran::is_name_char)
                                 || kept.contains(&lower)
-                                || named_elsewhere(&code, line, &lower)
+                                || code.names(&lower)
                         })
                         .collect();
                     if used.len() == items.len() {
@@ -101,7 +98,7 @@ fn used_only(line: &str) -> Option<(&str, Vec<&str>)> {
 
 /// A declaration `type :: a, b(:), n = 0` of variables (not of named
 /// constants): its type and entities.
-fn declared(line: &str) -> Option<(&str, Vec<&str>)> {
+pub(crate) fn declared(line: &str) -> Option<(&str, Vec<&str>)> {
     let (ty, names) = line.trim().split_once(" :: ")?;
     if ty.to_ascii_lowercase().contains("parameter") {
         return None;
@@ -132,18 +129,7 @@ fn declared(line: &str) -> Option<(&str, Vec<&str>)> {
 /// else: a type, then only attributes a variable nothing names can lose.
 fn plain_type(ty: &str) -> bool {
     let ty = ty.to_ascii_lowercase();
-    let typed = [
-        "integer",
-        "real",
-        "double precision",
-        "complex",
-        "double complex",
-        "logical",
-        "character",
-        "type(",
-    ]
-    .iter()
-    .any(|t| ty.starts_with(t));
+    let typed = type_inquiry(&ty).is_some();
     let attributes = ty.split(',').skip(1).map(str::trim);
     let plain = [
         "dimension",
@@ -229,24 +215,7 @@ pub fn unread_dummies(text: &str, spec_end: usize, dummies: &[String]) -> (Strin
         .iter()
         .position(|(_, l)| !l.trim_end().ends_with('&'))
         .map_or(lines.len(), |k| k + 1);
-    // Each code line as searched for uses: a declaration without the
-    // names it declares (their bounds and kinds are uses).
-    let searched: Vec<String> = lines[body..]
-        .iter()
-        .filter(|(_, l)| !crate::fortran::is_comment_line(l))
-        .map(|(_, l)| match declared(l) {
-            Some((ty, names)) => {
-                let mut s = ty.to_string();
-                for n in names {
-                    s.push(' ');
-                    s.push_str(&n[base_name(n).len()..]);
-                }
-                s.to_ascii_lowercase()
-            }
-            None => l.to_ascii_lowercase(),
-        })
-        .map(|l| without_literals(&l))
-        .collect();
+    let code = Uses::of(&text[lines.get(body).map_or(text.len(), |l| l.0)..]);
     let mut inquiries = Vec::new();
     // The constant goes after the last declaration of a dummy.
     let mut after = 0;
@@ -276,36 +245,11 @@ pub fn unread_dummies(text: &str, spec_end: usize, dummies: &[String]) -> (Strin
             let l = lines[k].1;
             indent = &l[..l.len() - l.trim_start().len()];
         }
-        let lower = name.to_ascii_lowercase();
-        // A component of the same name (`p%h`) is not a use.
-        let read = searched.iter().any(|l| {
-            crate::fortran::whole_name_at(l, &lower).any(|i| !l[..i].trim_end().ends_with('%'))
-        });
-        // A dummy procedure (EXTERNAL or PROCEDURE) has no kind.
-        let procedure = lines[body..].iter().any(|(_, l)| {
-            let l = l.trim_start().to_ascii_lowercase();
-            (l.starts_with("external") || l.starts_with("procedure"))
-                && crate::fortran::whole_name_at(&l, &lower).next().is_some()
-        });
-        if read || procedure {
+        // A dummy procedure is not among `dummies`: it has no kind.
+        if code.names(&name.to_ascii_lowercase()) {
             continue;
         }
-        let ty = ty.to_ascii_lowercase();
-        let inquiry = if ty.starts_with("type(") {
-            "storage_size"
-        } else if [
-            "integer",
-            "real",
-            "double",
-            "complex",
-            "logical",
-            "character",
-        ]
-        .iter()
-        .any(|t| ty.starts_with(t))
-        {
-            "kind"
-        } else {
+        let Some(inquiry) = type_inquiry(&ty.to_ascii_lowercase()) else {
             continue;
         };
         inquiries.push(format!("{inquiry}({name})"));
@@ -333,14 +277,64 @@ fn base_name(entity: &str) -> &str {
     entity.split(['(', '=']).next().unwrap_or(entity).trim()
 }
 
-/// Whether `name` occurs as a whole word in `text` outside `line` (a
-/// line of `text`).
-fn named_elsewhere(text: &str, line: &str, name: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    let own = text.find(line).map(|i| i..i + line.len());
-    let found = crate::fortran::whole_name_at(&lower, name)
-        .any(|i| own.as_ref().is_none_or(|r| !r.contains(&i)));
-    found
+/// The inquiry that names a variable of a declaration's type part
+/// (lower case) in a constant expression — `kind` for an intrinsic type,
+/// `storage_size` for a derived one — or `None` when the part does not
+/// start with a type (EXTERNAL, PROCEDURE, CLASS, DIMENSION, …).
+fn type_inquiry(ty: &str) -> Option<&'static str> {
+    const INTRINSIC: [&str; 6] = [
+        "integer",
+        "real",
+        "double ",
+        "complex",
+        "logical",
+        "character",
+    ];
+    if ty.starts_with("type(") {
+        Some("storage_size")
+    } else if INTRINSIC.iter().any(|t| ty.starts_with(t)) {
+        Some("kind")
+    } else {
+        None
+    }
+}
+
+/// A routine's code as searched for the uses of a name: lower case,
+/// without comments and character constants, each type declaration
+/// reduced to its type part and its entities' bounds, kinds and
+/// initialisers, each USE … ONLY to its module — the names a statement
+/// declares or imports are not uses of them.
+struct Uses(Vec<String>);
+
+impl Uses {
+    fn of(text: &str) -> Self {
+        let lines = text
+            .split_inclusive('\n')
+            .filter(|l| !crate::fortran::is_comment_line(l))
+            .map(|l| match (declared(l), used_only(l)) {
+                (Some((ty, names)), _) if type_inquiry(&ty.to_ascii_lowercase()).is_some() => {
+                    let mut s = ty.to_string();
+                    for n in names {
+                        s.push(' ');
+                        s.push_str(&n[base_name(n).len()..]);
+                    }
+                    s
+                }
+                (_, Some((head, _))) => head.to_string(),
+                _ => l.to_string(),
+            })
+            .map(|l| without_literals(&l.to_ascii_lowercase()))
+            .collect();
+        Uses(lines)
+    }
+
+    /// Whether `name` (lower case) occurs as a whole word, but as a
+    /// component (`p%h` does not use `h`).
+    fn names(&self, name: &str) -> bool {
+        self.0.iter().any(|l| {
+            crate::fortran::whole_name_at(l, name).any(|i| !l[..i].trim_end().ends_with('%'))
+        })
+    }
 }
 
 /// `text` (a routine's statements) without the labels nothing
@@ -493,7 +487,7 @@ fn strip_word<'a>(s: &'a str, kw: &str) -> Option<&'a str> {
 }
 
 /// `line` with its character literals emptied and its comment dropped.
-fn without_literals(line: &str) -> String {
+pub(crate) fn without_literals(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut quote: Option<char> = None;
     for c in line.chars() {
@@ -546,6 +540,17 @@ mod tests {
     }
 
     #[test]
+    fn a_component_or_a_character_constant_of_the_same_name_is_not_a_use() {
+        let text = "subroutine f_b(q, qb)\n  type(pt) :: q\n  type(pt) :: qb\n  real(8) :: a, s\n  character(len=8) :: c\n  c = 's'\n  qb%a = qb%a + q%a\nend subroutine\n";
+        let spec_end = text.find("  c = ").unwrap();
+        let (out, _) = unused_declarations(text, spec_end, Some(&[]));
+        assert_eq!(
+            out,
+            "subroutine f_b(q, qb)\n  type(pt) :: q\n  type(pt) :: qb\n  character(len=8) :: c\n  c = 's'\n  qb%a = qb%a + q%a\nend subroutine\n"
+        );
+    }
+
+    #[test]
     fn temporaries_assigned_unallocated_are_allocated_first() {
         let text = "subroutine f_b(n, yb, tb)\n  real(8), allocatable :: dfort_ta1(:), dfort_ta2(:, :)\n  logical, allocatable :: dfort_w1(:)\n  real(8), allocatable :: dfort_te1(:)\n  real(8), allocatable :: dfort_tc(:)\n  real(8), allocatable :: keep(:)\n  ! dfort_tc = 1\n  dfort_ta1 = yb\n  where (dfort_w1) tb = 0\n  allocate(dfort_te1, mold=tb)\n  keep = dfort_ta2(1, :)\nend subroutine\n";
         let spec_end = text.find("  ! dfort_tc").unwrap();
@@ -594,7 +599,8 @@ mod tests {
 
     #[test]
     fn dummies_nothing_reads_are_named_in_one_constant() {
-        let dummies: Vec<String> = ["f", "fb", "h", "v", "p", "s", "w"]
+        // p, a dummy procedure, is not among the data dummies.
+        let dummies: Vec<String> = ["f", "fb", "h", "v", "s", "w"]
             .iter()
             .map(|s| s.to_string())
             .collect();
@@ -602,7 +608,7 @@ mod tests {
         let spec_end = text.find("  ! f.f90").unwrap();
         let (out, end) = unread_dummies(text, spec_end, &dummies);
         // Read: fb (a use), w (w%h); unread: f, h (only a component and a
-        // comment name it), v, s (only a string does); p is a procedure.
+        // comment name it), v, s (only a string does).
         assert_eq!(
             out,
             "subroutine f_b(f, fb, h, v, p, s, w)\n  real(8) :: f(*)\n  real(8) :: fb(*)\n  real(8) :: h\n  type(pt) :: v\n  real(8) :: p\n  external :: p\n  logical :: s\n  real(8) :: w\n  ! Arguments this routine does not read, named for gfortran -Wall:\n  integer, parameter :: dfort_unread(4) = [kind(f), kind(h), storage_size(v), kind(s)]\n  integer :: k\n  ! f.f90:2: h = f(1)\n  fb(1) = w%h + len('s')\nend subroutine\n"
