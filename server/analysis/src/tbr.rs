@@ -295,9 +295,12 @@ impl Rules<'_> {
 /// with a passive `n`, or `y + g(x)`, reads nothing of `g`'s result.
 /// Every reference counts as active (no callee summaries here): a
 /// result that does not vary is taken as read where a varied one would
-/// be, which only pushes more. The generator pushes the temporary
-/// holding the result only when it is read
-/// ([`crate::references::ReferenceCheckpoint::result_read`]).
+/// be, which only pushes more. A reference in the actuals of another
+/// is not read by the assignment's adjoint (the other reference's
+/// temporary stands in the expression; its snapshot saves what its
+/// adjoint reads: [`crate::references::ReferenceCheckpoint::saved_results`]).
+/// The generator pushes the temporary holding the result only when it
+/// is read ([`crate::references::ReferenceCheckpoint::result_read`]).
 pub(crate) fn results_read(
     unit: &Unit,
     act: &Activity,
@@ -322,6 +325,13 @@ pub(crate) fn results_read(
             };
         }
     });
+    for (i, r) in read.iter_mut().enumerate() {
+        let nested =
+            |(j, outer): (usize, &Span)| j != i && *outer != spans[i] && outer.holds(spans[i]);
+        if spans.iter().enumerate().any(nested) {
+            *r = false;
+        }
+    }
     read
 }
 

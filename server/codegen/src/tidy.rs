@@ -29,21 +29,45 @@ pub fn unused_declarations(
     let spec_end = spec_end.min(text.len());
     let (spec, rest) = text.split_at(spec_end);
     let code = Uses::of(text);
+    let droppable = |ty: &str, n: &str| {
+        n.starts_with("dfort_")
+            || originals.is_some_and(|kept| plain_type(ty) && !kept.contains(&n.to_string()))
+    };
+    // The declared variables nothing uses that may go (lower case)…
+    let mut unused: Vec<String> = spec
+        .lines()
+        .filter_map(declared)
+        .flat_map(|(ty, names)| {
+            names
+                .into_iter()
+                .map(move |n| (ty, base_name(n).to_ascii_lowercase()))
+        })
+        .filter(|(ty, n)| droppable(ty, n) && !code.names(n))
+        .map(|(_, n)| n)
+        .collect();
+    // … but those a DATA statement initialises beside a variable that
+    // stays; a DATA statement that initialises only variables that go,
+    // goes with them.
+    let data: Vec<Vec<String>> = text.lines().filter_map(data_objects).collect();
+    for objects in &data {
+        if !objects.iter().all(|o| unused.contains(o)) {
+            unused.retain(|u| !objects.contains(u));
+        }
+    }
+    let initialises_only_unused = |line: &str| {
+        data_objects(line).is_some_and(|o| !o.is_empty() && o.iter().all(|n| unused.contains(n)))
+    };
     let mut out = String::with_capacity(text.len());
     for line in spec.split_inclusive('\n') {
+        if initialises_only_unused(line) {
+            continue;
+        }
         match declared(line) {
             Some((ty, names)) => {
-                let droppable = |n: &str| {
-                    let n = base_name(n);
-                    n.starts_with("dfort_")
-                        || originals.is_some_and(|kept| {
-                            plain_type(ty) && !kept.contains(&n.to_ascii_lowercase())
-                        })
-                };
                 let used: Vec<&str> = names
                     .iter()
                     .copied()
-                    .filter(|n| !droppable(n) || code.names(&base_name(n).to_ascii_lowercase()))
+                    .filter(|n| !unused.contains(&base_name(n).to_ascii_lowercase()))
                     .collect();
                 if used.len() == names.len() {
                     out.push_str(line);
@@ -76,8 +100,56 @@ pub fn unused_declarations(
         }
     }
     let end = out.len();
-    out.push_str(rest);
+    for line in rest.split_inclusive('\n') {
+        if !initialises_only_unused(line) {
+            out.push_str(line);
+        }
+    }
     (out, end)
+}
+
+/// The variables a DATA statement initialises (lower case), when each of
+/// its objects is a whole variable (`data ih /4hglue, 2hd /, n /3/`);
+/// `None` for any other statement, or a DATA statement with an element,
+/// a substring or an implied DO among its objects.
+fn data_objects(line: &str) -> Option<Vec<String>> {
+    let lower = line.trim().to_ascii_lowercase();
+    let mut rest = lower.strip_prefix("data")?;
+    if !rest.starts_with(' ') {
+        return None;
+    }
+    let mut objects = Vec::new();
+    loop {
+        rest = rest.trim_start().trim_start_matches(',').trim_start();
+        if rest.is_empty() {
+            return Some(objects);
+        }
+        let (names, values) = rest.split_once('/')?;
+        for n in names.split(',').map(str::trim) {
+            let plain = n.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && n.chars().all(crate::fortran::is_name_char);
+            if !plain {
+                return None;
+            }
+            objects.push(n.to_string());
+        }
+        // The values end at the next `/` outside character constants.
+        let mut quote: Option<char> = None;
+        let close = values.char_indices().find_map(|(i, c)| match (quote, c) {
+            (Some(q), _) if c == q => {
+                quote = None;
+                None
+            }
+            (Some(_), _) => None,
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                None
+            }
+            (None, '/') => Some(i),
+            _ => None,
+        })?;
+        rest = &values[close + 1..];
+    }
 }
 
 /// A USE statement with an ONLY list on one line, `use m, only: a, b =>
@@ -312,6 +384,8 @@ impl Uses {
             .split_inclusive('\n')
             .filter(|l| !crate::fortran::is_comment_line(l))
             .map(|l| match (declared(l), used_only(l)) {
+                // What a DATA statement initialises is not a use of it.
+                _ if data_objects(l).is_some() => String::new(),
                 (Some((ty, names)), _) if type_inquiry(&ty.to_ascii_lowercase()).is_some() => {
                     let mut s = ty.to_string();
                     for n in names {
@@ -548,6 +622,25 @@ mod tests {
             out,
             "subroutine f_b(q, qb)\n  type(pt) :: q\n  type(pt) :: qb\n  character(len=8) :: c\n  c = 's'\n  qb%a = qb%a + q%a\nend subroutine\n"
         );
+    }
+
+    #[test]
+    fn a_data_statement_goes_with_the_variables_it_initialises() {
+        let text = "subroutine f_b(x, xb)\n  real(8) :: x\n  real(8) :: xb\n  integer(4) :: ih(2)\n  integer(4) :: n, m(2)\n  DATA IH /4HGLUE, 2HD /\n  data n /3/, m /1, 2/\n  xb = xb + n * x\nend subroutine\n";
+        let spec_end = text.find("  xb = ").unwrap();
+        let (out, _) = unused_declarations(text, spec_end, Some(&[]));
+        // ih goes with its DATA; n is used, so its DATA (which also sets
+        // m) stays, and m with it.
+        assert_eq!(
+            out,
+            "subroutine f_b(x, xb)\n  real(8) :: x\n  real(8) :: xb\n  integer(4) :: n, m(2)\n  data n /3/, m /1, 2/\n  xb = xb + n * x\nend subroutine\n"
+        );
+        assert_eq!(
+            data_objects("  data a, b /1, 2/, c /'x/y'/"),
+            Some(vec!["a".into(), "b".into(), "c".into()])
+        );
+        assert_eq!(data_objects("  data a(1) /1/"), None);
+        assert_eq!(data_objects("  data = 3"), None);
     }
 
     #[test]

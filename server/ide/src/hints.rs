@@ -8,7 +8,10 @@
 //!   overwrite that the adjoint needs, what the callee's adjoint reads,
 //!   the indices of the actuals); `push(p =>)` before each pointer
 //!   statement whose association the adjoint saves
-//!   ([`dfort_ir::queries::recorded_associations`]);
+//!   ([`dfort_ir::queries::recorded_associations`]); `push(g(…))` at each
+//!   function reference whose result the assignment's adjoint reads, so
+//!   that the forward sweep pushes the temporary holding it
+//!   ([`dfort_analysis::references`]);
 //! * what control-flow reversal records (paper 001), as the analysis
 //!   decides it for the generator ([`dfort_analysis::reversal`]):
 //!   `push(branch)` on IF and SELECT CASE, `push(trips)` on loops without
@@ -33,6 +36,7 @@ use crate::render;
 use dfort_analysis::address_report::{Choice, LoopReport, VarReport};
 use dfort_analysis::decisions::CheckpointedCall;
 use dfort_analysis::dep::GlobalKey;
+use dfort_analysis::references::ReferenceCheckpoint;
 use dfort_ir::{ExprKind, Span, Stmt, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
@@ -235,7 +239,50 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
         }
     }
     call_hints(snap, &unit, &decided.checkpointed_calls(&unit), out);
+    result_hints(snap, &decided.references, out);
     association_hints(snap, &unit, out);
+}
+
+/// `push(g(…))` at each function reference whose result the forward
+/// sweep pushes: the assignment's adjoint reads it (`result_read`), or
+/// the adjoint of the reference it is an actual of (that reference's
+/// snapshot, `saved_results`) — as the analysis decided them for the
+/// generator ([`dfort_analysis::references`]).
+fn result_hints(
+    snap: &Snapshot,
+    references: &std::collections::BTreeMap<dfort_ir::StmtId, Vec<ReferenceCheckpoint>>,
+    out: &mut Vec<Hint>,
+) {
+    let program = &snap.analysis().program;
+    let name = |u: dfort_ir::UnitId| program.units.get(u).map(|c| c.name.as_str());
+    for refs in references.values() {
+        for (k, r) in refs.iter().enumerate() {
+            let Some(callee) = name(r.callee) else {
+                continue;
+            };
+            // Read by the assignment's adjoint, or by the adjoint of the
+            // reference it is an actual of (that call's snapshot).
+            let outer = refs
+                .iter()
+                .filter(|o| o.checkpoint.is_some() && o.saved_results.contains(&k))
+                .find_map(|o| name(o.callee));
+            let tooltip = match (r.result_read, outer) {
+                (true, _) => crate::render::result_push_tooltip(callee),
+                (false, Some(outer)) => crate::render::nested_result_push_tooltip(callee, outer),
+                (false, None) => continue,
+            };
+            let Some((_, range)) = snap.to_doc(r.span.file, r.span.range) else {
+                continue;
+            };
+            out.push(Hint {
+                offset: range.start,
+                label: format!("push({callee}(…))"),
+                kind: HintKind::Push,
+                tooltip,
+                before: true,
+            });
+        }
+    }
 }
 
 /// `push(p =>)` before each pointer statement whose association the
@@ -617,6 +664,16 @@ end subroutine fig8l_max
 
     /// The adjoint dfort writes for the only unit of `src`, with every
     /// argument independent and dependent.
+    /// Every hint of the file `src` at `path`, of every kind.
+    fn whole_file_hints(snap: &Snapshot, path: &Path, src: &str) -> Vec<Hint> {
+        inlay_hints(
+            snap,
+            path,
+            TextRange::new(0, src.len() as u32),
+            HintKinds::default(),
+        )
+    }
+
     fn generated_adjoint(name: &str, src: &str) -> String {
         let path = Path::new("/address-tests").join(name);
         let mut host = Host::default();
@@ -926,15 +983,10 @@ end subroutine top
             .lines()
             .position(|l| l.trim() == "call mul(a(k), t, j)")
             .unwrap() as u32;
-        let hints: Vec<Hint> = inlay_hints(
-            &snap,
-            &path,
-            TextRange::new(0, src.len() as u32),
-            HintKinds::default(),
-        )
-        .into_iter()
-        .filter(|h| h.kind == HintKind::Push && doc.lines.line_of(h.offset) == call_line)
-        .collect();
+        let hints: Vec<Hint> = whole_file_hints(&snap, &path, src)
+            .into_iter()
+            .filter(|h| h.kind == HintKind::Push && doc.lines.line_of(h.offset) == call_line)
+            .collect();
         let [hint] = hints.as_slice() else {
             panic!("one push hint on the call: {hints:#?}");
         };
@@ -1021,6 +1073,94 @@ end subroutine top
             .collect();
         assert_eq!(shown, ["r"], "{adjoint}");
         assert_eq!(pushed, shown, "{adjoint}");
+    }
+
+    #[test]
+    fn result_hints_mark_the_references_whose_results_the_adjoint_pushes() {
+        // `x(i)*g(x(i))` reads g's result; `2*g(g(x(i)))` does not read
+        // the outer's (only scaled), and the outer's adjoint reads the
+        // inner's (its snapshot saves it); `y(i) - g(x(i))` in the second
+        // loop reads nothing of it.
+        let src = "module gm
+  implicit none
+contains
+  function g(u) result(res)
+    real(8), intent(in) :: u
+    real(8) :: res
+    res = u*u + sin(u)
+  end function g
+end module gm
+
+subroutine top(n, x, y)
+  use gm
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(8), intent(out) :: y(n)
+  integer :: i
+!$ad independent(x)
+!$ad dependent(y)
+  do i = 1, n
+    y(i) = x(i)*g(x(i)) + 2.0d0*g(g(x(i)))
+  end do
+  do i = 1, n
+    y(i) = y(i) - g(x(i))
+  end do
+end subroutine top
+";
+        let path = Path::new("/address-tests").join("results.f90");
+        let mut host = Host::default();
+        host.set_text(&path, src, true, 1);
+        let snap = host.snapshot();
+        let hints: Vec<Hint> = whole_file_hints(&snap, &path, src)
+            .into_iter()
+            .filter(|h| h.label.ends_with("(…))"))
+            .collect();
+        // What the editor marks: the text of each reference.
+        let shown: Vec<&str> = hints
+            .iter()
+            .map(|h| {
+                let at = h.offset as usize;
+                let end = at + src[at..].find(')').unwrap() + 1;
+                &src[at..end]
+            })
+            .collect();
+        // The first reference (read by the assignment) and the inner one
+        // of g(g(x(i))), which the outer's adjoint reads.
+        let inner = src.find("g(g(x(i)))").unwrap() + 2;
+        let offsets: Vec<usize> = hints.iter().map(|h| h.offset as usize).collect();
+        assert_eq!(shown, ["g(x(i)", "g(x(i)"], "{hints:#?}");
+        assert_eq!(offsets[1], inner, "{hints:#?}");
+        assert!(hints.iter().all(|h| h.label == "push(g(…))"), "{hints:#?}");
+        assert!(hints[1].tooltip.contains("actual"), "{hints:#?}");
+        // What the adjoint pushes: the temporaries pushed just before the
+        // assignments that hold them, each with the reference it holds.
+        let top = snap.program.units.iter().find(|u| u.name == "top").unwrap();
+        let (adjoint, _) =
+            dfort_codegen::adjoint::adjoint_of(snap.analysis(), top.id, "").expect("an adjoint");
+        let lines: Vec<&str> = adjoint.lines().map(str::trim).collect();
+        let mut pushed: Vec<String> = Vec::new();
+        for (k, l) in lines.iter().enumerate() {
+            // The assignment, and the outer reference's call.
+            if !l.starts_with("y(i) = ") && !l.starts_with("dfort_f3 = ") {
+                continue;
+            }
+            for p in lines[..k].iter().rev() {
+                let Some(t) = p
+                    .strip_prefix("call dfort_push(")
+                    .and_then(|x| x.strip_suffix(')'))
+                else {
+                    break;
+                };
+                let held = lines
+                    .iter()
+                    .find_map(|d| d.strip_prefix(&format!("{t} = ")))
+                    .expect("the temporary's reference");
+                pushed.push(held.to_string());
+            }
+        }
+        pushed.sort();
+        assert_eq!(pushed, ["g(x(i))", "g(x(i))"], "{adjoint}");
     }
 
     #[test]

@@ -696,6 +696,22 @@ pub fn tbr_push_tooltip(names: &[String]) -> String {
     )
 }
 
+/// The tooltip of the hint on a function reference whose result the
+/// forward sweep pushes.
+pub fn result_push_tooltip(function: &str) -> String {
+    format!(
+        "The adjoint runs this reference to `{function}` as a call and keeps its result in a temporary: this assignment's adjoint reads the result (it is not only added or scaled by something that does not vary), so the forward sweep pushes it after the reference and the reverse sweep pops it"
+    )
+}
+
+/// The tooltip of the hint on a function reference that is an actual of
+/// a reference to `outer` whose adjoint reads it.
+pub fn nested_result_push_tooltip(function: &str, outer: &str) -> String {
+    format!(
+        "The adjoint keeps the result of this reference to `{function}` in a temporary, an actual of the reference to `{outer}` around it, whose adjoint reads it: the forward sweep pushes it before that call (its snapshot) and the reverse sweep pops it"
+    )
+}
+
 /// The label and tooltip of a construct's reversal.
 pub fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
     Some(match r {

@@ -677,6 +677,11 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                         f.active.insert(v.to_string());
                     }
                 }
+                // A function reference whose result the forward sweep
+                // pushes (`push(g(…))`): neither `dfort analyze` nor the
+                // generator's trace report these yet; the hints' unit
+                // test compares them with the adjoint.
+                HintKind::Push if h.label.ends_with("(…))") => {}
                 HintKind::Push => {
                     let inner = h.label.trim_start_matches("push(").trim_end_matches(')');
                     let set = if h.tooltip.starts_with(CHECKPOINT_TOOLTIP) {
