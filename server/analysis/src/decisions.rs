@@ -169,6 +169,17 @@ impl UnitDecisions {
         out
     }
 
+    /// The function references whose results the forward sweep pushes,
+    /// in statement order (a statement's in hoisting order): what the
+    /// editor marks `push(g(…))` and `dfort analyze` reports as
+    /// `pushed_results`.
+    pub fn pushed_results(&self) -> Vec<crate::references::PushedResult> {
+        self.references
+            .iter()
+            .flat_map(|(&st, refs)| crate::references::pushed_results(st, refs))
+            .collect()
+    }
+
     /// Whether statement `id` is a CALL to a procedure with source (whose
     /// checkpoint holds what the forward sweep saves around it, TBR's
     /// records of the caller included).

@@ -53,6 +53,44 @@ pub struct ReferenceCheckpoint {
     pub result_read: bool,
 }
 
+/// A function reference whose result the forward sweep pushes (the
+/// temporary the generator hoists it into), and whose adjoint reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PushedResult {
+    pub stmt: StmtId,
+    pub callee: UnitId,
+    /// Where the reference is written.
+    pub span: Span,
+    /// The adjoint that reads the result: the assignment's (`None`,
+    /// [`ReferenceCheckpoint::result_read`]), or that of the reference it
+    /// is an actual of (`Some(outer callee)`: that call's snapshot saves
+    /// it, [`ReferenceCheckpoint::saved_results`]).
+    pub read_by: Option<UnitId>,
+}
+
+/// The references of assignment `stmt` (its list `refs`, in hoisting
+/// order) whose results the forward sweep pushes.
+pub(crate) fn pushed_results(stmt: StmtId, refs: &[ReferenceCheckpoint]) -> Vec<PushedResult> {
+    let mut out = Vec::new();
+    for (k, r) in refs.iter().enumerate() {
+        let outer = refs
+            .iter()
+            .find(|o| o.checkpoint.is_some() && o.saved_results.contains(&k));
+        let read_by = match (r.result_read, outer) {
+            (true, _) => None,
+            (false, Some(o)) => Some(o.callee),
+            (false, None) => continue,
+        };
+        out.push(PushedResult {
+            stmt,
+            callee: r.callee,
+            span: r.span,
+            read_by,
+        });
+    }
+    out
+}
+
 /// What [`of_unit`] reads of the derivatives the roots need.
 pub struct Carried<'a> {
     /// The unit's symbols with a derivative.
@@ -100,6 +138,33 @@ fn references(e: &Expr) -> Vec<Found<'_>> {
     out
 }
 
+/// The references of `found` written at `spans` (those the generator
+/// hoists), their nested references renumbered. Hoisting goes innermost
+/// first, so a reference left in place has none hoisted around it.
+fn only_hoisted<'e>(found: Vec<Found<'e>>, spans: &[Span]) -> Vec<Found<'e>> {
+    let kept: Vec<bool> = found.iter().map(|f| spans.contains(&f.span)).collect();
+    let mut index = Vec::with_capacity(found.len());
+    let mut n = 0;
+    for &k in &kept {
+        index.push(n);
+        n += usize::from(k);
+    }
+    found
+        .into_iter()
+        .zip(&kept)
+        .filter(|(_, &k)| k)
+        .map(|(mut f, _)| {
+            f.nested = f
+                .nested
+                .iter()
+                .filter(|&&j| kept[j])
+                .map(|&j| index[j])
+                .collect();
+            f
+        })
+        .collect()
+}
+
 /// `args` with each reference to a procedure with source replaced by a
 /// constant: the temporary the generator hoists it into is saved apart
 /// ([`ReferenceCheckpoint::saved_results`]).
@@ -136,11 +201,26 @@ pub fn of_unit(
     let writer = |c: UnitId| carried.writers.get(c).copied().unwrap_or(false);
     let changes_state = |c: UnitId| caller.effects.get(c).is_some_and(|e| e.changes_state());
     let mut out = BTreeMap::new();
+    // The references the generator hoists (`dfort_ir::hoist`); another
+    // stays in its expression and runs as the original there, in both
+    // sweeps (a passive array-valued function whose result's bounds are
+    // not expressions of its arguments, say).
+    let (_, hoisted) = dfort_ir::hoist::hoist(
+        program,
+        unit,
+        |st| matches!(&st.kind, StmtKind::Assign { rhs, .. } if !references(rhs).is_empty()),
+    );
     for st in &unit.stmts {
         let StmtKind::Assign { lhs, rhs } = &st.kind else {
             continue;
         };
-        let found = references(rhs);
+        let spans: Vec<Span> = hoisted
+            .get(&st.id)
+            .into_iter()
+            .flatten()
+            .map(|h| h.span)
+            .collect();
+        let found = only_hoisted(references(rhs), &spans);
         if found.is_empty() {
             continue;
         }
@@ -287,5 +367,32 @@ mod tests {
         // `a` is passive: its assignment has no adjoint.
         let got = reads("  a = x*g(x)\n  y = y + x\n");
         assert!(got.iter().flatten().all(|r| !r), "{got:?}");
+    }
+
+    /// The generator leaves a reference it cannot hoist in its
+    /// expression (here an array-valued function whose result's bounds
+    /// read an array the unit changes): nothing is decided for it, and
+    /// its result is not among the pushed ones; the reference it can
+    /// hoist in the same unit is.
+    #[test]
+    fn a_reference_left_in_its_expression_is_not_decided() {
+        let src = "module m\n  real(8), allocatable :: t(:)\ncontains\n  function w(c) result(r)\n    real(8), intent(in) :: c(:)\n    real(8) :: r(size(c))\n    r = 1.0d0/(1.0d0 + c**2)\n  end function\n  real(8) function g(a)\n    real(8), intent(in) :: a\n    g = a*a\n  end function\nend module\nsubroutine f(n, s, y)\n  use m\n  integer :: n, i\n  real(8) :: s, y(n)\n  do i = 1, n\n    t(i) = 0.1d0*i\n  end do\n  y(1) = s*g(s)\n  y(2:n) = s*w(t(1:n - 1))\nend subroutine\n";
+        let p = program(src);
+        let facts = crate::facts::analyse(&p, &request("f", &["s"], &["y"]), None);
+        let u = p.units.iter().find(|u| u.name == "f").unwrap();
+        let d = facts.decisions_of(u.id).unwrap();
+        let callees: Vec<&str> = d
+            .pushed_results()
+            .iter()
+            .map(|r| p.unit(r.callee).name.as_str())
+            .collect();
+        assert_eq!(callees, vec!["g"]);
+        let decided: Vec<&str> = d
+            .references
+            .values()
+            .flatten()
+            .map(|r| p.unit(r.callee).name.as_str())
+            .collect();
+        assert_eq!(decided, vec!["g"]);
     }
 }

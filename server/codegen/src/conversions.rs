@@ -151,7 +151,7 @@ fn converted(s: &str, widths: &HashMap<String, Width>) -> Option<String> {
     let lower = s.to_ascii_lowercase();
     if lower[at..].starts_with("if") && lower[at + 2..].trim_start().starts_with('(') {
         let open = at + lower[at..].find('(')?;
-        at = matching(&lower, open)? + 1;
+        at = crate::fortran::matching_paren(&lower, open)? + 1;
         at += s[at..].len() - s[at..].trim_start().len();
     }
     let eq = at + assignment_sign(&lower[at..])?;
@@ -179,38 +179,16 @@ fn converted(s: &str, widths: &HashMap<String, Width>) -> Option<String> {
     Some(format!("{} = {value}", s[..eq].trim_end()))
 }
 
-/// Where the `(` at `open` closes.
-fn matching(s: &str, open: usize) -> Option<usize> {
-    let mut depth = 0;
-    for (i, c) in s[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Where a statement's assignment `=` stands (outside parentheses and
 /// character constants, not part of `==`, `=>`, `<=`, `>=`, `/=`).
 fn assignment_sign(s: &str) -> Option<usize> {
     let b = s.as_bytes();
     let mut depth = 0i32;
-    let mut quote: Option<u8> = None;
-    for (i, &c) in b.iter().enumerate() {
-        match (quote, c) {
-            (Some(q), _) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'\'' | b'"') => quote = Some(c),
-            (None, b'(' | b'[') => depth += 1,
-            (None, b')' | b']') => depth -= 1,
-            (None, b'=') if depth == 0 => {
+    for (i, c) in crate::fortran::outside_literals(s) {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            '=' if depth == 0 => {
                 let before = i.checked_sub(1).map(|j| b[j]);
                 let after = b.get(i + 1).copied();
                 let compound = matches!(before, Some(b'=' | b'<' | b'>' | b'/'))

@@ -122,23 +122,54 @@ pub fn code_names(text: &str, name: &str) -> bool {
 }
 
 fn split_point(s: &str, limit: usize) -> Option<usize> {
+    let best = outside_literals(s)
+        .take_while(|&(i, _)| i <= limit)
+        .filter(|&(_, c)| c == ' ' || c == ',')
+        .last()
+        .map(|(i, _)| i + 1);
+    best.filter(|b| *b > 0 && *b < s.len())
+}
+
+/// The characters of a line of Fortran outside its character constants,
+/// with their byte offsets: a constant's delimiting quotes are yielded,
+/// what is between them is not (a doubled quote inside one closes and
+/// opens it again, so it is skipped too). Every scan of generated text
+/// for code — where a parenthesis closes, where the assignment's `=` is,
+/// where a list item ends — reads the line through this.
+pub(crate) fn outside_literals(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     let mut quote: Option<char> = None;
-    let mut best = None;
-    for (i, c) in s.char_indices() {
-        if i > limit {
-            break;
+    s.char_indices().filter(move |&(_, c)| match quote {
+        Some(q) if c == q => {
+            quote = None;
+            true
         }
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                ' ' | ',' => best = Some(i + 1),
-                _ => {}
-            },
+        Some(_) => false,
+        None => {
+            if c == '\'' || c == '"' {
+                quote = Some(c);
+            }
+            true
+        }
+    })
+}
+
+/// Where the `(` at byte `open` of `s` closes (outside character
+/// constants).
+pub(crate) fn matching_paren(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in outside_literals(s).skip_while(|&(i, _)| i < open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
         }
     }
-    best.filter(|b| *b > 0 && *b < s.len())
+    None
 }
 
 /// `real(8), intent(in) :: x(0:n)` for a symbol, under `name`.
@@ -623,5 +654,15 @@ mod tests {
         assert_eq!(whole_name_at(text, "f").collect::<Vec<_>>(), vec![9, 21]);
         assert!(code_names("  ! call f()\n  call G(x)\n", "g"));
         assert!(!code_names("  ! call f()\n  call f_d()\n", "f"));
+    }
+
+    #[test]
+    fn scans_skip_character_constants() {
+        let s = "x = f('a)''b(', \"q\") + 1 ! c";
+        let kept: String = outside_literals(s).map(|(_, c)| c).collect();
+        assert_eq!(kept, "x = f('''', \"\") + 1 ! c");
+        // The `(` after `f` closes after both constants, not inside one.
+        assert_eq!(matching_paren(s, 5), Some(s.find(") +").unwrap()));
+        assert_eq!(matching_paren("g(a, (b)", 1), None);
     }
 }

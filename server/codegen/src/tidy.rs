@@ -17,6 +17,8 @@
 //!   a `continue` left without its label goes. A reference this misses
 //!   makes the routine fail to compile, never compute something else.
 
+use crate::fortran::outside_literals;
+
 /// `text` without the unused declarations in its first `spec_end` bytes
 /// (the specification part) — the generator's own, and with `originals`
 /// the original's variables too, but those it lists (lower case: what
@@ -134,20 +136,7 @@ fn data_objects(line: &str) -> Option<Vec<String>> {
             objects.push(n.to_string());
         }
         // The values end at the next `/` outside character constants.
-        let mut quote: Option<char> = None;
-        let close = values.char_indices().find_map(|(i, c)| match (quote, c) {
-            (Some(q), _) if c == q => {
-                quote = None;
-                None
-            }
-            (Some(_), _) => None,
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                None
-            }
-            (None, '/') => Some(i),
-            _ => None,
-        })?;
+        let (close, _) = outside_literals(values).find(|&(_, c)| c == '/')?;
         rest = &values[close + 1..];
     }
 }
@@ -178,15 +167,11 @@ pub(crate) fn declared(line: &str) -> Option<(&str, Vec<&str>)> {
     let mut entities = Vec::new();
     let mut depth = 0;
     let mut start = 0;
-    let mut quote: Option<char> = None;
-    for (i, c) in names.char_indices() {
-        match (quote, c) {
-            (Some(q), _) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '(' | '[') => depth += 1,
-            (None, ')' | ']') => depth -= 1,
-            (None, ',') if depth == 0 => {
+    for (i, c) in outside_literals(names) {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
                 entities.push(names[start..i].trim());
                 start = i + 1;
             }
@@ -562,24 +547,12 @@ fn strip_word<'a>(s: &'a str, kw: &str) -> Option<&'a str> {
 
 /// `line` with its character literals emptied and its comment dropped.
 pub(crate) fn without_literals(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut quote: Option<char> = None;
-    for c in line.chars() {
-        match quote {
-            Some(q) if c == q => {
-                quote = None;
-                out.push(c);
-            }
-            Some(_) => {}
-            None if c == '\'' || c == '"' => {
-                quote = Some(c);
-                out.push(c);
-            }
-            None if c == '!' => break,
-            None => out.push(c),
-        }
-    }
-    out
+    // A `!` outside a constant starts the comment (one inside a constant
+    // is not yielded).
+    outside_literals(line)
+        .map(|(_, c)| c)
+        .take_while(|&c| c != '!')
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 
 use dfort_analysis::address_report::Choice;
 use dfort_analysis::dep::GlobalKey;
-use dfort_ir::{StmtId, SymbolId, UnitId};
+use dfort_ir::{Span, StmtId, SymbolId, UnitId};
 
 /// A value a call's snapshot saves.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,6 +73,12 @@ pub struct RoutineTrace {
     /// statement changes them (the pointer as written), in the order
     /// saved.
     pub associations: Vec<(StmtId, String)>,
+    /// The function references whose results (the temporaries holding
+    /// them) the forward sweep pushes, in the order pushed: the
+    /// statement, the function, where the reference is written, and the
+    /// function of the reference it is an actual of when pushed first in
+    /// that call's snapshot (`None`: pushed for the assignment's adjoint).
+    pub pushed_results: Vec<(StmtId, UnitId, Span, Option<UnitId>)>,
     /// How each construct is reversed.
     pub constructs: Vec<(StmtId, Reversed)>,
     /// Whether the routine is reversed through basic-block ids.
@@ -93,6 +99,7 @@ impl RoutineTrace {
             around_calls: Vec::new(),
             call_snapshots: Vec::new(),
             associations: Vec::new(),
+            pushed_results: Vec::new(),
             constructs: Vec::new(),
             by_blocks,
             dropped: Vec::new(),
@@ -114,6 +121,15 @@ impl RoutineTrace {
     }
     pub(crate) fn call_snapshot(&mut self, st: StmtId, saved: SavedValue) {
         self.call_snapshots.push((st, saved));
+    }
+    pub(crate) fn result_push(
+        &mut self,
+        st: StmtId,
+        callee: UnitId,
+        at: Span,
+        read_by: Option<UnitId>,
+    ) {
+        self.pushed_results.push((st, callee, at, read_by));
     }
     pub(crate) fn construct(&mut self, st: StmtId, how: Reversed) {
         self.constructs.push((st, how));

@@ -45,6 +45,10 @@ pub struct UnitReport {
     pub local_jacobians: Vec<JacobianJson>,
     /// Lower case.
     pub name: String,
+    /// The function references whose results the forward sweep pushes
+    /// (the temporaries the adjoint hoists them into), in statement
+    /// order.
+    pub pushed_results: Vec<ResultPushJson>,
     /// Per DO loop whose intermediates the reverse sweep recomputes at
     /// the start of each reversed iteration instead of pushing and popping
     /// them (paper 003's forward recomputation).
@@ -67,6 +71,19 @@ pub struct UnitReport {
     pub split_calls: Vec<u32>,
     /// What the forward sweep pushes for TBR.
     pub tbr: Vec<PushJson>,
+}
+
+/// A function reference whose result the forward sweep pushes.
+#[derive(Serialize)]
+pub struct ResultPushJson {
+    /// The function, lower case.
+    pub function: String,
+    /// Where the reference starts.
+    pub line: u32,
+    /// Whose adjoint reads the result: `"assignment"` (the assignment's),
+    /// or the function whose reference it is an actual of (that call's
+    /// snapshot saves it).
+    pub read_by: String,
 }
 
 /// A loop whose intermediates the reverse sweep recomputes.
@@ -298,6 +315,21 @@ fn unit_report(s: &UnitSummary, src: &dyn Source) -> UnitReport {
             })
             .collect(),
         name: unit.name.clone(),
+        pushed_results: s
+            .pushed_results
+            .iter()
+            .filter_map(|r| {
+                let name = |u: dfort_ir::UnitId| s.program.units.get(u).map(|c| c.name.clone());
+                Some(ResultPushJson {
+                    function: name(r.callee)?,
+                    line: src.line(r.span).unwrap_or(0),
+                    read_by: match r.read_by {
+                        None => "assignment".to_string(),
+                        Some(outer) => name(outer)?,
+                    },
+                })
+            })
+            .collect(),
         recomputed: s
             .recomputed
             .iter()

@@ -36,7 +36,7 @@ use crate::render;
 use dfort_analysis::address_report::{Choice, LoopReport, VarReport};
 use dfort_analysis::decisions::CheckpointedCall;
 use dfort_analysis::dep::GlobalKey;
-use dfort_analysis::references::ReferenceCheckpoint;
+use dfort_analysis::references::PushedResult;
 use dfort_ir::{ExprKind, Span, Stmt, StmtKind, Unit};
 use dfort_syntax::chunks::{line_part_at, LinePart};
 use dfort_syntax::{SourceForm, TextRange};
@@ -239,49 +239,35 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
         }
     }
     call_hints(snap, &unit, &decided.checkpointed_calls(&unit), out);
-    result_hints(snap, &decided.references, out);
+    result_hints(snap, &decided.pushed_results(), out);
     association_hints(snap, &unit, out);
 }
 
 /// `push(g(…))` at each function reference whose result the forward
-/// sweep pushes: the assignment's adjoint reads it (`result_read`), or
-/// the adjoint of the reference it is an actual of (that reference's
-/// snapshot, `saved_results`) — as the analysis decided them for the
-/// generator ([`dfort_analysis::references`]).
-fn result_hints(
-    snap: &Snapshot,
-    references: &std::collections::BTreeMap<dfort_ir::StmtId, Vec<ReferenceCheckpoint>>,
-    out: &mut Vec<Hint>,
-) {
+/// sweep pushes, with whose adjoint reads it — as the analysis decided
+/// them for the generator (`UnitDecisions::pushed_results`).
+fn result_hints(snap: &Snapshot, pushed: &[PushedResult], out: &mut Vec<Hint>) {
     let program = &snap.analysis().program;
     let name = |u: dfort_ir::UnitId| program.units.get(u).map(|c| c.name.as_str());
-    for refs in references.values() {
-        for (k, r) in refs.iter().enumerate() {
-            let Some(callee) = name(r.callee) else {
-                continue;
-            };
-            // Read by the assignment's adjoint, or by the adjoint of the
-            // reference it is an actual of (that call's snapshot).
-            let outer = refs
-                .iter()
-                .filter(|o| o.checkpoint.is_some() && o.saved_results.contains(&k))
-                .find_map(|o| name(o.callee));
-            let tooltip = match (r.result_read, outer) {
-                (true, _) => crate::render::result_push_tooltip(callee),
-                (false, Some(outer)) => crate::render::nested_result_push_tooltip(callee, outer),
-                (false, None) => continue,
-            };
-            let Some((_, range)) = snap.to_doc(r.span.file, r.span.range) else {
-                continue;
-            };
-            out.push(Hint {
-                offset: range.start,
-                label: format!("push({callee}(…))"),
-                kind: HintKind::Push,
-                tooltip,
-                before: true,
-            });
-        }
+    for r in pushed {
+        let Some(callee) = name(r.callee) else {
+            continue;
+        };
+        let tooltip = match r.read_by.map(name) {
+            None => crate::render::result_push_tooltip(callee),
+            Some(Some(outer)) => crate::render::nested_result_push_tooltip(callee, outer),
+            Some(None) => continue,
+        };
+        let Some((_, range)) = snap.to_doc(r.span.file, r.span.range) else {
+            continue;
+        };
+        out.push(Hint {
+            offset: range.start,
+            label: format!("push({callee}(…))"),
+            kind: HintKind::Push,
+            tooltip,
+            before: true,
+        });
     }
 }
 

@@ -898,6 +898,18 @@ pub fn unit_text(s: &UnitSummary, explain: Option<&str>, src: &dyn Source) -> Ve
             unit.symbol(p.variable).name
         ));
     }
+    for r in &s.pushed_results {
+        let name = |u: dfort_ir::UnitId| s.program.units.get(u).map_or("?", |c| c.name.as_str());
+        let by = match r.read_by {
+            None => "the assignment's adjoint".to_string(),
+            Some(outer) => format!("the adjoint of `{}`", name(outer)),
+        };
+        out.push(format!(
+            "  line {}: record the result of {}(…) ({by} reads it)",
+            src.line(r.span).unwrap_or(0),
+            name(r.callee)
+        ));
+    }
     out.push("  statements:".into());
     for st in unit.stmts.iter().take(s.source_len) {
         let StmtKind::Assign { lhs, rhs } = &st.kind else {

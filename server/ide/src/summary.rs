@@ -47,6 +47,9 @@ pub struct UnitSummary<'a> {
     /// What the forward sweep saves around each call to a procedure
     /// with source (CALL statements and function references).
     pub calls: Vec<CheckpointedCall<'a>>,
+    /// The function references whose results the forward sweep pushes
+    /// (`UnitDecisions::pushed_results`).
+    pub pushed_results: Vec<dfort_analysis::references::PushedResult>,
     /// The program as analysed (to name the globals a checkpoint saves).
     pub program: &'a Program,
     /// The facts it is read from (for what is computed when asked).
@@ -144,6 +147,7 @@ pub fn summaries(snap: &Snapshot) -> Vec<UnitSummary<'_>> {
                     .collect(),
                 runs_as_copy: facts.runs_as_copy(u.id, shared),
                 calls: decided.map_or_else(Vec::new, |d| d.checkpointed_calls(u)),
+                pushed_results: decided.map_or_else(Vec::new, |d| d.pushed_results()),
                 program: &facts.program,
                 reversal: decided.map(|d| &d.reversal),
                 loops: facts.reports_of(u.id),

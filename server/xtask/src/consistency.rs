@@ -77,6 +77,9 @@ pub struct UnitFacts {
     pub assignment_pushes: BTreeSet<(u32, String)>,
     /// What the checkpoint of each CALL to a procedure with source pushes.
     pub call_saves: BTreeSet<(u32, String)>,
+    /// The function references whose results the forward sweep pushes:
+    /// (line of the reference, `g(…) for <whose adjoint reads it>`).
+    pub pushed_results: BTreeSet<(u32, String)>,
     /// The pointer associations saved before pointer statements (`None`:
     /// this side does not say).
     pub associations: Option<BTreeSet<(u32, String)>>,
@@ -100,6 +103,8 @@ pub struct Agreement {
     pub pushes: usize,
     /// Values saved around CALLs to procedures with source.
     pub call_saves: usize,
+    /// Function results pushed.
+    pub pushed_results: usize,
     pub constructs: usize,
     pub recoveries: usize,
     pub drops: usize,
@@ -116,6 +121,7 @@ impl Agreement {
         self.units += o.units;
         self.pushes += o.pushes;
         self.call_saves += o.call_saves;
+        self.pushed_results += o.pushed_results;
         self.constructs += o.constructs;
         self.recoveries += o.recoveries;
         self.drops += o.drops;
@@ -129,10 +135,11 @@ impl std::fmt::Display for Agreement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} units, {} pushes, {} call saves, {} constructs, {} recoveries, {} drops, {} associations, {} no-source, {} refused",
+            "{} units, {} pushes, {} call saves, {} pushed results, {} constructs, {} recoveries, {} drops, {} associations, {} no-source, {} refused",
             self.units,
             self.pushes,
             self.call_saves,
+            self.pushed_results,
             self.constructs,
             self.recoveries,
             self.drops,
@@ -311,6 +318,7 @@ pub fn check_root(
         agreed.units += 1;
         agreed.pushes += a.pushes.len();
         agreed.call_saves += a.call_saves.len();
+        agreed.pushed_results += a.pushed_results.len();
         agreed.constructs += a.reversal.len();
         agreed.recoveries += a.recovery.len();
         agreed.drops += a.drops.as_ref().map_or(0, |d| d.len());
@@ -406,6 +414,11 @@ fn compare(
     let mut pairs = vec![
         ("pushes", show_p(&f.pushes), show_p(&a.pushes)),
         ("call saves", show_p(&f.call_saves), show_p(&a.call_saves)),
+        (
+            "pushed results",
+            show_p(&f.pushed_results),
+            show_p(&a.pushed_results),
+        ),
         ("reversal", show_r(&f.reversal), show_r(&a.reversal)),
         ("recovery", show_c(&f.recovery), show_c(&a.recovery)),
     ];
@@ -440,6 +453,12 @@ fn compare(
             ));
         }
     }
+}
+
+/// How the sides name a pushed function result: the function, and whose
+/// adjoint reads it (`assignment`, or the outer reference's function).
+fn result_push(function: &str, read_by: &str) -> String {
+    format!("{function}(…) for {read_by}")
 }
 
 /// The line (from 1) where a span starts in its document, 0 if unknown.
@@ -512,6 +531,15 @@ fn trace_facts(snap: &Snapshot, traces: &[RoutineTrace]) -> Facts {
             .filter(|(s, _)| with_source(s))
             .filter_map(|(s, v)| Some((at(*s), name_of(v)?)))
             .chain(snapshots)
+            .collect();
+        let function = |u: &dfort_ir::UnitId| program.unit(*u).name.clone();
+        f.pushed_results = t
+            .pushed_results
+            .iter()
+            .map(|(_, callee, at, by)| {
+                let by = by.as_ref().map_or("assignment".to_string(), function);
+                (line(snap, *at), result_push(&function(callee), &by))
+            })
             .collect();
         f.assignment_pushes = t
             .pushes
@@ -586,6 +614,15 @@ fn json_facts(doc: &Value) -> Facts {
             .into_iter()
             .flatten()
             .map(|r| (num(&r["line"]), str_of(&r["variable"])))
+            .collect();
+        f.pushed_results = u["pushed_results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                let (g, by) = (str_of(&r["function"]), str_of(&r["read_by"]));
+                (num(&r["line"]), result_push(&g, &by))
+            })
             .collect();
         f.drops = Some(
             u["forward_sweep_drops"]
@@ -678,10 +715,17 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                     }
                 }
                 // A function reference whose result the forward sweep
-                // pushes (`push(g(…))`): neither `dfort analyze` nor the
-                // generator's trace report these yet; the hints' unit
-                // test compares them with the adjoint.
-                HintKind::Push if h.label.ends_with("(…))") => {}
+                // pushes (`push(g(…))`); the tooltip names the outer
+                // reference whose snapshot saves it, if any.
+                HintKind::Push if h.label.ends_with("(…))") => {
+                    let g = h.label.trim_start_matches("push(").trim_end_matches("(…))");
+                    let by = h
+                        .tooltip
+                        .split_once("an actual of the reference to `")
+                        .and_then(|(_, r)| r.split('`').next())
+                        .unwrap_or("assignment");
+                    f.pushed_results.insert((l, result_push(g, by)));
+                }
                 HintKind::Push => {
                     let inner = h.label.trim_start_matches("push(").trim_end_matches(')');
                     let set = if h.tooltip.starts_with(CHECKPOINT_TOOLTIP) {
@@ -947,7 +991,10 @@ mod tests {
             "{agreed}"
         );
         assert!(agreed.recoveries > 20 && agreed.no_source > 0, "{agreed}");
-        assert!(agreed.call_saves > 10, "{agreed}");
+        assert!(
+            agreed.call_saves > 10 && agreed.pushed_results > 100,
+            "{agreed}"
+        );
     }
 
     fn fixture(name: &str) -> PathBuf {

@@ -220,8 +220,18 @@ impl Gen<'_> {
                 // The temporaries of nested references whose results the
                 // decided snapshot saves.
                 let decided = decided.and_then(|r| {
-                    let temps = r.saved_results.iter().filter_map(|&i| hoisted.get(i));
-                    Some((r.checkpoint.as_ref()?, temps.map(|h| h.temp).collect()))
+                    let temps: Vec<_> = r
+                        .saved_results
+                        .iter()
+                        .filter_map(|&i| hoisted.get(i))
+                        .collect();
+                    let cp = r.checkpoint.as_ref()?;
+                    for t in &temps {
+                        self.out
+                            .trace
+                            .result_push(id, t.callee, t.span, Some(h.callee));
+                    }
+                    Some((cp, temps.iter().map(|h| h.temp).collect()))
                 });
                 calls.push(self.call_site(
                     id,
@@ -250,6 +260,7 @@ impl Gen<'_> {
             if pushed_result(h, decided) {
                 let tn = &unit.symbol(h.temp).name;
                 self.out.push(tn);
+                self.out.trace.result_push(id, h.callee, h.span, None);
                 temps.push(tn.clone());
             }
         }
