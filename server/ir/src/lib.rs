@@ -2,6 +2,7 @@
 //! tables, statements, a CFG per unit and a call graph over all files
 //! (pipeline: syntax → **ir** → analysis → codegen).
 
+pub mod accumulation;
 pub mod bit_rows;
 pub mod bitset;
 pub mod callgraph;

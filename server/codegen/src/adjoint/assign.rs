@@ -189,7 +189,7 @@ impl Gen<'_> {
                     m
                 }
             };
-            if let Some(terms) = accumulation(unit, lhs, rhs, t) {
+            if let Some(terms) = dfort_ir::accumulation::terms(inp.program, unit, lhs, rhs) {
                 // `v = v ± e₁ ± e₂ …`: v's adjoint passes through
                 // unchanged and each eᵢ's gets ±v̄.
                 for (term, sign) in terms {
@@ -940,43 +940,6 @@ fn partial_rank(program: &Program, unit: &Unit, e: &Expr, child: &Expr) -> usize
 /// The outer product `u vᵀ` of two vectors, as a rank-1 `matmul`.
 fn outer(u: &str, v: &str) -> String {
     format!("matmul(reshape({u}, [size({u}), 1]), reshape({v}, [1, size({v})]))")
-}
-
-/// `v = v ± e₁ ± e₂ …` or `v = e + v` with no `eᵢ` mentioning `v`'s
-/// variable or one that may share its memory: the other terms and their
-/// signs.
-fn accumulation<'e>(
-    unit: &Unit,
-    lhs: &Expr,
-    rhs: &'e Expr,
-    t: SymbolId,
-) -> Option<Vec<(&'e Expr, i8)>> {
-    let same = |x: &Expr| print(unit, x) == print(unit, lhs);
-    let clean = |terms: &[(&Expr, i8)]| !terms.iter().any(|(e, _)| mentions_storage(unit, e, t));
-    // `v ± e₁ ± e₂ …`: the sum's leftmost operand is `v`.
-    let mut terms = Vec::new();
-    let mut first = rhs;
-    while let ExprKind::Binary { op, lhs: a, rhs: b } = &first.kind {
-        match op {
-            BinaryOp::Add => terms.push((&**b, 1)),
-            BinaryOp::Sub => terms.push((&**b, -1)),
-            _ => break,
-        }
-        first = a;
-    }
-    if !terms.is_empty() && same(first) && clean(&terms) {
-        terms.reverse();
-        return Some(terms);
-    }
-    // `e + v`.
-    match &rhs.kind {
-        ExprKind::Binary {
-            op: BinaryOp::Add,
-            lhs: a,
-            rhs: b,
-        } if same(b) && clean(&[(a, 1)]) => Some(vec![(a, 1)]),
-        _ => None,
-    }
 }
 
 /// Whether `e` mentions variable `s` or a variable that may share its

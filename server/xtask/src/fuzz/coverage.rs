@@ -122,6 +122,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: an IF or SELECT CASE the forward sweep drops (records no arm, its arms dead)"),
     drawn("adjoint: an IF or SELECT CASE whose conditions the reverse sweep evaluates again (nothing they read changes once it starts)"),
     drawn("adjoint: a whole derived value saved on the tape as one record"),
+    drawn("adjoint: an accumulation into a component whose terms read other components of its variable (the component's adjoint passed through)"),
     drawn("adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)"),
     drawn("adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)"),
     drawn("adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)"),
@@ -747,6 +748,37 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         })
     }) {
         out.push("adjoint: a whole derived value saved on the tape as one record");
+    }
+    // An active accumulation into a component whose terms read other
+    // components of the same variable: its adjoint passes the
+    // component's adjoint through ([`dfort_ir::accumulation`]).
+    if snap.program.units.iter().any(|u| {
+        let (Some(act), Some(a)) = (snap.analysis().activity_of(u.id), snap.analysis().unit(u.id))
+        else {
+            return false;
+        };
+        a.stmts.iter().any(|st| {
+            let StmtKind::Assign { lhs, rhs } = &st.kind else {
+                return false;
+            };
+            let Some((t, _)) = dfort_ir::dp::target(lhs) else {
+                return false;
+            };
+            let reads_own = |terms: Vec<(&dfort_ir::Expr, i8)>| {
+                terms.iter().any(|(e, _)| {
+                    let mut found = false;
+                    e.walk(&mut |x| {
+                        found |= matches!(x.kind, dfort_ir::ExprKind::Var(v) | dfort_ir::ExprKind::ArrayRef { array: v, .. } if v == t)
+                    });
+                    found
+                })
+            };
+            act.active_after(st.id, t)
+                && dfort_ir::accumulation::terms(&snap.analysis().program, a, lhs, rhs)
+                    .is_some_and(reads_own)
+        })
+    }) {
+        out.push("adjoint: an accumulation into a component whose terms read other components of its variable (the component's adjoint passed through)");
     }
     if snap.program.units.iter().any(|u| {
         let (Some(t), Some(u)) = (snap.analysis().tbr_of(u.id), snap.analysis().unit(u.id)) else {

@@ -2335,7 +2335,8 @@ impl<'r> Generator<'r> {
     /// Statements on the derived-type locals `td` and `tq` (type `fzt`:
     /// reals `a`, `b(3)`, an integer `k`): components set from real
     /// values and overwritten (`b(td%k)` indexed by a component), a
-    /// whole copy, then assignments of real values read from them.
+    /// whole copy, accumulations into a component whose terms read
+    /// another component, then assignments of real values read from them.
     fn derived_stmts(&mut self, env: &Env) -> (Vec<Stmt>, Vec<Stmt>) {
         let v = |t: &str| Expr::var(t);
         let mut set = vec![
@@ -2350,7 +2351,25 @@ impl<'r> Generator<'r> {
             Stmt::Assign(v("tq"), v("td")),
         ];
         for _ in 0..self.range(1, 3) {
-            let (lhs, rhs) = match self.rng.random_range(0..3) {
+            let (lhs, rhs) = match self.rng.random_range(0..5) {
+                // Accumulations whose terms read other components of the
+                // same variable.
+                3 => (
+                    "td%a",
+                    Expr::bin(
+                        "+",
+                        v("td%a"),
+                        Expr::bin("*", v("td%b(2)"), self.rexpr(env, 1)),
+                    ),
+                ),
+                4 => (
+                    "td%b(3)",
+                    Expr::bin(
+                        "-",
+                        v("td%b(3)"),
+                        Expr::bin("*", Expr::call("sin", vec![v("td%a")]), self.literal()),
+                    ),
+                ),
                 0 => (
                     "td%a",
                     Expr::bin(
