@@ -1,8 +1,10 @@
 //! Function references inside assignments, as the adjoint runs them: the
-//! generator hoists each reference to a procedure dfort has the source of
-//! out of an assignment into a temporary of its own (innermost first,
-//! paper 004 §3) and reverses it as a call (paper 000 §5.2, Tapenade's
-//! joint-mode checkpoint). This decides, per reference, whether the
+//! generator hoists the references `dfort_ir::hoist` takes out of an
+//! assignment (to procedures dfort has the source of, but those it cannot
+//! take out, which stay in their expression and run again in the reverse
+//! sweep) into temporaries of their own (innermost first, paper 004 §3)
+//! and reverses each as a call (paper 000 §5.2, Tapenade's joint-mode
+//! checkpoint). Only those are decided. This decides, per reference, whether the
 //! reverse sweep runs its adjoint and what the forward sweep saves around
 //! it — so that the generator, `dfort analyze` and the editor read one
 //! decision.

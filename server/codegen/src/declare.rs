@@ -349,6 +349,8 @@ pub struct Opened {
     host_named: Vec<String>,
     /// Its dummy arguments' names ([`crate::tidy::unread_dummies`]).
     dummies: Vec<String>,
+    /// Its dummy procedures' names ([`crate::tidy::uncalled_procedures`]).
+    procedures: Vec<String>,
 }
 
 /// The header, USE lines, `implicit none`, declarations, COMMON blocks and
@@ -432,6 +434,10 @@ pub fn open(d: &Declared, flavour: Flavour) -> Opened {
         derivative_modules,
         host_named: host_named(program, orig, d.names),
         dummies: data_dummies(unit, d.names, flavour),
+        procedures: procedure_dummies(unit)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
     }
 }
 
@@ -462,6 +468,7 @@ impl Opened {
         let (text, spec_end) =
             crate::tidy::unused_declarations(&text, spec_end, Some(&self.host_named));
         let (text, spec_end) = crate::tidy::unread_dummies(&text, spec_end, &self.dummies);
+        let (text, spec_end) = crate::tidy::uncalled_procedures(&text, spec_end, &self.procedures);
         let text = crate::tidy::first_allocations(&text, spec_end);
         let text = crate::conversions::written_out(&text, spec_end);
         Routine {
@@ -583,15 +590,19 @@ fn host_named(program: &Program, orig: &Unit, names: &HashMap<SymbolId, String>)
     out
 }
 
-/// [`dummy_names`] but dummy procedures.
-fn data_dummies(unit: &Unit, names: &HashMap<SymbolId, String>, flavour: Flavour) -> Vec<String> {
-    let procedures: Vec<&str> = unit
-        .args
+/// The names of `unit`'s dummy procedures.
+fn procedure_dummies(unit: &Unit) -> Vec<&str> {
+    unit.args
         .iter()
         .map(|&a| unit.symbol(a))
         .filter(|s| s.storage == Storage::Procedure || s.attrs.external)
         .map(|s| s.name.as_str())
-        .collect();
+        .collect()
+}
+
+/// [`dummy_names`] but dummy procedures.
+fn data_dummies(unit: &Unit, names: &HashMap<SymbolId, String>, flavour: Flavour) -> Vec<String> {
+    let procedures = procedure_dummies(unit);
     let mut out = dummy_names(unit, names, flavour);
     out.retain(|n| !procedures.contains(&n.as_str()));
     out

@@ -261,46 +261,19 @@ pub fn first_allocations(text: &str, spec_end: usize) -> String {
 /// ends.
 pub fn unread_dummies(text: &str, spec_end: usize, dummies: &[String]) -> (String, usize) {
     let spec_end = spec_end.min(text.len());
-    let mut lines: Vec<(usize, &str)> = Vec::new();
-    let mut at = 0;
-    for l in text.split_inclusive('\n') {
-        lines.push((at, l));
-        at += l.len();
-    }
-    // The header may be continued.
-    let body = lines
-        .iter()
-        .position(|(_, l)| !l.trim_end().ends_with('&'))
-        .map_or(lines.len(), |k| k + 1);
-    let code = Uses::of(&text[lines.get(body).map_or(text.len(), |l| l.0)..]);
+    let spec = SpecLines::of(&text[..spec_end]);
+    let code = Uses::of(&text[spec.body_start()..]);
     let mut inquiries = Vec::new();
     // The constant goes after the last declaration of a dummy.
     let mut after = 0;
     let mut indent = "";
     for name in dummies {
-        let declaring = lines[body..].iter().enumerate().find_map(|(k, (at, l))| {
-            let (ty, names) = declared(l)?;
-            names
-                .iter()
-                .any(|n| base_name(n).eq_ignore_ascii_case(name))
-                .then_some((body + k, *at, ty))
-        });
-        let Some((k, at, ty)) = declaring else {
+        let Some((ty, end, declared_indent)) = spec.declaring(name).next() else {
             continue;
         };
-        if at >= spec_end {
-            continue;
-        }
-        // After the declaration's last continuation line.
-        let last = lines[k..]
-            .iter()
-            .position(|(_, l)| !l.trim_end().ends_with('&'))
-            .map_or(lines.len() - 1, |j| k + j);
-        let end = lines[last].0 + lines[last].1.len();
         if end > after {
             after = end;
-            let l = lines[k].1;
-            indent = &l[..l.len() - l.trim_start().len()];
+            indent = declared_indent;
         }
         // A dummy procedure is not among `dummies`: it has no kind.
         if code.names(&name.to_ascii_lowercase()) {
@@ -327,6 +300,161 @@ pub fn unread_dummies(text: &str, spec_end: usize, dummies: &[String]) -> (Strin
     let added = w.finish();
     let out = format!("{}{}{}", &text[..after], added, &text[after..]);
     (out, spec_end + added.len())
+}
+
+/// `text` with a procedure pointer associated with each dummy procedure
+/// (`procedures`) its executable part never names — a routine of a split
+/// adjoint's reverse sweep keeps every argument of the calling
+/// convention but has no call to make — so that `gfortran -Wall` does not
+/// warn that it is unused: `procedure(logical(4)), pointer ::
+/// dfort_unread_p` after the last declaration of one, and `dfort_unread_p
+/// => p` first in the executable part (a procedure has no inquiry a
+/// constant could name). The pointer's interface is the procedure's
+/// type, or its PROCEDURE statement's interface; a function whose
+/// result's length is assumed (`character(len=*)`) is left as it is.
+/// Returns the text and where its specification part now ends.
+pub fn uncalled_procedures(text: &str, spec_end: usize, procedures: &[String]) -> (String, usize) {
+    let spec_end = spec_end.min(text.len());
+    let spec = SpecLines::of(&text[..spec_end]);
+    let code = Uses::of(&text[spec_end..]);
+    let mut after = 0;
+    let mut indent = "";
+    let mut pointers = Vec::new();
+    for name in procedures {
+        let lower = name.to_ascii_lowercase();
+        if code.names(&lower) {
+            continue;
+        }
+        let mut interface = None;
+        let mut typed = None;
+        let (mut declared_by, mut declared_indent) = (0, "");
+        for (ty, end, ind) in spec.declaring(name) {
+            let ty = ty.trim().to_ascii_lowercase();
+            if ty.starts_with("procedure(") {
+                let open = "procedure".len();
+                interface = crate::fortran::matching_paren(&ty, open)
+                    .map(|close| ty[open + 1..close].trim().to_string());
+            } else if type_inquiry(&ty).is_some() {
+                typed = Some(type_spec(&ty).to_string());
+            }
+            if end > declared_by {
+                declared_by = end;
+                declared_indent = ind;
+            }
+        }
+        let interface = interface.or(typed).unwrap_or_default();
+        if declared_by == 0 || interface.contains('*') || interface.contains(':') {
+            continue;
+        }
+        if declared_by > after {
+            after = declared_by;
+            indent = declared_indent;
+        }
+        pointers.push((interface, lower));
+    }
+    if pointers.is_empty() || after == 0 {
+        return (text.to_string(), spec_end);
+    }
+    let mut declarations = crate::fortran::Writer::default();
+    let mut statements = crate::fortran::Writer::default();
+    for _ in 0..indent.len() / 2 {
+        declarations.indent();
+        statements.indent();
+    }
+    declarations.line("! Dummy procedures this routine does not call, named for gfortran -Wall:");
+    for (interface, name) in &pointers {
+        declarations.line(&format!(
+            "procedure({interface}), pointer :: dfort_unread_{name}"
+        ));
+        statements.line(&format!("dfort_unread_{name} => {name}"));
+    }
+    let (declarations, statements) = (declarations.finish(), statements.finish());
+    let out = format!(
+        "{}{}{}{}{}",
+        &text[..after],
+        declarations,
+        &text[after..spec_end],
+        statements,
+        &text[spec_end..]
+    );
+    (out, spec_end + declarations.len())
+}
+
+/// A routine's specification part as lines, each with the offset it
+/// starts at; `body` is the first line after the header (which may be
+/// continued).
+struct SpecLines<'a> {
+    lines: Vec<(usize, &'a str)>,
+    body: usize,
+    len: usize,
+}
+
+impl<'a> SpecLines<'a> {
+    fn of(spec: &'a str) -> Self {
+        let mut lines = Vec::new();
+        let mut at = 0;
+        for l in spec.split_inclusive('\n') {
+            lines.push((at, l));
+            at += l.len();
+        }
+        let body = lines
+            .iter()
+            .position(|(_, l)| !l.trim_end().ends_with('&'))
+            .map_or(lines.len(), |k| k + 1);
+        SpecLines {
+            lines,
+            body,
+            len: spec.len(),
+        }
+    }
+
+    /// Where the lines after the header start.
+    fn body_start(&self) -> usize {
+        self.lines.get(self.body).map_or(self.len, |(at, _)| *at)
+    }
+
+    /// The declarations of `name` after the header, in order: each one's
+    /// type part, where its last continuation line ends, and its indent.
+    fn declaring<'s>(
+        &'s self,
+        name: &'s str,
+    ) -> impl Iterator<Item = (&'a str, usize, &'a str)> + 's {
+        let lines = &self.lines;
+        lines
+            .iter()
+            .enumerate()
+            .skip(self.body)
+            .filter_map(move |(k, (_, l))| {
+                let (ty, names) = declared(l)?;
+                if !names
+                    .iter()
+                    .any(|n| base_name(n).eq_ignore_ascii_case(name))
+                {
+                    return None;
+                }
+                let last = lines[k..]
+                    .iter()
+                    .position(|(_, l)| !l.trim_end().ends_with('&'))
+                    .map_or(lines.len() - 1, |j| k + j);
+                let end = lines[last].0 + lines[last].1.len();
+                Some((ty, end, &l[..l.len() - l.trim_start().len()]))
+            })
+    }
+}
+
+/// The type of a declaration's type part (lower case): `logical(4)` of
+/// `logical(4), external`.
+fn type_spec(ty: &str) -> &str {
+    let mut depth = 0;
+    for (i, c) in outside_literals(ty) {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => return ty[..i].trim(),
+            _ => {}
+        }
+    }
+    ty.trim()
 }
 
 /// The name an entity declares: `x` of `x(n)`, `n = 0` or `p => null()`.
@@ -684,5 +812,29 @@ mod tests {
         let read = "subroutine g_b(f)\n  real(8) :: f\n  f = 0\nend subroutine\n";
         let spec_end = read.find("  f = 0").unwrap();
         assert_eq!(unread_dummies(read, spec_end, &["f".to_string()]).0, read);
+    }
+
+    #[test]
+    fn dummy_procedures_nothing_calls_are_associated_with_a_pointer() {
+        let procedures: Vec<String> = ["f", "g", "h", "c", "k"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        // f, g and h are not called; c is; k's result has an assumed length.
+        let text = "subroutine r_rev(f, g, h, c, k, x)\n  logical(4), external :: f\n  external :: g\n  procedure(iface) :: h\n  real(8), external :: c\n  character(len=*), external :: k\n  real(8) :: x\n  ! r.f:3: x = c(x) ! f(x)\n  x = c(x)\nend subroutine\n";
+        let spec_end = text.find("  ! r.f:3").unwrap();
+        let (out, end) = uncalled_procedures(text, spec_end, &procedures);
+        assert_eq!(
+            out,
+            "subroutine r_rev(f, g, h, c, k, x)\n  logical(4), external :: f\n  external :: g\n  procedure(iface) :: h\n  ! Dummy procedures this routine does not call, named for gfortran -Wall:\n  procedure(logical(4)), pointer :: dfort_unread_f\n  procedure(), pointer :: dfort_unread_g\n  procedure(iface), pointer :: dfort_unread_h\n  real(8), external :: c\n  character(len=*), external :: k\n  real(8) :: x\n  dfort_unread_f => f\n  dfort_unread_g => g\n  dfort_unread_h => h\n  ! r.f:3: x = c(x) ! f(x)\n  x = c(x)\nend subroutine\n"
+        );
+        assert!(out[end..].starts_with("  dfort_unread_f => f\n"));
+        // Every one called: the text unchanged.
+        let called = "subroutine s(f)\n  external :: f\n  call f()\nend subroutine\n";
+        let spec_end = called.find("  call").unwrap();
+        assert_eq!(
+            uncalled_procedures(called, spec_end, &["f".to_string()]).0,
+            called
+        );
     }
 }

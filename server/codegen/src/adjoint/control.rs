@@ -527,6 +527,7 @@ impl Gen<'_> {
         );
         let mut pre = self.entry_saves(plan);
         if counted.is_none() {
+            self.out.trip_counts.push(self.out.counters);
             pre.push(format!("{cnt} = 0"));
         }
         pre.push(format!("do while ({})", print(&inp.unit, cond)));

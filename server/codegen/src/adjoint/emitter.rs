@@ -31,6 +31,9 @@ pub(super) struct Emitter {
     pub trace: RoutineTrace,
     /// Loops seen so far (each gets its own counter variables).
     pub counters: usize,
+    /// The loops whose trips the forward sweep counts (`dfort_count<n>`,
+    /// a DO WHILE loop's trip count; the others' counter is not set).
+    pub trip_counts: Vec<usize>,
     /// How many DO loops enclose the statement being generated.
     pub loop_depth: usize,
     /// Indices of the enclosing counted loops the reverse sweep replays.
@@ -106,6 +109,7 @@ impl Emitter {
             refusals: Vec::new(),
             trace: RoutineTrace::new(unit, unstructured),
             counters: 0,
+            trip_counts: Vec::new(),
             loop_depth: 0,
             replayed: Vec::new(),
             varied: BitSet::default(),

@@ -477,7 +477,8 @@ fn reverse_sweep(
 /// routine on the tape: the values of its scalar locals (the analysis
 /// admits no other locals, [`dfort_analysis::split::callee_fits`]) and
 /// of the generator's integer temporaries (not `dfort_branch`, which
-/// the reverse sweep pops before it reads it).
+/// the reverse sweep pops before it reads it, nor a counter the forward
+/// sweep never sets).
 fn carried(inp: &RoutineInputs, out: &Emitter) -> Vec<String> {
     let unit = &inp.unit;
     let mut names: Vec<String> = declaration_order(unit)
@@ -496,7 +497,7 @@ fn carried(inp: &RoutineInputs, out: &Emitter) -> Vec<String> {
         })
         .map(|s| unit.symbol(s).name.clone())
         .collect();
-    names.extend((1..=out.counters).map(|k| format!("dfort_count{k}")));
+    names.extend(out.trip_counts.iter().map(|k| format!("dfort_count{k}")));
     names.extend((1..=out.int_temps.len()).map(|k| format!("dfort_i{k}")));
     names
 }
