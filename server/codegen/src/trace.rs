@@ -88,6 +88,10 @@ pub struct RoutineTrace {
     /// How each address value is recovered in the reverse sweep: the
     /// planned loop (none for a unit with jumps), the variable, how.
     pub recoveries: Vec<(Option<StmtId>, SymbolId, Choice)>,
+    /// How many assignments of a shared value (`dfort_v<k> = …`) the
+    /// reverse sweep leaves out because the temporary holds that value
+    /// already ([`crate::adjoint`]'s held values).
+    pub values_held: usize,
 }
 
 impl RoutineTrace {
@@ -104,6 +108,7 @@ impl RoutineTrace {
             by_blocks,
             dropped: Vec::new(),
             recoveries: Vec::new(),
+            values_held: 0,
         }
     }
     pub(crate) fn association(&mut self, st: StmtId, pointer: String) {

@@ -93,6 +93,10 @@ pub struct Hint {
     pub tooltip: String,
     /// The hint precedes the text at `offset` (else follows what is before it).
     pub before: bool,
+    /// A `push(g(…))` hint's outer function: the reference the result is
+    /// an actual of, whose adjoint reads it (its snapshot saves it);
+    /// `None` when the assignment's adjoint reads it, and on other hints.
+    pub read_by: Option<String>,
 }
 
 pub fn inlay_hints(snap: &Snapshot, path: &Path, range: TextRange, kinds: HintKinds) -> Vec<Hint> {
@@ -155,6 +159,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                             kind: HintKind::Active,
                             tooltip: crate::render::active_tooltip(&unit.symbol(*s).name),
                             before: false,
+                            read_by: None,
                         });
                     }
                 }
@@ -181,6 +186,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                 kind: HintKind::Reversal,
                 tooltip: crate::render::BLOCKS_TOOLTIP.into(),
                 before: true,
+                read_by: None,
             });
         }
     }
@@ -201,6 +207,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                 kind: HintKind::Reversal,
                 tooltip,
                 before: true,
+                read_by: None,
             });
         }
     }
@@ -234,6 +241,7 @@ fn unit_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
                     kind: HintKind::Push,
                     tooltip: crate::render::tbr_push_tooltip(&names),
                     before: true,
+                    read_by: None,
                 });
             }
         }
@@ -267,6 +275,7 @@ fn result_hints(snap: &Snapshot, pushed: &[PushedResult], out: &mut Vec<Hint>) {
             kind: HintKind::Push,
             tooltip,
             before: true,
+            read_by: r.read_by.and_then(name).map(str::to_string),
         });
     }
 }
@@ -293,6 +302,7 @@ fn association_hints(snap: &Snapshot, unit: &Unit, out: &mut Vec<Hint>) {
             kind: HintKind::Push,
             tooltip: crate::render::association_push_tooltip(&names),
             before: true,
+            read_by: None,
         });
     }
 }
@@ -320,6 +330,7 @@ fn call_hints(snap: &Snapshot, unit: &Unit, calls: &[CheckpointedCall], out: &mu
                     kind: HintKind::Reversal,
                     tooltip: crate::render::split_call_tooltip(&callee.name),
                     before: true,
+                    read_by: None,
                 });
             }
         }
@@ -382,6 +393,7 @@ fn call_hints(snap: &Snapshot, unit: &Unit, calls: &[CheckpointedCall], out: &mu
             kind: HintKind::Push,
             tooltip: crate::render::checkpoint_tooltip(&callee.name, &why, cp.split),
             before: true,
+            read_by: None,
         });
     }
 }
@@ -494,6 +506,7 @@ fn address_hints(snap: &Snapshot, host_unit: &Unit, out: &mut Vec<Hint>) {
                 kind: HintKind::Address,
                 tooltip,
                 before: false,
+                read_by: None,
             });
         }
     };

@@ -149,6 +149,16 @@ pub fn class_of(unit: &Unit, s: SymbolId) -> Option<&[SymbolId]> {
         .map(|c| c.as_slice())
 }
 
+/// Whether `e` names variable `s` (whole, or an element, a section or a
+/// component of it).
+pub fn mentions(e: &Expr, s: SymbolId) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        found |= matches!(x.kind, ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. } if v == s)
+    });
+    found
+}
+
 /// The references to procedures dfort has the source of in `e`, in the
 /// order they are evaluated (innermost first), with their arguments.
 pub fn function_references(e: &Expr) -> Vec<(UnitId, &[Arg])> {

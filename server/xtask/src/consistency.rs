@@ -715,15 +715,11 @@ fn editor_facts(snap: &Snapshot) -> Facts {
                     }
                 }
                 // A function reference whose result the forward sweep
-                // pushes (`push(g(…))`); the tooltip names the outer
-                // reference whose snapshot saves it, if any.
+                // pushes (`push(g(…))`), with the outer reference whose
+                // snapshot saves it, if any.
                 HintKind::Push if h.label.ends_with("(…))") => {
                     let g = h.label.trim_start_matches("push(").trim_end_matches("(…))");
-                    let by = h
-                        .tooltip
-                        .split_once("an actual of the reference to `")
-                        .and_then(|(_, r)| r.split('`').next())
-                        .unwrap_or("assignment");
+                    let by = h.read_by.as_deref().unwrap_or("assignment");
                     f.pushed_results.insert((l, result_push(g, by)));
                 }
                 HintKind::Push => {

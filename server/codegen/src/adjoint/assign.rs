@@ -947,20 +947,9 @@ fn outer(u: &str, v: &str) -> String {
 /// may then be `s`'s own, which must be read before they change.
 fn mentions_storage(unit: &Unit, e: &Expr, s: SymbolId) -> bool {
     match dfort_ir::queries::class_of(unit, s) {
-        Some(class) => class.iter().any(|&m| mentions(e, m)),
-        None => mentions(e, s),
+        Some(class) => class.iter().any(|&m| dfort_ir::queries::mentions(e, m)),
+        None => dfort_ir::queries::mentions(e, s),
     }
-}
-
-/// Whether `e` mentions variable `s`.
-pub(super) fn mentions(e: &Expr, s: SymbolId) -> bool {
-    let mut found = false;
-    e.walk(&mut |x| {
-        if matches!(x.kind, ExprKind::Var(v) | ExprKind::ArrayRef { array: v, .. } if v == s) {
-            found = true;
-        }
-    });
-    found
 }
 
 /// Whether an assignment target denotes more than one element.

@@ -15,7 +15,6 @@
 //! active actual passed to a routine without a derivative is refused (the
 //! rule of [`dfort_analysis::activity::Activity::active_actuals`]).
 
-use super::assign::mentions;
 use super::dispatch::Gen;
 use super::sweep::Line;
 use crate::calls::{prepare, result_type, DerivActual, Keywords, Prepared};
@@ -25,6 +24,7 @@ use dfort_analysis::dep::GlobalKey;
 use dfort_analysis::references::ReferenceCheckpoint;
 use dfort_ir::dp::target;
 use dfort_ir::dump::call_statement;
+use dfort_ir::queries::mentions;
 use dfort_ir::*;
 
 /// The reverse sweep of the function references hoisted out of an

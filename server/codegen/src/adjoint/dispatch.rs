@@ -37,7 +37,18 @@ impl<'a> Gen<'a> {
         for id in ids {
             rev.push(self.stmt(*id));
         }
-        rev.into_iter().rev().flatten().collect()
+        self.without_recomputed(rev.into_iter().rev().flatten().collect())
+    }
+
+    /// A block's reverse lines without the shared values they compute
+    /// again ([`super::held_values`]).
+    pub fn without_recomputed(&mut self, lines: Vec<Line>) -> Vec<Line> {
+        let bname = &self.inp.bname;
+        let before = lines.len();
+        let kept =
+            super::held_values::without_recomputed(lines, |n| bname.values().any(|b| b == n));
+        self.out.trace.values_held += before - kept.len();
+        kept
     }
 
     /// Forward sweep of statement `id`; returns its reverse sweep.

@@ -80,6 +80,7 @@ mod call_site;
 mod control;
 mod dispatch;
 mod emitter;
+mod held_values;
 mod inputs;
 mod io;
 mod planned;

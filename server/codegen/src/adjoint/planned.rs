@@ -70,7 +70,7 @@ impl Gen<'_> {
                         .trace
                         .recovery(Some(plan.stmt), plan.versions[v].var, how);
                 }
-                items
+                let lines = items
                     .into_iter()
                     .flat_map(|it| match it {
                         crate::recover::Item::Line(s) => vec![Line::Plain(s)],
@@ -78,7 +78,8 @@ impl Gen<'_> {
                             revs.get_mut(p).and_then(Option::take).unwrap_or_default()
                         }
                     })
-                    .collect()
+                    .collect();
+                self.without_recomputed(lines)
             }
             Err(m) => {
                 let span = unit.stmt(plan.stmt).span;

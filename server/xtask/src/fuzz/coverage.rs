@@ -123,6 +123,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: an IF or SELECT CASE whose conditions the reverse sweep evaluates again (nothing they read changes once it starts)"),
     drawn("adjoint: a whole derived value saved on the tape as one record"),
     drawn("adjoint: an accumulation into a component whose terms read other components of its variable (the component's adjoint passed through)"),
+    drawn("adjoint: a value the adjoints of consecutive statements share, computed once (its temporary holds it)"),
     drawn("adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)"),
     drawn("adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)"),
     drawn("adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)"),
@@ -753,8 +754,10 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     // components of the same variable: its adjoint passes the
     // component's adjoint through ([`dfort_ir::accumulation`]).
     if snap.program.units.iter().any(|u| {
-        let (Some(act), Some(a)) = (snap.analysis().activity_of(u.id), snap.analysis().unit(u.id))
-        else {
+        let (Some(act), Some(a)) = (
+            snap.analysis().activity_of(u.id),
+            snap.analysis().unit(u.id),
+        ) else {
             return false;
         };
         a.stmts.iter().any(|st| {
@@ -765,13 +768,7 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
                 return false;
             };
             let reads_own = |terms: Vec<(&dfort_ir::Expr, i8)>| {
-                terms.iter().any(|(e, _)| {
-                    let mut found = false;
-                    e.walk(&mut |x| {
-                        found |= matches!(x.kind, dfort_ir::ExprKind::Var(v) | dfort_ir::ExprKind::ArrayRef { array: v, .. } if v == t)
-                    });
-                    found
-                })
+                terms.iter().any(|(e, _)| dfort_ir::queries::mentions(e, t))
             };
             act.active_after(st.id, t)
                 && dfort_ir::accumulation::terms(&snap.analysis().program, a, lhs, rhs)
@@ -779,6 +776,15 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         })
     }) {
         out.push("adjoint: an accumulation into a component whose terms read other components of its variable (the component's adjoint passed through)");
+    }
+    // The generator's record of the adjoint of the root: a shared value
+    // the reverse sweep did not compute again.
+    let root = snap.program.units.iter().find(|u| u.name == "fz");
+    if root.is_some_and(|r| {
+        dfort_codegen::adjoint::adjoint_of(snap.analysis(), r.id, "")
+            .is_ok_and(|(_, traces)| traces.iter().any(|t| t.values_held > 0))
+    }) {
+        out.push("adjoint: a value the adjoints of consecutive statements share, computed once (its temporary holds it)");
     }
     if snap.program.units.iter().any(|u| {
         let (Some(t), Some(u)) = (snap.analysis().tbr_of(u.id), snap.analysis().unit(u.id)) else {

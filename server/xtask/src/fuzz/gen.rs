@@ -759,6 +759,15 @@ impl<'r> Generator<'r> {
             self.insert_set_and_uses(&mut body, prologue, set, uses);
         }
         std::mem::swap(&mut *self.rng, &mut side);
+        // Two accumulations sharing a value (their adjoints compute it
+        // once), from a side stream of their own likewise.
+        let mut side = Rng::seed_from_u64(probe.random::<u64>() ^ 0x5ba7_ed00_c0ff_ee11);
+        std::mem::swap(&mut *self.rng, &mut side);
+        if self.chance(0.3) {
+            let set = self.shared_value_pair(&anywhere(&env));
+            self.insert_set_and_uses(&mut body, prologue, set, Vec::new());
+        }
+        std::mem::swap(&mut *self.rng, &mut side);
         self.dynamic_constructs(
             &env,
             (&mut decls, &mut spec, &mut body),
@@ -3712,6 +3721,34 @@ impl<'r> Generator<'r> {
         let lhs = self.element(env, &t);
         let rhs = self.rexpr(env, 3);
         vec![Stmt::Assign(lhs, rhs)]
+    }
+
+    /// Two accumulations whose right-hand sides share a value, `v = v +
+    /// x*exp(x/(1 + x*x))` then `w = w - x*exp(x/(1 + x*x))` (as Bratu's
+    /// three updates share theirs): the second statement's adjoint, run
+    /// first, computes it, and the first's finds it held.
+    fn shared_value_pair(&mut self, env: &Env) -> Vec<Stmt> {
+        let (Some(t), Some(u)) = (self.target(env), self.target(env)) else {
+            return Vec::new();
+        };
+        let (lhs, other) = (self.element(env, &t), self.element(env, &u));
+        let x = self.rexpr(env, 1);
+        let shared = || {
+            let ratio = Expr::bin(
+                "/",
+                x.clone(),
+                Expr::bin(
+                    "+",
+                    Expr::lit("1.0d0"),
+                    Expr::bin("*", x.clone(), x.clone()),
+                ),
+            );
+            Expr::bin("*", x.clone(), Expr::call("exp", vec![ratio]))
+        };
+        vec![
+            Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, shared())),
+            Stmt::Assign(other.clone(), Expr::bin("-", other, shared())),
+        ]
     }
 
     /// `v = v + e`, `v = v*e + c` (Horner), `v = v*e`, `v = e - v`.
