@@ -2003,6 +2003,53 @@ fn intermediates_of_an_edge_loop_are_recomputed_not_pushed() {
 }
 
 #[test]
+fn a_module_array_a_calls_snapshot_restores_is_not_recorded_again_by_the_callee() {
+    // ocean_cost's time loop calls step, which reads the module arrays h
+    // and flux. The call's snapshot saves them, so the next step's writes
+    // need not record them for this one: step records h (its own adjoint
+    // reads h after overwriting it) and not flux.
+    let file = "tests/fixtures/kernels/fields.f90";
+    let roles = ["--independent", "h0,dt", "--dependent", "cost"];
+    let args = [
+        &["analyze", file, "--root", "ocean_cost", "--format", "json"],
+        &roles[..],
+    ]
+    .concat();
+    let (code, out, err) = dfort(&args);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let unit = doc["units"]
+        .as_array()
+        .and_then(|us| us.iter().find(|u| u["name"] == "step"))
+        .expect("step analysed");
+    let records: Vec<_> = unit["tbr"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| r["variable"].clone())
+        .collect();
+    assert_eq!(records, ["h"], "{unit}");
+    let step = |text: &str| {
+        let body = &text[text.find("subroutine step_b").expect("step_b")..];
+        body[..body.find("end subroutine step_b").unwrap()].to_string()
+    };
+    let text = adjoint_text(file, "ocean_cost", &roles, "modsnap");
+    let body = step(&text);
+    assert!(body.contains("call dfort_push(h(i))"), "{body}");
+    assert!(!body.contains("call dfort_push(flux"), "{body}");
+    // The snapshot around the call still saves h.
+    assert!(text.contains("    call dfort_push(h)\n"), "{text}");
+    // Without TBR (every overwrite recorded), step records flux too.
+    let all = adjoint_text(
+        file,
+        "ocean_cost",
+        &[&roles[..], &["--no-tbr"]].concat(),
+        "modsnap-all",
+    );
+    assert!(step(&all).contains("call dfort_push(flux(i))"), "{all}");
+}
+
+#[test]
 fn a_function_references_actuals_are_left_to_its_snapshot_and_an_unread_result_is_not_pushed() {
     // `a = corner(k); b = …; perim = perim + dist(a, b)` in a loop:
     // dist's snapshot restores a and b, so their assignments record

@@ -100,6 +100,11 @@ pub struct Tbr {
     /// instead of the unit recording its overwrites
     /// ([`crate::left_to_callers`]).
     pub left_to_callers: Vec<SymbolId>,
+    /// Per CALL: the module and COMMON variables its callee's adjoint
+    /// requires that the call's snapshot restores — required there, not
+    /// of the statements after it, which then need not record them for
+    /// the callee ([`Callees::snapshot_restored_globals`]).
+    pub snapshot_globals: std::collections::BTreeMap<StmtId, Vec<SymbolId>>,
     /// The loops whose own requirements of an array are reads of final
     /// values: their writes of it record only what reaches the loop from
     /// before it, and those in `recording` ([`crate::final_reads`]).
@@ -515,6 +520,7 @@ fn req_kill(
                 for a in args {
                     snapshot_restored(unit, &a.value, &mut restored);
                 }
+                cs.snapshot_restored_globals(unit, *c, args, &mut restored);
             }
         }
         StmtKind::Call { args, .. } => {
@@ -982,6 +988,17 @@ pub fn analyze_with(
         .filter(|(_, r)| r.split)
         .map(|(id, _)| id)
         .collect();
+    if !store_all {
+        tbr.snapshot_globals = full
+            .iter_enumerated()
+            .filter(|(id, _)| matches!(unit.stmt(*id).kind, StmtKind::Call { .. }))
+            .map(|(id, r)| {
+                let globals = r.restored.ids().filter(|s| unit.symbol(*s).is_global());
+                (id, globals.collect::<Vec<_>>())
+            })
+            .filter(|(_, g)| !g.is_empty())
+            .collect();
+    }
     tbr.passive_references = full
         .iter_enumerated()
         .filter(|(_, r)| !r.passive_references.is_empty())
@@ -1084,6 +1101,7 @@ fn records_of(
         in_req: IdVec::from_elem(BitSet::default(), n),
         records: Vec::new(),
         left_to_callers: Vec::new(),
+        snapshot_globals: Default::default(),
         final_reads: Vec::new(),
         split: Vec::new(),
         passive_references: Default::default(),
@@ -1326,6 +1344,33 @@ impl Callees<'_> {
             if t.kill.contains(i) && !b.keeps_old {
                 if let Some(o) = b.output {
                     kill.insert(o);
+                }
+            }
+        }
+    }
+}
+
+impl Callees<'_> {
+    /// The module and COMMON variables of `unit` among Req(I) of
+    /// `call c(args)`: the call's snapshot saves what the callee's adjoint
+    /// reads of them when the call or anything after it may change them
+    /// ([`crate::checkpoint`]), as it saves the variables of the actuals
+    /// ([`snapshot_restored`]). Pointers are left out (the snapshot saves
+    /// their targets' values, not their associations).
+    fn snapshot_restored_globals(&self, unit: &Unit, c: UnitId, args: &[Arg], out: &mut BitSet) {
+        let (Some(Some(dep)), Some(Some(t))) = (self.dep.get(c), self.tbr.get(c)) else {
+            return;
+        };
+        let binds = bind_call(self.program, unit, &self.space, self.dep, c, args);
+        for (i, (iface, b)) in dep.iface.iter().zip(&binds).enumerate() {
+            if !t.req.contains(i) || !matches!(iface, Iface::Global(_)) {
+                continue;
+            }
+            for s in b.inputs.iter().filter(|&s| s < unit.symbols.len()) {
+                let s = SymbolId::new(s);
+                let declared = crate::dep::global_key(self.program, unit, s).is_some();
+                if declared && is_variable(unit, s) && !unit.symbol(s).attrs.pointer {
+                    out.insert_id(s);
                 }
             }
         }
