@@ -2050,6 +2050,20 @@ fn a_module_array_a_calls_snapshot_restores_is_not_recorded_again_by_the_callee(
 }
 
 #[test]
+fn an_array_the_callee_fills_before_reading_it_is_left_out_of_the_snapshot() {
+    // step fills flux(1:n-1) before its second loop reads flux(1:n-1):
+    // step_b never reads flux's value on entry, so the call's snapshot
+    // saves h alone.
+    let file = "tests/fixtures/kernels/fields.f90";
+    let roles = ["--independent", "h0,dt", "--dependent", "cost"];
+    let text = adjoint_text(file, "ocean_cost", &roles, "filled");
+    let root = &text[text.find("subroutine ocean_cost_b").expect("ocean_cost_b")..];
+    assert!(root.contains("    call dfort_push(h)\n"), "{root}");
+    assert!(!root.contains("call dfort_push(flux)"), "{root}");
+    assert!(!root.contains("call dfort_pop(flux)"), "{root}");
+}
+
+#[test]
 fn a_function_references_actuals_are_left_to_its_snapshot_and_an_unread_result_is_not_pushed() {
     // `a = corner(k); b = …; perim = perim + dist(a, b)` in a loop:
     // dist's snapshot restores a and b, so their assignments record

@@ -102,6 +102,9 @@ pub struct UnitDecisions {
     /// declarations' bounds read; `None` when it reads everything the
     /// unit reads (`--no-tbr`).
     pub entry_needs: Option<BitSet>,
+    /// The arrays left out of `entry_needs` because the unit fills them
+    /// before it reads them ([`crate::filled_first`]).
+    pub filled_first: Vec<SymbolId>,
     /// The checkpoint of each CALL statement: what the forward sweep
     /// pushes around it and why ([`crate::checkpoint`]; filled by
     /// [`with_calls`] once every unit's `entry_needs` is known).
@@ -358,6 +361,7 @@ pub fn decide(
             pushed,
             block_saves,
             entry_needs: None,
+            filled_first: Vec::new(),
             calls: BTreeMap::new(),
             references: BTreeMap::new(),
             accumulated: crate::final_reads::accumulated_elements(program, unit),
@@ -406,6 +410,12 @@ pub fn decide(
         liveness::dead_loops(unit, &mut live, |id| droppable_loop(&reversal, id));
     }
     let mut entry_needs = std::mem::take(&mut live.live_at_entry);
+    // Arrays filled before anything reads them: their entry values are
+    // not read, though whole-variable liveness finds them live.
+    let filled_first = crate::filled_first::arrays(program, unit, tbr, effects, &entry_needs);
+    for a in &filled_first {
+        entry_needs.remove_id(*a);
+    }
     for sym in &unit.symbols {
         for d in &sym.dims {
             for b in [&d.lower, &d.upper].into_iter().flatten() {
@@ -443,6 +453,7 @@ pub fn decide(
         pushed,
         block_saves,
         entry_needs: Some(entry_needs),
+        filled_first,
         calls: BTreeMap::new(),
         references: BTreeMap::new(),
         accumulated: crate::final_reads::accumulated_elements(program, unit),

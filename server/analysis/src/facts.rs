@@ -614,6 +614,7 @@ fn analyse_resolved(
             // What the user's adjoint reads is unknown: everything.
             if supplied[i] {
                 decisions.entry_needs = None;
+                decisions.filled_first.clear();
             }
             // Reports, in the default mode, for the units the adjoint
             // works in.

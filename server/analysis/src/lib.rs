@@ -20,6 +20,7 @@ pub mod engine;
 pub mod explain;
 pub mod face_elimination;
 pub mod facts;
+pub mod filled_first;
 pub mod final_reads;
 pub mod flatten;
 pub mod incremental;

@@ -33,7 +33,7 @@ pub enum Bound {
 }
 
 impl Bound {
-    pub(super) fn constant(&self) -> Option<i64> {
+    pub(crate) fn constant(&self) -> Option<i64> {
         match self {
             Bound::Int(v) => Some(*v),
             _ => None,

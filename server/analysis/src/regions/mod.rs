@@ -48,7 +48,7 @@ use dfort_ir::bitset::BitSet;
 use dfort_ir::*;
 use std::collections::BTreeMap;
 
-mod bound;
+pub(crate) mod bound;
 mod counters;
 mod elements;
 mod eval;

@@ -115,6 +115,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("expression: TRANSFER of a real value to its own type"),
     drawn("adjoint: array argument its callers save (its overwrites in deeper loops not recorded)"),
     drawn("adjoint: a module or COMMON variable a callee's adjoint reads, required of no statement after the call (its snapshot restores it)"),
+    drawn("adjoint: an array a callee fills before reading it, left out of its calls' snapshots"),
     drawn("adjoint: writes that record nothing of the reads of final values in their loop (a triangular solve in place)"),
     drawn("adjoint: the one element a loop's iterations all name (its adjoint's sum may be held in registers)"),
     drawn("adjoint: an IF or SELECT CASE that records no arm (its arms give the reverse sweep nothing to do)"),
@@ -660,6 +661,18 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
             .is_some_and(|t| !t.snapshot_globals.is_empty())
     }) {
         out.push("adjoint: a module or COMMON variable a callee's adjoint reads, required of no statement after the call (its snapshot restores it)");
+    }
+    if snap.program.units.iter().any(|u| {
+        let called = !snap.program.call_graph.calls_to[u.id].is_empty();
+        called
+            && snap
+                .analysis()
+                .decisions_of(u.id)
+                .is_some_and(|d| !d.filled_first.is_empty())
+    }) {
+        out.push(
+            "adjoint: an array a callee fills before reading it, left out of its calls' snapshots",
+        );
     }
     // The analyses' statement ids name the unit as analysed (EXIT and
     // CYCLE structured), not the lowered one.

@@ -892,6 +892,16 @@ impl<'r> Generator<'r> {
             let roles = (&independents[..], &dependents[..]);
             self.hidden_levels(&late, roles, &mut spec, &mut body, prologue, &mut externals);
         }
+        // Issue 44: a time step that fills a COMMON array before reading
+        // it (its adjoint does not read the array's value on entry, so
+        // no call's snapshot saves it), from a side stream of its own.
+        let mut side = Rng::seed_from_u64(self.rng.clone().random::<u64>() ^ 0x0f11_ed5f_1257_0044);
+        std::mem::swap(&mut *self.rng, &mut side);
+        if self.chance(0.15) {
+            let roles = (&independents[..], &dependents[..]);
+            self.filled_step(&late, roles, &mut spec, &mut body, prologue, &mut externals);
+        }
+        std::mem::swap(&mut *self.rng, &mut side);
         // Issue 41: a procedure argument declared as current LAPACK
         // declares its selection functions, given an EXTERNAL function.
         if self.chance(0.1) {
@@ -1779,6 +1789,15 @@ impl<'r> Generator<'r> {
         Some((t, rhs))
     }
 
+    /// A target and the value a COMMON field is set to: `0.5` plus an
+    /// expression plus an element of an independent
+    /// ([`Generator::target_and_input`]).
+    fn field_value(&mut self, env: &Env, roles: (&[String], &[String])) -> Option<(RVar, Expr)> {
+        self.target_and_input(env, roles, |g| {
+            Expr::bin("+", Expr::lit("0.5d0"), g.rexpr(env, 1))
+        })
+    }
+
     /// The COMMON field `hl(N, 3)` of /fzl/ (`N` the arrays' extent),
     /// stepped one level at a time by `fz_lv(k)` (nonlinearly, so that
     /// its adjoint reads the level) and `fz_lt(m)`, which does not declare
@@ -1794,10 +1813,7 @@ impl<'r> Generator<'r> {
         prologue: usize,
         externals: &mut Vec<Proc>,
     ) {
-        let roles = (independents, dependents);
-        let Some((t, rhs)) = self.target_and_input(env, roles, |g| {
-            Expr::bin("+", Expr::lit("0.5d0"), g.rexpr(env, 1))
-        }) else {
+        let Some((t, rhs)) = self.field_value(env, (independents, dependents)) else {
             return;
         };
         let n = self.n;
@@ -1847,6 +1863,67 @@ impl<'r> Generator<'r> {
             Stmt::Assign(Expr::var("hl"), rhs),
             Stmt::Call("fz_lt".into(), vec![Expr::int(level)]),
             self.add_sum(lhs, "hl"),
+        ];
+        self.insert_group(body, prologue, group);
+    }
+
+    /// The COMMON fields `hq(N + 1)` and `fq(N + 1)` of /fzq/, stepped
+    /// twice by `fz_fs(c)`, which fills `fq(1:N)` from `hq` and then
+    /// updates `hq(2:N)` from `fq` (a model's flux and height): `fq`'s
+    /// value on entry is never read. The root sets `hq` from the inputs,
+    /// calls the step with a real actual of the inputs, and adds both
+    /// fields into a target (a dependent when one can be written).
+    fn filled_step(
+        &mut self,
+        env: &Env,
+        (independents, dependents): (&[String], &[String]),
+        spec: &mut Vec<String>,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+        externals: &mut Vec<Proc>,
+    ) {
+        let Some((t, rhs)) = self.field_value(env, (independents, dependents)) else {
+            return;
+        };
+        let m = self.n + 1;
+        let common = vec![
+            format!("real(8) :: hq({m}), fq({m})"),
+            "common /fzq/ hq, fq".to_string(),
+        ];
+        let a = self.literal();
+        externals.push(Proc {
+            spec: common.clone(),
+            ..Proc::plain(
+                ProcKind::Subroutine,
+                "fz_fs".into(),
+                vec!["c".into()],
+                vec![
+                    Decl::real("c", Vec::new()).with_intent("in"),
+                    Decl::int("i"),
+                ],
+                vec![Stmt::Raw(vec![
+                    format!("do i = 1, {}", m - 1),
+                    format!("  fq(i) = 0.1d0*{}*(hq(i)**2 - hq(i + 1)**2)", a.print()),
+                    "end do".into(),
+                    format!("do i = 2, {}", m - 1),
+                    "  hq(i) = hq(i) + 0.1d0*c*(fq(i - 1) - fq(i))".into(),
+                    "end do".into(),
+                ])],
+            )
+        });
+        spec.extend(common);
+        let lhs = self.element(env, &t);
+        let step = |g: &mut Self| {
+            let c = Expr::call("sin", vec![g.rexpr(env, 1)]);
+            Stmt::Call("fz_fs".into(), vec![c])
+        };
+        let group = vec![
+            Stmt::Assign(Expr::var("hq"), rhs),
+            Stmt::Assign(Expr::var("fq"), Expr::lit("0.0d0")),
+            step(self),
+            step(self),
+            self.add_sum(lhs.clone(), "hq"),
+            self.add_sum(lhs, "fq"),
         ];
         self.insert_group(body, prologue, group);
     }
