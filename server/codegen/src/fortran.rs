@@ -153,6 +153,28 @@ pub(crate) fn outside_literals(s: &str) -> impl Iterator<Item = (usize, char)> +
     })
 }
 
+/// The items of a comma-separated list (`a, b(:, 1), n = [1, 2]`),
+/// trimmed: split at the commas outside parentheses, brackets and
+/// character constants.
+pub(crate) fn top_level_items(s: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in outside_literals(s) {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(s[start..].trim());
+    items
+}
+
 /// Where the `(` at byte `open` of `s` closes (outside character
 /// constants).
 pub(crate) fn matching_paren(s: &str, open: usize) -> Option<usize> {

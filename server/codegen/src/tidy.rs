@@ -164,21 +164,7 @@ pub(crate) fn declared(line: &str) -> Option<(&str, Vec<&str>)> {
     if ty.to_ascii_lowercase().contains("parameter") {
         return None;
     }
-    let mut entities = Vec::new();
-    let mut depth = 0;
-    let mut start = 0;
-    for (i, c) in outside_literals(names) {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => depth -= 1,
-            ',' if depth == 0 => {
-                entities.push(names[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    entities.push(names[start..].trim());
+    let entities = crate::fortran::top_level_items(names);
     Some((ty, entities))
 }
 
@@ -187,7 +173,7 @@ pub(crate) fn declared(line: &str) -> Option<(&str, Vec<&str>)> {
 fn plain_type(ty: &str) -> bool {
     let ty = ty.to_ascii_lowercase();
     let typed = type_inquiry(&ty).is_some();
-    let attributes = ty.split(',').skip(1).map(str::trim);
+    let items = crate::fortran::top_level_items(&ty);
     let plain = [
         "dimension",
         "allocatable",
@@ -197,8 +183,9 @@ fn plain_type(ty: &str) -> bool {
         "contiguous",
     ];
     typed
-        && attributes
-            .clone()
+        && items
+            .iter()
+            .skip(1)
             .all(|a| plain.iter().any(|p| a.starts_with(p)))
 }
 
@@ -284,7 +271,7 @@ pub fn unread_dummies(text: &str, spec_end: usize, dummies: &[String]) -> (Strin
         };
         inquiries.push(format!("{inquiry}({name})"));
     }
-    if inquiries.is_empty() || after > spec_end {
+    if inquiries.is_empty() {
         return (text.to_string(), spec_end);
     }
     let mut w = crate::fortran::Writer::default();
@@ -445,16 +432,7 @@ impl<'a> SpecLines<'a> {
 /// The type of a declaration's type part (lower case): `logical(4)` of
 /// `logical(4), external`.
 fn type_spec(ty: &str) -> &str {
-    let mut depth = 0;
-    for (i, c) in outside_literals(ty) {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => return ty[..i].trim(),
-            _ => {}
-        }
-    }
-    ty.trim()
+    crate::fortran::top_level_items(ty)[0]
 }
 
 /// The name an entity declares: `x` of `x(n)`, `n = 0` or `p => null()`.

@@ -17,7 +17,7 @@
 //! inside a construct are their own blocks. What is left out computed the
 //! same value from the same operands: nothing changes but the work.
 
-use super::sweep::Line;
+use super::sweep::{assigned, mentions, Line};
 
 /// `lines` (a block's reverse sweep) without the value-numbering
 /// temporaries' assignments that give them the value they hold;
@@ -41,11 +41,11 @@ pub(super) fn without_recomputed(lines: Vec<Line>, adjoint: impl Fn(&str) -> boo
                 if held.iter().any(|(t, v)| t == target && v == value) {
                     continue;
                 }
-                held.retain(|(t, v)| t != target && !names(v, target));
+                held.retain(|(t, v)| t != target && !mentions(v, target));
                 held.push((target.to_string(), value.to_string()));
             }
             Some((target, _)) if target.starts_with("dfort_") || adjoint(target) => {
-                held.retain(|(_, v)| !names(v, target));
+                held.retain(|(_, v)| !mentions(v, target));
             }
             _ => held.clear(),
         }
@@ -58,25 +58,6 @@ pub(super) fn without_recomputed(lines: Vec<Line>, adjoint: impl Fn(&str) -> boo
 fn is_value_temp(name: &str) -> bool {
     name.strip_prefix("dfort_v")
         .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The variable an assignment line writes (lower case, without its
-/// subscripts or components) and the whole line's value: `("xb", "…")`
-/// of `xb(i) = xb(i) + …`; `None` for any other line.
-fn assigned(line: &str) -> Option<(&str, &str)> {
-    let (lhs, value) = line.trim().split_once(" = ")?;
-    let end = lhs
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(lhs.len());
-    let (name, rest) = lhs.split_at(end);
-    let starts_as_name = name.starts_with(|c: char| c.is_ascii_alphabetic());
-    let whole = rest.is_empty() || rest.starts_with('(') || rest.starts_with('%');
-    (starts_as_name && whole && name == name.to_ascii_lowercase()).then_some((name, value))
-}
-
-/// Whether `text` names `name` as a whole word.
-fn names(text: &str, name: &str) -> bool {
-    crate::fortran::whole_name_at(text, name).next().is_some()
 }
 
 #[cfg(test)]

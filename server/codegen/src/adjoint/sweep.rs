@@ -225,9 +225,7 @@ fn may_write(var: &str, body: &[Line]) -> bool {
                     || t.starts_with("read")
                     || t.starts_with("where")
                     || !t.contains(" = ")
-                    || t.split(" = ").next().is_some_and(|lhs| {
-                        lhs.split(['(', '%']).next().map(str::trim) == Some(var)
-                    }))
+                    || assigned(t).is_none_or(|(name, _)| name == var))
         }
         Line::Branch(arms) | Line::Retest { arms, .. } => arms.iter().any(|a| may_write(var, a)),
         Line::CountedLoop {
@@ -258,8 +256,22 @@ fn accumulation(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Whether `text` has `name` as a whole word.
-fn mentions(text: &str, name: &str) -> bool {
+pub(super) fn mentions(text: &str, name: &str) -> bool {
     crate::fortran::whole_name_at(text, name).next().is_some()
+}
+
+/// The variable an assignment line writes (lower case, without its
+/// subscripts or components) and the whole line's value: `("xb", "…")`
+/// of `xb(i) = xb(i) + …`; `None` for any other line.
+pub(super) fn assigned(line: &str) -> Option<(&str, &str)> {
+    let (lhs, value) = line.trim().split_once(" = ")?;
+    let end = lhs
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(lhs.len());
+    let (name, rest) = lhs.split_at(end);
+    let starts_as_name = name.starts_with(|c: char| c.is_ascii_alphabetic());
+    let whole = rest.is_empty() || rest.starts_with('(') || rest.starts_with('%');
+    (starts_as_name && whole && name == name.to_ascii_lowercase()).then_some((name, value))
 }
 
 /// The adjoints a reversed loop's body (at most [`MAX_BODY`] lines, no
