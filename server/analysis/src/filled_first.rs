@@ -224,7 +224,7 @@ impl Context<'_> {
         if !named {
             return Some((b, false));
         }
-        let v = from_expr(self.unit, &var_expr(var?, e.span), atoms);
+        let v = from_expr(self.unit, &crate::regions::var_expr(var?, e.span), atoms);
         let rest = sub(b, v.clone());
         // The index with coefficient 1: nothing of it left in the rest.
         let index_atom = atoms
@@ -304,7 +304,7 @@ impl Context<'_> {
                         return None;
                     }
                     used[k] = true;
-                    let c = constant_of(&rest)?;
+                    let c = rest.constant()?;
                     dim = Some((plus(&l.lo, c), plus(&l.hi, c)));
                     break;
                 }
@@ -340,7 +340,7 @@ impl Context<'_> {
             return None;
         };
         let step = match step {
-            Some(s) => constant_of(&from_expr(self.unit, s, atoms))?,
+            Some(s) => from_expr(self.unit, s, atoms).constant()?,
             None => 1,
         };
         let (first, last) = (self.invariant(start, atoms)?, self.invariant(end, atoms)?);
@@ -454,7 +454,9 @@ impl Context<'_> {
                 stride,
             } => {
                 let positive = stride.as_deref().is_none_or(|st| {
-                    constant_of(&from_expr(self.unit, st, atoms)).is_some_and(|c| c > 0)
+                    from_expr(self.unit, st, atoms)
+                        .constant()
+                        .is_some_and(|c| c > 0)
                 });
                 if !positive {
                     return None;
@@ -465,7 +467,7 @@ impl Context<'_> {
         };
         let low = self.extreme(first, around, atoms, true)?;
         let high = self.extreme(last, around, atoms, false)?;
-        Some(constant_of(&sub(low, lo.clone()))? >= 0 && constant_of(&sub(hi.clone(), high))? >= 0)
+        Some(sub(low, lo.clone()).constant()? >= 0 && sub(hi.clone(), high).constant()? >= 0)
     }
 
     /// The lowest (`low`) or highest value of `e` over the loops around
@@ -481,7 +483,7 @@ impl Context<'_> {
         for l in around.iter().rev() {
             if mentions(e, l.var) {
                 let (rest, _) = self.affine(e, Some(l.var), atoms)?;
-                let c = constant_of(&rest)?;
+                let c = rest.constant()?;
                 return Some(plus(if low { &l.lo } else { &l.hi }, c));
             }
         }
@@ -489,20 +491,8 @@ impl Context<'_> {
     }
 }
 
-/// The constant a bound folds to.
-fn constant_of(b: &Bound) -> Option<i64> {
-    b.constant()
-}
-
 fn plus(b: &Bound, c: i64) -> Bound {
     crate::regions::bound::add(b.clone(), Bound::Int(c))
-}
-
-fn var_expr(v: SymbolId, span: Span) -> Expr {
-    Expr {
-        kind: ExprKind::Var(v),
-        span,
-    }
 }
 
 #[cfg(test)]

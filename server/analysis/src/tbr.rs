@@ -103,7 +103,7 @@ pub struct Tbr {
     /// Per CALL: the module and COMMON variables its callee's adjoint
     /// requires that the call's snapshot restores — required there, not
     /// of the statements after it, which then need not record them for
-    /// the callee ([`Callees::snapshot_restored_globals`]).
+    /// the callee ([`Callees::translate`]).
     pub snapshot_globals: std::collections::BTreeMap<StmtId, Vec<SymbolId>>,
     /// The loops whose own requirements of an array are reads of final
     /// values: their writes of it record only what reaches the loop from
@@ -493,7 +493,7 @@ fn req_kill(
                         }
                         actuals.subtract(&statement_reads);
                         restored.union_with(&actuals);
-                        cs.translate(unit, c, args, &mut req, &mut kill);
+                        cs.translate(unit, c, args, (&mut req, &mut kill), None);
                     }
                 }
             }
@@ -509,18 +509,17 @@ fn req_kill(
             // required after it, none restored.
             if let (Some(cs), Some(read)) = (callees, splittable.get(&i)) {
                 split = true;
-                cs.translate(unit, *c, args, &mut BitSet::default(), &mut kill);
+                cs.translate(unit, *c, args, (&mut BitSet::default(), &mut kill), None);
                 req.union_with(&crate::split::required(unit, args, read));
             } else if let Some(cs) = callees {
                 // The callee's Req and Kill, in this unit's names (§5.1:
                 // "the Req and Kill sets of a call to S are Req(S) and
                 // Kill(S)").
-                cs.translate(unit, *c, args, &mut req, &mut kill);
+                cs.translate(unit, *c, args, (&mut req, &mut kill), Some(&mut restored));
                 expression_actuals(unit, act, st, args, &mut req);
                 for a in args {
                     snapshot_restored(unit, &a.value, &mut restored);
                 }
-                cs.snapshot_restored_globals(unit, *c, args, &mut restored);
             }
         }
         StmtKind::Call { args, .. } => {
@@ -1320,8 +1319,21 @@ impl Callees<'_> {
         )
     }
 
-    /// Req(I) and Kill(I) of `call c(args)` from the callee's summaries.
-    fn translate(&self, unit: &Unit, c: UnitId, args: &[Arg], req: &mut BitSet, kill: &mut BitSet) {
+    /// Req(I) and Kill(I) of `call c(args)` from the callee's summaries;
+    /// with `globals`, also the module and COMMON variables of `unit` (not
+    /// pointers) among that Req: the call's snapshot saves what the
+    /// callee's adjoint reads of them when the call or anything after it
+    /// may change them ([`crate::checkpoint`]), as it saves the variables
+    /// of the actuals ([`snapshot_restored`]). A pointer is left out: the
+    /// snapshot saves its target's values, not its association.
+    fn translate(
+        &self,
+        unit: &Unit,
+        c: UnitId,
+        args: &[Arg],
+        (req, kill): (&mut BitSet, &mut BitSet),
+        mut globals: Option<&mut BitSet>,
+    ) {
         let (Some(Some(dep)), Some(Some(t))) = (self.dep.get(c), self.tbr.get(c)) else {
             return;
         };
@@ -1338,39 +1350,23 @@ impl Callees<'_> {
                     }
                     Iface::Global(_) => {
                         req.union_with(&b.inputs);
+                        if let Some(out) = globals.as_deref_mut() {
+                            for s in b.inputs.ids::<SymbolId>() {
+                                let plain = s.index() < unit.symbols.len()
+                                    && crate::dep::global_key(self.program, unit, s).is_some()
+                                    && is_variable(unit, s)
+                                    && !unit.symbol(s).attrs.pointer;
+                                if plain {
+                                    out.insert_id(s);
+                                }
+                            }
+                        }
                     }
                 }
             }
             if t.kill.contains(i) && !b.keeps_old {
                 if let Some(o) = b.output {
                     kill.insert(o);
-                }
-            }
-        }
-    }
-}
-
-impl Callees<'_> {
-    /// The module and COMMON variables of `unit` among Req(I) of
-    /// `call c(args)`: the call's snapshot saves what the callee's adjoint
-    /// reads of them when the call or anything after it may change them
-    /// ([`crate::checkpoint`]), as it saves the variables of the actuals
-    /// ([`snapshot_restored`]). Pointers are left out (the snapshot saves
-    /// their targets' values, not their associations).
-    fn snapshot_restored_globals(&self, unit: &Unit, c: UnitId, args: &[Arg], out: &mut BitSet) {
-        let (Some(Some(dep)), Some(Some(t))) = (self.dep.get(c), self.tbr.get(c)) else {
-            return;
-        };
-        let binds = bind_call(self.program, unit, &self.space, self.dep, c, args);
-        for (i, (iface, b)) in dep.iface.iter().zip(&binds).enumerate() {
-            if !t.req.contains(i) || !matches!(iface, Iface::Global(_)) {
-                continue;
-            }
-            for s in b.inputs.iter().filter(|&s| s < unit.symbols.len()) {
-                let s = SymbolId::new(s);
-                let declared = crate::dep::global_key(self.program, unit, s).is_some();
-                if declared && is_variable(unit, s) && !unit.symbol(s).attrs.pointer {
-                    out.insert_id(s);
                 }
             }
         }

@@ -1025,7 +1025,7 @@ struct Declared<'a> {
     extents: &'a [Bound],
 }
 
-fn var_expr(v: SymbolId, span: Span) -> Expr {
+pub(crate) fn var_expr(v: SymbolId, span: Span) -> Expr {
     Expr {
         kind: ExprKind::Var(v),
         span,
