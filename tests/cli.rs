@@ -2064,6 +2064,36 @@ fn an_array_the_callee_fills_before_reading_it_is_left_out_of_the_snapshot() {
 }
 
 #[test]
+fn a_loop_free_callee_in_a_time_loop_runs_split_instead_of_snapshotting_the_particle() {
+    // fly's `call kick(ps(i), dt, 9.81d0)` in its time loop: kick has no
+    // loop and sets three components of p. Split, its forward routine
+    // records those three values; joint, the caller pushed the whole
+    // particle before each call and kick ran twice.
+    let file = "tests/fixtures/kernels/derived.f90";
+    let text = adjoint_text(file, "fly", &[], "loopfree");
+    let root = &text[text.find("subroutine fly_b").expect("fly_b")..];
+    assert!(root.contains("call kick_fwd(ps(i), dt, 9.81d0)"), "{root}");
+    assert!(
+        root.contains("call kick_rev(ps(i), psb(i), dt, dtb, 9.81d0)"),
+        "{root}"
+    );
+    assert!(!root.contains("call dfort_push(ps(i))"), "{root}");
+    let fwd = &text[text.find("subroutine kick_fwd").expect("kick_fwd")..];
+    let fwd = &fwd[..fwd.find("end subroutine kick_fwd").unwrap()];
+    assert_eq!(fwd.matches("call dfort_push(").count(), 3, "{fwd}");
+    // A callee whose split routine would record more than the snapshot
+    // saves stays joint: accumulate(x(k), y) sets b, which joint mode
+    // never saves (its adjoint does not read it).
+    let file = "tests/fixtures/kernels/intent_in_actual.f90";
+    let text = adjoint_text(file, "intent_in_actual", &[], "loopfree");
+    assert!(
+        text.contains("call accumulate_b(x(k), xb(k), y, yb)"),
+        "{text}"
+    );
+    assert!(!text.contains("call accumulate_fwd"), "{text}");
+}
+
+#[test]
 fn a_function_references_actuals_are_left_to_its_snapshot_and_an_unread_result_is_not_pushed() {
     // `a = corner(k); b = …; perim = perim + dist(a, b)` in a loop:
     // dist's snapshot restores a and b, so their assignments record

@@ -22,8 +22,10 @@
 //! runs split when a first TBR pass without it shows split mode to cost
 //! less ([`chosen`]: what it would require the caller requires there
 //! already, and its callee records an order less than it computes, as a
-//! matrix product that records one multiplier per column and step; paper
-//! 000 §5's trade of recomputation against storage, per call);
+//! matrix product that records one multiplier per column and step — or
+//! it has no loop, sets values of rank 0 only, and records fewer values
+//! split than its snapshot would save; paper 000 §5's trade of
+//! recomputation against storage, per call);
 //! [`crate::facts`] then runs TBR a second time with those calls split.
 //! What a split call overwrites of the values its caller still
 //! needs, integers included, the callee records itself (TBR's calling
@@ -321,14 +323,28 @@ pub fn chosen(
                         // Constants need no keeping; a scalar the unit
                         // sets no deeper in loops than the call costs a
                         // record per call at most.
+                        // Of a callee without loops (which records a
+                        // value per statement at most, whatever its
+                        // caller requires after it), an array whose
+                        // elements only are set, and no deeper, costs a
+                        // record per element set.
+                        let loop_free = !has_loops(program.unit(*c));
                         let held = |s: SymbolId| {
                             !is_variable(unit, s)
                                 || t.in_req[**id].contains_id(s)
-                                || (unit.symbol(s).rank() == 0
-                                    && set_no_deeper(unit, &depth, s, at))
+                                || match unit.symbol(s).rank() {
+                                    0 => set_no_deeper(unit, &depth, s, at),
+                                    _ => {
+                                        loop_free
+                                            && elements_set_no_deeper(
+                                                program, unit, &depth, s, at, **id,
+                                            )
+                                    }
+                                }
                         };
                         let fits = required(unit, args, read).ids::<SymbolId>().all(held);
                         fits && is_cheap(*c)
+                            && (!loop_free || fewer_records(program, tbr, unit, **id, read))
                     }),
                     _ => false,
                 })
@@ -343,24 +359,135 @@ pub fn chosen(
 /// (`depth`) that may set scalar `s` — an assignment to it, a loop over
 /// it, a CALL or READ naming it — is none.
 fn set_no_deeper(unit: &Unit, depth: &BTreeMap<StmtId, usize>, s: SymbolId, at: usize) -> bool {
+    unit.stmts
+        .iter()
+        .all(|st| depth.get(&st.id).is_none_or(|d| *d <= at) || !may_set(st, s))
+}
+
+/// Whether every statement of `unit` but `call` that may set array `s`
+/// is an assignment of one of its elements (a value of rank 0) inside at
+/// most `at` loops (`depth`).
+fn elements_set_no_deeper(
+    program: &Program,
+    unit: &Unit,
+    depth: &BTreeMap<StmtId, usize>,
+    s: SymbolId,
+    at: usize,
+    call: StmtId,
+) -> bool {
+    unit.stmts.iter().all(|st| {
+        st.id == call
+            || !may_set(st, s)
+            || matches!(&st.kind, StmtKind::Assign { lhs, .. }
+                if dfort_ir::queries::rank_of(program, unit, lhs) == 0
+                    && depth.get(&st.id).is_none_or(|d| *d <= at))
+    })
+}
+
+/// For call `call` of `unit` to a callee without loops, `read` the
+/// positions of the actuals whose variable the callee reads: whether the
+/// values split mode may record beyond what joint mode's callee records
+/// — the callee's assignments to the formals of those actuals that its
+/// TBR does not record (the caller requires those variables after a
+/// split call) — are no more than what joint mode's snapshot may save:
+/// the values of those actuals whose variable the caller sets in another
+/// statement (a derived value counts its components; an array, many).
+fn fewer_records(
+    program: &Program,
+    tbr: &crate::tbr::ProgramTbr,
+    unit: &Unit,
+    call: StmtId,
+    read: &BitSet,
+) -> bool {
+    let StmtKind::Call {
+        args,
+        target: CallTarget::Unit(c),
+        ..
+    } = &unit.stmt(call).kind
+    else {
+        return false;
+    };
+    let Some(Some(t)) = tbr.results.get(*c) else {
+        return false;
+    };
+    let cu = program.unit(*c);
+    let mut formals = BitSet::default();
+    let mut saved = 0usize;
+    for (pos, a) in args
+        .iter()
+        .enumerate()
+        .filter(|(pos, _)| read.contains(*pos))
+    {
+        if let Some(k) = formal_index(cu, pos, a) {
+            formals.insert_id(cu.args[k]);
+        }
+        if let Some((v, _)) = target(&a.value) {
+            let elsewhere = unit.stmts.iter().any(|st| st.id != call && may_set(st, v));
+            if elsewhere {
+                saved += match dfort_ir::queries::rank_of(program, unit, &a.value) {
+                    0 => values_in(program, unit, &unit.symbol(v).ty, 0),
+                    _ => usize::MAX / 2,
+                };
+            }
+        }
+    }
+    let recorded: BitSet = t.records.iter().map(|r| r.stmt.0 as usize).collect();
+    let extra = cu
+        .stmts
+        .iter()
+        .filter(|st| !recorded.contains(st.id.0 as usize))
+        .filter(|st| match &st.kind {
+            StmtKind::Assign { lhs, .. } => {
+                target(lhs).is_some_and(|(v, _)| formals.contains_id(v))
+            }
+            _ => false,
+        })
+        .count();
+    extra == 0 || extra < saved
+}
+
+/// How many values of intrinsic type a value of type `ty` holds (seen
+/// from `unit`): one, or a derived type's components' (an array
+/// component counted once; nesting followed a few levels).
+fn values_in(program: &Program, unit: &Unit, ty: &Type, depth: usize) -> usize {
+    match program.type_of(unit, ty) {
+        Some((owner, def)) if depth < 8 => def
+            .components
+            .iter()
+            .map(|comp| values_in(program, program.unit(owner), &comp.ty, depth + 1))
+            .sum::<usize>()
+            .max(1),
+        _ => 1,
+    }
+}
+
+/// Whether unit `u` may run a statement more than once: it has a DO
+/// loop, or jumps (a GO TO may go back).
+fn has_loops(u: &Unit) -> bool {
+    !u.cfg.structured
+        || u.stmts
+            .iter()
+            .any(|st| matches!(st.kind, StmtKind::Do { .. }))
+}
+
+/// Whether statement `st` may set variable `s`: an assignment to it, a
+/// loop over it, a CALL or READ naming it.
+fn may_set(st: &Stmt, s: SymbolId) -> bool {
     let names = |e: &Expr| {
         let mut found = false;
         e.walk(&mut |x| found |= matches!(x.kind, ExprKind::Var(v) if v == s));
         found
     };
-    unit.stmts.iter().all(|st| {
-        depth.get(&st.id).is_none_or(|d| *d <= at)
-            || match &st.kind {
-                StmtKind::Assign { lhs, .. } => target(lhs).is_none_or(|(t, _)| t != s),
-                StmtKind::Do {
-                    control: DoControl::Counted { var, .. },
-                    ..
-                } => *var != s,
-                StmtKind::Call { args, .. } => !args.iter().any(|a| names(&a.value)),
-                StmtKind::Io { .. } => !st.kind.exprs().into_iter().any(names),
-                _ => true,
-            }
-    })
+    match &st.kind {
+        StmtKind::Assign { lhs, .. } => target(lhs).is_some_and(|(t, _)| t == s),
+        StmtKind::Do {
+            control: DoControl::Counted { var, .. },
+            ..
+        } => *var == s,
+        StmtKind::Call { args, .. } => args.iter().any(|a| names(&a.value)),
+        StmtKind::Io { .. } => st.kind.exprs().into_iter().any(names),
+        _ => false,
+    }
 }
 
 /// What a call run split requires of the values after it, given the
@@ -384,9 +511,10 @@ pub fn required(unit: &Unit, args: &[Arg], read: &BitSet) -> BitSet {
     req
 }
 
-/// Whether callee `c` has a loop, its TBR records nothing as deep in
-/// loops as its deepest statement, and every procedure it calls has no
-/// active variable (a callee without loops costs little to run again).
+/// Whether every procedure callee `c` calls has no active variable, and
+/// `c` has a loop and its TBR records nothing as deep in loops as its
+/// deepest statement, or `c` has no loop and records only values of rank
+/// 0 (one per statement run at most).
 fn records_below_work(
     program: &Program,
     pa: &crate::interproc::ProgramActivity,
@@ -414,7 +542,27 @@ fn records_below_work(
             _ => true,
         }
     });
-    passive_callees && work > 0 && recorded.is_none_or(|r| r < work)
+    passive_callees
+        && match has_loops(unit) {
+            true => work > 0 && recorded.is_none_or(|r| r < work),
+            false => sets_scalars_only(program, unit),
+        }
+}
+
+/// Whether `unit` sets only values of rank 0, by assignments: whatever
+/// its callers require after a call, its adjoint records at most one
+/// value per statement it runs (in a unit without loops, a few), and
+/// split mode runs it once instead of twice and keeps those values on
+/// the tape instead of a snapshot of what it reads.
+fn sets_scalars_only(program: &Program, unit: &Unit) -> bool {
+    unit.stmts.iter().all(|st| match &st.kind {
+        StmtKind::Assign { lhs, .. } => dfort_ir::queries::rank_of(program, unit, lhs) == 0,
+        StmtKind::If { .. }
+        | StmtKind::SelectCase { .. }
+        | StmtKind::Return
+        | StmtKind::Continue => true,
+        _ => false,
+    })
 }
 
 /// The calls `calls` of `unit` whose callee fits split mode and whose

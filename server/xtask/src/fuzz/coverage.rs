@@ -66,6 +66,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: SAVE'd state shared between the adjoint's routines (copies of the procedures changing it)"),
     drawn("roles: independents taken after a call of the root (--after)"),
     drawn("adjoint: a call in a counted loop run in split mode (its callee records an order less than it computes)"),
+    drawn("adjoint: a call in a counted loop to a callee without loops run in split mode (it records fewer values than a snapshot would save)"),
     drawn("state: DATA or initialised local"),
     drawn("state: host-associated variable"),
     drawn("state: host-associated dummy"),
@@ -807,18 +808,48 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     }) {
         out.push("adjoint: a value the adjoints of consecutive statements share, computed once (its temporary holds it)");
     }
-    if snap.program.units.iter().any(|u| {
+    // Calls in counted loops run split, by whether their callee loops.
+    let mut split_in_loops = [false; 2];
+    for u in snap.program.units.iter() {
         let (Some(t), Some(u)) = (snap.analysis().tbr_of(u.id), snap.analysis().unit(u.id)) else {
-            return false;
+            continue;
         };
         let depth = dfort_ir::queries::loop_depths(u);
-        t.split.iter().any(|id| {
-            depth.get(id).is_some_and(|d| *d > 0)
-                && matches!(&u.stmt(*id).kind, StmtKind::Call { target: dfort_ir::CallTarget::Unit(c), .. }
-                    if !snap.program.unit(*c).recursive && !snap.program.call_graph.recursive.get(*c).copied().unwrap_or(true))
-        })
-    }) {
+        for id in t
+            .split
+            .iter()
+            .filter(|id| depth.get(id).is_some_and(|d| *d > 0))
+        {
+            if let StmtKind::Call {
+                target: dfort_ir::CallTarget::Unit(c),
+                ..
+            } = &u.stmt(*id).kind
+            {
+                let cu = snap.program.unit(*c);
+                if !cu.recursive
+                    && !snap
+                        .program
+                        .call_graph
+                        .recursive
+                        .get(*c)
+                        .copied()
+                        .unwrap_or(true)
+                {
+                    let loops = !cu.cfg.structured
+                        || cu
+                            .stmts
+                            .iter()
+                            .any(|st| matches!(st.kind, StmtKind::Do { .. }));
+                    split_in_loops[usize::from(loops)] = true;
+                }
+            }
+        }
+    }
+    if split_in_loops[1] {
         out.push("adjoint: a call in a counted loop run in split mode (its callee records an order less than it computes)");
+    }
+    if split_in_loops[0] {
+        out.push("adjoint: a call in a counted loop to a callee without loops run in split mode (it records fewer values than a snapshot would save)");
     }
     // The adjoint that preaccumulates (the fuzzer's fourth adjoint): its
     // Jacobians pushed or recomputed, and whether the cost model would

@@ -902,6 +902,16 @@ impl<'r> Generator<'r> {
             self.filled_step(&late, roles, &mut spec, &mut body, prologue, &mut externals);
         }
         std::mem::swap(&mut *self.rng, &mut side);
+        // Issue 44: a time loop calling, per element, a routine without
+        // loops that updates its scalar arguments (a particle's kick):
+        // split mode, from a side stream of its own.
+        let mut side = Rng::seed_from_u64(self.rng.clone().random::<u64>() ^ 0x0c1c_4ed0_5011_7044);
+        std::mem::swap(&mut *self.rng, &mut side);
+        if self.chance(0.15) {
+            let roles = (&independents[..], &dependents[..]);
+            self.kicked_elements(&late, roles, &mut spec, &mut body, prologue, &mut externals);
+        }
+        std::mem::swap(&mut *self.rng, &mut side);
         // Issue 41: a procedure argument declared as current LAPACK
         // declares its selection functions, given an EXTERNAL function.
         if self.chance(0.1) {
@@ -1924,6 +1934,62 @@ impl<'r> Generator<'r> {
             step(self),
             self.add_sum(lhs.clone(), "hq"),
             self.add_sum(lhs, "fq"),
+        ];
+        self.insert_group(body, prologue, group);
+    }
+
+    /// Local arrays `ka(N)` and `kb(N)` set element by element from the
+    /// inputs, then stepped by a time loop calling `fz_kk(ka(ja), kb(ja),
+    /// c)` for every element: a routine without loops whose first
+    /// assignment reads the old value of its first argument (its adjoint
+    /// records it) and whose second is linear in its second. The sums of
+    /// both are added into a target (a dependent when one can be written).
+    fn kicked_elements(
+        &mut self,
+        env: &Env,
+        (independents, dependents): (&[String], &[String]),
+        spec: &mut Vec<String>,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+        externals: &mut Vec<Proc>,
+    ) {
+        let Some((t, rhs)) = self.field_value(env, (independents, dependents)) else {
+            return;
+        };
+        let n = self.n;
+        let (a, b, c) = (self.literal(), self.literal(), self.literal());
+        externals.push(Proc::plain(
+            ProcKind::Subroutine,
+            "fz_kk".into(),
+            vec!["p".into(), "q".into(), "c".into()],
+            vec![
+                Decl::real("p", Vec::new()).with_intent("inout"),
+                Decl::real("q", Vec::new()).with_intent("inout"),
+                Decl::real("c", Vec::new()).with_intent("in"),
+            ],
+            vec![Stmt::Raw(vec![
+                format!("p = p*(1 + {}*sin(q))", a.print()),
+                format!("q = q + c*{}*p", b.print()),
+            ])],
+        ));
+        spec.push(format!("real(8) :: ka({n}), kb({n})"));
+        spec.push("integer :: ja, ta".to_string());
+        let lhs = self.element(env, &t);
+        let steps = self.range(1, 3);
+        let group = vec![
+            Stmt::Raw(vec![
+                format!("do ja = 1, {n}"),
+                format!("  ka(ja) = {}", rhs.print()),
+                "  kb(ja) = 0.25d0*ja".into(),
+                "end do".into(),
+                format!("do ta = 1, {steps}"),
+                format!("  do ja = 1, {n}"),
+                format!("    call fz_kk(ka(ja), kb(ja), {})", c.print()),
+                "  end do".into(),
+                "end do".into(),
+            ]),
+            self.add_sum(lhs.clone(), "ka"),
+            self.add_sum(lhs, "kb"),
         ];
         self.insert_group(body, prologue, group);
     }
