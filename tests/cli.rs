@@ -2094,6 +2094,29 @@ fn a_loop_free_callee_in_a_time_loop_runs_split_instead_of_snapshotting_the_part
 }
 
 #[test]
+fn a_callee_recording_the_elements_its_snapshot_would_save_runs_split_in_a_time_loop() {
+    // soak's `call relax(cs, m, n, 0.1d0)` in its time loop: relax
+    // records two components and a branch of every cell it updates. Joint
+    // mode pushed the whole array of cells before each call and made the
+    // same records again in its reverse sweep; split, relax_fwd's records
+    // are all, and relax runs once.
+    let file = "tests/fixtures/kernels/record_snapshots.f90";
+    let text = adjoint_text(file, "soak", &[], "withinsnap");
+    let root = &text[text.find("subroutine soak_b").expect("soak_b")..];
+    assert!(root.contains("call relax_fwd(cs, m, n, 0.1d0)"), "{root}");
+    assert!(root.contains("call stir_fwd(row, n)"), "{root}");
+    assert!(!root.contains("call dfort_push(cs)"), "{root}");
+    assert!(!root.contains("call dfort_push(row)"), "{root}");
+    // A callee that records nothing joint but every element split (a
+    // swap of two rows) stays joint.
+    let file = "tests/fixtures/linalg/xlapack.f";
+    let blas = ["tests/fixtures/linalg/xblas.f"];
+    let text = adjoint_text(file, "xlaswp", &blas, "withinsnap");
+    assert!(text.contains("call xswap_b("), "{text}");
+    assert!(!text.contains("call xswap_fwd("), "{text}");
+}
+
+#[test]
 fn a_function_references_actuals_are_left_to_its_snapshot_and_an_unread_result_is_not_pushed() {
     // `a = corner(k); b = …; perim = perim + dist(a, b)` in a loop:
     // dist's snapshot restores a and b, so their assignments record

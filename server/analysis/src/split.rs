@@ -24,7 +24,9 @@
 //! already, and its callee records an order less than it computes, as a
 //! matrix product that records one multiplier per column and step — or
 //! it has no loop, sets values of rank 0 only, and records fewer values
-//! split than its snapshot would save; paper 000 §5's trade of
+//! split than its snapshot would save — or what it records is of the
+//! order of the arrays its snapshot would save, which joint mode records
+//! again after the snapshot ([`records_within_snapshot`]); paper 000 §5's trade of
 //! recomputation against storage, per call);
 //! [`crate::facts`] then runs TBR a second time with those calls split.
 //! What a split call overwrites of the values its caller still
@@ -328,14 +330,19 @@ pub fn chosen(
                         // caller requires after it), an array whose
                         // elements only are set, and no deeper, costs a
                         // record per element set.
+                        // Of a callee with loops whose records are of
+                        // the arrays joint mode's snapshot saves, and no
+                        // more of them, likewise.
                         let loop_free = !has_loops(program.unit(*c));
+                        let within =
+                            !loop_free && records_within_snapshot(program, tbr, unit, **id, read);
                         let held = |s: SymbolId| {
                             !is_variable(unit, s)
                                 || t.in_req[**id].contains_id(s)
                                 || match unit.symbol(s).rank() {
                                     0 => set_no_deeper(unit, &depth, s, at),
                                     _ => {
-                                        loop_free
+                                        (loop_free || within)
                                             && elements_set_no_deeper(
                                                 program, unit, &depth, s, at, **id,
                                             )
@@ -343,8 +350,13 @@ pub fn chosen(
                                 }
                         };
                         let fits = required(unit, args, read).ids::<SymbolId>().all(held);
-                        fits && is_cheap(*c)
-                            && (!loop_free || fewer_records(program, tbr, unit, **id, read))
+                        fits && match (loop_free, within) {
+                            (true, _) => {
+                                is_cheap(*c) && fewer_records(program, tbr, unit, **id, read)
+                            }
+                            (false, true) => passive_callees(program, pa, *c),
+                            (false, false) => is_cheap(*c),
+                        }
                     }),
                     _ => false,
                 })
@@ -366,7 +378,8 @@ fn set_no_deeper(unit: &Unit, depth: &BTreeMap<StmtId, usize>, s: SymbolId, at: 
 
 /// Whether every statement of `unit` but `call` that may set array `s`
 /// is an assignment of one of its elements (a value of rank 0) inside at
-/// most `at` loops (`depth`).
+/// most `at` loops (`depth`), or outside the outermost loop holding the
+/// call (it runs once for all the calls).
 fn elements_set_no_deeper(
     program: &Program,
     unit: &Unit,
@@ -375,12 +388,21 @@ fn elements_set_no_deeper(
     at: usize,
     call: StmtId,
 ) -> bool {
+    let mut nest = Vec::new();
+    for &top in &unit.body {
+        let mut inside = Vec::new();
+        dfort_ir::queries::nested_statements(unit, &[top], &mut inside);
+        if inside.contains(&call) {
+            nest = inside;
+            break;
+        }
+    }
     unit.stmts.iter().all(|st| {
         st.id == call
             || !may_set(st, s)
             || matches!(&st.kind, StmtKind::Assign { lhs, .. }
                 if dfort_ir::queries::rank_of(program, unit, lhs) == 0
-                    && depth.get(&st.id).is_none_or(|d| *d <= at))
+                    && (depth.get(&st.id).is_none_or(|d| *d <= at) || !nest.contains(&st.id)))
     })
 }
 
@@ -532,7 +554,16 @@ fn records_below_work(
         .iter()
         .map(|r| depth.get(&r.stmt).copied().unwrap_or(0))
         .max();
-    let passive_callees = program.call_graph.calls_from[c].iter().all(|&site| {
+    passive_callees(program, pa, c)
+        && match has_loops(unit) {
+            true => work > 0 && recorded.is_none_or(|r| r < work),
+            false => sets_scalars_only(program, unit),
+        }
+}
+
+/// Whether every procedure unit `c` calls has no active variable.
+fn passive_callees(program: &Program, pa: &crate::interproc::ProgramActivity, c: UnitId) -> bool {
+    program.call_graph.calls_from[c].iter().all(|&site| {
         match &program.call_graph.sites[site].callee {
             Callee::Unit(d) => pa
                 .activity
@@ -541,12 +572,71 @@ fn records_below_work(
                 .is_none_or(|a| a.active_anywhere().is_empty()),
             _ => true,
         }
-    });
-    passive_callees
-        && match has_loops(unit) {
-            true => work > 0 && recorded.is_none_or(|r| r < work),
-            false => sets_scalars_only(program, unit),
+    })
+}
+
+/// For call `call` of `unit` to a callee with loops, `read` the
+/// positions of the actuals whose variable the callee reads: whether
+/// what the callee's forward routine would record in split mode — its
+/// TBR's records, and its assignments to the formals of those actuals
+/// (split mode requires them after the call) — is all of elements of
+/// whole arrays passed to those formals that the caller sets in another
+/// statement (what joint mode's snapshot saves before every call), each
+/// assignment inside no more of the callee's loops than the array has
+/// dimensions. Split mode then keeps, per call, records of the order of
+/// the snapshot it no longer takes, and runs the callee once less (joint
+/// mode's reverse sweep makes the same records again).
+fn records_within_snapshot(
+    program: &Program,
+    tbr: &crate::tbr::ProgramTbr,
+    unit: &Unit,
+    call: StmtId,
+    read: &BitSet,
+) -> bool {
+    let StmtKind::Call {
+        args,
+        target: CallTarget::Unit(c),
+        ..
+    } = &unit.stmt(call).kind
+    else {
+        return false;
+    };
+    let Some(Some(t)) = tbr.results.get(*c) else {
+        return false;
+    };
+    let cu = program.unit(*c);
+    let depth = dfort_ir::queries::loop_depths(cu);
+    let mut formals = BitSet::default();
+    let mut snapshotted: BTreeMap<SymbolId, usize> = BTreeMap::new();
+    for (pos, a) in args
+        .iter()
+        .enumerate()
+        .filter(|(pos, _)| read.contains(*pos))
+    {
+        let Some(k) = formal_index(cu, pos, a) else {
+            continue;
+        };
+        formals.insert_id(cu.args[k]);
+        if let ExprKind::Var(v) = a.value.kind {
+            let rank = unit.symbol(v).rank();
+            if rank > 0 && unit.stmts.iter().any(|st| st.id != call && may_set(st, v)) {
+                snapshotted.insert(cu.args[k], rank);
+            }
         }
+    }
+    let recorded: BitSet = t.records.iter().map(|r| r.stmt.0 as usize).collect();
+    cu.stmts.iter().all(|st| {
+        let set = match &st.kind {
+            StmtKind::Assign { lhs, .. } => target(lhs).map(|(v, _)| v),
+            _ => None,
+        };
+        let records =
+            recorded.contains(st.id.0 as usize) || set.is_some_and(|v| formals.contains_id(v));
+        !records
+            || set
+                .and_then(|v| snapshotted.get(&v))
+                .is_some_and(|rank| depth.get(&st.id).copied().unwrap_or(0) <= *rank)
+    })
 }
 
 /// Whether `unit` sets only values of rank 0, by assignments: whatever

@@ -67,6 +67,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("roles: independents taken after a call of the root (--after)"),
     drawn("adjoint: a call in a counted loop run in split mode (its callee records an order less than it computes)"),
     drawn("adjoint: a call in a counted loop to a callee without loops run in split mode (it records fewer values than a snapshot would save)"),
+    drawn("adjoint: a call in a counted loop run in split mode, its callee recording elements of the arrays a snapshot would save"),
     drawn("state: DATA or initialised local"),
     drawn("state: host-associated variable"),
     drawn("state: host-associated dummy"),
@@ -809,7 +810,7 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         out.push("adjoint: a value the adjoints of consecutive statements share, computed once (its temporary holds it)");
     }
     // Calls in counted loops run split, by whether their callee loops.
-    let mut split_in_loops = [false; 2];
+    let mut split_in_loops = [false; 3];
     for u in snap.program.units.iter() {
         let (Some(t), Some(u)) = (snap.analysis().tbr_of(u.id), snap.analysis().unit(u.id)) else {
             continue;
@@ -840,13 +841,29 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
                             .stmts
                             .iter()
                             .any(|st| matches!(st.kind, StmtKind::Do { .. }));
-                    split_in_loops[usize::from(loops)] = true;
+                    // A callee recording in its deepest loops splits for
+                    // its snapshot, not for an order less of records.
+                    let deepest = snap.analysis().tbr_of(*c).is_some_and(|ct| {
+                        let depth = dfort_ir::queries::loop_depths(cu);
+                        let work = depth.values().copied().max().unwrap_or(0);
+                        ct.records
+                            .iter()
+                            .any(|r| depth.get(&r.stmt).copied().unwrap_or(0) >= work)
+                    });
+                    split_in_loops[match (loops, deepest) {
+                        (false, _) => 0,
+                        (true, false) => 1,
+                        (true, true) => 2,
+                    }] = true;
                 }
             }
         }
     }
     if split_in_loops[1] {
         out.push("adjoint: a call in a counted loop run in split mode (its callee records an order less than it computes)");
+    }
+    if split_in_loops[2] {
+        out.push("adjoint: a call in a counted loop run in split mode, its callee recording elements of the arrays a snapshot would save");
     }
     if split_in_loops[0] {
         out.push("adjoint: a call in a counted loop to a callee without loops run in split mode (it records fewer values than a snapshot would save)");

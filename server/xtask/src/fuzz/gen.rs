@@ -912,6 +912,16 @@ impl<'r> Generator<'r> {
             self.kicked_elements(&late, roles, &mut spec, &mut body, prologue, &mut externals);
         }
         std::mem::swap(&mut *self.rng, &mut side);
+        // Issue 44: a time loop calling a routine that updates every
+        // element of a whole local array once (a relaxation sweep): split
+        // mode, from a side stream of its own.
+        let mut side = Rng::seed_from_u64(self.rng.clone().random::<u64>() ^ 0x5e1a_7ed0_a77a_7044);
+        std::mem::swap(&mut *self.rng, &mut side);
+        if self.chance(0.15) {
+            let roles = (&independents[..], &dependents[..]);
+            self.relaxed_array(&late, roles, &mut spec, &mut body, prologue, &mut externals);
+        }
+        std::mem::swap(&mut *self.rng, &mut side);
         // Issue 41: a procedure argument declared as current LAPACK
         // declares its selection functions, given an EXTERNAL function.
         if self.chance(0.1) {
@@ -1990,6 +2000,62 @@ impl<'r> Generator<'r> {
             ]),
             self.add_sum(lhs.clone(), "ka"),
             self.add_sum(lhs, "kb"),
+        ];
+        self.insert_group(body, prologue, group);
+    }
+
+    /// A local array `kr(N)` set element by element from the inputs, then
+    /// stepped by a time loop calling `fz_rx(kr, N)`, which updates each
+    /// element once, nonlinearly (its adjoint records every element:
+    /// what joint mode's snapshot saves before each call). Its sum is
+    /// added into a target (a dependent when one can be written).
+    fn relaxed_array(
+        &mut self,
+        env: &Env,
+        (independents, dependents): (&[String], &[String]),
+        spec: &mut Vec<String>,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+        externals: &mut Vec<Proc>,
+    ) {
+        let Some((t, rhs)) = self.field_value(env, (independents, dependents)) else {
+            return;
+        };
+        let n = self.n;
+        let (a, b) = (self.literal(), self.literal());
+        externals.push(Proc::plain(
+            ProcKind::Subroutine,
+            "fz_rx".into(),
+            vec!["v".into(), "m".into()],
+            vec![
+                Decl::int("m").with_intent("in"),
+                Decl::real("v", vec!["m".into()]).with_intent("inout"),
+                Decl::int("i"),
+            ],
+            vec![Stmt::Raw(vec![
+                "do i = 1, m".into(),
+                format!(
+                    "  v(i) = v(i)*(1 + {}*sin(v(i))) + {}",
+                    a.print(),
+                    b.print()
+                ),
+                "end do".into(),
+            ])],
+        ));
+        spec.push(format!("real(8) :: kr({n})"));
+        spec.push("integer :: jr, tr".to_string());
+        let lhs = self.element(env, &t);
+        let steps = self.range(1, 3);
+        let group = vec![
+            Stmt::Raw(vec![
+                format!("do jr = 1, {n}"),
+                format!("  kr(jr) = {}", rhs.print()),
+                "end do".into(),
+                format!("do tr = 1, {steps}"),
+                format!("  call fz_rx(kr, {n})"),
+                "end do".into(),
+            ]),
+            self.add_sum(lhs, "kr"),
         ];
         self.insert_group(body, prologue, group);
     }
