@@ -221,6 +221,16 @@ pub(crate) fn stmt_line(snap: &Snapshot, st: &Stmt) -> Option<(u32, String)> {
 }
 
 fn declaration(snap: &Snapshot, s: &Symbol) -> Option<String> {
+    // A use- or host-associated name is declared where it comes from.
+    let mut s = s;
+    for _ in 0..8 {
+        match &s.storage {
+            Storage::Imported { from, symbol, .. } if !s.declared => {
+                s = snap.program.units.get(*from)?.symbols.get(*symbol)?;
+            }
+            _ => break,
+        }
+    }
     if !s.declared {
         return None;
     }
@@ -854,6 +864,34 @@ end subroutine sp
             q.contains("A pointer dfort follows where it cannot read it as its target"),
             "{q}"
         );
+    }
+
+    #[test]
+    fn a_hover_on_a_use_associated_array_shows_the_modules_declaration() {
+        let src = "module fields
+  implicit none
+  real(8) :: h(100), flux(100)
+end module fields
+
+subroutine step(n)
+  use fields
+  implicit none
+  integer, intent(in) :: n
+  h(1:n) = h(1:n) + flux(1:n)
+end subroutine step
+";
+        let path = Path::new("/hover-tests/fields.f90");
+        let mut host = Host::default();
+        host.set_text(path, src, true, 1);
+        let snap = host.snapshot();
+        let at = |needle: &str| src.find(needle).unwrap() as u32;
+        let h = super::hover(&snap, path, at("h(1:n) =")).unwrap().markdown;
+        assert!(
+            h.starts_with("**h** — `real(8) :: h(100), flux(100)`"),
+            "{h}"
+        );
+        assert!(!h.contains("implicitly typed"), "{h}");
+        assert!(h.contains("from `fields`"), "{h}");
     }
 
     #[test]
