@@ -672,12 +672,13 @@ fn bench(args: &BenchAdjointArgs, out: &mut dyn std::io::Write) -> Result<(), St
         .unwrap_or(6);
     let _ = writeln!(
         out,
-        "{:<width$}  {:>14}  {:>21}  {:>11}  {:>14}  {:>14}  {:>17}",
+        "{:<width$}  {:>14}  {:>21}  {:>11}  {:>14}  {:>12}  {:>14}  {:>17}",
         "kernel",
         "primal µs/call",
         "adjoint µs/call (TBR)",
         "ratio (TBR)",
         "pushed B (TBR)",
+        "peak B (TBR)",
         "ratio (no TBR)",
         "pushed B (no TBR)"
     );
@@ -695,12 +696,13 @@ fn bench(args: &BenchAdjointArgs, out: &mut dyn std::io::Write) -> Result<(), St
             Outcome::Refused(m) => format!("{:<width$}  refused: {m}", k.root),
             Outcome::Failed(m) => format!("{:<width$}  failed: {m}", k.root),
             Outcome::Timed(t, s) => format!(
-                "{:<width$}  {:>14.4}  {:>21.4}  {:>11.2}  {:>14}  {:>14.2}  {:>17}",
+                "{:<width$}  {:>14.4}  {:>21.4}  {:>11.2}  {:>14}  {:>12}  {:>14.2}  {:>17}",
                 k.root,
                 t.primal_s * 1e6,
                 t.adjoint_s * 1e6,
                 t.ratio,
                 t.pushed,
+                t.peak,
                 s.ratio,
                 s.pushed
             ),
@@ -795,12 +797,14 @@ mod tests {
             .unwrap_or_else(|| panic!("no bratu row: {out}"))
             .split_whitespace()
             .collect();
-        assert_eq!(row.len(), 7, "{out}");
+        assert_eq!(row.len(), 8, "{out}");
         let num = |i: usize| -> f64 { row[i].parse().unwrap_or_else(|_| panic!("{out}")) };
         assert!(num(1) > 0.0 && num(2) > 0.0, "{out}");
-        assert!(num(3) > 0.0 && num(5) > 0.0, "ratios: {out}");
+        assert!(num(3) > 0.0 && num(6) > 0.0, "ratios: {out}");
+        // The peak is at most what was pushed.
+        assert!(num(5) <= num(4), "peak above pushed: {out}");
         // Store-all records the overwritten f(i-1), f(i), f(i+1); TBR none.
-        assert!(num(6) > 0.0, "pushed bytes without TBR: {out}");
+        assert!(num(7) > 0.0, "pushed bytes without TBR: {out}");
         assert!(out.contains("1 kernel(s): 1 timed"), "{out}");
         let err = bench_output(&["--kernel", "nosuch"]).unwrap_err();
         assert!(err.contains("nosuch"), "{err}");
