@@ -411,9 +411,11 @@ fn elements_set_no_deeper(
 /// values split mode may record beyond what joint mode's callee records
 /// — the callee's assignments to the formals of those actuals that its
 /// TBR does not record (the caller requires those variables after a
-/// split call) — are no more than what joint mode's snapshot may save:
-/// the values of those actuals whose variable the caller sets in another
-/// statement (a derived value counts its components; an array, many).
+/// split call) — are none, or fewer than what joint mode's snapshot may
+/// save: the values of those actuals whose variable the caller sets in
+/// another statement (a derived value counts its components; an array,
+/// many). A tie stays joint: the snapshot may save less (only what the
+/// callee's adjoint reads).
 fn fewer_records(
     program: &Program,
     tbr: &crate::tbr::ProgramTbr,
@@ -421,51 +423,90 @@ fn fewer_records(
     call: StmtId,
     read: &BitSet,
 ) -> bool {
+    let Some(sc) = split_call(program, tbr, unit, call, read) else {
+        return false;
+    };
+    let saved: usize = sc
+        .reads
+        .iter()
+        .filter_map(|(_, actual, elsewhere)| elsewhere.map(|v| (actual, v)))
+        .map(
+            |(actual, v)| match dfort_ir::queries::rank_of(program, unit, actual) {
+                0 => values_in(program, unit, &unit.symbol(v).ty, 0),
+                _ => usize::MAX / 2,
+            },
+        )
+        .fold(0, usize::saturating_add);
+    let formals: BitSet = sc.reads.iter().map(|(f, _, _)| f.0 as usize).collect();
+    let extra = sc
+        .writes
+        .iter()
+        .filter(|(_, recorded, set)| !recorded && set.is_some_and(|v| formals.contains_id(v)))
+        .count();
+    extra == 0 || extra < saved
+}
+
+/// What split mode's cost tests read of a call: its callee; per actual
+/// at a position in `read` bound to a formal, that formal, the actual,
+/// and the actual's variable when the caller sets it in another
+/// statement (joint mode's snapshot may then save it); and the callee's
+/// statements its forward routine may record in split mode — those its
+/// TBR (first pass) records and its assignments to those formals — each
+/// with whether TBR records it and the variable it assigns.
+struct SplitCall<'a> {
+    callee: &'a Unit,
+    reads: Vec<(SymbolId, &'a Expr, Option<SymbolId>)>,
+    writes: Vec<(StmtId, bool, Option<SymbolId>)>,
+}
+
+fn split_call<'a>(
+    program: &'a Program,
+    tbr: &crate::tbr::ProgramTbr,
+    unit: &'a Unit,
+    call: StmtId,
+    read: &BitSet,
+) -> Option<SplitCall<'a>> {
     let StmtKind::Call {
         args,
         target: CallTarget::Unit(c),
         ..
     } = &unit.stmt(call).kind
     else {
-        return false;
+        return None;
     };
-    let Some(Some(t)) = tbr.results.get(*c) else {
-        return false;
-    };
+    let t = tbr.results.get(*c)?.as_ref()?;
     let cu = program.unit(*c);
-    let mut formals = BitSet::default();
-    let mut saved = 0usize;
-    for (pos, a) in args
+    let reads: Vec<_> = args
         .iter()
         .enumerate()
         .filter(|(pos, _)| read.contains(*pos))
-    {
-        if let Some(k) = formal_index(cu, pos, a) {
-            formals.insert_id(cu.args[k]);
-        }
-        if let Some((v, _)) = target(&a.value) {
-            let elsewhere = unit.stmts.iter().any(|st| st.id != call && may_set(st, v));
-            if elsewhere {
-                saved += match dfort_ir::queries::rank_of(program, unit, &a.value) {
-                    0 => values_in(program, unit, &unit.symbol(v).ty, 0),
-                    _ => usize::MAX / 2,
-                };
-            }
-        }
-    }
+        .filter_map(|(pos, a)| {
+            let k = formal_index(cu, pos, a)?;
+            let elsewhere = target(&a.value)
+                .map(|(v, _)| v)
+                .filter(|&v| unit.stmts.iter().any(|st| st.id != call && may_set(st, v)));
+            Some((cu.args[k], &a.value, elsewhere))
+        })
+        .collect();
+    let formals: BitSet = reads.iter().map(|(f, _, _)| f.0 as usize).collect();
     let recorded: BitSet = t.records.iter().map(|r| r.stmt.0 as usize).collect();
-    let extra = cu
+    let writes = cu
         .stmts
         .iter()
-        .filter(|st| !recorded.contains(st.id.0 as usize))
-        .filter(|st| match &st.kind {
-            StmtKind::Assign { lhs, .. } => {
-                target(lhs).is_some_and(|(v, _)| formals.contains_id(v))
-            }
-            _ => false,
+        .filter_map(|st| {
+            let set = match &st.kind {
+                StmtKind::Assign { lhs, .. } => target(lhs).map(|(v, _)| v),
+                _ => None,
+            };
+            let by_tbr = recorded.contains(st.id.0 as usize);
+            (by_tbr || set.is_some_and(|v| formals.contains_id(v))).then_some((st.id, by_tbr, set))
         })
-        .count();
-    extra == 0 || extra < saved
+        .collect();
+    Some(SplitCall {
+        callee: cu,
+        reads,
+        writes,
+    })
 }
 
 /// How many values of intrinsic type a value of type `ty` holds (seen
@@ -593,49 +634,23 @@ fn records_within_snapshot(
     call: StmtId,
     read: &BitSet,
 ) -> bool {
-    let StmtKind::Call {
-        args,
-        target: CallTarget::Unit(c),
-        ..
-    } = &unit.stmt(call).kind
-    else {
+    let Some(sc) = split_call(program, tbr, unit, call, read) else {
         return false;
     };
-    let Some(Some(t)) = tbr.results.get(*c) else {
-        return false;
-    };
-    let cu = program.unit(*c);
-    let depth = dfort_ir::queries::loop_depths(cu);
-    let mut formals = BitSet::default();
-    let mut snapshotted: BTreeMap<SymbolId, usize> = BTreeMap::new();
-    for (pos, a) in args
+    let depth = dfort_ir::queries::loop_depths(sc.callee);
+    let snapshotted: BTreeMap<SymbolId, usize> = sc
+        .reads
         .iter()
-        .enumerate()
-        .filter(|(pos, _)| read.contains(*pos))
-    {
-        let Some(k) = formal_index(cu, pos, a) else {
-            continue;
-        };
-        formals.insert_id(cu.args[k]);
-        if let ExprKind::Var(v) = a.value.kind {
-            let rank = unit.symbol(v).rank();
-            if rank > 0 && unit.stmts.iter().any(|st| st.id != call && may_set(st, v)) {
-                snapshotted.insert(cu.args[k], rank);
+        .filter_map(|(formal, actual, elsewhere)| match actual.kind {
+            ExprKind::Var(v) if elsewhere.is_some() && unit.symbol(v).rank() > 0 => {
+                Some((*formal, unit.symbol(v).rank()))
             }
-        }
-    }
-    let recorded: BitSet = t.records.iter().map(|r| r.stmt.0 as usize).collect();
-    cu.stmts.iter().all(|st| {
-        let set = match &st.kind {
-            StmtKind::Assign { lhs, .. } => target(lhs).map(|(v, _)| v),
             _ => None,
-        };
-        let records =
-            recorded.contains(st.id.0 as usize) || set.is_some_and(|v| formals.contains_id(v));
-        !records
-            || set
-                .and_then(|v| snapshotted.get(&v))
-                .is_some_and(|rank| depth.get(&st.id).copied().unwrap_or(0) <= *rank)
+        })
+        .collect();
+    sc.writes.iter().all(|(id, _, set)| {
+        set.and_then(|v| snapshotted.get(&v))
+            .is_some_and(|rank| depth.get(id).copied().unwrap_or(0) <= *rank)
     })
 }
 
