@@ -2117,6 +2117,42 @@ fn a_callee_recording_the_elements_its_snapshot_would_save_runs_split_in_a_time_
 }
 
 #[test]
+fn backward_go_to_loops_are_reversed_as_structured_loops() {
+    // gsweep's `10 CONTINUE … IF (IT .LT. ITERS) GO TO 10` around a DO
+    // (tested at its end) and goto_counters' `10 if (i > n) goto 20 …
+    // goto 10` (tested at its head): each unit is reversed as structured
+    // code, its trip count pushed once, not a basic-block id per block.
+    let cases = [
+        ("tests/fixtures/kernels/goto_sweep.f", "gsweep", 10),
+        (
+            "tests/fixtures/kernels/goto_counters.f90",
+            "goto_counters",
+            13,
+        ),
+    ];
+    for (file, root, head) in cases {
+        let unit = analyze_json(file, root, &[]);
+        assert_eq!(unit["reversed_by_blocks"], false, "{unit}");
+        let trips = unit["reversal"].as_array().is_some_and(|r| {
+            r.iter()
+                .any(|r| r["line"] == head && r["how"] == "push-trips")
+        });
+        assert!(trips, "{unit}");
+        let text = adjoint_text(file, root, &[], "gotoloops");
+        assert!(!text.contains("dfort_branch"), "{text}");
+        assert!(!text.contains("go to"), "{text}");
+    }
+    let text = adjoint_text(cases[1].0, "goto_counters", &[], "gotoloops");
+    assert!(text.contains("do while (.not. i > n)"), "{text}");
+    // Its counter is inverted in the reversed iterations, not pushed.
+    assert!(text.contains("i = i - 1"), "{text}");
+    assert!(
+        !text.contains("call dfort_push(i)\n    i = i + 1"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_function_references_actuals_are_left_to_its_snapshot_and_an_unread_result_is_not_pushed() {
     // `a = corner(k); b = …; perim = perim + dist(a, b)` in a loop:
     // dist's snapshot restores a and b, so their assignments record

@@ -23,6 +23,7 @@ pub mod facts;
 pub mod filled_first;
 pub mod final_reads;
 pub mod flatten;
+pub mod goto_loops;
 pub mod incremental;
 pub mod interproc;
 pub mod io_cuts;

@@ -10,8 +10,10 @@
 //! EXIT becomes a DO WHILE on `.not. dfort_ex<n>` whose body first tests
 //! the original condition (a counted loop steps its index by hand, only
 //! when its bounds and step are not changed inside it). Statement and
-//! symbol ids are kept; new ones are appended. A unit is rewritten only
-//! when the result is structured; otherwise it is left as it was.
+//! symbol ids are kept; new ones are appended. Loops closed by a backward
+//! GO TO are first made DO loops left by EXIT ([`crate::goto_loops`]). A
+//! unit is rewritten only when the result is structured; otherwise it is
+//! left as it was.
 
 use dfort_ir::cfg::Cfg;
 use dfort_ir::*;
@@ -42,6 +44,11 @@ pub fn structure_unit(unit: &Unit) -> Option<Unit> {
     let base = returns.as_ref().unwrap_or(unit);
     if base.cfg.structured {
         return returns;
+    }
+    let looped = crate::goto_loops::rewrite(base);
+    let base = looped.as_ref().unwrap_or(base);
+    if base.cfg.structured {
+        return looped;
     }
     if !has_loop_jumps(base) {
         return None;
@@ -931,5 +938,98 @@ end subroutine
 end subroutine
 ";
         assert_eq!(structured(both), None);
+    }
+
+    #[test]
+    fn a_loop_closed_by_a_backward_go_to_becomes_a_structured_loop() {
+        // Tested at its end (repeat … until): a loop left by a flag.
+        let until = "subroutine s(n, iters, y)
+  integer :: n, iters, it, i
+  real(8) :: y(n)
+  it = 0
+10 continue
+  it = it + 1
+  do i = 2, n
+    y(i) = y(i) + y(i-1)**2
+  end do
+  if (it < iters) go to 10
+  y(1) = 0d0
+end subroutine
+";
+        assert_eq!(
+            structured(until).as_deref(),
+            Some("=; if[=; do[continue; =; do[=]; if[=]]]; =")
+        );
+        // Tested at its head, on the labelled statement or after a
+        // labelled CONTINUE: a DO WHILE with neither GO TO.
+        for head in [
+            "10 if (i > n) go to 20",
+            "10 continue\n  if (i > n) go to 20",
+        ] {
+            let src = format!(
+                "subroutine s(n, x)
+  integer :: n, i
+  real(8) :: x(n)
+  i = 1
+  {head}
+  x(i) = x(i)**2
+  i = i + 1
+  go to 10
+20 continue
+  x(1) = 0d0
+end subroutine
+"
+            );
+            assert_eq!(
+                structured(&src).as_deref(),
+                Some("=; do[=; =]; continue; ="),
+                "{head}"
+            );
+        }
+    }
+
+    #[test]
+    fn backward_go_to_loops_that_other_jumps_cross_stay() {
+        // A jump into the loop from before it.
+        let into = "subroutine s(n, x)
+  integer :: n, i
+  real(8) :: x(n)
+  i = 0
+  if (n > 3) go to 15
+10 continue
+  i = i + 1
+15 x(1) = x(1)**2
+  if (i < n) go to 10
+end subroutine
+";
+        assert_eq!(structured(into), None);
+        // An EXIT of the enclosing DO inside it: the new loop would take it.
+        let exit = "subroutine s(n, x)
+  integer :: n, i, k
+  real(8) :: x(n)
+  do k = 1, n
+    i = 0
+10  continue
+    i = i + 1
+    if (x(i) > 1d0) exit
+    x(i) = x(i)**2
+    if (i < k) go to 10
+  end do
+end subroutine
+";
+        assert_eq!(structured(exit), None);
+        // A second reference to the loop's label.
+        let twice = "subroutine s(n, x)
+  integer :: n, i
+  real(8) :: x(n)
+  i = 0
+10 continue
+  i = i + 1
+  if (x(i) > 1d0) go to 10
+  x(i) = x(i)**2
+  if (i < n) go to 10
+end subroutine
+";
+        assert_eq!(structured(twice), None);
     }
 }

@@ -839,9 +839,9 @@ end subroutine outer
 
     #[test]
     fn a_reset_index_in_a_unit_with_jumps_gets_an_information_diagnostic() {
-        let src = include_str!("../../../tests/fixtures/kernels/goto_counters.f90");
+        let src = include_str!("../../../tests/fixtures/kernels/goto_skip.f90");
         assert_eq!(
-            address_stored("goto_counters.f90", src),
+            address_stored("goto_skip.f90", src),
             vec![(
                 "index m cannot be recovered by inversion: an assignment that does not read it at line 16; it is stored each time it is overwritten there".to_string(),
                 "1",

@@ -768,8 +768,8 @@ end subroutine amb
 
     #[test]
     fn a_unit_with_jumps_shows_inverted_counters_and_stored_resets() {
-        let src = include_str!("../../../tests/fixtures/kernels/goto_counters.f90");
-        let h = address("goto_counters.f90", src, HintKinds::default());
+        let src = include_str!("../../../tests/fixtures/kernels/goto_skip.f90");
+        let h = address("goto_skip.f90", src, HintKinds::default());
         has(&h, 15, "m = m + 1", "m ← m - 1");
         has(
             &h,

@@ -1220,8 +1220,8 @@ end subroutine s
 
     #[test]
     fn an_index_hover_in_a_unit_with_jumps() {
-        let src = include_str!("../../../tests/fixtures/kernels/goto_counters.f90");
-        let path = Path::new("/hover-tests/goto_counters.f90");
+        let src = include_str!("../../../tests/fixtures/kernels/goto_skip.f90");
+        let path = Path::new("/hover-tests/goto_skip.f90");
         let mut host = Host::default();
         host.set_text(path, src, true, 1);
         let snap = host.snapshot();

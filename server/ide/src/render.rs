@@ -733,7 +733,7 @@ pub fn reversal_hint(unit: &Unit, r: &Reversal) -> Option<(String, String)> {
         ),
         Reversal::LeftByExit => (
             "push(trips)".to_string(),
-            "A DO loop left by EXIT: the adjoint runs it as a DO WHILE on a flag; the forward sweep counts its iterations and records the count, the reverse sweep runs that many".to_string(),
+            "A loop left by EXIT, or closed by a backward GO TO and tested at its end: the adjoint runs it as a DO WHILE on a flag; the forward sweep counts its iterations and records the count, the reverse sweep runs that many".to_string(),
         ),
         Reversal::MaskPushed => (
             "push(mask)".to_string(),
@@ -1250,8 +1250,9 @@ end subroutine ambiguous
   j = j + j
   a(j) = a(j) * a(j)
   k = k / 2
+  if (k == 0) goto 15
   a(k) = a(k) * a(k)
-  e1 = e1 + 1
+15 e1 = e1 + 1
   a(e1) = a(e1) * a(e1)
   if (i < n) goto 10
 end subroutine jumps

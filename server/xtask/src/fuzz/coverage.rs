@@ -92,6 +92,8 @@ pub const ENTRIES: &[Entry] = &[
     drawn("statement: GO TO"),
     drawn("statement: computed GO TO"),
     drawn("statement: arithmetic IF"),
+    drawn("statement: loop closed by a backward GO TO, tested at its end, reversed as a structured loop"),
+    drawn("statement: loop closed by a backward GO TO, tested at its head, reversed as a DO WHILE"),
     drawn("statement: EXIT"),
     drawn("statement: CYCLE"),
     drawn("statement: RETURN"),
@@ -415,6 +417,38 @@ fn flagged_return(unit: &Unit) -> bool {
     })
 }
 
+/// Whether the unit, made structured by its preparation
+/// ([`dfort_analysis::goto_loops`]), had a backward GO TO alone (a loop
+/// tested at its head) and one in a logical IF (tested at its end).
+fn structured_goto_loops(unit: &Unit) -> (bool, bool) {
+    if unit.cfg.structured || !dfort_analysis::prepare::unit(unit).is_some_and(|p| p.cfg.structured)
+    {
+        return (false, false);
+    }
+    let (mut head, mut end) = (false, false);
+    for st in unit.stmts.iter() {
+        let StmtKind::Goto { target } = st.kind else {
+            continue;
+        };
+        let backward = unit
+            .stmts
+            .iter()
+            .any(|s| s.label == Some(target) && s.id < st.id);
+        if !backward {
+            continue;
+        }
+        let guarded = unit.stmts.iter().any(|s| {
+            matches!(&s.kind, StmtKind::If { arms, .. } if arms.iter().any(|a| a.body == [st.id]))
+        });
+        if guarded {
+            end = true;
+        } else {
+            head = true;
+        }
+    }
+    (head, end)
+}
+
 fn unrolls(unit: &Unit) -> bool {
     let steps: Vec<i64> = unit
         .stmts
@@ -462,6 +496,13 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         }
         if reads_back(unit) {
             out.push("statement: READ of an internal file the routine writes");
+        }
+        let (at_head, at_end) = structured_goto_loops(unit);
+        if at_end {
+            out.push("statement: loop closed by a backward GO TO, tested at its end, reversed as a structured loop");
+        }
+        if at_head {
+            out.push("statement: loop closed by a backward GO TO, tested at its head, reversed as a DO WHILE");
         }
         if flagged_return(unit) {
             out.push("statement: RETURN in one of several IF branches, statements after the IF");

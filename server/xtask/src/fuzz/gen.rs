@@ -4907,6 +4907,22 @@ impl<'r> Generator<'r> {
             Stmt::Assign(Expr::var(k.clone()), Expr::int(0)),
             Stmt::Label(l),
         ];
+        // Issue 44: the loop tested at its head (`L IF (k >= c) GO TO M …
+        // GO TO L; M CONTINUE`, a DO WHILE once structured) or at its end
+        // (repeat … until); the form drawn from a side stream, so that
+        // every other draw of the case stays what it was.
+        let mut side = Rng::seed_from_u64(self.rng.clone().random::<u64>() ^ 0x90_70_10_0b_5e_44);
+        if side.random_bool(0.5) {
+            let past = self.label();
+            out.push(Stmt::IfOne(
+                Expr::bin(">=", Expr::var(k), Expr::int(c)),
+                Box::new(Stmt::Goto(past)),
+            ));
+            out.extend(body);
+            out.push(Stmt::Goto(l));
+            out.push(Stmt::Label(past));
+            return out;
+        }
         out.extend(body);
         out.push(Stmt::IfOne(
             Expr::bin("<", Expr::var(k), Expr::int(c)),
