@@ -137,6 +137,17 @@ pub fn accumulated_elements(program: &Program, unit: &Unit) -> BTreeMap<StmtId, 
     out
 }
 
+/// Whether statement `outer` is `inner` or holds it, at any depth.
+fn holds(unit: &Unit, outer: StmtId, inner: StmtId) -> bool {
+    outer == inner
+        || unit
+            .stmt(outer)
+            .kind
+            .blocks()
+            .iter()
+            .any(|b| b.iter().any(|&s| holds(unit, s, inner)))
+}
+
 /// Whether `list` holds a DO loop, at any depth.
 fn has_loop(unit: &Unit, list: &[StmtId]) -> bool {
     list.iter().any(|&id| {
@@ -593,7 +604,16 @@ impl Nest {
             if recording.contains(&w.stmt) {
                 continue;
             }
-            if reads_x.iter().any(|r| self.conflict(r, w)) {
+            let conflicts: Vec<&Site> = reads_x.iter().filter(|r| self.conflict(r, w)).collect();
+            if conflicts.is_empty() {
+                continue;
+            }
+            // A write the reads' values are always overwritten by first
+            // (that one records them) need not record.
+            let killed = writes_x
+                .iter()
+                .any(|w0| self.overwritten_first(unit, w0, w, &conflicts));
+            if !killed {
                 recording.insert(w.stmt);
             }
         }
@@ -603,6 +623,60 @@ impl Nest {
             inside: self.places.keys().copied().collect(),
             recording,
         })
+    }
+
+    /// Whether every instance of `w` that may overwrite what an instance
+    /// of one of `reads` read is preceded, after that read, by an
+    /// instance of `w0` writing the same element (then only `w0`'s
+    /// record gives the reverse sweep that value back): `w0` is written
+    /// the same way as `w`, with subscripts in the indices of its own
+    /// loops only, it sits unconditionally in the body of a loop `C` of
+    /// the nest that holds `w` further down, and each read inside `C`
+    /// is before `w0` or after `w` in `C`'s body (in one iteration of
+    /// `C`, a read between them would see the value `w` overwrites; a
+    /// read outside `C` runs before or after a whole run of `C`).
+    fn overwritten_first(&self, unit: &Unit, w0: &Site, w: &Site, reads: &[&Site]) -> bool {
+        if w0.stmt == w.stmt {
+            return false;
+        }
+        let (Some(p0), Some(pw)) = (self.places.get(&w0.stmt), self.places.get(&w.stmt)) else {
+            return false;
+        };
+        let (StmtKind::Assign { lhs: l0, .. }, StmtKind::Assign { lhs, .. }) =
+            (&unit.stmt(w0.stmt).kind, &unit.stmt(w.stmt).kind)
+        else {
+            return false;
+        };
+        let own_indices = w0.subs.iter().all(|s| {
+            s.as_ref().is_some_and(|l| {
+                l.terms.keys().all(|v| match v {
+                    Var::Level(k) => p0.levels.contains(k),
+                    Var::Invariant(_) => true,
+                })
+            })
+        });
+        if !same_expr(l0, lhs) || !own_indices || !pw.levels.starts_with(&p0.levels) {
+            return false;
+        }
+        // The loop whose body holds `w0` itself.
+        let Some(body) = std::iter::once(self.lp)
+            .chain(self.places.keys().copied())
+            .find_map(|d| match &unit.stmt(d).kind {
+                StmtKind::Do { body, .. } if body.contains(&w0.stmt) => Some(body),
+                _ => None,
+            })
+        else {
+            return false;
+        };
+        let at = |s: StmtId| body.iter().position(|&t| holds(unit, t, s));
+        let (Some(k0), Some(kw)) = (at(w0.stmt), at(w.stmt)) else {
+            return false;
+        };
+        k0 < kw
+            && reads.iter().all(|r| match at(r.stmt) {
+                Some(kr) => kr < k0 || kr > kw,
+                None => true,
+            })
     }
 
     /// The reference `e` of `x` in statement `id` as a site.
@@ -1034,6 +1108,51 @@ end subroutine
         // record it, the one after does.
         let after = unit_diagonal.replace("end subroutine", "  b(1) = b(1) * b(2)\nend subroutine");
         assert_eq!(records(&after), ["b"]);
+    }
+
+    #[test]
+    fn an_element_set_afresh_before_its_accumulations_records_once() {
+        // An MLP's output layer: `o(i) = a(i, i)` overwrites first the
+        // value the loss read at the previous sample, and records it;
+        // the accumulations after it overwrite only values no adjoint
+        // reads.
+        let layer = "subroutine solve(n, m, a, b)
+  integer :: n, m, s, i, j
+  real(8) :: a(n, n), b(n), o(n)
+  do s = 1, m
+    do i = 1, n
+      o(i) = a(i, i)
+      do j = 1, n
+        o(i) = o(i) + a(i, j) * a(j, 1)
+      end do
+      b(1) = b(1) + o(i)**2
+    end do
+  end do
+end subroutine
+";
+        assert_eq!(records(layer), ["o"]);
+        // The loss read between the two: the accumulations overwrite
+        // what it read.
+        let between = layer
+            .replace(
+                "      b(1) = b(1) + o(i)**2
+",
+                "",
+            )
+            .replace(
+                "      o(i) = a(i, i)
+",
+                "      o(i) = a(i, i)
+      b(1) = b(1) + o(i)**2
+",
+            );
+        assert_eq!(records(&between), ["o", "o"]);
+        // Set only on some samples: it does not always come first.
+        let sometimes = layer.replace("      o(i) = a(i, i)", "      if (s > 1) o(i) = a(i, i)");
+        assert_eq!(records(&sometimes), ["o", "o"]);
+        // Set with another subscript: not the element accumulated.
+        let other = layer.replace("      o(i) = a(i, i)", "      o(n + 1 - i) = a(i, i)");
+        assert_eq!(records(&other), ["o", "o"]);
     }
 
     /// The elements of `solve`'s innermost loops whose adjoints may be

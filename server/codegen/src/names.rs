@@ -10,6 +10,7 @@
 
 use dfort_analysis::interproc::ProgramActivity;
 use dfort_ir::bitset::BitSet;
+use dfort_ir::intrinsics::is_intrinsic_function;
 use dfort_ir::*;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -241,7 +242,8 @@ impl<'a> DiffSet<'a> {
     }
 
     /// Derivative names `x<suffix>` of a unit's symbols (renamed on a
-    /// clash with the unit's names); a module variable's is the name its
+    /// clash with the unit's names or an intrinsic function's, which the
+    /// unit may reference: `mo`'s tangent is not `mod`); a module variable's is the name its
     /// derivative module declares.
     pub fn names(&self, program: &Program, unit: &Unit, suffix: char) -> HashMap<SymbolId, String> {
         let mut taken: Vec<String> = unit.symbols.iter().map(|s| s.name.clone()).collect();
@@ -255,7 +257,7 @@ impl<'a> DiffSet<'a> {
                 (None, Some(hn)) => hn,
                 (None, None) => {
                     let mut name = format!("{}{suffix}", unit.symbol(s).name);
-                    while taken.contains(&name) {
+                    while taken.contains(&name) || is_intrinsic_function(&name) {
                         name.push('0');
                     }
                     name
@@ -271,10 +273,11 @@ impl<'a> DiffSet<'a> {
 pub use dfort_ir::queries::{host_var, module_var};
 
 /// The name of a module variable's derivative in the derivative module
-/// (`x<suffix>`, renamed on a clash with the module's names).
+/// (`x<suffix>`, renamed on a clash with the module's names or an
+/// intrinsic function's).
 pub fn module_var_name(module: &Unit, s: SymbolId, suffix: char) -> String {
     let mut name = format!("{}{suffix}", module.symbol(s).name);
-    while module.symbols.iter().any(|x| x.name == name) {
+    while module.symbols.iter().any(|x| x.name == name) || is_intrinsic_function(&name) {
         name.push('0');
     }
     name

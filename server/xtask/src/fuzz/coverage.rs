@@ -68,6 +68,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: a call in a counted loop run in split mode (its callee records an order less than it computes)"),
     drawn("adjoint: a call in a counted loop to a callee without loops run in split mode (it records fewer values than a snapshot would save)"),
     drawn("adjoint: a call in a counted loop run in split mode, its callee recording elements of the arrays a snapshot would save"),
+    drawn("adjoint: an element set afresh, then accumulated in a deeper loop: the set records, the accumulations do not"),
     drawn("state: DATA or initialised local"),
     drawn("state: host-associated variable"),
     drawn("state: host-associated dummy"),
@@ -417,12 +418,21 @@ fn flagged_return(unit: &Unit) -> bool {
     })
 }
 
-/// Whether the unit, made structured by its preparation
-/// ([`dfort_analysis::goto_loops`]), had a backward GO TO alone (a loop
+/// The element an assignment sets, as text, and its right-hand side.
+fn assigned_element<'u>(unit: &Unit, st: &'u Stmt) -> Option<(String, &'u dfort_ir::Expr)> {
+    match &st.kind {
+        StmtKind::Assign { lhs, rhs } if matches!(lhs.kind, ExprKind::ArrayRef { .. }) => {
+            Some((dfort_ir::dump::expr(unit, lhs), rhs))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the unit, made structured by its preparation (`prepared`,
+/// [`dfort_analysis::goto_loops`]), had a backward GO TO alone (a loop
 /// tested at its head) and one in a logical IF (tested at its end).
-fn structured_goto_loops(unit: &Unit) -> (bool, bool) {
-    if unit.cfg.structured || !dfort_analysis::prepare::unit(unit).is_some_and(|p| p.cfg.structured)
-    {
+fn structured_goto_loops(unit: &Unit, prepared: &Unit) -> (bool, bool) {
+    if unit.cfg.structured || !prepared.cfg.structured {
         return (false, false);
     }
     let (mut head, mut end) = (false, false);
@@ -496,13 +506,6 @@ pub fn of(program: &Program) -> Vec<&'static str> {
         }
         if reads_back(unit) {
             out.push("statement: READ of an internal file the routine writes");
-        }
-        let (at_head, at_end) = structured_goto_loops(unit);
-        if at_end {
-            out.push("statement: loop closed by a backward GO TO, tested at its end, reversed as a structured loop");
-        }
-        if at_head {
-            out.push("statement: loop closed by a backward GO TO, tested at its head, reversed as a DO WHILE");
         }
         if flagged_return(unit) {
             out.push("statement: RETURN in one of several IF branches, statements after the IF");
@@ -684,6 +687,18 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         dfort_ide::host::Host::from_sources(vec![("fz.f90".into(), text.to_string())], config);
     let snap = host.snapshot();
     let mut out = of(&snap.program);
+    for u in snap.program.units.iter() {
+        let Some(prepared) = snap.analysis().unit(u.id) else {
+            continue;
+        };
+        let (at_head, at_end) = structured_goto_loops(u, prepared);
+        if at_end {
+            out.push("statement: loop closed by a backward GO TO, tested at its end, reversed as a structured loop");
+        }
+        if at_head {
+            out.push("statement: loop closed by a backward GO TO, tested at its head, reversed as a DO WHILE");
+        }
+    }
     let (unread, shared) = saved_state(&snap.program, snap.analysis());
     if unread {
         out.push("state: changed SAVE'd local no derivative reads");
@@ -849,6 +864,35 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
             .is_ok_and(|(_, traces)| traces.iter().any(|t| t.values_held > 0))
     }) {
         out.push("adjoint: a value the adjoints of consecutive statements share, computed once (its temporary holds it)");
+    }
+    // An element set afresh (recorded), then accumulated in a deeper
+    // loop without a record ([`dfort_analysis::final_reads`]).
+    if snap.program.units.iter().any(|u| {
+        let (Some(t), Some(a)) = (snap.analysis().tbr_of(u.id), snap.analysis().unit(u.id)) else {
+            return false;
+        };
+        let recorded: std::collections::BTreeSet<dfort_ir::StmtId> =
+            t.records.iter().map(|r| r.stmt).collect();
+        let depth = dfort_ir::queries::loop_depths(a);
+        a.stmts.iter().any(|w| {
+            let Some((text, rhs)) = assigned_element(a, w) else {
+                return false;
+            };
+            let mut accumulates = false;
+            rhs.walk(&mut |x| {
+                accumulates |= matches!(x.kind, ExprKind::ArrayRef { .. })
+                    && dfort_ir::dump::expr(a, x) == text
+            });
+            accumulates
+                && !recorded.contains(&w.id)
+                && a.stmts.iter().any(|w0| {
+                    recorded.contains(&w0.id)
+                        && depth.get(&w0.id) < depth.get(&w.id)
+                        && assigned_element(a, w0).is_some_and(|(t0, _)| t0 == text)
+                })
+        })
+    }) {
+        out.push("adjoint: an element set afresh, then accumulated in a deeper loop: the set records, the accumulations do not");
     }
     // Calls in counted loops run split, by whether their callee loops.
     let mut split_in_loops = [false; 3];

@@ -912,6 +912,16 @@ impl<'r> Generator<'r> {
             self.kicked_elements(&late, roles, &mut spec, &mut body, prologue, &mut externals);
         }
         std::mem::swap(&mut *self.rng, &mut side);
+        // Issue 44: a layer's outputs set afresh, accumulated, then read
+        // (an MLP's output layer in a loop over samples): only the first
+        // set records, from a side stream of its own.
+        let mut side = Rng::seed_from_u64(self.rng.clone().random::<u64>() ^ 0x1a7e_12ed_0511_7044);
+        std::mem::swap(&mut *self.rng, &mut side);
+        if self.chance(0.15) {
+            let roles = (&independents[..], &dependents[..]);
+            self.layered_sums(&late, roles, &mut spec, &mut body, prologue);
+        }
+        std::mem::swap(&mut *self.rng, &mut side);
         // Issue 44: a time loop calling a routine that updates every
         // element of a whole local array once (a relaxation sweep): split
         // mode, from a side stream of its own.
@@ -2000,6 +2010,60 @@ impl<'r> Generator<'r> {
             ]),
             self.add_sum(lhs.clone(), "ka"),
             self.add_sum(lhs, "kb"),
+        ];
+        self.insert_group(body, prologue, group);
+    }
+
+    /// A layer in a loop over samples: `mo(mi)` set afresh from the
+    /// inputs `mh`, accumulated over `mj`, then read nonlinearly into
+    /// `mq` (the value the first set overwrites is what the previous
+    /// sample's read saw; the accumulations overwrite values no adjoint
+    /// reads) — or, sometimes, read between the set and the
+    /// accumulations (then they overwrite what it read). `mq` is added
+    /// into a target (a dependent when one can be written).
+    fn layered_sums(
+        &mut self,
+        env: &Env,
+        roles: (&[String], &[String]),
+        spec: &mut Vec<String>,
+        body: &mut Vec<Stmt>,
+        prologue: usize,
+    ) {
+        let Some((t, rhs)) = self.field_value(env, roles) else {
+            return;
+        };
+        let n = self.n;
+        spec.push(format!("real(8) :: mo({n}), mh({n}), mq"));
+        spec.push("integer :: ms, mi, mj".to_string());
+        let lhs = self.element(env, &t);
+        let steps = self.range(1, 3);
+        let (a, b) = (self.literal(), self.literal());
+        let read = format!("    mq = mq + {}*mo(mi)**2", b.print());
+        let between = self.chance(0.3);
+        let mut lines = vec![
+            format!("do mi = 1, {n}"),
+            format!("  mh(mi) = {}", rhs.print()),
+            "end do".into(),
+            "mq = 0".into(),
+            format!("do ms = 1, {steps}"),
+            format!("  do mi = 1, {n}"),
+            "    mo(mi) = 0.5d0*ms + mh(mi)".into(),
+        ];
+        if between {
+            lines.push(read.clone());
+        }
+        lines.extend([
+            format!("    do mj = 1, {n}"),
+            format!("      mo(mi) = mo(mi) + {}*mh(mj)*mh(mi)", a.print()),
+            "    end do".into(),
+        ]);
+        if !between {
+            lines.push(read);
+        }
+        lines.extend(["  end do".into(), "end do".into()]);
+        let group = vec![
+            Stmt::Raw(lines),
+            Stmt::Assign(lhs.clone(), Expr::bin("+", lhs, Expr::var("mq"))),
         ];
         self.insert_group(body, prologue, group);
     }
