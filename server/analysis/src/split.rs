@@ -333,9 +333,12 @@ pub fn chosen(
                         // Of a callee with loops whose records are of
                         // the arrays joint mode's snapshot saves, and no
                         // more of them, likewise.
-                        let loop_free = !has_loops(program.unit(*c));
-                        let within =
-                            !loop_free && records_within_snapshot(program, tbr, unit, **id, read);
+                        let loop_free = !dfort_ir::queries::may_loop(program.unit(*c));
+                        let sc = split_call(program, tbr, unit, **id, read);
+                        let within = !loop_free
+                            && sc
+                                .as_ref()
+                                .is_some_and(|sc| records_within_snapshot(unit, sc));
                         let held = |s: SymbolId| {
                             !is_variable(unit, s)
                                 || t.in_req[**id].contains_id(s)
@@ -352,7 +355,10 @@ pub fn chosen(
                         let fits = required(unit, args, read).ids::<SymbolId>().all(held);
                         fits && match (loop_free, within) {
                             (true, _) => {
-                                is_cheap(*c) && fewer_records(program, tbr, unit, **id, read)
+                                is_cheap(*c)
+                                    && sc
+                                        .as_ref()
+                                        .is_some_and(|sc| fewer_records(program, unit, sc))
                             }
                             (false, true) => passive_callees(program, pa, *c),
                             (false, false) => is_cheap(*c),
@@ -406,8 +412,8 @@ fn elements_set_no_deeper(
     })
 }
 
-/// For call `call` of `unit` to a callee without loops, `read` the
-/// positions of the actuals whose variable the callee reads: whether the
+/// For a call `sc` of `unit` to a callee without loops ([`SplitCall`]:
+/// the actuals whose variable the callee reads): whether the
 /// values split mode may record beyond what joint mode's callee records
 /// — the callee's assignments to the formals of those actuals that its
 /// TBR does not record (the caller requires those variables after a
@@ -416,16 +422,7 @@ fn elements_set_no_deeper(
 /// another statement (a derived value counts its components; an array,
 /// many). A tie stays joint: the snapshot may save less (only what the
 /// callee's adjoint reads).
-fn fewer_records(
-    program: &Program,
-    tbr: &crate::tbr::ProgramTbr,
-    unit: &Unit,
-    call: StmtId,
-    read: &BitSet,
-) -> bool {
-    let Some(sc) = split_call(program, tbr, unit, call, read) else {
-        return false;
-    };
+fn fewer_records(program: &Program, unit: &Unit, sc: &SplitCall) -> bool {
     let saved: usize = sc
         .reads
         .iter()
@@ -524,15 +521,6 @@ fn values_in(program: &Program, unit: &Unit, ty: &Type, depth: usize) -> usize {
     }
 }
 
-/// Whether unit `u` may run a statement more than once: it has a DO
-/// loop, or jumps (a GO TO may go back).
-fn has_loops(u: &Unit) -> bool {
-    !u.cfg.structured
-        || u.stmts
-            .iter()
-            .any(|st| matches!(st.kind, StmtKind::Do { .. }))
-}
-
 /// Whether statement `st` may set variable `s`: an assignment to it, a
 /// loop over it, a CALL or READ naming it.
 fn may_set(st: &Stmt, s: SymbolId) -> bool {
@@ -596,7 +584,7 @@ fn records_below_work(
         .map(|r| depth.get(&r.stmt).copied().unwrap_or(0))
         .max();
     passive_callees(program, pa, c)
-        && match has_loops(unit) {
+        && match dfort_ir::queries::may_loop(unit) {
             true => work > 0 && recorded.is_none_or(|r| r < work),
             false => sets_scalars_only(program, unit),
         }
@@ -616,8 +604,8 @@ fn passive_callees(program: &Program, pa: &crate::interproc::ProgramActivity, c:
     })
 }
 
-/// For call `call` of `unit` to a callee with loops, `read` the
-/// positions of the actuals whose variable the callee reads: whether
+/// For a call `sc` of `unit` to a callee with loops ([`SplitCall`]: the
+/// actuals whose variable the callee reads): whether
 /// what the callee's forward routine would record in split mode — its
 /// TBR's records, and its assignments to the formals of those actuals
 /// (split mode requires them after the call) — is all of elements of
@@ -627,16 +615,7 @@ fn passive_callees(program: &Program, pa: &crate::interproc::ProgramActivity, c:
 /// dimensions. Split mode then keeps, per call, records of the order of
 /// the snapshot it no longer takes, and runs the callee once less (joint
 /// mode's reverse sweep makes the same records again).
-fn records_within_snapshot(
-    program: &Program,
-    tbr: &crate::tbr::ProgramTbr,
-    unit: &Unit,
-    call: StmtId,
-    read: &BitSet,
-) -> bool {
-    let Some(sc) = split_call(program, tbr, unit, call, read) else {
-        return false;
-    };
+fn records_within_snapshot(unit: &Unit, sc: &SplitCall) -> bool {
     let depth = dfort_ir::queries::loop_depths(sc.callee);
     let snapshotted: BTreeMap<SymbolId, usize> = sc
         .reads

@@ -428,6 +428,15 @@ pub fn in_formal_order<'e>(callee: &Unit, args: &'e [Arg]) -> Vec<Option<&'e Arg
     out
 }
 
+/// Whether a unit may run statements more than once: it has a DO loop
+/// or jumps (a GO TO may go back).
+pub fn may_loop(u: &Unit) -> bool {
+    !u.cfg.structured
+        || u.stmts
+            .iter()
+            .any(|st| matches!(st.kind, StmtKind::Do { .. }))
+}
+
 /// How many loops (DO, DO WHILE, DO without control) hold each statement.
 pub fn loop_depths(unit: &Unit) -> BTreeMap<StmtId, usize> {
     fn walk(unit: &Unit, ids: &[StmtId], depth: usize, out: &mut BTreeMap<StmtId, usize>) {

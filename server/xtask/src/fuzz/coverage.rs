@@ -921,11 +921,7 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
                         .copied()
                         .unwrap_or(true)
                 {
-                    let loops = !cu.cfg.structured
-                        || cu
-                            .stmts
-                            .iter()
-                            .any(|st| matches!(st.kind, StmtKind::Do { .. }));
+                    let loops = dfort_ir::queries::may_loop(cu);
                     // A callee recording in its deepest loops splits for
                     // its snapshot, not for an order less of records.
                     let deepest = snap.analysis().tbr_of(*c).is_some_and(|ct| {
