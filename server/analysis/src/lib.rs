@@ -9,6 +9,7 @@ pub mod address_report;
 pub mod aliases;
 pub mod binomial;
 pub mod checkpoint;
+pub mod component_reqs;
 pub mod confined;
 pub mod counted_while;
 pub mod decisions;

@@ -119,6 +119,9 @@ pub struct Tbr {
     /// instead of popping ([`crate::recompute`]): those variables are not
     /// required inside them.
     pub recomputed: Vec<crate::recompute::Recomputed>,
+    /// `records` before [`crate::component_reqs`] dropped those no
+    /// adjoint reads component-wise (`None`: it dropped none).
+    pub records_before_components: Option<Vec<Record>>,
 }
 
 impl Tbr {
@@ -598,6 +601,33 @@ fn req_kill(
     }
 }
 
+/// For [`crate::component_reqs`]: each sub-expression of an active
+/// assignment's right-hand side whose values (`true`) or whose
+/// subscripts' values (`false`) its adjoint reads (§5.1's rules, every
+/// function reference counted active); nothing for another statement.
+pub(crate) fn assignment_reads(
+    unit: &Unit,
+    act: &Activity,
+    st: &Stmt,
+    out: &mut dyn FnMut(&Expr, bool),
+) {
+    let StmtKind::Assign { lhs, rhs } = &st.kind else {
+        return;
+    };
+    let Some((t, _)) = target(lhs) else {
+        return;
+    };
+    if act.active_after(st.id, t) {
+        let varied = varied_around(act, st.id);
+        let rules = Rules {
+            unit,
+            varied: &varied,
+            callees: None,
+        };
+        rules.req_with(rhs, &mut |x, need| out(x, matches!(need, Need::Values)));
+    }
+}
+
 /// The references of `x` whose values the adjoint of assignment `st`
 /// reads (its requirement of `x` in [`req_kill`], reference by
 /// reference), for [`crate::final_reads`]; `None` when that requirement
@@ -1040,7 +1070,7 @@ fn reset_indices(unit: &Unit, act: &Activity, i: StmtId, items: &[Expr], req: &m
 
 /// The references of `st` that write `v` (assignment targets, READ items,
 /// call actuals).
-fn written_references(st: &Stmt, v: SymbolId) -> Vec<&Expr> {
+pub(crate) fn written_references(st: &Stmt, v: SymbolId) -> Vec<&Expr> {
     let writes_v = |e: &&Expr| target(e).is_some_and(|(t, _)| t == v);
     match &st.kind {
         StmtKind::Assign { lhs, .. } => std::iter::once(lhs).filter(writes_v).collect(),
@@ -1107,6 +1137,7 @@ fn records_of(
         undeclared_globals: Vec::new(),
         jacobians: Vec::new(),
         recomputed: Vec::new(),
+        records_before_components: None,
     };
     for (i, node) in cfg.nodes.iter_enumerated() {
         // A DO statement's InReq is what reaches the loop from before it
@@ -1779,6 +1810,11 @@ pub fn analyze_program_with(
                 dirty.compare(program, &outgoing[u], &prev.outgoing[u]);
             }
         }
+    }
+    // Records of components no adjoint reads go, in every unit (a
+    // reused unit's under its callers' new requirements).
+    if !store_all {
+        crate::component_reqs::refine(program, pa, &mut results);
     }
     ProgramTbr {
         results,

@@ -69,6 +69,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: a call in a counted loop to a callee without loops run in split mode (it records fewer values than a snapshot would save)"),
     drawn("adjoint: a call in a counted loop run in split mode, its callee recording elements of the arrays a snapshot would save"),
     drawn("adjoint: an element set afresh, then accumulated in a deeper loop: the set records, the accumulations do not"),
+    drawn("adjoint: a component of a derived value overwritten without a record: no adjoint reads it (component-wise TBR)"),
     drawn("state: DATA or initialised local"),
     drawn("state: host-associated variable"),
     drawn("state: host-associated dummy"),
@@ -893,6 +894,15 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
         })
     }) {
         out.push("adjoint: an element set afresh, then accumulated in a deeper loop: the set records, the accumulations do not");
+    }
+    // A record TBR asked for that the component-wise refinement dropped
+    // ([`dfort_analysis::component_reqs`]).
+    if snap.program.units.iter().any(|u| {
+        snap.analysis()
+            .tbr_of(u.id)
+            .is_some_and(|t| t.records_before_components.is_some())
+    }) {
+        out.push("adjoint: a component of a derived value overwritten without a record: no adjoint reads it (component-wise TBR)");
     }
     // Calls in counted loops run split, by whether their callee loops.
     let mut split_in_loops = [false; 3];

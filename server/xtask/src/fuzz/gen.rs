@@ -733,6 +733,18 @@ impl<'r> Generator<'r> {
                 });
             }
             let (mut set, mut uses) = self.derived_stmts(&anywhere(&env));
+            // Issue 44: a module subroutine updating components of its
+            // derived argument in place, called in a loop (component-wise
+            // TBR across calls). Drawn from a side stream, so that every
+            // other draw of the case stays what it was.
+            let mut probe = self.rng.clone();
+            let mut side = Rng::seed_from_u64(probe.random::<u64>() ^ 0x5eed_c0de_7b44_0044);
+            std::mem::swap(&mut *self.rng, &mut side);
+            if self.chance(0.4) {
+                decls.push(Decl::int("fzq"));
+                set.push(self.kick_stmts(&anywhere(&env), m));
+            }
+            std::mem::swap(&mut *self.rng, &mut side);
             // Issue 41: operators and assignment defined on the type.
             if self.chance(0.4) {
                 let (more_set, more_uses) = self.defined_operators(&anywhere(&env), m);
@@ -2269,6 +2281,39 @@ impl<'r> Generator<'r> {
             group.push(Stmt::Call("fz_g".into(), vec![rhs, whole]));
         }
         self.insert_group(body, prologue, group);
+    }
+
+    /// The module subroutine `fzm_kick(t, s)` (issue 44), which updates
+    /// the components of its `type(fzt)` argument in place: `a`
+    /// nonlinearly (its adjoint reads `a`), `b(1)` and `b(3)` linearly
+    /// (no adjoint of its own reads them; a caller's may, before the
+    /// call), and a loop of two calls on `td` or `tq`.
+    fn kick_stmts(&mut self, env: &Env, m: &mut Module) -> Stmt {
+        let (c1, c2) = (self.literal().print(), self.literal().print());
+        m.procs.push(Proc::plain(
+            ProcKind::Subroutine,
+            "fzm_kick".into(),
+            vec!["t".into(), "s".into()],
+            vec![
+                Decl {
+                    ty: "type(fzt)",
+                    ..Decl::real("t", Vec::new()).with_intent("inout")
+                },
+                Decl::real("s", Vec::new()).with_intent("in"),
+            ],
+            vec![Stmt::Raw(vec![
+                format!("t%a = t%a - {c1}*s*t%a**2"),
+                "t%b(1) = t%b(1) + s*t%a".into(),
+                format!("t%b(3) = {c2}*t%b(3) + t%b(2)"),
+            ])],
+        ));
+        let who = if self.chance(0.5) { "td" } else { "tq" };
+        let s = self.rexpr(env, 1).print();
+        Stmt::Raw(vec![
+            "do fzq = 1, 2".into(),
+            format!("  call fzm_kick({who}, {s})"),
+            "end do".into(),
+        ])
     }
 
     /// Operators and assignment defined on the module type `fzt` (issue
