@@ -80,7 +80,7 @@ pub fn refine(
                 let unit = program.unit(u);
                 t.records
                     .iter()
-                    .any(|r| component_writes(unit, r).is_some())
+                    .any(|r| component_writes(program, unit, r).is_some())
             })
         })
         .collect();
@@ -104,7 +104,7 @@ pub fn refine(
             .records
             .iter()
             .filter(|r| {
-                let Some(written) = component_writes(unit, r) else {
+                let Some(written) = component_writes(program, unit, r) else {
                     return true;
                 };
                 let Some(before) = inflow.as_ref().and_then(|f| f.get(&r.stmt)) else {
@@ -132,8 +132,10 @@ pub fn refine(
 }
 
 /// Whether `v` of `unit` is a variable whose requirements this refinement
-/// follows component by component.
-fn refinable(unit: &Unit, v: SymbolId) -> bool {
+/// follows component by component: its type's storage is its own (no
+/// pointer component, at any depth: what one points at another variable
+/// may reach).
+fn refinable(program: &Program, unit: &Unit, v: SymbolId) -> bool {
     let s = unit.symbol(v);
     s.ty.base == BaseType::Derived
         && matches!(s.storage, Storage::Dummy(_) | Storage::Local)
@@ -143,12 +145,48 @@ fn refinable(unit: &Unit, v: SymbolId) -> bool {
         && !s.attrs.initialized
         && !unit.aliases.iter().any(|c| c.contains(&v))
         && !unit.equivalences.iter().any(|c| c.contains(&v))
+        && owns_its_storage(program, unit, &s.ty, 0)
+}
+
+/// Whether a value of derived type `ty` (seen from `unit`) holds no
+/// pointer component, nested types included.
+fn owns_its_storage(program: &Program, unit: &Unit, ty: &Type, depth: usize) -> bool {
+    let Some((owner, def)) = program.type_of(unit, ty) else {
+        return false;
+    };
+    depth < 8
+        && def.components.iter().all(|c| {
+            !c.pointer
+                && (c.ty.base != BaseType::Derived
+                    || owns_its_storage(program, program.unit(owner), &c.ty, depth + 1))
+        })
+}
+
+/// Whether unit `u` is passed as an actual argument anywhere (a callee
+/// may call it through its dummy procedure, a call site the call graph
+/// does not list).
+fn passed_as_procedure(program: &Program, u: UnitId) -> bool {
+    let name = &program.unit(u).name;
+    program.units.iter().any(|unit| {
+        unit.stmts.iter().any(|st| {
+            let mut passed = false;
+            for e in st.kind.exprs() {
+                e.walk(&mut |x| {
+                    if let ExprKind::Var(v) = x.kind {
+                        let s = unit.symbol(v);
+                        passed |= s.storage == Storage::Procedure && s.name == *name;
+                    }
+                });
+            }
+            passed
+        })
+    })
 }
 
 /// The paths record `r` writes when every write of its variable at its
 /// statement is a component reference of a refinable variable.
-fn component_writes(unit: &Unit, r: &Record) -> Option<Vec<Path>> {
-    if !refinable(unit, r.variable) {
+fn component_writes(program: &Program, unit: &Unit, r: &Record) -> Option<Vec<Path>> {
+    if !refinable(program, unit, r.variable) {
         return None;
     }
     let st = unit.stmt(r.stmt);
@@ -239,7 +277,7 @@ impl Refiner<'_> {
             .iter()
             .filter(|&v| v < unit.symbols.len())
             .map(SymbolId::new)
-            .filter(|&v| refinable(unit, v))
+            .filter(|&v| refinable(program, unit, v))
             .collect();
         if needed.is_empty() {
             return Paths::new();
@@ -337,7 +375,7 @@ impl Refiner<'_> {
             let mut s: Summary = unit
                 .args
                 .iter()
-                .filter(|&&f| refinable(unit, f))
+                .filter(|&&f| refinable(program, unit, f))
                 .map(|&f| (f, BTreeSet::new()))
                 .collect();
             for st in unit.stmts.iter() {
@@ -363,7 +401,7 @@ impl Refiner<'_> {
             .args
             .iter()
             .copied()
-            .filter(|&f| refinable(unit, f))
+            .filter(|&f| refinable(program, unit, f))
             .collect();
         let mut out: HashMap<SymbolId, Option<BTreeSet<Path>>> = dummies
             .iter()
@@ -377,7 +415,9 @@ impl Refiner<'_> {
         if dummies.is_empty() {
             return out;
         }
-        if program.call_graph.recursive.get(u).copied().unwrap_or(true) {
+        if program.call_graph.recursive.get(u).copied().unwrap_or(true)
+            || passed_as_procedure(program, u)
+        {
             everything(&mut out);
             return out;
         }
@@ -415,7 +455,8 @@ impl Refiner<'_> {
                 else {
                     continue;
                 };
-                let bound = reference_path(&a.value).filter(|(w, _)| refinable(caller, *w));
+                let bound =
+                    reference_path(&a.value).filter(|(w, _)| refinable(program, caller, *w));
                 let split_passive =
                     t.split.contains(&site.stmt) && !dfort_ir::dp::differentiable(unit, *f);
                 let entry = out.get_mut(f).expect("a refinable dummy");
@@ -596,6 +637,17 @@ end subroutine
                 ("kick".into(), 13, "p".into())
             ]
         );
+    }
+
+    #[test]
+    fn a_type_with_a_pointer_component_keeps_every_record() {
+        // What `p%nx` points at another variable may reach.
+        let src = KICK.replace(
+            "    type(vec) :: pos, vel\n",
+            "    type(vec) :: pos, vel\n    type(part), pointer :: nx => null()\n",
+        );
+        let recs = records(&src);
+        assert_eq!(recs.iter().filter(|r| r.0 == "kick").count(), 3, "{recs:?}");
     }
 
     #[test]

@@ -139,21 +139,17 @@ pub fn accumulated_elements(program: &Program, unit: &Unit) -> BTreeMap<StmtId, 
 
 /// Whether statement `outer` is `inner` or holds it, at any depth.
 fn holds(unit: &Unit, outer: StmtId, inner: StmtId) -> bool {
-    outer == inner
-        || unit
-            .stmt(outer)
-            .kind
-            .blocks()
-            .iter()
-            .any(|b| b.iter().any(|&s| holds(unit, s, inner)))
+    let mut all = Vec::new();
+    dfort_ir::queries::nested_statements(unit, &[outer], &mut all);
+    all.contains(&inner)
 }
 
 /// Whether `list` holds a DO loop, at any depth.
 fn has_loop(unit: &Unit, list: &[StmtId]) -> bool {
-    list.iter().any(|&id| {
-        let k = &unit.stmt(id).kind;
-        matches!(k, StmtKind::Do { .. }) || k.blocks().iter().any(|b| has_loop(unit, b))
-    })
+    let mut all = Vec::new();
+    dfort_ir::queries::nested_statements(unit, list, &mut all);
+    all.iter()
+        .any(|&id| matches!(unit.stmt(id).kind, StmtKind::Do { .. }))
 }
 
 /// Whether two expressions are written the same way (spans aside).

@@ -140,9 +140,9 @@ fn under(u: &Unit, ids: &[StmtId], in_loop: bool, out: &mut Vec<(StmtId, bool)>)
 /// that makes it (a DO names its terminal statement's label).
 fn label_refs(u: &Unit) -> Vec<(u32, StmtId)> {
     let mut all = Vec::new();
-    under(u, &u.body, false, &mut all);
+    dfort_ir::queries::nested_statements(u, &u.body, &mut all);
     let mut out = Vec::new();
-    for (id, _) in all {
+    for id in all {
         let labels: Vec<u32> = match &u.stmt(id).kind {
             StmtKind::Goto { target } => vec![*target],
             StmtKind::ComputedGoto { targets, .. } => targets.clone(),

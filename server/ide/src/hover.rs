@@ -724,6 +724,21 @@ mod tests {
     use crate::host::Host;
     use std::path::Path;
 
+    /// Hovers over `src`, opened as `path` (`open`: as the editor's
+    /// buffer): the markdown at the first occurrence of a needle.
+    fn hovers(path: &Path, src: &str, open: bool) -> impl Fn(&str) -> String {
+        let mut host = Host::default();
+        host.set_text(path, src, open, 1);
+        let snap = host.snapshot();
+        let (path, src) = (path.to_path_buf(), src.to_string());
+        move |needle| {
+            let at = src.find(needle).expect("the needle is in the source") as u32;
+            super::hover(&snap, &path, at)
+                .expect("a hover at the needle")
+                .markdown
+        }
+    }
+
     #[test]
     fn an_index_hover_says_how_the_reverse_sweep_recovers_it() {
         // Paper 003, Figure 2 (a).
@@ -742,18 +757,15 @@ mod tests {
 end subroutine fig2a
 ";
         let path = Path::new("/hover-tests/fig2a.f90");
-        let mut host = Host::default();
-        host.set_text(path, src, true, 1);
-        let snap = host.snapshot();
-        let at = |needle: &str| src.find(needle).unwrap() as u32;
-        let k = super::hover(&snap, path, at("k = j + 1")).unwrap().markdown;
+        let hover_at = hovers(path, src, true);
+        let k = hover_at("k = j + 1");
         assert!(
             k.ends_with(
                 "**Address recovery** (loop at line 8): inverted — k ← j - 2 (inverting line 10).\n"
             ),
             "{k}"
         );
-        let j = super::hover(&snap, path, at("j = k + 2")).unwrap().markdown;
+        let j = hover_at("j = k + 2");
         assert!(
             j.ends_with(
                 "**Address recovery** (loop at line 8): inverted
@@ -764,7 +776,7 @@ end subroutine fig2a
             "{j}"
         );
         // Outside the loop: no section.
-        let before = super::hover(&snap, path, at("j = 1")).unwrap().markdown;
+        let before = hover_at("j = 1");
         assert!(!before.contains("Address recovery"), "{before}");
     }
 
@@ -839,13 +851,8 @@ end subroutine setup
 end subroutine sp
 ";
         let path = Path::new("/hover-tests/sp.f90");
-        let mut host = Host::default();
-        host.set_text(path, src, true, 1);
-        let snap = host.snapshot();
-        let at = |needle: &str| src.find(needle).unwrap() as u32;
-        let p = super::hover(&snap, path, at("p(1) = p(1)"))
-            .unwrap()
-            .markdown;
+        let hover_at = hovers(path, src, true);
+        let p = hover_at("p(1) = p(1)");
         assert!(
             p.starts_with("**p** is a pointer; here it is `a(2)`, and dfort reads it so: what follows is about `a`."),
             "{p}"
@@ -857,7 +864,7 @@ end subroutine sp
         );
         // Associated differently on the two paths: not read as a target
         // but followed, one may-alias class with what it may point to.
-        let q = super::hover(&snap, path, at("q(1)")).unwrap().markdown;
+        let q = hover_at("q(1)");
         assert!(q.starts_with("**q**"), "{q}");
         assert!(q.contains("May share its memory with `a`, `p`"), "{q}");
         assert!(
@@ -881,11 +888,8 @@ subroutine step(n)
 end subroutine step
 ";
         let path = Path::new("/hover-tests/fields.f90");
-        let mut host = Host::default();
-        host.set_text(path, src, true, 1);
-        let snap = host.snapshot();
-        let at = |needle: &str| src.find(needle).unwrap() as u32;
-        let h = super::hover(&snap, path, at("h(1:n) =")).unwrap().markdown;
+        let hover_at = hovers(path, src, true);
+        let h = hover_at("h(1:n) =");
         assert!(
             h.starts_with("**h** — `real(8) :: h(100), flux(100)`"),
             "{h}"
@@ -904,22 +908,15 @@ end subroutine step
 end subroutine wk
 ";
         let path = Path::new("/hover-tests/wk.f90");
-        let mut host = Host::default();
-        host.set_text(path, src, true, 1);
-        let snap = host.snapshot();
-        let at = |needle: &str| src.find(needle).unwrap() as u32;
-        let u = super::hover(&snap, path, at("output_unit, *"))
-            .unwrap()
-            .markdown;
+        let hover_at = hovers(path, src, true);
+        let u = hover_at("output_unit, *");
         assert!(
             u.contains(
                 "named constant of the intrinsic module `iso_fortran_env` (= 6 with gfortran)"
             ),
             "{u}"
         );
-        let dp = super::hover(&snap, path, at("dp), intent"))
-            .unwrap()
-            .markdown;
+        let dp = hover_at("dp), intent");
         assert!(
             dp.contains(
                 "named constant of the intrinsic module `iso_fortran_env` (= 8 with gfortran)"
@@ -998,32 +995,23 @@ C$AD NOCHECKPOINT
       END
 ";
         let path = Path::new("/hover-tests/ts.f");
-        let mut host = Host::default();
-        host.set_text(path, src, true, 1);
-        let snap = host.snapshot();
-        let at = |needle: &str| src.find(needle).unwrap() as u32;
-        let taf = super::hover(&snap, path, at("STORE")).unwrap().markdown;
+        let hover_at = hovers(path, src, true);
+        let taf = hover_at("STORE");
         assert!(taf.starts_with("**TAF directive**"), "{taf}");
         assert!(taf.contains("`CADJ STORE`"), "{taf}");
         assert!(taf.contains("dfort ignores it"), "{taf}");
-        let tap = super::hover(&snap, path, at("NOCHECKPOINT"))
-            .unwrap()
-            .markdown;
+        let tap = hover_at("NOCHECKPOINT");
         assert!(
             tap.contains("Tapenade's directive `$AD NOCHECKPOINT` is ignored"),
             "{tap}"
         );
-        let oad = super::hover(&snap, path, at("INDEPENDENT"))
-            .unwrap()
-            .markdown;
+        let oad = hover_at("INDEPENDENT");
         assert!(
             oad.contains("OpenAD directive `$openad INDEPENDENT`: read as `!$ad independent(x)`"),
             "{oad}"
         );
         // On the variable a role names: the variable's own hover.
-        let x = super::hover(&snap, path, at("X)\nc$openad DEP"))
-            .unwrap()
-            .markdown;
+        let x = hover_at("X)\nc$openad DEP");
         assert!(x.starts_with("**x**"), "{x}");
     }
 
@@ -1060,13 +1048,8 @@ subroutine mv(x, e)
 end subroutine mv
 ";
         let path = Path::new("/hover-tests/mv.f90");
-        let mut host = Host::default();
-        host.set_text(path, src, true, 1);
-        let snap = host.snapshot();
-        let at = |needle: &str| src.find(needle).unwrap() as u32;
-        let p = super::hover(&snap, path, at("p%pos%x*p%mass"))
-            .unwrap()
-            .markdown;
+        let hover_at = hovers(path, src, true);
+        let p = hover_at("p%pos%x*p%mass");
         assert!(
             p.contains(
                 "Components with derivatives (type `particle_d` / `particle_b`): `%pos%x`, `%pos%y`, `%mass`; passive: `%id`."
@@ -1074,7 +1057,7 @@ end subroutine mv
             "{p}"
         );
         assert!(p.contains("**active** before this statement"), "{p}");
-        let t = super::hover(&snap, path, at("t%k = 2")).unwrap().markdown;
+        let t = hover_at("t%k = 2");
         assert!(
             t.contains("no component of its type carries derivatives"),
             "{t}"
@@ -1273,11 +1256,8 @@ subroutine filter(n, x, y)
 end subroutine filter
 ";
         let path = Path::new("/hover-tests/ema.f90");
-        let mut host = Host::default();
-        host.set_text(path, src, true, 1);
-        let snap = host.snapshot();
-        let at = |needle: &str| src.find(needle).unwrap() as u32;
-        let h = super::hover(&snap, path, at("s = 0.9d0")).unwrap().markdown;
+        let hover_at = hovers(path, src, true);
+        let h = hover_at("s = 0.9d0");
         assert!(
             h.contains("SAVE'd local of `ema`: its value carries from one call to the next"),
             "{h}"

@@ -39,19 +39,10 @@ pub fn terms<'e>(
         })
     };
     // `v ± e₁ ± e₂ …`: the sum's leftmost operand is `v`.
-    let mut terms = Vec::new();
-    let mut first = rhs;
-    while let ExprKind::Binary { op, lhs: a, rhs: b } = &first.kind {
-        match op {
-            BinaryOp::Add => terms.push((&**b, 1)),
-            BinaryOp::Sub => terms.push((&**b, -1)),
-            _ => break,
+    if let Some(terms) = leading_terms(unit, lhs, rhs) {
+        if clean(&terms) {
+            return Some(terms);
         }
-        first = a;
-    }
-    if !terms.is_empty() && same(first) && clean(&terms) {
-        terms.reverse();
-        return Some(terms);
     }
     // `e + v`.
     match &rhs.kind {
@@ -62,6 +53,30 @@ pub fn terms<'e>(
         } if same(b) && clean(&[(a, 1)]) => Some(vec![(a, 1)]),
         _ => None,
     }
+}
+
+/// The terms and signs of `lhs = lhs ± e₁ ± e₂ …` (the sum's leftmost
+/// operand written as `lhs` is), whatever the terms read — `u(i) =
+/// u(i) + h*u(i)**2` too, which is no accumulation: its adjoint still
+/// passes v̄ through and adds ±v̄·∂eᵢ, but from a copy of v̄ taken
+/// before (the terms' partials add into v̄ itself). `None` otherwise.
+pub fn leading_terms<'e>(unit: &Unit, lhs: &Expr, rhs: &'e Expr) -> Option<Vec<(&'e Expr, i8)>> {
+    let written = crate::dump::expr(unit, lhs);
+    let mut terms = Vec::new();
+    let mut first = rhs;
+    while let ExprKind::Binary { op, lhs: a, rhs: b } = &first.kind {
+        match op {
+            BinaryOp::Add => terms.push((&**b, 1)),
+            BinaryOp::Sub => terms.push((&**b, -1)),
+            _ => break,
+        }
+        first = a;
+    }
+    if terms.is_empty() || crate::dump::expr(unit, first) != written {
+        return None;
+    }
+    terms.reverse();
+    Some(terms)
 }
 
 /// Whether two component paths of one variable name storage that cannot

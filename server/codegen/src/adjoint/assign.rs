@@ -196,6 +196,21 @@ impl Gen<'_> {
                     let m = if sign < 0 { neg(&lb) } else { lb.clone() };
                     self.adj(term, &real_part(m), r, &mut body);
                 }
+            } else if let Some(terms) = dfort_ir::accumulation::leading_terms(unit, lhs, rhs)
+                .filter(|_| r == 0 && !complex_lhs && under.is_empty())
+            {
+                // `v = v ± e₁ ± …` whose terms read v too: v̄ passes
+                // through (no reset, no adding it back) and each eᵢ's
+                // partials, v's among them, get ±v̄ from a copy.
+                body.push(format!("dfort_tb = {lb}"));
+                for (term, sign) in terms {
+                    let m = if sign < 0 {
+                        neg("dfort_tb")
+                    } else {
+                        "dfort_tb".to_string()
+                    };
+                    self.adj(term, &m, r, &mut body);
+                }
             } else if r > 0 && !mentions_storage(unit, rhs, t) {
                 // No aliasing: the lhs adjoint is read in place.
                 self.adj(rhs, &real_part(lb.clone()), r, &mut body);
@@ -218,7 +233,11 @@ impl Gen<'_> {
                 };
                 body.push(format!("{tb} = {lb}"));
                 body.push(format!("{under}{lb} = 0.0d0"));
+                let reset = body.len() - 1;
                 self.adj(rhs, &real_part(tb), r, &mut body);
+                if r == 0 && under.is_empty() {
+                    fold_reset(&mut body, reset, &lb);
+                }
             }
             if r == 0 && under.is_empty() && !complex_lhs {
                 // The values its partials name twice, computed once.
@@ -938,6 +957,35 @@ fn partial_rank(program: &Program, unit: &Unit, e: &Expr, child: &Expr) -> usize
 }
 
 /// The outer product `u vᵀ` of two vectors, as a rank-1 `matmul`.
+/// `v̄ = 0` at `body[reset]` then `v̄ = v̄ + x` as the next line naming
+/// v̄'s variable: one line `v̄ = x` where the reset was (0 + x is x).
+/// Only when no line between names that variable at all (another element
+/// of it may be the same element).
+fn fold_reset(body: &mut Vec<String>, reset: usize, lb: &str) {
+    let base: String = lb
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let names = |line: &str| {
+        line.match_indices(base.as_str()).any(|(i, _)| {
+            let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+            !line[..i].ends_with(word) && !line[i + base.len()..].starts_with(word)
+        })
+    };
+    let Some(k) = (reset + 1..body.len()).find(|&k| names(&body[k])) else {
+        return;
+    };
+    let lead = body[k].len() - body[k].trim_start().len();
+    let added = body[k]
+        .trim_start()
+        .strip_prefix(&format!("{lb} = {lb} + "));
+    if let Some(x) = added {
+        let line = format!("{}{lb} = {x}", &body[k][..lead]);
+        body[k] = line;
+        body.remove(reset);
+    }
+}
+
 fn outer(u: &str, v: &str) -> String {
     format!("matmul(reshape({u}, [size({u}), 1]), reshape({v}, [1, size({v})]))")
 }
@@ -995,5 +1043,52 @@ fn shape_source<'e>(program: &Program, unit: &Unit, e: &'e Expr) -> &'e Expr {
                 .map_or(e, |x| shape_source(program, unit, x))
         }
         _ => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold_reset;
+
+    fn lines(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_reset_then_an_add_becomes_one_assignment() {
+        let mut body = lines(&[
+            "dfort_tb = yb(i)",
+            "  yb(i) = 0.0d0",
+            "xb(i) = xb(i) + dfort_tb * y(i)",
+            "  yb(i) = yb(i) + dfort_tb * x(i)",
+        ]);
+        fold_reset(&mut body, 1, "yb(i)");
+        assert_eq!(
+            body,
+            lines(&[
+                "dfort_tb = yb(i)",
+                "xb(i) = xb(i) + dfort_tb * y(i)",
+                "  yb(i) = dfort_tb * x(i)",
+            ])
+        );
+    }
+
+    #[test]
+    fn another_element_of_the_array_between_keeps_the_reset() {
+        // yb(j) may be yb(i): the add into it must see the reset.
+        let before = lines(&[
+            "dfort_tb = yb(i)",
+            "yb(i) = 0.0d0",
+            "yb(j) = yb(j) + dfort_tb * y(i)",
+            "yb(i) = yb(i) + dfort_tb * x(i)",
+        ]);
+        let mut body = before.clone();
+        fold_reset(&mut body, 1, "yb(i)");
+        assert_eq!(body, before);
+        // Nor does a line that reads it some other way (not an add).
+        let before = lines(&["dfort_tb = ab", "ab = 0.0d0", "cb = cb + ab"]);
+        let mut body = before.clone();
+        fold_reset(&mut body, 1, "ab");
+        assert_eq!(body, before);
     }
 }
