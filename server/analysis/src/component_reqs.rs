@@ -145,21 +145,8 @@ fn refinable(program: &Program, unit: &Unit, v: SymbolId) -> bool {
         && !s.attrs.initialized
         && !unit.aliases.iter().any(|c| c.contains(&v))
         && !unit.equivalences.iter().any(|c| c.contains(&v))
-        && owns_its_storage(program, unit, &s.ty, 0)
-}
-
-/// Whether a value of derived type `ty` (seen from `unit`) holds no
-/// pointer component, nested types included.
-fn owns_its_storage(program: &Program, unit: &Unit, ty: &Type, depth: usize) -> bool {
-    let Some((owner, def)) = program.type_of(unit, ty) else {
-        return false;
-    };
-    depth < 8
-        && def.components.iter().all(|c| {
-            !c.pointer
-                && (c.ty.base != BaseType::Derived
-                    || owns_its_storage(program, program.unit(owner), &c.ty, depth + 1))
-        })
+        && program.type_of(unit, &s.ty).is_some()
+        && !dfort_ir::queries::type_has_pointer_components(program, unit, &s.ty)
 }
 
 /// Whether unit `u` is passed as an actual argument anywhere (a callee
@@ -201,27 +188,21 @@ fn component_writes(program: &Program, unit: &Unit, r: &Record) -> Option<Vec<Pa
 /// The variable and component path of a data reference (`v`, `v(i)`,
 /// `v%a(j)%b`).
 fn reference_path(e: &Expr) -> Option<(SymbolId, Path)> {
-    match &e.kind {
-        ExprKind::Var(s) | ExprKind::ArrayRef { array: s, .. } => Some((*s, Vec::new())),
-        ExprKind::Component { base, name, .. } => {
-            let (s, mut p) = reference_path(base)?;
-            p.push(name.clone());
-            Some((s, p))
-        }
-        _ => None,
-    }
+    let (s, _) = dfort_ir::dp::target(e)?;
+    Some((s, owned(&dfort_ir::accumulation::path(e))))
+}
+
+fn owned(p: &[&str]) -> Path {
+    p.iter().map(|n| n.to_string()).collect()
 }
 
 /// Every data reference in `x` whose value is read (a reference's
 /// subscripts are references too).
 fn references(x: &Expr, out: &mut dyn FnMut(SymbolId, Path)) {
-    if let Some((s, p)) = reference_path(x) {
-        out(s, p);
-        subscripts(x, out);
-        return;
-    }
-    for c in x.children() {
-        references(c, out);
+    let mut read = Vec::new();
+    dfort_ir::accumulation::references(x, &mut read);
+    for (s, p) in read {
+        out(s, owned(&p));
     }
 }
 
@@ -244,7 +225,10 @@ fn subscripts(x: &Expr, out: &mut dyn FnMut(SymbolId, Path)) {
 }
 
 fn overlap(a: &Path, b: &Path) -> bool {
-    a.iter().zip(b).all(|(x, y)| x == y)
+    fn names(p: &Path) -> Vec<&str> {
+        p.iter().map(String::as_str).collect()
+    }
+    !dfort_ir::accumulation::disjoint(&names(a), &names(b))
 }
 
 /// `In` of one unit: per statement of its basic blocks, the paths
@@ -289,16 +273,7 @@ impl Refiner<'_> {
         };
         match &st.kind {
             StmtKind::Assign { lhs, rhs } => {
-                let mut calls = false;
-                rhs.walk(&mut |x| {
-                    calls |= matches!(
-                        x.kind,
-                        ExprKind::FunctionCall {
-                            target: CallTarget::Unit(_),
-                            ..
-                        }
-                    )
-                });
+                let calls = !dfort_ir::queries::function_references(rhs).is_empty();
                 if calls || crate::activity::moved(st).is_some() {
                     everything = true;
                 } else {
@@ -652,8 +627,8 @@ end subroutine
 
     #[test]
     fn a_whole_value_read_keeps_every_record() {
-        // `r = q` then `sin(r%pos%y)`: a copy reads nothing itself, but
-        // a call of an external routine on the whole value may read all.
+        // A call of an external routine on the whole value may read
+        // every component of it.
         let src = KICK.replace(
             "    call kick(q, 0.1d0)\n",
             "    call kick(q, 0.1d0)\n    call ext(q)\n",

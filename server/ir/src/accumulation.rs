@@ -81,13 +81,13 @@ pub fn leading_terms<'e>(unit: &Unit, lhs: &Expr, rhs: &'e Expr) -> Option<Vec<(
 
 /// Whether two component paths of one variable name storage that cannot
 /// overlap: they differ at a place both have.
-fn disjoint(a: &[&str], b: &[&str]) -> bool {
+pub fn disjoint(a: &[&str], b: &[&str]) -> bool {
     a.iter().zip(b).any(|(x, y)| x != y)
 }
 
 /// The component names of a data reference from its variable outwards
 /// (`ps(i)%c(2)%y` → `[c, y]`, `x(i)` → `[]`).
-fn path(e: &Expr) -> Vec<&str> {
+pub fn path(e: &Expr) -> Vec<&str> {
     match &e.kind {
         ExprKind::Component { base, name, .. } => {
             let mut p = path(base);
@@ -100,7 +100,7 @@ fn path(e: &Expr) -> Vec<&str> {
 
 /// The variables `e` reads, each with the component path it reads of it
 /// (empty: the whole variable, or elements of it).
-fn references<'e>(e: &'e Expr, out: &mut Vec<(SymbolId, Vec<&'e str>)>) {
+pub fn references<'e>(e: &'e Expr, out: &mut Vec<(SymbolId, Vec<&'e str>)>) {
     match &e.kind {
         ExprKind::Var(s) => out.push((*s, Vec::new())),
         ExprKind::ArrayRef { array, .. } => {
