@@ -284,6 +284,21 @@ pub fn over(a: &str, b: &str) -> String {
     signed(na != nb, format!("{} / {}", left(a), right(b)))
 }
 
+/// `s` as a term of a sum: parentheses around all of it dropped when
+/// what they hold is a product, a power or a primary (`(2 * x)` → `2 *
+/// x`).
+pub fn term(s: &str) -> String {
+    let t = s.trim();
+    let inner = t
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .filter(|_| crate::fortran::matching_paren(t, 0) == Some(t.len() - 1));
+    match inner.map(|i| (i, form(i))) {
+        Some((i, Form::Primary | Form::Power | Form::Product)) => i.trim().to_string(),
+        _ => t.to_string(),
+    }
+}
+
 /// `a + b`, with `a + -c` written `a - c`.
 pub fn plus(a: &str, b: &str) -> String {
     let a = match form(a) {
@@ -300,6 +315,14 @@ pub fn plus(a: &str, b: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_term_loses_the_parentheses_precedence_does_not_need() {
+        assert_eq!(term("(2 * x(i))"), "2 * x(i)");
+        assert_eq!(term("(a + b)"), "(a + b)");
+        assert_eq!(term("(a) * (b)"), "(a) * (b)");
+        assert_eq!(term("(-a)"), "(-a)");
+    }
 
     #[test]
     fn forms() {

@@ -92,6 +92,9 @@ pub struct RoutineTrace {
     /// reverse sweep leaves out because the temporary holds that value
     /// already ([`crate::adjoint`]'s held values).
     pub values_held: usize,
+    /// How many assignments' adjoints read `v̄` in place, with no copy
+    /// ([`crate::adjoint`]'s reset folds).
+    pub read_in_place: usize,
 }
 
 impl RoutineTrace {
@@ -109,6 +112,7 @@ impl RoutineTrace {
             dropped: Vec::new(),
             recoveries: Vec::new(),
             values_held: 0,
+            read_in_place: 0,
         }
     }
     pub(crate) fn association(&mut self, st: StmtId, pointer: String) {

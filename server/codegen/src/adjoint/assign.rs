@@ -2,8 +2,9 @@
 //! overwritten value TBR records, or dropping a dead assignment) and its
 //! reverse sweep — restore, undo an inversion, then `c̄ += ∂v/∂c · v̄` for
 //! every active operand `c` ([`crate::partials`]), with `v̄` reset unless
-//! the assignment accumulates into `v`. Array assignments are reversed
-//! element-wise through an array temporary; `sum`, `dot_product`,
+//! the assignment accumulates into `v` (or the lines fold into one
+//! assignment of `v̄`, [`super::reset_folds`]). Array assignments are
+//! reversed element-wise through an array temporary; `sum`, `dot_product`,
 //! `matmul` and `transpose` have reverse rules of their own.
 //!
 //! Contract: the adjoint reads only what TBR restores — a derivative flows
@@ -12,6 +13,7 @@
 //! without a rule is refused, never differentiated as zero.
 
 use super::dispatch::Gen;
+use super::reset_folds::{fold_in_place, fold_reset};
 use super::sweep::Line;
 use crate::complex;
 use crate::partials::{partials, rank_of};
@@ -189,6 +191,11 @@ impl Gen<'_> {
                     m
                 }
             };
+            // v̄ is read in place ([`fold_in_place`]) only where no other
+            // variable shares v's memory (an add into it would be one
+            // into v̄).
+            let alone =
+                |t: SymbolId| dfort_ir::queries::class_of(unit, t).is_none_or(|c| c.len() < 2);
             if let Some(terms) = dfort_ir::accumulation::terms(inp.program, unit, lhs, rhs) {
                 // `v = v ± e₁ ± e₂ …`: v's adjoint passes through
                 // unchanged and each eᵢ's gets ±v̄.
@@ -211,6 +218,9 @@ impl Gen<'_> {
                     };
                     self.adj(term, &m, r, &mut body);
                 }
+                if alone(t) && fold_in_place(&mut body, 0, "dfort_tb", &lb, "") {
+                    self.out.trace.read_in_place += 1;
+                }
             } else if r > 0 && !mentions_storage(unit, rhs, t) {
                 // No aliasing: the lhs adjoint is read in place.
                 self.adj(rhs, &real_part(lb.clone()), r, &mut body);
@@ -219,10 +229,7 @@ impl Gen<'_> {
                 let tb = match (r, complex_lhs) {
                     (0, false) => "dfort_tb".to_string(),
                     (0, true) => self.out.ztemp("complex(8)".into()),
-                    (_, false) => {
-                        self.out.array_temps.insert(r);
-                        format!("dfort_ta{r}")
-                    }
+                    (_, false) => format!("dfort_ta{r}"),
                     (_, true) => {
                         self.out.refuse(
                             span,
@@ -234,8 +241,16 @@ impl Gen<'_> {
                 body.push(format!("{tb} = {lb}"));
                 body.push(format!("{under}{lb} = 0.0d0"));
                 let reset = body.len() - 1;
-                self.adj(rhs, &real_part(tb), r, &mut body);
-                if r == 0 && under.is_empty() {
+                self.adj(rhs, &real_part(tb.clone()), r, &mut body);
+                let in_place = alone(t)
+                    && !complex_lhs
+                    && fold_in_place(&mut body, reset - 1, &tb, &lb, &under);
+                if in_place {
+                    self.out.trace.read_in_place += 1;
+                } else if r > 0 {
+                    self.out.array_temps.insert(r);
+                }
+                if !in_place && r == 0 && under.is_empty() {
                     fold_reset(&mut body, reset, &lb);
                 }
             }
@@ -543,7 +558,7 @@ impl Gen<'_> {
         out: &mut Vec<String>,
     ) {
         let unit = &self.inp.unit;
-        let v = |x: &Expr| p(print(unit, x));
+        let v = |x: &Expr| crate::precedence::operand(&print(unit, x));
         let Some(slots) = dfort_ir::intrinsics::slots(name, args) else {
             self.out.refuse(
                 e.span,
@@ -764,8 +779,8 @@ impl Gen<'_> {
     ) {
         let inp = self.inp;
         let unit = &inp.unit;
-        let v = |x: &Expr| p(print(unit, x));
-        let m = p(m.to_string());
+        let v = |x: &Expr| crate::precedence::operand(&print(unit, x));
+        let m = crate::precedence::operand(m);
         let keywords = args.iter().any(|a| a.keyword.is_some());
         if name != "transpose" && dfort_ir::intrinsics::linear_array(name).is_some() {
             self.adj_linear(e, name, args, &m, mr, out);
@@ -957,35 +972,6 @@ fn partial_rank(program: &Program, unit: &Unit, e: &Expr, child: &Expr) -> usize
 }
 
 /// The outer product `u vᵀ` of two vectors, as a rank-1 `matmul`.
-/// `v̄ = 0` at `body[reset]` then `v̄ = v̄ + x` as the next line naming
-/// v̄'s variable: one line `v̄ = x` where the reset was (0 + x is x).
-/// Only when no line between names that variable at all (another element
-/// of it may be the same element).
-fn fold_reset(body: &mut Vec<String>, reset: usize, lb: &str) {
-    let base: String = lb
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    let names = |line: &str| {
-        line.match_indices(base.as_str()).any(|(i, _)| {
-            let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-            !line[..i].ends_with(word) && !line[i + base.len()..].starts_with(word)
-        })
-    };
-    let Some(k) = (reset + 1..body.len()).find(|&k| names(&body[k])) else {
-        return;
-    };
-    let lead = body[k].len() - body[k].trim_start().len();
-    let added = body[k]
-        .trim_start()
-        .strip_prefix(&format!("{lb} = {lb} + "));
-    if let Some(x) = added {
-        let line = format!("{}{lb} = {x}", &body[k][..lead]);
-        body[k] = line;
-        body.remove(reset);
-    }
-}
-
 fn outer(u: &str, v: &str) -> String {
     format!("matmul(reshape({u}, [size({u}), 1]), reshape({v}, [1, size({v})]))")
 }
@@ -1043,52 +1029,5 @@ fn shape_source<'e>(program: &Program, unit: &Unit, e: &'e Expr) -> &'e Expr {
                 .map_or(e, |x| shape_source(program, unit, x))
         }
         _ => e,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fold_reset;
-
-    fn lines(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn a_reset_then_an_add_becomes_one_assignment() {
-        let mut body = lines(&[
-            "dfort_tb = yb(i)",
-            "  yb(i) = 0.0d0",
-            "xb(i) = xb(i) + dfort_tb * y(i)",
-            "  yb(i) = yb(i) + dfort_tb * x(i)",
-        ]);
-        fold_reset(&mut body, 1, "yb(i)");
-        assert_eq!(
-            body,
-            lines(&[
-                "dfort_tb = yb(i)",
-                "xb(i) = xb(i) + dfort_tb * y(i)",
-                "  yb(i) = dfort_tb * x(i)",
-            ])
-        );
-    }
-
-    #[test]
-    fn another_element_of_the_array_between_keeps_the_reset() {
-        // yb(j) may be yb(i): the add into it must see the reset.
-        let before = lines(&[
-            "dfort_tb = yb(i)",
-            "yb(i) = 0.0d0",
-            "yb(j) = yb(j) + dfort_tb * y(i)",
-            "yb(i) = yb(i) + dfort_tb * x(i)",
-        ]);
-        let mut body = before.clone();
-        fold_reset(&mut body, 1, "yb(i)");
-        assert_eq!(body, before);
-        // Nor does a line that reads it some other way (not an add).
-        let before = lines(&["dfort_tb = ab", "ab = 0.0d0", "cb = cb + ab"]);
-        let mut body = before.clone();
-        fold_reset(&mut body, 1, "ab");
-        assert_eq!(body, before);
     }
 }

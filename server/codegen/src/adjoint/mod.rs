@@ -85,6 +85,7 @@ mod inputs;
 mod io;
 mod planned;
 mod preaccumulate;
+mod reset_folds;
 mod routine;
 mod state;
 mod sweep;

@@ -132,6 +132,7 @@ pub const ENTRIES: &[Entry] = &[
     drawn("adjoint: a whole derived value saved on the tape as one record"),
     drawn("adjoint: an accumulation into a component whose terms read other components of its variable (the component's adjoint passed through)"),
     drawn("adjoint: a value the adjoints of consecutive statements share, computed once (its temporary holds it)"),
+    drawn("adjoint: an assignment of an expression of its own target whose adjoint reads the target's adjoint in place (no copy, no reset)"),
     drawn("adjoint: a local Jacobian preaccumulated, its entries pushed (--preaccumulate=all: papers 002, 004)"),
     drawn("adjoint: a local Jacobian preaccumulated, recomputed in the reverse sweep from inputs nothing overwrites (--preaccumulate=all)"),
     drawn("adjoint: a local Jacobian preaccumulated where it records fewer values (--preaccumulate)"),
@@ -860,11 +861,16 @@ pub fn of_text(text: &str) -> Vec<&'static str> {
     // The generator's record of the adjoint of the root: a shared value
     // the reverse sweep did not compute again.
     let root = snap.program.units.iter().find(|u| u.name == "fz");
-    if root.is_some_and(|r| {
-        dfort_codegen::adjoint::adjoint_of(snap.analysis(), r.id, "")
-            .is_ok_and(|(_, traces)| traces.iter().any(|t| t.values_held > 0))
-    }) {
+    let traces =
+        root.and_then(|r| dfort_codegen::adjoint::adjoint_of(snap.analysis(), r.id, "").ok());
+    let traced = |f: fn(&dfort_codegen::trace::RoutineTrace) -> bool| {
+        traces.as_ref().is_some_and(|(_, ts)| ts.iter().any(f))
+    };
+    if traced(|t| t.values_held > 0) {
         out.push("adjoint: a value the adjoints of consecutive statements share, computed once (its temporary holds it)");
+    }
+    if traced(|t| t.read_in_place > 0) {
+        out.push("adjoint: an assignment of an expression of its own target whose adjoint reads the target's adjoint in place (no copy, no reset)");
     }
     // An element set afresh (recorded), then accumulated in a deeper
     // loop without a record ([`dfort_analysis::final_reads`]).
