@@ -481,6 +481,7 @@ impl Gen<'_> {
             end: e,
             step: stp,
             save,
+            var_alone: dfort_ir::queries::class_of(unit, var).is_none_or(|c| c.len() < 2),
             sums,
             body: body_rev,
         });

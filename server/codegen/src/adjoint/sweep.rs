@@ -41,6 +41,9 @@ pub(super) enum Line {
         step: String,
         /// Whether the index was pushed before the loop (popped after).
         save: bool,
+        /// Whether no other variable shares the index's memory (what
+        /// the body's lines write is then known from their text).
+        var_alone: bool,
         /// The real(8) scalar adjoints the body only adds to
         /// ([`accumulations`]): the loop is written four iterations at a
         /// time, each adding into a partial sum of its own.
@@ -108,12 +111,12 @@ pub(super) fn emit(w: &mut Writer, lines: &[Line]) {
                 end,
                 step,
                 save,
+                var_alone,
                 sums,
                 body,
             } => {
-                if let (true, Some(head)) =
-                    (sums.is_empty(), direct_head(var, start, end, step, body))
-                {
+                let head = direct_head(var, start, end, step, body).filter(|_| *var_alone);
+                if let (true, Some(head)) = (sums.is_empty(), head) {
                     w.line(&head);
                     w.indent();
                     emit(w, body);
@@ -203,6 +206,23 @@ fn direct_head(var: &str, start: &str, end: &str, step: &str, body: &[Line]) -> 
     Some(format!("do {var} = {end}, {start}{by}"))
 }
 
+/// Whether `line` is `call dfort_pop(x)` restoring one variable other
+/// than `var` (an element `x(i)` names `var` only in its subscripts,
+/// evaluated before the call).
+fn pops_other_than(line: &str, var: &str) -> bool {
+    let Some(arg) = line
+        .strip_prefix("call dfort_pop(")
+        .and_then(|r| r.trim_end().strip_suffix(')'))
+    else {
+        return false;
+    };
+    let base: String = arg
+        .chars()
+        .take_while(|&c| crate::fortran::is_name_char(c))
+        .collect();
+    crate::fortran::top_level_items(arg).len() == 1 && !base.is_empty() && base != var
+}
+
 /// Whether reverse-sweep lines hold a statement (not only comments).
 pub(super) fn runs_something(lines: &[Line]) -> bool {
     lines.iter().any(|l| match l {
@@ -221,6 +241,7 @@ fn may_write(var: &str, body: &[Line]) -> bool {
         Line::Plain(s) => {
             let t = s.trim_start();
             mentions(t)
+                && !pops_other_than(t, var)
                 && (t.starts_with("call ")
                     || t.starts_with("read")
                     || t.starts_with("where")
@@ -404,5 +425,45 @@ mod tests {
             emitted(&[Line::Branch(empty)]),
             "call dfort_pop(dfort_branch)\n"
         );
+    }
+
+    #[test]
+    fn a_loop_whose_body_pops_only_other_variables_runs_its_index_backwards() {
+        let plain = |s: &str| Line::Plain(s.to_string());
+        let lp = |body: Vec<Line>, var_alone: bool| Line::CountedLoop {
+            k: "dfort_k1".into(),
+            var: "i".into(),
+            start: "2".into(),
+            end: "n - 1".into(),
+            step: "1".into(),
+            save: false,
+            var_alone,
+            sums: Vec::new(),
+            body,
+        };
+        let body = || {
+            vec![
+                plain("call dfort_pop(eta(i))"),
+                plain("xb(i) = xb(i) * eta(i)"),
+            ]
+        };
+        assert_eq!(
+            emitted(&[lp(body(), true)]),
+            "do i = n - 1, 2, -1\n  call dfort_pop(eta(i))\n  xb(i) = xb(i) * eta(i)\nend do\n"
+        );
+        // An index sharing its memory with another variable, a pop of the
+        // index itself, or a pop of more than one value: the counter.
+        let counted = "do dfort_k1 = max(0, (n - 1 - (2) + (1)) / (1)) - 1, 0, -1\n  i = 2 + dfort_k1 * (1)\n";
+        assert!(emitted(&[lp(body(), false)]).starts_with(counted));
+        for pop in [
+            "call dfort_pop(i)",
+            "call dfort_pop_where(x(i:), m)",
+            "call dfort_pop(a(i), i)",
+        ] {
+            assert!(
+                emitted(&[lp(vec![plain(pop)], true)]).starts_with(counted),
+                "{pop}"
+            );
+        }
     }
 }
